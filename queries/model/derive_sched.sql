@@ -1,0 +1,71 @@
+-- Derives sched_slice and thread_state from the scheduler events.
+-- Runs once per trace, after decoding (server/model/derive_model.ts).
+-- Depends on: sched_switch, sched_waking, sched_wakeup, sched_wakeup_new, thread.
+
+-- sched_slice: one row per period a thread ran on a CPU. A slice starts at a
+-- sched_switch (next_pid switches in) and ends at the next sched_switch on the
+-- same CPU, whose prev_state is the state the thread left in.
+INSERT INTO sched_slice
+SELECT
+  s.id,
+  s.ts,
+  COALESCE(LEAD(s.ts) OVER w - s.ts, -1) AS dur,
+  s.cpu,
+  COALESCE(t.utid, 0) AS utid,
+  LEAD(s.prev_state) OVER w AS end_state,
+  s.next_prio AS priority
+FROM sched_switch s
+LEFT JOIN thread t ON t.tid = s.next_pid
+WINDOW w AS (PARTITION BY s.cpu ORDER BY s.ts, s.id);
+
+-- thread_state: per thread, a sequence of states built from three kinds of
+-- moments: switched out (enters prev_state: S, D, ... or R/R+ if preempted),
+-- woken (enters R, runnable), switched in (Running). A wakeup only counts if
+-- the thread was blocked (its previous moment is a switch-out in a non-R
+-- state): sched_waking and sched_wakeup for the same wakeup must not make two
+-- rows. sched_wakeup is used only when the trace has no sched_waking.
+-- The idle task (utid 0) has no thread_state, as in Perfetto.
+INSERT INTO thread_state
+WITH
+wakeups AS (
+  SELECT id, ts, pid, target_cpu, utid AS waker_utid FROM sched_waking
+  UNION ALL
+  SELECT id, ts, pid, target_cpu, utid FROM sched_wakeup
+  WHERE NOT EXISTS (SELECT 1 FROM sched_waking)
+  UNION ALL
+  SELECT id, ts, pid, target_cpu, utid FROM sched_wakeup_new
+),
+moments AS (
+  -- order within one ts: switch-out (0) before wakeup (1) before switch-in (2)
+  SELECT tp.utid, s.ts, 0 AS kind, s.id, NULL::INTEGER AS cpu, s.prev_state AS state, NULL::INTEGER AS waker_utid
+  FROM sched_switch s JOIN thread tp ON tp.tid = s.prev_pid
+  UNION ALL
+  SELECT tw.utid, w.ts, 1, w.id, w.target_cpu, 'R', w.waker_utid
+  FROM wakeups w JOIN thread tw ON tw.tid = w.pid
+  UNION ALL
+  SELECT tn.utid, s.ts, 2, s.id, s.cpu, 'Running', NULL
+  FROM sched_switch s JOIN thread tn ON tn.tid = s.next_pid
+),
+ordered AS (
+  SELECT *,
+    LAG(kind) OVER (PARTITION BY utid ORDER BY ts, kind, id) AS prev_kind,
+    LAG(state) OVER (PARTITION BY utid ORDER BY ts, kind, id) AS prev_state
+  FROM moments
+  WHERE utid <> 0
+),
+kept AS (
+  SELECT * FROM ordered
+  WHERE kind <> 1 OR (prev_kind = 0 AND prev_state NOT LIKE 'R%')
+)
+SELECT
+  row_number() OVER (ORDER BY ts, utid, kind) - 1 AS id,
+  ts,
+  COALESCE(LEAD(ts) OVER (PARTITION BY utid ORDER BY ts, kind, id) - ts, -1) AS dur,
+  cpu,
+  utid,
+  state,
+  NULL AS io_wait,
+  NULL AS blocked_function,
+  waker_utid,
+  CASE WHEN kind = 1 THEN id END AS waker_id
+FROM kept;

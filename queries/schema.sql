@@ -1,0 +1,470 @@
+-- stallscope trace model
+-- =====================
+--
+-- Read this before writing SQL against a trace. One DuckDB file holds one
+-- trace. Table and column names follow Perfetto's trace processor
+-- (https://perfetto.dev/docs/analysis/sql-tables) where Perfetto has the
+-- concept: `thread`, `process`, `cpu`, `ftrace_event`, `args`, `sched_slice`,
+-- `thread_state`, `counter_track`, `counter`, `slice`, `flow`. Queries written
+-- for those tables in PerfettoSQL mostly port unchanged.
+--
+-- Conventions
+--   * ts, dur: BIGINT nanoseconds. ts is the trace clock (boot-time ns for
+--     trace-cmd's default `local` clock), exactly as the trace gives it.
+--   * id: ftrace_event.id, the event's position in the file (trace.dat: merged
+--     across CPUs by timestamp, the order `trace-cmd report` prints). Every
+--     typed event table's `id` is the same event's ftrace_event.id.
+--   * utid / upid: stallscope's own thread / process keys (JOINID(thread.utid)),
+--     as in Perfetto; tid / pid are the kernel's numbers. utid 0 is the idle
+--     task (`swapper/N`, tid 0).
+--   * Typed event tables are named after the event and have one column per
+--     event field, named as the kernel's `format` file names it (6.x names;
+--     older kernels' names are mapped, see server/model/typed_tables.ts).
+--     A field the producing kernel does not have is NULL (e.g. nr_dirty on
+--     4.x mm_vmscan_lru_shrink_inactive).
+--   * Tables whose names start with `_` are the writer's internals.
+--
+-- Generated files: none. This file is executed as-is to create a trace
+-- database (server/model/model_writer.ts), so it is always the truth.
+
+-- ---------------------------------------------------------------------------
+-- Trace-level facts
+-- ---------------------------------------------------------------------------
+
+-- One row per fact the ingest learned about the trace (key/value).
+-- Keys: format, format_version, source_file, source_bytes, content_sha256,
+-- cpus, first_ts, last_ts, events_total, lost_events, unparsed_lines,
+-- skipped_inputs, ingest_started_at, ingest_finished_at, complete ('true' only
+-- once every table is written), plus whatever the file states (kernel, clock...).
+CREATE TABLE trace_info (
+  key VARCHAR PRIMARY KEY,  -- fact name
+  value VARCHAR             -- fact value, as text
+);
+
+-- One row per CPU that appears in the trace.
+CREATE TABLE cpu (
+  ucpu INTEGER,             -- unique cpu key (equals cpu here: one machine per trace)
+  cpu INTEGER,              -- kernel CPU number
+  event_count BIGINT,       -- events recorded on this CPU
+  first_ts BIGINT,          -- first event's ts on this CPU
+  last_ts BIGINT            -- last event's ts on this CPU
+);
+
+-- Lost events the kernel or recorder reported (ring buffer overruns).
+CREATE TABLE lost_events (
+  cpu INTEGER,              -- CPU whose buffer lost events
+  ts BIGINT,                -- ts of the next event after the loss, or NULL
+  count BIGINT,             -- events lost, NULL when the source does not say how many
+  source_where BIGINT       -- line number (text) or byte offset (trace.dat) of the notice
+);
+
+-- Input that could not be decoded and was skipped. Nothing is dropped silently.
+CREATE TABLE ingest_problem (
+  source_where BIGINT,      -- 1-based line number or byte offset
+  unit VARCHAR,             -- 'line' or 'offset'
+  reason VARCHAR,           -- what was wrong
+  excerpt VARCHAR           -- the start of the offending input
+);
+
+-- ---------------------------------------------------------------------------
+-- Threads and processes
+-- ---------------------------------------------------------------------------
+
+-- One row per thread seen (as running task, or named by an event).
+CREATE TABLE thread (
+  utid INTEGER PRIMARY KEY, -- thread key
+  tid INTEGER,              -- kernel thread id
+  name VARCHAR,             -- last name seen (see thread_name_history)
+  upid INTEGER,             -- JOINID(process.upid), NULL when the tgid is unknown
+  start_ts BIGINT,          -- fork ts if the trace saw it, else NULL
+  end_ts BIGINT,            -- exit ts if the trace saw it, else NULL
+  is_main_thread BOOLEAN    -- tid = pid, when known
+);
+
+-- How a thread's name (comm) changed over time: one row per (thread, name) run.
+CREATE TABLE thread_name_history (
+  utid INTEGER,             -- JOINID(thread.utid)
+  ts BIGINT,                -- first ts the name was seen
+  name VARCHAR              -- comm
+);
+
+-- One row per process (thread group) whose pid the trace reveals
+-- (record-tgid column, or saved tgids in trace.dat).
+CREATE TABLE process (
+  upid INTEGER PRIMARY KEY, -- process key
+  pid INTEGER,              -- kernel tgid
+  name VARCHAR              -- name of the main thread, if seen
+);
+
+-- ---------------------------------------------------------------------------
+-- Every event
+-- ---------------------------------------------------------------------------
+
+-- `ftrace_event` is a view (see the bottom of this file) over this table.
+-- One row per event in the file, typed or not.
+CREATE TABLE _ftrace_event (
+  id BIGINT,                -- position in the file (see conventions)
+  ts BIGINT,                -- event timestamp, ns
+  cpu INTEGER,              -- CPU the event was recorded on
+  utid INTEGER,             -- JOINID(thread.utid): the running thread (common_pid)
+  name_id INTEGER,          -- JOINID(_event_name.name_id)
+  common_flags INTEGER,     -- TRACE_FLAG_* bits: 0x1 irqs-off, 0x4 need-resched, 0x8 hardirq, 0x10 softirq, 0x20 preempt-resched, 0x40 nmi, 0x80 bh-off; NULL when not recorded
+  preempt_count INTEGER,    -- preempt depth, NULL when not recorded
+  arg_set_id BIGINT,        -- JOINID(args.arg_set_id) for events without a typed table, else NULL
+  raw VARCHAR,              -- printed argument text, kept for events without a typed table (text sources) or whose text did not parse
+  source_where BIGINT       -- 1-based line (text) or byte offset (trace.dat) in the decoded input
+);
+
+-- Event names: name_id -> name, system.
+CREATE TABLE _event_name (
+  name_id INTEGER PRIMARY KEY,
+  name VARCHAR,             -- event name, e.g. sched_switch
+  system VARCHAR            -- event system, e.g. sched (NULL when the source does not say)
+);
+
+-- Fields of events that have no typed table: one row per field, as in
+-- Perfetto's `args`. Events with a typed table keep their fields there.
+CREATE TABLE args (
+  arg_set_id BIGINT,        -- JOINID(ftrace_event.arg_set_id); equals the event's id
+  flat_key VARCHAR,         -- field name
+  key VARCHAR,              -- field name (no nesting in ftrace)
+  int_value BIGINT,         -- integer value, when the field is an integer
+  string_value VARCHAR,     -- text value otherwise (as printed)
+  real_value DOUBLE,        -- unused for ftrace, kept for Perfetto compatibility
+  value_type VARCHAR        -- 'int' or 'string'
+);
+
+-- ---------------------------------------------------------------------------
+-- Typed event tables (memory reclaim: include/trace/events/vmscan.h)
+-- Common columns: id (= ftrace_event.id), ts, cpu, utid (the running thread).
+-- ---------------------------------------------------------------------------
+
+-- kswapd going to sleep on a node.
+CREATE TABLE mm_vmscan_kswapd_sleep (
+  id BIGINT, ts BIGINT, cpu INTEGER, utid INTEGER,
+  nid INTEGER               -- NUMA node
+);
+
+-- kswapd woken up (runs in kswapd's context).
+CREATE TABLE mm_vmscan_kswapd_wake (
+  id BIGINT, ts BIGINT, cpu INTEGER, utid INTEGER,
+  nid INTEGER,              -- NUMA node
+  zid INTEGER,              -- zone index (NULL on kernels that do not print it)
+  "order" INTEGER           -- allocation order that triggered the wake
+);
+
+-- An allocating task waking kswapd (runs in the allocator's context).
+CREATE TABLE mm_vmscan_wakeup_kswapd (
+  id BIGINT, ts BIGINT, cpu INTEGER, utid INTEGER,
+  nid INTEGER, zid INTEGER, "order" INTEGER,
+  gfp_flags VARCHAR         -- symbolic GFP flags, e.g. GFP_KERNEL|__GFP_ZERO
+);
+
+-- Start of direct reclaim in an allocating task. Also receives
+-- mm_vmscan_memcg_reclaim_begin and mm_vmscan_memcg_softlimit_reclaim_begin
+-- and mm_vmscan_node_reclaim_begin (see `event`).
+CREATE TABLE mm_vmscan_direct_reclaim_begin (
+  id BIGINT, ts BIGINT, cpu INTEGER, utid INTEGER,
+  event VARCHAR,            -- the event's own name
+  "order" INTEGER,          -- allocation order
+  gfp_flags VARCHAR,        -- symbolic GFP flags
+  nid INTEGER               -- node (node_reclaim only)
+);
+
+-- End of direct reclaim; pairs with the begin event of the same task. Also
+-- receives the memcg / softlimit / node variants (see `event`).
+CREATE TABLE mm_vmscan_direct_reclaim_end (
+  id BIGINT, ts BIGINT, cpu INTEGER, utid INTEGER,
+  event VARCHAR,            -- the event's own name
+  nr_reclaimed BIGINT       -- pages reclaimed by this reclaim pass
+);
+
+-- One shrink_inactive_list() pass: the pages scanned and what became of them.
+CREATE TABLE mm_vmscan_lru_shrink_inactive (
+  id BIGINT, ts BIGINT, cpu INTEGER, utid INTEGER,
+  nid INTEGER,
+  zid INTEGER,              -- zone (4.x only)
+  nr_scanned BIGINT, nr_reclaimed BIGINT,
+  nr_dirty BIGINT, nr_writeback BIGINT, nr_congested BIGINT, nr_immediate BIGINT,  -- 4.16+
+  nr_activate_anon BIGINT, nr_activate_file BIGINT, nr_ref_keep BIGINT, nr_unmap_fail BIGINT, -- 4.16+
+  priority INTEGER,         -- scan priority: 12 (DEF_PRIORITY) down to 0; each step scans twice as much
+  reclaim_flags VARCHAR     -- e.g. RECLAIM_WB_FILE|RECLAIM_WB_ASYNC (printed as flags=)
+);
+
+-- One shrink_active_list() pass.
+CREATE TABLE mm_vmscan_lru_shrink_active (
+  id BIGINT, ts BIGINT, cpu INTEGER, utid INTEGER,
+  nid INTEGER,
+  nr_taken BIGINT, nr_active BIGINT, nr_deactivated BIGINT, nr_referenced BIGINT,
+  priority INTEGER,
+  reclaim_flags VARCHAR
+);
+
+-- Pages isolated from an LRU list for scanning.
+CREATE TABLE mm_vmscan_lru_isolate (
+  id BIGINT, ts BIGINT, cpu INTEGER, utid INTEGER,
+  highest_zoneidx INTEGER,  -- classzone_idx / classzone on older kernels
+  "order" INTEGER,
+  nr_requested BIGINT, nr_scanned BIGINT, nr_skipped BIGINT, nr_taken BIGINT,
+  isolate_mode INTEGER,
+  lru VARCHAR               -- e.g. inactive_file (NULL on kernels printing `file=`)
+);
+
+-- A slab shrinker call starting (do_shrink_slab()).
+CREATE TABLE mm_shrink_slab_start (
+  id BIGINT, ts BIGINT, cpu INTEGER, utid INTEGER,
+  shr VARCHAR,              -- the struct shrinker pointer, 0x-hex (hashed in tracefs text)
+  shrink VARCHAR,           -- the shrinker's scan callback symbol, e.g. super_cache_scan
+  nid INTEGER,
+  nr_objects_to_shrink BIGINT, -- deferred work carried in ("objects to shrink")
+  gfp_flags VARCHAR,
+  pgs_scanned BIGINT,       -- 4.x only
+  lru_pgs BIGINT,           -- 4.x only
+  cache_items BIGINT,       -- objects in the cache ("cache items")
+  delta BIGINT,             -- new work computed for this call
+  total_scan BIGINT,        -- objects this call will try to scan
+  priority INTEGER          -- reclaim priority (5.x+)
+);
+
+-- A slab shrinker call ending.
+CREATE TABLE mm_shrink_slab_end (
+  id BIGINT, ts BIGINT, cpu INTEGER, utid INTEGER,
+  shr VARCHAR, shrink VARCHAR, nid INTEGER,
+  unused_scan BIGINT,       -- "unused scan count": deferred work before
+  new_scan BIGINT,          -- "new scan count": deferred work left for next time
+  total_scan BIGINT,
+  retval BIGINT             -- "last shrinker return val": objects freed
+);
+
+-- Reclaim writing a page out (pageout()). Receives both mm_vmscan_writepage
+-- (kernels up to 6.1) and mm_vmscan_write_folio (6.2+); see `event`.
+CREATE TABLE mm_vmscan_write_folio (
+  id BIGINT, ts BIGINT, cpu INTEGER, utid INTEGER,
+  event VARCHAR,            -- mm_vmscan_writepage or mm_vmscan_write_folio
+  pfn BIGINT,               -- page frame number
+  reclaim_flags VARCHAR     -- RECLAIM_WB_ANON / RECLAIM_WB_FILE and RECLAIM_WB_ASYNC / RECLAIM_WB_SYNC
+);
+
+-- Reclaim throttling a task (5.16+).
+CREATE TABLE mm_vmscan_throttled (
+  id BIGINT, ts BIGINT, cpu INTEGER, utid INTEGER,
+  nid INTEGER,
+  usec_timeout BIGINT,
+  usec_delayed BIGINT,      -- printed by the kernel as `usect_delayed=`
+  reason VARCHAR            -- e.g. VMSCAN_THROTTLE_WRITEBACK
+);
+
+-- ---------------------------------------------------------------------------
+-- Typed event tables (scheduler: include/trace/events/sched.h)
+-- ---------------------------------------------------------------------------
+
+CREATE TABLE sched_switch (
+  id BIGINT, ts BIGINT, cpu INTEGER, utid INTEGER,
+  prev_comm VARCHAR, prev_pid INTEGER, prev_prio INTEGER,
+  prev_state VARCHAR,       -- as printed: R, R+, S, D, T, t, X, Z, P, I, combinations with |
+  next_comm VARCHAR, next_pid INTEGER, next_prio INTEGER
+);
+
+-- sched_waking: a wakeup being requested (runs in the waker's context).
+CREATE TABLE sched_waking (
+  id BIGINT, ts BIGINT, cpu INTEGER, utid INTEGER,
+  comm VARCHAR, pid INTEGER, prio INTEGER,
+  success INTEGER,          -- old kernels only
+  target_cpu INTEGER
+);
+
+-- sched_wakeup: the woken task made runnable.
+CREATE TABLE sched_wakeup (
+  id BIGINT, ts BIGINT, cpu INTEGER, utid INTEGER,
+  comm VARCHAR, pid INTEGER, prio INTEGER, success INTEGER, target_cpu INTEGER
+);
+
+-- sched_wakeup_new: a new task made runnable for the first time.
+CREATE TABLE sched_wakeup_new (
+  id BIGINT, ts BIGINT, cpu INTEGER, utid INTEGER,
+  comm VARCHAR, pid INTEGER, prio INTEGER, success INTEGER, target_cpu INTEGER
+);
+
+-- A task moved from one CPU's runqueue to another's (runs in the mover's context).
+CREATE TABLE sched_migrate_task (
+  id BIGINT, ts BIGINT, cpu INTEGER, utid INTEGER,
+  comm VARCHAR, pid INTEGER, prio INTEGER,
+  orig_cpu INTEGER, dest_cpu INTEGER
+);
+
+CREATE TABLE sched_process_fork (
+  id BIGINT, ts BIGINT, cpu INTEGER, utid INTEGER,
+  parent_comm VARCHAR, parent_pid INTEGER, child_comm VARCHAR, child_pid INTEGER
+);
+
+CREATE TABLE sched_process_exit (
+  id BIGINT, ts BIGINT, cpu INTEGER, utid INTEGER,
+  comm VARCHAR, pid INTEGER, prio INTEGER
+);
+
+-- ---------------------------------------------------------------------------
+-- Typed event tables (workqueue: include/trace/events/workqueue.h)
+-- ---------------------------------------------------------------------------
+
+CREATE TABLE workqueue_queue_work (
+  id BIGINT, ts BIGINT, cpu INTEGER, utid INTEGER,
+  work VARCHAR,             -- struct work_struct pointer, 0x-hex
+  function VARCHAR,         -- work function symbol
+  workqueue VARCHAR,        -- workqueue name (6.x) or pointer (older)
+  req_cpu INTEGER,          -- requested CPU (WORK_CPU_UNBOUND is printed as a large number)
+  cpu_target INTEGER        -- the `cpu=` field: CPU the work was queued on
+);
+
+CREATE TABLE workqueue_activate_work (
+  id BIGINT, ts BIGINT, cpu INTEGER, utid INTEGER,
+  work VARCHAR, function VARCHAR
+);
+
+CREATE TABLE workqueue_execute_start (
+  id BIGINT, ts BIGINT, cpu INTEGER, utid INTEGER,
+  work VARCHAR, function VARCHAR
+);
+
+CREATE TABLE workqueue_execute_end (
+  id BIGINT, ts BIGINT, cpu INTEGER, utid INTEGER,
+  work VARCHAR, function VARCHAR
+);
+
+-- ---------------------------------------------------------------------------
+-- Typed event tables (writeback: include/trace/events/writeback.h)
+-- ---------------------------------------------------------------------------
+
+-- A page/folio dirtied. Receives writeback_dirty_page and writeback_dirty_folio.
+CREATE TABLE writeback_dirty_folio (
+  id BIGINT, ts BIGINT, cpu INTEGER, utid INTEGER,
+  event VARCHAR,
+  bdi VARCHAR,              -- backing device, e.g. 7:0
+  ino BIGINT, "index" BIGINT
+);
+
+-- Writeback work items (writeback_work_class): writeback_queue, _exec,
+-- _start, _written, _wait. See `event`.
+CREATE TABLE writeback_work (
+  id BIGINT, ts BIGINT, cpu INTEGER, utid INTEGER,
+  event VARCHAR,
+  bdi VARCHAR,
+  nr_pages BIGINT, sync_mode INTEGER, kupdate INTEGER, range_cyclic INTEGER, background INTEGER,
+  reason VARCHAR,
+  cgroup_ino BIGINT
+);
+
+-- Dirty throttling of a writer (balance_dirty_pages()).
+CREATE TABLE balance_dirty_pages (
+  id BIGINT, ts BIGINT, cpu INTEGER, utid INTEGER,
+  bdi VARCHAR,
+  "limit" BIGINT, setpoint BIGINT, dirty BIGINT,
+  bdi_setpoint BIGINT, bdi_dirty BIGINT,
+  dirty_ratelimit BIGINT, task_ratelimit BIGINT,
+  dirtied BIGINT, dirtied_pause BIGINT,
+  paused BIGINT, pause BIGINT, period BIGINT, think BIGINT,
+  cgroup_ino BIGINT
+);
+
+-- Global dirty page accounting snapshot.
+CREATE TABLE global_dirty_state (
+  id BIGINT, ts BIGINT, cpu INTEGER, utid INTEGER,
+  dirty BIGINT, writeback BIGINT,
+  background_thresh BIGINT, dirty_thresh BIGINT, dirty_limit BIGINT,
+  nr_dirtied BIGINT, nr_written BIGINT
+);
+
+-- One inode written back (writeback_single_inode / _start).
+CREATE TABLE writeback_single_inode (
+  id BIGINT, ts BIGINT, cpu INTEGER, utid INTEGER,
+  event VARCHAR,
+  bdi VARCHAR, ino BIGINT, state VARCHAR, dirtied_when BIGINT, age BIGINT,
+  "index" BIGINT, to_write BIGINT, wrote BIGINT, cgroup_ino BIGINT
+);
+
+-- ---------------------------------------------------------------------------
+-- Derived tables (filled by queries/model/derive.sql after decoding)
+-- ---------------------------------------------------------------------------
+
+-- One row per period a thread ran on a CPU, from consecutive sched_switch
+-- events on that CPU (Perfetto: sched_slice / sched).
+CREATE TABLE sched_slice (
+  id BIGINT,                -- the sched_switch id that started the slice
+  ts BIGINT,                -- switch-in
+  dur BIGINT,               -- until the next switch on that CPU (or end of trace: -1 when open)
+  cpu INTEGER,
+  utid INTEGER,             -- the thread that ran
+  end_state VARCHAR,        -- prev_state at switch-out (NULL if still running at end of trace)
+  priority INTEGER          -- next_prio at switch-in
+);
+
+-- One row per period a thread spent in one scheduling state (Perfetto: thread_state).
+-- Running (state 'Running') comes from sched_slice; the time between
+-- switch-out and the next wakeup carries the switch-out state (S, D, ...);
+-- from wakeup (sched_waking, else sched_wakeup) to switch-in it is 'R' (runnable).
+CREATE TABLE thread_state (
+  id BIGINT,                -- row key
+  ts BIGINT,
+  dur BIGINT,               -- -1 when still open at end of trace
+  cpu INTEGER,              -- CPU when running; target CPU when runnable; NULL when blocked
+  utid INTEGER,
+  state VARCHAR,            -- 'Running', 'R', 'R+', 'S', 'D', ... as the kernel prints them
+  io_wait BOOLEAN,          -- NULL: not recorded
+  blocked_function VARCHAR, -- NULL: not recorded
+  waker_utid INTEGER,       -- the thread that woke it (for 'R' rows started by a wakeup)
+  waker_id BIGINT           -- the sched_waking / sched_wakeup event id
+);
+
+-- Counter tracks (Perfetto: counter_track): one row per time series.
+CREATE TABLE counter_track (
+  id INTEGER PRIMARY KEY,
+  name VARCHAR,             -- e.g. 'kswapd priority', 'lru nr_scanned', 'slab cache_items'
+  unit VARCHAR,
+  utid INTEGER,             -- thread the series belongs to, if any
+  cpu INTEGER,              -- CPU the series belongs to, if any
+  description VARCHAR
+);
+
+-- Counter values (Perfetto: counter).
+CREATE TABLE counter (
+  id BIGINT,                -- the event the value comes from
+  ts BIGINT,
+  track_id INTEGER,         -- JOINID(counter_track.id)
+  value DOUBLE
+);
+
+-- Slices: time ranges on a thread (Perfetto: slice, with thread tracks).
+-- Shrinker calls, direct/memcg reclaim, workqueue work items.
+CREATE TABLE slice (
+  id BIGINT,                -- row key: the begin event's id
+  ts BIGINT,
+  dur BIGINT,               -- -1 when the end event is missing
+  utid INTEGER,             -- thread the slice ran on
+  cpu INTEGER,              -- CPU of the begin event
+  category VARCHAR,         -- 'shrinker', 'direct_reclaim', 'memcg_reclaim', 'workqueue', ...
+  name VARCHAR,             -- e.g. the shrinker symbol or work function
+  depth INTEGER,            -- nesting on the thread (0 = outermost)
+  begin_id BIGINT,          -- JOINID(ftrace_event.id) of the begin event
+  end_id BIGINT             -- JOINID(ftrace_event.id) of the end event, NULL if missing
+);
+
+-- Links between events (Perfetto: flow): waker -> wakee, migration source ->
+-- destination, begin -> end.
+CREATE TABLE flow (
+  id BIGINT,
+  slice_out BIGINT,         -- JOINID(ftrace_event.id) the arrow starts at
+  slice_in BIGINT,          -- JOINID(ftrace_event.id) the arrow ends at
+  kind VARCHAR              -- 'wakeup', 'migration', 'begin_end'
+);
+
+-- ---------------------------------------------------------------------------
+-- Views
+-- ---------------------------------------------------------------------------
+
+-- Every event, as in Perfetto's `ftrace_event` (plus `raw` and `source_where`).
+CREATE VIEW ftrace_event AS
+SELECT e.id, e.ts, e.cpu, e.cpu AS ucpu, e.utid, n.name, n.system, e.common_flags,
+       e.preempt_count, e.arg_set_id, e.raw, e.source_where
+FROM _ftrace_event e JOIN _event_name n USING (name_id);
+
+-- Perfetto's short name for sched_slice.
+CREATE VIEW sched AS SELECT * FROM sched_slice;

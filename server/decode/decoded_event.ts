@@ -1,0 +1,149 @@
+/**
+ * The one contract between decoders and the trace model.
+ *
+ * Every decoder (tracefs text, `trace-cmd report` text, trace.dat) turns its
+ * input into a stream of DecodedEvent values handed to an EventSink. The sink
+ * (server/model/model_writer.ts) writes them into DuckDB. Decoders know nothing
+ * about DuckDB; the writer knows nothing about file formats.
+ *
+ * Data flows one way: file -> decoder -> EventSink -> tables.
+ */
+
+/** A decoded event field. Integers that do not fit in 2^53 come as bigint. */
+export type FieldValue = number | bigint | string;
+
+/**
+ * Event fields under the kernel's own field names, as the event's `format`
+ * file on a current (6.x) kernel names them, e.g. for mm_shrink_slab_start:
+ * `shr`, `shrink`, `nid`, `nr_objects_to_shrink`, `gfp_flags`, `cache_items`,
+ * `delta`, `total_scan`, `priority`. Both text and binary decoders must produce
+ * the same names and the same value conventions (see EVENT_FIELD_CONVENTIONS).
+ */
+export type EventFields = Record<string, FieldValue>;
+
+export interface DecodedEvent {
+  /**
+   * Timestamp in ns, relative to TraceHeader.tsBaseNs (so it stays an exact
+   * JS number: absolute boot-clock ns exceed 2^53 after ~104 days of uptime).
+   */
+  ts: number;
+  cpu: number;
+  /** common_pid: the thread that was running when the event fired (a tid). */
+  pid: number;
+  /** The running task's name if the source prints it (text), else null. */
+  comm: string | null;
+  /** The thread-group id if the source has it (`record-tgid` column), else null. */
+  tgid: number | null;
+  /** Event name without the system, e.g. `sched_switch`. */
+  name: string;
+  /** Event system (`sched`, `vmscan`, ...) when known, else null. */
+  system: string | null;
+  /**
+   * common_flags as the kernel stores them (TRACE_FLAG_* bits, see
+   * TRACE_FLAGS below), or null when the source has no flags column.
+   */
+  flags: number | null;
+  /** common_preempt_count (low 4 bits preempt depth), or null if unknown. */
+  preemptCount: number | null;
+  /**
+   * Parsed fields under kernel field names, or null when the decoder could not
+   * parse the argument text (the event is still kept, with `raw`).
+   */
+  fields: EventFields | null;
+  /**
+   * The printed argument text (everything after `name:`), when the source is
+   * text. Binary decoders leave it null.
+   */
+  raw: string | null;
+  /** Where in the input: 1-based line number (text) or byte offset (trace.dat). */
+  where: number;
+}
+
+export type TraceFormat = 'tracefs_text' | 'trace_cmd_report' | 'trace_dat';
+
+export interface TraceHeader {
+  format: TraceFormat;
+  /** e.g. '7' / '6' for trace.dat, trace-cmd's `version = 6` for report text, null for tracefs text. */
+  formatVersion: string | null;
+  /** CPUs the trace says it covers (header or highest CPU seen), null if unknown. */
+  cpus: number | null;
+  /** Absolute timestamp (ns) that DecodedEvent.ts values are relative to. */
+  tsBaseNs: bigint;
+  /** Free-form facts the file states (kernel release, clock, tracer, compression...). */
+  meta: Record<string, string>;
+}
+
+/** Something in the input that could not be decoded and was skipped. */
+export interface SkippedInput {
+  /** 1-based line number (text) or byte offset (binary). */
+  where: number;
+  /** 'line' for text sources, 'offset' for binary ones. */
+  unit: 'line' | 'offset';
+  /** What was wrong, one line. */
+  reason: string;
+  /** A short excerpt of the offending input (at most ~200 chars), for the report. */
+  excerpt: string;
+}
+
+export interface EventSink {
+  /** Called once, before the first event. */
+  header(header: TraceHeader): void;
+  /** One call per event, in file order (trace.dat: merged across CPUs by ts). */
+  event(event: DecodedEvent): void;
+  /** The kernel or the recorder reported lost events on a CPU (count null if unknown). */
+  lostEvents(cpu: number, count: number | null, where: number): void;
+  /** Input that was skipped. Nothing may be dropped silently. */
+  skipped(problem: SkippedInput): void;
+}
+
+/** Reports decode progress, in bytes of the (decompressed) input consumed. */
+export type ProgressFn = (bytesDone: number, bytesTotal: number | null) => void;
+
+/**
+ * A decoder reads a whole input stream and reports to a sink. It throws a
+ * DecodeError when the input cannot be decoded at all (not a trace, header
+ * unreadable); recoverable damage goes to sink.skipped().
+ */
+export class DecodeError extends Error {
+  constructor(
+    readonly file: string,
+    /** Byte offset (binary) or line number (text) where decoding failed. */
+    readonly where: number,
+    readonly unit: 'line' | 'offset',
+    message: string,
+  ) {
+    super(`${file}: ${unit} ${where}: ${message}`);
+    this.name = 'DecodeError';
+  }
+}
+
+/** Kernel TRACE_FLAG_* bits of common_flags (include/linux/trace_events.h). */
+export const TRACE_FLAGS = {
+  IRQS_OFF: 0x01,
+  IRQS_NOSUPPORT: 0x02,
+  NEED_RESCHED: 0x04,
+  HARDIRQ: 0x08,
+  SOFTIRQ: 0x10,
+  PREEMPT_RESCHED: 0x20,
+  NMI: 0x40,
+  BH_OFF: 0x80,
+} as const;
+
+/**
+ * Value conventions both text and binary decoders follow for typed fields, so
+ * the same recording gives the same values whichever file it comes from:
+ *
+ * - Function pointers printed with %pS (e.g. mm_shrink_slab_start.shrink):
+ *   the bare symbol name, `super_cache_scan` (no `+0x0/0x1b0`); if no symbol
+ *   is known, `0x` + lowercase hex.
+ * - Other pointers (mm_shrink_slab_start.shr, page): `0x` + lowercase hex
+ *   string (hashed pointers in tracefs text stay as printed, prefixed `0x`).
+ * - Flag fields printed symbolically by the kernel (gfp_flags, reclaim_flags,
+ *   sched_switch.prev_state): the printed symbolic string, e.g.
+ *   `GFP_KERNEL|__GFP_ZERO`, `RECLAIM_WB_ANON|RECLAIM_WB_ASYNC`, `S`, `R+`.
+ * - Enumerations printed symbolically (mm_vmscan_throttled.reason, lru):
+ *   the printed symbol, e.g. `VMSCAN_THROTTLE_WRITEBACK`, `inactive_file`.
+ * - Integers: numbers (bigint above 2^53). pfn is a number.
+ * - Strings (comm fields): as printed, without padding.
+ */
+export const EVENT_FIELD_CONVENTIONS = true;

@@ -1,0 +1,91 @@
+/**
+ * Every query in stallscope goes through this one small interface, so
+ * detectors, the API and the CLI never depend on how DuckDB is reached
+ * (the same idea as Perfetto UI's Engine).
+ */
+import { DuckDBConnection, DuckDBInstance, type DuckDBValue } from '@duckdb/node-api';
+
+/** A row with JS values: BIGINT columns come back as bigint, lists as arrays. */
+export type Row = Record<string, unknown>;
+
+export type QueryParams = Record<string, DuckDBValue> | DuckDBValue[];
+
+export interface Engine {
+  /** Runs one statement and returns its rows (BIGINT as bigint). Rejects on SQL error. */
+  query<T = Row>(sql: string, params?: QueryParams): Promise<T[]>;
+  /** Runs one or more statements, discarding results. */
+  exec(sql: string): Promise<void>;
+  /** The underlying connection, for appenders (the writer) only. */
+  readonly connection: DuckDBConnection;
+  close(): void;
+}
+
+export interface OpenOptions {
+  readOnly?: boolean;
+  /** DuckDB `threads` setting; default: DuckDB's (all cores). */
+  threads?: number;
+  /** DuckDB `memory_limit`, e.g. '2GB'. */
+  memoryLimit?: string;
+}
+
+/** Opens (or creates) a DuckDB database file; ':memory:' for an in-memory one. */
+export async function openDuckDb(path: string, opts: OpenOptions = {}): Promise<Engine> {
+  const config: Record<string, string> = {};
+  if (opts.readOnly) config.access_mode = 'READ_ONLY';
+  if (opts.threads) config.threads = String(opts.threads);
+  if (opts.memoryLimit) config.memory_limit = opts.memoryLimit;
+  const instance = await DuckDBInstance.create(path, config);
+  const connection = await instance.connect();
+  return new DuckDbEngine(instance, connection);
+}
+
+class DuckDbEngine implements Engine {
+  constructor(
+    private readonly instance: DuckDBInstance,
+    readonly connection: DuckDBConnection,
+  ) {}
+
+  async query<T = Row>(sql: string, params?: QueryParams): Promise<T[]> {
+    const reader = await this.connection.runAndReadAll(sql, params);
+    return reader.getRowObjectsJS() as T[];
+  }
+
+  async exec(sql: string): Promise<void> {
+    await this.connection.run(sql);
+  }
+
+  close(): void {
+    this.connection.closeSync();
+    this.instance.closeSync();
+  }
+}
+
+/**
+ * JSON text with bigints written as exact integer literals, so ns timestamps
+ * past 2^53 survive for consumers that parse integers exactly (jq, Python).
+ */
+export function toJson(value: unknown, indent?: number): string {
+  const marker = '\u0000bigint:';
+  const text = JSON.stringify(
+    value,
+    (_k, v) => (typeof v === 'bigint' ? `${marker}${v.toString()}` : v),
+    indent,
+  );
+  return text.replace(/"\\u0000bigint:(-?\d+)"/g, '$1');
+}
+
+/** Converts bigint-valued fields to numbers when exact, else strings (for browser JSON). */
+export function jsSafe(value: unknown): unknown {
+  if (typeof value === 'bigint') {
+    return value <= BigInt(Number.MAX_SAFE_INTEGER) && value >= BigInt(Number.MIN_SAFE_INTEGER)
+      ? Number(value)
+      : value.toString();
+  }
+  if (Array.isArray(value)) return value.map(jsSafe);
+  if (value && typeof value === 'object') {
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(value)) out[k] = jsSafe(v);
+    return out;
+  }
+  return value;
+}

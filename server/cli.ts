@@ -1,0 +1,247 @@
+/**
+ * The command surface, and nothing else: each action parses its options and
+ * lazily loads the module that does the work (as vite's cli.ts does).
+ *
+ *   stallscope ingest FILE        build the trace model (progress on stderr)
+ *   stallscope info FILE --json   facts about a trace
+ *   stallscope analyze FILE       run the detectors, report or JSON, CI gate
+ *   stallscope detectors          list detectors and their parameters
+ *   stallscope serve              the web app on localhost
+ *   stallscope open FILE          ingest, serve, open the browser on it
+ */
+import { cac } from 'cac';
+import { DecodeError } from './decode/decoded_event.ts';
+import type { IngestProgress } from './ingest/ingest_file.ts';
+
+interface GlobalOptions {
+  /** Data directory (default: $STALLSCOPE_DATA_DIR, else ~/.local/share/stallscope). */
+  dataDir?: string;
+}
+
+const cli = cac('stallscope');
+cli.option('--data-dir <dir>', '[string] where ingested traces live (default: $STALLSCOPE_DATA_DIR or ~/.local/share/stallscope)');
+
+cli
+  .command('ingest <file>', 'Decode a trace file into the trace model (reused if ingested before)')
+  .option('--force', '[boolean] rebuild even if this content was ingested before')
+  .option('--quiet', '[boolean] no progress on stderr')
+  .action(async (file: string, opts: GlobalOptions & { force?: boolean; quiet?: boolean }) => {
+    const { ingestFile } = await import('./ingest/ingest_file.ts');
+    const progress = opts.quiet ? undefined : progressPrinter();
+    const result = await ingestFile(file, { dataDir: opts.dataDir, force: opts.force, onProgress: progress?.update });
+    progress?.end();
+    const s = result.summary;
+    const rate = s.seconds.decode > 0 ? s.eventsTotal / s.seconds.decode : 0;
+    process.stderr.write(
+      `${result.reused ? 'already ingested' : 'ingested'}: ${s.name} (${s.format}${s.formatVersion ? ` v${s.formatVersion}` : ''}` +
+        `${s.compression.length ? `, ${s.compression.join('+')}` : ''}), ${s.cpus} CPUs, ${s.eventsTotal.toLocaleString('en')} events` +
+        (result.reused ? '' : ` in ${s.seconds.total.toFixed(2)} s (decode ${fmtRate(rate)} events/s)`) +
+        `\n  lost events: ${s.lostEvents} (${s.lostEventNotices} notices), skipped inputs: ${s.skippedInputs}, unparsed events: ${s.unparsedEvents}` +
+        `\n  database: ${result.dbPath}\n`,
+    );
+    for (const p of s.firstSkipped.slice(0, 5)) {
+      process.stderr.write(`  skipped ${p.unit} ${p.where}: ${p.reason}: ${p.excerpt.slice(0, 80)}\n`);
+    }
+    process.stdout.write(`${result.id}\n`);
+  });
+
+cli
+  .command('info <file>', 'Facts about a trace (ingests it first if needed)')
+  .option('--json', '[boolean] print JSON')
+  .action(async (file: string, opts: GlobalOptions & { json?: boolean }) => {
+    const { ingestFile } = await import('./ingest/ingest_file.ts');
+    const { summary: s } = await ingestFile(file, { dataDir: opts.dataDir });
+    const info = {
+      format: s.format,
+      format_version: s.formatVersion,
+      compression: s.compression,
+      cpus: s.cpus,
+      events_total: s.eventsTotal,
+      events_by_name: s.eventsByName,
+      first_ts_ns: s.firstTsNs === null ? null : BigInt(s.firstTsNs),
+      last_ts_ns: s.lastTsNs === null ? null : BigInt(s.lastTsNs),
+      lost_events: s.lostEvents,
+      unparsed_lines: s.skippedInputs,
+      unparsed_events: s.unparsedEvents,
+      out_of_order_lines: s.outOfOrderLines,
+      skipped: s.firstSkipped,
+      meta: s.meta,
+      id: s.id,
+    };
+    const { toJson } = await import('./engine/engine.ts');
+    if (opts.json) {
+      process.stdout.write(`${toJson(info, 2)}\n`);
+      return;
+    }
+    process.stdout.write(
+      `${s.name}\n  format ${s.format} ${s.formatVersion ?? ''}\n  cpus ${s.cpus}\n  events ${s.eventsTotal}\n` +
+        `  from ${s.firstTsNs} to ${s.lastTsNs} ns\n  lost ${s.lostEvents}, skipped ${s.skippedInputs}, unparsed ${s.unparsedEvents}\n` +
+        Object.entries(s.eventsByName)
+          .sort((a, b) => b[1] - a[1])
+          .map(([n, c]) => `  ${String(c).padStart(10)} ${n}\n`)
+          .join(''),
+    );
+  });
+
+cli
+  .command('analyze <file>', 'Run the detectors over a trace (ingests it first if needed)')
+  .option('--json', '[boolean] print {trace, findings, summaries} as JSON')
+  .option('--detector <id>', '[string, repeatable] run only these detectors')
+  .option('--param <id.name=value>', '[string, repeatable] override a detector parameter, e.g. shrinker_blocking.warn_ms=5')
+  .option('--queries <dir>', '[string, repeatable] also run the .sql detectors in this directory')
+  .option('--fail-on <severity>', '[warn|critical] exit with status 2 if a finding has at least this severity')
+  .action(
+    async (
+      file: string,
+      opts: GlobalOptions & { json?: boolean; detector?: string | string[]; param?: string | string[]; queries?: string | string[]; failOn?: string },
+    ) => {
+      if (opts.failOn && opts.failOn !== 'warn' && opts.failOn !== 'critical') {
+        throw new UsageError(`--fail-on must be warn or critical, not ${opts.failOn}`);
+      }
+      const params: Record<string, string> = {};
+      for (const p of list(opts.param)) {
+        const eq = p.indexOf('=');
+        if (eq <= 0 || !p.slice(0, eq).includes('.')) throw new UsageError(`--param wants id.name=value, got ${p}`);
+        params[p.slice(0, eq)] = p.slice(eq + 1);
+      }
+      const { ingestFile } = await import('./ingest/ingest_file.ts');
+      const { openDuckDb, toJson } = await import('./engine/engine.ts');
+      const { runDetectors } = await import('./findings/run_detectors.ts');
+      const { summary, dbPath } = await ingestFile(file, { dataDir: opts.dataDir, onProgress: process.stderr.isTTY ? progressPrinter().update : undefined });
+      const engine = await openDuckDb(dbPath, { readOnly: true });
+      try {
+        const result = await runDetectors(engine, {
+          detectors: list(opts.detector).length ? list(opts.detector) : undefined,
+          params,
+          extraDirs: list(opts.queries),
+        });
+        if (opts.json) {
+          const trace = {
+            id: summary.id,
+            name: summary.name,
+            format: summary.format,
+            format_version: summary.formatVersion,
+            cpus: summary.cpus,
+            events_total: summary.eventsTotal,
+            first_ts_ns: summary.firstTsNs === null ? null : BigInt(summary.firstTsNs),
+            last_ts_ns: summary.lastTsNs === null ? null : BigInt(summary.lastTsNs),
+          };
+          process.stdout.write(`${toJson({ trace, findings: result.findings, summaries: result.summaries }, 2)}\n`);
+        } else {
+          const { formatReport } = await import('./findings/format_report.ts');
+          process.stdout.write(formatReport(result, summary));
+        }
+        if (opts.failOn) {
+          const gate = opts.failOn === 'warn' ? ['warn', 'critical'] : ['critical'];
+          const hits = result.findings.filter((f) => gate.includes(f.severity)).length;
+          if (hits > 0) {
+            process.stderr.write(`stallscope: ${hits} finding(s) at or above ${opts.failOn}\n`);
+            process.exitCode = 2;
+          }
+        }
+      } finally {
+        engine.close();
+      }
+    },
+  );
+
+cli
+  .command('detectors', 'List the detectors and their parameters')
+  .option('--queries <dir>', '[string, repeatable] also list the .sql detectors in this directory')
+  .option('--json', '[boolean] print JSON')
+  .action(async (opts: GlobalOptions & { queries?: string | string[]; json?: boolean }) => {
+    const { listDetectors } = await import('./findings/detector_registry.ts');
+    const detectors = await listDetectors(list(opts.queries));
+    if (opts.json) {
+      process.stdout.write(`${JSON.stringify(detectors, null, 2)}\n`);
+      return;
+    }
+    for (const d of detectors) {
+      process.stdout.write(`${d.id}  ${d.title}\n`);
+      for (const p of d.params) process.stdout.write(`    --param ${d.id}.${p.name}=${p.default}  ${p.description ?? ''}\n`);
+    }
+  });
+
+cli
+  .command('serve', 'Serve the web app on localhost')
+  .option('--port <port>', '[number] port (default 7420)', { default: 7420 })
+  .option('--host <host>', '[string] address to listen on (default 127.0.0.1)', { default: '127.0.0.1' })
+  .option('--sample', '[boolean] add the bundled sample trace to the library')
+  .option('--token <token>', '[string] require this access token (or $STALLSCOPE_TOKEN)')
+  .option('--max-upload <bytes>', '[number] upload size cap in bytes (default 16 GiB)')
+  .action(async (opts: GlobalOptions & { port: number; host: string; sample?: boolean; token?: string; maxUpload?: number }) => {
+    const { serve } = await import('./serve.ts');
+    await serve({ dataDir: opts.dataDir, port: Number(opts.port), host: opts.host, sample: opts.sample, token: opts.token, maxUploadBytes: opts.maxUpload ? Number(opts.maxUpload) : undefined });
+  });
+
+cli
+  .command('open <file>', 'Ingest a trace, serve the app and open the browser on it')
+  .option('--port <port>', '[number] port (default 7420)', { default: 7420 })
+  .option('--no-browser', '[boolean] only print the URL')
+  .action(async (file: string, opts: GlobalOptions & { port: number; browser?: boolean }) => {
+    const { serve } = await import('./serve.ts');
+    await serve({ dataDir: opts.dataDir, port: Number(opts.port), host: '127.0.0.1', openFile: file, openBrowser: opts.browser !== false });
+  });
+
+cli.help();
+cli.version('0.1.0');
+
+class UsageError extends Error {}
+
+function list(v: string | string[] | undefined): string[] {
+  if (v === undefined) return [];
+  return (Array.isArray(v) ? v : [v]).map(String);
+}
+
+function fmtRate(n: number): string {
+  return n >= 1e6 ? `${(n / 1e6).toFixed(2)}M` : n >= 1e3 ? `${(n / 1e3).toFixed(1)}k` : n.toFixed(0);
+}
+
+/** Progress on stderr: phase, bytes, events/s and ETA; redraws in place on a terminal. */
+function progressPrinter() {
+  const started = performance.now();
+  let last = 0;
+  let lastLine = '';
+  const tty = process.stderr.isTTY;
+  return {
+    update(p: IngestProgress) {
+      const now = performance.now();
+      if (now - last < (tty ? 200 : 2000) && p.phase !== 'done') return;
+      last = now;
+      const secs = (now - started) / 1000;
+      const mb = p.bytesDone / 1e6;
+      const pct = p.bytesTotal ? ` ${((100 * p.bytesDone) / p.bytesTotal).toFixed(1)}%` : '';
+      const eta =
+        p.bytesTotal && p.bytesDone > 0 && p.phase === 'decoding'
+          ? ` ETA ${Math.max(0, (secs * (p.bytesTotal - p.bytesDone)) / p.bytesDone).toFixed(0)} s`
+          : '';
+      lastLine = `${p.phase}: ${mb.toFixed(1)} MB${p.bytesTotal ? ` / ${(p.bytesTotal / 1e6).toFixed(1)} MB` : ''}${pct}, ${p.events.toLocaleString('en')} events (${fmtRate(p.events / Math.max(secs, 1e-3))}/s)${eta}`;
+      process.stderr.write(tty ? `\r\x1b[K${lastLine}` : `${lastLine}\n`);
+    },
+    end() {
+      if (tty && lastLine) process.stderr.write('\n');
+    },
+  };
+}
+
+async function main(): Promise<void> {
+  try {
+    cli.parse(process.argv, { run: false });
+    if (!cli.matchedCommand) {
+      if (cli.options.help || cli.options.version) return;
+      if (cli.args.length > 0) throw new UsageError(`unknown command: ${cli.args[0]} (see stallscope --help)`);
+      cli.outputHelp();
+      return;
+    }
+    await cli.runMatchedCommand();
+  } catch (err) {
+    if (err instanceof DecodeError || err instanceof UsageError) {
+      process.stderr.write(`stallscope: ${err.message}\n`);
+    } else {
+      process.stderr.write(`stallscope: ${(err as Error).stack ?? err}\n`);
+    }
+    process.exitCode = 1;
+  }
+}
+
+await main();

@@ -1,0 +1,254 @@
+/**
+ * The trace library: every trace in a data directory, plus the ingests in
+ * flight. Used by the HTTP server and `stallscope open`.
+ *
+ * The directory is the truth: a trace is listed as ready only when
+ * `traces/<sha>/info.json` exists, which ingest writes last. Ingests in
+ * flight and failed ones live in memory (a restart forgets them, and
+ * removeStaleWork() deletes their half-built files).
+ */
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import type { Engine } from '../engine/engine.ts';
+import { openDuckDb, toJson } from '../engine/engine.ts';
+import type { Finding } from '../findings/finding.ts';
+import { runDetectors } from '../findings/run_detectors.ts';
+import { dataDirPaths, isTraceId, removeStaleWork, type DataDirPaths } from './data_dir.ts';
+import { hashFile, ingestFile, readSummary, type IngestProgress, type TraceSummary } from './ingest_file.ts';
+
+export type LibraryPhase = IngestProgress['phase'] | 'detecting' | 'failed';
+
+export interface LibraryProgress {
+  phase: LibraryPhase;
+  bytesDone: number;
+  bytesTotal: number | null;
+  events: number;
+  message?: string;
+}
+
+export interface TraceRecord {
+  id: string;
+  name: string;
+  sizeBytes: number;
+  format: string;
+  formatVersion: string | null;
+  cpus: number;
+  kernel: string | null;
+  eventsTotal: number;
+  firstTs: string | null;
+  lastTs: string | null;
+  findingsBySeverity: { info: number; warn: number; critical: number };
+  addedAt: string;
+  status: 'ingesting' | 'ready' | 'failed';
+  error?: string;
+  lostEvents: number;
+  skippedInputs: number;
+}
+
+export interface FindingsFile {
+  findings: Finding[];
+  summaries: Record<string, unknown[]>;
+  timings: Record<string, number>;
+}
+
+export interface IngestJob {
+  jobId: string;
+  name: string;
+  traceId: string | null;
+  progress: LibraryProgress;
+  done: Promise<TraceRecord>;
+  listeners: Set<(p: LibraryProgress, record?: TraceRecord) => void>;
+}
+
+export class TraceLibrary {
+  private readonly engines = new Map<string, Promise<Engine>>();
+  private readonly jobs = new Map<string, IngestJob>();
+  private readonly failed = new Map<string, TraceRecord>();
+  private jobCounter = 0;
+
+  private constructor(readonly paths: DataDirPaths) {}
+
+  static async open(dataDir: string): Promise<TraceLibrary> {
+    const paths = dataDirPaths(dataDir);
+    await fs.mkdir(paths.traces, { recursive: true });
+    await fs.mkdir(paths.tmp, { recursive: true });
+    await removeStaleWork(dataDir);
+    return new TraceLibrary(paths);
+  }
+
+  /** Ready traces (newest first), then ingests in flight and failures. */
+  async list(): Promise<TraceRecord[]> {
+    const ids = (await fs.readdir(this.paths.traces)).filter(isTraceId);
+    const ready: TraceRecord[] = [];
+    for (const id of ids) {
+      const r = await this.get(id);
+      if (r) ready.push(r);
+    }
+    ready.sort((a, b) => b.addedAt.localeCompare(a.addedAt));
+    const inFlight = [...this.jobs.values()].map((j) => this.jobRecord(j));
+    return [...inFlight, ...ready, ...this.failed.values()];
+  }
+
+  async get(id: string): Promise<TraceRecord | null> {
+    if (!isTraceId(id)) return null;
+    const summary = await readSummary(this.paths.traceDir(id));
+    if (!summary) return null;
+    const findings = await this.readFindingsFile(id);
+    return toRecord(summary, findings);
+  }
+
+  getJob(jobId: string): IngestJob | undefined {
+    return this.jobs.get(jobId) ?? [...this.jobs.values()].find((j) => j.traceId === jobId);
+  }
+
+  /**
+   * Starts ingesting a file in the background; returns at once with a job
+   * whose `done` settles with the ready record. `deleteAfter` removes the
+   * file when done (uploads).
+   */
+  startIngest(file: string, opts: { name: string; deleteAfter?: boolean }): IngestJob {
+    const jobId = `job-${Date.now().toString(36)}-${(this.jobCounter++).toString(36)}`;
+    const job: IngestJob = {
+      jobId,
+      name: opts.name,
+      traceId: null,
+      progress: { phase: 'hashing', bytesDone: 0, bytesTotal: null, events: 0 },
+      listeners: new Set(),
+      done: Promise.resolve(null as unknown as TraceRecord),
+    };
+    const emit = (p: LibraryProgress, record?: TraceRecord) => {
+      job.progress = p;
+      for (const l of job.listeners) l(p, record);
+    };
+    this.jobs.set(jobId, job);
+    job.done = (async () => {
+      try {
+        const result = await ingestFile(file, {
+          dataDir: this.paths.root,
+          name: opts.name,
+          onProgress: (p) => emit(p.phase === 'done' ? { ...p, phase: 'detecting' } : p),
+        });
+        job.traceId = result.id;
+        await this.findings(result.id);
+        const record = (await this.get(result.id))!;
+        emit({ phase: 'done', bytesDone: record.sizeBytes, bytesTotal: record.sizeBytes, events: record.eventsTotal }, record);
+        return record;
+      } catch (err) {
+        const message = (err as Error).message;
+        const record = failedRecord(jobId, opts.name, message);
+        this.failed.set(jobId, record);
+        emit({ ...job.progress, phase: 'failed', message }, record);
+        throw err;
+      } finally {
+        this.jobs.delete(jobId);
+        if (opts.deleteAfter) await fs.rm(file, { force: true });
+      }
+    })();
+    job.done.catch(() => undefined);
+    return job;
+  }
+
+  /** Ingests and waits (the CLI's `open`). */
+  async ingest(file: string, opts: { name?: string; onProgress?: (p: LibraryProgress) => void } = {}): Promise<TraceRecord> {
+    const job = this.startIngest(file, { name: opts.name ?? path.basename(file) });
+    if (opts.onProgress) job.listeners.add(opts.onProgress);
+    return job.done;
+  }
+
+  /** A read-only engine over a ready trace (shared, cached). */
+  openEngine(id: string): Promise<Engine> {
+    let engine = this.engines.get(id);
+    if (!engine) {
+      const dbPath = path.join(this.paths.traceDir(id), 'trace.duckdb');
+      engine = openDuckDb(dbPath, { readOnly: true });
+      engine.catch(() => this.engines.delete(id));
+      this.engines.set(id, engine);
+    }
+    return engine;
+  }
+
+  /** Detector output for a trace, computed once and cached in findings.json. */
+  async findings(id: string): Promise<FindingsFile> {
+    const cached = await this.readFindingsFile(id);
+    if (cached) return cached;
+    const engine = await this.openEngine(id);
+    const result = await runDetectors(engine, {});
+    const file: FindingsFile = { findings: result.findings, summaries: result.summaries, timings: result.timings };
+    const target = path.join(this.paths.traceDir(id), 'findings.json');
+    await fs.writeFile(`${target}.tmp`, toJson(file));
+    await fs.rename(`${target}.tmp`, target);
+    return file;
+  }
+
+  private async readFindingsFile(id: string): Promise<FindingsFile | null> {
+    try {
+      const text = await fs.readFile(path.join(this.paths.traceDir(id), 'findings.json'), 'utf8');
+      return JSON.parse(text) as FindingsFile;
+    } catch {
+      return null;
+    }
+  }
+
+  /** Ids whose content matches a file already in the library (for dedupe checks). */
+  async idOf(file: string): Promise<string> {
+    return hashFile(file);
+  }
+
+  async close(): Promise<void> {
+    for (const e of this.engines.values()) (await e.catch(() => null))?.close();
+    this.engines.clear();
+  }
+
+  private jobRecord(job: IngestJob): TraceRecord {
+    return {
+      ...failedRecord(job.jobId, job.name, ''),
+      status: 'ingesting',
+      error: undefined,
+      sizeBytes: job.progress.bytesTotal ?? 0,
+      eventsTotal: job.progress.events,
+    };
+  }
+}
+
+function toRecord(s: TraceSummary, findings: FindingsFile | null): TraceRecord {
+  const bySeverity = { info: 0, warn: 0, critical: 0 };
+  for (const f of findings?.findings ?? []) bySeverity[f.severity]++;
+  return {
+    id: s.id,
+    name: s.name,
+    sizeBytes: s.sizeBytes,
+    format: s.format,
+    formatVersion: s.formatVersion,
+    cpus: s.cpus,
+    kernel: s.meta.kernel ?? s.meta.uname ?? null,
+    eventsTotal: s.eventsTotal,
+    firstTs: s.firstTsNs,
+    lastTs: s.lastTsNs,
+    findingsBySeverity: bySeverity,
+    addedAt: s.ingestedAt,
+    status: 'ready',
+    lostEvents: s.lostEvents,
+    skippedInputs: s.skippedInputs,
+  };
+}
+
+function failedRecord(id: string, name: string, error: string): TraceRecord {
+  return {
+    id,
+    name,
+    sizeBytes: 0,
+    format: '',
+    formatVersion: null,
+    cpus: 0,
+    kernel: null,
+    eventsTotal: 0,
+    firstTs: null,
+    lastTs: null,
+    findingsBySeverity: { info: 0, warn: 0, critical: 0 },
+    addedAt: new Date().toISOString(),
+    status: 'failed',
+    error,
+    lostEvents: 0,
+    skippedInputs: 0,
+  };
+}

@@ -1,0 +1,71 @@
+/**
+ * Starts the web app: opens the trace library, optionally adds the bundled
+ * sample trace or a file to open, starts the HTTP server and prints the URL.
+ */
+import { spawn } from 'node:child_process';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createServer } from './api/create_server.ts';
+import { resolveDataDir } from './ingest/data_dir.ts';
+import { TraceLibrary } from './ingest/library.ts';
+
+/** The trace `npm start` puts in the library: a real recording (fixtures/README.md). */
+export const SAMPLE_TRACE = path.resolve(
+  path.dirname(fileURLToPath(import.meta.url)),
+  '../fixtures/reclaim_kswapd.v7.dat',
+);
+
+export interface ServeOptions {
+  dataDir?: string;
+  port: number;
+  host: string;
+  sample?: boolean;
+  token?: string;
+  maxUploadBytes?: number;
+  openFile?: string;
+  openBrowser?: boolean;
+}
+
+export async function serve(opts: ServeOptions): Promise<void> {
+  const dataDir = resolveDataDir(opts.dataDir);
+  const library = await TraceLibrary.open(dataDir);
+  const token = opts.token ?? process.env.STALLSCOPE_TOKEN ?? undefined;
+  const server = await createServer({
+    library,
+    port: opts.port,
+    host: opts.host,
+    maxUploadBytes: opts.maxUploadBytes,
+    token,
+  });
+  const base = `http://${opts.host === '0.0.0.0' ? '127.0.0.1' : opts.host}:${opts.port}/`;
+  process.stderr.write(`stallscope: data directory ${dataDir}\n`);
+
+  let target = base;
+  const toIngest = opts.openFile ?? (opts.sample ? SAMPLE_TRACE : null);
+  if (toIngest) {
+    process.stderr.write(`stallscope: ingesting ${toIngest} ...\n`);
+    const record = await library.ingest(toIngest, { name: path.basename(toIngest) });
+    process.stderr.write(
+      `stallscope: ${record.name}: ${record.eventsTotal.toLocaleString('en')} events, ` +
+        `${record.findingsBySeverity.critical} critical / ${record.findingsBySeverity.warn} warn findings\n`,
+    );
+    if (opts.openFile) target = `${base}?trace=${record.id}`;
+  }
+  const withToken = token ? `${target}${target.includes('?') ? '&' : '?'}token=${encodeURIComponent(token)}` : target;
+  process.stdout.write(`stallscope is running at ${withToken}\n`);
+  if (opts.openBrowser) openInBrowser(withToken);
+
+  const stop = async () => {
+    await server.close();
+    await library.close();
+    process.exit(0);
+  };
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+}
+
+function openInBrowser(url: string): void {
+  const child = spawn('xdg-open', [url], { stdio: 'ignore', detached: true });
+  child.on('error', () => process.stderr.write(`stallscope: could not start a browser; open ${url}\n`));
+  child.unref();
+}

@@ -1,0 +1,107 @@
+/**
+ * The stallscope HTTP server: the JSON API under /api and the built app.
+ *
+ *   const server = await createServer({ library, port: 7420 });
+ *   console.log(server.url); ... await server.close();
+ *
+ * `buildApi` gives the same fastify instance without listening (for tests
+ * with `app.inject`). Errors are JSON `{error}` with a 4xx/5xx status.
+ */
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { timingSafeEqual } from 'node:crypto';
+import Fastify, { type FastifyInstance } from 'fastify';
+import fastifyMultipart from '@fastify/multipart';
+import { HttpError } from './http_errors.ts';
+import { Jobs } from './jobs.ts';
+import type { LibraryLike } from './library_contract.ts';
+import { TraceEngines } from './trace_engines.ts';
+import type { ApiContext } from './context.ts';
+import { DEFAULT_APP_DIR, registerAppRoutes } from './routes/app.ts';
+import { registerEventRoutes } from './routes/events.ts';
+import { registerFindingRoutes } from './routes/findings.ts';
+import { registerJobRoutes } from './routes/jobs.ts';
+import { registerTraceRoutes } from './routes/traces.ts';
+import { registerTrackRoutes } from './routes/tracks.ts';
+
+export const DEFAULT_MAX_UPLOAD_BYTES = 16 * 1024 ** 3; // 16 GiB: multi-GB traces are normal
+
+export interface ServerOptions {
+  library: LibraryLike;
+  port?: number;
+  host?: string;
+  /** Upload size cap in bytes (default 16 GiB). */
+  maxUploadBytes?: number;
+  /** Where uploads are staged (default: library.dataDir, else the OS temp dir). */
+  dataDir?: string;
+  /** The built app (default: dist/app of this checkout). */
+  appDir?: string;
+  /**
+   * Access token: when set, every /api request must carry it (header
+   * `Authorization: Bearer <token>` or `X-Stallscope-Token`, or `?token=` for
+   * EventSource). The app shell itself is public: it holds no trace data.
+   */
+  token?: string;
+  /** Log requests (default false). */
+  logger?: boolean;
+}
+
+export interface StallscopeServer {
+  app: FastifyInstance;
+  url: string;
+  close(): Promise<void>;
+}
+
+export async function buildApi(opts: ServerOptions): Promise<{ app: FastifyInstance; ctx: ApiContext }> {
+  const ctx: ApiContext = {
+    library: opts.library,
+    engines: new TraceEngines(opts.library),
+    jobs: new Jobs(),
+    uploadDir: opts.library.paths?.tmp ?? join(opts.dataDir ?? opts.library.dataDir ?? tmpdir(), 'tmp'),
+    maxUploadBytes: opts.maxUploadBytes ?? DEFAULT_MAX_UPLOAD_BYTES,
+  };
+  const app = Fastify({ logger: opts.logger ?? false, routerOptions: { maxParamLength: 200 }, requestTimeout: 0 });
+  app.setErrorHandler((err: Error & { statusCode?: number; validation?: unknown }, req, reply) => {
+    if (err instanceof HttpError) return reply.code(err.statusCode).send({ error: err.message });
+    const status = err.statusCode && err.statusCode >= 400 && err.statusCode < 600 ? err.statusCode : 500;
+    if (status >= 500) req.log.error(err);
+    return reply.code(status).send({ error: status >= 500 ? `internal error: ${err.message}` : err.message });
+  });
+  if (opts.token) {
+    const token = opts.token;
+    app.addHook('onRequest', async (req) => {
+      if (!req.url.startsWith('/api/')) return;
+      const auth = req.headers.authorization;
+      const given =
+        (auth?.startsWith('Bearer ') ? auth.slice(7) : undefined) ??
+        (req.headers['x-stallscope-token'] as string | undefined) ??
+        ((req.query as Record<string, unknown> | undefined)?.token as string | undefined);
+      if (!given || !safeEqual(given, token)) throw new HttpError(401, 'this server needs an access token: open the URL it printed (with ?token=...)');
+    });
+  }
+  await app.register(fastifyMultipart, { limits: { fileSize: ctx.maxUploadBytes, files: 1, fields: 10 } });
+  await registerTraceRoutes(app, ctx);
+  await registerJobRoutes(app, ctx);
+  await registerFindingRoutes(app, ctx);
+  await registerTrackRoutes(app, ctx);
+  await registerEventRoutes(app, ctx);
+  await registerAppRoutes(app, opts.appDir ?? DEFAULT_APP_DIR);
+  app.addHook('onClose', async () => ctx.engines.forgetAll());
+  return { app, ctx };
+}
+
+function safeEqual(a: string, b: string): boolean {
+  const x = Buffer.from(a);
+  const y = Buffer.from(b);
+  return x.length === y.length && timingSafeEqual(x, y);
+}
+
+export async function createServer(opts: ServerOptions): Promise<StallscopeServer> {
+  const { app } = await buildApi(opts);
+  const host = opts.host ?? '127.0.0.1';
+  await app.listen({ port: opts.port ?? 7420, host });
+  const addr = app.server.address();
+  const port = typeof addr === 'object' && addr ? addr.port : opts.port;
+  const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}/`;
+  return { app, url, close: () => app.close() };
+}

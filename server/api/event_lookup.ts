@@ -1,0 +1,126 @@
+/**
+ * Looks events up by id: the common columns, the typed table row (or args)
+ * and the line as `trace-cmd report` prints it:
+ *   `comm-pid [cpu] sec.usec: name: args`
+ */
+import { typedTableFor } from '../model/typed_tables.ts';
+import type { OpenTrace } from './trace_engines.ts';
+
+export interface EventInfo {
+  id: number;
+  /** Absolute ns as a decimal string (exact). */
+  ts_ns: string;
+  /** ns relative to the trace's first event. */
+  ts: number;
+  cpu: number;
+  utid: number | null;
+  tid: number | null;
+  comm: string | null;
+  name: string;
+  system: string | null;
+  /** Typed table row without the common columns, or args, or {} */
+  fields: Record<string, unknown>;
+  /** The table the fields come from ('args' for untyped events). */
+  table: string | null;
+  line: string;
+}
+
+const COMMON = new Set(['id', 'ts', 'cpu', 'utid', 'event']);
+const PRINT_NAME: Record<string, string> = { reclaim_flags: 'flags', usec_delayed: 'usect_delayed' };
+
+export async function lookupEvents(tr: OpenTrace, ids: bigint[]): Promise<EventInfo[]> {
+  if (ids.length === 0) return [];
+  const list = ids.map(String).join(',');
+  const base = await tr.query<{
+    id: bigint; ts: bigint; cpu: number; utid: number | null; name: string; system: string | null;
+    raw: string | null; arg_set_id: bigint | null; tid: number | null; comm: string | null;
+  }>(`
+    SELECT e.id, e.ts, e.cpu, e.utid, n.name, n.system, e.raw, e.arg_set_id, t.tid, t.name AS comm
+    FROM _ftrace_event e JOIN _event_name n USING (name_id) LEFT JOIN thread t ON t.utid = e.utid
+    WHERE e.id IN (${list}) ORDER BY e.ts, e.id`);
+  // Typed rows, one query per table.
+  const byTable = new Map<string, bigint[]>();
+  for (const e of base) {
+    const t = typedTableFor(e.name);
+    if (t && tr.meta.tables.has(t)) byTable.set(t, [...(byTable.get(t) ?? []), e.id]);
+  }
+  const typed = new Map<string, Record<string, unknown>>();
+  for (const [table, tids] of byTable) {
+    const rows = await tr.query(`SELECT * FROM "${table}" WHERE id IN (${tids.map(String).join(',')})`);
+    for (const r of rows) typed.set(String(r.id), r);
+  }
+  const argIds = base.filter((e) => e.arg_set_id !== null && !typed.has(String(e.id))).map((e) => e.arg_set_id!);
+  const args = new Map<string, Record<string, unknown>>();
+  if (argIds.length && tr.meta.tables.has('args')) {
+    const rows = await tr.query<{ arg_set_id: bigint; key: string; int_value: bigint | null; string_value: string | null; real_value: number | null }>(
+      `SELECT arg_set_id, key, int_value, string_value, real_value FROM args WHERE arg_set_id IN (${argIds.map(String).join(',')}) ORDER BY rowid`,
+    );
+    for (const r of rows) {
+      const k = String(r.arg_set_id);
+      const o = args.get(k) ?? {};
+      o[r.key] = r.int_value ?? r.string_value ?? r.real_value;
+      args.set(k, o);
+    }
+  }
+  return base.map((e) => {
+    const row = typed.get(String(e.id));
+    let fields: Record<string, unknown> = {};
+    let table: string | null = null;
+    if (row) {
+      table = typedTableFor(e.name);
+      for (const [k, v] of Object.entries(row)) if (!COMMON.has(k) && v !== null) fields[k] = v;
+    } else if (e.arg_set_id !== null && args.has(String(e.arg_set_id))) {
+      table = 'args';
+      fields = args.get(String(e.arg_set_id))!;
+    }
+    const info: EventInfo = {
+      id: Number(e.id),
+      ts_ns: e.ts.toString(),
+      ts: Number(e.ts - tr.meta.base),
+      cpu: e.cpu,
+      utid: e.utid,
+      tid: e.tid,
+      comm: e.comm,
+      name: e.name,
+      system: e.system,
+      fields: jsonable(fields),
+      table,
+      line: '',
+    };
+    info.line = reportLine(info, e.ts, e.raw);
+    return info;
+  });
+}
+
+function jsonable(o: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(o)) {
+    out[k] = typeof v === 'bigint' ? (v <= BigInt(Number.MAX_SAFE_INTEGER) && v >= -BigInt(Number.MAX_SAFE_INTEGER) ? Number(v) : v.toString()) : v;
+  }
+  return out;
+}
+
+/** `comm-pid [cpu] sec.usec: name: args`, as `trace-cmd report` prints events. */
+export function reportLine(e: EventInfo, absTs: bigint, raw: string | null): string {
+  const sec = absTs / 1_000_000_000n;
+  const usec = (absTs % 1_000_000_000n) / 1000n;
+  const who = `${e.comm ?? '<...>'}-${e.tid ?? e.utid ?? '?'}`;
+  const args = raw ?? formatArgs(e.name, e.fields);
+  return `${who.padStart(16)} [${String(e.cpu).padStart(3, '0')}] ${sec}.${usec.toString().padStart(6, '0')}: ${e.name}: ${args}`;
+}
+
+function formatArgs(name: string, f: Record<string, unknown>): string {
+  const v = (k: string) => (f[k] === undefined || f[k] === null ? '' : String(f[k]));
+  switch (name) {
+    case 'sched_switch':
+      return `prev_comm=${v('prev_comm')} prev_pid=${v('prev_pid')} prev_prio=${v('prev_prio')} prev_state=${v('prev_state')} ==> next_comm=${v('next_comm')} next_pid=${v('next_pid')} next_prio=${v('next_prio')}`;
+    case 'mm_shrink_slab_start':
+      return `${v('shrink')} ${v('shr')}: nid: ${v('nid')} objects to shrink ${v('nr_objects_to_shrink')} gfp_flags ${v('gfp_flags')} cache items ${v('cache_items')} delta ${v('delta')} total_scan ${v('total_scan')} priority ${v('priority')}`;
+    case 'mm_shrink_slab_end':
+      return `${v('shrink')} ${v('shr')}: nid: ${v('nid')} unused scan count ${v('unused_scan')} new scan count ${v('new_scan')} total_scan ${v('total_scan')} last shrinker return val ${v('retval')}`;
+    default:
+      return Object.entries(f)
+        .map(([k, x]) => `${PRINT_NAME[k] ?? k}=${x}`)
+        .join(' ');
+  }
+}

@@ -1,0 +1,72 @@
+/**
+ * What the HTTP API needs from the trace library (server/ingest/library.ts).
+ *
+ * The API is written against this structural interface, not the class, so the
+ * real TraceLibrary and the development stub both satisfy it and the routes
+ * never depend on how ingest works.
+ */
+import type { Engine } from '../engine/engine.ts';
+
+export type IngestPhase = 'hashing' | 'decompressing' | 'decoding' | 'deriving' | 'detecting' | 'done' | 'failed';
+
+export interface IngestProgress {
+  phase: IngestPhase;
+  bytesDone: number;
+  /** null when unknown (compressed text input). */
+  bytesTotal: number | null;
+  events: number;
+  message?: string;
+}
+
+export type Severity = 'info' | 'warn' | 'critical';
+
+export interface TraceRecordLike {
+  id: string;
+  name: string;
+  sizeBytes: number;
+  format: string | null;
+  formatVersion?: string | null;
+  cpus: number | null;
+  kernel?: string | null;
+  eventsTotal: number;
+  firstTs: number | bigint | string | null;
+  lastTs: number | bigint | string | null;
+  findingsBySeverity: Record<Severity, number>;
+  addedAt: string | number;
+  status: 'ingesting' | 'ready' | 'failed';
+  error?: string | null;
+}
+
+/** One detector finding (server/findings/finding.ts). */
+export interface FindingLike {
+  detector: string;
+  kind: string;
+  severity: Severity;
+  ts_ns: number | bigint | string;
+  dur_ns: number | bigint | string;
+  cpu: number | null;
+  tid: number | null;
+  comm: string | null;
+  title: string;
+  values: Record<string, unknown>;
+  event_ids: Array<number | bigint>;
+}
+
+export interface FindingsResultLike {
+  findings: FindingLike[];
+  summaries?: unknown;
+}
+
+export interface LibraryLike {
+  list(): TraceRecordLike[] | Promise<TraceRecordLike[]>;
+  get(id: string): TraceRecordLike | undefined | null | Promise<TraceRecordLike | undefined | null>;
+  ingest(
+    filePath: string,
+    opts: { name: string; onProgress?: (p: IngestProgress) => void },
+  ): Promise<TraceRecordLike>;
+  openEngine(id: string): Promise<Engine>;
+  findings(id: string): Promise<FindingsResultLike> | FindingsResultLike;
+  /** Optional: the data directory layout; uploads are staged in `paths.tmp` (stale files there are cleaned at start). */
+  readonly paths?: { root: string; tmp: string };
+  readonly dataDir?: string;
+}

@@ -1,0 +1,129 @@
+/**
+ * The trace library: list, one trace, and uploads.
+ *
+ * POST /api/traces streams the body to a server-named file under
+ * <dataDir>/tmp (raw `application/octet-stream` body with the display
+ * name in `?name=`, or multipart with one file part), never buffering it,
+ * enforcing the size cap as bytes arrive. The client's file name is used as a
+ * display name only. Ingest then runs in the background: GET
+ * /api/jobs/:id/events reports its progress.
+ */
+import { randomUUID } from 'node:crypto';
+import { createWriteStream } from 'node:fs';
+import { mkdir, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { Transform, type Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { jsSafe } from '../../engine/engine.ts';
+import { HttpError, TRACE_ID_RE } from '../http_errors.ts';
+import type { ApiContext } from '../context.ts';
+
+export function displayName(raw: string | undefined | null): string {
+  // Control characters and path separators are dropped; the name is never used in a path.
+  const name = (raw ?? '').replace(/[\u0000-\u001f\u007f]/g, '').replace(/^.*[\\/]/, '').trim().slice(0, 200);
+  return name || 'trace';
+}
+
+export function traceParam(params: unknown): string {
+  const id = (params as { id?: string }).id ?? '';
+  if (!TRACE_ID_RE.test(id)) throw new HttpError(400, 'trace id must be the trace content hash (hex)');
+  return id;
+}
+
+export async function registerTraceRoutes(app: FastifyInstance, ctx: ApiContext): Promise<void> {
+  // Raw uploads: hand the body stream to the route untouched (no size limit from fastify: ours applies).
+  const passThrough = (_req: FastifyRequest, payload: Readable, done: (err: Error | null, body?: unknown) => void) =>
+    done(null, payload);
+  app.addContentTypeParser('application/octet-stream', passThrough);
+  app.addContentTypeParser('*', passThrough);
+
+  app.get('/api/traces', async () => {
+    const traces = await ctx.library.list();
+    return { traces: traces.map((t) => jsSafe(t)), jobs: ctx.jobs.active() };
+  });
+
+  app.get('/api/traces/:id', async (req) => {
+    const id = traceParam(req.params);
+    const rec = await ctx.library.get(id);
+    if (!rec) throw new HttpError(404, `no trace ${id} in the library`);
+    return jsSafe(rec);
+  });
+
+  app.post('/api/traces', async (req, reply) => {
+    await mkdir(ctx.uploadDir, { recursive: true });
+    // Server-chosen name; `-<pid>-` lets the library remove it after a crash (removeStaleWork).
+    const path = join(ctx.uploadDir, `upload-${process.pid}-${randomUUID().replace(/-/g, '')}`);
+    let name: string;
+    let bytes = 0;
+    const limiter = new Transform({
+      transform(chunk: Buffer, _enc, cb) {
+        bytes += chunk.length;
+        if (bytes > ctx.maxUploadBytes) cb(new HttpError(413, `upload larger than the limit of ${formatBytes(ctx.maxUploadBytes)}`));
+        else cb(null, chunk);
+      },
+    });
+    try {
+      if (req.isMultipart()) {
+        const part = await req.file({ limits: { fileSize: ctx.maxUploadBytes, files: 1 } });
+        if (!part) throw new HttpError(400, 'multipart upload has no file part');
+        name = displayName(part.filename);
+        await pipeline(part.file, limiter, createWriteStream(path, { flags: 'wx' }));
+        if (part.file.truncated) throw new HttpError(413, `upload larger than the limit of ${formatBytes(ctx.maxUploadBytes)}`);
+      } else {
+        const q = req.query as Record<string, unknown>;
+        name = displayName(typeof q.name === 'string' ? q.name : (req.headers['x-file-name'] as string | undefined));
+        const body = req.body as Readable | undefined;
+        if (!body || typeof (body as Readable).pipe !== 'function') throw new HttpError(400, 'send the trace as the request body (application/octet-stream) or as multipart form data');
+        const declared = Number(req.headers['content-length'] ?? NaN);
+        if (Number.isFinite(declared) && declared > ctx.maxUploadBytes) {
+          throw new HttpError(413, `upload of ${formatBytes(declared)} is larger than the limit of ${formatBytes(ctx.maxUploadBytes)}`);
+        }
+        await pipeline(body, limiter, createWriteStream(path, { flags: 'wx' }));
+        if (Number.isFinite(declared) && bytes !== declared) {
+          throw new HttpError(400, `upload cut off: received ${bytes} of ${declared} bytes`);
+        }
+      }
+    } catch (e) {
+      await rm(path, { force: true });
+      if (e instanceof HttpError) throw e;
+      const err = e as Error & { code?: string; statusCode?: number };
+      if (err.code === 'FST_REQ_FILE_TOO_LARGE') throw new HttpError(413, `upload larger than the limit of ${formatBytes(ctx.maxUploadBytes)}`);
+      if (err.code === 'ERR_STREAM_PREMATURE_CLOSE' || /aborted|Unexpected end/i.test(err.message)) {
+        throw new HttpError(400, `upload cut off after ${bytes} bytes; nothing was added to the library, please retry`);
+      }
+      throw e;
+    }
+    if (bytes === 0) {
+      await rm(path, { force: true });
+      throw new HttpError(400, 'the uploaded file is empty');
+    }
+    const job = ctx.jobs.create(name, bytes);
+    void runIngest(ctx, job.jobId, path, name);
+    reply.code(202);
+    return { jobId: job.jobId, name, bytes };
+  });
+}
+
+async function runIngest(ctx: ApiContext, jobId: string, path: string, name: string): Promise<void> {
+  try {
+    const rec = await ctx.library.ingest(path, {
+      name,
+      onProgress: (p) => ctx.jobs.update(jobId, p.phase === 'done' || p.phase === 'failed' ? { ...p, phase: ctx.jobs.get(jobId)!.phase } : p),
+    });
+    if (rec.status === 'failed') ctx.jobs.update(jobId, { phase: 'failed', error: rec.error ?? 'ingest failed', message: rec.error ?? undefined, traceId: rec.id });
+    else ctx.jobs.update(jobId, { phase: 'done', traceId: rec.id, events: rec.eventsTotal });
+  } catch (e) {
+    const message = (e as Error).message || String(e);
+    ctx.jobs.update(jobId, { phase: 'failed', error: message, message });
+  } finally {
+    await rm(path, { force: true }).catch(() => undefined);
+  }
+}
+
+export function formatBytes(n: number): string {
+  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
+  let i = 0;
+  while (n >= 1024 && i < units.length - 1) { n /= 1024; i++; }
+  return `${n.toFixed(i === 0 ? 0 : 1)} ${units[i]}`;
+}

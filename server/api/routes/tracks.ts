@@ -1,0 +1,117 @@
+/**
+ * GET /api/traces/:id/tracks: which tracks the trace has.
+ * GET /api/traces/:id/tracks/<kind>?t0&t1&px&...: a track's data for a window
+ * (t0, t1: ns relative to the trace's first event; px: pixel columns), summarised
+ * per pixel column when zoomed out (see track_queries.ts).
+ *   cpu?cpu=N  thread?utid=N  slice?category=NAME  counter?track=N
+ *   instant?name=writepage  flow?kind=wakeup|migration|begin_end
+ */
+import type { FastifyInstance } from 'fastify';
+import { HttpError, bigParam, enumParam, intParam, stringParam } from '../http_errors.ts';
+import type { ApiContext } from '../context.ts';
+import type { OpenTrace } from '../trace_engines.ts';
+import { counterTrack, cpuTrack, flowTrack, instantTrack, sliceTrack, threadTrack, type Window } from '../track_queries.ts';
+import { traceParam } from './traces.ts';
+
+export interface TrackList {
+  start: number;
+  end: number;
+  cpus: Array<{ cpu: number; events: number }>;
+  threads: Array<{ utid: number; tid: number | null; name: string | null }>;
+  threadsOfInterest: Array<{ utid: number; tid: number | null; name: string | null; reason: string }>;
+  counters: Array<{ id: number; name: string; unit: string | null; utid: number | null; cpu: number | null; description: string | null; values: number }>;
+  sliceCategories: Array<{ category: string; count: number }>;
+  instants: Array<{ name: string; count: number }>;
+  flows: Array<{ kind: string; count: number }>;
+}
+
+const MAX_THREADS_LISTED = 50_000;
+const MAX_WINDOW_NS = 10n ** 15n; // ~11.5 days
+
+async function openReady(ctx: ApiContext, params: unknown): Promise<{ id: string; tr: OpenTrace }> {
+  const id = traceParam(params);
+  const rec = await ctx.library.get(id);
+  if (!rec) throw new HttpError(404, `no trace ${id} in the library`);
+  if (rec.status !== 'ready') throw new HttpError(409, `trace ${id} is ${rec.status}${rec.error ? `: ${rec.error}` : ''}`);
+  return { id, tr: await ctx.engines.get(id) };
+}
+
+function num(v: unknown): number {
+  return typeof v === 'bigint' ? Number(v) : (v as number);
+}
+
+export async function registerTrackRoutes(app: FastifyInstance, ctx: ApiContext): Promise<void> {
+  const listings = new Map<string, Promise<TrackList>>();
+
+  async function listTracks(id: string, tr: OpenTrace): Promise<TrackList> {
+    const t = tr.meta.tables;
+    const q = async <T>(table: string, sql: string): Promise<T[]> => (t.has(table) ? tr.query<T>(sql) : []);
+    let cpus = (await q<{ cpu: number; events: bigint }>('cpu', 'SELECT cpu, event_count AS events FROM cpu ORDER BY cpu')).map((r) => ({ cpu: r.cpu, events: num(r.events) }));
+    if (cpus.length === 0) {
+      cpus = (await q<{ cpu: number; events: bigint }>('_ftrace_event', 'SELECT cpu, count(*) AS events FROM _ftrace_event GROUP BY cpu ORDER BY cpu')).map((r) => ({ cpu: r.cpu, events: num(r.events) }));
+    }
+    const threads = await q<{ utid: number; tid: number | null; name: string | null }>('thread', `SELECT utid, tid, name FROM thread ORDER BY utid LIMIT ${MAX_THREADS_LISTED}`);
+    const byTid = new Map<number, typeof threads>();
+    for (const th of threads) if (th.tid !== null) byTid.set(th.tid, [...(byTid.get(th.tid) ?? []), th]);
+    const interest = new Map<number, TrackList['threadsOfInterest'][number]>();
+    for (const th of threads) if (th.name && /^kswapd/.test(th.name)) interest.set(th.utid, { ...th, reason: 'kswapd' });
+    const { findings } = await ctx.library.findings(id);
+    for (const f of findings) {
+      if (f.tid === null || f.tid === undefined || f.tid === 0) continue;
+      for (const th of byTid.get(Number(f.tid)) ?? []) {
+        if (!interest.has(th.utid)) interest.set(th.utid, { ...th, reason: `finding: ${f.detector}` });
+      }
+    }
+    const counters = (await q<{ id: number; name: string; unit: string | null; utid: number | null; cpu: number | null; description: string | null; values: bigint }>(
+      'counter_track',
+      `SELECT t.id, t.name, t.unit, t.utid, t.cpu, t.description, (SELECT count(*) FROM counter c WHERE c.track_id = t.id) AS "values" FROM counter_track t ORDER BY t.id`,
+    )).map((r) => ({ ...r, values: num(r.values) }));
+    const sliceCategories = (await q<{ category: string; count: bigint }>('slice', 'SELECT category, count(*) AS count FROM slice GROUP BY 1 ORDER BY 2 DESC')).map((r) => ({ category: r.category, count: num(r.count) }));
+    const writes = await q<{ count: bigint }>('mm_vmscan_write_folio', 'SELECT count(*) AS count FROM mm_vmscan_write_folio');
+    const flows = (await q<{ kind: string; count: bigint }>('flow', 'SELECT kind, count(*) AS count FROM flow GROUP BY 1 ORDER BY 1')).map((r) => ({ kind: r.kind, count: num(r.count) }));
+    return {
+      start: 0,
+      end: Number(tr.meta.last - tr.meta.base),
+      cpus,
+      threads,
+      threadsOfInterest: [...interest.values()].sort((a, b) => (a.reason === b.reason ? (a.name ?? '').localeCompare(b.name ?? '') : a.reason === 'kswapd' ? -1 : 1)),
+      counters: counters.filter((c) => c.values > 0),
+      sliceCategories,
+      instants: writes.length && num(writes[0]!.count) > 0 ? [{ name: 'writepage', count: num(writes[0]!.count) }] : [],
+      flows,
+    };
+  }
+
+  app.get('/api/traces/:id/tracks', async (req) => {
+    const { id, tr } = await openReady(ctx, req.params);
+    let p = listings.get(id);
+    if (!p) {
+      p = listTracks(id, tr);
+      listings.set(id, p);
+      p.catch(() => listings.delete(id));
+    }
+    return p;
+  });
+
+  const KINDS = ['cpu', 'thread', 'slice', 'counter', 'instant', 'flow'] as const;
+
+  app.get('/api/traces/:id/tracks/:kind', async (req) => {
+    const kind = (req.params as { kind: string }).kind;
+    if (!(KINDS as readonly string[]).includes(kind)) throw new HttpError(404, `unknown track kind ${JSON.stringify(kind.slice(0, 40))} (one of ${KINDS.join(', ')})`);
+    const q = req.query as Record<string, unknown>;
+    const t0 = bigParam(q, 't0', { required: true, min: -MAX_WINDOW_NS, max: MAX_WINDOW_NS })!;
+    const t1 = bigParam(q, 't1', { required: true, min: -MAX_WINDOW_NS, max: MAX_WINDOW_NS })!;
+    if (t1 <= t0) throw new HttpError(400, 't1 must be greater than t0');
+    const px = intParam(q, 'px', { min: 1, max: 20_000, def: 1000 })!;
+    const w: Window = { t0, t1, px };
+    const { tr } = await openReady(ctx, req.params);
+    switch (kind) {
+      case 'cpu': return cpuTrack(tr, w, intParam(q, 'cpu', { required: true, min: 0, max: 100_000 })!);
+      case 'thread': return threadTrack(tr, w, intParam(q, 'utid', { required: true, min: 0, max: 2 ** 31 - 1 })!);
+      case 'slice': return sliceTrack(tr, w, stringParam(q, 'category', { required: true, maxLen: 64, pattern: /^[\w.-]+$/ })!);
+      case 'counter': return counterTrack(tr, w, intParam(q, 'track', { required: true, min: 0, max: 2 ** 31 - 1 })!);
+      case 'instant': return instantTrack(tr, w, enumParam(q, 'name', ['writepage'] as const));
+      default: return flowTrack(tr, w, stringParam(q, 'kind', { required: true, maxLen: 32, pattern: /^\w+$/ })!);
+    }
+  });
+}

@@ -1,0 +1,216 @@
+/**
+ * One query per track kind, answering "what to draw in window [t0, t1) at px
+ * pixel columns". Times in and out are ns relative to the trace's first event
+ * (TraceMeta.base) so they stay exact JS numbers in the browser.
+ *
+ * Summarising (as Perfetto's summarised slices do): a slice at least one pixel
+ * column wide (dur >= res, res = ns per column) comes back as itself, with its
+ * id; the narrower ones are grouped per column bucket `(ts - t0) // res`, one
+ * row per bucket carrying the bucket's extent, its count `n` and its dominant
+ * value (the longest slice's task/state/name). A zoomed-in window therefore
+ * returns raw slices and a zoomed-out one at most ~2 rows per pixel column,
+ * whatever the trace size.
+ *
+ * All numbers interpolated into SQL are validated bigints; strings are bound.
+ */
+import type { OpenTrace } from './trace_engines.ts';
+
+export interface Window {
+  /** Relative ns (from TraceMeta.base). */
+  t0: bigint;
+  t1: bigint;
+  /** Pixel columns the window is drawn on. */
+  px: number;
+}
+
+/** Columnar rows: one array per column, numbers only (ids as numbers; ids beyond 2^53 are not expected). */
+export type Columns = Record<string, Array<number | string | null>>;
+
+export interface TrackData {
+  t0: number;
+  t1: number;
+  px: number;
+  /** ns per pixel column used for binning. */
+  res: number;
+  rows: number;
+  cols: Columns;
+  /** Anything else the track needs (counter: value before t0). */
+  extra?: Record<string, unknown>;
+}
+
+function bounds(tr: OpenTrace, w: Window) {
+  const span = w.t1 - w.t0;
+  const res = span / BigInt(w.px) > 0n ? span / BigInt(w.px) : 1n;
+  return { a0: tr.meta.base + w.t0, a1: tr.meta.base + w.t1, res, base: tr.meta.base, last: tr.meta.last };
+}
+
+function toColumns(rows: Record<string, unknown>[], keys: string[]): Columns {
+  const cols: Columns = {};
+  for (const k of keys) cols[k] = new Array(rows.length);
+  rows.forEach((r, i) => {
+    for (const k of keys) {
+      const v = r[k];
+      cols[k]![i] = typeof v === 'bigint' ? Number(v) : v === undefined ? null : (v as number | string | null);
+    }
+  });
+  return cols;
+}
+
+function result(w: Window, res: bigint, rows: Record<string, unknown>[], keys: string[], extra?: Record<string, unknown>): TrackData {
+  return { t0: Number(w.t0), t1: Number(w.t1), px: w.px, res: Number(res), rows: rows.length, cols: toColumns(rows, keys), extra };
+}
+
+/**
+ * The summarising query shared by every slice-like table.
+ * `src` selects id, ts (abs), dur (abs, open slices closed at the trace end)
+ * and the payload columns; `payload` lists them with their bucket aggregate.
+ */
+function binnedSql(
+  src: string,
+  payload: Array<{ col: string; agg: string }>,
+  b: ReturnType<typeof bounds>,
+  groupExtra = '',
+): string {
+  const rawCols = payload.map((p) => p.col).join(', ');
+  const aggCols = payload.map((p) => `${p.agg} AS ${p.col}`).join(', ');
+  return `
+    WITH v AS (${src})
+    SELECT id, ts - ${b.base} AS ts, dur, 1 AS n, ${rawCols} FROM v WHERE dur >= ${b.res}
+    UNION ALL
+    SELECT CASE WHEN count(*) = 1 THEN any_value(id) END AS id,
+           min(ts) - ${b.base} AS ts, greatest(max(ts + dur) - min(ts), 1) AS dur, count(*) AS n, ${aggCols}
+    FROM v WHERE dur < ${b.res}
+    GROUP BY (ts - ${b.a0}) // ${b.res}${groupExtra}
+    ORDER BY ts`;
+}
+
+const durExpr = (last: bigint) => `CASE WHEN dur < 0 THEN ${last} - ts ELSE dur END`;
+
+/** What ran on one CPU: sched_slice, coloured by task (utid). */
+export async function cpuTrack(tr: OpenTrace, w: Window, cpu: number): Promise<TrackData> {
+  const b = bounds(tr, w);
+  if (!tr.meta.tables.has('sched_slice')) return result(w, b.res, [], ['id', 'ts', 'dur', 'n', 'utid']);
+  const src = `SELECT id, ts, ${durExpr(b.last)} AS dur, utid, end_state FROM sched_slice
+    WHERE cpu = ${cpu} AND ts < ${b.a1} AND ts >= ${b.a0 - tr.meta.maxDur.sched_slice}
+      AND ts + ${durExpr(b.last)} > ${b.a0}`;
+  const rows = await tr.query(binnedSql(src, [
+    { col: 'utid', agg: 'arg_max(utid, dur)' },
+    { col: 'end_state', agg: 'NULL::VARCHAR' },
+  ], b));
+  return result(w, b.res, rows, ['id', 'ts', 'dur', 'n', 'utid', 'end_state']);
+}
+
+/** One thread: its scheduling states and its slices (reclaim, shrinker, work items). */
+export async function threadTrack(tr: OpenTrace, w: Window, utid: number): Promise<TrackData> {
+  const b = bounds(tr, w);
+  const keys = ['id', 'ts', 'dur', 'n', 'state', 'cpu'];
+  const states = tr.meta.tables.has('thread_state')
+    ? await tr.query(binnedSql(
+        `SELECT id, ts, ${durExpr(b.last)} AS dur, state, cpu FROM thread_state
+         WHERE utid = ${utid} AND ts < ${b.a1} AND ts >= ${b.a0 - tr.meta.maxDur.thread_state}
+           AND ts + ${durExpr(b.last)} > ${b.a0}`,
+        [{ col: 'state', agg: 'arg_max(state, dur)' }, { col: 'cpu', agg: 'NULL::INTEGER' }],
+        b,
+      ))
+    : [];
+  const slices = tr.meta.tables.has('slice')
+    ? await tr.query(binnedSql(
+        `SELECT id, ts, ${durExpr(b.last)} AS dur, name, category, depth, begin_id, end_id FROM slice
+         WHERE utid = ${utid} AND ts < ${b.a1} AND ts >= ${b.a0 - tr.meta.maxDur.slice}
+           AND ts + ${durExpr(b.last)} > ${b.a0}`,
+        [
+          { col: 'name', agg: 'arg_max(name, dur)' },
+          { col: 'category', agg: 'arg_max(category, dur)' },
+          { col: 'depth', agg: 'depth' },
+          { col: 'begin_id', agg: 'CASE WHEN count(*) = 1 THEN any_value(begin_id) END' },
+          { col: 'end_id', agg: 'CASE WHEN count(*) = 1 THEN any_value(end_id) END' },
+        ],
+        b,
+        ', depth',
+      ))
+    : [];
+  const out = result(w, b.res, states, keys);
+  out.extra = { slices: toColumns(slices, ['id', 'ts', 'dur', 'n', 'name', 'category', 'depth', 'begin_id', 'end_id']), sliceRows: slices.length };
+  return out;
+}
+
+/** All slices of one category (shrinker, direct_reclaim, ...), across threads. */
+export async function sliceTrack(tr: OpenTrace, w: Window, category: string): Promise<TrackData> {
+  const b = bounds(tr, w);
+  const keys = ['id', 'ts', 'dur', 'n', 'name', 'utid', 'depth', 'begin_id', 'end_id'];
+  if (!tr.meta.tables.has('slice')) return result(w, b.res, [], keys);
+  const rows = await tr.query(
+    binnedSql(
+      `SELECT id, ts, ${durExpr(b.last)} AS dur, name, utid, depth, begin_id, end_id FROM slice
+       WHERE category = $category AND ts < ${b.a1} AND ts >= ${b.a0 - tr.meta.maxDur.slice}
+         AND ts + ${durExpr(b.last)} > ${b.a0}`,
+      [
+        { col: 'name', agg: 'arg_max(name, dur)' },
+        { col: 'utid', agg: 'arg_max(utid, dur)' },
+        { col: 'depth', agg: '0' },
+        { col: 'begin_id', agg: 'CASE WHEN count(*) = 1 THEN any_value(begin_id) END' },
+        { col: 'end_id', agg: 'CASE WHEN count(*) = 1 THEN any_value(end_id) END' },
+      ],
+      b,
+    ),
+    { category },
+  );
+  return result(w, b.res, rows, keys);
+}
+
+/** A counter series: per pixel column min / max / last value (exact when zoomed in). */
+export async function counterTrack(tr: OpenTrace, w: Window, trackId: number): Promise<TrackData> {
+  const b = bounds(tr, w);
+  const keys = ['id', 'ts', 'n', 'lo', 'hi', 'last'];
+  if (!tr.meta.tables.has('counter')) return result(w, b.res, [], keys);
+  const rows = await tr.query(`
+    SELECT CASE WHEN count(*) = 1 THEN any_value(id) END AS id, min(ts) - ${b.base} AS ts, count(*) AS n,
+           min(value) AS lo, max(value) AS hi, arg_max(value, ts) AS last
+    FROM counter WHERE track_id = ${trackId} AND ts >= ${b.a0} AND ts < ${b.a1}
+    GROUP BY (ts - ${b.a0}) // ${b.res} ORDER BY ts`);
+  const [prev] = await tr.query<{ ts: bigint; value: number }>(`
+    SELECT ts - ${b.base} AS ts, value FROM counter WHERE track_id = ${trackId} AND ts < ${b.a0} ORDER BY ts DESC LIMIT 1`);
+  const [range] = await tr.query<{ lo: number | null; hi: number | null }>(
+    `SELECT min(value) AS lo, max(value) AS hi FROM counter WHERE track_id = ${trackId}`,
+  );
+  return result(w, b.res, rows, keys, {
+    prev: prev ? { ts: Number(prev.ts), value: prev.value } : null,
+    lo: range?.lo ?? 0,
+    hi: range?.hi ?? 0,
+  });
+}
+
+/** Instant events (reclaim writing pages out): per pixel column count, the id when alone. */
+export async function instantTrack(tr: OpenTrace, w: Window, name: 'writepage'): Promise<TrackData> {
+  const b = bounds(tr, w);
+  const keys = ['id', 'ts', 'n', 'cpu', 'utid'];
+  const table = name === 'writepage' ? 'mm_vmscan_write_folio' : '';
+  if (!tr.meta.tables.has(table)) return result(w, b.res, [], keys);
+  const rows = await tr.query(`
+    SELECT CASE WHEN count(*) = 1 THEN any_value(id) END AS id, min(ts) - ${b.base} AS ts, count(*) AS n,
+           any_value(cpu) AS cpu, any_value(utid) AS utid
+    FROM ${table} WHERE ts >= ${b.a0} AND ts < ${b.a1}
+    GROUP BY (ts - ${b.a0}) // ${b.res} ORDER BY ts`);
+  return result(w, b.res, rows, keys);
+}
+
+export const MAX_FLOWS = 2000;
+
+/** Links whose span overlaps the window: both ends with their ts, CPU and thread. */
+export async function flowTrack(tr: OpenTrace, w: Window, kind: string): Promise<TrackData> {
+  const b = bounds(tr, w);
+  const keys = ['id', 'out_id', 'out_ts', 'out_cpu', 'out_utid', 'in_id', 'in_ts', 'in_cpu', 'in_utid'];
+  if (!tr.meta.tables.has('flow')) return result(w, b.res, [], keys);
+  // Flows are short links; bound the event scan to the window widened by 1 s each side.
+  const pad = 1_000_000_000n;
+  const rows = await tr.query(
+    `WITH e AS (SELECT id, ts, cpu, utid FROM _ftrace_event WHERE ts >= ${b.a0 - pad} AND ts < ${b.a1 + pad})
+     SELECT f.id, a.id AS out_id, a.ts - ${b.base} AS out_ts, a.cpu AS out_cpu, a.utid AS out_utid,
+            z.id AS in_id, z.ts - ${b.base} AS in_ts, z.cpu AS in_cpu, z.utid AS in_utid
+     FROM flow f JOIN e a ON a.id = f.slice_out JOIN e z ON z.id = f.slice_in
+     WHERE f.kind = $kind AND least(a.ts, z.ts) < ${b.a1} AND greatest(a.ts, z.ts) >= ${b.a0}
+     ORDER BY a.ts LIMIT ${MAX_FLOWS}`,
+    { kind },
+  );
+  return result(w, b.res, rows, keys);
+}

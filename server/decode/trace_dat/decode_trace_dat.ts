@@ -1,0 +1,342 @@
+/**
+ * trace-cmd trace.dat (versions 6 and 7) -> DecodedEvent stream.
+ *
+ * Reads the metadata (read_file_header.ts), compiles a field reader per event
+ * format (event_decoder.ts), then merges the per-CPU ring-buffer streams by
+ * timestamp (ties: lower CPU first), the order `trace-cmd report` prints, so
+ * event ids line up with the report text. Memory stays bounded: each CPU
+ * holds one block (a few pages or one decompressed chunk).
+ */
+import {
+  DecodeError,
+  type DecodedEvent,
+  type EventSink,
+  type ProgressFn,
+  type SkippedInput,
+} from '../decoded_event.ts';
+import { hexExcerpt, TraceDatFormatError } from './byte_cursor.ts';
+import { CpuStream } from './cpu_stream.ts';
+import { compileEvent, makeHelpers, type CompiledEvent } from './event_decoder.ts';
+import { FormatParseError, parseEventFormat, parseHeaderPage, type EventFormat } from './event_format.ts';
+import { FileSource } from './file_source.ts';
+import { Kallsyms } from './kallsyms.ts';
+import { readTraceDatHeader, type TraceDatInfo } from './read_file_header.ts';
+
+export interface DecodeTraceDatOptions {
+  fileLabel: string;
+  onProgress?: ProgressFn;
+}
+
+/** Unknown-id records reported individually before switching to a summary. */
+const MAX_UNKNOWN_REPORTS = 100;
+
+export async function decodeTraceDat(path: string, sink: EventSink, opts: DecodeTraceDatOptions): Promise<void> {
+  const label = opts.fileLabel;
+  let src: FileSource;
+  try {
+    src = await FileSource.open(path);
+  } catch (e) {
+    throw new DecodeError(label, 0, 'offset', `cannot open: ${(e as Error).message}`);
+  }
+  try {
+    let info: TraceDatInfo;
+    try {
+      info = await readTraceDatHeader(src);
+    } catch (e) {
+      if (e instanceof TraceDatFormatError) throw new DecodeError(label, e.where, 'offset', e.message);
+      throw new DecodeError(label, 0, 'offset', `unreadable trace.dat header: ${(e as Error).message}`);
+    }
+    await decodeBody(src, info, sink, opts);
+  } finally {
+    await src.close();
+  }
+}
+
+/** pid -> comm from saved_cmdlines ("<pid> <comm>" lines). */
+function parseCmdlines(text: string | null): Map<number, string> {
+  const map = new Map<number, string>();
+  if (!text) return map;
+  for (const line of text.split('\n')) {
+    const sp = line.indexOf(' ');
+    if (sp <= 0) continue;
+    const pid = Number(line.slice(0, sp));
+    if (Number.isInteger(pid)) map.set(pid, line.slice(sp + 1));
+  }
+  return map;
+}
+
+async function decodeBody(src: FileSource, info: TraceDatInfo, sink: EventSink, opts: DecodeTraceDatOptions): Promise<void> {
+  const label = opts.fileLabel;
+  const deferred: SkippedInput[] = [...info.problems];
+
+  // Event formats -> compiled readers, indexed by id.
+  const formats: EventFormat[] = [];
+  for (const f of info.formats) {
+    try {
+      formats.push(parseEventFormat(f.text, f.system));
+    } catch (e) {
+      if (!(e instanceof FormatParseError)) throw e;
+      deferred.push({ where: f.where, unit: 'offset', reason: `unparsable ${f.system} event format: ${e.message}`, excerpt: f.text.slice(0, 200) });
+    }
+  }
+  if (formats.length === 0) throw new DecodeError(label, 0, 'offset', 'no readable event formats');
+  const kallsyms = Kallsyms.parse(info.kallsyms);
+  const helpers = makeHelpers(info.littleEndian, kallsyms);
+  const byId: (CompiledEvent | undefined)[] = new Array(65536);
+  for (const f of formats) {
+    try {
+      byId[f.id] = compileEvent(f, helpers, info.littleEndian, info.longSize);
+    } catch (e) {
+      deferred.push({ where: 0, unit: 'offset', reason: `cannot compile reader for ${f.system}:${f.name}: ${(e as Error).message}`, excerpt: '' });
+    }
+  }
+  // Common fields are the same for all events; take their layout from the first format that has them.
+  const common = formats.find((f) => f.commonFields.length > 0)?.commonFields ?? [];
+  const cf = (name: string, dOff: number, dSize: number) => {
+    const f = common.find((c) => c.name === name);
+    return f ? { off: f.offset, size: f.size } : { off: dOff, size: dSize };
+  };
+  const typeF = cf('common_type', 0, 2);
+  const flagsF = cf('common_flags', 2, 1);
+  const preemptF = cf('common_preempt_count', 3, 1);
+  const pidF = cf('common_pid', 4, 4);
+  const le = info.littleEndian;
+  if (typeF.size !== 2 || flagsF.size !== 1 || preemptF.size !== 1 || pidF.size !== 4) {
+    throw new DecodeError(label, 0, 'offset', 'unsupported common field layout');
+  }
+  const typeOff = typeF.off;
+  const flagsOff = flagsF.off;
+  const preemptOff = preemptF.off;
+  const pidOff = pidF.off;
+  const commonLen = Math.max(typeOff + 2, flagsOff + 1, preemptOff + 1, pidOff + 4);
+
+  const comms = parseCmdlines(info.cmdlines);
+  const layout = parseHeaderPage(info.headerPage, info.longSize);
+
+  // Streams: every buffer (top instance first) x CPU with data.
+  const streams: CpuStream[] = [];
+  const report = (p: SkippedInput) => deferred.push(p);
+  let headerSent = false;
+  const lostQueue: [number, number | null, number][] = [];
+  const lost = (cpu: number, count: number | null, where: number) => {
+    if (headerSent) sink.lostEvents(cpu, count, where);
+    else lostQueue.push([cpu, count, where]);
+  };
+  const instanceNames: string[] = [];
+  let maxCpu = -1;
+  let totalBytes = 0;
+  for (const b of info.buffers) {
+    if (b.cpus.some((c) => c.size > 0)) instanceNames.push(b.name === '' ? '(top)' : b.name);
+    for (const c of b.cpus) {
+      if (c.size <= 0) continue;
+      if (c.offset >= src.size) {
+        report({ where: src.size, unit: 'offset', reason: `cpu ${c.cpu} data at offset ${c.offset} lies beyond the end of the file (truncated)`, excerpt: '' });
+        continue;
+      }
+      maxCpu = Math.max(maxCpu, c.cpu);
+      totalBytes += Math.min(c.size, src.size - c.offset);
+      streams.push(
+        new CpuStream({
+          src,
+          cpu: c.cpu,
+          order: streams.length,
+          offset: c.offset,
+          size: c.size,
+          compressed: b.compressed,
+          algorithm: info.compression?.name ?? 'none',
+          pageSize: b.pageSize,
+          layout,
+          littleEndian: le,
+          report,
+          lost,
+        }),
+      );
+    }
+  }
+
+  // Base timestamp: the earliest first-page timestamp, so relative ts stay small exact numbers.
+  let baseHi = -1;
+  let baseLo = 0;
+  for (const s of streams) {
+    const t = await s.firstPageTimestamp();
+    if (t && (baseHi < 0 || t.hi < baseHi || (t.hi === baseHi && t.lo < baseLo))) {
+      baseHi = t.hi;
+      baseLo = t.lo;
+    }
+  }
+  if (baseHi < 0) {
+    baseHi = 0;
+    baseLo = 0;
+  }
+  for (const s of streams) s.base = { hi: baseHi, lo: baseLo };
+  const tsBaseNs = ((BigInt(baseHi) << 32n) | BigInt(baseLo)) + info.tsOffset;
+
+  const meta: Record<string, string> = {
+    page_size: String(info.pageSize),
+    long_size: String(info.longSize),
+    endian: info.littleEndian ? 'little' : 'big',
+    compression: info.compression ? `${info.compression.name}${info.compression.version ? ' ' + info.compression.version : ''}` : 'none',
+  };
+  if (info.uname) meta.kernel = info.uname;
+  if (info.traceClock) {
+    meta.clock = info.traceClock;
+    meta.trace_clock = info.traceClock;
+  } else {
+    const bc = info.buffers.find((b) => b.clock)?.clock;
+    if (bc) {
+      meta.clock = bc;
+      meta.trace_clock = bc;
+    }
+  }
+  if (info.traceCmdVersion) meta.trace_cmd_version = info.traceCmdVersion;
+  if (info.date) meta.date = info.date;
+  if (info.cpuCount !== null) meta.cpu_count = String(info.cpuCount);
+  if (info.tsOffset !== 0n) meta.ts_offset = info.tsOffset.toString();
+  if (info.tsc2nsec) meta.tsc2nsec = 'present (timestamps not converted)';
+  if (instanceNames.length > 0) meta.instances = instanceNames.join(',');
+  meta.kallsyms_entries = String(kallsyms.size);
+
+  sink.header({
+    format: 'trace_dat',
+    formatVersion: String(info.version),
+    cpus: info.cpuCount ?? (maxCpu >= 0 ? maxCpu + 1 : null),
+    tsBaseNs,
+    meta,
+  });
+  headerSent = true;
+  for (const [c, n, w] of lostQueue) sink.lostEvents(c, n, w);
+  const flushProblems = () => {
+    for (const p of deferred) sink.skipped(p);
+    deferred.length = 0;
+  };
+  flushProblems();
+
+  // Prime: first page with records of each stream.
+  const active: CpuStream[] = [];
+  for (const s of streams) {
+    if (s.nextPageSync() || (await s.refill())) active.push(s);
+  }
+  flushProblems();
+
+  const onProgress = opts.onProgress;
+  let progressTick = 0;
+  const bytesDone = () => streams.reduce((a, s) => a + s.bytesDone, 0);
+  let unknownCount = 0;
+  let shortCount = 0;
+
+  // Merge loop. Emit runs from the earliest stream until another stream's head is earlier.
+  while (active.length > 0) {
+    let best = active[0]!;
+    let bestTs = best.recs.ts[best.idx]!;
+    let secondTs = Infinity;
+    let secondOrder = Infinity;
+    for (let i = 1; i < active.length; i++) {
+      const s = active[i]!;
+      const t = s.recs.ts[s.idx]!;
+      if (t < bestTs || (t === bestTs && s.order < best.order)) {
+        secondTs = bestTs;
+        secondOrder = best.order;
+        best = s;
+        bestTs = t;
+      } else if (t < secondTs || (t === secondTs && s.order < secondOrder)) {
+        secondTs = t;
+        secondOrder = s.order;
+      }
+    }
+    const s = best;
+    const recs = s.recs;
+    const cpu = s.cpu;
+    const order = s.order;
+    let more = true;
+    for (;;) {
+      // Emit records of the current page while they precede every other stream's head.
+      const buf = s.block;
+      const tsA = recs.ts;
+      const offA = recs.dataOff;
+      const lenA = recs.dataLen;
+      const count = recs.count;
+      let i = s.idx;
+      for (; i < count; i++) {
+        const ts = tsA[i]!;
+        if (ts > secondTs || (ts === secondTs && order > secondOrder)) break;
+        const off = offA[i]!;
+        const len = lenA[i]!;
+        const where = s.blockCompressedWhere(recs.recOff[i]!);
+        if (len < commonLen) {
+          sink.skipped({ where, unit: 'offset', reason: `cpu ${cpu}: record of ${len} bytes is too short for an event`, excerpt: hexExcerpt(buf, off, 16) });
+          continue;
+        }
+        const type = le ? buf.readUInt16LE(off + typeOff) : buf.readUInt16BE(off + typeOff);
+        const ev = byId[type];
+        if (ev === undefined) {
+          unknownCount++;
+          if (unknownCount <= MAX_UNKNOWN_REPORTS) {
+            sink.skipped({ where, unit: 'offset', reason: `cpu ${cpu}: unknown event id ${type}`, excerpt: hexExcerpt(buf, off, 16) });
+          }
+          continue;
+        }
+        let fields;
+        if (len >= ev.minLen) fields = ev.fast(buf, off, len);
+        else {
+          shortCount++;
+          fields = ev.safe(buf, off, len);
+        }
+        const pid = le ? buf.readInt32LE(off + pidOff) : buf.readInt32BE(off + pidOff);
+        const comm = pid === 0 ? '<idle>' : (comms.get(pid) ?? null);
+        const event: DecodedEvent = {
+          ts,
+          cpu,
+          pid,
+          comm,
+          tgid: null,
+          name: ev.name,
+          system: ev.system,
+          flags: buf[off + flagsOff]!,
+          preemptCount: buf[off + preemptOff]!,
+          fields,
+          raw: null,
+          where,
+        };
+        sink.event(event);
+        if (ev.commRegistrations.length > 0) registerComms(ev, buf, off, len, le, comms);
+      }
+      s.idx = i;
+      if (i < count) break;
+      // Page done: next page in this block, or read the next block.
+      if (!s.nextPageSync()) {
+        if (++progressTick % 16 === 0 && onProgress) onProgress(bytesDone(), totalBytes);
+        more = await s.refill();
+        if (deferred.length > 0) flushProblems();
+        if (!more) break;
+      }
+      if (recs.ts[s.idx]! > secondTs) break;
+    }
+    if (!more) active.splice(active.indexOf(s), 1);
+  }
+  flushProblems();
+  if (unknownCount > MAX_UNKNOWN_REPORTS) {
+    sink.skipped({ where: src.size, unit: 'offset', reason: `${unknownCount - MAX_UNKNOWN_REPORTS} more records with unknown event ids skipped (first ${MAX_UNKNOWN_REPORTS} reported individually)`, excerpt: '' });
+  }
+  if (shortCount > 0) {
+    sink.skipped({ where: src.size, unit: 'offset', reason: `${shortCount} records were shorter than their event format: fields beyond the record end omitted`, excerpt: '' });
+  }
+  if (onProgress) onProgress(bytesDone(), totalBytes);
+}
+
+/**
+ * trace-cmd's sched_switch/sched_wakeup plugin registers the comms it prints
+ * for pids the saved cmdlines do not know; later events of those pids then
+ * show that comm in the report. Do the same so comm matches the report.
+ */
+function registerComms(ev: CompiledEvent, buf: Buffer, off: number, len: number, le: boolean, comms: Map<number, string>): void {
+  for (const r of ev.commRegistrations) {
+    if (r.pidOff + 4 > len || r.commOff + r.commSize > len) continue;
+    const pid = le ? buf.readInt32LE(off + r.pidOff) : buf.readInt32BE(off + r.pidOff);
+    if (pid === 0 || comms.has(pid)) continue;
+    let e = off + r.commOff;
+    const end = e + r.commSize;
+    const start = e;
+    while (e < end && buf[e] !== 0) e++;
+    comms.set(pid, buf.toString('utf8', start, e));
+  }
+}

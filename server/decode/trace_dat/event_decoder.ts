@@ -1,0 +1,249 @@
+/**
+ * Turns an event format into a precompiled field reader: one generated
+ * function per event format that reads every non-common field at its fixed
+ * offset and builds the fields object in one literal (stable hidden class,
+ * no per-event loops, regexes or bigint). Field names from the file only ever
+ * appear JSON-quoted in the generated source, offsets/sizes only as integers.
+ */
+import type { EventFields, FieldValue } from '../decoded_event.ts';
+import type { EventFormat, FieldDef } from './event_format.ts';
+import type { Kallsyms } from './kallsyms.ts';
+import { analyzePrintFmt, type SymbolicRenderer } from './print_fmt.ts';
+
+export type FieldsReader = (buf: Buffer, off: number, len: number) => EventFields;
+
+export interface CompiledEvent {
+  id: number;
+  name: string;
+  system: string;
+  /** Record length needed for the fast reader (all fixed fields in range). */
+  minLen: number;
+  fast: FieldsReader;
+  /** Reader that checks every field against the record length (short/corrupt records). */
+  safe: FieldsReader;
+  /** sched plugin emulation: (pid field, comm field) pairs whose comm trace-cmd registers. */
+  commRegistrations: { pidOff: number; commOff: number; commSize: number }[];
+}
+
+const TWO_POW_32 = 4294967296;
+const HEX8 = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, '0'));
+
+/** Runtime helpers the generated code calls (passed in as `h`). */
+export interface Helpers {
+  u64(b: Buffer, p: number): number | bigint;
+  s64(b: Buffer, p: number): number | bigint;
+  ptr64(b: Buffer, p: number): string;
+  ptr32(b: Buffer, p: number): string;
+  sym64(b: Buffer, p: number): string;
+  sym32(b: Buffer, p: number): string;
+  cstr(b: Buffer, p: number, max: number): string;
+  dynstr(b: Buffer, recOff: number, recLen: number, fieldPos: number, fieldEnd: number, relative: boolean): string;
+  arr(b: Buffer, p: number, count: number, elem: number, signed: boolean): string;
+  dynarr(b: Buffer, recOff: number, recLen: number, fieldPos: number, fieldEnd: number, relative: boolean, elem: number, signed: boolean): string;
+  sym: SymbolicFn[];
+}
+
+export type SymbolicFn = (raw: number | bigint) => FieldValue;
+
+export function makeHelpers(littleEndian: boolean, kallsyms: Kallsyms): Helpers {
+  const rd32 = littleEndian
+    ? (b: Buffer, p: number) => b.readUInt32LE(p)
+    : (b: Buffer, p: number) => b.readUInt32BE(p);
+  const rdS32 = littleEndian
+    ? (b: Buffer, p: number) => b.readInt32LE(p)
+    : (b: Buffer, p: number) => b.readInt32BE(p);
+  const loOff = littleEndian ? 0 : 4;
+  const hiOff = littleEndian ? 4 : 0;
+  const hex32 = (v: number) => {
+    return v.toString(16);
+  };
+  const ptrHex = (hi: number, lo: number): string => {
+    if (hi === 0) return '0x' + hex32(lo);
+    return '0x' + hi.toString(16) + HEX8[lo >>> 24]! + HEX8[(lo >>> 16) & 255]! + HEX8[(lo >>> 8) & 255]! + HEX8[lo & 255]!;
+  };
+  const readNum = (b: Buffer, p: number, elem: number, signed: boolean): number | bigint => {
+    switch (elem) {
+      case 1: return signed ? b.readInt8(p) : b.readUInt8(p);
+      case 2: return signed ? (littleEndian ? b.readInt16LE(p) : b.readInt16BE(p)) : littleEndian ? b.readUInt16LE(p) : b.readUInt16BE(p);
+      case 4: return signed ? rdS32(b, p) : rd32(b, p);
+      default: return signed ? h.s64(b, p) : h.u64(b, p);
+    }
+  };
+  const decodeStr = (b: Buffer, p: number, end: number): string => {
+    let e = p;
+    while (e < end && b[e] !== 0) e++;
+    return e === p ? '' : b.toString('utf8', p, e);
+  };
+  const dynLoc = (b: Buffer, recOff: number, recLen: number, fieldPos: number, fieldEnd: number, relative: boolean): [number, number] | null => {
+    const v = rd32(b, fieldPos);
+    let start = (v & 0xffff) + (relative ? fieldEnd : recOff);
+    let len = v >>> 16;
+    const recEnd = recOff + recLen;
+    if (start > recEnd) return null;
+    if (start + len > recEnd) len = recEnd - start;
+    if (start < recOff) start = recOff;
+    return [start, len];
+  };
+  const h: Helpers = {
+    u64(b, p) {
+      const lo = rd32(b, p + loOff);
+      const hi = rd32(b, p + hiOff);
+      if (hi < 0x200000) return hi * TWO_POW_32 + lo;
+      return (BigInt(hi) << 32n) | BigInt(lo);
+    },
+    s64(b, p) {
+      const lo = rd32(b, p + loOff);
+      const hi = rdS32(b, p + hiOff);
+      if (hi >= -0x200000 && hi < 0x200000) return hi * TWO_POW_32 + lo;
+      return (BigInt(hi) << 32n) | BigInt(lo);
+    },
+    ptr64(b, p) {
+      return ptrHex(rd32(b, p + hiOff), rd32(b, p + loOff));
+    },
+    ptr32(b, p) {
+      return '0x' + hex32(rd32(b, p));
+    },
+    sym64(b, p) {
+      const hi = rd32(b, p + hiOff);
+      const lo = rd32(b, p + loOff);
+      return kallsyms.lookup(hi, lo) ?? ptrHex(hi, lo);
+    },
+    sym32(b, p) {
+      const lo = rd32(b, p);
+      return kallsyms.lookup(0, lo) ?? '0x' + hex32(lo);
+    },
+    cstr(b, p, max) {
+      return decodeStr(b, p, p + max);
+    },
+    dynstr(b, recOff, recLen, fieldPos, fieldEnd, relative) {
+      const loc = dynLoc(b, recOff, recLen, fieldPos, fieldEnd, relative);
+      if (!loc) return '';
+      return decodeStr(b, loc[0], loc[0] + loc[1]);
+    },
+    arr(b, p, count, elem, signed) {
+      const parts: string[] = [];
+      for (let i = 0; i < count; i++) parts.push(String(readNum(b, p + i * elem, elem, signed)));
+      return '[' + parts.join(',') + ']';
+    },
+    dynarr(b, recOff, recLen, fieldPos, fieldEnd, relative, elem, signed) {
+      const loc = dynLoc(b, recOff, recLen, fieldPos, fieldEnd, relative);
+      if (!loc || elem <= 0) return '[]';
+      return h.arr(b, loc[0], Math.floor(loc[1] / elem), elem, signed);
+    },
+    sym: [],
+  };
+  return h;
+}
+
+/** Wraps a print-fmt renderer with a per-value cache (flag values repeat endlessly). */
+function memoSymbolic(render: SymbolicRenderer, signedSize: number | null): SymbolicFn {
+  const cache = new Map<number | bigint, FieldValue>();
+  return (raw) => {
+    const hit = cache.get(raw);
+    if (hit !== undefined) return hit;
+    let big = typeof raw === 'bigint' ? raw : BigInt(raw);
+    big = BigInt.asUintN(64, big);
+    void signedSize;
+    const s = render(big);
+    const v: FieldValue = s === undefined ? raw : s;
+    if (cache.size < 4096) cache.set(raw, v);
+    return v;
+  };
+}
+
+/**
+ * Compiles one event format. `helpers.sym` is extended with this event's
+ * symbolic renderers; the generated code refers to them by index.
+ */
+export function compileEvent(fmt: EventFormat, helpers: Helpers, littleEndian: boolean, longSize: number): CompiledEvent {
+  const info = analyzePrintFmt(fmt.printFmt);
+  const E = littleEndian ? 'LE' : 'BE';
+  const fastParts: string[] = [];
+  const safeParts: string[] = [];
+  let minLen = 0;
+  for (const f of fmt.fields) {
+    const expr = fieldExpr(f, info.symbolFields, info.pointerFields, info.symbolic, helpers, E, longSize);
+    if (expr === null) continue;
+    const key = JSON.stringify(f.name);
+    const end = f.offset + f.size;
+    if (end > minLen) minLen = end;
+    fastParts.push(`${key}: ${expr}`);
+    safeParts.push(`if (n >= ${end}) r[${key}] = ${expr};`);
+  }
+  const fastSrc = `return function fast(b, o, n) { return { ${fastParts.join(', ')} }; };`;
+  const safeSrc = `return function safe(b, o, n) { const r = {}; ${safeParts.join(' ')} return r; };`;
+  // eslint-disable-next-line @typescript-eslint/no-implied-eval
+  const fast = new Function('h', fastSrc)(helpers) as FieldsReader;
+  // eslint-disable-next-line @typescript-eslint/no-implied-eval
+  const safe = new Function('h', safeSrc)(helpers) as FieldsReader;
+
+  const commRegistrations: CompiledEvent['commRegistrations'] = [];
+  if (fmt.system === 'sched') {
+    const byName = new Map(fmt.fields.map((f) => [f.name, f]));
+    const pairs: [string, string][] =
+      fmt.name === 'sched_switch' ? [['prev_pid', 'prev_comm'], ['next_pid', 'next_comm']]
+      : fmt.name === 'sched_wakeup' || fmt.name === 'sched_wakeup_new' ? [['pid', 'comm']]
+      : [];
+    for (const [p, c] of pairs) {
+      const pf = byName.get(p);
+      const cf = byName.get(c);
+      if (pf && cf && pf.size === 4 && cf.kind === 'string') commRegistrations.push({ pidOff: pf.offset, commOff: cf.offset, commSize: cf.size });
+    }
+  }
+  return { id: fmt.id, name: fmt.name, system: fmt.system, minLen, fast, safe, commRegistrations };
+}
+
+function fieldExpr(
+  f: FieldDef,
+  symbolFields: Set<string>,
+  pointerFields: Set<string>,
+  symbolic: Map<string, SymbolicRenderer>,
+  helpers: Helpers,
+  E: string,
+  longSize: number,
+): string | null {
+  const at = `o + ${f.offset}`;
+  switch (f.kind) {
+    case 'string':
+      return `h.cstr(b, ${at}, ${f.size})`;
+    case 'dynstring':
+      if (f.size < 4) return null;
+      return `h.dynstr(b, o, n, ${at}, ${at} + ${f.size}, ${f.relative})`;
+    case 'dynarray':
+      if (f.size < 4) return null;
+      return `h.dynarr(b, o, n, ${at}, ${at} + ${f.size}, ${f.relative}, ${f.elemSize}, ${f.signed})`;
+    case 'array':
+      if (f.elemSize <= 0 || ![1, 2, 4, 8].includes(f.elemSize)) return null;
+      return `h.arr(b, ${at}, ${f.size / f.elemSize}, ${f.elemSize}, ${f.signed})`;
+    case 'opaque':
+      return null;
+    case 'pointer':
+    case 'int': {
+      const size = f.size;
+      if (size !== 1 && size !== 2 && size !== 4 && size !== 8) return null;
+      if (symbolFields.has(f.name) && (size === 8 || size === 4)) return size === 8 ? `h.sym64(b, ${at})` : `h.sym32(b, ${at})`;
+      if (f.kind === 'pointer' || pointerFields.has(f.name)) {
+        if (size === 8) return `h.ptr64(b, ${at})`;
+        if (size === 4) return `h.ptr32(b, ${at})`;
+      }
+      const num = numExpr(size, f.signed, at, E);
+      const render = symbolic.get(f.name);
+      if (render) {
+        const idx = helpers.sym.length;
+        helpers.sym.push(memoSymbolic(render, f.signed ? size : null));
+        return `h.sym[${idx}](${num})`;
+      }
+      void longSize;
+      return num;
+    }
+  }
+}
+
+function numExpr(size: number, signed: boolean, at: string, E: string): string {
+  switch (size) {
+    case 1: return signed ? `b.readInt8(${at})` : `b[${at}]`;
+    case 2: return signed ? `b.readInt16${E}(${at})` : `b.readUInt16${E}(${at})`;
+    case 4: return signed ? `b.readInt32${E}(${at})` : `b.readUInt32${E}(${at})`;
+    default: return signed ? `h.s64(b, ${at})` : `h.u64(b, ${at})`;
+  }
+}

@@ -1,0 +1,182 @@
+-- shrinker_blocking: slab shrinker calls that block the reclaiming task
+-- =====================================================================
+--
+-- @title Shrinker calls that block
+-- @description Slab shrinker calls (do_shrink_slab) lasting 10 ms or more, with the shrinker, the work it carried in and what it freed, and the reclaim context it held up (kswapd, or which task's direct / memcg reclaim).
+-- @param warn_ns BIGINT 10000000 -- a call lasting at least this long (ns) is a warn finding: 10 ms
+-- @param critical_ns BIGINT 100000000 -- a call lasting at least this long (ns) is critical: 100 ms
+--
+-- What it finds
+--   Every mm_shrink_slab_start paired with the mm_shrink_slab_end that closes
+--   it, as one "shrinker call" of a task. Reclaim (kswapd, direct reclaim,
+--   memcg reclaim, drop_caches) calls each registered shrinker through
+--   do_shrink_slab(); the shrinker's scan callback (e.g. super_cache_scan for
+--   the dentry/inode caches of one superblock, or a filesystem's own) runs
+--   synchronously in the reclaiming task. While it runs, kswapd does not
+--   reclaim LRU pages and a task in direct reclaim does not get its memory.
+--
+-- Why it matters
+--   A shrinker blocking for 100s of ms (inode eviction waiting on XFS log or
+--   inode cluster IO, lock contention on a busy cache) stalls every allocator
+--   waiting on kswapd or in direct reclaim behind it. `nr_objects_to_shrink`
+--   is the deferred work carried in from earlier calls that could not scan
+--   (GFP_NOFS callers defer their share to the next capable caller), so a
+--   large value means one unlucky caller pays for others' deferred work;
+--   `freed` (the tracepoint's "last shrinker return val") against
+--   `total_scan` says whether the time bought anything.
+--
+-- Pairing (decisions where the kernel leaves it open)
+--   * Per task (utid), a start pairs with the task's next shrinker event when
+--     that is an end of the same shrinker symbol (either symbol NULL counts as
+--     the same). Shrinker calls do not nest on a task (reclaim sets
+--     PF_MEMALLOC, so a shrinker's own allocations never re-enter reclaim).
+--     The `shr` pointer is not compared: tracefs text hashes it.
+--   * A start with no later shrinker event on its task is OPEN: still running
+--     when the trace ended. dur = trace end - ts (a lower bound), severity by
+--     the thresholds, at least info. values.open = true.
+--   * A start followed by another start (or by an end of another shrinker) on
+--     its task lost its end event (ring-buffer overrun). dur = until that next
+--     event (an upper bound), always info. values.open = true, end_lost = true.
+--   * An end that is its task's first shrinker event began before the trace:
+--     ts = trace start, dur = end - trace start, severity by the thresholds,
+--     at least info. values.begin_missing = true. Other ends without a start
+--     (lost start events) are not reported.
+--   * Context: 'kswapd' for kswapd threads; else the innermost traced reclaim
+--     of the same task around the call ('direct reclaim', 'memcg reclaim',
+--     'node reclaim', from mm_vmscan_*_reclaim_begin/end); else 'other'
+--     (drop_caches, proactive reclaim, or a reclaim whose begin was not traced).
+--
+-- Columns: the finding contract (severity, ts, dur, cpu, utid, title, values,
+-- event_ids, kind). kind is always 'call'. values: shrinker, context, shr,
+-- nid, priority, gfp_flags, nr_objects_to_shrink, cache_items, delta,
+-- total_scan, freed, unused_scan, new_scan, open, end_lost, begin_missing.
+-- event_ids: [start id, end id] (whichever exist).
+WITH
+params AS (
+  SELECT $warn_ns::BIGINT AS warn_ns, $critical_ns::BIGINT AS critical_ns
+),
+bounds AS (
+  SELECT
+    ss_trace_start(least((SELECT min(ts) FROM mm_shrink_slab_start), (SELECT min(ts) FROM mm_shrink_slab_end))) AS t0,
+    ss_trace_end(greatest((SELECT max(ts) FROM mm_shrink_slab_start), (SELECT max(ts) FROM mm_shrink_slab_end))) AS t1
+),
+-- Starts and ends of one task, in file order.
+marks AS (
+  SELECT id, ts, cpu, utid, true AS is_start, ss_sym(shrink) AS sym, shr, nid, priority, gfp_flags,
+         nr_objects_to_shrink, cache_items, delta, total_scan,
+         NULL::BIGINT AS retval, NULL::BIGINT AS unused_scan, NULL::BIGINT AS new_scan
+  FROM mm_shrink_slab_start
+  UNION ALL
+  SELECT id, ts, cpu, utid, false, ss_sym(shrink), shr, nid, NULL, NULL,
+         NULL, NULL, NULL, total_scan, retval, unused_scan, new_scan
+  FROM mm_shrink_slab_end
+),
+seq AS (
+  SELECT *,
+    lead(is_start) OVER w AS n_is_start, lead(id) OVER w AS n_id, lead(ts) OVER w AS n_ts,
+    lead(sym) OVER w AS n_sym, lead(retval) OVER w AS n_retval,
+    lead(unused_scan) OVER w AS n_unused_scan, lead(new_scan) OVER w AS n_new_scan,
+    lag(is_start) OVER w AS p_is_start
+  FROM marks
+  WINDOW w AS (PARTITION BY utid ORDER BY ts, id)
+),
+paired AS (
+  SELECT *, coalesce(is_start AND NOT n_is_start AND (sym IS NULL OR n_sym IS NULL OR sym = n_sym), false) AS closes
+  FROM seq
+),
+calls AS (
+  SELECT id AS start_id, ts, cpu, utid, sym, shr, nid, priority, gfp_flags,
+         nr_objects_to_shrink, cache_items, delta, total_scan,
+         CASE WHEN closes THEN 'closed' WHEN n_is_start IS NULL THEN 'open' ELSE 'end_lost' END AS state,
+         CASE WHEN closes THEN n_id END AS end_id,
+         n_ts,
+         CASE WHEN closes THEN n_retval END AS freed_,
+         CASE WHEN closes THEN n_unused_scan END AS unused_scan_,
+         CASE WHEN closes THEN n_new_scan END AS new_scan_
+  FROM paired WHERE is_start
+  UNION ALL
+  SELECT NULL, ts, cpu, utid, sym, shr, nid, NULL, NULL, NULL, NULL, NULL, total_scan,
+         'begin_missing', id, ts, retval, unused_scan, new_scan
+  FROM paired WHERE NOT is_start AND p_is_start IS NULL
+),
+measured AS (
+  SELECT c.*,
+    CASE state WHEN 'begin_missing' THEN (SELECT t0 FROM bounds) ELSE c.ts END AS f_ts,
+    CASE state WHEN 'closed' THEN n_ts - c.ts
+               WHEN 'open' THEN (SELECT t1 FROM bounds) - c.ts
+               WHEN 'end_lost' THEN n_ts - c.ts
+               ELSE c.ts - (SELECT t0 FROM bounds) END AS f_dur
+  FROM calls c
+),
+-- Traced reclaim windows of ordinary tasks (softlimit reclaim runs nested in
+-- direct reclaim / kswapd, so it is not a context of its own here).
+_rb AS (
+  SELECT id, ts, utid, ss_reclaim_family(event) AS family, true AS is_begin FROM mm_vmscan_direct_reclaim_begin
+  UNION ALL
+  SELECT id, ts, utid, ss_reclaim_family(event), false FROM mm_vmscan_direct_reclaim_end
+),
+_rb_seq AS (
+  SELECT *, lead(is_begin) OVER w AS n_is_begin, lead(ts) OVER w AS n_ts
+  FROM _rb WINDOW w AS (PARTITION BY utid, family ORDER BY ts, id)
+),
+reclaim AS (
+  SELECT utid, family, ts, CASE WHEN NOT n_is_begin THEN n_ts END AS end_ts
+  FROM _rb_seq WHERE is_begin AND family <> 'memcg_softlimit'
+),
+classified AS (
+  SELECT m.*, t.tid, t.name AS tname,
+    CASE WHEN ss_is_kswapd(t.name) THEN 'kswapd'
+         WHEN r.family IS NOT NULL AND (r.end_ts IS NULL OR r.end_ts >= m.ts)
+           THEN replace(r.family, '_', ' ') || ' reclaim'
+         ELSE 'other' END AS context,
+    ss_severity(m.f_dur, p.warn_ns, p.critical_ns, NULL) AS sev_by_dur
+  FROM measured m
+  CROSS JOIN params p
+  LEFT JOIN thread t ON t.utid = m.utid
+  ASOF LEFT JOIN reclaim r ON r.utid = m.utid AND m.ts >= r.ts
+)
+SELECT
+  CASE WHEN state = 'end_lost' THEN 'info' ELSE coalesce(sev_by_dur, 'info') END AS severity,
+  f_ts AS ts,
+  f_dur AS dur,
+  cpu,
+  utid,
+  CASE state
+    WHEN 'closed' THEN
+      coalesce(sym, '?') || ' blocked ' || ss_task(tname, tid)
+      || CASE WHEN context IN ('kswapd', 'other') THEN '' ELSE ' in ' || context END
+      || ' for ' || ss_fmt_dur(f_dur)
+      || ' (freed ' || ss_fmt_count(freed_) || ' of ' || ss_fmt_count(nr_objects_to_shrink) || ' objects to shrink)'
+    WHEN 'open' THEN
+      coalesce(sym, '?') || ' call by ' || ss_task(tname, tid)
+      || ' still running at end of trace after ' || ss_fmt_dur(f_dur)
+    WHEN 'end_lost' THEN
+      coalesce(sym, '?') || ' call by ' || ss_task(tname, tid)
+      || ' has no end event (next shrinker event ' || ss_fmt_dur(f_dur) || ' later)'
+    ELSE
+      coalesce(sym, '?') || ' call by ' || ss_task(tname, tid)
+      || ' began before the trace and ended ' || ss_fmt_dur(f_dur) || ' into it'
+  END AS title,
+  {
+    'shrinker': sym,
+    'context': context,
+    'shr': shr,
+    'nid': nid,
+    'priority': priority,
+    'gfp_flags': gfp_flags,
+    'nr_objects_to_shrink': nr_objects_to_shrink,
+    'cache_items': cache_items,
+    'delta': delta,
+    'total_scan': total_scan,
+    'freed': freed_,
+    'unused_scan': unused_scan_,
+    'new_scan': new_scan_,
+    'open': state IN ('open', 'end_lost'),
+    'end_lost': state = 'end_lost',
+    'begin_missing': state = 'begin_missing'
+  } AS "values",
+  list_filter([start_id, end_id], x -> x IS NOT NULL) AS event_ids,
+  'call' AS kind
+FROM classified
+WHERE state <> 'closed' OR sev_by_dur IS NOT NULL
+ORDER BY ss_severity_rank(severity), ts, start_id

@@ -1,0 +1,242 @@
+/**
+ * Runs detectors over one trace database and turns their rows into Findings.
+ *
+ * One call for the CLI (`stallscope analyze`) and the HTTP API:
+ *
+ *   const { findings, summaries, timings } = await runDetectors(engine, {
+ *     detectors: ['shrinker_blocking'],            // default: all
+ *     params: { 'shrinker_blocking.warn_ns': '5ms' },
+ *     extraDirs: ['./my-queries'],                  // `--queries DIR`
+ *   });
+ */
+import { readFile } from 'node:fs/promises';
+import type { DuckDBValue } from '@duckdb/node-api';
+import type { Engine, Row } from '../engine/engine.ts';
+import {
+  DETECTOR_MACROS_FILE,
+  type DetectorDef,
+  type ParamValue,
+  REQUIRED_COLUMNS,
+  loadDetectors,
+  referencedParams,
+  resolveParams,
+} from './detector_registry.ts';
+import { type Finding, compareFindings, isSeverity } from './finding.ts';
+
+export interface RunOptions {
+  /** Detector ids to run (default: all). Unknown ids are an error. */
+  detectors?: string[];
+  /** 'detector.param' -> value text (e.g. '10ms', '6'). */
+  params?: Record<string, string>;
+  /** Extra directories of user detectors (`--queries DIR`). */
+  extraDirs?: string[];
+}
+
+export interface RunResult {
+  /** Ordered by severity (critical, warn, info), then ts. */
+  findings: Finding[];
+  /** Detector id -> its summary rows (detectors with a .summary.sql only). */
+  summaries: Record<string, Row[]>;
+  /** Detector id (and 'id.summary') -> wall time in ms. */
+  timings: Record<string, number>;
+}
+
+/** A detector's SQL failed: names the file and, when DuckDB says, the line. */
+export class DetectorRunError extends Error {
+  constructor(
+    readonly detector: string,
+    readonly file: string,
+    readonly line: number | null,
+    readonly cause: unknown,
+    detail: string,
+  ) {
+    super(`detector ${detector} (${file}${line != null ? `:${line}` : ''}): ${detail}`);
+    this.name = 'DetectorRunError';
+  }
+}
+
+const macrosLoaded = new WeakSet<Engine>();
+
+/** Defines the shared `ss_*` TEMP macros on this connection (once per engine). */
+export async function loadDetectorMacros(engine: Engine): Promise<void> {
+  if (macrosLoaded.has(engine)) return;
+  await engine.exec(await readFile(DETECTOR_MACROS_FILE, 'utf8'));
+  macrosLoaded.add(engine);
+}
+
+/** Binds what the statement references; integers as BIGINT-compatible bigint. */
+function bindParams(sql: string, values: Record<string, ParamValue>): Record<string, DuckDBValue> {
+  const out: Record<string, DuckDBValue> = {};
+  for (const name of referencedParams(sql)) {
+    const v = values[name];
+    if (v === undefined) throw new Error(`parameter $${name} has no value`);
+    out[name] = v;
+  }
+  return out;
+}
+
+async function runStatement(
+  engine: Engine,
+  det: DetectorDef,
+  file: string,
+  sql: string,
+  values: Record<string, ParamValue>,
+): Promise<Row[]> {
+  try {
+    const params = bindParams(sql, values);
+    return await engine.query(sql, Object.keys(params).length ? params : undefined);
+  } catch (e) {
+    const msg = e instanceof Error ? e.message : String(e);
+    const m = /LINE (\d+):/.exec(msg);
+    const firstLine = msg.split('\n')[0] ?? msg;
+    throw new DetectorRunError(det.id, file, m ? Number(m[1]) : null, e, m ? msg : firstLine);
+  }
+}
+
+function toBigInt(v: unknown, what: string): bigint {
+  if (typeof v === 'bigint') return v;
+  if (typeof v === 'number' && Number.isInteger(v)) return BigInt(v);
+  throw new Error(`${what} must be an integer, got ${v === null ? 'NULL' : typeof v}`);
+}
+
+function toIntOrNull(v: unknown, what: string): number | null {
+  if (v === null || v === undefined) return null;
+  if (typeof v === 'number' && Number.isInteger(v)) return v;
+  if (typeof v === 'bigint') return Number(v);
+  throw new Error(`${what} must be an integer or NULL`);
+}
+
+/**
+ * values as a plain object: a STRUCT comes as an object, a MAP as
+ * [{key, value}], JSON as text. NULL-valued keys are dropped (not measured,
+ * or not applicable to this kind of finding).
+ */
+export function normalizeValues(v: unknown): Record<string, unknown> {
+  let obj: unknown = v;
+  if (typeof obj === 'string') {
+    try {
+      obj = JSON.parse(obj);
+    } catch {
+      return { value: v };
+    }
+  }
+  if (Array.isArray(obj) && obj.every((e) => e && typeof e === 'object' && 'key' in e && 'value' in e)) {
+    obj = Object.fromEntries(obj.map((e) => [String((e as { key: unknown }).key), (e as { value: unknown }).value]));
+  }
+  if (obj === null || obj === undefined) return {};
+  if (typeof obj !== 'object' || Array.isArray(obj)) return { value: obj };
+  const out: Record<string, unknown> = {};
+  for (const [k, val] of Object.entries(obj as Record<string, unknown>)) {
+    if (val !== null && val !== undefined) out[k] = val;
+  }
+  return out;
+}
+
+function rowToFinding(det: DetectorDef, row: Row, index: number): Omit<Finding, 'tid' | 'comm'> {
+  const where = `row ${index + 1}`;
+  const severity = row.severity;
+  if (!isSeverity(severity)) {
+    throw new Error(`${where}: severity must be 'critical', 'warn' or 'info', got ${JSON.stringify(severity)}`);
+  }
+  const ids = row.event_ids;
+  if (ids !== null && !Array.isArray(ids)) throw new Error(`${where}: event_ids must be a BIGINT[]`);
+  const kind = row.kind;
+  return {
+    detector: det.id,
+    kind: typeof kind === 'string' && kind !== '' ? kind : det.id,
+    severity,
+    ts_ns: toBigInt(row.ts, `${where}: ts`),
+    dur_ns: row.dur === null ? 0n : toBigInt(row.dur, `${where}: dur`),
+    cpu: toIntOrNull(row.cpu, `${where}: cpu`),
+    utid: toIntOrNull(row.utid, `${where}: utid`),
+    title: String(row.title ?? ''),
+    values: normalizeValues(row.values),
+    event_ids: (ids ?? []).filter((x) => x !== null).map((x, i) => toBigInt(x, `${where}: event_ids[${i}]`)),
+  };
+}
+
+async function threadsByUtid(engine: Engine, utids: Set<number>): Promise<Map<number, { tid: number | null; name: string | null }>> {
+  const out = new Map<number, { tid: number | null; name: string | null }>();
+  if (utids.size === 0) return out;
+  const list = [...utids].filter((u) => Number.isInteger(u)).join(',');
+  const rows = await engine.query<{ utid: number; tid: number | null; name: string | null }>(
+    `SELECT utid, tid, name FROM thread WHERE utid IN (${list})`,
+  );
+  for (const r of rows) out.set(r.utid, { tid: r.tid, name: r.name });
+  return out;
+}
+
+/** Runs the selected detectors (and their summaries) and returns ordered findings. */
+export async function runDetectors(engine: Engine, opts: RunOptions = {}): Promise<RunResult> {
+  const all = await loadDetectors(opts.extraDirs ?? []);
+  let selected = all;
+  if (opts.detectors && opts.detectors.length > 0) {
+    const known = new Map(all.map((d) => [d.id, d]));
+    selected = opts.detectors.map((id) => {
+      const d = known.get(id);
+      if (!d) throw new Error(`unknown detector '${id}' (known: ${[...known.keys()].join(', ')})`);
+      return d;
+    });
+  }
+  // Validate every override before running anything.
+  const overrides = opts.params ?? {};
+  for (const key of Object.keys(overrides)) {
+    const id = key.split('.')[0]!;
+    if (!key.includes('.')) throw new Error(`parameter '${key}' must be written as detector.name`);
+    if (!all.some((d) => d.id === id)) throw new Error(`parameter '${key}': unknown detector '${id}'`);
+  }
+  const paramsById = new Map(selected.map((d) => [d.id, resolveParams(d, overrides)]));
+
+  await loadDetectorMacros(engine);
+  const raw: Omit<Finding, 'tid' | 'comm'>[] = [];
+  const summaries: Record<string, Row[]> = {};
+  const timings: Record<string, number> = {};
+  for (const det of selected) {
+    const values = paramsById.get(det.id)!;
+    const t0 = performance.now();
+    const rows = await runStatement(engine, det, det.file, det.sql, values);
+    if (rows.length > 0) {
+      const missing = REQUIRED_COLUMNS.filter((c) => !(c in rows[0]!));
+      if (missing.length) {
+        throw new DetectorRunError(det.id, det.file, null, null, `result lacks column(s) ${missing.join(', ')}`);
+      }
+    }
+    rows.forEach((row, i) => {
+      try {
+        raw.push(rowToFinding(det, row, i));
+      } catch (e) {
+        throw new DetectorRunError(det.id, det.file, null, e, (e as Error).message);
+      }
+    });
+    timings[det.id] = performance.now() - t0;
+    if (det.summarySql != null && det.summaryFile != null) {
+      const s0 = performance.now();
+      summaries[det.id] = await runStatement(engine, det, det.summaryFile, det.summarySql, values);
+      timings[`${det.id}.summary`] = performance.now() - s0;
+    }
+  }
+
+  const threads = await threadsByUtid(
+    engine,
+    new Set(raw.map((f) => f.utid).filter((u): u is number => u !== null)),
+  );
+  const findings: Finding[] = raw.map((f) => {
+    const t = f.utid !== null ? threads.get(f.utid) : undefined;
+    return {
+      detector: f.detector,
+      kind: f.kind,
+      severity: f.severity,
+      ts_ns: f.ts_ns,
+      dur_ns: f.dur_ns,
+      cpu: f.cpu,
+      tid: t?.tid ?? null,
+      comm: t?.name ?? null,
+      utid: f.utid,
+      title: f.title,
+      values: f.values,
+      event_ids: f.event_ids,
+    };
+  });
+  findings.sort(compareFindings);
+  return { findings, summaries, timings };
+}

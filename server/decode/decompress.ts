@@ -1,0 +1,263 @@
+/**
+ * Streaming decompression, detected by content (sniffInput), never by file
+ * name. Layers nest: a gzip of a zstd of a text file decodes to the text.
+ *
+ * - gzip: node:zlib createGunzip (multi-member files work).
+ * - zstd: fzstd's streaming Decompress (frames without a content size work).
+ * - xz:   xz-decompress's XzReadableStream (WebAssembly).
+ *
+ * Nothing here holds a whole file in memory: data flows chunk by chunk. A
+ * corrupt or truncated compressed stream becomes a DecodeError naming the
+ * file and (approximately: decompressors read ahead) the compressed byte
+ * offset reached when the error surfaced.
+ */
+import { createReadStream, createWriteStream } from 'node:fs';
+import { stat } from 'node:fs/promises';
+import { Readable } from 'node:stream';
+import { once } from 'node:events';
+import { createGunzip } from 'node:zlib';
+import { Decompress as ZstdDecompress } from 'fzstd';
+import xzModule from 'xz-decompress';
+import { DecodeError } from './decoded_event.ts';
+import { sniffInput, SNIFF_BYTES, type Compression, type SniffedFormat } from './sniff.ts';
+
+/** Read size for input files: big reads keep per-chunk overhead negligible. */
+const READ_CHUNK_BYTES = 1 << 20;
+/** Nesting deeper than this is not a real trace, it is a decompression bomb or a loop. */
+const MAX_COMPRESSION_LAYERS = 4;
+
+const { XzReadableStream } = xzModule as unknown as {
+  XzReadableStream: new (src: ReadableStream<Uint8Array>) => ReadableStream<Uint8Array>;
+};
+
+/** Counts the bytes pulled through it (the compressed position of a layer). */
+class ByteCounter {
+  bytes = 0;
+  async *wrap(src: AsyncIterable<Uint8Array>): AsyncGenerator<Uint8Array> {
+    for await (const c of src) {
+      this.bytes += c.length;
+      yield c;
+    }
+  }
+}
+
+function describeError(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
+}
+
+function layerError(file: string, kind: Compression, layer: number, counter: ByteCounter, e: unknown): DecodeError {
+  if (e instanceof DecodeError) return e;
+  const where = layer === 0 ? 'compressed byte offset' : `byte offset (in decompressed layer ${layer})`;
+  return new DecodeError(
+    file,
+    counter.bytes,
+    'offset',
+    `corrupt or truncated ${kind} stream (error surfaced by ${where} ${counter.bytes}): ${describeError(e)}`,
+  );
+}
+
+async function* gunzipLayer(src: AsyncIterable<Uint8Array>, file: string, layer: number): AsyncGenerator<Uint8Array> {
+  const counter = new ByteCounter();
+  const input = Readable.from(counter.wrap(src), { objectMode: false });
+  const gz = createGunzip();
+  let inputError: unknown = null;
+  input.on('error', (e) => {
+    inputError = e;
+    gz.destroy(e);
+  });
+  input.pipe(gz);
+  try {
+    for await (const chunk of gz as AsyncIterable<Buffer>) yield chunk;
+  } catch (e) {
+    if (inputError !== null) throw inputError;
+    throw layerError(file, 'gzip', layer, counter, e);
+  } finally {
+    input.destroy();
+    gz.destroy();
+  }
+}
+
+async function* unzstdLayer(src: AsyncIterable<Uint8Array>, file: string, layer: number): AsyncGenerator<Uint8Array> {
+  const counter = new ByteCounter();
+  let out: Uint8Array[] = [];
+  // fzstd may hand out views of buffers it reuses: copy before yielding.
+  const dec = new ZstdDecompress((data) => {
+    if (data.length) out.push(data.slice());
+  });
+  for await (const chunk of counter.wrap(src)) {
+    try {
+      dec.push(chunk);
+    } catch (e) {
+      throw layerError(file, 'zstd', layer, counter, e);
+    }
+    if (out.length) {
+      const ready = out;
+      out = [];
+      for (const c of ready) yield c;
+    }
+  }
+  try {
+    dec.push(new Uint8Array(0), true);
+  } catch (e) {
+    throw layerError(file, 'zstd', layer, counter, e);
+  }
+  for (const c of out) yield c;
+}
+
+async function* unxzLayer(src: AsyncIterable<Uint8Array>, file: string, layer: number): AsyncGenerator<Uint8Array> {
+  const counter = new ByteCounter();
+  const it = counter.wrap(src)[Symbol.asyncIterator]();
+  const web = new ReadableStream<Uint8Array>({
+    async pull(ctrl) {
+      const r = await it.next();
+      if (r.done) ctrl.close();
+      else ctrl.enqueue(r.value);
+    },
+    async cancel() {
+      await it.return?.(undefined);
+    },
+  });
+  const reader = new XzReadableStream(web).getReader();
+  try {
+    for (;;) {
+      let r: ReadableStreamReadResult<Uint8Array>;
+      try {
+        r = await reader.read();
+      } catch (e) {
+        throw layerError(file, 'xz', layer, counter, e);
+      }
+      if (r.done) break;
+      yield r.value;
+    }
+  } finally {
+    reader.releaseLock();
+  }
+}
+
+function decompressLayer(kind: Compression, src: AsyncIterable<Uint8Array>, file: string, layer: number): AsyncGenerator<Uint8Array> {
+  switch (kind) {
+    case 'gzip':
+      return gunzipLayer(src, file, layer);
+    case 'zstd':
+      return unzstdLayer(src, file, layer);
+    case 'xz':
+      return unxzLayer(src, file, layer);
+  }
+}
+
+/**
+ * Reads from `it` until at least `n` bytes (or the end) are buffered, and
+ * returns them with an iterable that replays them and then continues.
+ */
+async function peek(
+  it: AsyncIterator<Uint8Array>,
+  n: number,
+): Promise<{ head: Uint8Array; rest: AsyncIterable<Uint8Array> }> {
+  const parts: Uint8Array[] = [];
+  let have = 0;
+  let done = false;
+  while (have < n) {
+    const r = await it.next();
+    if (r.done) {
+      done = true;
+      break;
+    }
+    parts.push(r.value);
+    have += r.value.length;
+  }
+  const head = parts.length === 1 ? parts[0]! : Buffer.concat(parts);
+  const rest = (async function* () {
+    try {
+      if (head.length) yield head;
+      if (done) return;
+      for (;;) {
+        const r = await it.next();
+        if (r.done) return;
+        yield r.value;
+      }
+    } finally {
+      // consumer stopped early: let the source close its file
+      if (!done) await it.return?.(undefined);
+    }
+  })();
+  return { head: head.subarray(0, Math.min(head.length, n)), rest };
+}
+
+export interface OpenedInput {
+  /** Compression layers found, outermost first ([] for a plain file). */
+  compression: Compression[];
+  /** What the innermost bytes look like. */
+  format: SniffedFormat;
+  /** Size of the file on disk (compressed size for compressed files). */
+  fileBytes: number;
+  /** The decompressed bytes, streaming. Iterate once. */
+  chunks: AsyncIterable<Uint8Array>;
+}
+
+/** The raw bytes of a file, in large chunks. */
+export async function* readFileChunks(path: string): AsyncGenerator<Uint8Array> {
+  const rs = createReadStream(path, { highWaterMark: READ_CHUNK_BYTES });
+  try {
+    for await (const c of rs as AsyncIterable<Buffer>) yield c;
+  } finally {
+    rs.destroy();
+  }
+}
+
+/**
+ * Opens a file, peels off every compression layer (detected by content) and
+ * reports what the innermost bytes are. `label` names the file in errors
+ * (defaults to the path).
+ */
+export async function openInput(path: string, label: string = path): Promise<OpenedInput> {
+  const fileBytes = (await stat(path)).size;
+  const compression: Compression[] = [];
+  let src: AsyncIterable<Uint8Array> = readFileChunks(path);
+  for (;;) {
+    const { head, rest } = await peek(src[Symbol.asyncIterator](), SNIFF_BYTES);
+    const s = sniffInput(head);
+    if (s.compression === null) return { compression, format: s.format, fileBytes, chunks: rest };
+    if (compression.length >= MAX_COMPRESSION_LAYERS) {
+      throw new DecodeError(label, 0, 'offset', `more than ${MAX_COMPRESSION_LAYERS} nested compression layers`);
+    }
+    src = decompressLayer(s.compression, rest, label, compression.length);
+    compression.push(s.compression);
+  }
+}
+
+/** The decompressed content of a file (plain files pass through), streaming. */
+export function openDecompressed(path: string, label: string = path): AsyncIterable<Uint8Array> {
+  return {
+    async *[Symbol.asyncIterator]() {
+      const opened = await openInput(path, label);
+      yield* opened.chunks;
+    },
+  };
+}
+
+/**
+ * Writes the decompressed content of `path` to `outPath` (for decoders that
+ * need random access, e.g. trace.dat). Returns the layers removed and the
+ * bytes written. Streams: memory use does not grow with the file.
+ */
+export async function decompressToFile(
+  path: string,
+  outPath: string,
+  label: string = path,
+): Promise<{ compression: Compression[]; format: SniffedFormat; bytes: number }> {
+  const opened = await openInput(path, label);
+  const ws = createWriteStream(outPath);
+  let bytes = 0;
+  try {
+    for await (const c of opened.chunks) {
+      bytes += c.length;
+      if (!ws.write(c)) await once(ws, 'drain');
+    }
+    ws.end();
+    await once(ws, 'finish');
+  } catch (e) {
+    ws.destroy();
+    throw e;
+  }
+  return { compression: opened.compression, format: opened.format, bytes };
+}

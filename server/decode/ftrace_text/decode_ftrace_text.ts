@@ -1,0 +1,370 @@
+/**
+ * Streaming decoder for ftrace TEXT: the kernel's tracefs `trace` /
+ * `trace_pipe` output and `trace-cmd report` output (normal and `-l`
+ * latency format). Auto-detects which from the header lines.
+ *
+ * Emits to an EventSink in file order: header() once before the first event
+ * (tsBaseNs = the first event's whole seconds), then events, lostEvents and
+ * skipped, interleaved as they occur in the file. Notices found before the
+ * first event are held back and emitted right after header().
+ *
+ * Returns a summary (lines, events, out-of-order lines, ...). Lines whose
+ * per-CPU timestamps go backwards are still ingested in file order and
+ * counted in the summary (they are not "skipped").
+ */
+import {
+  DecodeError,
+  type DecodedEvent,
+  type EventSink,
+  type ProgressFn,
+  type SkippedInput,
+  type TraceFormat,
+  type TraceHeader,
+} from '../decoded_event.ts';
+import { hasTypedParser, parseEventFields, systemOf } from './fields/index.ts';
+import { excerpt, LineSplitter } from './line_reader.ts';
+import {
+  newEventLine,
+  parseLatencyLine,
+  parseLostLine,
+  parseNormalLine,
+  type EventLine,
+  type FlagStyle,
+} from './parse_event_line.ts';
+
+export interface DecodeFtraceTextOptions {
+  /** Names the input in errors and reports. */
+  fileLabel: string;
+  /** Size of the (decompressed) input if known, for progress. */
+  totalBytes?: number | null;
+  onProgress?: ProgressFn;
+}
+
+export interface FtraceTextSummary {
+  format: TraceFormat;
+  /** Lines read (including header and comment lines). */
+  lines: number;
+  /** Events emitted. */
+  events: number;
+  /** Event lines whose timestamp is earlier than the previous one on the same CPU. */
+  outOfOrderLines: number;
+  firstOutOfOrderLine: number | null;
+  /** Events with a dedicated parser whose argument text did not parse (kept with fields=null). */
+  unparsedEvents: number;
+  /** Unparsed events per event name. */
+  unparsedByName: Record<string, number>;
+  /** Lines reported via sink.skipped(). */
+  skippedLines: number;
+  /** Lost-event notices reported via sink.lostEvents(). */
+  lostEventNotices: number;
+  /** Highest CPU number seen on an event line (-1 if none). */
+  maxCpu: number;
+  /** Buffer (instance) names seen as line prefixes in multi-buffer trace-cmd reports. */
+  instances: string[];
+  /** Bytes of input consumed. */
+  bytes: number;
+}
+
+/** Report progress about every this many bytes. */
+const PROGRESS_EVERY_BYTES = 8 << 20;
+/**
+ * If this many lines have been skipped before any event line, the input is
+ * not a trace (binary or some other text): stop instead of reading it all.
+ */
+const MAX_SKIPPED_BEFORE_FIRST_EVENT = 10_000;
+
+type Pending =
+  | { kind: 'lost'; cpu: number; count: number | null; where: number }
+  | { kind: 'skipped'; problem: SkippedInput };
+
+class FtraceTextDecoder {
+  private readonly ev: EventLine = newEventLine();
+  private format: TraceFormat | null = null;
+  private formatVersion: string | null = null;
+  private headerCpus: number | null = null;
+  private readonly meta: Record<string, string> = {};
+  private readonly emptyCpus: number[] = [];
+  private headerSent = false;
+  private readonly early: Pending[] = [];
+  private baseSecs = 0;
+  /** Which line grammar matched last: try it first. */
+  private latencyMode = false;
+  private instancePrefixes = false;
+  private readonly instances = new Set<string>();
+  private lastTs: number[] = [];
+  /** Event held back so continuation lines (` => func` stack frames) can join its raw text. */
+  private held: DecodedEvent | null = null;
+
+  readonly summary: FtraceTextSummary = {
+    format: 'tracefs_text',
+    lines: 0,
+    events: 0,
+    outOfOrderLines: 0,
+    firstOutOfOrderLine: null,
+    unparsedEvents: 0,
+    unparsedByName: {},
+    skippedLines: 0,
+    lostEventNotices: 0,
+    maxCpu: -1,
+    instances: [],
+    bytes: 0,
+  };
+
+  constructor(
+    private readonly sink: EventSink,
+    private readonly label: string,
+  ) {}
+
+  private get flagStyle(): FlagStyle {
+    return this.format === 'trace_cmd_report' ? 'libtraceevent' : 'kernel';
+  }
+
+  onLine(line: string, lineNo: number): void {
+    this.summary.lines = lineNo;
+    const n = line.length;
+    if (n === 0) return;
+    const c0 = line.charCodeAt(0);
+    if (c0 === 35) {
+      // '#'
+      this.onHashLine(line, lineNo);
+      return;
+    }
+    // fast path: event lines
+    if (this.tryEvent(line, lineNo)) return;
+    this.onOtherLine(line, lineNo);
+  }
+
+  private tryEvent(line: string, lineNo: number): boolean {
+    const ev = this.ev;
+    const style = this.flagStyle;
+    let ok: boolean;
+    if (this.latencyMode) {
+      ok = parseLatencyLine(line, style, ev);
+      if (!ok && parseNormalLine(line, style, ev, this.instancePrefixes)) {
+        ok = true;
+        this.latencyMode = false;
+      }
+    } else {
+      ok = parseNormalLine(line, style, ev, this.instancePrefixes);
+      if (!ok && line.indexOf('[') < 0 && parseLatencyLine(line, style, ev)) {
+        ok = true;
+        this.latencyMode = true;
+      }
+    }
+    if (!ok) return false;
+    if (!this.headerSent) this.sendHeader(ev);
+    this.emitEvent(ev, lineNo);
+    return true;
+  }
+
+  private onHashLine(line: string, lineNo: number): void {
+    const lost = parseLostLine(line);
+    if (lost) {
+      this.lost(lost.cpu, lost.count, lineNo);
+      return;
+    }
+    this.flushHeld();
+    if (this.headerSent) return; // comment lines after the start: nothing to learn
+    if (this.format === null) this.format = 'tracefs_text';
+    // `# tracer: nop`
+    let m = /^#\s*tracer:\s*(\S+)/.exec(line);
+    if (m) {
+      this.meta.tracer = m[1]!;
+      return;
+    }
+    // `# entries-in-buffer/entries-written: 1234/5678   #P:2`
+    m = /^#\s*entries-in-buffer\/entries-written:\s*(\d+)\/(\d+)\s+#P:(\d+)/.exec(line);
+    if (m) {
+      this.meta.entries_in_buffer = m[1]!;
+      this.meta.entries_written = m[2]!;
+      this.headerCpus = Number(m[3]);
+      return;
+    }
+    // `#                              _-----=> irqs-off/BH-disabled` etc: column legend
+  }
+
+  private onOtherLine(line: string, lineNo: number): void {
+    const t = line.trim();
+    if (t.length === 0) return;
+    // stack trace frames belong to the previous event
+    if (t.startsWith('=> ') && this.held) {
+      this.held.raw = this.held.raw ? this.held.raw + '\n' + t : t;
+      return;
+    }
+    const lost = parseLostLine(t);
+    if (lost) {
+      this.lost(lost.cpu, lost.count, lineNo);
+      return;
+    }
+    this.flushHeld();
+    // trace-cmd report header lines
+    let m = /^(?:(\S+): )?cpus=(\d+)$/.exec(t);
+    if (m) {
+      this.setReport();
+      if (this.headerCpus === null) this.headerCpus = Number(m[2]);
+      if (m[1] !== undefined) this.instancePrefixes = true;
+      return;
+    }
+    m = /^version = (\S+)$/.exec(t);
+    if (m) {
+      this.setReport();
+      this.formatVersion = m[1]!;
+      return;
+    }
+    m = /^CPU (\d+) is empty$/.exec(t);
+    if (m) {
+      this.setReport();
+      this.emptyCpus.push(Number(m[1]));
+      if (this.headerSent) this.meta.empty_cpus = this.emptyCpus.join(',');
+      return;
+    }
+    if (/^CPU:\d+ \[SUBBUFFER START\]/.test(t)) return; // trace-cmd --debug / buffer breaks marker
+    // An event line of a multi-buffer report whose prefix we did not expect yet.
+    if (this.format === 'trace_cmd_report' && !this.instancePrefixes && /^\S+: /.test(t)) {
+      this.instancePrefixes = true;
+      if (this.tryEvent(line, lineNo)) return;
+      this.instancePrefixes = false;
+    }
+    this.skip(lineNo, 'not an ftrace event line', line);
+  }
+
+  private setReport(): void {
+    if (this.format === null || (!this.headerSent && this.format === 'tracefs_text')) this.format = 'trace_cmd_report';
+  }
+
+  private sendHeader(ev: EventLine): void {
+    if (this.format === null) this.format = 'tracefs_text';
+    this.summary.format = this.format;
+    this.baseSecs = ev.secs;
+    if (this.emptyCpus.length) this.meta.empty_cpus = this.emptyCpus.join(',');
+    if (this.latencyMode) this.meta.text_layout = 'latency';
+    if (ev.instance !== null) this.meta.instances = ev.instance;
+    const header: TraceHeader = {
+      format: this.format,
+      formatVersion: this.formatVersion,
+      cpus: this.headerCpus,
+      tsBaseNs: BigInt(ev.secs) * 1_000_000_000n,
+      meta: this.meta,
+    };
+    this.sink.header(header);
+    this.headerSent = true;
+    for (const p of this.early) {
+      if (p.kind === 'lost') this.sink.lostEvents(p.cpu, p.count, p.where);
+      else this.sink.skipped(p.problem);
+    }
+    this.early.length = 0;
+  }
+
+  private emitEvent(ev: EventLine, lineNo: number): void {
+    this.flushHeld();
+    const ts = (ev.secs - this.baseSecs) * 1e9 + ev.nsec;
+    const cpu = ev.cpu;
+    const s = this.summary;
+    if (cpu > s.maxCpu) {
+      s.maxCpu = cpu;
+      while (this.lastTs.length <= cpu) this.lastTs.push(-Infinity);
+    }
+    if (ts < this.lastTs[cpu]!) {
+      s.outOfOrderLines++;
+      if (s.firstOutOfOrderLine === null) s.firstOutOfOrderLine = lineNo;
+    } else this.lastTs[cpu] = ts;
+    if (ev.instance !== null && !this.instances.has(ev.instance)) this.instances.add(ev.instance);
+    const name = ev.name;
+    const args = ev.args;
+    const fields = parseEventFields(name, args);
+    if (fields === null) {
+      s.unparsedEvents++;
+      s.unparsedByName[name] = (s.unparsedByName[name] ?? 0) + 1;
+    }
+    this.held = {
+      ts,
+      cpu,
+      pid: ev.pid,
+      comm: ev.comm,
+      tgid: ev.tgid,
+      name,
+      system: systemOf(name),
+      flags: ev.flags,
+      preemptCount: ev.preemptCount,
+      fields,
+      raw: args,
+      where: lineNo,
+    };
+    s.events++;
+  }
+
+  flushHeld(): void {
+    if (this.held) {
+      const e = this.held;
+      this.held = null;
+      this.sink.event(e);
+    }
+  }
+
+  private lost(cpu: number, count: number | null, where: number): void {
+    this.flushHeld();
+    this.summary.lostEventNotices++;
+    if (this.headerSent) this.sink.lostEvents(cpu, count, where);
+    else this.early.push({ kind: 'lost', cpu, count, where });
+  }
+
+  skip(where: number, reason: string, line: string): void {
+    this.flushHeld();
+    this.summary.skippedLines++;
+    const problem: SkippedInput = { where, unit: 'line', reason, excerpt: excerpt(line) };
+    if (this.headerSent) this.sink.skipped(problem);
+    else {
+      this.early.push({ kind: 'skipped', problem });
+      if (this.summary.skippedLines >= MAX_SKIPPED_BEFORE_FIRST_EVENT) {
+        throw new DecodeError(this.label, where, 'line', `no ftrace events found in the first ${where} lines (${this.summary.skippedLines} unrecognised lines)`);
+      }
+    }
+  }
+
+  finish(): FtraceTextSummary {
+    this.flushHeld();
+    if (!this.headerSent) {
+      const first = this.early.find((p) => p.kind === 'skipped');
+      const where = first && first.kind === 'skipped' ? first.problem.where : Math.max(1, this.summary.lines);
+      const what = this.summary.lines === 0 ? 'the input is empty' : `${this.summary.lines} lines, none of them an event line`;
+      throw new DecodeError(this.label, where, 'line', `no ftrace events found (${what})`);
+    }
+    this.summary.instances = [...this.instances];
+    return this.summary;
+  }
+}
+
+/**
+ * Decodes ftrace text (tracefs or trace-cmd report) from a stream of byte
+ * chunks. Throws DecodeError when the input holds no event line at all.
+ */
+export async function decodeFtraceText(
+  chunks: AsyncIterable<Uint8Array>,
+  sink: EventSink,
+  opts: DecodeFtraceTextOptions,
+): Promise<FtraceTextSummary> {
+  const dec = new FtraceTextDecoder(sink, opts.fileLabel);
+  const splitter = new LineSplitter({
+    line: (text, lineNo) => dec.onLine(text, lineNo),
+    tooLong: (lineNo, _offset, ex, bytes) => dec.skip(lineNo, `line of ${bytes} bytes exceeds the line length limit`, ex),
+  });
+  const total = opts.totalBytes ?? null;
+  let bytes = 0;
+  let nextProgress = PROGRESS_EVERY_BYTES;
+  for await (const chunk of chunks) {
+    splitter.push(chunk);
+    bytes += chunk.length;
+    if (opts.onProgress && bytes >= nextProgress) {
+      opts.onProgress(bytes, total);
+      nextProgress = bytes + PROGRESS_EVERY_BYTES;
+    }
+  }
+  splitter.end();
+  const summary = dec.finish();
+  summary.bytes = bytes;
+  opts.onProgress?.(bytes, total);
+  return summary;
+}
+
+/** Whether an event name has a dedicated field parser (typed event). */
+export { hasTypedParser };

@@ -1,0 +1,155 @@
+/**
+ * Generic `key=value` parsing, plus the value helpers every family uses.
+ *
+ * A value runs until the next ` key=` (key = [A-Za-z0-9_.]+), so values with
+ * spaces (task names like `Web Content`) survive. Decimal integers become
+ * numbers (bigint beyond 2^53); everything else stays a string as printed
+ * (hex included: for untyped events we cannot know whether it is a number or
+ * a pointer). Typed parsers convert hex where the column is numeric.
+ */
+import type { EventFields, FieldValue } from '../../decoded_event.ts';
+import type { FieldParser } from './types.ts';
+
+function isKeyChar(c: number): boolean {
+  return (c >= 97 && c <= 122) || (c >= 65 && c <= 90) || (c >= 48 && c <= 57) || c === 95 || c === 46;
+}
+
+/** Decimal integer (optional sign) -> number / bigint, else null. */
+export function parseDecimal(s: string): number | bigint | null {
+  const n = s.length;
+  if (n === 0) return null;
+  let i = 0;
+  let neg = false;
+  const c0 = s.charCodeAt(0);
+  if (c0 === 45 || c0 === 43) {
+    neg = c0 === 45;
+    i = 1;
+    if (n === 1) return null;
+  }
+  if (n - i <= 15) {
+    let v = 0;
+    for (; i < n; i++) {
+      const c = s.charCodeAt(i);
+      if (c < 48 || c > 57) return null;
+      v = v * 10 + (c - 48);
+    }
+    return neg ? -v : v;
+  }
+  for (let k = i; k < n; k++) {
+    const c = s.charCodeAt(k);
+    if (c < 48 || c > 57) return null;
+  }
+  const big = BigInt(s);
+  return big >= BigInt(Number.MIN_SAFE_INTEGER) && big <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(big) : big;
+}
+
+/** Hex digits (with or without 0x) -> number / bigint, else null. */
+export function parseHex(s: string): number | bigint | null {
+  let t = s;
+  if (t.startsWith('0x') || t.startsWith('0X')) t = t.slice(2);
+  if (t.length === 0 || !/^[0-9a-fA-F]+$/.test(t)) return null;
+  if (t.length <= 13) return parseInt(t, 16);
+  const big = BigInt('0x' + t);
+  return big <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(big) : big;
+}
+
+/** A numeric column's value: decimal or 0x-hex. */
+export function parseNumeric(s: string): number | bigint | null {
+  const d = parseDecimal(s);
+  if (d !== null) return d;
+  if (s.startsWith('0x') || s.startsWith('0X')) return parseHex(s);
+  return null;
+}
+
+/**
+ * Pointer convention shared with the trace.dat decoder: `0x` + lowercase hex
+ * without leading zeros (`00000000dbab40df` -> `0xdbab40df`). Returns null
+ * when the text is not hex.
+ */
+export function normalizePointer(s: string): string | null {
+  let t = s;
+  if (t.startsWith('0x') || t.startsWith('0X')) t = t.slice(2);
+  if (t.length === 0 || !/^[0-9a-fA-F]+$/.test(t)) return null;
+  t = t.toLowerCase().replace(/^0+(?=.)/, '');
+  return '0x' + t;
+}
+
+/**
+ * A %pS / %ps function symbol as the bare name: `super_cache_scan+0x0/0x1b0`
+ * -> `super_cache_scan`, `xfs_foo+0x0/0x50 [xfs]` -> `xfs_foo`. An address
+ * without symbol becomes a normalized pointer.
+ */
+export function bareSymbol(s: string): string {
+  let t = s.trim();
+  const sp = t.indexOf(' ');
+  if (sp >= 0) t = t.slice(0, sp); // module suffix ` [xfs]`
+  const plus = t.indexOf('+');
+  if (plus > 0) t = t.slice(0, plus);
+  if (t.startsWith('0x') || t.startsWith('0X')) return normalizePointer(t) ?? t;
+  return t;
+}
+
+/** Decimal -> number, else the string as printed (quotes around the whole value removed). */
+export function autoValue(v: string): FieldValue {
+  const d = parseDecimal(v);
+  if (d !== null) return d;
+  if (v.length >= 2 && v.charCodeAt(0) === 34 && v.charCodeAt(v.length - 1) === 34) return v.slice(1, -1);
+  return v;
+}
+
+/** Key/value pairs of `text` in order; `prefixEnd` receives where the first key starts. */
+export function splitKeyValues(text: string): { pairs: Array<[string, string]>; firstKeyAt: number } {
+  const n = text.length;
+  const starts: number[] = [];
+  const eqs: number[] = [];
+  let i = 0;
+  while (i < n) {
+    let j = i;
+    while (j < n && isKeyChar(text.charCodeAt(j))) j++;
+    if (j > i && j < n && text.charCodeAt(j) === 61) {
+      starts.push(i);
+      eqs.push(j);
+    }
+    const sp = text.indexOf(' ', j);
+    if (sp < 0) break;
+    i = sp + 1;
+    while (i < n && text.charCodeAt(i) === 32) i++;
+  }
+  const pairs: Array<[string, string]> = [];
+  for (let k = 0; k < starts.length; k++) {
+    const key = text.slice(starts[k]!, eqs[k]!);
+    let end = k + 1 < starts.length ? starts[k + 1]! : n;
+    while (end > eqs[k]! + 1 && text.charCodeAt(end - 1) === 32) end--;
+    pairs.push([key, text.slice(eqs[k]! + 1, end)]);
+  }
+  return { pairs, firstKeyAt: starts.length ? starts[0]! : n };
+}
+
+/**
+ * Adds the key=value pairs of `text` to `out`. `rename` maps printed names
+ * to format-file names; `strings` are kept as text even when numeric;
+ * `numeric` accept 0x-hex as numbers. Returns the number of pairs.
+ */
+export function addKeyValues(
+  text: string,
+  out: EventFields,
+  rename?: Readonly<Record<string, string>>,
+  strings?: ReadonlySet<string>,
+  numeric?: ReadonlySet<string>,
+): number {
+  const { pairs } = splitKeyValues(text);
+  for (const [k0, v] of pairs) {
+    const k = rename?.[k0] ?? k0;
+    if (strings?.has(k)) out[k] = v;
+    else if (numeric?.has(k)) out[k] = parseNumeric(v) ?? v;
+    else out[k] = autoValue(v);
+  }
+  return pairs.length;
+}
+
+/** Any event without a dedicated parser: its key=value pairs, or {} if none. */
+export const parseGeneric: FieldParser = (args) => {
+  const out: EventFields = {};
+  addKeyValues(args, out);
+  return out;
+};

@@ -1,0 +1,142 @@
+/**
+ * Registry: event name -> field parser, plus the event's system. Events not
+ * listed here get the generic key=value parser (fields = {} when the text has
+ * no pairs); their system is guessed from the name prefix when unambiguous.
+ */
+import type { EventFields } from '../../decoded_event.ts';
+import { parseGeneric } from './generic.ts';
+import {
+  parseSchedMigrateTask,
+  parseSchedProcessExit,
+  parseSchedProcessFork,
+  parseSchedSwitch,
+  parseSchedWakeup,
+} from './sched.ts';
+import { parseShrinkSlabEnd, parseShrinkSlabStart } from './shrink_slab.ts';
+import type { FieldParser } from './types.ts';
+import {
+  parseKswapdSleep,
+  parseKswapdWake,
+  parseLruIsolate,
+  parseLruShrinkActive,
+  parseLruShrinkInactive,
+  parseReclaimBegin,
+  parseReclaimEnd,
+  parseThrottled,
+  parseWakeupKswapd,
+  parseWriteFolio,
+} from './vmscan.ts';
+import { parseWorkqueue } from './workqueue.ts';
+import { parseGlobalDirtyState, parseWriteback } from './writeback.ts';
+
+export type { FieldParser } from './types.ts';
+
+/** Events with a dedicated parser (their text shape is known). */
+export const FIELD_PARSERS: Readonly<Record<string, FieldParser>> = {
+  sched_switch: parseSchedSwitch,
+  sched_wakeup: parseSchedWakeup,
+  sched_wakeup_new: parseSchedWakeup,
+  sched_waking: parseSchedWakeup,
+  sched_migrate_task: parseSchedMigrateTask,
+  sched_process_fork: parseSchedProcessFork,
+  sched_process_exit: parseSchedProcessExit,
+
+  mm_vmscan_kswapd_sleep: parseKswapdSleep,
+  mm_vmscan_kswapd_wake: parseKswapdWake,
+  mm_vmscan_wakeup_kswapd: parseWakeupKswapd,
+  mm_vmscan_direct_reclaim_begin: parseReclaimBegin,
+  mm_vmscan_memcg_reclaim_begin: parseReclaimBegin,
+  mm_vmscan_memcg_softlimit_reclaim_begin: parseReclaimBegin,
+  mm_vmscan_node_reclaim_begin: parseReclaimBegin,
+  mm_vmscan_direct_reclaim_end: parseReclaimEnd,
+  mm_vmscan_memcg_reclaim_end: parseReclaimEnd,
+  mm_vmscan_memcg_softlimit_reclaim_end: parseReclaimEnd,
+  mm_vmscan_node_reclaim_end: parseReclaimEnd,
+  mm_vmscan_lru_shrink_inactive: parseLruShrinkInactive,
+  mm_vmscan_lru_shrink_active: parseLruShrinkActive,
+  mm_vmscan_lru_isolate: parseLruIsolate,
+  mm_vmscan_writepage: parseWriteFolio,
+  mm_vmscan_write_folio: parseWriteFolio,
+  mm_vmscan_throttled: parseThrottled,
+  mm_shrink_slab_start: parseShrinkSlabStart,
+  mm_shrink_slab_end: parseShrinkSlabEnd,
+
+  workqueue_queue_work: parseWorkqueue,
+  workqueue_activate_work: parseWorkqueue,
+  workqueue_execute_start: parseWorkqueue,
+  workqueue_execute_end: parseWorkqueue,
+
+  writeback_dirty_page: parseWriteback,
+  writeback_dirty_folio: parseWriteback,
+  writeback_queue: parseWriteback,
+  writeback_exec: parseWriteback,
+  writeback_start: parseWriteback,
+  writeback_written: parseWriteback,
+  writeback_wait: parseWriteback,
+  writeback_single_inode: parseWriteback,
+  writeback_single_inode_start: parseWriteback,
+  balance_dirty_pages: parseWriteback,
+  global_dirty_state: parseGlobalDirtyState,
+};
+
+/** Name prefix -> system, for events the text does not qualify. */
+const SYSTEM_PREFIXES: ReadonlyArray<readonly [string, string]> = [
+  ['sched_', 'sched'],
+  ['mm_vmscan_', 'vmscan'],
+  ['mm_shrink_slab_', 'vmscan'],
+  ['workqueue_', 'workqueue'],
+  ['writeback_', 'writeback'],
+  ['balance_dirty_pages', 'writeback'],
+  ['global_dirty_state', 'writeback'],
+  ['bdi_dirty_ratelimit', 'writeback'],
+  ['wbc_writepage', 'writeback'],
+  ['mm_page_alloc', 'kmem'],
+  ['mm_page_free', 'kmem'],
+  ['kmalloc', 'kmem'],
+  ['kmem_cache_', 'kmem'],
+  ['kfree', 'kmem'],
+  ['xfs_', 'xfs'],
+  ['ext4_', 'ext4'],
+  ['irq_handler_', 'irq'],
+  ['softirq_', 'irq'],
+  ['block_', 'block'],
+  ['timer_', 'timer'],
+  ['hrtimer_', 'timer'],
+  ['damon_', 'damon'],
+  ['mm_compaction_', 'compaction'],
+  ['oom_score_adj_update', 'oom'],
+  ['mark_victim', 'oom'],
+  ['cpu_idle', 'power'],
+  ['cpu_frequency', 'power'],
+];
+
+const systemCache = new Map<string, string | null>();
+
+/** The system an event belongs to, when known from its name. */
+export function systemOf(name: string): string | null {
+  const hit = systemCache.get(name);
+  if (hit !== undefined) return hit;
+  let sys: string | null = null;
+  if (name === 'kernel_stack' || name === 'user_stack' || name === 'function' || name === 'print' || name === 'bprint' || name === 'bputs') sys = 'ftrace';
+  else {
+    for (const [p, s] of SYSTEM_PREFIXES) {
+      if (name.startsWith(p)) {
+        sys = s;
+        break;
+      }
+    }
+  }
+  systemCache.set(name, sys);
+  return sys;
+}
+
+/** Whether the event has a dedicated (typed) parser. */
+export function hasTypedParser(name: string): boolean {
+  return FIELD_PARSERS[name] !== undefined;
+}
+
+/** Fields of one event: dedicated parser if registered, else generic. */
+export function parseEventFields(name: string, args: string): EventFields | null {
+  const p = FIELD_PARSERS[name];
+  return p ? p(args) : parseGeneric(args);
+}

@@ -1,0 +1,62 @@
+/**
+ * Memory reclaim events (include/trace/events/vmscan.h), key=value style.
+ * Printed names that differ from the format file's are renamed to the
+ * format-file names, which the trace.dat decoder produces:
+ *   flags= -> reclaim_flags, nr_activate_anon/_file -> nr_activate0/1,
+ *   usect_delayed= (the kernel's typo) -> usec_delayed,
+ *   classzone= -> highest_zoneidx (5.x+; 4.x's classzone_idx stays as is).
+ *
+ * mm_vmscan_writepage / mm_vmscan_write_folio print `page=` (a hashed
+ * pointer in tracefs text, the pfn again in trace-cmd report) and `pfn=`
+ * (decimal on 4.x, 0x-hex on newer kernels): only pfn (a number) and
+ * reclaim_flags are fields (the format file of 4.x+ has no page field).
+ */
+import type { EventFields } from '../../decoded_event.ts';
+import { addKeyValues } from './generic.ts';
+import type { FieldParser } from './types.ts';
+
+const RENAME: Readonly<Record<string, string>> = {
+  flags: 'reclaim_flags',
+  nr_activate_anon: 'nr_activate0',
+  nr_activate_file: 'nr_activate1',
+  usect_delayed: 'usec_delayed',
+  classzone: 'highest_zoneidx',
+};
+
+/** Always text: symbolic flags and enums. */
+const STRINGS = new Set(['reclaim_flags', 'gfp_flags', 'reason', 'lru']);
+/** Numeric even when printed in hex. */
+const NUMERIC = new Set(['pfn']);
+
+function kv(required: readonly string[]): FieldParser {
+  return (t) => {
+    const out: EventFields = {};
+    addKeyValues(t, out, RENAME, STRINGS, NUMERIC);
+    for (const k of required) {
+      const v = out[k];
+      if (v === undefined) return null;
+      if (!STRINGS.has(k) && typeof v === 'string') return null;
+    }
+    return out;
+  };
+}
+
+export const parseKswapdSleep = kv(['nid']);
+export const parseKswapdWake = kv(['nid', 'order']);
+export const parseWakeupKswapd = kv(['nid', 'order', 'gfp_flags']);
+export const parseReclaimBegin = kv(['order', 'gfp_flags']);
+export const parseReclaimEnd = kv(['nr_reclaimed']);
+export const parseLruShrinkInactive = kv(['nid', 'nr_scanned', 'nr_reclaimed', 'priority', 'reclaim_flags']);
+export const parseLruShrinkActive = kv(['nid', 'nr_taken', 'priority', 'reclaim_flags']);
+export const parseLruIsolate = kv(['order', 'nr_requested', 'nr_scanned', 'nr_taken']);
+export const parseThrottled = kv(['nid', 'usec_timeout', 'usec_delayed', 'reason']);
+
+/** mm_vmscan_writepage / mm_vmscan_write_folio. */
+export const parseWriteFolio: FieldParser = (t) => {
+  const out: EventFields = {};
+  addKeyValues(t, out, RENAME, STRINGS, NUMERIC);
+  if (typeof out.pfn !== 'number' && typeof out.pfn !== 'bigint') return null;
+  if (typeof out.reclaim_flags !== 'string') return null;
+  delete out.page;
+  return out;
+};

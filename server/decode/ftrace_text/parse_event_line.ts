@@ -1,0 +1,417 @@
+/**
+ * The grammar of one ftrace text line, scanned by hand (no per-line regex on
+ * the hot path).
+ *
+ * Event lines, all producers:
+ *
+ *   tracefs `trace` / `trace_pipe` (kernel trace_print_context):
+ *     `<comm>-<pid> [(<tgid>|-------)] [<cpu>] [<flags>] <secs>.<frac>: <name>: <args>`
+ *     comm right-aligned in 16 columns, may contain spaces, dashes, digits,
+ *     slashes, colons; the pid is the LAST `-digits` before the tgid/cpu
+ *     column. flags: 4 (`d..2`, older kernels) or 5 (`d..2.`) characters.
+ *   trace-cmd report: same shape (`%16s-%-5d [%03d]`), optional flags,
+ *     event names padded after the colon, optionally a `name: ` prefix per
+ *     line when the file has several buffers (instances).
+ *   trace-cmd report -l (latency format): `%8.8s-%-5d %3d<flags> <ts>: ...`,
+ *     comm cut to 8 characters, CPU digits joined to the flags.
+ *
+ * Timestamps become exact integers (seconds, nanoseconds): never floats.
+ */
+import { TRACE_FLAGS as F } from '../decoded_event.ts';
+
+/** How the flags column is to be read. */
+export type FlagStyle = 'kernel' | 'libtraceevent';
+
+/** A parsed event line. Reused between lines by the decoder (no per-line allocation). */
+export interface EventLine {
+  comm: string | null;
+  pid: number;
+  tgid: number | null;
+  cpu: number;
+  flags: number | null;
+  preemptCount: number | null;
+  /** Whole seconds of the timestamp. */
+  secs: number;
+  /** Nanoseconds within the second. */
+  nsec: number;
+  name: string;
+  /** Argument text, padding after `name:` removed. */
+  args: string;
+  /** Buffer (instance) prefix printed by trace-cmd report for multi-buffer files, else null. */
+  instance: string | null;
+}
+
+export function newEventLine(): EventLine {
+  return { comm: null, pid: 0, tgid: null, cpu: 0, flags: null, preemptCount: null, secs: 0, nsec: 0, name: '', args: '', instance: null };
+}
+
+const SP = 32;
+const C0 = 48;
+const C9 = 57;
+
+function isDigit(c: number): boolean {
+  return c >= C0 && c <= C9;
+}
+
+function hexVal(c: number): number {
+  if (c >= C0 && c <= C9) return c - C0;
+  if (c >= 97 && c <= 102) return c - 87;
+  if (c >= 65 && c <= 70) return c - 55;
+  return -1;
+}
+
+/** 10^(9-k) for k fractional digits. */
+const FRAC_SCALE = [1e9, 1e8, 1e7, 1e6, 1e5, 1e4, 1e3, 1e2, 1e1, 1];
+
+// ---------------------------------------------------------------------------
+// Flags column
+// ---------------------------------------------------------------------------
+
+/**
+ * irqs-off column (kernel trace_print_lat_fmt): D = irqs off + BH off,
+ * d = irqs off, b = BH off, X = irqs-off not supported (old kernels).
+ */
+function irqsOffBits(c: number): number {
+  switch (c) {
+    case 46: return 0; // .
+    case 100: return F.IRQS_OFF; // d
+    case 68: return F.IRQS_OFF | F.BH_OFF; // D
+    case 98: return F.BH_OFF; // b
+    case 88: return F.IRQS_NOSUPPORT; // X
+    default: return -1;
+  }
+}
+
+/**
+ * need-resched column. Kernel: N = TIF_NEED_RESCHED + PREEMPT_NEED_RESCHED,
+ * n = TIF only, p = PREEMPT only; 6.13+ lazy variants L/l/b/B where the lazy
+ * bit reuses 0x02 (formerly IRQS_NOSUPPORT). libtraceevent's latency format
+ * prints N for the TIF_NEED_RESCHED bit alone.
+ */
+function needReschedBits(c: number, style: FlagStyle): number {
+  switch (c) {
+    case 46: return 0; // .
+    case 78: return style === 'kernel' ? F.NEED_RESCHED | F.PREEMPT_RESCHED : F.NEED_RESCHED; // N
+    case 110: return F.NEED_RESCHED; // n
+    case 112: return F.PREEMPT_RESCHED; // p
+    case 76: return 0x02 | F.PREEMPT_RESCHED; // L: lazy + preempt
+    case 108: return 0x02; // l: lazy
+    case 98: return F.NEED_RESCHED | 0x02; // b: need + lazy
+    case 66: return F.NEED_RESCHED | 0x02 | F.PREEMPT_RESCHED; // B
+    default: return -1;
+  }
+}
+
+/** hardirq/softirq column: Z nmi+hardirq, z nmi, H hard+soft, h, s; b = BH off on 5.18-5.19 kernels. */
+function hardSoftBits(c: number): number {
+  switch (c) {
+    case 46: return 0; // .
+    case 104: return F.HARDIRQ; // h
+    case 115: return F.SOFTIRQ; // s
+    case 72: return F.HARDIRQ | F.SOFTIRQ; // H
+    case 122: return F.NMI; // z
+    case 90: return F.NMI | F.HARDIRQ; // Z
+    case 98: return F.BH_OFF; // b
+    default: return -1;
+  }
+}
+
+/**
+ * Parses a flags token `line[start, end)` (3 flag characters, then the
+ * preempt depth digit and optionally the migrate-disable digit, `.` = 0)
+ * into out.flags / out.preemptCount. Returns false if it is not a flags token.
+ */
+export function parseFlagsToken(line: string, start: number, end: number, style: FlagStyle, out: EventLine): boolean {
+  const n = end - start;
+  if (n < 4 || n > 6) return false;
+  const a = irqsOffBits(line.charCodeAt(start));
+  const b = needReschedBits(line.charCodeAt(start + 1), style);
+  const c = hardSoftBits(line.charCodeAt(start + 2));
+  if (a < 0 || b < 0 || c < 0) return false;
+  const d = line.charCodeAt(start + 3);
+  const depth = d === 46 ? 0 : hexVal(d);
+  if (depth < 0) return false;
+  let migrate = 0;
+  if (n >= 5) {
+    const m = line.charCodeAt(start + 4);
+    migrate = m === 46 ? 0 : hexVal(m);
+    if (migrate < 0) return false;
+  }
+  // a 6th character (old RT kernels' lock depth) carries nothing we store
+  out.flags = a | b | c;
+  out.preemptCount = depth | (migrate << 4);
+  return true;
+}
+
+// ---------------------------------------------------------------------------
+// Timestamp, name, args (shared tail of every format)
+// ---------------------------------------------------------------------------
+
+/**
+ * Parses `<secs>[.<frac>]: <name>: <args>` starting at `p` (at the first
+ * timestamp digit). Returns false if the tail does not have that shape.
+ */
+function parseTail(line: string, p: number, out: EventLine): boolean {
+  const n = line.length;
+  let secs = 0;
+  const s0 = p;
+  let c = 0;
+  while (p < n && isDigit((c = line.charCodeAt(p)))) {
+    secs = secs * 10 + (c - C0);
+    p++;
+  }
+  const intDigits = p - s0;
+  if (intDigits === 0) return false;
+  let nsec = 0;
+  if (c === 46) {
+    // '.'
+    p++;
+    const f0 = p;
+    let frac = 0;
+    while (p < n && isDigit((c = line.charCodeAt(p)))) {
+      if (p - f0 < 9) frac = frac * 10 + (c - C0);
+      p++;
+    }
+    const k = p - f0;
+    if (k === 0) return false;
+    nsec = frac * FRAC_SCALE[Math.min(k, 9)]!;
+    if (intDigits > 15) return false; // seconds beyond any real uptime: not a timestamp
+  } else {
+    // no fraction: a raw clock value (counter / x86-tsc clocks), taken as ns
+    if (intDigits > 15) {
+      const v = BigInt(line.slice(s0, p));
+      secs = Number(v / 1_000_000_000n);
+      nsec = Number(v % 1_000_000_000n);
+    } else {
+      nsec = secs % 1e9;
+      secs = Math.floor(secs / 1e9);
+    }
+  }
+  if (p >= n || line.charCodeAt(p) !== 58) return false; // ':'
+  p++;
+  if (p < n && line.charCodeAt(p) !== SP) return false;
+  while (p < n && line.charCodeAt(p) === SP) p++;
+  out.secs = secs;
+  out.nsec = nsec;
+  // event name: up to ':' (no spaces)
+  const nameStart = p;
+  while (p < n) {
+    c = line.charCodeAt(p);
+    if (c === 58 || c === SP) break;
+    p++;
+  }
+  if (p < n && c === 58 && p > nameStart) {
+    out.name = line.slice(nameStart, p);
+    p++;
+    while (p < n && line.charCodeAt(p) === SP) p++;
+    let e = n;
+    while (e > p && line.charCodeAt(e - 1) === SP) e--;
+    out.args = p === 0 && e === n ? line : line.slice(p, e);
+    return true;
+  }
+  // No `name:`. Two kernel printers do this: the function tracer
+  // (`func <-parent`) and stack traces (`<stack trace>`).
+  const rest = line.slice(nameStart).trim();
+  if (rest.startsWith('<stack trace>')) {
+    out.name = 'kernel_stack';
+    out.args = '';
+    return true;
+  }
+  if (rest.startsWith('<user stack trace>')) {
+    out.name = 'user_stack';
+    out.args = '';
+    return true;
+  }
+  if (rest.indexOf(' <-') > 0) {
+    out.name = 'function';
+    out.args = rest;
+    return true;
+  }
+  return false;
+}
+
+// ---------------------------------------------------------------------------
+// Head: `comm-pid [(tgid)]`, scanned backwards from the CPU column
+// ---------------------------------------------------------------------------
+
+/**
+ * Parses `comm-pid` in line[from, end] (inclusive end, trailing spaces
+ * already skipped). Returns false if there is no `-digits` at the end.
+ */
+function parseCommPid(line: string, from: number, end: number, out: EventLine): boolean {
+  let e = end;
+  let pid = 0;
+  let mult = 1;
+  while (e >= from) {
+    const c = line.charCodeAt(e);
+    if (!isDigit(c)) break;
+    pid += (c - C0) * mult;
+    mult *= 10;
+    e--;
+  }
+  if (e === end || e < from || line.charCodeAt(e) !== 45) return false; // '-'
+  let s = from;
+  while (s < e && line.charCodeAt(s) === SP) s++;
+  const comm = line.slice(s, e);
+  out.comm = comm === '<...>' ? null : comm;
+  out.pid = pid;
+  return true;
+}
+
+/**
+ * Normal (non-latency) line: anchored at the first `[digits]` column.
+ * `style` says how to read a flags column if there is one.
+ */
+export function parseNormalLine(line: string, style: FlagStyle, out: EventLine, allowInstancePrefix: boolean): boolean {
+  const n = line.length;
+  let b = line.indexOf('[');
+  let cpu = 0;
+  let j = 0;
+  for (;;) {
+    if (b < 0) return false;
+    j = b + 1;
+    cpu = 0;
+    let c = 0;
+    while (j < n && isDigit((c = line.charCodeAt(j)))) {
+      cpu = cpu * 10 + (c - C0);
+      j++;
+    }
+    if (j > b + 1 && c === 93 && b > 0 && line.charCodeAt(b - 1) === SP) break; // ']'
+    b = line.indexOf('[', b + 1);
+  }
+  out.cpu = cpu;
+  // --- head, backwards from '['
+  let e = b - 1;
+  while (e >= 0 && line.charCodeAt(e) === SP) e--;
+  out.tgid = null;
+  if (e >= 0 && line.charCodeAt(e) === 41) {
+    // ')' : record-tgid column
+    const o = line.lastIndexOf('(', e);
+    if (o < 0) return false;
+    let t = 0;
+    let digits = 0;
+    for (let k = o + 1; k < e; k++) {
+      const c = line.charCodeAt(k);
+      if (isDigit(c)) {
+        t = t * 10 + (c - C0);
+        digits++;
+      } else if (c !== SP && c !== 45) return false;
+    }
+    out.tgid = digits > 0 ? t : null;
+    e = o - 1;
+    while (e >= 0 && line.charCodeAt(e) === SP) e--;
+  }
+  let from = 0;
+  out.instance = null;
+  if (allowInstancePrefix) {
+    // `   name: <comm>-<pid>`: trace-cmd report's per-buffer prefix
+    let s = 0;
+    while (s < e && line.charCodeAt(s) === SP) s++;
+    const colon = line.indexOf(': ', s);
+    if (colon > s && colon < e) {
+      const pfx = line.slice(s, colon);
+      if (pfx.indexOf(' ') < 0) {
+        out.instance = pfx;
+        from = colon + 2;
+      }
+    }
+  }
+  if (!parseCommPid(line, from, e, out)) return false;
+  // --- after ']': optional flags, then timestamp
+  let p = j + 1;
+  while (p < n && line.charCodeAt(p) === SP) p++;
+  if (p >= n) return false;
+  out.flags = null;
+  out.preemptCount = null;
+  if (!isDigit(line.charCodeAt(p))) {
+    let q = p;
+    while (q < n && line.charCodeAt(q) !== SP) q++;
+    if (!parseFlagsToken(line, p, q, style, out)) return false;
+    p = q;
+    while (p < n && line.charCodeAt(p) === SP) p++;
+  }
+  return parseTail(line, p, out);
+}
+
+/**
+ * Latency-format line (`trace-cmd report -l`): `%8.8s-%-5d %3d<flags> <ts>: ...`.
+ * The comm is at most 8 characters (cut by the printer), right-aligned.
+ */
+export function parseLatencyLine(line: string, style: FlagStyle, out: EventLine): boolean {
+  const n = line.length;
+  // Find `-<pid> +<cpu><flag char>`: the first '-' followed by digits,
+  // spaces, digits and a non-digit, non-space character.
+  let d = line.indexOf('-');
+  while (d >= 0) {
+    let p = d + 1;
+    let pid = 0;
+    while (p < n && isDigit(line.charCodeAt(p))) {
+      pid = pid * 10 + (line.charCodeAt(p) - C0);
+      p++;
+    }
+    if (p > d + 1 && p < n && line.charCodeAt(p) === SP) {
+      while (p < n && line.charCodeAt(p) === SP) p++;
+      let cpu = 0;
+      const c0 = p;
+      while (p < n && isDigit(line.charCodeAt(p))) {
+        cpu = cpu * 10 + (line.charCodeAt(p) - C0);
+        p++;
+      }
+      if (p > c0 && p < n && line.charCodeAt(p) !== SP) {
+        let q = p;
+        while (q < n && line.charCodeAt(q) !== SP) q++;
+        if (parseFlagsToken(line, p, q, style, out)) {
+          let s = 0;
+          while (s < d && line.charCodeAt(s) === SP) s++;
+          const comm = line.slice(s, d);
+          out.comm = comm === '<...>' ? null : comm;
+          out.pid = pid;
+          out.cpu = cpu;
+          out.tgid = null;
+          out.instance = null;
+          while (q < n && line.charCodeAt(q) === SP) q++;
+          return parseTail(line, q, out);
+        }
+      }
+    }
+    d = line.indexOf('-', d + 1);
+  }
+  return false;
+}
+
+// ---------------------------------------------------------------------------
+// Non-event lines
+// ---------------------------------------------------------------------------
+
+export interface LostNotice {
+  cpu: number;
+  count: number | null;
+}
+
+/**
+ * `CPU:3 [LOST 1234 EVENTS]` (kernel), `CPU:3 [1234 EVENTS DROPPED]` /
+ * `CPU:3 [EVENTS DROPPED]` (trace-cmd), `##### CPU 3 buffer started ####`
+ * (kernel: older events of that CPU were overwritten, count unknown).
+ */
+export function parseLostLine(line: string): LostNotice | null {
+  const t = line.trim();
+  if (t.startsWith('CPU:')) {
+    let p = 4;
+    let cpu = 0;
+    const s = p;
+    while (p < t.length && isDigit(t.charCodeAt(p))) cpu = cpu * 10 + (t.charCodeAt(p++) - C0);
+    if (p === s) return null;
+    const rest = t.slice(p).trim();
+    let m = /^\[LOST (\d+) EVENTS\]$/.exec(rest);
+    if (m) return { cpu, count: Number(m[1]) };
+    m = /^\[(\d+) EVENTS DROPPED\]$/.exec(rest);
+    if (m) return { cpu, count: Number(m[1]) };
+    if (rest === '[EVENTS DROPPED]' || rest === '[LOST EVENTS]') return { cpu, count: null };
+    return null;
+  }
+  if (t.startsWith('#####')) {
+    const m = /^#+ CPU (\d+) buffer started #+$/.exec(t);
+    if (m) return { cpu: Number(m[1]), count: null };
+  }
+  return null;
+}

@@ -14,7 +14,7 @@
  * Damage in optional parts is recorded in `problems` and reading goes on.
  */
 import type { SkippedInput } from '../decoded_event.ts';
-import { ByteCursor, TraceDatFormatError, hexExcerpt } from './byte_cursor.ts';
+import { ByteCursor, TraceDatFormatError, hexExcerpt, readU64Number } from './byte_cursor.ts';
 import { decompress, DecompressError, MAX_UNCOMPRESSED } from './decompress.ts';
 import type { FileSource } from './file_source.ts';
 
@@ -360,6 +360,8 @@ async function readV7(src: FileSource, init: InitialHeader, info: TraceDatInfo):
   const bufferOptions: { offset: number; name: string; clock: string | null; pageSize: number; cpus: CpuData[] }[] = [];
   const seen = new Set<number>();
   let firstOptions = true;
+  let optionsChainBroken = false;
+  let scanFrom = 0;
   while (next !== 0) {
     if (seen.has(next) || seen.size > 10_000) {
       info.problems.push({ where: next, unit: 'offset', reason: 'options sections form a loop', excerpt: '' });
@@ -375,9 +377,11 @@ async function readV7(src: FileSource, init: InitialHeader, info: TraceDatInfo):
       // Later options sections sit at the end of the file (after the data): a truncated
       // file loses them, and with them the buffer descriptions. Keep what was found.
       info.problems.push({ where: e.where, unit: 'offset', reason: `options section unreadable: ${e.message}`, excerpt: '' });
+      optionsChainBroken = true;
       break;
     }
     firstOptions = false;
+    if (!sec.data.positionsAreVirtual) scanFrom = Math.max(scanFrom, sec.data.fileBase + sec.data.buf.length);
     next = 0;
     const c = sec.data;
     try {
@@ -462,9 +466,117 @@ async function readV7(src: FileSource, init: InitialHeader, info: TraceDatInfo):
     }
     info.buffers.push({ name: b.name, clock: b.clock, pageSize: b.pageSize, compressed, cpus: b.cpus });
   }
-  if (info.buffers.length === 0) {
-    info.problems.push({ where: info.fileSize, unit: 'offset', reason: 'no buffer (flyrecord) description found: file truncated before its last options section?', excerpt: '' });
+  if (optionsChainBroken && !info.buffers.some((b) => b.cpus.some((c) => c.size > 0))) {
+    // trace-cmd writes the options describing the per-CPU data after the data, so a
+    // truncated v7 file loses them. Find the flyrecord section itself and walk it.
+    const salvaged = await salvageV7Buffers(src, info, scanFrom);
+    if (salvaged.length > 0) {
+      info.buffers.push(...salvaged);
+      info.problems.push({
+        where: salvaged[0]!.cpus[0]?.offset ?? scanFrom,
+        unit: 'offset',
+        reason: `buffer descriptions missing (truncated file): per-CPU data located by scanning; CPU numbers inferred as 0..${salvaged[0]!.cpus.length - 1} in file order`,
+        excerpt: '',
+      });
+    }
   }
+  if (!info.buffers.some((b) => b.cpus.some((c) => c.size > 0))) {
+    info.problems.push({ where: info.fileSize, unit: 'offset', reason: 'no per-CPU trace data found (file truncated before its data or buffer descriptions?)', excerpt: '' });
+  }
+}
+
+/** Finds BUFFER (flyrecord) sections by their header and reconstructs per-CPU extents. */
+async function salvageV7Buffers(src: FileSource, info: TraceDatInfo, scanFrom: number): Promise<BufferInfo[]> {
+  const out: BufferInfo[] = [];
+  const scanEnd = Math.min(info.fileSize, scanFrom + (16 << 20));
+  let pos = scanFrom;
+  const le = info.littleEndian;
+  const algo = info.compression?.name ?? 'none';
+  while (pos + 16 <= scanEnd) {
+    const win = await src.readUpTo(pos, Math.min(1 << 20, scanEnd - pos));
+    let found = -1;
+    for (let i = 0; i + 16 <= win.length; i++) {
+      const id = le ? win.readUInt16LE(i) : win.readUInt16BE(i);
+      if (id !== OPT.BUFFER) continue;
+      const flags = le ? win.readUInt16LE(i + 2) : win.readUInt16BE(i + 2);
+      if (flags > 1) continue;
+      const size = readU64Number(win, i + 8, le);
+      if (size === null || size === 0 || size > 2 ** 45) continue;
+      found = i;
+      break;
+    }
+    if (found < 0) {
+      pos += Math.max(1, win.length - 15);
+      continue;
+    }
+    const hdrAt = pos + found;
+    const flags = le ? win.readUInt16LE(found + 2) : win.readUInt16BE(found + 2);
+    const size = readU64Number(win, found + 8, le)!;
+    const compressed = (flags & SECTION_FLAG_COMPRESSED) !== 0 && algo !== 'none';
+    const regionEnd = Math.min(info.fileSize, hdrAt + 16 + size);
+    const cpus = compressed
+      ? await walkCompressedCpus(src, info, alignUp(hdrAt + 16, info.pageSize), regionEnd)
+      : await walkPageCpus(src, info, alignUp(hdrAt + 16, info.pageSize), regionEnd);
+    if (cpus.length > 0) {
+      out.push({ name: '', clock: info.traceClock, pageSize: info.pageSize, compressed, cpus });
+      pos = regionEnd;
+    } else pos = hdrAt + 1;
+  }
+  return out;
+}
+
+function alignUp(v: number, a: number): number {
+  return Math.ceil(v / a) * a;
+}
+
+async function walkCompressedCpus(src: FileSource, info: TraceDatInfo, start: number, end: number): Promise<CpuData[]> {
+  const le = info.littleEndian;
+  const cpus: CpuData[] = [];
+  let off = start;
+  const maxCpus = info.cpuCount ?? 4096;
+  while (off + 4 <= end && cpus.length < maxCpus) {
+    const cb = await src.read(off, 4, 'chunk count');
+    const count = le ? cb.readUInt32LE(0) : cb.readUInt32BE(0);
+    if (count === 0 || count > 1 << 24) break;
+    let p = off + 4;
+    for (let i = 0; i < count && p + 8 <= end; i++) {
+      const h = await src.read(p, 8, 'chunk header');
+      const csize = le ? h.readUInt32LE(0) : h.readUInt32BE(0);
+      const usize = le ? h.readUInt32LE(4) : h.readUInt32BE(4);
+      if (usize % info.pageSize !== 0 || usize === 0 || usize > MAX_UNCOMPRESSED) {
+        p = -1;
+        break;
+      }
+      p += 8 + csize;
+    }
+    if (p < 0) break;
+    // size excludes the 4-byte count, as in the BUFFER option; may run past a truncated end
+    cpus.push({ cpu: cpus.length, offset: off, size: p - off - 4 });
+    off = alignUp(p, info.pageSize);
+  }
+  return cpus;
+}
+
+async function walkPageCpus(src: FileSource, info: TraceDatInfo, start: number, end: number): Promise<CpuData[]> {
+  // Uncompressed per-CPU data is a run of pages with rising timestamps; a timestamp
+  // drop marks the next CPU's data.
+  const le = info.littleEndian;
+  const ps = info.pageSize;
+  const cpus: CpuData[] = [];
+  let cpuStart = start;
+  let lastTs = -1n;
+  for (let off = start; off < end; off += ps) {
+    const b = await src.readUpTo(off, 8);
+    if (b.length < 8) break;
+    const ts = le ? b.readBigUInt64LE(0) : b.readBigUInt64BE(0);
+    if (ts < lastTs) {
+      cpus.push({ cpu: cpus.length, offset: cpuStart, size: off - cpuStart });
+      cpuStart = off;
+    }
+    lastTs = ts;
+  }
+  if (end > cpuStart) cpus.push({ cpu: cpus.length, offset: cpuStart, size: end - cpuStart });
+  return cpus;
 }
 
 function parseV7BufferOption(c: ByteCursor, defaultPageSize: number) {

@@ -100,8 +100,9 @@ CREATE TABLE process (
 -- Every event
 -- ---------------------------------------------------------------------------
 
--- `ftrace_event` is a view (see the bottom of this file) over this table.
--- One row per event in the file, typed or not.
+-- Events that have no typed table (or whose text did not parse into fields).
+-- Read events through the `ftrace_event` view (bottom of this file), which
+-- adds every typed event: each event is stored exactly once.
 CREATE TABLE _ftrace_event (
   id BIGINT,                -- position in the file (see conventions)
   ts BIGINT,                -- event timestamp, ns
@@ -137,6 +138,12 @@ CREATE TABLE args (
 -- ---------------------------------------------------------------------------
 -- Typed event tables (memory reclaim: include/trace/events/vmscan.h)
 -- Common columns: id (= ftrace_event.id), ts, cpu, utid (the running thread).
+--
+-- How they are stored: the writer replaces each CREATE TABLE below by a VIEW
+-- with exactly these columns over `_stage_<table>`, where VARCHAR columns
+-- are ids into `_string(sid, str)` (a comm or flags string is stored once,
+-- not per event) and the event's name_id, common_flags, preempt_count and
+-- source_where are kept for `ftrace_event`. Query the views.
 -- ---------------------------------------------------------------------------
 
 -- kswapd going to sleep on a node.
@@ -460,11 +467,15 @@ CREATE TABLE flow (
 -- Views
 -- ---------------------------------------------------------------------------
 
--- Every event, as in Perfetto's `ftrace_event` (plus `raw` and `source_where`).
-CREATE VIEW ftrace_event AS
-SELECT e.id, e.ts, e.cpu, e.cpu AS ucpu, e.utid, n.name, n.system, e.common_flags,
-       e.preempt_count, e.arg_set_id, e.raw, e.source_where
-FROM _ftrace_event e JOIN _event_name n USING (name_id);
+-- ftrace_event: every event, as in Perfetto's `ftrace_event` (plus `raw` and
+-- `source_where`). Created by the writer (server/model/model_writer.ts) as
+--   SELECT id, ts, cpu, cpu AS ucpu, utid, name, system, common_flags,
+--          preempt_count, arg_set_id, raw, source_where
+--   FROM _ftrace_event UNION ALL <every _stage_<typed table>>
+--   JOIN _event_name USING (name_id)
+-- Columns: id BIGINT, ts BIGINT, cpu INTEGER, ucpu INTEGER, utid INTEGER,
+-- name VARCHAR, system VARCHAR, common_flags INTEGER, preempt_count INTEGER,
+-- arg_set_id BIGINT, raw VARCHAR, source_where BIGINT.
 
 -- Perfetto's short name for sched_slice.
 CREATE VIEW sched AS SELECT * FROM sched_slice;

@@ -38,15 +38,27 @@ const DUCK_TYPE: Record<ColumnKind, DuckDBType> = {
   str: VARCHAR,
 };
 
+/**
+ * Every buffer has the same shape (all fields present) so the hot setters
+ * stay monomorphic: V8 would slow down on a field that is sometimes an
+ * Int32Array and sometimes a Float64Array.
+ */
 interface ColumnBuffer {
   kind: ColumnKind;
-  /** i32: Int32Array; i64: Int32Array of lo/hi pairs; f64: Float64Array. */
-  data: Int32Array | Float64Array | null;
-  strings: (string | null)[] | null;
+  is64: boolean;
+  /** i32: one int per row; i64: lo/hi int pair per row; else empty. */
+  ints: Int32Array;
+  /** f64 only, else empty. */
+  floats: Float64Array;
+  /** str only, else empty. */
+  strings: (string | null)[];
   /** DuckDB validity mask: bit set = valid, 64-bit words, little endian. */
   validity: Uint32Array;
   hasNull: boolean;
 }
+
+const EMPTY_INTS = new Int32Array(0);
+const EMPTY_FLOATS = new Float64Array(0);
 
 export class ColumnAppender {
   private readonly buffers: ColumnBuffer[];
@@ -61,15 +73,10 @@ export class ColumnAppender {
   ) {
     this.buffers = columns.map((c) => ({
       kind: c.kind,
-      data:
-        c.kind === 'i32'
-          ? new Int32Array(CHUNK_ROWS)
-          : c.kind === 'i64'
-            ? new Int32Array(CHUNK_ROWS * 2)
-            : c.kind === 'f64'
-              ? new Float64Array(CHUNK_ROWS)
-              : null,
-      strings: c.kind === 'str' ? new Array<string | null>(CHUNK_ROWS).fill(null) : null,
+      is64: c.kind === 'i64',
+      ints: c.kind === 'i32' ? new Int32Array(CHUNK_ROWS) : c.kind === 'i64' ? new Int32Array(CHUNK_ROWS * 2) : EMPTY_INTS,
+      floats: c.kind === 'f64' ? new Float64Array(CHUNK_ROWS) : EMPTY_FLOATS,
+      strings: c.kind === 'str' ? new Array<string | null>(CHUNK_ROWS).fill(null) : [],
       validity: new Uint32Array(CHUNK_ROWS / 32).fill(0xffffffff),
       hasNull: false,
     }));
@@ -101,16 +108,16 @@ export class ColumnAppender {
     }
     switch (buf.kind) {
       case 'i32':
-        (buf.data as Int32Array)[row] = Number(value);
+        buf.ints[row] = Number(value);
         break;
       case 'i64':
-        writeI64(buf.data as Int32Array, row, value);
+        writeI64(buf.ints, row, value);
         break;
       case 'f64':
-        (buf.data as Float64Array)[row] = Number(value);
+        buf.floats[row] = Number(value);
         break;
       case 'str':
-        buf.strings![row] = String(value);
+        buf.strings[row] = String(value);
         break;
     }
   }
@@ -118,15 +125,30 @@ export class ColumnAppender {
   /** Fast path for integer columns (no type dispatch on the value). */
   setInt(col: number, value: number): void {
     const buf = this.buffers[col];
-    if (buf.kind === 'i32') (buf.data as Int32Array)[this.rows] = value;
-    else writeI64Number(buf.data as Int32Array, this.rows, value);
+    if (buf.is64) writeI64Number(buf.ints, this.rows, value);
+    else buf.ints[this.rows] = value;
   }
 
   /** Sets a BIGINT column from exact 32-bit halves (lo unsigned, hi signed). */
   setI64Parts(col: number, lo: number, hi: number): void {
-    const data = this.buffers[col].data as Int32Array;
+    const data = this.buffers[col].ints;
     data[this.rows * 2] = lo;
     data[this.rows * 2 + 1] = hi;
+  }
+
+  setNull(col: number): void {
+    const buf = this.buffers[col];
+    const row = this.rows;
+    buf.validity[row >>> 5] &= ~(1 << (row & 31));
+    buf.hasNull = true;
+  }
+
+  /** A number into a numeric column of any kind (exact integers for i32/i64). */
+  setNumber(col: number, value: number): void {
+    const buf = this.buffers[col];
+    if (buf.is64) writeI64Number(buf.ints, this.rows, value);
+    else if (buf.kind === 'i32') buf.ints[this.rows] = value;
+    else buf.floats[this.rows] = value;
   }
 
   endRow(): void {
@@ -150,11 +172,12 @@ export class ColumnAppender {
     for (let c = 0; c < this.buffers.length; c++) {
       const buf = this.buffers[c];
       const vector = duckdb.data_chunk_get_vector(chunk.chunk, c);
-      if (buf.data) {
-        const bytesPerRow = buf.kind === 'i32' ? 4 : 8;
-        duckdb.copy_data_to_vector(vector, 0, buf.data.buffer as ArrayBuffer, buf.data.byteOffset, n * bytesPerRow);
+      if (buf.kind === 'f64') {
+        duckdb.copy_data_to_vector(vector, 0, buf.floats.buffer as ArrayBuffer, 0, n * 8);
+      } else if (buf.kind !== 'str') {
+        duckdb.copy_data_to_vector(vector, 0, buf.ints.buffer as ArrayBuffer, 0, n * (buf.is64 ? 8 : 4));
       } else {
-        const strings = buf.strings!;
+        const strings = buf.strings;
         for (let r = 0; r < n; r++) {
           const s = strings[r];
           if (s !== null && (buf.validity[r >>> 5] & (1 << (r & 31))) !== 0) {

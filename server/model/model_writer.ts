@@ -14,7 +14,6 @@ import type {
   DecodedEvent,
   EventFields,
   EventSink,
-  FieldValue,
   SkippedInput,
   TraceHeader,
 } from '../decode/decoded_event.ts';
@@ -26,6 +25,13 @@ const QUERIES_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '
 export const SCHEMA_SQL_PATH = path.join(QUERIES_DIR, 'schema.sql');
 
 const TWO_32 = 4294967296;
+/** Columns a typed table's storage has beyond its documented ones (see prepare()). */
+const STORAGE_EXTRA_COLUMNS: ColumnSpec[] = [
+  { name: 'name_id', kind: 'i32' },
+  { name: 'common_flags', kind: 'i32' },
+  { name: 'preempt_count', kind: 'i32' },
+  { name: 'source_where', kind: 'i64' },
+];
 /** Skipped inputs kept in full; beyond this only counted (a garbage file has millions). */
 const MAX_PROBLEMS_KEPT = 1000;
 /** Field names that carry a task name, per typed table: [comm field, pid field]. */
@@ -47,20 +53,23 @@ const TASK_NAME_FIELDS: Record<string, [string, string][]> = {
 
 interface TypedColumn {
   index: number;
-  kind: ColumnKind;
-  /** Field names to try, in order (the column name first, then aliases). */
-  fieldNames: string[];
+  /** The column name, which is also the field name looked up first. */
+  name: string;
+  /** Other field names that fill this column, in order of preference. */
+  aliases: string[];
   /** VARCHAR column stored as an interned string id in the staging table. */
   interned: boolean;
-  name: string;
 }
 
 interface TypedTableWriter {
   table: string;
   appender: ColumnAppender;
-  columns: TypedColumn[];
-  /** Columns of the final table in order, for the resolve pass. */
-  finalColumns: { name: string; interned: boolean }[];
+  /** Columns filled from event fields (all but id, ts, cpu, utid, event). */
+  fieldColumns: TypedColumn[];
+  /** Index of the `event` column (tables receiving several events), else -1. */
+  eventColumn: number;
+  /** Number of documented columns; storage-only columns follow. */
+  width: number;
 }
 
 interface ThreadInfo {
@@ -131,6 +140,7 @@ export class ModelWriter implements EventSink {
 
   private async prepare(): Promise<void> {
     const con = this.engine.connection;
+    await this.engine.exec('CREATE TABLE _string (sid INTEGER, str VARCHAR)');
     this.ftraceEvent = await ColumnAppender.create(con, '_ftrace_event', [
       { name: 'id', kind: 'i64' },
       { name: 'ts', kind: 'i64' },
@@ -160,34 +170,59 @@ export class ModelWriter implements EventSink {
       );
       const aliases = FIELD_ALIASES[table] ?? {};
       const specs: ColumnSpec[] = [];
-      const columns: TypedColumn[] = [];
+      const leading = cols.slice(0, 4).map((c) => c.column_name).join(',');
+      if (leading !== 'id,ts,cpu,utid') throw new Error(`schema.sql: ${table} must start with id, ts, cpu, utid`);
+      const fieldColumns: TypedColumn[] = [];
       const finalColumns: { name: string; interned: boolean }[] = [];
+      let eventColumn = -1;
       cols.forEach((c, index) => {
         const interned = c.data_type === 'VARCHAR';
         const kind: ColumnKind =
           interned || c.data_type === 'INTEGER' ? 'i32' : c.data_type === 'DOUBLE' ? 'f64' : 'i64';
         specs.push({ name: c.column_name, kind });
         finalColumns.push({ name: c.column_name, interned });
-        columns.push({
-          index,
-          kind,
-          fieldNames: [c.column_name, ...(aliases[c.column_name] ?? [])],
-          interned,
-          name: c.column_name,
-        });
+        if (c.column_name === 'event') eventColumn = index;
+        else if (index >= 4) {
+          fieldColumns.push({ index, name: c.column_name, aliases: aliases[c.column_name] ?? [], interned });
+        }
       });
+      // Storage: the documented columns (strings as ids into _string) plus
+      // what ftrace_event needs, so each event is written exactly once.
+      for (const extra of STORAGE_EXTRA_COLUMNS) specs.push(extra);
       const staging = `_stage_${table}`;
       const ddl = specs
         .map((s) => `"${s.name}" ${s.kind === 'i32' ? 'INTEGER' : s.kind === 'f64' ? 'DOUBLE' : 'BIGINT'}`)
         .join(', ');
-      await this.engine.exec(`CREATE TABLE ${staging} (${ddl})`);
+      const select = finalColumns.map((c, i) => (c.interned ? `j${i}.str AS "${c.name}"` : `s."${c.name}"`)).join(', ');
+      const joins = finalColumns
+        .map((c, i) => (c.interned ? ` LEFT JOIN _string j${i} ON j${i}.sid = s."${c.name}"` : ''))
+        .join('');
+      await this.engine.exec(
+        `DROP TABLE ${table};
+         CREATE TABLE ${staging} (${ddl});
+         CREATE VIEW ${table} AS SELECT ${select} FROM ${staging} s${joins};`,
+      );
       this.typedWriters.set(table, {
         table,
         appender: await ColumnAppender.create(con, staging, specs),
-        columns,
-        finalColumns,
+        fieldColumns,
+        eventColumn,
+        width: cols.length,
       });
     }
+    const branches = [
+      'SELECT id, ts, cpu, utid, name_id, common_flags, preempt_count, arg_set_id, raw, source_where FROM _ftrace_event',
+      ...TYPED_TABLES.map(
+        (t) =>
+          `SELECT id, ts, cpu, utid, name_id, common_flags, preempt_count, NULL, NULL, source_where FROM _stage_${t}`,
+      ),
+    ];
+    await this.engine.exec(
+      `CREATE VIEW ftrace_event AS
+       SELECT e.id, e.ts, e.cpu, e.cpu AS ucpu, e.utid, n.name, n.system, e.common_flags,
+              e.preempt_count, e.arg_set_id, e.raw, e.source_where
+       FROM (${branches.join('\n UNION ALL ')}) e JOIN _event_name n USING (name_id)`,
+    );
   }
 
   // ---- EventSink ---------------------------------------------------------
@@ -235,6 +270,10 @@ export class ModelWriter implements EventSink {
     const isTyped = typed !== null && fields !== null;
     const hasArgs = !isTyped && fields !== null && hasKeys(fields);
 
+    if (isTyped) {
+      this.writeTyped(typed!, id, e, utid, nameId, fields!);
+      return;
+    }
     const fe = this.ftraceEvent;
     fe.setInt(0, id);
     this.setTs(fe, 1, e.ts);
@@ -244,12 +283,10 @@ export class ModelWriter implements EventSink {
     fe.set(5, e.flags);
     fe.set(6, e.preemptCount);
     fe.set(7, hasArgs ? id : null);
-    fe.set(8, isTyped ? null : e.raw);
+    fe.set(8, e.raw);
     fe.setInt(9, e.where);
     fe.endRow();
-
-    if (isTyped) this.writeTyped(typed!, id, e, utid, fields!);
-    else if (hasArgs) this.writeArgs(id, fields!);
+    if (hasArgs) this.writeArgs(id, fields!);
   }
 
   lostEvents(cpu: number, count: number | null, where: number): void {
@@ -277,40 +314,38 @@ export class ModelWriter implements EventSink {
     app.setI64Parts(col, lo, hi);
   }
 
-  private writeTyped(w: TypedTableWriter, id: number, e: DecodedEvent, utid: number, fields: EventFields): void {
+  private writeTyped(
+    w: TypedTableWriter,
+    id: number,
+    e: DecodedEvent,
+    utid: number,
+    nameId: number,
+    fields: EventFields,
+  ): void {
     const app = w.appender;
-    for (const col of w.columns) {
-      switch (col.name) {
-        case 'id':
-          app.setInt(col.index, id);
-          continue;
-        case 'ts':
-          this.setTs(app, col.index, e.ts);
-          continue;
-        case 'cpu':
-          app.setInt(col.index, e.cpu);
-          continue;
-        case 'utid':
-          app.setInt(col.index, utid);
-          continue;
-        case 'event':
-          app.setInt(col.index, this.intern(e.name));
-          continue;
-      }
-      let value: FieldValue | undefined;
-      for (const f of col.fieldNames) {
-        value = fields[f];
-        if (value !== undefined) break;
-      }
+    const extra = w.width;
+    app.setInt(extra, nameId);
+    app.set(extra + 1, e.flags);
+    app.set(extra + 2, e.preemptCount);
+    app.setInt(extra + 3, e.where);
+    // Schema convention (checked in prepare): id, ts, cpu, utid come first.
+    app.setInt(0, id);
+    this.setTs(app, 1, e.ts);
+    app.setInt(2, e.cpu);
+    app.setInt(3, utid);
+    if (w.eventColumn >= 0) app.setInt(w.eventColumn, this.intern(e.name));
+    const cols = w.fieldColumns;
+    for (let k = 0; k < cols.length; k++) {
+      const col = cols[k];
+      let value = fields[col.name];
       if (value === undefined) {
-        app.set(col.index, null);
-      } else if (col.interned) {
-        app.setInt(col.index, this.intern(String(value)));
-      } else if (typeof value === 'string') {
-        app.set(col.index, parseIntegerText(value));
-      } else {
-        app.set(col.index, value);
+        for (let a = 0; a < col.aliases.length && value === undefined; a++) value = fields[col.aliases[a]];
       }
+      if (value === undefined) app.setNull(col.index);
+      else if (col.interned) app.setInt(col.index, this.intern(typeof value === 'string' ? value : String(value)));
+      else if (typeof value === 'number') app.setNumber(col.index, value);
+      else if (typeof value === 'string') app.set(col.index, parseIntegerText(value));
+      else app.set(col.index, value);
     }
     app.endRow();
 
@@ -437,7 +472,6 @@ export class ModelWriter implements EventSink {
       app.close();
     };
 
-    await this.engine.exec('CREATE TABLE _string (sid INTEGER, str VARCHAR)');
     await small(
       '_string',
       [
@@ -446,19 +480,6 @@ export class ModelWriter implements EventSink {
       ],
       [...this.strings].map(([s, sid]) => [sid, s]),
     );
-    for (const w of this.typedWriters.values()) {
-      const joins = w.finalColumns
-        .map((c, i) => (c.interned ? `LEFT JOIN _string j${i} ON j${i}.sid = s."${c.name}"` : ''))
-        .join(' ');
-      const cols = w.finalColumns
-        .map((c, i) => (c.interned ? `j${i}.str` : `s."${c.name}"`))
-        .join(', ');
-      await this.engine.exec(
-        `INSERT INTO ${w.table} SELECT ${cols} FROM _stage_${w.table} s ${joins} ORDER BY s.id;
-         DROP TABLE _stage_${w.table};`,
-      );
-    }
-
     await small(
       '_event_name',
       [

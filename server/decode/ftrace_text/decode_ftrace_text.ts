@@ -115,8 +115,13 @@ class FtraceTextDecoder {
     private readonly label: string,
   ) {}
 
+  /**
+   * libtraceevent 1.7 (trace-cmd 3.x report -l) prints the flags column
+   * exactly as the kernel does (checked against trace.dat flags on a real
+   * recording): one reading for every producer.
+   */
   private get flagStyle(): FlagStyle {
-    return this.format === 'trace_cmd_report' ? 'libtraceevent' : 'kernel';
+    return 'kernel';
   }
 
   onLine(line: string, lineNo: number): void {
@@ -146,7 +151,7 @@ class FtraceTextDecoder {
       }
     } else {
       ok = parseNormalLine(line, style, ev, this.instancePrefixes);
-      if (!ok && line.indexOf('[') < 0 && parseLatencyLine(line, style, ev)) {
+      if (!ok && parseLatencyLine(line, style, ev)) {
         ok = true;
         this.latencyMode = true;
       }

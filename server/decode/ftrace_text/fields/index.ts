@@ -22,12 +22,23 @@ import {
   parseLruShrinkInactive,
   parseReclaimBegin,
   parseReclaimEnd,
+  parseReclaimPages,
   parseThrottled,
   parseWakeupKswapd,
   parseWriteFolio,
 } from './vmscan.ts';
 import { parseWorkqueue } from './workqueue.ts';
-import { parseGlobalDirtyState, parseWriteback } from './writeback.ts';
+import {
+  parseBalanceDirtyPages,
+  parseGlobalDirtyState,
+  parseWbcWritepage,
+  parseWriteback,
+  parseWritebackInode,
+  parseWritebackPagesWritten,
+  parseWritebackQueueIo,
+  parseWritebackSingleInode,
+  parseWritebackWork,
+} from './writeback.ts';
 
 export type { FieldParser } from './types.ts';
 
@@ -58,6 +69,7 @@ export const FIELD_PARSERS: Readonly<Record<string, FieldParser>> = {
   mm_vmscan_writepage: parseWriteFolio,
   mm_vmscan_write_folio: parseWriteFolio,
   mm_vmscan_throttled: parseThrottled,
+  mm_vmscan_reclaim_pages: parseReclaimPages,
   mm_shrink_slab_start: parseShrinkSlabStart,
   mm_shrink_slab_end: parseShrinkSlabEnd,
 
@@ -68,15 +80,23 @@ export const FIELD_PARSERS: Readonly<Record<string, FieldParser>> = {
 
   writeback_dirty_page: parseWriteback,
   writeback_dirty_folio: parseWriteback,
-  writeback_queue: parseWriteback,
-  writeback_exec: parseWriteback,
-  writeback_start: parseWriteback,
-  writeback_written: parseWriteback,
-  writeback_wait: parseWriteback,
-  writeback_single_inode: parseWriteback,
-  writeback_single_inode_start: parseWriteback,
-  balance_dirty_pages: parseWriteback,
+  writeback_queue: parseWritebackWork,
+  writeback_exec: parseWritebackWork,
+  writeback_start: parseWritebackWork,
+  writeback_written: parseWritebackWork,
+  writeback_wait: parseWritebackWork,
+  writeback_single_inode: parseWritebackSingleInode,
+  writeback_single_inode_start: parseWritebackSingleInode,
+  writeback_queue_io: parseWritebackQueueIo,
+  wbc_writepage: parseWbcWritepage,
+  balance_dirty_pages: parseBalanceDirtyPages,
+  bdi_dirty_ratelimit: parseBalanceDirtyPages,
   global_dirty_state: parseGlobalDirtyState,
+  writeback_dirty_inode_enqueue: parseWritebackInode,
+  writeback_sb_inodes_requeue: parseWritebackInode,
+  sb_mark_inode_writeback: parseWritebackInode,
+  sb_clear_inode_writeback: parseWritebackInode,
+  writeback_pages_written: parseWritebackPagesWritten,
 };
 
 /** Name prefix -> system, for events the text does not qualify. */
@@ -90,6 +110,13 @@ const SYSTEM_PREFIXES: ReadonlyArray<readonly [string, string]> = [
   ['global_dirty_state', 'writeback'],
   ['bdi_dirty_ratelimit', 'writeback'],
   ['wbc_writepage', 'writeback'],
+  ['track_foreign_dirty', 'writeback'],
+  ['flush_foreign', 'writeback'],
+  ['sb_mark_inode_writeback', 'writeback'],
+  ['sb_clear_inode_writeback', 'writeback'],
+  ['folio_wait_writeback', 'writeback'],
+  ['inode_foreign_history', 'writeback'],
+  ['inode_switch_wbs', 'writeback'],
   ['mm_page_alloc', 'kmem'],
   ['mm_page_free', 'kmem'],
   ['kmalloc', 'kmem'],
@@ -138,5 +165,8 @@ export function hasTypedParser(name: string): boolean {
 /** Fields of one event: dedicated parser if registered, else generic. */
 export function parseEventFields(name: string, args: string): EventFields | null {
   const p = FIELD_PARSERS[name];
-  return p ? p(args) : parseGeneric(args);
+  if (p) return p(args);
+  // other writeback events share the `bdi X:` prefix
+  if (args.startsWith('bdi ') && systemOf(name) === 'writeback') return parseWriteback(args) ?? parseGeneric(args);
+  return parseGeneric(args);
 }

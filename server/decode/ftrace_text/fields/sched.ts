@@ -69,6 +69,21 @@ function parseSwitchKernel(t: string): EventFields | null {
   };
 }
 
+/**
+ * trace-cmd's sched_switch plugin (libtraceevent 1.7) names prev_state bits
+ * with the pre-4.14 table "SDTtZXxW"; kernels since 4.14 print bit 4..7 as
+ * X, Z, P, I. Translate to what the kernel (and the trace.dat decoder, which
+ * evaluates the kernel's print fmt) prints. Lost in report text: the `+`
+ * (preempted) suffix, which the plugin prints as plain `R`.
+ */
+const REPORT_STATE: Readonly<Record<string, string>> = { Z: 'X', X: 'Z', x: 'P', W: 'I' };
+
+export function reportPrevState(s: string): string {
+  let out = '';
+  for (const ch of s) out += REPORT_STATE[ch] ?? ch;
+  return out;
+}
+
 function parseSwitchReport(t: string): EventFields | null {
   const arrow = t.lastIndexOf(' ==> ');
   if (arrow < 0) return null;
@@ -94,7 +109,7 @@ function parseSwitchReport(t: string): EventFields | null {
     prev_comm: pcp[0],
     prev_pid: pcp[1],
     prev_prio: prevPrio,
-    prev_state: prevState,
+    prev_state: reportPrevState(prevState),
     next_comm: ncp[0],
     next_pid: ncp[1],
     next_prio: nextPrio,
@@ -165,10 +180,12 @@ export const parseSchedProcessFork: FieldParser = (t) => {
   return out;
 };
 
-/** `comm=x pid=1 prio=120` (6.16+: ` group_dead=true`). */
+/** `comm=x pid=1 prio=120` (newer kernels: ` group_dead=true`, a bool field: 1/0). */
 export const parseSchedProcessExit: FieldParser = (t) => {
   const out: EventFields = {};
   addKeyValues(t, out, undefined, WAKEUP_STRINGS);
   if (typeof out.pid !== 'number' || typeof out.comm !== 'string') return null;
+  if (out.group_dead === 'true') out.group_dead = 1;
+  else if (out.group_dead === 'false') out.group_dead = 0;
   return out;
 };

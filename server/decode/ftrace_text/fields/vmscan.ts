@@ -49,6 +49,8 @@ export const parseReclaimEnd = kv(['nr_reclaimed']);
 export const parseLruShrinkInactive = kv(['nid', 'nr_scanned', 'nr_reclaimed', 'priority', 'reclaim_flags']);
 export const parseLruShrinkActive = kv(['nid', 'nr_taken', 'priority', 'reclaim_flags']);
 export const parseLruIsolate = kv(['order', 'nr_requested', 'nr_scanned', 'nr_taken']);
+/** mm_vmscan_reclaim_pages (DAMON/proactive reclaim): same counters as shrink_inactive. */
+export const parseReclaimPages = kv(['nid', 'nr_scanned', 'nr_reclaimed']);
 export const parseThrottled = kv(['nid', 'usec_timeout', 'usec_delayed', 'reason']);
 
 /** mm_vmscan_writepage / mm_vmscan_write_folio. */

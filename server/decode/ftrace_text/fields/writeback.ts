@@ -1,36 +1,40 @@
 /**
- * Writeback events (include/trace/events/writeback.h): mostly key=value after
- * a `bdi <name>: ` prefix, e.g. `bdi 7:0: ino=12 index=0`;
- * writeback_work_class adds `sb_dev 0:0` before the pairs.
- * -> bdi (string) plus the pairs. global_dirty_state has no bdi; its printed
- * names are mapped to the typed table's columns (see GLOBAL_RENAME).
+ * Writeback events (include/trace/events/writeback.h). Fields are named as
+ * the format file names them (what the trace.dat decoder produces), not as
+ * printed:
+ *   `bdi 7:0: ...`        -> name (balance_dirty_pages, bdi_dirty_ratelimit: bdi)
+ *   `bdi 254:0[9]: ...`   -> name, bdi_id (track_foreign_dirty)
+ *   writeback_work_class: `sb_dev 0:0` -> sb_dev (dev_t number), kupdate= -> for_kupdate, background= -> for_background
+ *   writeback_single_inode(_start): index= -> writeback_index, to_write= -> nr_to_write
+ *   writeback_queue_io: enqueue= -> moved
+ *   wbc_writepage: towrt/skip/mode/kupd/bgrd/cyclic/start/end -> nr_to_write/pages_skipped/sync_mode/for_kupdate/for_background/range_cyclic/range_start/range_end
+ *   global_dirty_state: dirty/writeback/bg_thresh/thresh/limit/dirtied/written -> nr_dirty/nr_writeback/background_thresh/dirty_thresh/dirty_limit/nr_dirtied/nr_written
+ *   writeback_inode_template: `dev 254,0 ino 1 dirtied 42 state 0x10 mode 0100644` -> dev, ino, dirtied_when, state, mode
+ *   writeback_pages_written: `123` -> pages
  */
 import type { EventFields } from '../../decoded_event.ts';
-import { addKeyValues, splitKeyValues } from './generic.ts';
+import { addKeyValues, parseDecimal, splitKeyValues } from './generic.ts';
 import type { FieldParser } from './types.ts';
 
-const STRINGS = new Set(['bdi', 'reason', 'state', 'sb_dev']);
+const STRINGS = new Set(['name', 'bdi', 'reason', 'state']);
+const NUMERIC = new Set(['range_start', 'range_end']);
 
-export const parseWriteback: FieldParser = (t) => {
-  const out: EventFields = {};
-  let rest = t;
-  if (t.startsWith('bdi ')) {
-    const c = t.indexOf(': ', 4);
-    const end = c >= 0 ? c : t.endsWith(':') ? t.length - 1 : -1;
-    if (end < 0) return null;
-    out.bdi = t.slice(4, end);
-    rest = t.slice(end + 1).trim();
-  }
-  const { firstKeyAt } = splitKeyValues(rest);
-  const pre = rest.slice(0, firstKeyAt).trim();
-  if (pre.startsWith('sb_dev ')) out.sb_dev = pre.slice(7).trim();
-  else if (pre !== '') return null;
-  addKeyValues(rest.slice(firstKeyAt), out, undefined, STRINGS);
-  return out;
+const WORK_RENAME = { kupdate: 'for_kupdate', background: 'for_background' };
+const INODE_RENAME = { index: 'writeback_index', to_write: 'nr_to_write' };
+const QUEUE_IO_RENAME = { enqueue: 'moved' };
+const WBC_RENAME = {
+  towrt: 'nr_to_write',
+  skip: 'pages_skipped',
+  mode: 'sync_mode',
+  kupd: 'for_kupdate',
+  bgrd: 'for_background',
+  cyclic: 'range_cyclic',
+  start: 'range_start',
+  end: 'range_end',
 };
-
-/** global_dirty_state: printed names -> typed table columns. */
-const GLOBAL_RENAME: Readonly<Record<string, string>> = {
+const GLOBAL_RENAME = {
+  dirty: 'nr_dirty',
+  writeback: 'nr_writeback',
   bg_thresh: 'background_thresh',
   background: 'background_thresh',
   thresh: 'dirty_thresh',
@@ -39,8 +43,74 @@ const GLOBAL_RENAME: Readonly<Record<string, string>> = {
   written: 'nr_written',
 };
 
+/** `major:minor` or `major,minor` -> the kernel's dev_t (MKDEV: major << 20 | minor). */
+export function devT(s: string): number | null {
+  const m = /^(\d+)[:,](\d+)$/.exec(s.trim());
+  if (!m) return null;
+  return Number(m[1]) * 1048576 + Number(m[2]);
+}
+
+/** Parses the `bdi NAME:` / `bdi NAME[ID]:` prefix; returns the rest or null. */
+function bdiPrefix(t: string, out: EventFields, nameField: string): string | null {
+  if (!t.startsWith('bdi ')) return t;
+  const c = t.indexOf(': ', 4);
+  const end = c >= 0 ? c : t.endsWith(':') ? t.length - 1 : -1;
+  if (end < 0) return null;
+  let name = t.slice(4, end);
+  const br = /^(.*)\[(\d+)\]$/.exec(name);
+  if (br) {
+    name = br[1]!;
+    out.bdi_id = Number(br[2]);
+  }
+  out[nameField] = name;
+  return t.slice(end + 1).trim();
+}
+
+function bdiKv(rename: Readonly<Record<string, string>> | undefined, nameField = 'name'): FieldParser {
+  return (t) => {
+    const out: EventFields = {};
+    const rest = bdiPrefix(t, out, nameField);
+    if (rest === null) return null;
+    const { firstKeyAt } = splitKeyValues(rest);
+    const pre = rest.slice(0, firstKeyAt).trim();
+    if (pre.startsWith('sb_dev ')) {
+      const d = devT(pre.slice(7));
+      if (d === null) return null;
+      out.sb_dev = d;
+    } else if (pre !== '') return null;
+    addKeyValues(rest.slice(firstKeyAt), out, rename, STRINGS, NUMERIC);
+    return out;
+  };
+}
+
+/** Any writeback event: `bdi X: key=value...`. */
+export const parseWriteback = bdiKv(undefined);
+export const parseWritebackWork = bdiKv(WORK_RENAME);
+export const parseWritebackSingleInode = bdiKv(INODE_RENAME);
+export const parseWritebackQueueIo = bdiKv(QUEUE_IO_RENAME);
+export const parseWbcWritepage = bdiKv(WBC_RENAME);
+export const parseBalanceDirtyPages = bdiKv(undefined, 'bdi');
+
 export const parseGlobalDirtyState: FieldParser = (t) => {
   const out: EventFields = {};
   if (addKeyValues(t, out, GLOBAL_RENAME) === 0) return null;
   return out;
+};
+
+/** writeback_inode_template: `dev 254,0 ino 9978559 dirtied 4295092856 state 0x10 mode 0100644`. */
+export const parseWritebackInode: FieldParser = (t) => {
+  const tok = t.trim().split(/ +/);
+  if (tok.length < 10 || tok[0] !== 'dev' || tok[2] !== 'ino' || tok[4] !== 'dirtied' || tok[6] !== 'state' || tok[8] !== 'mode') return null;
+  const dev = devT(tok[1]!);
+  const ino = parseDecimal(tok[3]!);
+  const dirtied = parseDecimal(tok[5]!);
+  const mode = /^[0-7]+$/.test(tok[9]!) ? parseInt(tok[9]!, 8) : null;
+  if (dev === null || ino === null || dirtied === null || mode === null) return null;
+  return { dev, ino, dirtied_when: dirtied, state: tok[7]!, mode };
+};
+
+/** writeback_pages_written: just the number. */
+export const parseWritebackPagesWritten: FieldParser = (t) => {
+  const v = parseDecimal(t.trim());
+  return v === null ? null : { pages: v };
 };

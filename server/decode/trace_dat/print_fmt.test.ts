@@ -59,3 +59,12 @@ describe('analyzePrintFmt', () => {
     expect(info.symbolic.size).toBe(0);
   });
 });
+
+describe('libtraceevent quirks', () => {
+  it('treats unresolved enum names in flag tables as 0, printing the first of them for a zero value', () => {
+    const info = analyzePrintFmt('"state=%s", __print_flags(REC->state, "|", {I_DIRTY_SYNC, "I_DIRTY_SYNC"}, {I_NEW, "I_NEW"})');
+    const r = info.symbolic.get('state')!;
+    expect(r(0n)).toBe('I_DIRTY_SYNC');
+    expect(r(0x10n)).toBe('0x10');
+  });
+});

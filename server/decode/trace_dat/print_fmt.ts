@@ -457,8 +457,9 @@ function tableOf(node: Node & { k: 'call' }, from: number): TableEntry[] {
     const s = evaluate(item.items[1]!, noFields);
     // `{ 0, ((void *)0) }` terminates kernel tables: stop like the kernel does.
     if (typeof s !== 'string') break;
-    if (typeof v !== 'bigint') continue;
-    entries.push({ value: toU64(v), name: s });
+    // Names the kernel left unresolved (enum members without TRACE_DEFINE_ENUM, e.g.
+    // I_DIRTY_SYNC) evaluate to 0 in libtraceevent (strtoull), so do the same.
+    entries.push({ value: typeof v === 'bigint' ? toU64(v) : 0n, name: s });
   }
   tableCache.set(node, entries);
   return entries;
@@ -475,6 +476,11 @@ function printFlags(node: Node & { k: 'call' }, field: FieldLookup): Value {
   let out = '';
   let printed = false;
   for (const e of tableOf(node, 2)) {
+    // libtraceevent: a zero value prints the first zero-valued entry, if any
+    if (val === 0n && e.value === 0n) {
+      out += e.name;
+      break;
+    }
     if (e.value !== 0n && (val & e.value) === e.value) {
       if (printed) out += delim;
       out += e.name;

@@ -81,6 +81,14 @@ export const FIELD_ALIASES: Record<string, Record<string, string[]>> = {
     retval: ['shrinker_retval'],
   },
   workqueue_queue_work: { cpu_target: ['cpu'] },
+  // writeback events name the backing device field `name` and print it as `bdi`.
+  writeback_dirty_folio: { bdi: ['name'] },
+  writeback_work: { bdi: ['name'] },
+  writeback_single_inode: {
+    bdi: ['name'],
+    index: ['writeback_index'],
+    to_write: ['nr_to_write'],
+  },
   balance_dirty_pages: {
     bdi_setpoint: ['wb_setpoint'],
     bdi_dirty: ['wb_dirty'],

@@ -21,7 +21,7 @@ import { formatDuration, formatReport, formatTs } from './format_report.ts';
 import { DetectorRunError, runDetectors } from './run_detectors.ts';
 
 const SCHEMA = readFileSync(new URL('../../queries/schema.sql', import.meta.url), 'utf8');
-const BUILTIN = ['direct_reclaim_stall', 'shrinker_blocking'];
+const BUILTIN = ['direct_reclaim_stall', 'kswapd_escalation', 'migration_pingpong', 'reclaim_writeback', 'shrinker_blocking'];
 
 let db: Engine;
 let dir: string;

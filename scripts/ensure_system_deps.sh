@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# System packages the test suite and benchmarks need, installed if missing:
+#   chromium   - Playwright drives Debian's Chromium (no browser download)
+#   trace-cmd  - the benchmark's reference (`trace-cmd report` speed)
+# Idempotent and quiet when everything is present.
+set -euo pipefail
+missing=()
+[ -x /usr/bin/chromium ] || missing+=(chromium)
+command -v trace-cmd >/dev/null 2>&1 || missing+=(trace-cmd)
+[ ${#missing[@]} -eq 0 ] && exit 0
+if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+  echo "installing system packages: ${missing[*]}" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq "${missing[@]}" >/dev/null || { apt-get --fix-broken install -y -qq >/dev/null; apt-get install -y -qq "${missing[@]}" >/dev/null; }
+else
+  echo "stallscope tests need: ${missing[*]} (Debian: sudo apt-get install -y ${missing[*]})" >&2
+  exit 1
+fi

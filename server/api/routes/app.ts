@@ -17,7 +17,7 @@ export async function registerAppRoutes(app: FastifyInstance, appDir: string): P
       root: appDir,
       prefix: '/',
       wildcard: true,
-      index: false,
+      index: 'index.html',
       setHeaders(res, path: string) {
         // Hashed assets never change; index.html must always be revalidated.
         res.header('cache-control', /[\\/]assets[\\/]/.test(path) ? 'public, max-age=31536000, immutable' : 'no-cache');

@@ -1,0 +1,112 @@
+/**
+ * Typed client for the stallscope API. Every request goes through `getJson`,
+ * which turns a `{error}` answer into an ApiError carrying the message.
+ */
+import type { EventInfo, FindingsResponse, JobState, TraceRecord, TrackData, TrackList } from './types.ts';
+
+export class ApiError extends Error {
+  constructor(readonly status: number, message: string) {
+    super(message);
+    this.name = 'ApiError';
+  }
+}
+
+const TOKEN_KEY = 'stallscope.token';
+
+/** An access token given in the page URL (`?token=`) is kept for the session. */
+function accessToken(): string | null {
+  const fromUrl = new URLSearchParams(location.search).get('token');
+  if (fromUrl) sessionStorage.setItem(TOKEN_KEY, fromUrl);
+  return fromUrl ?? sessionStorage.getItem(TOKEN_KEY);
+}
+
+function authHeaders(): Record<string, string> {
+  const t = accessToken();
+  return t ? { 'x-stallscope-token': t } : {};
+}
+
+async function getJson<T>(url: string, signal?: AbortSignal): Promise<T> {
+  const res = await fetch(url, { signal, headers: authHeaders() });
+  const text = await res.text();
+  let body: unknown;
+  try {
+    body = text ? JSON.parse(text) : null;
+  } catch {
+    throw new ApiError(res.status, `unexpected answer from the server (${res.status}): ${text.slice(0, 120)}`);
+  }
+  if (!res.ok) throw new ApiError(res.status, (body as { error?: string })?.error ?? `HTTP ${res.status}`);
+  return body as T;
+}
+
+const enc = encodeURIComponent;
+
+export type TrackKind = 'cpu' | 'thread' | 'slice' | 'counter' | 'instant' | 'flow';
+
+export const api = {
+  traces: () => getJson<{ traces: TraceRecord[]; jobs: JobState[] }>('/api/traces'),
+  trace: (id: string) => getJson<TraceRecord>(`/api/traces/${enc(id)}`),
+  findings: (id: string) => getJson<FindingsResponse>(`/api/traces/${enc(id)}/findings`),
+  tracks: (id: string) => getJson<TrackList>(`/api/traces/${enc(id)}/tracks`),
+  trackData: (
+    id: string,
+    kind: TrackKind,
+    params: Record<string, string | number>,
+    win: { t0: number; t1: number; px: number },
+    signal?: AbortSignal,
+  ) => {
+    const q = new URLSearchParams({ ...Object.fromEntries(Object.entries(params).map(([k, v]) => [k, String(v)])), t0: String(Math.floor(win.t0)), t1: String(Math.ceil(win.t1)), px: String(Math.round(win.px)) });
+    return getJson<TrackData>(`/api/traces/${enc(id)}/tracks/${kind}?${q}`, signal);
+  },
+  row: (id: string, table: 'sched_slice' | 'thread_state' | 'slice', rowId: number) =>
+    getJson<{ table: string; row: Record<string, unknown>; events: EventInfo[] }>(`/api/traces/${enc(id)}/rows/${table}/${rowId}`),
+  event: (id: string, eventId: number) => getJson<EventInfo>(`/api/traces/${enc(id)}/events/${eventId}`),
+  events: (id: string, ids: number[]) =>
+    ids.length === 0 ? Promise.resolve({ events: [] as EventInfo[] }) : getJson<{ events: EventInfo[] }>(`/api/traces/${enc(id)}/events?ids=${ids.join(',')}`),
+
+  /** Streams a file to the server (raw body) with upload progress; resolves with the ingest job id. */
+  upload(file: File, onProgress: (sent: number, total: number) => void): Promise<{ jobId: string; name: string; bytes: number }> {
+    return new Promise((resolve, reject) => {
+      const xhr = new XMLHttpRequest();
+      xhr.open('POST', `/api/traces?name=${enc(file.name)}`);
+      xhr.setRequestHeader('content-type', 'application/octet-stream');
+      for (const [k, v] of Object.entries(authHeaders())) xhr.setRequestHeader(k, v);
+      xhr.upload.onprogress = (e) => onProgress(e.loaded, e.lengthComputable ? e.total : file.size);
+      xhr.onerror = () => reject(new ApiError(0, 'the upload failed: the server closed the connection (is it running?)'));
+      xhr.onabort = () => reject(new ApiError(0, 'the upload was cancelled'));
+      xhr.onload = () => {
+        let body: { error?: string; jobId?: string; name?: string; bytes?: number } = {};
+        try {
+          body = JSON.parse(xhr.responseText);
+        } catch {
+          /* handled below */
+        }
+        if (xhr.status >= 200 && xhr.status < 300 && body.jobId) resolve(body as { jobId: string; name: string; bytes: number });
+        else reject(new ApiError(xhr.status, body.error ?? `upload failed (HTTP ${xhr.status})`));
+      };
+      xhr.send(file);
+    });
+  },
+
+  /** Follows an ingest job's Server-Sent Events until done or failed. Returns a cancel function. */
+  followJob(jobId: string, onState: (s: JobState) => void, onLost: (message: string) => void): () => void {
+    const t = accessToken();
+    const es = new EventSource(`/api/jobs/${enc(jobId)}/events${t ? `?token=${enc(t)}` : ''}`);
+    let finished = false;
+    es.addEventListener('progress', (ev) => {
+      const s = JSON.parse((ev as MessageEvent<string>).data) as JobState;
+      onState(s);
+      if (s.phase === 'done' || s.phase === 'failed') {
+        finished = true;
+        es.close();
+      }
+    });
+    es.onerror = () => {
+      if (finished) return;
+      es.close();
+      onLost('lost the connection to the server while ingesting; check the library, then retry');
+    };
+    return () => es.close();
+  },
+};
+
+export type Api = typeof api;

@@ -1,0 +1,106 @@
+/**
+ * Shapes of the HTTP API's answers (server/api). Times named `ts`/`dur`/`t0`/`t1`
+ * are ns relative to the trace's first event, as JS numbers; absolute ns are
+ * decimal strings (`ts_ns`).
+ */
+export type Severity = 'info' | 'warn' | 'critical';
+
+export interface TraceRecord {
+  id: string;
+  name: string;
+  sizeBytes: number;
+  format: string | null;
+  formatVersion?: string | null;
+  cpus: number | null;
+  kernel?: string | null;
+  eventsTotal: number;
+  firstTs: number | string | null;
+  lastTs: number | string | null;
+  findingsBySeverity: Record<Severity, number>;
+  addedAt: string;
+  status: 'ingesting' | 'ready' | 'failed';
+  error?: string | null;
+}
+
+export type IngestPhase = 'uploading' | 'hashing' | 'decompressing' | 'decoding' | 'deriving' | 'detecting' | 'done' | 'failed';
+
+export interface JobState {
+  jobId: string;
+  name: string;
+  phase: IngestPhase;
+  bytesDone: number;
+  bytesTotal: number | null;
+  events: number;
+  message?: string;
+  traceId?: string;
+  error?: string;
+}
+
+export interface Finding {
+  index: number;
+  detector: string;
+  kind: string;
+  severity: Severity;
+  ts_ns: string;
+  dur_ns: string;
+  /** Relative ns. */
+  ts: number;
+  dur: number;
+  cpu: number | null;
+  tid: number | null;
+  comm: string | null;
+  title: string;
+  values: Record<string, unknown>;
+  event_ids: number[];
+}
+
+export interface FindingsResponse {
+  findings: Finding[];
+  counts: Record<Severity, number>;
+  summaries: unknown;
+}
+
+export interface ThreadInfo {
+  utid: number;
+  tid: number | null;
+  name: string | null;
+}
+
+export interface TrackList {
+  start: number;
+  end: number;
+  cpus: Array<{ cpu: number; events: number }>;
+  threads: ThreadInfo[];
+  threadsOfInterest: Array<ThreadInfo & { reason: string }>;
+  counters: Array<{ id: number; name: string; unit: string | null; utid: number | null; cpu: number | null; description: string | null; values: number }>;
+  sliceCategories: Array<{ category: string; count: number }>;
+  instants: Array<{ name: string; count: number }>;
+  flows: Array<{ kind: string; count: number }>;
+}
+
+export type Column = Array<number | string | null>;
+
+export interface TrackData {
+  t0: number;
+  t1: number;
+  px: number;
+  res: number;
+  rows: number;
+  cols: Record<string, Column>;
+  extra?: Record<string, unknown>;
+}
+
+export interface EventInfo {
+  id: number;
+  ts_ns: string;
+  ts: number;
+  cpu: number;
+  utid: number | null;
+  tid: number | null;
+  comm: string | null;
+  name: string;
+  system: string | null;
+  fields: Record<string, unknown>;
+  table: string | null;
+  line: string;
+}

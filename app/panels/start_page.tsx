@@ -1,0 +1,220 @@
+/**
+ * Start page: drop a trace (or pick one), watch it upload and ingest with a
+ * real progress bar, or open one from the library.
+ */
+import { useCallback, useEffect, useRef, useState } from 'react';
+import { ApiError, api } from '../api/client.ts';
+import type { JobState, TraceRecord } from '../api/types.ts';
+import { viewStore } from '../state/view_store.ts';
+import { formatBytes, formatCount } from '../timeline/time_format.ts';
+
+interface Upload {
+  name: string;
+  phase: JobState['phase'];
+  /** 0..1 overall. */
+  fraction: number | null;
+  detail: string;
+  error?: string;
+}
+
+/** Share of the bar each phase gets: upload, then the server's phases. */
+const PHASE_SPAN: Record<string, [number, number]> = {
+  uploading: [0, 0.3],
+  hashing: [0.3, 0.38],
+  decompressing: [0.38, 0.45],
+  decoding: [0.45, 0.85],
+  deriving: [0.85, 0.93],
+  detecting: [0.93, 0.99],
+  done: [1, 1],
+};
+
+const PHASE_LABEL: Record<string, string> = {
+  uploading: 'Uploading',
+  hashing: 'Checking content',
+  decompressing: 'Decompressing',
+  decoding: 'Decoding events',
+  deriving: 'Building timelines',
+  detecting: 'Running detectors',
+  done: 'Done',
+  failed: 'Failed',
+};
+
+function progressOf(s: { phase: string; bytesDone: number; bytesTotal: number | null }): number | null {
+  const span = PHASE_SPAN[s.phase];
+  if (!span) return null;
+  const within = s.bytesTotal ? Math.min(1, s.bytesDone / s.bytesTotal) : 0.5;
+  return span[0] + (span[1] - span[0]) * within;
+}
+
+export function StartPage() {
+  const [traces, setTraces] = useState<TraceRecord[] | null>(null);
+  const [listError, setListError] = useState<string | null>(null);
+  const [upload, setUpload] = useState<Upload | null>(null);
+  const [dragging, setDragging] = useState(false);
+  const inputRef = useRef<HTMLInputElement>(null);
+  const cancelRef = useRef<(() => void) | null>(null);
+
+  const refresh = useCallback(() => {
+    api.traces().then(
+      (r) => { setTraces(r.traces); setListError(null); },
+      (e: Error) => setListError(e.message),
+    );
+  }, []);
+
+  useEffect(() => {
+    refresh();
+    return () => cancelRef.current?.();
+  }, [refresh]);
+
+  const start = useCallback(async (file: File) => {
+    cancelRef.current?.();
+    setUpload({ name: file.name, phase: 'uploading', fraction: 0, detail: formatBytes(file.size) });
+    try {
+      const { jobId } = await api.upload(file, (sent, total) =>
+        setUpload({
+          name: file.name, phase: 'uploading', fraction: progressOf({ phase: 'uploading', bytesDone: sent, bytesTotal: total }),
+          detail: `${formatBytes(sent)} of ${formatBytes(total)}`,
+        }),
+      );
+      cancelRef.current = api.followJob(
+        jobId,
+        (s) => {
+          if (s.phase === 'failed') {
+            setUpload({ name: file.name, phase: 'failed', fraction: null, detail: '', error: explain(s.error ?? s.message ?? 'ingest failed', file.name) });
+            refresh();
+            return;
+          }
+          const bytes = s.bytesTotal ? `${formatBytes(s.bytesDone)} of ${formatBytes(s.bytesTotal)}` : formatBytes(s.bytesDone);
+          setUpload({
+            name: file.name, phase: s.phase, fraction: progressOf(s),
+            detail: `${s.events ? `${formatCount(s.events)} events · ` : ''}${s.phase === 'decoding' || s.phase === 'hashing' || s.phase === 'decompressing' ? bytes : ''}`,
+          });
+          if (s.phase === 'done' && s.traceId) {
+            viewStore.update({ trace: s.traceId, t0: null, t1: null, sel: null }, { history: 'push' });
+          }
+        },
+        (msg) => setUpload((u) => ({ name: u?.name ?? file.name, phase: 'failed', fraction: null, detail: '', error: msg })),
+      );
+    } catch (e) {
+      const msg = e instanceof ApiError ? e.message : String(e);
+      setUpload({ name: file.name, phase: 'failed', fraction: null, detail: '', error: explain(msg, file.name) });
+    }
+  }, [refresh]);
+
+  const onDrop = (e: React.DragEvent) => {
+    e.preventDefault();
+    setDragging(false);
+    const file = e.dataTransfer?.files?.[0];
+    if (file) void start(file);
+  };
+
+  return (
+    <div className="start-page" data-testid="start-page">
+      <header className="start-header">
+        <h1>stallscope</h1>
+        <p>Find memory-reclaim and scheduler stalls in Linux ftrace traces: trace.dat (trace-cmd record), trace-cmd report text or tracefs text, optionally gzip/zstd/xz-compressed.</p>
+      </header>
+      <div
+        className={`drop-zone${dragging ? ' dragging' : ''}`}
+        data-testid="drop-zone"
+        onDragOver={(e) => { e.preventDefault(); setDragging(true); }}
+        onDragEnter={(e) => { e.preventDefault(); setDragging(true); }}
+        onDragLeave={() => setDragging(false)}
+        onDrop={onDrop}
+        onClick={() => inputRef.current?.click()}
+        role="button"
+        tabIndex={0}
+        onKeyDown={(e) => { if (e.key === 'Enter' || e.key === ' ') inputRef.current?.click(); }}
+      >
+        <div className="drop-title">Drop a trace file here</div>
+        <div className="drop-sub">or <span className="link">choose a file</span> — multi-GB traces are fine; they stream to the server</div>
+        <input
+          ref={inputRef}
+          type="file"
+          data-testid="file-input"
+          style={{ display: 'none' }}
+          onChange={(e) => { const f = e.target.files?.[0]; if (f) void start(f); e.target.value = ''; }}
+        />
+      </div>
+      {upload && <UploadStatus upload={upload} onRetry={() => inputRef.current?.click()} />}
+      <section className="library" data-testid="library">
+        <h2>Library</h2>
+        {listError && <div className="error">Could not load the library: {listError}</div>}
+        {traces && traces.length === 0 && <div className="muted">No traces yet. Drop one above.</div>}
+        {traces && traces.length > 0 && (
+          <table className="library-table">
+            <thead>
+              <tr><th>Name</th><th>Format</th><th>Kernel</th><th className="num">CPUs</th><th className="num">Events</th><th className="num">Size</th><th>Findings</th><th>Added</th></tr>
+            </thead>
+            <tbody>
+              {traces.map((t) => (
+                <tr
+                  key={t.id}
+                  data-testid="library-row"
+                  data-trace-id={t.id}
+                  className={t.status === 'ready' ? 'clickable' : 'inactive'}
+                  onClick={() => t.status === 'ready' && viewStore.update({ trace: t.id, t0: null, t1: null, sel: null }, { history: 'push' })}
+                >
+                  <td className="name">{t.name}{t.status !== 'ready' && <span className={`status ${t.status}`}>{t.status}{t.error ? `: ${t.error}` : ''}</span>}</td>
+                  <td>{t.format ?? ''}{t.formatVersion ? ` v${t.formatVersion}` : ''}</td>
+                  <td>{t.kernel ?? ''}</td>
+                  <td className="num">{t.cpus ?? ''}</td>
+                  <td className="num">{t.status === 'ready' ? formatCount(t.eventsTotal) : ''}</td>
+                  <td className="num">{t.sizeBytes ? formatBytes(t.sizeBytes) : ''}</td>
+                  <td>{t.status === 'ready' && <SeverityCounts counts={t.findingsBySeverity} />}</td>
+                  <td className="muted">{t.addedAt ? new Date(t.addedAt).toLocaleString() : ''}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        )}
+      </section>
+    </div>
+  );
+}
+
+function explain(message: string, name: string): string {
+  if (/not a trace|unknown format|unrecognized|not recognised|no events|magic/i.test(message)) {
+    return `${name} is not a trace stallscope can read. ${message}`;
+  }
+  return message;
+}
+
+function UploadStatus({ upload, onRetry }: { upload: Upload; onRetry(): void }) {
+  if (upload.phase === 'failed') {
+    return (
+      <div className="upload-status failed" data-testid="ingest-error" role="alert">
+        <strong>Could not add {upload.name}.</strong> {upload.error}
+        <button onClick={onRetry}>Try another file</button>
+      </div>
+    );
+  }
+  const pct = upload.fraction === null ? null : Math.round(upload.fraction * 100);
+  return (
+    <div className="upload-status" data-testid="ingest-progress" data-phase={upload.phase}>
+      <div className="upload-line">
+        <strong>{upload.name}</strong> — {PHASE_LABEL[upload.phase] ?? upload.phase}
+        <span className="muted"> {upload.detail}</span>
+        {pct !== null && <span className="pct">{pct}%</span>}
+      </div>
+      <div className="progress" role="progressbar" aria-valuemin={0} aria-valuemax={100} aria-valuenow={pct ?? undefined}>
+        <div className={`bar${pct === null ? ' indeterminate' : ''}`} style={{ width: pct === null ? '30%' : `${pct}%` }} />
+      </div>
+    </div>
+  );
+}
+
+export function SeverityCounts({ counts }: { counts: Record<'info' | 'warn' | 'critical', number> }) {
+  return (
+    <span className="sev-counts">
+      {(['critical', 'warn', 'info'] as const).map((s) =>
+        counts[s] ? (
+          <span key={s} className={`sev-chip ${s}`} data-testid={`count-${s}`} title={`${counts[s]} ${s}`}>
+            {counts[s]} {s}
+          </span>
+        ) : null,
+      )}
+      {!counts.critical && !counts.warn && !counts.info && <span className="muted">none</span>}
+    </span>
+  );
+}

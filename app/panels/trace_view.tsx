@@ -1,0 +1,173 @@
+/**
+ * One open trace: timeline (left), findings (right), details (bottom).
+ * Selecting a finding moves the timeline to it with context and links it:
+ * its events are highlighted on every track they belong to, the rest dimmed.
+ */
+import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
+import { api } from '../api/client.ts';
+import type { EventInfo, Finding, FindingsResponse, TraceRecord, TrackList } from '../api/types.ts';
+import { groupFindings, orderedFindings, stepFinding, windowFor } from '../state/finding_nav.ts';
+import { useView, viewStore } from '../state/view_store.ts';
+import type { Selection } from '../state/view_state.ts';
+import { formatBytes, formatCount, formatDuration } from '../timeline/time_format.ts';
+import { Timeline } from '../timeline/timeline.tsx';
+import { isTyping } from '../timeline/timeline_controller.ts';
+import { buildTracks } from '../tracks/index.ts';
+import { NO_HIGHLIGHT, type Highlight, type TrackEnv } from '../tracks/track.ts';
+import { DetailsPanel } from './details_panel.tsx';
+import { FindingsPanel } from './findings_panel.tsx';
+
+interface Loaded {
+  record: TraceRecord;
+  tracks: TrackList;
+  findings: FindingsResponse;
+}
+
+export function TraceView({ traceId }: { traceId: string }) {
+  const [loaded, setLoaded] = useState<Loaded | null>(null);
+  const [error, setError] = useState<string | null>(null);
+
+  useEffect(() => {
+    let live = true;
+    setLoaded(null);
+    setError(null);
+    Promise.all([api.trace(traceId), api.tracks(traceId), api.findings(traceId)]).then(
+      ([record, tracks, findings]) => live && setLoaded({ record, tracks, findings }),
+      (e: Error) => live && setError(e.message),
+    );
+    return () => { live = false; };
+  }, [traceId]);
+
+  if (error) {
+    return (
+      <div className="trace-error" data-testid="trace-error" role="alert">
+        <h2>Cannot open this trace</h2>
+        <p>{error}</p>
+        <button onClick={() => viewStore.update({ trace: null, t0: null, t1: null, sel: null }, { history: 'push' })}>Back to the library</button>
+      </div>
+    );
+  }
+  if (!loaded) return <div className="loading-trace" data-testid="trace-loading">Opening trace…</div>;
+  return <LoadedTrace traceId={traceId} {...loaded} />;
+}
+
+function LoadedTrace({ traceId, record, tracks, findings }: Loaded & { traceId: string }) {
+  const sel = useView((v) => v.sel);
+  const scope = useView((v) => v.scope);
+  const threadNames = useMemo(() => new Map(tracks.threads.map((t) => [t.utid, t])), [tracks]);
+  const envRef = useRef<TrackEnv | null>(null);
+  const redrawRef = useRef<() => void>(() => {});
+  const set = useMemo(() => {
+    const env: TrackEnv = {
+      api,
+      traceId,
+      info: tracks,
+      threadName: (utid) => {
+        if (utid === null || Number.isNaN(utid)) return '?';
+        const t = threadNames.get(utid);
+        return t ? `${t.name ?? 'thread'} ${t.tid ?? ''}`.trim() : `utid ${utid}`;
+      },
+      redraw: () => redrawRef.current(),
+    };
+    envRef.current = env;
+    return buildTracks(tracks, env);
+  }, [traceId, tracks, threadNames]);
+
+  const groups = useMemo(() => groupFindings(findings.findings), [findings]);
+  const order = useMemo(() => orderedFindings(groups), [groups]);
+  const byIndex = useMemo(() => new Map(findings.findings.map((f) => [f.index, f])), [findings]);
+  const finding = sel?.kind === 'finding' ? byIndex.get(sel.id) ?? null : null;
+
+  // The selected finding's events: for the details panel and for linking on the timeline.
+  const [findingEvents, setFindingEvents] = useState<{ index: number; events: EventInfo[] } | null>(null);
+  useEffect(() => {
+    if (!finding) return;
+    let live = true;
+    api.events(traceId, finding.event_ids.slice(0, 5000)).then(
+      (r) => live && setFindingEvents({ index: finding.index, events: r.events }),
+      () => live && setFindingEvents({ index: finding.index, events: [] }),
+    );
+    return () => { live = false; };
+  }, [traceId, finding]);
+  const events = finding && findingEvents?.index === finding.index ? findingEvents.events : null;
+
+  const hl: Highlight = useMemo(() => {
+    if (finding) {
+      return { active: finding.event_ids.length > 0, ids: new Set(finding.event_ids), events: events ?? [], range: { ts: finding.ts, dur: finding.dur }, selection: sel };
+    }
+    if (sel) return { ...NO_HIGHLIGHT, ids: sel.kind === 'event' ? new Set([sel.id]) : new Set<number>(), selection: sel };
+    return NO_HIGHLIGHT;
+  }, [finding, events, sel]);
+
+  const selectFinding = useCallback((f: Finding) => {
+    viewStore.update({ sel: { kind: 'finding', id: f.index }, ...windowFor(f) }, { history: 'push' });
+  }, []);
+
+  const step = useCallback((dir: 1 | -1) => {
+    const v = viewStore.get();
+    const next = stepFinding(order, v.sel?.kind === 'finding' ? v.sel.id : null, dir, v.scope);
+    if (next) selectFinding(next);
+  }, [order, selectFinding]);
+
+  const onSelect = useCallback((s: Selection | null) => viewStore.update({ sel: s }, { history: 'push' }), []);
+
+  useEffect(() => {
+    const onKey = (e: KeyboardEvent) => {
+      if (isTyping(e) || e.ctrlKey || e.metaKey || e.altKey) return;
+      if (e.key === ']') { e.preventDefault(); step(1); }
+      else if (e.key === '[') { e.preventDefault(); step(-1); }
+      else if (e.key === 'Escape') viewStore.update({ sel: null }, { history: 'push' });
+      else if (e.key === 'f' && viewStore.get().sel?.kind === 'finding') {
+        const f = byIndex.get(viewStore.get().sel!.id);
+        if (f) viewStore.update(windowFor(f), { history: 'replace' });
+      }
+    };
+    window.addEventListener('keydown', onKey);
+    return () => window.removeEventListener('keydown', onKey);
+  }, [step, byIndex]);
+
+  // A link naming a finding but no window: show the finding.
+  useEffect(() => {
+    const v = viewStore.get();
+    if (finding && v.t0 === null) viewStore.update(windowFor(finding), { history: 'replace' });
+  }, [finding]);
+
+  return (
+    <div className="trace-view" data-testid="trace-view" data-trace-id={traceId}>
+      <header className="topbar">
+        <button className="brand" onClick={() => viewStore.update({ trace: null, t0: null, t1: null, sel: null }, { history: 'push' })} title="Back to the library" data-testid="home">
+          stallscope
+        </button>
+        <span className="trace-name" data-testid="trace-name">{record.name}</span>
+        <span className="trace-facts muted">
+          {record.format}{record.formatVersion ? ` v${record.formatVersion}` : ''}
+          {record.kernel ? ` · ${record.kernel}` : ''}
+          {record.cpus ? ` · ${record.cpus} CPUs` : ''}
+          {` · ${formatCount(record.eventsTotal)} events · ${formatBytes(record.sizeBytes)} · ${formatDuration(tracks.end - tracks.start)}`}
+        </span>
+      </header>
+      <div className="trace-body">
+        <div className="main-col">
+          <Timeline
+            traceId={traceId}
+            info={tracks}
+            set={set}
+            hl={hl}
+            onSelect={onSelect}
+            onController={(c) => { redrawRef.current = c ? () => c.redraw() : () => {}; }}
+          />
+          <DetailsPanel traceId={traceId} selection={sel} finding={finding} findingEvents={events} onSelect={onSelect} />
+        </div>
+        <FindingsPanel
+          groups={groups}
+          counts={findings.counts}
+          selected={finding?.index ?? null}
+          scope={scope}
+          onSelect={selectFinding}
+          onStep={step}
+          onScope={(s) => viewStore.update({ scope: s }, { history: 'replace' })}
+        />
+      </div>
+    </div>
+  );
+}

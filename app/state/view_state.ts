@@ -1,0 +1,91 @@
+/**
+ * Everything that defines what the user sees, as one serialisable object,
+ * and its URL form (the basis of share links):
+ *
+ *   ?trace=<sha256>&t0=<ns>&t1=<ns>&sel=finding:<n>&pin=<uri>,<uri>&hide=<uri>&fold=<uri>&q=<filter>&scope=detector
+ *
+ * t0/t1 are ns from the trace's first event (integers, editable by hand).
+ * Track uris look like `cpu#0`, `thread#12`, `counter#3`, `slice#shrinker`.
+ */
+export type SelectionKind = 'finding' | 'event' | 'sched' | 'state' | 'slice';
+
+export interface Selection {
+  kind: SelectionKind;
+  /** Finding index, or the row / event id. */
+  id: number;
+}
+
+export interface ViewState {
+  trace: string | null;
+  t0: number | null;
+  t1: number | null;
+  sel: Selection | null;
+  pinned: string[];
+  hidden: string[];
+  collapsed: string[];
+  filter: string;
+  /** `]`/`[` step through all findings, or only the selected finding's detector. */
+  scope: 'all' | 'detector';
+}
+
+export const EMPTY_VIEW: ViewState = {
+  trace: null, t0: null, t1: null, sel: null, pinned: [], hidden: [], collapsed: [], filter: '', scope: 'all',
+};
+
+const SEL_KINDS: readonly SelectionKind[] = ['finding', 'event', 'sched', 'state', 'slice'];
+const URI_RE = /^[a-z_]+#[\w.:/-]{1,80}$/;
+
+export function selectionToString(s: Selection): string {
+  return `${s.kind}:${s.id}`;
+}
+
+export function parseSelection(text: string | null): Selection | null {
+  if (!text) return null;
+  const m = /^([a-z]+):(\d{1,18})$/.exec(text);
+  if (!m || !(SEL_KINDS as readonly string[]).includes(m[1]!)) return null;
+  return { kind: m[1] as SelectionKind, id: Number(m[2]) };
+}
+
+function list(v: string | null): string[] {
+  return (v ?? '').split(',').filter((u) => URI_RE.test(u));
+}
+
+function int(v: string | null): number | null {
+  if (v === null || !/^-?\d{1,18}$/.test(v)) return null;
+  return Number(v);
+}
+
+export function viewFromSearch(search: string): ViewState {
+  const p = new URLSearchParams(search);
+  const trace = p.get('trace');
+  let t0 = int(p.get('t0'));
+  let t1 = int(p.get('t1'));
+  if (t0 === null || t1 === null || t1 <= t0) t0 = t1 = null;
+  return {
+    trace: trace && /^[0-9a-f]{8,128}$/.test(trace) ? trace : null,
+    t0, t1,
+    sel: parseSelection(p.get('sel')),
+    pinned: list(p.get('pin')),
+    hidden: list(p.get('hide')),
+    collapsed: list(p.get('fold')),
+    filter: (p.get('q') ?? '').slice(0, 100),
+    scope: p.get('scope') === 'detector' ? 'detector' : 'all',
+  };
+}
+
+export function viewToSearch(v: ViewState): string {
+  const p = new URLSearchParams();
+  if (v.trace) p.set('trace', v.trace);
+  if (v.trace && v.t0 !== null && v.t1 !== null) {
+    p.set('t0', String(Math.floor(v.t0)));
+    p.set('t1', String(Math.ceil(v.t1)));
+  }
+  if (v.sel) p.set('sel', selectionToString(v.sel));
+  if (v.pinned.length) p.set('pin', v.pinned.join(','));
+  if (v.hidden.length) p.set('hide', v.hidden.join(','));
+  if (v.collapsed.length) p.set('fold', v.collapsed.join(','));
+  if (v.filter) p.set('q', v.filter);
+  if (v.scope !== 'all') p.set('scope', v.scope);
+  const s = p.toString().replace(/%23/g, '#').replace(/%2C/g, ',').replace(/%3A/g, ':');
+  return s ? `?${s}` : '';
+}

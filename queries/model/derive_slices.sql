@@ -1,0 +1,241 @@
+-- derive_slices: slices, counters and flows from the typed event tables
+-- ===================================================================
+--
+-- Run by the ingest (server/model/derive_model.ts) after decoding and after
+-- derive_sched.sql. Fills, for the timeline and the findings view:
+--
+--   slice          'shrinker'       mm_shrink_slab_start -> end, named by the shrinker symbol
+--                  'direct_reclaim' mm_vmscan_direct_reclaim_begin -> end ('direct reclaim')
+--                  'memcg_reclaim'  mm_vmscan_memcg_reclaim_begin -> end ('memcg reclaim') and
+--                                   memcg_softlimit_reclaim ('memcg soft-limit reclaim')
+--                  'node_reclaim'   mm_vmscan_node_reclaim_begin -> end ('node reclaim')
+--                  'workqueue'      workqueue_execute_start -> end, named by the work function
+--   counter_track  'kswapd priority'   per kswapd thread: priority of each shrink_inactive_list() pass
+--   + counter      'lru nr_scanned'    per thread: pages scanned by each shrink_inactive_list() pass
+--                  'lru nr_reclaimed'  per thread: pages reclaimed by each pass
+--                  'slab cache_items'  per shrinker symbol (utid NULL; `description` starts with
+--                                      the symbol): objects in the cache at each shrinker call
+--   flow           'begin_end'  shrinker and reclaim begin -> end
+--                  'wakeup'     sched_waking -> the wakee's next switch-in
+--                  'migration'  sched_migrate_task -> the task's next switch-in on dest_cpu
+--
+-- Pairing rules (same as the detectors, see queries/detectors/*.sql):
+--   * A begin pairs with the next event of its kind on the same thread when
+--     that is an end: shrinker calls per thread (and same symbol when both
+--     have one), reclaim per thread and family (soft-limit reclaim nests in
+--     direct reclaim), workqueue items per worker (and same work pointer when
+--     both have one). Otherwise the slice is open: dur = -1, end_id NULL.
+--     Ends without a begin make no slice.
+--   * depth: slices of all categories on one thread nest by time; an open
+--     slice is taken to end at the thread's next begin of its kind (or never).
+--   * Counter values: counter.id is the source event id.
+--   * wakeup: for each time a task is switched in after having been switched
+--     out (or since the trace start), the first sched_waking of it in
+--     between -> the switch-in. Switch-ins after preemption have none.
+--   * migration: the last migration of a task before a switch-in -> that
+--     switch-in, when it is on the migration's dest_cpu.
+-- Set-based throughout (window functions, hash joins; one sort per input).
+-- Re-running replaces what this file wrote before.
+
+DELETE FROM slice WHERE category IN ('shrinker', 'direct_reclaim', 'memcg_reclaim', 'node_reclaim', 'workqueue');
+DELETE FROM flow WHERE kind IN ('begin_end', 'wakeup', 'migration');
+DELETE FROM counter WHERE track_id IN (
+  SELECT id FROM counter_track WHERE name IN ('kswapd priority', 'lru nr_scanned', 'lru nr_reclaimed', 'slab cache_items'));
+DELETE FROM counter_track WHERE name IN ('kswapd priority', 'lru nr_scanned', 'lru nr_reclaimed', 'slab cache_items');
+
+-- ---------------------------------------------------------------------------
+-- Begin/end pairs
+-- ---------------------------------------------------------------------------
+
+CREATE OR REPLACE TEMP TABLE _ss_pairs AS
+WITH
+shr AS (
+  SELECT id, ts, cpu, utid, true AS is_begin,
+         regexp_replace(shrink, '\+0x[0-9a-fA-F]+(/0x[0-9a-fA-F]+)?$', '') AS sym
+  FROM mm_shrink_slab_start
+  UNION ALL
+  SELECT id, ts, cpu, utid, false, regexp_replace(shrink, '\+0x[0-9a-fA-F]+(/0x[0-9a-fA-F]+)?$', '')
+  FROM mm_shrink_slab_end
+),
+shr_seq AS (
+  SELECT *, lead(is_begin) OVER w AS n_is_begin, lead(id) OVER w AS n_id, lead(ts) OVER w AS n_ts, lead(sym) OVER w AS n_sym
+  FROM shr WINDOW w AS (PARTITION BY utid ORDER BY ts, id)
+),
+rec AS (
+  SELECT id, ts, cpu, utid, true AS is_begin,
+         coalesce(nullif(regexp_extract(event, '^mm_vmscan_(.*)_reclaim_(begin|end)$', 1), ''), 'direct') AS family
+  FROM mm_vmscan_direct_reclaim_begin
+  UNION ALL
+  SELECT id, ts, cpu, utid, false,
+         coalesce(nullif(regexp_extract(event, '^mm_vmscan_(.*)_reclaim_(begin|end)$', 1), ''), 'direct')
+  FROM mm_vmscan_direct_reclaim_end
+),
+rec_seq AS (
+  SELECT *, lead(is_begin) OVER w AS n_is_begin, lead(id) OVER w AS n_id, lead(ts) OVER w AS n_ts
+  FROM rec WINDOW w AS (PARTITION BY utid, family ORDER BY ts, id)
+),
+wq AS (
+  SELECT id, ts, cpu, utid, true AS is_begin, work, function FROM workqueue_execute_start
+  UNION ALL
+  SELECT id, ts, cpu, utid, false, work, function FROM workqueue_execute_end
+),
+wq_seq AS (
+  SELECT *, lead(is_begin) OVER w AS n_is_begin, lead(id) OVER w AS n_id, lead(ts) OVER w AS n_ts, lead(work) OVER w AS n_work
+  FROM wq WINDOW w AS (PARTITION BY utid ORDER BY ts, id)
+)
+SELECT id, ts, cpu, utid, 'shrinker' AS category, coalesce(sym, 'shrinker') AS name,
+       CASE WHEN closes THEN n_id END AS end_id,
+       CASE WHEN closes THEN n_ts END AS end_ts,
+       n_ts AS next_ts, n_id AS next_id
+FROM (SELECT *, coalesce(NOT n_is_begin AND (sym IS NULL OR n_sym IS NULL OR sym = n_sym), false) AS closes
+      FROM shr_seq WHERE is_begin)
+UNION ALL
+SELECT id, ts, cpu, utid,
+       CASE family WHEN 'direct' THEN 'direct_reclaim' WHEN 'node' THEN 'node_reclaim' ELSE 'memcg_reclaim' END,
+       CASE family WHEN 'direct' THEN 'direct reclaim' WHEN 'node' THEN 'node reclaim'
+                   WHEN 'memcg_softlimit' THEN 'memcg soft-limit reclaim' ELSE replace(family, '_', ' ') || ' reclaim' END,
+       CASE WHEN NOT n_is_begin THEN n_id END,
+       CASE WHEN NOT n_is_begin THEN n_ts END,
+       n_ts, n_id
+FROM rec_seq WHERE is_begin
+UNION ALL
+SELECT id, ts, cpu, utid, 'workqueue', coalesce(function, 'work ' || work),
+       CASE WHEN closes THEN n_id END,
+       CASE WHEN closes THEN n_ts END,
+       n_ts, n_id
+FROM (SELECT *, coalesce(NOT n_is_begin AND (work IS NULL OR n_work IS NULL OR work = n_work), false) AS closes
+      FROM wq_seq WHERE is_begin);
+
+-- Nesting depth per thread: +1 at each begin, -1 at each end (an open slice
+-- ends at the next begin of its kind on the thread, for depth only).
+INSERT INTO slice (id, ts, dur, utid, cpu, category, name, depth, begin_id, end_id)
+WITH
+edges AS (
+  SELECT utid, ts, id AS ord_id, 1 AS delta, id AS slice_id FROM _ss_pairs
+  UNION ALL
+  SELECT utid, coalesce(end_ts, next_ts), coalesce(end_id, next_id), -1, id
+  FROM _ss_pairs WHERE coalesce(end_ts, next_ts) IS NOT NULL
+),
+running AS (
+  SELECT *, sum(delta) OVER (PARTITION BY utid ORDER BY ts, ord_id, delta ROWS UNBOUNDED PRECEDING) AS level
+  FROM edges
+)
+SELECT p.id, p.ts, CASE WHEN p.end_ts IS NULL THEN -1 ELSE p.end_ts - p.ts END, p.utid, p.cpu,
+       p.category, p.name, greatest(r.level - 1, 0)::INTEGER, p.id, p.end_id
+FROM _ss_pairs p
+JOIN running r ON r.slice_id = p.id AND r.delta = 1;
+
+INSERT INTO flow (id, slice_out, slice_in, kind)
+SELECT coalesce((SELECT max(id) FROM flow), 0) + row_number() OVER (ORDER BY id), id, end_id, 'begin_end'
+FROM _ss_pairs
+WHERE end_id IS NOT NULL AND category IN ('shrinker', 'direct_reclaim', 'memcg_reclaim', 'node_reclaim');
+
+DROP TABLE _ss_pairs;
+
+-- ---------------------------------------------------------------------------
+-- Counters
+-- ---------------------------------------------------------------------------
+
+CREATE OR REPLACE TEMP TABLE _ss_kswapd AS
+SELECT utid FROM thread WHERE regexp_matches(coalesce(name, ''), '^kswapd[0-9]+(:[0-9]+)?$')
+UNION SELECT utid FROM mm_vmscan_kswapd_wake
+UNION SELECT utid FROM mm_vmscan_kswapd_sleep;
+
+CREATE OR REPLACE TEMP TABLE _ss_tracks AS
+WITH wanted AS (
+  SELECT DISTINCT 'kswapd priority' AS name, 'priority' AS unit, utid, NULL::VARCHAR AS sym
+  FROM mm_vmscan_lru_shrink_inactive WHERE utid IN (SELECT utid FROM _ss_kswapd)
+  UNION ALL
+  SELECT DISTINCT 'lru nr_scanned', 'pages', utid, NULL FROM mm_vmscan_lru_shrink_inactive
+  UNION ALL
+  SELECT DISTINCT 'lru nr_reclaimed', 'pages', utid, NULL FROM mm_vmscan_lru_shrink_inactive
+  UNION ALL
+  SELECT DISTINCT 'slab cache_items', 'objects', NULL::INTEGER,
+         coalesce(regexp_replace(shrink, '\+0x[0-9a-fA-F]+(/0x[0-9a-fA-F]+)?$', ''), '?')
+  FROM mm_shrink_slab_start WHERE cache_items IS NOT NULL
+)
+SELECT
+  (coalesce((SELECT max(id) FROM counter_track), 0) + row_number() OVER (ORDER BY name, utid, sym))::INTEGER AS id,
+  name, unit, utid, sym,
+  CASE name
+    WHEN 'kswapd priority' THEN 'scan priority of each shrink_inactive_list() pass by this kswapd (12 = DEF_PRIORITY; each step lower scans twice as much)'
+    WHEN 'lru nr_scanned' THEN 'pages scanned by each shrink_inactive_list() pass of this thread (mm_vmscan_lru_shrink_inactive)'
+    WHEN 'lru nr_reclaimed' THEN 'pages reclaimed by each shrink_inactive_list() pass of this thread (mm_vmscan_lru_shrink_inactive)'
+    ELSE sym || ': objects in the cache at each call of this shrinker, all callers (mm_shrink_slab_start cache_items)'
+  END AS description
+FROM wanted;
+
+INSERT INTO counter_track (id, name, unit, utid, cpu, description)
+SELECT id, name, unit, utid, NULL, description FROM _ss_tracks;
+
+INSERT INTO counter (id, ts, track_id, value)
+SELECT l.id, l.ts, t.id, l.priority
+FROM mm_vmscan_lru_shrink_inactive l JOIN _ss_tracks t ON t.name = 'kswapd priority' AND t.utid = l.utid
+WHERE l.priority IS NOT NULL
+UNION ALL
+SELECT l.id, l.ts, t.id, l.nr_scanned
+FROM mm_vmscan_lru_shrink_inactive l JOIN _ss_tracks t ON t.name = 'lru nr_scanned' AND t.utid = l.utid
+WHERE l.nr_scanned IS NOT NULL
+UNION ALL
+SELECT l.id, l.ts, t.id, l.nr_reclaimed
+FROM mm_vmscan_lru_shrink_inactive l JOIN _ss_tracks t ON t.name = 'lru nr_reclaimed' AND t.utid = l.utid
+WHERE l.nr_reclaimed IS NOT NULL
+UNION ALL
+SELECT s.id, s.ts, t.id, s.cache_items
+FROM mm_shrink_slab_start s
+JOIN _ss_tracks t ON t.name = 'slab cache_items'
+  AND t.sym = coalesce(regexp_replace(s.shrink, '\+0x[0-9a-fA-F]+(/0x[0-9a-fA-F]+)?$', ''), '?')
+WHERE s.cache_items IS NOT NULL;
+
+DROP TABLE _ss_tracks;
+DROP TABLE _ss_kswapd;
+
+-- ---------------------------------------------------------------------------
+-- Wakeup and migration flows: one pass over each task's scheduling events
+-- (O = switched out, I = switched in, W = sched_waking, M = migrated).
+-- A segment starts at every O and I; the wakings in the segment before an I
+-- that started with an O (or at the trace start) woke it, and the last
+-- migration in that segment moved it there.
+-- ---------------------------------------------------------------------------
+
+CREATE OR REPLACE TEMP TABLE _ss_sched_seq AS
+WITH ev AS (
+  SELECT prev_pid AS pid, ts, id, 'O' AS k, cpu, NULL::INTEGER AS dest_cpu FROM sched_switch WHERE prev_pid <> 0
+  UNION ALL
+  SELECT next_pid, ts, id, 'I', cpu, NULL FROM sched_switch WHERE next_pid <> 0
+  UNION ALL
+  SELECT pid, ts, id, 'W', cpu, NULL FROM sched_waking WHERE pid <> 0
+  UNION ALL
+  SELECT pid, ts, id, 'M', cpu, dest_cpu FROM sched_migrate_task WHERE pid <> 0
+)
+SELECT pid, ts, id, k, cpu, dest_cpu,
+  sum(CASE WHEN k IN ('O', 'I') THEN 1 ELSE 0 END)
+    OVER (PARTITION BY pid ORDER BY ts, id ROWS UNBOUNDED PRECEDING) AS seg
+FROM ev;
+
+INSERT INTO flow (id, slice_out, slice_in, kind)
+WITH
+starts AS (SELECT pid, seg, k, id, cpu FROM _ss_sched_seq WHERE k IN ('O', 'I')),
+first_w AS (
+  SELECT pid, seg, arg_min(id, (ts, id)) AS w_id FROM _ss_sched_seq WHERE k = 'W' GROUP BY pid, seg
+),
+last_m AS (
+  SELECT pid, seg, arg_max(id, (ts, id)) AS m_id, arg_max(dest_cpu, (ts, id)) AS dest_cpu
+  FROM _ss_sched_seq WHERE k = 'M' GROUP BY pid, seg
+),
+links AS (
+  SELECT w.w_id AS out_id, i.id AS in_id, 'wakeup' AS kind
+  FROM starts i
+  JOIN first_w w ON w.pid = i.pid AND w.seg = i.seg - 1
+  LEFT JOIN starts prev ON prev.pid = i.pid AND prev.seg = i.seg - 1
+  WHERE i.k = 'I' AND coalesce(prev.k, 'O') = 'O'
+  UNION ALL
+  SELECT m.m_id, i.id, 'migration'
+  FROM starts i
+  JOIN last_m m ON m.pid = i.pid AND m.seg = i.seg - 1
+  WHERE i.k = 'I' AND i.cpu = m.dest_cpu
+)
+SELECT coalesce((SELECT max(id) FROM flow), 0) + row_number() OVER (ORDER BY in_id, kind, out_id), out_id, in_id, kind
+FROM links;
+
+DROP TABLE _ss_sched_seq;

@@ -125,26 +125,82 @@ export function splitKeyValues(text: string): { pairs: Array<[string, string]>; 
   return { pairs, firstKeyAt: starts.length ? starts[0]! : n };
 }
 
+/** How one printed key is stored: final field name and value kind. */
+interface KeyRule {
+  key: string;
+  /** 0 = auto (decimal -> number, else text), 1 = always text, 2 = numeric (hex accepted). */
+  kind: 0 | 1 | 2;
+}
+
 /**
- * Adds the key=value pairs of `text` to `out`. `rename` maps printed names
- * to format-file names; `strings` are kept as text even when numeric;
- * `numeric` accept 0x-hex as numbers. Returns the number of pairs.
+ * Per-parser key rules, resolved once per distinct printed key and cached:
+ * one Map lookup per pair, and the stored property name is an interned
+ * constant (fast property stores instead of hashing fresh strings).
  */
-export function addKeyValues(
-  text: string,
-  out: EventFields,
-  rename?: Readonly<Record<string, string>>,
-  strings?: ReadonlySet<string>,
-  numeric?: ReadonlySet<string>,
-): number {
-  const { pairs } = splitKeyValues(text);
-  for (const [k0, v] of pairs) {
-    const k = rename?.[k0] ?? k0;
-    if (strings?.has(k)) out[k] = v;
-    else if (numeric?.has(k)) out[k] = parseNumeric(v) ?? v;
-    else out[k] = autoValue(v);
+export class KvSpec {
+  private readonly rules = new Map<string, KeyRule>();
+  constructor(
+    private readonly rename: Readonly<Record<string, string>> = {},
+    private readonly strings: ReadonlySet<string> = new Set(),
+    private readonly numeric: ReadonlySet<string> = new Set(),
+  ) {}
+  rule(printed: string): KeyRule {
+    let r = this.rules.get(printed);
+    if (r === undefined) {
+      const key = this.rename[printed] ?? printed;
+      r = { key, kind: this.strings.has(key) ? 1 : this.numeric.has(key) ? 2 : 0 };
+      if (this.rules.size < 1024) this.rules.set(printed, r);
+    }
+    return r;
   }
-  return pairs.length;
+}
+
+const AUTO_SPEC = new KvSpec();
+
+/**
+ * Adds the key=value pairs of `text` to `out` following `spec` (renames to
+ * format-file names, text-only and numeric keys). Returns the number of
+ * pairs. One pass, no intermediate arrays: this is the decoder's hottest loop.
+ */
+export function addKeyValues(text: string, out: EventFields, spec: KvSpec = AUTO_SPEC): number {
+  const n = text.length;
+  let pairs = 0;
+  let key: string | null = null;
+  let valStart = 0;
+  let i = 0;
+  while (i < n) {
+    // i is at the start of a token
+    let j = i;
+    let c = 0;
+    while (j < n && isKeyChar((c = text.charCodeAt(j)))) j++;
+    if (j > i && j < n && c === 61) {
+      if (key !== null) {
+        let e = i;
+        while (e > valStart && text.charCodeAt(e - 1) === 32) e--;
+        store(out, spec.rule(key), text.slice(valStart, e));
+        pairs++;
+      }
+      key = text.slice(i, j);
+      valStart = j + 1;
+    }
+    let sp = text.indexOf(' ', j);
+    if (sp < 0) break;
+    while (sp < n && text.charCodeAt(sp) === 32) sp++;
+    i = sp;
+  }
+  if (key !== null) {
+    let e = n;
+    while (e > valStart && text.charCodeAt(e - 1) === 32) e--;
+    store(out, spec.rule(key), text.slice(valStart, e));
+    pairs++;
+  }
+  return pairs;
+}
+
+function store(out: EventFields, r: KeyRule, v: string): void {
+  if (r.kind === 1) out[r.key] = v;
+  else if (r.kind === 2) out[r.key] = parseNumeric(v) ?? v;
+  else out[r.key] = autoValue(v);
 }
 
 /** Any event without a dedicated parser: its key=value pairs, or {} if none. */

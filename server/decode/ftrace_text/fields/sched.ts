@@ -11,7 +11,7 @@
  * before ` [`, and key=value values run until the next known key.
  */
 import type { EventFields } from '../../decoded_event.ts';
-import { addKeyValues, parseDecimal } from './generic.ts';
+import { addKeyValues, KvSpec, parseDecimal } from './generic.ts';
 import type { FieldParser } from './types.ts';
 
 function int(s: string): number | null {
@@ -119,12 +119,12 @@ function parseSwitchReport(t: string): EventFields | null {
 export const parseSchedSwitch: FieldParser = (t) =>
   t.startsWith('prev_comm=') ? parseSwitchKernel(t) : parseSwitchReport(t);
 
-const WAKEUP_STRINGS = new Set(['comm']);
+const COMM_SPEC = new KvSpec({}, new Set(['comm']));
 const WAKEUP_INTS = ['pid', 'prio', 'target_cpu'] as const;
 
 function parseWakeupKernel(t: string): EventFields | null {
   const out: EventFields = {};
-  addKeyValues(t, out, undefined, WAKEUP_STRINGS);
+  addKeyValues(t, out, COMM_SPEC);
   for (const k of WAKEUP_INTS) if (typeof out[k] !== 'number') return null;
   if (typeof out.comm !== 'string') return null;
   return out;
@@ -163,19 +163,18 @@ export const parseSchedWakeup: FieldParser = (t) =>
 /** `comm=x pid=1 prio=120 orig_cpu=0 dest_cpu=1`. */
 export const parseSchedMigrateTask: FieldParser = (t) => {
   const out: EventFields = {};
-  addKeyValues(t, out, undefined, WAKEUP_STRINGS);
+  addKeyValues(t, out, COMM_SPEC);
   for (const k of ['pid', 'prio', 'orig_cpu', 'dest_cpu']) if (typeof out[k] !== 'number') return null;
   return typeof out.comm === 'string' ? out : null;
 };
 
 /** Printed `comm=`/`pid=` are the parent's fields in the format file. */
-const FORK_RENAME = { comm: 'parent_comm', pid: 'parent_pid' } as const;
-const FORK_STRINGS = new Set(['parent_comm', 'child_comm']);
+const FORK_SPEC = new KvSpec({ comm: 'parent_comm', pid: 'parent_pid' }, new Set(['parent_comm', 'child_comm']));
 
 /** `comm=bash pid=1 child_comm=bash child_pid=2`. */
 export const parseSchedProcessFork: FieldParser = (t) => {
   const out: EventFields = {};
-  addKeyValues(t, out, FORK_RENAME, FORK_STRINGS);
+  addKeyValues(t, out, FORK_SPEC);
   if (typeof out.parent_pid !== 'number' || typeof out.child_pid !== 'number') return null;
   return out;
 };
@@ -183,7 +182,7 @@ export const parseSchedProcessFork: FieldParser = (t) => {
 /** `comm=x pid=1 prio=120` (newer kernels: ` group_dead=true`, a bool field: 1/0). */
 export const parseSchedProcessExit: FieldParser = (t) => {
   const out: EventFields = {};
-  addKeyValues(t, out, undefined, WAKEUP_STRINGS);
+  addKeyValues(t, out, COMM_SPEC);
   if (typeof out.pid !== 'number' || typeof out.comm !== 'string') return null;
   if (out.group_dead === 'true') out.group_dead = 1;
   else if (out.group_dead === 'false') out.group_dead = 0;

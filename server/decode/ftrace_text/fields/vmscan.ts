@@ -12,7 +12,7 @@
  * reclaim_flags are fields (the format file of 4.x+ has no page field).
  */
 import type { EventFields } from '../../decoded_event.ts';
-import { addKeyValues } from './generic.ts';
+import { addKeyValues, KvSpec } from './generic.ts';
 import type { FieldParser } from './types.ts';
 
 const RENAME: Readonly<Record<string, string>> = {
@@ -27,11 +27,12 @@ const RENAME: Readonly<Record<string, string>> = {
 const STRINGS = new Set(['reclaim_flags', 'gfp_flags', 'reason', 'lru']);
 /** Numeric even when printed in hex. */
 const NUMERIC = new Set(['pfn']);
+const SPEC = new KvSpec(RENAME, STRINGS, NUMERIC);
 
 function kv(required: readonly string[]): FieldParser {
   return (t) => {
     const out: EventFields = {};
-    addKeyValues(t, out, RENAME, STRINGS, NUMERIC);
+    addKeyValues(t, out, SPEC);
     for (const k of required) {
       const v = out[k];
       if (v === undefined) return null;
@@ -56,7 +57,7 @@ export const parseThrottled = kv(['nid', 'usec_timeout', 'usec_delayed', 'reason
 /** mm_vmscan_writepage / mm_vmscan_write_folio. */
 export const parseWriteFolio: FieldParser = (t) => {
   const out: EventFields = {};
-  addKeyValues(t, out, RENAME, STRINGS, NUMERIC);
+  addKeyValues(t, out, SPEC);
   if (typeof out.pfn !== 'number' && typeof out.pfn !== 'bigint') return null;
   if (typeof out.reclaim_flags !== 'string') return null;
   delete out.page;

@@ -7,10 +7,10 @@
  * work = normalized pointer, function = bare symbol.
  */
 import type { EventFields } from '../../decoded_event.ts';
-import { addKeyValues, bareSymbol, normalizePointer } from './generic.ts';
+import { addKeyValues, bareSymbol, KvSpec, normalizePointer } from './generic.ts';
 import type { FieldParser } from './types.ts';
 
-const STRINGS = new Set(['workqueue', 'function']);
+const SPEC = new KvSpec({}, new Set(['workqueue', 'function']));
 
 export const parseWorkqueue: FieldParser = (t) => {
   if (!t.startsWith('work struct')) return null;
@@ -25,7 +25,7 @@ export const parseWorkqueue: FieldParser = (t) => {
   const out: EventFields = { work };
   let rest = t.slice(q).trim();
   if (rest.startsWith('function ')) rest = 'function=' + rest.slice(9).trim();
-  addKeyValues(rest, out, undefined, STRINGS);
+  addKeyValues(rest, out, SPEC);
   if (typeof out.function === 'string') out.function = bareSymbol(out.function);
   return out;
 };

@@ -13,7 +13,7 @@
  *   writeback_pages_written: `123` -> pages
  */
 import type { EventFields } from '../../decoded_event.ts';
-import { addKeyValues, parseDecimal, splitKeyValues } from './generic.ts';
+import { addKeyValues, KvSpec, parseDecimal, splitKeyValues } from './generic.ts';
 import type { FieldParser } from './types.ts';
 
 const STRINGS = new Set(['name', 'bdi', 'reason', 'state']);
@@ -67,6 +67,7 @@ function bdiPrefix(t: string, out: EventFields, nameField: string): string | nul
 }
 
 function bdiKv(rename: Readonly<Record<string, string>> | undefined, nameField = 'name'): FieldParser {
+  const spec = new KvSpec(rename, STRINGS, NUMERIC);
   return (t) => {
     const out: EventFields = {};
     const rest = bdiPrefix(t, out, nameField);
@@ -78,7 +79,7 @@ function bdiKv(rename: Readonly<Record<string, string>> | undefined, nameField =
       if (d === null) return null;
       out.sb_dev = d;
     } else if (pre !== '') return null;
-    addKeyValues(rest.slice(firstKeyAt), out, rename, STRINGS, NUMERIC);
+    addKeyValues(rest.slice(firstKeyAt), out, spec);
     return out;
   };
 }
@@ -91,9 +92,11 @@ export const parseWritebackQueueIo = bdiKv(QUEUE_IO_RENAME);
 export const parseWbcWritepage = bdiKv(WBC_RENAME);
 export const parseBalanceDirtyPages = bdiKv(undefined, 'bdi');
 
+const GLOBAL_SPEC = new KvSpec(GLOBAL_RENAME);
+
 export const parseGlobalDirtyState: FieldParser = (t) => {
   const out: EventFields = {};
-  if (addKeyValues(t, out, GLOBAL_RENAME) === 0) return null;
+  if (addKeyValues(t, out, GLOBAL_SPEC) === 0) return null;
   return out;
 };
 

@@ -195,3 +195,34 @@ describe.each(compressedFixtures())('compressed fixture %s', (file) => {
     expect(b.headers).toEqual(a.headers);
   });
 });
+
+describe('compressed input decodes identically (generated copies)', () => {
+  it('gzip and zstd copies of a real report (or the handmade tracefs file)', async () => {
+    const { execFileSync } = await import('node:child_process');
+    const { gzipSync } = await import('node:zlib');
+    const { mkdtempSync, writeFileSync } = await import('node:fs');
+    const { tmpdir } = await import('node:os');
+    const real = join(FIX, 'reclaim_kswapd.report.txt');
+    const src = existsSync(real) && readFileSync(real).length > 1000 ? real : join(HAND, 'tracefs6x_odd_tasks_tgid.txt');
+    const orig = readFileSync(src);
+    const dir = mkdtempSync(join(tmpdir(), 'stallscope-text-'));
+    const copies: string[] = [];
+    writeFileSync(join(dir, 'a'), gzipSync(orig));
+    copies.push(join(dir, 'a'));
+    try {
+      writeFileSync(join(dir, 'b'), execFileSync('zstd', ['-c', '-q'], { input: orig, maxBuffer: 1 << 28 }));
+      copies.push(join(dir, 'b'));
+    } catch {
+      /* no zstd tool: gzip only */
+    }
+    const a = new CollectingSink();
+    const sa = await decodeFtraceText(openDecompressed(src), a, { fileLabel: 'x' });
+    for (const c of copies) {
+      const b = new CollectingSink();
+      const sb = await decodeFtraceText(openDecompressed(c), b, { fileLabel: 'x' });
+      expect(sb).toEqual(sa);
+      expect(b.events.length).toBe(a.events.length);
+      expect(b.events).toEqual(a.events);
+    }
+  });
+});

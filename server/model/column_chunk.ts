@@ -1,0 +1,197 @@
+/**
+ * Rows of one table, built column by column in plain typed arrays.
+ *
+ * Pure JS (no DuckDB), so it can be filled in a decode worker thread and
+ * handed to the thread that owns DuckDB as transferable buffers; see
+ * column_appender.ts for the native half.
+ *
+ * Why columns of typed arrays: DuckDB's row appender or DuckDBVector.setItem
+ * cost a native call or a bigint per value, which caps ingest near 1M rows/s.
+ * Here a full chunk is copied to DuckDB with one native call per column, and
+ * 64-bit integers are written as two 32-bit halves, so no bigint is created
+ * per value. Strings still cost one native call each when appended, so
+ * high-volume strings are interned by the caller (model_builder.ts).
+ */
+
+export type ColumnKind = 'i32' | 'i64' | 'f64' | 'str' | 'bool';
+
+export interface ColumnSpec {
+  name: string;
+  kind: ColumnKind;
+}
+
+/** DuckDB's vector size: one chunk is one native append. */
+export const CHUNK_ROWS = 2048;
+const TWO_32 = 4294967296;
+
+/**
+ * A finished chunk: what crosses threads. ints/floats/validity are
+ * transferable ArrayBuffers; strings are cloned.
+ */
+export interface ChunkData {
+  rows: number;
+  columns: {
+    kind: ColumnKind;
+    /** i32: 4 bytes per row; i64: 8 (lo, hi int32); f64: 8; bool: 1. Empty for str. */
+    data: ArrayBuffer;
+    strings: (string | null)[] | null;
+    /** DuckDB validity mask (bit set = valid), or null when no value is NULL. */
+    validity: ArrayBuffer | null;
+  }[];
+}
+
+/**
+ * Every buffer has the same shape (all fields present) so the hot setters
+ * stay monomorphic: V8 slows down on a field that is sometimes an Int32Array
+ * and sometimes a Float64Array.
+ */
+interface ColumnBuffer {
+  kind: ColumnKind;
+  is64: boolean;
+  /** i32: one int per row; i64: lo/hi int pair per row; else empty. */
+  ints: Int32Array;
+  /** f64 only, else empty. */
+  floats: Float64Array;
+  /** bool only (one byte per row), else empty. */
+  bytes: Uint8Array;
+  /** str only, else empty. */
+  strings: (string | null)[];
+  /** DuckDB validity mask: bit set = valid, 64-bit words, little endian. */
+  validity: Uint32Array;
+  hasNull: boolean;
+}
+
+const EMPTY_INTS = new Int32Array(0);
+const EMPTY_FLOATS = new Float64Array(0);
+const EMPTY_BYTES = new Uint8Array(0);
+
+export class ColumnChunk {
+  private buffers: ColumnBuffer[] = [];
+  /** Rows filled so far in the current chunk. */
+  rows = 0;
+  /** Rows ever written (all chunks). */
+  count = 0;
+
+  /** Called with each full chunk (and the last partial one on flush()). */
+  constructor(
+    readonly columns: readonly ColumnSpec[],
+    private readonly onChunk: (data: ChunkData) => void,
+  ) {
+    this.allocate();
+  }
+
+  private allocate(): void {
+    this.buffers = this.columns.map((c) => ({
+      kind: c.kind,
+      is64: c.kind === 'i64',
+      ints: c.kind === 'i32' ? new Int32Array(CHUNK_ROWS) : c.kind === 'i64' ? new Int32Array(CHUNK_ROWS * 2) : EMPTY_INTS,
+      floats: c.kind === 'f64' ? new Float64Array(CHUNK_ROWS) : EMPTY_FLOATS,
+      bytes: c.kind === 'bool' ? new Uint8Array(CHUNK_ROWS) : EMPTY_BYTES,
+      strings: c.kind === 'str' ? new Array<string | null>(CHUNK_ROWS).fill(null) : [],
+      validity: new Uint32Array(CHUNK_ROWS / 32).fill(0xffffffff),
+      hasNull: false,
+    }));
+  }
+
+  /**
+   * Sets column `col` of the current row from any value: integers must be
+   * exact (|v| < 2^53, or bigint); null/undefined writes SQL NULL.
+   */
+  set(col: number, value: number | string | bigint | boolean | null | undefined): void {
+    const buf = this.buffers[col];
+    if (value === null || value === undefined) {
+      this.setNull(col);
+      return;
+    }
+    switch (buf.kind) {
+      case 'i32':
+        buf.ints[this.rows] = Number(value);
+        break;
+      case 'i64':
+        if (typeof value === 'bigint') {
+          buf.ints[this.rows * 2] = Number(BigInt.asIntN(32, value));
+          buf.ints[this.rows * 2 + 1] = Number(BigInt.asIntN(32, value >> 32n));
+        } else writeI64Number(buf.ints, this.rows, Number(value));
+        break;
+      case 'f64':
+        buf.floats[this.rows] = Number(value);
+        break;
+      case 'str':
+        buf.strings[this.rows] = String(value);
+        break;
+      case 'bool':
+        buf.bytes[this.rows] = value ? 1 : 0;
+        break;
+    }
+  }
+
+  /** Fast path for integer columns (i32 or i64). */
+  setInt(col: number, value: number): void {
+    const buf = this.buffers[col];
+    if (buf.is64) writeI64Number(buf.ints, this.rows, value);
+    else buf.ints[this.rows] = value;
+  }
+
+  /** A number into a numeric column of any kind. */
+  setNumber(col: number, value: number): void {
+    const buf = this.buffers[col];
+    if (buf.is64) writeI64Number(buf.ints, this.rows, value);
+    else if (buf.kind === 'i32') buf.ints[this.rows] = value;
+    else buf.floats[this.rows] = value;
+  }
+
+  /** Sets a BIGINT column from exact 32-bit halves (lo unsigned, hi signed). */
+  setI64Parts(col: number, lo: number, hi: number): void {
+    const ints = this.buffers[col].ints;
+    ints[this.rows * 2] = lo;
+    ints[this.rows * 2 + 1] = hi;
+  }
+
+  setNull(col: number): void {
+    const buf = this.buffers[col];
+    const row = this.rows;
+    buf.validity[row >>> 5] &= ~(1 << (row & 31));
+    buf.hasNull = true;
+  }
+
+  endRow(): void {
+    this.rows++;
+    this.count++;
+    if (this.rows === CHUNK_ROWS) this.flush();
+  }
+
+  /** Hands over the rows filled so far (if any) and starts a new chunk. */
+  flush(): void {
+    if (this.rows === 0) return;
+    const data: ChunkData = {
+      rows: this.rows,
+      columns: this.buffers.map((b) => ({
+        kind: b.kind,
+        data: (b.kind === 'f64' ? b.floats.buffer : b.kind === 'bool' ? b.bytes.buffer : b.ints.buffer) as ArrayBuffer,
+        strings: b.kind === 'str' ? b.strings : null,
+        validity: b.hasNull ? (b.validity.buffer as ArrayBuffer) : null,
+      })),
+    };
+    this.rows = 0;
+    // Fresh buffers: the old ones may be transferred to another thread.
+    this.allocate();
+    this.onChunk(data);
+  }
+}
+
+/** The ArrayBuffers of a chunk, for postMessage's transfer list. */
+export function chunkTransferList(data: ChunkData): ArrayBuffer[] {
+  const out: ArrayBuffer[] = [];
+  for (const c of data.columns) {
+    if (c.data.byteLength > 0) out.push(c.data);
+    if (c.validity) out.push(c.validity);
+  }
+  return out;
+}
+
+/** Two's-complement split of an exact integer |v| < 2^53 into lo/hi 32-bit words. */
+function writeI64Number(ints: Int32Array, row: number, value: number): void {
+  const hi = Math.floor(value / TWO_32);
+  ints[row * 2] = value - hi * TWO_32; // stored as int32: wraps to the right bit pattern
+  ints[row * 2 + 1] = hi;
+}

@@ -1,0 +1,313 @@
+/**
+ * The EventSink that turns decoded events into rows of the trace model.
+ *
+ * Pure JS: rows are built in column chunks (column_chunk.ts) and handed to
+ * `onChunk`, which appends them to DuckDB directly (model_writer.ts) or
+ * posts them to the thread that owns DuckDB (ingest/decode_worker.ts).
+ * Per-thread state (utid, name) stays here because there are few threads;
+ * string fields of typed tables are interned so each distinct string is
+ * stored once.
+ */
+import type { DecodedEvent, EventFields, EventSink, SkippedInput, TraceHeader } from '../decode/decoded_event.ts';
+import { ColumnChunk, type ChunkData } from './column_chunk.ts';
+import {
+  ARGS_TABLE,
+  FIRST_TYPED_TABLE,
+  FTRACE_EVENT_TABLE,
+  type BuilderResult,
+  type ModelLayout,
+  type ThreadInfo,
+  type TypedTableLayout,
+} from './model_store.ts';
+import { typedTableFor } from './typed_tables.ts';
+
+const TWO_32 = 4294967296;
+/** Skipped inputs kept in full; beyond this only counted (a garbage file has millions). */
+const MAX_PROBLEMS_KEPT = 1000;
+/** Fields that name a task, per typed table: [comm field, pid field]. */
+const TASK_NAME_FIELDS: Record<string, [string, string][]> = {
+  sched_switch: [
+    ['prev_comm', 'prev_pid'],
+    ['next_comm', 'next_pid'],
+  ],
+  sched_waking: [['comm', 'pid']],
+  sched_wakeup: [['comm', 'pid']],
+  sched_wakeup_new: [['comm', 'pid']],
+  sched_migrate_task: [['comm', 'pid']],
+  sched_process_fork: [
+    ['parent_comm', 'parent_pid'],
+    ['child_comm', 'child_pid'],
+  ],
+  sched_process_exit: [['comm', 'pid']],
+};
+
+interface TypedTarget {
+  layout: TypedTableLayout;
+  chunk: ColumnChunk;
+  nameFields: [string, string][] | undefined;
+}
+
+export class ModelBuilder implements EventSink {
+  private headerInfo: TraceHeader | null = null;
+  private baseHi = 0;
+  private baseLo = 0;
+  private nextId = 0;
+
+  private readonly ftraceEvent: ColumnChunk;
+  private readonly args: ColumnChunk;
+  private readonly typed = new Map<string, TypedTarget>();
+  private readonly targetForEvent = new Map<string, TypedTarget | null>();
+
+  private readonly eventNames = new Map<string, number>();
+  private readonly eventSystems: (string | null)[] = [];
+  private readonly eventCounts: number[] = [];
+  private readonly strings = new Map<string, number>();
+
+  private readonly threads = new Map<number, ThreadInfo>();
+  private readonly threadList: ThreadInfo[] = [];
+  private readonly nameHistory: { utid: number; ts: number; name: string }[] = [];
+  private readonly cpus = new Map<number, [number, number, number, number]>();
+
+  private readonly lost: { cpu: number; count: number | null; where: number }[] = [];
+  private readonly problems: SkippedInput[] = [];
+  private problemCount = 0;
+  private unparsed = 0;
+
+  constructor(layout: ModelLayout, onChunk: (table: number, data: ChunkData) => void) {
+    this.ftraceEvent = new ColumnChunk(layout.ftraceEvent, (d) => onChunk(FTRACE_EVENT_TABLE, d));
+    this.args = new ColumnChunk(layout.args, (d) => onChunk(ARGS_TABLE, d));
+    layout.typed.forEach((t, i) => {
+      this.typed.set(t.table, {
+        layout: t,
+        chunk: new ColumnChunk(t.columns, (d) => onChunk(FIRST_TYPED_TABLE + i, d)),
+        nameFields: TASK_NAME_FIELDS[t.table],
+      });
+    });
+    this.threadOf(0); // utid 0 is the idle task
+  }
+
+  /** Events handed over so far. */
+  get eventCount(): number {
+    return this.nextId;
+  }
+
+  // ---- EventSink ---------------------------------------------------------
+
+  header(header: TraceHeader): void {
+    if (this.headerInfo) return;
+    this.headerInfo = header;
+    this.baseHi = Number(header.tsBaseNs >> 32n);
+    this.baseLo = Number(header.tsBaseNs & 0xffffffffn);
+  }
+
+  event(e: DecodedEvent): void {
+    if (!this.headerInfo) throw new Error('decoder sent an event before the header');
+    const id = this.nextId++;
+    const thread = this.threadOf(e.pid);
+    if (e.tgid !== null && e.tgid > 0 && thread.tgid === null) thread.tgid = e.tgid;
+    // The line prefix's name only names threads not named yet: `report -l`
+    // cuts names to 8 characters and `<...>` means unknown.
+    if (e.comm !== null && thread.name === null && e.comm !== '<...>' && e.comm !== '') {
+      thread.name = e.comm;
+      this.nameHistory.push({ utid: thread.utid, ts: e.ts, name: e.comm });
+    }
+
+    let nameId = this.eventNames.get(e.name);
+    if (nameId === undefined) {
+      nameId = this.eventNames.size;
+      this.eventNames.set(e.name, nameId);
+      this.eventSystems.push(e.system);
+      this.eventCounts.push(0);
+    }
+    this.eventCounts[nameId]++;
+
+    const cpu = this.cpus.get(e.cpu);
+    if (!cpu) this.cpus.set(e.cpu, [e.cpu, 1, e.ts, e.ts]);
+    else {
+      cpu[1]++;
+      if (e.ts < cpu[2]) cpu[2] = e.ts;
+      if (e.ts > cpu[3]) cpu[3] = e.ts;
+    }
+
+    let target = this.targetForEvent.get(e.name);
+    if (target === undefined) {
+      const table = typedTableFor(e.name);
+      target = table ? (this.typed.get(table) ?? null) : null;
+      this.targetForEvent.set(e.name, target);
+    }
+    const fields = e.fields;
+    if (fields === null) this.unparsed++;
+    if (target !== null && fields !== null) {
+      this.writeTyped(target, id, e, thread.utid, nameId, fields);
+      return;
+    }
+    const hasArgs = fields !== null && hasKeys(fields);
+    const fe = this.ftraceEvent;
+    fe.setInt(0, id);
+    this.setTs(fe, 1, e.ts);
+    fe.setInt(2, e.cpu);
+    fe.setInt(3, thread.utid);
+    fe.setInt(4, nameId);
+    fe.set(5, e.flags);
+    fe.set(6, e.preemptCount);
+    fe.set(7, hasArgs ? id : null);
+    fe.set(8, e.raw);
+    fe.setInt(9, e.where);
+    fe.endRow();
+    if (hasArgs) this.writeArgs(id, fields!);
+  }
+
+  lostEvents(cpu: number, count: number | null, where: number): void {
+    this.lost.push({ cpu, count, where });
+  }
+
+  skipped(problem: SkippedInput): void {
+    this.problemCount++;
+    if (this.problems.length < MAX_PROBLEMS_KEPT) this.problems.push({ ...problem, excerpt: problem.excerpt.slice(0, 200) });
+  }
+
+  /** Hands over the last partial chunks and everything learned. */
+  finish(): BuilderResult {
+    this.ftraceEvent.flush();
+    this.args.flush();
+    for (const t of this.typed.values()) t.chunk.flush();
+    return {
+      header: this.headerInfo,
+      eventsTotal: this.nextId,
+      eventNames: [...this.eventNames].map(([name, id]) => [name, this.eventSystems[id], this.eventCounts[id]]),
+      strings: [...this.strings.keys()],
+      threads: this.threadList,
+      nameHistory: this.nameHistory,
+      cpus: [...this.cpus.values()],
+      lost: this.lost,
+      problems: this.problems,
+      problemCount: this.problemCount,
+      unparsed: this.unparsed,
+    };
+  }
+
+  // ---- rows --------------------------------------------------------------
+
+  /** Writes absolute ts = base + rel without bigint: rel is an exact number < 2^53. */
+  private setTs(chunk: ColumnChunk, col: number, rel: number): void {
+    const relHi = Math.floor(rel / TWO_32);
+    let lo = this.baseLo + (rel - relHi * TWO_32);
+    let hi = this.baseHi + relHi;
+    if (lo >= TWO_32) {
+      lo -= TWO_32;
+      hi += 1;
+    }
+    chunk.setI64Parts(col, lo, hi);
+  }
+
+  private writeTyped(t: TypedTarget, id: number, e: DecodedEvent, utid: number, nameId: number, fields: EventFields): void {
+    const c = t.chunk;
+    const layout = t.layout;
+    // Schema convention (checked by the store): id, ts, cpu, utid come first.
+    c.setInt(0, id);
+    this.setTs(c, 1, e.ts);
+    c.setInt(2, e.cpu);
+    c.setInt(3, utid);
+    if (layout.eventColumn >= 0) c.setInt(layout.eventColumn, this.intern(e.name));
+    const cols = layout.fieldColumns;
+    for (let k = 0; k < cols.length; k++) {
+      const col = cols[k];
+      let value = fields[col.name];
+      if (value === undefined) {
+        for (let a = 0; a < col.aliases.length && value === undefined; a++) value = fields[col.aliases[a]];
+      }
+      if (value === undefined) c.setNull(col.index);
+      else if (col.interned) c.setInt(col.index, this.intern(typeof value === 'string' ? value : String(value)));
+      else if (typeof value === 'number') c.setNumber(col.index, value);
+      else if (typeof value === 'string') c.set(col.index, parseIntegerText(value));
+      else c.set(col.index, value);
+    }
+    const extra = layout.width;
+    c.setInt(extra, nameId);
+    c.set(extra + 1, e.flags);
+    c.set(extra + 2, e.preemptCount);
+    c.setInt(extra + 3, e.where);
+    c.endRow();
+
+    const nameFields = t.nameFields;
+    if (nameFields) {
+      for (const [commField, pidField] of nameFields) {
+        const comm = fields[commField];
+        const pid = fields[pidField];
+        if (typeof comm === 'string' && typeof pid === 'number') this.noteTaskComm(this.threadOf(pid), comm, e.ts);
+      }
+      if (layout.table === 'sched_process_fork' && typeof fields.child_pid === 'number') {
+        this.threadOf(fields.child_pid).forkTs = e.ts;
+      } else if (layout.table === 'sched_process_exit' && typeof fields.pid === 'number') {
+        this.threadOf(fields.pid).exitTs = e.ts;
+      }
+    }
+  }
+
+  private writeArgs(id: number, fields: EventFields): void {
+    const a = this.args;
+    for (const key in fields) {
+      const v = fields[key];
+      a.setInt(0, id);
+      a.set(1, key);
+      a.set(2, key);
+      if (typeof v === 'string') {
+        a.setNull(3);
+        a.set(4, v);
+        a.set(6, 'string');
+      } else {
+        a.set(3, v);
+        a.setNull(4);
+        a.set(6, 'int');
+      }
+      a.setNull(5);
+      a.endRow();
+    }
+  }
+
+  private intern(s: string): number {
+    let sid = this.strings.get(s);
+    if (sid === undefined) {
+      sid = this.strings.size;
+      this.strings.set(s, sid);
+    }
+    return sid;
+  }
+
+  // ---- threads -----------------------------------------------------------
+
+  private threadOf(tid: number): ThreadInfo {
+    let t = this.threads.get(tid);
+    if (!t) {
+      t = { utid: this.threadList.length, tid, name: null, tgid: null, forkTs: null, exitTs: null };
+      this.threads.set(tid, t);
+      this.threadList.push(t);
+    }
+    return t;
+  }
+
+  /** Names printed by scheduler events are authoritative: record changes. */
+  private noteTaskComm(t: ThreadInfo, comm: string, ts: number): void {
+    if (t.name === comm || comm === '' || comm === '<...>') return;
+    t.name = comm;
+    this.nameHistory.push({ utid: t.utid, ts, name: comm });
+  }
+}
+
+function hasKeys(o: object): boolean {
+  for (const _ in o) return true;
+  return false;
+}
+
+/** A field printed as text where the column is an integer: decimal or 0x-hex, else NULL. */
+function parseIntegerText(s: string): number | bigint | null {
+  if (/^-?\d+$/.test(s)) {
+    const n = Number(s);
+    return Number.isSafeInteger(n) ? n : BigInt(s);
+  }
+  if (/^0x[0-9a-f]+$/i.test(s)) {
+    const b = BigInt(s);
+    return b <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(b) : BigInt.asIntN(64, b);
+  }
+  return null;
+}

@@ -1,0 +1,308 @@
+/**
+ * The DuckDB side of the trace model: creates the schema and the compact
+ * storage behind typed tables, appends finished column chunks, and at the
+ * end writes the small whole-trace tables (threads, cpus, strings...).
+ *
+ * Its counterpart model_builder.ts turns events into chunks without touching
+ * DuckDB, so the two can run on different threads (ingest/decode_worker.ts).
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { SkippedInput, TraceHeader } from '../decode/decoded_event.ts';
+import type { Engine } from '../engine/engine.ts';
+import { appendRows, ColumnAppender } from './column_appender.ts';
+import type { ChunkData, ColumnKind, ColumnSpec } from './column_chunk.ts';
+import { FIELD_ALIASES, TYPED_TABLES } from './typed_tables.ts';
+
+const QUERIES_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../queries');
+export const SCHEMA_SQL_PATH = path.join(QUERIES_DIR, 'schema.sql');
+
+/** Columns a typed table's storage has beyond its documented ones. */
+const STORAGE_EXTRA_COLUMNS: ColumnSpec[] = [
+  { name: 'name_id', kind: 'i32' },
+  { name: 'common_flags', kind: 'i32' },
+  { name: 'preempt_count', kind: 'i32' },
+  { name: 'source_where', kind: 'i64' },
+];
+
+export interface TypedColumn {
+  index: number;
+  /** The column name, which is also the field name looked up first. */
+  name: string;
+  /** Other field names that fill this column, in order of preference. */
+  aliases: string[];
+  /** VARCHAR column stored as an interned string id. */
+  interned: boolean;
+}
+
+export interface TypedTableLayout {
+  table: string;
+  /** All storage columns: documented ones, then STORAGE_EXTRA_COLUMNS. */
+  columns: ColumnSpec[];
+  /** Columns filled from event fields (all but id, ts, cpu, utid, event). */
+  fieldColumns: TypedColumn[];
+  /** Index of the `event` column (tables receiving several events), else -1. */
+  eventColumn: number;
+  /** Number of documented columns; storage-only columns follow. */
+  width: number;
+}
+
+/** What a ModelBuilder needs to know about the tables; plain data (crosses threads). */
+export interface ModelLayout {
+  ftraceEvent: ColumnSpec[];
+  args: ColumnSpec[];
+  typed: TypedTableLayout[];
+}
+
+/** Chunk destinations: 0 = _ftrace_event, 1 = args, 2 + i = typed[i]. */
+export const FTRACE_EVENT_TABLE = 0;
+export const ARGS_TABLE = 1;
+export const FIRST_TYPED_TABLE = 2;
+
+export interface ThreadInfo {
+  utid: number;
+  tid: number;
+  name: string | null;
+  tgid: number | null;
+  /** Relative ts (see DecodedEvent.ts) of the fork / exit, if seen. */
+  forkTs: number | null;
+  exitTs: number | null;
+}
+
+/** Everything the builder learned that is not in the chunks; plain data. */
+export interface BuilderResult {
+  header: TraceHeader | null;
+  eventsTotal: number;
+  /** [name, system, count], index = name_id. */
+  eventNames: [string, string | null, number][];
+  /** Interned strings, index = sid. */
+  strings: string[];
+  threads: ThreadInfo[];
+  nameHistory: { utid: number; ts: number; name: string }[];
+  /** [cpu, events, firstTs, lastTs] (relative ts). */
+  cpus: [number, number, number, number][];
+  lost: { cpu: number; count: number | null; where: number }[];
+  problems: SkippedInput[];
+  problemCount: number;
+  unparsed: number;
+}
+
+export interface WriterSummary {
+  format: string;
+  formatVersion: string | null;
+  cpus: number;
+  eventsTotal: number;
+  eventsByName: Record<string, number>;
+  firstTsNs: bigint | null;
+  lastTsNs: bigint | null;
+  lostEvents: number;
+  lostEventNotices: number;
+  unparsedEvents: number;
+  skippedInputs: number;
+  firstSkipped: SkippedInput[];
+  meta: Record<string, string>;
+}
+
+const FTRACE_EVENT_COLUMNS: ColumnSpec[] = [
+  { name: 'id', kind: 'i64' },
+  { name: 'ts', kind: 'i64' },
+  { name: 'cpu', kind: 'i32' },
+  { name: 'utid', kind: 'i32' },
+  { name: 'name_id', kind: 'i32' },
+  { name: 'common_flags', kind: 'i32' },
+  { name: 'preempt_count', kind: 'i32' },
+  { name: 'arg_set_id', kind: 'i64' },
+  { name: 'raw', kind: 'str' },
+  { name: 'source_where', kind: 'i64' },
+];
+
+const ARGS_COLUMNS: ColumnSpec[] = [
+  { name: 'arg_set_id', kind: 'i64' },
+  { name: 'flat_key', kind: 'str' },
+  { name: 'key', kind: 'str' },
+  { name: 'int_value', kind: 'i64' },
+  { name: 'string_value', kind: 'str' },
+  { name: 'real_value', kind: 'f64' },
+  { name: 'value_type', kind: 'str' },
+];
+
+export class ModelStore {
+  private constructor(
+    private readonly engine: Engine,
+    readonly layout: ModelLayout,
+    private readonly appenders: ColumnAppender[],
+  ) {}
+
+  /** Creates the schema in an empty database and opens the appenders. */
+  static async create(engine: Engine): Promise<ModelStore> {
+    await engine.exec(fs.readFileSync(SCHEMA_SQL_PATH, 'utf8'));
+    await engine.exec('CREATE TABLE _string (sid INTEGER, str VARCHAR)');
+    const typed: TypedTableLayout[] = [];
+    for (const table of TYPED_TABLES) typed.push(await createTypedStorage(engine, table));
+    await createFtraceEventView(engine);
+    const con = engine.connection;
+    const appenders = [
+      await ColumnAppender.create(con, '_ftrace_event', FTRACE_EVENT_COLUMNS),
+      await ColumnAppender.create(con, 'args', ARGS_COLUMNS),
+    ];
+    for (const t of typed) appenders.push(await ColumnAppender.create(con, `_stage_${t.table}`, t.columns));
+    return new ModelStore(engine, { ftraceEvent: FTRACE_EVENT_COLUMNS, args: ARGS_COLUMNS, typed }, appenders);
+  }
+
+  append(table: number, data: ChunkData): void {
+    this.appenders[table].append(data);
+  }
+
+  /** Closes the appenders and writes the whole-trace tables. */
+  async finish(r: BuilderResult): Promise<WriterSummary> {
+    for (const a of this.appenders) a.close();
+    const con = this.engine.connection;
+    const base = r.header?.tsBaseNs ?? 0n;
+    const abs = (rel: number) => base + BigInt(rel);
+
+    await appendRows(con, '_string', [
+      { name: 'sid', kind: 'i32' },
+      { name: 'str', kind: 'str' },
+    ], r.strings.map((s, sid) => [sid, s]));
+    await appendRows(con, '_event_name', [
+      { name: 'name_id', kind: 'i32' },
+      { name: 'name', kind: 'str' },
+      { name: 'system', kind: 'str' },
+    ], r.eventNames.map(([name, system], id) => [id, name, system]));
+
+    const tgids = [...new Set(r.threads.map((t) => t.tgid).filter((g): g is number => g !== null))].sort((a, b) => a - b);
+    const upidOf = new Map(tgids.map((pid, i) => [pid, i]));
+    const byTid = new Map(r.threads.map((t) => [t.tid, t]));
+    await appendRows(con, 'thread', [
+      { name: 'utid', kind: 'i32' },
+      { name: 'tid', kind: 'i32' },
+      { name: 'name', kind: 'str' },
+      { name: 'upid', kind: 'i32' },
+      { name: 'start_ts', kind: 'i64' },
+      { name: 'end_ts', kind: 'i64' },
+      { name: 'is_main_thread', kind: 'bool' },
+    ], r.threads.map((t) => [
+      t.utid,
+      t.tid,
+      t.tid === 0 ? (t.name ?? 'swapper') : t.name,
+      t.tgid === null ? null : upidOf.get(t.tgid)!,
+      t.forkTs === null ? null : abs(t.forkTs),
+      t.exitTs === null ? null : abs(t.exitTs),
+      t.tgid === null ? null : t.tgid === t.tid,
+    ]));
+    await appendRows(con, 'process', [
+      { name: 'upid', kind: 'i32' },
+      { name: 'pid', kind: 'i32' },
+      { name: 'name', kind: 'str' },
+    ], tgids.map((pid) => [upidOf.get(pid)!, pid, byTid.get(pid)?.name ?? null]));
+    await appendRows(con, 'thread_name_history', [
+      { name: 'utid', kind: 'i32' },
+      { name: 'ts', kind: 'i64' },
+      { name: 'name', kind: 'str' },
+    ], r.nameHistory.map((h) => [h.utid, abs(h.ts), h.name]));
+    const cpuRows = [...r.cpus].sort((a, b) => a[0] - b[0]);
+    await appendRows(con, 'cpu', [
+      { name: 'ucpu', kind: 'i32' },
+      { name: 'cpu', kind: 'i32' },
+      { name: 'event_count', kind: 'i64' },
+      { name: 'first_ts', kind: 'i64' },
+      { name: 'last_ts', kind: 'i64' },
+    ], cpuRows.map(([cpu, n, first, last]) => [cpu, cpu, n, abs(first), abs(last)]));
+    await appendRows(con, 'lost_events', [
+      { name: 'cpu', kind: 'i32' },
+      { name: 'ts', kind: 'i64' },
+      { name: 'count', kind: 'i64' },
+      { name: 'source_where', kind: 'i64' },
+    ], r.lost.map((l) => [l.cpu, null, l.count, l.where]));
+    await appendRows(con, 'ingest_problem', [
+      { name: 'source_where', kind: 'i64' },
+      { name: 'unit', kind: 'str' },
+      { name: 'reason', kind: 'str' },
+      { name: 'excerpt', kind: 'str' },
+    ], r.problems.map((p) => [p.where, p.unit, p.reason, p.excerpt]));
+
+    let firstTs: bigint | null = null;
+    let lastTs: bigint | null = null;
+    for (const [, , first, last] of cpuRows) {
+      if (firstTs === null || abs(first) < firstTs) firstTs = abs(first);
+      if (lastTs === null || abs(last) > lastTs) lastTs = abs(last);
+    }
+    const eventsByName: Record<string, number> = {};
+    for (const [name, , count] of [...r.eventNames].sort((a, b) => a[0].localeCompare(b[0]))) eventsByName[name] = count;
+    const maxCpu = cpuRows.length ? cpuRows[cpuRows.length - 1][0] + 1 : 0;
+    return {
+      format: r.header?.format ?? 'unknown',
+      formatVersion: r.header?.formatVersion ?? null,
+      cpus: Math.max(r.header?.cpus ?? 0, maxCpu),
+      eventsTotal: r.eventsTotal,
+      eventsByName,
+      firstTsNs: firstTs,
+      lastTsNs: lastTs,
+      lostEvents: r.lost.reduce((s, l) => s + (l.count ?? 0), 0),
+      lostEventNotices: r.lost.length,
+      unparsedEvents: r.unparsed,
+      skippedInputs: r.problemCount,
+      firstSkipped: r.problems.slice(0, 10),
+      meta: { ...(r.header?.meta ?? {}) },
+    };
+  }
+}
+
+/**
+ * Replaces a typed table from schema.sql by compact storage plus a view of
+ * exactly the documented columns: VARCHAR columns are stored as ids into
+ * _string (a comm or flags string is stored once, not per event).
+ */
+async function createTypedStorage(engine: Engine, table: string): Promise<TypedTableLayout> {
+  const cols = await engine.query<{ column_name: string; data_type: string }>(
+    `SELECT column_name, data_type FROM information_schema.columns WHERE table_name = $t ORDER BY ordinal_position`,
+    { t: table },
+  );
+  const leading = cols.slice(0, 4).map((c) => c.column_name).join(',');
+  if (leading !== 'id,ts,cpu,utid') throw new Error(`schema.sql: ${table} must start with id, ts, cpu, utid`);
+  const aliases = FIELD_ALIASES[table] ?? {};
+  const columns: ColumnSpec[] = [];
+  const fieldColumns: TypedColumn[] = [];
+  let eventColumn = -1;
+  cols.forEach((c, index) => {
+    const interned = c.data_type === 'VARCHAR';
+    const kind: ColumnKind = interned || c.data_type === 'INTEGER' ? 'i32' : c.data_type === 'DOUBLE' ? 'f64' : 'i64';
+    columns.push({ name: c.column_name, kind });
+    if (c.column_name === 'event') eventColumn = index;
+    else if (index >= 4) fieldColumns.push({ index, name: c.column_name, aliases: aliases[c.column_name] ?? [], interned });
+  });
+  const select = cols
+    .map((c, i) => (c.data_type === 'VARCHAR' ? `j${i}.str AS "${c.column_name}"` : `s."${c.column_name}"`))
+    .join(', ');
+  const joins = cols
+    .map((c, i) => (c.data_type === 'VARCHAR' ? ` LEFT JOIN _string j${i} ON j${i}.sid = s."${c.column_name}"` : ''))
+    .join('');
+  const width = columns.length;
+  columns.push(...STORAGE_EXTRA_COLUMNS);
+  const ddl = columns
+    .map((s) => `"${s.name}" ${s.kind === 'i32' ? 'INTEGER' : s.kind === 'f64' ? 'DOUBLE' : 'BIGINT'}`)
+    .join(', ');
+  await engine.exec(
+    `DROP TABLE ${table};
+     CREATE TABLE _stage_${table} (${ddl});
+     CREATE VIEW ${table} AS SELECT ${select} FROM _stage_${table} s${joins};`,
+  );
+  return { table, columns, fieldColumns, eventColumn, width };
+}
+
+/** ftrace_event: every event, untyped and typed, each stored once (see schema.sql). */
+async function createFtraceEventView(engine: Engine): Promise<void> {
+  const branches = [
+    'SELECT id, ts, cpu, utid, name_id, common_flags, preempt_count, arg_set_id, raw, source_where FROM _ftrace_event',
+    ...TYPED_TABLES.map(
+      (t) => `SELECT id, ts, cpu, utid, name_id, common_flags, preempt_count, NULL, NULL, source_where FROM _stage_${t}`,
+    ),
+  ];
+  await engine.exec(
+    `CREATE VIEW ftrace_event AS
+     SELECT e.id, e.ts, e.cpu, e.cpu AS ucpu, e.utid, n.name, n.system, e.common_flags,
+            e.preempt_count, e.arg_set_id, e.raw, e.source_where
+     FROM (${branches.join('\n UNION ALL ')}) e JOIN _event_name n USING (name_id)`,
+  );
+}

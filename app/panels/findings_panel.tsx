@@ -73,6 +73,8 @@ export function FindingsPanel({ groups, counts, selected, scope, onSelect, onSte
                       data-testid={`finding-${f.index}`}
                       data-finding-index={f.index}
                       data-detector={f.detector}
+                      data-ts={f.ts}
+                      data-dur={f.dur}
                       data-selected={f.index === selected ? 'true' : 'false'}
                       onClick={() => onSelect(f)}
                     >

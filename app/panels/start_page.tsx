@@ -174,7 +174,7 @@ export function StartPage() {
 }
 
 function explain(message: string, name: string): string {
-  if (/not a trace|unknown format|unrecognized|not recognised|no events|magic/i.test(message)) {
+  if (/not a trace|no (ftrace )?events|unknown format|unrecogni[sz]ed|not recogni[sz]ed|magic|not an? (ftrace|trace)/i.test(message)) {
     return `${name} is not a trace stallscope can read. ${message}`;
   }
   return message;

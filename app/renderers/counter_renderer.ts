@@ -62,8 +62,13 @@ export function drawCounter(
     for (const [sx, y0, y1] of spans) ctx.fillRect(sx, y0, 1, Math.max(1, y1 - y0));
   }
   ctx.globalAlpha = 1;
-  ctx.fillStyle = '#5f6368';
-  ctx.font = '10px system-ui, sans-serif';
-  ctx.textBaseline = 'top';
-  ctx.fillText(opts.label, 4, y + 2);
+  if (opts.label) {
+    ctx.font = '10px system-ui, sans-serif';
+    ctx.textBaseline = 'top';
+    const w = ctx.measureText(opts.label).width;
+    ctx.fillStyle = 'rgba(255,255,255,0.85)';
+    ctx.fillRect(2, y + 1, w + 4, 12);
+    ctx.fillStyle = '#5f6368';
+    ctx.fillText(opts.label, 4, y + 2);
+  }
 }

@@ -11,10 +11,14 @@ function trim(s: string): string {
   return s.includes('.') ? s.replace(/0+$/, '').replace(/\.$/, '') : s;
 }
 
-/** A tick label for `ns` when ticks are `step` apart: same unit for all, enough digits. */
-export function formatTick(ns: number, step: number): string {
-  const [div, unit] = step >= 1e9 ? [1e9, 's'] : step >= 1e6 ? [1e6, 'ms'] : step >= 1e3 ? [1e3, 'us'] : [1, 'ns'];
-  const decimals = Math.max(0, Math.ceil(-Math.log10(step / div) + 1e-9));
+/**
+ * A tick label for `ns` when ticks are `step` apart: the unit fits the
+ * offset's magnitude (`7.5 s`, not `7500 ms`), with enough decimals to tell
+ * neighbouring ticks apart (`7.632054 s` when ticks are 1 us apart).
+ */
+export function formatTick(ns: number, step: number, magnitude = Math.abs(ns)): string {
+  const [div, unit] = magnitude >= 1e9 ? [1e9, 's'] : magnitude >= 1e6 ? [1e6, 'ms'] : magnitude >= 1e3 ? [1e3, 'us'] : [1, 'ns'];
+  const decimals = Math.max(0, Math.ceil(-Math.log10(step / div) - 1e-9));
   return `${(ns / div).toFixed(decimals)} ${unit}`;
 }
 

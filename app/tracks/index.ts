@@ -29,7 +29,18 @@ export function buildTracks(info: TrackList, env: TrackEnv): TrackSet {
   for (const c of cats) tracks.push(new SliceTrack(env, c.category, c.count));
   for (const i of info.instants) if (i.name === 'writepage') tracks.push(new InstantTrack(env, 'writepage', i.count));
   for (const t of info.threadsOfInterest) tracks.push(new ThreadTrack(env, t.utid, t.tid, t.name, t.reason));
-  for (const c of info.counters) tracks.push(new CounterTrack(env, c.id, c.name, c.unit, c.description));
+  // Several series share a name (one `slab cache_items` per shrinker): tell them apart by
+  // the description's `what:` prefix, else by their thread or CPU.
+  const nameCount = new Map<string, number>();
+  for (const c of info.counters) nameCount.set(c.name, (nameCount.get(c.name) ?? 0) + 1);
+  for (const c of info.counters) {
+    let title = c.name;
+    if (nameCount.get(c.name)! > 1) {
+      const prefix = /^([\w.-]+):/.exec(c.description ?? '')?.[1];
+      title = prefix ? `${c.name} · ${prefix}` : c.utid !== null ? `${c.name} · ${env.threadName(c.utid)}` : c.cpu !== null ? `${c.name} · CPU ${c.cpu}` : c.name;
+    }
+    tracks.push(new CounterTrack(env, c.id, title, c.unit, c.description));
+  }
   tracks.sort((a, b) => TRACK_GROUPS.indexOf(a.group) - TRACK_GROUPS.indexOf(b.group));
   const flows = info.flows.map((f) => new FlowOverlay(env, f.kind, f.count));
   return { tracks, flows };

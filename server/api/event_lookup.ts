@@ -35,8 +35,8 @@ export async function lookupEvents(tr: OpenTrace, ids: bigint[]): Promise<EventI
     id: bigint; ts: bigint; cpu: number; utid: number | null; name: string; system: string | null;
     raw: string | null; arg_set_id: bigint | null; tid: number | null; comm: string | null;
   }>(`
-    SELECT e.id, e.ts, e.cpu, e.utid, n.name, n.system, e.raw, e.arg_set_id, t.tid, t.name AS comm
-    FROM _ftrace_event e JOIN _event_name n USING (name_id) LEFT JOIN thread t ON t.utid = e.utid
+    SELECT e.id, e.ts, e.cpu, e.utid, e.name, e.system, e.raw, e.arg_set_id, t.tid, t.name AS comm
+    FROM ftrace_event e LEFT JOIN thread t ON t.utid = e.utid
     WHERE e.id IN (${list}) ORDER BY e.ts, e.id`);
   // Typed rows, one query per table.
   const byTable = new Map<string, bigint[]>();

@@ -56,7 +56,7 @@ export class TraceEngines {
     let base = toBig(info.get('first_ts'));
     let last = toBig(info.get('last_ts'));
     if (base === null || last === null) {
-      const [r] = await engine.query<{ lo: bigint | null; hi: bigint | null }>(`SELECT min(ts) AS lo, max(ts) AS hi FROM _ftrace_event`);
+      const [r] = await engine.query<{ lo: bigint | null; hi: bigint | null }>(`SELECT min(ts) AS lo, max(ts) AS hi FROM ftrace_event`);
       base ??= r?.lo ?? 0n;
       last ??= r?.hi ?? base;
     }

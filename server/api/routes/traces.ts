@@ -40,7 +40,12 @@ export async function registerTraceRoutes(app: FastifyInstance, ctx: ApiContext)
 
   app.get('/api/traces', async () => {
     const traces = await ctx.library.list();
-    return { traces: traces.map((t) => jsSafe(t)), jobs: ctx.jobs.active() };
+    // Failed ingests of uploads carry the staged file's path in their error: show the upload's name.
+    const staged = new RegExp(`${escapeRe(ctx.uploadDir)}[\\\\/]upload-[\\w-]+`, 'g');
+    return {
+      traces: traces.map((t) => jsSafe(t.error ? { ...t, error: t.error.replace(staged, t.name) } : t)),
+      jobs: ctx.jobs.active(),
+    };
   });
 
   app.get('/api/traces/:id', async (req) => {
@@ -111,14 +116,22 @@ async function runIngest(ctx: ApiContext, jobId: string, path: string, name: str
       name,
       onProgress: (p) => ctx.jobs.update(jobId, p.phase === 'done' || p.phase === 'failed' ? { ...p, phase: ctx.jobs.get(jobId)!.phase } : p),
     });
-    if (rec.status === 'failed') ctx.jobs.update(jobId, { phase: 'failed', error: rec.error ?? 'ingest failed', message: rec.error ?? undefined, traceId: rec.id });
+    if (rec.status === 'failed') {
+      const message = (rec.error ?? 'ingest failed').split(path).join(name);
+      ctx.jobs.update(jobId, { phase: 'failed', error: message, message });
+    }
     else ctx.jobs.update(jobId, { phase: 'done', traceId: rec.id, events: rec.eventsTotal });
   } catch (e) {
-    const message = (e as Error).message || String(e);
+    // The staged file's path means nothing to the user (and is the server's business): name the upload instead.
+    const message = ((e as Error).message || String(e)).split(path).join(name);
     ctx.jobs.update(jobId, { phase: 'failed', error: message, message });
   } finally {
     await rm(path, { force: true }).catch(() => undefined);
   }
+}
+
+function escapeRe(s: string): string {
+  return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
 
 export function formatBytes(n: number): string {

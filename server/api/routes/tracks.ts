@@ -48,7 +48,7 @@ export async function registerTrackRoutes(app: FastifyInstance, ctx: ApiContext)
     const q = async <T>(table: string, sql: string): Promise<T[]> => (t.has(table) ? tr.query<T>(sql) : []);
     let cpus = (await q<{ cpu: number; events: bigint }>('cpu', 'SELECT cpu, event_count AS events FROM cpu ORDER BY cpu')).map((r) => ({ cpu: r.cpu, events: num(r.events) }));
     if (cpus.length === 0) {
-      cpus = (await q<{ cpu: number; events: bigint }>('_ftrace_event', 'SELECT cpu, count(*) AS events FROM _ftrace_event GROUP BY cpu ORDER BY cpu')).map((r) => ({ cpu: r.cpu, events: num(r.events) }));
+      cpus = (await q<{ cpu: number; events: bigint }>('ftrace_event', 'SELECT cpu, count(*) AS events FROM ftrace_event GROUP BY cpu ORDER BY cpu')).map((r) => ({ cpu: r.cpu, events: num(r.events) }));
     }
     const threads = await q<{ utid: number; tid: number | null; name: string | null }>('thread', `SELECT utid, tid, name FROM thread ORDER BY utid LIMIT ${MAX_THREADS_LISTED}`);
     const byTid = new Map<number, typeof threads>();
@@ -56,10 +56,15 @@ export async function registerTrackRoutes(app: FastifyInstance, ctx: ApiContext)
     const interest = new Map<number, TrackList['threadsOfInterest'][number]>();
     for (const th of threads) if (th.name && /^kswapd/.test(th.name)) interest.set(th.utid, { ...th, reason: 'kswapd' });
     const { findings } = await ctx.library.findings(id);
+    const byUtid = new Map(threads.map((th) => [th.utid, th]));
     for (const f of findings) {
-      if (f.tid === null || f.tid === undefined || f.tid === 0) continue;
-      for (const th of byTid.get(Number(f.tid)) ?? []) {
-        if (!interest.has(th.utid)) interest.set(th.utid, { ...th, reason: `finding: ${f.detector}` });
+      // Findings name their thread by utid (exact); older ones only by tid.
+      const utid = (f as { utid?: number | null }).utid;
+      const matches = utid !== null && utid !== undefined
+        ? [byUtid.get(Number(utid))].filter((th): th is NonNullable<typeof th> => !!th)
+        : f.tid ? byTid.get(Number(f.tid)) ?? [] : [];
+      for (const th of matches) {
+        if (th.utid !== 0 && !interest.has(th.utid)) interest.set(th.utid, { ...th, reason: `finding: ${f.detector}` });
       }
     }
     const counters = (await q<{ id: number; name: string; unit: string | null; utid: number | null; cpu: number | null; description: string | null; values: bigint }>(

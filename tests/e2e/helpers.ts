@@ -1,0 +1,30 @@
+import { readFileSync } from 'node:fs';
+import { basename } from 'node:path';
+import type { Locator, Page } from '@playwright/test';
+
+export const SCREENSHOTS = 'test-results/screenshots';
+
+/** Drops a file on the element the way a user's drag and drop does: a real DataTransfer on a drop event. */
+export async function dropFile(page: Page, target: Locator, path: string, name = basename(path), type = 'application/octet-stream'): Promise<void> {
+  const b64 = readFileSync(path).toString('base64');
+  const dataTransfer = await page.evaluateHandle(
+    ({ b64, name, type }) => {
+      const bin = atob(b64);
+      const bytes = new Uint8Array(bin.length);
+      for (let i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
+      const dt = new DataTransfer();
+      dt.items.add(new File([bytes], name, { type }));
+      return dt;
+    },
+    { b64, name, type },
+  );
+  await target.dispatchEvent('dragenter', { dataTransfer });
+  await target.dispatchEvent('dragover', { dataTransfer });
+  await target.dispatchEvent('drop', { dataTransfer });
+}
+
+/** The visible window the timeline exposes (ns from the trace start). */
+export async function visibleWindow(page: Page): Promise<{ t0: number; t1: number }> {
+  const tl = page.getByTestId('timeline');
+  return { t0: Number(await tl.getAttribute('data-t0')), t1: Number(await tl.getAttribute('data-t1')) };
+}

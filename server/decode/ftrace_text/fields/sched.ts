@@ -11,7 +11,7 @@
  * before ` [`, and key=value values run until the next known key.
  */
 import type { EventFields } from '../../decoded_event.ts';
-import { addKeyValues, KvSpec, parseDecimal } from './generic.ts';
+import { KvSpec, kvObject, parseDecimal } from './generic.ts';
 import type { FieldParser } from './types.ts';
 
 function int(s: string): number | null {
@@ -123,8 +123,8 @@ const COMM_SPEC = new KvSpec({}, new Set(['comm']));
 const WAKEUP_INTS = ['pid', 'prio', 'target_cpu'] as const;
 
 function parseWakeupKernel(t: string): EventFields | null {
-  const out: EventFields = {};
-  addKeyValues(t, out, COMM_SPEC);
+  const out = kvObject(t, COMM_SPEC);
+  if (out === null) return null;
   for (const k of WAKEUP_INTS) if (typeof out[k] !== 'number') return null;
   if (typeof out.comm !== 'string') return null;
   return out;
@@ -162,8 +162,8 @@ export const parseSchedWakeup: FieldParser = (t) =>
 
 /** `comm=x pid=1 prio=120 orig_cpu=0 dest_cpu=1`. */
 export const parseSchedMigrateTask: FieldParser = (t) => {
-  const out: EventFields = {};
-  addKeyValues(t, out, COMM_SPEC);
+  const out = kvObject(t, COMM_SPEC);
+  if (out === null) return null;
   for (const k of ['pid', 'prio', 'orig_cpu', 'dest_cpu']) if (typeof out[k] !== 'number') return null;
   return typeof out.comm === 'string' ? out : null;
 };
@@ -173,16 +173,16 @@ const FORK_SPEC = new KvSpec({ comm: 'parent_comm', pid: 'parent_pid' }, new Set
 
 /** `comm=bash pid=1 child_comm=bash child_pid=2`. */
 export const parseSchedProcessFork: FieldParser = (t) => {
-  const out: EventFields = {};
-  addKeyValues(t, out, FORK_SPEC);
+  const out = kvObject(t, FORK_SPEC);
+  if (out === null) return null;
   if (typeof out.parent_pid !== 'number' || typeof out.child_pid !== 'number') return null;
   return out;
 };
 
 /** `comm=x pid=1 prio=120` (newer kernels: ` group_dead=true`, a bool field: 1/0). */
 export const parseSchedProcessExit: FieldParser = (t) => {
-  const out: EventFields = {};
-  addKeyValues(t, out, COMM_SPEC);
+  const out = kvObject(t, COMM_SPEC);
+  if (out === null) return null;
   if (typeof out.pid !== 'number' || typeof out.comm !== 'string') return null;
   if (out.group_dead === 'true') out.group_dead = 1;
   else if (out.group_dead === 'false') out.group_dead = 0;

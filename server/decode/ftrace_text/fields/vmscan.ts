@@ -11,8 +11,7 @@
  * (decimal on 4.x, 0x-hex on newer kernels): only pfn (a number) and
  * reclaim_flags are fields (the format file of 4.x+ has no page field).
  */
-import type { EventFields } from '../../decoded_event.ts';
-import { addKeyValues, KvSpec } from './generic.ts';
+import { KvSpec, kvObject } from './generic.ts';
 import type { FieldParser } from './types.ts';
 
 const RENAME: Readonly<Record<string, string>> = {
@@ -31,8 +30,8 @@ const SPEC = new KvSpec(RENAME, STRINGS, NUMERIC);
 
 function kv(required: readonly string[]): FieldParser {
   return (t) => {
-    const out: EventFields = {};
-    addKeyValues(t, out, SPEC);
+    const out = kvObject(t, SPEC);
+    if (out === null) return null;
     for (const k of required) {
       const v = out[k];
       if (v === undefined) return null;
@@ -56,8 +55,8 @@ export const parseThrottled = kv(['nid', 'usec_timeout', 'usec_delayed', 'reason
 
 /** mm_vmscan_writepage / mm_vmscan_write_folio. */
 export const parseWriteFolio: FieldParser = (t) => {
-  const out: EventFields = {};
-  addKeyValues(t, out, SPEC);
+  const out = kvObject(t, SPEC);
+  if (out === null) return null;
   if (typeof out.pfn !== 'number' && typeof out.pfn !== 'bigint') return null;
   if (typeof out.reclaim_flags !== 'string') return null;
   delete out.page;

@@ -7,7 +7,7 @@
  * work = normalized pointer, function = bare symbol.
  */
 import type { EventFields } from '../../decoded_event.ts';
-import { addKeyValues, bareSymbol, KvSpec, normalizePointer } from './generic.ts';
+import { bareSymbol, KvSpec, kvObject, normalizePointer } from './generic.ts';
 import type { FieldParser } from './types.ts';
 
 const SPEC = new KvSpec({}, new Set(['workqueue', 'function']));
@@ -22,10 +22,10 @@ export const parseWorkqueue: FieldParser = (t) => {
   if (ptr.endsWith(':')) ptr = ptr.slice(0, -1);
   const work = normalizePointer(ptr);
   if (work === null) return null;
-  const out: EventFields = { work };
   let rest = t.slice(q).trim();
   if (rest.startsWith('function ')) rest = 'function=' + rest.slice(9).trim();
-  addKeyValues(rest, out, SPEC);
+  const out: EventFields = kvObject(rest, SPEC) ?? {};
+  out.work = work;
   if (typeof out.function === 'string') out.function = bareSymbol(out.function);
   return out;
 };

@@ -17,9 +17,12 @@ import { DecodeError, type ProgressFn } from '../decode/decoded_event.ts';
 import { decompressToFile, openInput } from '../decode/decompress.ts';
 import { decodeFtraceText } from '../decode/ftrace_text/decode_ftrace_text.ts';
 import { decodeTraceDat } from '../decode/trace_dat/decode_trace_dat.ts';
+import { Worker } from 'node:worker_threads';
 import { openDuckDb } from '../engine/engine.ts';
 import { deriveModel } from '../model/derive_model.ts';
-import { ModelWriter, type WriterSummary } from '../model/model_writer.ts';
+import { ModelBuilder } from '../model/model_builder.ts';
+import { ModelStore, type BuilderResult, type WriterSummary } from '../model/model_store.ts';
+import { CONSUMED, type WorkerInput, type WorkerMessage } from './decode_protocol.ts';
 import { dataDirPaths, resolveDataDir } from './data_dir.ts';
 
 export type IngestPhase = 'hashing' | 'decompressing' | 'decoding' | 'deriving' | 'done';
@@ -41,6 +44,8 @@ export interface IngestOptions {
   /** Name shown to users; defaults to the file's base name. */
   name?: string;
   onProgress?: (p: IngestProgress) => void;
+  /** Decode on a worker thread (default true); false keeps everything on this thread. */
+  worker?: boolean;
 }
 
 /** What `info.json` holds: the facts about an ingested trace. */
@@ -156,46 +161,19 @@ async function buildTrace(
   opts: IngestOptions,
   report: (p: IngestProgress) => void,
 ): Promise<TraceSummary> {
-  const opened = await openInput(file, label);
-  if (opened.format === 'unknown') {
-    throw new DecodeError(label, 0, 'offset', 'not a trace: neither trace.dat nor ftrace text (binary content)');
-  }
   const engine = await openDuckDb(path.join(workDir, 'trace.duckdb'));
-  let writer: ModelWriter | null = null;
-  let events = 0;
   try {
-    writer = await ModelWriter.create(engine);
-    const countingSink = countEvents(writer, () => events++);
+    const store = await ModelStore.create(engine);
     const decodeStarted = performance.now();
-    let outOfOrderLines = 0;
-    const progress: ProgressFn = (bytesDone, bytesTotal) =>
-      report({ phase: 'decoding', bytesDone, bytesTotal, events });
-
-    if (opened.format === 'trace_dat') {
-      let datPath = file;
-      if (opened.compression.length > 0) {
-        // trace.dat needs random access: decompress to a file first.
-        await drain(opened.chunks);
-        report({ phase: 'decompressing', bytesDone: 0, bytesTotal: null, events: 0 });
-        datPath = path.join(workDir, 'decompressed.dat');
-        await decompressToFile(file, datPath, label);
-      } else {
-        await drain(opened.chunks);
-      }
-      await decodeTraceDat(datPath, countingSink, { fileLabel: label, onProgress: progress });
-      if (datPath !== file) await fs.rm(datPath, { force: true });
-    } else {
-      const result = await decodeFtraceText(opened.chunks, countingSink, {
-        fileLabel: label,
-        totalBytes: opened.compression.length ? null : opened.fileBytes,
-        onProgress: progress,
-      });
-      outOfOrderLines = result?.outOfOrderLines ?? 0;
-    }
-    const writerSummary = await writer.finish();
+    const decoded =
+      opts.worker === false
+        ? await decodeInProcess(file, label, workDir, store, report)
+        : await decodeInWorker(file, label, workDir, store, report);
+    const writerSummary = await store.finish(decoded.result);
+    await fs.rm(path.join(workDir, 'decompressed.dat'), { force: true });
     const decodeSeconds = (performance.now() - decodeStarted) / 1000;
 
-    report({ phase: 'deriving', bytesDone: 0, bytesTotal: null, events });
+    report({ phase: 'deriving', bytesDone: 0, bytesTotal: null, events: writerSummary.eventsTotal });
     const deriveStarted = performance.now();
     await deriveModel(engine);
     const deriveSeconds = (performance.now() - deriveStarted) / 1000;
@@ -205,8 +183,8 @@ async function buildTrace(
       name: opts.name ?? path.basename(file),
       sourcePath: path.resolve(file),
       sizeBytes,
-      compression: opened.compression,
-      outOfOrderLines,
+      compression: decoded.compression,
+      outOfOrderLines: decoded.outOfOrderLines,
       decodeSeconds,
       deriveSeconds,
     });
@@ -216,6 +194,104 @@ async function buildTrace(
   } finally {
     engine.close();
   }
+}
+
+interface Decoded {
+  result: BuilderResult;
+  compression: string[];
+  outOfOrderLines: number;
+}
+
+/** Decodes on a worker thread; this thread only appends chunks to DuckDB. */
+function decodeInWorker(
+  file: string,
+  label: string,
+  workDir: string,
+  store: ModelStore,
+  report: (p: IngestProgress) => void,
+): Promise<Decoded> {
+  const control = new SharedArrayBuffer(8);
+  const counters = new Int32Array(control);
+  const input: WorkerInput = { file, label, workDir, layout: store.layout, control };
+  const worker = new Worker(new URL('./decode_worker.mjs', import.meta.url), { workerData: input });
+  let events = 0;
+  return new Promise<Decoded>((resolve, reject) => {
+    let settled = false;
+    const fail = (err: Error) => {
+      if (settled) return;
+      settled = true;
+      void worker.terminate();
+      reject(err);
+    };
+    worker.on('message', (m: WorkerMessage) => {
+      if (settled) return;
+      try {
+        switch (m.type) {
+          case 'chunk':
+            store.append(m.table, m.data);
+            Atomics.add(counters, CONSUMED, 1);
+            Atomics.notify(counters, CONSUMED);
+            break;
+          case 'progress':
+            events = m.events;
+            report({ phase: m.phase, bytesDone: m.bytesDone, bytesTotal: m.bytesTotal, events });
+            break;
+          case 'done':
+            settled = true;
+            void worker.terminate();
+            resolve({ result: m.result, compression: m.compression, outOfOrderLines: m.outOfOrderLines });
+            break;
+          case 'error':
+            if (m.error.decode) {
+              const e = new DecodeError(m.error.file, m.error.where, m.error.unit, '');
+              e.message = m.error.message;
+              fail(e);
+            } else fail(new Error(m.error.message));
+            break;
+        }
+      } catch (err) {
+        fail(err as Error);
+      }
+    });
+    worker.on('error', (err) => fail(err));
+    worker.on('exit', (code) => fail(new Error(`decode worker exited with code ${code} before finishing`)));
+  });
+}
+
+/** The same on this thread (tests, debugging: `worker: false`). */
+async function decodeInProcess(
+  file: string,
+  label: string,
+  workDir: string,
+  store: ModelStore,
+  report: (p: IngestProgress) => void,
+): Promise<Decoded> {
+  const builder = new ModelBuilder(store.layout, (table, data) => store.append(table, data));
+  const progress: ProgressFn = (bytesDone, bytesTotal) =>
+    report({ phase: 'decoding', bytesDone, bytesTotal, events: builder.eventCount });
+  const opened = await openInput(file, label);
+  if (opened.format === 'unknown') {
+    throw new DecodeError(label, 0, 'offset', 'not a trace: neither trace.dat nor ftrace text (binary content)');
+  }
+  let outOfOrderLines = 0;
+  if (opened.format === 'trace_dat') {
+    await opened.chunks[Symbol.asyncIterator]().return?.(undefined);
+    let datPath = file;
+    if (opened.compression.length > 0) {
+      report({ phase: 'decompressing', bytesDone: 0, bytesTotal: null, events: 0 });
+      datPath = path.join(workDir, 'decompressed.dat');
+      await decompressToFile(file, datPath, label);
+    }
+    await decodeTraceDat(datPath, builder, { fileLabel: label, onProgress: progress });
+  } else {
+    const r = await decodeFtraceText(opened.chunks, builder, {
+      fileLabel: label,
+      totalBytes: opened.compression.length ? null : opened.fileBytes,
+      onProgress: progress,
+    });
+    outOfOrderLines = r?.outOfOrderLines ?? 0;
+  }
+  return { result: builder.finish(), compression: opened.compression, outOfOrderLines };
 }
 
 function toSummary(
@@ -281,23 +357,4 @@ async function writeTraceInfo(engine: Awaited<ReturnType<typeof openDuckDb>>, s:
   const entries = Object.entries(facts);
   const placeholders = entries.map((_, i) => `($${i * 2 + 1}, $${i * 2 + 2})`).join(', ');
   await engine.query(`INSERT INTO trace_info VALUES ${placeholders}`, entries.flat());
-}
-
-/** Wraps a sink to count events for progress, without a second pass. */
-function countEvents<T extends import('../decode/decoded_event.ts').EventSink>(sink: T, onEvent: () => void): T {
-  return {
-    header: (h) => sink.header(h),
-    event: (e) => {
-      onEvent();
-      sink.event(e);
-    },
-    lostEvents: (c, n, w) => sink.lostEvents(c, n, w),
-    skipped: (p) => sink.skipped(p),
-  } as T;
-}
-
-/** Ends a stream we only peeked at (closes the underlying file). */
-async function drain(chunks: AsyncIterable<Uint8Array>): Promise<void> {
-  const it = chunks[Symbol.asyncIterator]();
-  await it.return?.(undefined);
 }

@@ -83,7 +83,8 @@ export const FIELD_ALIASES: Record<string, Record<string, string[]>> = {
   workqueue_queue_work: { cpu_target: ['cpu'] },
   // writeback events name the backing device field `name` and print it as `bdi`.
   writeback_dirty_folio: { bdi: ['name'] },
-  writeback_work: { bdi: ['name'] },
+  writeback_work: { bdi: ['name'], kupdate: ['for_kupdate'], background: ['for_background'] },
+  global_dirty_state: { dirty: ['nr_dirty'], writeback: ['nr_writeback'] },
   writeback_single_inode: {
     bdi: ['name'],
     index: ['writeback_index'],

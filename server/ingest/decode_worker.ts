@@ -1,0 +1,84 @@
+/**
+ * Decoding on a worker thread: file -> decoder -> ModelBuilder -> column
+ * chunks posted (transferred, not copied) to the thread that owns DuckDB.
+ *
+ * Why: on the ingest path, decoding and row building are pure JS while
+ * appending to DuckDB is native work on the main thread; running them on
+ * two threads overlaps the two halves. Backpressure: at most MAX_IN_FLIGHT
+ * chunks wait for the main thread (a few MB), so memory stays bounded
+ * however large the file.
+ */
+import path from 'node:path';
+import { parentPort, workerData } from 'node:worker_threads';
+import { DecodeError, type ProgressFn } from '../decode/decoded_event.ts';
+import { decompressToFile, openInput } from '../decode/decompress.ts';
+import { decodeFtraceText } from '../decode/ftrace_text/decode_ftrace_text.ts';
+import { decodeTraceDat } from '../decode/trace_dat/decode_trace_dat.ts';
+import { chunkTransferList } from '../model/column_chunk.ts';
+import { ModelBuilder } from '../model/model_builder.ts';
+import type { ModelLayout } from '../model/model_store.ts';
+import { CONSUMED, MAX_IN_FLIGHT, PRODUCED, type WorkerInput, type WorkerMessage } from './decode_protocol.ts';
+
+const input = workerData as WorkerInput;
+const control = new Int32Array(input.control);
+const port = parentPort!;
+
+function post(message: WorkerMessage, transfer: ArrayBuffer[] = []): void {
+  port.postMessage(message, transfer);
+}
+
+async function main(): Promise<void> {
+  const builder = new ModelBuilder(input.layout as ModelLayout, (table, data) => {
+    // Wait while the main thread is MAX_IN_FLIGHT chunks behind.
+    for (;;) {
+      const consumed = Atomics.load(control, CONSUMED);
+      if (Atomics.load(control, PRODUCED) - consumed < MAX_IN_FLIGHT) break;
+      Atomics.wait(control, CONSUMED, consumed, 1000);
+    }
+    Atomics.add(control, PRODUCED, 1);
+    post({ type: 'chunk', table, data }, chunkTransferList(data));
+  });
+  let lastProgress = 0;
+  const progress = (phase: 'decoding' | 'decompressing'): ProgressFn => (bytesDone, bytesTotal) => {
+    const now = performance.now();
+    if (now - lastProgress < 100) return;
+    lastProgress = now;
+    post({ type: 'progress', phase, bytesDone, bytesTotal, events: builder.eventCount });
+  };
+
+  const opened = await openInput(input.file, input.label);
+  if (opened.format === 'unknown') {
+    throw new DecodeError(input.label, 0, 'offset', 'not a trace: neither trace.dat nor ftrace text (binary content)');
+  }
+  let outOfOrderLines = 0;
+  if (opened.format === 'trace_dat') {
+    await opened.chunks[Symbol.asyncIterator]().return?.(undefined);
+    let datPath = input.file;
+    if (opened.compression.length > 0) {
+      // trace.dat needs random access: decompress to a file first.
+      post({ type: 'progress', phase: 'decompressing', bytesDone: 0, bytesTotal: null, events: 0 });
+      datPath = path.join(input.workDir, 'decompressed.dat');
+      await decompressToFile(input.file, datPath, input.label);
+    }
+    await decodeTraceDat(datPath, builder, { fileLabel: input.label, onProgress: progress('decoding') });
+  } else {
+    const summary = await decodeFtraceText(opened.chunks, builder, {
+      fileLabel: input.label,
+      totalBytes: opened.compression.length ? null : opened.fileBytes,
+      onProgress: progress('decoding'),
+    });
+    outOfOrderLines = summary?.outOfOrderLines ?? 0;
+  }
+  post({ type: 'done', result: builder.finish(), compression: opened.compression, outOfOrderLines });
+}
+
+main().catch((err: unknown) => {
+  const e = err as Error;
+  post({
+    type: 'error',
+    error:
+      err instanceof DecodeError
+        ? { decode: true, file: err.file, where: err.where, unit: err.unit, message: e.message }
+        : { decode: false, message: e.stack ?? String(e) },
+  });
+});

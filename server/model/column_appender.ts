@@ -19,6 +19,14 @@ import { CHUNK_ROWS, ColumnChunk, type ChunkData, type ColumnKind, type ColumnSp
 
 export type { ColumnKind, ColumnSpec } from './column_chunk.ts';
 
+/**
+ * Chunks between appender flushes. DuckDB's appender does most of its work
+ * (writing row groups) at flush; flushing as we go spreads that work over
+ * the ingest, where it overlaps with decoding on the worker thread, instead
+ * of one long pause at the end.
+ */
+const FLUSH_EVERY_CHUNKS = 64;
+
 const DUCK_TYPE: Record<ColumnKind, DuckDBType> = {
   i32: INTEGER,
   i64: BIGINT,
@@ -31,6 +39,7 @@ export class ColumnAppender {
   private readonly chunk: DuckDBDataChunk;
   /** Rows appended so far. */
   count = 0;
+  private chunksSinceFlush = 0;
 
   private constructor(
     private readonly appender: DuckDBAppender,
@@ -74,6 +83,10 @@ export class ColumnAppender {
     }
     this.appender.appendDataChunk(chunk);
     this.count += n;
+    if (++this.chunksSinceFlush === FLUSH_EVERY_CHUNKS) {
+      this.appender.flushSync();
+      this.chunksSinceFlush = 0;
+    }
   }
 
   close(): void {

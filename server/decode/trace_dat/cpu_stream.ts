@@ -1,17 +1,29 @@
 /**
- * One CPU's ring-buffer data, read a block at a time (a few pages, or one
- * compressed chunk) and decoded a page at a time. Damage is reported through
- * `report` with file offsets and reading continues with the next page/chunk.
+ * One CPU's ring-buffer data, read ahead in blocks (32 pages, or a batch of
+ * compressed chunks) and decoded a page at a time. The next block is fetched
+ * (and decompressed, by the zstd binary on the other core when available)
+ * while the current one is decoded, so at most two blocks per CPU are held.
+ * Damage is reported through `report` with file offsets; reading continues
+ * with the next page/chunk.
  */
 import type { SkippedInput } from '../decoded_event.ts';
 import { hexExcerpt, TraceDatFormatError } from './byte_cursor.ts';
-import { decompress, DecompressError, MAX_UNCOMPRESSED } from './decompress.ts';
+import { decompress, DecompressError, MAX_UNCOMPRESSED, nativeZstdUsable, ZstdPipe } from './decompress.ts';
 import type { PageLayout } from './event_format.ts';
 import type { FileSource } from './file_source.ts';
+export { NATIVE_BATCH_BYTES };
 import { decodePage, PageRecords, pageTimestamp, type TsBase } from './ring_buffer_page.ts';
 
 /** Pages read per block for uncompressed data: 128 KiB at 4 KiB pages. */
 const BLOCK_PAGES = 32;
+/**
+ * Uncompressed bytes per batch of compressed chunks sent to the zstd binary
+ * (one round trip each; decoding a batch hides decompressing the next).
+ * Without the binary one chunk (~10 pages) is decompressed at a time.
+ */
+const NATIVE_BATCH_BYTES = 1 << 20;
+/** Fresh zstd processes a stream may start after failures before sticking to fzstd. */
+const MAX_PIPES = 4;
 
 export interface StreamConfig {
   src: FileSource;
@@ -27,7 +39,18 @@ export interface StreamConfig {
   littleEndian: boolean;
   report: (p: SkippedInput) => void;
   lost: (cpu: number, count: number | null, where: number) => void;
+  /** Uncompressed bytes to decompress per native zstd batch (see NATIVE_BATCH_BYTES). */
+  batchBytes: number;
 }
+
+interface Block {
+  buf: Buffer;
+  /** File offset of buf[0] (uncompressed), or of the compressed chunk it came from. */
+  where: number;
+  compressed: boolean;
+}
+
+type Fetched = { blocks: Block[]; end: boolean } | { error: unknown };
 
 export class CpuStream {
   readonly cpu: number;
@@ -35,17 +58,22 @@ export class CpuStream {
   readonly recs: PageRecords;
   /** Index of the current record in recs. */
   idx = 0;
-  /** Current block of pages and where it came from. */
   block: Buffer = Buffer.alloc(0);
-  /** File offset of block[0] (uncompressed), or of the compressed chunk (compressed). */
-  blockWhere = 0;
+  private blockWhere = 0;
   private blockCompressed = false;
   private pagePos = 0;
+  private queue: Block[] = [];
+  private pending: Promise<Fetched> | null = null;
+  private finished = false;
   /** Next file position to read from. */
   private filePos: number;
   private readonly regionEnd: number;
+  private readonly declaredEnd: number;
   private chunksLeft = -1;
-  private finished = false;
+  /** Header of the next chunk, read together with the previous chunk's data. */
+  private nextChunkHeader: Buffer | null = null;
+  private pipe: ZstdPipe | null = null;
+  private pipesStarted = 0;
   /** File bytes consumed so far (progress). */
   bytesDone = 0;
   base: TsBase = { hi: 0, lo: 0 };
@@ -56,13 +84,13 @@ export class CpuStream {
     this.recs = new PageRecords(cfg.pageSize);
     this.filePos = cfg.offset;
     // Compressed data: the stated size excludes the leading 4-byte chunk count.
-    const declaredEnd = cfg.offset + cfg.size + (cfg.compressed ? 4 : 0);
-    this.regionEnd = Math.min(declaredEnd, cfg.src.size);
-    if (declaredEnd > cfg.src.size) {
+    this.declaredEnd = cfg.offset + cfg.size + (cfg.compressed ? 4 : 0);
+    this.regionEnd = Math.min(this.declaredEnd, cfg.src.size);
+    if (this.declaredEnd > cfg.src.size) {
       cfg.report({
         where: cfg.src.size,
         unit: 'offset',
-        reason: `cpu ${cfg.cpu} data truncated: file ends ${declaredEnd - cfg.src.size} bytes before the end of this CPU's data (offset ${cfg.offset}, size ${cfg.size})`,
+        reason: `cpu ${cfg.cpu} data truncated: file ends ${this.declaredEnd - cfg.src.size} bytes before the end of this CPU's data (offset ${cfg.offset}, size ${cfg.size})`,
         excerpt: '',
       });
     }
@@ -72,20 +100,14 @@ export class CpuStream {
    * `where` of a record: its file offset, or for a compressed chunk the
    * offset of the chunk (records inside it have no file position of their own).
    */
-  blockCompressedWhere(recOffInBlock: number): number {
+  recordWhere(recOffInBlock: number): number {
     return this.blockCompressed ? this.blockWhere : this.blockWhere + recOffInBlock;
   }
 
-  /** True when the stream has a current record (recs.count > idx). */
-  get hasRecord(): boolean {
-    return this.idx < this.recs.count;
-  }
-
-  /** Reads the first block without decoding, to learn the first page timestamp. */
+  /** Loads the first block without decoding, to learn the first page timestamp. */
   async firstPageTimestamp(): Promise<TsBase | null> {
     if (!(await this.loadBlock())) return null;
-    const ps = this.cfg.pageSize;
-    if (this.block.length - this.pagePos < ps) return null;
+    if (this.block.length - this.pagePos < this.cfg.pageSize) return null;
     return pageTimestamp(this.block, this.pagePos, this.cfg.layout, this.cfg.littleEndian);
   }
 
@@ -100,13 +122,12 @@ export class CpuStream {
       const start = this.pagePos;
       this.pagePos += ps;
       decodePage(this.block, start, ps, this.cfg.layout, this.cfg.littleEndian, this.base, recs);
-      const pageWhere = this.blockCompressed ? this.blockWhere : this.blockWhere + start;
-      if (recs.lost !== 0) this.cfg.lost(this.cpu, recs.lost > 0 ? recs.lost : null, pageWhere);
+      if (recs.lost !== 0) this.cfg.lost(this.cpu, recs.lost > 0 ? recs.lost : null, this.recordWhere(start));
       if (recs.error !== null) {
         this.cfg.report({
-          where: this.blockCompressed ? this.blockWhere : this.blockWhere + recs.errorOff,
+          where: this.recordWhere(recs.errorOff),
           unit: 'offset',
-          reason: `cpu ${this.cpu}: corrupt ring-buffer page${this.blockCompressed ? ` (at ${start} in the chunk decompressed from this offset)` : ''}: ${recs.error}; rest of page skipped`,
+          reason: `cpu ${this.cpu}: corrupt ring-buffer page${this.blockCompressed ? ` (page at ${start} of the chunk decompressed from this offset)` : ''}: ${recs.error}; rest of page skipped`,
           excerpt: hexExcerpt(this.block, recs.errorOff, 24),
         });
       }
@@ -116,14 +137,14 @@ export class CpuStream {
     if (this.pagePos < this.block.length) {
       const rest = this.block.length - this.pagePos;
       this.cfg.report({
-        where: this.blockCompressed ? this.blockWhere : this.blockWhere + this.pagePos,
+        where: this.recordWhere(this.pagePos),
         unit: 'offset',
         reason: `cpu ${this.cpu}: partial page of ${rest} bytes (page size ${ps}) skipped`,
         excerpt: hexExcerpt(this.block, this.pagePos, 24),
       });
       this.pagePos = this.block.length;
     }
-    this.recs.count = 0;
+    recs.count = 0;
     this.idx = 0;
     return false;
   }
@@ -136,57 +157,87 @@ export class CpuStream {
     }
   }
 
-  /** Reads the next block (pages or one decompressed chunk). False at the end. */
-  private async loadBlock(): Promise<boolean> {
-    if (this.finished) return false;
-    if (this.pagePos < this.block.length) return true;
-    try {
-      const ok = this.cfg.compressed ? await this.loadChunk() : await this.loadPages();
-      if (!ok) this.finished = true;
-      return ok;
-    } catch (e) {
-      if (!(e instanceof TraceDatFormatError)) throw e;
-      this.cfg.report({ where: e.where, unit: 'offset', reason: `cpu ${this.cpu}: ${e.message}; rest of this CPU's data skipped`, excerpt: '' });
-      this.finished = true;
-      return false;
-    }
+  /** Stops the zstd helper process, if any. */
+  close(): void {
+    this.pipe?.close();
+    this.pipe = null;
   }
 
-  private async loadPages(): Promise<boolean> {
-    const avail = this.regionEnd - this.filePos;
-    if (avail <= 0) return false;
-    const len = Math.min(avail, BLOCK_PAGES * this.cfg.pageSize);
-    this.block = await this.cfg.src.read(this.filePos, len, `cpu ${this.cpu} pages`);
-    this.blockWhere = this.filePos;
-    this.blockCompressed = false;
+  /** Makes the next block current. False at the end. */
+  private async loadBlock(): Promise<boolean> {
+    if (this.pagePos < this.block.length) return true;
+    while (this.queue.length === 0) {
+      if (this.finished) return false;
+      const fetched = await (this.pending ?? this.startFetch());
+      this.pending = null;
+      if ('error' in fetched) {
+        const e = fetched.error;
+        if (!(e instanceof TraceDatFormatError)) throw e;
+        this.cfg.report({ where: e.where, unit: 'offset', reason: `cpu ${this.cpu}: ${e.message}; rest of this CPU's data skipped`, excerpt: '' });
+        this.finished = true;
+        return false;
+      }
+      this.queue = fetched.blocks;
+      if (fetched.end) this.finished = true;
+      else this.pending = this.startFetch(); // read ahead while this batch is decoded
+    }
+    const b = this.queue.shift()!;
+    this.block = b.buf;
+    this.blockWhere = b.where;
+    this.blockCompressed = b.compressed;
     this.pagePos = 0;
-    this.filePos += len;
-    this.bytesDone += len;
     return true;
   }
 
-  private async loadChunk(): Promise<boolean> {
+  private startFetch(): Promise<Fetched> {
+    // Errors are carried as values: a rejected read-ahead promise nobody awaits yet must not crash the process.
+    return (this.cfg.compressed ? this.fetchChunks() : this.fetchPages()).then(
+      (r) => r,
+      (error: unknown) => ({ error }),
+    );
+  }
+
+  private async fetchPages(): Promise<Fetched> {
+    const avail = this.regionEnd - this.filePos;
+    if (avail <= 0) return { blocks: [], end: true };
+    const len = Math.min(avail, BLOCK_PAGES * this.cfg.pageSize);
+    const at = this.filePos;
+    this.filePos += len;
+    const buf = await this.cfg.src.read(at, len, `cpu ${this.cpu} pages`);
+    this.bytesDone += len;
+    return { blocks: [{ buf, where: at, compressed: false }], end: this.filePos >= this.regionEnd };
+  }
+
+  private async fetchChunks(): Promise<Fetched> {
     const src = this.cfg.src;
     const le = this.cfg.littleEndian;
     if (this.chunksLeft < 0) {
-      if (this.regionEnd - this.filePos < 4) return false;
-      const b = await src.read(this.filePos, 4, 'chunk count');
+      if (this.regionEnd - this.filePos < 12) return { blocks: [], end: true };
+      const b = await src.read(this.filePos, 12, 'chunk count');
       this.chunksLeft = le ? b.readUInt32LE(0) : b.readUInt32BE(0);
+      this.nextChunkHeader = b.subarray(4, 12);
       this.filePos += 4;
       this.bytesDone += 4;
     }
-    for (;;) {
-      if (this.chunksLeft <= 0) return false;
+    // Collect up to BATCH_CHUNKS chunks: (where, compressed bytes, uncompressed size).
+    const chunks: { where: number; data: Buffer; usize: number }[] = [];
+    let end = false;
+    const native = this.cfg.algorithm === 'zstd' && nativeZstdUsable();
+    let batchBytes = 0;
+    while (chunks.length === 0 || (native && batchBytes < this.cfg.batchBytes)) {
+      if (this.chunksLeft <= 0) {
+        end = true;
+        break;
+      }
       const at = this.filePos;
-      if (this.regionEnd - at < 8) {
-        if (this.chunksLeft > 0 && this.regionEnd < this.cfg.offset + this.cfg.size + 4) {
-          // already reported as truncated in the constructor
-        } else if (this.chunksLeft > 0) {
+      const h = this.nextChunkHeader;
+      if (!h || this.regionEnd - at < 8) {
+        if (this.regionEnd >= this.declaredEnd) {
           this.cfg.report({ where: at, unit: 'offset', reason: `cpu ${this.cpu}: ${this.chunksLeft} compressed chunks missing`, excerpt: '' });
         }
-        return false;
+        end = true;
+        break;
       }
-      const h = await src.read(at, 8, 'chunk header');
       const csize = le ? h.readUInt32LE(0) : h.readUInt32BE(0);
       const usize = le ? h.readUInt32LE(4) : h.readUInt32BE(4);
       this.chunksLeft--;
@@ -197,26 +248,52 @@ export class CpuStream {
           reason: `cpu ${this.cpu}: compressed chunk of ${csize} bytes runs past the end of the data (${this.regionEnd - at - 8} bytes left); rest of this CPU's data skipped`,
           excerpt: hexExcerpt(h, 0, 8),
         });
-        return false;
+        end = true;
+        break;
       }
+      // Read this chunk's data and the next chunk's header in one go.
+      const withNext = this.chunksLeft > 0 && this.regionEnd - (at + 8 + csize) >= 8 ? 8 : 0;
+      const data = await src.read(at + 8, csize + withNext, 'compressed chunk');
+      this.nextChunkHeader = withNext ? data.subarray(csize) : null;
       this.filePos = at + 8 + csize;
       this.bytesDone += 8 + csize;
       if (usize > MAX_UNCOMPRESSED || usize % this.cfg.pageSize !== 0) {
         this.cfg.report({ where: at, unit: 'offset', reason: `cpu ${this.cpu}: compressed chunk claims implausible size ${usize}; chunk skipped`, excerpt: hexExcerpt(h, 0, 8) });
         continue;
       }
-      const data = await src.read(at + 8, csize, 'compressed chunk');
+      chunks.push({ where: at, data: data.subarray(0, csize), usize });
+      batchBytes += usize;
+    }
+    return { blocks: await this.decompressChunks(chunks), end };
+  }
+
+  private async decompressChunks(chunks: { where: number; data: Buffer; usize: number }[]): Promise<Block[]> {
+    if (chunks.length === 0) return [];
+    if (this.cfg.algorithm === 'zstd' && nativeZstdUsable()) {
+      if ((!this.pipe || !this.pipe.usable) && this.pipesStarted < MAX_PIPES) {
+        this.pipe = ZstdPipe.create();
+        this.pipesStarted++;
+      }
+      const total = chunks.reduce((a, c) => a + c.usize, 0);
+      const out = this.pipe?.usable ? await this.pipe.decompress(Buffer.concat(chunks.map((c) => c.data)), total) : null;
+      if (out) {
+        let p = 0;
+        return chunks.map((c) => {
+          const buf = out.subarray(p, p + c.usize);
+          p += c.usize;
+          return { buf, where: c.where, compressed: true };
+        });
+      }
+    }
+    const blocks: Block[] = [];
+    for (const c of chunks) {
       try {
-        this.block = decompress(this.cfg.algorithm, data, usize);
+        blocks.push({ buf: decompress(this.cfg.algorithm, c.data, c.usize), where: c.where, compressed: true });
       } catch (e) {
         if (!(e instanceof DecompressError)) throw e;
-        this.cfg.report({ where: at, unit: 'offset', reason: `cpu ${this.cpu}: bad compressed chunk (${e.message}); chunk skipped`, excerpt: hexExcerpt(data, 0, 16) });
-        continue;
+        this.cfg.report({ where: c.where, unit: 'offset', reason: `cpu ${this.cpu}: bad compressed chunk (${e.message}); chunk skipped`, excerpt: hexExcerpt(c.data, 0, 16) });
       }
-      this.blockWhere = at;
-      this.blockCompressed = true;
-      this.pagePos = 0;
-      return true;
     }
+    return blocks;
   }
 }

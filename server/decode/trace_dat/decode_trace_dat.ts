@@ -15,7 +15,7 @@ import {
   type SkippedInput,
 } from '../decoded_event.ts';
 import { hexExcerpt, TraceDatFormatError } from './byte_cursor.ts';
-import { CpuStream } from './cpu_stream.ts';
+import { CpuStream, NATIVE_BATCH_BYTES } from './cpu_stream.ts';
 import { compileEvent, makeHelpers, type CompiledEvent } from './event_decoder.ts';
 import { FormatParseError, parseEventFormat, parseHeaderPage, type EventFormat } from './event_format.ts';
 import { FileSource } from './file_source.ts';
@@ -33,6 +33,7 @@ const MAX_UNKNOWN_REPORTS = 100;
 export async function decodeTraceDat(path: string, sink: EventSink, opts: DecodeTraceDatOptions): Promise<void> {
   const label = opts.fileLabel;
   let src: FileSource;
+  const streams: CpuStream[] = [];
   try {
     src = await FileSource.open(path);
   } catch (e) {
@@ -46,8 +47,9 @@ export async function decodeTraceDat(path: string, sink: EventSink, opts: Decode
       if (e instanceof TraceDatFormatError) throw new DecodeError(label, e.where, 'offset', e.message);
       throw new DecodeError(label, 0, 'offset', `unreadable trace.dat header: ${(e as Error).message}`);
     }
-    await decodeBody(src, info, sink, opts);
+    await decodeBody(src, info, sink, opts, streams);
   } finally {
+    for (const s of streams) s.close();
     await src.close();
   }
 }
@@ -65,7 +67,7 @@ function parseCmdlines(text: string | null): Map<number, string> {
   return map;
 }
 
-async function decodeBody(src: FileSource, info: TraceDatInfo, sink: EventSink, opts: DecodeTraceDatOptions): Promise<void> {
+async function decodeBody(src: FileSource, info: TraceDatInfo, sink: EventSink, opts: DecodeTraceDatOptions, streams: CpuStream[]): Promise<void> {
   const label = opts.fileLabel;
   const deferred: SkippedInput[] = [...info.problems];
 
@@ -114,7 +116,6 @@ async function decodeBody(src: FileSource, info: TraceDatInfo, sink: EventSink, 
   const layout = parseHeaderPage(info.headerPage, info.longSize);
 
   // Streams: every buffer (top instance first) x CPU with data.
-  const streams: CpuStream[] = [];
   const report = (p: SkippedInput) => deferred.push(p);
   let headerSent = false;
   const lostQueue: [number, number | null, number][] = [];
@@ -125,6 +126,9 @@ async function decodeBody(src: FileSource, info: TraceDatInfo, sink: EventSink, 
   const instanceNames: string[] = [];
   let maxCpu = -1;
   let totalBytes = 0;
+  // Bound read-ahead memory on many-CPU traces: about 64 MiB in flight overall.
+  const nStreams = info.buffers.reduce((a, b) => a + b.cpus.filter((c) => c.size > 0).length, 0);
+  const batchBytes = Math.max(1 << 20, Math.min(NATIVE_BATCH_BYTES, Math.floor((64 << 20) / (2 * Math.max(1, nStreams)))));
   for (const b of info.buffers) {
     if (b.cpus.some((c) => c.size > 0)) instanceNames.push(b.name === '' ? '(top)' : b.name);
     for (const c of b.cpus) {
@@ -149,6 +153,7 @@ async function decodeBody(src: FileSource, info: TraceDatInfo, sink: EventSink, 
           littleEndian: le,
           report,
           lost,
+          batchBytes,
         }),
       );
     }
@@ -261,7 +266,7 @@ async function decodeBody(src: FileSource, info: TraceDatInfo, sink: EventSink, 
         if (ts > secondTs || (ts === secondTs && order > secondOrder)) break;
         const off = offA[i]!;
         const len = lenA[i]!;
-        const where = s.blockCompressedWhere(recs.recOff[i]!);
+        const where = s.recordWhere(recs.recOff[i]!);
         if (len < commonLen) {
           sink.skipped({ where, unit: 'offset', reason: `cpu ${cpu}: record of ${len} bytes is too short for an event`, excerpt: hexExcerpt(buf, off, 16) });
           continue;

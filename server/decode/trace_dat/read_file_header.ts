@@ -15,7 +15,7 @@
  */
 import type { SkippedInput } from '../decoded_event.ts';
 import { ByteCursor, TraceDatFormatError, hexExcerpt, readU64Number } from './byte_cursor.ts';
-import { decompress, DecompressError, MAX_UNCOMPRESSED } from './decompress.ts';
+import { decompress, DecompressError, MAX_UNCOMPRESSED, zstdNativeOnce } from './decompress.ts';
 import type { FileSource } from './file_source.ts';
 
 export const TRACE_DAT_MAGIC = Buffer.from([0x17, 0x08, 0x44, ...Buffer.from('tracing')]);
@@ -339,7 +339,10 @@ async function readSection(src: FileSource, offset: number, info: TraceDatInfo, 
   if (usize > MAX_UNCOMPRESSED) throw new TraceDatFormatError(bodyAt, `compressed section ${id}: implausible size ${usize}`);
   let body: Buffer;
   try {
-    body = decompress(info.compression?.name ?? 'none', raw.subarray(8, 8 + csize), usize);
+    const algo = info.compression?.name ?? 'none';
+    // kallsyms is MBs: worth the zstd binary when present (fzstd needs ~0.4 s for it)
+    const native = algo === 'zstd' && usize > 1 << 20 ? await zstdNativeOnce(raw.subarray(8, 8 + csize), usize) : null;
+    body = native ?? decompress(algo, raw.subarray(8, 8 + csize), usize);
   } catch (e) {
     if (e instanceof DecompressError) throw new TraceDatFormatError(bodyAt, `section ${id}: ${e.message}`);
     throw e;

@@ -42,20 +42,89 @@ const enc = encodeURIComponent;
 
 export type TrackKind = 'cpu' | 'thread' | 'slice' | 'counter' | 'instant' | 'flow';
 
+/** The parameter that names the track, for kinds the server can answer for several tracks at once. */
+const BATCH_KEY: Partial<Record<TrackKind, string>> = { cpu: 'cpu', thread: 'utid', slice: 'category', counter: 'track' };
+
+interface Waiter {
+  value: string;
+  resolve(d: TrackData): void;
+  reject(e: unknown): void;
+  signal?: AbortSignal;
+}
+
+/** Collects track requests made in the same tick into one request per (path, other params). */
+class TrackBatcher {
+  private readonly groups = new Map<string, { path: string; key: string; params: Record<string, string>; waiters: Waiter[] }>();
+  private scheduled = false;
+
+  add(path: string, key: string, value: string, params: Record<string, string>, signal?: AbortSignal): Promise<TrackData> {
+    const id = `${path}?${new URLSearchParams(params)}|${key}`;
+    let g = this.groups.get(id);
+    if (!g) {
+      g = { path, key, params, waiters: [] };
+      this.groups.set(id, g);
+    }
+    const group = g;
+    const p = new Promise<TrackData>((resolve, reject) => group.waiters.push({ value, resolve, reject, signal }));
+    if (!this.scheduled) {
+      this.scheduled = true;
+      setTimeout(() => this.flush(), 0);
+    }
+    return p;
+  }
+
+  private flush(): void {
+    this.scheduled = false;
+    const groups = [...this.groups.values()];
+    this.groups.clear();
+    for (const g of groups) {
+      const live = g.waiters.filter((w) => !w.signal?.aborted);
+      for (const w of g.waiters) if (w.signal?.aborted) w.reject(new DOMException('aborted', 'AbortError'));
+      if (!live.length) continue;
+      const values = [...new Set(live.map((w) => w.value))];
+      const q = new URLSearchParams({ ...g.params, [g.key]: values.join(',') });
+      // Abort the request only when every track waiting on it gave up.
+      const abort = new AbortController();
+      for (const w of live) w.signal?.addEventListener('abort', () => { if (live.every((x) => x.signal?.aborted)) abort.abort(); });
+      getJson<TrackData | { batch: Record<string, TrackData> }>(`${g.path}?${q}`, abort.signal).then(
+        (r) => {
+          for (const w of live) {
+            const d = values.length === 1 ? (r as TrackData) : (r as { batch: Record<string, TrackData> }).batch[w.value];
+            if (d) w.resolve(d);
+            else w.reject(new ApiError(500, `no data for ${g.key}=${w.value}`));
+          }
+        },
+        (e) => { for (const w of live) w.reject(e); },
+      );
+    }
+  }
+}
+
+const batcher = new TrackBatcher();
+
 export const api = {
   traces: () => getJson<{ traces: TraceRecord[]; jobs: JobState[] }>('/api/traces'),
   trace: (id: string) => getJson<TraceRecord>(`/api/traces/${enc(id)}`),
   findings: (id: string) => getJson<FindingsResponse>(`/api/traces/${enc(id)}/findings`),
   tracks: (id: string) => getJson<TrackList>(`/api/traces/${enc(id)}/tracks`),
+  /**
+   * One track's data for a window. Requests of the same kind for the same
+   * window made in the same tick (every CPU track, every counter...) are sent
+   * as one request with a list of keys: the server answers them with one scan.
+   */
   trackData: (
     id: string,
     kind: TrackKind,
     params: Record<string, string | number>,
     win: { t0: number; t1: number; px: number },
     signal?: AbortSignal,
-  ) => {
-    const q = new URLSearchParams({ ...Object.fromEntries(Object.entries(params).map(([k, v]) => [k, String(v)])), t0: String(Math.floor(win.t0)), t1: String(Math.ceil(win.t1)), px: String(Math.round(win.px)) });
-    return getJson<TrackData>(`/api/traces/${enc(id)}/tracks/${kind}?${q}`, signal);
+  ): Promise<TrackData> => {
+    const key = BATCH_KEY[kind];
+    const q: Record<string, string> = { ...Object.fromEntries(Object.entries(params).map(([k, v]) => [k, String(v)])), t0: String(Math.floor(win.t0)), t1: String(Math.ceil(win.t1)), px: String(Math.round(win.px)) };
+    if (!key || !(key in q)) return getJson<TrackData>(`/api/traces/${enc(id)}/tracks/${kind}?${new URLSearchParams(q)}`, signal);
+    const value = q[key]!;
+    delete q[key];
+    return batcher.add(`/api/traces/${enc(id)}/tracks/${kind}`, key, value, q, signal);
   },
   row: (id: string, table: 'sched_slice' | 'thread_state' | 'slice', rowId: number) =>
     getJson<{ table: string; row: Record<string, unknown>; events: EventInfo[] }>(`/api/traces/${enc(id)}/rows/${table}/${rowId}`),

@@ -43,7 +43,7 @@ const TAP_PAN = 0.15;
 declare global {
   interface Window {
     /** For tests and the UI bench: frame times and first paint of the timeline. */
-    __stallscope?: { frames: number[]; firstPaintMs: number | null; draws: number };
+    __stallscope?: { frames: number[]; firstPaintMs: number | null; draws: number; drawMs: number[] };
   }
 }
 
@@ -75,7 +75,7 @@ export class TimelineController {
   ) {
     this.bounds = bounds;
     this.win = initial ?? { t0: bounds.t0, t1: bounds.t1 };
-    window.__stallscope ??= { frames: [], firstPaintMs: null, draws: 0 };
+    window.__stallscope ??= { frames: [], firstPaintMs: null, draws: 0, drawMs: [] };
     window.addEventListener('keydown', this.onKeyDown);
     window.addEventListener('keyup', this.onKeyUp);
     window.addEventListener('blur', this.onBlur);
@@ -167,10 +167,12 @@ export class TimelineController {
     this.raf = requestAnimationFrame((now) => {
       this.raf = 0;
       this.tickKeys(now);
+      const t = performance.now();
       this.draw();
       const s = window.__stallscope!;
+      s.drawMs.push(performance.now() - t);
       s.frames.push(now);
-      if (s.frames.length > 5000) s.frames.splice(0, 2500);
+      if (s.frames.length > 5000) { s.frames.splice(0, 2500); s.drawMs.splice(0, 2500); }
     });
   }
 

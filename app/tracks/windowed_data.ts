@@ -1,19 +1,17 @@
 /**
  * Per-track cache of one window's data: fetches the buffered bounds of the
- * visible window, keeps the last data to draw while a new one loads, aborts
- * superseded requests, and waits briefly while the window keeps moving.
+ * visible window, keeps the last data to draw while a new one loads, and
+ * keeps at most one request in flight (the latest window wins).
  */
 import { bufferedBounds, boundsKey, covers, type Bounds } from '../timeline/buffered_bounds.ts';
-
-const SETTLE_MS = 40;
 
 export class WindowedData<T> {
   data: T | null = null;
   loaded: Bounds | null = null;
   error: string | null = null;
   private pending: { key: string; abort: AbortController } | null = null;
-  private timer: ReturnType<typeof setTimeout> | null = null;
-  private wantKey = '';
+  /** The bounds wanted while a request was in flight (for debugging). */
+  wantKey = '';
 
   constructor(
     private readonly fetcher: (b: Bounds, signal: AbortSignal) => Promise<T>,
@@ -21,36 +19,27 @@ export class WindowedData<T> {
   ) {}
 
   get loading(): boolean {
-    return this.pending !== null || this.timer !== null;
+    return this.pending !== null;
   }
 
   update(t0: number, t1: number, widthPx: number): void {
     const want = bufferedBounds(t0, t1, widthPx);
-    if (this.loaded && covers(this.loaded, want, t0, t1)) {
-      this.cancelTimer();
+    if (this.loaded && covers(this.loaded, want, t0, t1)) return;
+    const key = boundsKey(want);
+    // At most one request in flight: while it runs the cached data is drawn
+    // (scaled); when it lands, the next draw asks again if the window moved on.
+    if (this.pending) {
+      this.wantKey = key;
       return;
     }
-    const key = boundsKey(want);
-    if (this.pending?.key === key || (this.timer && this.wantKey === key)) return;
-    this.wantKey = key;
-    this.cancelTimer();
-    // First data as soon as possible; later ones once the window settles.
-    if (!this.data) this.start(want, key);
-    else this.timer = setTimeout(() => { this.timer = null; this.start(want, key); }, SETTLE_MS);
-  }
-
-  private cancelTimer(): void {
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = null;
+    this.start(want, key);
   }
 
   private start(b: Bounds, key: string): void {
-    this.pending?.abort.abort();
     const abort = new AbortController();
     this.pending = { key, abort };
     this.fetcher(b, abort.signal).then(
       (data) => {
-        if (this.pending?.key !== key) return;
         this.pending = null;
         this.data = data;
         this.loaded = b;
@@ -58,8 +47,8 @@ export class WindowedData<T> {
         this.redraw();
       },
       (err: Error) => {
+        this.pending = null;
         if (abort.signal.aborted) return;
-        if (this.pending?.key === key) this.pending = null;
         this.error = err.message;
         this.redraw();
       },
@@ -68,7 +57,6 @@ export class WindowedData<T> {
 
   /** Drop everything (trace closed). */
   dispose(): void {
-    this.cancelTimer();
     this.pending?.abort.abort();
     this.pending = null;
   }

@@ -62,8 +62,10 @@ function result(w: Window, res: bigint, rows: Record<string, unknown>[], keys: s
 
 /**
  * The summarising query shared by every slice-like table.
- * `src` selects id, ts (abs), dur (abs, open slices closed at the trace end)
- * and the payload columns; `payload` lists them with their bucket aggregate.
+ * `src` selects id, ts (abs), dur (abs, open slices closed at the trace end),
+ * the key column `k` (which track a row belongs to, so one scan serves
+ * several tracks) and the payload columns; `payload` lists them with their
+ * bucket aggregate.
  */
 function binnedSql(
   src: string,
@@ -75,39 +77,54 @@ function binnedSql(
   const aggCols = payload.map((p) => `${p.agg} AS ${p.col}`).join(', ');
   return `
     WITH v AS (${src})
-    SELECT id, ts - ${b.base} AS ts, dur, 1 AS n, ${rawCols} FROM v WHERE dur >= ${b.res}
+    SELECT k, id, ts - ${b.base} AS ts, dur, 1 AS n, ${rawCols} FROM v WHERE dur >= ${b.res}
     UNION ALL
-    SELECT CASE WHEN count(*) = 1 THEN any_value(id) END AS id,
+    SELECT k, CASE WHEN count(*) = 1 THEN any_value(id) END AS id,
            min(ts) - ${b.base} AS ts, greatest(max(ts + dur) - min(ts), 1) AS dur, count(*) AS n, ${aggCols}
     FROM v WHERE dur < ${b.res}
-    GROUP BY (ts - ${b.a0}) // ${b.res}${groupExtra}
-    ORDER BY ts`;
+    GROUP BY k, (ts - ${b.a0}) // ${b.res}${groupExtra}
+    ORDER BY k, ts`;
 }
 
 const durExpr = (last: bigint) => `CASE WHEN dur < 0 THEN ${last} - ts ELSE dur END`;
 
-/** What ran on one CPU: sched_slice, coloured by task (utid). */
-export async function cpuTrack(tr: OpenTrace, w: Window, cpu: number): Promise<TrackData> {
+type Key = number | string;
+
+/** Splits rows (sorted by k) into one TrackData per requested key. */
+function perKey(w: Window, res: bigint, keys: Key[], rows: Record<string, unknown>[], cols: string[]): Map<Key, TrackData> {
+  const groups = new Map<string, Record<string, unknown>[]>(keys.map((k) => [String(k), []]));
+  for (const r of rows) groups.get(String(r.k))?.push(r);
+  return new Map(keys.map((k) => [k, result(w, res, groups.get(String(k))!, cols)]));
+}
+
+function intList(keys: number[]): string {
+  return keys.map((k) => String(Math.trunc(k))).join(', ');
+}
+
+/** What ran on each CPU: sched_slice, coloured by task (utid). */
+export async function cpuTracks(tr: OpenTrace, w: Window, cpus: number[]): Promise<Map<Key, TrackData>> {
   const b = bounds(tr, w);
-  if (!tr.meta.tables.has('sched_slice')) return result(w, b.res, [], ['id', 'ts', 'dur', 'n', 'utid']);
-  const src = `SELECT id, ts, ${durExpr(b.last)} AS dur, utid, end_state FROM sched_slice
-    WHERE cpu = ${cpu} AND ts < ${b.a1} AND ts >= ${b.a0 - tr.meta.maxDur.sched_slice}
+  const cols = ['id', 'ts', 'dur', 'n', 'utid', 'end_state'];
+  if (!tr.meta.tables.has('sched_slice')) return perKey(w, b.res, cpus, [], cols);
+  const src = `SELECT cpu AS k, id, ts, ${durExpr(b.last)} AS dur, utid, end_state FROM sched_slice
+    WHERE cpu IN (${intList(cpus)}) AND ts < ${b.a1} AND ts >= ${b.a0 - tr.meta.maxDur.sched_slice}
       AND ts + ${durExpr(b.last)} > ${b.a0}`;
   const rows = await tr.query(binnedSql(src, [
     { col: 'utid', agg: 'arg_max(utid, dur)' },
     { col: 'end_state', agg: 'NULL::VARCHAR' },
   ], b));
-  return result(w, b.res, rows, ['id', 'ts', 'dur', 'n', 'utid', 'end_state']);
+  return perKey(w, b.res, cpus, rows, cols);
 }
 
-/** One thread: its scheduling states and its slices (reclaim, shrinker, work items). */
-export async function threadTrack(tr: OpenTrace, w: Window, utid: number): Promise<TrackData> {
+/** Threads: their scheduling states and their slices (reclaim, shrinker, work items). */
+export async function threadTracks(tr: OpenTrace, w: Window, utids: number[]): Promise<Map<Key, TrackData>> {
   const b = bounds(tr, w);
-  const keys = ['id', 'ts', 'dur', 'n', 'state', 'cpu'];
+  const stateCols = ['id', 'ts', 'dur', 'n', 'state', 'cpu'];
+  const sliceCols = ['id', 'ts', 'dur', 'n', 'name', 'category', 'depth', 'begin_id', 'end_id'];
   const states = tr.meta.tables.has('thread_state')
     ? await tr.query(binnedSql(
-        `SELECT id, ts, ${durExpr(b.last)} AS dur, state, cpu FROM thread_state
-         WHERE utid = ${utid} AND ts < ${b.a1} AND ts >= ${b.a0 - tr.meta.maxDur.thread_state}
+        `SELECT utid AS k, id, ts, ${durExpr(b.last)} AS dur, state, cpu FROM thread_state
+         WHERE utid IN (${intList(utids)}) AND ts < ${b.a1} AND ts >= ${b.a0 - tr.meta.maxDur.thread_state}
            AND ts + ${durExpr(b.last)} > ${b.a0}`,
         [{ col: 'state', agg: 'arg_max(state, dur)' }, { col: 'cpu', agg: 'NULL::INTEGER' }],
         b,
@@ -115,8 +132,8 @@ export async function threadTrack(tr: OpenTrace, w: Window, utid: number): Promi
     : [];
   const slices = tr.meta.tables.has('slice')
     ? await tr.query(binnedSql(
-        `SELECT id, ts, ${durExpr(b.last)} AS dur, name, category, depth, begin_id, end_id FROM slice
-         WHERE utid = ${utid} AND ts < ${b.a1} AND ts >= ${b.a0 - tr.meta.maxDur.slice}
+        `SELECT utid AS k, id, ts, ${durExpr(b.last)} AS dur, name, category, depth, begin_id, end_id FROM slice
+         WHERE utid IN (${intList(utids)}) AND ts < ${b.a1} AND ts >= ${b.a0 - tr.meta.maxDur.slice}
            AND ts + ${durExpr(b.last)} > ${b.a0}`,
         [
           { col: 'name', agg: 'arg_max(name, dur)' },
@@ -129,20 +146,26 @@ export async function threadTrack(tr: OpenTrace, w: Window, utid: number): Promi
         ', depth',
       ))
     : [];
-  const out = result(w, b.res, states, keys);
-  out.extra = { slices: toColumns(slices, ['id', 'ts', 'dur', 'n', 'name', 'category', 'depth', 'begin_id', 'end_id']), sliceRows: slices.length };
+  const out = perKey(w, b.res, utids, states, stateCols);
+  const sl = perKey(w, b.res, utids, slices, sliceCols);
+  for (const u of utids) {
+    const s = sl.get(u)!;
+    out.get(u)!.extra = { slices: s.cols, sliceRows: s.rows };
+  }
   return out;
 }
 
-/** All slices of one category (shrinker, direct_reclaim, ...), across threads. */
-export async function sliceTrack(tr: OpenTrace, w: Window, category: string): Promise<TrackData> {
+/** Slices of some categories (shrinker, direct_reclaim, ...), across threads. */
+export async function sliceTracks(tr: OpenTrace, w: Window, categories: string[]): Promise<Map<Key, TrackData>> {
   const b = bounds(tr, w);
-  const keys = ['id', 'ts', 'dur', 'n', 'name', 'utid', 'depth', 'begin_id', 'end_id'];
-  if (!tr.meta.tables.has('slice')) return result(w, b.res, [], keys);
+  const cols = ['id', 'ts', 'dur', 'n', 'name', 'utid', 'depth', 'begin_id', 'end_id'];
+  if (!tr.meta.tables.has('slice')) return perKey(w, b.res, categories, [], cols);
+  const params: Record<string, string> = {};
+  categories.forEach((c, i) => { params[`c${i}`] = c; });
   const rows = await tr.query(
     binnedSql(
-      `SELECT id, ts, ${durExpr(b.last)} AS dur, name, utid, depth, begin_id, end_id FROM slice
-       WHERE category = $category AND ts < ${b.a1} AND ts >= ${b.a0 - tr.meta.maxDur.slice}
+      `SELECT category AS k, id, ts, ${durExpr(b.last)} AS dur, name, utid, depth, begin_id, end_id FROM slice
+       WHERE category IN (${categories.map((_c, i) => `$c${i}`).join(', ')}) AND ts < ${b.a1} AND ts >= ${b.a0 - tr.meta.maxDur.slice}
          AND ts + ${durExpr(b.last)} > ${b.a0}`,
       [
         { col: 'name', agg: 'arg_max(name, dur)' },
@@ -153,31 +176,41 @@ export async function sliceTrack(tr: OpenTrace, w: Window, category: string): Pr
       ],
       b,
     ),
-    { category },
+    params,
   );
-  return result(w, b.res, rows, keys);
+  return perKey(w, b.res, categories, rows, cols);
 }
 
-/** A counter series: per pixel column min / max / last value (exact when zoomed in). */
-export async function counterTrack(tr: OpenTrace, w: Window, trackId: number): Promise<TrackData> {
+const counterRanges = new WeakMap<OpenTrace, Promise<Map<string, { lo: number; hi: number }>>>();
+
+/** Counter series: per pixel column min / max / last value (exact when zoomed in). */
+export async function counterTracks(tr: OpenTrace, w: Window, ids: number[]): Promise<Map<Key, TrackData>> {
   const b = bounds(tr, w);
-  const keys = ['id', 'ts', 'n', 'lo', 'hi', 'last'];
-  if (!tr.meta.tables.has('counter')) return result(w, b.res, [], keys);
+  const cols = ['id', 'ts', 'n', 'lo', 'hi', 'last'];
+  if (!tr.meta.tables.has('counter')) return perKey(w, b.res, ids, [], cols);
+  let ranges = counterRanges.get(tr);
+  if (!ranges) {
+    ranges = tr.query<{ k: number; lo: number; hi: number }>(`SELECT track_id AS k, min(value) AS lo, max(value) AS hi FROM counter GROUP BY 1`)
+      .then((rows) => new Map(rows.map((r) => [String(r.k), { lo: r.lo, hi: r.hi }])));
+    counterRanges.set(tr, ranges);
+  }
   const rows = await tr.query(`
-    SELECT CASE WHEN count(*) = 1 THEN any_value(id) END AS id, min(ts) - ${b.base} AS ts, count(*) AS n,
+    SELECT track_id AS k, CASE WHEN count(*) = 1 THEN any_value(id) END AS id, min(ts) - ${b.base} AS ts, count(*) AS n,
            min(value) AS lo, max(value) AS hi, arg_max(value, ts) AS last
-    FROM counter WHERE track_id = ${trackId} AND ts >= ${b.a0} AND ts < ${b.a1}
-    GROUP BY (ts - ${b.a0}) // ${b.res} ORDER BY ts`);
-  const [prev] = await tr.query<{ ts: bigint; value: number }>(`
-    SELECT ts - ${b.base} AS ts, value FROM counter WHERE track_id = ${trackId} AND ts < ${b.a0} ORDER BY ts DESC LIMIT 1`);
-  const [range] = await tr.query<{ lo: number | null; hi: number | null }>(
-    `SELECT min(value) AS lo, max(value) AS hi FROM counter WHERE track_id = ${trackId}`,
-  );
-  return result(w, b.res, rows, keys, {
-    prev: prev ? { ts: Number(prev.ts), value: prev.value } : null,
-    lo: range?.lo ?? 0,
-    hi: range?.hi ?? 0,
-  });
+    FROM counter WHERE track_id IN (${intList(ids)}) AND ts >= ${b.a0} AND ts < ${b.a1}
+    GROUP BY track_id, (ts - ${b.a0}) // ${b.res} ORDER BY k, ts`);
+  const prev = await tr.query<{ k: number; ts: bigint; value: number }>(`
+    SELECT track_id AS k, max(ts) - ${b.base} AS ts, arg_max(value, ts) AS value
+    FROM counter WHERE track_id IN (${intList(ids)}) AND ts < ${b.a0} GROUP BY track_id`);
+  const prevBy = new Map(prev.map((p) => [String(p.k), p]));
+  const range = await ranges;
+  const out = perKey(w, b.res, ids, rows, cols);
+  for (const id of ids) {
+    const p = prevBy.get(String(id));
+    const r = range.get(String(id));
+    out.get(id)!.extra = { prev: p ? { ts: Number(p.ts), value: p.value } : null, lo: r?.lo ?? 0, hi: r?.hi ?? 0 };
+  }
+  return out;
 }
 
 /** Instant events (reclaim writing pages out): per pixel column count, the id when alone. */

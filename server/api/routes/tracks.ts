@@ -10,7 +10,7 @@ import type { FastifyInstance } from 'fastify';
 import { HttpError, bigParam, enumParam, intParam, stringParam } from '../http_errors.ts';
 import type { ApiContext } from '../context.ts';
 import type { OpenTrace } from '../trace_engines.ts';
-import { counterTrack, cpuTrack, flowTrack, instantTrack, sliceTrack, threadTrack, type Window } from '../track_queries.ts';
+import { counterTracks, cpuTracks, flowTrack, instantTrack, sliceTracks, threadTracks, type Window } from '../track_queries.ts';
 import { traceParam } from './traces.ts';
 
 export interface TrackList {
@@ -99,8 +99,25 @@ export async function registerTrackRoutes(app: FastifyInstance, ctx: ApiContext)
   });
 
   const KINDS = ['cpu', 'thread', 'slice', 'counter', 'instant', 'flow'] as const;
+  const MAX_KEYS = 256;
 
-  app.get('/api/traces/:id/tracks/:kind', async (req) => {
+  /** A comma-separated list of integers (one track or several served by one scan). */
+  const ints = (q: Record<string, unknown>, key: string, max: number): number[] => {
+    const s = stringParam(q, key, { required: true, maxLen: 4000, pattern: /^\d{1,10}(,\d{1,10}){0,255}$/ })!;
+    const v = s.split(',').map(Number);
+    if (v.some((x) => x > max)) throw new HttpError(400, `query parameter ${key} out of range`);
+    return [...new Set(v)].slice(0, MAX_KEYS);
+  };
+  const strs = (q: Record<string, unknown>, key: string): string[] => {
+    const s = stringParam(q, key, { required: true, maxLen: 4000, pattern: /^[\w.-]{1,64}(,[\w.-]{1,64}){0,255}$/ })!;
+    return [...new Set(s.split(','))];
+  };
+
+  // Answers are a pure function of (trace, URL): keep recent ones (panning back, reloads, other tabs).
+  const cache = new Map<string, string>();
+  const CACHE_ENTRIES = 400;
+
+  app.get('/api/traces/:id/tracks/:kind', async (req, reply) => {
     const kind = (req.params as { kind: string }).kind;
     if (!(KINDS as readonly string[]).includes(kind)) throw new HttpError(404, `unknown track kind ${JSON.stringify(kind.slice(0, 40))} (one of ${KINDS.join(', ')})`);
     const q = req.query as Record<string, unknown>;
@@ -109,14 +126,33 @@ export async function registerTrackRoutes(app: FastifyInstance, ctx: ApiContext)
     if (t1 <= t0) throw new HttpError(400, 't1 must be greater than t0');
     const px = intParam(q, 'px', { min: 1, max: 20_000, def: 1000 })!;
     const w: Window = { t0, t1, px };
-    const { tr } = await openReady(ctx, req.params);
-    switch (kind) {
-      case 'cpu': return cpuTrack(tr, w, intParam(q, 'cpu', { required: true, min: 0, max: 100_000 })!);
-      case 'thread': return threadTrack(tr, w, intParam(q, 'utid', { required: true, min: 0, max: 2 ** 31 - 1 })!);
-      case 'slice': return sliceTrack(tr, w, stringParam(q, 'category', { required: true, maxLen: 64, pattern: /^[\w.-]+$/ })!);
-      case 'counter': return counterTrack(tr, w, intParam(q, 'track', { required: true, min: 0, max: 2 ** 31 - 1 })!);
-      case 'instant': return instantTrack(tr, w, enumParam(q, 'name', ['writepage'] as const));
-      default: return flowTrack(tr, w, stringParam(q, 'kind', { required: true, maxLen: 32, pattern: /^\w+$/ })!);
+    const { id, tr } = await openReady(ctx, req.params);
+    const cacheKey = `${id}|${req.url.slice(req.url.indexOf('/tracks/'))}`;
+    const hit = cache.get(cacheKey);
+    reply.type('application/json; charset=utf-8');
+    if (hit) {
+      cache.delete(cacheKey);
+      cache.set(cacheKey, hit);
+      return hit;
     }
+    // A list of keys (cpu=0,1,2) gets {batch: {key: data}}; a single key gets the data itself.
+    const multi = (name: string) => typeof q[name] === 'string' && (q[name] as string).includes(',');
+    const many = async (name: string, run: () => Promise<Map<number | string, unknown>>) => {
+      const m = await run();
+      return multi(name) ? { batch: Object.fromEntries(m) } : m.values().next().value;
+    };
+    let body: unknown;
+    switch (kind) {
+      case 'cpu': body = await many('cpu', () => cpuTracks(tr, w, ints(q, 'cpu', 100_000))); break;
+      case 'thread': body = await many('utid', () => threadTracks(tr, w, ints(q, 'utid', 2 ** 31 - 1))); break;
+      case 'slice': body = await many('category', () => sliceTracks(tr, w, strs(q, 'category'))); break;
+      case 'counter': body = await many('track', () => counterTracks(tr, w, ints(q, 'track', 2 ** 31 - 1))); break;
+      case 'instant': body = await instantTrack(tr, w, enumParam(q, 'name', ['writepage'] as const)); break;
+      default: body = await flowTrack(tr, w, stringParam(q, 'kind', { required: true, maxLen: 32, pattern: /^\w+$/ })!);
+    }
+    const text = JSON.stringify(body);
+    cache.set(cacheKey, text);
+    if (cache.size > CACHE_ENTRIES) cache.delete(cache.keys().next().value!);
+    return text;
   });
 }

@@ -18,6 +18,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { jsSafe } from '../../engine/engine.ts';
 import { HttpError, TRACE_ID_RE } from '../http_errors.ts';
 import type { ApiContext } from '../context.ts';
+import type { JobState } from '../jobs.ts';
 
 export function displayName(raw: string | undefined | null): string {
   // Control characters and path separators are dropped; the name is never used in a path.
@@ -111,23 +112,23 @@ export async function registerTraceRoutes(app: FastifyInstance, ctx: ApiContext)
 }
 
 async function runIngest(ctx: ApiContext, jobId: string, path: string, name: string): Promise<void> {
+  let outcome: Partial<JobState>;
   try {
     const rec = await ctx.library.ingest(path, {
       name,
+      // The library's own done/failed wait until the staged file is gone (below).
       onProgress: (p) => ctx.jobs.update(jobId, p.phase === 'done' || p.phase === 'failed' ? { ...p, phase: ctx.jobs.get(jobId)!.phase } : p),
     });
-    if (rec.status === 'failed') {
-      const message = (rec.error ?? 'ingest failed').split(path).join(name);
-      ctx.jobs.update(jobId, { phase: 'failed', error: message, message });
-    }
-    else ctx.jobs.update(jobId, { phase: 'done', traceId: rec.id, events: rec.eventsTotal });
+    outcome = rec.status === 'failed'
+      ? { phase: 'failed', error: (rec.error ?? 'ingest failed').split(path).join(name) }
+      : { phase: 'done', traceId: rec.id, events: rec.eventsTotal };
   } catch (e) {
     // The staged file's path means nothing to the user (and is the server's business): name the upload instead.
-    const message = ((e as Error).message || String(e)).split(path).join(name);
-    ctx.jobs.update(jobId, { phase: 'failed', error: message, message });
-  } finally {
-    await rm(path, { force: true }).catch(() => undefined);
+    outcome = { phase: 'failed', error: ((e as Error).message || String(e)).split(path).join(name) };
   }
+  await rm(path, { force: true }).catch(() => undefined);
+  if (outcome.error) outcome.message = outcome.error;
+  ctx.jobs.update(jobId, outcome);
 }
 
 function escapeRe(s: string): string {

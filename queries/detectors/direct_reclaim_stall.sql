@@ -55,34 +55,35 @@ bounds AS (
     ss_trace_end(greatest((SELECT max(ts) FROM mm_vmscan_direct_reclaim_begin), (SELECT max(ts) FROM mm_vmscan_direct_reclaim_end))) AS t1
 ),
 marks AS (
-  SELECT id, ts, cpu, utid, true AS is_begin, ss_reclaim_family(event) AS family, event,
-         "order", gfp_flags, nid, NULL::BIGINT AS nr_reclaimed
-  FROM mm_vmscan_direct_reclaim_begin
+  -- narrow rows for the sort; the begin / end details are joined back by id
+  SELECT id, ts, utid, true AS is_begin, ss_reclaim_family(event) AS family FROM mm_vmscan_direct_reclaim_begin
   UNION ALL
-  SELECT id, ts, cpu, utid, false, ss_reclaim_family(event), event, NULL, NULL, NULL, nr_reclaimed
-  FROM mm_vmscan_direct_reclaim_end
+  SELECT id, ts, utid, false, ss_reclaim_family(event) FROM mm_vmscan_direct_reclaim_end
 ),
 seq AS (
   SELECT *,
     lead(is_begin) OVER w AS n_is_begin, lead(id) OVER w AS n_id, lead(ts) OVER w AS n_ts,
-    lead(nr_reclaimed) OVER w AS n_nr_reclaimed,
     lag(is_begin) OVER w AS p_is_begin
   FROM marks
   WINDOW w AS (PARTITION BY utid, family ORDER BY ts, id)
 ),
-stalls AS (
-  SELECT id AS begin_id, CASE WHEN n_is_begin = false THEN n_id END AS end_id,
-         ts, cpu, utid, family, event, "order", gfp_flags, nid,
-         CASE WHEN n_is_begin = false THEN n_nr_reclaimed END AS nr_reclaimed,
+pairs AS (
+  SELECT id AS begin_id, CASE WHEN n_is_begin = false THEN n_id END AS end_id, utid, family,
          CASE WHEN n_is_begin = false THEN 'closed' WHEN n_is_begin IS NULL THEN 'open' ELSE 'end_lost' END AS state,
          CASE WHEN n_is_begin IS NULL THEN (SELECT t1 FROM bounds) - ts ELSE n_ts - ts END AS f_dur,
          ts AS f_ts
   FROM seq WHERE is_begin
   UNION ALL
-  SELECT NULL, id, ts, cpu, utid, family,
-         replace(event, '_end', '_begin'), NULL, NULL, NULL, nr_reclaimed, 'begin_missing',
-         ts - (SELECT t0 FROM bounds), (SELECT t0 FROM bounds)
+  SELECT NULL, id, utid, family, 'begin_missing', ts - (SELECT t0 FROM bounds), (SELECT t0 FROM bounds)
   FROM seq WHERE NOT is_begin AND p_is_begin IS NULL
+),
+stalls AS (
+  SELECT p.*, coalesce(b.cpu, e.cpu) AS cpu,
+    coalesce(b.event, replace(e.event, '_end', '_begin')) AS event,
+    b."order", b.gfp_flags, b.nid, e.nr_reclaimed
+  FROM pairs p
+  LEFT JOIN mm_vmscan_direct_reclaim_begin b ON b.id = p.begin_id
+  LEFT JOIN mm_vmscan_direct_reclaim_end e ON e.id = p.end_id
 ),
 classified AS (
   SELECT s.*, t.tid, t.name AS tname,

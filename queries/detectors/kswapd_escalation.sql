@@ -30,7 +30,7 @@
 --   allocation rate it cannot match.
 --
 -- Kinds
---   'escalation'        one kswapd episode (see ss_kswapd_episodes() in
+--   'escalation'        one kswapd episode (see ss_reclaim_passes() in
 --                       lib/macros.sql: wake -> sleep, or next wake, or end of
 --                       trace; or starting at the first reclaim event when the
 --                       wake is not in the trace) whose lowest priority is
@@ -50,9 +50,9 @@
 --
 -- values (escalation, direct_escalation): min_priority, start_priority,
 --   time_to_min_ns, nr_scanned, nr_reclaimed, efficiency (reclaimed/scanned),
---   slab_freed, lru_passes, priority_steps [{priority, at_ns}], ended_asleep,
---   end_reason, woken, wake_order, nid (kswapd); context, order, gfp_flags,
---   open (direct).
+--   slab_freed, lru_passes, priority_steps [{priority, at_ns}], end_reason,
+--   context, nid; kswapd: ended_asleep, woken, wake_order; direct: order,
+--   gfp_flags, open (no end event), end_nr_reclaimed.
 -- values (repeated_rampup): episodes, min_priority, critical_episodes,
 --   min_priorities (per episode), window_ns.
 -- event_ids: the wake / begin event, the event of each new lowest priority,
@@ -64,16 +64,22 @@ params AS (
   SELECT $warn_priority::INTEGER AS warn_p, $critical_priority::INTEGER AS crit_p,
          $rampup_count::INTEGER AS n_rampups, $rampup_window_ns::BIGINT AS window_ns
 ),
-ep AS (
-  SELECT e.*, t.tid, t.name AS tname FROM ss_kswapd_episodes() e LEFT JOIN thread t USING (utid)
+-- every kswapd episode and task reclaim pass that wound down to warn_priority
+passes AS MATERIALIZED (
+  SELECT r.*, t.tid, t.name AS tname
+  FROM ss_reclaim_passes(steps_at_or_below := $warn_priority::INTEGER) r
+  LEFT JOIN thread t USING (utid)
+  WHERE r.min_priority <= $warn_priority::INTEGER
 ),
 escalations AS (
   SELECT
     CASE WHEN min_priority <= p.crit_p THEN 'critical' ELSE 'warn' END AS severity,
     ts, dur, cpu, utid,
-    ss_task(tname, tid) || ' wound up to priority ' || min_priority || ' in ' || ss_fmt_dur(time_to_min_ns)
+    CASE WHEN is_kswapd THEN ss_task(tname, tid) ELSE ss_task(tname, tid) || ' ' || context END
+      || ' wound up to priority ' || min_priority || ' in ' || ss_fmt_dur(time_to_min_ns)
       || ' (scanned ' || ss_fmt_count(coalesce(nr_scanned, 0)) || ', reclaimed ' || ss_fmt_pct(nr_reclaimed, nr_scanned) || ')'
-      || CASE end_reason WHEN 'end_of_trace' THEN ', awake at end of trace' ELSE '' END AS title,
+      || CASE WHEN end_reason = 'end_of_trace' THEN CASE WHEN is_kswapd THEN ', awake at end of trace' ELSE ', still in reclaim at end of trace' END
+              ELSE '' END AS title,
     {
       'min_priority': min_priority,
       'start_priority': start_priority,
@@ -84,28 +90,28 @@ escalations AS (
       'slab_freed': slab_freed,
       'lru_passes': lru_passes,
       'priority_steps': priority_steps,
-      'ended_asleep': end_reason = 'sleep',
       'end_reason': end_reason,
-      'woken': woken,
-      'wake_order': wake_order,
+      'context': context,
       'nid': nid,
-      'context': 'kswapd',
-      'order': NULL::INTEGER,
-      'gfp_flags': NULL::VARCHAR,
-      'open': NULL::BOOLEAN
+      'ended_asleep': CASE WHEN is_kswapd THEN end_reason = 'sleep' END,
+      'woken': CASE WHEN is_kswapd THEN woken END,
+      'wake_order': CASE WHEN is_kswapd THEN wake_order END,
+      'order': CASE WHEN NOT is_kswapd THEN wake_order END,
+      'gfp_flags': gfp_flags,
+      'open': CASE WHEN NOT is_kswapd THEN end_reason <> 'end' END,
+      'end_nr_reclaimed': end_nr_reclaimed
     } AS "values",
     event_ids,
-    'escalation' AS kind
-  FROM ep, params p
-  WHERE min_priority <= p.warn_p
+    CASE WHEN is_kswapd THEN 'escalation' ELSE 'direct_escalation' END AS kind
+  FROM passes, params p
 ),
--- repeated ramp-ups: sliding window over qualifying episodes' starts
+-- repeated ramp-ups: a sliding window over the qualifying kswapd episodes' starts
 q AS (
-  SELECT ep.*,
+  SELECT passes.*,
     count(*) OVER win AS in_window,
     max(ts) OVER win AS window_last
-  FROM ep, params p
-  WHERE min_priority <= p.warn_p
+  FROM passes
+  WHERE is_kswapd
   WINDOW win AS (PARTITION BY utid ORDER BY ts RANGE BETWEEN CURRENT ROW AND $rampup_window_ns::BIGINT FOLLOWING)
 ),
 covered AS (
@@ -138,98 +144,17 @@ rampups AS (
       'episodes': count(*),
       'min_priority': min(min_priority),
       'critical_episodes': count(*) FILTER (WHERE min_priority <= p.crit_p),
-      'min_priorities': list(min_priority ORDER BY ts),
+      'min_priorities': [x.p FOR x IN list_sort(list({'ts': ts, 'p': min_priority}))],
       'window_ns': p.window_ns
     } AS "values",
-    list(start_id ORDER BY ts) AS event_ids,
+    list_sort(list(start_id)) AS event_ids,
     'repeated_rampup' AS kind
   FROM runs, params p
   GROUP BY utid, run, p.crit_p, p.n_rampups, p.warn_p, p.window_ns
-),
--- direct / memcg / node reclaim passes of ordinary tasks
-t_end AS (
-  SELECT ss_trace_end(greatest((SELECT max(ts) FROM mm_vmscan_direct_reclaim_begin), (SELECT max(ts) FROM mm_vmscan_direct_reclaim_end),
-    (SELECT max(ts) FROM mm_vmscan_lru_shrink_inactive), (SELECT max(ts) FROM mm_vmscan_lru_shrink_active))) AS t1
-),
-win AS (
-  SELECT w.*, coalesce(w.end_ts, w.next_ts, (SELECT t1 FROM t_end)) AS stop_ts
-  FROM ss_reclaim_windows() w
-  WHERE w.family <> 'memcg_softlimit'
-    AND w.utid NOT IN (SELECT utid FROM thread WHERE ss_is_kswapd(name))
-),
-dact AS (
-  SELECT id, ts, utid, priority, nr_scanned, nr_reclaimed, NULL::BIGINT AS slab_freed, true AS is_lru
-  FROM mm_vmscan_lru_shrink_inactive WHERE utid IN (SELECT utid FROM win)
-  UNION ALL
-  SELECT id, ts, utid, priority, NULL, NULL, NULL, false FROM mm_vmscan_lru_shrink_active WHERE utid IN (SELECT utid FROM win)
-  UNION ALL
-  SELECT id, ts, utid, priority, NULL, NULL, NULL, false FROM mm_shrink_slab_start WHERE utid IN (SELECT utid FROM win)
-  UNION ALL
-  SELECT id, ts, utid, NULL, NULL, NULL, retval, false FROM mm_shrink_slab_end WHERE utid IN (SELECT utid FROM win)
-),
-dmember AS (
-  SELECT a.*, w.begin_id,
-    min(a.priority) OVER (PARTITION BY w.begin_id ORDER BY a.ts, a.id ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS prev_min
-  FROM dact a
-  ASOF JOIN win w ON w.utid = a.utid AND a.ts >= w.ts
-  WHERE a.ts <= w.stop_ts
-),
-dagg AS (
-  SELECT begin_id,
-    min(priority) AS min_priority,
-    arg_min(priority, (ts, id)) FILTER (WHERE priority IS NOT NULL) AS start_priority,
-    sum(nr_scanned)::BIGINT AS nr_scanned,
-    sum(nr_reclaimed)::BIGINT AS nr_reclaimed,
-    sum(slab_freed)::BIGINT AS slab_freed,
-    count(*) FILTER (WHERE is_lru) AS lru_passes,
-    list({'priority': priority, 'ts': ts} ORDER BY ts, id) FILTER (WHERE priority IS NOT NULL AND (prev_min IS NULL OR priority < prev_min)) AS steps,
-    list(id ORDER BY ts, id) FILTER (WHERE priority IS NOT NULL AND (prev_min IS NULL OR priority < prev_min)) AS step_ids
-  FROM dmember
-  GROUP BY begin_id
-),
-direct AS (
-  SELECT
-    CASE WHEN d.min_priority <= p.crit_p THEN 'critical' ELSE 'warn' END AS severity,
-    w.ts,
-    w.stop_ts - w.ts AS dur,
-    w.cpu,
-    w.utid,
-    ss_task(t.name, t.tid) || ' ' || replace(w.family, '_', ' ') || ' reclaim wound up to priority ' || d.min_priority
-      || ' in ' || ss_fmt_dur(list_last(d.steps).ts - w.ts)
-      || ' (scanned ' || ss_fmt_count(coalesce(d.nr_scanned, 0)) || ', reclaimed ' || ss_fmt_pct(d.nr_reclaimed, d.nr_scanned) || ')' AS title,
-    {
-      'min_priority': d.min_priority,
-      'start_priority': d.start_priority,
-      'time_to_min_ns': list_last(d.steps).ts - w.ts,
-      'nr_scanned': d.nr_scanned,
-      'nr_reclaimed': d.nr_reclaimed,
-      'efficiency': CASE WHEN d.nr_scanned > 0 THEN round(d.nr_reclaimed / d.nr_scanned, 4) END,
-      'slab_freed': d.slab_freed,
-      'lru_passes': d.lru_passes,
-      'priority_steps': [{'priority': s.priority, 'at_ns': s.ts - w.ts} FOR s IN d.steps],
-      'ended_asleep': NULL::BOOLEAN,
-      'end_reason': NULL::VARCHAR,
-      'woken': NULL::BOOLEAN,
-      'wake_order': NULL::INTEGER,
-      'nid': w.nid,
-      'context': replace(w.family, '_', ' ') || ' reclaim',
-      'order': w."order",
-      'gfp_flags': w.gfp_flags,
-      'open': w.state <> 'closed'
-    } AS "values",
-    list_filter([w.begin_id] || d.step_ids || [w.end_id], x -> x IS NOT NULL) AS event_ids,
-    'direct_escalation' AS kind
-  FROM dagg d
-  JOIN win w USING (begin_id)
-  LEFT JOIN thread t ON t.utid = w.utid
-  CROSS JOIN params p
-  WHERE d.min_priority <= p.warn_p
 )
 SELECT * FROM (
   SELECT severity, ts, dur, cpu, utid, title, "values", event_ids, kind FROM escalations
   UNION ALL BY NAME
   SELECT severity, ts, dur, cpu, utid, title, "values", event_ids, kind FROM rampups
-  UNION ALL BY NAME
-  SELECT severity, ts, dur, cpu, utid, title, "values", event_ids, kind FROM direct
 )
 ORDER BY ss_severity_rank(severity), ts

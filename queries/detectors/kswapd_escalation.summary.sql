@@ -3,7 +3,7 @@
 --
 -- One row per kswapd thread: how often it woke, how far its priority wound
 -- down, how long it was awake and how much it reclaimed for what it scanned.
--- Episodes as in ss_kswapd_episodes() (lib/macros.sql).
+-- Episodes as in ss_reclaim_passes() (lib/macros.sql).
 --
 -- Columns
 --   tid INTEGER                kswapd thread id
@@ -30,7 +30,8 @@ SELECT
   sum(e.nr_reclaimed)::BIGINT AS nr_reclaimed,
   CASE WHEN sum(e.nr_scanned) > 0 THEN round(sum(e.nr_reclaimed) / sum(e.nr_scanned), 4) END AS efficiency,
   sum(e.slab_freed)::BIGINT AS slab_freed
-FROM ss_kswapd_episodes() e
+FROM ss_reclaim_passes(steps_at_or_below := -1, kswapd_only := true) e
 LEFT JOIN thread t USING (utid)
+WHERE e.is_kswapd
 GROUP BY e.utid
 ORDER BY thread, e.utid

@@ -49,7 +49,8 @@ params AS (
          $warn_bounces::INTEGER AS warn_b, $critical_bounces::INTEGER AS crit_b
 ),
 m AS (
-  SELECT id, ts, cpu, utid AS mover_utid, comm, pid, orig_cpu, dest_cpu
+  -- narrow rows for the sorts; cpu, mover and comm are joined back by id
+  SELECT id, ts, pid, orig_cpu, dest_cpu
   FROM sched_migrate_task
   WHERE pid <> 0 AND orig_cpu IS DISTINCT FROM dest_cpu
 ),
@@ -72,11 +73,11 @@ chained AS (
   SELECT *, sum(new_chain) OVER (PARTITION BY pid ORDER BY ts, id ROWS UNBOUNDED PRECEDING) AS chain
   FROM flagged
 ),
-bursts AS (
+bursts AS MATERIALIZED (
   SELECT pid, chain,
     min(ts) AS ts, max(ts) AS last_ts,
-    arg_min(cpu, (ts, id)) AS cpu,
-    arg_max(comm, (ts, id)) AS comm,
+    arg_min(id, ts) AS first_id,
+    arg_max(id, ts) AS last_id,
     count(*) FILTER (WHERE is_bounce) AS bounces,
     count(*) AS migrations,
     list_sort(list_distinct(flatten(list([orig_cpu, dest_cpu])))) AS cpus
@@ -85,14 +86,18 @@ bursts AS (
   HAVING count(*) FILTER (WHERE is_bounce) >= (SELECT min_b FROM params)
 ),
 members AS (
-  SELECT c.* FROM chained c SEMI JOIN bursts b ON b.pid = c.pid AND b.chain = c.chain
+  SELECT c.pid, c.chain, c.id, c.ts, mt.utid AS mover_utid
+  FROM chained c
+  SEMI JOIN bursts b ON b.pid = c.pid AND b.chain = c.chain
+  JOIN sched_migrate_task mt ON mt.id = c.id
 ),
-woken AS (
+woken AS MATERIALIZED (
   SELECT mb.pid, mb.chain, mb.id, mb.mover_utid,
     CASE WHEN mb.ts - wk.ts <= (SELECT win FROM params) THEN wk.id END AS waking_id,
     CASE WHEN mb.ts - wk.ts <= (SELECT win FROM params) THEN wk.utid END AS waker_utid
   FROM members mb
-  ASOF LEFT JOIN sched_waking wk ON wk.pid = mb.pid AND mb.ts >= wk.ts
+  ASOF LEFT JOIN (SELECT id, ts, utid, pid FROM sched_waking WHERE pid IN (SELECT pid FROM bursts)) wk
+    ON wk.pid = mb.pid AND mb.ts >= wk.ts
 ),
 movers AS (
   SELECT pid, chain,
@@ -116,13 +121,15 @@ th AS (
   SELECT utid, tid, coalesce(start_ts, -9223372036854775807) AS st FROM thread
 ),
 described AS (
-  SELECT b.*, th.utid, mv.movers, wk.wakers, ids.event_ids,
+  SELECT b.*, f.cpu, l.comm, th.utid, mv.movers, wk.wakers, ids.event_ids,
     b.last_ts - b.ts AS dur,
     CASE WHEN b.last_ts > b.ts THEN round(b.bounces / ((b.last_ts - b.ts) / 1e9), 1) END AS rate_per_s
   FROM bursts b
   JOIN ids USING (pid, chain)
   LEFT JOIN movers mv USING (pid, chain)
   LEFT JOIN wakers wk USING (pid, chain)
+  JOIN sched_migrate_task f ON f.id = b.first_id
+  JOIN sched_migrate_task l ON l.id = b.last_id
   ASOF LEFT JOIN th ON th.tid = b.pid AND b.ts >= th.st
 )
 SELECT

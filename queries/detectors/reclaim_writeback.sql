@@ -54,39 +54,41 @@ params AS (
   SELECT $gap_ns::BIGINT AS gap_ns, $critical_file_pages::INTEGER AS crit_file
 ),
 w AS (
-  SELECT id, ts, cpu, utid, event,
-    coalesce(contains(reclaim_flags, 'RECLAIM_WB_FILE'), false) AS is_file,
-    coalesce(contains(reclaim_flags, 'RECLAIM_WB_ANON'), false) AS is_anon,
-    coalesce(contains(reclaim_flags, 'RECLAIM_WB_SYNC'), false) AS is_sync,
-    coalesce(contains(reclaim_flags, 'RECLAIM_WB_ASYNC'), false) AS is_async,
-    CASE WHEN ts - lag(ts) OVER (PARTITION BY utid ORDER BY ts, id) <= (SELECT gap_ns FROM params) THEN 0 ELSE 1 END AS new_burst
-  FROM mm_vmscan_write_folio
+  -- narrow rows for the sorts; cpu and event are joined back by id
+  SELECT *, CASE WHEN ts - lag(ts) OVER (PARTITION BY utid ORDER BY ts, id) <= (SELECT gap_ns FROM params) THEN 0 ELSE 1 END AS new_burst
+  FROM (
+    SELECT id, ts, utid,
+      coalesce(contains(reclaim_flags, 'RECLAIM_WB_FILE'), false) AS is_file,
+      coalesce(contains(reclaim_flags, 'RECLAIM_WB_ANON'), false) AS is_anon,
+      coalesce(contains(reclaim_flags, 'RECLAIM_WB_SYNC'), false) AS is_sync,
+      coalesce(contains(reclaim_flags, 'RECLAIM_WB_ASYNC'), false) AS is_async
+    FROM mm_vmscan_write_folio
+  )
 ),
 numbered AS (
   SELECT *, sum(new_burst) OVER (PARTITION BY utid ORDER BY ts, id ROWS UNBOUNDED PRECEDING) AS burst FROM w
 ),
-bursts AS (
+bursts AS MATERIALIZED (
   SELECT utid, burst,
     min(ts) AS ts,
     max(ts) AS last_ts,
-    arg_min(cpu, (ts, id)) AS cpu,
-    any_value(event) AS event,
+    arg_min(id, ts) AS first_id,
     count(*) AS pages,
     count(*) FILTER (WHERE is_file) AS file_pages,
     count(*) FILTER (WHERE is_anon) AS anon_pages,
     count(*) FILTER (WHERE is_sync) AS sync_pages,
     count(*) FILTER (WHERE is_async) AS async_pages,
-    list(id ORDER BY ts, id) AS event_ids
+    list_sort(list(id)) AS event_ids
   FROM numbered
   GROUP BY utid, burst
 ),
 lru AS (
   SELECT l.utid, b.burst, l.nr_dirty, l.nr_writeback, l.nr_congested, l.nr_immediate, l.nr_scanned, l.nr_reclaimed
-  FROM mm_vmscan_lru_shrink_inactive l
+  FROM (SELECT * FROM mm_vmscan_lru_shrink_inactive WHERE utid IN (SELECT utid FROM bursts)) l
   ASOF JOIN (SELECT utid, burst, ts - (SELECT gap_ns FROM params) AS from_ts,
                     last_ts + (SELECT gap_ns FROM params) AS to_ts FROM bursts) b
     ON b.utid = l.utid AND l.ts >= b.from_ts
-  WHERE l.ts <= b.to_ts AND l.utid IN (SELECT utid FROM bursts)
+  WHERE l.ts <= b.to_ts
 ),
 lru_agg AS (
   SELECT utid, burst,
@@ -100,13 +102,14 @@ reclaim AS (
   SELECT utid, family, ts, end_ts, state FROM ss_reclaim_windows() WHERE family <> 'memcg_softlimit'
 ),
 classified AS (
-  SELECT b.*, t.tid, t.name AS tname, a.nr_dirty, a.nr_writeback, a.nr_congested, a.nr_immediate,
+  SELECT b.*, f.cpu, f.event, t.tid, t.name AS tname, a.nr_dirty, a.nr_writeback, a.nr_congested, a.nr_immediate,
     a.nr_scanned, a.nr_reclaimed, a.lru_passes,
     CASE WHEN ss_is_kswapd(t.name) THEN 'kswapd'
          WHEN r.family IS NOT NULL AND (r.state <> 'closed' OR r.end_ts >= b.ts)
            THEN replace(r.family, '_', ' ') || ' reclaim'
          ELSE 'other' END AS context
   FROM bursts b
+  JOIN (SELECT id AS first_id, cpu, event FROM mm_vmscan_write_folio) f USING (first_id)
   LEFT JOIN lru_agg a USING (utid, burst)
   LEFT JOIN thread t ON t.utid = b.utid
   ASOF LEFT JOIN reclaim r ON r.utid = b.utid AND b.ts >= r.ts

@@ -60,22 +60,16 @@ bounds AS (
     ss_trace_start(least((SELECT min(ts) FROM mm_shrink_slab_start), (SELECT min(ts) FROM mm_shrink_slab_end))) AS t0,
     ss_trace_end(greatest((SELECT max(ts) FROM mm_shrink_slab_start), (SELECT max(ts) FROM mm_shrink_slab_end))) AS t1
 ),
--- Starts and ends of one task, in file order.
+-- Starts and ends of one task, in file order (narrow rows for the sort;
+-- the details are joined back by id).
 marks AS (
-  SELECT id, ts, cpu, utid, true AS is_start, ss_sym(shrink) AS sym, shr, nid, priority, gfp_flags,
-         nr_objects_to_shrink, cache_items, delta, total_scan,
-         NULL::BIGINT AS retval, NULL::BIGINT AS unused_scan, NULL::BIGINT AS new_scan
-  FROM mm_shrink_slab_start
+  SELECT id, ts, utid, true AS is_start, ss_sym(shrink) AS sym FROM mm_shrink_slab_start
   UNION ALL
-  SELECT id, ts, cpu, utid, false, ss_sym(shrink), shr, nid, NULL, NULL,
-         NULL, NULL, NULL, total_scan, retval, unused_scan, new_scan
-  FROM mm_shrink_slab_end
+  SELECT id, ts, utid, false, ss_sym(shrink) FROM mm_shrink_slab_end
 ),
 seq AS (
   SELECT *,
-    lead(is_start) OVER w AS n_is_start, lead(id) OVER w AS n_id, lead(ts) OVER w AS n_ts,
-    lead(sym) OVER w AS n_sym, lead(retval) OVER w AS n_retval,
-    lead(unused_scan) OVER w AS n_unused_scan, lead(new_scan) OVER w AS n_new_scan,
+    lead(is_start) OVER w AS n_is_start, lead(id) OVER w AS n_id, lead(ts) OVER w AS n_ts, lead(sym) OVER w AS n_sym,
     lag(is_start) OVER w AS p_is_start
   FROM marks
   WINDOW w AS (PARTITION BY utid ORDER BY ts, id)
@@ -84,20 +78,25 @@ paired AS (
   SELECT *, coalesce(is_start AND NOT n_is_start AND (sym IS NULL OR n_sym IS NULL OR sym = n_sym), false) AS closes
   FROM seq
 ),
-calls AS (
-  SELECT id AS start_id, ts, cpu, utid, sym, shr, nid, priority, gfp_flags,
-         nr_objects_to_shrink, cache_items, delta, total_scan,
+pairs AS (
+  SELECT id AS start_id, ts, utid, sym,
          CASE WHEN closes THEN 'closed' WHEN n_is_start IS NULL THEN 'open' ELSE 'end_lost' END AS state,
          CASE WHEN closes THEN n_id END AS end_id,
-         n_ts,
-         CASE WHEN closes THEN n_retval END AS freed_,
-         CASE WHEN closes THEN n_unused_scan END AS unused_scan_,
-         CASE WHEN closes THEN n_new_scan END AS new_scan_
+         n_ts
   FROM paired WHERE is_start
   UNION ALL
-  SELECT NULL, ts, cpu, utid, sym, shr, nid, NULL, NULL, NULL, NULL, NULL, total_scan,
-         'begin_missing', id, ts, retval, unused_scan, new_scan
+  SELECT NULL, ts, utid, sym, 'begin_missing', id, ts
   FROM paired WHERE NOT is_start AND p_is_start IS NULL
+),
+calls AS (
+  SELECT p.*,
+    coalesce(s.cpu, e.cpu) AS cpu, coalesce(s.shr, e.shr) AS shr, coalesce(s.nid, e.nid) AS nid,
+    s.priority, s.gfp_flags, s.nr_objects_to_shrink, s.cache_items, s.delta,
+    CASE WHEN p.state = 'begin_missing' THEN e.total_scan ELSE s.total_scan END AS total_scan,
+    e.retval AS freed_, e.unused_scan AS unused_scan_, e.new_scan AS new_scan_
+  FROM pairs p
+  LEFT JOIN mm_shrink_slab_start s ON s.id = p.start_id
+  LEFT JOIN mm_shrink_slab_end e ON e.id = p.end_id
 ),
 measured AS (
   SELECT c.*,

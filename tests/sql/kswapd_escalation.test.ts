@@ -162,7 +162,7 @@ describe('kswapd_escalation', () => {
           min_priority: 6, start_priority: 12, time_to_min_ns: ms(20), nr_scanned: 1312n, nr_reclaimed: 32n, efficiency: 0.0244,
           slab_freed: 50n, lru_passes: 3n,
           priority_steps: [{ priority: 12, at_ns: ms(1) }, { priority: 8, at_ns: ms(5) }, { priority: 6, at_ns: ms(20) }],
-          context: 'direct reclaim', order: 2, gfp_flags: 'GFP_KERNEL', open: false,
+          end_reason: 'end', context: 'direct reclaim', order: 2, gfp_flags: 'GFP_KERNEL', open: false, end_nr_reclaimed: 32n,
         },
         event_ids: [200n, 201n, 202n, 205n, 206n],
       },

@@ -51,13 +51,17 @@ CREATE OR REPLACE TEMP MACRO ss_is_kswapd(name) AS
 -- A %pS-printed function symbol without its '+0x0/0x210' offset suffix
 -- (decoders already strip it; this keeps user-built tables working too).
 CREATE OR REPLACE TEMP MACRO ss_sym(s) AS
-  regexp_replace(s, '\+0x[0-9a-fA-F]+(/0x[0-9a-fA-F]+)?$', '');
+  CASE WHEN contains(s, '+0x') THEN regexp_replace(s, '\+0x[0-9a-fA-F]+(/0x[0-9a-fA-F]+)?$', '') ELSE s END;
 
 -- The reclaim family of a direct_reclaim_begin/end row from its `event`
 -- column: 'direct', 'memcg', 'memcg_softlimit' or 'node' ('direct' when the
 -- writer left `event` NULL).
 CREATE OR REPLACE TEMP MACRO ss_reclaim_family(event) AS
-  coalesce(nullif(regexp_extract(event, '^mm_vmscan_(.*)_reclaim_(begin|end)$', 1), ''), 'direct');
+  CASE WHEN event IS NULL OR starts_with(event, 'mm_vmscan_direct_') THEN 'direct'
+       WHEN starts_with(event, 'mm_vmscan_memcg_softlimit_') THEN 'memcg_softlimit'
+       WHEN starts_with(event, 'mm_vmscan_memcg_') THEN 'memcg'
+       WHEN starts_with(event, 'mm_vmscan_node_') THEN 'node'
+       ELSE coalesce(nullif(regexp_extract(event, '^mm_vmscan_(.*)_reclaim_(begin|end)$', 1), ''), 'direct') END;
 
 -- First / last ts of the trace: trace_info's first_ts / last_ts when the
 -- ingest recorded them, else the min / max ts of ftrace_event, else the
@@ -131,38 +135,60 @@ SELECT
 FROM seq
 WHERE is_begin;
 
--- ss_kswapd_episodes(): one row per kswapd episode. A kswapd thread is one
--- named kswapdN or one that emitted mm_vmscan_kswapd_wake/sleep. An episode
--- starts at mm_vmscan_kswapd_wake, or at the thread's first reclaim event
--- after a sleep or at the start of the trace (excerpts and kernels that do
--- not show the wake); it ends at the first mm_vmscan_kswapd_sleep, else at
--- the next wake, else at the end of the trace. Reclaim events of the thread
--- in between (mm_vmscan_lru_shrink_inactive/active, mm_shrink_slab_start/end)
--- belong to it. On 6.x every balance_pgdat() run starts with a wake, also
--- after a premature (HZ/10) nap, so one sleep can close several wakes' worth
--- of work only via the last one.
---   utid INTEGER           JOINID(thread.utid) of the kswapd thread
---   ep BIGINT              episode number on the thread, from 1
---   start_id BIGINT        the wake event, or the first reclaim event
---   ts BIGINT              episode start
+-- ss_reclaim_passes(steps_at_or_below := 12, kswapd_only := false): one row per kswapd episode and
+-- per direct / memcg / node reclaim pass of an ordinary task, with the scan
+-- priorities its LRU and slab passes ran at.
+--
+-- kswapd: a kswapd thread is one named kswapdN or one that emitted
+-- mm_vmscan_kswapd_wake/sleep. An episode starts at mm_vmscan_kswapd_wake,
+-- or at the thread's first reclaim event after a sleep or at the start of
+-- the trace (excerpts, and traces that do not record the wake); it ends at
+-- the first mm_vmscan_kswapd_sleep, else at the next wake, else at the end
+-- of the trace. On 6.x every balance_pgdat() run starts with a wake, also
+-- after a premature (HZ/10) nap that emits no sleep.
+-- Ordinary tasks: a pass runs from mm_vmscan_{direct,memcg,node}_reclaim_begin
+-- to the task's next *_reclaim_end, else to its next begin, else to the end
+-- of the trace. Soft-limit reclaim nests inside these and is not a pass of
+-- its own. Reclaim events of a task outside any traced pass are ignored.
+-- Members: the thread's mm_vmscan_lru_shrink_inactive/active and
+-- mm_shrink_slab_start/end in between.
+--
+-- How (one sort of all those events): per thread, a running count of the
+-- markers (wake, sleep, begin, end) numbers the segments between them; a
+-- sleep or end belongs to the segment before it. A kswapd segment with any
+-- non-sleep event is an episode; a task's segment is a pass when it starts
+-- with a begin.
+--
+-- priority_steps is computed only for rows whose min_priority is at or
+-- below `steps_at_or_below` (empty for the others): the per-event window work
+-- is then limited to what a caller reports. kswapd_only := true skips the
+-- events of ordinary tasks altogether (for kswapd summaries).
+--   utid INTEGER           JOINID(thread.utid)
+--   is_kswapd BOOLEAN      kswapd episode (else a task's reclaim pass)
+--   context VARCHAR        'kswapd' | 'direct reclaim' | 'memcg reclaim' | 'node reclaim'
+--   seg BIGINT             segment number on the thread (a key, not consecutive)
+--   start_id BIGINT        the wake / begin event, or the first reclaim event (implicit kswapd episode)
+--   ts BIGINT              start
 --   cpu INTEGER            CPU of the start event
---   woken BOOLEAN          started by mm_vmscan_kswapd_wake
---   wake_order INTEGER     allocation order of the wake (NULL if not woken)
---   nid INTEGER            node of the wake (NULL if not woken)
---   end_ts BIGINT          sleep ts, else next wake ts, else trace end
---   end_reason VARCHAR     'sleep' | 'next_wake' | 'end_of_trace'
---   sleep_id BIGINT        the sleep event, if any
+--   woken BOOLEAN          kswapd: started by mm_vmscan_kswapd_wake
+--   wake_order INTEGER     kswapd: order of the wake; task: order of the begin
+--   gfp_flags VARCHAR      task: GFP flags of the begin
+--   nid INTEGER            node of the wake / begin (begin: node_reclaim only)
+--   end_id BIGINT          the sleep / end event, if any
+--   end_ts BIGINT          sleep / end ts, else the next start on the thread, else trace end
+--   end_reason VARCHAR     'sleep' | 'end' | 'next_wake' | 'next_begin' | 'end_of_trace'
 --   dur BIGINT             end_ts - ts
 --   min_priority INTEGER   lowest scan priority reached (NULL: no priority seen)
 --   start_priority INTEGER first priority seen
---   time_to_min_ns BIGINT  from episode start to the first event at min_priority
+--   time_to_min_ns BIGINT  from start to the first event at min_priority
 --   min_id BIGINT          that event
 --   nr_scanned, nr_reclaimed BIGINT   sums over mm_vmscan_lru_shrink_inactive
 --   slab_freed BIGINT      sum of mm_shrink_slab_end.retval
 --   lru_passes BIGINT      mm_vmscan_lru_shrink_inactive events
+--   end_nr_reclaimed BIGINT task: nr_reclaimed of the end event
 --   priority_steps STRUCT(priority INTEGER, at_ns BIGINT)[]  each new lowest priority and when (from start)
---   event_ids BIGINT[]     start event, the event of each priority step, the sleep event
-CREATE OR REPLACE TEMP MACRO ss_kswapd_episodes() AS TABLE
+--   event_ids BIGINT[]     start event, the event of each priority step, the end event
+CREATE OR REPLACE TEMP MACRO ss_reclaim_passes(steps_at_or_below := 12, kswapd_only := false) AS TABLE
 WITH
 kthreads AS (
   SELECT utid FROM thread WHERE ss_is_kswapd(name)
@@ -173,85 +199,129 @@ t1 AS (
   SELECT ss_trace_end(greatest(
     (SELECT max(ts) FROM mm_vmscan_lru_shrink_inactive), (SELECT max(ts) FROM mm_vmscan_lru_shrink_active),
     (SELECT max(ts) FROM mm_shrink_slab_start), (SELECT max(ts) FROM mm_shrink_slab_end),
-    (SELECT max(ts) FROM mm_vmscan_kswapd_wake), (SELECT max(ts) FROM mm_vmscan_kswapd_sleep))) AS t1
+    (SELECT max(ts) FROM mm_vmscan_kswapd_wake), (SELECT max(ts) FROM mm_vmscan_kswapd_sleep),
+    (SELECT max(ts) FROM mm_vmscan_direct_reclaim_begin), (SELECT max(ts) FROM mm_vmscan_direct_reclaim_end))) AS t1
+),
+relevant AS (
+  -- threads whose reclaim events can belong to a pass
+  SELECT utid FROM kthreads
+  UNION
+  SELECT utid FROM mm_vmscan_direct_reclaim_begin WHERE NOT kswapd_only
 ),
 act AS (
-  SELECT id, ts, cpu, utid, 'W' AS k, NULL::INTEGER AS priority, NULL::BIGINT AS nr_scanned, NULL::BIGINT AS nr_reclaimed,
-         NULL::BIGINT AS slab_freed, "order" AS wake_order, nid
+  -- narrow rows (the sort below carries them): k 1 wake, 2 sleep, 3 begin, 4 end (markers),
+  -- 5 lru inactive, 6 lru active, 7 slab start, 8 slab end; v1 = nr_scanned or slab retval,
+  -- v2 = nr_reclaimed. Marker details are joined back by id afterwards.
+  SELECT id, ts, utid, 1::UTINYINT AS k, NULL::INTEGER AS priority, NULL::BIGINT AS v1, NULL::BIGINT AS v2
   FROM mm_vmscan_kswapd_wake
   UNION ALL
-  SELECT id, ts, cpu, utid, 'S', NULL, NULL, NULL, NULL, NULL, nid FROM mm_vmscan_kswapd_sleep
+  SELECT id, ts, utid, 2, NULL, NULL, NULL FROM mm_vmscan_kswapd_sleep
   UNION ALL
-  SELECT id, ts, cpu, utid, 'I', priority, nr_scanned, nr_reclaimed, NULL, NULL, NULL
-  FROM mm_vmscan_lru_shrink_inactive WHERE utid IN (SELECT utid FROM kthreads)
+  SELECT id, ts, utid, 3, NULL, NULL, NULL FROM mm_vmscan_direct_reclaim_begin
+  WHERE NOT kswapd_only AND ss_reclaim_family(event) <> 'memcg_softlimit' AND utid NOT IN (SELECT utid FROM kthreads)
   UNION ALL
-  SELECT id, ts, cpu, utid, 'A', priority, NULL, NULL, NULL, NULL, NULL
-  FROM mm_vmscan_lru_shrink_active WHERE utid IN (SELECT utid FROM kthreads)
+  SELECT id, ts, utid, 4, NULL, NULL, NULL FROM mm_vmscan_direct_reclaim_end
+  WHERE NOT kswapd_only AND ss_reclaim_family(event) <> 'memcg_softlimit' AND utid NOT IN (SELECT utid FROM kthreads)
   UNION ALL
-  SELECT id, ts, cpu, utid, 'B', priority, NULL, NULL, NULL, NULL, NULL
-  FROM mm_shrink_slab_start WHERE utid IN (SELECT utid FROM kthreads)
+  SELECT id, ts, utid, 5, priority, nr_scanned, nr_reclaimed FROM mm_vmscan_lru_shrink_inactive
+  WHERE utid IN (SELECT utid FROM relevant)
   UNION ALL
-  SELECT id, ts, cpu, utid, 'E', NULL, NULL, NULL, retval, NULL, NULL
-  FROM mm_shrink_slab_end WHERE utid IN (SELECT utid FROM kthreads)
+  SELECT id, ts, utid, 6, priority, NULL, NULL FROM mm_vmscan_lru_shrink_active
+  WHERE utid IN (SELECT utid FROM relevant)
+  UNION ALL
+  SELECT id, ts, utid, 7, priority, NULL, NULL FROM mm_shrink_slab_start
+  WHERE utid IN (SELECT utid FROM relevant)
+  UNION ALL
+  SELECT id, ts, utid, 8, NULL, retval, NULL FROM mm_shrink_slab_end
+  WHERE utid IN (SELECT utid FROM relevant)
 ),
-seq AS (
-  SELECT *, lag(k) OVER (PARTITION BY utid ORDER BY ts, id) AS pk FROM act
+members AS MATERIALIZED (
+  SELECT id, ts, utid, k, priority, v1, v2, rn, CASE WHEN k IN (2, 4) THEN seg - 1 ELSE seg END AS key
+  FROM (
+    SELECT *,
+      sum(CASE WHEN k <= 4 THEN 1 ELSE 0 END) OVER w AS seg,
+      row_number() OVER w AS rn  -- (ts, id) order as one integer, for cheap arg_min below
+    FROM act
+    WINDOW w AS (PARTITION BY utid ORDER BY ts, id ROWS UNBOUNDED PRECEDING)
+  )
 ),
-numbered AS (
-  SELECT *,
-    sum(CASE WHEN k = 'W' OR (k <> 'S' AND (pk IS NULL OR pk = 'S')) THEN 1 ELSE 0 END)
-      OVER (PARTITION BY utid ORDER BY ts, id ROWS UNBOUNDED PRECEDING) AS ep
-  FROM seq
-),
-members AS (
-  -- drop repeated sleeps and sleeps before any episode
-  SELECT *,
-    min(priority) OVER (PARTITION BY utid, ep ORDER BY ts, id ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS prev_min,
-    row_number() OVER (PARTITION BY utid, ep ORDER BY ts, id) AS rn
-  FROM numbered
-  WHERE ep > 0 AND NOT (k = 'S' AND coalesce(pk, 'S') = 'S')
-),
-flagged AS (
-  SELECT *,
-    priority IS NOT NULL AND (prev_min IS NULL OR priority < prev_min) AS is_step,
-    min(priority) OVER (PARTITION BY utid, ep) AS ep_min,
-    first_value(ts) OVER (PARTITION BY utid, ep ORDER BY ts, id) AS ep_ts
-  FROM members
-),
-episodes AS (
+agg AS (
   SELECT
-    utid, ep,
-    min(id) FILTER (WHERE rn = 1) AS start_id,
-    min(ts) AS ts,
-    min(cpu) FILTER (WHERE rn = 1) AS cpu,
-    bool_or(k = 'W' AND rn = 1) AS woken,
-    min(wake_order) FILTER (WHERE k = 'W' AND rn = 1) AS wake_order,
-    min(nid) FILTER (WHERE k = 'W' AND rn = 1) AS nid,
-    min(ts) FILTER (WHERE k = 'S') AS sleep_ts,
-    min(id) FILTER (WHERE k = 'S') AS sleep_id,
+    utid, key AS seg,
+    arg_min(id, rn) FILTER (WHERE k NOT IN (2, 4)) AS start_id,
+    min(ts) FILTER (WHERE k NOT IN (2, 4)) AS ts,
+    bool_or(k = 1) AS woken,
+    bool_or(k = 3) AS begun,
+    count(*) FILTER (WHERE k NOT IN (2, 4)) AS n_members,
+    min(ts) FILTER (WHERE k IN (2, 4)) AS end_marker_ts,
+    min(id) FILTER (WHERE k IN (2, 4)) AS end_id,
     min(priority) AS min_priority,
-    arg_min(priority, (ts, id)) FILTER (WHERE priority IS NOT NULL) AS start_priority,
-    min(ts) FILTER (WHERE priority = ep_min) - min(ts) AS time_to_min_ns,
-    arg_min(id, (ts, id)) FILTER (WHERE priority = ep_min) AS min_id,
-    sum(nr_scanned)::BIGINT AS nr_scanned,
-    sum(nr_reclaimed)::BIGINT AS nr_reclaimed,
-    sum(slab_freed)::BIGINT AS slab_freed,
-    count(*) FILTER (WHERE k = 'I') AS lru_passes,
-    list({'priority': priority, 'at_ns': ts - ep_ts} ORDER BY ts, id) FILTER (WHERE is_step) AS priority_steps,
-    list(id ORDER BY ts, id) FILTER (WHERE rn = 1 OR is_step OR k = 'S') AS event_ids
-  FROM flagged
-  GROUP BY utid, ep
+    arg_min(priority, rn) FILTER (WHERE priority IS NOT NULL) AS start_priority,
+    arg_min(ts, priority * 1099511627776 + rn) FILTER (WHERE priority IS NOT NULL) AS min_ts,
+    arg_min(id, priority * 1099511627776 + rn) FILTER (WHERE priority IS NOT NULL) AS min_id,
+    sum(v1) FILTER (WHERE k = 5)::BIGINT AS nr_scanned,
+    sum(v2) FILTER (WHERE k = 5)::BIGINT AS nr_reclaimed,
+    sum(v1) FILTER (WHERE k = 8)::BIGINT AS slab_freed,
+    count(*) FILTER (WHERE k = 5) AS lru_passes
+  FROM members
+  GROUP BY utid, key
+),
+groups AS MATERIALIZED (
+  SELECT a.*, a.utid IN (SELECT utid FROM kthreads) AS is_kswapd
+  FROM agg a
+  WHERE CASE WHEN a.utid IN (SELECT utid FROM kthreads) THEN a.n_members > 0 ELSE a.begun END
+),
+steps AS (
+  -- list_sort of (ts, id, ...) structs: much cheaper than an ordered aggregate
+  SELECT utid, seg, list_sort(list({'ts': ts, 'id': id, 'priority': priority})) AS steps
+  FROM (
+    SELECT m.utid, m.key AS seg, m.ts, m.id, m.priority,
+      min(m.priority) OVER (PARTITION BY m.utid, m.key ORDER BY m.ts, m.id ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS prev_min
+    FROM members m
+    SEMI JOIN groups g ON g.utid = m.utid AND g.seg = m.key AND g.min_priority <= steps_at_or_below
+    WHERE m.priority IS NOT NULL
+  )
+  WHERE prev_min IS NULL OR priority < prev_min
+  GROUP BY utid, seg
+),
+ended AS (
+  SELECT g.*, lead(g.ts) OVER (PARTITION BY g.utid ORDER BY g.ts) AS next_start FROM groups g
+),
+starts AS (
+  SELECT id, cpu, "order", nid, NULL::VARCHAR AS gfp_flags, NULL::VARCHAR AS family FROM mm_vmscan_kswapd_wake
+  UNION ALL
+  SELECT id, cpu, "order", nid, gfp_flags, ss_reclaim_family(event) FROM mm_vmscan_direct_reclaim_begin
+  UNION ALL
+  SELECT id, cpu, NULL, NULL, NULL, NULL FROM mm_vmscan_lru_shrink_inactive WHERE utid IN (SELECT utid FROM kthreads)
+  UNION ALL
+  SELECT id, cpu, NULL, NULL, NULL, NULL FROM mm_vmscan_lru_shrink_active WHERE utid IN (SELECT utid FROM kthreads)
+  UNION ALL
+  SELECT id, cpu, NULL, NULL, NULL, NULL FROM mm_shrink_slab_start WHERE utid IN (SELECT utid FROM kthreads)
+  UNION ALL
+  SELECT id, cpu, NULL, NULL, NULL, NULL FROM mm_shrink_slab_end WHERE utid IN (SELECT utid FROM kthreads)
 )
 SELECT
-  utid, ep, start_id, ts, cpu, woken, wake_order, nid,
-  coalesce(sleep_ts, lead(ts) OVER (PARTITION BY utid ORDER BY ep), (SELECT t1 FROM t1)) AS end_ts,
-  CASE WHEN sleep_ts IS NOT NULL THEN 'sleep'
-       WHEN lead(ts) OVER (PARTITION BY utid ORDER BY ep) IS NOT NULL THEN 'next_wake'
+  e.utid, e.is_kswapd,
+  CASE WHEN e.is_kswapd THEN 'kswapd' ELSE replace(st.family, '_', ' ') || ' reclaim' END AS context,
+  e.seg, e.start_id, e.ts, st.cpu, e.woken,
+  CASE WHEN e.woken OR e.begun THEN st."order" END AS wake_order,
+  st.gfp_flags,
+  CASE WHEN e.woken OR e.begun THEN st.nid END AS nid,
+  e.end_id,
+  coalesce(e.end_marker_ts, e.next_start, (SELECT t1 FROM t1)) AS end_ts,
+  CASE WHEN e.end_marker_ts IS NOT NULL THEN CASE WHEN e.is_kswapd THEN 'sleep' ELSE 'end' END
+       WHEN e.next_start IS NOT NULL THEN CASE WHEN e.is_kswapd THEN 'next_wake' ELSE 'next_begin' END
        ELSE 'end_of_trace' END AS end_reason,
-  sleep_id,
-  coalesce(sleep_ts, lead(ts) OVER (PARTITION BY utid ORDER BY ep), (SELECT t1 FROM t1)) - ts AS dur,
-  min_priority, start_priority, time_to_min_ns, min_id,
-  nr_scanned, nr_reclaimed, slab_freed, lru_passes,
-  coalesce(priority_steps, []) AS priority_steps,
-  event_ids
-FROM episodes;
+  coalesce(e.end_marker_ts, e.next_start, (SELECT t1 FROM t1)) - e.ts AS dur,
+  e.min_priority, e.start_priority, e.min_ts - e.ts AS time_to_min_ns, e.min_id,
+  e.nr_scanned, e.nr_reclaimed, e.slab_freed, e.lru_passes,
+  en.nr_reclaimed AS end_nr_reclaimed,
+  [{'priority': x.priority, 'at_ns': x.ts - e.ts} FOR x IN coalesce(s.steps, [])] AS priority_steps,
+  list_filter(
+    CASE WHEN s.steps[1].id = e.start_id THEN [x.id FOR x IN s.steps]
+         ELSE [e.start_id] || [x.id FOR x IN coalesce(s.steps, [])] END || [e.end_id],
+    x -> x IS NOT NULL) AS event_ids
+FROM ended e
+LEFT JOIN steps s USING (utid, seg)
+LEFT JOIN starts st ON st.id = e.start_id
+LEFT JOIN mm_vmscan_direct_reclaim_end en ON en.id = e.end_id AND NOT e.is_kswapd;

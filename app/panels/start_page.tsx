@@ -54,9 +54,10 @@ export function StartPage() {
   const inputRef = useRef<HTMLInputElement>(null);
   const cancelRef = useRef<(() => void) | null>(null);
 
+  const [jobs, setJobs] = useState<JobState[]>([]);
   const refresh = useCallback(() => {
     api.traces().then(
-      (r) => { setTraces(r.traces); setListError(null); },
+      (r) => { setTraces(r.traces); setJobs(r.jobs); setListError(null); },
       (e: Error) => setListError(e.message),
     );
   }, []);
@@ -65,6 +66,14 @@ export function StartPage() {
     refresh();
     return () => cancelRef.current?.();
   }, [refresh]);
+
+  // While something is ingesting (another tab, or this page was reloaded), keep the library fresh.
+  const busy = (traces ?? []).some((t) => t.status === 'ingesting') || jobs.some((j) => j.phase !== 'done' && j.phase !== 'failed');
+  useEffect(() => {
+    if (!busy) return;
+    const id = setInterval(refresh, 2000);
+    return () => clearInterval(id);
+  }, [busy, refresh]);
 
   const start = useCallback(async (file: File) => {
     cancelRef.current?.();
@@ -137,6 +146,13 @@ export function StartPage() {
         />
       </div>
       {upload && <UploadStatus upload={upload} onRetry={() => inputRef.current?.click()} />}
+      {!upload && jobs.filter((j) => j.phase !== 'done' && j.phase !== 'failed').map((j) => (
+        <UploadStatus
+          key={j.jobId}
+          upload={{ name: j.name, phase: j.phase, fraction: progressOf(j), detail: j.events ? `${formatCount(j.events)} events` : '' }}
+          onRetry={() => inputRef.current?.click()}
+        />
+      ))}
       <section className="library" data-testid="library">
         <h2>Library</h2>
         {listError && <div className="error">Could not load the library: {listError}</div>}

@@ -125,7 +125,7 @@ export class TimelineController {
     }
     const prev = this.areas.get(id);
     this.areas.set(id, area);
-    if (prev?.canvas !== area.canvas) this.attach(area);
+    if (prev?.canvas !== area.canvas) this.attach(id, area);
     this.redraw();
   }
 
@@ -284,17 +284,19 @@ export class TimelineController {
 
   // ---- input -----------------------------------------------------------
 
-  private attach(area: Area): void {
-    const c = area.canvas;
+  private attach(id: string, first: Area): void {
+    const c = first.canvas;
+    // Handlers look the area up on each event: its rows change with every layout.
+    const area = () => this.areas.get(id) ?? first;
     c.onwheel = (e) => this.onWheel(e, false);
     c.onmousedown = (e) => this.onMouseDown(e);
-    c.onmousemove = (e) => this.onHover(e, area);
+    c.onmousemove = (e) => this.onHover(e, area());
     c.onmouseleave = () => {
       this.mouseX = null;
       this.setHover(null, null);
     };
-    c.onclick = (e) => this.onClick(e, area);
-    area.scroller?.addEventListener('scroll', () => this.redraw(), { passive: true });
+    c.onclick = (e) => this.onClick(e, area());
+    first.scroller?.addEventListener('scroll', () => this.redraw(), { passive: true });
   }
 
   private rowAt(area: Area, clientY: number): { row: LayoutRow; y: number } | null {

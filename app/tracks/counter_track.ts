@@ -23,11 +23,11 @@ export class CounterTrack implements Track {
   private readonly data: WindowedData<CounterData>;
   private readonly color: string;
 
-  constructor(private readonly env: TrackEnv, readonly trackId: number, name: string, private readonly unit: string | null, description: string | null) {
+  constructor(private readonly env: TrackEnv, readonly trackId: number, name: string, private readonly unit: string | null, description: string | null, series = name) {
     this.uri = `counter#${trackId}`;
     this.title = name;
     this.subtitle = description ?? unit ?? '';
-    this.color = COLORS[name] ?? '#5f6368';
+    this.color = COLORS[series] ?? '#5f6368';
     this.data = new WindowedData(async (b, signal) => {
       const d = await env.api.trackData(env.traceId, 'counter', { track: trackId }, b, signal);
       const prev = d.extra?.prev as { value: number } | null;

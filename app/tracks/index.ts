@@ -39,7 +39,7 @@ export function buildTracks(info: TrackList, env: TrackEnv): TrackSet {
       const prefix = /^([\w.-]+):/.exec(c.description ?? '')?.[1];
       title = prefix ? `${c.name} · ${prefix}` : c.utid !== null ? `${c.name} · ${env.threadName(c.utid)}` : c.cpu !== null ? `${c.name} · CPU ${c.cpu}` : c.name;
     }
-    tracks.push(new CounterTrack(env, c.id, title, c.unit, c.description));
+    tracks.push(new CounterTrack(env, c.id, title, c.unit, c.description, c.name));
   }
   tracks.sort((a, b) => TRACK_GROUPS.indexOf(a.group) - TRACK_GROUPS.indexOf(b.group));
   const flows = info.flows.map((f) => new FlowOverlay(env, f.kind, f.count));

@@ -9,7 +9,8 @@ import { join } from 'node:path';
 import { expect, test, type Page } from '@playwright/test';
 import { SCREENSHOTS, dropFile, visibleWindow } from './helpers.ts';
 
-const FIXTURE = 'fixtures/reclaim_kswapd.v7.dat';
+/** Override with STALLSCOPE_E2E_TRACE to run on another recording. */
+const FIXTURE = process.env.STALLSCOPE_E2E_TRACE ?? 'fixtures/reclaim_kswapd.v7.dat';
 
 test.describe.configure({ mode: 'serial' });
 
@@ -68,6 +69,25 @@ test('drop a trace, see findings, click through them on the timeline', async ({ 
   await expect(page).toHaveURL(new RegExp(`sel=finding:${expected}(&|$)`));
   // ...and `[` goes back.
   await page.keyboard.press('[');
+  await expect(shrinker).toHaveAttribute('data-selected', 'true');
+
+  // Clicking the shrinker call on kswapd's thread track selects that slice and shows its fields.
+  // (Track heights can still grow as data arrives, so aim again until the tooltip names the slice.)
+  const thread = page.locator('[data-uri^="thread#"]').first();
+  const area = (await page.getByTestId('track-scroll').boundingBox())!;
+  const x = area.x + 220 + (area.width - 220 - 16) / 2;
+  let y = 0;
+  await expect.poll(async () => {
+    y = (await thread.boundingBox())!.y + 21;
+    await page.mouse.move(x, y);
+    return page.getByTestId('tooltip').textContent();
+  }).toMatch(/shrinker|scan/);
+  await page.mouse.click(x, y);
+  await expect(page.getByTestId('details-panel')).toHaveAttribute('data-kind', 'slice');
+  await expect(page.getByTestId('details-duration')).toHaveText(durText);
+  await expect(page).toHaveURL(/sel=slice:\d+/);
+  await shot(page, '03b-slice-selected');
+  await page.goBack();
   await expect(shrinker).toHaveAttribute('data-selected', 'true');
 
   // Keyboard zoom changes the window and the ruler.

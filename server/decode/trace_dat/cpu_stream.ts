@@ -52,6 +52,14 @@ interface Block {
 
 type Fetched = { blocks: Block[]; end: boolean } | { error: unknown };
 
+type ReadResult = { blocks: Block[]; end: boolean } | { chunks: RawChunk[]; end: boolean };
+
+interface RawChunk {
+  where: number;
+  data: Buffer;
+  usize: number;
+}
+
 export class CpuStream {
   readonly cpu: number;
   readonly order: number;
@@ -63,7 +71,9 @@ export class CpuStream {
   private blockCompressed = false;
   private pagePos = 0;
   private queue: Block[] = [];
-  private pending: Promise<Fetched> | null = null;
+  private pending: Promise<Fetched>[] = [];
+  private readChain: Promise<unknown> = Promise.resolve();
+  private readsDone = false;
   private finished = false;
   /** Next file position to read from. */
   private filePos: number;
@@ -168,8 +178,8 @@ export class CpuStream {
     if (this.pagePos < this.block.length) return true;
     while (this.queue.length === 0) {
       if (this.finished) return false;
-      const fetched = await (this.pending ?? this.startFetch());
-      this.pending = null;
+      this.topUp();
+      const fetched = await this.pending.shift()!;
       if ('error' in fetched) {
         const e = fetched.error;
         if (!(e instanceof TraceDatFormatError)) throw e;
@@ -179,7 +189,7 @@ export class CpuStream {
       }
       this.queue = fetched.blocks;
       if (fetched.end) this.finished = true;
-      else this.pending = this.startFetch(); // read ahead while this batch is decoded
+      else this.topUp(); // keep reading (and decompressing) ahead while this batch is decoded
     }
     const b = this.queue.shift()!;
     this.block = b.buf;
@@ -189,15 +199,42 @@ export class CpuStream {
     return true;
   }
 
-  private startFetch(): Promise<Fetched> {
-    // Errors are carried as values: a rejected read-ahead promise nobody awaits yet must not crash the process.
-    return (this.cfg.compressed ? this.fetchChunks() : this.fetchPages()).then(
-      (r) => r,
-      (error: unknown) => ({ error }),
-    );
+  /**
+   * Keeps `depth` fetches in flight. File reads are chained (they share the
+   * read position); decompression of a batch overlaps with the next reads, and
+   * the zstd pipe returns batches in order.
+   */
+  private topUp(): void {
+    const depth = this.cfg.compressed && this.cfg.algorithm === 'zstd' && nativeZstdUsable() ? 4 : 2;
+    while (this.pending.length < depth && !this.readsDone) {
+      const next = (): Promise<ReadResult> => (this.cfg.compressed ? this.readChunks() : this.readPages());
+      const read = this.readChain.then(next);
+      this.readChain = read.then(
+        () => undefined,
+        () => undefined,
+      );
+      // Errors are carried as values: a rejected read-ahead promise nobody awaits yet must not crash the process.
+      this.pending.push(
+        read
+          .then(async (r): Promise<Fetched> => {
+            if (r.end) this.readsDone = true;
+            if ('blocks' in r) return r;
+            return { blocks: await this.decompressChunks(r.chunks, r.end), end: r.end };
+          })
+          .then(
+            (r) => r,
+            (error: unknown) => {
+              this.readsDone = true;
+              return { error };
+            },
+          ),
+      );
+      // readsDone is only known once the read finishes; one extra empty fetch at the end is harmless.
+      if (this.pending.length >= depth) break;
+    }
   }
 
-  private async fetchPages(): Promise<Fetched> {
+  private async readPages(): Promise<{ blocks: Block[]; end: boolean }> {
     const avail = this.regionEnd - this.filePos;
     if (avail <= 0) return { blocks: [], end: true };
     const len = Math.min(avail, BLOCK_PAGES * this.cfg.pageSize);
@@ -208,11 +245,12 @@ export class CpuStream {
     return { blocks: [{ buf, where: at, compressed: false }], end: this.filePos >= this.regionEnd };
   }
 
-  private async fetchChunks(): Promise<Fetched> {
+  private async readChunks(): Promise<{ chunks: RawChunk[]; end: boolean }> {
+    if (this.readsDone) return { chunks: [], end: true };
     const src = this.cfg.src;
     const le = this.cfg.littleEndian;
     if (this.chunksLeft < 0) {
-      if (this.regionEnd - this.filePos < 12) return { blocks: [], end: true };
+      if (this.regionEnd - this.filePos < 12) return { chunks: [], end: true };
       const b = await src.read(this.filePos, 12, 'chunk count');
       this.chunksLeft = le ? b.readUInt32LE(0) : b.readUInt32BE(0);
       this.nextChunkHeader = b.subarray(4, 12);
@@ -220,7 +258,7 @@ export class CpuStream {
       this.bytesDone += 4;
     }
     // Collect up to BATCH_CHUNKS chunks: (where, compressed bytes, uncompressed size).
-    const chunks: { where: number; data: Buffer; usize: number }[] = [];
+    const chunks: RawChunk[] = [];
     let end = false;
     const native = this.cfg.algorithm === 'zstd' && nativeZstdUsable();
     let batchBytes = 0;
@@ -264,10 +302,10 @@ export class CpuStream {
       chunks.push({ where: at, data: data.subarray(0, csize), usize });
       batchBytes += usize;
     }
-    return { blocks: await this.decompressChunks(chunks), end };
+    return { chunks, end };
   }
 
-  private async decompressChunks(chunks: { where: number; data: Buffer; usize: number }[]): Promise<Block[]> {
+  private async decompressChunks(chunks: RawChunk[], last: boolean): Promise<Block[]> {
     if (chunks.length === 0) return [];
     if (this.cfg.algorithm === 'zstd' && nativeZstdUsable()) {
       if ((!this.pipe || !this.pipe.usable) && this.pipesStarted < MAX_PIPES) {
@@ -275,7 +313,7 @@ export class CpuStream {
         this.pipesStarted++;
       }
       const total = chunks.reduce((a, c) => a + c.usize, 0);
-      const out = this.pipe?.usable ? await this.pipe.decompress(Buffer.concat(chunks.map((c) => c.data)), total) : null;
+      const out = this.pipe?.usable ? await this.pipe.decompress(chunks.map((c) => c.data), total, last) : null;
       if (out) {
         let p = 0;
         return chunks.map((c) => {

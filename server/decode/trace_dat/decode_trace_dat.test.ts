@@ -9,7 +9,8 @@ import { FileSource } from './file_source.ts';
 import { readTraceDatHeader } from './read_file_header.ts';
 
 const FIX = fileURLToPath(new URL('../../../fixtures/', import.meta.url));
-const base = join(FIX, 'reclaim_kswapd');
+// TRACE_DAT_FIXTURE_BASE=/dir/name runs these tests on another recording (name.v7.dat, .v6.dat, .report.txt, .counts.json).
+const base = process.env.TRACE_DAT_FIXTURE_BASE ?? join(FIX, 'reclaim_kswapd');
 const haveFixtures = existsSync(`${base}.v7.dat`) && existsSync(`${base}.v6.dat`) && existsSync(`${base}.report.txt`);
 
 interface Collected {

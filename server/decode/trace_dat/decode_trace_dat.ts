@@ -228,6 +228,7 @@ async function decodeBody(src: FileSource, info: TraceDatInfo, sink: EventSink, 
   const bytesDone = () => streams.reduce((a, s) => a + s.bytesDone, 0);
   let unknownCount = 0;
   let shortCount = 0;
+  let lastYield = performance.now();
 
   // Merge loop. Emit runs from the earliest stream until another stream's head is earlier.
   while (active.length > 0) {
@@ -309,6 +310,14 @@ async function decodeBody(src: FileSource, info: TraceDatInfo, sink: EventSink, 
       if (i < count) break;
       // Page done: next page in this block, or read the next block.
       if (!s.nextPageSync()) {
+        // Let the event loop run now and then: read-ahead completions and the zstd
+        // pipe's output are only drained while we are not decoding (awaiting a resolved
+        // promise does not poll I/O), and a full pipe stalls the decompressor.
+        const now = performance.now();
+        if (now - lastYield > 0.5) {
+          await new Promise<void>((r) => setImmediate(r));
+          lastYield = performance.now();
+        }
         if (++progressTick % 16 === 0 && onProgress) onProgress(bytesDone(), totalBytes);
         more = await s.refill();
         if (deferred.length > 0) flushProblems();

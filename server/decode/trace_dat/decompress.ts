@@ -82,6 +82,7 @@ export class ZstdPipe {
   private readonly child: ChildProcessWithoutNullStreams;
   private readonly jobs: PipeJob[] = [];
   private dead = false;
+  private inputEnded = false;
   private timer: NodeJS.Timeout | null = null;
   private lastProgress = 0;
   private stalls = 0;
@@ -94,6 +95,7 @@ export class ZstdPipe {
       if (e.code === 'ENOENT') nativeZstdMissing = true;
       this.fail();
     });
+    // zstd exits after its input ends; output may still be draining until 'close'
     this.child.on('close', () => this.fail());
     this.child.stdout.on('data', (d: Buffer) => this.onData(d));
   }
@@ -112,14 +114,21 @@ export class ZstdPipe {
     return !this.dead;
   }
 
-  /** Decompresses concatenated frames totalling `size` bytes of output; null on any failure. */
-  decompress(frames: Buffer, size: number): Promise<Buffer | null> {
-    if (this.dead || size > MAX_UNCOMPRESSED) return Promise.resolve(null);
+  /**
+   * Decompresses concatenated frames totalling `size` bytes of output; null on
+   * any failure. `last`: no more input will follow, so end zstd's input (it
+   * then flushes without padding).
+   */
+  decompress(frames: Buffer[], size: number, last = false): Promise<Buffer | null> {
+    if (this.dead || this.inputEnded || size > MAX_UNCOMPRESSED) return Promise.resolve(null);
     return new Promise((resolve) => {
       this.jobs.push({ out: Buffer.allocUnsafe(size), got: 0, resolve });
       if (size === 0) this.onData(Buffer.alloc(0));
-      this.child.stdin.write(frames);
-      this.child.stdin.write(FLUSH_PAD);
+      for (const f of frames) this.child.stdin.write(f);
+      if (last) {
+        this.inputEnded = true;
+        this.child.stdin.end();
+      } else this.child.stdin.write(FLUSH_PAD);
       this.armTimer();
     });
   }
@@ -158,7 +167,7 @@ export class ZstdPipe {
         this.fail();
         return;
       }
-      this.child.stdin.write(FLUSH_PAD);
+      if (!this.inputEnded) this.child.stdin.write(FLUSH_PAD);
     }, 20);
   }
 
@@ -180,7 +189,7 @@ export class ZstdPipe {
     this.disarmTimer();
     if (!this.dead) {
       this.dead = true;
-      this.child.stdin.end();
+      if (!this.inputEnded) this.child.stdin.end();
       // zstd exits at end of input; make sure a wedged one does not outlive us
       setTimeout(() => this.child.kill(), 1000).unref();
     }
@@ -193,7 +202,7 @@ export async function zstdNativeOnce(data: Buffer, size: number): Promise<Buffer
   const pipe = ZstdPipe.create();
   if (!pipe) return null;
   try {
-    return await pipe.decompress(data, size);
+    return await pipe.decompress([data], size, true);
   } finally {
     pipe.close();
   }

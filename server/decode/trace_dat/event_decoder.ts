@@ -69,10 +69,33 @@ export function makeHelpers(littleEndian: boolean, kallsyms: Kallsyms): Helpers 
       default: return signed ? h.s64(b, p) : h.u64(b, p);
     }
   };
+  // comm-like strings repeat endlessly (same few tasks): intern them by a hash of
+  // their bytes, verified byte by byte, instead of decoding each occurrence.
+  const cache = new Map<number, { bytes: Uint8Array; s: string }>();
   const decodeStr = (b: Buffer, p: number, end: number): string => {
     let e = p;
-    while (e < end && b[e] !== 0) e++;
-    return e === p ? '' : b.toString('utf8', p, e);
+    let h = 0x811c9dc5;
+    while (e < end) {
+      const c = b[e]!;
+      if (c === 0) break;
+      h = Math.imul(h ^ c, 0x01000193);
+      e++;
+    }
+    const len = e - p;
+    if (len === 0) return '';
+    if (len > 64) return b.toString('utf8', p, e);
+    const key = (h ^ len) >>> 0;
+    const hit = cache.get(key);
+    if (hit !== undefined && hit.bytes.length === len) {
+      const hb = hit.bytes;
+      let i = 0;
+      while (i < len && hb[i] === b[p + i]) i++;
+      if (i === len) return hit.s;
+    }
+    const str = b.toString('utf8', p, e);
+    if (cache.size > 1 << 16) cache.clear();
+    cache.set(key, { bytes: Uint8Array.prototype.slice.call(b, p, e), s: str });
+    return str;
   };
   const dynLoc = (b: Buffer, recOff: number, recLen: number, fieldPos: number, fieldEnd: number, relative: boolean): [number, number] | null => {
     const v = rd32(b, fieldPos);

@@ -324,4 +324,4 @@ SELECT
 FROM ended e
 LEFT JOIN steps s USING (utid, seg)
 LEFT JOIN starts st ON st.id = e.start_id
-LEFT JOIN mm_vmscan_direct_reclaim_end en ON en.id = e.end_id AND NOT e.is_kswapd;
+LEFT JOIN (SELECT id, nr_reclaimed FROM mm_vmscan_direct_reclaim_end) en ON en.id = e.end_id;  -- ids are unique: a sleep id never matches

@@ -22,6 +22,8 @@ const BLOCK_PAGES = 32;
  * Without the binary one chunk (~10 pages) is decompressed at a time.
  */
 const NATIVE_BATCH_BYTES = 1 << 20;
+/** Bytes of compressed data read at a time. */
+const COMPRESSED_WINDOW = 1 << 20;
 /** Fresh zstd processes a stream may start after failures before sticking to fzstd. */
 const MAX_PIPES = 4;
 
@@ -82,6 +84,8 @@ export class CpuStream {
   private chunksLeft = -1;
   /** Header of the next chunk, read together with the previous chunk's data. */
   private nextChunkHeader: Buffer | null = null;
+  private win: Buffer = Buffer.alloc(0);
+  private winStart = 0;
   private pipe: ZstdPipe | null = null;
   private pipesStarted = 0;
   /** File bytes consumed so far (progress). */
@@ -289,9 +293,9 @@ export class CpuStream {
         end = true;
         break;
       }
-      // Read this chunk's data and the next chunk's header in one go.
+      // This chunk's data and the next chunk's header, from the read window.
       const withNext = this.chunksLeft > 0 && this.regionEnd - (at + 8 + csize) >= 8 ? 8 : 0;
-      const data = await src.read(at + 8, csize + withNext, 'compressed chunk');
+      const data = await this.windowed(at + 8, csize + withNext);
       this.nextChunkHeader = withNext ? data.subarray(csize) : null;
       this.filePos = at + 8 + csize;
       this.bytesDone += 8 + csize;
@@ -303,6 +307,19 @@ export class CpuStream {
       batchBytes += usize;
     }
     return { chunks, end };
+  }
+
+  /**
+   * Compressed data is read in windows of ~1 MiB rather than one read per
+   * chunk (thousands of small async reads cost more than the copies).
+   */
+  private async windowed(at: number, len: number): Promise<Buffer> {
+    const rel = at - this.winStart;
+    if (rel >= 0 && rel + len <= this.win.length) return this.win.subarray(rel, rel + len);
+    const want = Math.min(Math.max(len, COMPRESSED_WINDOW), this.regionEnd - at);
+    this.win = await this.cfg.src.read(at, want, 'compressed chunk');
+    this.winStart = at;
+    return this.win.subarray(0, len);
   }
 
   private async decompressChunks(chunks: RawChunk[], last: boolean): Promise<Block[]> {

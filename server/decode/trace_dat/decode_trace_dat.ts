@@ -54,17 +54,34 @@ export async function decodeTraceDat(path: string, sink: EventSink, opts: Decode
   }
 }
 
-/** pid -> comm from saved_cmdlines ("<pid> <comm>" lines). */
-function parseCmdlines(text: string | null): Map<number, string> {
-  const map = new Map<number, string>();
-  if (!text) return map;
-  for (const line of text.split('\n')) {
-    const sp = line.indexOf(' ');
-    if (sp <= 0) continue;
-    const pid = Number(line.slice(0, sp));
-    if (Number.isInteger(pid)) map.set(pid, line.slice(sp + 1));
+/**
+ * pid -> comm from saved_cmdlines ("<pid> <comm>" lines), plus a bitmap of
+ * known pids so the per-sched_switch "is this pid known?" check is one array read.
+ */
+class CommTable {
+  readonly map = new Map<number, string>();
+  private readonly known = new Uint8Array(1 << 22); // pid_max on 64-bit kernels
+
+  has(pid: number): boolean {
+    return pid >= 0 && pid < this.known.length ? this.known[pid] === 1 : this.map.has(pid);
   }
-  return map;
+
+  set(pid: number, comm: string): void {
+    this.map.set(pid, comm);
+    if (pid >= 0 && pid < this.known.length) this.known[pid] = 1;
+  }
+
+  static parse(text: string | null): CommTable {
+    const t = new CommTable();
+    if (!text) return t;
+    for (const line of text.split('\n')) {
+      const sp = line.indexOf(' ');
+      if (sp <= 0) continue;
+      const pid = Number(line.slice(0, sp));
+      if (Number.isInteger(pid)) t.set(pid, line.slice(sp + 1));
+    }
+    return t;
+  }
 }
 
 async function decodeBody(src: FileSource, info: TraceDatInfo, sink: EventSink, opts: DecodeTraceDatOptions, streams: CpuStream[]): Promise<void> {
@@ -112,7 +129,7 @@ async function decodeBody(src: FileSource, info: TraceDatInfo, sink: EventSink, 
   const pidOff = pidF.off;
   const commonLen = Math.max(typeOff + 2, flagsOff + 1, preemptOff + 1, pidOff + 4);
 
-  const comms = parseCmdlines(info.cmdlines);
+  const comms = CommTable.parse(info.cmdlines);
   const layout = parseHeaderPage(info.headerPage, info.longSize);
 
   // Streams: every buffer (top instance first) x CPU with data.
@@ -229,6 +246,9 @@ async function decodeBody(src: FileSource, info: TraceDatInfo, sink: EventSink, 
   let unknownCount = 0;
   let shortCount = 0;
   let lastYield = performance.now();
+  // consecutive records mostly come from the same task: skip the map lookup then
+  let lastPid = -1;
+  let lastComm: string | null = null;
 
   // Merge loop. Emit runs from the earliest stream until another stream's head is earlier.
   while (active.length > 0) {
@@ -288,7 +308,13 @@ async function decodeBody(src: FileSource, info: TraceDatInfo, sink: EventSink, 
           fields = ev.safe(buf, off, len);
         }
         const pid = le ? buf.readInt32LE(off + pidOff) : buf.readInt32BE(off + pidOff);
-        const comm = pid === 0 ? '<idle>' : (comms.get(pid) ?? null);
+        let comm: string | null;
+        if (pid === lastPid) comm = lastComm;
+        else {
+          comm = pid === 0 ? '<idle>' : (comms.map.get(pid) ?? null);
+          lastPid = pid;
+          lastComm = comm;
+        }
         const event: DecodedEvent = {
           ts,
           cpu,
@@ -304,7 +330,7 @@ async function decodeBody(src: FileSource, info: TraceDatInfo, sink: EventSink, 
           where,
         };
         sink.event(event);
-        if (ev.commRegistrations.length > 0) registerComms(ev, buf, off, len, le, comms);
+        if (ev.commRegistrations.length > 0 && registerComms(ev, buf, off, len, le, comms)) lastPid = -1;
       }
       s.idx = i;
       if (i < count) break;
@@ -342,7 +368,8 @@ async function decodeBody(src: FileSource, info: TraceDatInfo, sink: EventSink, 
  * for pids the saved cmdlines do not know; later events of those pids then
  * show that comm in the report. Do the same so comm matches the report.
  */
-function registerComms(ev: CompiledEvent, buf: Buffer, off: number, len: number, le: boolean, comms: Map<number, string>): void {
+function registerComms(ev: CompiledEvent, buf: Buffer, off: number, len: number, le: boolean, comms: CommTable): boolean {
+  let added = false;
   for (const r of ev.commRegistrations) {
     if (r.pidOff + 4 > len || r.commOff + r.commSize > len) continue;
     const pid = le ? buf.readInt32LE(off + r.pidOff) : buf.readInt32BE(off + r.pidOff);
@@ -352,5 +379,7 @@ function registerComms(ev: CompiledEvent, buf: Buffer, off: number, len: number,
     const start = e;
     while (e < end && buf[e] !== 0) e++;
     comms.set(pid, buf.toString('utf8', start, e));
+    added = true;
   }
+  return added;
 }

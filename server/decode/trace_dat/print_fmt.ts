@@ -38,6 +38,10 @@ const U64 = (1n << 64n) - 1n;
 
 const PUNCT = ['<<=', '>>=', '...', '->', '<<', '>>', '<=', '>=', '==', '!=', '&&', '||', '++', '--'];
 
+function isIdentChar(c: number): boolean {
+  return (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 95;
+}
+
 export function tokenize(src: string): Tok[] {
   const out: Tok[] = [];
   let i = 0;
@@ -92,7 +96,8 @@ export function tokenize(src: string): Tok[] {
       out.push({ t: 'num', v: BigInt(v) });
       continue;
     }
-    if (/[0-9]/.test(c)) {
+    const cc = c.charCodeAt(0);
+    if (cc >= 48 && cc <= 57) {
       const m = /^(0[xX][0-9a-fA-F]+|0[0-7]*|[1-9][0-9]*)([uUlL]*)/.exec(src.slice(i, i + 40));
       if (m) {
         const lit = m[1]!;
@@ -105,9 +110,9 @@ export function tokenize(src: string): Tok[] {
         continue;
       }
     }
-    if (/[A-Za-z_]/.test(c)) {
+    if ((cc >= 65 && cc <= 90) || (cc >= 97 && cc <= 122) || cc === 95) {
       let j = i + 1;
-      while (j < n && /[A-Za-z0-9_]/.test(src[j]!)) j++;
+      while (j < n && isIdentChar(src.charCodeAt(j))) j++;
       out.push({ t: 'id', v: src.slice(i, j) });
       i = j;
       continue;

@@ -16,6 +16,7 @@ import { HttpError } from './http_errors.ts';
 import { Jobs } from './jobs.ts';
 import type { LibraryLike } from './library_contract.ts';
 import { TraceEngines } from './trace_engines.ts';
+import { Overviews } from './overview.ts';
 import type { ApiContext } from './context.ts';
 import { DEFAULT_APP_DIR, registerAppRoutes } from './routes/app.ts';
 import { registerEventRoutes } from './routes/events.ts';
@@ -56,6 +57,7 @@ export async function buildApi(opts: ServerOptions): Promise<{ app: FastifyInsta
   const ctx: ApiContext = {
     library: opts.library,
     engines: new TraceEngines(opts.library),
+    overviews: new Overviews(),
     jobs: new Jobs(),
     uploadDir: opts.library.paths?.tmp ?? join(opts.dataDir ?? opts.library.dataDir ?? tmpdir(), 'tmp'),
     maxUploadBytes: opts.maxUploadBytes ?? DEFAULT_MAX_UPLOAD_BYTES,

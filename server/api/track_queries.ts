@@ -44,7 +44,7 @@ function bounds(tr: OpenTrace, w: Window) {
   return { a0: tr.meta.base + w.t0, a1: tr.meta.base + w.t1, res, base: tr.meta.base, last: tr.meta.last };
 }
 
-function toColumns(rows: Record<string, unknown>[], keys: string[]): Columns {
+export function toColumns(rows: Record<string, unknown>[], keys: string[]): Columns {
   const cols: Columns = {};
   for (const k of keys) cols[k] = new Array(rows.length);
   rows.forEach((r, i) => {
@@ -56,7 +56,7 @@ function toColumns(rows: Record<string, unknown>[], keys: string[]): Columns {
   return cols;
 }
 
-function result(w: Window, res: bigint, rows: Record<string, unknown>[], keys: string[], extra?: Record<string, unknown>): TrackData {
+export function result(w: Window, res: bigint, rows: Record<string, unknown>[], keys: string[], extra?: Record<string, unknown>): TrackData {
   return { t0: Number(w.t0), t1: Number(w.t1), px: w.px, res: Number(res), rows: rows.length, cols: toColumns(rows, keys), extra };
 }
 
@@ -67,7 +67,7 @@ function result(w: Window, res: bigint, rows: Record<string, unknown>[], keys: s
  * several tracks) and the payload columns; `payload` lists them with their
  * bucket aggregate.
  */
-function binnedSql(
+export function binnedSql(
   src: string,
   payload: Array<{ col: string; agg: string }>,
   b: ReturnType<typeof bounds>,
@@ -86,7 +86,7 @@ function binnedSql(
     ORDER BY k, ts`;
 }
 
-const durExpr = (last: bigint) => `CASE WHEN dur < 0 THEN ${last} - ts ELSE dur END`;
+export const durExpr = (last: bigint) => `CASE WHEN dur < 0 THEN ${last} - ts ELSE dur END`;
 
 type Key = number | string;
 

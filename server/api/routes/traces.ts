@@ -19,6 +19,7 @@ import { jsSafe } from '../../engine/engine.ts';
 import { HttpError, TRACE_ID_RE } from '../http_errors.ts';
 import type { ApiContext } from '../context.ts';
 import type { JobState } from '../jobs.ts';
+import { warmTrace } from './tracks.ts';
 
 export function displayName(raw: string | undefined | null): string {
   // Control characters and path separators are dropped; the name is never used in a path.
@@ -111,6 +112,9 @@ export async function registerTraceRoutes(app: FastifyInstance, ctx: ApiContext)
   });
 }
 
+/** Longest an upload's `done` waits for the timeline overview to be built. */
+const OVERVIEW_WAIT_MS = 20_000;
+
 async function runIngest(ctx: ApiContext, jobId: string, path: string, name: string): Promise<void> {
   let outcome: Partial<JobState>;
   try {
@@ -122,6 +126,11 @@ async function runIngest(ctx: ApiContext, jobId: string, path: string, name: str
     outcome = rec.status === 'failed'
       ? { phase: 'failed', error: (rec.error ?? 'ingest failed').split(path).join(name) }
       : { phase: 'done', traceId: rec.id, events: rec.eventsTotal };
+    if (rec.status !== 'failed') {
+      // Summarise the timeline now, so the first view of the trace is instant (bounded: never blocks done for long).
+      ctx.jobs.update(jobId, { phase: 'detecting', message: 'summarising timelines' });
+      await Promise.race([warmTrace(ctx, rec.id).catch(() => null), new Promise((r) => setTimeout(r, OVERVIEW_WAIT_MS))]);
+    }
   } catch (e) {
     // The staged file's path means nothing to the user (and is the server's business): name the upload instead.
     outcome = { phase: 'failed', error: ((e as Error).message || String(e)).split(path).join(name) };

@@ -10,6 +10,7 @@ import type { FastifyInstance } from 'fastify';
 import { HttpError, bigParam, enumParam, intParam, stringParam } from '../http_errors.ts';
 import type { ApiContext } from '../context.ts';
 import type { OpenTrace } from '../trace_engines.ts';
+import { counterFromOverview, cpuFromOverview, servesWindow, sliceFromOverview, threadFromOverview, writepageFromOverview } from '../overview.ts';
 import { counterTracks, cpuTracks, flowTrack, instantTrack, sliceTracks, threadTracks, type Window } from '../track_queries.ts';
 import { traceParam } from './traces.ts';
 
@@ -40,62 +41,79 @@ function num(v: unknown): number {
   return typeof v === 'bigint' ? Number(v) : (v as number);
 }
 
-export async function registerTrackRoutes(app: FastifyInstance, ctx: ApiContext): Promise<void> {
-  const listings = new Map<string, Promise<TrackList>>();
+const listings = new WeakMap<ApiContext, Map<string, Promise<TrackList>>>();
 
-  async function listTracks(id: string, tr: OpenTrace): Promise<TrackList> {
-    const t = tr.meta.tables;
-    const q = async <T>(table: string, sql: string): Promise<T[]> => (t.has(table) ? tr.query<T>(sql) : []);
-    let cpus = (await q<{ cpu: number; events: bigint }>('cpu', 'SELECT cpu, event_count AS events FROM cpu ORDER BY cpu')).map((r) => ({ cpu: r.cpu, events: num(r.events) }));
-    if (cpus.length === 0) {
-      cpus = (await q<{ cpu: number; events: bigint }>('ftrace_event', 'SELECT cpu, count(*) AS events FROM ftrace_event GROUP BY cpu ORDER BY cpu')).map((r) => ({ cpu: r.cpu, events: num(r.events) }));
-    }
-    const threads = await q<{ utid: number; tid: number | null; name: string | null }>('thread', `SELECT utid, tid, name FROM thread ORDER BY utid LIMIT ${MAX_THREADS_LISTED}`);
-    const byTid = new Map<number, typeof threads>();
-    for (const th of threads) if (th.tid !== null) byTid.set(th.tid, [...(byTid.get(th.tid) ?? []), th]);
-    const interest = new Map<number, TrackList['threadsOfInterest'][number]>();
-    for (const th of threads) if (th.name && /^kswapd/.test(th.name)) interest.set(th.utid, { ...th, reason: 'kswapd' });
-    const { findings } = await ctx.library.findings(id);
-    const byUtid = new Map(threads.map((th) => [th.utid, th]));
-    for (const f of findings) {
-      // Findings name their thread by utid (exact); older ones only by tid.
-      const utid = (f as { utid?: number | null }).utid;
-      const matches = utid !== null && utid !== undefined
-        ? [byUtid.get(Number(utid))].filter((th): th is NonNullable<typeof th> => !!th)
-        : f.tid ? byTid.get(Number(f.tid)) ?? [] : [];
-      for (const th of matches) {
-        if (th.utid !== 0 && !interest.has(th.utid)) interest.set(th.utid, { ...th, reason: `finding: ${f.detector}` });
-      }
-    }
-    const counters = (await q<{ id: number; name: string; unit: string | null; utid: number | null; cpu: number | null; description: string | null; values: bigint }>(
-      'counter_track',
-      `SELECT t.id, t.name, t.unit, t.utid, t.cpu, t.description, (SELECT count(*) FROM counter c WHERE c.track_id = t.id) AS "values" FROM counter_track t ORDER BY t.id`,
-    )).map((r) => ({ ...r, values: num(r.values) }));
-    const sliceCategories = (await q<{ category: string; count: bigint }>('slice', 'SELECT category, count(*) AS count FROM slice GROUP BY 1 ORDER BY 2 DESC')).map((r) => ({ category: r.category, count: num(r.count) }));
-    const writes = await q<{ count: bigint }>('mm_vmscan_write_folio', 'SELECT count(*) AS count FROM mm_vmscan_write_folio');
-    const flows = (await q<{ kind: string; count: bigint }>('flow', 'SELECT kind, count(*) AS count FROM flow GROUP BY 1 ORDER BY 1')).map((r) => ({ kind: r.kind, count: num(r.count) }));
-    return {
-      start: 0,
-      end: Number(tr.meta.last - tr.meta.base),
-      cpus,
-      threads,
-      threadsOfInterest: [...interest.values()].sort((a, b) => (a.reason === b.reason ? (a.name ?? '').localeCompare(b.name ?? '') : a.reason === 'kswapd' ? -1 : 1)),
-      counters: counters.filter((c) => c.values > 0),
-      sliceCategories,
-      instants: writes.length && num(writes[0]!.count) > 0 ? [{ name: 'writepage', count: num(writes[0]!.count) }] : [],
-      flows,
-    };
+/** Which tracks a trace has (computed once per trace). */
+export function trackList(ctx: ApiContext, id: string, tr: OpenTrace): Promise<TrackList> {
+  let m = listings.get(ctx);
+  if (!m) {
+    m = new Map();
+    listings.set(ctx, m);
   }
+  let p = m.get(id);
+  if (!p) {
+    p = buildTrackList(ctx, id, tr);
+    m.set(id, p);
+    p.catch(() => m!.delete(id));
+  }
+  return p;
+}
 
+/** Opens a trace and summarises what its first view shows (overview.ts), so that view is instant. */
+export async function warmTrace(ctx: ApiContext, id: string): Promise<void> {
+  const tr = await ctx.engines.get(id);
+  const list = await trackList(ctx, id, tr);
+  await ctx.overviews.warm(id, tr, list.threadsOfInterest.map((t) => t.utid));
+}
+
+async function buildTrackList(ctx: ApiContext, id: string, tr: OpenTrace): Promise<TrackList> {
+  const t = tr.meta.tables;
+  const q = async <T>(table: string, sql: string): Promise<T[]> => (t.has(table) ? tr.query<T>(sql) : []);
+  let cpus = (await q<{ cpu: number; events: bigint }>('cpu', 'SELECT cpu, event_count AS events FROM cpu ORDER BY cpu')).map((r) => ({ cpu: r.cpu, events: num(r.events) }));
+  if (cpus.length === 0) {
+    cpus = (await q<{ cpu: number; events: bigint }>('ftrace_event', 'SELECT cpu, count(*) AS events FROM ftrace_event GROUP BY cpu ORDER BY cpu')).map((r) => ({ cpu: r.cpu, events: num(r.events) }));
+  }
+  const threads = await q<{ utid: number; tid: number | null; name: string | null }>('thread', `SELECT utid, tid, name FROM thread ORDER BY utid LIMIT ${MAX_THREADS_LISTED}`);
+  const byTid = new Map<number, typeof threads>();
+  for (const th of threads) if (th.tid !== null) byTid.set(th.tid, [...(byTid.get(th.tid) ?? []), th]);
+  const interest = new Map<number, TrackList['threadsOfInterest'][number]>();
+  for (const th of threads) if (th.name && /^kswapd/.test(th.name)) interest.set(th.utid, { ...th, reason: 'kswapd' });
+  const { findings } = await ctx.library.findings(id);
+  const byUtid = new Map(threads.map((th) => [th.utid, th]));
+  for (const f of findings) {
+    // Findings name their thread by utid (exact); older ones only by tid.
+    const utid = (f as { utid?: number | null }).utid;
+    const matches = utid !== null && utid !== undefined
+      ? [byUtid.get(Number(utid))].filter((th): th is NonNullable<typeof th> => !!th)
+      : f.tid ? byTid.get(Number(f.tid)) ?? [] : [];
+    for (const th of matches) {
+      if (th.utid !== 0 && !interest.has(th.utid)) interest.set(th.utid, { ...th, reason: `finding: ${f.detector}` });
+    }
+  }
+  const counters = (await q<{ id: number; name: string; unit: string | null; utid: number | null; cpu: number | null; description: string | null; values: bigint }>(
+    'counter_track',
+    `SELECT t.id, t.name, t.unit, t.utid, t.cpu, t.description, (SELECT count(*) FROM counter c WHERE c.track_id = t.id) AS "values" FROM counter_track t ORDER BY t.id`,
+  )).map((r) => ({ ...r, values: num(r.values) }));
+  const sliceCategories = (await q<{ category: string; count: bigint }>('slice', 'SELECT category, count(*) AS count FROM slice GROUP BY 1 ORDER BY 2 DESC')).map((r) => ({ category: r.category, count: num(r.count) }));
+  const writes = await q<{ count: bigint }>('mm_vmscan_write_folio', 'SELECT count(*) AS count FROM mm_vmscan_write_folio');
+  const flows = (await q<{ kind: string; count: bigint }>('flow', 'SELECT kind, count(*) AS count FROM flow GROUP BY 1 ORDER BY 1')).map((r) => ({ kind: r.kind, count: num(r.count) }));
+  return {
+    start: 0,
+    end: Number(tr.meta.last - tr.meta.base),
+    cpus,
+    threads,
+    threadsOfInterest: [...interest.values()].sort((a, b) => (a.reason === b.reason ? (a.name ?? '').localeCompare(b.name ?? '') : a.reason === 'kswapd' ? -1 : 1)),
+    counters: counters.filter((c) => c.values > 0),
+    sliceCategories,
+    instants: writes.length && num(writes[0]!.count) > 0 ? [{ name: 'writepage', count: num(writes[0]!.count) }] : [],
+    flows,
+  };
+}
+
+export async function registerTrackRoutes(app: FastifyInstance, ctx: ApiContext): Promise<void> {
   app.get('/api/traces/:id/tracks', async (req) => {
     const { id, tr } = await openReady(ctx, req.params);
-    let p = listings.get(id);
-    if (!p) {
-      p = listTracks(id, tr);
-      listings.set(id, p);
-      p.catch(() => listings.delete(id));
-    }
-    return p;
+    return trackList(ctx, id, tr);
   });
 
   const KINDS = ['cpu', 'thread', 'slice', 'counter', 'instant', 'flow'] as const;
@@ -142,7 +160,23 @@ export async function registerTrackRoutes(app: FastifyInstance, ctx: ApiContext)
       return multi(name) ? { batch: Object.fromEntries(m) } : m.values().next().value;
     };
     let body: unknown;
-    switch (kind) {
+    // Zoomed out: re-aggregate the trace's overview instead of scanning the tables. Until its
+    // part is built (after ingest it is; after a restart it is built behind the first answers),
+    // scan the tables for just the tracks asked for.
+    const ov = kind === 'flow' ? null : ctx.overviews.get(id, tr);
+    const okind = kind as 'cpu' | 'thread' | 'slice' | 'counter' | 'instant';
+    const utids = kind === 'thread' ? ints(q, 'utid', 2 ** 31 - 1) : [];
+    const fromOverview = !!ov && servesWindow(ov, w) && ov.isReady(okind, utids);
+    if (ov && servesWindow(ov, w) && !fromOverview) setTimeout(() => ov.prepare(okind, utids), 0);
+    if (ov && fromOverview) {
+      switch (kind) {
+        case 'cpu': body = await many('cpu', async () => cpuFromOverview(ov, w, ints(q, 'cpu', 100_000))); break;
+        case 'thread': body = await many('utid', async () => threadFromOverview(ov, w, ints(q, 'utid', 2 ** 31 - 1))); break;
+        case 'slice': body = await many('category', async () => sliceFromOverview(ov, w, strs(q, 'category'))); break;
+        case 'counter': body = await many('track', async () => counterFromOverview(ov, w, ints(q, 'track', 2 ** 31 - 1))); break;
+        default: enumParam(q, 'name', ['writepage'] as const); body = writepageFromOverview(ov, w);
+      }
+    } else switch (kind) {
       case 'cpu': body = await many('cpu', () => cpuTracks(tr, w, ints(q, 'cpu', 100_000))); break;
       case 'thread': body = await many('utid', () => threadTracks(tr, w, ints(q, 'utid', 2 ** 31 - 1))); break;
       case 'slice': body = await many('category', () => sliceTracks(tr, w, strs(q, 'category'))); break;

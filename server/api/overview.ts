@@ -1,0 +1,370 @@
+/**
+ * Per-trace overview (a one-level mipmap): every slice-like and counter
+ * track summarised once at a base resolution B (ns per bucket, a power of two
+ * >= span / OVERVIEW_BUCKETS), kept in memory. Zoomed-out windows (request
+ * resolution >= B) are then answered by re-aggregating these rows in JS,
+ * O(buckets) whatever the trace size; zoomed-in windows still query DuckDB,
+ * where a narrow time range is cheap.
+ *
+ * Built with one scan per table right after ingest (before the job reports
+ * done) or on the first open after a restart.
+ *
+ * Re-aggregation follows track_queries.ts: a row at least one output column
+ * wide stays a slice with its id; the rest merge per output column, keeping
+ * the payload of the longest contributor (`maxdur`).
+ */
+import { binnedSql, durExpr, type Columns, type TrackData, type Window } from './track_queries.ts';
+import type { OpenTrace } from './trace_engines.ts';
+
+/** Buckets per track at the base resolution (about 8 screens of 4k columns). */
+export const OVERVIEW_BUCKETS = 32_768;
+
+type Cell = number | string | null;
+type Rows = Record<string, Cell[]>;
+
+/**
+ * A trace's overview, built lazily one track kind at a time (and, for
+ * threads, one thread at a time: only threads that are shown get summarised).
+ */
+export class Overview {
+  /** Base resolution, ns per bucket. */
+  readonly res: bigint;
+  private readonly parts = new Map<string, Promise<Map<string, Rows>>>();
+  readonly counterRange = new Map<string, { lo: number; hi: number }>();
+
+  constructor(private readonly tr: OpenTrace) {
+    const span = tr.meta.last - tr.meta.base + 1n;
+    let res = 1n;
+    while (res * BigInt(OVERVIEW_BUCKETS) < span) res *= 2n;
+    this.res = res;
+  }
+
+  /** Parts whose build finished (answers from them cost no query). */
+  private readonly done = new Set<string>();
+
+  private part(name: string, build: () => Promise<Map<string, Rows>>): Promise<Map<string, Rows>> {
+    let p = this.parts.get(name);
+    if (!p) {
+      p = build();
+      this.track(name, p);
+    }
+    return p;
+  }
+
+  private track(name: string, p: Promise<Map<string, Rows>>): void {
+    this.parts.set(name, p);
+    p.then(() => this.done.add(name), () => this.parts.delete(name));
+  }
+
+  /** Is everything a request for `kind` (and these threads) needs built already? */
+  isReady(kind: 'cpu' | 'thread' | 'slice' | 'counter' | 'instant', utids: number[] = []): boolean {
+    if (kind === 'thread') return utids.every((u) => this.done.has(`state#${u}`) && this.done.has(`slice#${u}`));
+    return this.done.has(kind === 'instant' ? 'writepage' : kind);
+  }
+
+  /** Starts building what a request for `kind` needs, without waiting. */
+  prepare(kind: 'cpu' | 'thread' | 'slice' | 'counter' | 'instant', utids: number[] = []): void {
+    const p = kind === 'cpu' ? this.cpu() : kind === 'thread' ? this.threads(utids) : kind === 'slice' ? this.slice() : kind === 'counter' ? this.counter() : this.writepage();
+    p.catch(() => undefined);
+  }
+
+  private get b() {
+    const { base, last } = this.tr.meta;
+    return { a0: base, a1: last + 1n, res: this.res, base, last };
+  }
+
+  cpu(): Promise<Map<string, Rows>> {
+    return this.part('cpu', async () => {
+      if (!this.tr.meta.tables.has('sched_slice')) return new Map();
+      const d = durExpr(this.tr.meta.last);
+      const rows = await this.tr.query(binnedSql(
+        `SELECT cpu AS k, id, ts, ${d} AS dur, ${d} AS maxdur, utid FROM sched_slice`,
+        [{ col: 'maxdur', agg: 'max(dur)' }, { col: 'utid', agg: 'arg_max(utid, dur)' }], this.b,
+      ));
+      return split(rows, [...SLICE_COLS, 'utid']);
+    });
+  }
+
+  /** States and slices of some threads (each summarised once). */
+  async threads(utids: number[]): Promise<{ states: Map<string, Rows>; slices: Map<string, Rows> }> {
+    const missing = utids.filter((u) => !this.parts.has(`state#${u}`));
+    if (missing.length) {
+      const both = (async () => {
+        const d = durExpr(this.tr.meta.last);
+        const list = missing.map((u) => String(Math.trunc(u))).join(', ');
+        const states = this.tr.meta.tables.has('thread_state')
+          ? split(await this.tr.query(binnedSql(
+              `SELECT utid AS k, id, ts, ${d} AS dur, ${d} AS maxdur, state FROM thread_state WHERE utid IN (${list})`,
+              [{ col: 'maxdur', agg: 'max(dur)' }, { col: 'state', agg: 'arg_max(state, dur)' }], this.b,
+            )), [...SLICE_COLS, 'state'])
+          : new Map<string, Rows>();
+        const slices = this.tr.meta.tables.has('slice')
+          ? split(await this.tr.query(binnedSql(sliceSrc(d, 'utid', `WHERE utid IN (${list})`), slicePayload(true), this.b, ', depth')), SLICE_ROW_COLS)
+          : new Map<string, Rows>();
+        return { states, slices };
+      })();
+      for (const u of missing) {
+        this.track(`state#${u}`, both.then((x) => new Map(x.states.has(String(u)) ? [[String(u), x.states.get(String(u))!]] : [])));
+        this.track(`slice#${u}`, both.then((x) => new Map(x.slices.has(String(u)) ? [[String(u), x.slices.get(String(u))!]] : [])));
+      }
+    }
+    const states = new Map<string, Rows>();
+    const slices = new Map<string, Rows>();
+    for (const u of utids) {
+      for (const [k, v] of await this.parts.get(`state#${u}`)!) states.set(k, v);
+      for (const [k, v] of await this.parts.get(`slice#${u}`)!) slices.set(k, v);
+    }
+    return { states, slices };
+  }
+
+  slice(): Promise<Map<string, Rows>> {
+    return this.part('slice', async () => {
+      if (!this.tr.meta.tables.has('slice')) return new Map();
+      const d = durExpr(this.tr.meta.last);
+      return split(await this.tr.query(binnedSql(sliceSrc(d, 'category', ''), slicePayload(false), this.b)), SLICE_ROW_COLS);
+    });
+  }
+
+  counter(): Promise<Map<string, Rows>> {
+    return this.part('counter', async () => {
+      if (!this.tr.meta.tables.has('counter')) return new Map();
+      const { base } = this.tr.meta;
+      const rows = await this.tr.query(`
+        SELECT track_id AS k, CASE WHEN count(*) = 1 THEN any_value(id) END AS id, min(ts) - ${base} AS ts, count(*) AS n,
+               min(value) AS lo, max(value) AS hi, arg_max(value, ts) AS last
+        FROM counter GROUP BY track_id, (ts - ${base}) // ${this.res} ORDER BY k, ts`);
+      const m = split(rows, ['id', 'ts', 'n', 'lo', 'hi', 'last']);
+      for (const [k, r] of m) {
+        let lo = Infinity;
+        let hi = -Infinity;
+        for (const v of r.lo as number[]) lo = Math.min(lo, v);
+        for (const v of r.hi as number[]) hi = Math.max(hi, v);
+        this.counterRange.set(k, { lo, hi });
+      }
+      return m;
+    });
+  }
+
+  writepage(): Promise<Map<string, Rows>> {
+    return this.part('writepage', async () => {
+      if (!this.tr.meta.tables.has('mm_vmscan_write_folio')) return new Map();
+      const { base } = this.tr.meta;
+      const rows = await this.tr.query(`
+        SELECT 0 AS k, CASE WHEN count(*) = 1 THEN any_value(id) END AS id, min(ts) - ${base} AS ts, count(*) AS n,
+               any_value(cpu) AS cpu, any_value(utid) AS utid
+        FROM mm_vmscan_write_folio GROUP BY (ts - ${base}) // ${this.res} ORDER BY ts`);
+      return split(rows, ['id', 'ts', 'n', 'cpu', 'utid']);
+    });
+  }
+}
+
+const SLICE_COLS = ['id', 'ts', 'dur', 'n', 'maxdur'];
+const SLICE_ROW_COLS = [...SLICE_COLS, 'name', 'category', 'utid', 'depth', 'begin_id', 'end_id'];
+
+function sliceSrc(d: string, key: string, where: string): string {
+  return `SELECT ${key} AS k, id, ts, ${d} AS dur, ${d} AS maxdur, name, category, utid, depth, begin_id, end_id FROM slice ${where}`;
+}
+
+function slicePayload(byDepth: boolean) {
+  return [
+    { col: 'maxdur', agg: 'max(dur)' },
+    { col: 'name', agg: 'arg_max(name, dur)' },
+    { col: 'category', agg: 'arg_max(category, dur)' },
+    { col: 'utid', agg: 'arg_max(utid, dur)' },
+    { col: 'depth', agg: byDepth ? 'depth' : '0' },
+    { col: 'begin_id', agg: 'CASE WHEN count(*) = 1 THEN any_value(begin_id) END' },
+    { col: 'end_id', agg: 'CASE WHEN count(*) = 1 THEN any_value(end_id) END' },
+  ];
+}
+
+function split(rows: Record<string, unknown>[], cols: string[]): Map<string, Rows> {
+  const out = new Map<string, Rows>();
+  for (const r of rows) {
+    const k = String(r.k);
+    let g = out.get(k);
+    if (!g) {
+      g = Object.fromEntries(cols.map((c) => [c, [] as Cell[]]));
+      out.set(k, g);
+    }
+    for (const c of cols) {
+      const v = r[c];
+      g[c]!.push(typeof v === 'bigint' ? Number(v) : (v as Cell) ?? null);
+    }
+  }
+  return out;
+}
+
+/** Can this window be answered from the overview? */
+export function servesWindow(ov: Overview, w: Window): boolean {
+  return (w.t1 - w.t0) / BigInt(w.px) >= ov.res;
+}
+
+function windowOf(w: Window) {
+  const t0 = Number(w.t0);
+  const t1 = Number(w.t1);
+  const res = Number((w.t1 - w.t0) / BigInt(w.px));
+  return { t0, t1, res: Math.max(1, res) };
+}
+
+function out(w: Window, res: number, cols: Columns, rows: number, extra?: Record<string, unknown>): TrackData {
+  return { t0: Number(w.t0), t1: Number(w.t1), px: w.px, res, rows, cols, extra };
+}
+
+/**
+ * Re-aggregates slice rows (ts-sorted; `n` > 1 for base buckets) for a window:
+ * returns columns `id, ts, dur, n` plus `payload`, sorted by ts.
+ */
+export function reaggSlices(r: Rows | undefined, w: Window, payload: string[], groupCol?: string): { cols: Columns; rows: number } {
+  const { t0, t1, res } = windowOf(w);
+  const cols: Columns = Object.fromEntries(['id', 'ts', 'dur', 'n', ...payload].map((c) => [c, [] as Cell[]]));
+  if (!r) return { cols, rows: 0 };
+  type Acc = { ts: number; end: number; n: number; best: number; i: number; id: Cell };
+  const accs = new Map<string, Acc>();
+  const raw: number[] = [];
+  const ts = r.ts as number[];
+  const dur = r.dur as number[];
+  const n = r.n as number[];
+  const maxdur = r.maxdur as number[];
+  for (let i = 0; i < ts.length; i++) {
+    const s = ts[i]!;
+    const e = s + dur[i]!;
+    if (e <= t0 || s >= t1) continue;
+    if (n[i] === 1 && dur[i]! >= res) {
+      raw.push(i);
+      continue;
+    }
+    const key = `${Math.floor((s - t0) / res)}${groupCol ? `|${r[groupCol]![i]}` : ''}`;
+    const a = accs.get(key);
+    if (!a) accs.set(key, { ts: s, end: e, n: n[i]!, best: maxdur[i]!, i, id: n[i] === 1 ? r.id![i]! : null });
+    else {
+      a.end = Math.max(a.end, e);
+      a.n += n[i]!;
+      a.id = null;
+      if (maxdur[i]! > a.best) { a.best = maxdur[i]!; a.i = i; }
+    }
+  }
+  const items: Array<{ ts: number; row: () => void }> = [];
+  const push = (id: Cell, s: number, du: number, nn: number, src: number, keepIds: boolean) => {
+    cols.id!.push(id);
+    cols.ts!.push(s);
+    cols.dur!.push(du);
+    cols.n!.push(nn);
+    for (const p of payload) {
+      const v = r[p]![src] ?? null;
+      cols[p]!.push(!keepIds && (p === 'begin_id' || p === 'end_id') ? null : v);
+    }
+  };
+  for (const i of raw) items.push({ ts: ts[i]!, row: () => push(r.id![i]!, ts[i]!, dur[i]!, 1, i, true) });
+  for (const a of accs.values()) items.push({ ts: a.ts, row: () => push(a.id, a.ts, Math.max(1, a.end - a.ts), a.n, a.i, a.n === 1) });
+  items.sort((x, y) => x.ts - y.ts);
+  for (const it of items) it.row();
+  return { cols, rows: items.length };
+}
+
+export async function cpuFromOverview(ov: Overview, w: Window, keys: number[]): Promise<Map<number, TrackData>> {
+  const res = windowOf(w).res;
+  const cpu = await ov.cpu();
+  return new Map(keys.map((k) => {
+    const { cols, rows } = reaggSlices(cpu.get(String(k)), w, ['utid']);
+    cols.end_state = new Array(rows).fill(null);
+    return [k, out(w, res, cols, rows)];
+  }));
+}
+
+export async function threadFromOverview(ov: Overview, w: Window, keys: number[]): Promise<Map<number, TrackData>> {
+  const res = windowOf(w).res;
+  const { states, slices } = await ov.threads(keys);
+  return new Map(keys.map((k) => {
+    const st = reaggSlices(states.get(String(k)), w, ['state']);
+    st.cols.cpu = new Array(st.rows).fill(null);
+    const sl = reaggSlices(slices.get(String(k)), w, ['name', 'category', 'depth', 'begin_id', 'end_id'], 'depth');
+    return [k, out(w, res, st.cols, st.rows, { slices: sl.cols, sliceRows: sl.rows })];
+  }));
+}
+
+export async function sliceFromOverview(ov: Overview, w: Window, keys: string[]): Promise<Map<string, TrackData>> {
+  const res = windowOf(w).res;
+  const slice = await ov.slice();
+  return new Map(keys.map((k) => {
+    const { cols, rows } = reaggSlices(slice.get(k), w, ['name', 'utid', 'depth', 'begin_id', 'end_id']);
+    return [k, out(w, res, cols, rows)];
+  }));
+}
+
+/** Counter columns for a window: per column min/max/last, plus the value in force at t0. */
+export async function counterFromOverview(ov: Overview, w: Window, keys: number[]): Promise<Map<number, TrackData>> {
+  const { t0, t1, res } = windowOf(w);
+  const counter = await ov.counter();
+  return new Map(keys.map((k) => {
+    const r = counter.get(String(k));
+    const cols: Columns = { id: [], ts: [], n: [], lo: [], hi: [], last: [] };
+    let prev: { ts: number; value: number } | null = null;
+    let j = Number.NaN;
+    if (r) {
+      const ts = r.ts as number[];
+      for (let i = 0; i < ts.length; i++) {
+        const s = ts[i]!;
+        if (s < t0) { prev = { ts: s, value: r.last![i] as number }; continue; }
+        if (s >= t1) break;
+        const b = Math.floor((s - t0) / res);
+        const at = cols.ts!.length - 1;
+        if (b === j) {
+          cols.n![at] = (cols.n![at] as number) + (r.n![i] as number);
+          cols.lo![at] = Math.min(cols.lo![at] as number, r.lo![i] as number);
+          cols.hi![at] = Math.max(cols.hi![at] as number, r.hi![i] as number);
+          cols.last![at] = r.last![i]!;
+          cols.id![at] = null;
+        } else {
+          j = b;
+          for (const c of ['id', 'ts', 'n', 'lo', 'hi', 'last']) cols[c]!.push(r[c]![i]!);
+        }
+      }
+    }
+    const range = ov.counterRange.get(String(k));
+    return [k, out(w, res, cols, cols.ts!.length, { prev, lo: range?.lo ?? 0, hi: range?.hi ?? 0 })];
+  }));
+}
+
+export async function writepageFromOverview(ov: Overview, w: Window): Promise<TrackData> {
+  const { t0, t1, res } = windowOf(w);
+  const r = (await ov.writepage()).get('0');
+  const cols: Columns = { id: [], ts: [], n: [], cpu: [], utid: [] };
+  let j = Number.NaN;
+  if (r) {
+    const ts = r.ts as number[];
+    for (let i = 0; i < ts.length; i++) {
+      const s = ts[i]!;
+      if (s < t0 || s >= t1) continue;
+      const b = Math.floor((s - t0) / res);
+      const at = cols.ts!.length - 1;
+      if (b === j) {
+        cols.n![at] = (cols.n![at] as number) + (r.n![i] as number);
+        cols.id![at] = null;
+      } else {
+        j = b;
+        for (const c of ['id', 'ts', 'n', 'cpu', 'utid']) cols[c]!.push(r[c]![i]!);
+      }
+    }
+  }
+  return out(w, res, cols, cols.ts!.length);
+}
+
+/** One overview per trace (its parts are built on first use and kept). */
+export class Overviews {
+  private readonly byTrace = new Map<string, Overview>();
+
+  get(id: string, tr: OpenTrace): Overview {
+    let o = this.byTrace.get(id);
+    if (!o) {
+      o = new Overview(tr);
+      this.byTrace.set(id, o);
+    }
+    return o;
+  }
+
+  /** Builds the parts a first view needs: CPUs, slice categories, counters, writepage, and the given threads. */
+  async warm(id: string, tr: OpenTrace, utids: number[]): Promise<void> {
+    const o = this.get(id, tr);
+    await Promise.all([o.cpu(), o.slice(), o.counter(), o.writepage(), o.threads(utids)]);
+  }
+}

@@ -7,6 +7,7 @@ import { DecodeError, type DecodedEvent, type EventSink, type SkippedInput, type
 import { decodeTraceDat } from './decode_trace_dat.ts';
 import { FileSource } from './file_source.ts';
 import { readTraceDatHeader } from './read_file_header.ts';
+import { disableNativeZstd } from './decompress.ts';
 
 const FIX = fileURLToPath(new URL('../../../fixtures/', import.meta.url));
 // TRACE_DAT_FIXTURE_BASE=/dir/name runs these tests on another recording (name.v7.dat, .v6.dat, .report.txt, .counts.json).
@@ -335,6 +336,48 @@ describe.skipIf(!haveFixtures)('damaged trace.dat input', () => {
     expect(r.skipped.length).toBeGreaterThan(0);
     expect(r.skipped.every((s) => s.where >= page && s.where < page + 4096)).toBe(true);
     expect(r.events.length).toBeGreaterThan(1000);
+  });
+});
+
+describe.skipIf(!haveFixtures)('lost events, unknown ids and the fzstd fallback', () => {
+  let dir: string;
+  beforeAll(() => {
+    dir = mkdtempSync(join(tmpdir(), 'trace-dat-test-'));
+  });
+  afterAll(() => {
+    disableNativeZstd(false);
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('reports missed-events page flags as lostEvents and unknown event ids as skipped', async () => {
+    const data = Buffer.from(readFileSync(`${base}.v6.dat`));
+    const info = await withHeader(`${base}.v6.dat`);
+    const cpu = info.buffers.flatMap((b) => b.cpus).find((c) => c.size >= 3 * 4096)!;
+    const page = cpu.offset + 2 * 4096;
+    // commit word: set "events missed" (bit 31) without a stored count
+    data.writeUInt32LE((data.readUInt32LE(page + 8) | 0x80000000) >>> 0, page + 8);
+    // first record of the next page: an event id no format has
+    const next = page + 4096;
+    const typeLen = data.readUInt32LE(next + 16) & 31;
+    const payload = next + 16 + (typeLen === 0 ? 8 : 4);
+    data.writeUInt16LE(65000, payload);
+    const p = join(dir, 'lost.dat');
+    writeFileSync(p, data);
+    const r = await decode(p);
+    expect(r.lost).toContainEqual({ cpu: cpu.cpu, count: null, where: page });
+    expect(r.skipped.some((s) => s.where === next + 16 && /unknown event id 65000/.test(s.reason))).toBe(true);
+  });
+
+  it('decodes v7 identically without the zstd binary (fzstd)', async () => {
+    const native = await decode(`${base}.v7.dat`);
+    disableNativeZstd(true);
+    const js = await decode(`${base}.v7.dat`);
+    disableNativeZstd(false);
+    expect(js.events.length).toBe(native.events.length);
+    expect(js.skipped).toEqual([]);
+    const a = JSON.stringify(native.events, big);
+    const b = JSON.stringify(js.events, big);
+    expect(a === b).toBe(true);
   });
 });
 

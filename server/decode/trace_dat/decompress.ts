@@ -58,6 +58,11 @@ export function nativeZstdUsable(): boolean {
   return !nativeZstdMissing;
 }
 
+/** Tests: turn the zstd binary off (true) to exercise the fzstd path, or back on. */
+export function disableNativeZstd(disabled: boolean): void {
+  nativeZstdMissing = disabled;
+}
+
 /**
  * A zstd skippable frame (ignored by the decoder). The zstd CLI reads its
  * input in ~128 KiB blocks and would sit on the tail of a batch until more

@@ -23,48 +23,51 @@ export class Kallsyms {
   }
 
   static parse(text: string | null): Kallsyms {
-    const entries: { hi: number; lo: number; name: string }[] = [];
+    const his: number[] = [];
+    const los: number[] = [];
+    const names: string[] = [];
     if (text) {
       let start = 0;
       const n = text.length;
       while (start < n) {
         let end = text.indexOf('\n', start);
         if (end < 0) end = n;
-        const line = text.slice(start, end);
-        start = end + 1;
         // "ffffffff81000000 T _stext" or "ffffffffc0a01000 t foo\t[module]"
-        const sp1 = line.indexOf(' ');
-        if (sp1 <= 0 || sp1 > 16) continue;
-        const sp2 = line.indexOf(' ', sp1 + 1);
-        if (sp2 < 0) continue;
-        const type = line.slice(sp1 + 1, sp2);
+        const sp1 = text.indexOf(' ', start);
+        const lineStart = start;
+        start = end + 1;
+        if (sp1 <= lineStart || sp1 > lineStart + 16 || sp1 >= end) continue;
+        const type = text.charCodeAt(sp1 + 1);
         // Absolute symbols are not code addresses and would shadow real functions.
-        if (type === 'A' || type === 'a') continue;
-        let name = line.slice(sp2 + 1);
+        if (type === 65 /* A */ || type === 97 /* a */ || text.charCodeAt(sp1 + 2) !== 32) continue;
+        // (search the tab within this line only: most lines have none)
+        let name = text.slice(sp1 + 3, end);
         const tab = name.indexOf('\t');
         if (tab >= 0) name = name.slice(0, tab);
-        name = name.trim();
-        if (!name) continue;
-        const hex = line.slice(0, sp1);
-        if (!/^[0-9a-fA-F]+$/.test(hex)) continue;
-        const padded = hex.padStart(16, '0');
-        const hi = parseInt(padded.slice(0, 8), 16);
-        const lo = parseInt(padded.slice(8), 16);
+        if (name.endsWith('\r')) name = name.slice(0, -1);
+        if (name === '') continue;
+        const digits = sp1 - lineStart;
+        const hi = digits > 8 ? parseInt(text.slice(lineStart, sp1 - 8), 16) : 0;
+        const lo = parseInt(text.slice(Math.max(lineStart, sp1 - 8), sp1), 16);
+        if (Number.isNaN(hi) || Number.isNaN(lo)) continue;
         // kptr_restrict hides addresses as 0: useless for lookup
         if (hi === 0 && lo === 0) continue;
-        entries.push({ hi, lo, name });
+        his.push(hi);
+        los.push(lo);
+        names.push(name);
       }
     }
-    entries.sort((a, b) => a.hi - b.hi || a.lo - b.lo);
-    const hiA = new Uint32Array(entries.length);
-    const loA = new Uint32Array(entries.length);
-    const names = new Array<string>(entries.length);
-    entries.forEach((e, i) => {
-      hiA[i] = e.hi;
-      loA[i] = e.lo;
-      names[i] = e.name;
+    const order = Array.from({ length: names.length }, (_, i) => i);
+    order.sort((a, b) => his[a]! - his[b]! || los[a]! - los[b]!);
+    const hiA = new Uint32Array(order.length);
+    const loA = new Uint32Array(order.length);
+    const sortedNames = new Array<string>(order.length);
+    order.forEach((j, i) => {
+      hiA[i] = his[j]!;
+      loA[i] = los[j]!;
+      sortedNames[i] = names[j]!;
     });
-    return new Kallsyms(hiA, loA, names);
+    return new Kallsyms(hiA, loA, sortedNames);
   }
 
   /** Symbol containing the address (nearest at or below it), or null. */

@@ -1,0 +1,28 @@
+import { describe, expect, it } from 'vitest';
+import { Kallsyms } from './kallsyms.ts';
+
+describe('Kallsyms', () => {
+  const k = Kallsyms.parse(
+    [
+      'ffffffff81000000 T _stext',
+      'ffffffff8134a0f0 t super_cache_scan',
+      'ffffffff8134a2a0 t super_cache_count',
+      '0000000000000000 A fixed_percpu_data',
+      'ffffffffc0a01000 t xfs_fs_nr_cached_objects\t[xfs]',
+      'garbage line',
+      '',
+    ].join('\n'),
+  );
+
+  it('resolves an address to the symbol at or below it, bare name', () => {
+    expect(k.size).toBe(4);
+    expect(k.lookup(0xffffffff, 0x8134a0f0)).toBe('super_cache_scan');
+    expect(k.lookup(0xffffffff, 0x8134a100)).toBe('super_cache_scan');
+    expect(k.lookup(0xffffffff, 0x8134a2a0)).toBe('super_cache_count');
+    expect(k.lookup(0xffffffff, 0xc0a01010)).toBe('xfs_fs_nr_cached_objects');
+    expect(k.lookup(0xffffffff, 0x80000000)).toBeNull();
+    expect(k.lookup(0, 5)).toBeNull();
+    // memoised path gives the same answer
+    expect(k.lookup(0xffffffff, 0x8134a100)).toBe('super_cache_scan');
+  });
+});

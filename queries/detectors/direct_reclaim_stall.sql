@@ -25,6 +25,11 @@
 --   quote it as "allocstall" rates (/proc/vmstat allocstall_*) and latency
 --   percentiles; the summary gives those per process.
 --
+-- Defaults
+--   warn 1 ms: most direct reclaim passes reclaim SWAP_CLUSTER_MAX (32)
+--   pages in tens of microseconds; a millisecond is already a latency an
+--   application sees on a page fault. critical 100 ms: a visible freeze.
+--
 -- Pairing (decisions where the kernel leaves it open)
 --   * Per task and family (direct, memcg, memcg_softlimit, node), a begin
 --     pairs with the next event of that family on the task when it is an

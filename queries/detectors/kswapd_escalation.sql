@@ -29,6 +29,13 @@
 --   means it cannot keep the node above the watermarks: a sustained
 --   allocation rate it cannot match.
 --
+-- Defaults
+--   warn at priority 6: kswapd scans 1/64 of every LRU list per pass and has
+--   failed six times in a row to balance the node. critical at 3: 1/8 per
+--   pass, where reclaim is close to scanning everything (0) and OOM. Three
+--   such episodes within a second: kswapd is being woken faster than it can
+--   balance the node, not a one-off burst.
+--
 -- Kinds
 --   'escalation'        one kswapd episode (see ss_reclaim_passes() in
 --                       lib/macros.sql: wake -> sleep, or next wake, or end of

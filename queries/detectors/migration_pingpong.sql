@@ -29,6 +29,13 @@
 --   columns say who does it: fsync-heavy workloads show kworker IO
 --   completion bouncing the fsync-ing task between CPUs.
 --
+-- Defaults
+--   window 10 ms: several scheduler ticks and many wakeups of an IO-bound
+--   task; a return within it undoes the previous move before the task could
+--   profit from it. 3 bounces: once can be balancing, three times in a row is
+--   a pattern. warn 10 / critical 50 bounces in one burst: sustained
+--   ping-pong that costs measurable cache misses and wakeup latency.
+--
 -- Decisions
 --   * Migrations with orig_cpu = dest_cpu and pid 0 (idle) are ignored.
 --   * mover = the thread running when the migration event fired (the

@@ -30,6 +30,13 @@
 --   Anonymous pages written here are swap-out: normal under pressure with
 --   swap enabled, reported as info so the onset of swapping is visible.
 --
+-- Defaults
+--   gap 100 ms: pageout() calls of one reclaim pass come microseconds
+--   apart; 100 ms separates reclaim episodes without merging a whole
+--   pressure period into one burst. critical 1024 file pages: 4 MiB of
+--   single-page random writes issued by reclaim is more than an occasional
+--   stray dirty page; it means the LRU tail is full of dirty file pages.
+--
 -- Bursts (decisions where the issue leaves it open)
 --   * One burst = writes of one task (utid) each at most gap_ns after the
 --     previous one. ts = first write, dur = last write - first write (0 for

@@ -25,6 +25,12 @@
 --   `freed` (the tracepoint's "last shrinker return val") against
 --   `total_scan` says whether the time bought anything.
 --
+-- Defaults
+--   warn 10 ms: a healthy shrinker call takes microseconds to a few hundred
+--   of them; 10 ms is a full scheduler tick at HZ=100 and the point where
+--   allocators waiting on kswapd start to notice. critical 100 ms: a
+--   user-visible hang, the inode/XFS reclaim stalls kernel developers chase.
+--
 -- Pairing (decisions where the kernel leaves it open)
 --   * Per task (utid), a start pairs with the task's next shrinker event when
 --     that is an end of the same shrinker symbol (either symbol NULL counts as

@@ -174,7 +174,7 @@ export function StartPage() {
                   <td className="name">{t.name}{t.status !== 'ready' && <span className={`status ${t.status}`}>{t.status}{t.error ? `: ${t.error}` : ''}</span>}</td>
                   <td>{t.format ?? ''}{t.formatVersion ? ` v${t.formatVersion}` : ''}</td>
                   <td>{t.kernel ?? ''}</td>
-                  <td className="num">{t.cpus ?? ''}</td>
+                  <td className="num">{t.status === 'ready' ? t.cpus ?? '' : ''}</td>
                   <td className="num">{t.status === 'ready' ? formatCount(t.eventsTotal) : ''}</td>
                   <td className="num">{t.sizeBytes ? formatBytes(t.sizeBytes) : ''}</td>
                   <td>{t.status === 'ready' && <SeverityCounts counts={t.findingsBySeverity} />}</td>

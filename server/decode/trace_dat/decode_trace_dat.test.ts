@@ -144,13 +144,18 @@ describe.skipIf(!haveFixtures)('decodeTraceDat on the reclaim_kswapd recording',
     expect(usString(h, v7.events.at(-1)!.ts)).toBe(report.at(-1)!.us);
   });
 
-  it('decodes v6 and v7 of the same recording to identical event streams', () => {
-    expect(v6.header!.tsBaseNs).toBe(v7.header!.tsBaseNs);
+  it('decodes v6, v7 and uncompressed v7 of the same recording to identical event streams', async () => {
+    const others = [v6];
+    if (existsSync(`${base}.v7.nocompress.dat`)) others.push(await decode(`${base}.v7.nocompress.dat`));
     const strip = (e: DecodedEvent) => ({ ...e, where: 0 });
-    for (let i = 0; i < v7.events.length; i++) {
-      const a = strip(v7.events[i]!);
-      const b = strip(v6.events[i]!);
-      if (JSON.stringify(a, big) !== JSON.stringify(b, big)) expect(b).toEqual(a);
+    for (const o of others) {
+      expect(o.header!.tsBaseNs).toBe(v7.header!.tsBaseNs);
+      expect(o.events.length).toBe(v7.events.length);
+      for (let i = 0; i < v7.events.length; i++) {
+        const a = strip(v7.events[i]!);
+        const b = strip(o.events[i]!);
+        if (JSON.stringify(a, big) !== JSON.stringify(b, big)) expect(b).toEqual(a);
+      }
     }
   });
 

@@ -53,6 +53,6 @@ console.log(
     events_per_s: Math.round(events / wall),
     events_per_cpu_s: Math.round(events / cpuS),
     file_MB_per_s: +(size / 1e6 / wall).toFixed(1),
-    trace_data_MB: +(dataBytes / 1e6).toFixed(1),
+    cpu_data_MB_in_file: +(dataBytes / 1e6).toFixed(1),
   }),
 );

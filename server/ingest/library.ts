@@ -10,7 +10,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { Engine } from '../engine/engine.ts';
-import { openDuckDb, toJson } from '../engine/engine.ts';
+import { jsSafe, openDuckDb } from '../engine/engine.ts';
 import type { Finding } from '../findings/finding.ts';
 import { runDetectors } from '../findings/run_detectors.ts';
 import { dataDirPaths, isTraceId, removeStaleWork, type DataDirPaths } from './data_dir.ts';
@@ -175,7 +175,8 @@ export class TraceLibrary {
     const result = await runDetectors(engine, {});
     const file: FindingsFile = { findings: result.findings, summaries: result.summaries, timings: result.timings };
     const target = path.join(this.paths.traceDir(id), 'findings.json');
-    await fs.writeFile(`${target}.tmp`, toJson(file));
+    // Integers past 2^53 as strings: JSON.parse would round them (read back below).
+    await fs.writeFile(`${target}.tmp`, JSON.stringify(jsSafe(file)));
     await fs.rename(`${target}.tmp`, target);
     return file;
   }
@@ -183,7 +184,13 @@ export class TraceLibrary {
   private async readFindingsFile(id: string): Promise<FindingsFile | null> {
     try {
       const text = await fs.readFile(path.join(this.paths.traceDir(id), 'findings.json'), 'utf8');
-      return JSON.parse(text) as FindingsFile;
+      const file = JSON.parse(text) as FindingsFile;
+      for (const f of file.findings) {
+        f.ts_ns = BigInt(f.ts_ns);
+        f.dur_ns = BigInt(f.dur_ns);
+        f.event_ids = f.event_ids.map((e) => BigInt(e));
+      }
+      return file;
     } catch {
       return null;
     }

@@ -2,11 +2,13 @@
 # System packages the test suite and benchmarks need, installed if missing:
 #   chromium   - Playwright drives Debian's Chromium (no browser download)
 #   trace-cmd  - the benchmark's reference (`trace-cmd report` speed)
+#   zstd       - fast decompression of trace.dat v7 chunks (fzstd is the fallback)
 # Idempotent and quiet when everything is present.
 set -euo pipefail
 missing=()
 [ -x /usr/bin/chromium ] || missing+=(chromium)
 command -v trace-cmd >/dev/null 2>&1 || missing+=(trace-cmd)
+command -v zstd >/dev/null 2>&1 || missing+=(zstd)
 [ ${#missing[@]} -eq 0 ] && exit 0
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
   echo "installing system packages: ${missing[*]}" >&2

@@ -1,0 +1,294 @@
+/**
+ * `npm run bench`: the whole benchmark, in three parts.
+ *
+ *   ingest     large traces (bench/make_large_traces.ts) through ingestFile,
+ *              the decoders alone, and `trace-cmd report` on the same
+ *              trace.dat (bench/ingest_bench.ts)
+ *   detectors  every detector on the model of the large v6 trace (>= 10M
+ *              events), opened read-only (bench/detectors_bench.ts)
+ *   ui         bench/ui_bench.ts, if the app side has one
+ *
+ *   npm run bench                         everything (full sizes)
+ *   npm run bench -- --quick              ~1M events, ~150 MB text: a smoke run
+ *   npm run bench -- --only ingest        one part (repeatable: --only ingest --only ui)
+ *   npm run bench -- --no-trace-cmd       skip the trace-cmd comparison runs
+ *
+ * Prints a table of figures and writes bench/out/results.json (or
+ * results.quick.json for --quick).
+ */
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { benchIngest, formatIngestTable, modelDataDir, pruneModels, type IngestBenchResult } from './ingest_bench.ts';
+import { makeLargeTraces, mb, OUT_DIR, ROOT, type LargeTraceSet } from './make_large_traces.ts';
+
+type Part = 'ingest' | 'detectors' | 'ui';
+const PARTS: Part[] = ['ingest', 'detectors', 'ui'];
+
+interface Args {
+  parts: Set<Part>;
+  quick: boolean;
+  noTraceCmd: boolean;
+}
+
+function parseArgs(argv: string[]): Args {
+  const parts = new Set<Part>();
+  let quick = false;
+  let noTraceCmd = false;
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    if (a === '--quick') quick = true;
+    else if (a === '--no-trace-cmd') noTraceCmd = true;
+    else if (a === '--only' || a.startsWith('--only=')) {
+      const v = a === '--only' ? argv[++i] : a.slice('--only='.length);
+      for (const p of (v ?? '').split(',')) {
+        if (!PARTS.includes(p as Part)) throw new Error(`--only: expected one of ${PARTS.join('|')}, got ${JSON.stringify(p)}`);
+        parts.add(p as Part);
+      }
+    } else if (a === '--help' || a === '-h') {
+      process.stdout.write('usage: npm run bench -- [--quick] [--only ingest|detectors|ui]... [--no-trace-cmd]\n');
+      process.exit(0);
+    } else throw new Error(`unknown argument ${a}`);
+  }
+  return { parts: parts.size ? parts : new Set(PARTS), quick, noTraceCmd };
+}
+
+const log = (s: string) => process.stdout.write(`${s}\n`);
+const load = () => os.loadavg().map((x) => x.toFixed(2)).join(' ');
+
+interface DetectorPart {
+  modelEvents: number;
+  modelBuiltS: number | null;
+  result: unknown;
+  totalMs: number | null;
+  targetMs: number;
+  load: [string, string];
+}
+
+async function detectorPart(set: LargeTraceSet, notes: string[]): Promise<DetectorPart | null> {
+  const benchFile = path.join(ROOT, 'bench', 'detectors_bench.ts');
+  if (!fs.existsSync(benchFile)) {
+    notes.push('detectors: bench/detectors_bench.ts not found, part skipped');
+    log('detectors: bench/detectors_bench.ts not found: skipped');
+    return null;
+  }
+  // The model of the large v6 trace: made by the ingest part (bench/out/model), else now.
+  const { ingestFile } = await import('../server/ingest/ingest_file.ts');
+  const t0 = performance.now();
+  const model = await ingestFile(set.v6, { dataDir: modelDataDir(set) });
+  await pruneModels(modelDataDir(set), model.id);
+  const builtS = model.reused ? null : (performance.now() - t0) / 1000;
+  log(
+    `model: ${path.relative(ROOT, model.dbPath)}, ${model.summary.eventsTotal.toLocaleString('en-US')} events ` +
+      `(${model.reused ? 'reused' : `ingested now in ${builtS!.toFixed(1)} s`})`,
+  );
+  const { openDuckDb } = await import('../server/engine/engine.ts');
+  const db = await import(pathToFileURL(benchFile).href);
+  if (typeof db.benchDetectors !== 'function') {
+    notes.push('detectors: bench/detectors_bench.ts has no benchDetectors export, part skipped');
+    return null;
+  }
+  const engine = await openDuckDb(model.dbPath, { readOnly: true });
+  const load0 = load();
+  try {
+    const r = await db.benchDetectors(engine);
+    if (typeof db.formatDetectorBench === 'function') process.stdout.write(db.formatDetectorBench(r));
+    else log(JSON.stringify(r, null, 2));
+    const totalMs = typeof r?.allTogetherMs === 'number' ? r.allTogetherMs : null;
+    if (totalMs !== null) log(`detectors all together: ${(totalMs / 1000).toFixed(2)} s on ${model.summary.eventsTotal.toLocaleString('en-US')} events (target < 5 s): ${totalMs < 5000 ? 'MET' : 'NOT MET'}`);
+    return { modelEvents: model.summary.eventsTotal, modelBuiltS: builtS, result: r, totalMs, targetMs: 5000, load: [load0, load()] };
+  } finally {
+    engine.close();
+  }
+}
+
+/** A free TCP port on 127.0.0.1. */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const port = (srv.address() as net.AddressInfo).port;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+/** `stallscope serve` on the bench's data directory, as a child; resolves with its URL once it listens. */
+async function startServer(dataDir: string): Promise<{ url: string; stop: () => Promise<void> }> {
+  const port = await freePort();
+  const child = spawn(process.execPath, [path.join(ROOT, 'bin', 'stallscope.mjs'), 'serve', '--port', String(port), '--data-dir', dataDir], {
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let err = '';
+  child.stderr!.on('data', (d: Buffer) => {
+    if (err.length < 1 << 14) err += d.toString();
+  });
+  const stop = async () => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    const closed = new Promise((r) => child.once('close', r));
+    child.kill('SIGTERM');
+    const t = setTimeout(() => child.kill('SIGKILL'), 10_000);
+    await closed;
+    clearTimeout(t);
+  };
+  const url = await new Promise<string>((resolve, reject) => {
+    let out = '';
+    const timer = setTimeout(() => reject(new Error(`server did not start within 120 s: ${err.slice(-500)}`)), 120_000);
+    child.stdout!.on('data', (d: Buffer) => {
+      out += d.toString();
+      const m = /running at (http:\/\/\S+)/.exec(out);
+      if (m) {
+        clearTimeout(timer);
+        resolve(m[1]!.replace(/\/?$/, ''));
+      }
+    });
+    child.once('close', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`server exited ${code}: ${err.slice(-500)}`));
+    });
+  }).catch(async (e) => {
+    await stop();
+    throw e;
+  });
+  return { url, stop };
+}
+
+/**
+ * Calls bench/ui_bench.ts (the app side's) if it exists: serves the large v6
+ * model (bench/out/model, >= 5M events) with `stallscope serve` and hands
+ * the URL and trace id to its runUiBench.
+ */
+async function uiPart(set: LargeTraceSet | null, notes: string[]): Promise<unknown> {
+  const file = path.join(ROOT, 'bench', 'ui_bench.ts');
+  if (!fs.existsSync(file)) {
+    notes.push('ui: bench/ui_bench.ts does not exist yet (app side), part skipped');
+    log('ui: bench/ui_bench.ts does not exist yet (written by the app side): skipped');
+    return null;
+  }
+  const mod = await import(pathToFileURL(file).href);
+  if (typeof mod.runUiBench !== 'function') {
+    notes.push('ui: bench/ui_bench.ts exports no runUiBench, part skipped');
+    log('ui: bench/ui_bench.ts exports no runUiBench: skipped');
+    return null;
+  }
+  if (!fs.existsSync(path.join(ROOT, 'dist', 'app', 'index.html')) && !fs.existsSync(path.join(ROOT, 'dist', 'index.html'))) {
+    notes.push('ui: the app is not built (dist/): run `npm run build` first; part skipped');
+    log('ui: no built app in dist/ (npm run build): skipped');
+    return null;
+  }
+  if (!set) return null;
+  // The model of the large v6 (made by the ingest or detector part, else now).
+  const { ingestFile } = await import('../server/ingest/ingest_file.ts');
+  const model = await ingestFile(set.v6, { dataDir: modelDataDir(set) });
+  const server = await startServer(modelDataDir(set));
+  try {
+    log(`ui: serving ${model.summary.eventsTotal.toLocaleString('en-US')} events at ${server.url}; runUiBench(...)`);
+    const load0 = load();
+    const r = await mod.runUiBench({ baseUrl: server.url, traceId: model.id });
+    const fp = r?.firstPaintMs;
+    const p95 = r?.all?.p95Ms;
+    log(`ui: first painted timeline ${typeof fp === 'number' ? fp.toFixed(0) : '?'} ms (target < 2000), frames median ${r?.all?.medianMs} ms / p95 ${p95} ms (target p95 < 33)`);
+    log(`    zoom median ${r?.zoom?.medianMs} / p95 ${r?.zoom?.p95Ms} ms; pan median ${r?.pan?.medianMs} / p95 ${r?.pan?.p95Ms} ms; draw() p95 ${r?.draw?.p95Ms} ms; ${r?.trackRequests} track requests`);
+    return { events: model.summary.eventsTotal, load: [load0, load()], result: r };
+  } finally {
+    await server.stop();
+  }
+}
+
+function ingestHeadline(r: IngestBenchResult): string[] {
+  const out: string[] = [];
+  for (const row of r.rows) {
+    if (!row.ingest) continue;
+    const evs = row.events / row.ingest.totalS;
+    let s = `${row.label.padEnd(18)} ingest ${(evs / 1e6).toFixed(2)} M events/s, ${(row.bytes / row.ingest.totalS / 1e6).toFixed(0)} MB/s`;
+    if (row.decode) s += `; decoder alone ${(row.events / row.decode.wallS / 1e6).toFixed(2)} M events/s, ${(row.bytes / row.decode.wallS / 1e6).toFixed(0)} MB/s`;
+    if (row.traceCmd) {
+      const ratio = row.traceCmd.wallS / row.ingest.totalS;
+      s += `; trace-cmd report ${(row.events / row.traceCmd.wallS / 1e6).toFixed(2)} M events/s -> ratio ${ratio.toFixed(2)}x (target >= 3x: ${ratio >= 3 ? 'MET' : 'NOT MET'})`;
+    } else if (/text/.test(row.label)) {
+      const mbs = row.bytes / row.ingest.totalS / 1e6;
+      s += ` (target >= 150 MB/s: ${mbs >= 150 ? 'MET' : 'NOT MET'})`;
+    }
+    out.push(s);
+  }
+  const full = r.rows.find((x) => x.label === 'trace.dat v6');
+  const q = r.rows.find((x) => x.label === 'trace.dat v6 1/4');
+  if (full?.ingest && q?.ingest) {
+    out.push(`peak RSS, trace.dat v6 ingest: ${q.ingest.peakRssMB.toFixed(0)} MB at ${mb(q.bytes)} vs ${full.ingest.peakRssMB.toFixed(0)} MB at ${mb(full.bytes)}`);
+  }
+  const tf = r.rows.find((x) => x.label === 'tracefs text');
+  const tq = r.rows.find((x) => x.label === 'tracefs text 1/4');
+  if (tf?.ingest && tq?.ingest) {
+    out.push(`peak RSS, tracefs text ingest: ${tq.ingest.peakRssMB.toFixed(0)} MB at ${mb(tq.bytes)} vs ${tf.ingest.peakRssMB.toFixed(0)} MB at ${mb(tf.bytes)}`);
+  }
+  return out;
+}
+
+async function main(): Promise<void> {
+  const args = parseArgs(process.argv.slice(2));
+  const started = new Date();
+  const notes: string[] = [];
+  const results: Record<string, unknown> = {
+    startedAt: started.toISOString(),
+    quick: args.quick,
+    parts: [...args.parts],
+    machine: { cpus: os.cpus().length, model: os.cpus()[0]?.model ?? '', memGB: +(os.totalmem() / 2 ** 30).toFixed(1), node: process.version, loadAtStart: os.loadavg() },
+    notes,
+  };
+  log(`stallscope bench ${args.quick ? '(quick) ' : ''}${started.toISOString()}: ${os.cpus().length} CPUs, load ${load()}`);
+
+  let set: LargeTraceSet | null = null;
+  if (args.parts.has('ingest') || args.parts.has('detectors') || args.parts.has('ui')) {
+    log('\n# traces');
+    set = await makeLargeTraces({ quick: args.quick, log });
+    notes.push(...set.notes);
+    results.traces = set;
+  }
+
+  if (args.parts.has('ingest') && set) {
+    log('\n# ingest');
+    const r = await benchIngest(set, { log, noTraceCmd: args.noTraceCmd });
+    notes.push(...r.notes);
+    results.ingest = r;
+    log('');
+    process.stdout.write(formatIngestTable(r));
+    log('');
+    for (const l of ingestHeadline(r)) log(l);
+    results.ingestHeadline = ingestHeadline(r);
+  }
+
+  if (args.parts.has('detectors') && set) {
+    log('\n# detectors');
+    try {
+      results.detectors = await detectorPart(set, notes);
+    } catch (e) {
+      notes.push(`detectors: failed: ${(e as Error).message}`);
+      log(`detectors: FAILED ${(e as Error).stack}`);
+    }
+  }
+
+  if (args.parts.has('ui')) {
+    log('\n# ui');
+    try {
+      results.ui = await uiPart(set, notes);
+    } catch (e) {
+      notes.push(`ui: failed: ${(e as Error).message}`);
+      log(`ui: FAILED ${(e as Error).stack}`);
+    }
+  }
+
+  results.finishedAt = new Date().toISOString();
+  (results.machine as Record<string, unknown>).loadAtEnd = os.loadavg();
+  fs.mkdirSync(OUT_DIR, { recursive: true });
+  const out = path.join(OUT_DIR, args.quick ? 'results.quick.json' : 'results.json');
+  fs.writeFileSync(out, JSON.stringify(results, (_k, v) => (typeof v === 'bigint' ? v.toString() : v), 2));
+  if (notes.length) log(`\nnotes:\n${notes.map((n) => `  - ${n}`).join('\n')}`);
+  log(`\nload ${load()}; results in ${path.relative(ROOT, out)} (${((Date.now() - started.getTime()) / 1000).toFixed(0)} s)`);
+}
+
+await main();

@@ -30,15 +30,15 @@ export interface DetectorBenchResult {
   /** CPU time of that call (all DuckDB threads + JS), ms: steadier than wall time on a shared machine. */
   allTogetherCpuMs: number;
   totalFindings: number;
-  /** Events in the model (ftrace_event rows, else trace_info events_total, else the typed tables). */
+  /** Events in the model (trace_info events_total, else ftrace_event rows). */
   events: number;
 }
 
 async function countEvents(engine: Engine): Promise<number> {
   const rows = await engine.query<{ n: bigint | number | null }>(
     `SELECT coalesce(
-       nullif((SELECT count(*) FROM _ftrace_event), 0),
-       (SELECT TRY_CAST(value AS BIGINT) FROM trace_info WHERE key = 'events_total')) AS n`,
+       (SELECT TRY_CAST(value AS BIGINT) FROM trace_info WHERE key = 'events_total'),
+       (SELECT count(*) FROM _ftrace_event)) AS n`,
   );
   return Number(rows[0]?.n ?? 0);
 }

@@ -239,10 +239,13 @@ members AS MATERIALIZED (
   SELECT id, ts, utid, k, priority, v1, v2, rn, CASE WHEN k IN (2, 4) THEN seg - 1 ELSE seg END AS key
   FROM (
     SELECT *,
+      -- one global running count over (utid, ts, id): unpartitioned, so the
+      -- sort runs on all threads even when one kswapd has most events;
+      -- (utid, seg) is still a unique segment key
       sum(CASE WHEN k <= 4 THEN 1 ELSE 0 END) OVER w AS seg,
       row_number() OVER w AS rn  -- (ts, id) order as one integer, for cheap arg_min below
     FROM act
-    WINDOW w AS (PARTITION BY utid ORDER BY ts, id ROWS UNBOUNDED PRECEDING)
+    WINDOW w AS (ORDER BY utid, ts, id ROWS UNBOUNDED PRECEDING)
   )
 ),
 agg AS (
@@ -271,17 +274,24 @@ groups AS MATERIALIZED (
   FROM agg a
   WHERE CASE WHEN a.utid IN (SELECT utid FROM kthreads) THEN a.n_members > 0 ELSE a.begun END
 ),
+-- each new lowest priority of a segment: the first row of each priority value
+-- (a hash aggregate), kept when no lower priority came earlier (a window over
+-- at most 13 rows per segment); list_sort of (ts, id, ...) structs is much
+-- cheaper than an ordered aggregate
+firsts AS (
+  SELECT m.utid, m.key AS seg, m.priority, min(m.rn) AS rn, arg_min(m.ts, m.rn) AS ts, arg_min(m.id, m.rn) AS id
+  FROM members m
+  SEMI JOIN groups g ON g.utid = m.utid AND g.seg = m.key AND g.min_priority <= steps_at_or_below
+  WHERE m.priority IS NOT NULL
+  GROUP BY m.utid, m.key, m.priority
+),
 steps AS (
-  -- list_sort of (ts, id, ...) structs: much cheaper than an ordered aggregate
   SELECT utid, seg, list_sort(list({'ts': ts, 'id': id, 'priority': priority})) AS steps
   FROM (
-    SELECT m.utid, m.key AS seg, m.ts, m.id, m.priority,
-      min(m.priority) OVER (PARTITION BY m.utid, m.key ORDER BY m.ts, m.id ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS prev_min
-    FROM members m
-    SEMI JOIN groups g ON g.utid = m.utid AND g.seg = m.key AND g.min_priority <= steps_at_or_below
-    WHERE m.priority IS NOT NULL
+    SELECT *, min(rn) OVER (PARTITION BY utid, seg ORDER BY priority ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS lower_first
+    FROM firsts
   )
-  WHERE prev_min IS NULL OR priority < prev_min
+  WHERE lower_first IS NULL OR rn < lower_first
   GROUP BY utid, seg
 ),
 ended AS (

@@ -151,7 +151,7 @@ SELECT
       coalesce(sym, '?') || ' blocked ' || ss_task(tname, tid)
       || CASE WHEN context IN ('kswapd', 'other') THEN '' ELSE ' in ' || context END
       || ' for ' || ss_fmt_dur(f_dur)
-      || ' (freed ' || ss_fmt_count(freed_) || ' of ' || ss_fmt_count(nr_objects_to_shrink) || ' objects to shrink)'
+      || ' (freed ' || ss_fmt_count(freed_) || ' of ' || ss_fmt_count(coalesce(total_scan, nr_objects_to_shrink)) || ' objects to scan)'
     WHEN 'open' THEN
       coalesce(sym, '?') || ' call by ' || ss_task(tname, tid)
       || ' still running at end of trace after ' || ss_fmt_dur(f_dur)

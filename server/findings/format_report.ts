@@ -30,6 +30,8 @@ export interface ReportOptions {
   summaries?: boolean;
   /** Print per-detector timings (default false). */
   timings?: boolean;
+  /** At most this many rows per summary table (default 20). */
+  maxSummaryRows?: number;
 }
 
 /** '850 ns', '12.3 us', '412.5 ms', '2.35 s' (same rules as the SQL macro ss_fmt_dur). */
@@ -76,14 +78,18 @@ function wrapIds(ids: bigint[], max = 12): string {
   return ids.length > max ? `${shown},... (${ids.length} events)` : shown;
 }
 
-function table(rows: Row[]): string[] {
-  if (rows.length === 0) return ['    (no rows)'];
+function table(all: Row[], max: number): string[] {
+  if (all.length === 0) return ['    (no rows)'];
+  const rows = all.slice(0, max);
   const cols = Object.keys(rows[0]!);
-  const cells = rows.map((r) => cols.map((c) => (r[c] === null || r[c] === undefined ? '' : fmtValue(r[c]))));
+  const cell = (v: unknown) => (v === null || v === undefined ? '' : typeof v === 'string' ? v : fmtValue(v));
+  const cells = rows.map((r) => cols.map((c) => cell(r[c])));
   const width = cols.map((c, i) => Math.max(c.length, ...cells.map((r) => r[i]!.length)));
   const line = (vals: string[]) =>
     `    ${vals.map((v, i) => (typeof rows[0]![cols[i]!] === 'string' ? v.padEnd(width[i]!) : v.padStart(width[i]!))).join('  ')}`.trimEnd();
-  return [line(cols), line(width.map((w) => '-'.repeat(w))), ...cells.map(line)];
+  const out = [line(cols), line(width.map((w) => '-'.repeat(w))), ...cells.map(line)];
+  if (all.length > rows.length) out.push(`    ... ${all.length - rows.length} more rows (use --json for all)`);
+  return out;
 }
 
 /** The report as text (ends with a newline). */
@@ -131,7 +137,7 @@ export function formatReport(result: ReportInput, trace: ReportTrace = {}, opts:
     for (const [detector, rows] of Object.entries(result.summaries ?? {})) {
       out.push('');
       out.push(`-- ${detector} summary`);
-      out.push(...table(rows));
+      out.push(...table(rows, opts.maxSummaryRows ?? 20));
     }
   }
   if (opts.timings && result.timings) {

@@ -123,17 +123,37 @@ CREATE TABLE _event_name (
   system VARCHAR            -- event system, e.g. sched (NULL when the source does not say)
 );
 
--- Fields of events that have no typed table: one row per field, as in
--- Perfetto's `args`. Events with a typed table keep their fields there.
-CREATE TABLE args (
-  arg_set_id BIGINT,        -- JOINID(ftrace_event.arg_set_id); equals the event's id
-  flat_key VARCHAR,         -- field name
-  key VARCHAR,              -- field name (no nesting in ftrace)
-  int_value BIGINT,         -- integer value, when the field is an integer
-  string_value VARCHAR,     -- text value otherwise (as printed)
-  real_value DOUBLE,        -- unused for ftrace, kept for Perfetto compatibility
-  value_type VARCHAR        -- 'int' or 'string'
+-- Interned strings: typed tables and args store string ids, not strings,
+-- so a comm, a flags string or a field name is stored once, not per event.
+CREATE TABLE _string (
+  sid INTEGER,              -- string id
+  str VARCHAR               -- the string
 );
+
+-- Storage behind `args` (see below): one row per field of an untyped event.
+CREATE TABLE _args (
+  arg_set_id BIGINT,        -- the event's id
+  arg_index INTEGER,        -- position of the field in the event
+  key_sid INTEGER,          -- JOINID(_string.sid): field name
+  int_value BIGINT,         -- integer value, NULL for text
+  string_sid INTEGER        -- JOINID(_string.sid): text value, NULL for integers
+);
+
+-- Fields of events that have no typed table, one row per field, as in
+-- Perfetto's `args`. Events with a typed table keep their fields there.
+CREATE VIEW args AS
+SELECT
+  a.arg_set_id,             -- JOINID(ftrace_event.arg_set_id); equals the event's id
+  a.arg_index,              -- position of the field in the event (not in Perfetto)
+  k.str AS flat_key,        -- field name
+  k.str AS key,             -- field name (no nesting in ftrace)
+  a.int_value,              -- integer value, when the field is an integer
+  v.str AS string_value,    -- text value otherwise (as printed)
+  CAST(NULL AS DOUBLE) AS real_value,  -- unused for ftrace, kept for Perfetto compatibility
+  CASE WHEN a.string_sid IS NULL THEN 'int' ELSE 'string' END AS value_type
+FROM _args a
+JOIN _string k ON k.sid = a.key_sid
+LEFT JOIN _string v ON v.sid = a.string_sid;
 
 -- ---------------------------------------------------------------------------
 -- Typed event tables (memory reclaim: include/trace/events/vmscan.h)

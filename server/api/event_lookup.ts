@@ -53,7 +53,7 @@ export async function lookupEvents(tr: OpenTrace, ids: bigint[]): Promise<EventI
   const args = new Map<string, Record<string, unknown>>();
   if (argIds.length && tr.meta.tables.has('args')) {
     const rows = await tr.query<{ arg_set_id: bigint; key: string; int_value: bigint | null; string_value: string | null; real_value: number | null }>(
-      `SELECT arg_set_id, key, int_value, string_value, real_value FROM args WHERE arg_set_id IN (${argIds.map(String).join(',')}) ORDER BY rowid`,
+      `SELECT arg_set_id, key, int_value, string_value, real_value FROM args WHERE arg_set_id IN (${argIds.map(String).join(',')}) ORDER BY arg_set_id, arg_index`,
     );
     for (const r of rows) {
       const k = String(r.arg_set_id);

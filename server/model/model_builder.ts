@@ -246,21 +246,19 @@ export class ModelBuilder implements EventSink {
 
   private writeArgs(id: number, fields: EventFields): void {
     const a = this.args;
+    let index = 0;
     for (const key in fields) {
       const v = fields[key];
       a.setInt(0, id);
-      a.set(1, key);
-      a.set(2, key);
+      a.setInt(1, index++);
+      a.setInt(2, this.intern(key));
       if (typeof v === 'string') {
         a.setNull(3);
-        a.set(4, v);
-        a.set(6, 'string');
+        a.setInt(4, this.intern(v));
       } else {
         a.set(3, v);
         a.setNull(4);
-        a.set(6, 'int');
       }
-      a.setNull(5);
       a.endRow();
     }
   }

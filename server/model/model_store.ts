@@ -55,7 +55,7 @@ export interface ModelLayout {
   typed: TypedTableLayout[];
 }
 
-/** Chunk destinations: 0 = _ftrace_event, 1 = args, 2 + i = typed[i]. */
+/** Chunk destinations: 0 = _ftrace_event, 1 = _args, 2 + i = typed[i]. */
 export const FTRACE_EVENT_TABLE = 0;
 export const ARGS_TABLE = 1;
 export const FIRST_TYPED_TABLE = 2;
@@ -119,12 +119,10 @@ const FTRACE_EVENT_COLUMNS: ColumnSpec[] = [
 
 const ARGS_COLUMNS: ColumnSpec[] = [
   { name: 'arg_set_id', kind: 'i64' },
-  { name: 'flat_key', kind: 'str' },
-  { name: 'key', kind: 'str' },
+  { name: 'arg_index', kind: 'i32' },
+  { name: 'key_sid', kind: 'i32' },
   { name: 'int_value', kind: 'i64' },
-  { name: 'string_value', kind: 'str' },
-  { name: 'real_value', kind: 'f64' },
-  { name: 'value_type', kind: 'str' },
+  { name: 'string_sid', kind: 'i32' },
 ];
 
 export class ModelStore {
@@ -137,14 +135,13 @@ export class ModelStore {
   /** Creates the schema in an empty database and opens the appenders. */
   static async create(engine: Engine): Promise<ModelStore> {
     await engine.exec(fs.readFileSync(SCHEMA_SQL_PATH, 'utf8'));
-    await engine.exec('CREATE TABLE _string (sid INTEGER, str VARCHAR)');
     const typed: TypedTableLayout[] = [];
     for (const table of TYPED_TABLES) typed.push(await createTypedStorage(engine, table));
     await createFtraceEventView(engine);
     const con = engine.connection;
     const appenders = [
       await ColumnAppender.create(con, '_ftrace_event', FTRACE_EVENT_COLUMNS),
-      await ColumnAppender.create(con, 'args', ARGS_COLUMNS),
+      await ColumnAppender.create(con, '_args', ARGS_COLUMNS),
     ];
     for (const t of typed) appenders.push(await ColumnAppender.create(con, `_stage_${t.table}`, t.columns));
     return new ModelStore(engine, { ftraceEvent: FTRACE_EVENT_COLUMNS, args: ARGS_COLUMNS, typed }, appenders);

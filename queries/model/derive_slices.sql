@@ -2,7 +2,8 @@
 -- ===================================================================
 --
 -- Run by the ingest (server/model/derive_model.ts) after decoding and after
--- derive_sched.sql. Fills, for the timeline and the findings view:
+-- derive_sched.sql (wakeup and migration flows read its sched_slice and
+-- thread_state). Fills, for the timeline and the findings view:
 --
 --   slice          'shrinker'       mm_shrink_slab_start -> end, named by the shrinker symbol
 --                  'direct_reclaim' mm_vmscan_direct_reclaim_begin -> end ('direct reclaim')
@@ -29,11 +30,11 @@
 --   * depth: slices of all categories on one thread nest by time; an open
 --     slice is taken to end at the thread's next begin of its kind (or never).
 --   * Counter values: counter.id is the source event id.
---   * wakeup: for each time a task is switched in after having been switched
---     out (or since the trace start), the first sched_waking of it in
---     between -> the switch-in. Switch-ins after preemption have none.
---   * migration: the last migration of a task before a switch-in -> that
---     switch-in, when it is on the migration's dest_cpu.
+--   * wakeup: the waking that made a blocked thread runnable (thread_state's
+--     waker_id, as derive_sched.sql decides it) -> the switch-in ending that
+--     runnable period. Switch-ins after preemption have none.
+--   * migration: a migration -> the task's next switch-in, when that is on
+--     the migration's dest_cpu.
 -- Set-based throughout (window functions, hash joins; one sort per input).
 -- Re-running replaces what this file wrote before.
 
@@ -191,51 +192,37 @@ DROP TABLE _ss_tracks;
 DROP TABLE _ss_kswapd;
 
 -- ---------------------------------------------------------------------------
--- Wakeup and migration flows: one pass over each task's scheduling events
--- (O = switched out, I = switched in, W = sched_waking, M = migrated).
--- A segment starts at every O and I; the wakings in the segment before an I
--- that started with an O (or at the trace start) woke it, and the last
--- migration in that segment moved it there.
+-- Wakeup and migration flows, from the scheduler model derive_sched.sql built
+-- (sched_slice, thread_state): hash joins and one small ASOF join, no pass
+-- over the raw scheduler events.
+--   wakeup: a thread_state 'R' row started by a wakeup (waker_id: the
+--     sched_waking, or sched_wakeup when the trace has no waking, that made a
+--     blocked thread runnable) -> the sched_switch that ends it by switching
+--     the thread in (the sched_slice starting at that ts).
+--   migration: each sched_migrate_task -> the task's next switch-in, when it
+--     is on dest_cpu (a task moved again before it ran gets no arrow for the
+--     earlier move).
 -- ---------------------------------------------------------------------------
-
-CREATE OR REPLACE TEMP TABLE _ss_sched_seq AS
-WITH ev AS (
-  SELECT prev_pid AS pid, ts, id, 'O' AS k, cpu, NULL::INTEGER AS dest_cpu FROM sched_switch WHERE prev_pid <> 0
-  UNION ALL
-  SELECT next_pid, ts, id, 'I', cpu, NULL FROM sched_switch WHERE next_pid <> 0
-  UNION ALL
-  SELECT pid, ts, id, 'W', cpu, NULL FROM sched_waking WHERE pid <> 0
-  UNION ALL
-  SELECT pid, ts, id, 'M', cpu, dest_cpu FROM sched_migrate_task WHERE pid <> 0
-)
-SELECT pid, ts, id, k, cpu, dest_cpu,
-  sum(CASE WHEN k IN ('O', 'I') THEN 1 ELSE 0 END)
-    OVER (PARTITION BY pid ORDER BY ts, id ROWS UNBOUNDED PRECEDING) AS seg
-FROM ev;
 
 INSERT INTO flow (id, slice_out, slice_in, kind)
 WITH
-starts AS (SELECT pid, seg, k, id, cpu FROM _ss_sched_seq WHERE k IN ('O', 'I')),
-first_w AS (
-  SELECT pid, seg, arg_min(id, (ts, id)) AS w_id FROM _ss_sched_seq WHERE k = 'W' GROUP BY pid, seg
+wakeup AS (
+  SELECT DISTINCT r.waker_id AS out_id, s.id AS in_id, 'wakeup' AS kind
+  FROM thread_state r
+  JOIN sched_slice s ON s.utid = r.utid AND s.ts = r.ts + r.dur
+  WHERE r.waker_id IS NOT NULL AND r.dur >= 0 AND r.state LIKE 'R%'
 ),
-last_m AS (
-  SELECT pid, seg, arg_max(id, (ts, id)) AS m_id, arg_max(dest_cpu, (ts, id)) AS dest_cpu
-  FROM _ss_sched_seq WHERE k = 'M' GROUP BY pid, seg
+mig AS (
+  SELECT m.id, m.ts, m.dest_cpu, t.utid
+  FROM sched_migrate_task m JOIN thread t ON t.tid = m.pid
+  WHERE m.pid <> 0
 ),
-links AS (
-  SELECT w.w_id AS out_id, i.id AS in_id, 'wakeup' AS kind
-  FROM starts i
-  JOIN first_w w ON w.pid = i.pid AND w.seg = i.seg - 1
-  LEFT JOIN starts prev ON prev.pid = i.pid AND prev.seg = i.seg - 1
-  WHERE i.k = 'I' AND coalesce(prev.k, 'O') = 'O'
-  UNION ALL
-  SELECT m.m_id, i.id, 'migration'
-  FROM starts i
-  JOIN last_m m ON m.pid = i.pid AND m.seg = i.seg - 1
-  WHERE i.k = 'I' AND i.cpu = m.dest_cpu
+migration AS (
+  SELECT DISTINCT m.id AS out_id, s.id AS in_id, 'migration' AS kind
+  FROM mig m
+  ASOF JOIN (SELECT id, ts, cpu, utid FROM sched_slice WHERE utid IN (SELECT utid FROM mig)) s
+    ON s.utid = m.utid AND s.ts >= m.ts
+  WHERE s.cpu = m.dest_cpu
 )
 SELECT coalesce((SELECT max(id) FROM flow), 0) + row_number() OVER (ORDER BY in_id, kind, out_id), out_id, in_id, kind
-FROM links;
-
-DROP TABLE _ss_sched_seq;
+FROM (SELECT * FROM wakeup UNION ALL SELECT * FROM migration);

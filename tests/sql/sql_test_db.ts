@@ -11,6 +11,7 @@ import type { Finding } from '../../server/findings/finding.ts';
 
 const SCHEMA = fileURLToPath(new URL('../../queries/schema.sql', import.meta.url));
 const DERIVE_SLICES = fileURLToPath(new URL('../../queries/model/derive_slices.sql', import.meta.url));
+const DERIVE_SCHED = fileURLToPath(new URL('../../queries/model/derive_sched.sql', import.meta.url));
 
 /** A fresh trace database with the schema and the detector macros. */
 export async function newTraceDb(): Promise<Engine> {
@@ -43,6 +44,11 @@ export async function setTraceBounds(engine: Engine, first: bigint, last: bigint
     { key: 'first_ts', value: String(first) },
     { key: 'last_ts', value: String(last) },
   ]);
+}
+
+/** The lead's sched_slice / thread_state derivation (derive_slices reads them). */
+export async function deriveSched(engine: Engine): Promise<void> {
+  await engine.exec(readFileSync(DERIVE_SCHED, 'utf8'));
 }
 
 export async function deriveSlices(engine: Engine): Promise<void> {

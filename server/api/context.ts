@@ -2,6 +2,8 @@ import type { Jobs } from './jobs.ts';
 import type { LibraryLike } from './library_contract.ts';
 import type { Overviews } from './overview.ts';
 import type { TraceEngines } from './trace_engines.ts';
+import type { NotesStore } from '../notes/notes_store.ts';
+import type { RateLimiter } from '../notes/rate_limit.ts';
 
 /** What every route module gets. */
 export interface ApiContext {
@@ -13,4 +15,8 @@ export interface ApiContext {
   /** Where uploads are staged (the library's tmp dir: cleaned of stale files at start). */
   uploadDir: string;
   maxUploadBytes: number;
+  /** Notes on traces (server/notes). */
+  notes: NotesStore;
+  /** Per-client limits: note writes, and the heavier reads (excerpt, export). */
+  limits: { writes: RateLimiter; reads: RateLimiter };
 }

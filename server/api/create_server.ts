@@ -24,6 +24,10 @@ import { registerFindingRoutes } from './routes/findings.ts';
 import { registerJobRoutes } from './routes/jobs.ts';
 import { registerTraceRoutes } from './routes/traces.ts';
 import { registerTrackRoutes } from './routes/tracks.ts';
+import { registerNoteRoutes } from './routes/notes.ts';
+import { registerExportRoutes } from './routes/export.ts';
+import { NotesStore } from '../notes/notes_store.ts';
+import { RateLimiter, type RateLimit } from '../notes/rate_limit.ts';
 
 export const DEFAULT_MAX_UPLOAD_BYTES = 16 * 1024 ** 3; // 16 GiB: multi-GB traces are normal
 
@@ -45,7 +49,14 @@ export interface ServerOptions {
   token?: string;
   /** Log requests (default false). */
   logger?: boolean;
+  /** Where notes are kept (default: <dataDir>/notes). */
+  notesDir?: string;
+  /** Per-client rate limits (token buckets): note writes, and excerpt/export reads. */
+  rateLimits?: { writes?: RateLimit; reads?: RateLimit };
 }
+
+/** Defaults: a burst of 120 note writes, then 2 a second; 60 excerpts/exports, then 5 a second. */
+export const DEFAULT_RATE_LIMITS = { writes: { burst: 120, perSecond: 2 }, reads: { burst: 60, perSecond: 5 } };
 
 export interface StallscopeServer {
   app: FastifyInstance;
@@ -61,6 +72,11 @@ export async function buildApi(opts: ServerOptions): Promise<{ app: FastifyInsta
     jobs: new Jobs(),
     uploadDir: opts.library.paths?.tmp ?? join(opts.dataDir ?? opts.library.dataDir ?? tmpdir(), 'tmp'),
     maxUploadBytes: opts.maxUploadBytes ?? DEFAULT_MAX_UPLOAD_BYTES,
+    notes: new NotesStore(opts.notesDir ?? join(opts.library.paths?.root ?? opts.dataDir ?? opts.library.dataDir ?? tmpdir(), 'notes')),
+    limits: {
+      writes: new RateLimiter(opts.rateLimits?.writes ?? DEFAULT_RATE_LIMITS.writes),
+      reads: new RateLimiter(opts.rateLimits?.reads ?? DEFAULT_RATE_LIMITS.reads),
+    },
   };
   const app = Fastify({ logger: opts.logger ?? false, routerOptions: { maxParamLength: 200 }, requestTimeout: 0 });
   app.setErrorHandler((err: Error & { statusCode?: number; validation?: unknown }, req, reply) => {
@@ -87,6 +103,8 @@ export async function buildApi(opts: ServerOptions): Promise<{ app: FastifyInsta
   await registerFindingRoutes(app, ctx);
   await registerTrackRoutes(app, ctx);
   await registerEventRoutes(app, ctx);
+  await registerNoteRoutes(app, ctx);
+  await registerExportRoutes(app, ctx);
   await registerAppRoutes(app, opts.appDir ?? DEFAULT_APP_DIR);
   app.addHook('onClose', async () => ctx.engines.forgetAll());
   return { app, ctx };

@@ -1,0 +1,195 @@
+/**
+ * Plain-text excerpts and exports: what a kernel developer pastes into a
+ * review email (`Copy as text`, GET /api/traces/:id/excerpt) and the
+ * findings + notes of a trace as Markdown (GET /api/traces/:id/export.md).
+ *
+ * Excerpt layout:
+ *
+ *   [stallscope] critical shrinker_blocking/call: super_cache_scan blocked kswapd0 for 312.4 ms
+ *   trace: reclaim_kswapd.v7.dat (sha256 e962771d9db3...), 2 CPUs
+ *   measured: start=1234.567890 dur=312.400ms cpu=1 task=kswapd0-95 shrinker=super_cache_scan ...
+ *
+ *   <the events' lines exactly as `trace-cmd report` prints them>
+ *
+ *   Note (alice, 2025-11-22 08:31 UTC):
+ *   <note text>
+ *
+ *   Link: http://127.0.0.1:7420/?trace=...&t0=...&t1=...&sel=finding:3
+ */
+import type { Note } from './notes_store.ts';
+
+export interface ExcerptTrace {
+  id: string;
+  name: string;
+  kernel?: string | null;
+  cpus?: number | null;
+}
+
+export interface ExcerptInput {
+  trace: ExcerptTrace;
+  /** First line after `[stallscope] `. */
+  headline: string;
+  /** The measured values, one line (without `measured: `), or null. */
+  measured: string | null;
+  lines: string[];
+  /** How many events the selection has (lines may be capped). */
+  eventsTotal: number;
+  notes: Note[];
+  link: string;
+}
+
+export function formatExcerpt(x: ExcerptInput): string {
+  const out: string[] = [];
+  out.push(`[stallscope] ${oneLine(x.headline)}`);
+  const facts = [`${x.trace.name} (sha256 ${x.trace.id.slice(0, 12)}...)`];
+  if (x.trace.kernel) facts.push(`kernel ${x.trace.kernel}`);
+  if (x.trace.cpus) facts.push(`${x.trace.cpus} CPUs`);
+  out.push(`trace: ${facts.join(', ')}`);
+  if (x.measured) out.push(`measured: ${oneLine(x.measured)}`);
+  out.push('');
+  if (x.lines.length) {
+    out.push(...x.lines);
+    if (x.eventsTotal > x.lines.length) out.push(`  ... ${x.eventsTotal - x.lines.length} more events (see the link)`);
+  } else {
+    out.push('  (no trace events recorded for this selection)');
+  }
+  for (const n of x.notes) {
+    out.push('', `Note (${oneLine(n.author)}, ${formatWhen(n.updated_at)}):`, n.text.trimEnd());
+  }
+  out.push('', `Link: ${x.link}`, '');
+  return out.join('\n');
+}
+
+/** `key=value` pairs of a finding's measured values, one line; ns durations get units. */
+export function measuredLine(f: {
+  ts_ns: string | bigint | number;
+  dur_ns: string | bigint | number;
+  cpu: number | null;
+  tid: number | null;
+  comm: string | null;
+  values: Record<string, unknown>;
+}): string {
+  const parts = [`start=${formatAbs(BigInt(f.ts_ns))}`, `dur=${formatNs(Number(f.dur_ns))}`];
+  if (f.cpu !== null) parts.push(`cpu=${f.cpu}`);
+  if (f.comm !== null || f.tid !== null) parts.push(`task=${f.comm ?? '?'}-${f.tid ?? '?'}`);
+  for (const [k, v] of Object.entries(f.values)) {
+    if (v === null || v === undefined) continue;
+    const s = /_ns$/.test(k) && (typeof v === 'number' || typeof v === 'bigint' || /^\d+$/.test(String(v)))
+      ? formatNs(Number(v))
+      : typeof v === 'object' ? JSON.stringify(v) : String(v);
+    parts.push(`${k}=${/\s/.test(s) ? JSON.stringify(s) : s}`);
+  }
+  return parts.join(' ');
+}
+
+/** Absolute trace clock as trace-cmd prints it: seconds with 6 decimals. */
+export function formatAbs(ns: bigint): string {
+  return `${ns / 1_000_000_000n}.${((ns % 1_000_000_000n) / 1000n).toString().padStart(6, '0')}`;
+}
+
+/** ns as a short duration with a unit: 312.400ms, 45.200us, 1.500s, 800ns. */
+export function formatNs(ns: number): string {
+  const a = Math.abs(ns);
+  if (a >= 1e9) return `${(ns / 1e9).toFixed(3)}s`;
+  if (a >= 1e6) return `${(ns / 1e6).toFixed(3)}ms`;
+  if (a >= 1e3) return `${(ns / 1e3).toFixed(3)}us`;
+  return `${ns}ns`;
+}
+
+function formatWhen(iso: string): string {
+  const d = new Date(iso);
+  return Number.isNaN(d.getTime()) ? iso : `${d.toISOString().slice(0, 16).replace('T', ' ')} UTC`;
+}
+
+function oneLine(s: string): string {
+  return s.replace(/\s*\n\s*/g, ' ');
+}
+
+// ---- Markdown export --------------------------------------------------
+
+export interface ExportFinding {
+  index: number;
+  detector: string;
+  kind: string;
+  severity: string;
+  ts: number;
+  dur: number;
+  ts_ns: string;
+  dur_ns: string;
+  cpu: number | null;
+  tid: number | null;
+  comm: string | null;
+  title: string;
+  values: Record<string, unknown>;
+  link: string;
+}
+
+export interface ExportNote extends Note {
+  link: string;
+}
+
+export function formatMarkdown(x: { trace: ExcerptTrace & { eventsTotal?: number }; findings: ExportFinding[]; notes: ExportNote[]; exportedAt: string; link: string }): string {
+  const out: string[] = [];
+  out.push(`# stallscope: ${mdInline(x.trace.name)}`, '');
+  out.push(`- trace: \`${x.trace.id}\``);
+  if (x.trace.kernel) out.push(`- kernel: ${mdInline(x.trace.kernel)}`);
+  if (x.trace.cpus) out.push(`- CPUs: ${x.trace.cpus}`);
+  if (x.trace.eventsTotal !== undefined) out.push(`- events: ${x.trace.eventsTotal}`);
+  out.push(`- exported: ${x.exportedAt}`, `- open: <${x.link}>`, '');
+  out.push(`## Findings (${x.findings.length})`, '');
+  if (!x.findings.length) out.push('No findings.', '');
+  const byDetector = new Map<string, ExportFinding[]>();
+  for (const f of x.findings) byDetector.set(f.detector, [...(byDetector.get(f.detector) ?? []), f]);
+  for (const [detector, list] of byDetector) {
+    out.push(`### ${mdInline(detector)} (${list.length})`, '');
+    out.push('| # | severity | start | duration | finding | measured |', '| --: | --- | --: | --: | --- | --- |');
+    for (const f of list) {
+      out.push(`| [${f.index}](${f.link}) | ${f.severity} | ${formatAbs(BigInt(f.ts_ns))} | ${formatNs(f.dur)} | ${mdCell(f.title)} | ${mdCell(measuredLine({ ...f, ts_ns: f.ts_ns, dur_ns: f.dur_ns }).split(' ').slice(2).join(' '))} |`);
+    }
+    out.push('');
+  }
+  out.push(`## Notes (${x.notes.length})`, '');
+  if (!x.notes.length) out.push('No notes.', '');
+  for (const n of x.notes) {
+    out.push(`### ${mdInline(anchorLabel(n))} — ${mdInline(n.author)}, ${formatWhen(n.updated_at)}`, '');
+    out.push(`[open](${n.link})`, '');
+    out.push(...quoteMarkdown(n.text), '');
+  }
+  return out.join('\n');
+}
+
+export function anchorLabel(n: Note): string {
+  const a = n.anchor;
+  const where = a.track ? ` on ${a.track}` : '';
+  if (a.kind === 'finding') return `finding ${a.finding}`;
+  if (a.kind === 'event') return `event ${a.event}${where}`;
+  return `${a.ref ? `${a.ref}, ` : ''}${formatNs(a.t0)} to ${formatNs(a.t1)}${where}`;
+}
+
+/** Markdown-significant and HTML characters in running text. */
+function mdInline(s: string): string {
+  return oneLine(s).replace(/[\\`*_[\]<>|#]/g, (c) => `\\${c}`);
+}
+
+function mdCell(s: string): string {
+  return mdInline(s);
+}
+
+/**
+ * A note's own Markdown, as a block quote, with raw HTML neutralised outside
+ * code (`<` becomes `&lt;`): the exported file may be viewed by renderers
+ * that allow HTML.
+ */
+function quoteMarkdown(text: string): string[] {
+  let fence = false;
+  return text.split('\n').map((line) => {
+    if (/^\s*(```|~~~)/.test(line)) {
+      fence = !fence;
+      return `> ${line}`;
+    }
+    if (fence) return `> ${line}`;
+    const parts = line.split('`');
+    const escaped = parts.map((p, i) => (i % 2 === 0 ? p.replace(/</g, '&lt;') : p)).join('`');
+    return `> ${escaped}`;
+  });
+}

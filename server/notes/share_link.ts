@@ -1,0 +1,44 @@
+/**
+ * Share links, built the same way the app builds them (app/state/view_state.ts):
+ *
+ *   <origin>/?trace=<sha256>&t0=<ns>&t1=<ns>&sel=finding:<index>|event:<id>&pin=cpu:1,thread:93&hide=...&note=<noteId>
+ *
+ * t0/t1 are integer ns from the trace's first event. Track uris are written
+ * with `:` instead of `#` (`cpu:1` for the track `cpu#1`): a `#` would start
+ * the URL's fragment and cut the link.
+ */
+export interface LinkView {
+  trace: string;
+  t0?: number | null;
+  t1?: number | null;
+  sel?: string | null;
+  pinned?: string[];
+  hidden?: string[];
+  collapsed?: string[];
+  note?: string | null;
+}
+
+export function uriToParam(uri: string): string {
+  return uri.replace('#', ':');
+}
+
+export function shareSearch(v: LinkView): string {
+  const p: string[] = [`trace=${v.trace}`];
+  if (v.t0 != null && v.t1 != null) p.push(`t0=${Math.floor(v.t0)}`, `t1=${Math.ceil(v.t1)}`);
+  if (v.sel) p.push(`sel=${v.sel}`);
+  const list = (key: string, uris: string[] | undefined) => {
+    if (uris?.length) p.push(`${key}=${uris.map((u) => encodeURIComponent(uriToParam(u)).replace(/%3A/g, ':')).join(',')}`);
+  };
+  list('pin', v.pinned);
+  list('hide', v.hidden);
+  list('fold', v.collapsed);
+  if (v.note) p.push(`note=${v.note}`);
+  return `?${p.join('&')}`;
+}
+
+/** The origin the request came to (http://host:port), for links the server writes. */
+export function requestOrigin(req: { protocol: string; host?: string; headers: Record<string, unknown> }): string {
+  const host = req.host ?? (req.headers.host as string | undefined) ?? '127.0.0.1';
+  const safeHost = /^[\w.-]+(:\d{1,5})?$|^\[[0-9a-fA-F:.]+\](:\d{1,5})?$/.test(host) ? host : '127.0.0.1';
+  return `${req.protocol === 'https' ? 'https' : 'http'}://${safeHost}`;
+}

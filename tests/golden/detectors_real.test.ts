@@ -160,6 +160,24 @@ describe.skipIf(!haveReal)('real recording: reclaim_kswapd (6.x, trace.dat v7)',
       )[0],
     );
     const wakes = Number(awk(`${PARSE} { parse() } ev == "mm_vmscan_kswapd_wake" { n++ } END { print n + 0 }`, realReport)[0]);
+    // kswapd episodes (wake -> sleep / next wake / end; or from the first reclaim event after a sleep)
+    // whose lowest priority is <= 6, as a small state machine per kswapd pid
+    const escalations = Number(
+      awk(
+        `${PARSE}
+         function close_ep(p) { if (open[p] && low[p] <= 6) n++; open[p] = 0 }
+         { parse() }
+         task ~ /^kswapd/ && ev == "mm_vmscan_kswapd_wake" { close_ep(pid); open[pid] = 1; low[pid] = 99; next }
+         task ~ /^kswapd/ && ev == "mm_vmscan_kswapd_sleep" { close_ep(pid); next }
+         task ~ /^kswapd/ && ev ~ /^(mm_vmscan_lru_shrink_(in)?active|mm_shrink_slab_(start|end))$/ {
+           if (!open[pid]) { open[pid] = 1; low[pid] = 99 }
+           p = field("priority"); if (p == "" && match($0, /priority [0-9]+/)) p = substr($0, RSTART + 9, RLENGTH - 9)
+           if (p != "" && p + 0 < low[pid]) low[pid] = p + 0
+         }
+         END { for (q in open) close_ep(q); print n + 0 }`,
+        realReport,
+      )[0],
+    );
     const migrations = Number(
       awk(
         `${PARSE} { parse() } ev == "sched_migrate_task" && field("pid") != "0" && field("orig_cpu") != field("dest_cpu") { n++ } END { print n + 0 }`,
@@ -181,6 +199,7 @@ describe.skipIf(!haveReal)('real recording: reclaim_kswapd (6.x, trace.dat v7)',
     const ksum = summaries.kswapd_escalation ?? [];
     expect(Math.min(...ksum.map((r) => Number(r.min_priority)))).toBe(minKswapdPriority);
     expect(ksum.reduce((a, r) => a + Number(r.episodes), 0)).toBeGreaterThanOrEqual(wakes);
+    expect(findings.filter((x) => x.detector === 'kswapd_escalation' && x.kind === 'escalation').length).toBe(escalations);
     const msum = summaries.migration_pingpong ?? [];
     expect(msum.reduce((a, r) => a + Number(r.migrations), 0)).toBe(migrations);
   });

@@ -329,6 +329,29 @@ CREATE TABLE sched_process_exit (
   comm VARCHAR, pid INTEGER, prio INTEGER
 );
 
+-- CPU time a task ran since its last sched_stat_runtime (CFS accounting).
+-- Frequent in `-e sched` recordings: typed so it costs one row, not one per field.
+CREATE TABLE sched_stat_runtime (
+  id BIGINT, ts BIGINT, cpu INTEGER, utid INTEGER,
+  comm VARCHAR, pid INTEGER,
+  runtime BIGINT,           -- ns run since the previous update
+  vruntime BIGINT           -- CFS virtual runtime (older kernels only)
+);
+
+-- A task's exec (new program image).
+CREATE TABLE sched_process_exec (
+  id BIGINT, ts BIGINT, cpu INTEGER, utid INTEGER,
+  filename VARCHAR, pid INTEGER, old_pid INTEGER
+);
+
+-- A task waiting for children / being freed. Receives sched_process_wait and
+-- sched_process_free (see `event`).
+CREATE TABLE sched_process_wait (
+  id BIGINT, ts BIGINT, cpu INTEGER, utid INTEGER,
+  event VARCHAR,
+  comm VARCHAR, pid INTEGER, prio INTEGER
+);
+
 -- ---------------------------------------------------------------------------
 -- Typed event tables (workqueue: include/trace/events/workqueue.h)
 -- ---------------------------------------------------------------------------

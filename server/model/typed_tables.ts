@@ -25,6 +25,7 @@ export const EVENT_TABLE: Record<string, string> = {
   writeback_written: 'writeback_work',
   writeback_wait: 'writeback_work',
   writeback_single_inode_start: 'writeback_single_inode',
+  sched_process_free: 'sched_process_wait',
 };
 
 /** Tables that are typed event tables (the rest of schema.sql is model or derived). */
@@ -48,6 +49,9 @@ export const TYPED_TABLES = [
   'sched_migrate_task',
   'sched_process_fork',
   'sched_process_exit',
+  'sched_stat_runtime',
+  'sched_process_exec',
+  'sched_process_wait',
   'workqueue_queue_work',
   'workqueue_activate_work',
   'workqueue_execute_start',

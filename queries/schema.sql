@@ -160,10 +160,12 @@ LEFT JOIN _string v ON v.sid = a.string_sid;
 -- Common columns: id (= ftrace_event.id), ts, cpu, utid (the running thread).
 --
 -- How they are stored: the writer replaces each CREATE TABLE below by a VIEW
--- with exactly these columns over `_stage_<table>`, where VARCHAR columns
--- are ids into `_string(sid, str)` (a comm or flags string is stored once,
--- not per event) and the event's name_id, common_flags, preempt_count and
--- source_where are kept for `ftrace_event`. Query the views.
+-- with exactly these columns over `_stage_<table>`, where each VARCHAR
+-- column is an id into that column's own dictionary (a comm or flags string
+-- is stored once, not per event), resolved in the view by a list lookup
+-- that costs nothing when the column is not selected, and the event's
+-- name_id, common_flags, preempt_count and source_where are kept for
+-- `ftrace_event`. Query the views.
 -- ---------------------------------------------------------------------------
 
 -- kswapd going to sleep on a node.

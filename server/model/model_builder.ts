@@ -62,6 +62,7 @@ export class ModelBuilder implements EventSink {
   private readonly eventSystems: (string | null)[] = [];
   private readonly eventCounts: number[] = [];
   private readonly strings = new Map<string, number>();
+  private readonly dicts: Map<string, number>[];
 
   private readonly threads = new Map<number, ThreadInfo>();
   private readonly threadList: ThreadInfo[] = [];
@@ -74,6 +75,7 @@ export class ModelBuilder implements EventSink {
   private unparsed = 0;
 
   constructor(layout: ModelLayout, onChunk: (table: number, data: ChunkData) => void) {
+    this.dicts = Array.from({ length: layout.dictCount }, () => new Map<string, number>());
     this.ftraceEvent = new ColumnChunk(layout.ftraceEvent, (d) => onChunk(FTRACE_EVENT_TABLE, d));
     this.args = new ColumnChunk(layout.args, (d) => onChunk(ARGS_TABLE, d));
     layout.typed.forEach((t, i) => {
@@ -176,6 +178,7 @@ export class ModelBuilder implements EventSink {
       eventsTotal: this.nextId,
       eventNames: [...this.eventNames].map(([name, id]) => [name, this.eventSystems[id], this.eventCounts[id]]),
       strings: [...this.strings.keys()],
+      dicts: this.dicts.map((m) => [...m.keys()]),
       threads: this.threadList,
       nameHistory: this.nameHistory,
       cpus: [...this.cpus.values()],
@@ -208,7 +211,7 @@ export class ModelBuilder implements EventSink {
     this.setTs(c, 1, e.ts);
     c.setInt(2, e.cpu);
     c.setInt(3, utid);
-    if (layout.eventColumn >= 0) c.setInt(layout.eventColumn, this.intern(e.name));
+    if (layout.eventColumn >= 0) c.setInt(layout.eventColumn, this.internIn(layout.eventDict, e.name));
     const cols = layout.fieldColumns;
     for (let k = 0; k < cols.length; k++) {
       const col = cols[k];
@@ -217,7 +220,7 @@ export class ModelBuilder implements EventSink {
         for (let a = 0; a < col.aliases.length && value === undefined; a++) value = fields[col.aliases[a]];
       }
       if (value === undefined) c.setNull(col.index);
-      else if (col.interned) c.setInt(col.index, this.intern(typeof value === 'string' ? value : String(value)));
+      else if (col.dict >= 0) c.setInt(col.index, this.internIn(col.dict, typeof value === 'string' ? value : String(value)));
       else if (typeof value === 'number') c.setNumber(col.index, value);
       else if (typeof value === 'string') c.set(col.index, parseIntegerText(value));
       else c.set(col.index, value);
@@ -261,6 +264,17 @@ export class ModelBuilder implements EventSink {
       }
       a.endRow();
     }
+  }
+
+  /** Id of a string in one typed column's dictionary. */
+  private internIn(dict: number, s: string): number {
+    const map = this.dicts[dict];
+    let id = map.get(s);
+    if (id === undefined) {
+      id = map.size;
+      map.set(s, id);
+    }
+    return id;
   }
 
   private intern(s: string): number {

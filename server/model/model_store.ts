@@ -32,8 +32,8 @@ export interface TypedColumn {
   name: string;
   /** Other field names that fill this column, in order of preference. */
   aliases: string[];
-  /** VARCHAR column stored as an interned string id. */
-  interned: boolean;
+  /** VARCHAR column: stored as an id into its own dictionary (dicts[dict]), else -1. */
+  dict: number;
 }
 
 export interface TypedTableLayout {
@@ -44,8 +44,12 @@ export interface TypedTableLayout {
   fieldColumns: TypedColumn[];
   /** Index of the `event` column (tables receiving several events), else -1. */
   eventColumn: number;
+  /** Dictionary of the `event` column, else -1. */
+  eventDict: number;
   /** Number of documented columns; storage-only columns follow. */
   width: number;
+  /** Documented columns in order, with their dictionary (-1: not a string). */
+  viewColumns: { name: string; dict: number }[];
 }
 
 /** What a ModelBuilder needs to know about the tables; plain data (crosses threads). */
@@ -53,6 +57,8 @@ export interface ModelLayout {
   ftraceEvent: ColumnSpec[];
   args: ColumnSpec[];
   typed: TypedTableLayout[];
+  /** Number of per-column string dictionaries (see TypedColumn.dict). */
+  dictCount: number;
 }
 
 /** Chunk destinations: 0 = _ftrace_event, 1 = _args, 2 + i = typed[i]. */
@@ -76,8 +82,10 @@ export interface BuilderResult {
   eventsTotal: number;
   /** [name, system, count], index = name_id. */
   eventNames: [string, string | null, number][];
-  /** Interned strings, index = sid. */
+  /** Interned strings of args (field names, text values), index = sid. */
   strings: string[];
+  /** Per-column dictionaries of typed tables: dicts[dict][id] = string. */
+  dicts: string[][];
   threads: ThreadInfo[];
   nameHistory: { utid: number; ts: number; name: string }[];
   /** [cpu, events, firstTs, lastTs] (relative ts). */
@@ -136,7 +144,8 @@ export class ModelStore {
   static async create(engine: Engine): Promise<ModelStore> {
     await engine.exec(fs.readFileSync(SCHEMA_SQL_PATH, 'utf8'));
     const typed: TypedTableLayout[] = [];
-    for (const table of TYPED_TABLES) typed.push(await createTypedStorage(engine, table));
+    const dicts = { count: 0 };
+    for (const table of TYPED_TABLES) typed.push(await createTypedStorage(engine, table, dicts));
     await createFtraceEventView(engine);
     const con = engine.connection;
     const appenders = [
@@ -144,7 +153,7 @@ export class ModelStore {
       await ColumnAppender.create(con, '_args', ARGS_COLUMNS),
     ];
     for (const t of typed) appenders.push(await ColumnAppender.create(con, `_stage_${t.table}`, t.columns));
-    return new ModelStore(engine, { ftraceEvent: FTRACE_EVENT_COLUMNS, args: ARGS_COLUMNS, typed }, appenders);
+    return new ModelStore(engine, { ftraceEvent: FTRACE_EVENT_COLUMNS, args: ARGS_COLUMNS, typed, dictCount: dicts.count }, appenders);
   }
 
   append(table: number, data: ChunkData): void {
@@ -162,6 +171,7 @@ export class ModelStore {
       { name: 'sid', kind: 'i32' },
       { name: 'str', kind: 'str' },
     ], r.strings.map((s, sid) => [sid, s]));
+    for (const t of this.layout.typed) await createTypedView(this.engine, t, r.dicts);
     await appendRows(con, '_event_name', [
       { name: 'name_id', kind: 'i32' },
       { name: 'name', kind: 'str' },
@@ -247,11 +257,12 @@ export class ModelStore {
 }
 
 /**
- * Replaces a typed table from schema.sql by compact storage plus a view of
- * exactly the documented columns: VARCHAR columns are stored as ids into
- * _string (a comm or flags string is stored once, not per event).
+ * Replaces a typed table from schema.sql by compact storage: VARCHAR columns
+ * become ids into a per-column dictionary (a comm or flags string is stored
+ * once, not per event). The view of the documented columns is created at
+ * the end (createTypedView), when the dictionaries are known.
  */
-async function createTypedStorage(engine: Engine, table: string): Promise<TypedTableLayout> {
+async function createTypedStorage(engine: Engine, table: string, dicts: { count: number }): Promise<TypedTableLayout> {
   const cols = await engine.query<{ column_name: string; data_type: string }>(
     `SELECT column_name, data_type FROM information_schema.columns WHERE table_name = $t ORDER BY ordinal_position`,
     { t: table },
@@ -261,31 +272,66 @@ async function createTypedStorage(engine: Engine, table: string): Promise<TypedT
   const aliases = FIELD_ALIASES[table] ?? {};
   const columns: ColumnSpec[] = [];
   const fieldColumns: TypedColumn[] = [];
+  const viewColumns: { name: string; dict: number }[] = [];
   let eventColumn = -1;
+  let eventDict = -1;
   cols.forEach((c, index) => {
-    const interned = c.data_type === 'VARCHAR';
-    const kind: ColumnKind = interned || c.data_type === 'INTEGER' ? 'i32' : c.data_type === 'DOUBLE' ? 'f64' : 'i64';
+    const isString = c.data_type === 'VARCHAR';
+    const dict = isString ? dicts.count++ : -1;
+    const kind: ColumnKind = isString || c.data_type === 'INTEGER' ? 'i32' : c.data_type === 'DOUBLE' ? 'f64' : 'i64';
     columns.push({ name: c.column_name, kind });
-    if (c.column_name === 'event') eventColumn = index;
-    else if (index >= 4) fieldColumns.push({ index, name: c.column_name, aliases: aliases[c.column_name] ?? [], interned });
+    viewColumns.push({ name: c.column_name, dict });
+    if (c.column_name === 'event') {
+      eventColumn = index;
+      eventDict = dict;
+    } else if (index >= 4) fieldColumns.push({ index, name: c.column_name, aliases: aliases[c.column_name] ?? [], dict });
   });
-  const select = cols
-    .map((c, i) => (c.data_type === 'VARCHAR' ? `j${i}.str AS "${c.column_name}"` : `s."${c.column_name}"`))
-    .join(', ');
-  const joins = cols
-    .map((c, i) => (c.data_type === 'VARCHAR' ? ` LEFT JOIN _string j${i} ON j${i}.sid = s."${c.column_name}"` : ''))
-    .join('');
   const width = columns.length;
   columns.push(...STORAGE_EXTRA_COLUMNS);
   const ddl = columns
     .map((s) => `"${s.name}" ${s.kind === 'i32' ? 'INTEGER' : s.kind === 'f64' ? 'DOUBLE' : 'BIGINT'}`)
     .join(', ');
-  await engine.exec(
-    `DROP TABLE ${table};
-     CREATE TABLE _stage_${table} (${ddl});
-     CREATE VIEW ${table} AS SELECT ${select} FROM _stage_${table} s${joins};`,
-  );
-  return { table, columns, fieldColumns, eventColumn, width };
+  await engine.exec(`DROP TABLE ${table}; CREATE TABLE _stage_${table} (${ddl});`);
+  return { table, columns, fieldColumns, eventColumn, eventDict, width, viewColumns };
+}
+
+/**
+ * Dictionaries up to this size are inlined in the view as a list literal:
+ * a lookup by index that DuckDB drops when the column is not selected. A
+ * join (the fallback for larger ones) is paid by every query of the view.
+ */
+const INLINE_DICT_MAX = 20_000;
+
+/** The typed table's view: exactly the documented columns, strings resolved. */
+async function createTypedView(engine: Engine, t: TypedTableLayout, dicts: string[][]): Promise<void> {
+  const select: string[] = [];
+  const joins: string[] = [];
+  for (const c of t.viewColumns) {
+    if (c.dict < 0) {
+      select.push(`s."${c.name}"`);
+      continue;
+    }
+    const words = dicts[c.dict] ?? [];
+    if (words.length === 0) {
+      select.push(`CAST(NULL AS VARCHAR) AS "${c.name}"`);
+    } else if (words.length <= INLINE_DICT_MAX) {
+      select.push(`list_extract([${words.map(sqlString).join(',')}], s."${c.name}" + 1) AS "${c.name}"`);
+    } else {
+      const dictTable = `_dict_${t.table}_${c.name}`;
+      await engine.exec(`CREATE TABLE ${dictTable} (id INTEGER, str VARCHAR)`);
+      await appendRows(engine.connection, dictTable, [
+        { name: 'id', kind: 'i32' },
+        { name: 'str', kind: 'str' },
+      ], words.map((w, i) => [i, w]));
+      joins.push(`LEFT JOIN ${dictTable} d_${c.name} ON d_${c.name}.id = s."${c.name}"`);
+      select.push(`d_${c.name}.str AS "${c.name}"`);
+    }
+  }
+  await engine.exec(`CREATE VIEW ${t.table} AS SELECT ${select.join(', ')} FROM _stage_${t.table} s ${joins.join(' ')}`);
+}
+
+function sqlString(s: string): string {
+  return `'${s.replace(/\u0000/g, '').replace(/'/g, "''")}'`;
 }
 
 /** ftrace_event: every event, untyped and typed, each stored once (see schema.sql). */

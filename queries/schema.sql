@@ -454,7 +454,7 @@ CREATE TABLE sched_slice (
 -- switch-out and the next wakeup carries the switch-out state (S, D, ...);
 -- from wakeup (sched_waking, else sched_wakeup) to switch-in it is 'R' (runnable).
 CREATE TABLE thread_state (
-  id BIGINT,                -- row key
+  id BIGINT,                -- row key: 3 * (id of the event that started the state) + 0 (switch-out), 1 (wakeup), 2 (switch-in)
   ts BIGINT,
   dur BIGINT,               -- -1 when still open at end of trace
   cpu INTEGER,              -- CPU when running; target CPU when runnable; NULL when blocked

@@ -58,7 +58,9 @@ kept AS (
   WHERE kind <> 1 OR (prev_kind = 0 AND prev_state NOT LIKE 'R%')
 )
 SELECT
-  row_number() OVER (ORDER BY ts, utid, kind) - 1 AS id,
+  -- Unique without a global sort: each moment comes from one event, and one
+  -- sched_switch gives at most one moment of each kind.
+  id * 3 + kind AS id,
   ts,
   COALESCE(LEAD(ts) OVER (PARTITION BY utid ORDER BY ts, kind, id) - ts, -1) AS dur,
   cpu,

@@ -111,29 +111,76 @@ export async function ingestFile(file: string, opts: IngestOptions = {}): Promis
   const hashSeconds = (performance.now() - started) / 1000;
   const finalDir = dirs.traceDir(id);
 
-  if (!opts.force) {
+  const reuse = async (): Promise<IngestResult | null> => {
     const existing = await readSummary(finalDir);
-    if (existing) {
-      report({ phase: 'done', bytesDone: stat.size, bytesTotal: stat.size, events: existing.eventsTotal });
-      return { id, dbPath: path.join(finalDir, 'trace.duckdb'), summary: existing, reused: true };
+    if (!existing) return null;
+    report({ phase: 'done', bytesDone: stat.size, bytesTotal: stat.size, events: existing.eventsTotal });
+    return { id, dbPath: path.join(finalDir, 'trace.duckdb'), summary: existing, reused: true };
+  };
+  if (!opts.force) {
+    const earlier = await reuse();
+    if (earlier) return earlier;
+    // The same content already being ingested by this process: wait for it.
+    const running = inFlight.get(finalDir);
+    if (running) {
+      await running.catch(() => undefined);
+      const after = await reuse();
+      if (after) return after;
     }
   }
-
-  await fs.mkdir(dirs.tmp, { recursive: true });
-  const workDir = await fs.mkdtemp(path.join(dirs.tmp, `${id.slice(0, 12)}-${process.pid}-`));
+  const build = buildIntoPlace({ file, label, id, sizeBytes: stat.size, finalDir, tmpRoot: dirs.tmp, opts, report, started, hashSeconds, reuse });
+  inFlight.set(finalDir, build);
   try {
-    const summary = await buildTrace(file, label, id, stat.size, workDir, opts, report);
+    return await build;
+  } finally {
+    if (inFlight.get(finalDir) === build) inFlight.delete(finalDir);
+  }
+}
+
+/** Ingests in flight in this process, by final trace directory. */
+const inFlight = new Map<string, Promise<IngestResult>>();
+
+/** Builds the trace in a private work dir, then moves it to `finalDir`. */
+async function buildIntoPlace(x: {
+  file: string;
+  label: string;
+  id: string;
+  sizeBytes: number;
+  finalDir: string;
+  tmpRoot: string;
+  opts: IngestOptions;
+  report: (p: IngestProgress) => void;
+  started: number;
+  hashSeconds: number;
+  reuse: () => Promise<IngestResult | null>;
+}): Promise<IngestResult> {
+  const { id, finalDir, opts, report } = x;
+  await fs.mkdir(x.tmpRoot, { recursive: true });
+  // The pid in the name lets removeStaleWork() clean up after a crash.
+  const workDir = await fs.mkdtemp(path.join(x.tmpRoot, `${id.slice(0, 12)}-${process.pid}-`));
+  try {
+    const summary = await buildTrace(x.file, x.label, id, x.sizeBytes, workDir, opts, report);
+    const { started, hashSeconds, reuse } = x;
     summary.seconds.hash = hashSeconds;
     summary.seconds.total = (performance.now() - started) / 1000;
     await fs.writeFile(path.join(workDir, 'info.json'), JSON.stringify(summary, null, 2));
     await fs.mkdir(path.dirname(finalDir), { recursive: true });
-    // Replace atomically: a reader sees the old complete trace or the new one.
+    if (!opts.force) {
+      // Another process finished the same content first: keep theirs.
+      const theirs = await reuse();
+      if (theirs) {
+        await fs.rm(workDir, { recursive: true, force: true });
+        return theirs;
+      }
+    }
+    // --force replaces: the old trace is moved aside first, so a reader may
+    // briefly find none, but never a half-built one.
     const old = `${finalDir}.old-${process.pid}`;
     await fs.rm(old, { recursive: true, force: true });
     await fs.rename(finalDir, old).catch(() => undefined);
     await fs.rename(workDir, finalDir);
     await fs.rm(old, { recursive: true, force: true });
-    report({ phase: 'done', bytesDone: stat.size, bytesTotal: stat.size, events: summary.eventsTotal });
+    report({ phase: 'done', bytesDone: x.sizeBytes, bytesTotal: x.sizeBytes, events: summary.eventsTotal });
     return { id, dbPath: path.join(finalDir, 'trace.duckdb'), summary, reused: false };
   } catch (err) {
     await fs.rm(workDir, { recursive: true, force: true });

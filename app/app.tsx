@@ -1,9 +1,21 @@
 /** The app: the start page, or the open trace named by the URL (`?trace=<sha256>`). */
+import { searchProblems } from './notes/link_check.ts';
+import { notesModel } from './notes/notes_model.ts';
+import { LinkBanner, ToastView } from './notes/notes_ui.tsx';
 import { StartPage } from './panels/start_page.tsx';
 import { TraceView } from './panels/trace_view.tsx';
 import { useView } from './state/view_store.ts';
 
+// What the opening link could not say (bad trace id, t0 > t1, garbage selection...): a banner, not a blank page.
+if (typeof location !== 'undefined') notesModel.warn(searchProblems(location.search));
+
 export function App() {
   const trace = useView((v) => v.trace);
-  return trace ? <TraceView key={trace} traceId={trace} /> : <StartPage />;
+  return (
+    <>
+      <LinkBanner />
+      {trace ? <TraceView key={trace} traceId={trace} /> : <StartPage />}
+      <ToastView />
+    </>
+  );
 }

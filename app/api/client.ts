@@ -5,6 +5,8 @@
 import type { EventInfo, FindingsResponse, JobState, TraceRecord, TrackData, TrackList } from './types.ts';
 
 export class ApiError extends Error {
+  /** The parsed answer, when there was one. */
+  body: unknown = null;
   constructor(readonly status: number, message: string) {
     super(message);
     this.name = 'ApiError';
@@ -20,7 +22,7 @@ function accessToken(): string | null {
   return fromUrl ?? sessionStorage.getItem(TOKEN_KEY);
 }
 
-function authHeaders(): Record<string, string> {
+export function authHeaders(): Record<string, string> {
   const t = accessToken();
   return t ? { 'x-stallscope-token': t } : {};
 }
@@ -36,6 +38,42 @@ async function getJson<T>(url: string, signal?: AbortSignal): Promise<T> {
   }
   if (!res.ok) throw new ApiError(res.status, (body as { error?: string })?.error ?? `HTTP ${res.status}`);
   return body as T;
+}
+
+/**
+ * A request with an optional JSON body; `{error}` answers become ApiError
+ * (with the parsed body in `body`, e.g. the current note of a 409).
+ */
+export async function requestJson<T>(method: string, url: string, body?: unknown): Promise<T> {
+  const headers: Record<string, string> = { ...authHeaders() };
+  if (body !== undefined) headers['content-type'] = 'application/json';
+  const res = await fetch(url, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  const text = await res.text();
+  let parsed: unknown = null;
+  try {
+    parsed = text ? JSON.parse(text) : null;
+  } catch {
+    if (!res.ok) throw new ApiError(res.status, `unexpected answer from the server (${res.status}): ${text.slice(0, 120)}`);
+    return text as T;
+  }
+  if (!res.ok) {
+    const err = new ApiError(res.status, (parsed as { error?: string })?.error ?? `HTTP ${res.status}`);
+    err.body = parsed;
+    throw err;
+  }
+  return parsed as T;
+}
+
+/** A text answer (excerpts, exports). */
+export async function requestText(url: string): Promise<string> {
+  const res = await fetch(url, { headers: authHeaders() });
+  const text = await res.text();
+  if (!res.ok) {
+    let msg = `HTTP ${res.status}`;
+    try { msg = (JSON.parse(text) as { error?: string }).error ?? msg; } catch { /* not JSON */ }
+    throw new ApiError(res.status, msg);
+  }
+  return text;
 }
 
 const enc = encodeURIComponent;

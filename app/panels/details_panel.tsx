@@ -1,5 +1,5 @@
 /** Details of the selection: a finding's values and raw trace lines, or an event's / slice's fields. */
-import { useEffect, useState } from 'react';
+import { useEffect, useState, type ReactNode } from 'react';
 import { api } from '../api/client.ts';
 import type { EventInfo, Finding } from '../api/types.ts';
 import type { Selection } from '../state/view_state.ts';
@@ -15,6 +15,8 @@ interface Props {
   /** The finding's events once loaded (shared with the timeline highlight). */
   findingEvents: EventInfo[] | null;
   onSelect(sel: Selection): void;
+  /** Shown under the selection's fields: its notes and actions (app/notes). */
+  extra?: ReactNode;
 }
 
 type Loaded =
@@ -24,7 +26,7 @@ type Loaded =
 
 const ROW_TABLE = { sched: 'sched_slice', state: 'thread_state', slice: 'slice' } as const;
 
-export function DetailsPanel({ traceId, selection, finding, findingEvents, onSelect }: Props) {
+export function DetailsPanel({ traceId, selection, finding, findingEvents, onSelect, extra }: Props) {
   const [loaded, setLoaded] = useState<Loaded | null>(null);
 
   useEffect(() => {
@@ -70,6 +72,7 @@ export function DetailsPanel({ traceId, selection, finding, findingEvents, onSel
                 ))}
               </tbody>
             </table>
+            {extra}
           </div>
           <div className="details-raw">
             <h4>Trace lines <span className="muted">({finding.event_ids.length} events)</span></h4>
@@ -96,6 +99,7 @@ export function DetailsPanel({ traceId, selection, finding, findingEvents, onSel
                 {Object.entries(e.fields).map(([k, v]) => <tr key={k}><th>{k}</th><td>{formatValue(v)}</td></tr>)}
               </tbody>
             </table>
+            {extra}
           </div>
           <div className="details-raw">
             <h4>Trace line</h4>
@@ -120,6 +124,7 @@ export function DetailsPanel({ traceId, selection, finding, findingEvents, onSel
               {Object.entries(r).filter(([k, v]) => !skip.has(k) && v !== null).map(([k, v]) => <tr key={k}><th>{k}</th><td>{formatValue(v)}</td></tr>)}
             </tbody>
           </table>
+          {extra}
         </div>
         <div className="details-raw">
           <h4>Trace lines</h4>

@@ -4,7 +4,7 @@
  * its events are highlighted on every track they belong to, the rest dimmed.
  */
 import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
-import { api } from '../api/client.ts';
+import { api, ApiError } from '../api/client.ts';
 import type { EventInfo, Finding, FindingsResponse, TraceRecord, TrackList } from '../api/types.ts';
 import { groupFindings, orderedFindings, stepFinding, windowFor } from '../state/finding_nav.ts';
 import { useView, viewStore } from '../state/view_store.ts';
@@ -16,6 +16,11 @@ import { buildTracks } from '../tracks/index.ts';
 import { NO_HIGHLIGHT, type Highlight, type TrackEnv } from '../tracks/track.ts';
 import { DetailsPanel } from './details_panel.tsx';
 import { FindingsPanel } from './findings_panel.tsx';
+import { reconcileView } from '../notes/link_check.ts';
+import { notesModel } from '../notes/notes_model.ts';
+import { NoteEditor, NotesPanel } from '../notes/notes_ui.tsx';
+import { RangeBar, SelectionNotes, noteOnSelection, useTraceNotes } from '../notes/trace_notes.tsx';
+import { EMPTY_VIEW } from '../state/view_state.ts';
 
 interface Loaded {
   record: TraceRecord;
@@ -32,8 +37,31 @@ export function TraceView({ traceId }: { traceId: string }) {
     setLoaded(null);
     setError(null);
     Promise.all([api.trace(traceId), api.tracks(traceId), api.findings(traceId)]).then(
-      ([record, tracks, findings]) => live && setLoaded({ record, tracks, findings }),
-      (e: Error) => live && setError(e.message),
+      ([record, tracks, findings]) => {
+        if (!live) return;
+        // A share link's window and finding, against this trace: the nearest sensible view, before the timeline opens.
+        const byIndex = new Map(findings.findings.map((f) => [f.index, f]));
+        const { patch, problems } = reconcileView(viewStore.get(), {
+          start: tracks.start,
+          end: tracks.end,
+          findings: findings.findings.length,
+          uris: null,
+          findingWindow: (i) => { const f = byIndex.get(i); return f ? windowFor(f) : null; },
+        });
+        if (Object.keys(patch).length) viewStore.update(patch, { history: 'replace' });
+        notesModel.warn(problems);
+        setLoaded({ record, tracks, findings });
+      },
+      (e: Error) => {
+        if (!live) return;
+        if (e instanceof ApiError && (e.status === 404 || e.status === 400)) {
+          // A link to a trace this server does not have: say so on the library page.
+          notesModel.warn([`This link names trace ${traceId.slice(0, 12)}…, which is not in this server's library (it may have been removed, or the link is from another server): showing the library.`]);
+          viewStore.update({ ...EMPTY_VIEW }, { history: 'replace' });
+          return;
+        }
+        setError(e.message);
+      },
     );
     return () => { live = false; };
   }, [traceId]);
@@ -100,7 +128,9 @@ function LoadedTrace({ traceId, record, tracks, findings }: Loaded & { traceId: 
   }, [finding, events, sel]);
 
   const selectFinding = useCallback((f: Finding) => {
-    viewStore.update({ sel: { kind: 'finding', id: f.index }, ...windowFor(f) }, { history: 'push' });
+    notesModel.setRange(null);
+    const sel: Selection = { kind: 'finding', id: f.index };
+    viewStore.update({ sel, note: keepNoteRef.current(sel), ...windowFor(f) }, { history: 'push' });
   }, []);
 
   const step = useCallback((dir: 1 | -1) => {
@@ -109,14 +139,46 @@ function LoadedTrace({ traceId, record, tracks, findings }: Loaded & { traceId: 
     if (next) selectFinding(next);
   }, [order, selectFinding]);
 
-  const onSelect = useCallback((s: Selection | null) => viewStore.update({ sel: s }, { history: 'push' }), []);
+  const tn = useTraceNotes(traceId, findings.findings);
+  const tnRef = useRef(tn);
+  tnRef.current = tn;
+  /** The focused note stays in focus while what it is attached to stays selected. */
+  const keepNote = (s: Selection | null): string | null => {
+    const id = viewStore.get().note;
+    const n = id ? tn.notes.find((x) => x.id === id) : null;
+    return n && noteOnSelection(n, s) ? id : null;
+  };
+  const keepNoteRef = useRef(keepNote);
+  keepNoteRef.current = keepNote;
+
+  const onSelect = useCallback((s: Selection | null, track?: string) => {
+    tnRef.current.lastTrack.current = track ?? null;
+    notesModel.setRange(null);
+    viewStore.update({ sel: s, note: keepNoteRef.current(s) }, { history: 'push' });
+  }, []);
+
+  // Tracks named by a share link that this trace does not have: dropped, with a message.
+  useEffect(() => {
+    const uris = new Set([...set.tracks.map((t) => t.uri), ...set.flows.map((f) => f.uri)]);
+    const { patch, problems } = reconcileView(viewStore.get(), { start: tracks.start, end: tracks.end, findings: findings.findings.length, uris });
+    const trackPatch = { ...(patch.pinned ? { pinned: patch.pinned, hidden: patch.hidden, collapsed: patch.collapsed } : {}) };
+    if (Object.keys(trackPatch).length) viewStore.update(trackPatch, { history: 'replace' });
+    notesModel.warn(problems.filter((p) => /track/.test(p)));
+  }, [set, tracks, findings]);
 
   useEffect(() => {
     const onKey = (e: KeyboardEvent) => {
       if (isTyping(e) || e.ctrlKey || e.metaKey || e.altKey) return;
       if (e.key === ']') { e.preventDefault(); step(1); }
       else if (e.key === '[') { e.preventDefault(); step(-1); }
-      else if (e.key === 'Escape') viewStore.update({ sel: null }, { history: 'push' });
+      else if (e.key === 'Escape') {
+        if (notesModel.get().editor) notesModel.closeEditor();
+        else if (notesModel.get().range) notesModel.setRange(null);
+        else viewStore.update({ sel: null, note: null }, { history: 'push' });
+      }
+      else if (e.key === 'l' || e.key === 'L') { e.preventDefault(); tnRef.current.copyCurrentLink(); }
+      else if (e.key === 'n' || e.key === 'N') { e.preventDefault(); void tnRef.current.addNote(); }
+      else if (e.key === 't' || e.key === 'T') { e.preventDefault(); void tnRef.current.copyAsText(); }
       else if (e.key === 'f' && viewStore.get().sel?.kind === 'finding') {
         const f = byIndex.get(viewStore.get().sel!.id);
         if (f) viewStore.update(windowFor(f), { history: 'replace' });
@@ -145,6 +207,11 @@ function LoadedTrace({ traceId, record, tracks, findings }: Loaded & { traceId: 
           {record.cpus ? ` · ${record.cpus} CPUs` : ''}
           {` · ${formatCount(record.eventsTotal)} events · ${formatBytes(record.sizeBytes)} · ${formatDuration(tracks.end - tracks.start)}`}
         </span>
+        <span className="topbar-actions">
+          <button onClick={() => void tn.addNote()} title="Add a note to the selection or the shift+drag range (N)" data-testid="topbar-add-note">Add note</button>
+          <button onClick={() => void tn.copyAsText()} title="Copy the selection as text for an email: trace lines, values, notes, link (T)" data-testid="topbar-copy-text">Copy as text</button>
+          <button className="primary" onClick={tn.copyCurrentLink} title="Copy a link to exactly this view (L)" data-testid="copy-link">Copy link</button>
+        </span>
       </header>
       <div className="trace-body">
         <div className="main-col">
@@ -155,9 +222,23 @@ function LoadedTrace({ traceId, record, tracks, findings }: Loaded & { traceId: 
             hl={hl}
             onSelect={onSelect}
             onController={(c) => { redrawRef.current = c ? () => c.redraw() : () => {}; }}
+            notes={tn.marks}
+            focusedNote={tn.focused}
+            range={tn.range}
+            onRange={tn.onRange}
+            onNote={tn.focusNoteId}
           />
-          <DetailsPanel traceId={traceId} selection={sel} finding={finding} findingEvents={events} onSelect={onSelect} />
+          <RangeBar tn={tn} />
+          <DetailsPanel
+            traceId={traceId}
+            selection={sel}
+            finding={finding}
+            findingEvents={events}
+            onSelect={onSelect}
+            extra={sel ? <SelectionNotes tn={tn} sel={sel} /> : null}
+          />
         </div>
+        <div className="side-col">
         <FindingsPanel
           groups={groups}
           counts={findings.counts}
@@ -167,7 +248,10 @@ function LoadedTrace({ traceId, record, tracks, findings }: Loaded & { traceId: 
           onStep={step}
           onScope={(s) => viewStore.update({ scope: s }, { history: 'replace' })}
         />
+        <NotesPanel labelFor={tn.labelFor} focused={tn.focused} onFocus={tn.focusNote} onCopyLink={tn.copyNoteLink} onExport={tn.exportFile} />
+        </div>
       </div>
+      <NoteEditor />
     </div>
   );
 }

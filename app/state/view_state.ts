@@ -2,10 +2,13 @@
  * Everything that defines what the user sees, as one serialisable object,
  * and its URL form (the basis of share links):
  *
- *   ?trace=<sha256>&t0=<ns>&t1=<ns>&sel=finding:<n>&pin=<uri>,<uri>&hide=<uri>&fold=<uri>&q=<filter>&scope=detector
+ *   ?trace=<sha256>&t0=<ns>&t1=<ns>&sel=finding:<n>&pin=<uri>,<uri>&hide=<uri>&fold=<uri>&q=<filter>&scope=detector&note=<noteId>
  *
  * t0/t1 are ns from the trace's first event (integers, editable by hand).
- * Track uris look like `cpu#0`, `thread#12`, `counter#3`, `slice#shrinker`.
+ * Track uris look like `cpu#0`, `thread#12`, `counter#3`, `slice#shrinker`;
+ * in the URL they are written `cpu:0` (a `#` would start the URL's fragment
+ * and cut the link there); `cpu#0` percent-encoded as `cpu%230` is read too.
+ * `note` is the note in focus (22 base64url characters).
  */
 export type SelectionKind = 'finding' | 'event' | 'sched' | 'state' | 'slice';
 
@@ -26,10 +29,12 @@ export interface ViewState {
   filter: string;
   /** `]`/`[` step through all findings, or only the selected finding's detector. */
   scope: 'all' | 'detector';
+  /** The note in focus (share links point at one). */
+  note: string | null;
 }
 
 export const EMPTY_VIEW: ViewState = {
-  trace: null, t0: null, t1: null, sel: null, pinned: [], hidden: [], collapsed: [], filter: '', scope: 'all',
+  trace: null, t0: null, t1: null, sel: null, pinned: [], hidden: [], collapsed: [], filter: '', scope: 'all', note: null,
 };
 
 const SEL_KINDS: readonly SelectionKind[] = ['finding', 'event', 'sched', 'state', 'slice'];
@@ -46,8 +51,19 @@ export function parseSelection(text: string | null): Selection | null {
   return { kind: m[1] as SelectionKind, id: Number(m[2]) };
 }
 
+export const NOTE_ID_RE = /^[A-Za-z0-9_-]{22}$/;
+
+/** `cpu:0` (URL form) or `cpu#0` -> `cpu#0`. */
+export function uriFromParam(p: string): string {
+  return p.includes('#') ? p : p.replace(':', '#');
+}
+
+export function uriToParam(uri: string): string {
+  return uri.replace('#', ':');
+}
+
 function list(v: string | null): string[] {
-  return (v ?? '').split(',').filter((u) => URI_RE.test(u));
+  return (v ?? '').split(',').map(uriFromParam).filter((u) => URI_RE.test(u));
 }
 
 function int(v: string | null): number | null {
@@ -70,6 +86,7 @@ export function viewFromSearch(search: string): ViewState {
     collapsed: list(p.get('fold')),
     filter: (p.get('q') ?? '').slice(0, 100),
     scope: p.get('scope') === 'detector' ? 'detector' : 'all',
+    note: NOTE_ID_RE.test(p.get('note') ?? '') ? p.get('note') : null,
   };
 }
 
@@ -81,11 +98,13 @@ export function viewToSearch(v: ViewState): string {
     p.set('t1', String(Math.ceil(v.t1)));
   }
   if (v.sel) p.set('sel', selectionToString(v.sel));
-  if (v.pinned.length) p.set('pin', v.pinned.join(','));
-  if (v.hidden.length) p.set('hide', v.hidden.join(','));
-  if (v.collapsed.length) p.set('fold', v.collapsed.join(','));
+  if (v.pinned.length) p.set('pin', v.pinned.map(uriToParam).join(','));
+  if (v.hidden.length) p.set('hide', v.hidden.map(uriToParam).join(','));
+  if (v.collapsed.length) p.set('fold', v.collapsed.map(uriToParam).join(','));
   if (v.filter) p.set('q', v.filter);
   if (v.scope !== 'all') p.set('scope', v.scope);
-  const s = p.toString().replace(/%23/g, '#').replace(/%2C/g, ',').replace(/%3A/g, ':');
+  if (v.note) p.set('note', v.note);
+  // Readable: keep `,` and `:` as they are (never `#`: it would start the fragment).
+  const s = p.toString().replace(/%2C/g, ',').replace(/%3A/g, ':');
   return s ? `?${s}` : '';
 }

@@ -10,7 +10,7 @@ import type { Selection } from '../state/view_state.ts';
 import type { TrackSet } from '../tracks/index.ts';
 import { TRACK_GROUPS, type Highlight, type Track } from '../tracks/track.ts';
 import { formatDuration } from './time_format.ts';
-import { TimelineController, type LayoutRow } from './timeline_controller.ts';
+import { TimelineController, type LayoutRow, type NoteMark, type RangeMark } from './timeline_controller.ts';
 import type { TimeWindow } from './time_scale.ts';
 
 export const HEADER_W = 220;
@@ -21,9 +21,16 @@ interface Props {
   info: TrackList;
   set: TrackSet;
   hl: Highlight;
-  onSelect(sel: Selection | null): void;
+  onSelect(sel: Selection | null, track?: string): void;
   /** Registers the controller so others (finding clicks) can move the window. */
   onController?(c: TimelineController | null): void;
+  /** Notes to draw, and the one in focus. */
+  notes?: NoteMark[];
+  focusedNote?: string | null;
+  /** The shift+drag range selection. */
+  range?: RangeMark | null;
+  onRange?(r: RangeMark | null): void;
+  onNote?(id: string): void;
 }
 
 interface GroupRow {
@@ -37,7 +44,7 @@ function toggle(list: string[], uri: string): string[] {
   return list.includes(uri) ? list.filter((u) => u !== uri) : [...list, uri];
 }
 
-export function Timeline({ traceId, info, set, hl, onSelect, onController }: Props) {
+export function Timeline({ traceId, info, set, hl, onSelect, onController, notes, focusedNote, range, onRange, onNote }: Props) {
   const rootRef = useRef<HTMLDivElement>(null);
   const rulerRef = useRef<HTMLCanvasElement>(null);
   const pinnedCanvas = useRef<HTMLCanvasElement>(null);
@@ -51,6 +58,10 @@ export function Timeline({ traceId, info, set, hl, onSelect, onController }: Pro
   const filter = useView((v) => v.filter);
   const onSelectRef = useRef(onSelect);
   onSelectRef.current = onSelect;
+  const onRangeRef = useRef(onRange);
+  onRangeRef.current = onRange;
+  const onNoteRef = useRef(onNote);
+  onNoteRef.current = onNote;
 
   // One controller per trace.
   useEffect(() => {
@@ -59,7 +70,9 @@ export function Timeline({ traceId, info, set, hl, onSelect, onController }: Pro
     const initial = v.t0 !== null && v.t1 !== null ? { t0: v.t0, t1: v.t1 } : null;
     const c = new TimelineController(rootRef.current!, bounds, initial, {
       onWindow: (w) => viewStore.update({ t0: Math.floor(w.t0), t1: Math.ceil(w.t1) }, { history: 'replace' }),
-      onSelect: (sel) => onSelectRef.current(sel),
+      onSelect: (sel, track) => onSelectRef.current(sel, track),
+      onRange: (r) => onRangeRef.current?.(r),
+      onNote: (id) => onNoteRef.current?.(id),
     });
     c.setTooltipElement(tooltipRef.current);
     c.setRuler(rulerRef.current);
@@ -91,6 +104,14 @@ export function Timeline({ traceId, info, set, hl, onSelect, onController }: Pro
   useEffect(() => {
     controller?.setHiddenFlows(hidden.filter((u) => u.startsWith('flow#')));
   }, [controller, hidden]);
+
+  useEffect(() => {
+    controller?.setNotes(notes ?? [], focusedNote ?? null);
+  }, [controller, notes, focusedNote]);
+
+  useEffect(() => {
+    controller?.setRange(range ?? null);
+  }, [controller, range]);
 
   const [tick, setTick] = useState(0);
   // Layout: pinned tracks on top, the rest grouped below; filter by name.
@@ -306,7 +327,7 @@ function TimelineToolbar({ info, set, hiddenCount, controller }: { info: TrackLi
           show {hiddenCount} hidden
         </button>
       )}
-      <span className="help">W/S zoom · A/D pan · drag · Ctrl+wheel · [ ] findings</span>
+      <span className="help">W/S zoom · A/D pan · drag · Ctrl+wheel · [ ] findings · shift+drag range · N note · L link · T text</span>
     </div>
   );
 }

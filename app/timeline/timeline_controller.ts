@@ -29,8 +29,38 @@ export interface Area {
 
 export interface ControllerCallbacks {
   onWindow(w: TimeWindow): void;
-  onSelect(sel: Selection | null): void;
+  /** A click on the timeline: what was hit (or null) and the track it was on. */
+  onSelect(sel: Selection | null, track?: string): void;
+  /** Shift+drag selected a time range (on the ruler: all tracks; on a track: that track), or cleared it. */
+  onRange?(r: RangeMark | null): void;
+  /** A click on a note's marker in the ruler. */
+  onNote?(id: string): void;
 }
+
+/** A note drawn on the timeline: a marker (t0 == t1) or a range, on one track or across all. */
+export interface NoteMark {
+  id: string;
+  t0: number;
+  t1: number;
+  track: string | null;
+  /** Hover text (plain). */
+  tip: string;
+}
+
+/** A time range selected with shift+drag. */
+export interface RangeMark {
+  t0: number;
+  t1: number;
+  track: string | null;
+}
+
+const NOTE_COLOR = '#f9ab00';
+const NOTE_FILL = 'rgba(249,171,0,0.10)';
+const NOTE_FILL_FOCUSED = 'rgba(249,171,0,0.22)';
+const RANGE_COLOR = '#8e24aa';
+const RANGE_FILL = 'rgba(142,36,170,0.12)';
+/** Height of the notes strip at the bottom of the ruler. */
+const NOTE_STRIP = 6;
 
 /** Zoom speed while W/S is held: e^ZOOM_RATE per second (about 20x). */
 const ZOOM_RATE = 3;
@@ -66,6 +96,11 @@ export class TimelineController {
   private hiddenFlows = new Set<string>();
   private tooltip: HTMLElement | null = null;
   private disposed = false;
+  private notes: NoteMark[] = [];
+  private focusedNote: string | null = null;
+  private range: RangeMark | null = null;
+  private rangeDrag: { el: HTMLElement; startTs: number; startX: number; track: string | null; moved: boolean } | null = null;
+  private suppressClick = false;
 
   constructor(
     private readonly root: HTMLElement,
@@ -113,7 +148,20 @@ export class TimelineController {
     this.ruler = canvas;
     if (canvas) {
       canvas.onwheel = (e) => this.onWheel(e, true);
-      canvas.onmousedown = (e) => this.onMouseDown(e);
+      canvas.onmousedown = (e) => this.onMouseDown(e, null);
+      canvas.onmousemove = (e) => {
+        if (this.drag?.moved || this.rangeDrag) return;
+        const n = this.noteAt(this.localX(e, canvas), null);
+        if (n) this.showNoteTip(n, e);
+        else this.setHover(null, null);
+        canvas.style.cursor = n ? 'pointer' : '';
+      };
+      canvas.onmouseleave = () => this.setHover(null, null);
+      canvas.onclick = (e) => {
+        if (this.drag?.moved || this.suppressClick) return;
+        const n = this.noteAt(this.localX(e, canvas), null);
+        if (n) this.cb.onNote?.(n.id);
+      };
     }
     this.redraw();
   }
@@ -138,6 +186,31 @@ export class TimelineController {
   setHighlight(hl: Highlight): void {
     this.hl = hl;
     this.redraw();
+  }
+
+  setNotes(notes: NoteMark[], focused: string | null): void {
+    this.notes = notes;
+    this.focusedNote = focused;
+    this.root.dataset.notes = String(notes.length);
+    this.redraw();
+  }
+
+  /** The shift+drag range, set from outside (cleared after a note is made). */
+  setRange(r: RangeMark | null): void {
+    if (this.rangeDrag) return;
+    this.range = r;
+    this.publishRange();
+    this.redraw();
+  }
+
+  private publishRange(): void {
+    if (this.range) {
+      this.root.dataset.rangeT0 = String(Math.floor(this.range.t0));
+      this.root.dataset.rangeT1 = String(Math.ceil(this.range.t1));
+    } else {
+      delete this.root.dataset.rangeT0;
+      delete this.root.dataset.rangeT1;
+    }
   }
 
   /** Moves the window (from outside: URL, a finding click). */
@@ -190,6 +263,7 @@ export class TimelineController {
       const ctx = prepare(this.ruler, this.width, 24, dpr);
       drawRuler(ctx, this.width, 24, ticks);
       this.drawFindingRange(ctx, scale, 0, 24, true);
+      this.drawRulerNotes(ctx, scale, 24);
       this.ruler.dataset.ticks = ticks.map((t) => t.label).join('|');
       this.ruler.setAttribute('aria-label', `time ruler: ${ticks.map((t) => t.label).join(', ')}`);
     }
@@ -201,6 +275,7 @@ export class TimelineController {
       ctx.clearRect(0, 0, this.width, viewH);
       drawGrid(ctx, viewH, ticks);
       this.drawFindingRange(ctx, scale, 0, viewH, false);
+      this.drawAreaNotes(ctx, scale, viewH);
       for (const row of area.rows) {
         const y = row.y - scrollTop;
         if (y + row.h < 0 || y > viewH) continue;
@@ -211,6 +286,7 @@ export class TimelineController {
         ctx.clip();
         row.track.render({ ctx, scale, y, collapsed: row.collapsed, hl: this.hl, hoverUtid: this.hoverUtid });
         this.drawMarkers(ctx, scale, row, y);
+        this.drawRowNotes(ctx, scale, row, y);
         if (row.track.error) {
           ctx.fillStyle = '#c5221f';
           ctx.font = '11px system-ui, sans-serif';
@@ -265,6 +341,145 @@ export class TimelineController {
     ctx.fillRect(Math.round(x1), y, 1, h);
   }
 
+  private noteSpan(scale: TimeScale, n: { t0: number; t1: number }): { x0: number; x1: number } | null {
+    const x0 = scale.tsToPx(n.t0);
+    const x1 = scale.tsToPx(n.t1);
+    if (x1 < -8 || x0 > this.width + 8) return null;
+    return { x0, x1 };
+  }
+
+  /** Notes as a strip at the bottom of the ruler: bars for ranges, flags for instants; the range being selected. */
+  private drawRulerNotes(ctx: CanvasRenderingContext2D, scale: TimeScale, h: number): void {
+    for (const n of this.notes) {
+      const s = this.noteSpan(scale, n);
+      if (!s) continue;
+      const focused = n.id === this.focusedNote;
+      ctx.fillStyle = NOTE_COLOR;
+      ctx.globalAlpha = focused ? 1 : 0.8;
+      if (s.x1 - s.x0 >= 3) {
+        ctx.fillRect(s.x0, h - NOTE_STRIP, Math.max(2, s.x1 - s.x0), NOTE_STRIP);
+      } else {
+        const x = (s.x0 + s.x1) / 2;
+        ctx.beginPath();
+        ctx.moveTo(x - 5, h - NOTE_STRIP - 3);
+        ctx.lineTo(x + 5, h - NOTE_STRIP - 3);
+        ctx.lineTo(x, h);
+        ctx.closePath();
+        ctx.fill();
+      }
+      if (focused) {
+        ctx.fillStyle = '#202124';
+        ctx.fillRect(s.x0, h - 1, Math.max(2, s.x1 - s.x0), 1);
+      }
+      ctx.globalAlpha = 1;
+    }
+    if (this.range) {
+      const s = this.noteSpan(scale, this.range);
+      if (s) {
+        ctx.fillStyle = 'rgba(142,36,170,0.35)';
+        ctx.fillRect(s.x0, 0, Math.max(1, s.x1 - s.x0), h);
+      }
+    }
+  }
+
+  /** Track-less notes and ranges: a band across every track. */
+  private drawAreaNotes(ctx: CanvasRenderingContext2D, scale: TimeScale, h: number): void {
+    for (const n of this.notes) {
+      if (n.track) continue;
+      const s = this.noteSpan(scale, n);
+      if (!s) continue;
+      const focused = n.id === this.focusedNote;
+      if (s.x1 - s.x0 >= 1) {
+        ctx.fillStyle = focused ? NOTE_FILL_FOCUSED : NOTE_FILL;
+        ctx.fillRect(s.x0, 0, s.x1 - s.x0, h);
+      }
+      ctx.fillStyle = NOTE_COLOR;
+      ctx.globalAlpha = focused ? 0.9 : 0.45;
+      ctx.fillRect(Math.round(s.x0), 0, 1, h);
+      if (s.x1 - s.x0 >= 1) ctx.fillRect(Math.round(s.x1), 0, 1, h);
+      ctx.globalAlpha = 1;
+    }
+    const r = this.range;
+    if (r && !r.track) {
+      const s = this.noteSpan(scale, r);
+      if (s) {
+        ctx.fillStyle = RANGE_FILL;
+        ctx.fillRect(s.x0, 0, Math.max(1, s.x1 - s.x0), h);
+        ctx.fillStyle = RANGE_COLOR;
+        ctx.fillRect(Math.round(s.x0), 0, 1, h);
+        ctx.fillRect(Math.round(s.x1), 0, 1, h);
+      }
+    }
+  }
+
+  /** Notes and the range selection on one track. */
+  private drawRowNotes(ctx: CanvasRenderingContext2D, scale: TimeScale, row: LayoutRow, y: number): void {
+    const uri = row.track.uri;
+    for (const n of this.notes) {
+      if (n.track !== uri) continue;
+      const s = this.noteSpan(scale, n);
+      if (!s) continue;
+      const focused = n.id === this.focusedNote;
+      if (s.x1 - s.x0 >= 2) {
+        ctx.fillStyle = focused ? 'rgba(249,171,0,0.35)' : 'rgba(249,171,0,0.22)';
+        ctx.fillRect(s.x0, y, s.x1 - s.x0, row.h);
+        ctx.fillStyle = NOTE_COLOR;
+        ctx.fillRect(s.x0, y, s.x1 - s.x0, 2);
+      } else {
+        const x = (s.x0 + s.x1) / 2;
+        ctx.fillStyle = NOTE_COLOR;
+        ctx.fillRect(Math.round(x) - 1, y, 2, row.h);
+        ctx.beginPath();
+        ctx.moveTo(x - 5, y);
+        ctx.lineTo(x + 5, y);
+        ctx.lineTo(x, y + 7);
+        ctx.closePath();
+        ctx.fill();
+      }
+    }
+    const r = this.range;
+    if (r && r.track === uri) {
+      const s = this.noteSpan(scale, r);
+      if (s) {
+        ctx.fillStyle = 'rgba(142,36,170,0.22)';
+        ctx.fillRect(s.x0, y, Math.max(1, s.x1 - s.x0), row.h);
+        ctx.fillStyle = RANGE_COLOR;
+        ctx.fillRect(Math.round(s.x0), y, 1, row.h);
+        ctx.fillRect(Math.round(s.x1), y, 1, row.h);
+      }
+    }
+  }
+
+  /** The note under x: in the ruler any note; on a track its own notes, or a track-less note's edge. */
+  private noteAt(x: number, trackUri: string | null): NoteMark | null {
+    const scale = this.scale();
+    let best: NoteMark | null = null;
+    let bestD = Infinity;
+    for (const n of this.notes) {
+      const s = this.noteSpan(scale, n);
+      if (!s) continue;
+      const inside = x >= s.x0 - 4 && x <= s.x1 + 4;
+      const nearEdge = Math.min(Math.abs(x - s.x0), Math.abs(x - s.x1)) <= 3;
+      const hit = trackUri === null ? inside : n.track === trackUri ? inside : !n.track && nearEdge;
+      if (!hit) continue;
+      const d = Math.abs(x - (s.x0 + s.x1) / 2);
+      if (d < bestD) { best = n; bestD = d; }
+    }
+    return best;
+  }
+
+  private showNoteTip(n: NoteMark, e: MouseEvent): void {
+    const tip = this.tooltip;
+    if (!tip) return;
+    tip.textContent = n.tip;
+    tip.classList.add('note-tip');
+    tip.style.display = 'block';
+    const rootRect = this.root.getBoundingClientRect();
+    tip.style.left = `${Math.min(e.clientX - rootRect.left + 12, rootRect.width - 380)}px`;
+    tip.style.top = `${e.clientY - rootRect.top + 14}px`;
+    tip.dataset.noteId = n.id;
+  }
+
   private drawMarkers(ctx: CanvasRenderingContext2D, scale: TimeScale, row: LayoutRow, y: number): void {
     if (!this.hl.events.length) return;
     ctx.fillStyle = HIGHLIGHT;
@@ -289,7 +504,7 @@ export class TimelineController {
     // Handlers look the area up on each event: its rows change with every layout.
     const area = () => this.areas.get(id) ?? first;
     c.onwheel = (e) => this.onWheel(e, false);
-    c.onmousedown = (e) => this.onMouseDown(e);
+    c.onmousedown = (e) => this.onMouseDown(e, area());
     c.onmousemove = (e) => this.onHover(e, area());
     c.onmouseleave = () => {
       this.mouseX = null;
@@ -325,12 +540,32 @@ export class TimelineController {
     // Plain vertical wheel scrolls the track list.
   }
 
-  private onMouseDown(e: MouseEvent): void {
+  private onMouseDown(e: MouseEvent, area: Area | null): void {
     if (e.button !== 0) return;
+    if (e.shiftKey) {
+      // Shift+drag selects a time range: from the ruler across all tracks, from a track on that track.
+      e.preventDefault();
+      const el = e.currentTarget as HTMLElement;
+      const x = this.localX(e, el);
+      const track = area ? this.rowAt(area, e.clientY)?.row.track.uri ?? null : null;
+      this.rangeDrag = { el, startTs: this.scale().pxToTs(x), startX: x, track, moved: false };
+      return;
+    }
     this.drag = { x: e.clientX, t0: this.win.t0, moved: false };
   }
 
   private onWindowMouseMove = (e: MouseEvent): void => {
+    const rd = this.rangeDrag;
+    if (rd) {
+      const x = Math.max(0, Math.min(this.width, this.localX(e, rd.el)));
+      if (Math.abs(x - rd.startX) > 2) rd.moved = true;
+      if (!rd.moved) return;
+      const ts = this.scale().pxToTs(x);
+      this.range = { t0: Math.min(rd.startTs, ts), t1: Math.max(rd.startTs, ts), track: rd.track };
+      this.publishRange();
+      this.redraw();
+      return;
+    }
     if (!this.drag) return;
     const dx = e.clientX - this.drag.x;
     if (Math.abs(dx) > 3) this.drag.moved = true;
@@ -341,6 +576,18 @@ export class TimelineController {
   };
 
   private onWindowMouseUp = (): void => {
+    const rd = this.rangeDrag;
+    if (rd) {
+      this.rangeDrag = null;
+      this.suppressClick = true;
+      setTimeout(() => { this.suppressClick = false; }, 0);
+      const r = rd.moved && this.range && this.range.t1 > this.range.t0 ? { ...this.range, t0: Math.floor(this.range.t0), t1: Math.ceil(this.range.t1) } : null;
+      this.range = r;
+      this.publishRange();
+      this.cb.onRange?.(r);
+      this.redraw();
+      return;
+    }
     // Keep `moved` until the click event that follows has seen it.
     const d = this.drag;
     setTimeout(() => { if (this.drag === d) this.drag = null; }, 0);
@@ -353,14 +600,21 @@ export class TimelineController {
   }
 
   private onClick(e: MouseEvent, area: Area): void {
-    if (this.drag?.moved) return;
+    if (this.drag?.moved || this.suppressClick) return;
     const hit = this.hitAt(e, area);
-    this.cb.onSelect(hit?.selection ?? null);
+    this.cb.onSelect(hit?.selection ?? null, this.rowAt(area, e.clientY)?.row.track.uri);
   }
 
   private onHover(e: MouseEvent, area: Area): void {
     this.mouseX = this.localX(e, area.canvas);
-    if (this.drag?.moved) return;
+    if (this.drag?.moved || this.rangeDrag) return;
+    const r = this.rowAt(area, e.clientY);
+    const note = r ? this.noteAt(this.mouseX, r.row.track.uri) : null;
+    if (note) {
+      this.setHover(null, null);
+      this.showNoteTip(note, e);
+      return;
+    }
     const hit = this.hitAt(e, area);
     this.setHover(hit, e);
   }
@@ -373,6 +627,8 @@ export class TimelineController {
     }
     const tip = this.tooltip;
     if (!tip) return;
+    tip.classList.remove('note-tip');
+    delete tip.dataset.noteId;
     if (!hit || !e) {
       tip.style.display = 'none';
       return;

@@ -1,0 +1,123 @@
+// The command line as people and CI use it: a real process, real files.
+// Expected values come from fixtures/handmade/README.md (counted by hand).
+import { execFile } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+const run = promisify(execFile);
+const ROOT = path.resolve(__dirname, '../..');
+const BIN = path.join(ROOT, 'bin/stallscope.mjs');
+const K4X = path.join(ROOT, 'fixtures/handmade/kernel4x_kswapd_escalation.txt');
+
+let dataDir: string;
+beforeAll(() => {
+  dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'stallscope-cli-'));
+});
+afterAll(() => fs.rmSync(dataDir, { recursive: true, force: true }));
+
+async function stallscope(args: string[], env: Record<string, string> = {}) {
+  try {
+    const { stdout, stderr } = await run('node', [BIN, ...args], {
+      cwd: ROOT,
+      env: { ...process.env, STALLSCOPE_DATA_DIR: dataDir, ...env },
+      maxBuffer: 64 << 20,
+    });
+    return { code: 0, stdout, stderr };
+  } catch (err) {
+    const e = err as { code: number; stdout: string; stderr: string };
+    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
+  }
+}
+
+describe('stallscope CLI', () => {
+  it('info --json gives the documented keys, counted from the file', async () => {
+    const r = await stallscope(['info', K4X, '--json']);
+    expect(r.code).toBe(0);
+    const info = JSON.parse(r.stdout);
+    expect(info).toMatchObject({ format: 'tracefs_text', cpus: 4, events_total: 19, lost_events: 0, unparsed_lines: 0 });
+    expect(Object.values(info.events_by_name as Record<string, number>).reduce((a, b) => a + b, 0)).toBe(19);
+    expect(info.events_by_name.mm_vmscan_writepage).toBe(3); // lines 25-27
+    // 6-decimal timestamps become exact ns; the file starts in second 5021.
+    expect(String(info.first_ts_ns)).toMatch(/^5021\d{6}000$/);
+  });
+
+  it('ingest prints a summary and the content hash, and reuses it the second time', async () => {
+    const first = await stallscope(['ingest', K4X, '--quiet']);
+    expect(first.code).toBe(0);
+    expect(first.stdout.trim()).toMatch(/^[0-9a-f]{64}$/);
+    const again = await stallscope(['ingest', K4X]);
+    expect(again.stderr).toContain('already ingested');
+    expect(again.stdout).toBe(first.stdout);
+  });
+
+  it('analyze --json finds the 4.x escalation, shrinker stall and writepage; --fail-on gates', async () => {
+    const r = await stallscope(['analyze', K4X, '--json', '--fail-on', 'critical']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/finding\(s\) at or above critical/);
+    const out = JSON.parse(r.stdout);
+    expect(Object.keys(out)).toEqual(['trace', 'findings', 'summaries']);
+    const detectors = new Set(out.findings.map((f: { detector: string }) => f.detector));
+    expect(detectors).toEqual(new Set(['kswapd_escalation', 'shrinker_blocking', 'reclaim_writeback', 'direct_reclaim_stall']));
+    const shrinker = out.findings.find((f: { detector: string }) => f.detector === 'shrinker_blocking');
+    expect(shrinker.values.shrinker).toBe('super_cache_scan');
+    expect(shrinker.dur_ns).toBe(252_785_000); // 252.785 ms between the two lines
+    const esc = out.findings.find((f: { detector: string; kind: string }) => f.detector === 'kswapd_escalation' && f.kind === 'escalation');
+    expect(esc.values.min_priority).toBe(1);
+  });
+
+  it('--detector and --param narrow and tune the run', async () => {
+    const r = await stallscope(['analyze', K4X, '--json', '--detector', 'shrinker_blocking', '--param', 'shrinker_blocking.critical_ns=1000000000']);
+    expect(r.code).toBe(0);
+    const out = JSON.parse(r.stdout);
+    expect(out.findings.map((f: { detector: string; severity: string }) => [f.detector, f.severity])).toEqual([['shrinker_blocking', 'warn']]);
+  });
+
+  it('runs a user detector from --queries alongside the built-in ones', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'stallscope-q-'));
+    fs.writeFileSync(
+      path.join(dir, 'writepage_any.sql'),
+      `-- @title Any reclaim writepage\n-- @description One finding per mm_vmscan_writepage / write_folio.\n` +
+        `SELECT 'info' AS severity, ts, 0::BIGINT AS dur, cpu, utid, 'reclaim wrote pfn ' || pfn AS title,\n` +
+        `  {'pfn': pfn} AS "values", [id] AS event_ids FROM mm_vmscan_write_folio\n`,
+    );
+    const list = await stallscope(['detectors', '--queries', dir]);
+    expect(list.stdout).toMatch(/^writepage_any\s+Any reclaim writepage$/m);
+    const r = await stallscope(['analyze', K4X, '--json', '--queries', dir]);
+    const mine = JSON.parse(r.stdout).findings.filter((f: { detector: string }) => f.detector === 'writepage_any');
+    expect(mine.map((f: { values: { pfn: number } }) => f.values.pfn).sort()).toEqual([1215180, 1215181, 1215182]);
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('bad input: a clear one-line error naming the file, exit 1, nothing left behind', async () => {
+    const bad = path.join(ROOT, 'fixtures/handmade/bad_binary_not_trace.bin');
+    const r = await stallscope(['ingest', bad]);
+    expect(r.code).toBe(1);
+    expect(r.stderr.trim().split('\n').at(-1)).toMatch(/^stallscope: .*bad_binary_not_trace\.bin: offset 0: not a trace/);
+    const empty = await stallscope(['info', path.join(ROOT, 'fixtures/handmade/bad_empty.txt')]);
+    expect(empty.code).toBe(1);
+    expect(empty.stderr).toMatch(/bad_empty\.txt: .*no ftrace events/);
+    const missing = await stallscope(['info', '/nonexistent/trace.dat']);
+    expect(missing.stderr).toMatch(/\/nonexistent\/trace\.dat: offset 0: cannot read: ENOENT/);
+    expect(fs.readdirSync(path.join(dataDir, 'tmp'))).toEqual([]);
+  });
+
+  it('garbage lines are skipped and reported with their line numbers', async () => {
+    const r = await stallscope(['info', path.join(ROOT, 'fixtures/handmade/bad_garbage_middle.txt'), '--json']);
+    const info = JSON.parse(r.stdout);
+    expect(info.events_total).toBe(4);
+    expect(info.unparsed_lines).toBe(2);
+    expect(info.skipped.map((s: { where: number; unit: string }) => [s.unit, s.where])).toEqual([
+      ['line', 5],
+      ['line', 6],
+    ]);
+  });
+
+  it('an unknown command is an error, not silence', async () => {
+    const r = await stallscope(['frobnicate']);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/unknown command: frobnicate/);
+  });
+});

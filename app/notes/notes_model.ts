@@ -125,7 +125,8 @@ class NotesModel {
         note = await notesApi.update(trace, ed.note!.id, { version, text });
       }
       this.upsert(note);
-      this.set({ editor: null });
+      // A range noted is done with: clear it (the note now marks it).
+      this.set({ editor: null, ...(ed.mode === 'new' && ed.anchor?.kind === 'range' && !ed.anchor.ref ? { range: null } : {}) });
       return note;
     } catch (e) {
       const err = e as ApiError;

@@ -4,6 +4,7 @@
  * <Markdown> (safe by construction) or as React text; never as HTML.
  */
 import { useEffect, useRef, useState } from 'react';
+import { viewStore } from '../state/view_store.ts';
 import { Markdown } from './markdown.tsx';
 import { notesModel, saveAuthor, savedAuthor, useNotes } from './notes_model.ts';
 import type { Note } from './types.ts';
@@ -127,7 +128,10 @@ export function NoteEditor() {
     if (!canSave) return;
     saveAuthor(name);
     setAskName(false);
-    void notesModel.save(text, name, { overwrite });
+    void notesModel.save(text, name, { overwrite }).then((n) => {
+      // The note just written is the one in focus: Copy link now points at it.
+      if (n) viewStore.update({ note: n.id }, { history: 'replace' });
+    });
   };
   const onKey = (e: React.KeyboardEvent) => {
     if (e.key === 'Escape') { e.preventDefault(); e.stopPropagation(); notesModel.closeEditor(); }

@@ -143,6 +143,8 @@ export interface IngestBenchOptions {
   log?: (s: string) => void;
   /** Skip the trace-cmd runs. */
   noTraceCmd?: boolean;
+  /** Only the trace.dat files (a shorter re-run). */
+  datOnly?: boolean;
   timeoutMs?: number;
 }
 
@@ -157,7 +159,11 @@ interface Target {
   decodeOnly?: boolean;
 }
 
-export function targetsOf(set: LargeTraceSet): Target[] {
+export function targetsOf(set: LargeTraceSet, datOnly = false): Target[] {
+  return allTargets(set).filter((t) => !datOnly || t.label.startsWith('trace.dat'));
+}
+
+function allTargets(set: LargeTraceSet): Target[] {
   const t: Target[] = [{ label: 'trace.dat v6', file: set.v6, events: set.events, traceCmd: true, keepModel: true }];
   if (set.v7) t.push({ label: 'trace.dat v7 zstd', file: set.v7, events: set.events, traceCmd: true });
   t.push({ label: 'report text', file: set.report, events: set.events, traceCmd: false });
@@ -176,7 +182,7 @@ export async function benchIngest(set: LargeTraceSet, opts: IngestBenchOptions =
   const timeoutMs = opts.timeoutMs ?? 30 * 60_000;
   const rows: IngestRow[] = [];
   const notes: string[] = [];
-  for (const t of targetsOf(set)) {
+  for (const t of targetsOf(set, opts.datOnly)) {
     const bytes = fs.statSync(t.file).size;
     const row: IngestRow = { label: t.label, file: path.relative(ROOT, t.file), format: '', bytes, events: t.events, ingest: null, decode: null, traceCmd: null };
     rows.push(row);
@@ -225,7 +231,10 @@ export async function benchIngest(set: LargeTraceSet, opts: IngestBenchOptions =
       else if (ing.ok && ing.summary) await pruneModels(dataDir, ing.summary.id);
     }
     if (row.traceCmd && row.ingest) {
-      log(`   ratio       : ingest ${(row.traceCmd.wallS / row.ingest.totalS).toFixed(2)}x trace-cmd (wall), decode-only ${row.decode ? (row.traceCmd.wallS / row.decode.wallS).toFixed(2) : '-'}x`);
+      log(
+        `   ratio       : ingest ${(row.traceCmd.wallS / row.ingest.totalS).toFixed(2)}x trace-cmd (wall), ${(row.traceCmd.cpuS / row.ingest.cpuS).toFixed(2)}x (CPU seconds); ` +
+          `decode-only ${row.decode ? (row.traceCmd.wallS / row.decode.wallS).toFixed(2) : '-'}x (wall), ${row.decode ? (row.traceCmd.cpuS / row.decode.cpuS).toFixed(2) : '-'}x (CPU)`,
+      );
     }
   }
   return { rows, notes };
@@ -237,7 +246,7 @@ function fmtRate(events: number, bytes: number, s: number): string {
 
 /** The table printed by run.ts. */
 export function formatIngestTable(r: IngestBenchResult): string {
-  const head = ['input', 'size', 'events', 'ingest s', 'ev/s', 'MB/s', 'decode+write', 'derive', 'peak RSS', 'decode-only ev/s', 'MB/s', 'RSS', 'trace-cmd ev/s', 'ratio'];
+  const head = ['input', 'size', 'events', 'ingest s', 'ev/s', 'MB/s', 'decode+write', 'derive', 'peak RSS', 'decode-only ev/s', 'MB/s', 'RSS', 'trace-cmd ev/s', 'ratio', 'cpu ratio'];
   const lines: string[][] = [head];
   for (const row of r.rows) {
     const i = row.ingest;
@@ -258,6 +267,7 @@ export function formatIngestTable(r: IngestBenchResult): string {
       d ? `${d.peakRssMB.toFixed(0)} MB` : '-',
       tc ? `${(row.events / tc.wallS / 1e6).toFixed(2)}M` : '',
       tc && i ? `${(tc.wallS / i.totalS).toFixed(2)}x` : '',
+      tc && i ? `${(tc.cpuS / i.cpuS).toFixed(2)}x` : '',
     ]);
   }
   const w = head.map((_, c) => Math.max(...lines.map((l) => l[c]!.length)));

@@ -327,7 +327,7 @@ function TimelineToolbar({ info, set, hiddenCount, controller }: { info: TrackLi
           show {hiddenCount} hidden
         </button>
       )}
-      <span className="help">W/S zoom · A/D pan · drag · Ctrl+wheel · [ ] findings · shift+drag range · N note · L link · T text</span>
+      <span className="help" title="W/S zoom · A/D pan · drag to pan · Ctrl+wheel zoom · [ ] findings · shift+drag a range · N add a note · L copy link · T copy as text">W/S zoom · A/D pan · [ ] findings · shift+drag range · N note · L link · T text</span>
     </div>
   );
 }

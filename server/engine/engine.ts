@@ -26,6 +26,8 @@ export interface OpenOptions {
   threads?: number;
   /** DuckDB `memory_limit`, e.g. '2GB'. */
   memoryLimit?: string;
+  /** Where DuckDB spills when over memoryLimit. */
+  tempDirectory?: string;
 }
 
 /** Opens (or creates) a DuckDB database file; ':memory:' for an in-memory one. */
@@ -34,6 +36,7 @@ export async function openDuckDb(path: string, opts: OpenOptions = {}): Promise<
   if (opts.readOnly) config.access_mode = 'READ_ONLY';
   if (opts.threads) config.threads = String(opts.threads);
   if (opts.memoryLimit) config.memory_limit = opts.memoryLimit;
+  if (opts.tempDirectory) config.temp_directory = opts.tempDirectory;
   const instance = await DuckDBInstance.create(path, config);
   const connection = await instance.connect();
   return new DuckDbEngine(instance, connection);

@@ -137,6 +137,9 @@ export async function ingestFile(file: string, opts: IngestOptions = {}): Promis
   }
 }
 
+/** DuckDB's memory cap while building a trace ($STALLSCOPE_INGEST_MEMORY overrides). */
+const INGEST_MEMORY_LIMIT = process.env.STALLSCOPE_INGEST_MEMORY ?? '1GB';
+
 /** Ingests in flight in this process, by final trace directory. */
 const inFlight = new Map<string, Promise<IngestResult>>();
 
@@ -208,7 +211,12 @@ async function buildTrace(
   opts: IngestOptions,
   report: (p: IngestProgress) => void,
 ): Promise<TraceSummary> {
-  const engine = await openDuckDb(path.join(workDir, 'trace.duckdb'));
+  // A fixed memory cap keeps peak memory independent of the trace's size:
+  // past it DuckDB writes to disk and spills derive's sorts to workDir.
+  const engine = await openDuckDb(path.join(workDir, 'trace.duckdb'), {
+    memoryLimit: INGEST_MEMORY_LIMIT,
+    tempDirectory: path.join(workDir, 'spill'),
+  });
   try {
     const store = await ModelStore.create(engine);
     const decodeStarted = performance.now();
@@ -237,6 +245,7 @@ async function buildTrace(
     });
     await writeTraceInfo(engine, summary);
     await engine.exec('CHECKPOINT');
+    await fs.rm(path.join(workDir, 'spill'), { recursive: true, force: true });
     return summary;
   } finally {
     engine.close();

@@ -140,6 +140,11 @@ export function useTraceNotes(traceId: string, findings: Finding[]) {
   }, [byIndex, traceId]);
 
   const addNote = useCallback(async () => {
+    if (notesModel.get().editor) {
+      // A note is being written: keep its draft.
+      document.querySelector<HTMLTextAreaElement>('[data-testid="note-text"]')?.focus();
+      return;
+    }
     try {
       const t = await currentTarget();
       if (!t) {

@@ -174,7 +174,7 @@ export async function registerTrackRoutes(app: FastifyInstance, ctx: ApiContext)
         case 'thread': body = await many('utid', async () => threadFromOverview(ov, w, ints(q, 'utid', 2 ** 31 - 1))); break;
         case 'slice': body = await many('category', async () => sliceFromOverview(ov, w, strs(q, 'category'))); break;
         case 'counter': body = await many('track', async () => counterFromOverview(ov, w, ints(q, 'track', 2 ** 31 - 1))); break;
-        default: enumParam(q, 'name', ['writepage'] as const); body = writepageFromOverview(ov, w);
+        default: enumParam(q, 'name', ['writepage'] as const); body = await writepageFromOverview(ov, w);
       }
     } else switch (kind) {
       case 'cpu': body = await many('cpu', () => cpuTracks(tr, w, ints(q, 'cpu', 100_000))); break;

@@ -109,6 +109,9 @@ FROM (SELECT *, coalesce(NOT n_is_begin AND (work IS NULL OR n_work IS NULL OR w
 
 -- Nesting depth per thread: +1 at each begin, -1 at each end (an open slice
 -- ends at the next begin of its kind on the thread, for depth only).
+-- The running sum is one unpartitioned window over (utid, ts, ...) minus the
+-- sum of all earlier threads' edges (`base`): DuckDB evaluates a running
+-- sum() with PARTITION BY ~10x slower (3M edges: ~12 s vs ~1 s CPU).
 INSERT INTO slice (id, ts, dur, utid, cpu, category, name, depth, begin_id, end_id)
 WITH
 edges AS (
@@ -118,13 +121,19 @@ edges AS (
   FROM _ss_pairs WHERE coalesce(end_ts, next_ts) IS NOT NULL
 ),
 running AS (
-  SELECT *, sum(delta) OVER (PARTITION BY utid ORDER BY ts, ord_id, delta ROWS UNBOUNDED PRECEDING) AS level
+  SELECT utid, slice_id, delta,
+         sum(delta) OVER (ORDER BY utid, ts, ord_id, delta ROWS UNBOUNDED PRECEDING) AS run
   FROM edges
+),
+base AS (
+  SELECT utid, coalesce(sum(total) OVER (ORDER BY utid ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS base
+  FROM (SELECT utid, sum(delta) AS total FROM edges GROUP BY utid)
 )
 SELECT p.id, p.ts, CASE WHEN p.end_ts IS NULL THEN -1 ELSE p.end_ts - p.ts END, p.utid, p.cpu,
-       p.category, p.name, greatest(r.level - 1, 0)::INTEGER, p.id, p.end_id
+       p.category, p.name, greatest(r.run - b.base - 1, 0)::INTEGER, p.id, p.end_id
 FROM _ss_pairs p
-JOIN running r ON r.slice_id = p.id AND r.delta = 1;
+JOIN running r ON r.slice_id = p.id AND r.delta = 1
+JOIN base b ON b.utid IS NOT DISTINCT FROM r.utid;
 
 INSERT INTO flow (id, slice_out, slice_in, kind)
 SELECT coalesce((SELECT max(id) FROM flow), 0) + row_number() OVER (ORDER BY id), id, end_id, 'begin_end'

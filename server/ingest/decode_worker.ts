@@ -8,12 +8,9 @@
  * chunks wait for the main thread (a few MB), so memory stays bounded
  * however large the file.
  */
-import path from 'node:path';
 import { parentPort, workerData } from 'node:worker_threads';
-import { DecodeError, type ProgressFn } from '../decode/decoded_event.ts';
-import { decompressToFile, openInput } from '../decode/decompress.ts';
-import { decodeFtraceText } from '../decode/ftrace_text/decode_ftrace_text.ts';
-import { decodeTraceDat } from '../decode/trace_dat/decode_trace_dat.ts';
+import { decodeFile } from '../decode/decode_file.ts';
+import { DecodeError } from '../decode/decoded_event.ts';
 import { chunkTransferList } from '../model/column_chunk.ts';
 import { ModelBuilder } from '../model/model_builder.ts';
 import type { ModelLayout } from '../model/model_store.ts';
@@ -39,37 +36,17 @@ async function main(): Promise<void> {
     post({ type: 'chunk', table, data }, chunkTransferList(data));
   });
   let lastProgress = 0;
-  const progress = (phase: 'decoding' | 'decompressing'): ProgressFn => (bytesDone, bytesTotal) => {
-    const now = performance.now();
-    if (now - lastProgress < 100) return;
-    lastProgress = now;
-    post({ type: 'progress', phase, bytesDone, bytesTotal, events: builder.eventCount });
-  };
-
-  const opened = await openInput(input.file, input.label);
-  if (opened.format === 'unknown') {
-    throw new DecodeError(input.label, 0, 'offset', 'not a trace: neither trace.dat nor ftrace text (binary content)');
-  }
-  let outOfOrderLines = 0;
-  if (opened.format === 'trace_dat') {
-    await opened.chunks[Symbol.asyncIterator]().return?.(undefined);
-    let datPath = input.file;
-    if (opened.compression.length > 0) {
-      // trace.dat needs random access: decompress to a file first.
-      post({ type: 'progress', phase: 'decompressing', bytesDone: 0, bytesTotal: null, events: 0 });
-      datPath = path.join(input.workDir, 'decompressed.dat');
-      await decompressToFile(input.file, datPath, input.label);
-    }
-    await decodeTraceDat(datPath, builder, { fileLabel: input.label, onProgress: progress('decoding') });
-  } else {
-    const summary = await decodeFtraceText(opened.chunks, builder, {
-      fileLabel: input.label,
-      totalBytes: opened.compression.length ? null : opened.fileBytes,
-      onProgress: progress('decoding'),
-    });
-    outOfOrderLines = summary?.outOfOrderLines ?? 0;
-  }
-  post({ type: 'done', result: builder.finish(), compression: opened.compression, outOfOrderLines });
+  const result = await decodeFile(input.file, builder, {
+    label: input.label,
+    scratchDir: input.workDir,
+    onProgress: (phase, bytesDone, bytesTotal) => {
+      const now = performance.now();
+      if (now - lastProgress < 100) return;
+      lastProgress = now;
+      post({ type: 'progress', phase, bytesDone, bytesTotal, events: builder.eventCount });
+    },
+  });
+  post({ type: 'done', result: builder.finish(), compression: result.compression, outOfOrderLines: result.outOfOrderLines });
 }
 
 main().catch((err: unknown) => {

@@ -13,10 +13,8 @@ import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { DecodeError, type ProgressFn } from '../decode/decoded_event.ts';
-import { decompressToFile, openInput } from '../decode/decompress.ts';
-import { decodeFtraceText } from '../decode/ftrace_text/decode_ftrace_text.ts';
-import { decodeTraceDat } from '../decode/trace_dat/decode_trace_dat.ts';
+import { decodeFile } from '../decode/decode_file.ts';
+import { DecodeError } from '../decode/decoded_event.ts';
 import { Worker } from 'node:worker_threads';
 import { openDuckDb } from '../engine/engine.ts';
 import { deriveModel } from '../model/derive_model.ts';
@@ -323,31 +321,12 @@ async function decodeInProcess(
   report: (p: IngestProgress) => void,
 ): Promise<Decoded> {
   const builder = new ModelBuilder(store.layout, (table, data) => store.append(table, data));
-  const progress: ProgressFn = (bytesDone, bytesTotal) =>
-    report({ phase: 'decoding', bytesDone, bytesTotal, events: builder.eventCount });
-  const opened = await openInput(file, label);
-  if (opened.format === 'unknown') {
-    throw new DecodeError(label, 0, 'offset', 'not a trace: neither trace.dat nor ftrace text (binary content)');
-  }
-  let outOfOrderLines = 0;
-  if (opened.format === 'trace_dat') {
-    await opened.chunks[Symbol.asyncIterator]().return?.(undefined);
-    let datPath = file;
-    if (opened.compression.length > 0) {
-      report({ phase: 'decompressing', bytesDone: 0, bytesTotal: null, events: 0 });
-      datPath = path.join(workDir, 'decompressed.dat');
-      await decompressToFile(file, datPath, label);
-    }
-    await decodeTraceDat(datPath, builder, { fileLabel: label, onProgress: progress });
-  } else {
-    const r = await decodeFtraceText(opened.chunks, builder, {
-      fileLabel: label,
-      totalBytes: opened.compression.length ? null : opened.fileBytes,
-      onProgress: progress,
-    });
-    outOfOrderLines = r?.outOfOrderLines ?? 0;
-  }
-  return { result: builder.finish(), compression: opened.compression, outOfOrderLines };
+  const r = await decodeFile(file, builder, {
+    label,
+    scratchDir: workDir,
+    onProgress: (phase, bytesDone, bytesTotal) => report({ phase, bytesDone, bytesTotal, events: builder.eventCount }),
+  });
+  return { result: builder.finish(), ...r };
 }
 
 function toSummary(

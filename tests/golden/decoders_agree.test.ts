@@ -110,6 +110,21 @@ describe('reclaim_kswapd: every decoder agrees with trace-cmd', () => {
     expect(n).toBe(0n);
   });
 
+  it('decoding on this thread (worker: false) builds the same model as the worker', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'stallscope-inproc-'));
+    const r = await ingestFile(path.join(FIXTURES, FILES.v7), { dataDir: dir, worker: false });
+    expect(r.summary.eventsByName).toEqual(counts.events_by_name);
+    await engine.exec(`ATTACH '${r.dbPath}' AS inproc (READ_ONLY)`);
+    for (const table of ['sched_switch', 'mm_shrink_slab_start', 'mm_vmscan_lru_shrink_inactive', 'thread_state']) {
+      const [{ n }] = await engine.query<{ n: bigint }>(
+        `SELECT count(*) AS n FROM (SELECT * FROM inproc.${table} EXCEPT ALL SELECT * FROM v7.${table})`,
+      );
+      expect({ table, differing: n }).toEqual({ table, differing: 0n });
+    }
+    await engine.exec('DETACH inproc');
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
   it('a shrinker call reads the same from binary and text', async () => {
     // First super_cache_scan start in the report text, checked by eye against
     // fixtures/reclaim_kswapd.report.txt.

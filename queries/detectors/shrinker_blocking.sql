@@ -94,24 +94,31 @@ pairs AS (
   SELECT NULL, ts, utid, sym, 'begin_missing', id, ts
   FROM paired WHERE NOT is_start AND p_is_start IS NULL
 ),
-calls AS (
+-- Duration and severity first, so the details below are joined for the
+-- findings only (a few thousand rows), not for every call (millions).
+measured AS (
   SELECT p.*,
+    CASE state WHEN 'begin_missing' THEN (SELECT t0 FROM bounds) ELSE p.ts END AS f_ts,
+    CASE state WHEN 'closed' THEN n_ts - p.ts
+               WHEN 'open' THEN (SELECT t1 FROM bounds) - p.ts
+               WHEN 'end_lost' THEN n_ts - p.ts
+               ELSE p.ts - (SELECT t0 FROM bounds) END AS f_dur
+  FROM pairs p
+),
+reported AS (
+  SELECT m.*, ss_severity(m.f_dur, p.warn_ns, p.critical_ns, NULL) AS sev_by_dur
+  FROM measured m CROSS JOIN params p
+  WHERE m.state <> 'closed' OR ss_severity(m.f_dur, p.warn_ns, p.critical_ns, NULL) IS NOT NULL
+),
+calls AS (
+  SELECT r.*,
     coalesce(s.cpu, e.cpu) AS cpu, coalesce(s.shr, e.shr) AS shr, coalesce(s.nid, e.nid) AS nid,
     s.priority, s.gfp_flags, s.nr_objects_to_shrink, s.cache_items, s.delta,
-    CASE WHEN p.state = 'begin_missing' THEN e.total_scan ELSE s.total_scan END AS total_scan,
+    CASE WHEN r.state = 'begin_missing' THEN e.total_scan ELSE s.total_scan END AS total_scan,
     e.retval AS freed_, e.unused_scan AS unused_scan_, e.new_scan AS new_scan_
-  FROM pairs p
-  LEFT JOIN mm_shrink_slab_start s ON s.id = p.start_id
-  LEFT JOIN mm_shrink_slab_end e ON e.id = p.end_id
-),
-measured AS (
-  SELECT c.*,
-    CASE state WHEN 'begin_missing' THEN (SELECT t0 FROM bounds) ELSE c.ts END AS f_ts,
-    CASE state WHEN 'closed' THEN n_ts - c.ts
-               WHEN 'open' THEN (SELECT t1 FROM bounds) - c.ts
-               WHEN 'end_lost' THEN n_ts - c.ts
-               ELSE c.ts - (SELECT t0 FROM bounds) END AS f_dur
-  FROM calls c
+  FROM reported r
+  LEFT JOIN (SELECT * FROM mm_shrink_slab_start WHERE id IN (SELECT start_id FROM reported)) s ON s.id = r.start_id
+  LEFT JOIN (SELECT * FROM mm_shrink_slab_end WHERE id IN (SELECT end_id FROM reported)) e ON e.id = r.end_id
 ),
 -- Traced reclaim windows of ordinary tasks (softlimit reclaim runs nested in
 -- direct reclaim / kswapd, so it is not a context of its own here).
@@ -133,10 +140,8 @@ classified AS (
     CASE WHEN ss_is_kswapd(t.name) THEN 'kswapd'
          WHEN r.family IS NOT NULL AND (r.end_ts IS NULL OR r.end_ts >= m.ts)
            THEN replace(r.family, '_', ' ') || ' reclaim'
-         ELSE 'other' END AS context,
-    ss_severity(m.f_dur, p.warn_ns, p.critical_ns, NULL) AS sev_by_dur
-  FROM measured m
-  CROSS JOIN params p
+         ELSE 'other' END AS context
+  FROM calls m
   LEFT JOIN thread t ON t.utid = m.utid
   ASOF LEFT JOIN reclaim r ON r.utid = m.utid AND m.ts >= r.ts
 )

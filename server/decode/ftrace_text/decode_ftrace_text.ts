@@ -21,7 +21,7 @@ import {
   type TraceFormat,
   type TraceHeader,
 } from '../decoded_event.ts';
-import { hasTypedParser, parseEventFields, systemOf } from './fields/index.ts';
+import { hasTypedParser } from './fields/index.ts';
 import { excerpt, LineSplitter } from './line_reader.ts';
 import {
   newEventLine,
@@ -124,34 +124,34 @@ class FtraceTextDecoder {
     return 'kernel';
   }
 
-  onLine(line: string, lineNo: number): void {
+  /** Line `text.slice(start, end)`. */
+  onLine(text: string, start: number, end: number, lineNo: number): void {
     this.summary.lines = lineNo;
-    const n = line.length;
-    if (n === 0) return;
-    const c0 = line.charCodeAt(0);
+    if (end === start) return;
+    const c0 = text.charCodeAt(start);
     if (c0 === 35) {
       // '#'
-      this.onHashLine(line, lineNo);
+      this.onHashLine(text.slice(start, end), lineNo);
       return;
     }
     // fast path: event lines
-    if (this.tryEvent(line, lineNo)) return;
-    this.onOtherLine(line, lineNo);
+    if (this.tryEvent(text, start, end, lineNo)) return;
+    this.onOtherLine(text.slice(start, end), lineNo);
   }
 
-  private tryEvent(line: string, lineNo: number): boolean {
+  private tryEvent(line: string, start: number, end: number, lineNo: number): boolean {
     const ev = this.ev;
     const style = this.flagStyle;
     let ok: boolean;
     if (this.latencyMode) {
-      ok = parseLatencyLine(line, style, ev);
-      if (!ok && parseNormalLine(line, style, ev, this.instancePrefixes)) {
+      ok = parseLatencyLine(line, style, ev, start, end);
+      if (!ok && parseNormalLine(line, style, ev, this.instancePrefixes, start, end)) {
         ok = true;
         this.latencyMode = false;
       }
     } else {
-      ok = parseNormalLine(line, style, ev, this.instancePrefixes);
-      if (!ok && parseLatencyLine(line, style, ev)) {
+      ok = parseNormalLine(line, style, ev, this.instancePrefixes, start, end);
+      if (!ok && parseLatencyLine(line, style, ev, start, end)) {
         ok = true;
         this.latencyMode = true;
       }
@@ -227,7 +227,7 @@ class FtraceTextDecoder {
     // An event line of a multi-buffer report whose prefix we did not expect yet.
     if (this.format === 'trace_cmd_report' && !this.instancePrefixes && /^\S+: /.test(t)) {
       this.instancePrefixes = true;
-      if (this.tryEvent(line, lineNo)) return;
+      if (this.tryEvent(line, 0, line.length, lineNo)) return;
       this.instancePrefixes = false;
     }
     this.skip(lineNo, 'not an ftrace event line', line);
@@ -274,9 +274,10 @@ class FtraceTextDecoder {
       if (s.firstOutOfOrderLine === null) s.firstOutOfOrderLine = lineNo;
     } else this.lastTs[cpu] = ts;
     if (ev.instance !== null && !this.instances.has(ev.instance)) this.instances.add(ev.instance);
-    const name = ev.name;
+    const info = ev.nameInfo!;
+    const name = info.name;
     const args = ev.args;
-    const fields = parseEventFields(name, args);
+    const fields = info.parse(ev.argsText, ev.argsStart, ev.argsEnd, args);
     if (fields === null) {
       s.unparsedEvents++;
       s.unparsedByName[name] = (s.unparsedByName[name] ?? 0) + 1;
@@ -288,7 +289,7 @@ class FtraceTextDecoder {
       comm: ev.comm,
       tgid: ev.tgid,
       name,
-      system: systemOf(name),
+      system: info.system,
       flags: ev.flags,
       preemptCount: ev.preemptCount,
       fields,
@@ -350,7 +351,7 @@ export async function decodeFtraceText(
 ): Promise<FtraceTextSummary> {
   const dec = new FtraceTextDecoder(sink, opts.fileLabel);
   const splitter = new LineSplitter({
-    line: (text, lineNo) => dec.onLine(text, lineNo),
+    line: (text, start, end, lineNo) => dec.onLine(text, start, end, lineNo),
     tooLong: (lineNo, _offset, ex, bytes) => dec.skip(lineNo, `line of ${bytes} bytes exceeds the line length limit`, ex),
   });
   const total = opts.totalBytes ?? null;

@@ -22,8 +22,11 @@ export const MAX_LINE_BYTES = 1 << 20;
 export const EXCERPT_CHARS = 200;
 
 export interface LineHandler {
-  /** One complete line, without its line terminator. */
-  line(text: string, lineNo: number, byteOffset: number): void;
+  /**
+   * One complete line, without its line terminator: `text.slice(start, end)`
+   * (text may be a block of many lines: no copy per line).
+   */
+  line(text: string, start: number, end: number, lineNo: number, byteOffset: number): void;
   /** A line exceeding the cap, skipped. `bytes` is its full length. */
   tooLong(lineNo: number, byteOffset: number, excerpt: string, bytes: number): void;
 }
@@ -118,7 +121,7 @@ export class LineSplitter {
       this.carryBytes = 0;
       const text = stripCr(buf.toString('utf8'));
       this.lineNo++;
-      this.handler.line(text, this.lineNo, this.offset);
+      this.handler.line(text, 0, text.length, this.lineNo, this.offset);
       this.offset += buf.length;
     }
   }
@@ -160,7 +163,7 @@ export class LineSplitter {
         let e = nl;
         if (e > p && text.charCodeAt(e - 1) === 13) e--;
         lineNo++;
-        h.line(text.slice(p, e), lineNo, base + p);
+        h.line(text, p, e, lineNo, base + p);
         p = nl + 1;
       }
       this.lineNo = lineNo;
@@ -173,7 +176,7 @@ export class LineSplitter {
       const nl = buf.indexOf(NL, p);
       const lineText = stripCr(buf.toString('utf8', p, nl));
       this.lineNo++;
-      h.line(lineText, this.lineNo, this.offset);
+      h.line(lineText, 0, lineText.length, this.lineNo, this.offset);
       this.offset += nl + 1 - p;
       p = nl + 1;
     }

@@ -18,6 +18,7 @@
  * Timestamps become exact integers (seconds, nanoseconds): never floats.
  */
 import { TRACE_FLAGS as F } from '../decoded_event.ts';
+import { eventNameAt, eventNameInfo, nameHashStep, type EventNameInfo } from './fields/index.ts';
 
 /** How the flags column is to be read. */
 export type FlagStyle = 'kernel' | 'libtraceevent';
@@ -35,14 +36,20 @@ export interface EventLine {
   /** Nanoseconds within the second. */
   nsec: number;
   name: string;
+  /** The shared record of `name` (system, field parser). */
+  nameInfo: EventNameInfo | null;
   /** Argument text, padding after `name:` removed. */
   args: string;
+  /** args === argsText.slice(argsStart, argsEnd) (argsText: the line or the block holding it). */
+  argsText: string;
+  argsStart: number;
+  argsEnd: number;
   /** Buffer (instance) prefix printed by trace-cmd report for multi-buffer files, else null. */
   instance: string | null;
 }
 
 export function newEventLine(): EventLine {
-  return { comm: null, pid: 0, tgid: null, cpu: 0, flags: null, preemptCount: null, secs: 0, nsec: 0, name: '', args: '', instance: null };
+  return { comm: null, pid: 0, tgid: null, cpu: 0, flags: null, preemptCount: null, secs: 0, nsec: 0, name: '', nameInfo: null, args: '', argsText: '', argsStart: 0, argsEnd: 0, instance: null };
 }
 
 const SP = 32;
@@ -151,8 +158,7 @@ export function parseFlagsToken(line: string, start: number, end: number, style:
  * Parses `<secs>[.<frac>]: <name>: <args>` starting at `p` (at the first
  * timestamp digit). Returns false if the tail does not have that shape.
  */
-function parseTail(line: string, p: number, out: EventLine): boolean {
-  const n = line.length;
+function parseTail(line: string, p: number, out: EventLine, n: number): boolean {
   let secs = 0;
   const s0 = p;
   let c = 0;
@@ -163,7 +169,7 @@ function parseTail(line: string, p: number, out: EventLine): boolean {
   const intDigits = p - s0;
   if (intDigits === 0) return false;
   let nsec = 0;
-  if (c === 46) {
+  if (p < n && c === 46) {
     // '.'
     p++;
     const f0 = p;
@@ -195,39 +201,45 @@ function parseTail(line: string, p: number, out: EventLine): boolean {
   out.nsec = nsec;
   // event name: up to ':' (no spaces)
   const nameStart = p;
+  let h = 0;
   while (p < n) {
     c = line.charCodeAt(p);
     if (c === 58 || c === SP) break;
+    h = nameHashStep(h, c);
     p++;
   }
   if (p < n && c === 58 && p > nameStart) {
-    out.name = line.slice(nameStart, p);
+    const info = eventNameAt(line, nameStart, p, h);
+    out.nameInfo = info;
+    out.name = info.name;
     p++;
     while (p < n && line.charCodeAt(p) === SP) p++;
     let e = n;
     while (e > p && line.charCodeAt(e - 1) === SP) e--;
-    out.args = p === 0 && e === n ? line : line.slice(p, e);
+    out.args = p === 0 && e === line.length ? line : line.slice(p, e);
+    out.argsText = line;
+    out.argsStart = p;
+    out.argsEnd = e;
     return true;
   }
   // No `name:`. Two kernel printers do this: the function tracer
   // (`func <-parent`) and stack traces (`<stack trace>`).
-  const rest = line.slice(nameStart).trim();
-  if (rest.startsWith('<stack trace>')) {
-    out.name = 'kernel_stack';
-    out.args = '';
-    return true;
-  }
-  if (rest.startsWith('<user stack trace>')) {
-    out.name = 'user_stack';
-    out.args = '';
-    return true;
-  }
-  if (rest.indexOf(' <-') > 0) {
-    out.name = 'function';
-    out.args = rest;
-    return true;
-  }
+  const rest = line.slice(nameStart, n).trim();
+  if (rest.startsWith('<stack trace>')) return setSpecial(out, 'kernel_stack', '');
+  if (rest.startsWith('<user stack trace>')) return setSpecial(out, 'user_stack', '');
+  if (rest.indexOf(' <-') > 0) return setSpecial(out, 'function', rest);
   return false;
+}
+
+function setSpecial(out: EventLine, name: string, args: string): true {
+  const info = eventNameInfo(name);
+  out.nameInfo = info;
+  out.name = info.name;
+  out.args = args;
+  out.argsText = args;
+  out.argsStart = 0;
+  out.argsEnd = args.length;
+  return true;
 }
 
 // ---------------------------------------------------------------------------
@@ -260,11 +272,19 @@ function parseCommPid(line: string, from: number, end: number, out: EventLine): 
 
 /**
  * Normal (non-latency) line: anchored at the first `[digits]` column.
- * `style` says how to read a flags column if there is one.
+ * `style` says how to read a flags column if there is one. The line is
+ * `line[start, end)` (default: all of it).
  */
-export function parseNormalLine(line: string, style: FlagStyle, out: EventLine, allowInstancePrefix: boolean): boolean {
-  const n = line.length;
-  let b = line.indexOf('[');
+export function parseNormalLine(
+  line: string,
+  style: FlagStyle,
+  out: EventLine,
+  allowInstancePrefix: boolean,
+  start = 0,
+  end = line.length,
+): boolean {
+  const n = end;
+  let b = indexOfBracket(line, start, n);
   let cpu = 0;
   let j = 0;
   for (;;) {
@@ -276,18 +296,18 @@ export function parseNormalLine(line: string, style: FlagStyle, out: EventLine, 
       cpu = cpu * 10 + (c - C0);
       j++;
     }
-    if (j > b + 1 && c === 93 && b > 0 && line.charCodeAt(b - 1) === SP) break; // ']'
-    b = line.indexOf('[', b + 1);
+    if (j > b + 1 && j < n && c === 93 && b > start && line.charCodeAt(b - 1) === SP) break; // ']'
+    b = indexOfBracket(line, b + 1, n);
   }
   out.cpu = cpu;
   // --- head, backwards from '['
   let e = b - 1;
-  while (e >= 0 && line.charCodeAt(e) === SP) e--;
+  while (e >= start && line.charCodeAt(e) === SP) e--;
   out.tgid = null;
-  if (e >= 0 && line.charCodeAt(e) === 41) {
+  if (e >= start && line.charCodeAt(e) === 41) {
     // ')' : record-tgid column
     const o = line.lastIndexOf('(', e);
-    if (o < 0) return false;
+    if (o < start) return false;
     let t = 0;
     let digits = 0;
     for (let k = o + 1; k < e; k++) {
@@ -299,13 +319,13 @@ export function parseNormalLine(line: string, style: FlagStyle, out: EventLine, 
     }
     out.tgid = digits > 0 ? t : null;
     e = o - 1;
-    while (e >= 0 && line.charCodeAt(e) === SP) e--;
+    while (e >= start && line.charCodeAt(e) === SP) e--;
   }
-  let from = 0;
+  let from = start;
   out.instance = null;
   if (allowInstancePrefix) {
     // `   name: <comm>-<pid>`: trace-cmd report's per-buffer prefix
-    let s = 0;
+    let s = start;
     while (s < e && line.charCodeAt(s) === SP) s++;
     const colon = line.indexOf(': ', s);
     if (colon > s && colon < e) {
@@ -330,18 +350,24 @@ export function parseNormalLine(line: string, style: FlagStyle, out: EventLine, 
     p = q;
     while (p < n && line.charCodeAt(p) === SP) p++;
   }
-  return parseTail(line, p, out);
+  return parseTail(line, p, out, n);
+}
+
+/** First '[' in line[from, end), or -1. */
+function indexOfBracket(line: string, from: number, end: number): number {
+  for (let i = from; i < end; i++) if (line.charCodeAt(i) === 91) return i;
+  return -1;
 }
 
 /**
  * Latency-format line (`trace-cmd report -l`): `%8.8s-%-5d %3d<flags> <ts>: ...`.
  * The comm is at most 8 characters (cut by the printer), right-aligned.
  */
-export function parseLatencyLine(line: string, style: FlagStyle, out: EventLine): boolean {
-  const n = line.length;
+export function parseLatencyLine(line: string, style: FlagStyle, out: EventLine, start = 0, end = line.length): boolean {
+  const n = end;
   // Find `-<pid> +<cpu><flag char>`: the first '-' followed by digits,
   // spaces, digits and a non-digit, non-space character.
-  let d = line.indexOf('-');
+  let d = indexOfDash(line, start, n);
   while (d >= 0) {
     let p = d + 1;
     let pid = 0;
@@ -361,7 +387,7 @@ export function parseLatencyLine(line: string, style: FlagStyle, out: EventLine)
         let q = p;
         while (q < n && line.charCodeAt(q) !== SP) q++;
         if (parseFlagsToken(line, p, q, style, out)) {
-          let s = 0;
+          let s = start;
           while (s < d && line.charCodeAt(s) === SP) s++;
           const comm = line.slice(s, d);
           out.comm = comm === '<...>' ? null : comm;
@@ -370,13 +396,19 @@ export function parseLatencyLine(line: string, style: FlagStyle, out: EventLine)
           out.tgid = null;
           out.instance = null;
           while (q < n && line.charCodeAt(q) === SP) q++;
-          return parseTail(line, q, out);
+          return parseTail(line, q, out, n);
         }
       }
     }
-    d = line.indexOf('-', d + 1);
+    d = indexOfDash(line, d + 1, n);
   }
   return false;
+}
+
+/** First '-' in line[from, end), or -1. */
+function indexOfDash(line: string, from: number, end: number): number {
+  for (let i = from; i < end; i++) if (line.charCodeAt(i) === 45) return i;
+  return -1;
 }
 
 // ---------------------------------------------------------------------------

@@ -8,7 +8,7 @@
  * a pointer). Typed parsers convert hex where the column is numeric.
  */
 import type { EventFields, FieldValue } from '../../decoded_event.ts';
-import type { FieldParser } from './types.ts';
+import type { FieldParser, RangeParser } from './types.ts';
 
 function isKeyChar(c: number): boolean {
   return (c >= 97 && c <= 122) || (c >= 65 && c <= 90) || (c >= 48 && c <= 57) || c === 95 || c === 46;
@@ -41,6 +41,151 @@ export function parseDecimal(s: string): number | bigint | null {
   }
   const big = BigInt(s);
   return big >= BigInt(Number.MIN_SAFE_INTEGER) && big <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(big) : big;
+}
+
+/** parseDecimal(t.slice(s, e)) without the slice (numbers beyond 15 digits take the slice path). */
+export function parseDecimalRange(t: string, s: number, e: number): number | bigint | null {
+  const n = e - s;
+  if (n <= 0) return null;
+  let i = s;
+  let neg = false;
+  const c0 = t.charCodeAt(s);
+  if (c0 === 45 || c0 === 43) {
+    neg = c0 === 45;
+    i = s + 1;
+    if (n === 1) return null;
+  }
+  if (e - i <= 15) {
+    let v = 0;
+    for (; i < e; i++) {
+      const c = t.charCodeAt(i);
+      if (c < 48 || c > 57) return null;
+      v = v * 10 + (c - 48);
+    }
+    return neg ? -v : v;
+  }
+  return parseDecimal(t.slice(s, e));
+}
+
+// ---------------------------------------------------------------------------
+// String interning by character range
+// ---------------------------------------------------------------------------
+
+/**
+ * A cache keyed by a range of characters, looked up without slicing: the
+ * key's length and a few of its characters pick a bucket, a native
+ * `startsWith` confirms the entry. Direct-mapped buckets of a few entries;
+ * a full bucket starts over (bounded memory whatever the input).
+ */
+export class RangeMemo<T> {
+  private readonly keys: string[][];
+  private readonly values: T[][];
+  private readonly mask: number;
+  constructor(
+    bits = 10,
+    private readonly perBucket = 8,
+  ) {
+    this.mask = (1 << bits) - 1;
+    this.keys = Array.from({ length: 1 << bits }, () => []);
+    this.values = Array.from({ length: 1 << bits }, () => []);
+  }
+  private slot(t: string, s: number, e: number): number {
+    const len = e - s;
+    let h = Math.imul(len, 0x9e3779b1) ^ t.charCodeAt(e - 1);
+    h = Math.imul(h, 31) + t.charCodeAt(s);
+    h = Math.imul(h, 31) + t.charCodeAt(s + (len >> 1));
+    if (len > 2) {
+      h = Math.imul(h, 31) + t.charCodeAt(e - 2);
+      h = Math.imul(h, 31) + t.charCodeAt(e - 3);
+    }
+    if (len > 6) h = Math.imul(h, 31) + t.charCodeAt(s + (len >> 2));
+    return (h ^ (h >>> 11) ^ (h >>> 21)) & this.mask;
+  }
+  /** The value stored for t.slice(s, e) (e > s), or undefined. */
+  get(t: string, s: number, e: number): T | undefined {
+    const i = this.slot(t, s, e);
+    const ks = this.keys[i]!;
+    const len = e - s;
+    for (let k = 0; k < ks.length; k++) {
+      const key = ks[k]!;
+      if (key.length === len && t.startsWith(key, s)) return this.values[i]![k];
+    }
+    return undefined;
+  }
+  /** Stores value for key === t.slice(s, e). */
+  set(t: string, s: number, e: number, key: string, value: T): void {
+    const i = this.slot(t, s, e);
+    const ks = this.keys[i]!;
+    const vs = this.values[i]!;
+    if (ks.length >= this.perBucket) {
+      ks.length = 0;
+      vs.length = 0;
+    }
+    ks.push(key);
+    vs.push(value);
+  }
+}
+
+/** Longest string interned; longer ones are sliced. */
+const INTERN_MAX_CHARS = 80;
+const internMemo = new RangeMemo<string>(12, 4);
+
+/**
+ * t.slice(s, e), returning the same string instance for repeated values
+ * (symbolic flags, symbols, pointers, task names): no allocation for a
+ * repeat, and consumers that hash strings (Map keys) hash each instance once.
+ */
+export function internRange(t: string, s: number, e: number): string {
+  const len = e - s;
+  if (len > INTERN_MAX_CHARS || len <= 0) return t.slice(s, e);
+  const hit = internMemo.get(t, s, e);
+  if (hit !== undefined) return hit;
+  const v = t.slice(s, e);
+  internMemo.set(t, s, e, v, v);
+  return v;
+}
+
+/** Index of char code `c` in t[s, e), or -1 (never scans past e). */
+export function indexOfChar(t: string, c: number, s: number, e: number): number {
+  for (let i = s; i < e; i++) if (t.charCodeAt(i) === c) return i;
+  return -1;
+}
+
+/** Whether t[s, s + str.length) equals str. */
+export function sameChars(t: string, s: number, str: string): boolean {
+  const n = str.length;
+  for (let k = 0; k < n; k++) if (t.charCodeAt(s + k) !== str.charCodeAt(k)) return false;
+  return true;
+}
+
+/** String.prototype.trim's whitespace other than ' ' (and the line terminators). */
+export function isOtherSpace(c: number): boolean {
+  return (
+    (c >= 9 && c <= 13) ||
+    c === 0xa0 ||
+    c === 0x1680 ||
+    (c >= 0x2000 && c <= 0x200a) ||
+    c === 0x2028 ||
+    c === 0x2029 ||
+    c === 0x202f ||
+    c === 0x205f ||
+    c === 0x3000 ||
+    c === 0xfeff
+  );
+}
+
+/** Bounded memo for pure string -> string functions of repeated values. */
+export function memoize(fn: (s: string) => string, max = 4096): (s: string) => string {
+  let cache = new Map<string, string>();
+  return (s) => {
+    let v = cache.get(s);
+    if (v === undefined) {
+      v = fn(s);
+      if (cache.size >= max) cache = new Map();
+      cache.set(s, v);
+    }
+    return v;
+  };
 }
 
 /** Hex digits (with or without 0x) -> number / bigint, else null. */
@@ -127,6 +272,10 @@ export function splitKeyValues(text: string): { pairs: Array<[string, string]>; 
 
 /** How one printed key is stored: final field name and value kind. */
 interface KeyRule {
+  /** The key as printed. */
+  printed: string;
+  /** printed + '=' */
+  eq: string;
   key: string;
   /** 0 = auto (decimal -> number, else text), 1 = always text, 2 = numeric (hex accepted). */
   kind: 0 | 1 | 2;
@@ -152,8 +301,8 @@ const MAX_BUILDERS = 64;
 export class KvSpec {
   private readonly rules = new Map<string, KeyRule>();
   private readonly builders = new Map<string, Builder>();
-  private lastSeq: KeyRule[] = [];
-  private lastBuilder: Builder | null = null;
+  /** Key sequences built lately, most recent first: the likely keys of the next event. */
+  readonly recent: SeqEntry[] = [];
   /** Scratch: rules and values of the event being parsed. */
   readonly seq: KeyRule[] = [];
   readonly vals: FieldValue[] = [];
@@ -166,18 +315,37 @@ export class KvSpec {
     let r = this.rules.get(printed);
     if (r === undefined) {
       const key = this.rename[printed] ?? printed;
-      r = { key, kind: this.strings.has(key) ? 1 : this.numeric.has(key) ? 2 : 0 };
+      r = { printed, eq: printed + '=', key, kind: this.strings.has(key) ? 1 : this.numeric.has(key) ? 2 : 0 };
       if (this.rules.size < 1024) this.rules.set(printed, r);
     }
     return r;
   }
+  /** Moves recent[i] to the front. */
+  promote(i: number): void {
+    const r = this.recent;
+    const ent = r[i]!;
+    for (let k = i; k > 0; k--) r[k] = r[k - 1]!;
+    r[0] = ent;
+  }
   /** Builds the fields object from seq/vals (n pairs). */
   build(n: number): EventFields {
     const seq = this.seq;
-    const last = this.lastSeq;
-    let same = this.lastBuilder !== null && last.length === n;
-    for (let i = 0; same && i < n; i++) if (last[i] !== seq[i]) same = false;
-    if (same) return this.lastBuilder!(this.vals);
+    const recent = this.recent;
+    for (let r = 0; r < recent.length; r++) {
+      const rules = recent[r]!.rules;
+      if (rules.length !== n) continue;
+      let same = true;
+      for (let i = 0; i < n; i++) {
+        if (rules[i] !== seq[i]) {
+          same = false;
+          break;
+        }
+      }
+      if (same) {
+        if (r > 0) this.promote(r);
+        return recent[0]!.builder(this.vals);
+      }
+    }
     if (n > MAX_BUILDER_KEYS) {
       const out: EventFields = {};
       for (let i = 0; i < n; i++) out[seq[i]!.key] = this.vals[i]!;
@@ -193,18 +361,34 @@ export class KvSpec {
       b = new Function('v', `return { ${body} };`) as Builder;
       if (this.builders.size < MAX_BUILDERS) this.builders.set(sig, b);
     }
-    this.lastSeq = seq.slice(0, n);
-    this.lastBuilder = b;
+    if (recent.length >= MAX_RECENT_SEQS) recent.pop();
+    recent.unshift({ rules: seq.slice(0, n), builder: b });
     return b(this.vals);
   }
 }
 
+/** A key sequence and its object builder. */
+interface SeqEntry {
+  rules: KeyRule[];
+  builder: Builder;
+}
+
+/** Key sequences tried on the fast path per spec. */
+const MAX_RECENT_SEQS = 4;
+
 const AUTO_SPEC = new KvSpec();
 
-function convert(r: KeyRule, v: string): FieldValue {
-  if (r.kind === 1) return v;
-  if (r.kind === 2) return parseNumeric(v) ?? v;
-  return autoValue(v);
+/** A value t[s, e) converted by its key's rule. */
+function convertRange(r: KeyRule, t: string, s: number, e: number): FieldValue {
+  if (r.kind === 1) return internRange(t, s, e);
+  const d = parseDecimalRange(t, s, e);
+  if (d !== null) return d;
+  if (r.kind === 2) {
+    const v = t.slice(s, e);
+    return parseNumeric(v) ?? v;
+  }
+  if (e - s >= 2 && t.charCodeAt(s) === 34 && t.charCodeAt(e - 1) === 34) return t.slice(s + 1, e - 1);
+  return t.slice(s, e);
 }
 
 /**
@@ -213,41 +397,94 @@ function convert(r: KeyRule, v: string): FieldValue {
  * the text has no pair. A value runs until the next ` key=`.
  */
 export function kvObject(text: string, spec: KvSpec = AUTO_SPEC): EventFields | null {
-  const n = text.length;
+  return kvRange(text, 0, text.length, spec);
+}
+
+const NO_RULES: KeyRule[] = [];
+
+/**
+ * The pairs of t[s, n) when they are exactly the key sequence `rules` (the
+ * first key already checked at s) with values free of spaces, each followed
+ * by one run of spaces and the next key: then the general scan below would
+ * find the same keys and values. Values go to `vals`. False: not sure.
+ */
+function kvFast(t: string, s: number, n: number, rules: KeyRule[], vals: FieldValue[]): boolean {
+  const m = rules.length;
+  let p = s;
+  for (let k = 0; ; k++) {
+    const rule = rules[k]!;
+    const eq = rule.eq;
+    if (k > 0 && !t.startsWith(eq, p)) return false;
+    const v0 = p + eq.length;
+    if (v0 > n) return false;
+    const sp = t.indexOf(' ', v0);
+    if (k === m - 1) {
+      // the last value runs to the end, without a space
+      if (sp >= 0 && sp < n) return false;
+      vals[k] = convertRange(rule, t, v0, n);
+      return true;
+    }
+    if (sp < 0 || sp >= n) return false;
+    let r = sp + 1;
+    while (r < n && t.charCodeAt(r) === 32) r++;
+    vals[k] = convertRange(rule, t, v0, sp);
+    p = r;
+  }
+}
+
+/**
+ * kvObject(text.slice(s, n), spec) without slicing: keys are compared in
+ * place with the previous event's key sequence, numbers are read from the
+ * characters, only string values are materialised.
+ */
+export function kvRange(text: string, s: number, n: number, spec: KvSpec = AUTO_SPEC): EventFields | null {
+  const recent = spec.recent;
+  for (let r = 0; r < recent.length; r++) {
+    const ent = recent[r]!;
+    if (text.startsWith(ent.rules[0]!.eq, s) && kvFast(text, s, n, ent.rules, spec.vals)) {
+      if (r > 0) spec.promote(r);
+      return ent.builder(spec.vals);
+    }
+  }
   const seq = spec.seq;
   const vals = spec.vals;
+  const known = recent.length > 0 ? recent[0]!.rules : NO_RULES;
+  const knownLen = known.length;
   let pairs = 0;
-  let key: string | null = null;
+  let rule: KeyRule | null = null;
   let valStart = 0;
-  let i = 0;
+  let i = s;
   while (i < n) {
     // i is at the start of a token
     let j = i;
     let c = 0;
     while (j < n && isKeyChar((c = text.charCodeAt(j)))) j++;
     if (j > i && j < n && c === 61) {
-      if (key !== null) {
+      if (rule !== null) {
         let e = i;
         while (e > valStart && text.charCodeAt(e - 1) === 32) e--;
-        const r = spec.rule(key);
-        seq[pairs] = r;
-        vals[pairs] = convert(r, text.slice(valStart, e));
+        seq[pairs] = rule;
+        vals[pairs] = convertRange(rule, text, valStart, e);
         pairs++;
       }
-      key = text.slice(i, j);
+      let r: KeyRule | null = null;
+      if (pairs < knownLen) {
+        const cand = known[pairs]!;
+        if (cand.printed.length === j - i && sameChars(text, i, cand.printed)) r = cand;
+      }
+      rule = r ?? spec.rule(text.slice(i, j));
       valStart = j + 1;
     }
     let sp = text.indexOf(' ', j);
-    if (sp < 0) break;
+    if (sp < 0 || sp >= n) break;
     while (sp < n && text.charCodeAt(sp) === 32) sp++;
     i = sp;
   }
-  if (key === null) return null;
+  if (rule === null) return null;
   let e = n;
   while (e > valStart && text.charCodeAt(e - 1) === 32) e--;
-  const r = spec.rule(key);
-  seq[pairs] = r;
-  vals[pairs] = convert(r, text.slice(valStart, e));
+  seq[pairs] = rule;
+  vals[pairs] = convertRange(rule, text, valStart, e);
   pairs++;
   return spec.build(pairs);
 }
@@ -266,3 +503,30 @@ export function addKeyValues(text: string, out: EventFields, spec: KvSpec = AUTO
 
 /** Any event without a dedicated parser: its key=value pairs, or {} if none. */
 export const parseGeneric: FieldParser = (args) => kvObject(args) ?? {};
+
+/** parseGeneric on t[s, e). */
+export function parseGenericRange(t: string, s: number, e: number): EventFields {
+  return kvRange(t, s, e) ?? {};
+}
+
+/** Range parsers of the FieldParsers made by `ranged`. */
+export const RANGE_PARSERS = new Map<FieldParser, RangeParser>();
+
+/** A FieldParser defined by its range form (one implementation for both). */
+export function ranged(rp: RangeParser): FieldParser {
+  const fp: FieldParser = (t) => rp(t, 0, t.length, t);
+  RANGE_PARSERS.set(fp, rp);
+  return fp;
+}
+
+/** Start of t[s, e) with spaces skipped, or -1 if other whitespace (String.trim's) is there. */
+export function trimStart(t: string, s: number, e: number): number {
+  while (s < e && t.charCodeAt(s) === 32) s++;
+  return s < e && isOtherSpace(t.charCodeAt(s)) ? -1 : s;
+}
+
+/** End of t[s, e) with spaces dropped, or -1 if other whitespace (String.trim's) is there. */
+export function trimEnd(t: string, s: number, e: number): number {
+  while (e > s && t.charCodeAt(e - 1) === 32) e--;
+  return e > s && isOtherSpace(t.charCodeAt(e - 1)) ? -1 : e;
+}

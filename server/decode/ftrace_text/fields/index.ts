@@ -4,7 +4,7 @@
  * no pairs); their system is guessed from the name prefix when unambiguous.
  */
 import type { EventFields } from '../../decoded_event.ts';
-import { parseGeneric } from './generic.ts';
+import { parseGeneric, parseGenericRange, RANGE_PARSERS, sameChars } from './generic.ts';
 import {
   parseSchedMigrateTask,
   parseSchedProcessExit,
@@ -13,7 +13,7 @@ import {
   parseSchedWakeup,
 } from './sched.ts';
 import { parseShrinkSlabEnd, parseShrinkSlabStart } from './shrink_slab.ts';
-import type { FieldParser } from './types.ts';
+import type { FieldParser, RangeParser } from './types.ts';
 import {
   parseKswapdSleep,
   parseKswapdWake,
@@ -169,4 +169,77 @@ export function parseEventFields(name: string, args: string): EventFields | null
   // other writeback events share the `bdi X:` prefix
   if (args.startsWith('bdi ') && systemOf(name) === 'writeback') return parseWriteback(args) ?? parseGeneric(args);
   return parseGeneric(args);
+}
+
+// ---------------------------------------------------------------------------
+// Event names as the decoder meets them: one shared record per distinct name
+// ---------------------------------------------------------------------------
+
+/** Everything the decoder needs per event name, resolved once. */
+export interface EventNameInfo {
+  /** The name; the same string instance for every event of that name. */
+  readonly name: string;
+  readonly system: string | null;
+  /** parseEventFields(name, args) on args = t.slice(s, e). */
+  readonly parse: RangeParser;
+  /** Hash of the name's characters (nameHash). */
+  readonly hash: number;
+}
+
+/** Running hash of an event name's characters: h = nameHashStep(h, c), starting at 0. */
+export function nameHashStep(h: number, c: number): number {
+  return (Math.imul(h, 31) + c) | 0;
+}
+
+function hashOf(s: string): number {
+  let h = 0;
+  for (let i = 0; i < s.length; i++) h = nameHashStep(h, s.charCodeAt(i));
+  return h;
+}
+
+function writebackBdiRange(t: string, s: number, e: number, args: string): EventFields | null {
+  if (args.startsWith('bdi ')) return parseWriteback(args) ?? parseGeneric(args);
+  return parseGenericRange(t, s, e);
+}
+
+function rangeParserFor(name: string): RangeParser {
+  const p = FIELD_PARSERS[name];
+  if (p) {
+    const r = RANGE_PARSERS.get(p);
+    if (r !== undefined) return r;
+    return (_t, _s, _e, args) => p(args);
+  }
+  if (systemOf(name) === 'writeback') return writebackBdiRange;
+  return parseGenericRange;
+}
+
+const NAME_BUCKETS = 1024;
+/** Distinct names remembered; beyond that (garbage input) each lookup builds a fresh record. */
+const MAX_NAMES = 8192;
+const nameBuckets: EventNameInfo[][] = Array.from({ length: NAME_BUCKETS }, () => []);
+let nameCount = 0;
+
+function newNameInfo(name: string, hash: number): EventNameInfo {
+  return { name, system: systemOf(name), parse: rangeParserFor(name), hash };
+}
+
+/** The record of the event name t[s, e) whose nameHash is `hash`. */
+export function eventNameAt(t: string, s: number, e: number, hash: number): EventNameInfo {
+  const bucket = nameBuckets[hash & (NAME_BUCKETS - 1)]!;
+  const len = e - s;
+  for (let i = 0; i < bucket.length; i++) {
+    const info = bucket[i]!;
+    if (info.hash === hash && info.name.length === len && sameChars(t, s, info.name)) return info;
+  }
+  const info = newNameInfo(t.slice(s, e), hash);
+  if (nameCount < MAX_NAMES) {
+    bucket.push(info);
+    nameCount++;
+  }
+  return info;
+}
+
+/** The record of an event name given as a string. */
+export function eventNameInfo(name: string): EventNameInfo {
+  return eventNameAt(name, 0, name.length, hashOf(name));
 }

@@ -11,7 +11,7 @@
  * before ` [`, and key=value values run until the next known key.
  */
 import type { EventFields } from '../../decoded_event.ts';
-import { KvSpec, kvObject, parseDecimal } from './generic.ts';
+import { indexOfChar, internRange, KvSpec, kvRange, parseDecimal, parseDecimalRange, ranged, trimEnd, trimStart } from './generic.ts';
 import type { FieldParser } from './types.ts';
 
 function int(s: string): number | null {
@@ -28,6 +28,16 @@ function commColonPid(s: string): [string, number] | null {
   return [s.slice(0, c).trim(), pid];
 }
 
+/** int(t.slice(s, e)) when sure; NaN means "not sure, take the slow path". */
+function intFast(t: string, s: number, e: number): number {
+  const a = trimStart(t, s, e);
+  if (a < 0) return NaN;
+  const b = trimEnd(t, a, e);
+  if (b < 0) return NaN;
+  const v = parseDecimalRange(t, a, b);
+  return typeof v === 'number' ? v : NaN;
+}
+
 /** Value between `key=` and the start of `nextKey=` (or end). */
 function between(text: string, key: string, nextKey: string | null, from = 0): [string, number] | null {
   const k = text.indexOf(key, from);
@@ -37,6 +47,45 @@ function between(text: string, key: string, nextKey: string | null, from = 0): [
   const nk = text.lastIndexOf(nextKey);
   if (nk < vs) return null;
   return [text.slice(vs, nk), nk];
+}
+
+/**
+ * parseSwitchKernel(t.slice(s, e)) on the range; null when the text is not
+ * the plain shape (the caller then takes the slow path, which decides).
+ */
+function switchKernelFast(t: string, s: number, e: number): EventFields | null {
+  // prev = [s, arrow), next = [arrow + 5, e)
+  const arrow = t.indexOf(' ==> next_comm=', s);
+  if (arrow < 0 || arrow + 15 > e) return null;
+  const pp = t.lastIndexOf(' prev_pid=', arrow - 10);
+  if (pp < s + 10) return null;
+  const ppr = t.lastIndexOf(' prev_prio=', arrow - 11);
+  if (ppr < pp + 10) return null;
+  const ps = t.lastIndexOf(' prev_state=', arrow - 12);
+  if (ps < ppr + 11) return null;
+  const ns = arrow + 5;
+  const np = t.lastIndexOf(' next_pid=', e - 10);
+  if (np < ns + 10) return null;
+  const npr = t.lastIndexOf(' next_prio=', e - 11);
+  if (npr < np + 10) return null;
+  const prevPid = intFast(t, pp + 10, ppr);
+  const prevPrio = intFast(t, ppr + 11, ps);
+  const nextPid = intFast(t, np + 10, npr);
+  const nextPrio = intFast(t, npr + 11, e);
+  if (prevPid !== prevPid || prevPrio !== prevPrio || nextPid !== nextPid || nextPrio !== nextPrio) return null;
+  const st = trimStart(t, ps + 12, arrow);
+  if (st < 0) return null;
+  const se = trimEnd(t, st, arrow);
+  if (se < 0) return null;
+  return {
+    prev_comm: internRange(t, s + 10, pp),
+    prev_pid: prevPid,
+    prev_prio: prevPrio,
+    prev_state: internRange(t, st, se),
+    next_comm: internRange(t, ns + 10, np),
+    next_pid: nextPid,
+    next_prio: nextPrio,
+  };
 }
 
 function parseSwitchKernel(t: string): EventFields | null {
@@ -84,6 +133,77 @@ export function reportPrevState(s: string): string {
   return out;
 }
 
+/** prev_state letters the report prints that need no translation (plain ASCII, not in REPORT_STATE). */
+function plainState(t: string, s: number, e: number): boolean {
+  for (let i = s; i < e; i++) {
+    const c = t.charCodeAt(i);
+    if (c >= 128 || c === 90 || c === 88 || c === 120 || c === 87) return false;
+  }
+  return true;
+}
+
+/** `comm:pid` in t[s, e): sets commS/commE/pid of `cp`; false when unsure. */
+interface CommPid {
+  s: number;
+  e: number;
+  pid: number;
+}
+const cpA: CommPid = { s: 0, e: 0, pid: 0 };
+const cpB: CommPid = { s: 0, e: 0, pid: 0 };
+function commPidFast(t: string, s: number, e: number, out: CommPid): boolean {
+  const c = t.lastIndexOf(':', e - 1);
+  if (c < s) return false;
+  const pid = intFast(t, c + 1, e);
+  if (pid !== pid) return false;
+  const a = trimStart(t, s, c);
+  if (a < 0) return false;
+  const b = trimEnd(t, a, c);
+  if (b < 0) return false;
+  out.s = a;
+  out.e = b;
+  out.pid = pid;
+  return true;
+}
+
+/** parseSwitchReport(t.slice(s, e)) on the range; null when unsure. */
+function switchReportFast(t: string, s: number, e: number): EventFields | null {
+  const arrow = t.lastIndexOf(' ==> ', e - 5);
+  if (arrow < s) return null;
+  // prev = [s, arrow): `comm:pid [prio] STATE`
+  const pb = t.lastIndexOf(' [', arrow - 2);
+  if (pb < s) return null;
+  const pbe = indexOfChar(t, 93, pb, arrow);
+  if (pbe < 0) return null;
+  const prevPrio = intFast(t, pb + 2, pbe);
+  if (prevPrio !== prevPrio) return null;
+  const st = trimStart(t, pbe + 1, arrow);
+  if (st < 0) return null;
+  const se = trimEnd(t, st, arrow);
+  if (se < 0 || se === st || !plainState(t, st, se)) return null;
+  if (!commPidFast(t, s, pb, cpA)) return null;
+  // next = [ns, ne): `comm:pid [prio]`
+  const ns = trimStart(t, arrow + 5, e);
+  if (ns < 0) return null;
+  const ne = trimEnd(t, ns, e);
+  if (ne < 0) return null;
+  const nb = t.lastIndexOf(' [', ne - 2);
+  if (nb < ns) return null;
+  const nbe = indexOfChar(t, 93, nb, ne);
+  if (nbe < 0) return null;
+  const nextPrio = intFast(t, nb + 2, nbe);
+  if (nextPrio !== nextPrio) return null;
+  if (!commPidFast(t, ns, nb, cpB)) return null;
+  return {
+    prev_comm: internRange(t, cpA.s, cpA.e),
+    prev_pid: cpA.pid,
+    prev_prio: prevPrio,
+    prev_state: internRange(t, st, se),
+    next_comm: internRange(t, cpB.s, cpB.e),
+    next_pid: cpB.pid,
+    next_prio: nextPrio,
+  };
+}
+
 function parseSwitchReport(t: string): EventFields | null {
   const arrow = t.lastIndexOf(' ==> ');
   if (arrow < 0) return null;
@@ -116,18 +236,60 @@ function parseSwitchReport(t: string): EventFields | null {
   };
 }
 
-export const parseSchedSwitch: FieldParser = (t) =>
-  t.startsWith('prev_comm=') ? parseSwitchKernel(t) : parseSwitchReport(t);
+export const parseSchedSwitch: FieldParser = ranged((t, s, e, args) =>
+  t.startsWith('prev_comm=', s)
+    ? (switchKernelFast(t, s, e) ?? parseSwitchKernel(args))
+    : (switchReportFast(t, s, e) ?? parseSwitchReport(args)));
 
 const COMM_SPEC = new KvSpec({}, new Set(['comm']));
-const WAKEUP_INTS = ['pid', 'prio', 'target_cpu'] as const;
 
-function parseWakeupKernel(t: string): EventFields | null {
-  const out = kvObject(t, COMM_SPEC);
+function parseWakeupKernel(t: string, s: number, e: number): EventFields | null {
+  const out = kvRange(t, s, e, COMM_SPEC);
   if (out === null) return null;
-  for (const k of WAKEUP_INTS) if (typeof out[k] !== 'number') return null;
+  if (typeof out.pid !== 'number' || typeof out.prio !== 'number' || typeof out.target_cpu !== 'number') return null;
   if (typeof out.comm !== 'string') return null;
   return out;
+}
+
+/** parseWakeupReport(t.slice(s, e)) on the range; null when unsure. */
+function wakeupReportFast(t: string, s: number, e: number): EventFields | null {
+  const b = t.lastIndexOf(' [', e - 2);
+  if (b < s) return null;
+  const be = indexOfChar(t, 93, b, e);
+  if (be < 0) return null;
+  if (!commPidFast(t, s, b, cpA)) return null;
+  const prio = intFast(t, b + 2, be);
+  if (prio !== prio) return null;
+  // rest: ` CPU:001` (the usual) or `success=1 CPU:001`
+  let p = be + 1;
+  while (p < e && t.charCodeAt(p) === 32) p++;
+  let success = 0;
+  let target = 0;
+  let hasSuccess = false;
+  let hasTarget = false;
+  while (p < e) {
+    let q = p;
+    while (q < e && t.charCodeAt(q) !== 32) q++;
+    if (t.startsWith('CPU:', p) && q - p > 4) {
+      const v = intFast(t, p + 4, q);
+      // a repeated token: unusual, the slow path decides
+      if (v !== v || hasTarget) return null;
+      target = v;
+      hasTarget = true;
+    } else if (t.startsWith('success=', p) && q - p > 8) {
+      const v = intFast(t, p + 8, q);
+      // after CPU: the key order differs: slow path
+      if (v !== v || hasSuccess || hasTarget) return null;
+      success = v;
+      hasSuccess = true;
+    } else return null;
+    p = q;
+    while (p < e && t.charCodeAt(p) === 32) p++;
+  }
+  const comm = internRange(t, cpA.s, cpA.e);
+  const pid = cpA.pid;
+  if (!hasSuccess) return hasTarget ? { comm, pid, prio, target_cpu: target } : { comm, pid, prio };
+  return hasTarget ? { comm, pid, prio, success, target_cpu: target } : { comm, pid, prio, success };
 }
 
 function parseWakeupReport(t: string): EventFields | null {
@@ -157,34 +319,34 @@ function parseWakeupReport(t: string): EventFields | null {
 }
 
 /** sched_wakeup, sched_wakeup_new, sched_waking. */
-export const parseSchedWakeup: FieldParser = (t) =>
-  t.startsWith('comm=') ? parseWakeupKernel(t) : parseWakeupReport(t);
+export const parseSchedWakeup: FieldParser = ranged((t, s, e, args) =>
+  t.startsWith('comm=', s) ? parseWakeupKernel(t, s, e) : (wakeupReportFast(t, s, e) ?? parseWakeupReport(args)));
 
 /** `comm=x pid=1 prio=120 orig_cpu=0 dest_cpu=1`. */
-export const parseSchedMigrateTask: FieldParser = (t) => {
-  const out = kvObject(t, COMM_SPEC);
+export const parseSchedMigrateTask: FieldParser = ranged((t, s, e) => {
+  const out = kvRange(t, s, e, COMM_SPEC);
   if (out === null) return null;
-  for (const k of ['pid', 'prio', 'orig_cpu', 'dest_cpu']) if (typeof out[k] !== 'number') return null;
+  if (typeof out.pid !== 'number' || typeof out.prio !== 'number' || typeof out.orig_cpu !== 'number' || typeof out.dest_cpu !== 'number') return null;
   return typeof out.comm === 'string' ? out : null;
-};
+});
 
 /** Printed `comm=`/`pid=` are the parent's fields in the format file. */
 const FORK_SPEC = new KvSpec({ comm: 'parent_comm', pid: 'parent_pid' }, new Set(['parent_comm', 'child_comm']));
 
 /** `comm=bash pid=1 child_comm=bash child_pid=2`. */
-export const parseSchedProcessFork: FieldParser = (t) => {
-  const out = kvObject(t, FORK_SPEC);
+export const parseSchedProcessFork: FieldParser = ranged((t, s, e) => {
+  const out = kvRange(t, s, e, FORK_SPEC);
   if (out === null) return null;
   if (typeof out.parent_pid !== 'number' || typeof out.child_pid !== 'number') return null;
   return out;
-};
+});
 
 /** `comm=x pid=1 prio=120` (newer kernels: ` group_dead=true`, a bool field: 1/0). */
-export const parseSchedProcessExit: FieldParser = (t) => {
-  const out = kvObject(t, COMM_SPEC);
+export const parseSchedProcessExit: FieldParser = ranged((t, s, e) => {
+  const out = kvRange(t, s, e, COMM_SPEC);
   if (out === null) return null;
   if (typeof out.pid !== 'number' || typeof out.comm !== 'string') return null;
   if (out.group_dead === 'true') out.group_dead = 1;
   else if (out.group_dead === 'false') out.group_dead = 0;
   return out;
-};
+});

@@ -10,7 +10,7 @@
  * shrink = bare symbol, shr = `0x` + lowercase hex without leading zeros.
  */
 import type { EventFields } from '../../decoded_event.ts';
-import { bareSymbol, normalizePointer, parseDecimal } from './generic.ts';
+import { bareSymbol, indexOfChar, internRange, memoize, normalizePointer, parseDecimal, parseDecimalRange, ranged } from './generic.ts';
 import type { FieldParser } from './types.ts';
 
 /** Printed label -> field name. Values are single tokens. */
@@ -82,8 +82,127 @@ function parseShrink(t: string, labels: Readonly<Record<string, string>>, requir
   return out;
 }
 
-export const parseShrinkSlabStart: FieldParser = (t) =>
-  parseShrink(t, START_LABELS, ['nr_objects_to_shrink', 'cache_items', 'delta', 'total_scan']);
+// ---------------------------------------------------------------------------
+// Fast path: the same reading on the line's characters, for text whose head
+// is plain ASCII. Whenever it is unsure it returns null and parseShrink (the
+// definition) decides.
+// ---------------------------------------------------------------------------
 
-export const parseShrinkSlabEnd: FieldParser = (t) =>
-  parseShrink(t, END_LABELS, ['unused_scan', 'new_scan', 'total_scan', 'retval']);
+interface LabelTable {
+  /** [printed label, field] */
+  labels: Array<[string, string]>;
+  required: readonly string[];
+  /** Bit per required field, by field name. */
+  requiredBits: Record<string, number>;
+  allRequired: number;
+}
+
+function labelTable(labels: Readonly<Record<string, string>>, required: readonly string[]): LabelTable {
+  const requiredBits: Record<string, number> = Object.create(null);
+  required.forEach((k, i) => (requiredBits[k] = 1 << i));
+  return { labels: Object.entries(labels), required, requiredBits, allRequired: (1 << required.length) - 1 };
+}
+
+/** Field whose label is the words of t[ls, te) (runs of spaces = one space), or undefined. */
+function matchLabel(t: string, ls: number, te: number, table: LabelTable): string | undefined {
+  const labels = table.labels;
+  outer: for (let k = 0; k < labels.length; k++) {
+    const label = labels[k]![0];
+    const n = label.length;
+    let p = ls;
+    for (let q = 0; q < n; q++) {
+      if (p >= te) continue outer;
+      const lc = label.charCodeAt(q);
+      if (lc === 32) {
+        if (t.charCodeAt(p) !== 32) continue outer;
+        while (p < te && t.charCodeAt(p) === 32) p++;
+      } else {
+        if (t.charCodeAt(p) !== lc) continue outer;
+        p++;
+      }
+    }
+    if (p === te) return labels[k]![1];
+  }
+  return undefined;
+}
+
+/** `0x` + lowercase hex as printed, or the normalized form. */
+const normalizePtr = memoize((s) => normalizePointer(s) ?? '');
+const bareSym = memoize(bareSymbol);
+
+function shrinkFast(t: string, s: number, e: number, table: LabelTable): EventFields | null {
+  // head: [s, headEnd), printable ASCII and spaces, no space at either end
+  let headEnd = t.indexOf(': ', s);
+  if (headEnd < 0 || headEnd + 1 >= e) {
+    if (e > s && t.charCodeAt(e - 1) === 58) headEnd = e - 1;
+    else return null;
+  }
+  if (headEnd <= s) return null;
+  let firstSp = -1;
+  let lastSp = -1;
+  for (let i = s; i < headEnd; i++) {
+    const c = t.charCodeAt(i);
+    if (c === 32) {
+      if (firstSp < 0) firstSp = i;
+      lastSp = i;
+    } else if (c < 33 || c > 126) return null;
+  }
+  if (lastSp < 0 || firstSp === s || lastSp === headEnd - 1) return null;
+  const shr = normalizePtr(internRange(t, lastSp + 1, headEnd));
+  if (shr === '') return null;
+  // symbol: up to the first space, `+offset` cut
+  let symEnd = firstSp;
+  const plus = indexOfChar(t, 43, s, firstSp);
+  if (plus > s) symEnd = plus;
+  const shrink = bareSym(internRange(t, s, symEnd));
+  const out: EventFields = { shr, shrink };
+  let seen = 0;
+  const bits = table.requiredBits;
+  let p = headEnd + 1;
+  let labelStart = -1;
+  let words = 0;
+  for (;;) {
+    while (p < e && t.charCodeAt(p) === 32) p++;
+    if (p >= e) break;
+    let q = p;
+    while (q < e && t.charCodeAt(q) !== 32) q++;
+    if (labelStart < 0) labelStart = p;
+    const te = t.charCodeAt(q - 1) === 58 ? q - 1 : q;
+    const field = matchLabel(t, labelStart, te, table);
+    if (field !== undefined) {
+      let v = q;
+      while (v < e && t.charCodeAt(v) === 32) v++;
+      if (v >= e) return null;
+      let ve = v;
+      while (ve < e && t.charCodeAt(ve) !== 32) ve++;
+      if (field === 'gfp_flags') out[field] = internRange(t, v, ve);
+      else {
+        const n = parseDecimalRange(t, v, ve);
+        if (n === null) return null;
+        out[field] = n;
+      }
+      seen |= bits[field] ?? 0;
+      p = ve;
+      labelStart = -1;
+      words = 0;
+      continue;
+    }
+    if (++words >= MAX_LABEL_WORDS) return null;
+    p = q;
+  }
+  if (labelStart >= 0 || seen !== table.allRequired) return null;
+  return out;
+}
+
+const START_REQUIRED = ['nr_objects_to_shrink', 'cache_items', 'delta', 'total_scan'];
+const END_REQUIRED = ['unused_scan', 'new_scan', 'total_scan', 'retval'];
+const START_TABLE = labelTable(START_LABELS, START_REQUIRED);
+const END_TABLE = labelTable(END_LABELS, END_REQUIRED);
+
+export const parseShrinkSlabStart: FieldParser = ranged(
+  (t, s, e, args) => shrinkFast(t, s, e, START_TABLE) ?? parseShrink(args, START_LABELS, START_REQUIRED),
+);
+
+export const parseShrinkSlabEnd: FieldParser = ranged(
+  (t, s, e, args) => shrinkFast(t, s, e, END_TABLE) ?? parseShrink(args, END_LABELS, END_REQUIRED),
+);

@@ -6,3 +6,10 @@ import type { EventFields } from '../../decoded_event.ts';
  * have the expected shape (the event is then kept with fields=null and raw).
  */
 export type FieldParser = (args: string) => EventFields | null;
+
+/**
+ * The same parse on `t[s, e)`, where `args === t.slice(s, e)` (already
+ * materialised for `raw`): the decoder hands over the line's text without a
+ * copy. Must return exactly what the FieldParser returns for `args`.
+ */
+export type RangeParser = (t: string, s: number, e: number, args: string) => EventFields | null;

@@ -7,12 +7,12 @@
  * work = normalized pointer, function = bare symbol.
  */
 import type { EventFields } from '../../decoded_event.ts';
-import { bareSymbol, KvSpec, kvObject, normalizePointer } from './generic.ts';
+import { bareSymbol, indexOfChar, internRange, KvSpec, kvObject, kvRange, memoize, normalizePointer, ranged, trimEnd, trimStart } from './generic.ts';
 import type { FieldParser } from './types.ts';
 
 const SPEC = new KvSpec({}, new Set(['workqueue', 'function']));
 
-export const parseWorkqueue: FieldParser = (t) => {
+function parseWorkqueueSlow(t: string): EventFields | null {
   if (!t.startsWith('work struct')) return null;
   let p = 11;
   if (t.charCodeAt(p) === 61 || t.charCodeAt(p) === 32) p++; // '=' or ' '
@@ -28,4 +28,40 @@ export const parseWorkqueue: FieldParser = (t) => {
   out.work = work;
   if (typeof out.function === 'string') out.function = bareSymbol(out.function);
   return out;
-};
+}
+
+const normalizePtr = memoize((s) => normalizePointer(s) ?? '');
+const bareSym = memoize(bareSymbol);
+
+/** parseWorkqueueSlow(t.slice(s, e)) on the range; null when unsure. */
+function workqueueFast(t: string, s: number, e: number): EventFields | null {
+  if (e - s < 12 || !t.startsWith('work struct', s)) return null;
+  let p = s + 11;
+  const c = t.charCodeAt(p);
+  if (c === 61 || c === 32) p++;
+  let q = indexOfChar(t, 32, p, e);
+  if (q < 0) q = e;
+  const pe = q > p && t.charCodeAt(q - 1) === 58 ? q - 1 : q;
+  if (pe <= p) return null;
+  const work = normalizePtr(internRange(t, p, pe));
+  if (work === '') return null;
+  // rest = t[q, e) trimmed
+  const rs = trimStart(t, q, e);
+  if (rs < 0) return null;
+  const re = trimEnd(t, rs, e);
+  if (re < 0) return null;
+  if (rs === re) return { work };
+  if (t.startsWith('function ', rs) && rs + 9 <= re) {
+    // execute_start/end: `function name`; with no `=` after it the whole rest is the value
+    const fs = trimStart(t, rs + 9, re);
+    if (fs < 0 || fs >= re || indexOfChar(t, 61, fs, re) >= 0) return null;
+    return { function: bareSym(internRange(t, fs, re)), work };
+  }
+  const out = kvRange(t, rs, re, SPEC);
+  if (out === null) return { work };
+  out.work = work;
+  if (typeof out.function === 'string') out.function = bareSym(out.function);
+  return out;
+}
+
+export const parseWorkqueue: FieldParser = ranged((t, s, e, args) => workqueueFast(t, s, e) ?? parseWorkqueueSlow(args));

@@ -9,8 +9,8 @@
  *
  * shrink = bare symbol, shr = `0x` + lowercase hex without leading zeros.
  */
-import type { EventFields } from '../../decoded_event.ts';
-import { bareSymbol, indexOfChar, internRange, memoize, normalizePointer, parseDecimal, parseDecimalRange, ranged } from './generic.ts';
+import type { EventFields, FieldValue } from '../../decoded_event.ts';
+import { bareSymbol, indexOfChar, internRange, memoize, normalizePointer, parseDecimal, parseDecimalRange, RangeMemo, ranged } from './generic.ts';
 import type { FieldParser } from './types.ts';
 
 /** Printed label -> field name. Values are single tokens. */
@@ -95,12 +95,14 @@ interface LabelTable {
   /** Bit per required field, by field name. */
   requiredBits: Record<string, number>;
   allRequired: number;
+  /** Body shape of the last event the token loop read. */
+  template: Template | null;
 }
 
 function labelTable(labels: Readonly<Record<string, string>>, required: readonly string[]): LabelTable {
   const requiredBits: Record<string, number> = Object.create(null);
   required.forEach((k, i) => (requiredBits[k] = 1 << i));
-  return { labels: Object.entries(labels), required, requiredBits, allRequired: (1 << required.length) - 1 };
+  return { labels: Object.entries(labels), required, requiredBits, allRequired: (1 << required.length) - 1, template: null };
 }
 
 /** Field whose label is the words of t[ls, te) (runs of spaces = one space), or undefined. */
@@ -130,14 +132,18 @@ function matchLabel(t: string, ls: number, te: number, table: LabelTable): strin
 const normalizePtr = memoize((s) => normalizePointer(s) ?? '');
 const bareSym = memoize(bareSymbol);
 
-function shrinkFast(t: string, s: number, e: number, table: LabelTable): EventFields | null {
-  // head: [s, headEnd), printable ASCII and spaces, no space at either end
-  let headEnd = t.indexOf(': ', s);
-  if (headEnd < 0 || headEnd + 1 >= e) {
-    if (e > s && t.charCodeAt(e - 1) === 58) headEnd = e - 1;
-    else return null;
-  }
-  if (headEnd <= s) return null;
+/** shr and shrink of a head `<sym>[+off[/size]] [\[module\]] <ptr>`. */
+interface Head {
+  shr: string;
+  shrink: string;
+}
+/** Heads by their text (a few dozen shrinkers print all of them). */
+const heads = new RangeMemo<Head>(10, 4);
+
+/** The head t[s, headEnd) when it is plain (printable ASCII, spaces inside only), else null. */
+function readHead(t: string, s: number, headEnd: number): Head | null {
+  const hit = heads.get(t, s, headEnd);
+  if (hit !== undefined) return hit;
   let firstSp = -1;
   let lastSp = -1;
   for (let i = s; i < headEnd; i++) {
@@ -148,17 +154,94 @@ function shrinkFast(t: string, s: number, e: number, table: LabelTable): EventFi
     } else if (c < 33 || c > 126) return null;
   }
   if (lastSp < 0 || firstSp === s || lastSp === headEnd - 1) return null;
-  const shr = normalizePtr(internRange(t, lastSp + 1, headEnd));
+  const shr = normalizePtr(t.slice(lastSp + 1, headEnd));
   if (shr === '') return null;
   // symbol: up to the first space, `+offset` cut
   let symEnd = firstSp;
   const plus = indexOfChar(t, 43, s, firstSp);
   if (plus > s) symEnd = plus;
-  const shrink = bareSym(internRange(t, s, symEnd));
-  const out: EventFields = { shr, shrink };
+  const head: Head = { shr, shrink: bareSym(t.slice(s, symEnd)) };
+  heads.set(t, s, headEnd, t.slice(s, headEnd), head);
+  return head;
+}
+
+/**
+ * The body of the last event parsed by the token loop, as literals: the text
+ * between one value and the next (`' nid: '`, `' objects to shrink '`...).
+ * A body made of exactly these literals with one space-free token after each
+ * tokenizes the same way, so the labels resolve to the same fields.
+ */
+interface Template {
+  lits: string[];
+  fields: string[];
+  /** gfp_flags: kept as text. */
+  text: boolean[];
+  build: (shr: string, shrink: string, v: FieldValue[]) => EventFields;
+}
+
+const templateVals: FieldValue[] = [];
+
+function useTemplate(tp: Template, t: string, p: number, e: number, head: Head): EventFields | null {
+  const lits = tp.lits;
+  const vals = templateVals;
+  for (let k = 0; k < lits.length; k++) {
+    const lit = lits[k]!;
+    if (!t.startsWith(lit, p)) return null;
+    const v = p + lit.length;
+    if (v >= e || t.charCodeAt(v) === 32) return null;
+    let ve = t.indexOf(' ', v);
+    if (ve < 0 || ve > e) ve = e;
+    if (tp.text[k]) vals[k] = internRange(t, v, ve);
+    else {
+      const n = parseDecimalRange(t, v, ve);
+      if (n === null) return null;
+      vals[k] = n;
+    }
+    p = ve;
+  }
+  if (p !== e) return null;
+  return tp.build(head.shr, head.shrink, vals);
+}
+
+function makeTemplate(lits: string[], fields: string[]): Template {
+  const body = fields.map((f, i) => `${JSON.stringify(f)}: v[${i}]`).join(', ');
+  return {
+    lits,
+    fields,
+    text: fields.map((f) => STRING_FIELDS.has(f)),
+    build: new Function('a', 'b', 'v', `return { shr: a, shrink: b, ${body} };`) as Template['build'],
+  };
+}
+
+function sameStrings(a: string[], b: string[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+function shrinkFast(t: string, s: number, e: number, table: LabelTable): EventFields | null {
+  // head: [s, headEnd), printable ASCII and spaces, no space at either end
+  let headEnd = t.indexOf(': ', s);
+  if (headEnd < 0 || headEnd + 1 >= e) {
+    if (e > s && t.charCodeAt(e - 1) === 58) headEnd = e - 1;
+    else return null;
+  }
+  if (headEnd <= s) return null;
+  const head = readHead(t, s, headEnd);
+  if (head === null) return null;
+  let p = headEnd + 1;
+  const tp = table.template;
+  if (tp !== null) {
+    const out = useTemplate(tp, t, p, e, head);
+    if (out !== null) return out;
+  }
+  // token loop (the definition's reading); learns the template
+  const out: EventFields = { shr: head.shr, shrink: head.shrink };
+  const lits: string[] = [];
+  const fields: string[] = [];
+  let litStart = p;
   let seen = 0;
   const bits = table.requiredBits;
-  let p = headEnd + 1;
   let labelStart = -1;
   let words = 0;
   for (;;) {
@@ -175,14 +258,17 @@ function shrinkFast(t: string, s: number, e: number, table: LabelTable): EventFi
       if (v >= e) return null;
       let ve = v;
       while (ve < e && t.charCodeAt(ve) !== 32) ve++;
-      if (field === 'gfp_flags') out[field] = internRange(t, v, ve);
+      if (STRING_FIELDS.has(field)) out[field] = internRange(t, v, ve);
       else {
         const n = parseDecimalRange(t, v, ve);
         if (n === null) return null;
         out[field] = n;
       }
       seen |= bits[field] ?? 0;
+      lits.push(t.slice(litStart, v));
+      fields.push(field);
       p = ve;
+      litStart = ve;
       labelStart = -1;
       words = 0;
       continue;
@@ -191,6 +277,10 @@ function shrinkFast(t: string, s: number, e: number, table: LabelTable): EventFi
     p = q;
   }
   if (labelStart >= 0 || seen !== table.allRequired) return null;
+  // trailing spaces are not part of any template
+  if (litStart === e && (tp === null || !sameStrings(tp.lits, lits) || !sameStrings(tp.fields, fields))) {
+    table.template = makeTemplate(lits, fields);
+  }
   return out;
 }
 

@@ -46,23 +46,28 @@ moments AS (
   SELECT tn.utid, s.ts, 2, s.id, s.cpu, 'Running', NULL
   FROM sched_switch s JOIN thread tn ON tn.tid = s.next_pid
 ),
+-- One sort: LAG gives whether the previous moment blocked (so a wakeup is
+-- kept); the next kept moment's ts (dur) comes from the same window. The
+-- moment after a kept one is dropped only if it is a wakeup not preceded by a
+-- blocking switch-out, and then every wakeup up to the next switch is dropped
+-- too, so the next kept ts is the next switch's (LEAD ... IGNORE NULLS).
 ordered AS (
   SELECT *,
-    LAG(kind) OVER (PARTITION BY utid ORDER BY ts, kind, id) AS prev_kind,
-    LAG(state) OVER (PARTITION BY utid ORDER BY ts, kind, id) AS prev_state
+    coalesce(kind = 0 AND state NOT LIKE 'R%', false) AS blocks,
+    LAG(blocks) OVER w AS prev_blocks,
+    LEAD(kind) OVER w AS next_kind,
+    LEAD(ts) OVER w AS next_ts,
+    LEAD(CASE WHEN kind <> 1 THEN ts END IGNORE NULLS) OVER w AS next_switch_ts
   FROM moments
   WHERE utid <> 0
-),
-kept AS (
-  SELECT * FROM ordered
-  WHERE kind <> 1 OR (prev_kind = 0 AND prev_state NOT LIKE 'R%')
+  WINDOW w AS (PARTITION BY utid ORDER BY ts, kind, id)
 )
 SELECT
   -- Unique without a global sort: each moment comes from one event, and one
   -- sched_switch gives at most one moment of each kind.
   id * 3 + kind AS id,
   ts,
-  COALESCE(LEAD(ts) OVER (PARTITION BY utid ORDER BY ts, kind, id) - ts, -1) AS dur,
+  COALESCE(CASE WHEN next_kind <> 1 OR blocks THEN next_ts ELSE next_switch_ts END - ts, -1) AS dur,
   cpu,
   utid,
   state,
@@ -70,4 +75,7 @@ SELECT
   NULL AS blocked_function,
   waker_utid,
   CASE WHEN kind = 1 THEN id END AS waker_id
-FROM kept;
+FROM ordered
+-- a wakeup counts only if the thread was blocked (previous moment a
+-- switch-out in a non-R state)
+WHERE kind <> 1 OR prev_blocks;

@@ -110,9 +110,9 @@ describe('reclaim_kswapd: every decoder agrees with trace-cmd', () => {
     expect(n).toBe(0n);
   });
 
-  it('decoding on this thread (worker: false) builds the same model as the worker', async () => {
+  it('decoding on a worker thread (worker: true) builds the same model as on this thread', async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'stallscope-inproc-'));
-    const r = await ingestFile(path.join(FIXTURES, FILES.v7), { dataDir: dir, worker: false });
+    const r = await ingestFile(path.join(FIXTURES, FILES.v7), { dataDir: dir, worker: true });
     expect(r.summary.eventsByName).toEqual(counts.events_by_name);
     await engine.exec(`ATTACH '${r.dbPath}' AS inproc (READ_ONLY)`);
     for (const table of ['sched_switch', 'mm_shrink_slab_start', 'mm_vmscan_lru_shrink_inactive', 'thread_state']) {

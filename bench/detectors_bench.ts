@@ -35,12 +35,53 @@ export interface DetectorBenchResult {
 }
 
 async function countEvents(engine: Engine): Promise<number> {
-  const rows = await engine.query<{ n: bigint | number | null }>(
-    `SELECT coalesce(
-       (SELECT TRY_CAST(value AS BIGINT) FROM trace_info WHERE key = 'events_total'),
-       (SELECT count(*) FROM _ftrace_event)) AS n`,
-  );
-  return Number(rows[0]?.n ?? 0);
+  // The rows of the ftrace_event view (every event: untyped ones in
+  // _ftrace_event, typed ones in their tables); `_ftrace_event` alone holds
+  // only the untyped events. A database without the view (the synthetic
+  // model below: schema.sql tables) falls back to trace_info events_total.
+  try {
+    const rows = await engine.query<{ n: bigint | number }>('SELECT count(*) AS n FROM ftrace_event');
+    return Number(rows[0]?.n ?? 0);
+  } catch {
+    const rows = await engine.query<{ n: bigint | number | null }>(
+      `SELECT TRY_CAST(value AS BIGINT) AS n FROM trace_info WHERE key = 'events_total'`,
+    );
+    return Number(rows[0]?.n ?? 0);
+  }
+}
+
+/** The tables derive (queries/model/*.sql) fills. */
+export const DERIVED_TABLES = ['sched_slice', 'thread_state', 'slice', 'counter_track', 'counter', 'flow'] as const;
+
+/**
+ * A machine-readable fingerprint of what derive and the detectors compute,
+ * to check that a SQL change keeps results identical: per derived table
+ * `rows:sum(hash(all columns))` (order-independent), and with `detectors`
+ * `count:sha256` of runDetectors' findings and of each detector's summary
+ * rows (as JSON, in the runner's order).
+ *   npx tsx bench/detectors_bench.ts --fingerprint COPY.duckdb [--derive] [--no-detectors]
+ * (--derive empties the derived tables and re-runs derive on that file
+ * first, with the ingest's 1 GB memory limit: use a copy.)
+ */
+export async function modelFingerprint(engine: Engine, opts: { detectors?: boolean } = {}): Promise<Record<string, string>> {
+  const out: Record<string, string> = {};
+  for (const t of DERIVED_TABLES) {
+    const cols = await engine.query<{ column_name: string }>(
+      `SELECT column_name FROM duckdb_columns() WHERE table_name = '${t}' AND NOT internal ORDER BY column_index`,
+    );
+    const list = cols.map((c) => `"${c.column_name}"`).join(', ');
+    const r = await engine.query<{ n: bigint; h: bigint | null }>(`SELECT count(*) AS n, sum(hash(${list})::HUGEINT) AS h FROM ${t}`);
+    out[t] = `${r[0]!.n}:${r[0]!.h ?? 0}`;
+  }
+  if (opts.detectors ?? true) {
+    const { createHash } = await import('node:crypto');
+    const { toJson } = await import('../server/engine/engine.ts');
+    const sha = (v: unknown) => createHash('sha256').update(toJson(v)).digest('hex').slice(0, 16);
+    const r = await runDetectors(engine);
+    out.findings = `${r.findings.length}:${sha(r.findings)}`;
+    for (const [k, v] of Object.entries(r.summaries).sort(([a], [b]) => a.localeCompare(b))) out[`summary.${k}`] = `${v.length}:${sha(v)}`;
+  }
+  return out;
 }
 
 /** Times each detector, then all together. Prints nothing; see formatDetectorBench. */
@@ -202,9 +243,38 @@ export async function fillSyntheticReclaimModel(engine: Engine, opts: { events?:
 }
 
 // `npx tsx bench/detectors_bench.ts [events]`: synthetic model, then the bench.
+// `npx tsx bench/detectors_bench.ts --fingerprint DB [--derive] [--no-detectors]`: see modelFingerprint.
 if (import.meta.url === `file://${process.argv[1]}`) {
   const { openDuckDb } = await import('../server/engine/engine.ts');
   const { readFileSync } = await import('node:fs');
+  const fp = process.argv.indexOf('--fingerprint');
+  if (fp >= 0) {
+    const db = process.argv[fp + 1];
+    if (!db) throw new Error('--fingerprint needs a database file');
+    const derive = process.argv.includes('--derive');
+    const engine = await openDuckDb(db, derive ? { memoryLimit: '1GB' } : {});
+    const report: Record<string, unknown> = {};
+    if (derive) {
+      const { deriveModel } = await import('../server/model/derive_model.ts');
+      await engine.exec(DERIVED_TABLES.map((t) => `DELETE FROM ${t};`).join('\n'));
+      const c0 = process.cpuUsage();
+      const t0 = performance.now();
+      report.deriveMs = await deriveModel(engine);
+      const c = process.cpuUsage(c0);
+      report.deriveWallMs = Math.round(performance.now() - t0);
+      report.deriveCpuMs = Math.round((c.user + c.system) / 1000);
+    }
+    const c0 = process.cpuUsage();
+    const t0 = performance.now();
+    report.fingerprint = await modelFingerprint(engine, { detectors: !process.argv.includes('--no-detectors') });
+    const c = process.cpuUsage(c0);
+    report.fingerprintWallMs = Math.round(performance.now() - t0);
+    report.fingerprintCpuMs = Math.round((c.user + c.system) / 1000);
+    report.events = await countEvents(engine);
+    process.stdout.write(`${JSON.stringify(report, null, 1)}\n`);
+    engine.close();
+    process.exit(0);
+  }
   const events = Number(process.argv[2] ?? 10_000_000);
   const engine = await openDuckDb(':memory:');
   await engine.exec(readFileSync(new URL('../queries/schema.sql', import.meta.url), 'utf8'));

@@ -21,6 +21,7 @@ import {
   type TraceFormat,
   type TraceHeader,
 } from '../decoded_event.ts';
+import { flat } from './fields/generic.ts';
 import { hasTypedParser } from './fields/index.ts';
 import { excerpt, LineSplitter } from './line_reader.ts';
 import {
@@ -273,7 +274,7 @@ class FtraceTextDecoder {
       s.outOfOrderLines++;
       if (s.firstOutOfOrderLine === null) s.firstOutOfOrderLine = lineNo;
     } else this.lastTs[cpu] = ts;
-    if (ev.instance !== null && !this.instances.has(ev.instance)) this.instances.add(ev.instance);
+    if (ev.instance !== null && !this.instances.has(ev.instance)) this.instances.add(flat(ev.instance));
     const info = ev.nameInfo!;
     const name = info.name;
     const args = ev.args;

@@ -19,6 +19,7 @@
  */
 import { TRACE_FLAGS as F } from '../decoded_event.ts';
 import { eventNameAt, eventNameInfo, nameHashStep, type EventNameInfo } from './fields/index.ts';
+import { flat, RangeMemo } from './fields/generic.ts';
 
 /** How the flags column is to be read. */
 export type FlagStyle = 'kernel' | 'libtraceevent';
@@ -201,6 +202,11 @@ function parseTail(line: string, p: number, out: EventLine, n: number): boolean 
   out.nsec = nsec;
   // event name: up to ':' (no spaces)
   const nameStart = p;
+  const colon = line.indexOf(':', p);
+  if (colon > p && colon < n) {
+    const known = namesByText.get(line, p, colon);
+    if (known !== undefined) return setNamed(line, colon + 1, n, known, out);
+  }
   let h = 0;
   while (p < n) {
     c = line.charCodeAt(p);
@@ -210,17 +216,8 @@ function parseTail(line: string, p: number, out: EventLine, n: number): boolean 
   }
   if (p < n && c === 58 && p > nameStart) {
     const info = eventNameAt(line, nameStart, p, h);
-    out.nameInfo = info;
-    out.name = info.name;
-    p++;
-    while (p < n && line.charCodeAt(p) === SP) p++;
-    let e = n;
-    while (e > p && line.charCodeAt(e - 1) === SP) e--;
-    out.args = p === 0 && e === line.length ? line : line.slice(p, e);
-    out.argsText = line;
-    out.argsStart = p;
-    out.argsEnd = e;
-    return true;
+    namesByText.set(line, nameStart, p, info.name, info);
+    return setNamed(line, p + 1, n, info, out);
   }
   // No `name:`. Two kernel printers do this: the function tracer
   // (`func <-parent`) and stack traces (`<stack trace>`).
@@ -229,6 +226,23 @@ function parseTail(line: string, p: number, out: EventLine, n: number): boolean 
   if (rest.startsWith('<user stack trace>')) return setSpecial(out, 'user_stack', '');
   if (rest.indexOf(' <-') > 0) return setSpecial(out, 'function', rest);
   return false;
+}
+
+/** Event names by their text, looked up in place (names hold no ':' or ' '). */
+const namesByText = new RangeMemo<EventNameInfo>(10, 4);
+
+/** Name found, args after the padding from p to n. */
+function setNamed(line: string, p: number, n: number, info: EventNameInfo, out: EventLine): true {
+  out.nameInfo = info;
+  out.name = info.name;
+  while (p < n && line.charCodeAt(p) === SP) p++;
+  let e = n;
+  while (e > p && line.charCodeAt(e - 1) === SP) e--;
+  out.args = p === 0 && e === line.length ? line : line.slice(p, e);
+  out.argsText = line;
+  out.argsStart = p;
+  out.argsEnd = e;
+  return true;
 }
 
 function setSpecial(out: EventLine, name: string, args: string): true {
@@ -246,6 +260,9 @@ function setSpecial(out: EventLine, name: string, args: string): true {
 // Head: `comm-pid [(tgid)]`, scanned backwards from the CPU column
 // ---------------------------------------------------------------------------
 
+/** Task names by their padded text (`   kswapd0`): no scan, no copy per line. */
+const commsByText = new RangeMemo<string>(10, 4);
+
 /**
  * Parses `comm-pid` in line[from, end] (inclusive end, trailing spaces
  * already skipped). Returns false if there is no `-digits` at the end.
@@ -262,9 +279,16 @@ function parseCommPid(line: string, from: number, end: number, out: EventLine): 
     e--;
   }
   if (e === end || e < from || line.charCodeAt(e) !== 45) return false; // '-'
-  let s = from;
-  while (s < e && line.charCodeAt(s) === SP) s++;
-  const comm = line.slice(s, e);
+  let comm: string | undefined = e > from ? commsByText.get(line, from, e) : undefined;
+  if (comm === undefined) {
+    let s = from;
+    while (s < e && line.charCodeAt(s) === SP) s++;
+    comm = line.slice(s, e);
+    if (e > from) {
+      comm = flat(comm);
+      commsByText.set(line, from, e, flat(line.slice(from, e)), comm);
+    }
+  }
   out.comm = comm === '<...>' ? null : comm;
   out.pid = pid;
   return true;
@@ -355,8 +379,8 @@ export function parseNormalLine(
 
 /** First '[' in line[from, end), or -1. */
 function indexOfBracket(line: string, from: number, end: number): number {
-  for (let i = from; i < end; i++) if (line.charCodeAt(i) === 91) return i;
-  return -1;
+  const b = line.indexOf('[', from);
+  return b < end ? b : -1;
 }
 
 /**

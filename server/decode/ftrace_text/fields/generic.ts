@@ -126,6 +126,16 @@ export class RangeMemo<T> {
   }
 }
 
+/**
+ * A copy of `s` that does not share the characters of a larger string. A
+ * slice of the decoded block keeps the whole block (1 MB) alive; strings kept
+ * in long-lived caches must not. (Concatenation + slice makes V8 allocate a
+ * fresh flat string.)
+ */
+export function flat(s: string): string {
+  return s.length < 13 ? s : (s + ' ').slice(0, -1);
+}
+
 /** Longest string interned; longer ones are sliced. */
 const INTERN_MAX_CHARS = 80;
 const internMemo = new RangeMemo<string>(12, 4);
@@ -140,7 +150,7 @@ export function internRange(t: string, s: number, e: number): string {
   if (len > INTERN_MAX_CHARS || len <= 0) return t.slice(s, e);
   const hit = internMemo.get(t, s, e);
   if (hit !== undefined) return hit;
-  const v = t.slice(s, e);
+  const v = flat(t.slice(s, e));
   internMemo.set(t, s, e, v, v);
   return v;
 }
@@ -180,9 +190,10 @@ export function memoize(fn: (s: string) => string, max = 4096): (s: string) => s
   return (s) => {
     let v = cache.get(s);
     if (v === undefined) {
-      v = fn(s);
+      const key = flat(s);
+      v = flat(fn(key));
       if (cache.size >= max) cache = new Map();
-      cache.set(s, v);
+      cache.set(key, v);
     }
     return v;
   };
@@ -314,6 +325,7 @@ export class KvSpec {
   rule(printed: string): KeyRule {
     let r = this.rules.get(printed);
     if (r === undefined) {
+      printed = flat(printed);
       const key = this.rename[printed] ?? printed;
       r = { printed, eq: printed + '=', key, kind: this.strings.has(key) ? 1 : this.numeric.has(key) ? 2 : 0 };
       if (this.rules.size < 1024) this.rules.set(printed, r);

@@ -4,7 +4,7 @@
  * no pairs); their system is guessed from the name prefix when unambiguous.
  */
 import type { EventFields } from '../../decoded_event.ts';
-import { parseGeneric, parseGenericRange, RANGE_PARSERS, sameChars } from './generic.ts';
+import { flat, parseGeneric, parseGenericRange, RANGE_PARSERS, sameChars } from './generic.ts';
 import {
   parseSchedMigrateTask,
   parseSchedProcessExit,
@@ -231,7 +231,7 @@ export function eventNameAt(t: string, s: number, e: number, hash: number): Even
     const info = bucket[i]!;
     if (info.hash === hash && info.name.length === len && sameChars(t, s, info.name)) return info;
   }
-  const info = newNameInfo(t.slice(s, e), hash);
+  const info = newNameInfo(flat(t.slice(s, e)), hash);
   if (nameCount < MAX_NAMES) {
     bucket.push(info);
     nameCount++;

@@ -10,7 +10,7 @@
  * shrink = bare symbol, shr = `0x` + lowercase hex without leading zeros.
  */
 import type { EventFields, FieldValue } from '../../decoded_event.ts';
-import { bareSymbol, indexOfChar, internRange, memoize, normalizePointer, parseDecimal, parseDecimalRange, RangeMemo, ranged } from './generic.ts';
+import { bareSymbol, flat, indexOfChar, internRange, memoize, normalizePointer, parseDecimal, parseDecimalRange, RangeMemo, ranged } from './generic.ts';
 import type { FieldParser } from './types.ts';
 
 /** Printed label -> field name. Values are single tokens. */
@@ -161,7 +161,7 @@ function readHead(t: string, s: number, headEnd: number): Head | null {
   const plus = indexOfChar(t, 43, s, firstSp);
   if (plus > s) symEnd = plus;
   const head: Head = { shr, shrink: bareSym(t.slice(s, symEnd)) };
-  heads.set(t, s, headEnd, t.slice(s, headEnd), head);
+  heads.set(t, s, headEnd, flat(t.slice(s, headEnd)), head);
   return head;
 }
 
@@ -265,7 +265,7 @@ function shrinkFast(t: string, s: number, e: number, table: LabelTable): EventFi
         out[field] = n;
       }
       seen |= bits[field] ?? 0;
-      lits.push(t.slice(litStart, v));
+      lits.push(flat(t.slice(litStart, v)));
       fields.push(field);
       p = ve;
       litStart = ve;

@@ -429,6 +429,30 @@ function kvFast(t: string, s: number, n: number, rules: KeyRule[], vals: FieldVa
     if (k > 0 && !t.startsWith(eq, p)) return false;
     const v0 = p + eq.length;
     if (v0 > n) return false;
+    if (rule.kind !== 1) {
+      // a plain decimal: read it, the space after it ends the value
+      let q = v0;
+      let v = 0;
+      let c = 0;
+      while (q < n && (c = t.charCodeAt(q)) >= 48 && c <= 57) {
+        v = v * 10 + (c - 48);
+        q++;
+      }
+      if (q > v0 && q - v0 <= 15) {
+        if (q === n) {
+          if (k !== m - 1) return false;
+          vals[k] = v;
+          return true;
+        }
+        if (c === 32 && k !== m - 1) {
+          let r = q + 1;
+          while (r < n && t.charCodeAt(r) === 32) r++;
+          vals[k] = v;
+          p = r;
+          continue;
+        }
+      }
+    }
     const sp = t.indexOf(' ', v0);
     if (k === m - 1) {
       // the last value runs to the end, without a space

@@ -64,6 +64,7 @@ export class TraceLibrary {
   private readonly engines = new Map<string, Promise<Engine>>();
   private readonly jobs = new Map<string, IngestJob>();
   private readonly failed = new Map<string, TraceRecord>();
+  private readonly findingsRuns = new Map<string, Promise<FindingsFile>>();
   private jobCounter = 0;
 
   private constructor(readonly paths: DataDirPaths) {}
@@ -171,13 +172,24 @@ export class TraceLibrary {
   async findings(id: string): Promise<FindingsFile> {
     const cached = await this.readFindingsFile(id);
     if (cached) return cached;
+    // Concurrent callers (two uploads of the same content) share one run.
+    let running = this.findingsRuns.get(id);
+    if (!running) {
+      running = this.computeFindings(id).finally(() => this.findingsRuns.delete(id));
+      this.findingsRuns.set(id, running);
+    }
+    return running;
+  }
+
+  private async computeFindings(id: string): Promise<FindingsFile> {
     const engine = await this.openEngine(id);
     const result = await runDetectors(engine, {});
     const file: FindingsFile = { findings: result.findings, summaries: result.summaries, timings: result.timings };
     const target = path.join(this.paths.traceDir(id), 'findings.json');
+    const tmp = `${target}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`;
     // Integers past 2^53 as strings: JSON.parse would round them (read back below).
-    await fs.writeFile(`${target}.tmp`, JSON.stringify(jsSafe(file)));
-    await fs.rename(`${target}.tmp`, target);
+    await fs.writeFile(tmp, JSON.stringify(jsSafe(file)));
+    await fs.rename(tmp, target);
     return file;
   }
 

@@ -90,17 +90,5 @@ export interface TrackData {
   extra?: Record<string, unknown>;
 }
 
-export interface EventInfo {
-  id: number;
-  ts_ns: string;
-  ts: number;
-  cpu: number;
-  utid: number | null;
-  tid: number | null;
-  comm: string | null;
-  name: string;
-  system: string | null;
-  fields: Record<string, unknown>;
-  table: string | null;
-  line: string;
-}
+/** The event lookup's wire shape is defined once, by the server (type-only: nothing is bundled). */
+export type { EventInfo } from '../../server/api/event_lookup.ts';

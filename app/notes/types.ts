@@ -1,25 +1,11 @@
 /** Notes as the API gives them (server/notes/notes_store.ts). Times are ns from the trace start. */
-export type NoteAnchor =
-  | { kind: 'finding'; finding: number; t0: number; t1: number; track?: string }
-  | { kind: 'event'; event: number; t0: number; t1: number; track?: string }
-  | { kind: 'range'; t0: number; t1: number; track?: string; ref?: string };
+export type { Note, NoteAnchor } from '../../server/notes/notes_store.ts';
 
 /** What the client sends: the server fills in t0/t1 of finding and event anchors. */
 export type NewAnchor =
   | { kind: 'finding'; finding: number; track?: string }
   | { kind: 'event'; event: number; track?: string }
   | { kind: 'range'; t0: number; t1: number; track?: string; ref?: string };
-
-export interface Note {
-  id: string;
-  trace: string;
-  anchor: NoteAnchor;
-  text: string;
-  author: string;
-  created_at: string;
-  updated_at: string;
-  version: number;
-}
 
 /** A time range selected with shift+drag: across all tracks (track null) or on one. */
 export interface RangeSelection {

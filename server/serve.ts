@@ -56,6 +56,9 @@ export async function serve(opts: ServeOptions): Promise<void> {
   if (opts.openBrowser) openInBrowser(withToken);
 
   const stop = async () => {
+    // Unfinished ingests are marked failed by server.close(); their half-built
+    // work is removed at the next start (removeStaleWork). Never hang on exit.
+    setTimeout(() => process.exit(0), 5000).unref();
     await server.close();
     await library.close();
     process.exit(0);

@@ -65,11 +65,13 @@ export interface StallscopeServer {
 }
 
 export async function buildApi(opts: ServerOptions): Promise<{ app: FastifyInstance; ctx: ApiContext }> {
+  // Job records survive a restart only where there is a data directory to keep them in.
+  const root = opts.library.paths?.root ?? opts.dataDir ?? opts.library.dataDir;
   const ctx: ApiContext = {
     library: opts.library,
     engines: new TraceEngines(opts.library),
     overviews: new Overviews(),
-    jobs: new Jobs(),
+    jobs: new Jobs(root ? join(root, 'jobs') : undefined),
     uploadDir: opts.library.paths?.tmp ?? join(opts.dataDir ?? opts.library.dataDir ?? tmpdir(), 'tmp'),
     maxUploadBytes: opts.maxUploadBytes ?? DEFAULT_MAX_UPLOAD_BYTES,
     notes: new NotesStore(opts.notesDir ?? join(opts.library.paths?.root ?? opts.dataDir ?? opts.library.dataDir ?? tmpdir(), 'notes')),
@@ -106,6 +108,8 @@ export async function buildApi(opts: ServerOptions): Promise<{ app: FastifyInsta
   await registerNoteRoutes(app, ctx);
   await registerExportRoutes(app, ctx);
   await registerAppRoutes(app, opts.appDir ?? DEFAULT_APP_DIR);
+  // Shutting down: unfinished ingests fail now (their feeds end, so close does not wait on them).
+  app.addHook('preClose', async () => ctx.jobs.stopAll());
   app.addHook('onClose', async () => ctx.engines.forgetAll());
   return { app, ctx };
 }

@@ -19,6 +19,7 @@ import { jsSafe } from '../../engine/engine.ts';
 import { HttpError, TRACE_ID_RE } from '../http_errors.ts';
 import type { ApiContext } from '../context.ts';
 import type { JobState } from '../jobs.ts';
+import type { TraceRecordLike } from '../library_contract.ts';
 import { warmTrace } from './tracks.ts';
 
 export function displayName(raw: string | undefined | null): string {
@@ -44,8 +45,13 @@ export async function registerTraceRoutes(app: FastifyInstance, ctx: ApiContext)
     const traces = await ctx.library.list();
     // Failed ingests of uploads carry the staged file's path in their error: show the upload's name.
     const staged = new RegExp(`${escapeRe(ctx.uploadDir)}[\\\\/]upload-[\\w-]+`, 'g');
+    // Uploads a previous server process was ingesting when it stopped: listed as failed, with why.
+    const interrupted = ctx.jobs.interrupted().map((j): TraceRecordLike => ({
+      id: j.jobId, name: j.name, sizeBytes: j.sizeBytes ?? 0, format: null, cpus: null, eventsTotal: 0, firstTs: null, lastTs: null,
+      findingsBySeverity: { info: 0, warn: 0, critical: 0 }, addedAt: j.startedAt, status: 'failed', error: j.error ?? 'interrupted',
+    }));
     return {
-      traces: traces.map((t) => jsSafe(t.error ? { ...t, error: t.error.replace(staged, t.name) } : t)),
+      traces: [...traces, ...interrupted].map((t) => jsSafe(t.error ? { ...t, error: t.error.replace(staged, t.name) } : t)),
       jobs: ctx.jobs.active(),
     };
   });
@@ -61,8 +67,10 @@ export async function registerTraceRoutes(app: FastifyInstance, ctx: ApiContext)
     await mkdir(ctx.uploadDir, { recursive: true });
     // Server-chosen name; `-<pid>-` lets the library remove it after a crash (removeStaleWork).
     const path = join(ctx.uploadDir, `upload-${process.pid}-${randomUUID().replace(/-/g, '')}`);
-    let name: string;
+    const q = req.query as Record<string, unknown>;
+    let name = displayName(typeof q.name === 'string' ? q.name : (req.headers['x-file-name'] as string | undefined));
     let bytes = 0;
+    let declared = NaN;
     const limiter = new Transform({
       transform(chunk: Buffer, _enc, cb) {
         bytes += chunk.length;
@@ -78,17 +86,15 @@ export async function registerTraceRoutes(app: FastifyInstance, ctx: ApiContext)
         await pipeline(part.file, limiter, createWriteStream(path, { flags: 'wx' }));
         if (part.file.truncated) throw new HttpError(413, `upload larger than the limit of ${formatBytes(ctx.maxUploadBytes)}`);
       } else {
-        const q = req.query as Record<string, unknown>;
-        name = displayName(typeof q.name === 'string' ? q.name : (req.headers['x-file-name'] as string | undefined));
         const body = req.body as Readable | undefined;
         if (!body || typeof (body as Readable).pipe !== 'function') throw new HttpError(400, 'send the trace as the request body (application/octet-stream) or as multipart form data');
-        const declared = Number(req.headers['content-length'] ?? NaN);
+        declared = Number(req.headers['content-length'] ?? NaN);
         if (Number.isFinite(declared) && declared > ctx.maxUploadBytes) {
           throw new HttpError(413, `upload of ${formatBytes(declared)} is larger than the limit of ${formatBytes(ctx.maxUploadBytes)}`);
         }
         await pipeline(body, limiter, createWriteStream(path, { flags: 'wx' }));
         if (Number.isFinite(declared) && bytes !== declared) {
-          throw new HttpError(400, `upload cut off: received ${bytes} of ${declared} bytes`);
+          throw new HttpError(400, `the upload of ${name} was cut off: the server received ${bytes} of ${declared} bytes; nothing was added to the library, please retry`);
         }
       }
     } catch (e) {
@@ -96,8 +102,10 @@ export async function registerTraceRoutes(app: FastifyInstance, ctx: ApiContext)
       if (e instanceof HttpError) throw e;
       const err = e as Error & { code?: string; statusCode?: number };
       if (err.code === 'FST_REQ_FILE_TOO_LARGE') throw new HttpError(413, `upload larger than the limit of ${formatBytes(ctx.maxUploadBytes)}`);
-      if (err.code === 'ERR_STREAM_PREMATURE_CLOSE' || /aborted|Unexpected end/i.test(err.message)) {
-        throw new HttpError(400, `upload cut off after ${bytes} bytes; nothing was added to the library, please retry`);
+      if (err.code === 'ERR_STREAM_PREMATURE_CLOSE' || err.code === 'ECONNRESET' || /aborted|Unexpected end/i.test(err.message)) {
+        const of = Number.isFinite(declared) ? ` of ${declared}` : '';
+        req.log.warn(`upload of ${name} cut off after ${bytes}${of} bytes: partial file removed`);
+        throw new HttpError(400, `the upload of ${name} was cut off after ${bytes}${of} bytes (the connection closed early); nothing was added to the library, please retry`);
       }
       throw e;
     }
@@ -137,7 +145,9 @@ async function runIngest(ctx: ApiContext, jobId: string, path: string, name: str
   }
   await rm(path, { force: true }).catch(() => undefined);
   if (outcome.error) outcome.message = outcome.error;
+  const job = ctx.jobs.get(jobId);
   ctx.jobs.update(jobId, outcome);
+  if (outcome.phase === 'done' && job) ctx.jobs.forgetInterrupted(job.name, job.sizeBytes);
 }
 
 function escapeRe(s: string): string {

@@ -177,8 +177,11 @@ export const api = {
       xhr.open('POST', `/api/traces?name=${enc(file.name)}`);
       xhr.setRequestHeader('content-type', 'application/octet-stream');
       for (const [k, v] of Object.entries(authHeaders())) xhr.setRequestHeader(k, v);
-      xhr.upload.onprogress = (e) => onProgress(e.loaded, e.lengthComputable ? e.total : file.size);
-      xhr.onerror = () => reject(new ApiError(0, 'the upload failed: the server closed the connection (is it running?)'));
+      let sent = 0;
+      xhr.upload.onprogress = (e) => { sent = e.loaded; onProgress(e.loaded, e.lengthComputable ? e.total : file.size); };
+      xhr.onerror = () => reject(new ApiError(0,
+        `the upload was cut off after ${sent === 0 ? 'no bytes' : `${sent.toLocaleString('en')} of ${file.size.toLocaleString('en')} bytes`}: ` +
+        'the connection to the server was lost (network down, or the server stopped); nothing was added to the library'));
       xhr.onabort = () => reject(new ApiError(0, 'the upload was cancelled'));
       xhr.onload = () => {
         let body: { error?: string; jobId?: string; name?: string; bytes?: number } = {};
@@ -194,25 +197,65 @@ export const api = {
     });
   },
 
-  /** Follows an ingest job's Server-Sent Events until done or failed. Returns a cancel function. */
-  followJob(jobId: string, onState: (s: JobState) => void, onLost: (message: string) => void): () => void {
+  /**
+   * Follows an ingest job's Server-Sent Events until done or failed. If the
+   * feed breaks (the server restarted, the network dropped), asks for the job
+   * once a second until the server answers again (up to `waitMs`): a restarted
+   * server reports the job as failed, with why. Returns a cancel function.
+   */
+  followJob(
+    jobId: string,
+    onState: (s: JobState) => void,
+    onLost: (message: string) => void,
+    opts: { onReconnecting?: () => void; waitMs?: number } = {},
+  ): () => void {
     const t = accessToken();
-    const es = new EventSource(`/api/jobs/${enc(jobId)}/events${t ? `?token=${enc(t)}` : ''}`);
-    let finished = false;
-    es.addEventListener('progress', (ev) => {
-      const s = JSON.parse((ev as MessageEvent<string>).data) as JobState;
+    let cancelled = false;
+    let es: EventSource | null = null;
+    let timer: ReturnType<typeof setTimeout> | null = null;
+    const settle = (s: JobState) => {
       onState(s);
-      if (s.phase === 'done' || s.phase === 'failed') {
-        finished = true;
-        es.close();
-      }
-    });
-    es.onerror = () => {
-      if (finished) return;
-      es.close();
-      onLost('lost the connection to the server while ingesting; check the library, then retry');
+      if (s.phase === 'done' || s.phase === 'failed') cancel();
     };
-    return () => es.close();
+    const cancel = () => {
+      cancelled = true;
+      es?.close();
+      if (timer) clearTimeout(timer);
+    };
+    const poll = (deadline: number) => {
+      if (cancelled) return;
+      getJson<JobState>(`/api/jobs/${enc(jobId)}`).then(
+        (s) => {
+          if (cancelled) return;
+          if (s.phase === 'done' || s.phase === 'failed') settle(s);
+          else { onState(s); listen(); } // still running: back to the live feed
+        },
+        (e: unknown) => {
+          if (cancelled) return;
+          if (e instanceof ApiError && e.status === 404) {
+            cancel();
+            onLost('the server restarted and no longer knows this upload; nothing was added to the library. Upload the file again.');
+          } else if (Date.now() > deadline) {
+            cancel();
+            onLost('lost the connection to the server while ingesting, and it did not come back; check that it is running, then retry');
+          } else {
+            timer = setTimeout(() => poll(deadline), 1000);
+          }
+        },
+      );
+    };
+    const listen = () => {
+      es = new EventSource(`/api/jobs/${enc(jobId)}/events${t ? `?token=${enc(t)}` : ''}`);
+      es.addEventListener('progress', (ev) => settle(JSON.parse((ev as MessageEvent<string>).data) as JobState));
+      es.onerror = () => {
+        if (cancelled) return;
+        es?.close();
+        opts.onReconnecting?.();
+        poll(Date.now() + (opts.waitMs ?? 120_000));
+      };
+    };
+    listen();
+    return cancel;
   },
 };
 

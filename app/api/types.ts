@@ -34,6 +34,8 @@ export interface JobState {
   message?: string;
   traceId?: string;
   error?: string;
+  /** The server stopped (restart, crash) before this job finished. */
+  interrupted?: boolean;
 }
 
 export interface Finding {

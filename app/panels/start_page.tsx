@@ -10,7 +10,9 @@ import { formatBytes, formatCount } from '../timeline/time_format.ts';
 
 interface Upload {
   name: string;
-  phase: JobState['phase'];
+  /** The file itself, kept so that a failed upload can be retried as is. */
+  file?: File;
+  phase: JobState['phase'] | 'reconnecting';
   /** 0..1 overall. */
   fraction: number | null;
   detail: string;
@@ -35,6 +37,7 @@ const PHASE_LABEL: Record<string, string> = {
   decoding: 'Decoding events',
   deriving: 'Building timelines',
   detecting: 'Running detectors',
+  reconnecting: 'Lost the connection to the server; waiting for it to come back',
   done: 'Done',
   failed: 'Failed',
 };
@@ -77,36 +80,36 @@ export function StartPage() {
 
   const start = useCallback(async (file: File) => {
     cancelRef.current?.();
-    setUpload({ name: file.name, phase: 'uploading', fraction: 0, detail: formatBytes(file.size) });
+    const fail = (error: string) => {
+      setUpload({ name: file.name, file, phase: 'failed', fraction: null, detail: '', error: explain(error, file.name) });
+      refresh();
+    };
+    setUpload({ name: file.name, file, phase: 'uploading', fraction: 0, detail: formatBytes(file.size) });
     try {
       const { jobId } = await api.upload(file, (sent, total) =>
         setUpload({
-          name: file.name, phase: 'uploading', fraction: progressOf({ phase: 'uploading', bytesDone: sent, bytesTotal: total }),
+          name: file.name, file, phase: 'uploading', fraction: progressOf({ phase: 'uploading', bytesDone: sent, bytesTotal: total }),
           detail: `${formatBytes(sent)} of ${formatBytes(total)}`,
         }),
       );
       cancelRef.current = api.followJob(
         jobId,
         (s) => {
-          if (s.phase === 'failed') {
-            setUpload({ name: file.name, phase: 'failed', fraction: null, detail: '', error: explain(s.error ?? s.message ?? 'ingest failed', file.name) });
-            refresh();
-            return;
-          }
+          if (s.phase === 'failed') return fail(s.error ?? s.message ?? 'ingest failed');
           const bytes = s.bytesTotal ? `${formatBytes(s.bytesDone)} of ${formatBytes(s.bytesTotal)}` : formatBytes(s.bytesDone);
           setUpload({
-            name: file.name, phase: s.phase, fraction: progressOf(s),
+            name: file.name, file, phase: s.phase, fraction: progressOf(s),
             detail: `${s.events ? `${formatCount(s.events)} events · ` : ''}${s.phase === 'decoding' || s.phase === 'hashing' || s.phase === 'decompressing' ? bytes : ''}`,
           });
           if (s.phase === 'done' && s.traceId) {
             viewStore.update({ trace: s.traceId, t0: null, t1: null, sel: null }, { history: 'push' });
           }
         },
-        (msg) => setUpload((u) => ({ name: u?.name ?? file.name, phase: 'failed', fraction: null, detail: '', error: msg })),
+        fail,
+        { onReconnecting: () => setUpload((u) => (u && u.phase !== 'failed' ? { ...u, phase: 'reconnecting', fraction: null } : u)) },
       );
     } catch (e) {
-      const msg = e instanceof ApiError ? e.message : String(e);
-      setUpload({ name: file.name, phase: 'failed', fraction: null, detail: '', error: explain(msg, file.name) });
+      fail(e instanceof ApiError ? e.message : String(e));
     }
   }, [refresh]);
 
@@ -145,12 +148,18 @@ export function StartPage() {
           onChange={(e) => { const f = e.target.files?.[0]; if (f) void start(f); e.target.value = ''; }}
         />
       </div>
-      {upload && <UploadStatus upload={upload} onRetry={() => inputRef.current?.click()} />}
+      {upload && (
+        <UploadStatus
+          upload={upload}
+          onRetry={upload.file ? () => void start(upload.file!) : undefined}
+          onChoose={() => inputRef.current?.click()}
+        />
+      )}
       {!upload && jobs.filter((j) => j.phase !== 'done' && j.phase !== 'failed').map((j) => (
         <UploadStatus
           key={j.jobId}
           upload={{ name: j.name, phase: j.phase, fraction: progressOf(j), detail: j.events ? `${formatCount(j.events)} events` : '' }}
-          onRetry={() => inputRef.current?.click()}
+          onChoose={() => inputRef.current?.click()}
         />
       ))}
       <section className="library" data-testid="library">
@@ -168,6 +177,7 @@ export function StartPage() {
                   key={t.id}
                   data-testid="library-row"
                   data-trace-id={t.id}
+                  data-status={t.status}
                   className={t.status === 'ready' ? 'clickable' : 'inactive'}
                   onClick={() => t.status === 'ready' && viewStore.update({ trace: t.id, t0: null, t1: null, sel: null }, { history: 'push' })}
                 >
@@ -196,12 +206,15 @@ function explain(message: string, name: string): string {
   return message;
 }
 
-function UploadStatus({ upload, onRetry }: { upload: Upload; onRetry(): void }) {
+function UploadStatus({ upload, onRetry, onChoose }: { upload: Upload; onRetry?: () => void; onChoose(): void }) {
   if (upload.phase === 'failed') {
     return (
       <div className="upload-status failed" data-testid="ingest-error" role="alert">
-        <strong>Could not add {upload.name}.</strong> {upload.error}
-        <button onClick={onRetry}>Try another file</button>
+        <strong>Could not add {upload.name}.</strong> <span data-testid="ingest-error-reason">{upload.error}</span>
+        <span className="upload-actions">
+          {onRetry && <button data-testid="retry-upload" onClick={onRetry}>Retry {upload.name}</button>}
+          <button data-testid="choose-another" onClick={onChoose}>{onRetry ? 'Choose another file' : 'Try another file'}</button>
+        </span>
       </div>
     );
   }

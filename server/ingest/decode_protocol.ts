@@ -1,6 +1,6 @@
 /** Messages between the ingest (main thread) and decode_worker.ts. */
 import type { ChunkData } from '../model/column_chunk.ts';
-import type { BuilderResult, ModelLayout } from '../model/model_store.ts';
+import type { BuilderResult, ModelLayout } from '../model/model_layout.ts';
 
 /** Int32 slots of the shared control buffer. */
 export const PRODUCED = 0;

@@ -13,7 +13,7 @@ import { decodeFile } from '../decode/decode_file.ts';
 import { DecodeError } from '../decode/decoded_event.ts';
 import { chunkTransferList } from '../model/column_chunk.ts';
 import { ModelBuilder } from '../model/model_builder.ts';
-import type { ModelLayout } from '../model/model_store.ts';
+import type { ModelLayout } from '../model/model_layout.ts';
 import { CONSUMED, MAX_IN_FLIGHT, PRODUCED, type WorkerInput, type WorkerMessage } from './decode_protocol.ts';
 
 const input = workerData as WorkerInput;

@@ -1,0 +1,79 @@
+/**
+ * The shape of the trace model's storage as the pure-JS side sees it: which
+ * chunk goes to which table, how a typed table's columns are laid out, and
+ * what the builder hands over at the end. Plain data, no DuckDB: the builder
+ * (model_builder.ts) runs in a decode worker that must not load DuckDB, and
+ * the store (model_store.ts) creates the layout from schema.sql.
+ */
+import type { SkippedInput, TraceHeader } from '../decode/decoded_event.ts';
+import type { ColumnSpec } from './column_chunk.ts';
+
+export interface TypedColumn {
+  index: number;
+  /** The column name, which is also the field name looked up first. */
+  name: string;
+  /** Other field names that fill this column, in order of preference. */
+  aliases: string[];
+  /** VARCHAR column: stored as an id into its own dictionary (dicts[dict]), else -1. */
+  dict: number;
+}
+
+export interface TypedTableLayout {
+  table: string;
+  /** All storage columns: documented ones, then STORAGE_EXTRA_COLUMNS. */
+  columns: ColumnSpec[];
+  /** Columns filled from event fields (all but id, ts, cpu, utid, event). */
+  fieldColumns: TypedColumn[];
+  /** Index of the `event` column (tables receiving several events), else -1. */
+  eventColumn: number;
+  /** Dictionary of the `event` column, else -1. */
+  eventDict: number;
+  /** Number of documented columns; storage-only columns follow. */
+  width: number;
+  /** Documented columns in order, with their dictionary (-1: not a string). */
+  viewColumns: { name: string; dict: number }[];
+}
+
+/** What a ModelBuilder needs to know about the tables; plain data (crosses threads). */
+export interface ModelLayout {
+  ftraceEvent: ColumnSpec[];
+  args: ColumnSpec[];
+  typed: TypedTableLayout[];
+  /** Number of per-column string dictionaries (see TypedColumn.dict). */
+  dictCount: number;
+}
+
+/** Chunk destinations: 0 = _ftrace_event, 1 = _args, 2 + i = typed[i]. */
+export const FTRACE_EVENT_TABLE = 0;
+export const ARGS_TABLE = 1;
+export const FIRST_TYPED_TABLE = 2;
+
+export interface ThreadInfo {
+  utid: number;
+  tid: number;
+  name: string | null;
+  tgid: number | null;
+  /** Relative ts (see DecodedEvent.ts) of the fork / exit, if seen. */
+  forkTs: number | null;
+  exitTs: number | null;
+}
+
+/** Everything the builder learned that is not in the chunks; plain data. */
+export interface BuilderResult {
+  header: TraceHeader | null;
+  eventsTotal: number;
+  /** [name, system, count], index = name_id. */
+  eventNames: [string, string | null, number][];
+  /** Interned strings of args (field names, text values), index = sid. */
+  strings: string[];
+  /** Per-column dictionaries of typed tables: dicts[dict][id] = string. */
+  dicts: string[][];
+  threads: ThreadInfo[];
+  nameHistory: { utid: number; ts: number; name: string }[];
+  /** [cpu, events, firstTs, lastTs] (relative ts). */
+  cpus: [number, number, number, number][];
+  lost: { cpu: number; count: number | null; where: number }[];
+  problems: SkippedInput[];
+  problemCount: number;
+  unparsed: number;
+}

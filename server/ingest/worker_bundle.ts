@@ -1,0 +1,59 @@
+/**
+ * The decode worker as one plain JavaScript file.
+ *
+ * Why: the server runs TypeScript through tsx's loader, and a worker thread
+ * started from TypeScript must register that loader again and send every one
+ * of its ~40 imports through the loader's hooks thread: 0.5-1 s before the
+ * first event is decoded, measured on a 2-CPU VM (bench/README.md), which was
+ * the difference between the worker pipeline losing and winning on a 1M-event
+ * trace. esbuild (already here as tsx's compiler) bundles the worker and the
+ * pure-JS decompressors it imports into one file in ~50 ms, once per process;
+ * node loads that file without any loader.
+ *
+ * The bundle is written to the OS temp dir under a name derived from its own
+ * content, so concurrent processes and versions never overwrite each other's.
+ */
+import { createHash } from 'node:crypto';
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const WORKER_SOURCE = fileURLToPath(new URL('./decode_worker.ts', import.meta.url));
+
+let bundled: Promise<string> | null = null;
+
+/** Path of the bundled decode worker (built on first call, then reused). */
+export function decodeWorkerBundle(): Promise<string> {
+  bundled ??= buildBundle().catch((err: unknown) => {
+    bundled = null; // let a later ingest try again
+    throw err;
+  });
+  return bundled;
+}
+
+async function buildBundle(): Promise<string> {
+  const esbuild = await import('esbuild');
+  const result = await esbuild.build({
+    entryPoints: [WORKER_SOURCE],
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: 'node20',
+    write: false,
+    logLevel: 'silent',
+    // Some bundled CommonJS packages call require() on node builtins.
+    banner: { js: "import { createRequire as __stallscopeRequire } from 'node:module'; const require = __stallscopeRequire(import.meta.url);" },
+  });
+  const code = result.outputFiles[0].contents;
+  const digest = createHash('sha256').update(code).digest('hex').slice(0, 16);
+  const file = path.join(os.tmpdir(), `stallscope-decode-worker-${digest}.mjs`);
+  try {
+    await fs.access(file);
+  } catch {
+    const tmp = `${file}.${process.pid}.tmp`;
+    await fs.writeFile(tmp, code);
+    await fs.rename(tmp, file);
+  }
+  return file;
+}

@@ -44,10 +44,11 @@ export interface IngestOptions {
   name?: string;
   onProgress?: (p: IngestProgress) => void;
   /**
-   * Decode on a worker thread while this thread appends to DuckDB. Off by
-   * default: on 2 cores it measured slower (1M-event trace.dat: 8.5-9.7 s
-   * vs 5.5-6.4 s decode+write), the decode thread and DuckDB's own threads
-   * competing for the same cores. $STALLSCOPE_DECODE_WORKER=1 turns it on.
+   * Decode on a worker thread while this thread appends to DuckDB. Default:
+   * for inputs of WORKER_MIN_BYTES or more ($STALLSCOPE_DECODE_WORKER=0|1
+   * forces it off or on). It used to lose because the worker loaded its
+   * TypeScript through tsx (0.5-1 s); it now starts from a bundle
+   * (worker_bundle.ts).
    */
   worker?: boolean;
 }
@@ -144,6 +145,20 @@ export async function ingestFile(file: string, opts: IngestOptions = {}): Promis
 /** DuckDB's memory cap while building a trace ($STALLSCOPE_INGEST_MEMORY overrides). */
 const INGEST_MEMORY_LIMIT = process.env.STALLSCOPE_INGEST_MEMORY ?? '1GB';
 
+/**
+ * Inputs from this size on are decoded on a worker thread while this thread
+ * appends to DuckDB (two cores busy instead of one); below it, starting the
+ * worker costs more than it saves.
+ */
+const WORKER_MIN_BYTES = 16 << 20;
+
+function useDecodeWorker(opts: IngestOptions, sizeBytes: number): boolean {
+  if (opts.worker !== undefined) return opts.worker;
+  const env = process.env.STALLSCOPE_DECODE_WORKER;
+  if (env === '0' || env === '1') return env === '1';
+  return sizeBytes >= WORKER_MIN_BYTES;
+}
+
 /** Ingests in flight in this process, by final trace directory. */
 const inFlight = new Map<string, Promise<IngestResult>>();
 
@@ -229,8 +244,7 @@ async function buildTrace(
     await engine.exec('BEGIN TRANSACTION');
     const store = await ModelStore.create(engine);
     const decodeStarted = performance.now();
-    const decoded =
-      (opts.worker ?? process.env.STALLSCOPE_DECODE_WORKER === '1')
+    const decoded = useDecodeWorker(opts, sizeBytes)
         ? await decodeInWorker(file, label, workDir, store, report)
         : await decodeInProcess(file, label, workDir, store, report);
     const writerSummary = await store.finish(decoded.result);

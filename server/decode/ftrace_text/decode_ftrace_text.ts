@@ -29,6 +29,7 @@ import {
   parseLatencyLine,
   parseLostLine,
   parseNormalLine,
+  parseNormalLineB,
   type EventLine,
   type FlagStyle,
 } from './parse_event_line.ts';
@@ -125,8 +126,8 @@ class FtraceTextDecoder {
     return 'kernel';
   }
 
-  /** Line `text.slice(start, end)`. */
-  onLine(text: string, start: number, end: number, lineNo: number): void {
+  /** Line `text.slice(start, end)`; `bytes`: text's characters as bytes when ASCII, else null. */
+  onLine(text: string, start: number, end: number, lineNo: number, bytes: Uint8Array | null): void {
     this.summary.lines = lineNo;
     if (end === start) return;
     const c0 = text.charCodeAt(start);
@@ -136,15 +137,21 @@ class FtraceTextDecoder {
       return;
     }
     // fast path: event lines
-    if (this.tryEvent(text, start, end, lineNo)) return;
+    if (this.tryEvent(text, start, end, lineNo, bytes)) return;
     this.onOtherLine(text.slice(start, end), lineNo);
   }
 
-  private tryEvent(line: string, start: number, end: number, lineNo: number): boolean {
+  private tryEvent(line: string, start: number, end: number, lineNo: number, bytes: Uint8Array | null): boolean {
     const ev = this.ev;
     const style = this.flagStyle;
     let ok: boolean;
-    if (this.latencyMode) {
+    if (bytes !== null && !this.latencyMode) {
+      ok = parseNormalLineB(bytes, line, style, ev, this.instancePrefixes, start, end);
+      if (!ok && parseLatencyLine(line, style, ev, start, end)) {
+        ok = true;
+        this.latencyMode = true;
+      }
+    } else if (this.latencyMode) {
       ok = parseLatencyLine(line, style, ev, start, end);
       if (!ok && parseNormalLine(line, style, ev, this.instancePrefixes, start, end)) {
         ok = true;
@@ -228,7 +235,7 @@ class FtraceTextDecoder {
     // An event line of a multi-buffer report whose prefix we did not expect yet.
     if (this.format === 'trace_cmd_report' && !this.instancePrefixes && /^\S+: /.test(t)) {
       this.instancePrefixes = true;
-      if (this.tryEvent(line, 0, line.length, lineNo)) return;
+      if (this.tryEvent(line, 0, line.length, lineNo, null)) return;
       this.instancePrefixes = false;
     }
     this.skip(lineNo, 'not an ftrace event line', line);
@@ -278,7 +285,7 @@ class FtraceTextDecoder {
     const info = ev.nameInfo!;
     const name = info.name;
     const args = ev.args;
-    const fields = info.parse(ev.argsText, ev.argsStart, ev.argsEnd, args);
+    const fields = info.parse(ev.argsText, ev.argsStart, ev.argsEnd, args, ev.argsBytes);
     if (fields === null) {
       s.unparsedEvents++;
       s.unparsedByName[name] = (s.unparsedByName[name] ?? 0) + 1;
@@ -352,7 +359,7 @@ export async function decodeFtraceText(
 ): Promise<FtraceTextSummary> {
   const dec = new FtraceTextDecoder(sink, opts.fileLabel);
   const splitter = new LineSplitter({
-    line: (text, start, end, lineNo) => dec.onLine(text, start, end, lineNo),
+    line: (text, start, end, lineNo, _offset, bytes) => dec.onLine(text, start, end, lineNo, bytes),
     tooLong: (lineNo, _offset, ex, bytes) => dec.skip(lineNo, `line of ${bytes} bytes exceeds the line length limit`, ex),
   });
   const total = opts.totalBytes ?? null;

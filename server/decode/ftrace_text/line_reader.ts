@@ -24,9 +24,11 @@ export const EXCERPT_CHARS = 200;
 export interface LineHandler {
   /**
    * One complete line, without its line terminator: `text.slice(start, end)`
-   * (text may be a block of many lines: no copy per line).
+   * (text may be a block of many lines: no copy per line). When the text is
+   * ASCII, `bytes` holds its characters at the same positions
+   * (bytes[i] === text.charCodeAt(i)), valid during the call only; else null.
    */
-  line(text: string, start: number, end: number, lineNo: number, byteOffset: number): void;
+  line(text: string, start: number, end: number, lineNo: number, byteOffset: number, bytes: Uint8Array | null): void;
   /** A line exceeding the cap, skipped. `bytes` is its full length. */
   tooLong(lineNo: number, byteOffset: number, excerpt: string, bytes: number): void;
 }
@@ -121,7 +123,7 @@ export class LineSplitter {
       this.carryBytes = 0;
       const text = stripCr(buf.toString('utf8'));
       this.lineNo++;
-      this.handler.line(text, 0, text.length, this.lineNo, this.offset);
+      this.handler.line(text, 0, text.length, this.lineNo, this.offset, null);
       this.offset += buf.length;
     }
   }
@@ -154,6 +156,7 @@ export class LineSplitter {
     const h = this.handler;
     if (text.length === end - start) {
       // ASCII only: string positions are byte positions.
+      const bytes = buf.subarray(start, end);
       let p = 0;
       const base = this.offset;
       const n = text.length;
@@ -163,7 +166,7 @@ export class LineSplitter {
         let e = nl;
         if (e > p && text.charCodeAt(e - 1) === 13) e--;
         lineNo++;
-        h.line(text, p, e, lineNo, base + p);
+        h.line(text, p, e, lineNo, base + p, bytes);
         p = nl + 1;
       }
       this.lineNo = lineNo;
@@ -176,7 +179,7 @@ export class LineSplitter {
       const nl = buf.indexOf(NL, p);
       const lineText = stripCr(buf.toString('utf8', p, nl));
       this.lineNo++;
-      h.line(lineText, 0, lineText.length, this.lineNo, this.offset);
+      h.line(lineText, 0, lineText.length, this.lineNo, this.offset, null);
       this.offset += nl + 1 - p;
       p = nl + 1;
     }

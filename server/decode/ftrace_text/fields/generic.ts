@@ -79,6 +79,8 @@ export function parseDecimalRange(t: string, s: number, e: number): number | big
  */
 export class RangeMemo<T> {
   private readonly keys: string[][];
+  /** keys[i][k] as bytes (asciiBytes), for getB. */
+  private readonly keysB: Uint8Array[][];
   private readonly values: T[][];
   private readonly mask: number;
   constructor(
@@ -87,6 +89,7 @@ export class RangeMemo<T> {
   ) {
     this.mask = (1 << bits) - 1;
     this.keys = Array.from({ length: 1 << bits }, () => []);
+    this.keysB = Array.from({ length: 1 << bits }, () => []);
     this.values = Array.from({ length: 1 << bits }, () => []);
   }
   private slot(t: string, s: number, e: number): number {
@@ -100,6 +103,30 @@ export class RangeMemo<T> {
     }
     if (len > 6) h = Math.imul(h, 31) + t.charCodeAt(s + (len >> 2));
     return (h ^ (h >>> 11) ^ (h >>> 21)) & this.mask;
+  }
+  /** slot() on bytes: b[i] === t.charCodeAt(i) for the ASCII text b holds. */
+  private slotB(b: Uint8Array, s: number, e: number): number {
+    const len = e - s;
+    let h = Math.imul(len, 0x9e3779b1) ^ b[e - 1]!;
+    h = Math.imul(h, 31) + b[s]!;
+    h = Math.imul(h, 31) + b[s + (len >> 1)]!;
+    if (len > 2) {
+      h = Math.imul(h, 31) + b[e - 2]!;
+      h = Math.imul(h, 31) + b[e - 3]!;
+    }
+    if (len > 6) h = Math.imul(h, 31) + b[s + (len >> 2)]!;
+    return (h ^ (h >>> 11) ^ (h >>> 21)) & this.mask;
+  }
+  /** get() for the ASCII text whose bytes are `b` (same positions): compares bytes. */
+  getB(b: Uint8Array, s: number, e: number): T | undefined {
+    const i = this.slotB(b, s, e);
+    const ks = this.keysB[i]!;
+    const len = e - s;
+    for (let k = 0; k < ks.length; k++) {
+      const key = ks[k]!;
+      if (key.length === len && sameBytes(b, s, key)) return this.values[i]![k];
+    }
+    return undefined;
   }
   /** The value stored for t.slice(s, e) (e > s), or undefined. */
   get(t: string, s: number, e: number): T | undefined {
@@ -116,12 +143,15 @@ export class RangeMemo<T> {
   set(t: string, s: number, e: number, key: string, value: T): void {
     const i = this.slot(t, s, e);
     const ks = this.keys[i]!;
+    const kb = this.keysB[i]!;
     const vs = this.values[i]!;
     if (ks.length >= this.perBucket) {
       ks.length = 0;
+      kb.length = 0;
       vs.length = 0;
     }
     ks.push(key);
+    kb.push(asciiBytes(key));
     vs.push(value);
   }
 }
@@ -153,6 +183,73 @@ export function internRange(t: string, s: number, e: number): string {
   const v = flat(t.slice(s, e));
   internMemo.set(t, s, e, v, v);
   return v;
+}
+
+/** internRange(t, s, e) where b holds t's (ASCII) characters as bytes. */
+export function internRangeB(b: Uint8Array, t: string, s: number, e: number): string {
+  const len = e - s;
+  if (len > INTERN_MAX_CHARS || len <= 0) return t.slice(s, e);
+  const hit = internMemo.getB(b, s, e);
+  if (hit !== undefined) return hit;
+  const v = flat(t.slice(s, e));
+  internMemo.set(t, s, e, v, v);
+  return v;
+}
+
+/** internRange, on bytes when b (t's ASCII bytes) is given. */
+export function internAt(b: Uint8Array | null, t: string, s: number, e: number): string {
+  return b !== null ? internRangeB(b, t, s, e) : internRange(t, s, e);
+}
+
+/**
+ * The characters of `s` as bytes, one per UTF-16 unit; a non-ASCII unit
+ * becomes 0xff, which no ASCII text holds (so it never matches).
+ */
+export function asciiBytes(s: string): Uint8Array {
+  const out = new Uint8Array(s.length);
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    out[i] = c < 128 ? c : 0xff;
+  }
+  return out;
+}
+
+/** Whether b[s, s + key.length) equals key (asciiBytes of a string). */
+export function sameBytes(b: Uint8Array, s: number, key: Uint8Array): boolean {
+  const n = key.length;
+  if (s + n > b.length) return false;
+  for (let k = 0; k < n; k++) if (b[s + k] !== key[k]) return false;
+  return true;
+}
+
+/** Index of byte `c` in b[s, e), or -1. */
+export function indexOfByte(b: Uint8Array, c: number, s: number, e: number): number {
+  for (let i = s; i < e; i++) if (b[i] === c) return i;
+  return -1;
+}
+
+/** parseDecimalRange on bytes (b[i] === t.charCodeAt(i)). */
+export function parseDecimalRangeB(b: Uint8Array, t: string, s: number, e: number): number | bigint | null {
+  const n = e - s;
+  if (n <= 0) return null;
+  let i = s;
+  let neg = false;
+  const c0 = b[s]!;
+  if (c0 === 45 || c0 === 43) {
+    neg = c0 === 45;
+    i = s + 1;
+    if (n === 1) return null;
+  }
+  if (e - i <= 15) {
+    let v = 0;
+    for (; i < e; i++) {
+      const c = b[i]!;
+      if (c < 48 || c > 57) return null;
+      v = v * 10 + (c - 48);
+    }
+    return neg ? -v : v;
+  }
+  return parseDecimal(t.slice(s, e));
 }
 
 /** Index of char code `c` in t[s, e), or -1 (never scans past e). */
@@ -287,6 +384,8 @@ interface KeyRule {
   printed: string;
   /** printed + '=' */
   eq: string;
+  /** eq as bytes (asciiBytes). */
+  eqB: Uint8Array;
   key: string;
   /** 0 = auto (decimal -> number, else text), 1 = always text, 2 = numeric (hex accepted). */
   kind: 0 | 1 | 2;
@@ -327,7 +426,7 @@ export class KvSpec {
     if (r === undefined) {
       printed = flat(printed);
       const key = this.rename[printed] ?? printed;
-      r = { printed, eq: printed + '=', key, kind: this.strings.has(key) ? 1 : this.numeric.has(key) ? 2 : 0 };
+      r = { printed, eq: printed + '=', eqB: asciiBytes(printed + '='), key, kind: this.strings.has(key) ? 1 : this.numeric.has(key) ? 2 : 0 };
       if (this.rules.size < 1024) this.rules.set(printed, r);
     }
     return r;
@@ -403,6 +502,14 @@ function convertRange(r: KeyRule, t: string, s: number, e: number): FieldValue {
   return t.slice(s, e);
 }
 
+/** convertRange on bytes (b[i] === t.charCodeAt(i), ASCII). */
+function convertRangeB(r: KeyRule, b: Uint8Array, t: string, s: number, e: number): FieldValue {
+  if (r.kind === 1) return internRangeB(b, t, s, e);
+  const d = parseDecimalRangeB(b, t, s, e);
+  if (d !== null) return d;
+  return convertRange(r, t, s, e);
+}
+
 /**
  * The key=value pairs of `text` as a fresh fields object following `spec`
  * (renames to format-file names, text-only and numeric keys), or null when
@@ -468,6 +575,72 @@ function kvFast(t: string, s: number, n: number, rules: KeyRule[], vals: FieldVa
   }
 }
 
+/** kvFast on the bytes of an ASCII text (b[i] === t.charCodeAt(i)). */
+function kvFastB(b: Uint8Array, t: string, s: number, n: number, rules: KeyRule[], vals: FieldValue[]): boolean {
+  const m = rules.length;
+  let p = s;
+  for (let k = 0; ; k++) {
+    const rule = rules[k]!;
+    const eq = rule.eqB;
+    if (k > 0 && !sameBytes(b, p, eq)) return false;
+    const v0 = p + eq.length;
+    if (v0 > n) return false;
+    let q = v0;
+    let c = 0;
+    if (rule.kind !== 1) {
+      // a plain decimal: read it, the space after it ends the value
+      let v = 0;
+      while (q < n && (c = b[q]!) >= 48 && c <= 57) {
+        v = v * 10 + (c - 48);
+        q++;
+      }
+      if (q > v0 && q - v0 <= 15) {
+        if (q === n) {
+          if (k !== m - 1) return false;
+          vals[k] = v;
+          return true;
+        }
+        if (c === 32 && k !== m - 1) {
+          let r = q + 1;
+          while (r < n && b[r] === 32) r++;
+          vals[k] = v;
+          p = r;
+          continue;
+        }
+      }
+    }
+    while (q < n && b[q] !== 32) q++;
+    if (k === m - 1) {
+      // the last value runs to the end, without a space
+      if (q < n) return false;
+      vals[k] = convertRangeB(rule, b, t, v0, n);
+      return true;
+    }
+    if (q >= n) return false;
+    let r = q + 1;
+    while (r < n && b[r] === 32) r++;
+    vals[k] = convertRangeB(rule, b, t, v0, q);
+    p = r;
+  }
+}
+
+/**
+ * kvRange with the bytes of an ASCII text (b[i] === text.charCodeAt(i)), or
+ * b = null: kvRange.
+ */
+export function kvRangeB(b: Uint8Array | null, text: string, s: number, n: number, spec: KvSpec = AUTO_SPEC): EventFields | null {
+  if (b === null) return kvRange(text, s, n, spec);
+  const recent = spec.recent;
+  for (let r = 0; r < recent.length; r++) {
+    const ent = recent[r]!;
+    if (sameBytes(b, s, ent.rules[0]!.eqB) && kvFastB(b, text, s, n, ent.rules, spec.vals)) {
+      if (r > 0) spec.promote(r);
+      return ent.builder(spec.vals);
+    }
+  }
+  return kvSlow(text, s, n, spec);
+}
+
 /**
  * kvObject(text.slice(s, n), spec) without slicing: keys are compared in
  * place with the previous event's key sequence, numbers are read from the
@@ -482,6 +655,12 @@ export function kvRange(text: string, s: number, n: number, spec: KvSpec = AUTO_
       return ent.builder(spec.vals);
     }
   }
+  return kvSlow(text, s, n, spec);
+}
+
+/** kvRange's general scan (no predicted key sequence matched). */
+function kvSlow(text: string, s: number, n: number, spec: KvSpec): EventFields | null {
+  const recent = spec.recent;
   const seq = spec.seq;
   const vals = spec.vals;
   const known = recent.length > 0 ? recent[0]!.rules : NO_RULES;
@@ -540,9 +719,9 @@ export function addKeyValues(text: string, out: EventFields, spec: KvSpec = AUTO
 /** Any event without a dedicated parser: its key=value pairs, or {} if none. */
 export const parseGeneric: FieldParser = (args) => kvObject(args) ?? {};
 
-/** parseGeneric on t[s, e). */
-export function parseGenericRange(t: string, s: number, e: number): EventFields {
-  return kvRange(t, s, e) ?? {};
+/** parseGeneric on t[s, e) (b: t's bytes when ASCII, else null). */
+export function parseGenericRange(t: string, s: number, e: number, _args?: string, b: Uint8Array | null = null): EventFields {
+  return kvRangeB(b, t, s, e) ?? {};
 }
 
 /** Range parsers of the FieldParsers made by `ranged`. */
@@ -550,7 +729,7 @@ export const RANGE_PARSERS = new Map<FieldParser, RangeParser>();
 
 /** A FieldParser defined by its range form (one implementation for both). */
 export function ranged(rp: RangeParser): FieldParser {
-  const fp: FieldParser = (t) => rp(t, 0, t.length, t);
+  const fp: FieldParser = (t) => rp(t, 0, t.length, t, null);
   RANGE_PARSERS.set(fp, rp);
   return fp;
 }

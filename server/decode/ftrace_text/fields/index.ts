@@ -197,9 +197,9 @@ function hashOf(s: string): number {
   return h;
 }
 
-function writebackBdiRange(t: string, s: number, e: number, args: string): EventFields | null {
+function writebackBdiRange(t: string, s: number, e: number, args: string, b: Uint8Array | null): EventFields | null {
   if (args.startsWith('bdi ')) return parseWriteback(args) ?? parseGeneric(args);
-  return parseGenericRange(t, s, e);
+  return parseGenericRange(t, s, e, args, b);
 }
 
 function rangeParserFor(name: string): RangeParser {

@@ -11,7 +11,7 @@
  * before ` [`, and key=value values run until the next known key.
  */
 import type { EventFields } from '../../decoded_event.ts';
-import { indexOfChar, internRange, KvSpec, kvRange, parseDecimal, parseDecimalRange, ranged, trimEnd, trimStart } from './generic.ts';
+import { indexOfChar, internAt, KvSpec, kvRange, kvRangeB, parseDecimal, parseDecimalRange, ranged, trimEnd, trimStart } from './generic.ts';
 import type { FieldParser } from './types.ts';
 
 function int(s: string): number | null {
@@ -53,7 +53,7 @@ function between(text: string, key: string, nextKey: string | null, from = 0): [
  * parseSwitchKernel(t.slice(s, e)) on the range; null when the text is not
  * the plain shape (the caller then takes the slow path, which decides).
  */
-function switchKernelFast(t: string, s: number, e: number): EventFields | null {
+function switchKernelFast(t: string, s: number, e: number, b: Uint8Array | null): EventFields | null {
   // prev = [s, arrow), next = [arrow + 5, e)
   const arrow = t.indexOf(' ==> next_comm=', s);
   if (arrow < 0 || arrow + 15 > e) return null;
@@ -78,11 +78,11 @@ function switchKernelFast(t: string, s: number, e: number): EventFields | null {
   const se = trimEnd(t, st, arrow);
   if (se < 0) return null;
   return {
-    prev_comm: internRange(t, s + 10, pp),
+    prev_comm: internAt(b, t, s + 10, pp),
     prev_pid: prevPid,
     prev_prio: prevPrio,
-    prev_state: internRange(t, st, se),
-    next_comm: internRange(t, ns + 10, np),
+    prev_state: internAt(b, t, st, se),
+    next_comm: internAt(b, t, ns + 10, np),
     next_pid: nextPid,
     next_prio: nextPrio,
   };
@@ -166,7 +166,7 @@ function commPidFast(t: string, s: number, e: number, out: CommPid): boolean {
 }
 
 /** parseSwitchReport(t.slice(s, e)) on the range; null when unsure. */
-function switchReportFast(t: string, s: number, e: number): EventFields | null {
+function switchReportFast(t: string, s: number, e: number, b: Uint8Array | null): EventFields | null {
   const arrow = t.lastIndexOf(' ==> ', e - 5);
   if (arrow < s) return null;
   // prev = [s, arrow): `comm:pid [prio] STATE`
@@ -194,11 +194,11 @@ function switchReportFast(t: string, s: number, e: number): EventFields | null {
   if (nextPrio !== nextPrio) return null;
   if (!commPidFast(t, ns, nb, cpB)) return null;
   return {
-    prev_comm: internRange(t, cpA.s, cpA.e),
+    prev_comm: internAt(b, t, cpA.s, cpA.e),
     prev_pid: cpA.pid,
     prev_prio: prevPrio,
-    prev_state: internRange(t, st, se),
-    next_comm: internRange(t, cpB.s, cpB.e),
+    prev_state: internAt(b, t, st, se),
+    next_comm: internAt(b, t, cpB.s, cpB.e),
     next_pid: cpB.pid,
     next_prio: nextPrio,
   };
@@ -236,15 +236,15 @@ function parseSwitchReport(t: string): EventFields | null {
   };
 }
 
-export const parseSchedSwitch: FieldParser = ranged((t, s, e, args) =>
+export const parseSchedSwitch: FieldParser = ranged((t, s, e, args, b) =>
   t.startsWith('prev_comm=', s)
-    ? (switchKernelFast(t, s, e) ?? parseSwitchKernel(args))
-    : (switchReportFast(t, s, e) ?? parseSwitchReport(args)));
+    ? (switchKernelFast(t, s, e, b) ?? parseSwitchKernel(args))
+    : (switchReportFast(t, s, e, b) ?? parseSwitchReport(args)));
 
 const COMM_SPEC = new KvSpec({}, new Set(['comm']));
 
-function parseWakeupKernel(t: string, s: number, e: number): EventFields | null {
-  const out = kvRange(t, s, e, COMM_SPEC);
+function parseWakeupKernel(t: string, s: number, e: number, b: Uint8Array | null): EventFields | null {
+  const out = kvRangeB(b, t, s, e, COMM_SPEC);
   if (out === null) return null;
   if (typeof out.pid !== 'number' || typeof out.prio !== 'number' || typeof out.target_cpu !== 'number') return null;
   if (typeof out.comm !== 'string') return null;
@@ -252,7 +252,7 @@ function parseWakeupKernel(t: string, s: number, e: number): EventFields | null 
 }
 
 /** parseWakeupReport(t.slice(s, e)) on the range; null when unsure. */
-function wakeupReportFast(t: string, s: number, e: number): EventFields | null {
+function wakeupReportFast(t: string, s: number, e: number, bytes: Uint8Array | null): EventFields | null {
   const b = t.lastIndexOf(' [', e - 2);
   if (b < s) return null;
   const be = indexOfChar(t, 93, b, e);
@@ -286,7 +286,7 @@ function wakeupReportFast(t: string, s: number, e: number): EventFields | null {
     p = q;
     while (p < e && t.charCodeAt(p) === 32) p++;
   }
-  const comm = internRange(t, cpA.s, cpA.e);
+  const comm = internAt(bytes, t, cpA.s, cpA.e);
   const pid = cpA.pid;
   if (!hasSuccess) return hasTarget ? { comm, pid, prio, target_cpu: target } : { comm, pid, prio };
   return hasTarget ? { comm, pid, prio, success, target_cpu: target } : { comm, pid, prio, success };
@@ -319,12 +319,12 @@ function parseWakeupReport(t: string): EventFields | null {
 }
 
 /** sched_wakeup, sched_wakeup_new, sched_waking. */
-export const parseSchedWakeup: FieldParser = ranged((t, s, e, args) =>
-  t.startsWith('comm=', s) ? parseWakeupKernel(t, s, e) : (wakeupReportFast(t, s, e) ?? parseWakeupReport(args)));
+export const parseSchedWakeup: FieldParser = ranged((t, s, e, args, b) =>
+  t.startsWith('comm=', s) ? parseWakeupKernel(t, s, e, b) : (wakeupReportFast(t, s, e, b) ?? parseWakeupReport(args)));
 
 /** `comm=x pid=1 prio=120 orig_cpu=0 dest_cpu=1`. */
-export const parseSchedMigrateTask: FieldParser = ranged((t, s, e) => {
-  const out = kvRange(t, s, e, COMM_SPEC);
+export const parseSchedMigrateTask: FieldParser = ranged((t, s, e, _args, b) => {
+  const out = kvRangeB(b, t, s, e, COMM_SPEC);
   if (out === null) return null;
   if (typeof out.pid !== 'number' || typeof out.prio !== 'number' || typeof out.orig_cpu !== 'number' || typeof out.dest_cpu !== 'number') return null;
   return typeof out.comm === 'string' ? out : null;

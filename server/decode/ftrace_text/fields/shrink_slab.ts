@@ -10,7 +10,7 @@
  * shrink = bare symbol, shr = `0x` + lowercase hex without leading zeros.
  */
 import type { EventFields, FieldValue } from '../../decoded_event.ts';
-import { bareSymbol, flat, indexOfChar, internRange, memoize, normalizePointer, parseDecimal, parseDecimalRange, RangeMemo, ranged } from './generic.ts';
+import { asciiBytes, bareSymbol, flat, indexOfChar, internRange, internRangeB, memoize, normalizePointer, parseDecimal, parseDecimalRange, parseDecimalRangeB, RangeMemo, ranged, sameBytes } from './generic.ts';
 import type { FieldParser } from './types.ts';
 
 /** Printed label -> field name. Values are single tokens. */
@@ -141,8 +141,8 @@ interface Head {
 const heads = new RangeMemo<Head>(10, 4);
 
 /** The head t[s, headEnd) when it is plain (printable ASCII, spaces inside only), else null. */
-function readHead(t: string, s: number, headEnd: number): Head | null {
-  const hit = heads.get(t, s, headEnd);
+function readHead(t: string, s: number, headEnd: number, b: Uint8Array | null): Head | null {
+  const hit = b !== null ? heads.getB(b, s, headEnd) : heads.get(t, s, headEnd);
   if (hit !== undefined) return hit;
   let firstSp = -1;
   let lastSp = -1;
@@ -173,6 +173,8 @@ function readHead(t: string, s: number, headEnd: number): Head | null {
  */
 interface Template {
   lits: string[];
+  /** lits as bytes (asciiBytes). */
+  litsB: Uint8Array[];
   fields: string[];
   /** gfp_flags: kept as text. */
   text: boolean[];
@@ -180,6 +182,29 @@ interface Template {
 }
 
 const templateVals: FieldValue[] = [];
+
+/** useTemplate on the bytes of ASCII text (b[i] === t.charCodeAt(i)). */
+function useTemplateB(tp: Template, b: Uint8Array, t: string, p: number, e: number, head: Head): EventFields | null {
+  const lits = tp.litsB;
+  const vals = templateVals;
+  for (let k = 0; k < lits.length; k++) {
+    const lit = lits[k]!;
+    if (!sameBytes(b, p, lit)) return null;
+    const v = p + lit.length;
+    if (v >= e || b[v] === 32) return null;
+    let ve = v + 1;
+    while (ve < e && b[ve] !== 32) ve++;
+    if (tp.text[k]) vals[k] = internRangeB(b, t, v, ve);
+    else {
+      const n = parseDecimalRangeB(b, t, v, ve);
+      if (n === null) return null;
+      vals[k] = n;
+    }
+    p = ve;
+  }
+  if (p !== e) return null;
+  return tp.build(head.shr, head.shrink, vals);
+}
 
 function useTemplate(tp: Template, t: string, p: number, e: number, head: Head): EventFields | null {
   const lits = tp.lits;
@@ -207,6 +232,7 @@ function makeTemplate(lits: string[], fields: string[]): Template {
   const body = fields.map((f, i) => `${JSON.stringify(f)}: v[${i}]`).join(', ');
   return {
     lits,
+    litsB: lits.map(asciiBytes),
     fields,
     text: fields.map((f) => STRING_FIELDS.has(f)),
     build: new Function('a', 'b', 'v', `return { shr: a, shrink: b, ${body} };`) as Template['build'],
@@ -219,7 +245,7 @@ function sameStrings(a: string[], b: string[]): boolean {
   return true;
 }
 
-function shrinkFast(t: string, s: number, e: number, table: LabelTable): EventFields | null {
+function shrinkFast(t: string, s: number, e: number, table: LabelTable, b: Uint8Array | null): EventFields | null {
   // head: [s, headEnd), printable ASCII and spaces, no space at either end
   let headEnd = t.indexOf(': ', s);
   if (headEnd < 0 || headEnd + 1 >= e) {
@@ -227,12 +253,12 @@ function shrinkFast(t: string, s: number, e: number, table: LabelTable): EventFi
     else return null;
   }
   if (headEnd <= s) return null;
-  const head = readHead(t, s, headEnd);
+  const head = readHead(t, s, headEnd, b);
   if (head === null) return null;
   let p = headEnd + 1;
   const tp = table.template;
   if (tp !== null) {
-    const out = useTemplate(tp, t, p, e, head);
+    const out = b !== null ? useTemplateB(tp, b, t, p, e, head) : useTemplate(tp, t, p, e, head);
     if (out !== null) return out;
   }
   // token loop (the definition's reading); learns the template
@@ -290,9 +316,9 @@ const START_TABLE = labelTable(START_LABELS, START_REQUIRED);
 const END_TABLE = labelTable(END_LABELS, END_REQUIRED);
 
 export const parseShrinkSlabStart: FieldParser = ranged(
-  (t, s, e, args) => shrinkFast(t, s, e, START_TABLE) ?? parseShrink(args, START_LABELS, START_REQUIRED),
+  (t, s, e, args, b) => shrinkFast(t, s, e, START_TABLE, b) ?? parseShrink(args, START_LABELS, START_REQUIRED),
 );
 
 export const parseShrinkSlabEnd: FieldParser = ranged(
-  (t, s, e, args) => shrinkFast(t, s, e, END_TABLE) ?? parseShrink(args, END_LABELS, END_REQUIRED),
+  (t, s, e, args, b) => shrinkFast(t, s, e, END_TABLE, b) ?? parseShrink(args, END_LABELS, END_REQUIRED),
 );

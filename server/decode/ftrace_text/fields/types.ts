@@ -11,5 +11,7 @@ export type FieldParser = (args: string) => EventFields | null;
  * The same parse on `t[s, e)`, where `args === t.slice(s, e)` (already
  * materialised for `raw`): the decoder hands over the line's text without a
  * copy. Must return exactly what the FieldParser returns for `args`.
+ * `b`, when not null, holds t's characters as bytes at the same positions
+ * (b[i] === t.charCodeAt(i): the block is ASCII), for byte-level scanning.
  */
-export type RangeParser = (t: string, s: number, e: number, args: string) => EventFields | null;
+export type RangeParser = (t: string, s: number, e: number, args: string, b: Uint8Array | null) => EventFields | null;

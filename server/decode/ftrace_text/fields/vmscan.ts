@@ -11,7 +11,7 @@
  * (decimal on 4.x, 0x-hex on newer kernels): only pfn (a number) and
  * reclaim_flags are fields (the format file of 4.x+ has no page field).
  */
-import { KvSpec, kvRange, ranged } from './generic.ts';
+import { KvSpec, kvRangeB, ranged } from './generic.ts';
 import type { FieldParser } from './types.ts';
 
 const RENAME: Readonly<Record<string, string>> = {
@@ -31,8 +31,8 @@ const SPEC = new KvSpec(RENAME, STRINGS, NUMERIC);
 function kv(required: readonly string[]): FieldParser {
   const keys = required.slice();
   const numeric = required.map((k) => !STRINGS.has(k));
-  return ranged((t, s, e) => {
-    const out = kvRange(t, s, e, SPEC);
+  return ranged((t, s, e, _args, b) => {
+    const out = kvRangeB(b, t, s, e, SPEC);
     if (out === null) return null;
     for (let i = 0; i < keys.length; i++) {
       const v = out[keys[i]!];
@@ -56,8 +56,8 @@ export const parseReclaimPages = kv(['nid', 'nr_scanned', 'nr_reclaimed']);
 export const parseThrottled = kv(['nid', 'usec_timeout', 'usec_delayed', 'reason']);
 
 /** mm_vmscan_writepage / mm_vmscan_write_folio. */
-export const parseWriteFolio: FieldParser = ranged((t, s, e) => {
-  const out = kvRange(t, s, e, SPEC);
+export const parseWriteFolio: FieldParser = ranged((t, s, e, _args, b) => {
+  const out = kvRangeB(b, t, s, e, SPEC);
   if (out === null) return null;
   if (typeof out.pfn !== 'number' && typeof out.pfn !== 'bigint') return null;
   if (typeof out.reclaim_flags !== 'string') return null;

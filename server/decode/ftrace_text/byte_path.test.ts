@@ -1,0 +1,131 @@
+/**
+ * The byte-level fast path (parseNormalLineB, RangeParsers given the line's
+ * bytes) must read every ASCII line exactly as the string path does. Checked
+ * line by line on every text fixture, plus mutations of each line that push
+ * the fast paths into their fallbacks (extra spaces, non-decimal values,
+ * truncations).
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { newEventLine, parseNormalLineB, parseNormalLine, type EventLine } from './parse_event_line.ts';
+
+const FIX = join(import.meta.dirname, '../../../fixtures');
+const FILES = [
+  'tracefs_plain.txt',
+  'tracefs_tgid.txt',
+  'reclaim_kswapd.report.txt',
+  'fsync_xfs.report.txt',
+  'memcg_reclaim.report.txt',
+  'swap_writeback.report.txt',
+  'multi_instance.report.txt',
+  'handmade/kernel3x_writepage.txt',
+  'handmade/kernel4x_kswapd_escalation.txt',
+  'handmade/report_v6_trace_cmd_old.txt',
+  'handmade/tracefs6x_odd_tasks_tgid.txt',
+  'handmade/bad_garbage_middle.txt',
+  'handmade/bad_out_of_order.txt',
+];
+
+function isAscii(s: string): boolean {
+  for (let i = 0; i < s.length; i++) if (s.charCodeAt(i) > 127) return false;
+  return true;
+}
+
+/** What one parse produced (the EventLine's data and the fields). */
+function snapshot(ok: boolean, ev: EventLine, bytes: Uint8Array | null) {
+  if (!ok) return { ok };
+  const fields = ev.nameInfo!.parse(ev.argsText, ev.argsStart, ev.argsEnd, ev.args, bytes === null ? null : ev.argsBytes);
+  return {
+    ok,
+    comm: ev.comm,
+    pid: ev.pid,
+    tgid: ev.tgid,
+    cpu: ev.cpu,
+    flags: ev.flags,
+    preemptCount: ev.preemptCount,
+    secs: ev.secs,
+    nsec: ev.nsec,
+    name: ev.name,
+    args: ev.args,
+    instance: ev.instance,
+    fields,
+  };
+}
+
+/** Parses `line` embedded in a block (other text around it) both ways. */
+function both(line: string, instances: boolean) {
+  const block = `xx\n${line}\nyy`;
+  const start = 3;
+  const end = start + line.length;
+  const bytes = Buffer.from(block, 'latin1');
+  const evS = newEventLine();
+  const okS = parseNormalLine(block, 'kernel', evS, instances, start, end);
+  const s = snapshot(okS, evS, null);
+  const evB = newEventLine();
+  const okB = parseNormalLineB(bytes, block, 'kernel', evB, instances, start, end);
+  const b = snapshot(okB, evB, bytes);
+  return { s, b };
+}
+
+function mutations(line: string): string[] {
+  const out = [line, line + '  ', '  ' + line, line.replace(': ', ':  ')];
+  const colon = line.indexOf(': ', line.indexOf(']'));
+  const args = line.indexOf(': ', colon + 2);
+  if (args > 0) {
+    const sp = line.indexOf(' ', args + 2);
+    if (sp > 0) out.push(line.slice(0, sp) + '  ' + line.slice(sp + 1));
+    const d = line.slice(args).search(/\d/);
+    if (d >= 0) out.push(line.slice(0, args + d) + 'x' + line.slice(args + d + 1));
+    const eq = line.indexOf('=', args);
+    if (eq > 0) out.push(line.slice(0, eq) + '_' + line.slice(eq));
+    out.push(line.slice(0, args + Math.floor((line.length - args) / 2)));
+    out.push(line.slice(0, line.length - 1));
+  }
+  return out;
+}
+
+describe('byte path reads ASCII lines exactly as the string path', () => {
+  for (const f of FILES) {
+    it(f, () => {
+      // the first 20k lines of each file: every event shape they hold, in bounded time
+      const lines = readFileSync(join(FIX, f), 'latin1').split('\n').slice(0, 20_000).map((l) => l.replace(/\r$/, ''));
+      const instances = f.startsWith('multi_instance');
+      let checked = 0;
+      let events = 0;
+      for (const line of lines) {
+        if (!isAscii(line) || line.startsWith('#')) continue;
+        for (const m of mutations(line)) {
+          const { s, b } = both(m, instances);
+          if (JSON.stringify(s, (_k, v) => (typeof v === 'bigint' ? `${v}n` : v)) !== JSON.stringify(b, (_k, v) => (typeof v === 'bigint' ? `${v}n` : v))) {
+            expect(b, m).toStrictEqual(s);
+          }
+          checked++;
+          if (s.ok) events++;
+        }
+      }
+      expect(checked).toBeGreaterThan(0);
+      expect(events).toBeGreaterThan(0);
+    });
+  }
+
+  it('odd heads: tgid column, dashes and digits in task names, no flags, raw clock stamps', () => {
+    const lines = [
+      '   <...>-1234    (   -----) [001] d..2.  100.000001: sched_waking: comm=a b pid=5 prio=120 target_cpu=001',
+      '  my-task-2-77   (     77) [000] .....  7.5: mm_vmscan_kswapd_sleep: nid=0',
+      '          kswapd0-52    [003]   5021.530120: mm_vmscan_kswapd_wake: nid=0 order=3',
+      '          kswapd0-52    [003] d..2  5021530120000: mm_vmscan_kswapd_wake: nid=0 order=3',
+      '          kswapd0-52    [003] d..2  12345678901234567890: mm_vmscan_kswapd_wake: nid=0 order=3',
+      '          kswapd0-52    [003] d..2  1.2: foo_bar:',
+      '          kswapd0-52    [003] d..2  1.2: <stack trace>',
+      '          kswapd0-52    [003] d..2  1.2: do_thing <-caller',
+      '          kswapd0-x    [003] d..2  1.2: foo: a=1',
+      '          kswapd0-52    [003] d.Q2  1.2: foo: a=1',
+      '          kswapd0-52 [3] 1.2: foo: a=1 b=0x10 c="q q" d=-5 e=99999999999999999999',
+    ];
+    for (const line of lines) {
+      const { s, b } = both(line, false);
+      expect(b, line).toStrictEqual(s);
+    }
+  });
+});

@@ -75,7 +75,11 @@ export interface TraceSummary {
   outOfOrderLines: number;
   meta: Record<string, string>;
   ingestedAt: string;
-  seconds: { hash: number; decode: number; derive: number; total: number };
+  /**
+   * Wall seconds per phase: hash, setup (database and schema), decode
+   * (decode + model writing), derive, commit (commit + checkpoint), total.
+   */
+  seconds: { hash: number; setup?: number; decode: number; derive: number; commit?: number; total: number };
 }
 
 export interface IngestResult {
@@ -230,6 +234,7 @@ async function buildTrace(
   opts: IngestOptions,
   report: (p: IngestProgress) => void,
 ): Promise<TraceSummary> {
+  const setupStarted = performance.now();
   // A fixed memory cap keeps peak memory independent of the trace's size:
   // past it DuckDB writes to disk and spills derive's sorts to workDir.
   const engine = await openDuckDb(path.join(workDir, 'trace.duckdb'), {
@@ -244,6 +249,7 @@ async function buildTrace(
     await engine.exec('BEGIN TRANSACTION');
     const store = await ModelStore.create(engine);
     const decodeStarted = performance.now();
+    const setupSeconds = (decodeStarted - setupStarted) / 1000;
     const decoded = useDecodeWorker(opts, sizeBytes)
         ? await decodeInWorker(file, label, workDir, store, report)
         : await decodeInProcess(file, label, workDir, store, report);
@@ -267,8 +273,11 @@ async function buildTrace(
       deriveSeconds,
     });
     await writeTraceInfo(engine, summary);
+    const commitStarted = performance.now();
     await engine.exec('COMMIT');
     await engine.exec('CHECKPOINT');
+    summary.seconds.setup = setupSeconds;
+    summary.seconds.commit = (performance.now() - commitStarted) / 1000;
     await fs.rm(path.join(workDir, 'spill'), { recursive: true, force: true });
     return summary;
   } finally {

@@ -226,3 +226,43 @@ describe('compressed input decodes identically (generated copies)', () => {
     }
   });
 });
+
+describe('ASCII blocks (byte path) and non-ASCII blocks (string path) decode alike', () => {
+  it('same events, notices and line numbers whatever the chunking, with CRLF, garbage and non-UTF-8 lines', async () => {
+    const tracefs = readFileSync(join(HAND, 'tracefs6x_odd_tasks_tgid.txt'), 'latin1');
+    const body = tracefs
+      .split('\n')
+      .filter((l) => !l.startsWith('#') && l.trim() !== '')
+      .join('\n');
+    // The same lines three times: LF, CRLF, then with a non-UTF-8 task name and
+    // a garbage line in between. Chunk sizes cut lines (and CRLF pairs) at
+    // every place; a 1 MiB chunk gives one block per part.
+    const bad = Buffer.from('   caf\xe9\xff-300   [000] .....   199.000001: sched_waking: comm=x pid=1 prio=120 target_cpu=000\n', 'latin1');
+    const text = Buffer.concat([
+      Buffer.from(`# tracer: nop\n${body}\n`, 'latin1'),
+      Buffer.from(`${body.replace(/\n/g, '\r\n')}\r\n`, 'latin1'),
+      bad,
+      Buffer.from(`garbage here\n${body}\n`, 'latin1'),
+    ]);
+    const runs = [];
+    for (const size of [1 << 20, 4096, 97, 13, 2]) runs.push(await decodeBytes(text, size));
+    const ref = runs[0]!;
+    expect(ref.summary.events).toBeGreaterThan(30);
+    expect(ref.sink.skips.map((s) => s.excerpt)).toContain('garbage here');
+    const lines = body.split('\n').length;
+    const garbage = ref.sink.skips.find((s) => s.excerpt === 'garbage here')!;
+    expect(garbage.where).toBe(1 + lines * 2 + 1 + 1);
+    expect(ref.sink.events.find((e) => e.pid === 300)!.comm).toBe('caf\uFFFD\uFFFD');
+    // the LF and CRLF copies give the same events, line numbers aside
+    const n = ref.sink.events.filter((e) => e.where <= 1 + lines).length;
+    const strip = (e: { where: number }) => ({ ...e, where: 0 });
+    expect(ref.sink.events.slice(n, 2 * n).map(strip)).toEqual(ref.sink.events.slice(0, n).map(strip));
+    for (const r of runs.slice(1)) {
+      expect(r.summary).toEqual(ref.summary);
+      expect(r.sink.events).toEqual(ref.sink.events);
+      expect(r.sink.lost).toEqual(ref.sink.lost);
+      expect(r.sink.skips).toEqual(ref.sink.skips);
+      expect(r.sink.calls).toEqual(ref.sink.calls);
+    }
+  });
+});

@@ -80,7 +80,7 @@ export function parseDecimalRange(t: string, s: number, e: number): number | big
 export class RangeMemo<T> {
   private readonly keys: string[][];
   /** keys[i][k] as bytes (asciiBytes), for getB. */
-  private readonly keysB: Uint8Array[][];
+  private readonly keysB: ByteKey[][];
   private readonly values: T[][];
   private readonly mask: number;
   constructor(
@@ -124,7 +124,7 @@ export class RangeMemo<T> {
     const len = e - s;
     for (let k = 0; k < ks.length; k++) {
       const key = ks[k]!;
-      if (key.length === len && sameBytes(b, s, key)) return this.values[i]![k];
+      if (key.n === len && sameBytes(b, s, key)) return this.values[i]![k];
     }
     return undefined;
   }
@@ -202,24 +202,55 @@ export function internAt(b: Uint8Array | null, t: string, s: number, e: number):
 }
 
 /**
- * The characters of `s` as bytes, one per UTF-16 unit; a non-ASCII unit
- * becomes 0xff, which no ASCII text holds (so it never matches).
+ * A key to compare against bytes: the characters of a string, one byte per
+ * UTF-16 unit (a non-ASCII unit becomes 0xff, which no ASCII text holds, so
+ * it never matches), also as little-endian 32-bit words for comparing four
+ * bytes at a time.
  */
-export function asciiBytes(s: string): Uint8Array {
-  const out = new Uint8Array(s.length);
-  for (let i = 0; i < s.length; i++) {
-    const c = s.charCodeAt(i);
-    out[i] = c < 128 ? c : 0xff;
-  }
-  return out;
+export interface ByteKey {
+  readonly n: number;
+  readonly bytes: Uint8Array;
+  /** Words at 0, 4, 8, ... and, when n % 4 !== 0, a last one at n - 4 (n >= 4). */
+  readonly words: Int32Array;
 }
 
-/** Whether b[s, s + key.length) equals key (asciiBytes of a string). */
-export function sameBytes(b: Uint8Array, s: number, key: Uint8Array): boolean {
-  const n = key.length;
+export function asciiBytes(s: string): ByteKey {
+  const n = s.length;
+  const bytes = new Uint8Array(n);
+  for (let i = 0; i < n; i++) {
+    const c = s.charCodeAt(i);
+    bytes[i] = c < 128 ? c : 0xff;
+  }
+  const full = n >> 2;
+  const words = new Int32Array(n < 4 ? 0 : full + (n & 3 ? 1 : 0));
+  const dv = new DataView(bytes.buffer);
+  for (let i = 0; i < full; i++) words[i] = dv.getInt32(i * 4, true);
+  if (n >= 4 && n & 3) words[full] = dv.getInt32(n - 4, true);
+  return { n, bytes, words };
+}
+
+/** A DataView over the last block compared against (blocks change once per ~1 MB). */
+let viewOf: Uint8Array | null = null;
+let view: DataView = new DataView(new ArrayBuffer(8));
+
+/** Whether b[s, s + key.n) equals key. */
+export function sameBytes(b: Uint8Array, s: number, key: ByteKey): boolean {
+  const n = key.n;
   if (s + n > b.length) return false;
-  for (let k = 0; k < n; k++) if (b[s + k] !== key[k]) return false;
-  return true;
+  if (n < 4) {
+    const kb = key.bytes;
+    for (let k = 0; k < n; k++) if (b[s + k] !== kb[k]) return false;
+    return true;
+  }
+  if (b !== viewOf) {
+    viewOf = b;
+    view = new DataView(b.buffer, b.byteOffset, b.byteLength);
+  }
+  const dv = view;
+  const w = key.words;
+  const full = n >> 2;
+  for (let i = 0; i < full; i++) if (dv.getInt32(s + i * 4, true) !== w[i]) return false;
+  return (n & 3) === 0 || dv.getInt32(s + n - 4, true) === w[full];
 }
 
 /** Index of byte `c` in b[s, e), or -1. */
@@ -385,7 +416,7 @@ interface KeyRule {
   /** printed + '=' */
   eq: string;
   /** eq as bytes (asciiBytes). */
-  eqB: Uint8Array;
+  eqB: ByteKey;
   key: string;
   /** 0 = auto (decimal -> number, else text), 1 = always text, 2 = numeric (hex accepted). */
   kind: 0 | 1 | 2;
@@ -583,7 +614,7 @@ function kvFastB(b: Uint8Array, t: string, s: number, n: number, rules: KeyRule[
     const rule = rules[k]!;
     const eq = rule.eqB;
     if (k > 0 && !sameBytes(b, p, eq)) return false;
-    const v0 = p + eq.length;
+    const v0 = p + eq.n;
     if (v0 > n) return false;
     let q = v0;
     let c = 0;

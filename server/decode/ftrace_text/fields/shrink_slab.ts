@@ -10,7 +10,7 @@
  * shrink = bare symbol, shr = `0x` + lowercase hex without leading zeros.
  */
 import type { EventFields, FieldValue } from '../../decoded_event.ts';
-import { asciiBytes, bareSymbol, flat, indexOfChar, internRange, internRangeB, memoize, normalizePointer, parseDecimal, parseDecimalRange, parseDecimalRangeB, RangeMemo, ranged, sameBytes } from './generic.ts';
+import { asciiBytes, type ByteKey, bareSymbol, flat, indexOfChar, internRange, internRangeB, memoize, normalizePointer, parseDecimal, parseDecimalRange, parseDecimalRangeB, RangeMemo, ranged, sameBytes } from './generic.ts';
 import type { FieldParser } from './types.ts';
 
 /** Printed label -> field name. Values are single tokens. */
@@ -174,7 +174,7 @@ function readHead(t: string, s: number, headEnd: number, b: Uint8Array | null): 
 interface Template {
   lits: string[];
   /** lits as bytes (asciiBytes). */
-  litsB: Uint8Array[];
+  litsB: ByteKey[];
   fields: string[];
   /** gfp_flags: kept as text. */
   text: boolean[];
@@ -190,7 +190,7 @@ function useTemplateB(tp: Template, b: Uint8Array, t: string, p: number, e: numb
   for (let k = 0; k < lits.length; k++) {
     const lit = lits[k]!;
     if (!sameBytes(b, p, lit)) return null;
-    const v = p + lit.length;
+    const v = p + lit.n;
     if (v >= e || b[v] === 32) return null;
     let ve = v + 1;
     while (ve < e && b[ve] !== 32) ve++;

@@ -17,6 +17,8 @@ export interface ApiContext {
   maxUploadBytes: number;
   /** Notes on traces (server/notes). */
   notes: NotesStore;
+  /** Where a trace's first-view caches live (track list, meta, overview); none: memory only. */
+  cacheDirOf?: (id: string) => string;
   /** Per-client limits: note writes, and the heavier reads (excerpt, export). */
   limits: { writes: RateLimiter; reads: RateLimiter };
 }

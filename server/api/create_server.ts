@@ -67,10 +67,15 @@ export interface StallscopeServer {
 export async function buildApi(opts: ServerOptions): Promise<{ app: FastifyInstance; ctx: ApiContext }> {
   // Job records survive a restart only where there is a data directory to keep them in.
   const root = opts.library.paths?.root ?? opts.dataDir ?? opts.library.dataDir;
+  // What the first view of a trace needs (its meta, track list and overview) is kept beside each
+  // model (<dataDir>/traces/<id>/overview/): after a restart it is read back instead of rescanned.
+  const libRoot = opts.library.paths?.root;
+  const cacheDirOf = libRoot ? (id: string) => join(libRoot, 'traces', id, 'overview') : undefined;
   const ctx: ApiContext = {
     library: opts.library,
-    engines: new TraceEngines(opts.library),
-    overviews: new Overviews(),
+    engines: new TraceEngines(opts.library, cacheDirOf),
+    overviews: new Overviews(cacheDirOf),
+    cacheDirOf,
     jobs: new Jobs(root ? join(root, 'jobs') : undefined),
     uploadDir: opts.library.paths?.tmp ?? join(opts.dataDir ?? opts.library.dataDir ?? tmpdir(), 'tmp'),
     maxUploadBytes: opts.maxUploadBytes ?? DEFAULT_MAX_UPLOAD_BYTES,

@@ -3,6 +3,8 @@
  * window query needs (time base, end, longest durations for range pruning).
  * Queries on one engine run one at a time (one connection per trace).
  */
+import fs from 'node:fs/promises';
+import path from 'node:path';
 import type { Engine, QueryParams, Row } from '../engine/engine.ts';
 import type { LibraryLike } from './library_contract.ts';
 
@@ -23,17 +25,26 @@ export interface OpenTrace {
 
 class SerialEngine implements OpenTrace {
   private tail: Promise<unknown> = Promise.resolve();
-  constructor(readonly engine: Engine, readonly meta: TraceMeta) {}
+  /** The engine may still be opening (meta read from disk): queries wait for it. */
+  constructor(readonly engine: Promise<Engine>, readonly meta: TraceMeta) {}
   query<T = Row>(sql: string, params?: QueryParams): Promise<T[]> {
-    const run = this.tail.then(() => this.engine.query<T>(sql, params));
+    const run = this.tail.then(async () => (await this.engine).query<T>(sql, params));
     this.tail = run.catch(() => undefined);
     return run;
   }
 }
 
+/** Bump when TraceMeta changes: older meta.json files are then ignored. */
+const META_VERSION = 1;
+
 export class TraceEngines {
   private readonly open = new Map<string, Promise<SerialEngine>>();
-  constructor(private readonly library: LibraryLike) {}
+  /**
+   * `cacheDirOf`: where a trace's meta is kept on disk, so that after a
+   * restart the first answers need not wait for the model to open and be
+   * scanned (none: computed on each start).
+   */
+  constructor(private readonly library: LibraryLike, private readonly cacheDirOf?: (id: string) => string | null) {}
 
   get(id: string): Promise<OpenTrace> {
     let p = this.open.get(id);
@@ -46,36 +57,81 @@ export class TraceEngines {
   }
 
   private async load(id: string): Promise<SerialEngine> {
+    const dir = this.cacheDirOf?.(id) ?? null;
+    const file = dir && path.join(dir, `meta-v${META_VERSION}.json`);
+    if (file) {
+      const meta = await readMeta(file);
+      if (meta) {
+        const engine = this.library.openEngine(id);
+        engine.catch(() => this.open.delete(id));
+        return new SerialEngine(engine, meta);
+      }
+    }
     const engine = await this.library.openEngine(id);
-    const tables = new Set(
-      (await engine.query<{ name: string }>(`SELECT table_name AS name FROM information_schema.tables`)).map((r) => r.name),
-    );
-    const info = new Map(
-      (await engine.query<{ key: string; value: string }>(`SELECT key, value FROM trace_info`)).map((r) => [r.key, r.value]),
-    );
-    let base = toBig(info.get('first_ts'));
-    let last = toBig(info.get('last_ts'));
-    if (base === null || last === null) {
-      const [r] = await engine.query<{ lo: bigint | null; hi: bigint | null }>(`SELECT min(ts) AS lo, max(ts) AS hi FROM ftrace_event`);
-      base ??= r?.lo ?? 0n;
-      last ??= r?.hi ?? base;
-    }
-    const maxDur = { sched_slice: 0n, thread_state: 0n, slice: 0n };
-    for (const t of Object.keys(maxDur) as Array<keyof typeof maxDur>) {
-      if (!tables.has(t)) continue;
-      const [r] = await engine.query<{ m: bigint | null; open_from: bigint | null }>(
-        `SELECT max(dur) AS m, min(ts) FILTER (WHERE dur < 0) AS open_from FROM ${t}`,
-      );
-      let m = r?.m ?? 0n;
-      if (r?.open_from != null && last - r.open_from > m) m = last - r.open_from;
-      maxDur[t] = m;
-    }
-    return new SerialEngine(engine, { base, last, maxDur, tables });
+    const meta = await computeMeta(engine);
+    if (file) void writeMeta(file, meta);
+    return new SerialEngine(Promise.resolve(engine), meta);
   }
 
   /** Forgets the engines; the library owns them and closes them (TraceLibrary.close). */
   forgetAll(): void {
     this.open.clear();
+  }
+}
+
+async function computeMeta(engine: Engine): Promise<TraceMeta> {
+  const tables = new Set(
+    (await engine.query<{ name: string }>(`SELECT table_name AS name FROM information_schema.tables`)).map((r) => r.name),
+  );
+  const info = new Map(
+    (await engine.query<{ key: string; value: string }>(`SELECT key, value FROM trace_info`)).map((r) => [r.key, r.value]),
+  );
+  let base = toBig(info.get('first_ts'));
+  let last = toBig(info.get('last_ts'));
+  if (base === null || last === null) {
+    const [r] = await engine.query<{ lo: bigint | null; hi: bigint | null }>(`SELECT min(ts) AS lo, max(ts) AS hi FROM ftrace_event`);
+    base ??= r?.lo ?? 0n;
+    last ??= r?.hi ?? base;
+  }
+  const maxDur = { sched_slice: 0n, thread_state: 0n, slice: 0n };
+  for (const t of Object.keys(maxDur) as Array<keyof typeof maxDur>) {
+    if (!tables.has(t)) continue;
+    const [r] = await engine.query<{ m: bigint | null; open_from: bigint | null }>(
+      `SELECT max(dur) AS m, min(ts) FILTER (WHERE dur < 0) AS open_from FROM ${t}`,
+    );
+    let m = r?.m ?? 0n;
+    if (r?.open_from != null && last - r.open_from > m) m = last - r.open_from;
+    maxDur[t] = m;
+  }
+  return { base, last, maxDur, tables };
+}
+
+async function readMeta(file: string): Promise<TraceMeta | null> {
+  try {
+    const j = JSON.parse(await fs.readFile(file, 'utf8')) as { base: string; last: string; maxDur: Record<string, string>; tables: string[] };
+    return {
+      base: BigInt(j.base),
+      last: BigInt(j.last),
+      maxDur: { sched_slice: BigInt(j.maxDur.sched_slice!), thread_state: BigInt(j.maxDur.thread_state!), slice: BigInt(j.maxDur.slice!) },
+      tables: new Set(j.tables),
+    };
+  } catch {
+    return null;
+  }
+}
+
+async function writeMeta(file: string, m: TraceMeta): Promise<void> {
+  const tmp = `${file}.${process.pid}.tmp`;
+  try {
+    await fs.mkdir(path.dirname(file), { recursive: true });
+    await fs.writeFile(tmp, JSON.stringify({
+      base: String(m.base), last: String(m.last),
+      maxDur: Object.fromEntries(Object.entries(m.maxDur).map(([k, v]) => [k, String(v)])),
+      tables: [...m.tables],
+    }));
+    await fs.rename(tmp, file);
+  } catch {
+    await fs.rm(tmp, { force: true }).catch(() => undefined);
   }
 }
 

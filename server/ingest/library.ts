@@ -193,9 +193,29 @@ export class TraceLibrary {
     return file;
   }
 
+  /** Parsed findings.json per trace, while the file is unchanged (several requests read it when a trace opens). */
+  private readonly findingsFiles = new Map<string, { stamp: string; file: Promise<FindingsFile | null> }>();
+
   private async readFindingsFile(id: string): Promise<FindingsFile | null> {
+    const file = path.join(this.paths.traceDir(id), 'findings.json');
+    let stamp: string;
     try {
-      const text = await fs.readFile(path.join(this.paths.traceDir(id), 'findings.json'), 'utf8');
+      const st = await fs.stat(file);
+      stamp = `${st.mtimeMs}:${st.size}:${st.ino}`;
+    } catch {
+      this.findingsFiles.delete(id);
+      return null;
+    }
+    const known = this.findingsFiles.get(id);
+    if (known?.stamp === stamp) return known.file;
+    const parsed = this.parseFindingsFile(file);
+    this.findingsFiles.set(id, { stamp, file: parsed });
+    return parsed;
+  }
+
+  private async parseFindingsFile(jsonPath: string): Promise<FindingsFile | null> {
+    try {
+      const text = await fs.readFile(jsonPath, 'utf8');
       const file = JSON.parse(text) as FindingsFile;
       for (const f of file.findings) {
         f.ts_ns = BigInt(f.ts_ns);

@@ -6,6 +6,8 @@
  *   cpu?cpu=N  thread?utid=N  slice?category=NAME  counter?track=N
  *   instant?name=writepage  flow?kind=wakeup|migration|begin_end
  */
+import fs from 'node:fs/promises';
+import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { HttpError, bigParam, enumParam, intParam, stringParam } from '../http_errors.ts';
 import type { ApiContext } from '../context.ts';
@@ -52,11 +54,37 @@ export function trackList(ctx: ApiContext, id: string, tr: OpenTrace): Promise<T
   }
   let p = m.get(id);
   if (!p) {
-    p = buildTrackList(ctx, id, tr);
+    const file = ctx.cacheDirOf ? path.join(ctx.cacheDirOf(id), `tracks-v${TRACK_LIST_VERSION}.json`) : null;
+    p = (async () => {
+      if (file) {
+        try {
+          return JSON.parse(await fs.readFile(file, 'utf8')) as TrackList;
+        } catch {
+          // not kept yet
+        }
+      }
+      const list = await buildTrackList(ctx, id, tr);
+      if (file) void keep(file, JSON.stringify(list));
+      return list;
+    })();
     m.set(id, p);
     p.catch(() => m!.delete(id));
   }
   return p;
+}
+
+/** Bump when TrackList changes: older kept lists are then ignored. */
+const TRACK_LIST_VERSION = 1;
+
+async function keep(file: string, text: string): Promise<void> {
+  const tmp = `${file}.${process.pid}.tmp`;
+  try {
+    await fs.mkdir(path.dirname(file), { recursive: true });
+    await fs.writeFile(tmp, text);
+    await fs.rename(tmp, file);
+  } catch {
+    await fs.rm(tmp, { force: true }).catch(() => undefined);
+  }
 }
 
 /** Opens a trace and summarises what its first view shows (overview.ts), so that view is instant. */
@@ -166,7 +194,7 @@ export async function registerTrackRoutes(app: FastifyInstance, ctx: ApiContext)
     const ov = kind === 'flow' ? null : ctx.overviews.get(id, tr);
     const okind = kind as 'cpu' | 'thread' | 'slice' | 'counter' | 'instant';
     const utids = kind === 'thread' ? ints(q, 'utid', 2 ** 31 - 1) : [];
-    const fromOverview = !!ov && servesWindow(ov, w) && ov.isReady(okind, utids);
+    const fromOverview = !!ov && servesWindow(ov, w) && ov.isReadySoon(okind, utids);
     if (ov && servesWindow(ov, w) && !fromOverview) setTimeout(() => ov.prepare(okind, utids), 0);
     if (ov && fromOverview) {
       switch (kind) {

@@ -5,7 +5,8 @@ import type { FindingGroup } from '../state/finding_nav.ts';
 import { formatDuration } from '../timeline/time_format.ts';
 import { SeverityCounts } from './start_page.tsx';
 
-const PAGE = 200;
+/** Rows shown per detector at first (more on demand): a large trace has thousands, and rendering them all delays its first view. */
+const PAGE = 50;
 
 interface Props {
   groups: FindingGroup[];
@@ -56,7 +57,9 @@ export function FindingsPanel({ groups, counts, selected, scope, onSelect, onSte
         {groups.map((g) => {
           const isFolded = folded.has(g.detector) && !g.findings.some((f) => f.index === selected);
           const showAll = expanded.has(g.detector);
-          const shown = showAll ? g.findings : g.findings.slice(0, PAGE);
+          // The selected finding (reached with [ ] or a link) is always rendered, with a few after it.
+          const selAt = selected === null ? -1 : g.findings.findIndex((f) => f.index === selected);
+          const shown = showAll ? g.findings : g.findings.slice(0, Math.max(PAGE, selAt + 11));
           return (
             <section key={g.detector} className="finding-group" data-testid={`finding-group-${g.detector}`}>
               <h3 onClick={() => setFolded((s) => toggled(s, g.detector))}>
@@ -86,7 +89,7 @@ export function FindingsPanel({ groups, counts, selected, scope, onSelect, onSte
                       </span>
                     </li>
                   ))}
-                  {!showAll && g.findings.length > PAGE && (
+                  {!showAll && g.findings.length > shown.length && (
                     <li className="more">
                       <button className="link" onClick={() => setExpanded((s) => toggled(s, g.detector))}>
                         show all {g.findings.length}

@@ -165,20 +165,93 @@ function round(x: number): number {
   return Math.round(x * 10) / 10;
 }
 
-// Run on its own.
+/** Median of the finite values. */
+function median(xs: number[]): number {
+  const s = xs.filter(Number.isFinite).sort((a, b) => a - b);
+  if (!s.length) return NaN;
+  const m = s.length >> 1;
+  return round(s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2);
+}
+
+/**
+ * Runs the bench `runs` times, each against a freshly started (cold) server
+ * process on `dataDir` (opened as it is: nothing is ingested or deleted), and
+ * reports every run plus the medians.
+ */
+export async function runColdUiBench(opts: { dataDir: string; runs: number; traceId?: string; holdMs?: number }): Promise<{
+  runs: UiBenchResult[];
+  median: { firstPaintMs: number; p95Ms: number; zoomP95Ms: number; panP95Ms: number; medianMs: number; drawP95Ms: number; trackRequests: number };
+}> {
+  const { spawn } = await import('node:child_process');
+  const net = await import('node:net');
+  const path = await import('node:path');
+  const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
+  const runs: UiBenchResult[] = [];
+  for (let i = 0; i < opts.runs; i++) {
+    const port = await new Promise<number>((res) => {
+      const srv = net.createServer().listen(0, '127.0.0.1', () => {
+        const p = (srv.address() as { port: number }).port;
+        srv.close(() => res(p));
+      });
+    });
+    const child = spawn(process.execPath, [path.join(root, 'bin/stallscope.mjs'), 'serve', '--port', String(port), '--data-dir', opts.dataDir], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout.on('data', (d) => { out += d; });
+    child.stderr.on('data', (d) => { out += d; });
+    try {
+      const end = Date.now() + 60_000;
+      while (!/is running at/.test(out)) {
+        if (child.exitCode !== null || Date.now() > end) throw new Error(`server did not start: ${out}`);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      const baseUrl = `http://127.0.0.1:${port}`;
+      const traceId = opts.traceId ?? (await largestTrace(baseUrl));
+      const r = await runUiBench({ baseUrl, traceId, holdMs: opts.holdMs });
+      runs.push(r);
+      process.stderr.write(`run ${i + 1}/${opts.runs}: first paint ${r.firstPaintMs.toFixed(0)} ms, frames median ${r.all.medianMs} / p95 ${r.all.p95Ms} ms (zoom p95 ${r.zoom.p95Ms}, pan p95 ${r.pan.p95Ms}), draw p95 ${r.draw.p95Ms} ms, ${r.trackRequests} track requests\n`);
+    } finally {
+      const gone = new Promise((r) => child.once('exit', r));
+      if (child.exitCode === null) process.kill(child.pid!, 'SIGTERM');
+      await gone;
+    }
+  }
+  return {
+    runs,
+    median: {
+      firstPaintMs: median(runs.map((r) => r.firstPaintMs)),
+      p95Ms: median(runs.map((r) => r.all.p95Ms)),
+      zoomP95Ms: median(runs.map((r) => r.zoom.p95Ms)),
+      panP95Ms: median(runs.map((r) => r.pan.p95Ms)),
+      medianMs: median(runs.map((r) => r.all.medianMs)),
+      drawP95Ms: median(runs.map((r) => r.draw.p95Ms)),
+      trackRequests: median(runs.map((r) => r.trackRequests)),
+    },
+  };
+}
+
+async function largestTrace(baseUrl: string): Promise<string> {
+  const res = await fetch(`${baseUrl}/api/traces`);
+  const { traces } = (await res.json()) as { traces: Array<{ id: string; status: string; eventsTotal: number }> };
+  const ready = traces.filter((t) => t.status === 'ready').sort((a, b) => b.eventsTotal - a.eventsTotal);
+  if (!ready[0]) throw new Error(`no ready trace at ${baseUrl}`);
+  return ready[0].id;
+}
+
+// Run on its own:
+//   npx tsx bench/ui_bench.ts --url http://127.0.0.1:7420 [--trace <sha256>]     against a running server
+//   npx tsx bench/ui_bench.ts --serve bench/out/model --runs 5 [--trace <sha256>]  cold server per run, medians
 if (import.meta.url === `file://${process.argv[1]}`) {
   const arg = (n: string) => {
     const i = process.argv.indexOf(n);
     return i >= 0 ? process.argv[i + 1] : undefined;
   };
-  const baseUrl = arg('--url') ?? 'http://127.0.0.1:7420';
-  let traceId = arg('--trace');
-  if (!traceId) {
-    const res = await fetch(`${baseUrl}/api/traces`);
-    const { traces } = (await res.json()) as { traces: Array<{ id: string; status: string; eventsTotal: number }> };
-    const ready = traces.filter((t) => t.status === 'ready').sort((a, b) => b.eventsTotal - a.eventsTotal);
-    if (!ready[0]) throw new Error(`no ready trace at ${baseUrl}`);
-    traceId = ready[0].id;
+  const serveDir = arg('--serve');
+  if (serveDir) {
+    const r = await runColdUiBench({ dataDir: serveDir, runs: Number(arg('--runs') ?? 5), traceId: arg('--trace') });
+    console.log(JSON.stringify(process.argv.includes('--all') ? r : { median: r.median, firstPaints: r.runs.map((x) => x.firstPaintMs), p95s: r.runs.map((x) => x.all.p95Ms) }, null, 2));
+  } else {
+    const baseUrl = arg('--url') ?? 'http://127.0.0.1:7420';
+    const traceId = arg('--trace') ?? (await largestTrace(baseUrl));
+    console.log(JSON.stringify(await runUiBench({ baseUrl, traceId }), null, 2));
   }
-  console.log(JSON.stringify(await runUiBench({ baseUrl, traceId }), null, 2));
 }

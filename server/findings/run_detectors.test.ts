@@ -18,7 +18,7 @@ import {
 } from './detector_registry.ts';
 import { findingToJson, reachesSeverity } from './finding.ts';
 import { formatDuration, formatReport, formatTs } from './format_report.ts';
-import { DetectorRunError, runDetectors } from './run_detectors.ts';
+import { DetectorRunError, perRunMacroNames, runDetectors } from './run_detectors.ts';
 
 const SCHEMA = readFileSync(new URL('../../queries/schema.sql', import.meta.url), 'utf8');
 const BUILTIN = ['direct_reclaim_stall', 'kswapd_escalation', 'migration_pingpong', 'reclaim_writeback', 'shrinker_blocking'];
@@ -210,6 +210,34 @@ describe('runDetectors', () => {
       expect((await runDetectors(ro, {})).findings).toEqual([]);
     } finally {
       ro.close();
+    }
+  });
+});
+
+describe('per-run table macros', () => {
+  it('finds the @per_run macros of lib/macros.sql', () => {
+    const macros = readFileSync(new URL('../../queries/detectors/lib/macros.sql', import.meta.url), 'utf8');
+    expect(perRunMacroNames(macros).sort()).toEqual(['ss_reclaim_passes', 'ss_reclaim_windows']);
+    expect(perRunMacroNames('-- @per_run\nCREATE OR REPLACE TEMP MACRO a_b() AS TABLE SELECT 1;\nCREATE TEMP MACRO c() AS TABLE SELECT 2;')).toEqual(['a_b']);
+  });
+
+  it('computes them for one run only: the next run sees new rows, no TEMP table is left', async () => {
+    const e = await openDuckDb(':memory:', { threads: 2 });
+    try {
+      await e.exec(SCHEMA);
+      const windows = async () => (await runDetectors(e, { detectors: ['direct_reclaim_stall'] })).summaries.direct_reclaim_stall!;
+      expect(await windows()).toEqual([]);
+      await e.exec(`INSERT INTO thread (utid, tid, name) VALUES (1, 10, 'dd');
+        INSERT INTO mm_vmscan_direct_reclaim_begin (id, ts, cpu, utid, event) VALUES (1, 1000, 0, 1, 'mm_vmscan_direct_reclaim_begin');
+        INSERT INTO mm_vmscan_direct_reclaim_end (id, ts, cpu, utid, event, nr_reclaimed) VALUES (2, 5000, 0, 1, 'mm_vmscan_direct_reclaim_end', 32)`);
+      const rows = await windows();
+      expect(rows.map((r) => [r.kind, r.stalls, r.max_ns])).toEqual([['direct', 1n, 4000n]]);
+      const left = await e.query(`SELECT table_name FROM duckdb_tables() WHERE table_name LIKE '_ss_run_%'`);
+      expect(left).toEqual([]);
+      // the macro computes again outside a run
+      expect((await e.query('SELECT count(*) AS n FROM ss_reclaim_windows()'))[0]!.n).toBe(1n);
+    } finally {
+      e.close();
     }
   });
 });

@@ -24,6 +24,7 @@ import {
   type DetectorDef,
   type ParamValue,
   REQUIRED_COLUMNS,
+  blankCommentsAndStrings,
   loadDetectors,
   referencedParams,
   resolveParams,
@@ -69,6 +70,53 @@ export async function loadDetectorMacros(engine: Engine): Promise<void> {
   if (macrosLoaded.has(engine)) return;
   await engine.exec(await readFile(DETECTOR_MACROS_FILE, 'utf8'));
   macrosLoaded.add(engine);
+}
+
+/**
+ * Names of the table macros of lib/macros.sql marked `-- @per_run` (the line
+ * right before their `CREATE ... MACRO name() AS TABLE`): expensive building
+ * blocks that several detectors or a detector and its summary call.
+ */
+export function perRunMacroNames(macrosSql: string): string[] {
+  const re = /^--\s*@per_run\b[^\n]*\r?\n\s*CREATE\s+(?:OR\s+REPLACE\s+)?TEMP(?:ORARY)?\s+MACRO\s+([A-Za-z_][A-Za-z0-9_]*)\s*\(\s*\)\s*AS\s+TABLE\b/gim;
+  return [...macrosSql.matchAll(re)].map((m) => m[1]!);
+}
+
+/**
+ * The `@per_run` macros of one detector run: the first statement of the run
+ * that calls one materialises it into a TEMP table and points the macro at
+ * that table, so later statements (the summary, other detectors) read it
+ * instead of computing it again. `release()` restores the computing
+ * definitions and drops the tables: the next run may see other data.
+ */
+class PerRunTables {
+  private readonly made: string[] = [];
+
+  constructor(
+    private readonly engine: Engine,
+    private readonly macrosSql: string,
+    private readonly names: string[],
+  ) {}
+
+  /** Materialises the per-run macros `sql` calls that this run has not yet. */
+  async prepare(sql: string): Promise<void> {
+    const code = blankCommentsAndStrings(sql);
+    for (const name of this.names) {
+      if (this.made.includes(name) || !new RegExp(`\\b${name}\\s*\\(`, 'i').test(code)) continue;
+      const table = `_ss_run_${name}`;
+      this.made.push(name);
+      await this.engine.exec(
+        `CREATE OR REPLACE TEMP TABLE ${table} AS FROM ${name}();\n` +
+          `CREATE OR REPLACE TEMP MACRO ${name}() AS TABLE FROM temp.main.${table};`,
+      );
+    }
+  }
+
+  async release(): Promise<void> {
+    if (this.made.length === 0) return;
+    await this.engine.exec(this.macrosSql);
+    for (const name of this.made) await this.engine.exec(`DROP TABLE IF EXISTS temp.main._ss_run_${name}`);
+  }
 }
 
 /** Binds what the statement references; integers as BIGINT-compatible bigint. */
@@ -119,8 +167,10 @@ async function runStatement(
   file: string,
   sql: string,
   values: Record<string, ParamValue>,
+  perRun: PerRunTables,
 ): Promise<Row[]> {
   try {
+    await perRun.prepare(sql);
     const params = bindParams(sql, values);
     return await queryRows(engine, sql, Object.keys(params).length ? params : undefined);
   } catch (e) {
@@ -204,8 +254,18 @@ async function threadsByUtid(engine: Engine, utids: Set<number>): Promise<Map<nu
   return out;
 }
 
+/** Runs on one engine, one after the other (they share its connection and per-run TEMP tables). */
+const runsByEngine = new WeakMap<Engine, Promise<unknown>>();
+
 /** Runs the selected detectors (and their summaries) and returns ordered findings. */
 export async function runDetectors(engine: Engine, opts: RunOptions = {}): Promise<RunResult> {
+  const previous = runsByEngine.get(engine) ?? Promise.resolve();
+  const run = previous.catch(() => undefined).then(() => runDetectorsNow(engine, opts));
+  runsByEngine.set(engine, run.catch(() => undefined));
+  return run;
+}
+
+async function runDetectorsNow(engine: Engine, opts: RunOptions): Promise<RunResult> {
   const all = await loadDetectors(opts.extraDirs ?? []);
   let selected = all;
   if (opts.detectors && opts.detectors.length > 0) {
@@ -226,32 +286,38 @@ export async function runDetectors(engine: Engine, opts: RunOptions = {}): Promi
   const paramsById = new Map(selected.map((d) => [d.id, resolveParams(d, overrides)]));
 
   await loadDetectorMacros(engine);
+  const macrosSql = await readFile(DETECTOR_MACROS_FILE, 'utf8');
+  const perRun = new PerRunTables(engine, macrosSql, perRunMacroNames(macrosSql));
   const raw: Omit<Finding, 'tid' | 'comm'>[] = [];
   const summaries: Record<string, Row[]> = {};
   const timings: Record<string, number> = {};
-  for (const det of selected) {
-    const values = paramsById.get(det.id)!;
-    const t0 = performance.now();
-    const rows = await runStatement(engine, det, det.file, det.sql, values);
-    if (rows.length > 0) {
-      const missing = REQUIRED_COLUMNS.filter((c) => !(c in rows[0]!));
-      if (missing.length) {
-        throw new DetectorRunError(det.id, det.file, null, null, `result lacks column(s) ${missing.join(', ')}`);
+  try {
+    for (const det of selected) {
+      const values = paramsById.get(det.id)!;
+      const t0 = performance.now();
+      const rows = await runStatement(engine, det, det.file, det.sql, values, perRun);
+      if (rows.length > 0) {
+        const missing = REQUIRED_COLUMNS.filter((c) => !(c in rows[0]!));
+        if (missing.length) {
+          throw new DetectorRunError(det.id, det.file, null, null, `result lacks column(s) ${missing.join(', ')}`);
+        }
+      }
+      rows.forEach((row, i) => {
+        try {
+          raw.push(rowToFinding(det, row, i));
+        } catch (e) {
+          throw new DetectorRunError(det.id, det.file, null, e, (e as Error).message);
+        }
+      });
+      timings[det.id] = performance.now() - t0;
+      if (det.summarySql != null && det.summaryFile != null) {
+        const s0 = performance.now();
+        summaries[det.id] = await runStatement(engine, det, det.summaryFile, det.summarySql, values, perRun);
+        timings[`${det.id}.summary`] = performance.now() - s0;
       }
     }
-    rows.forEach((row, i) => {
-      try {
-        raw.push(rowToFinding(det, row, i));
-      } catch (e) {
-        throw new DetectorRunError(det.id, det.file, null, e, (e as Error).message);
-      }
-    });
-    timings[det.id] = performance.now() - t0;
-    if (det.summarySql != null && det.summaryFile != null) {
-      const s0 = performance.now();
-      summaries[det.id] = await runStatement(engine, det, det.summaryFile, det.summarySql, values);
-      timings[`${det.id}.summary`] = performance.now() - s0;
-    }
+  } finally {
+    await perRun.release();
   }
 
   const threads = await threadsByUtid(

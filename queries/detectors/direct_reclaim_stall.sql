@@ -60,27 +60,18 @@ bounds AS (
     ss_trace_end(greatest((SELECT max(ts) FROM mm_vmscan_direct_reclaim_begin), (SELECT max(ts) FROM mm_vmscan_direct_reclaim_end))) AS t1
 ),
 marks AS (
-  -- narrow rows for the sort; the begin / end details are joined back by id
-  SELECT id, ts, utid, true AS is_begin, ss_reclaim_family(event) AS family FROM mm_vmscan_direct_reclaim_begin
+  -- begin/end pairs per task and family (lib/macros.sql: ss_pair_marks)
+  SELECT id, ts, utid, ss_reclaim_family(event) AS grp, true AS is_begin, NULL AS tag FROM mm_vmscan_direct_reclaim_begin
   UNION ALL
-  SELECT id, ts, utid, false, ss_reclaim_family(event) FROM mm_vmscan_direct_reclaim_end
-),
-seq AS (
-  SELECT *,
-    lead(is_begin) OVER w AS n_is_begin, lead(id) OVER w AS n_id, lead(ts) OVER w AS n_ts,
-    lag(is_begin) OVER w AS p_is_begin
-  FROM marks
-  WINDOW w AS (PARTITION BY utid, family ORDER BY ts, id)
+  SELECT id, ts, utid, ss_reclaim_family(event), false, NULL FROM mm_vmscan_direct_reclaim_end
 ),
 pairs AS (
-  SELECT id AS begin_id, CASE WHEN n_is_begin = false THEN n_id END AS end_id, utid, family,
-         CASE WHEN n_is_begin = false THEN 'closed' WHEN n_is_begin IS NULL THEN 'open' ELSE 'end_lost' END AS state,
-         CASE WHEN n_is_begin IS NULL THEN (SELECT t1 FROM bounds) - ts ELSE n_ts - ts END AS f_dur,
-         ts AS f_ts
-  FROM seq WHERE is_begin
-  UNION ALL
-  SELECT NULL, id, utid, family, 'begin_missing', ts - (SELECT t0 FROM bounds), (SELECT t0 FROM bounds)
-  FROM seq WHERE NOT is_begin AND p_is_begin IS NULL
+  SELECT begin_id, end_id, utid, grp AS family, state,
+    CASE state WHEN 'open' THEN (SELECT t1 FROM bounds) - ts
+               WHEN 'begin_missing' THEN ts - (SELECT t0 FROM bounds)
+               ELSE next_ts - ts END AS f_dur,
+    CASE WHEN state = 'begin_missing' THEN (SELECT t0 FROM bounds) ELSE ts END AS f_ts
+  FROM ss_pair_marks(marks)
 ),
 stalls AS (
   SELECT p.*, coalesce(b.cpu, e.cpu) AS cpu,

@@ -24,26 +24,15 @@ bounds AS (
     ss_trace_start(least((SELECT min(ts) FROM mm_vmscan_direct_reclaim_begin), (SELECT min(ts) FROM mm_vmscan_direct_reclaim_end))) AS t0,
     ss_trace_end(greatest((SELECT max(ts) FROM mm_vmscan_direct_reclaim_begin), (SELECT max(ts) FROM mm_vmscan_direct_reclaim_end))) AS t1
 ),
-marks AS (
-  SELECT id, ts, utid, true AS is_begin, ss_reclaim_family(event) AS family, NULL::BIGINT AS nr_reclaimed
-  FROM mm_vmscan_direct_reclaim_begin
-  UNION ALL
-  SELECT id, ts, utid, false, ss_reclaim_family(event), nr_reclaimed
-  FROM mm_vmscan_direct_reclaim_end
-),
-seq AS (
-  SELECT *, lead(is_begin) OVER w AS n_is_begin, lead(ts) OVER w AS n_ts, lead(nr_reclaimed) OVER w AS n_nr_reclaimed
-  FROM marks
-  WINDOW w AS (PARTITION BY utid, family ORDER BY ts, id)
-),
 stalls AS (
-  SELECT s.utid, n_ts - s.ts AS dur, n_nr_reclaimed AS nr_reclaimed,
-    CASE family WHEN 'direct' THEN 'direct' WHEN 'node' THEN 'node' ELSE 'memcg' END AS kind,
+  -- completed passes (lib/macros.sql: ss_reclaim_windows(), shared with other detectors)
+  SELECT r.utid, r.end_ts - r.ts AS dur, r.nr_reclaimed,
+    CASE r.family WHEN 'direct' THEN 'direct' WHEN 'node' THEN 'node' ELSE 'memcg' END AS kind,
     t.upid, p.pid, coalesce(p.name, t.name) AS process, t.name AS tname
-  FROM seq s
-  LEFT JOIN thread t ON t.utid = s.utid
+  FROM ss_reclaim_windows() r
+  LEFT JOIN thread t ON t.utid = r.utid
   LEFT JOIN process p ON p.upid = t.upid
-  WHERE is_begin AND n_is_begin = false
+  WHERE r.state = 'closed'
 )
 SELECT
   kind,

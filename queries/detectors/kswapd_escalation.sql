@@ -74,7 +74,7 @@ params AS (
 -- every kswapd episode and task reclaim pass that wound down to warn_priority
 passes AS MATERIALIZED (
   SELECT r.*, t.tid, t.name AS tname
-  FROM ss_reclaim_passes(steps_at_or_below := $warn_priority::INTEGER) r
+  FROM ss_reclaim_passes() r
   LEFT JOIN thread t USING (utid)
   WHERE r.min_priority <= $warn_priority::INTEGER
 ),

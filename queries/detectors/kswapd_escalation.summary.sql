@@ -30,7 +30,7 @@ SELECT
   sum(e.nr_reclaimed)::BIGINT AS nr_reclaimed,
   CASE WHEN sum(e.nr_scanned) > 0 THEN round(sum(e.nr_reclaimed) / sum(e.nr_scanned), 4) END AS efficiency,
   sum(e.slab_freed)::BIGINT AS slab_freed
-FROM ss_reclaim_passes(steps_at_or_below := -1, kswapd_only := true) e
+FROM ss_reclaim_passes() e  -- computed once per run, shared with the detector
 LEFT JOIN thread t USING (utid)
 WHERE e.is_kswapd
 GROUP BY e.utid

@@ -66,33 +66,15 @@ bounds AS (
     ss_trace_start(least((SELECT min(ts) FROM mm_shrink_slab_start), (SELECT min(ts) FROM mm_shrink_slab_end))) AS t0,
     ss_trace_end(greatest((SELECT max(ts) FROM mm_shrink_slab_start), (SELECT max(ts) FROM mm_shrink_slab_end))) AS t1
 ),
--- Starts and ends of one task, in file order (narrow rows for the sort;
--- the details are joined back by id).
+-- Starts and ends of one task (lib/macros.sql: ss_pair_marks): a start pairs
+-- with the task's next shrinker event if that is an end of the same symbol.
 marks AS (
-  SELECT id, ts, utid, true AS is_start, ss_sym(shrink) AS sym FROM mm_shrink_slab_start
+  SELECT id, ts, utid, NULL AS grp, true AS is_begin, ss_sym(shrink) AS tag FROM mm_shrink_slab_start
   UNION ALL
-  SELECT id, ts, utid, false, ss_sym(shrink) FROM mm_shrink_slab_end
-),
-seq AS (
-  SELECT *,
-    lead(is_start) OVER w AS n_is_start, lead(id) OVER w AS n_id, lead(ts) OVER w AS n_ts, lead(sym) OVER w AS n_sym,
-    lag(is_start) OVER w AS p_is_start
-  FROM marks
-  WINDOW w AS (PARTITION BY utid ORDER BY ts, id)
-),
-paired AS (
-  SELECT *, coalesce(is_start AND NOT n_is_start AND (sym IS NULL OR n_sym IS NULL OR sym = n_sym), false) AS closes
-  FROM seq
+  SELECT id, ts, utid, NULL, false, ss_sym(shrink) FROM mm_shrink_slab_end
 ),
 pairs AS (
-  SELECT id AS start_id, ts, utid, sym,
-         CASE WHEN closes THEN 'closed' WHEN n_is_start IS NULL THEN 'open' ELSE 'end_lost' END AS state,
-         CASE WHEN closes THEN n_id END AS end_id,
-         n_ts
-  FROM paired WHERE is_start
-  UNION ALL
-  SELECT NULL, ts, utid, sym, 'begin_missing', id, ts
-  FROM paired WHERE NOT is_start AND p_is_start IS NULL
+  SELECT begin_id AS start_id, ts, utid, tag AS sym, state, end_id, next_ts AS n_ts FROM ss_pair_marks(marks)
 ),
 -- Duration and severity first, so the details below are joined for the
 -- findings only (a few thousand rows), not for every call (millions).
@@ -122,18 +104,8 @@ calls AS (
 ),
 -- Traced reclaim windows of ordinary tasks (softlimit reclaim runs nested in
 -- direct reclaim / kswapd, so it is not a context of its own here).
-_rb AS (
-  SELECT id, ts, utid, ss_reclaim_family(event) AS family, true AS is_begin FROM mm_vmscan_direct_reclaim_begin
-  UNION ALL
-  SELECT id, ts, utid, ss_reclaim_family(event), false FROM mm_vmscan_direct_reclaim_end
-),
-_rb_seq AS (
-  SELECT *, lead(is_begin) OVER w AS n_is_begin, lead(ts) OVER w AS n_ts
-  FROM _rb WINDOW w AS (PARTITION BY utid, family ORDER BY ts, id)
-),
 reclaim AS (
-  SELECT utid, family, ts, CASE WHEN NOT n_is_begin THEN n_ts END AS end_ts
-  FROM _rb_seq WHERE is_begin AND family <> 'memcg_softlimit'
+  SELECT utid, family, ts, end_ts FROM ss_reclaim_windows() WHERE family <> 'memcg_softlimit'
 ),
 classified AS (
   SELECT m.*, t.tid, t.name AS tname,

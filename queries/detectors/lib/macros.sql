@@ -89,6 +89,52 @@ CREATE OR REPLACE TEMP MACRO ss_severity_rank(s) AS
 -- ---------------------------------------------------------------------------
 -- Table macros (shared building blocks; call as `FROM ss_reclaim_windows()`)
 -- ---------------------------------------------------------------------------
+--
+-- A table macro whose definition is preceded by a `-- @per_run` line is
+-- computed at most once per detector run: the runner
+-- (server/findings/run_detectors.ts) materialises it into a TEMP table the
+-- first time a detector or summary of the run calls it, and later calls read
+-- that table. Such a macro takes no arguments (callers filter its rows).
+
+-- ss_pair_marks(marks): pairs the begin and end tracepoints of a kernel
+-- function that runs synchronously in a task (mm_vmscan_*_reclaim_begin/end,
+-- mm_shrink_slab_start/end). `marks` names a table or CTE of the caller with
+--   id BIGINT, ts BIGINT, utid INTEGER
+--   grp      marks pair within (utid, grp) only (any type; use NULL for one group per task)
+--   is_begin BOOLEAN
+--   tag      a begin is closed only by an end with the same tag, or where either tag is NULL
+--            (any type; NULL where there is nothing to match)
+-- A begin pairs with the next mark of its (utid, grp) in (ts, id) order when
+-- that is an end with a matching tag. One row per begin, plus one per end
+-- that is the first mark of its (utid, grp) (the call began before the trace):
+--   begin_id BIGINT   the begin; NULL for 'begin_missing'
+--   end_id BIGINT     the end that closes it ('closed'), or the end of 'begin_missing'
+--   ts BIGINT         begin ts ('begin_missing': the end's ts)
+--   utid, grp, tag    of the begin ('begin_missing': of the end)
+--   next_ts BIGINT    ts of the next mark of the (utid, grp) after the begin (its end, or
+--                     whatever came instead); NULL if none ('begin_missing': the end's ts)
+--   state VARCHAR     'closed' | 'open' (no later mark: running at the end of the trace)
+--                     | 'end_lost' (followed by a begin, or by an end of another tag)
+--                     | 'begin_missing'
+CREATE OR REPLACE TEMP MACRO ss_pair_marks(marks) AS TABLE
+SELECT
+  CASE WHEN is_begin THEN id END AS begin_id,
+  CASE WHEN NOT is_begin THEN id WHEN closes THEN n_id END AS end_id,
+  ts, utid, grp, tag,
+  CASE WHEN is_begin THEN n_ts ELSE ts END AS next_ts,
+  CASE WHEN NOT is_begin THEN 'begin_missing' WHEN closes THEN 'closed'
+       WHEN n_is_begin IS NULL THEN 'open' ELSE 'end_lost' END AS state
+FROM (
+  SELECT *, coalesce(is_begin AND NOT n_is_begin AND (tag IS NULL OR n_tag IS NULL OR tag = n_tag), false) AS closes
+  FROM (
+    SELECT *,
+      lead(is_begin) OVER w AS n_is_begin, lead(id) OVER w AS n_id, lead(ts) OVER w AS n_ts, lead(tag) OVER w AS n_tag,
+      lag(is_begin) OVER w AS p_is_begin
+    FROM (SELECT id, ts, utid, grp, is_begin, tag FROM query_table(marks))  -- narrow rows for the sort
+    WINDOW w AS (PARTITION BY utid, grp ORDER BY ts, id)
+  )
+)
+WHERE is_begin OR p_is_begin IS NULL;  -- every begin; an end only as the first mark of its (utid, grp)
 
 -- ss_reclaim_windows(): one row per reclaim pass of a task bracketed by
 -- mm_vmscan_{direct,memcg,memcg_softlimit,node}_reclaim_begin/end. A begin
@@ -107,37 +153,25 @@ CREATE OR REPLACE TEMP MACRO ss_severity_rank(s) AS
 --   nr_reclaimed BIGINT from the end
 --   state VARCHAR       'closed' | 'open' (nothing after it: in reclaim at end of trace)
 --                       | 'end_lost' (followed by another begin)
+-- @per_run
 CREATE OR REPLACE TEMP MACRO ss_reclaim_windows() AS TABLE
 WITH marks AS (
-  SELECT id, ts, cpu, utid, true AS is_begin, ss_reclaim_family(event) AS family, event,
-         "order", gfp_flags, nid, NULL::BIGINT AS nr_reclaimed
-  FROM mm_vmscan_direct_reclaim_begin
+  SELECT id, ts, utid, ss_reclaim_family(event) AS grp, true AS is_begin, NULL AS tag FROM mm_vmscan_direct_reclaim_begin
   UNION ALL
-  SELECT id, ts, cpu, utid, false, ss_reclaim_family(event), event, NULL, NULL, NULL, nr_reclaimed
-  FROM mm_vmscan_direct_reclaim_end
-),
-seq AS (
-  SELECT *,
-    lead(is_begin) OVER w AS n_is_begin, lead(id) OVER w AS n_id, lead(ts) OVER w AS n_ts,
-    lead(nr_reclaimed) OVER w AS n_nr_reclaimed
-  FROM marks
-  WINDOW w AS (PARTITION BY utid, family ORDER BY ts, id)
+  SELECT id, ts, utid, ss_reclaim_family(event), false, NULL FROM mm_vmscan_direct_reclaim_end
 )
 SELECT
-  id AS begin_id,
-  CASE WHEN NOT n_is_begin THEN n_id END AS end_id,
-  ts,
-  CASE WHEN NOT n_is_begin THEN n_ts END AS end_ts,
-  n_ts AS next_ts,
-  cpu, utid, family, event, "order", gfp_flags, nid,
-  CASE WHEN NOT n_is_begin THEN n_nr_reclaimed END AS nr_reclaimed,
-  CASE WHEN NOT n_is_begin THEN 'closed' WHEN n_is_begin IS NULL THEN 'open' ELSE 'end_lost' END AS state
-FROM seq
-WHERE is_begin;
+  p.begin_id, p.end_id, p.ts,
+  CASE WHEN p.state = 'closed' THEN p.next_ts END AS end_ts,
+  p.next_ts, b.cpu, p.utid, p.grp AS family, b.event, b."order", b.gfp_flags, b.nid,
+  e.nr_reclaimed, p.state
+FROM ss_pair_marks(marks) p
+JOIN mm_vmscan_direct_reclaim_begin b ON b.id = p.begin_id
+LEFT JOIN mm_vmscan_direct_reclaim_end e ON e.id = p.end_id;
 
--- ss_reclaim_passes(steps_at_or_below := 12, kswapd_only := false): one row per kswapd episode and
--- per direct / memcg / node reclaim pass of an ordinary task, with the scan
--- priorities its LRU and slab passes ran at.
+-- ss_reclaim_passes(): one row per kswapd episode and per direct / memcg /
+-- node reclaim pass of an ordinary task, with the scan priorities its LRU and
+-- slab passes ran at.
 --
 -- kswapd: a kswapd thread is one named kswapdN or one that emitted
 -- mm_vmscan_kswapd_wake/sleep. An episode starts at mm_vmscan_kswapd_wake,
@@ -153,20 +187,20 @@ WHERE is_begin;
 -- Members: the thread's mm_vmscan_lru_shrink_inactive/active and
 -- mm_shrink_slab_start/end in between.
 --
--- How (one sort of all those events): per thread, a running count of the
--- markers (wake, sleep, begin, end) numbers the segments between them; a
--- sleep or end belongs to the segment before it. A kswapd segment with any
--- non-sleep event is an episode; a task's segment is a pass when it starts
--- with a begin.
+-- How: per thread, the markers (wake, sleep, begin, end; a few per episode)
+-- number the segments between them; a sleep or end closes the segment before
+-- it. Each of the millions of LRU / slab events finds its segment by an ASOF
+-- join on ts against the markers (one sort of those events; no window runs
+-- over them), then a hash aggregate reduces them to one row per segment and
+-- priority. A kswapd segment with any event, or opened by a wake, is an
+-- episode; a task's segment is a pass when a begin opens it.
 --
--- priority_steps is computed only for rows whose min_priority is at or
--- below `steps_at_or_below` (empty for the others): the per-event window work
--- is then limited to what a caller reports. kswapd_only := true skips the
--- events of ordinary tasks altogether (for kswapd summaries).
+-- Computed once per detector run (@per_run): callers filter (is_kswapd,
+-- min_priority) themselves.
 --   utid INTEGER           JOINID(thread.utid)
 --   is_kswapd BOOLEAN      kswapd episode (else a task's reclaim pass)
 --   context VARCHAR        'kswapd' | 'direct reclaim' | 'memcg reclaim' | 'node reclaim'
---   seg BIGINT             segment number on the thread (a key, not consecutive)
+--   seg BIGINT             segment number on the thread (a key)
 --   start_id BIGINT        the wake / begin event, or the first reclaim event (implicit kswapd episode)
 --   ts BIGINT              start
 --   cpu INTEGER            CPU of the start event
@@ -188,7 +222,8 @@ WHERE is_begin;
 --   end_nr_reclaimed BIGINT task: nr_reclaimed of the end event
 --   priority_steps STRUCT(priority INTEGER, at_ns BIGINT)[]  each new lowest priority and when (from start)
 --   event_ids BIGINT[]     start event, the event of each priority step, the end event
-CREATE OR REPLACE TEMP MACRO ss_reclaim_passes(steps_at_or_below := 12, kswapd_only := false) AS TABLE
+-- @per_run
+CREATE OR REPLACE TEMP MACRO ss_reclaim_passes() AS TABLE
 WITH
 kthreads AS (
   SELECT utid FROM thread WHERE ss_is_kswapd(name)
@@ -202,100 +237,140 @@ t1 AS (
     (SELECT max(ts) FROM mm_vmscan_kswapd_wake), (SELECT max(ts) FROM mm_vmscan_kswapd_sleep),
     (SELECT max(ts) FROM mm_vmscan_direct_reclaim_begin), (SELECT max(ts) FROM mm_vmscan_direct_reclaim_end))) AS t1
 ),
+-- Markers, per thread in (ts, id) order: k 1 wake, 2 sleep, 3 begin, 4 end.
+-- Marker n opens segment n (the thread's events up to its next marker);
+-- segment 0 is what comes before its first marker.
+markers AS (
+  SELECT *, row_number() OVER (PARTITION BY utid ORDER BY ts, id) AS n
+  FROM (
+    SELECT id, ts, utid, 1 AS k FROM mm_vmscan_kswapd_wake
+    UNION ALL
+    SELECT id, ts, utid, 2 FROM mm_vmscan_kswapd_sleep
+    UNION ALL
+    SELECT id, ts, utid, 3 FROM mm_vmscan_direct_reclaim_begin
+    WHERE ss_reclaim_family(event) <> 'memcg_softlimit' AND utid NOT IN (SELECT utid FROM kthreads)
+    UNION ALL
+    SELECT id, ts, utid, 4 FROM mm_vmscan_direct_reclaim_end
+    WHERE ss_reclaim_family(event) <> 'memcg_softlimit' AND utid NOT IN (SELECT utid FROM kthreads)
+  )
+),
+-- Each segment with the marker that opens it (a wake or begin; a sleep or end
+-- opens a segment too, one that is an episode only if kswapd did something in
+-- it) and the sleep / end that closes it (the next marker, if it is one).
+segments AS (
+  SELECT utid, n AS seg,
+    CASE WHEN k IN (1, 3) THEN id END AS open_id,
+    CASE WHEN k IN (1, 3) THEN ts END AS open_ts,
+    k = 1 AS woken, k = 3 AS begun,
+    CASE WHEN next_k IN (2, 4) THEN next_id END AS end_id,
+    CASE WHEN next_k IN (2, 4) THEN next_ts END AS end_marker_ts
+  FROM (
+    SELECT *, lead(k) OVER w AS next_k, lead(id) OVER w AS next_id, lead(ts) OVER w AS next_ts
+    FROM markers WINDOW w AS (PARTITION BY utid ORDER BY n)
+  )
+  UNION ALL
+  SELECT utid, 0, NULL, NULL, false, false,
+    CASE WHEN k IN (2, 4) THEN id END, CASE WHEN k IN (2, 4) THEN ts END
+  FROM markers WHERE n = 1
+),
+-- The markers of a thread at one timestamp (one usually; a clock tick can
+-- hold several): an event at that very ts is after those with a lower id.
+marker_ts AS (
+  SELECT utid, ts, min(n) AS first_n, max(n) AS last_n, list(id) AS ids
+  FROM markers GROUP BY utid, ts
+),
 relevant AS (
   -- threads whose reclaim events can belong to a pass
   SELECT utid FROM kthreads
   UNION
-  SELECT utid FROM mm_vmscan_direct_reclaim_begin WHERE NOT kswapd_only
+  SELECT utid FROM mm_vmscan_direct_reclaim_begin
 ),
-act AS (
-  -- narrow rows (the sort below carries them): k 1 wake, 2 sleep, 3 begin, 4 end (markers),
-  -- 5 lru inactive, 6 lru active, 7 slab start, 8 slab end; v1 = nr_scanned or slab retval,
-  -- v2 = nr_reclaimed. Marker details are joined back by id afterwards.
-  SELECT id, ts, utid, 1::UTINYINT AS k, NULL::INTEGER AS priority, NULL::BIGINT AS v1, NULL::BIGINT AS v2
-  FROM mm_vmscan_kswapd_wake
+events AS (
+  -- k 5 lru inactive, 6 lru active, 7 slab start, 8 slab end
+  SELECT id, ts, utid, 5::UTINYINT AS k, priority, nr_scanned, nr_reclaimed, NULL::BIGINT AS slab_freed
+  FROM mm_vmscan_lru_shrink_inactive WHERE utid IN (SELECT utid FROM relevant)
   UNION ALL
-  SELECT id, ts, utid, 2, NULL, NULL, NULL FROM mm_vmscan_kswapd_sleep
-  UNION ALL
-  SELECT id, ts, utid, 3, NULL, NULL, NULL FROM mm_vmscan_direct_reclaim_begin
-  WHERE NOT kswapd_only AND ss_reclaim_family(event) <> 'memcg_softlimit' AND utid NOT IN (SELECT utid FROM kthreads)
-  UNION ALL
-  SELECT id, ts, utid, 4, NULL, NULL, NULL FROM mm_vmscan_direct_reclaim_end
-  WHERE NOT kswapd_only AND ss_reclaim_family(event) <> 'memcg_softlimit' AND utid NOT IN (SELECT utid FROM kthreads)
-  UNION ALL
-  SELECT id, ts, utid, 5, priority, nr_scanned, nr_reclaimed FROM mm_vmscan_lru_shrink_inactive
+  SELECT id, ts, utid, 6, priority, NULL, NULL, NULL FROM mm_vmscan_lru_shrink_active
   WHERE utid IN (SELECT utid FROM relevant)
   UNION ALL
-  SELECT id, ts, utid, 6, priority, NULL, NULL FROM mm_vmscan_lru_shrink_active
+  SELECT id, ts, utid, 7, priority, NULL, NULL, NULL FROM mm_shrink_slab_start
   WHERE utid IN (SELECT utid FROM relevant)
   UNION ALL
-  SELECT id, ts, utid, 7, priority, NULL, NULL FROM mm_shrink_slab_start
-  WHERE utid IN (SELECT utid FROM relevant)
-  UNION ALL
-  SELECT id, ts, utid, 8, NULL, retval, NULL FROM mm_shrink_slab_end
+  SELECT id, ts, utid, 8, NULL, NULL, NULL, retval FROM mm_shrink_slab_end
   WHERE utid IN (SELECT utid FROM relevant)
 ),
-members AS MATERIALIZED (
-  SELECT id, ts, utid, k, priority, v1, v2, rn, CASE WHEN k IN (2, 4) THEN seg - 1 ELSE seg END AS key
-  FROM (
-    SELECT *,
-      -- one global running count over (utid, ts, id): unpartitioned, so the
-      -- sort runs on all threads even when one kswapd has most events;
-      -- (utid, seg) is still a unique segment key
-      sum(CASE WHEN k <= 4 THEN 1 ELSE 0 END) OVER w AS seg,
-      row_number() OVER w AS rn  -- (ts, id) order as one integer, for cheap arg_min below
-    FROM act
-    WINDOW w AS (ORDER BY utid, ts, id ROWS UNBOUNDED PRECEDING)
-  )
-),
-agg AS (
-  SELECT
-    utid, key AS seg,
-    arg_min(id, rn) FILTER (WHERE k NOT IN (2, 4)) AS start_id,
-    min(ts) FILTER (WHERE k NOT IN (2, 4)) AS ts,
-    bool_or(k = 1) AS woken,
-    bool_or(k = 3) AS begun,
-    count(*) FILTER (WHERE k NOT IN (2, 4)) AS n_members,
-    min(ts) FILTER (WHERE k IN (2, 4)) AS end_marker_ts,
-    min(id) FILTER (WHERE k IN (2, 4)) AS end_id,
-    min(priority) AS min_priority,
-    arg_min(priority, rn) FILTER (WHERE priority IS NOT NULL) AS start_priority,
-    arg_min(ts, priority * 1099511627776 + rn) FILTER (WHERE priority IS NOT NULL) AS min_ts,
-    arg_min(id, priority * 1099511627776 + rn) FILTER (WHERE priority IS NOT NULL) AS min_id,
-    sum(v1) FILTER (WHERE k = 5)::BIGINT AS nr_scanned,
-    sum(v2) FILTER (WHERE k = 5)::BIGINT AS nr_reclaimed,
-    sum(v1) FILTER (WHERE k = 8)::BIGINT AS slab_freed,
+-- Each event's segment: the thread's last marker before it, found by an
+-- ASOF join on ts (one sort of the events, no window over them). At a tied
+-- ts the ids decide, as everywhere: (ts, id) is the event order.
+-- Then per segment and priority (at most 14 rows per segment: 0..12 and
+-- NULL for slab ends), the first event at that priority and the sums; all
+-- per-segment values below derive from these few rows. first_key orders
+-- events like (ts, id) in one number.
+by_priority AS MATERIALIZED (
+  SELECT utid, seg, priority,
+    min(ts::HUGEINT * 18446744073709551616 + id) AS first_key,
+    min(ts) AS first_ts,
+    count(*) AS n_events,
+    sum(nr_scanned) AS nr_scanned,
+    sum(nr_reclaimed) AS nr_reclaimed,
+    sum(slab_freed) AS slab_freed,
     count(*) FILTER (WHERE k = 5) AS lru_passes
-  FROM members
-  GROUP BY utid, key
+  FROM (
+    SELECT e.*,
+      CASE WHEN m.ts IS NULL THEN 0
+           WHEN m.ts < e.ts THEN m.last_n
+           ELSE m.first_n - 1 + len(list_filter(m.ids, i -> i < e.id)) END AS seg
+    FROM events e
+    ASOF LEFT JOIN marker_ts m ON m.utid = e.utid AND e.ts >= m.ts
+  )
+  GROUP BY utid, seg, priority
+),
+by_segment AS (
+  SELECT utid, seg,
+    min(first_key) AS first_key,
+    count(*) AS n_priorities,
+    sum(n_events) AS n_events,
+    min(priority) AS min_priority,
+    arg_min(priority, first_key) FILTER (WHERE priority IS NOT NULL) AS start_priority,
+    min(first_ts) AS first_ts,
+    arg_min(first_key, priority) FILTER (WHERE priority IS NOT NULL) AS min_key,
+    arg_min(first_ts, priority) FILTER (WHERE priority IS NOT NULL) AS min_ts,
+    sum(nr_scanned)::BIGINT AS nr_scanned,
+    sum(nr_reclaimed)::BIGINT AS nr_reclaimed,
+    sum(slab_freed)::BIGINT AS slab_freed,
+    sum(lru_passes)::BIGINT AS lru_passes
+  FROM by_priority
+  GROUP BY utid, seg
 ),
 groups AS MATERIALIZED (
-  SELECT a.*, a.utid IN (SELECT utid FROM kthreads) AS is_kswapd
-  FROM agg a
-  WHERE CASE WHEN a.utid IN (SELECT utid FROM kthreads) THEN a.n_members > 0 ELSE a.begun END
+  SELECT utid, seg, s.open_id IS NOT NULL AS opened,
+    coalesce(s.open_id, (b.first_key - b.first_ts::HUGEINT * 18446744073709551616)::BIGINT) AS start_id,
+    coalesce(s.open_ts, b.first_ts) AS ts,
+    coalesce(s.woken, false) AS woken, coalesce(s.begun, false) AS begun,
+    s.end_marker_ts, s.end_id,
+    b.min_priority, b.start_priority,
+    b.min_ts, (b.min_key - b.min_ts::HUGEINT * 18446744073709551616)::BIGINT AS min_id,
+    b.nr_scanned, b.nr_reclaimed, b.slab_freed, coalesce(b.lru_passes, 0) AS lru_passes,
+    utid IN (SELECT utid FROM kthreads) AS is_kswapd
+  FROM segments s FULL JOIN by_segment b USING (utid, seg)
+  WHERE CASE WHEN utid IN (SELECT utid FROM kthreads) THEN s.woken OR b.n_events > 0 ELSE s.begun END
 ),
--- each new lowest priority of a segment: the first row of each priority value
--- (a hash aggregate), kept when no lower priority came earlier (a window over
--- at most 13 rows per segment); list_sort of (ts, id, ...) structs is much
--- cheaper than an ordered aggregate
-firsts AS (
-  SELECT m.utid, m.key AS seg, m.priority, min(m.rn) AS rn, arg_min(m.ts, m.rn) AS ts, arg_min(m.id, m.rn) AS id
-  FROM members m
-  SEMI JOIN groups g ON g.utid = m.utid AND g.seg = m.key AND g.min_priority <= steps_at_or_below
-  WHERE m.priority IS NOT NULL
-  GROUP BY m.utid, m.key, m.priority
-),
+-- each new lowest priority of a segment: the first event at a priority, kept
+-- when no lower priority came earlier (a window over at most 13 rows per
+-- segment); list_sort of (ts, id, ...) structs orders them in time
 steps AS (
-  SELECT utid, seg, list_sort(list({'ts': ts, 'id': id, 'priority': priority})) AS steps
+  SELECT utid, seg, list_sort(list({'ts': first_ts, 'id': (first_key - first_ts::HUGEINT * 18446744073709551616)::BIGINT, 'priority': priority})) AS steps
   FROM (
-    SELECT *, min(rn) OVER (PARTITION BY utid, seg ORDER BY priority ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS lower_first
-    FROM firsts
+    SELECT b.*, min(b.first_key) OVER (PARTITION BY b.utid, b.seg ORDER BY b.priority ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS lower_first
+    FROM by_priority b
+    SEMI JOIN groups g ON g.utid = b.utid AND g.seg = b.seg
+    WHERE b.priority IS NOT NULL
   )
-  WHERE lower_first IS NULL OR rn < lower_first
+  WHERE lower_first IS NULL OR first_key < lower_first
   GROUP BY utid, seg
 ),
 ended AS (
-  SELECT g.*, lead(g.ts) OVER (PARTITION BY g.utid ORDER BY g.ts) AS next_start FROM groups g
+  SELECT g.*, lead(g.ts) OVER (PARTITION BY g.utid ORDER BY g.ts, g.seg) AS next_start FROM groups g
 ),
 starts AS (
   SELECT id, cpu, "order", nid, NULL::VARCHAR AS gfp_flags, NULL::VARCHAR AS family FROM mm_vmscan_kswapd_wake
@@ -334,4 +409,4 @@ SELECT
 FROM ended e
 LEFT JOIN steps s USING (utid, seg)
 LEFT JOIN starts st ON st.id = e.start_id
-LEFT JOIN (SELECT id, nr_reclaimed FROM mm_vmscan_direct_reclaim_end) en ON en.id = e.end_id;  -- ids are unique: a sleep id never matches
+LEFT JOIN (SELECT id, nr_reclaimed FROM mm_vmscan_direct_reclaim_end) en ON en.id = e.end_id;

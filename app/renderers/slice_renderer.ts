@@ -48,10 +48,25 @@ export function drawSlices(
   const width = scale.width;
   const start = firstVisible(rows.ts, rows.count, scale.t0 - rows.maxDur);
   const emph: number[] = [];
+  const labels: Array<{ text: string; x: number; avail: number; alpha: number }> = [];
+  // Zoomed out, a row is mostly one rectangle per pixel column, often of the same colour as the
+  // last: abutting rectangles of the same colour, alpha and height are merged into one fillRect.
+  let runColor = '';
+  let runAlpha = 1;
+  let runSummary = false;
+  let runX0 = 0;
+  let runX1 = -Infinity;
   let lastColor = '';
   let lastAlpha = 1;
-  ctx.font = '11px system-ui, sans-serif';
-  ctx.textBaseline = 'middle';
+  const flush = () => {
+    if (runX1 === -Infinity) return;
+    if (runColor !== lastColor) { ctx.fillStyle = runColor; lastColor = runColor; }
+    if (runAlpha !== lastAlpha) { ctx.globalAlpha = runAlpha; lastAlpha = runAlpha; }
+    // A summary of many narrow slices is drawn a little lower, so it reads as "busy", not as one slice.
+    if (runSummary) ctx.fillRect(runX0, y + h * 0.2, runX1 - runX0, h * 0.6);
+    else ctx.fillRect(runX0, y, runX1 - runX0, h);
+    runX1 = -Infinity;
+  };
   for (let i = start; i < rows.count; i++) {
     const ts = rows.ts[i]!;
     if (ts > scale.t1) break;
@@ -63,24 +78,35 @@ export function drawSlices(
     const w = Math.max(1, x1 - x0);
     const color = style.color(i);
     const alpha = style.dim?.(i) ? DIM_ALPHA : 1;
-    if (color !== lastColor) { ctx.fillStyle = color; lastColor = color; }
-    if (alpha !== lastAlpha) { ctx.globalAlpha = alpha; lastAlpha = alpha; }
     const summary = rows.n[i]! > 1;
-    // A summary of many narrow slices is drawn a little lower, so it reads as "busy", not as one slice.
-    if (summary) ctx.fillRect(x0, y + h * 0.2, w, h * 0.6);
-    else ctx.fillRect(x0, y, w, h);
+    if (color === runColor && alpha === runAlpha && summary === runSummary && x0 <= runX1 + 0.01 && runX1 !== -Infinity) {
+      runX1 = Math.max(runX1, x0 + w);
+    } else {
+      flush();
+      runColor = color;
+      runAlpha = alpha;
+      runSummary = summary;
+      runX0 = x0;
+      runX1 = x0 + w;
+    }
     if (style.emphasis?.(i)) emph.push(i);
     if (!summary && w > 36 && style.label) {
       const text = style.label(i);
       if (text) {
         const tx = Math.max(x0, 0) + 3;
         const avail = Math.min(x1, width) - tx - 3;
-        if (avail > 12) {
-          ctx.fillStyle = '#fff';
-          ctx.fillText(fitText(ctx, text, avail), tx, y + h / 2 + 0.5);
-          ctx.fillStyle = color;
-        }
+        if (avail > 12) labels.push({ text, x: tx, avail, alpha });
       }
+    }
+  }
+  flush();
+  if (labels.length) {
+    ctx.fillStyle = '#fff';
+    ctx.font = '11px system-ui, sans-serif';
+    ctx.textBaseline = 'middle';
+    for (const l of labels) {
+      if (l.alpha !== lastAlpha) { ctx.globalAlpha = l.alpha; lastAlpha = l.alpha; }
+      ctx.fillText(fitText(ctx, l.text, l.avail), l.x, y + h / 2 + 0.5);
     }
   }
   ctx.globalAlpha = 1;

@@ -50,7 +50,10 @@ export class ViewStore {
       const url = `${location.pathname}${viewToSearch(this.state)}`;
       if (url !== `${location.pathname}${location.search}`) history.pushState(null, '', url);
     } else {
-      this.urlTimer ??= setTimeout(write, 250);
+      // Debounced: a moving window rewrites the URL once it settles (replaceState costs a few ms:
+      // doing it during a zoom or pan costs frames).
+      if (this.urlTimer) clearTimeout(this.urlTimer);
+      this.urlTimer = setTimeout(write, 150);
     }
   }
 

@@ -40,6 +40,9 @@ interface GroupRow {
   folded: boolean;
 }
 
+/** How often a moving window is written to the view store (URL, label, links), ms. */
+const WINDOW_PUBLISH_MS = 100;
+
 function toggle(list: string[], uri: string): string[] {
   return list.includes(uri) ? list.filter((u) => u !== uri) : [...list, uri];
 }
@@ -68,8 +71,32 @@ export function Timeline({ traceId, info, set, hl, onSelect, onController, notes
     const v = viewStore.get();
     const bounds: TimeWindow = { t0: info.start, t1: Math.max(info.end, info.start + 1000) };
     const initial = v.t0 !== null && v.t1 !== null ? { t0: v.t0, t1: v.t1 } : null;
+    // While the window moves (every frame of a zoom or pan), the store (URL, window label, links)
+    // follows at most every WINDOW_PUBLISH_MS and once more when it stops: the timeline itself
+    // draws from the controller's own window, so the page does no React or URL work per frame.
+    let fromController = false;
+    let pending: TimeWindow | null = null;
+    let timer: ReturnType<typeof setTimeout> | null = null;
+    let lastPublish = 0;
+    const publish = () => {
+      timer = null;
+      if (!pending) return;
+      const w = pending;
+      pending = null;
+      lastPublish = performance.now();
+      fromController = true;
+      try {
+        viewStore.update({ t0: Math.floor(w.t0), t1: Math.ceil(w.t1) }, { history: 'replace' });
+      } finally {
+        fromController = false;
+      }
+    };
     const c = new TimelineController(rootRef.current!, bounds, initial, {
-      onWindow: (w) => viewStore.update({ t0: Math.floor(w.t0), t1: Math.ceil(w.t1) }, { history: 'replace' }),
+      onWindow: (w) => {
+        pending = w;
+        if (timer) return;
+        timer = setTimeout(publish, Math.max(0, WINDOW_PUBLISH_MS - (performance.now() - lastPublish)));
+      },
       onSelect: (sel, track) => onSelectRef.current(sel, track),
       onRange: (r) => onRangeRef.current?.(r),
       onNote: (id) => onNoteRef.current?.(id),
@@ -79,13 +106,30 @@ export function Timeline({ traceId, info, set, hl, onSelect, onController, notes
     setController(c);
     onController?.(c);
     // Windows set from outside (URL edits, back/forward, finding clicks) move the timeline.
-    const unsub = viewStore.subscribe((next) => {
+    const unsub = viewStore.subscribe((next, prev) => {
+      if (fromController) return;
+      // Only a window changed from outside moves the timeline (the store may lag the controller by
+      // up to WINDOW_PUBLISH_MS; other changes, like a selection, must not pull it back), and it
+      // replaces any window the controller has not published yet.
+      if (next.t0 === prev.t0 && next.t1 === prev.t1) return;
       if (next.t0 !== null && next.t1 !== null && (Math.abs(next.t0 - c.win.t0) > 1 || Math.abs(next.t1 - c.win.t1) > 1)) {
+        pending = null;
         c.setWindow({ t0: next.t0, t1: next.t1 });
       }
     });
     if (!initial) viewStore.update({ t0: Math.floor(c.win.t0), t1: Math.ceil(c.win.t1) }, { history: 'replace' });
+    // Any other key (L copies a link, T the selection as text, N a note...) sees the current window.
+    const flushOnKey = (e: KeyboardEvent) => {
+      if (!['w', 'a', 's', 'd'].includes(e.key.toLowerCase()) && pending) {
+        if (timer) clearTimeout(timer);
+        publish();
+      }
+    };
+    window.addEventListener('keydown', flushOnKey, true);
     return () => {
+      window.removeEventListener('keydown', flushOnKey, true);
+      if (timer) clearTimeout(timer);
+      publish();
       unsub();
       onController?.(null);
       c.dispose();

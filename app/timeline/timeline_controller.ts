@@ -264,8 +264,11 @@ export class TimelineController {
       drawRuler(ctx, this.width, 24, ticks);
       this.drawFindingRange(ctx, scale, 0, 24, true);
       this.drawRulerNotes(ctx, scale, 24);
-      this.ruler.dataset.ticks = ticks.map((t) => t.label).join('|');
-      this.ruler.setAttribute('aria-label', `time ruler: ${ticks.map((t) => t.label).join(', ')}`);
+      const labels = ticks.map((t) => t.label).join('|');
+      if (this.ruler.dataset.ticks !== labels) {
+        this.ruler.dataset.ticks = labels;
+        this.ruler.setAttribute('aria-label', `time ruler: ${ticks.map((t) => t.label).join(', ')}`);
+      }
     }
     let allLoaded = true;
     for (const area of this.areas.values()) {

@@ -57,8 +57,20 @@ export class CounterTrack implements Track {
     drawCounter(ctx, scale, y, this.height(collapsed), d, this.color, {
       dim: hl.active,
       end: this.env.info.end,
-      label: collapsed ? '' : `${d.yMax.toLocaleString('en')}${this.unit ? ` ${this.unit}` : ''}`,
+      label: collapsed ? '' : this.scaleLabel(d.yMax),
     });
+  }
+
+  private labelFor = NaN;
+  private label = '';
+
+  /** The axis label (toLocaleString is slow enough to matter when called every frame). */
+  private scaleLabel(yMax: number): string {
+    if (yMax !== this.labelFor) {
+      this.labelFor = yMax;
+      this.label = `${yMax.toLocaleString('en')}${this.unit ? ` ${this.unit}` : ''}`;
+    }
+    return this.label;
   }
 
   hitTest(x: number, _y: number, scale: TimeScale): Hit | null {

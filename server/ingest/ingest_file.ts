@@ -242,10 +242,11 @@ async function buildTrace(
     tempDirectory: path.join(workDir, 'spill'),
   });
   try {
-    // One transaction for the whole build: appended row groups are written
-    // straight to the database file once, instead of to the WAL at every
-    // appender flush and again at the checkpoint (and the schema's DDL is not
-    // synced statement by statement). Nobody else sees the work dir meanwhile.
+    // One transaction for schema and events, one for derive: appended row
+    // groups are written straight to the database file once, instead of to
+    // the WAL at every appender flush and again at the checkpoint (and the
+    // schema's DDL is not synced statement by statement). Nobody else sees the
+    // work dir meanwhile.
     await engine.exec('BEGIN TRANSACTION');
     const store = await ModelStore.create(engine);
     const decodeStarted = performance.now();
@@ -257,6 +258,11 @@ async function buildTrace(
     await fs.rm(path.join(workDir, 'decompressed.dat'), { force: true });
     const decodeSeconds = (performance.now() - decodeStarted) / 1000;
 
+    // Commit the events before deriving: derive's scans of uncommitted
+    // (transaction-local) rows were 5x slower (10M-event trace.dat: derive
+    // 50 s before this commit, 10.4 s after, same machine and load).
+    await engine.exec('COMMIT');
+    await engine.exec('BEGIN TRANSACTION');
     report({ phase: 'deriving', bytesDone: 0, bytesTotal: null, events: writerSummary.eventsTotal });
     const deriveStarted = performance.now();
     await deriveModel(engine);

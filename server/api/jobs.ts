@@ -156,8 +156,9 @@ export class Jobs {
         rmSync(file, { force: true });
         continue;
       }
-      if (rec.pid !== process.pid && pidAlive(rec.pid)) continue; // another live server's job
       const state = rec.state;
+      // A job still running in a live process (another server on this directory, or this one) is not ours to judge.
+      if (!isFinal(state) && pidAlive(rec.pid)) continue;
       let finishedAt = rec.finishedAt;
       if (!isFinal(state)) {
         finishedAt = safeMtime(file) ?? now;

@@ -151,7 +151,7 @@ export function StartPage() {
       {upload && (
         <UploadStatus
           upload={upload}
-          onRetry={upload.file ? () => void start(upload.file!) : undefined}
+          onRetry={upload.file && !isNotATrace(upload.error ?? '') ? () => void start(upload.file!) : undefined}
           onChoose={() => inputRef.current?.click()}
         />
       )}
@@ -197,6 +197,11 @@ export function StartPage() {
       </section>
     </div>
   );
+}
+
+/** The file itself is the problem: sending it again cannot help. */
+function isNotATrace(message: string): boolean {
+  return /not a trace|no (ftrace )?events|unknown format|unrecogni[sz]ed|not recogni[sz]ed|magic|not an? (ftrace|trace)|is empty|larger than the limit/i.test(message);
 }
 
 function explain(message: string, name: string): string {

@@ -147,5 +147,8 @@ test('a file that is not a trace shows a clear error', async ({ page }) => {
   await expect(err).toContainText('notes.txt');
   await expect(err).toContainText(/not a trace/i);
   await expect(err).not.toContainText('/tmp/');
+  // Sending the same file again cannot help: no Retry, only another file.
+  await expect(page.getByTestId('retry-upload')).toHaveCount(0);
+  await expect(page.getByTestId('choose-another')).toBeVisible();
   await shot(page, '06-not-a-trace');
 });

@@ -2,7 +2,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { Jobs } from './jobs.ts';
 
 /** A pid that is not running (the highest possible pid is taken to be free). */
@@ -13,11 +13,15 @@ function leftBehind(dir: string, rec: { state: Record<string, unknown>; pid: num
   fs.writeFileSync(path.join(dir, `${rec.state.jobId}.json`), JSON.stringify(rec));
 }
 
+const dirs: string[] = [];
+afterEach(() => { for (const d of dirs.splice(0)) fs.rmSync(d, { recursive: true, force: true }); });
+const tempDir = () => { const d = fs.mkdtempSync(path.join(os.tmpdir(), 'stallscope-jobs-')); dirs.push(d); return d; };
+
 const base = { name: 'big.dat', bytesDone: 10, bytesTotal: 100, events: 5, startedAt: new Date().toISOString(), sizeBytes: 100 };
 
 describe('jobs across a restart', () => {
   it('a job whose process died mid-ingest comes back failed, saying so; live and finished ones are left as they are', () => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'stallscope-jobs-'));
+    const dir = tempDir();
     const dead = '11111111-1111-1111-1111-111111111111';
     const live = '22222222-2222-2222-2222-222222222222';
     const done = '33333333-3333-3333-3333-333333333333';
@@ -48,7 +52,7 @@ describe('jobs across a restart', () => {
   });
 
   it('stopping the server fails running jobs with why, and their feeds get the final state', () => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'stallscope-jobs-'));
+    const dir = tempDir();
     const jobs = new Jobs(dir);
     const j = jobs.create('t.dat', 10);
     jobs.update(j.jobId, { phase: 'decoding' });

@@ -27,7 +27,7 @@ test.beforeAll(async () => {
 });
 test.afterAll(async () => {
   await proxy?.close();
-  await server?.kill('SIGTERM');
+  await server?.dispose();
 });
 
 test('closed while uploading: nothing added, the partial upload removed, uploading again works', async ({ browser }) => {

@@ -16,7 +16,7 @@ test.beforeAll(async () => {
   server = new ServerProcess(await freePort());
   await server.start();
 });
-test.afterAll(async () => { await server?.kill('SIGTERM'); });
+test.afterAll(async () => { await server?.dispose(); });
 
 async function opened(page: Page, id: string) {
   await expect(page.getByTestId('trace-view')).toBeVisible({ timeout: 120_000 });

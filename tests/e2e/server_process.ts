@@ -5,7 +5,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { connect, createServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -54,6 +54,12 @@ export class ServerProcess {
     const gone = new Promise((r) => child.once('exit', r));
     process.kill(child.pid!, signal);
     await gone;
+  }
+
+  /** Stops the server (SIGTERM) and removes its data directory. */
+  async dispose(): Promise<void> {
+    await this.kill('SIGTERM');
+    rmSync(this.dataDir, { recursive: true, force: true });
   }
 
   /** Staged uploads and work directories in <dataDir>/tmp. */

@@ -26,7 +26,7 @@ test.beforeAll(async () => {
 });
 test.afterAll(async () => {
   await proxy?.close();
-  await server?.kill('SIGTERM');
+  await server?.dispose();
 });
 
 test('an upload cut off half-way: clear error, nothing added, retry works', async ({ page }) => {

@@ -44,11 +44,12 @@ export interface IngestOptions {
   name?: string;
   onProgress?: (p: IngestProgress) => void;
   /**
-   * Decode on a worker thread while this thread appends to DuckDB. Default:
-   * for inputs of WORKER_MIN_BYTES or more ($STALLSCOPE_DECODE_WORKER=0|1
-   * forces it off or on). It used to lose because the worker loaded its
-   * TypeScript through tsx (0.5-1 s); it now starts from a bundle
-   * (worker_bundle.ts).
+   * Decode on a worker thread while this thread appends to DuckDB. Off by
+   * default ($STALLSCOPE_DECODE_WORKER=1 turns it on): on the 2-CPU VM it
+   * measured slower even started from a bundle (worker_bundle.ts), 1M-event
+   * trace.dat on a quiet machine: 4.4-4.6 s vs 3.6-4.4 s, CPU 5.8-6.4 s vs
+   * 4.9-5.4 s. DuckDB's own threads already keep the second CPU busy during
+   * appends, and handing chunks across threads costs CPU of its own.
    */
   worker?: boolean;
 }
@@ -149,18 +150,8 @@ export async function ingestFile(file: string, opts: IngestOptions = {}): Promis
 /** DuckDB's memory cap while building a trace ($STALLSCOPE_INGEST_MEMORY overrides). */
 const INGEST_MEMORY_LIMIT = process.env.STALLSCOPE_INGEST_MEMORY ?? '1GB';
 
-/**
- * Inputs from this size on are decoded on a worker thread while this thread
- * appends to DuckDB (two cores busy instead of one); below it, starting the
- * worker costs more than it saves.
- */
-const WORKER_MIN_BYTES = 16 << 20;
-
-function useDecodeWorker(opts: IngestOptions, sizeBytes: number): boolean {
-  if (opts.worker !== undefined) return opts.worker;
-  const env = process.env.STALLSCOPE_DECODE_WORKER;
-  if (env === '0' || env === '1') return env === '1';
-  return sizeBytes >= WORKER_MIN_BYTES;
+function useDecodeWorker(opts: IngestOptions): boolean {
+  return opts.worker ?? process.env.STALLSCOPE_DECODE_WORKER === '1';
 }
 
 /** Ingests in flight in this process, by final trace directory. */
@@ -251,7 +242,7 @@ async function buildTrace(
     const store = await ModelStore.create(engine);
     const decodeStarted = performance.now();
     const setupSeconds = (decodeStarted - setupStarted) / 1000;
-    const decoded = useDecodeWorker(opts, sizeBytes)
+    const decoded = useDecodeWorker(opts)
         ? await decodeInWorker(file, label, workDir, store, report)
         : await decodeInProcess(file, label, workDir, store, report);
     const writerSummary = await store.finish(decoded.result);

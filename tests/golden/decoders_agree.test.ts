@@ -110,8 +110,8 @@ describe('reclaim_kswapd: every decoder agrees with trace-cmd', () => {
     expect(n).toBe(0n);
   });
 
-  // Inputs of 16 MB or more are decoded on a worker thread by default; the
-  // fixtures are smaller, so force it and compare with the in-process build.
+  // The worker pipeline is opt-in ($STALLSCOPE_DECODE_WORKER=1): force it and
+  // compare with the in-process build.
   it.each([
     ['v7', FILES.v7],
     ['report', FILES.report],

@@ -6,7 +6,15 @@
  *   <dataDir>/traces/<sha256>/trace.duckdb   the model (complete traces only)
  *   <dataDir>/traces/<sha256>/info.json      summary; written last
  *   <dataDir>/traces/<sha256>/findings.json  detector output cache
+ *   <dataDir>/traces/<sha256>/overview/      the server's first-view caches (meta,
+ *                                            track list, zoomed-out summaries)
  *   <dataDir>/tmp/                           traces being built, uploads in flight
+ *   <dataDir>/jobs/<id>.json                 the server's ingest jobs, so a restart
+ *                                            can say which ones were interrupted
+ *   <dataDir>/notes/                         annotations (server/notes/)
+ *
+ * Everything under traces/<sha256>/ besides trace.duckdb and info.json is a
+ * cache that may be deleted at any time.
  */
 import fs from 'node:fs/promises';
 import os from 'node:os';

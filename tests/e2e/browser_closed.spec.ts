@@ -9,28 +9,17 @@ import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect, test } from '@playwright/test';
 import { dropFile } from './helpers.ts';
-import { CutOffProxy, ServerProcess, freePort, sha256 } from './server_process.ts';
+import { sha256, useServerBehindProxy } from './server_process.ts';
 
 // 148k events: ingest takes seconds, long enough to close the tab in the middle.
 const FIXTURE = 'fixtures/fsync_xfs.full.v7.dat';
 const ID = sha256(FIXTURE);
 
-let server: ServerProcess;
-let proxy: CutOffProxy;
-let base: string;
 test.describe.configure({ mode: 'serial' });
-test.beforeAll(async () => {
-  server = new ServerProcess(await freePort());
-  await server.start();
-  proxy = new CutOffProxy(server.port);
-  base = `http://127.0.0.1:${await proxy.listen()}`;
-});
-test.afterAll(async () => {
-  await proxy?.close();
-  await server?.dispose();
-});
+const env = useServerBehindProxy();
 
 test('closed while uploading: nothing added, the partial upload removed, uploading again works', async ({ browser }) => {
+  const { server, proxy, base } = env;
   const ctx1 = await browser.newContext();
   const page = await ctx1.newPage();
   await page.goto(`${base}/`);
@@ -57,6 +46,7 @@ test('closed while uploading: nothing added, the partial upload removed, uploadi
 });
 
 test('closed while the server ingests: the ingest finishes and the trace is in the library on the next visit', async ({ browser }) => {
+  const { server, base } = env;
   // Another recording than the first test's, so this one is ingested from scratch.
   const other = 'fixtures/memcg_reclaim.full.v7.dat';
   const otherId = sha256(other);

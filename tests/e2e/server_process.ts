@@ -9,6 +9,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { connect, createServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { test } from '@playwright/test';
 
 export class ServerProcess {
   private child: ChildProcess | null = null;
@@ -152,4 +153,24 @@ export class CutOffProxy {
     client.on('error', () => upstream.destroy());
     upstream.on('error', () => client.destroy());
   }
+}
+
+/**
+ * For a spec file: a server of its own behind a CutOffProxy, started before
+ * its tests and disposed after. Read the fields inside tests (they are set
+ * by the beforeAll hook).
+ */
+export function useServerBehindProxy(): { server: ServerProcess; proxy: CutOffProxy; base: string } {
+  const env = {} as { server: ServerProcess; proxy: CutOffProxy; base: string };
+  test.beforeAll(async () => {
+    env.server = new ServerProcess(await freePort());
+    await env.server.start();
+    env.proxy = new CutOffProxy(env.server.port);
+    env.base = `http://127.0.0.1:${await env.proxy.listen()}`;
+  });
+  test.afterAll(async () => {
+    await env.proxy?.close();
+    await env.server?.dispose();
+  });
+  return env;
 }

@@ -10,26 +10,15 @@ import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect, test } from '@playwright/test';
 import { dropFile } from './helpers.ts';
-import { CutOffProxy, ServerProcess, freePort, sha256 } from './server_process.ts';
+import { sha256, useServerBehindProxy } from './server_process.ts';
 
 const FIXTURE = 'fixtures/reclaim_kswapd.v7.dat';
 const SIZE = readFileSync(FIXTURE).length;
 
-let server: ServerProcess;
-let proxy: CutOffProxy;
-let base: string;
-test.beforeAll(async () => {
-  server = new ServerProcess(await freePort());
-  await server.start();
-  proxy = new CutOffProxy(server.port);
-  base = `http://127.0.0.1:${await proxy.listen()}`;
-});
-test.afterAll(async () => {
-  await proxy?.close();
-  await server?.dispose();
-});
+const env = useServerBehindProxy();
 
 test('an upload cut off half-way: clear error, nothing added, retry works', async ({ page }) => {
+  const { server, proxy, base } = env;
   await page.goto(`${base}/`);
   await expect(page.getByTestId('start-page')).toBeVisible();
 

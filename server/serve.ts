@@ -49,7 +49,15 @@ export async function serve(opts: ServeOptions): Promise<void> {
       `stallscope: ${record.name}: ${record.eventsTotal.toLocaleString('en')} events, ` +
         `${record.findingsBySeverity.critical} critical / ${record.findingsBySeverity.warn} warn findings\n`,
     );
-    if (opts.openFile) target = `${base}?trace=${record.id}`;
+    if (opts.openFile) {
+      target = `${base}?trace=${record.id}`;
+      // As after an upload: summarise the timeline before the browser asks,
+      // so the first view paints at once (bounded: a failure or a slow trace
+      // only means the first view builds the summaries itself).
+      if (record.status !== 'failed') {
+        await Promise.race([server.warm(record.id).catch(() => undefined), new Promise((r) => setTimeout(r, 20_000).unref())]);
+      }
+    }
   }
   const withToken = token ? `${target}${target.includes('?') ? '&' : '?'}token=${encodeURIComponent(token)}` : target;
   process.stdout.write(`stallscope is running at ${withToken}\n`);

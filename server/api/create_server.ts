@@ -23,7 +23,7 @@ import { registerEventRoutes } from './routes/events.ts';
 import { registerFindingRoutes } from './routes/findings.ts';
 import { registerJobRoutes } from './routes/jobs.ts';
 import { registerTraceRoutes } from './routes/traces.ts';
-import { registerTrackRoutes } from './routes/tracks.ts';
+import { registerTrackRoutes, warmTrace } from './routes/tracks.ts';
 import { registerNoteRoutes } from './routes/notes.ts';
 import { registerExportRoutes } from './routes/export.ts';
 import { NotesStore } from '../notes/notes_store.ts';
@@ -61,6 +61,11 @@ export const DEFAULT_RATE_LIMITS = { writes: { burst: 120, perSecond: 2 }, reads
 export interface StallscopeServer {
   app: FastifyInstance;
   url: string;
+  /**
+   * Builds a library trace's timeline summaries (what an upload's job does
+   * before it reports done), so its first view needs no table scans.
+   */
+  warm(traceId: string): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -126,11 +131,11 @@ function safeEqual(a: string, b: string): boolean {
 }
 
 export async function createServer(opts: ServerOptions): Promise<StallscopeServer> {
-  const { app } = await buildApi(opts);
+  const { app, ctx } = await buildApi(opts);
   const host = opts.host ?? '127.0.0.1';
   await app.listen({ port: opts.port ?? 7420, host });
   const addr = app.server.address();
   const port = typeof addr === 'object' && addr ? addr.port : opts.port;
   const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}/`;
-  return { app, url, close: () => app.close() };
+  return { app, url, warm: (id) => warmTrace(ctx, id), close: () => app.close() };
 }

@@ -1,6 +1,7 @@
 // The command line as people and CI use it: a real process, real files.
 // Expected values come from fixtures/handmade/README.md (counted by hand).
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
+import net from 'node:net';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -120,4 +121,45 @@ describe('stallscope CLI', () => {
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/unknown command: frobnicate/);
   });
+
+  it('open ingests, summarises the timeline before printing the URL, and serves the trace', async () => {
+    const port = await freePort();
+    const file = path.join(ROOT, 'fixtures/reclaim_kswapd.v7.dat');
+    const child = spawn('node', [BIN, 'open', file, '--no-browser', '--port', String(port)], {
+      cwd: ROOT,
+      env: { ...process.env, STALLSCOPE_DATA_DIR: dataDir },
+    });
+    try {
+      let out = '';
+      child.stdout.on('data', (d) => (out += d));
+      await new Promise<void>((resolve, reject) => {
+        child.on('exit', (code) => reject(new Error(`open exited with ${code}`)));
+        const t = setInterval(() => {
+          if (/running at/.test(out)) {
+            clearInterval(t);
+            resolve();
+          }
+        }, 50);
+      });
+      const id = /\?trace=([0-9a-f]{64})/.exec(out)![1];
+      // The first view's summaries exist as soon as the URL is printed.
+      const overview = path.join(dataDir, 'traces', id, 'overview');
+      expect(fs.readdirSync(overview).length).toBeGreaterThan(0);
+      const list = (await (await fetch(`http://127.0.0.1:${port}/api/traces`)).json()) as { traces: { id: string; status: string }[] };
+      expect(list.traces.find((t) => t.id === id)?.status).toBe('ready');
+    } finally {
+      child.kill('SIGTERM');
+    }
+  });
 });
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.listen(0, '127.0.0.1', () => {
+      const port = (srv.address() as net.AddressInfo).port;
+      srv.close(() => resolve(port));
+    });
+    srv.on('error', reject);
+  });
+}

@@ -249,8 +249,8 @@ async function buildTrace(
     const decodeStarted = performance.now();
     const setupSeconds = (decodeStarted - setupStarted) / 1000;
     const decoded = useDecodeWorker(opts)
-        ? await decodeInWorker(file, label, workDir, store, report)
-        : await decodeInProcess(file, label, workDir, store, report);
+      ? await decodeInWorker(file, label, workDir, store, report)
+      : await decodeInProcess(file, label, workDir, store, report);
     const writerSummary = await store.finish(decoded.result);
     await fs.rm(path.join(workDir, 'decompressed.dat'), { force: true });
     const decodeSeconds = (performance.now() - decodeStarted) / 1000;

@@ -4,9 +4,9 @@
  * Why: the server runs TypeScript through tsx's loader, and a worker thread
  * started from TypeScript must register that loader again and send every one
  * of its ~40 imports through the loader's hooks thread: 0.5-1 s before the
- * first event is decoded, measured on a 2-CPU VM (bench/README.md), which was
- * the difference between the worker pipeline losing and winning on a 1M-event
- * trace. esbuild (already here as tsx's compiler) bundles the worker and the
+ * first event is decoded, measured on a 2-CPU VM. (Even without that cost
+ * the worker pipeline measured slower there, so it is opt-in; see
+ * IngestOptions.worker.) esbuild (already here as tsx's compiler) bundles the worker and the
  * pure-JS decompressors it imports into one file in ~50 ms, once per process;
  * node loads that file without any loader.
  *

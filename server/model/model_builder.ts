@@ -49,6 +49,18 @@ interface TypedTarget {
   writeFields: FieldWriter;
 }
 
+interface EventNameInfo {
+  name: string;
+  /** name_id: order of first appearance. */
+  id: number;
+  system: string | null;
+  count: number;
+  /** Typed table receiving this event, null: generic (_ftrace_event + args). */
+  target: TypedTarget | null;
+  /** Dictionary id of the name in the target's `event` column, -1 if it has none. */
+  eventValue: number;
+}
+
 type FieldWriter = (c: ColumnChunk, fields: EventFields, internIn: (dict: number, s: string) => number) => void;
 
 /**
@@ -89,17 +101,16 @@ export class ModelBuilder implements EventSink {
   private readonly ftraceEvent: ColumnChunk;
   private readonly args: ColumnChunk;
   private readonly typed = new Map<string, TypedTarget>();
-  private readonly targetForEvent = new Map<string, TypedTarget | null>();
-
-  private readonly eventNames = new Map<string, number>();
-  private readonly eventSystems: (string | null)[] = [];
-  private readonly eventCounts: number[] = [];
+  /** Per event name, in order of first appearance (index = name_id): one lookup per event. */
+  private readonly names = new Map<string, EventNameInfo>();
+  private readonly nameList: EventNameInfo[] = [];
   private readonly strings = new Map<string, number>();
   private readonly dicts: Map<string, number>[];
 
   private readonly threads = new Map<number, ThreadInfo>();
   private readonly threadList: ThreadInfo[] = [];
   private readonly nameHistory: { utid: number; ts: number; name: string }[] = [];
+  /** [cpu, events, firstTs, lastTs] by CPU number (a Map: text may name any CPU number). */
   private readonly cpus = new Map<number, [number, number, number, number]>();
 
   private readonly lost: { cpu: number; count: number | null; where: number }[] = [];
@@ -148,33 +159,23 @@ export class ModelBuilder implements EventSink {
       this.nameHistory.push({ utid: thread.utid, ts: e.ts, name: e.comm });
     }
 
-    let nameId = this.eventNames.get(e.name);
-    if (nameId === undefined) {
-      nameId = this.eventNames.size;
-      this.eventNames.set(e.name, nameId);
-      this.eventSystems.push(e.system);
-      this.eventCounts.push(0);
-    }
-    this.eventCounts[nameId]++;
+    const info = this.names.get(e.name) ?? this.newName(e);
+    info.count++;
+    const nameId = info.id;
 
     const cpu = this.cpus.get(e.cpu);
-    if (!cpu) this.cpus.set(e.cpu, [e.cpu, 1, e.ts, e.ts]);
+    if (cpu === undefined) this.cpus.set(e.cpu, [e.cpu, 1, e.ts, e.ts]);
     else {
       cpu[1]++;
       if (e.ts < cpu[2]) cpu[2] = e.ts;
       if (e.ts > cpu[3]) cpu[3] = e.ts;
     }
 
-    let target = this.targetForEvent.get(e.name);
-    if (target === undefined) {
-      const table = typedTableFor(e.name);
-      target = table ? (this.typed.get(table) ?? null) : null;
-      this.targetForEvent.set(e.name, target);
-    }
+    const target = info.target;
     const fields = e.fields;
     if (fields === null) this.unparsed++;
     if (target !== null && fields !== null) {
-      this.writeTyped(target, id, e, thread.utid, nameId, fields);
+      this.writeTyped(target, id, e, thread.utid, info, fields);
       return;
     }
     const hasArgs = fields !== null && hasKeys(fields);
@@ -191,6 +192,23 @@ export class ModelBuilder implements EventSink {
     fe.setInt(9, e.where);
     fe.endRow();
     if (hasArgs) this.writeArgs(id, fields!);
+  }
+
+  /** First event of a name: its name_id, typed table and `event` column value. */
+  private newName(e: DecodedEvent): EventNameInfo {
+    const table = typedTableFor(e.name);
+    const target = table ? (this.typed.get(table) ?? null) : null;
+    const info: EventNameInfo = {
+      name: e.name,
+      id: this.nameList.length,
+      system: e.system,
+      count: 0,
+      target,
+      eventValue: target && target.layout.eventColumn >= 0 ? this.internIn(target.layout.eventDict, e.name) : -1,
+    };
+    this.names.set(e.name, info);
+    this.nameList.push(info);
+    return info;
   }
 
   lostEvents(cpu: number, count: number | null, where: number): void {
@@ -210,7 +228,7 @@ export class ModelBuilder implements EventSink {
     return {
       header: this.headerInfo,
       eventsTotal: this.nextId,
-      eventNames: [...this.eventNames].map(([name, id]) => [name, this.eventSystems[id], this.eventCounts[id]]),
+      eventNames: this.nameList.map((n) => [n.name, n.system, n.count]),
       strings: [...this.strings.keys()],
       dicts: this.dicts.map((m) => [...m.keys()]),
       threads: this.threadList,
@@ -237,7 +255,7 @@ export class ModelBuilder implements EventSink {
     chunk.setI64Parts(col, lo, hi);
   }
 
-  private writeTyped(t: TypedTarget, id: number, e: DecodedEvent, utid: number, nameId: number, fields: EventFields): void {
+  private writeTyped(t: TypedTarget, id: number, e: DecodedEvent, utid: number, name: EventNameInfo, fields: EventFields): void {
     const c = t.chunk;
     const layout = t.layout;
     // Schema convention (checked by the store): id, ts, cpu, utid come first.
@@ -245,10 +263,10 @@ export class ModelBuilder implements EventSink {
     this.setTs(c, 1, e.ts);
     c.setInt(2, e.cpu);
     c.setInt(3, utid);
-    if (layout.eventColumn >= 0) c.setInt(layout.eventColumn, this.internIn(layout.eventDict, e.name));
+    if (layout.eventColumn >= 0) c.setInt(layout.eventColumn, name.eventValue);
     t.writeFields(c, fields, this.internInBound);
     const extra = layout.width;
-    c.setInt(extra, nameId);
+    c.setInt(extra, name.id);
     c.set(extra + 1, e.flags);
     c.set(extra + 2, e.preemptCount);
     c.setInt(extra + 3, e.where);
@@ -256,9 +274,9 @@ export class ModelBuilder implements EventSink {
 
     const nameFields = t.nameFields;
     if (nameFields) {
-      for (const [commField, pidField] of nameFields) {
-        const comm = fields[commField];
-        const pid = fields[pidField];
+      for (let k = 0; k < nameFields.length; k++) {
+        const comm = fields[nameFields[k][0]];
+        const pid = fields[nameFields[k][1]];
         if (typeof comm === 'string' && typeof pid === 'number') this.noteTaskComm(this.threadOf(pid), comm, e.ts);
       }
       if (layout.table === 'sched_process_fork' && typeof fields.child_pid === 'number') {

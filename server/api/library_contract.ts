@@ -62,7 +62,8 @@ export interface LibraryLike {
   get(id: string): TraceRecordLike | undefined | null | Promise<TraceRecordLike | undefined | null>;
   ingest(
     filePath: string,
-    opts: { name: string; onProgress?: (p: IngestProgress) => void },
+    /** contentSha256: the file's sha256 if the caller hashed it while writing it (saves a read). */
+    opts: { name: string; contentSha256?: string; onProgress?: (p: IngestProgress) => void },
   ): Promise<TraceRecordLike>;
   openEngine(id: string): Promise<Engine>;
   findings(id: string): Promise<FindingsResultLike> | FindingsResultLike;

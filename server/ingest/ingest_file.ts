@@ -44,6 +44,12 @@ export interface IngestOptions {
   name?: string;
   onProgress?: (p: IngestProgress) => void;
   /**
+   * The file's sha256 (hex), when the caller computed it from the very bytes
+   * it wrote (the server hashes an upload as it streams it to disk): the
+   * ingest then skips reading the whole file once more just to hash it.
+   */
+  contentSha256?: string;
+  /**
    * Decode on a worker thread while this thread appends to DuckDB. Off by
    * default ($STALLSCOPE_DECODE_WORKER=1 turns it on): on the 2-CPU VM it
    * measured slower even started from a bundle (worker_bundle.ts), 1M-event
@@ -117,7 +123,12 @@ export async function ingestFile(file: string, opts: IngestOptions = {}): Promis
   const dirs = dataDirPaths(resolveDataDir(opts.dataDir));
 
   report({ phase: 'hashing', bytesDone: 0, bytesTotal: stat.size, events: 0 });
-  const id = await hashFile(file, (n) => report({ phase: 'hashing', bytesDone: n, bytesTotal: stat.size, events: 0 }));
+  if (opts.contentSha256 !== undefined && !/^[0-9a-f]{64}$/.test(opts.contentSha256)) {
+    throw new Error(`contentSha256 must be 64 lowercase hex digits, got ${JSON.stringify(opts.contentSha256)}`);
+  }
+  const id =
+    opts.contentSha256 ??
+    (await hashFile(file, (n) => report({ phase: 'hashing', bytesDone: n, bytesTotal: stat.size, events: 0 })));
   const hashSeconds = (performance.now() - started) / 1000;
   const finalDir = dirs.traceDir(id);
 

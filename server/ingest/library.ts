@@ -107,7 +107,7 @@ export class TraceLibrary {
    * whose `done` settles with the ready record. `deleteAfter` removes the
    * file when done (uploads).
    */
-  startIngest(file: string, opts: { name: string; deleteAfter?: boolean }): IngestJob {
+  startIngest(file: string, opts: { name: string; deleteAfter?: boolean; contentSha256?: string }): IngestJob {
     const jobId = `job-${Date.now().toString(36)}-${(this.jobCounter++).toString(36)}`;
     const job: IngestJob = {
       jobId,
@@ -127,6 +127,7 @@ export class TraceLibrary {
         const result = await ingestFile(file, {
           dataDir: this.paths.root,
           name: opts.name,
+          contentSha256: opts.contentSha256,
           onProgress: (p) => emit(p.phase === 'done' ? { ...p, phase: 'detecting' } : p),
         });
         job.traceId = result.id;
@@ -150,8 +151,11 @@ export class TraceLibrary {
   }
 
   /** Ingests and waits (the CLI's `open`). */
-  async ingest(file: string, opts: { name?: string; onProgress?: (p: LibraryProgress) => void } = {}): Promise<TraceRecord> {
-    const job = this.startIngest(file, { name: opts.name ?? path.basename(file) });
+  async ingest(
+    file: string,
+    opts: { name?: string; contentSha256?: string; onProgress?: (p: LibraryProgress) => void } = {},
+  ): Promise<TraceRecord> {
+    const job = this.startIngest(file, { name: opts.name ?? path.basename(file), contentSha256: opts.contentSha256 });
     if (opts.onProgress) job.listeners.add(opts.onProgress);
     return job.done;
   }

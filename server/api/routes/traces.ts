@@ -8,7 +8,7 @@
  * display name only. Ingest then runs in the background: GET
  * /api/jobs/:id/events reports its progress.
  */
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -71,11 +71,17 @@ export async function registerTraceRoutes(app: FastifyInstance, ctx: ApiContext)
     let name = displayName(typeof q.name === 'string' ? q.name : (req.headers['x-file-name'] as string | undefined));
     let bytes = 0;
     let declared = NaN;
+    // The content hash (the trace's id) is computed on the way to disk, so the
+    // ingest need not read a multi-GB upload once more just to hash it.
+    const sha = createHash('sha256');
     const limiter = new Transform({
       transform(chunk: Buffer, _enc, cb) {
         bytes += chunk.length;
         if (bytes > ctx.maxUploadBytes) cb(new HttpError(413, `upload larger than the limit of ${formatBytes(ctx.maxUploadBytes)}`));
-        else cb(null, chunk);
+        else {
+          sha.update(chunk);
+          cb(null, chunk);
+        }
       },
     });
     try {
@@ -114,7 +120,7 @@ export async function registerTraceRoutes(app: FastifyInstance, ctx: ApiContext)
       throw new HttpError(400, 'the uploaded file is empty');
     }
     const job = ctx.jobs.create(name, bytes);
-    void runIngest(ctx, job.jobId, path, name);
+    void runIngest(ctx, job.jobId, path, name, sha.digest('hex'));
     reply.code(202);
     return { jobId: job.jobId, name, bytes };
   });
@@ -123,11 +129,12 @@ export async function registerTraceRoutes(app: FastifyInstance, ctx: ApiContext)
 /** Longest an upload's `done` waits for the timeline overview to be built. */
 const OVERVIEW_WAIT_MS = 20_000;
 
-async function runIngest(ctx: ApiContext, jobId: string, path: string, name: string): Promise<void> {
+async function runIngest(ctx: ApiContext, jobId: string, path: string, name: string, contentSha256: string): Promise<void> {
   let outcome: Partial<JobState>;
   try {
     const rec = await ctx.library.ingest(path, {
       name,
+      contentSha256,
       // The library's own done/failed wait until the staged file is gone (below).
       onProgress: (p) => ctx.jobs.update(jobId, p.phase === 'done' || p.phase === 'failed' ? { ...p, phase: ctx.jobs.get(jobId)!.phase } : p),
     });

@@ -63,7 +63,7 @@ export interface IngestBenchResult {
   notes: string[];
 }
 
-interface ChildResult {
+export interface ChildResult {
   ok: boolean;
   error?: string;
   events?: number;
@@ -77,7 +77,7 @@ interface ChildResult {
 const RESULT_TAG = 'BENCH_CHILD_RESULT ';
 
 /** Runs this file as a child (clean per-measurement peak RSS). */
-function runChild(args: string[], timeoutMs: number): Promise<ChildResult> {
+export function runChild(args: string[], timeoutMs: number): Promise<ChildResult> {
   return new Promise((resolve) => {
     const child = spawn(process.execPath, ['--import', 'tsx', THIS_FILE, '--child', ...args], {
       cwd: ROOT,

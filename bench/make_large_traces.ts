@@ -495,6 +495,18 @@ async function fixtureSource(notes: string[], log: (s: string) => void): Promise
   throw new Error(`missing ${FIXTURE_V6} (the real recording the large traces are made from)`);
 }
 
+/**
+ * Only the trace.dat v6 of `copies` copies, written to `out` (no report text,
+ * no check by trace-cmd): for one-off sizes, e.g. a memory check at 2x.
+ * Returns its event count.
+ */
+export async function writeV6Copies(copies: number, out: string): Promise<number> {
+  const fixture = await fixtureSource([], () => {});
+  const facts = await fixtureFacts(fixture);
+  await writeLargeV6(fixture, facts, copies, out);
+  return copies * facts.events;
+}
+
 export async function makeLargeTraces(opts: MakeOptions = {}): Promise<LargeTraceSet> {
   const log = opts.log ?? ((s: string) => process.stderr.write(`${s}\n`));
   const quick = opts.quick ?? false;

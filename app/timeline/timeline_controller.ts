@@ -429,15 +429,8 @@ export class TimelineController {
         ctx.fillStyle = NOTE_COLOR;
         ctx.fillRect(s.x0, y, s.x1 - s.x0, 2);
       } else {
-        const x = (s.x0 + s.x1) / 2;
         ctx.fillStyle = NOTE_COLOR;
-        ctx.fillRect(Math.round(x) - 1, y, 2, row.h);
-        ctx.beginPath();
-        ctx.moveTo(x - 5, y);
-        ctx.lineTo(x + 5, y);
-        ctx.lineTo(x, y + 7);
-        ctx.closePath();
-        ctx.fill();
+        drawPin(ctx, (s.x0 + s.x1) / 2, y, row.h, 2, 5, 7, 1);
       }
     }
     const r = this.range;
@@ -489,14 +482,7 @@ export class TimelineController {
     for (const e of this.hl.events) {
       if (e.ts < scale.t0 - scale.nsPerPx * 6 || e.ts > scale.t1 + scale.nsPerPx * 6) continue;
       if (!row.track.ownsEvent(e)) continue;
-      const x = scale.tsToPx(e.ts);
-      ctx.fillRect(Math.round(x) - 0.5, y, 1.5, row.h);
-      ctx.beginPath();
-      ctx.moveTo(x - 4, y);
-      ctx.lineTo(x + 4, y);
-      ctx.lineTo(x, y + 6);
-      ctx.closePath();
-      ctx.fill();
+      drawPin(ctx, scale.tsToPx(e.ts), y, row.h, 1.5, 4, 6, 0.5);
     }
   }
 
@@ -707,4 +693,19 @@ function prepare(canvas: HTMLCanvasElement, w: number, h: number, dpr: number): 
   const ctx = canvas.getContext('2d', { alpha: true })!;
   ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
   return ctx;
+}
+
+/**
+ * A marker pin at x: a vertical line of `lineWidth` over the row's height
+ * (left edge at round(x) - `lineShift`) under a downward triangle of half
+ * width `head` and height `headH`, in the current fill style.
+ */
+function drawPin(ctx: CanvasRenderingContext2D, x: number, y: number, h: number, lineWidth: number, head: number, headH: number, lineShift: number): void {
+  ctx.fillRect(Math.round(x) - lineShift, y, lineWidth, h);
+  ctx.beginPath();
+  ctx.moveTo(x - head, y);
+  ctx.lineTo(x + head, y);
+  ctx.lineTo(x, y + headH);
+  ctx.closePath();
+  ctx.fill();
 }

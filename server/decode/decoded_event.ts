@@ -96,6 +96,41 @@ export interface EventSink {
   skipped(problem: SkippedInput): void;
 }
 
+/**
+ * An optional fast path a sink may offer binary decoders. Events the sink
+ * stores in fixed columns can then be written straight from the record,
+ * without a DecodedEvent and a fields object per event (allocating and
+ * reading those was most of the cost of turning a large trace.dat into rows).
+ * The decoder asks once per event format; null means "use event()". The
+ * result must be what event() would have stored for the same event.
+ */
+export interface DirectRowSink extends EventSink {
+  directRows(name: string, system: string | null): DirectRows | null;
+}
+
+/** Rows of one event name, written column by column (see DirectRowSink). */
+export interface DirectRows {
+  /**
+   * The columns filled from fields: the field names that fill each, in order
+   * of preference (the first one the event's format has wins).
+   */
+  readonly fields: readonly { names: readonly string[]; column: number; numeric: boolean }[];
+  /** Starts a row with what a DecodedEvent carries besides fields and raw. */
+  begin(ts: number, cpu: number, pid: number, comm: string | null, flags: number, preemptCount: number, where: number): void;
+  /** A field that is an integer JS number, for a column marked numeric. */
+  num(column: number, value: number): void;
+  /** Any field value, converted as event() converts it. */
+  value(column: number, value: FieldValue): void;
+  /** The event's format has none of the column's field names. */
+  absent(column: number): void;
+  /** Ends the row begun last. */
+  end(): void;
+}
+
+export function isDirectRowSink(sink: EventSink): sink is DirectRowSink {
+  return typeof (sink as Partial<DirectRowSink>).directRows === 'function';
+}
+
 /** Reports decode progress, in bytes of the (decompressed) input consumed. */
 export type ProgressFn = (bytesDone: number, bytesTotal: number | null) => void;
 

@@ -3,12 +3,12 @@
  *
  * Pure JS: rows are built in column chunks (column_chunk.ts) and handed to
  * `onChunk`, which appends them to DuckDB directly (model_writer.ts) or
- * posts them to the thread that owns DuckDB (ingest/decode_worker.ts).
+ * posts them to the thread that owns DuckDB (ingest/store_worker.ts).
  * Per-thread state (utid, name) stays here because there are few threads;
  * string fields of typed tables are interned so each distinct string is
  * stored once.
  */
-import type { DecodedEvent, EventFields, EventSink, SkippedInput, TraceHeader } from '../decode/decoded_event.ts';
+import type { DecodedEvent, DirectRows, DirectRowSink, EventFields, FieldValue, SkippedInput, TraceHeader } from '../decode/decoded_event.ts';
 import { ColumnChunk, type ChunkData } from './column_chunk.ts';
 import {
   ARGS_TABLE,
@@ -92,7 +92,7 @@ function compileFieldWriter(layout: TypedTableLayout): FieldWriter {
   return make(parseIntegerText) as FieldWriter;
 }
 
-export class ModelBuilder implements EventSink {
+export class ModelBuilder implements DirectRowSink {
   private headerInfo: TraceHeader | null = null;
   private baseHi = 0;
   private baseLo = 0;
@@ -150,32 +150,13 @@ export class ModelBuilder implements EventSink {
   event(e: DecodedEvent): void {
     if (!this.headerInfo) throw new Error('decoder sent an event before the header');
     const id = this.nextId++;
-    const thread = this.threadOf(e.pid);
-    if (e.tgid !== null && e.tgid > 0 && thread.tgid === null) thread.tgid = e.tgid;
-    // The line prefix's name only names threads not named yet: `report -l`
-    // cuts names to 8 characters and `<...>` means unknown.
-    if (e.comm !== null && thread.name === null && e.comm !== '<...>' && e.comm !== '') {
-      thread.name = e.comm;
-      this.nameHistory.push({ utid: thread.utid, ts: e.ts, name: e.comm });
-    }
-
-    const info = this.names.get(e.name) ?? this.newName(e);
-    info.count++;
-    const nameId = info.id;
-
-    const cpu = this.cpus.get(e.cpu);
-    if (cpu === undefined) this.cpus.set(e.cpu, [e.cpu, 1, e.ts, e.ts]);
-    else {
-      cpu[1]++;
-      if (e.ts < cpu[2]) cpu[2] = e.ts;
-      if (e.ts > cpu[3]) cpu[3] = e.ts;
-    }
-
+    const info = this.names.get(e.name) ?? this.newName(e.name, e.system);
+    const utid = this.startEvent(info, e.ts, e.cpu, e.pid, e.comm, e.tgid);
     const target = info.target;
     const fields = e.fields;
     if (fields === null) this.unparsed++;
     if (target !== null && fields !== null) {
-      this.writeTyped(target, id, e, thread.utid, info, fields);
+      this.writeTyped(target, id, e, utid, info, fields);
       return;
     }
     const hasArgs = fields !== null && hasKeys(fields);
@@ -183,8 +164,8 @@ export class ModelBuilder implements EventSink {
     fe.setInt(0, id);
     this.setTs(fe, 1, e.ts);
     fe.setInt(2, e.cpu);
-    fe.setInt(3, thread.utid);
-    fe.setInt(4, nameId);
+    fe.setInt(3, utid);
+    fe.setInt(4, info.id);
     fe.set(5, e.flags);
     fe.set(6, e.preemptCount);
     fe.set(7, hasArgs ? id : null);
@@ -194,19 +175,68 @@ export class ModelBuilder implements EventSink {
     if (hasArgs) this.writeArgs(id, fields!);
   }
 
+  /**
+   * DirectRowSink: events stored in a typed table whose rows need nothing
+   * beyond their own fields. Scheduler tables that name tasks (sched_switch
+   * prev_comm/next_comm...) keep the event() path, which tracks those names.
+   */
+  directRows(name: string, system: string | null): DirectRows | null {
+    const table = typedTableFor(name);
+    const target = table ? this.typed.get(table) : undefined;
+    if (target === undefined || target.nameFields !== undefined) return null;
+    return new TypedDirectRows(this, target, name, system);
+  }
+
+  /** The per-name record of an event name (registered on its first event). */
+  nameInfo(name: string, system: string | null): EventNameInfo {
+    return this.names.get(name) ?? this.newName(name, system);
+  }
+
+  /**
+   * Starts a typed row: id, ts, cpu, utid and event columns, plus what every
+   * event counts. The caller writes the fields and the tail (writeTypedTail).
+   */
+  beginTypedRow(t: TypedTarget, info: EventNameInfo, ts: number, cpu: number, pid: number, comm: string | null): void {
+    if (!this.headerInfo) throw new Error('decoder sent an event before the header');
+    const id = this.nextId++;
+    const utid = this.startEvent(info, ts, cpu, pid, comm, null);
+    this.writeTypedHead(t, id, ts, cpu, utid, info);
+  }
+
+  /** Bookkeeping every event shares: its thread (named from the line prefix), per-name and per-CPU counts. */
+  private startEvent(info: EventNameInfo, ts: number, cpuNo: number, pid: number, comm: string | null, tgid: number | null): number {
+    const thread = this.threadOf(pid);
+    if (tgid !== null && tgid > 0 && thread.tgid === null) thread.tgid = tgid;
+    // The line prefix's name only names threads not named yet: `report -l`
+    // cuts names to 8 characters and `<...>` means unknown.
+    if (comm !== null && thread.name === null && comm !== '<...>' && comm !== '') {
+      thread.name = comm;
+      this.nameHistory.push({ utid: thread.utid, ts, name: comm });
+    }
+    info.count++;
+    const cpu = this.cpus.get(cpuNo);
+    if (cpu === undefined) this.cpus.set(cpuNo, [cpuNo, 1, ts, ts]);
+    else {
+      cpu[1]++;
+      if (ts < cpu[2]) cpu[2] = ts;
+      if (ts > cpu[3]) cpu[3] = ts;
+    }
+    return thread.utid;
+  }
+
   /** First event of a name: its name_id, typed table and `event` column value. */
-  private newName(e: DecodedEvent): EventNameInfo {
-    const table = typedTableFor(e.name);
+  private newName(name: string, system: string | null): EventNameInfo {
+    const table = typedTableFor(name);
     const target = table ? (this.typed.get(table) ?? null) : null;
     const info: EventNameInfo = {
-      name: e.name,
+      name,
       id: this.nameList.length,
-      system: e.system,
+      system,
       count: 0,
       target,
-      eventValue: target && target.layout.eventColumn >= 0 ? this.internIn(target.layout.eventDict, e.name) : -1,
+      eventValue: target && target.layout.eventColumn >= 0 ? this.internIn(target.layout.eventDict, name) : -1,
     };
-    this.names.set(e.name, info);
+    this.names.set(name, info);
     this.nameList.push(info);
     return info;
   }
@@ -257,20 +287,9 @@ export class ModelBuilder implements EventSink {
 
   private writeTyped(t: TypedTarget, id: number, e: DecodedEvent, utid: number, name: EventNameInfo, fields: EventFields): void {
     const c = t.chunk;
-    const layout = t.layout;
-    // Schema convention (checked by the store): id, ts, cpu, utid come first.
-    c.setInt(0, id);
-    this.setTs(c, 1, e.ts);
-    c.setInt(2, e.cpu);
-    c.setInt(3, utid);
-    if (layout.eventColumn >= 0) c.setInt(layout.eventColumn, name.eventValue);
+    this.writeTypedHead(t, id, e.ts, e.cpu, utid, name);
     t.writeFields(c, fields, this.internInBound);
-    const extra = layout.width;
-    c.setInt(extra, name.id);
-    c.set(extra + 1, e.flags);
-    c.set(extra + 2, e.preemptCount);
-    c.setInt(extra + 3, e.where);
-    c.endRow();
+    writeTypedTail(c, t.layout.width, name.id, e.flags, e.preemptCount, e.where);
 
     const nameFields = t.nameFields;
     if (nameFields) {
@@ -279,12 +298,23 @@ export class ModelBuilder implements EventSink {
         const pid = fields[nameFields[k][1]];
         if (typeof comm === 'string' && typeof pid === 'number') this.noteTaskComm(this.threadOf(pid), comm, e.ts);
       }
-      if (layout.table === 'sched_process_fork' && typeof fields.child_pid === 'number') {
+      if (t.layout.table === 'sched_process_fork' && typeof fields.child_pid === 'number') {
         this.threadOf(fields.child_pid).forkTs = e.ts;
-      } else if (layout.table === 'sched_process_exit' && typeof fields.pid === 'number') {
+      } else if (t.layout.table === 'sched_process_exit' && typeof fields.pid === 'number') {
         this.threadOf(fields.pid).exitTs = e.ts;
       }
     }
+  }
+
+  private writeTypedHead(t: TypedTarget, id: number, ts: number, cpu: number, utid: number, name: EventNameInfo): void {
+    const c = t.chunk;
+    const layout = t.layout;
+    // Schema convention (checked by the store): id, ts, cpu, utid come first.
+    c.setInt(0, id);
+    this.setTs(c, 1, ts);
+    c.setInt(2, cpu);
+    c.setInt(3, utid);
+    if (layout.eventColumn >= 0) c.setInt(layout.eventColumn, name.eventValue);
   }
 
   private writeArgs(id: number, fields: EventFields): void {
@@ -309,7 +339,7 @@ export class ModelBuilder implements EventSink {
   private readonly internInBound = (dict: number, s: string): number => this.internIn(dict, s);
 
   /** Id of a string in one typed column's dictionary. */
-  private internIn(dict: number, s: string): number {
+  internIn(dict: number, s: string): number {
     const map = this.dicts[dict];
     let id = map.get(s);
     if (id === undefined) {
@@ -345,6 +375,74 @@ export class ModelBuilder implements EventSink {
     if (t.name === comm || comm === '' || comm === '<...>') return;
     t.name = comm;
     this.nameHistory.push({ utid: t.utid, ts, name: comm });
+  }
+}
+
+/** The storage-only columns after a typed row's documented ones (model_store.ts STORAGE_EXTRA_COLUMNS); ends the row. */
+function writeTypedTail(c: ColumnChunk, width: number, nameId: number, flags: number | null, preemptCount: number | null, where: number): void {
+  c.setInt(width, nameId);
+  c.set(width + 1, flags);
+  c.set(width + 2, preemptCount);
+  c.setInt(width + 3, where);
+  c.endRow();
+}
+
+/**
+ * DirectRows of one event name stored in a typed table: what writeTyped()
+ * does, fed field by field by a binary decoder's compiled reader.
+ */
+class TypedDirectRows implements DirectRows {
+  readonly fields: { names: string[]; column: number; numeric: boolean }[];
+  private info: EventNameInfo | null = null;
+  private readonly chunk: ColumnChunk;
+  /** Dictionary per column index, -1 for numeric columns. */
+  private readonly dictOf: Int32Array;
+  private flags = 0;
+  private preemptCount = 0;
+  private where = 0;
+
+  constructor(
+    private readonly builder: ModelBuilder,
+    private readonly target: TypedTarget,
+    private readonly name: string,
+    private readonly system: string | null,
+  ) {
+    const layout = target.layout;
+    this.chunk = target.chunk;
+    this.fields = layout.fieldColumns.map((c) => ({ names: [c.name, ...c.aliases], column: c.index, numeric: c.dict < 0 }));
+    this.dictOf = new Int32Array(layout.columns.length).fill(-1);
+    for (const c of layout.fieldColumns) this.dictOf[c.index] = c.dict;
+  }
+
+  begin(ts: number, cpu: number, pid: number, comm: string | null, flags: number, preemptCount: number, where: number): void {
+    // The name is registered on its first event, as event() does: name ids follow first appearance.
+    const info = this.info ?? (this.info = this.builder.nameInfo(this.name, this.system));
+    this.flags = flags;
+    this.preemptCount = preemptCount;
+    this.where = where;
+    this.builder.beginTypedRow(this.target, info, ts, cpu, pid, comm);
+  }
+
+  num(column: number, value: number): void {
+    this.chunk.setNumber(column, value);
+  }
+
+  /** As compileFieldWriter's code converts a field. */
+  value(column: number, v: FieldValue): void {
+    const c = this.chunk;
+    const dict = this.dictOf[column];
+    if (dict >= 0) c.setInt(column, this.builder.internIn(dict, typeof v === 'string' ? v : String(v)));
+    else if (typeof v === 'number') c.setNumber(column, v);
+    else if (typeof v === 'string') c.set(column, parseIntegerText(v));
+    else c.set(column, v);
+  }
+
+  absent(column: number): void {
+    this.chunk.setNull(column);
+  }
+
+  end(): void {
+    writeTypedTail(this.chunk, this.target.layout.width, this.info!.id, this.flags, this.preemptCount, this.where);
   }
 }
 

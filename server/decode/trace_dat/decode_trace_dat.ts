@@ -10,6 +10,7 @@
 import {
   DecodeError,
   type DecodedEvent,
+  isDirectRowSink,
   type EventSink,
   type ProgressFn,
   type SkippedInput,
@@ -102,9 +103,10 @@ async function decodeBody(src: FileSource, info: TraceDatInfo, sink: EventSink, 
   const kallsyms = Kallsyms.parse(info.kallsyms);
   const helpers = makeHelpers(info.littleEndian, kallsyms);
   const byId: (CompiledEvent | undefined)[] = new Array(65536);
+  const directSink = isDirectRowSink(sink) ? sink : null;
   for (const f of formats) {
     try {
-      byId[f.id] = compileEvent(f, helpers, info.littleEndian, info.longSize);
+      byId[f.id] = compileEvent(f, helpers, info.littleEndian, info.longSize, directSink?.directRows(f.name, f.system) ?? null);
     } catch (e) {
       deferred.push({ where: 0, unit: 'offset', reason: `cannot compile reader for ${f.system}:${f.name}: ${(e as Error).message}`, excerpt: '' });
     }
@@ -301,12 +303,6 @@ async function decodeBody(src: FileSource, info: TraceDatInfo, sink: EventSink, 
           }
           continue;
         }
-        let fields;
-        if (len >= ev.minLen) fields = ev.fast(buf, off, len);
-        else {
-          shortCount++;
-          fields = ev.safe(buf, off, len);
-        }
         const pid = le ? buf.readInt32LE(off + pidOff) : buf.readInt32BE(off + pidOff);
         let comm: string | null;
         if (pid === lastPid) comm = lastComm;
@@ -315,21 +311,36 @@ async function decodeBody(src: FileSource, info: TraceDatInfo, sink: EventSink, 
           lastPid = pid;
           lastComm = comm;
         }
-        const event: DecodedEvent = {
-          ts,
-          cpu,
-          pid,
-          comm,
-          tgid: null,
-          name: ev.name,
-          system: ev.system,
-          flags: buf[off + flagsOff]!,
-          preemptCount: buf[off + preemptOff]!,
-          fields,
-          raw: null,
-          where,
-        };
-        sink.event(event);
+        const direct = ev.direct;
+        if (direct !== null && len >= ev.minLen) {
+          // The sink's fast path: fields straight from the record into its columns.
+          const rows = direct.rows;
+          rows.begin(ts, cpu, pid, comm, buf[off + flagsOff]!, buf[off + preemptOff]!, where);
+          direct.read(buf, off, len, rows);
+          rows.end();
+        } else {
+          let fields;
+          if (len >= ev.minLen) fields = ev.fast(buf, off, len);
+          else {
+            shortCount++;
+            fields = ev.safe(buf, off, len);
+          }
+          const event: DecodedEvent = {
+            ts,
+            cpu,
+            pid,
+            comm,
+            tgid: null,
+            name: ev.name,
+            system: ev.system,
+            flags: buf[off + flagsOff]!,
+            preemptCount: buf[off + preemptOff]!,
+            fields,
+            raw: null,
+            where,
+          };
+          sink.event(event);
+        }
         if (ev.commRegistrations.length > 0 && registerComms(ev, buf, off, len, le, comms)) lastPid = -1;
       }
       s.idx = i;

@@ -5,12 +5,14 @@
  * no per-event loops, regexes or bigint). Field names from the file only ever
  * appear JSON-quoted in the generated source, offsets/sizes only as integers.
  */
-import type { EventFields, FieldValue } from '../decoded_event.ts';
+import type { DirectRows, EventFields, FieldValue } from '../decoded_event.ts';
 import type { EventFormat, FieldDef } from './event_format.ts';
 import type { Kallsyms } from './kallsyms.ts';
 import { analyzePrintFmt, type SymbolicRenderer } from './print_fmt.ts';
 
 export type FieldsReader = (buf: Buffer, off: number, len: number) => EventFields;
+/** Writes a record's fields into a sink's DirectRows (see DirectRowSink). */
+export type DirectReader = (buf: Buffer, off: number, len: number, rows: DirectRows) => void;
 
 export interface CompiledEvent {
   id: number;
@@ -21,6 +23,8 @@ export interface CompiledEvent {
   fast: FieldsReader;
   /** Reader that checks every field against the record length (short/corrupt records). */
   safe: FieldsReader;
+  /** When the sink takes this event's rows directly: where they go, and the reader (records of minLen or more). */
+  direct: { rows: DirectRows; read: DirectReader } | null;
   /** sched plugin emulation: (pid field, comm field) pairs whose comm trace-cmd registers. */
   commRegistrations: { pidOff: number; commOff: number; commSize: number }[];
 }
@@ -178,15 +182,24 @@ function memoSymbolic(render: SymbolicRenderer, signedSize: number | null): Symb
  * Compiles one event format. `helpers.sym` is extended with this event's
  * symbolic renderers; the generated code refers to them by index.
  */
-export function compileEvent(fmt: EventFormat, helpers: Helpers, littleEndian: boolean, longSize: number): CompiledEvent {
+export function compileEvent(
+  fmt: EventFormat,
+  helpers: Helpers,
+  littleEndian: boolean,
+  longSize: number,
+  rows: DirectRows | null = null,
+): CompiledEvent {
   const info = analyzePrintFmt(fmt.printFmt);
   const E = littleEndian ? 'LE' : 'BE';
   const fastParts: string[] = [];
   const safeParts: string[] = [];
+  const exprs = new Map<string, FieldExpr>();
   let minLen = 0;
   for (const f of fmt.fields) {
-    const expr = fieldExpr(f, info.symbolFields, info.pointerFields, info.symbolic, helpers, E, longSize);
-    if (expr === null) continue;
+    const fe = fieldExpr(f, info.symbolFields, info.pointerFields, info.symbolic, helpers, E, longSize);
+    if (fe === null) continue;
+    const { expr } = fe;
+    exprs.set(f.name, fe);
     const key = JSON.stringify(f.name);
     const end = f.offset + f.size;
     if (end > minLen) minLen = end;
@@ -199,6 +212,22 @@ export function compileEvent(fmt: EventFormat, helpers: Helpers, littleEndian: b
   const fast = new Function('h', fastSrc)(helpers) as FieldsReader;
   // eslint-disable-next-line @typescript-eslint/no-implied-eval
   const safe = new Function('h', safeSrc)(helpers) as FieldsReader;
+
+  let direct: CompiledEvent['direct'] = null;
+  if (rows !== null) {
+    // Only the columns the sink stores are read (fast() reads every field),
+    // each with the first of its names this format has, as a lookup in
+    // fast()'s object would find it. Columns are integers from the sink.
+    const parts = rows.fields.map(({ names, column, numeric }) => {
+      const fe = names.map((n) => exprs.get(n)).find((x) => x !== undefined);
+      const col = Number(column);
+      if (fe === undefined) return `w.absent(${col});`;
+      return numeric && fe.plainNumber ? `w.num(${col}, ${fe.expr});` : `w.value(${col}, ${fe.expr});`;
+    });
+    // eslint-disable-next-line @typescript-eslint/no-implied-eval
+    const read = new Function('h', `return function direct(b, o, n, w) { ${parts.join(' ')} };`)(helpers) as DirectReader;
+    direct = { rows, read };
+  }
 
   const commRegistrations: CompiledEvent['commRegistrations'] = [];
   if (fmt.system === 'sched') {
@@ -213,7 +242,13 @@ export function compileEvent(fmt: EventFormat, helpers: Helpers, littleEndian: b
       if (pf && cf && pf.size === 4 && cf.kind === 'string') commRegistrations.push({ pidOff: pf.offset, commOff: cf.offset, commSize: cf.size });
     }
   }
-  return { id: fmt.id, name: fmt.name, system: fmt.system, minLen, fast, safe, commRegistrations };
+  return { id: fmt.id, name: fmt.name, system: fmt.system, minLen, fast, safe, direct, commRegistrations };
+}
+
+/** JS source reading one field; plainNumber: it always yields an integer number (no bigint, no string). */
+interface FieldExpr {
+  expr: string;
+  plainNumber: boolean;
 }
 
 function fieldExpr(
@@ -224,40 +259,42 @@ function fieldExpr(
   helpers: Helpers,
   E: string,
   longSize: number,
-): string | null {
+): FieldExpr | null {
   const at = `o + ${f.offset}`;
+  const other = (expr: string): FieldExpr => ({ expr, plainNumber: false });
   switch (f.kind) {
     case 'string':
-      return `h.cstr(b, ${at}, ${f.size})`;
+      return other(`h.cstr(b, ${at}, ${f.size})`);
     case 'dynstring':
       if (f.size < 4) return null;
-      return `h.dynstr(b, o, n, ${at}, ${at} + ${f.size}, ${f.relative})`;
+      return other(`h.dynstr(b, o, n, ${at}, ${at} + ${f.size}, ${f.relative})`);
     case 'dynarray':
       if (f.size < 4) return null;
-      return `h.dynarr(b, o, n, ${at}, ${at} + ${f.size}, ${f.relative}, ${f.elemSize}, ${f.signed})`;
+      return other(`h.dynarr(b, o, n, ${at}, ${at} + ${f.size}, ${f.relative}, ${f.elemSize}, ${f.signed})`);
     case 'array':
       if (f.elemSize <= 0 || ![1, 2, 4, 8].includes(f.elemSize)) return null;
-      return `h.arr(b, ${at}, ${f.size / f.elemSize}, ${f.elemSize}, ${f.signed})`;
+      return other(`h.arr(b, ${at}, ${f.size / f.elemSize}, ${f.elemSize}, ${f.signed})`);
     case 'opaque':
       return null;
     case 'pointer':
     case 'int': {
       const size = f.size;
       if (size !== 1 && size !== 2 && size !== 4 && size !== 8) return null;
-      if (symbolFields.has(f.name) && (size === 8 || size === 4)) return size === 8 ? `h.sym64(b, ${at})` : `h.sym32(b, ${at})`;
+      if (symbolFields.has(f.name) && (size === 8 || size === 4)) return other(size === 8 ? `h.sym64(b, ${at})` : `h.sym32(b, ${at})`);
       if (f.kind === 'pointer' || pointerFields.has(f.name)) {
-        if (size === 8) return `h.ptr64(b, ${at})`;
-        if (size === 4) return `h.ptr32(b, ${at})`;
+        if (size === 8) return other(`h.ptr64(b, ${at})`);
+        if (size === 4) return other(`h.ptr32(b, ${at})`);
       }
       const num = numExpr(size, f.signed, at, E);
       const render = symbolic.get(f.name);
       if (render) {
         const idx = helpers.sym.length;
         helpers.sym.push(memoSymbolic(render, f.signed ? size : null));
-        return `h.sym[${idx}](${num})`;
+        return other(`h.sym[${idx}](${num})`);
       }
       void longSize;
-      return num;
+      // 8-byte integers come as bigint above 2^53.
+      return { expr: num, plainNumber: size <= 4 };
     }
   }
 }

@@ -19,10 +19,11 @@ import { Worker } from 'node:worker_threads';
 import { openDuckDb } from '../engine/engine.ts';
 import { deriveModel } from '../model/derive_model.ts';
 import { ModelBuilder } from '../model/model_builder.ts';
-import { ModelStore, type BuilderResult, type WriterSummary } from '../model/model_store.ts';
-import { CONSUMED, type WorkerInput, type WorkerMessage } from './decode_protocol.ts';
+import { chunkTransferList } from '../model/column_chunk.ts';
+import { ModelStore, SCHEMA_SQL_PATH, type WriterSummary } from '../model/model_store.ts';
 import { dataDirPaths, resolveDataDir } from './data_dir.ts';
-import { decodeWorkerBundle } from './worker_bundle.ts';
+import { CONSUMED, FAILED, MAX_IN_FLIGHT, type FromStoreWorker, type StoreWorkerInput, type ToStoreWorker } from './store_protocol.ts';
+import { storeWorkerBundle } from './worker_bundle.ts';
 
 export type IngestPhase = 'hashing' | 'decompressing' | 'decoding' | 'deriving' | 'done';
 
@@ -50,12 +51,9 @@ export interface IngestOptions {
    */
   contentSha256?: string;
   /**
-   * Decode on a worker thread while this thread appends to DuckDB. Off by
-   * default ($STALLSCOPE_DECODE_WORKER=1 turns it on): on the 2-CPU VM it
-   * measured slower even started from a bundle (worker_bundle.ts), 1M-event
-   * trace.dat on a quiet machine: 4.4-4.6 s vs 3.6-4.4 s, CPU 5.8-6.4 s vs
-   * 4.9-5.4 s. DuckDB's own threads already keep the second CPU busy during
-   * appends, and handing chunks across threads costs CPU of its own.
+   * Append to DuckDB on a worker thread (store_worker.ts) while this thread
+   * decodes: on by default; false (or $STALLSCOPE_STORE_WORKER=0) does
+   * everything on this thread.
    */
   worker?: boolean;
 }
@@ -167,8 +165,8 @@ export async function ingestFile(file: string, opts: IngestOptions = {}): Promis
  */
 const INGEST_MEMORY_LIMIT = process.env.STALLSCOPE_INGEST_MEMORY ?? '256MB';
 
-function useDecodeWorker(opts: IngestOptions): boolean {
-  return opts.worker ?? process.env.STALLSCOPE_DECODE_WORKER === '1';
+function useStoreWorker(opts: IngestOptions): boolean {
+  return opts.worker ?? process.env.STALLSCOPE_STORE_WORKER !== '0';
 }
 
 /** Ingests in flight in this process, by final trace directory. */
@@ -242,143 +240,227 @@ async function buildTrace(
   opts: IngestOptions,
   report: (p: IngestProgress) => void,
 ): Promise<TraceSummary> {
-  const setupStarted = performance.now();
-  // A fixed memory cap keeps peak memory independent of the trace's size:
-  // past it DuckDB writes to disk and spills derive's sorts to workDir.
-  const engine = await openDuckDb(path.join(workDir, 'trace.duckdb'), {
+  const target: LoadTarget = {
+    dbPath: path.join(workDir, 'trace.duckdb'),
+    // A fixed memory cap keeps peak memory independent of the trace's size:
+    // past it DuckDB writes to disk and spills derive's sorts to workDir.
     memoryLimit: INGEST_MEMORY_LIMIT,
     tempDirectory: path.join(workDir, 'spill'),
-  });
-  try {
-    // One transaction for schema and events, one for derive: appended row
-    // groups are written straight to the database file once, instead of to
-    // the WAL at every appender flush and again at the checkpoint (and the
-    // schema's DDL is not synced statement by statement). Nobody else sees the
-    // work dir meanwhile.
-    await engine.exec('BEGIN TRANSACTION');
-    const store = await ModelStore.create(engine);
-    const decodeStarted = performance.now();
-    const setupSeconds = (decodeStarted - setupStarted) / 1000;
-    const decoded = useDecodeWorker(opts)
-      ? await decodeInWorker(file, label, workDir, store, report)
-      : await decodeInProcess(file, label, workDir, store, report);
-    const writerSummary = await store.finish(decoded.result);
-    await fs.rm(path.join(workDir, 'decompressed.dat'), { force: true });
-    const decodeSeconds = (performance.now() - decodeStarted) / 1000;
+  };
+  const loaded = useStoreWorker(opts)
+    ? await loadOnStoreWorker(file, label, workDir, target, report)
+    : await loadInProcess(file, label, workDir, target, report);
+  await fs.rm(path.join(workDir, 'decompressed.dat'), { force: true });
 
-    // Commit the events before deriving: derive's scans of uncommitted
-    // (transaction-local) rows were 5x slower (10M-event trace.dat: derive
-    // 50 s before this commit, 10.4 s after, same machine and load).
-    await engine.exec('COMMIT');
+  // The events are committed (derive's scans of uncommitted, transaction-local
+  // rows were 5x slower: 10M-event trace.dat, derive 50 s before, 10.4 s after).
+  const engine = await openDuckDb(target.dbPath, { memoryLimit: target.memoryLimit, tempDirectory: target.tempDirectory });
+  try {
     await engine.exec('BEGIN TRANSACTION');
-    report({ phase: 'deriving', bytesDone: 0, bytesTotal: null, events: writerSummary.eventsTotal });
+    report({ phase: 'deriving', bytesDone: 0, bytesTotal: null, events: loaded.writerSummary.eventsTotal });
     const deriveStarted = performance.now();
     await deriveModel(engine);
     const deriveSeconds = (performance.now() - deriveStarted) / 1000;
 
-    const summary = toSummary(writerSummary, {
+    const summary = toSummary(loaded.writerSummary, {
       id,
       name: opts.name ?? path.basename(file),
       sourcePath: path.resolve(file),
       sizeBytes,
-      compression: decoded.compression,
-      outOfOrderLines: decoded.outOfOrderLines,
-      decodeSeconds,
+      compression: loaded.compression,
+      outOfOrderLines: loaded.outOfOrderLines,
+      decodeSeconds: loaded.decodeSeconds,
       deriveSeconds,
     });
     await writeTraceInfo(engine, summary);
     const commitStarted = performance.now();
     await engine.exec('COMMIT');
     await engine.exec('CHECKPOINT');
-    summary.seconds.setup = setupSeconds;
+    summary.seconds.setup = loaded.setupSeconds;
     summary.seconds.commit = (performance.now() - commitStarted) / 1000;
-    await fs.rm(path.join(workDir, 'spill'), { recursive: true, force: true });
+    await fs.rm(target.tempDirectory, { recursive: true, force: true });
     return summary;
   } finally {
     engine.close();
   }
 }
 
-interface Decoded {
-  result: BuilderResult;
+/** The database the events are loaded into. */
+interface LoadTarget {
+  dbPath: string;
+  memoryLimit: string;
+  tempDirectory: string;
+}
+
+/** The events of a file, committed to the database (which is closed again). */
+interface Loaded {
+  writerSummary: WriterSummary;
   compression: string[];
   outOfOrderLines: number;
+  /** Opening the database and creating the schema. */
+  setupSeconds: number;
+  /** Decoding, writing the events and committing them. */
+  decodeSeconds: number;
 }
 
-/** Decodes on a worker thread; this thread only appends chunks to DuckDB. */
-async function decodeInWorker(
+/**
+ * Decodes and builds rows on this thread while store_worker.ts appends them
+ * to DuckDB on another (the default).
+ */
+async function loadOnStoreWorker(
   file: string,
   label: string,
   workDir: string,
-  store: ModelStore,
+  target: LoadTarget,
   report: (p: IngestProgress) => void,
-): Promise<Decoded> {
+): Promise<Loaded> {
+  const setupStarted = performance.now();
   // The bundled worker starts in milliseconds; the TypeScript entry (through
   // tsx's loader) is the fallback if esbuild cannot run.
-  const workerPath = await decodeWorkerBundle().catch(() => new URL('./decode_worker.mjs', import.meta.url));
+  const workerPath = await storeWorkerBundle().catch(() => new URL('./store_worker.mjs', import.meta.url));
   const control = new SharedArrayBuffer(8);
   const counters = new Int32Array(control);
-  const input: WorkerInput = { file, label, workDir, layout: store.layout, control };
-  let events = 0;
-  return new Promise<Decoded>((resolve, reject) => {
-    const worker = new Worker(workerPath, { workerData: input });
-    let settled = false;
-    const fail = (err: Error) => {
-      if (settled) return;
-      settled = true;
-      void worker.terminate();
-      reject(err);
-    };
-    worker.on('message', (m: WorkerMessage) => {
-      if (settled) return;
-      try {
-        switch (m.type) {
-          case 'chunk':
-            store.append(m.table, m.data);
-            Atomics.add(counters, CONSUMED, 1);
-            Atomics.notify(counters, CONSUMED);
-            break;
-          case 'progress':
-            events = m.events;
-            report({ phase: m.phase, bytesDone: m.bytesDone, bytesTotal: m.bytesTotal, events });
-            break;
-          case 'done':
-            settled = true;
-            void worker.terminate();
-            resolve({ result: m.result, compression: m.compression, outOfOrderLines: m.outOfOrderLines });
-            break;
-          case 'error':
-            if (m.error.decode) {
-              const e = new DecodeError(m.error.file, m.error.where, m.error.unit, '');
-              e.message = m.error.message;
-              fail(e);
-            } else fail(new Error(m.error.message));
-            break;
-        }
-      } catch (err) {
-        fail(err as Error);
-      }
+  const input: StoreWorkerInput = { ...target, schemaSqlPath: SCHEMA_SQL_PATH, control };
+  const worker = new Worker(workerPath, { workerData: input });
+  const replies = workerReplies(worker);
+  let finished = false;
+  try {
+    const ready = await replies.expect('ready');
+    const decodeStarted = performance.now();
+    let posted = 0;
+    const builder = new ModelBuilder(ready.layout, (table, data) => {
+      waitForStoreWorker(counters, posted - MAX_IN_FLIGHT + 1);
+      worker.postMessage({ type: 'chunk', table, data } satisfies ToStoreWorker, chunkTransferList(data));
+      posted++;
     });
-    worker.on('error', (err) => fail(err));
-    worker.on('exit', (code) => fail(new Error(`decode worker exited with code ${code} before finishing`)));
-  });
+    let decoded;
+    try {
+      decoded = await decodeFile(file, builder, {
+        label,
+        scratchDir: workDir,
+        onProgress: (phase, bytesDone, bytesTotal) => report({ phase, bytesDone, bytesTotal, events: builder.eventCount }),
+      });
+    } catch (err) {
+      // The worker's own error explains a failed wait better than the wait does.
+      if (err instanceof StoreWorkerStalled) await replies.expect('done');
+      throw err;
+    }
+    worker.postMessage({ type: 'finish', result: builder.finish() } satisfies ToStoreWorker);
+    const done = await replies.expect('done');
+    finished = true;
+    return {
+      writerSummary: done.summary,
+      ...decoded,
+      setupSeconds: (decodeStarted - setupStarted) / 1000,
+      decodeSeconds: (performance.now() - decodeStarted) / 1000,
+    };
+  } finally {
+    // On failure let the worker close DuckDB before it goes (a second later it is stopped regardless).
+    if (!finished) {
+      worker.postMessage({ type: 'abort' } satisfies ToStoreWorker);
+      await replies.exited(1000);
+    }
+    await worker.terminate();
+  }
 }
 
-/** Decoding and appending on this thread (the default). */
-async function decodeInProcess(
+class StoreWorkerStalled extends Error {}
+
+/**
+ * Blocks until the worker has consumed at least `consumed` chunks, so at most
+ * MAX_IN_FLIGHT chunks (a few MB) wait in its queue however fast decoding
+ * runs. The builder's chunk callback is synchronous, so this waits with
+ * Atomics.wait; the worker sets FAILED if it cannot go on.
+ */
+function waitForStoreWorker(counters: Int32Array, consumed: number): void {
+  let last = Atomics.load(counters, CONSUMED);
+  let idleMs = 0;
+  while (last < consumed) {
+    if (Atomics.load(counters, FAILED) !== 0) throw new StoreWorkerStalled('the store worker failed');
+    if (Atomics.wait(counters, CONSUMED, last, 1000) === 'timed-out') {
+      idleMs += 1000;
+      // 48 chunks never take a minute to append: the worker is gone.
+      if (idleMs >= 60_000) throw new StoreWorkerStalled('the store worker stopped consuming rows for 60 s');
+    } else idleMs = 0;
+    last = Atomics.load(counters, CONSUMED);
+  }
+}
+
+/** The worker's messages, awaited one at a time; an error or exit rejects. */
+function workerReplies(worker: Worker): {
+  expect<T extends FromStoreWorker['type']>(type: T): Promise<Extract<FromStoreWorker, { type: T }>>;
+  /** Resolves when the worker has exited or `ms` have passed. */
+  exited(ms: number): Promise<void>;
+} {
+  const queue: FromStoreWorker[] = [];
+  let failure: Error | null = null;
+  let exit: () => void = () => {};
+  const exitSeen = new Promise<void>((r) => (exit = r));
+  let wake: (() => void) | null = null;
+  const notify = () => {
+    wake?.();
+    wake = null;
+  };
+  worker.on('message', (m: FromStoreWorker) => {
+    queue.push(m);
+    notify();
+  });
+  worker.on('error', (err) => {
+    failure ??= err;
+    notify();
+  });
+  worker.on('exit', (code) => {
+    failure ??= new Error(`store worker exited with code ${code}`);
+    notify();
+    exit();
+  });
+  return {
+    exited: (ms) => Promise.race([exitSeen, new Promise<void>((r) => setTimeout(r, ms).unref())]),
+    async expect(type) {
+      for (;;) {
+        const m = queue.shift();
+        if (m?.type === 'error') throw new Error(`store worker: ${m.message}`);
+        if (m?.type === type) return m as never;
+        if (m) throw new Error(`store worker: expected '${type}', got '${m.type}'`);
+        if (failure) throw failure;
+        await new Promise<void>((r) => (wake = r));
+      }
+    },
+  };
+}
+
+/** Decoding and appending on this thread (IngestOptions.worker = false). */
+async function loadInProcess(
   file: string,
   label: string,
   workDir: string,
-  store: ModelStore,
+  target: LoadTarget,
   report: (p: IngestProgress) => void,
-): Promise<Decoded> {
-  const builder = new ModelBuilder(store.layout, (table, data) => store.append(table, data));
-  const r = await decodeFile(file, builder, {
-    label,
-    scratchDir: workDir,
-    onProgress: (phase, bytesDone, bytesTotal) => report({ phase, bytesDone, bytesTotal, events: builder.eventCount }),
-  });
-  return { result: builder.finish(), ...r };
+): Promise<Loaded> {
+  const setupStarted = performance.now();
+  const engine = await openDuckDb(target.dbPath, { memoryLimit: target.memoryLimit, tempDirectory: target.tempDirectory });
+  try {
+    // As store_worker.ts: one transaction for schema and events.
+    await engine.exec('BEGIN TRANSACTION');
+    const store = await ModelStore.create(engine);
+    const decodeStarted = performance.now();
+    const builder = new ModelBuilder(store.layout, (table, data) => store.append(table, data));
+    const decoded = await decodeFile(file, builder, {
+      label,
+      scratchDir: workDir,
+      onProgress: (phase, bytesDone, bytesTotal) => report({ phase, bytesDone, bytesTotal, events: builder.eventCount }),
+    });
+    const writerSummary = await store.finish(builder.finish());
+    await engine.exec('COMMIT');
+    return {
+      writerSummary,
+      ...decoded,
+      setupSeconds: (decodeStarted - setupStarted) / 1000,
+      decodeSeconds: (performance.now() - decodeStarted) / 1000,
+    };
+  } finally {
+    engine.close();
+  }
 }
 
 function toSummary(

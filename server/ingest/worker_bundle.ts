@@ -1,14 +1,13 @@
 /**
- * The decode worker as one plain JavaScript file.
+ * The store worker (store_worker.ts) as one plain JavaScript file.
  *
  * Why: the server runs TypeScript through tsx's loader, and a worker thread
- * started from TypeScript must register that loader again and send every one
- * of its ~40 imports through the loader's hooks thread: 0.5-1 s before the
- * first event is decoded, measured on a 2-CPU VM. (Even without that cost
- * the worker pipeline measured slower there, so it is opt-in; see
- * IngestOptions.worker.) esbuild (already here as tsx's compiler) bundles the worker and the
- * pure-JS decompressors it imports into one file in ~50 ms, once per process;
- * node loads that file without any loader.
+ * started from TypeScript must register that loader again and send each of
+ * its imports through the loader's hooks thread: 0.5-1 s before the worker
+ * is ready, measured on a 2-CPU VM. esbuild (already here as tsx's compiler)
+ * bundles the worker into one file in ~50 ms, once per process; node loads
+ * that file without any loader. DuckDB's packages (a native addon) stay
+ * outside the bundle, imported by absolute path.
  *
  * The bundle is written to the OS temp dir under a name derived from its own
  * content, so concurrent processes and versions never overwrite each other's.
@@ -17,14 +16,16 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { createRequire } from 'node:module';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
-const WORKER_SOURCE = fileURLToPath(new URL('./decode_worker.ts', import.meta.url));
+const WORKER_SOURCE = fileURLToPath(new URL('./store_worker.ts', import.meta.url));
+const requireHere = createRequire(import.meta.url);
 
 let bundled: Promise<string> | null = null;
 
-/** Path of the bundled decode worker (built on first call, then reused). */
-export function decodeWorkerBundle(): Promise<string> {
+/** Path of the bundled store worker (built on first call, then reused). */
+export function storeWorkerBundle(): Promise<string> {
   bundled ??= buildBundle().catch((err: unknown) => {
     bundled = null; // let a later ingest try again
     throw err;
@@ -42,12 +43,24 @@ async function buildBundle(): Promise<string> {
     target: 'node20',
     write: false,
     logLevel: 'silent',
+    plugins: [
+      {
+        name: 'duckdb-by-absolute-path',
+        setup(build) {
+          // The bundle lives in the temp dir, where `@duckdb/...` would not resolve.
+          build.onResolve({ filter: /^@duckdb\// }, (args) => ({
+            path: pathToFileURL(requireHere.resolve(args.path)).href,
+            external: true,
+          }));
+        },
+      },
+    ],
     // Some bundled CommonJS packages call require() on node builtins.
     banner: { js: "import { createRequire as __stallscopeRequire } from 'node:module'; const require = __stallscopeRequire(import.meta.url);" },
   });
   const code = result.outputFiles[0].contents;
   const digest = createHash('sha256').update(code).digest('hex').slice(0, 16);
-  const file = path.join(os.tmpdir(), `stallscope-decode-worker-${digest}.mjs`);
+  const file = path.join(os.tmpdir(), `stallscope-store-worker-${digest}.mjs`);
   try {
     await fs.access(file);
   } catch {

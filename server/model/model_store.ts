@@ -4,7 +4,7 @@
  * end writes the small whole-trace tables (threads, cpus, strings...).
  *
  * Its counterpart model_builder.ts turns events into chunks without touching
- * DuckDB, so the two can run on different threads (ingest/decode_worker.ts).
+ * DuckDB, so the two can run on different threads (ingest/store_worker.ts).
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -73,9 +73,13 @@ export class ModelStore {
     private readonly appenders: ColumnAppender[],
   ) {}
 
-  /** Creates the schema in an empty database and opens the appenders. */
-  static async create(engine: Engine): Promise<ModelStore> {
-    await engine.exec(fs.readFileSync(SCHEMA_SQL_PATH, 'utf8'));
+  /**
+   * Creates the schema in an empty database and opens the appenders.
+   * `schemaSqlPath` is passed by the store worker, whose bundled code cannot
+   * find queries/ from its own location.
+   */
+  static async create(engine: Engine, schemaSqlPath = SCHEMA_SQL_PATH): Promise<ModelStore> {
+    await engine.exec(fs.readFileSync(schemaSqlPath, 'utf8'));
     const typed = await createTypedStorage(engine);
     await createFtraceEventView(engine);
     const con = engine.connection;

@@ -1,6 +1,6 @@
 /**
  * Builder and store on one thread: the EventSink tests and small inputs use.
- * Large ingests run the builder in a worker (ingest/decode_worker.ts).
+ * Ingests append on a worker thread instead (ingest/store_worker.ts).
  */
 import type { DecodedEvent, EventSink, SkippedInput, TraceHeader } from '../decode/decoded_event.ts';
 import type { Engine } from '../engine/engine.ts';

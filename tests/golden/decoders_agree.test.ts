@@ -10,7 +10,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDuckDb, type Engine } from '../../server/engine/engine.ts';
+import { decodeFile } from '../../server/decode/decode_file.ts';
 import { ingestFile, type IngestResult } from '../../server/ingest/ingest_file.ts';
+import { ModelWriter } from '../../server/model/model_writer.ts';
 import { TYPED_TABLES } from '../../server/model/typed_tables.ts';
 
 const FIXTURES = path.resolve(__dirname, '../../fixtures');
@@ -41,6 +43,14 @@ beforeAll(async () => {
     await engine.exec(`ATTACH '${r!.dbPath}' AS ${key} (READ_ONLY)`);
   }
 }, 180_000);
+
+/** Rows in one table and not the other, either way (as multisets). */
+async function differingRows(a: string, b: string): Promise<bigint> {
+  const [{ n }] = await engine.query<{ n: bigint }>(
+    `SELECT count(*) AS n FROM ((SELECT * FROM ${a} EXCEPT ALL SELECT * FROM ${b}) UNION ALL (SELECT * FROM ${b} EXCEPT ALL SELECT * FROM ${a}))`,
+  );
+  return n;
+}
 
 afterAll(() => {
   engine?.close();
@@ -110,28 +120,40 @@ describe('reclaim_kswapd: every decoder agrees with trace-cmd', () => {
     expect(n).toBe(0n);
   });
 
-  // The worker pipeline is opt-in ($STALLSCOPE_DECODE_WORKER=1): force it and
-  // compare with the in-process build.
+  // Ingests append on a store worker thread by default; `worker: false` does
+  // everything on one thread. Both must build the same model.
   it.each([
     ['v7', FILES.v7],
     ['report', FILES.report],
-  ] as const)('decoding %s on a worker thread (worker: true) builds the same model as on this thread', async (alias, file) => {
+  ] as const)('%s built on one thread (worker: false) equals the store-worker build', async (alias, file) => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'stallscope-inproc-'));
-    const r = await ingestFile(path.join(FIXTURES, file), { dataDir: dir, worker: true });
+    const r = await ingestFile(path.join(FIXTURES, file), { dataDir: dir, worker: false });
     expect(r.summary.eventsByName).toEqual(counts.events_by_name);
-    await engine.exec(`ATTACH '${r.dbPath}' AS inworker (READ_ONLY)`);
+    await engine.exec(`ATTACH '${r.dbPath}' AS oneThread (READ_ONLY)`);
     const tables = ['sched_switch', 'mm_shrink_slab_start', 'mm_vmscan_lru_shrink_inactive', 'thread', 'thread_state', 'slice', 'counter', 'ftrace_event', 'args'];
     for (const table of tables) {
-      const [{ n }] = await engine.query<{ n: bigint }>(
-        `SELECT count(*) AS n FROM (
-           (SELECT * FROM inworker.${table} EXCEPT ALL SELECT * FROM ${alias}.${table})
-           UNION ALL
-           (SELECT * FROM ${alias}.${table} EXCEPT ALL SELECT * FROM inworker.${table}))`,
-      );
-      expect({ table, differing: n }).toEqual({ table, differing: 0n });
+      expect({ table, differing: await differingRows(`oneThread.${table}`, `${alias}.${table}`) }).toEqual({ table, differing: 0n });
     }
-    await engine.exec('DETACH inworker');
+    await engine.exec('DETACH oneThread');
     fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('trace.dat rows written straight from records (DirectRowSink) equal those built from decoded events', async () => {
+    // ModelWriter offers no directRows(), so the decoder hands it a
+    // DecodedEvent per event: the general path every decoder has.
+    const dbPath = path.join(dataDir, 'via-events.duckdb');
+    const own = await openDuckDb(dbPath);
+    const writer = await ModelWriter.create(own);
+    await decodeFile(path.join(FIXTURES, FILES.v6), writer, { label: FILES.v6, scratchDir: dataDir });
+    await writer.finish();
+    own.close();
+    await engine.exec(`ATTACH '${dbPath}' AS viaEvents (READ_ONLY)`);
+    for (const table of [...TYPED_TABLES, 'thread', 'ftrace_event']) {
+      expect({ table, differing: await differingRows(`viaEvents.${table}`, `v6.${table}`) }).toEqual({ table, differing: 0n });
+    }
+    const [{ n }] = await engine.query<{ n: bigint }>('SELECT count(*) AS n FROM viaEvents.mm_vmscan_lru_shrink_inactive');
+    expect(n).toBeGreaterThan(1000n);
+    await engine.exec('DETACH viaEvents');
   });
 
   it('a shrinker call reads the same from binary and text', async () => {

@@ -1,6 +1,0 @@
-// Worker-thread entry: a worker does not inherit the parent's TypeScript
-// loader, so register tsx here, then run the real module.
-import { register } from 'tsx/esm/api';
-
-register();
-await import('./decode_worker.ts');

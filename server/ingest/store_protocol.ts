@@ -1,0 +1,33 @@
+/** Messages between the ingest (main thread) and store_worker.ts. */
+import type { ChunkData } from '../model/column_chunk.ts';
+import type { BuilderResult, ModelLayout } from '../model/model_layout.ts';
+import type { WriterSummary } from '../model/model_store.ts';
+
+/** Int32 slots of the shared control buffer. */
+export const CONSUMED = 0;
+/** Set to 1 by the worker when it failed (the main thread may be blocked waiting for it). */
+export const FAILED = 1;
+/** Chunks (2048 rows each) the main thread may post ahead of the worker: a few MB. */
+export const MAX_IN_FLIGHT = 48;
+
+export interface StoreWorkerInput {
+  dbPath: string;
+  memoryLimit: string;
+  tempDirectory: string;
+  schemaSqlPath: string;
+  /** SharedArrayBuffer of 2 Int32 slots: CONSUMED, FAILED. */
+  control: SharedArrayBuffer;
+}
+
+/** Main thread -> worker. */
+export type ToStoreWorker =
+  | { type: 'chunk'; table: number; data: ChunkData }
+  | { type: 'finish'; result: BuilderResult }
+  /** Decoding failed: close the database and exit (the work dir is deleted). */
+  | { type: 'abort' };
+
+/** Worker -> main thread. */
+export type FromStoreWorker =
+  | { type: 'ready'; layout: ModelLayout }
+  | { type: 'done'; summary: WriterSummary }
+  | { type: 'error'; message: string };

@@ -112,6 +112,8 @@ export class ModelBuilder implements DirectRowSink {
   private readonly nameHistory: { utid: number; ts: number; name: string }[] = [];
   /** [cpu, events, firstTs, lastTs] by CPU number (a Map: text may name any CPU number). */
   private readonly cpus = new Map<number, [number, number, number, number]>();
+  private lastCpu: [number, number, number, number] | null = null;
+  private lastThread: ThreadInfo;
 
   private readonly lost: { cpu: number; count: number | null; where: number }[] = [];
   private readonly problems: SkippedInput[] = [];
@@ -130,7 +132,7 @@ export class ModelBuilder implements DirectRowSink {
         writeFields: compileFieldWriter(t),
       });
     });
-    this.threadOf(0); // utid 0 is the idle task
+    this.lastThread = this.threadOf(0); // utid 0 is the idle task
   }
 
   /** Events handed over so far. */
@@ -205,7 +207,9 @@ export class ModelBuilder implements DirectRowSink {
 
   /** Bookkeeping every event shares: its thread (named from the line prefix), per-name and per-CPU counts. */
   private startEvent(info: EventNameInfo, ts: number, cpuNo: number, pid: number, comm: string | null, tgid: number | null): number {
-    const thread = this.threadOf(pid);
+    // Events come in runs of one CPU and one task: skip both map lookups then.
+    let thread = this.lastThread;
+    if (thread.tid !== pid) thread = this.lastThread = this.threadOf(pid);
     if (tgid !== null && tgid > 0 && thread.tgid === null) thread.tgid = tgid;
     // The line prefix's name only names threads not named yet: `report -l`
     // cuts names to 8 characters and `<...>` means unknown.
@@ -214,8 +218,9 @@ export class ModelBuilder implements DirectRowSink {
       this.nameHistory.push({ utid: thread.utid, ts, name: comm });
     }
     info.count++;
-    const cpu = this.cpus.get(cpuNo);
-    if (cpu === undefined) this.cpus.set(cpuNo, [cpuNo, 1, ts, ts]);
+    let cpu = this.lastCpu;
+    if (cpu === null || cpu[0] !== cpuNo) cpu = this.lastCpu = this.cpus.get(cpuNo) ?? null;
+    if (cpu === null) this.cpus.set(cpuNo, [cpuNo, 1, ts, ts]);
     else {
       cpu[1]++;
       if (ts < cpu[2]) cpu[2] = ts;
@@ -397,6 +402,9 @@ class TypedDirectRows implements DirectRows {
   private readonly chunk: ColumnChunk;
   /** Dictionary per column index, -1 for numeric columns. */
   private readonly dictOf: Int32Array;
+  /** Per dictionary column: the last string written and its id. */
+  private readonly lastString: (string | null)[];
+  private readonly lastId: Int32Array;
   private flags = 0;
   private preemptCount = 0;
   private where = 0;
@@ -412,6 +420,8 @@ class TypedDirectRows implements DirectRows {
     this.fields = layout.fieldColumns.map((c) => ({ names: [c.name, ...c.aliases], column: c.index, numeric: c.dict < 0 }));
     this.dictOf = new Int32Array(layout.columns.length).fill(-1);
     for (const c of layout.fieldColumns) this.dictOf[c.index] = c.dict;
+    this.lastString = new Array<string | null>(layout.columns.length).fill(null);
+    this.lastId = new Int32Array(layout.columns.length);
   }
 
   begin(ts: number, cpu: number, pid: number, comm: string | null, flags: number, preemptCount: number, where: number): void {
@@ -431,8 +441,15 @@ class TypedDirectRows implements DirectRows {
   value(column: number, v: FieldValue): void {
     const c = this.chunk;
     const dict = this.dictOf[column];
-    if (dict >= 0) c.setInt(column, this.builder.internIn(dict, typeof v === 'string' ? v : String(v)));
-    else if (typeof v === 'number') c.setNumber(column, v);
+    if (dict >= 0) {
+      // Flag and enum strings repeat run after run: skip the dictionary lookup then.
+      const str = typeof v === 'string' ? v : String(v);
+      if (this.lastString[column] !== str) {
+        this.lastString[column] = str;
+        this.lastId[column] = this.builder.internIn(dict, str);
+      }
+      c.setInt(column, this.lastId[column]);
+    } else if (typeof v === 'number') c.setNumber(column, v);
     else if (typeof v === 'string') c.set(column, parseIntegerText(v));
     else c.set(column, v);
   }

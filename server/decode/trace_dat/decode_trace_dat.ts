@@ -294,7 +294,8 @@ async function decodeBody(src: FileSource, info: TraceDatInfo, sink: EventSink, 
           sink.skipped({ where, unit: 'offset', reason: `cpu ${cpu}: record of ${len} bytes is too short for an event`, excerpt: hexExcerpt(buf, off, 16) });
           continue;
         }
-        const type = le ? buf.readUInt16LE(off + typeOff) : buf.readUInt16BE(off + typeOff);
+        // Byte reads: Buffer.readUInt16LE() validates its argument on each of millions of calls.
+        const type = le ? buf[off + typeOff]! | (buf[off + typeOff + 1]! << 8) : (buf[off + typeOff]! << 8) | buf[off + typeOff + 1]!;
         const ev = byId[type];
         if (ev === undefined) {
           unknownCount++;
@@ -303,7 +304,10 @@ async function decodeBody(src: FileSource, info: TraceDatInfo, sink: EventSink, 
           }
           continue;
         }
-        const pid = le ? buf.readInt32LE(off + pidOff) : buf.readInt32BE(off + pidOff);
+        const p = off + pidOff;
+        const pid = le
+          ? buf[p]! | (buf[p + 1]! << 8) | (buf[p + 2]! << 16) | (buf[p + 3]! << 24)
+          : (buf[p]! << 24) | (buf[p + 1]! << 16) | (buf[p + 2]! << 8) | buf[p + 3]!;
         let comm: string | null;
         if (pid === lastPid) comm = lastComm;
         else {

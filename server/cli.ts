@@ -235,8 +235,9 @@ async function main(): Promise<void> {
     }
     await cli.runMatchedCommand();
   } catch (err) {
-    if (err instanceof DecodeError || err instanceof UsageError) {
-      process.stderr.write(`stallscope: ${err.message}\n`);
+    // IngestError by name: ingest_file.ts is imported lazily, for a fast start.
+    if (err instanceof DecodeError || err instanceof UsageError || (err as Error | null)?.name === 'IngestError') {
+      process.stderr.write(`stallscope: ${(err as Error).message}\n`);
     } else {
       process.stderr.write(`stallscope: ${(err as Error).stack ?? err}\n`);
     }

@@ -15,15 +15,12 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { decodeFile } from '../decode/decode_file.ts';
 import { DecodeError } from '../decode/decoded_event.ts';
-import { Worker } from 'node:worker_threads';
 import { openDuckDb } from '../engine/engine.ts';
 import { deriveModel } from '../model/derive_model.ts';
 import { ModelBuilder } from '../model/model_builder.ts';
-import { chunkTransferList } from '../model/column_chunk.ts';
-import { ModelStore, SCHEMA_SQL_PATH, type WriterSummary } from '../model/model_store.ts';
+import { ModelStore, type WriterSummary } from '../model/model_store.ts';
 import { dataDirPaths, resolveDataDir } from './data_dir.ts';
-import { CONSUMED, FAILED, MAX_IN_FLIGHT, type FromStoreWorker, type StoreWorkerInput, type ToStoreWorker } from './store_protocol.ts';
-import { storeWorkerBundle } from './worker_bundle.ts';
+import { StoreWorkerClient, StoreWorkerStalled, type LoadTarget } from './store_worker_client.ts';
 
 export type IngestPhase = 'hashing' | 'decompressing' | 'decoding' | 'deriving' | 'done';
 
@@ -95,6 +92,20 @@ export interface IngestResult {
   reused: boolean;
 }
 
+/**
+ * The file decoded but its model could not be built (e.g. DuckDB failed:
+ * disk full, memory cap too small). Nothing was kept.
+ */
+export class IngestError extends Error {
+  constructor(
+    readonly file: string,
+    cause: unknown,
+  ) {
+    super(`${file}: building the trace model failed: ${(cause as Error)?.message ?? String(cause)}`, { cause });
+    this.name = 'IngestError';
+  }
+}
+
 /** sha256 of the file's bytes (as stored: compressed files hash compressed). */
 export async function hashFile(file: string, onBytes?: (n: number) => void): Promise<string> {
   const hash = createHash('sha256');
@@ -124,35 +135,45 @@ export async function ingestFile(file: string, opts: IngestOptions = {}): Promis
   if (opts.contentSha256 !== undefined && !/^[0-9a-f]{64}$/.test(opts.contentSha256)) {
     throw new Error(`contentSha256 must be 64 lowercase hex digits, got ${JSON.stringify(opts.contentSha256)}`);
   }
-  const id =
-    opts.contentSha256 ??
-    (await hashFile(file, (n) => report({ phase: 'hashing', bytesDone: n, bytesTotal: stat.size, events: 0 })));
-  const hashSeconds = (performance.now() - started) / 1000;
-  const finalDir = dirs.traceDir(id);
-
-  const reuse = async (): Promise<IngestResult | null> => {
-    const existing = await readSummary(finalDir);
-    if (!existing) return null;
-    report({ phase: 'done', bytesDone: stat.size, bytesTotal: stat.size, events: existing.eventsTotal });
-    return { id, dbPath: path.join(finalDir, 'trace.duckdb'), summary: existing, reused: true };
-  };
-  if (!opts.force) {
-    const earlier = await reuse();
-    if (earlier) return earlier;
-    // The same content already being ingested by this process: wait for it.
-    const running = inFlight.get(finalDir);
-    if (running) {
-      await running.catch(() => undefined);
-      const after = await reuse();
-      if (after) return after;
-    }
-  }
-  const build = buildIntoPlace({ file, label, id, sizeBytes: stat.size, finalDir, tmpRoot: dirs.tmp, opts, report, started, hashSeconds, reuse });
-  inFlight.set(finalDir, build);
+  const work = await openWorkspace(dirs.tmp, useStoreWorker(opts));
+  let handedOver = false;
   try {
-    return await build;
+    const id =
+      opts.contentSha256 ??
+      (await hashFile(file, (n) => report({ phase: 'hashing', bytesDone: n, bytesTotal: stat.size, events: 0 })));
+    const hashSeconds = (performance.now() - started) / 1000;
+    const finalDir = dirs.traceDir(id);
+
+    const reuse = async (): Promise<IngestResult | null> => {
+      const existing = await readSummary(finalDir);
+      if (!existing) return null;
+      report({ phase: 'done', bytesDone: stat.size, bytesTotal: stat.size, events: existing.eventsTotal });
+      return { id, dbPath: path.join(finalDir, 'trace.duckdb'), summary: existing, reused: true };
+    };
+    if (!opts.force) {
+      const earlier = await reuse();
+      if (earlier) return earlier;
+      // The same content already being ingested by this process: wait for it.
+      const running = inFlight.get(finalDir);
+      if (running) {
+        await running.catch(() => undefined);
+        const after = await reuse();
+        if (after) return after;
+      }
+    }
+    const build = buildIntoPlace({ file, label, id, sizeBytes: stat.size, finalDir, work, opts, report, started, hashSeconds, reuse });
+    handedOver = true;
+    inFlight.set(finalDir, build);
+    try {
+      return await build;
+    } catch (err) {
+      if (err instanceof DecodeError) throw err;
+      throw new IngestError(label, err);
+    } finally {
+      if (inFlight.get(finalDir) === build) inFlight.delete(finalDir);
+    }
   } finally {
-    if (inFlight.get(finalDir) === build) inFlight.delete(finalDir);
+    if (!handedOver) await work.discard();
   }
 }
 
@@ -179,19 +200,17 @@ async function buildIntoPlace(x: {
   id: string;
   sizeBytes: number;
   finalDir: string;
-  tmpRoot: string;
+  work: Workspace;
   opts: IngestOptions;
   report: (p: IngestProgress) => void;
   started: number;
   hashSeconds: number;
   reuse: () => Promise<IngestResult | null>;
 }): Promise<IngestResult> {
-  const { id, finalDir, opts, report } = x;
-  await fs.mkdir(x.tmpRoot, { recursive: true });
-  // The pid in the name lets removeStaleWork() clean up after a crash.
-  const workDir = await fs.mkdtemp(path.join(x.tmpRoot, `${id.slice(0, 12)}-${process.pid}-`));
+  const { id, finalDir, opts, report, work } = x;
+  const workDir = work.dir;
   try {
-    const summary = await buildTrace(x.file, x.label, id, x.sizeBytes, workDir, opts, report);
+    const summary = await buildTrace(x.file, x.label, id, x.sizeBytes, work, opts, report);
     const { started, hashSeconds, reuse } = x;
     summary.seconds.hash = hashSeconds;
     summary.seconds.total = (performance.now() - started) / 1000;
@@ -201,7 +220,7 @@ async function buildIntoPlace(x: {
       // Another process finished the same content first: keep theirs.
       const theirs = await reuse();
       if (theirs) {
-        await fs.rm(workDir, { recursive: true, force: true });
+        await work.discard();
         return theirs;
       }
     }
@@ -215,9 +234,50 @@ async function buildIntoPlace(x: {
     report({ phase: 'done', bytesDone: x.sizeBytes, bytesTotal: x.sizeBytes, events: summary.eventsTotal });
     return { id, dbPath: path.join(finalDir, 'trace.duckdb'), summary, reused: false };
   } catch (err) {
-    await fs.rm(workDir, { recursive: true, force: true });
+    await work.discard();
     throw err;
   }
+}
+
+/**
+ * A private build directory and, by default, the store worker already
+ * opening the database in it; both exist before the file is hashed.
+ */
+interface Workspace {
+  dir: string;
+  target: LoadTarget;
+  store: StoreWorkerClient | null;
+  /** Stops the worker and deletes the directory. */
+  discard(): Promise<void>;
+}
+
+async function openWorkspace(tmpRoot: string, withStoreWorker: boolean): Promise<Workspace> {
+  await fs.mkdir(tmpRoot, { recursive: true });
+  // The pid in the name lets removeStaleWork() clean up after a crash.
+  const dir = await fs.mkdtemp(path.join(tmpRoot, `ingest-${process.pid}-`));
+  const target: LoadTarget = {
+    dbPath: path.join(dir, 'trace.duckdb'),
+    // A fixed memory cap keeps peak memory independent of the trace's size:
+    // past it DuckDB writes to disk and spills derive's sorts to the work dir.
+    memoryLimit: INGEST_MEMORY_LIMIT,
+    tempDirectory: path.join(dir, 'spill'),
+  };
+  let store: StoreWorkerClient | null = null;
+  try {
+    if (withStoreWorker) store = await StoreWorkerClient.start(target);
+  } catch (err) {
+    await fs.rm(dir, { recursive: true, force: true });
+    throw err;
+  }
+  return {
+    dir,
+    target,
+    store,
+    async discard() {
+      await store?.close();
+      await fs.rm(dir, { recursive: true, force: true });
+    },
+  };
 }
 
 /** The summary of a completely ingested trace, or null if there is none. */
@@ -236,20 +296,15 @@ async function buildTrace(
   label: string,
   id: string,
   sizeBytes: number,
-  workDir: string,
+  work: Workspace,
   opts: IngestOptions,
   report: (p: IngestProgress) => void,
 ): Promise<TraceSummary> {
-  const target: LoadTarget = {
-    dbPath: path.join(workDir, 'trace.duckdb'),
-    // A fixed memory cap keeps peak memory independent of the trace's size:
-    // past it DuckDB writes to disk and spills derive's sorts to workDir.
-    memoryLimit: INGEST_MEMORY_LIMIT,
-    tempDirectory: path.join(workDir, 'spill'),
-  };
-  const loaded = useStoreWorker(opts)
-    ? await loadOnStoreWorker(file, label, workDir, target, report)
+  const { dir: workDir, target } = work;
+  const loaded = work.store
+    ? await loadOnStoreWorker(file, label, workDir, work.store, report)
     : await loadInProcess(file, label, workDir, target, report);
+  await work.store?.close();
   await fs.rm(path.join(workDir, 'decompressed.dat'), { force: true });
 
   // The events are committed (derive's scans of uncommitted, transaction-local
@@ -285,147 +340,49 @@ async function buildTrace(
   }
 }
 
-/** The database the events are loaded into. */
-interface LoadTarget {
-  dbPath: string;
-  memoryLimit: string;
-  tempDirectory: string;
-}
-
 /** The events of a file, committed to the database (which is closed again). */
 interface Loaded {
   writerSummary: WriterSummary;
   compression: string[];
   outOfOrderLines: number;
-  /** Opening the database and creating the schema. */
+  /** Waiting for the database and schema (0 when ready before hashing ended). */
   setupSeconds: number;
   /** Decoding, writing the events and committing them. */
   decodeSeconds: number;
 }
 
 /**
- * Decodes and builds rows on this thread while store_worker.ts appends them
+ * Decodes and builds rows on this thread while the store worker appends them
  * to DuckDB on another (the default).
  */
 async function loadOnStoreWorker(
   file: string,
   label: string,
   workDir: string,
-  target: LoadTarget,
+  store: StoreWorkerClient,
   report: (p: IngestProgress) => void,
 ): Promise<Loaded> {
   const setupStarted = performance.now();
-  // The bundled worker starts in milliseconds; the TypeScript entry (through
-  // tsx's loader) is the fallback if esbuild cannot run.
-  const workerPath = await storeWorkerBundle().catch(() => new URL('./store_worker.mjs', import.meta.url));
-  const control = new SharedArrayBuffer(8);
-  const counters = new Int32Array(control);
-  const input: StoreWorkerInput = { ...target, schemaSqlPath: SCHEMA_SQL_PATH, control };
-  const worker = new Worker(workerPath, { workerData: input });
-  const replies = workerReplies(worker);
-  let finished = false;
+  const layout = await store.ready();
+  const decodeStarted = performance.now();
+  const builder = new ModelBuilder(layout, (table, data) => store.append(table, data));
+  let decoded;
   try {
-    const ready = await replies.expect('ready');
-    const decodeStarted = performance.now();
-    let posted = 0;
-    const builder = new ModelBuilder(ready.layout, (table, data) => {
-      waitForStoreWorker(counters, posted - MAX_IN_FLIGHT + 1);
-      worker.postMessage({ type: 'chunk', table, data } satisfies ToStoreWorker, chunkTransferList(data));
-      posted++;
+    decoded = await decodeFile(file, builder, {
+      label,
+      scratchDir: workDir,
+      onProgress: (phase, bytesDone, bytesTotal) => report({ phase, bytesDone, bytesTotal, events: builder.eventCount }),
     });
-    let decoded;
-    try {
-      decoded = await decodeFile(file, builder, {
-        label,
-        scratchDir: workDir,
-        onProgress: (phase, bytesDone, bytesTotal) => report({ phase, bytesDone, bytesTotal, events: builder.eventCount }),
-      });
-    } catch (err) {
-      // The worker's own error explains a failed wait better than the wait does.
-      if (err instanceof StoreWorkerStalled) await replies.expect('done');
-      throw err;
-    }
-    worker.postMessage({ type: 'finish', result: builder.finish() } satisfies ToStoreWorker);
-    const done = await replies.expect('done');
-    finished = true;
-    return {
-      writerSummary: done.summary,
-      ...decoded,
-      setupSeconds: (decodeStarted - setupStarted) / 1000,
-      decodeSeconds: (performance.now() - decodeStarted) / 1000,
-    };
-  } finally {
-    // On failure let the worker close DuckDB before it goes (a second later it is stopped regardless).
-    if (!finished) {
-      worker.postMessage({ type: 'abort' } satisfies ToStoreWorker);
-      await replies.exited(1000);
-    }
-    await worker.terminate();
+  } catch (err) {
+    if (err instanceof StoreWorkerStalled) await store.rethrowFailure();
+    throw err;
   }
-}
-
-class StoreWorkerStalled extends Error {}
-
-/**
- * Blocks until the worker has consumed at least `consumed` chunks, so at most
- * MAX_IN_FLIGHT chunks (a few MB) wait in its queue however fast decoding
- * runs. The builder's chunk callback is synchronous, so this waits with
- * Atomics.wait; the worker sets FAILED if it cannot go on.
- */
-function waitForStoreWorker(counters: Int32Array, consumed: number): void {
-  let last = Atomics.load(counters, CONSUMED);
-  let idleMs = 0;
-  while (last < consumed) {
-    if (Atomics.load(counters, FAILED) !== 0) throw new StoreWorkerStalled('the store worker failed');
-    if (Atomics.wait(counters, CONSUMED, last, 1000) === 'timed-out') {
-      idleMs += 1000;
-      // 48 chunks never take a minute to append: the worker is gone.
-      if (idleMs >= 60_000) throw new StoreWorkerStalled('the store worker stopped consuming rows for 60 s');
-    } else idleMs = 0;
-    last = Atomics.load(counters, CONSUMED);
-  }
-}
-
-/** The worker's messages, awaited one at a time; an error or exit rejects. */
-function workerReplies(worker: Worker): {
-  expect<T extends FromStoreWorker['type']>(type: T): Promise<Extract<FromStoreWorker, { type: T }>>;
-  /** Resolves when the worker has exited or `ms` have passed. */
-  exited(ms: number): Promise<void>;
-} {
-  const queue: FromStoreWorker[] = [];
-  let failure: Error | null = null;
-  let exit: () => void = () => {};
-  const exitSeen = new Promise<void>((r) => (exit = r));
-  let wake: (() => void) | null = null;
-  const notify = () => {
-    wake?.();
-    wake = null;
-  };
-  worker.on('message', (m: FromStoreWorker) => {
-    queue.push(m);
-    notify();
-  });
-  worker.on('error', (err) => {
-    failure ??= err;
-    notify();
-  });
-  worker.on('exit', (code) => {
-    failure ??= new Error(`store worker exited with code ${code}`);
-    notify();
-    exit();
-  });
+  const writerSummary = await store.finish(builder.finish());
   return {
-    exited: (ms) => Promise.race([exitSeen, new Promise<void>((r) => setTimeout(r, ms).unref())]),
-    async expect(type) {
-      for (;;) {
-        const m = queue.shift();
-        if (m?.type === 'error') throw new Error(`store worker: ${m.message}`);
-        if (m?.type === type) return m as never;
-        if (m) throw new Error(`store worker: expected '${type}', got '${m.type}'`);
-        if (failure) throw failure;
-        await new Promise<void>((r) => (wake = r));
-      }
-    },
+    writerSummary,
+    ...decoded,
+    setupSeconds: (decodeStarted - setupStarted) / 1000,
+    decodeSeconds: (performance.now() - decodeStarted) / 1000,
   };
 }
 

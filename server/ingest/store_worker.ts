@@ -27,7 +27,7 @@ function post(message: FromStoreWorker): void {
 function fail(err: unknown): void {
   Atomics.store(control, FAILED, 1);
   Atomics.notify(control, CONSUMED);
-  post({ type: 'error', message: (err as Error)?.stack ?? String(err) });
+  post({ type: 'error', message: (err as Error)?.message ?? String(err) });
 }
 
 let engine: Engine | null = null;

@@ -17,7 +17,7 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { createRequire } from 'node:module';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
 
 const WORKER_SOURCE = fileURLToPath(new URL('./store_worker.ts', import.meta.url));
 const requireHere = createRequire(import.meta.url);
@@ -48,8 +48,8 @@ async function buildBundle(): Promise<string> {
         name: 'duckdb-by-absolute-path',
         setup(build) {
           // The bundle lives in the temp dir, where `@duckdb/...` would not resolve.
-          build.onResolve({ filter: /^@duckdb\// }, (args) => ({
-            path: pathToFileURL(requireHere.resolve(args.path)).href,
+          build.onResolve({ filter: /^@duckdb\/node-bindings$/ }, (args) => ({
+            path: requireHere.resolve(args.path),
             external: true,
           }));
         },

@@ -105,6 +105,18 @@ describe('stallscope CLI', () => {
     expect(fs.readdirSync(path.join(dataDir, 'tmp'))).toEqual([]);
   });
 
+  it('the database failing while the events load (a memory cap far too small): its error, exit 1, nothing left behind', async () => {
+    const file = path.join(ROOT, 'fixtures/reclaim_kswapd.v6.dat');
+    // The default appends on the store worker thread; STALLSCOPE_STORE_WORKER=0 on this thread.
+    for (const worker of ['1', '0']) {
+      const r = await stallscope(['ingest', file, '--force'], { STALLSCOPE_INGEST_MEMORY: '2MB', STALLSCOPE_STORE_WORKER: worker });
+      expect(r.code).toBe(1);
+      expect(r.stderr).toMatch(/^stallscope: .*reclaim_kswapd\.v6\.dat: building the trace model failed: .*Out of Memory/);
+      expect(r.stderr).not.toMatch(/\n\s+at /); // no stack trace
+      expect(fs.readdirSync(path.join(dataDir, 'tmp'))).toEqual([]);
+    }
+  });
+
   it('garbage lines are skipped and reported with their line numbers', async () => {
     const r = await stallscope(['info', path.join(ROOT, 'fixtures/handmade/bad_garbage_middle.txt'), '--json']);
     const info = JSON.parse(r.stdout);

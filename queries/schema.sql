@@ -164,8 +164,9 @@ LEFT JOIN _string v ON v.sid = a.string_sid;
 -- column is an id into that column's own dictionary (a comm or flags string
 -- is stored once, not per event), resolved in the view by a list lookup
 -- that costs nothing when the column is not selected, and the event's
--- name_id, common_flags, preempt_count and source_where are kept for
--- `ftrace_event`. Query the views.
+-- common_flags and preempt_count (packed in one `common` column) and
+-- source_where are kept for `ftrace_event` (its name comes from the `event`
+-- column, or is the table's one event). Query the views.
 -- ---------------------------------------------------------------------------
 
 -- kswapd going to sleep on a node.

@@ -14,6 +14,7 @@ import {
   ARGS_TABLE,
   FIRST_TYPED_TABLE,
   FTRACE_EVENT_TABLE,
+  packCommon,
   type BuilderResult,
   type ModelLayout,
   type ThreadInfo,
@@ -294,7 +295,7 @@ export class ModelBuilder implements DirectRowSink {
     const c = t.chunk;
     this.writeTypedHead(t, id, e.ts, e.cpu, utid, name);
     t.writeFields(c, fields, this.internInBound);
-    writeTypedTail(c, t.layout.width, name.id, e.flags, e.preemptCount, e.where);
+    writeTypedTail(c, t.layout.width, e.flags, e.preemptCount, e.where);
 
     const nameFields = t.nameFields;
     if (nameFields) {
@@ -384,11 +385,11 @@ export class ModelBuilder implements DirectRowSink {
 }
 
 /** The storage-only columns after a typed row's documented ones (model_store.ts STORAGE_EXTRA_COLUMNS); ends the row. */
-function writeTypedTail(c: ColumnChunk, width: number, nameId: number, flags: number | null, preemptCount: number | null, where: number): void {
-  c.setInt(width, nameId);
-  c.set(width + 1, flags);
-  c.set(width + 2, preemptCount);
-  c.setInt(width + 3, where);
+function writeTypedTail(c: ColumnChunk, width: number, flags: number | null, preemptCount: number | null, where: number): void {
+  const common = packCommon(flags, preemptCount);
+  if (common === null) c.setNull(width);
+  else c.setInt(width, common);
+  c.setInt(width + 1, where);
   c.endRow();
 }
 
@@ -459,7 +460,7 @@ class TypedDirectRows implements DirectRows {
   }
 
   end(): void {
-    writeTypedTail(this.chunk, this.target.layout.width, this.info!.id, this.flags, this.preemptCount, this.where);
+    writeTypedTail(this.chunk, this.target.layout.width, this.flags, this.preemptCount, this.where);
   }
 }
 

@@ -77,3 +77,17 @@ export interface BuilderResult {
   problemCount: number;
   unparsed: number;
 }
+
+/** Bits of the packed `common` column marking an unknown common_flags / preempt_count. */
+export const FLAGS_UNKNOWN = 1 << 16;
+export const PREEMPT_UNKNOWN = 1 << 17;
+
+/**
+ * common_flags (bits 0-7) and preempt_count (bits 8-15) in one integer,
+ * null when the source has neither. Both are 8-bit fields in the kernel's
+ * record (text: flag bits, and preempt depth | migrate-disable << 4).
+ */
+export function packCommon(flags: number | null, preemptCount: number | null): number | null {
+  if (flags === null && preemptCount === null) return null;
+  return (flags === null ? FLAGS_UNKNOWN : flags & 255) | (preemptCount === null ? PREEMPT_UNKNOWN : (preemptCount & 255) << 8);
+}

@@ -13,19 +13,23 @@ import type { SkippedInput } from '../decode/decoded_event.ts';
 import type { Engine } from '../engine/engine.ts';
 import { appendRows, ColumnAppender } from './column_appender.ts';
 import type { ChunkData, ColumnKind, ColumnSpec } from './column_chunk.ts';
-import type { BuilderResult, ModelLayout, TypedColumn, TypedTableLayout } from './model_layout.ts';
-import { FIELD_ALIASES, TYPED_TABLES } from './typed_tables.ts';
+import { FLAGS_UNKNOWN, PREEMPT_UNKNOWN, type BuilderResult, type ModelLayout, type TypedColumn, type TypedTableLayout } from './model_layout.ts';
+import { EVENT_TABLE, FIELD_ALIASES, TYPED_TABLES, typedTableFor } from './typed_tables.ts';
 
 export * from './model_layout.ts';
 
 const QUERIES_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../queries');
 export const SCHEMA_SQL_PATH = path.join(QUERIES_DIR, 'schema.sql');
 
-/** Columns a typed table's storage has beyond its documented ones. */
+/**
+ * Columns a typed table's storage has beyond its documented ones, for
+ * `ftrace_event`. Every stored value costs on the ingest's critical path, so
+ * nothing derivable is stored: the event's name_id follows from the `event`
+ * column (or is the table's one event name), and common_flags and
+ * preempt_count (8 bits each) share one column, see packCommon().
+ */
 const STORAGE_EXTRA_COLUMNS: ColumnSpec[] = [
-  { name: 'name_id', kind: 'i32' },
-  { name: 'common_flags', kind: 'i32' },
-  { name: 'preempt_count', kind: 'i32' },
+  { name: 'common', kind: 'i32' },
   { name: 'source_where', kind: 'i64' },
 ];
 
@@ -81,7 +85,6 @@ export class ModelStore {
   static async create(engine: Engine, schemaSqlPath = SCHEMA_SQL_PATH): Promise<ModelStore> {
     await engine.exec(fs.readFileSync(schemaSqlPath, 'utf8'));
     const typed = await createTypedStorage(engine);
-    await createFtraceEventView(engine);
     const con = engine.connection;
     const appenders = [
       await ColumnAppender.create(con, '_ftrace_event', FTRACE_EVENT_COLUMNS),
@@ -113,6 +116,7 @@ export class ModelStore {
       { name: 'name', kind: 'str' },
       { name: 'system', kind: 'str' },
     ], r.eventNames.map(([name, system], id) => [id, name, system]));
+    await createFtraceEventView(this.engine, this.layout.typed, r);
 
     const tgids = [...new Set(r.threads.map((t) => t.tgid).filter((g): g is number => g !== null))].sort((a, b) => a - b);
     const upidOf = new Map(tgids.map((pid, i) => [pid, i]));
@@ -235,6 +239,10 @@ async function createTypedStorage(engine: Engine): Promise<TypedTableLayout[]> {
         eventDict = dict;
       } else if (index >= 4) fieldColumns.push({ index, name: c.column_name, aliases: aliases[c.column_name] ?? [], dict });
     });
+    // name_id is not stored: a table receiving several event names must say which in `event`.
+    if (eventColumn < 0 && Object.values(EVENT_TABLE).includes(table)) {
+      throw new Error(`schema.sql: ${table} receives several events (typed_tables.ts EVENT_TABLE) and needs an event column`);
+    }
     const width = columns.length;
     columns.push(...STORAGE_EXTRA_COLUMNS);
     const columnDdl = columns
@@ -287,17 +295,29 @@ function sqlString(s: string): string {
 }
 
 /** ftrace_event: every event, untyped and typed, each stored once (see schema.sql). */
-async function createFtraceEventView(engine: Engine): Promise<void> {
+async function createFtraceEventView(engine: Engine, typed: TypedTableLayout[], r: BuilderResult): Promise<void> {
+  const nameIds = new Map(r.eventNames.map(([name], id) => [name, id]));
   const branches = [
     'SELECT id, ts, cpu, utid, name_id, common_flags, preempt_count, arg_set_id, raw, source_where FROM _ftrace_event',
-    ...TYPED_TABLES.map(
-      (t) => `SELECT id, ts, cpu, utid, name_id, common_flags, preempt_count, NULL, NULL, source_where FROM _stage_${t}`,
-    ),
+    ...typed.map((t) => {
+      const common = `CASE WHEN common & ${FLAGS_UNKNOWN} = 0 THEN common & 255 END, CASE WHEN common & ${PREEMPT_UNKNOWN} = 0 THEN (common >> 8) & 255 END`;
+      return `SELECT id, ts, cpu, utid, ${nameIdOf(t, r, nameIds)}, ${common}, NULL, NULL, source_where FROM _stage_${t.table}`;
+    }),
   ];
   await engine.exec(
-    `CREATE VIEW ftrace_event AS
+    `CREATE OR REPLACE VIEW ftrace_event AS
      SELECT e.id, e.ts, e.cpu, e.cpu AS ucpu, e.utid, n.name, n.system, e.common_flags,
             e.preempt_count, e.arg_set_id, e.raw, e.source_where
      FROM (${branches.join('\n UNION ALL ')}) e JOIN _event_name n USING (name_id)`,
   );
+}
+
+/** SQL for the name_id of a typed table's rows: by its `event` column, else its one event name. */
+function nameIdOf(t: TypedTableLayout, r: BuilderResult, nameIds: Map<string, number>): string {
+  if (t.eventColumn >= 0) {
+    const ids = (r.dicts[t.eventDict] ?? []).map((name) => nameIds.get(name) ?? 'NULL');
+    return ids.length === 0 ? 'NULL::INTEGER' : `list_extract([${ids.join(', ')}]::INTEGER[], "event" + 1)`;
+  }
+  const names = r.eventNames.filter(([name, , count]) => count > 0 && typedTableFor(name) === t.table);
+  return names.length === 1 ? String(nameIds.get(names[0][0])) : 'NULL::INTEGER';
 }

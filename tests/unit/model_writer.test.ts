@@ -130,3 +130,31 @@ describe('ModelWriter', () => {
     expect(await e.query('SELECT source_where, unit, reason FROM ingest_problem')).toEqual([{ source_where: 3n, unit: 'line', reason: 'not an event line' }]);
   });
 });
+
+describe('ftrace_event over typed tables (nothing derivable stored)', () => {
+  it("gives each typed event its own name, flags and preempt count, null where the source had none", async () => {
+    engine = await openDuckDb(':memory:');
+    const w = await ModelWriter.create(engine);
+    w.header({ format: 'tracefs_text', formatVersion: null, cpus: 1, tsBaseNs: BASE, meta: {} });
+    const at = (ts: number, name: string, flags: number | null, preemptCount: number | null): DecodedEvent => ({
+      ...ev(ts, 0, 100, 'worker', name, { nr_reclaimed: 1 }),
+      flags,
+      preemptCount,
+    });
+    // Two event names share the mm_vmscan_direct_reclaim_end table; kswapd_sleep has one.
+    w.event(at(1000, 'mm_vmscan_memcg_reclaim_end', 0x8d, 0x12));
+    w.event(at(2000, 'mm_vmscan_direct_reclaim_end', null, null));
+    w.event(at(3000, 'mm_vmscan_direct_reclaim_end', 0, null));
+    w.event(at(4000, 'mm_vmscan_kswapd_sleep', null, 3));
+    await w.finish();
+    const rows = await engine.query<{ name: string; common_flags: number | null; preempt_count: number | null }>(
+      'SELECT name, common_flags, preempt_count FROM ftrace_event ORDER BY id',
+    );
+    expect(rows.map((r) => [r.name, r.common_flags, r.preempt_count])).toEqual([
+      ['mm_vmscan_memcg_reclaim_end', 0x8d, 0x12],
+      ['mm_vmscan_direct_reclaim_end', null, null],
+      ['mm_vmscan_direct_reclaim_end', 0, null],
+      ['mm_vmscan_kswapd_sleep', null, 3],
+    ]);
+  });
+});

@@ -368,11 +368,7 @@ async function loadOnStoreWorker(
   const builder = new ModelBuilder(layout, (table, data) => store.append(table, data));
   let decoded;
   try {
-    decoded = await decodeFile(file, builder, {
-      label,
-      scratchDir: workDir,
-      onProgress: (phase, bytesDone, bytesTotal) => report({ phase, bytesDone, bytesTotal, events: builder.eventCount }),
-    });
+    decoded = await decodeRows(file, label, workDir, builder, report);
   } catch (err) {
     if (err instanceof StoreWorkerStalled) await store.rethrowFailure();
     throw err;
@@ -384,6 +380,15 @@ async function loadOnStoreWorker(
     setupSeconds: (decodeStarted - setupStarted) / 1000,
     decodeSeconds: (performance.now() - decodeStarted) / 1000,
   };
+}
+
+/** Decodes the file into the builder, reporting progress in events. */
+function decodeRows(file: string, label: string, workDir: string, builder: ModelBuilder, report: (p: IngestProgress) => void) {
+  return decodeFile(file, builder, {
+    label,
+    scratchDir: workDir,
+    onProgress: (phase, bytesDone, bytesTotal) => report({ phase, bytesDone, bytesTotal, events: builder.eventCount }),
+  });
 }
 
 /** Decoding and appending on this thread (IngestOptions.worker = false). */
@@ -402,11 +407,7 @@ async function loadInProcess(
     const store = await ModelStore.create(engine);
     const decodeStarted = performance.now();
     const builder = new ModelBuilder(store.layout, (table, data) => store.append(table, data));
-    const decoded = await decodeFile(file, builder, {
-      label,
-      scratchDir: workDir,
-      onProgress: (phase, bytesDone, bytesTotal) => report({ phase, bytesDone, bytesTotal, events: builder.eventCount }),
-    });
+    const decoded = await decodeRows(file, label, workDir, builder, report);
     const writerSummary = await store.finish(builder.finish());
     await engine.exec('COMMIT');
     return {

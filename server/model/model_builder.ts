@@ -78,19 +78,22 @@ function compileFieldWriter(layout: TypedTableLayout): FieldWriter {
     const i = col.index;
     lines.push(`v = f[${JSON.stringify(col.name)}];`);
     for (const a of col.aliases) lines.push(`if (v === undefined) v = f[${JSON.stringify(a)}];`);
-    if (col.dict >= 0) {
-      lines.push(`if (v === undefined) c.setNull(${i}); else c.setInt(${i}, internIn(${col.dict}, typeof v === 'string' ? v : String(v)));`);
-    } else {
-      lines.push(
-        `if (v === undefined) c.setNull(${i});`,
-        `else if (typeof v === 'number') c.setNumber(${i}, v);`,
-        `else if (typeof v === 'string') c.set(${i}, parseIntegerText(v));`,
-        `else c.set(${i}, v);`,
-      );
-    }
+    lines.push(`if (v === undefined) c.setNull(${i}); else store(c, ${i}, ${col.dict}, v, internIn);`);
   }
-  const make = new Function('parseIntegerText', `return function writeFields_${layout.table}(c, f, internIn) {\n${lines.join('\n')}\n};`);
-  return make(parseIntegerText) as FieldWriter;
+  const make = new Function('store', `return function writeFields_${layout.table}(c, f, internIn) {\n${lines.join('\n')}\n};`);
+  return make(storeFieldValue) as FieldWriter;
+}
+
+/**
+ * How a field value is stored in a typed column, whichever path it comes
+ * by (compileFieldWriter, TypedDirectRows): strings of VARCHAR columns by
+ * dictionary id, numbers as they are, integers printed as text parsed.
+ */
+function storeFieldValue(c: ColumnChunk, column: number, dict: number, v: FieldValue, internIn: (dict: number, s: string) => number): void {
+  if (dict >= 0) c.setInt(column, internIn(dict, typeof v === 'string' ? v : String(v)));
+  else if (typeof v === 'number') c.setNumber(column, v);
+  else if (typeof v === 'string') c.set(column, parseIntegerText(v));
+  else c.set(column, v);
 }
 
 export class ModelBuilder implements DirectRowSink {
@@ -342,7 +345,7 @@ export class ModelBuilder implements DirectRowSink {
     }
   }
 
-  private readonly internInBound = (dict: number, s: string): number => this.internIn(dict, s);
+  readonly internInBound = (dict: number, s: string): number => this.internIn(dict, s);
 
   /** Id of a string in one typed column's dictionary. */
   internIn(dict: number, s: string): number {
@@ -438,21 +441,20 @@ class TypedDirectRows implements DirectRows {
     this.chunk.setNumber(column, value);
   }
 
-  /** As compileFieldWriter's code converts a field. */
+  /** storeFieldValue(), with a last-value cache for dictionary strings. */
   value(column: number, v: FieldValue): void {
-    const c = this.chunk;
     const dict = this.dictOf[column];
-    if (dict >= 0) {
-      // Flag and enum strings repeat run after run: skip the dictionary lookup then.
-      const str = typeof v === 'string' ? v : String(v);
-      if (this.lastString[column] !== str) {
-        this.lastString[column] = str;
-        this.lastId[column] = this.builder.internIn(dict, str);
-      }
-      c.setInt(column, this.lastId[column]);
-    } else if (typeof v === 'number') c.setNumber(column, v);
-    else if (typeof v === 'string') c.set(column, parseIntegerText(v));
-    else c.set(column, v);
+    if (dict < 0) {
+      storeFieldValue(this.chunk, column, dict, v, this.builder.internInBound);
+      return;
+    }
+    // Flag and enum strings repeat run after run: skip the dictionary lookup then.
+    const str = typeof v === 'string' ? v : String(v);
+    if (this.lastString[column] !== str) {
+      this.lastString[column] = str;
+      this.lastId[column] = this.builder.internIn(dict, str);
+    }
+    this.chunk.setInt(column, this.lastId[column]);
   }
 
   absent(column: number): void {

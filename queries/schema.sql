@@ -477,13 +477,45 @@ CREATE TABLE counter_track (
   description VARCHAR
 );
 
--- Counter values (Perfetto: counter).
-CREATE TABLE counter (
-  id BIGINT,                -- the event the value comes from
-  ts BIGINT,
+-- A %pS-printed function symbol without its '+0x0/0x1b0' offset suffix
+-- (text inputs print one; trace.dat symbols come bare). contains() first:
+-- the regexp only runs on symbols that have a suffix (~5x cheaper per row).
+CREATE MACRO symbol_name(s) AS
+  CASE WHEN contains(s, '+0x') THEN regexp_replace(s, '\+0x[0-9a-fA-F]+(/0x[0-9a-fA-F]+)?$', '') ELSE s END;
+
+-- Which event field feeds each counter track (queries/model/derive_slices.sql
+-- fills it): `series` is the track's name, `utid` the thread (per-thread
+-- series), `sym` the shrinker symbol ('slab cache_items').
+CREATE TABLE counter_source (
   track_id INTEGER,         -- JOINID(counter_track.id)
-  value DOUBLE
+  series VARCHAR,
+  utid INTEGER,
+  sym VARCHAR
 );
+
+-- Counter values (Perfetto: counter), one row per value:
+--   id BIGINT (the event the value comes from), ts BIGINT,
+--   track_id INTEGER (JOINID(counter_track.id)), value DOUBLE.
+-- A view over the events that carry the values: copying them (7.4M rows on
+-- a 10M-event reclaim trace) was 0.7 s of every ingest, and queries of the
+-- view measured as fast as of the copy (timeline summary 0.58-0.63 s vs
+-- 0.48-0.62 s on that trace).
+CREATE VIEW counter AS
+SELECT l.id, l.ts, c.track_id, l.priority::DOUBLE AS value
+FROM mm_vmscan_lru_shrink_inactive l JOIN counter_source c ON c.series = 'kswapd priority' AND c.utid = l.utid
+WHERE l.priority IS NOT NULL
+UNION ALL
+SELECT l.id, l.ts, c.track_id, l.nr_scanned::DOUBLE
+FROM mm_vmscan_lru_shrink_inactive l JOIN counter_source c ON c.series = 'lru nr_scanned' AND c.utid = l.utid
+WHERE l.nr_scanned IS NOT NULL
+UNION ALL
+SELECT l.id, l.ts, c.track_id, l.nr_reclaimed::DOUBLE
+FROM mm_vmscan_lru_shrink_inactive l JOIN counter_source c ON c.series = 'lru nr_reclaimed' AND c.utid = l.utid
+WHERE l.nr_reclaimed IS NOT NULL
+UNION ALL
+SELECT s.id, s.ts, c.track_id, s.cache_items::DOUBLE
+FROM mm_shrink_slab_start s JOIN counter_source c ON c.series = 'slab cache_items' AND c.sym = coalesce(symbol_name(s.shrink), '?')
+WHERE s.cache_items IS NOT NULL;
 
 -- Slices: time ranges on a thread (Perfetto: slice, with thread tracks).
 -- Shrinker calls, direct/memcg reclaim, workqueue work items.

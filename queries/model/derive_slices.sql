@@ -12,7 +12,8 @@
 --                  'node_reclaim'   mm_vmscan_node_reclaim_begin -> end ('node reclaim')
 --                  'workqueue'      workqueue_execute_start -> end, named by the work function
 --   counter_track  'kswapd priority'   per kswapd thread: priority of each shrink_inactive_list() pass
---   + counter      'lru nr_scanned'    per thread: pages scanned by each shrink_inactive_list() pass
+--   + counter_source 'lru nr_scanned'  per thread: pages scanned by each shrink_inactive_list() pass
+--   (the counter view reads the values from the events)
 --                  'lru nr_reclaimed'  per thread: pages reclaimed by each pass
 --                  'slab cache_items'  per shrinker symbol (utid NULL; `description` starts with
 --                                      the symbol): objects in the cache at each shrinker call
@@ -36,14 +37,12 @@
 --   * migration: a migration -> the task's next switch-in, when that is on
 --     the migration's dest_cpu.
 -- Set-based throughout (window functions, hash joins; one sort per input).
--- Shrinker symbols lose a '+0x../0x..' offset suffix (text inputs); the regexp
--- runs only on symbols that have one (contains() first: ~5x cheaper per row).
+-- Shrinker symbols lose a '+0x../0x..' offset suffix (text inputs): symbol_name(), schema.sql.
 -- Re-running replaces what this file wrote before.
 
 DELETE FROM slice WHERE category IN ('shrinker', 'direct_reclaim', 'memcg_reclaim', 'node_reclaim', 'workqueue');
 DELETE FROM flow WHERE kind IN ('begin_end', 'wakeup', 'migration');
-DELETE FROM counter WHERE track_id IN (
-  SELECT id FROM counter_track WHERE name IN ('kswapd priority', 'lru nr_scanned', 'lru nr_reclaimed', 'slab cache_items'));
+DELETE FROM counter_source WHERE series IN ('kswapd priority', 'lru nr_scanned', 'lru nr_reclaimed', 'slab cache_items');
 DELETE FROM counter_track WHERE name IN ('kswapd priority', 'lru nr_scanned', 'lru nr_reclaimed', 'slab cache_items');
 
 -- ---------------------------------------------------------------------------
@@ -54,10 +53,10 @@ CREATE OR REPLACE TEMP TABLE _ss_pairs AS
 WITH
 shr AS (
   SELECT id, ts, cpu, utid, true AS is_begin,
-         CASE WHEN contains(shrink, '+0x') THEN regexp_replace(shrink, '\+0x[0-9a-fA-F]+(/0x[0-9a-fA-F]+)?$', '') ELSE shrink END AS sym
+         symbol_name(shrink) AS sym
   FROM mm_shrink_slab_start
   UNION ALL
-  SELECT id, ts, cpu, utid, false, CASE WHEN contains(shrink, '+0x') THEN regexp_replace(shrink, '\+0x[0-9a-fA-F]+(/0x[0-9a-fA-F]+)?$', '') ELSE shrink END
+  SELECT id, ts, cpu, utid, false, symbol_name(shrink)
   FROM mm_shrink_slab_end
 ),
 shr_seq AS (
@@ -167,7 +166,7 @@ WITH wanted AS (
   SELECT DISTINCT 'lru nr_reclaimed', 'pages', utid, NULL FROM mm_vmscan_lru_shrink_inactive
   UNION ALL
   SELECT DISTINCT 'slab cache_items', 'objects', NULL::INTEGER,
-         coalesce(CASE WHEN contains(shrink, '+0x') THEN regexp_replace(shrink, '\+0x[0-9a-fA-F]+(/0x[0-9a-fA-F]+)?$', '') ELSE shrink END, '?')
+         coalesce(symbol_name(shrink), '?')
   FROM mm_shrink_slab_start WHERE cache_items IS NOT NULL
 )
 SELECT
@@ -184,24 +183,8 @@ FROM wanted;
 INSERT INTO counter_track (id, name, unit, utid, cpu, description)
 SELECT id, name, unit, utid, NULL, description FROM _ss_tracks;
 
-INSERT INTO counter (id, ts, track_id, value)
-SELECT l.id, l.ts, t.id, l.priority
-FROM mm_vmscan_lru_shrink_inactive l JOIN _ss_tracks t ON t.name = 'kswapd priority' AND t.utid = l.utid
-WHERE l.priority IS NOT NULL
-UNION ALL
-SELECT l.id, l.ts, t.id, l.nr_scanned
-FROM mm_vmscan_lru_shrink_inactive l JOIN _ss_tracks t ON t.name = 'lru nr_scanned' AND t.utid = l.utid
-WHERE l.nr_scanned IS NOT NULL
-UNION ALL
-SELECT l.id, l.ts, t.id, l.nr_reclaimed
-FROM mm_vmscan_lru_shrink_inactive l JOIN _ss_tracks t ON t.name = 'lru nr_reclaimed' AND t.utid = l.utid
-WHERE l.nr_reclaimed IS NOT NULL
-UNION ALL
-SELECT s.id, s.ts, t.id, s.cache_items
-FROM mm_shrink_slab_start s
-JOIN _ss_tracks t ON t.name = 'slab cache_items'
-  AND t.sym = coalesce(CASE WHEN contains(s.shrink, '+0x') THEN regexp_replace(s.shrink, '\+0x[0-9a-fA-F]+(/0x[0-9a-fA-F]+)?$', '') ELSE s.shrink END, '?')
-WHERE s.cache_items IS NOT NULL;
+INSERT INTO counter_source (track_id, series, utid, sym)
+SELECT id, name, utid, sym FROM _ss_tracks;
 
 DROP TABLE _ss_tracks;
 DROP TABLE _ss_kswapd;

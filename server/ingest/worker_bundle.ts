@@ -9,8 +9,9 @@
  * that file without any loader. DuckDB's packages (a native addon) stay
  * outside the bundle, imported by absolute path.
  *
- * The bundle is written to the OS temp dir under a name derived from its own
- * content, so concurrent processes and versions never overwrite each other's.
+ * The bundle is written to the OS temp dir under a name derived from its
+ * inputs (inputStamp), so concurrent processes and versions never overwrite
+ * each other's, and later processes reuse it.
  */
 import { createHash } from 'node:crypto';
 import fs from 'node:fs/promises';
@@ -34,6 +35,15 @@ export function storeWorkerBundle(): Promise<string> {
 }
 
 async function buildBundle(): Promise<string> {
+  // Named by its inputs, so a later process finds it without running
+  // esbuild (~0.2 s before every ingest could start).
+  const file = path.join(os.tmpdir(), `stallscope-store-worker-${await inputStamp()}.mjs`);
+  try {
+    await fs.access(file);
+    return file;
+  } catch {
+    // not built yet
+  }
   const esbuild = await import('esbuild');
   const result = await esbuild.build({
     entryPoints: [WORKER_SOURCE],
@@ -58,15 +68,28 @@ async function buildBundle(): Promise<string> {
     // Some bundled CommonJS packages call require() on node builtins.
     banner: { js: "import { createRequire as __stallscopeRequire } from 'node:module'; const require = __stallscopeRequire(import.meta.url);" },
   });
-  const code = result.outputFiles[0].contents;
-  const digest = createHash('sha256').update(code).digest('hex').slice(0, 16);
-  const file = path.join(os.tmpdir(), `stallscope-store-worker-${digest}.mjs`);
-  try {
-    await fs.access(file);
-  } catch {
-    const tmp = `${file}.${process.pid}.tmp`;
-    await fs.writeFile(tmp, code);
-    await fs.rename(tmp, file);
-  }
+  const tmp = `${file}.${process.pid}.tmp`;
+  await fs.writeFile(tmp, result.outputFiles[0].contents);
+  await fs.rename(tmp, file);
   return file;
+}
+
+/**
+ * What the bundle is made of, without reading it: path, size and mtime of
+ * every server source, where the native binding is, and the versions of
+ * the bundled packages.
+ */
+async function inputStamp(): Promise<string> {
+  const serverDir = path.resolve(path.dirname(WORKER_SOURCE), '..');
+  const hash = createHash('sha256');
+  const sources = (await fs.readdir(serverDir, { recursive: true })).filter((f) => f.endsWith('.ts')).sort();
+  for (const f of sources) {
+    const st = await fs.stat(path.join(serverDir, f));
+    hash.update(`${f}\0${st.size}\0${st.mtimeMs}\n`);
+  }
+  hash.update(requireHere.resolve('@duckdb/node-bindings'));
+  for (const pkg of ['@duckdb/node-api', 'esbuild']) {
+    hash.update(`${pkg}@${(requireHere(`${pkg}/package.json`) as { version: string }).version}\n`);
+  }
+  return hash.digest('hex').slice(0, 16);
 }

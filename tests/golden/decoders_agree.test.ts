@@ -11,7 +11,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDuckDb, type Engine } from '../../server/engine/engine.ts';
 import { decodeFile } from '../../server/decode/decode_file.ts';
-import { ingestFile, type IngestResult } from '../../server/ingest/ingest_file.ts';
+import { ingestFile, STORE_WORKER_MIN_BYTES, type IngestResult } from '../../server/ingest/ingest_file.ts';
 import { ModelWriter } from '../../server/model/model_writer.ts';
 import { TYPED_TABLES } from '../../server/model/typed_tables.ts';
 
@@ -120,21 +120,22 @@ describe('reclaim_kswapd: every decoder agrees with trace-cmd', () => {
     expect(n).toBe(0n);
   });
 
-  // Ingests append on a store worker thread by default; `worker: false` does
-  // everything on one thread. Both must build the same model.
+  // Large files append on a store worker thread, small ones (these) load on
+  // one thread (STORE_WORKER_MIN_BYTES). Both must build the same model.
   it.each([
     ['v7', FILES.v7],
     ['report', FILES.report],
-  ] as const)('%s built on one thread (worker: false) equals the store-worker build', async (alias, file) => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'stallscope-inproc-'));
-    const r = await ingestFile(path.join(FIXTURES, file), { dataDir: dir, worker: false });
+  ] as const)('%s built with the store worker (worker: true) equals the one-thread build', async (alias, file) => {
+    expect(fs.statSync(path.join(FIXTURES, file)).size).toBeLessThan(STORE_WORKER_MIN_BYTES);
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'stallscope-worker-'));
+    const r = await ingestFile(path.join(FIXTURES, file), { dataDir: dir, worker: true });
     expect(r.summary.eventsByName).toEqual(counts.events_by_name);
-    await engine.exec(`ATTACH '${r.dbPath}' AS oneThread (READ_ONLY)`);
+    await engine.exec(`ATTACH '${r.dbPath}' AS onWorker (READ_ONLY)`);
     const tables = ['sched_switch', 'mm_shrink_slab_start', 'mm_vmscan_lru_shrink_inactive', 'thread', 'thread_state', 'slice', 'counter', 'ftrace_event', 'args'];
     for (const table of tables) {
-      expect({ table, differing: await differingRows(`oneThread.${table}`, `${alias}.${table}`) }).toEqual({ table, differing: 0n });
+      expect({ table, differing: await differingRows(`onWorker.${table}`, `${alias}.${table}`) }).toEqual({ table, differing: 0n });
     }
-    await engine.exec('DETACH oneThread');
+    await engine.exec('DETACH onWorker');
     fs.rmSync(dir, { recursive: true, force: true });
   });
 

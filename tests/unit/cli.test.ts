@@ -107,7 +107,7 @@ describe('stallscope CLI', () => {
 
   it('the database failing while the events load (a memory cap far too small): its error, exit 1, nothing left behind', async () => {
     const file = path.join(ROOT, 'fixtures/reclaim_kswapd.v6.dat');
-    // The default appends on the store worker thread; STALLSCOPE_STORE_WORKER=0 on this thread.
+    // STALLSCOPE_STORE_WORKER=1 forces the store worker thread (this file is small), =0 one thread.
     for (const worker of ['1', '0']) {
       const r = await stallscope(['ingest', file, '--force'], { STALLSCOPE_INGEST_MEMORY: '2MB', STALLSCOPE_STORE_WORKER: worker });
       expect(r.code).toBe(1);

@@ -71,6 +71,7 @@ try {
       });
     } catch (err) {
       failed = true;
+      closeQuietly(db);
       fail(err);
     }
   });

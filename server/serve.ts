@@ -44,7 +44,16 @@ export async function serve(opts: ServeOptions): Promise<void> {
   const toIngest = opts.openFile ?? (opts.sample ? SAMPLE_TRACE : null);
   if (toIngest) {
     process.stderr.write(`stallscope: ingesting ${toIngest} ...\n`);
-    const record = await library.ingest(toIngest, { name: path.basename(toIngest) });
+    let record;
+    try {
+      record = await library.ingest(toIngest, { name: path.basename(toIngest) });
+    } catch (err) {
+      // Nothing to open: stop listening so the command exits with the error
+      // instead of leaving a server running with nothing to show.
+      await server.close();
+      await library.close();
+      throw err;
+    }
     process.stderr.write(
       `stallscope: ${record.name}: ${record.eventsTotal.toLocaleString('en')} events, ` +
         `${record.findingsBySeverity.critical} critical / ${record.findingsBySeverity.warn} warn findings\n`,

@@ -25,6 +25,9 @@ async function stallscope(args: string[], env: Record<string, string> = {}) {
       cwd: ROOT,
       env: { ...process.env, STALLSCOPE_DATA_DIR: dataDir, ...env },
       maxBuffer: 64 << 20,
+      // A command that hangs fails its test instead of outliving it.
+      timeout: 20_000,
+      killSignal: 'SIGKILL',
     });
     return { code: 0, stdout, stderr };
   } catch (err) {
@@ -164,6 +167,16 @@ describe('stallscope CLI', () => {
       child.kill('SIGTERM');
     }
   });
+});
+
+describe('stallscope open', () => {
+  it('a file that cannot be ingested: the error, exit 1, no server left running', async () => {
+    const port = await freePort();
+    const bad = path.join(ROOT, 'fixtures/handmade/bad_binary_not_trace.bin');
+    const r = await stallscope(['open', bad, '--no-browser', '--port', String(port)]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/bad_binary_not_trace\.bin: offset 0: not a trace/);
+  }, 30_000);
 });
 
 function freePort(): Promise<number> {

@@ -1,7 +1,8 @@
 /**
  * Ingest: one trace file in, one complete DuckDB trace model out.
  *
- *   file -> (content hash) -> sniff/decompress -> decoder -> ModelWriter
+ *   file -> (content hash) -> sniff/decompress -> decoder -> ModelBuilder
+ *        -> ModelStore (on the store worker thread for large files)
  *        -> derive (sched_slice, thread_state, slices...) -> trace_info
  *
  * A trace is built in a private temporary directory and renamed into
@@ -363,7 +364,7 @@ interface Loaded {
 
 /**
  * Decodes and builds rows on this thread while the store worker appends them
- * to DuckDB on another (the default).
+ * to DuckDB on another (files of STORE_WORKER_MIN_BYTES or more).
  */
 async function loadOnStoreWorker(
   file: string,
@@ -401,7 +402,7 @@ function decodeRows(file: string, label: string, workDir: string, builder: Model
   });
 }
 
-/** Decoding and appending on this thread (IngestOptions.worker = false). */
+/** Decoding and appending on this thread (smaller files, or IngestOptions.worker = false). */
 async function loadInProcess(
   file: string,
   label: string,
@@ -412,14 +413,11 @@ async function loadInProcess(
   const setupStarted = performance.now();
   const engine = await openDuckDb(target.dbPath, { memoryLimit: target.memoryLimit, tempDirectory: target.tempDirectory });
   try {
-    // As store_worker.ts: one transaction for schema and events.
-    await engine.exec('BEGIN TRANSACTION');
-    const store = await ModelStore.create(engine);
+    const store = await ModelStore.beginLoad(engine);
     const decodeStarted = performance.now();
     const builder = new ModelBuilder(store.layout, (table, data) => store.append(table, data));
     const decoded = await decodeRows(file, label, workDir, builder, report);
-    const writerSummary = await store.finish(builder.finish());
-    await engine.exec('COMMIT');
+    const writerSummary = await store.commitLoad(builder.finish());
     return {
       writerSummary,
       ...decoded,

@@ -37,11 +37,7 @@ try {
   // runs each: 27-33 CPU-s, median 30.2, vs 31-34, median 33.4; wall median
   // 19.6 vs 20.7 s). Derive, later on the main thread, uses all cores.
   engine = await openDuckDb(input.dbPath, { memoryLimit: input.memoryLimit, tempDirectory: input.tempDirectory, threads: 1 });
-  // One transaction for schema and events: appended row groups are written
-  // straight to the database file once, instead of to the WAL at every
-  // appender flush and again at the checkpoint.
-  await engine.exec('BEGIN TRANSACTION');
-  const store = await ModelStore.create(engine, input.schemaSqlPath);
+  const store = await ModelStore.beginLoad(engine, input.schemaSqlPath);
   const db = engine;
   let failed = false;
   port.on('message', (m: ToStoreWorker) => {
@@ -60,8 +56,7 @@ try {
         return;
       }
       void (async () => {
-        const summary = await store.finish(m.result);
-        await db.exec('COMMIT');
+        const summary = await store.commitLoad(m.result);
         db.close();
         post({ type: 'done', summary });
       })().catch((err: unknown) => {

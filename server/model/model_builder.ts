@@ -156,7 +156,7 @@ export class ModelBuilder implements DirectRowSink {
   event(e: DecodedEvent): void {
     if (!this.headerInfo) throw new Error('decoder sent an event before the header');
     const id = this.nextId++;
-    const info = this.names.get(e.name) ?? this.newName(e.name, e.system);
+    const info = this.nameInfo(e.name, e.system);
     const utid = this.startEvent(info, e.ts, e.cpu, e.pid, e.comm, e.tgid);
     const target = info.target;
     const fields = e.fields;

@@ -95,6 +95,24 @@ export class ModelStore {
     return new ModelStore(engine, { ftraceEvent: FTRACE_EVENT_COLUMNS, args: ARGS_COLUMNS, typed, dictCount }, appenders);
   }
 
+  /**
+   * An ingest's load: schema and events in one transaction, so appended row
+   * groups are written straight to the database file once, instead of to the
+   * WAL at every appender flush and again at the checkpoint. End it with
+   * commitLoad().
+   */
+  static async beginLoad(engine: Engine, schemaSqlPath = SCHEMA_SQL_PATH): Promise<ModelStore> {
+    await engine.exec('BEGIN TRANSACTION');
+    return ModelStore.create(engine, schemaSqlPath);
+  }
+
+  /** finish(), then commits the load beginLoad() started. */
+  async commitLoad(r: BuilderResult): Promise<WriterSummary> {
+    const summary = await this.finish(r);
+    await this.engine.exec('COMMIT');
+    return summary;
+  }
+
   append(table: number, data: ChunkData): void {
     this.appenders[table].append(data);
   }

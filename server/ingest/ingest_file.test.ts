@@ -1,11 +1,12 @@
-// ingestFile's contentSha256 option: the server hashes an upload while it
-// writes it and hands the hash over, so the ingest does not read the file
-// again just to hash it.
+// How ingestFile comes by a trace's id: handed over (the server hashes an
+// upload while it writes it), hashed first (an earlier ingest of the same
+// content may be reused), or hashed on its own thread while decoding.
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { DecodeError } from '../decode/decoded_event.ts';
 import { ingestFile, type IngestPhase } from './ingest_file.ts';
 
 const FIXTURE = path.resolve(__dirname, '../../fixtures/handmade/kernel4x_kswapd_escalation.txt');
@@ -36,6 +37,51 @@ describe('ingestFile contentSha256', () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'stallscope-ingest-bad-'));
     await expect(ingestFile(FIXTURE, { dataDir: dir, contentSha256: '../../etc' })).rejects.toThrow(/contentSha256 must be 64 lowercase hex/);
     expect(fs.existsSync(path.join(dir, 'traces'))).toBe(false);
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+});
+
+describe('ingestFile hashing while decoding', () => {
+  const V7 = path.resolve(__dirname, '../../fixtures/reclaim_kswapd.v7.dat');
+  const sha256Of = (f: string) => createHash('sha256').update(fs.readFileSync(f)).digest('hex');
+
+  it('in a library with nothing of the same size, the id is hashed while decoding and equals the sha256', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'stallscope-ingest-overlap-'));
+    const phases: IngestPhase[] = [];
+    const r = await ingestFile(V7, { dataDir: dir, onProgress: (p) => phases.push(p.phase) });
+    expect(r.id).toBe(sha256Of(V7));
+    expect(r.reused).toBe(false);
+    expect(r.summary.seconds.hashOverlapped).toBe(true);
+    expect(phases).not.toContain('hashing');
+    expect(fs.existsSync(path.join(dir, 'traces', r.id, 'info.json'))).toBe(true);
+    expect(fs.readdirSync(path.join(dir, 'tmp'))).toEqual([]);
+
+    // The same content again: a trace of that size exists, so the id comes
+    // first and the earlier model is reused without decoding.
+    const again: IngestPhase[] = [];
+    const r2 = await ingestFile(V7, { dataDir: dir, onProgress: (p) => again.push(p.phase) });
+    expect(r2).toMatchObject({ id: r.id, reused: true });
+    expect(again).toContain('hashing');
+    expect(again).not.toContain('decoding');
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('--force rebuilds with the hash overlapped, and the rebuilt trace replaces the old one', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'stallscope-ingest-force-'));
+    const first = await ingestFile(FIXTURE, { dataDir: dir });
+    const forced = await ingestFile(FIXTURE, { dataDir: dir, force: true });
+    expect(forced).toMatchObject({ id: first.id, reused: false });
+    expect(forced.summary.seconds.hashOverlapped).toBe(true);
+    expect(fs.readdirSync(path.join(dir, 'traces'))).toEqual([first.id]);
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('a file that fails to decode while its hash is computed leaves nothing behind', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'stallscope-ingest-fail-'));
+    const bad = path.resolve(__dirname, '../../fixtures/handmade/bad_binary_not_trace.bin');
+    await expect(ingestFile(bad, { dataDir: dir })).rejects.toBeInstanceOf(DecodeError);
+    expect(fs.existsSync(path.join(dir, 'traces'))).toBe(false);
+    expect(fs.readdirSync(path.join(dir, 'tmp'))).toEqual([]);
     fs.rmSync(dir, { recursive: true, force: true });
   });
 });

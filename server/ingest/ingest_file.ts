@@ -10,8 +10,6 @@
  * a kill or a decode error never leaves a half-built trace that looks
  * complete. The same content ingested again reuses the earlier result.
  */
-import { createHash } from 'node:crypto';
-import { createReadStream } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { decodeFile } from '../decode/decode_file.ts';
@@ -20,7 +18,8 @@ import { openDuckDb } from '../engine/engine.ts';
 import { deriveModel } from '../model/derive_model.ts';
 import { ModelBuilder } from '../model/model_builder.ts';
 import { ModelStore, type WriterSummary } from '../model/model_store.ts';
-import { dataDirPaths, resolveDataDir } from './data_dir.ts';
+import { hashFile, hashFileOnThread } from './content_hash.ts';
+import { dataDirPaths, resolveDataDir, type DataDirPaths } from './data_dir.ts';
 import { StoreWorkerClient, StoreWorkerStalled, type LoadTarget } from './store_worker_client.ts';
 
 export type IngestPhase = 'hashing' | 'decompressing' | 'decoding' | 'deriving' | 'done';
@@ -83,7 +82,16 @@ export interface TraceSummary {
    * Wall seconds per phase: hash, setup (database and schema), decode
    * (decode + model writing), derive, commit (commit + checkpoint), total.
    */
-  seconds: { hash: number; setup?: number; decode: number; derive: number; commit?: number; total: number };
+  seconds: {
+    hash: number;
+    /** The hash ran on its own thread while decoding: `hash` is its own time, not time the ingest waited. */
+    hashOverlapped?: boolean;
+    setup?: number;
+    decode: number;
+    derive: number;
+    commit?: number;
+    total: number;
+  };
 }
 
 export interface IngestResult {
@@ -108,17 +116,7 @@ export class IngestError extends Error {
   }
 }
 
-/** sha256 of the file's bytes (as stored: compressed files hash compressed). */
-export async function hashFile(file: string, onBytes?: (n: number) => void): Promise<string> {
-  const hash = createHash('sha256');
-  let done = 0;
-  for await (const chunk of createReadStream(file, { highWaterMark: 1 << 22 })) {
-    hash.update(chunk as Buffer);
-    done += (chunk as Buffer).length;
-    onBytes?.(done);
-  }
-  return hash.digest('hex');
-}
+export { hashFile } from './content_hash.ts';
 
 export async function ingestFile(file: string, opts: IngestOptions = {}): Promise<IngestResult> {
   const started = performance.now();
@@ -132,51 +130,100 @@ export async function ingestFile(file: string, opts: IngestOptions = {}): Promis
   if (!stat.isFile()) throw new DecodeError(label, 0, 'offset', 'not a regular file');
   const report = opts.onProgress ?? (() => {});
   const dirs = dataDirPaths(resolveDataDir(opts.dataDir));
-
-  report({ phase: 'hashing', bytesDone: 0, bytesTotal: stat.size, events: 0 });
   if (opts.contentSha256 !== undefined && !/^[0-9a-f]{64}$/.test(opts.contentSha256)) {
     throw new Error(`contentSha256 must be 64 lowercase hex digits, got ${JSON.stringify(opts.contentSha256)}`);
   }
+
+  // The id first (hash, then reuse an earlier ingest of the same content)
+  // when there may be one: a trace of the same size in the library or being
+  // built here. Otherwise nothing can be reused, so hash while decoding.
+  const hashFirst =
+    opts.contentSha256 !== undefined || inFlightSizes.has(stat.size) || (!opts.force && (await libraryHasSize(dirs, stat.size)));
+  report({ phase: hashFirst ? 'hashing' : 'decoding', bytesDone: 0, bytesTotal: stat.size, events: 0 });
   const work = await openWorkspace(dirs.tmp, useStoreWorker(opts, stat.size));
   let handedOver = false;
+  inFlightSizes.set(stat.size, (inFlightSizes.get(stat.size) ?? 0) + 1);
   try {
+    const common = { file, label, sizeBytes: stat.size, work, opts, report, started, dirs };
+    if (!hashFirst) {
+      const hashing = hashFileOnThread(file);
+      handedOver = true;
+      try {
+        return await wrapBuildError(label, buildIntoPlace({ ...common, id: hashing.sha256, hashSeconds: () => hashing.seconds() ?? 0, hashWaited: true }));
+      } finally {
+        hashing.cancel();
+      }
+    }
     const id =
       opts.contentSha256 ??
       (await hashFile(file, (n) => report({ phase: 'hashing', bytesDone: n, bytesTotal: stat.size, events: 0 })));
     const hashSeconds = (performance.now() - started) / 1000;
     const finalDir = dirs.traceDir(id);
-
-    const reuse = async (): Promise<IngestResult | null> => {
-      const existing = await readSummary(finalDir);
-      if (!existing) return null;
-      report({ phase: 'done', bytesDone: stat.size, bytesTotal: stat.size, events: existing.eventsTotal });
-      return { id, dbPath: path.join(finalDir, 'trace.duckdb'), summary: existing, reused: true };
-    };
     if (!opts.force) {
-      const earlier = await reuse();
+      const earlier = await reuseExisting(finalDir, id, stat.size, report);
       if (earlier) return earlier;
       // The same content already being ingested by this process: wait for it.
       const running = inFlight.get(finalDir);
       if (running) {
         await running.catch(() => undefined);
-        const after = await reuse();
+        const after = await reuseExisting(finalDir, id, stat.size, report);
         if (after) return after;
       }
     }
-    const build = buildIntoPlace({ file, label, id, sizeBytes: stat.size, finalDir, work, opts, report, started, hashSeconds, reuse });
+    const build = buildIntoPlace({ ...common, id: Promise.resolve(id), hashSeconds: () => hashSeconds, hashWaited: false });
     handedOver = true;
     inFlight.set(finalDir, build);
     try {
-      return await build;
-    } catch (err) {
-      if (err instanceof DecodeError) throw err;
-      throw new IngestError(label, err);
+      return await wrapBuildError(label, build);
     } finally {
       if (inFlight.get(finalDir) === build) inFlight.delete(finalDir);
     }
   } finally {
+    const n = (inFlightSizes.get(stat.size) ?? 1) - 1;
+    if (n > 0) inFlightSizes.set(stat.size, n);
+    else inFlightSizes.delete(stat.size);
     if (!handedOver) await work.discard();
   }
+}
+
+/** Decode errors as they are; anything else while building is one IngestError naming the file. */
+async function wrapBuildError(label: string, build: Promise<IngestResult>): Promise<IngestResult> {
+  try {
+    return await build;
+  } catch (err) {
+    if (err instanceof DecodeError) throw err;
+    throw new IngestError(label, err);
+  }
+}
+
+/** The complete earlier ingest of this content, reported as done, or null. */
+async function reuseExisting(
+  finalDir: string,
+  id: string,
+  sizeBytes: number,
+  report: (p: IngestProgress) => void,
+): Promise<IngestResult | null> {
+  const existing = await readSummary(finalDir);
+  if (!existing) return null;
+  report({ phase: 'done', bytesDone: sizeBytes, bytesTotal: sizeBytes, events: existing.eventsTotal });
+  return { id, dbPath: path.join(finalDir, 'trace.duckdb'), summary: existing, reused: true };
+}
+
+/** Whether any trace in the library has this source size (so its content may be the same). */
+async function libraryHasSize(dirs: DataDirPaths, sizeBytes: number): Promise<boolean> {
+  let ids: string[];
+  try {
+    ids = await fs.readdir(dirs.traces);
+  } catch {
+    return false;
+  }
+  for (const id of ids) {
+    if (!/^[0-9a-f]{64}$/.test(id)) continue;
+    const s = await readSummary(path.join(dirs.traces, id));
+    // An unreadable summary might be this content: hash first to be safe.
+    if (s === null || s.sizeBytes === sizeBytes) return true;
+  }
+  return false;
 }
 
 /**
@@ -201,35 +248,46 @@ function useStoreWorker(opts: IngestOptions, sizeBytes: number): boolean {
   return opts.worker ?? (env === '1' ? true : env === '0' ? false : sizeBytes >= STORE_WORKER_MIN_BYTES);
 }
 
-/** Ingests in flight in this process, by final trace directory. */
+/** Ingests in flight in this process, by final trace directory (when hashed first). */
 const inFlight = new Map<string, Promise<IngestResult>>();
+/** Sizes of the files being ingested in this process: a second file of a size in flight is hashed first. */
+const inFlightSizes = new Map<number, number>();
 
-/** Builds the trace in a private work dir, then moves it to `finalDir`. */
+/**
+ * Builds the trace in a private work dir, then moves it to its final place,
+ * `<dataDir>/traces/<id>/`. The id may still be being computed (hashed on
+ * its own thread while this decodes); the build waits for it only when it
+ * writes the trace's facts.
+ */
 async function buildIntoPlace(x: {
   file: string;
   label: string;
-  id: string;
+  id: Promise<string>;
   sizeBytes: number;
-  finalDir: string;
+  dirs: DataDirPaths;
   work: Workspace;
   opts: IngestOptions;
   report: (p: IngestProgress) => void;
   started: number;
-  hashSeconds: number;
-  reuse: () => Promise<IngestResult | null>;
+  /** Seconds the hash took (on its own thread, or before the build). */
+  hashSeconds: () => number;
+  /** True when the hash ran while decoding (seconds.hash is then not on the critical path). */
+  hashWaited: boolean;
 }): Promise<IngestResult> {
-  const { id, finalDir, opts, report, work } = x;
+  const { opts, report, work } = x;
   const workDir = work.dir;
   try {
-    const summary = await buildTrace(x.file, x.label, id, x.sizeBytes, work, opts, report);
-    const { started, hashSeconds, reuse } = x;
-    summary.seconds.hash = hashSeconds;
-    summary.seconds.total = (performance.now() - started) / 1000;
+    const { summary, id } = await buildTrace(x.file, x.label, x.id, x.sizeBytes, work, opts, report);
+    const finalDir = x.dirs.traceDir(id);
+    summary.seconds.hash = x.hashSeconds();
+    if (x.hashWaited) summary.seconds.hashOverlapped = true;
+    summary.seconds.total = (performance.now() - x.started) / 1000;
     await fs.writeFile(path.join(workDir, 'info.json'), JSON.stringify(summary, null, 2));
     await fs.mkdir(path.dirname(finalDir), { recursive: true });
     if (!opts.force) {
-      // Another process finished the same content first: keep theirs.
-      const theirs = await reuse();
+      // Another process (or, when hashed while decoding, an earlier ingest
+      // of the same content) finished first: keep theirs.
+      const theirs = await reuseExisting(finalDir, id, x.sizeBytes, report);
       if (theirs) {
         await work.discard();
         return theirs;
@@ -305,12 +363,12 @@ export async function readSummary(traceDir: string): Promise<TraceSummary | null
 async function buildTrace(
   file: string,
   label: string,
-  id: string,
+  idReady: Promise<string>,
   sizeBytes: number,
   work: Workspace,
   opts: IngestOptions,
   report: (p: IngestProgress) => void,
-): Promise<TraceSummary> {
+): Promise<{ summary: TraceSummary; id: string }> {
   const { dir: workDir, target } = work;
   const loaded = work.store
     ? await loadOnStoreWorker(file, label, workDir, work.store, report)
@@ -328,6 +386,7 @@ async function buildTrace(
     await deriveModel(engine);
     const deriveSeconds = (performance.now() - deriveStarted) / 1000;
 
+    const id = await idReady;
     const summary = toSummary(loaded.writerSummary, {
       id,
       name: opts.name ?? path.basename(file),
@@ -345,7 +404,7 @@ async function buildTrace(
     summary.seconds.setup = loaded.setupSeconds;
     summary.seconds.commit = (performance.now() - commitStarted) / 1000;
     await fs.rm(target.tempDirectory, { recursive: true, force: true });
-    return summary;
+    return { summary, id };
   } finally {
     engine.close();
   }

@@ -64,9 +64,10 @@ export class ColumnAppender {
     for (let c = 0; c < data.columns.length; c++) {
       const col = data.columns[c];
       const vector = duckdb.data_chunk_get_vector(chunk.chunk, c);
-      const valid = col.validity ? new Uint32Array(col.validity) : null;
+      const hasNull = col.validityOffset >= 0;
       if (col.kind === 'str') {
         const strings = col.strings!;
+        const valid = hasNull ? new Uint32Array(data.buffer, col.validityOffset, CHUNK_ROWS / 32) : null;
         for (let r = 0; r < n; r++) {
           const s = strings[r];
           if (s !== null && (!valid || (valid[r >>> 5] & (1 << (r & 31))) !== 0)) {
@@ -75,11 +76,11 @@ export class ColumnAppender {
         }
       } else {
         const bytesPerRow = col.kind === 'i32' ? 4 : col.kind === 'bool' ? 1 : 8;
-        duckdb.copy_data_to_vector(vector, 0, col.data, 0, n * bytesPerRow);
+        duckdb.copy_data_to_vector(vector, 0, data.buffer, col.dataOffset, n * bytesPerRow);
       }
-      if (col.validity) {
+      if (hasNull) {
         duckdb.vector_ensure_validity_writable(vector);
-        duckdb.copy_data_to_vector_validity(vector, 0, col.validity, 0, Math.ceil(n / 64) * 8);
+        duckdb.copy_data_to_vector_validity(vector, 0, data.buffer, col.validityOffset, Math.ceil(n / 64) * 8);
       }
     }
     this.appender.appendDataChunk(chunk);

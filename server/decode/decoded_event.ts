@@ -3,8 +3,8 @@
  *
  * Every decoder (tracefs text, `trace-cmd report` text, trace.dat) turns its
  * input into a stream of DecodedEvent values handed to an EventSink. The sink
- * (server/model/model_writer.ts) writes them into DuckDB. Decoders know nothing
- * about DuckDB; the writer knows nothing about file formats.
+ * (server/model/model_builder.ts) turns them into rows for DuckDB. Decoders
+ * know nothing about DuckDB; the model knows nothing about file formats.
  *
  * Data flows one way: file -> decoder -> EventSink -> tables.
  */
@@ -108,27 +108,99 @@ export interface DirectRowSink extends EventSink {
   directRows(name: string, system: string | null): DirectRows | null;
 }
 
-/** Rows of one event name, written column by column (see DirectRowSink). */
-export interface DirectRows {
+/** How a column stores what a compiled field reader writes (see DirectRowColumns.arrays). */
+export type DirectColumnKind = 'i32' | 'i64' | 'f64' | 'text';
+
+/**
+ * The columns of one event name's rows, as a compiled field reader fills
+ * them. Integer fields are written straight into the row's arrays, so a
+ * field costs a few byte reads and a store, not a call; text is handed over
+ * by call, with a per-column cache keyed by the integer the text was made
+ * from (flag bits, a symbol's or pointer's address).
+ */
+export interface DirectRowColumns {
   /**
    * The columns filled from fields: the field names that fill each, in order
-   * of preference (the first one the event's format has wins).
+   * of preference (the first one the event's format has wins), and how the
+   * column stores values.
    */
-  readonly fields: readonly { names: readonly string[]; column: number; numeric: boolean }[];
-  /** Starts a row with what a DecodedEvent carries besides fields and raw. */
-  begin(ts: number, cpu: number, pid: number, comm: string | null, flags: number, preemptCount: number, where: number): void;
-  /** A field that is an integer JS number, for a column marked numeric. */
-  num(column: number, value: number): void;
+  readonly fields: readonly { names: readonly string[]; column: number; kind: DirectColumnKind }[];
+  /**
+   * The current row's value arrays by column: an i32 column's value goes to
+   * arrays[column][row]; an i64 column's low 32 bits to arrays[column][2 * row]
+   * and high 32 bits (two's complement) to [2 * row + 1]; f64 to [row].
+   */
+  readonly arrays: (Int32Array | Float64Array)[];
+  readonly row: number;
+  /**
+   * A text column whose value is determined by an integer (lo, hi: its two
+   * 32-bit halves): true if the text for that integer is known and was
+   * written; false, and text() must follow with it.
+   */
+  keyed(column: number, lo: number, hi: number): boolean;
+  /** The text for the integer of the last keyed() call on this column. */
+  text(column: number, value: FieldValue): void;
   /** Any field value, converted as event() converts it. */
   value(column: number, value: FieldValue): void;
   /** The event's format has none of the column's field names. */
   absent(column: number): void;
+}
+
+/** Rows of one event name, written column by column (see DirectRowSink). */
+export interface DirectRows extends DirectRowColumns {
+  /** Starts a row with what a DecodedEvent carries besides fields and raw. */
+  begin(ts: number, cpu: number, pid: number, comm: string | null, flags: number, preemptCount: number, where: number): void;
   /** Ends the row begun last. */
   end(): void;
 }
 
 export function isDirectRowSink(sink: EventSink): sink is DirectRowSink {
   return typeof (sink as Partial<DirectRowSink>).directRows === 'function';
+}
+
+/**
+ * Another optional fast path for binary decoders: the sink takes some
+ * events as raw records, framed (time, CPU, task, position) but with their
+ * fields still encoded, to decode the fields on another thread. The decoder
+ * describes once how to decode them (RawFieldSpec); the sink answers which
+ * formats it takes. What the sink finally stores must be what event() or
+ * directRows() would have stored for the same events.
+ *
+ * Why: decoding fields and filling columns was half of the main thread's
+ * work on a large trace.dat, while the thread appending to DuckDB waited.
+ */
+export interface RawRecordSink extends EventSink {
+  /** Called once, after header(); null: take none. */
+  rawRecords(spec: RawFieldSpec): RawRecords | null;
+}
+
+/** What decoding a trace.dat record's fields takes: plain data, it crosses threads. */
+export interface RawFieldSpec {
+  format: 'trace_dat';
+  littleEndian: boolean;
+  longSize: number;
+  /** Every event format of the file: its id (common_type), name, system and `format` text. */
+  formats: { id: number; name: string; system: string; text: string }[];
+  /** The file's kallsyms text (for %pS fields), or null. */
+  kallsyms: string | null;
+}
+
+export interface RawRecords {
+  /** Whether records of this format id go to record() (asked once per format). */
+  takes(formatId: number): boolean;
+  /**
+   * The records that follow lie in buf[start, end) (one ring-buffer page),
+   * until the next page() call. The sink may keep a copy of the whole page:
+   * one copy per page costs far less than one per record. The decoder never
+   * puts other bytes in a buffer it passed here, so (buf, start) names a page.
+   */
+  page(buf: Uint8Array, start: number, end: number): void;
+  /** One record of the current page: the event's framing and its bytes buf[off, off + len) (common fields first). */
+  record(formatId: number, ts: number, cpu: number, pid: number, comm: string | null, flags: number, preemptCount: number, where: number, off: number, len: number): void;
+}
+
+export function isRawRecordSink(sink: EventSink): sink is RawRecordSink {
+  return typeof (sink as Partial<RawRecordSink>).rawRecords === 'function';
 }
 
 /** Reports decode progress, in bytes of the (decompressed) input consumed. */

@@ -20,7 +20,10 @@ import { ModelBuilder } from '../model/model_builder.ts';
 import { ModelStore, type WriterSummary } from '../model/model_store.ts';
 import { hashFile, hashFileOnThread } from './content_hash.ts';
 import { dataDirPaths, resolveDataDir, type DataDirPaths } from './data_dir.ts';
-import { StoreWorkerClient, StoreWorkerStalled, type LoadTarget } from './store_worker_client.ts';
+import { FieldWorkerClient } from './field_worker_client.ts';
+import { StoreWorkerClient, type LoadTarget } from './store_worker_client.ts';
+import { WorkerStalled } from './wait_for_counter.ts';
+import { workerEntry } from './worker_bundle.ts';
 
 export type IngestPhase = 'hashing' | 'decompressing' | 'decoding' | 'deriving' | 'done';
 
@@ -333,7 +336,11 @@ async function openWorkspace(tmpRoot: string, withStoreWorker: boolean): Promise
   };
   let store: StoreWorkerClient | null = null;
   try {
-    if (withStoreWorker) store = await StoreWorkerClient.start(target);
+    if (withStoreWorker) {
+      store = await StoreWorkerClient.start(target);
+      // Found or built while the store worker starts (esbuild, first run only).
+      void workerEntry('field_worker');
+    }
   } catch (err) {
     await fs.rm(dir, { recursive: true, force: true });
     throw err;
@@ -423,7 +430,9 @@ interface Loaded {
 
 /**
  * Decodes and builds rows on this thread while the store worker appends them
- * to DuckDB on another (files of STORE_WORKER_MIN_BYTES or more).
+ * to DuckDB on another (files of STORE_WORKER_MIN_BYTES or more). For
+ * trace.dat, a third thread decodes the fields of most events
+ * (field_worker.ts): this thread then only frames them.
  */
 async function loadOnStoreWorker(
   file: string,
@@ -434,16 +443,27 @@ async function loadOnStoreWorker(
 ): Promise<Loaded> {
   const setupStarted = performance.now();
   const layout = await store.ready();
+  const fields = await FieldWorkerClient.prepare(layout, store);
   const decodeStarted = performance.now();
-  const builder = new ModelBuilder(layout, (table, data) => store.append(table, data));
+  const builder = new ModelBuilder(layout, (table, data) => store.append(table, data), fields);
   let decoded;
+  let result;
   try {
     decoded = await decodeRows(file, label, workDir, builder, report);
+    result = builder.finish();
+    await fields.finish();
   } catch (err) {
-    if (err instanceof StoreWorkerStalled) await store.rethrowFailure();
+    await fields.close();
+    // A worker stopped consuming: its own error says why (the store's first,
+    // since a failed store also stalls the field worker).
+    if (err instanceof WorkerStalled || store.failed() || fields.failed()) {
+      if (store.failed()) await store.rethrowFailure();
+      if (fields.failed()) await fields.rethrowFailure();
+    }
     throw err;
   }
-  const writerSummary = await store.finish(builder.finish());
+  await fields.close();
+  const writerSummary = await store.finish(result);
   return {
     writerSummary,
     ...decoded,

@@ -1,12 +1,17 @@
 /** Messages between the ingest (main thread) and store_worker.ts. */
+import type { MessagePort } from 'node:worker_threads';
 import type { ChunkData } from '../model/column_chunk.ts';
 import type { BuilderResult, ModelLayout } from '../model/model_layout.ts';
 import type { WriterSummary } from '../model/model_store.ts';
 
-/** Int32 slots of the shared control buffer. */
+/** Int32 slots of the shared control buffer: chunks consumed from the main thread. */
 export const CONSUMED = 0;
-/** Set to 1 by the worker when it failed (the main thread may be blocked waiting for it). */
+/** Set to 1 by the worker when it failed (a producer may be blocked waiting for it). */
 export const FAILED = 1;
+/** Chunks consumed from the field worker (field_protocol.ts). */
+export const FIELD_CHUNKS_CONSUMED = 2;
+/** Bytes of the control buffer. */
+export const CONTROL_BYTES = 12;
 /** Chunks (2048 rows each) the main thread may post ahead of the worker: a few MB. */
 export const MAX_IN_FLIGHT = 48;
 
@@ -15,13 +20,16 @@ export interface StoreWorkerInput {
   memoryLimit: string;
   tempDirectory: string;
   schemaSqlPath: string;
-  /** SharedArrayBuffer of 2 Int32 slots: CONSUMED, FAILED. */
+  /** SharedArrayBuffer of 3 Int32 slots: CONSUMED, FAILED, FIELD_CHUNKS_CONSUMED. */
   control: SharedArrayBuffer;
 }
 
 /** Main thread -> worker. */
 export type ToStoreWorker =
   | { type: 'chunk'; table: number; data: ChunkData }
+  /** Chunks will also come from the field worker, on this port (field_protocol.ts FieldToStore). */
+  | { type: 'fieldChannel'; port: MessagePort }
+  /** Commit once the field channel (if any) has ended; the result's dictionaries are merged with the field worker's. */
   | { type: 'finish'; result: BuilderResult }
   /** Decoding failed: close the database and exit (the work dir is deleted). */
   | { type: 'abort' };

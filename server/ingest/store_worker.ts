@@ -9,12 +9,16 @@
  * appender flush) that took about a third of the load on one thread. Here
  * the two overlap on two CPUs. The opposite split (decoding on the worker,
  * DuckDB on the main thread) measured slower: the builder's hot code ran
- * ~1.5x slower on the worker, which then was the bottleneck.
+ * ~1.5x slower on the worker, which then was the bottleneck. For trace.dat,
+ * a third thread decodes most events' fields (field_worker.ts) and posts its
+ * chunks here on a port of its own.
  */
-import { parentPort, workerData } from 'node:worker_threads';
+import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
 import { openDuckDb, type Engine } from '../engine/engine.ts';
+import { mergeDicts, type BuilderResult } from '../model/model_layout.ts';
 import { ModelStore } from '../model/model_store.ts';
-import { CONSUMED, FAILED, type FromStoreWorker, type StoreWorkerInput, type ToStoreWorker } from './store_protocol.ts';
+import type { FieldToStore } from './field_protocol.ts';
+import { CONSUMED, FAILED, FIELD_CHUNKS_CONSUMED, type FromStoreWorker, type StoreWorkerInput, type ToStoreWorker } from './store_protocol.ts';
 
 const input = workerData as StoreWorkerInput;
 const control = new Int32Array(input.control);
@@ -27,6 +31,7 @@ function post(message: FromStoreWorker): void {
 function fail(err: unknown): void {
   Atomics.store(control, FAILED, 1);
   Atomics.notify(control, CONSUMED);
+  Atomics.notify(control, FIELD_CHUNKS_CONSUMED);
   post({ type: 'error', message: (err as Error)?.message ?? String(err) });
 }
 
@@ -40,6 +45,41 @@ try {
   const store = await ModelStore.beginLoad(engine, input.schemaSqlPath);
   const db = engine;
   let failed = false;
+  const failHere = (err: unknown) => {
+    failed = true;
+    closeQuietly(db);
+    fail(err);
+  };
+
+  // The field worker's channel, if it has one: its chunks, then `end`.
+  let field: { port: MessagePort; ended: boolean; dicts: string[][] } | null = null;
+  let pendingFinish: BuilderResult | null = null;
+  const commit = (result: BuilderResult) => {
+    void (async () => {
+      if (field) result = { ...result, dicts: mergeDicts(result.dicts, field.dicts) };
+      const summary = await store.commitLoad(result);
+      db.close();
+      post({ type: 'done', summary });
+    })().catch(failHere);
+  };
+  const onFieldMessage = (m: FieldToStore) => {
+    if (failed || !field) return;
+    try {
+      if (m.type === 'chunk') {
+        store.append(m.table, m.data);
+        Atomics.add(control, FIELD_CHUNKS_CONSUMED, 1);
+        Atomics.notify(control, FIELD_CHUNKS_CONSUMED);
+        return;
+      }
+      field.ended = true;
+      field.dicts = m.dicts;
+      field.port.close();
+      if (pendingFinish) commit(pendingFinish);
+    } catch (err) {
+      failHere(err);
+    }
+  };
+
   port.on('message', (m: ToStoreWorker) => {
     if (failed) return;
     try {
@@ -49,25 +89,23 @@ try {
         Atomics.notify(control, CONSUMED);
         return;
       }
+      if (m.type === 'fieldChannel') {
+        field = { port: m.port, ended: false, dicts: [] };
+        m.port.on('message', onFieldMessage);
+        return;
+      }
       if (m.type === 'abort') {
         failed = true;
         closeQuietly(db);
+        field?.port.close();
         port.close();
         return;
       }
-      void (async () => {
-        const summary = await store.commitLoad(m.result);
-        db.close();
-        post({ type: 'done', summary });
-      })().catch((err: unknown) => {
-        failed = true;
-        closeQuietly(db);
-        fail(err);
-      });
+      // finish: the field worker's chunks may still be queued on its port.
+      if (field && !field.ended) pendingFinish = m.result;
+      else commit(m.result);
     } catch (err) {
-      failed = true;
-      closeQuietly(db);
-      fail(err);
+      failHere(err);
     }
   });
   post({ type: 'ready', layout: store.layout });

@@ -6,11 +6,21 @@
  * DuckDB in a new thread and creating the schema (~0.35 s) overlaps with
  * hashing instead of delaying the first event.
  */
-import { Worker } from 'node:worker_threads';
+import { Worker, type MessagePort } from 'node:worker_threads';
 import { chunkTransferList, type ChunkData } from '../model/column_chunk.ts';
 import { SCHEMA_SQL_PATH, type BuilderResult, type ModelLayout, type WriterSummary } from '../model/model_store.ts';
-import { CONSUMED, FAILED, MAX_IN_FLIGHT, type FromStoreWorker, type StoreWorkerInput, type ToStoreWorker } from './store_protocol.ts';
-import { storeWorkerBundle } from './worker_bundle.ts';
+import {
+  CONSUMED,
+  CONTROL_BYTES,
+  FAILED,
+  MAX_IN_FLIGHT,
+  type FromStoreWorker,
+  type StoreWorkerInput,
+  type ToStoreWorker,
+} from './store_protocol.ts';
+import { waitForCounter, WorkerStalled } from './wait_for_counter.ts';
+import { workerReplies, type WorkerReplies } from './worker_replies.ts';
+import { workerEntry } from './worker_bundle.ts';
 
 /** The database the events are loaded into. */
 export interface LoadTarget {
@@ -19,8 +29,8 @@ export interface LoadTarget {
   tempDirectory: string;
 }
 
-/** A wait for the worker failed: the worker's own error (finish() or close()) says why. */
-export class StoreWorkerStalled extends Error {}
+/** A wait for a worker failed: the worker's own error (finish() or close()) says why. */
+export { WorkerStalled as StoreWorkerStalled };
 
 export class StoreWorkerClient {
   private posted = 0;
@@ -31,18 +41,18 @@ export class StoreWorkerClient {
   private constructor(
     private readonly worker: Worker,
     private readonly counters: Int32Array,
-    private readonly replies: WorkerReplies,
+    private readonly replies: WorkerReplies<FromStoreWorker>,
   ) {}
 
   /** Starts the worker: it opens the database and creates the schema right away. */
   static async start(target: LoadTarget): Promise<StoreWorkerClient> {
     // The bundled worker starts in milliseconds; the TypeScript entry (through
     // tsx's loader) is the fallback if esbuild cannot run.
-    const workerPath = await storeWorkerBundle().catch(() => new URL('./store_worker.mjs', import.meta.url));
-    const control = new SharedArrayBuffer(8);
+    const workerPath = await workerEntry('store_worker');
+    const control = new SharedArrayBuffer(CONTROL_BYTES);
     const input: StoreWorkerInput = { ...target, schemaSqlPath: SCHEMA_SQL_PATH, control };
     const worker = new Worker(workerPath, { workerData: input });
-    return new StoreWorkerClient(worker, new Int32Array(control), workerReplies(worker));
+    return new StoreWorkerClient(worker, new Int32Array(control), workerReplies<FromStoreWorker>(worker, 'store worker'));
   }
 
   /** The tables' layout, once the schema exists. */
@@ -63,12 +73,27 @@ export class StoreWorkerClient {
     this.posted++;
   }
 
+  /** The control buffer the field worker waits on (FIELD_CHUNKS_CONSUMED, FAILED). */
+  get control(): SharedArrayBuffer {
+    return this.counters.buffer as SharedArrayBuffer;
+  }
+
+  /** Chunks will also come from the field worker, on this port (its other end is the field worker's). */
+  attachFieldChannel(port: MessagePort): void {
+    this.worker.postMessage({ type: 'fieldChannel', port } satisfies ToStoreWorker, [port]);
+  }
+
   /** Writes the whole-trace tables and commits; the worker then closes the database. */
   async finish(result: BuilderResult): Promise<WriterSummary> {
     this.worker.postMessage({ type: 'finish', result } satisfies ToStoreWorker);
     const done = await this.replies.expect('done');
     this.finished = true;
     return done.summary;
+  }
+
+  /** Whether the worker flagged a failure (rethrowFailure() gives its error). */
+  failed(): boolean {
+    return Atomics.load(this.counters, FAILED) !== 0;
   }
 
   /**
@@ -93,62 +118,6 @@ export class StoreWorkerClient {
   }
 
   private waitUntilConsumed(consumed: number): void {
-    const counters = this.counters;
-    let last = Atomics.load(counters, CONSUMED);
-    let idleMs = 0;
-    while (last < consumed) {
-      if (Atomics.load(counters, FAILED) !== 0) throw new StoreWorkerStalled('the store worker failed');
-      if (Atomics.wait(counters, CONSUMED, last, 1000) === 'timed-out') {
-        idleMs += 1000;
-        // 48 chunks never take a minute to append: the worker is gone.
-        if (idleMs >= 60_000) throw new StoreWorkerStalled('the store worker stopped consuming rows for 60 s');
-      } else idleMs = 0;
-      last = Atomics.load(counters, CONSUMED);
-    }
+    waitForCounter(this.counters, CONSUMED, consumed, FAILED, 'the store worker');
   }
-}
-
-interface WorkerReplies {
-  expect<T extends FromStoreWorker['type']>(type: T): Promise<Extract<FromStoreWorker, { type: T }>>;
-  /** Resolves when the worker has exited or `ms` have passed. */
-  exited(ms: number): Promise<void>;
-}
-
-/** The worker's messages, awaited one at a time; an error or exit rejects. */
-function workerReplies(worker: Worker): WorkerReplies {
-  const queue: FromStoreWorker[] = [];
-  let failure: Error | null = null;
-  let exit: () => void = () => {};
-  const exitSeen = new Promise<void>((r) => (exit = r));
-  let wake: (() => void) | null = null;
-  const notify = () => {
-    wake?.();
-    wake = null;
-  };
-  worker.on('message', (m: FromStoreWorker) => {
-    queue.push(m);
-    notify();
-  });
-  worker.on('error', (err) => {
-    failure ??= err;
-    notify();
-  });
-  worker.on('exit', (code) => {
-    failure ??= new Error(`store worker exited with code ${code}`);
-    notify();
-    exit();
-  });
-  return {
-    exited: (ms) => Promise.race([exitSeen, new Promise<void>((r) => setTimeout(r, ms).unref())]),
-    async expect(type) {
-      for (;;) {
-        const m = queue.shift();
-        if (m?.type === 'error') throw new Error(`store worker: ${m.message}`);
-        if (m?.type === type) return m as never;
-        if (m) throw new Error(`store worker: expected '${type}', got '${m.type}'`);
-        if (failure) throw failure;
-        await new Promise<void>((r) => (wake = r));
-      }
-    },
-  };
 }

@@ -1,5 +1,6 @@
 /**
- * The store worker (store_worker.ts) as one plain JavaScript file.
+ * The ingest's worker threads (store_worker.ts, field_worker.ts) as plain
+ * JavaScript files, one per worker.
  *
  * Why: the server runs TypeScript through tsx's loader, and a worker thread
  * started from TypeScript must register that loader again and send each of
@@ -20,24 +21,39 @@ import path from 'node:path';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 
-const WORKER_SOURCE = fileURLToPath(new URL('./store_worker.ts', import.meta.url));
+export type WorkerName = 'store_worker' | 'field_worker';
+
+const SERVER_DIR = fileURLToPath(new URL('..', import.meta.url));
 const requireHere = createRequire(import.meta.url);
 
-let bundled: Promise<string> | null = null;
+const bundled = new Map<WorkerName, Promise<string>>();
 
-/** Path of the bundled store worker (built on first call, then reused). */
-export function storeWorkerBundle(): Promise<string> {
-  bundled ??= buildBundle().catch((err: unknown) => {
-    bundled = null; // let a later ingest try again
-    throw err;
-  });
-  return bundled;
+/** Path of a bundled worker (built on first call, then reused). */
+export function workerBundle(name: WorkerName): Promise<string> {
+  let b = bundled.get(name);
+  if (!b) {
+    b = buildBundle(name).catch((err: unknown) => {
+      bundled.delete(name); // let a later ingest try again
+      throw err;
+    });
+    bundled.set(name, b);
+  }
+  return b;
 }
 
-async function buildBundle(): Promise<string> {
+/**
+ * Where a worker's code is: its bundle, or if esbuild cannot run, its
+ * TypeScript entry behind a small .mjs that registers tsx's loader (a
+ * worker does not inherit the parent's).
+ */
+export async function workerEntry(name: WorkerName): Promise<string | URL> {
+  return workerBundle(name).catch(() => new URL(`./${name}.mjs`, import.meta.url));
+}
+
+async function buildBundle(name: WorkerName): Promise<string> {
   // Named by its inputs, so a later process finds it without running
   // esbuild (~0.2 s before every ingest could start).
-  const file = path.join(os.tmpdir(), `stallscope-store-worker-${await inputStamp()}.mjs`);
+  const file = path.join(os.tmpdir(), `stallscope-${name.replace('_', '-')}-${await inputStamp()}.mjs`);
   try {
     await fs.access(file);
     return file;
@@ -46,7 +62,7 @@ async function buildBundle(): Promise<string> {
   }
   const esbuild = await import('esbuild');
   const result = await esbuild.build({
-    entryPoints: [WORKER_SOURCE],
+    entryPoints: [path.join(SERVER_DIR, 'ingest', `${name}.ts`)],
     bundle: true,
     platform: 'node',
     format: 'esm',
@@ -74,13 +90,19 @@ async function buildBundle(): Promise<string> {
   return file;
 }
 
+let stamp: Promise<string> | null = null;
+function inputStamp(): Promise<string> {
+  stamp ??= computeInputStamp();
+  return stamp;
+}
+
 /**
- * What the bundle is made of, without reading it: path, size and mtime of
- * every server source, where the native binding is, and the versions of
+ * What the bundles are made of, without reading them: path, size and mtime
+ * of every server source, where the native binding is, and the versions of
  * the bundled packages.
  */
-async function inputStamp(): Promise<string> {
-  const serverDir = path.resolve(path.dirname(WORKER_SOURCE), '..');
+async function computeInputStamp(): Promise<string> {
+  const serverDir = SERVER_DIR;
   const hash = createHash('sha256');
   const sources = (await fs.readdir(serverDir, { recursive: true })).filter((f) => f.endsWith('.ts')).sort();
   for (const f of sources) {

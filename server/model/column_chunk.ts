@@ -1,8 +1,8 @@
 /**
  * Rows of one table, built column by column in plain typed arrays.
  *
- * Pure JS (no DuckDB), so it can be filled in a decode worker thread and
- * handed to the thread that owns DuckDB as transferable buffers; see
+ * Pure JS (no DuckDB), so it can be filled on any thread and handed to the
+ * thread that owns DuckDB as a transferable buffer; see
  * column_appender.ts for the native half.
  *
  * Why columns of typed arrays: DuckDB's row appender or DuckDBVector.setItem

@@ -6,23 +6,29 @@
  * posts them to the thread that owns DuckDB (ingest/store_worker.ts).
  * Per-thread state (utid, name) stays here because there are few threads;
  * string fields of typed tables are interned so each distinct string is
- * stored once.
+ * stored once (typed_rows.ts).
+ *
+ * Given a RawRecordTarget, the builder also takes trace.dat records raw
+ * (RawRecordSink): it frames them (id, thread, counts) and passes them on in
+ * batches; the field worker decodes their fields into typed rows.
  */
-import type { DecodedEvent, DirectRows, DirectRowSink, EventFields, FieldValue, SkippedInput, TraceHeader } from '../decode/decoded_event.ts';
+import type {
+  DecodedEvent,
+  DirectRows,
+  DirectRowSink,
+  EventFields,
+  RawFieldSpec,
+  RawRecords,
+  RawRecordSink,
+  SkippedInput,
+  TraceHeader,
+} from '../decode/decoded_event.ts';
 import { ColumnChunk, type ChunkData } from './column_chunk.ts';
-import {
-  ARGS_TABLE,
-  FIRST_TYPED_TABLE,
-  FTRACE_EVENT_TABLE,
-  packCommon,
-  type BuilderResult,
-  type ModelLayout,
-  type ThreadInfo,
-  type TypedTableLayout,
-} from './model_layout.ts';
+import { ARGS_TABLE, FTRACE_EVENT_TABLE, packCommon, type BuilderResult, type ModelLayout, type ThreadInfo } from './model_layout.ts';
+import { RecordBatchWriter, type RecordBatchData } from './record_batch.ts';
+import { TableRowWriter, TypedRows, commonOf, type TypedTarget } from './typed_rows.ts';
 import { typedTableFor } from './typed_tables.ts';
 
-const TWO_32 = 4294967296;
 /** Skipped inputs kept in full; beyond this only counted (a garbage file has millions). */
 const MAX_PROBLEMS_KEPT = 1000;
 /** Fields that name a task, per typed table: [comm field, pid field]. */
@@ -42,12 +48,24 @@ const TASK_NAME_FIELDS: Record<string, [string, string][]> = {
   sched_process_exit: [['comm', 'pid']],
 };
 
-interface TypedTarget {
-  layout: TypedTableLayout;
-  chunk: ColumnChunk;
-  nameFields: [string, string][] | undefined;
-  /** Writes the table's field columns of the current row (compileFieldWriter). */
-  writeFields: FieldWriter;
+/**
+ * The typed tables whose rows need nothing beyond their own fields: those
+ * can be written from a record alone (directRows), also on another thread
+ * (rawRecords). Scheduler tables that name tasks (sched_switch's prev_comm
+ * and next_comm...) stay with the builder, which tracks those names.
+ */
+export function rowsNeedOnlyFields(table: string): boolean {
+  return TASK_NAME_FIELDS[table] === undefined;
+}
+
+/**
+ * Where raw records go when the builder takes them: the main thread's end
+ * of the field worker (ingest/field_worker_client.ts).
+ */
+export interface RawRecordTarget {
+  /** Called once, before the first batch: how to decode fields, the ts base, and which tables the batches fill. */
+  start(spec: RawFieldSpec, tsBaseNs: bigint, tables: string[]): void;
+  batch(b: RecordBatchData): void;
 }
 
 interface EventNameInfo {
@@ -58,58 +76,21 @@ interface EventNameInfo {
   count: number;
   /** Typed table receiving this event, null: generic (_ftrace_event + args). */
   target: TypedTarget | null;
-  /** Dictionary id of the name in the target's `event` column, -1 if it has none. */
+  /** Dictionary id of the name in the target's `event` column, -1 if it has none, -2 until the first row. */
   eventValue: number;
 }
 
-type FieldWriter = (c: ColumnChunk, fields: EventFields, internIn: (dict: number, s: string) => number) => void;
-
-/**
- * Compiles, once per typed table, the code that copies event fields into its
- * columns: one property read per column with the field name as a constant
- * (V8 caches its place in the decoder's field objects) instead of a keyed
- * lookup per column and event: that loop was the builder's largest self time
- * in a CPU profile of a 1M-event trace.dat ingest (~0.5 s of ~2.5 s).
- * Field names are schema.sql's column names and aliases, JSON-quoted.
- */
-function compileFieldWriter(layout: TypedTableLayout): FieldWriter {
-  const lines: string[] = ['let v;'];
-  for (const col of layout.fieldColumns) {
-    const i = col.index;
-    lines.push(`v = f[${JSON.stringify(col.name)}];`);
-    for (const a of col.aliases) lines.push(`if (v === undefined) v = f[${JSON.stringify(a)}];`);
-    lines.push(`if (v === undefined) c.setNull(${i}); else store(c, ${i}, ${col.dict}, v, internIn);`);
-  }
-  const make = new Function('store', `return function writeFields_${layout.table}(c, f, internIn) {\n${lines.join('\n')}\n};`);
-  return make(storeFieldValue) as FieldWriter;
-}
-
-/**
- * How a field value is stored in a typed column, whichever path it comes
- * by (compileFieldWriter, TypedDirectRows): strings of VARCHAR columns by
- * dictionary id, numbers as they are, integers printed as text parsed.
- */
-function storeFieldValue(c: ColumnChunk, column: number, dict: number, v: FieldValue, internIn: (dict: number, s: string) => number): void {
-  if (dict >= 0) c.setInt(column, internIn(dict, typeof v === 'string' ? v : String(v)));
-  else if (typeof v === 'number') c.setNumber(column, v);
-  else if (typeof v === 'string') c.set(column, parseIntegerText(v));
-  else c.set(column, v);
-}
-
-export class ModelBuilder implements DirectRowSink {
+export class ModelBuilder implements DirectRowSink, RawRecordSink {
   private headerInfo: TraceHeader | null = null;
-  private baseHi = 0;
-  private baseLo = 0;
   private nextId = 0;
 
   private readonly ftraceEvent: ColumnChunk;
   private readonly args: ColumnChunk;
-  private readonly typed = new Map<string, TypedTarget>();
+  private readonly typed: TypedRows;
   /** Per event name, in order of first appearance (index = name_id): one lookup per event. */
   private readonly names = new Map<string, EventNameInfo>();
   private readonly nameList: EventNameInfo[] = [];
   private readonly strings = new Map<string, number>();
-  private readonly dicts: Map<string, number>[];
 
   private readonly threads = new Map<number, ThreadInfo>();
   private readonly threadList: ThreadInfo[] = [];
@@ -124,18 +105,16 @@ export class ModelBuilder implements DirectRowSink {
   private problemCount = 0;
   private unparsed = 0;
 
-  constructor(layout: ModelLayout, onChunk: (table: number, data: ChunkData) => void) {
-    this.dicts = Array.from({ length: layout.dictCount }, () => new Map<string, number>());
+  private rawBatches: RecordBatchWriter | null = null;
+
+  constructor(
+    layout: ModelLayout,
+    onChunk: (table: number, data: ChunkData) => void,
+    private readonly rawTarget: RawRecordTarget | null = null,
+  ) {
     this.ftraceEvent = new ColumnChunk(layout.ftraceEvent, (d) => onChunk(FTRACE_EVENT_TABLE, d));
     this.args = new ColumnChunk(layout.args, (d) => onChunk(ARGS_TABLE, d));
-    layout.typed.forEach((t, i) => {
-      this.typed.set(t.table, {
-        layout: t,
-        chunk: new ColumnChunk(t.columns, (d) => onChunk(FIRST_TYPED_TABLE + i, d)),
-        nameFields: TASK_NAME_FIELDS[t.table],
-        writeFields: compileFieldWriter(t),
-      });
-    });
+    this.typed = new TypedRows(layout, onChunk);
     this.lastThread = this.threadOf(0); // utid 0 is the idle task
   }
 
@@ -149,8 +128,7 @@ export class ModelBuilder implements DirectRowSink {
   header(header: TraceHeader): void {
     if (this.headerInfo) return;
     this.headerInfo = header;
-    this.baseHi = Number(header.tsBaseNs >> 32n);
-    this.baseLo = Number(header.tsBaseNs & 0xffffffffn);
+    this.typed.setBase(header.tsBaseNs);
   }
 
   event(e: DecodedEvent): void {
@@ -168,7 +146,7 @@ export class ModelBuilder implements DirectRowSink {
     const hasArgs = fields !== null && hasKeys(fields);
     const fe = this.ftraceEvent;
     fe.setInt(0, id);
-    this.setTs(fe, 1, e.ts);
+    this.typed.writeTs(fe, 1, e.ts);
     fe.setInt(2, e.cpu);
     fe.setInt(3, utid);
     fe.setInt(4, info.id);
@@ -181,16 +159,47 @@ export class ModelBuilder implements DirectRowSink {
     if (hasArgs) this.writeArgs(id, fields!);
   }
 
-  /**
-   * DirectRowSink: events stored in a typed table whose rows need nothing
-   * beyond their own fields. Scheduler tables that name tasks (sched_switch
-   * prev_comm/next_comm...) keep the event() path, which tracks those names.
-   */
+  /** DirectRowSink: events whose typed rows need nothing beyond their own fields. */
   directRows(name: string, system: string | null): DirectRows | null {
     const table = typedTableFor(name);
-    const target = table ? this.typed.get(table) : undefined;
-    if (target === undefined || target.nameFields !== undefined) return null;
-    return new TypedDirectRows(this, target, name, system);
+    const target = table ? this.typed.target(table) : undefined;
+    if (target === undefined || !rowsNeedOnlyFields(target.layout.table)) return null;
+    return new BuilderDirectRows(this, this.typed, target, name, system);
+  }
+
+  /**
+   * RawRecordSink: with a RawRecordTarget, the records of every format whose
+   * typed rows need only their own fields are framed here and decoded on the
+   * target's thread.
+   */
+  rawRecords(spec: RawFieldSpec): RawRecords | null {
+    const target = this.rawTarget;
+    if (target === null || !this.headerInfo) return null;
+    const byFormat: (EventNameInfo | undefined)[] = [];
+    const systems = new Map<number, string>();
+    const tables = new Set<string>();
+    for (const f of spec.formats) {
+      const table = typedTableFor(f.name);
+      if (table === null || this.typed.target(table) === undefined || !rowsNeedOnlyFields(table)) continue;
+      tables.add(table);
+      systems.set(f.id, f.system);
+      byFormat[f.id] = undefined;
+    }
+    if (tables.size === 0) return null;
+    const batches = (this.rawBatches = new RecordBatchWriter((b) => target.batch(b)));
+    target.start(spec, this.headerInfo.tsBaseNs, [...tables]);
+    const names = new Map(spec.formats.map((f) => [f.id, f.name]));
+    return {
+      takes: (formatId) => systems.has(formatId),
+      page: (buf, start, end) => batches.page(buf, start, end),
+      record: (formatId, ts, cpu, pid, comm, flags, preemptCount, where, off, len) => {
+        // Registered on its first event, as event() does: name ids follow first appearance.
+        const info = byFormat[formatId] ?? (byFormat[formatId] = this.nameInfo(names.get(formatId)!, systems.get(formatId)!));
+        const id = this.nextId++;
+        const utid = this.startEvent(info, ts, cpu, pid, comm, null);
+        batches.add(formatId, id, ts, cpu, utid, commonOf(flags, preemptCount), where, off, len);
+      },
+    };
   }
 
   /** The per-name record of an event name (registered on its first event). */
@@ -198,15 +207,17 @@ export class ModelBuilder implements DirectRowSink {
     return this.names.get(name) ?? this.newName(name, system);
   }
 
+  /** Id of the event frame() framed last. */
+  framedId = -1;
+
   /**
-   * Starts a typed row: id, ts, cpu, utid and event columns, plus what every
-   * event counts. The caller writes the fields and the tail (writeTypedTail).
+   * Frames an event whose typed row is written by a TableRowWriter: assigns
+   * its id (framedId), finds its thread, counts it. Returns the utid.
    */
-  beginTypedRow(t: TypedTarget, info: EventNameInfo, ts: number, cpu: number, pid: number, comm: string | null): void {
+  frame(info: EventNameInfo, ts: number, cpu: number, pid: number, comm: string | null): number {
     if (!this.headerInfo) throw new Error('decoder sent an event before the header');
-    const id = this.nextId++;
-    const utid = this.startEvent(info, ts, cpu, pid, comm, null);
-    this.writeTypedHead(t, id, ts, cpu, utid, info);
+    this.framedId = this.nextId++;
+    return this.startEvent(info, ts, cpu, pid, comm, null);
   }
 
   /** Bookkeeping every event shares: its thread (named from the line prefix), per-name and per-CPU counts. */
@@ -233,18 +244,11 @@ export class ModelBuilder implements DirectRowSink {
     return thread.utid;
   }
 
-  /** First event of a name: its name_id, typed table and `event` column value. */
+  /** First event of a name: its name_id and typed table. */
   private newName(name: string, system: string | null): EventNameInfo {
     const table = typedTableFor(name);
-    const target = table ? (this.typed.get(table) ?? null) : null;
-    const info: EventNameInfo = {
-      name,
-      id: this.nameList.length,
-      system,
-      count: 0,
-      target,
-      eventValue: target && target.layout.eventColumn >= 0 ? this.internIn(target.layout.eventDict, name) : -1,
-    };
+    const target = table ? (this.typed.target(table) ?? null) : null;
+    const info: EventNameInfo = { name, id: this.nameList.length, system, count: 0, target, eventValue: -2 };
     this.names.set(name, info);
     this.nameList.push(info);
     return info;
@@ -259,17 +263,22 @@ export class ModelBuilder implements DirectRowSink {
     if (this.problems.length < MAX_PROBLEMS_KEPT) this.problems.push({ ...problem, excerpt: problem.excerpt.slice(0, 200) });
   }
 
-  /** Hands over the last partial chunks and everything learned. */
+  /**
+   * Hands over the last partial chunks (and raw batch) and everything
+   * learned. With a RawRecordTarget, the dictionaries of the tables it
+   * filled are the field worker's, merged by the store (mergeDicts).
+   */
   finish(): BuilderResult {
     this.ftraceEvent.flush();
     this.args.flush();
-    for (const t of this.typed.values()) t.chunk.flush();
+    this.typed.flush();
+    this.rawBatches?.flush();
     return {
       header: this.headerInfo,
       eventsTotal: this.nextId,
       eventNames: this.nameList.map((n) => [n.name, n.system, n.count]),
       strings: [...this.strings.keys()],
-      dicts: this.dicts.map((m) => [...m.keys()]),
+      dicts: this.typed.dictLists(),
       threads: this.threadList,
       nameHistory: this.nameHistory,
       cpus: [...this.cpus.values()],
@@ -282,25 +291,13 @@ export class ModelBuilder implements DirectRowSink {
 
   // ---- rows --------------------------------------------------------------
 
-  /** Writes absolute ts = base + rel without bigint: rel is an exact number < 2^53. */
-  private setTs(chunk: ColumnChunk, col: number, rel: number): void {
-    const relHi = Math.floor(rel / TWO_32);
-    let lo = this.baseLo + (rel - relHi * TWO_32);
-    let hi = this.baseHi + relHi;
-    if (lo >= TWO_32) {
-      lo -= TWO_32;
-      hi += 1;
-    }
-    chunk.setI64Parts(col, lo, hi);
-  }
-
   private writeTyped(t: TypedTarget, id: number, e: DecodedEvent, utid: number, name: EventNameInfo, fields: EventFields): void {
-    const c = t.chunk;
-    this.writeTypedHead(t, id, e.ts, e.cpu, utid, name);
-    t.writeFields(c, fields, this.internInBound);
-    writeTypedTail(c, t.layout.width, e.flags, e.preemptCount, e.where);
+    if (name.eventValue === -2) name.eventValue = this.typed.eventValue(t, name.name);
+    this.typed.head(t, id, e.ts, e.cpu, utid, name.eventValue);
+    this.typed.fields(t, fields);
+    this.typed.tail(t, packCommon(e.flags, e.preemptCount), e.where);
 
-    const nameFields = t.nameFields;
+    const nameFields = TASK_NAME_FIELDS[t.layout.table];
     if (nameFields) {
       for (let k = 0; k < nameFields.length; k++) {
         const comm = fields[nameFields[k][0]];
@@ -313,17 +310,6 @@ export class ModelBuilder implements DirectRowSink {
         this.threadOf(fields.pid).exitTs = e.ts;
       }
     }
-  }
-
-  private writeTypedHead(t: TypedTarget, id: number, ts: number, cpu: number, utid: number, name: EventNameInfo): void {
-    const c = t.chunk;
-    const layout = t.layout;
-    // Schema convention (checked by the store): id, ts, cpu, utid come first.
-    c.setInt(0, id);
-    this.setTs(c, 1, ts);
-    c.setInt(2, cpu);
-    c.setInt(3, utid);
-    if (layout.eventColumn >= 0) c.setInt(layout.eventColumn, name.eventValue);
   }
 
   private writeArgs(id: number, fields: EventFields): void {
@@ -343,19 +329,6 @@ export class ModelBuilder implements DirectRowSink {
       }
       a.endRow();
     }
-  }
-
-  readonly internInBound = (dict: number, s: string): number => this.internIn(dict, s);
-
-  /** Id of a string in one typed column's dictionary. */
-  internIn(dict: number, s: string): number {
-    const map = this.dicts[dict];
-    let id = map.get(s);
-    if (id === undefined) {
-      id = map.size;
-      map.set(s, id);
-    }
-    return id;
   }
 
   private intern(s: string): number {
@@ -387,99 +360,32 @@ export class ModelBuilder implements DirectRowSink {
   }
 }
 
-/** The storage-only columns after a typed row's documented ones (model_store.ts STORAGE_EXTRA_COLUMNS); ends the row. */
-function writeTypedTail(c: ColumnChunk, width: number, flags: number | null, preemptCount: number | null, where: number): void {
-  const common = packCommon(flags, preemptCount);
-  if (common === null) c.setNull(width);
-  else c.setInt(width, common);
-  c.setInt(width + 1, where);
-  c.endRow();
-}
-
 /**
- * DirectRows of one event name stored in a typed table: what writeTyped()
- * does, fed field by field by a binary decoder's compiled reader.
+ * DirectRows of one event name, on the builder's thread: begin() frames the
+ * event (id, thread, counts) before the row is written.
  */
-class TypedDirectRows implements DirectRows {
-  readonly fields: { names: string[]; column: number; numeric: boolean }[];
+class BuilderDirectRows extends TableRowWriter implements DirectRows {
   private info: EventNameInfo | null = null;
-  private readonly chunk: ColumnChunk;
-  /** Dictionary per column index, -1 for numeric columns. */
-  private readonly dictOf: Int32Array;
-  /** Per dictionary column: the last string written and its id. */
-  private readonly lastString: (string | null)[];
-  private readonly lastId: Int32Array;
-  private flags = 0;
-  private preemptCount = 0;
-  private where = 0;
 
   constructor(
     private readonly builder: ModelBuilder,
-    private readonly target: TypedTarget,
-    private readonly name: string,
+    rows: TypedRows,
+    target: TypedTarget,
+    private readonly eventName: string,
     private readonly system: string | null,
   ) {
-    const layout = target.layout;
-    this.chunk = target.chunk;
-    this.fields = layout.fieldColumns.map((c) => ({ names: [c.name, ...c.aliases], column: c.index, numeric: c.dict < 0 }));
-    this.dictOf = new Int32Array(layout.columns.length).fill(-1);
-    for (const c of layout.fieldColumns) this.dictOf[c.index] = c.dict;
-    this.lastString = new Array<string | null>(layout.columns.length).fill(null);
-    this.lastId = new Int32Array(layout.columns.length);
+    super(rows, target, eventName);
   }
 
   begin(ts: number, cpu: number, pid: number, comm: string | null, flags: number, preemptCount: number, where: number): void {
     // The name is registered on its first event, as event() does: name ids follow first appearance.
-    const info = this.info ?? (this.info = this.builder.nameInfo(this.name, this.system));
-    this.flags = flags;
-    this.preemptCount = preemptCount;
-    this.where = where;
-    this.builder.beginTypedRow(this.target, info, ts, cpu, pid, comm);
-  }
-
-  num(column: number, value: number): void {
-    this.chunk.setNumber(column, value);
-  }
-
-  /** storeFieldValue(), with a last-value cache for dictionary strings. */
-  value(column: number, v: FieldValue): void {
-    const dict = this.dictOf[column];
-    if (dict < 0) {
-      storeFieldValue(this.chunk, column, dict, v, this.builder.internInBound);
-      return;
-    }
-    // Flag and enum strings repeat run after run: skip the dictionary lookup then.
-    const str = typeof v === 'string' ? v : String(v);
-    if (this.lastString[column] !== str) {
-      this.lastString[column] = str;
-      this.lastId[column] = this.builder.internIn(dict, str);
-    }
-    this.chunk.setInt(column, this.lastId[column]);
-  }
-
-  absent(column: number): void {
-    this.chunk.setNull(column);
-  }
-
-  end(): void {
-    writeTypedTail(this.chunk, this.target.layout.width, this.flags, this.preemptCount, this.where);
+    const info = this.info ?? (this.info = this.builder.nameInfo(this.eventName, this.system));
+    const utid = this.builder.frame(info, ts, cpu, pid, comm);
+    this.startRow(this.builder.framedId, ts, cpu, utid, commonOf(flags, preemptCount), where);
   }
 }
 
 function hasKeys(o: object): boolean {
   for (const _ in o) return true;
   return false;
-}
-
-/** A field printed as text where the column is an integer: decimal or 0x-hex, else NULL. */
-function parseIntegerText(s: string): number | bigint | null {
-  if (/^-?\d+$/.test(s)) {
-    const n = Number(s);
-    return Number.isSafeInteger(n) ? n : BigInt(s);
-  }
-  if (/^0x[0-9a-f]+$/i.test(s)) {
-    const b = BigInt(s);
-    return b <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(b) : BigInt.asIntN(64, b);
-  }
-  return null;
 }

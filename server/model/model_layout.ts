@@ -1,8 +1,8 @@
 /**
  * The shape of the trace model's storage as the pure-JS side sees it: which
  * chunk goes to which table, how a typed table's columns are laid out, and
- * what the builder hands over at the end. Plain data, no DuckDB: the builder
- * (model_builder.ts) runs in a decode worker that must not load DuckDB, and
+ * what the builder hands over at the end. Plain data, no DuckDB: it crosses
+ * threads (the field worker fills typed tables without loading DuckDB), and
  * the store (model_store.ts) creates the layout from schema.sql.
  */
 import type { SkippedInput, TraceHeader } from '../decode/decoded_event.ts';
@@ -90,4 +90,21 @@ export const PREEMPT_UNKNOWN = 1 << 17;
 export function packCommon(flags: number | null, preemptCount: number | null): number | null {
   if (flags === null && preemptCount === null) return null;
   return (flags === null ? FLAGS_UNKNOWN : flags & 255) | (preemptCount === null ? PREEMPT_UNKNOWN : (preemptCount & 255) << 8);
+}
+
+/**
+ * The dictionaries of both writers: each typed column is written by the
+ * main thread or by the field worker, never both (model_builder.ts
+ * rawRecords), so each dictionary comes whole from one side.
+ */
+export function mergeDicts(main: string[][], field: string[][]): string[][] {
+  const n = Math.max(main.length, field.length);
+  const out: string[][] = [];
+  for (let d = 0; d < n; d++) {
+    const a = main[d] ?? [];
+    const b = field[d] ?? [];
+    if (a.length > 0 && b.length > 0) throw new Error(`typed column dictionary ${d} was written by both the main thread and the field worker`);
+    out.push(a.length > 0 ? a : b);
+  }
+  return out;
 }

@@ -163,6 +163,15 @@ export class CpuStream {
     return false;
   }
 
+  /** Where the current page (the one recs holds) starts in `block`. */
+  get pageStart(): number {
+    return this.pagePos - this.cfg.pageSize;
+  }
+
+  get pageSize(): number {
+    return this.cfg.pageSize;
+  }
+
   /** Loads the next block and its first non-empty page; false at end of data. */
   async refill(): Promise<boolean> {
     for (;;) {

@@ -10,9 +10,13 @@
 import {
   DecodeError,
   type DecodedEvent,
+  type DirectRows,
   isDirectRowSink,
+  isRawRecordSink,
   type EventSink,
   type ProgressFn,
+  type RawFieldSpec,
+  type RawRecords,
   type SkippedInput,
 } from '../decoded_event.ts';
 import { hexExcerpt, TraceDatFormatError } from './byte_cursor.ts';
@@ -91,9 +95,12 @@ async function decodeBody(src: FileSource, info: TraceDatInfo, sink: EventSink, 
 
   // Event formats -> compiled readers, indexed by id.
   const formats: EventFormat[] = [];
+  const formatTexts: RawFieldSpec['formats'] = [];
   for (const f of info.formats) {
     try {
-      formats.push(parseEventFormat(f.text, f.system));
+      const parsed = parseEventFormat(f.text, f.system);
+      formats.push(parsed);
+      formatTexts.push({ id: parsed.id, name: parsed.name, system: parsed.system, text: f.text });
     } catch (e) {
       if (!(e instanceof FormatParseError)) throw e;
       deferred.push({ where: f.where, unit: 'offset', reason: `unparsable ${f.system} event format: ${e.message}`, excerpt: f.text.slice(0, 200) });
@@ -102,7 +109,7 @@ async function decodeBody(src: FileSource, info: TraceDatInfo, sink: EventSink, 
   if (formats.length === 0) throw new DecodeError(label, 0, 'offset', 'no readable event formats');
   const kallsyms = Kallsyms.parse(info.kallsyms);
   const helpers = makeHelpers(info.littleEndian, kallsyms);
-  const byId: (CompiledEvent | undefined)[] = new Array(65536);
+  const byId: (CompiledEvent<DirectRows> | undefined)[] = new Array(65536);
   const directSink = isDirectRowSink(sink) ? sink : null;
   for (const f of formats) {
     try {
@@ -229,6 +236,12 @@ async function decodeBody(src: FileSource, info: TraceDatInfo, sink: EventSink, 
   });
   headerSent = true;
   for (const [c, n, w] of lostQueue) sink.lostEvents(c, n, w);
+  // A sink that decodes fields on another thread takes some formats' records raw.
+  const raw: RawRecords | null = isRawRecordSink(sink)
+    ? sink.rawRecords({ format: 'trace_dat', littleEndian: le, longSize: info.longSize, formats: formatTexts, kallsyms: info.kallsyms })
+    : null;
+  const takenRaw = new Uint8Array(65536);
+  if (raw !== null) for (const f of formats) if (byId[f.id] !== undefined && raw.takes(f.id)) takenRaw[f.id] = 1;
   const flushProblems = () => {
     for (const p of deferred) sink.skipped(p);
     deferred.length = 0;
@@ -279,6 +292,7 @@ async function decodeBody(src: FileSource, info: TraceDatInfo, sink: EventSink, 
     for (;;) {
       // Emit records of the current page while they precede every other stream's head.
       const buf = s.block;
+      if (raw !== null) raw.page(buf, s.pageStart, s.pageStart + s.pageSize);
       const tsA = recs.ts;
       const offA = recs.dataOff;
       const lenA = recs.dataLen;
@@ -316,7 +330,11 @@ async function decodeBody(src: FileSource, info: TraceDatInfo, sink: EventSink, 
           lastComm = comm;
         }
         const direct = ev.direct;
-        if (direct !== null && len >= ev.minLen) {
+        if (takenRaw[type] === 1) {
+          // Framed here, fields decoded by the sink's other thread (short records too).
+          if (len < ev.minLen) shortCount++;
+          raw!.record(type, ts, cpu, pid, comm, buf[off + flagsOff]!, buf[off + preemptOff]!, where, off, len);
+        } else if (direct !== null && len >= ev.minLen) {
           // The sink's fast path: fields straight from the record into its columns.
           const rows = direct.rows;
           rows.begin(ts, cpu, pid, comm, buf[off + flagsOff]!, buf[off + preemptOff]!, where);

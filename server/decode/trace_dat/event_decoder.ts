@@ -5,16 +5,16 @@
  * no per-event loops, regexes or bigint). Field names from the file only ever
  * appear JSON-quoted in the generated source, offsets/sizes only as integers.
  */
-import type { DirectRows, EventFields, FieldValue } from '../decoded_event.ts';
+import type { DirectColumnKind, DirectRowColumns, EventFields, FieldValue } from '../decoded_event.ts';
 import type { EventFormat, FieldDef } from './event_format.ts';
 import type { Kallsyms } from './kallsyms.ts';
 import { analyzePrintFmt, type SymbolicRenderer } from './print_fmt.ts';
 
 export type FieldsReader = (buf: Buffer, off: number, len: number) => EventFields;
 /** Writes a record's fields into a sink's DirectRows (see DirectRowSink). */
-export type DirectReader = (buf: Buffer, off: number, len: number, rows: DirectRows) => void;
+export type DirectReader = (buf: Buffer, off: number, len: number, rows: DirectRowColumns) => void;
 
-export interface CompiledEvent {
+export interface CompiledEvent<R extends DirectRowColumns = DirectRowColumns> {
   id: number;
   name: string;
   system: string;
@@ -24,7 +24,7 @@ export interface CompiledEvent {
   /** Reader that checks every field against the record length (short/corrupt records). */
   safe: FieldsReader;
   /** When the sink takes this event's rows directly: where they go, and the reader (records of minLen or more). */
-  direct: { rows: DirectRows; read: DirectReader } | null;
+  direct: { rows: R; read: DirectReader } | null;
   /** sched plugin emulation: (pid field, comm field) pairs whose comm trace-cmd registers. */
   commRegistrations: { pidOff: number; commOff: number; commSize: number }[];
 }
@@ -193,13 +193,13 @@ const SMALL_SYMBOLIC = 1024;
  * Compiles one event format. `helpers.sym` is extended with this event's
  * symbolic renderers; the generated code refers to them by index.
  */
-export function compileEvent(
+export function compileEvent<R extends DirectRowColumns>(
   fmt: EventFormat,
   helpers: Helpers,
   littleEndian: boolean,
   longSize: number,
-  rows: DirectRows | null = null,
-): CompiledEvent {
+  rows: R | null = null,
+): CompiledEvent<R> {
   const info = analyzePrintFmt(fmt.printFmt);
   const E = littleEndian ? 'LE' : 'BE';
   const fastParts: string[] = [];
@@ -224,22 +224,18 @@ export function compileEvent(
   // eslint-disable-next-line @typescript-eslint/no-implied-eval
   const safe = new Function('h', safeSrc)(helpers) as FieldsReader;
 
-  let direct: CompiledEvent['direct'] = null;
+  let direct: CompiledEvent<R>['direct'] = null;
   if (rows !== null) {
     // Only the columns the sink stores are read (fast() reads every field),
     // each with the first of its names this format has, as a lookup in
     // fast()'s object would find it. Columns are integers from the sink.
-    const parts = rows.fields.map(({ names, column, numeric }) => {
+    const parts = rows.fields.map(({ names, column, kind }) => {
       const fe = names.map((n) => exprs.get(n)).find((x) => x !== undefined);
-      const col = Number(column);
-      if (fe === undefined) return `w.absent(${col});`;
-      if (numeric && fe.plainNumber) return `w.num(${col}, ${fe.expr});`;
-      // 8-byte integers: a number unless past 2^53.
-      if (numeric && fe.wideNumber) return `v = ${fe.expr}; if (typeof v === 'number') w.num(${col}, v); else w.value(${col}, v);`;
-      return `w.value(${col}, ${fe.expr});`;
+      return fe === undefined ? `w.absent(${Number(column)});` : columnWrite(fe, Number(column), kind, littleEndian);
     });
+    const src = `return function direct(b, o, n, w) { const A = w.arrays, r = w.row; let v, a; ${parts.join(' ')} };`;
     // eslint-disable-next-line @typescript-eslint/no-implied-eval
-    const read = new Function('h', `return function direct(b, o, n, w) { let v; ${parts.join(' ')} };`)(helpers) as DirectReader;
+    const read = new Function('h', src)(helpers) as DirectReader;
     direct = { rows, read };
   }
 
@@ -261,11 +257,50 @@ export function compileEvent(
 
 /** JS source reading one field. */
 interface FieldExpr {
+  /** The field's value (number, bigint above 2^53, or string), as the fields object holds it. */
   expr: string;
-  /** It always yields an integer number (no bigint, no string). */
-  plainNumber: boolean;
-  /** It yields an integer number, or a bigint past 2^53. */
-  wideNumber: boolean;
+  /** A plain integer field: its size, signedness and position (JS source). */
+  int: { size: number; signed: boolean; at: string } | null;
+  /** A text field made from an integer (flags, enum, symbol, pointer): that integer's low and high 32 bits (JS source). */
+  key: { lo: string; hi: string } | null;
+}
+
+/**
+ * JS source writing field `fe` into column `col` of a DirectRowColumns `w`
+ * (A = w.arrays, r = w.row): integers go straight into the arrays, text
+ * through w's per-key cache, anything else through w.value().
+ */
+function columnWrite(fe: FieldExpr, col: number, kind: DirectColumnKind, le: boolean): string {
+  const int = fe.int;
+  if (int !== null) {
+    if (kind === 'i32') {
+      // The low 32 bits, as storing a wider number into an Int32Array would keep.
+      return `A[${col}][r] = ${int.size === 8 ? word(int.at, le ? 0 : 4, le) : fe.expr};`;
+    }
+    if (kind === 'i64') {
+      if (int.size === 8) {
+        // Both halves as they are: exact for every 64-bit value, no bigint.
+        return `a = A[${col}]; a[2 * r] = ${word(int.at, le ? 0 : 4, le)}; a[2 * r + 1] = ${word(int.at, le ? 4 : 0, le)};`;
+      }
+      return `v = ${fe.expr}; a = A[${col}]; a[2 * r] = v; a[2 * r + 1] = ${int.signed ? 'v >> 31' : '0'};`;
+    }
+    if (kind === 'f64' && int.size <= 4) return `A[${col}][r] = ${fe.expr};`;
+  }
+  if (kind === 'text' && fe.key !== null) return `if (!w.keyed(${col}, ${fe.key.lo}, ${fe.key.hi})) w.text(${col}, ${fe.expr});`;
+  return `w.value(${col}, ${fe.expr});`;
+}
+
+/** Source of the signed 32-bit word at `at` + `delta`. */
+function word(at: string, delta: number, le: boolean): string {
+  const p = delta === 0 ? at : `${at} + ${delta}`;
+  const byte = (i: number) => `b[${p} + ${le ? i : 3 - i}]`;
+  return `(${byte(0)} | (${byte(1)} << 8) | (${byte(2)} << 16) | (${byte(3)} << 24))`;
+}
+
+/** The integer key of an integer field of `size` bytes at `at`: its low and high 32-bit words. */
+function keyOf(size: number, at: string, num: string, le: boolean): { lo: string; hi: string } {
+  if (size === 8) return { lo: word(at, le ? 0 : 4, le), hi: word(at, le ? 4 : 0, le) };
+  return { lo: `(${num} | 0)`, hi: '0' };
 }
 
 function fieldExpr(
@@ -278,7 +313,8 @@ function fieldExpr(
   longSize: number,
 ): FieldExpr | null {
   const at = `o + ${f.offset}`;
-  const other = (expr: string): FieldExpr => ({ expr, plainNumber: false, wideNumber: false });
+  const le = E === 'LE';
+  const other = (expr: string): FieldExpr => ({ expr, int: null, key: null });
   switch (f.kind) {
     case 'string':
       return other(`h.cstr(b, ${at}, ${f.size})`);
@@ -297,21 +333,23 @@ function fieldExpr(
     case 'int': {
       const size = f.size;
       if (size !== 1 && size !== 2 && size !== 4 && size !== 8) return null;
-      if (symbolFields.has(f.name) && (size === 8 || size === 4)) return other(size === 8 ? `h.sym64(b, ${at})` : `h.sym32(b, ${at})`);
-      if (f.kind === 'pointer' || pointerFields.has(f.name)) {
-        if (size === 8) return other(`h.ptr64(b, ${at})`);
-        if (size === 4) return other(`h.ptr32(b, ${at})`);
-      }
       const num = numExpr(size, f.signed, at, E);
+      if (symbolFields.has(f.name) && (size === 8 || size === 4)) {
+        return { expr: size === 8 ? `h.sym64(b, ${at})` : `h.sym32(b, ${at})`, int: null, key: keyOf(size, at, num, le) };
+      }
+      if (f.kind === 'pointer' || pointerFields.has(f.name)) {
+        if (size === 8) return { expr: `h.ptr64(b, ${at})`, int: null, key: keyOf(size, at, num, le) };
+        if (size === 4) return { expr: `h.ptr32(b, ${at})`, int: null, key: keyOf(size, at, num, le) };
+      }
       const render = symbolic.get(f.name);
       if (render) {
         const idx = helpers.sym.length;
         helpers.sym.push(memoSymbolic(render, f.signed ? size : null));
-        return other(`h.sym[${idx}](${num})`);
+        return { expr: `h.sym[${idx}](${num})`, int: null, key: keyOf(size, at, num, le) };
       }
       void longSize;
       // 8-byte integers come as bigint above 2^53.
-      return { expr: num, plainNumber: size <= 4, wideNumber: size === 8 };
+      return { expr: num, int: { size, signed: f.signed, at }, key: null };
     }
   }
 }

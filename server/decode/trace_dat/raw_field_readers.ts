@@ -1,0 +1,50 @@
+/**
+ * Field readers for trace.dat records that were framed on another thread
+ * (RawRecordSink, decoded_event.ts): compiled from the RawFieldSpec exactly
+ * as decodeTraceDat compiles them, so a record's fields come out the same
+ * whichever thread decodes them.
+ */
+import type { DirectRowColumns, EventFields, RawFieldSpec } from '../decoded_event.ts';
+import { compileEvent } from './event_decoder.ts';
+import { parseEventFormat } from './event_format.ts';
+import { Kallsyms } from './kallsyms.ts';
+import { makeHelpers } from './event_decoder.ts';
+
+export interface RawFieldReader<R extends DirectRowColumns> {
+  /** Where the fields go. */
+  rows: R;
+  /**
+   * Writes a record's fields into `rows` (the record starts with the common
+   * fields). Records shorter than the format's fixed fields are read
+   * field by field and only what they hold is written.
+   */
+  read(buf: Buffer, off: number, len: number): void;
+}
+
+/**
+ * Readers indexed by format id, for the formats `rowsFor` gives columns to
+ * (others stay undefined).
+ */
+export function compileRawFieldReaders<R extends DirectRowColumns & { allFields(fields: EventFields): void }>(
+  spec: RawFieldSpec,
+  rowsFor: (name: string, system: string) => R | null,
+): (RawFieldReader<R> | undefined)[] {
+  const helpers = makeHelpers(spec.littleEndian, Kallsyms.parse(spec.kallsyms));
+  const readers: (RawFieldReader<R> | undefined)[] = [];
+  for (const f of spec.formats) {
+    const rows = rowsFor(f.name, f.system);
+    if (rows === null) continue;
+    const ev = compileEvent(parseEventFormat(f.text, f.system), helpers, spec.littleEndian, spec.longSize, rows);
+    const direct = ev.direct!.read;
+    const minLen = ev.minLen;
+    const safe = ev.safe;
+    readers[f.id] = {
+      rows,
+      read(buf, off, len) {
+        if (len >= minLen) direct(buf, off, len, rows);
+        else rows.allFields(safe(buf, off, len));
+      },
+    };
+  }
+  return readers;
+}

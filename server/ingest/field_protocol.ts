@@ -1,0 +1,54 @@
+/**
+ * Messages between the ingest (main thread), field_worker.ts and
+ * store_worker.ts when trace.dat fields are decoded on their own thread:
+ *
+ *   main --batches--> field worker --chunks--> store worker <--chunks-- main
+ *
+ * The field worker posts its chunks straight to the store worker on a
+ * MessagePort of their own, then `end` with its dictionaries; the store
+ * worker commits only after that `end`.
+ */
+import type { MessagePort } from 'node:worker_threads';
+import type { RawFieldSpec } from '../decode/decoded_event.ts';
+import type { ChunkData } from '../model/column_chunk.ts';
+import type { ModelLayout } from '../model/model_layout.ts';
+import type { RecordBatchData } from '../model/record_batch.ts';
+
+/** Int32 slots of the field worker's control buffer. */
+export const BATCHES_CONSUMED = 0;
+/** Set to 1 by the field worker when it failed (main may be blocked waiting for it). */
+export const FIELD_FAILED = 1;
+/** Record batches (8192 records, ~0.5 MB each) main may post ahead of the field worker. */
+export const MAX_BATCHES_IN_FLIGHT = 8;
+
+export interface FieldWorkerInput {
+  layout: ModelLayout;
+  spec: RawFieldSpec;
+  /** TraceHeader.tsBaseNs as decimal text. */
+  tsBaseNs: string;
+  /** The typed tables the batches fill (only these are written). */
+  tables: string[];
+  /** SharedArrayBuffer of 2 Int32 slots: BATCHES_CONSUMED, FIELD_FAILED. */
+  control: SharedArrayBuffer;
+  /** The store worker's control buffer (store_protocol.ts): FIELD_CHUNKS_CONSUMED, FAILED. */
+  storeControl: SharedArrayBuffer;
+  /** Where the chunks go: the store worker's end is its `fieldChannel`. */
+  storePort: MessagePort;
+}
+
+/** Main thread -> field worker. */
+export type ToFieldWorker =
+  | { type: 'batch'; batch: RecordBatchData }
+  /** No more batches: flush, send `end` to the store, reply `done`. */
+  | { type: 'finish' }
+  /** Decoding failed: stop. */
+  | { type: 'abort' };
+
+/** Field worker -> main thread. */
+export type FromFieldWorker = { type: 'done' } | { type: 'error'; message: string };
+
+/** Field worker -> store worker, on the field channel. */
+export type FieldToStore =
+  | { type: 'chunk'; table: number; data: ChunkData }
+  /** The last chunk was sent; dicts: the field worker's typed-column dictionaries (dicts[dict][id]). */
+  | { type: 'end'; dicts: string[][] };

@@ -1,0 +1,100 @@
+/**
+ * The main thread's handle on field_worker.ts: the ModelBuilder's
+ * RawRecordTarget. The thread starts when the decoder first offers raw
+ * records (trace.dat only) and sends its chunks straight to the store
+ * worker; this side posts record batches (with backpressure) and, at the
+ * end, waits until the field worker has handed everything to the store.
+ */
+import { MessageChannel, Worker } from 'node:worker_threads';
+import type { RawFieldSpec } from '../decode/decoded_event.ts';
+import type { RawRecordTarget } from '../model/model_builder.ts';
+import type { ModelLayout } from '../model/model_layout.ts';
+import { batchTransferList, type RecordBatchData } from '../model/record_batch.ts';
+import {
+  BATCHES_CONSUMED,
+  FIELD_FAILED,
+  MAX_BATCHES_IN_FLIGHT,
+  type FieldWorkerInput,
+  type FromFieldWorker,
+  type ToFieldWorker,
+} from './field_protocol.ts';
+import type { StoreWorkerClient } from './store_worker_client.ts';
+import { waitForCounter } from './wait_for_counter.ts';
+import { workerEntry } from './worker_bundle.ts';
+import { workerReplies, type WorkerReplies } from './worker_replies.ts';
+
+export class FieldWorkerClient implements RawRecordTarget {
+  private worker: Worker | null = null;
+  private replies: WorkerReplies<FromFieldWorker> | null = null;
+  private readonly counters = new Int32Array(new SharedArrayBuffer(8));
+  private posted = 0;
+  private closed: Promise<void> | null = null;
+
+  private constructor(
+    private readonly layout: ModelLayout,
+    private readonly store: StoreWorkerClient,
+    private readonly workerPath: string | URL,
+  ) {}
+
+  /** Ready to start the thread when the decoder offers raw records (finds or builds its bundle now). */
+  static async prepare(layout: ModelLayout, store: StoreWorkerClient): Promise<FieldWorkerClient> {
+    return new FieldWorkerClient(layout, store, await workerEntry('field_worker'));
+  }
+
+  /** Whether raw records were offered (the thread runs). */
+  get started(): boolean {
+    return this.worker !== null;
+  }
+
+  start(spec: RawFieldSpec, tsBaseNs: bigint, tables: string[]): void {
+    if (this.worker) throw new Error('field worker started twice');
+    const { port1, port2 } = new MessageChannel();
+    this.store.attachFieldChannel(port2);
+    const input: FieldWorkerInput = {
+      layout: this.layout,
+      spec,
+      tsBaseNs: tsBaseNs.toString(),
+      tables,
+      control: this.counters.buffer as SharedArrayBuffer,
+      storeControl: this.store.control,
+      storePort: port1,
+    };
+    this.worker = new Worker(this.workerPath, { workerData: input, transferList: [port1] });
+    this.replies = workerReplies<FromFieldWorker>(this.worker, 'field worker');
+  }
+
+  /** Hands a batch over (transferred). Blocks while MAX_BATCHES_IN_FLIGHT wait in the thread's queue. */
+  batch(b: RecordBatchData): void {
+    waitForCounter(this.counters, BATCHES_CONSUMED, this.posted - MAX_BATCHES_IN_FLIGHT + 1, FIELD_FAILED, 'the field worker');
+    this.worker!.postMessage({ type: 'batch', batch: b } satisfies ToFieldWorker, batchTransferList(b));
+    this.posted++;
+  }
+
+  /** Whether the thread flagged a failure (its error comes from finish()). */
+  failed(): boolean {
+    return Atomics.load(this.counters, FIELD_FAILED) !== 0;
+  }
+
+  /** After the last batch: resolves once every chunk and the dictionaries are on their way to the store. */
+  async finish(): Promise<void> {
+    if (!this.worker) return;
+    this.worker.postMessage({ type: 'finish' } satisfies ToFieldWorker);
+    await this.replies!.expect('done');
+  }
+
+  /** The thread's own error, after it flagged a failure. */
+  async rethrowFailure(): Promise<never> {
+    await this.replies?.expect('done');
+    throw new Error('field worker: stopped without an error');
+  }
+
+  /** Stops the thread. Idempotent. */
+  close(): Promise<void> {
+    this.closed ??= (async () => {
+      if (!this.worker) return;
+      this.worker.postMessage({ type: 'abort' } satisfies ToFieldWorker);
+      await this.worker.terminate();
+    })();
+    return this.closed;
+  }
+}

@@ -1,0 +1,52 @@
+/**
+ * A worker thread's replies, awaited one at a time: `expect('done')` waits
+ * for the next message and checks its type; an `error` message, an
+ * uncaught error or the thread's exit rejects.
+ */
+import type { Worker } from 'node:worker_threads';
+
+type Reply = { type: string; message?: string };
+
+export interface WorkerReplies<M extends Reply> {
+  expect<T extends M['type']>(type: T): Promise<Extract<M, { type: T }>>;
+  /** Resolves when the worker has exited or `ms` have passed. */
+  exited(ms: number): Promise<void>;
+}
+
+export function workerReplies<M extends Reply>(worker: Worker, who: string): WorkerReplies<M> {
+  const queue: M[] = [];
+  let failure: Error | null = null;
+  let exit: () => void = () => {};
+  const exitSeen = new Promise<void>((r) => (exit = r));
+  let wake: (() => void) | null = null;
+  const notify = () => {
+    wake?.();
+    wake = null;
+  };
+  worker.on('message', (m: M) => {
+    queue.push(m);
+    notify();
+  });
+  worker.on('error', (err) => {
+    failure ??= err;
+    notify();
+  });
+  worker.on('exit', (code) => {
+    failure ??= new Error(`${who} exited with code ${code}`);
+    notify();
+    exit();
+  });
+  return {
+    exited: (ms) => Promise.race([exitSeen, new Promise<void>((r) => setTimeout(r, ms).unref())]),
+    async expect(type) {
+      for (;;) {
+        const m = queue.shift();
+        if (m?.type === 'error') throw new Error(`${who}: ${m.message}`);
+        if (m?.type === type) return m as never;
+        if (m) throw new Error(`${who}: expected '${type}', got '${m.type}'`);
+        if (failure) throw failure;
+        await new Promise<void>((r) => (wake = r));
+      }
+    },
+  };
+}

@@ -102,6 +102,13 @@ export class ModelStore {
    * commitLoad().
    */
   static async beginLoad(engine: Engine, schemaSqlPath = SCHEMA_SQL_PATH): Promise<ModelStore> {
+    // Write each full row group as it fills. By default DuckDB buffers five
+    // per table (~600k rows) before writing them, so at COMMIT up to five
+    // row groups per table were still to be compressed, on one thread while
+    // every other ingest thread waited: COMMIT took 1.2-1.35 s of a
+    // 10M-event trace.dat ingest, 0.4 s with this (ingest median of five
+    // alternating runs 14.79 -> 13.98 s), and less is held in memory.
+    await engine.exec('SET write_buffer_row_group_count = 1');
     await engine.exec('BEGIN TRANSACTION');
     return ModelStore.create(engine, schemaSqlPath);
   }

@@ -20,7 +20,9 @@ import { ModelBuilder } from '../model/model_builder.ts';
 import { ModelStore, type WriterSummary } from '../model/model_store.ts';
 import { hashFile, hashFileOnThread } from './content_hash.ts';
 import { dataDirPaths, resolveDataDir, type DataDirPaths } from './data_dir.ts';
+import type { ModelLayout } from '../model/model_layout.ts';
 import { FieldWorkerClient } from './field_worker_client.ts';
+import { cachedLayout, rememberLayout } from './layout_cache.ts';
 import { StoreWorkerClient, type LoadTarget } from './store_worker_client.ts';
 import { WorkerStalled } from './wait_for_counter.ts';
 import { workerEntry } from './worker_bundle.ts';
@@ -319,6 +321,8 @@ interface Workspace {
   dir: string;
   target: LoadTarget;
   store: StoreWorkerClient | null;
+  /** The layout an earlier ingest by the same code used (layout_cache.ts), if any. */
+  cachedLayout: ModelLayout | null;
   /** Stops the worker and deletes the directory. */
   discard(): Promise<void>;
 }
@@ -335,9 +339,11 @@ async function openWorkspace(tmpRoot: string, withStoreWorker: boolean): Promise
     tempDirectory: path.join(dir, 'spill'),
   };
   let store: StoreWorkerClient | null = null;
+  let layout: ModelLayout | null = null;
   try {
     if (withStoreWorker) {
-      store = await StoreWorkerClient.start(target);
+      layout = await cachedLayout();
+      store = await StoreWorkerClient.start(target, layout);
       // Found or built while the store worker starts (esbuild, first run only).
       void workerEntry('field_worker');
     }
@@ -349,6 +355,7 @@ async function openWorkspace(tmpRoot: string, withStoreWorker: boolean): Promise
     dir,
     target,
     store,
+    cachedLayout: layout,
     async discard() {
       await store?.close();
       await fs.rm(dir, { recursive: true, force: true });
@@ -378,7 +385,7 @@ async function buildTrace(
 ): Promise<{ summary: TraceSummary; id: string }> {
   const { dir: workDir, target } = work;
   const loaded = work.store
-    ? await loadOnStoreWorker(file, label, workDir, work.store, report)
+    ? await loadOnStoreWorker(file, label, workDir, work.store, work.cachedLayout, report)
     : await loadInProcess(file, label, workDir, target, report);
   await work.store?.close();
   await fs.rm(path.join(workDir, 'decompressed.dat'), { force: true });
@@ -439,10 +446,17 @@ async function loadOnStoreWorker(
   label: string,
   workDir: string,
   store: StoreWorkerClient,
+  cached: ModelLayout | null,
   report: (p: IngestProgress) => void,
 ): Promise<Loaded> {
   const setupStarted = performance.now();
-  const layout = await store.ready();
+  // With a cached layout, decoding starts while the store worker is still
+  // starting (it checks the layout before taking any chunk).
+  let layout = cached;
+  if (layout === null) {
+    layout = await store.ready();
+    void rememberLayout(layout);
+  }
   const fields = await FieldWorkerClient.prepare(layout, store);
   const decodeStarted = performance.now();
   const builder = new ModelBuilder(layout, (table, data) => store.append(table, data), fields);

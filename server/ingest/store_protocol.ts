@@ -20,6 +20,8 @@ export interface StoreWorkerInput {
   memoryLimit: string;
   tempDirectory: string;
   schemaSqlPath: string;
+  /** The layout the main thread already builds rows for (layout_cache.ts), checked against the schema; null: none. */
+  expectedLayout: ModelLayout | null;
   /** SharedArrayBuffer of 3 Int32 slots: CONSUMED, FAILED, FIELD_CHUNKS_CONSUMED. */
   control: SharedArrayBuffer;
 }

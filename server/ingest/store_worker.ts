@@ -15,7 +15,7 @@
  */
 import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
 import { openDuckDb, type Engine } from '../engine/engine.ts';
-import { mergeDicts, type BuilderResult } from '../model/model_layout.ts';
+import { mergeDicts, sameLayout, type BuilderResult } from '../model/model_layout.ts';
 import { ModelStore } from '../model/model_store.ts';
 import type { FieldToStore } from './field_protocol.ts';
 import { CONSUMED, FAILED, FIELD_CHUNKS_CONSUMED, type FromStoreWorker, type StoreWorkerInput, type ToStoreWorker } from './store_protocol.ts';
@@ -44,6 +44,10 @@ try {
   engine = await openDuckDb(input.dbPath, { memoryLimit: input.memoryLimit, tempDirectory: input.tempDirectory, threads: 1 });
   const store = await ModelStore.beginLoad(engine, input.schemaSqlPath);
   const db = engine;
+  if (input.expectedLayout && !sameLayout(input.expectedLayout, store.layout)) {
+    // Rows built for another layout would land in the wrong columns.
+    throw new Error('the cached table layout does not match the schema (delete stallscope-layout-*.json in the OS temp dir)');
+  }
   let failed = false;
   const failHere = (err: unknown) => {
     failed = true;

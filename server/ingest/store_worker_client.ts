@@ -45,12 +45,12 @@ export class StoreWorkerClient {
   ) {}
 
   /** Starts the worker: it opens the database and creates the schema right away. */
-  static async start(target: LoadTarget): Promise<StoreWorkerClient> {
+  static async start(target: LoadTarget, expectedLayout: ModelLayout | null = null): Promise<StoreWorkerClient> {
     // The bundled worker starts in milliseconds; the TypeScript entry (through
     // tsx's loader) is the fallback if esbuild cannot run.
     const workerPath = await workerEntry('store_worker');
     const control = new SharedArrayBuffer(CONTROL_BYTES);
-    const input: StoreWorkerInput = { ...target, schemaSqlPath: SCHEMA_SQL_PATH, control };
+    const input: StoreWorkerInput = { ...target, schemaSqlPath: SCHEMA_SQL_PATH, control, expectedLayout };
     const worker = new Worker(workerPath, { workerData: input });
     return new StoreWorkerClient(worker, new Int32Array(control), workerReplies<FromStoreWorker>(worker, 'store worker'));
   }
@@ -85,6 +85,7 @@ export class StoreWorkerClient {
 
   /** Writes the whole-trace tables and commits; the worker then closes the database. */
   async finish(result: BuilderResult): Promise<WriterSummary> {
+    await this.ready(); // its reply comes first, also when the caller had the layout from the cache
     this.worker.postMessage({ type: 'finish', result } satisfies ToStoreWorker);
     const done = await this.replies.expect('done');
     this.finished = true;
@@ -101,6 +102,7 @@ export class StoreWorkerClient {
    * plain failure if it left without one).
    */
   async rethrowFailure(): Promise<never> {
+    await this.ready();
     await this.replies.expect('done');
     throw new Error('store worker: stopped without an error');
   }

@@ -91,15 +91,16 @@ async function buildBundle(name: WorkerName): Promise<string> {
 }
 
 let stamp: Promise<string> | null = null;
-function inputStamp(): Promise<string> {
+/** Names what the ingest's code is made of (sources, schema, packages): a cache of anything derived from it keys on this. */
+export function inputStamp(): Promise<string> {
   stamp ??= computeInputStamp();
   return stamp;
 }
 
 /**
  * What the bundles are made of, without reading them: path, size and mtime
- * of every server source, where the native binding is, and the versions of
- * the bundled packages.
+ * of every server source and of queries/schema.sql, where the native
+ * binding is, and the versions of the bundled packages.
  */
 async function computeInputStamp(): Promise<string> {
   const serverDir = SERVER_DIR;
@@ -109,6 +110,9 @@ async function computeInputStamp(): Promise<string> {
     const st = await fs.stat(path.join(serverDir, f));
     hash.update(`${f}\0${st.size}\0${st.mtimeMs}\n`);
   }
+  const schema = path.join(SERVER_DIR, '..', 'queries', 'schema.sql');
+  const st = await fs.stat(schema);
+  hash.update(`schema.sql\0${st.size}\0${st.mtimeMs}\n`);
   hash.update(requireHere.resolve('@duckdb/node-bindings'));
   for (const pkg of ['@duckdb/node-api', 'esbuild']) {
     hash.update(`${pkg}@${(requireHere(`${pkg}/package.json`) as { version: string }).version}\n`);

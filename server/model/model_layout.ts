@@ -108,3 +108,8 @@ export function mergeDicts(main: string[][], field: string[][]): string[][] {
   }
   return out;
 }
+
+/** Whether two layouts are the same (they are plain data). */
+export function sameLayout(a: ModelLayout, b: ModelLayout): boolean {
+  return JSON.stringify(a) === JSON.stringify(b);
+}

@@ -203,6 +203,64 @@ export function isRawRecordSink(sink: EventSink): sink is RawRecordSink {
   return typeof (sink as Partial<RawRecordSink>).rawRecords === 'function';
 }
 
+/**
+ * RawRecordSink's counterpart for text decoders: the sink takes some
+ * events with their argument text unparsed, to parse it on another thread
+ * with the same parser (ftrace_text/raw_text_fields.ts). The decoder frames
+ * each event from its line prefix; everything else is as RawRecordSink.
+ */
+export interface RawTextSink extends EventSink {
+  /** Called once, after header(); null: take none. */
+  rawText(): RawTextRecords | null;
+}
+
+export interface RawTextRecords {
+  /** Whether events of this name go to record() (asked once per name). */
+  takes(name: string): boolean;
+  /**
+   * The records that follow have their text in buf (ASCII: one byte per
+   * character), until the next page() call: a block of lines. Every event
+   * of a name the sink takes goes to record() or recordText(). As for
+   * RawRecords.page, (buf, start) names the same bytes for the whole decode.
+   */
+  page(buf: Uint8Array, start: number, end: number): void;
+  /** One event, framed from its line; its argument text is buf[off, off + len). flags / preemptCount null: no such column. */
+  record(
+    name: string,
+    system: string | null,
+    ts: number,
+    cpu: number,
+    pid: number,
+    comm: string | null,
+    tgid: number | null,
+    flags: number | null,
+    preemptCount: number | null,
+    where: number,
+    off: number,
+    len: number,
+  ): void;
+  /** As record(), for an event whose text is not in a page (a line not in an ASCII block): its argument text. */
+  recordText(
+    name: string,
+    system: string | null,
+    ts: number,
+    cpu: number,
+    pid: number,
+    comm: string | null,
+    tgid: number | null,
+    flags: number | null,
+    preemptCount: number | null,
+    where: number,
+    args: string,
+  ): void;
+  /** A continuation line (` => frame` of a stack trace) of the event record() gave last: part of its raw text. */
+  continuation(text: string): void;
+}
+
+export function isRawTextSink(sink: EventSink): sink is RawTextSink {
+  return typeof (sink as Partial<RawTextSink>).rawText === 'function';
+}
+
 /** Reports decode progress, in bytes of the (decompressed) input consumed. */
 export type ProgressFn = (bytesDone: number, bytesTotal: number | null) => void;
 

@@ -9,7 +9,7 @@
  * worker commits only after that `end`.
  */
 import type { MessagePort } from 'node:worker_threads';
-import type { RawFieldSpec } from '../decode/decoded_event.ts';
+import type { RawSpec } from '../model/model_builder.ts';
 import type { ChunkData } from '../model/column_chunk.ts';
 import type { ModelLayout } from '../model/model_layout.ts';
 import type { RecordBatchData } from '../model/record_batch.ts';
@@ -23,7 +23,7 @@ export const MAX_BATCHES_IN_FLIGHT = 8;
 
 export interface FieldWorkerInput {
   layout: ModelLayout;
-  spec: RawFieldSpec;
+  spec: RawSpec;
   /** TraceHeader.tsBaseNs as decimal text. */
   tsBaseNs: string;
   /** The typed tables the batches fill (only these are written). */
@@ -50,5 +50,9 @@ export type FromFieldWorker = { type: 'done' } | { type: 'error'; message: strin
 /** Field worker -> store worker, on the field channel. */
 export type FieldToStore =
   | { type: 'chunk'; table: number; data: ChunkData }
-  /** The last chunk was sent; dicts: the field worker's typed-column dictionaries (dicts[dict][id]). */
-  | { type: 'end'; dicts: string[][] };
+  /**
+   * The last chunk was sent. dicts: the field worker's typed-column
+   * dictionaries (dicts[dict][id]); unparsed: text events whose fields did
+   * not parse (added to the builder's count).
+   */
+  | { type: 'end'; dicts: string[][]; unparsed: number };

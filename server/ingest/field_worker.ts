@@ -1,18 +1,23 @@
 /**
- * The thread that decodes the fields of trace.dat records the main thread
- * framed (model_builder.ts rawRecords), into typed rows whose chunks it
- * posts straight to the store worker.
+ * The thread that decodes the fields of events the main thread framed
+ * (model_builder.ts rawRecords / rawText) into typed rows, whose chunks it
+ * posts straight to the store worker: trace.dat records, with readers
+ * compiled from the file's formats, or text events' argument text, with the
+ * text decoder's own parsers.
  *
- * Why a thread: on a large trace.dat the main thread (decoding and filling
+ * Why a thread: on a large trace the main thread (decoding and filling
  * columns) was the bottleneck while the store worker waited half the time.
  * With the fields decoded here the ingest is a three-stage pipeline, main
  * (framing) -> field worker -> store worker (DuckDB), whose stages the OS
  * spreads over the cores.
  */
 import { parentPort, workerData } from 'node:worker_threads';
+import { textFieldParser, type TextFieldParser } from '../decode/ftrace_text/raw_text_fields.ts';
 import { compileRawFieldReaders } from '../decode/trace_dat/raw_field_readers.ts';
-import { chunkTransferList, type ChunkData } from '../model/column_chunk.ts';
-import { RecordBatchReader } from '../model/record_batch.ts';
+import { ColumnChunk, chunkTransferList, type ChunkData } from '../model/column_chunk.ts';
+import { writeFtraceEventRow } from '../model/model_builder.ts';
+import { FTRACE_EVENT_TABLE, unpackCommon } from '../model/model_layout.ts';
+import { CONTINUATION, OWN_TEXT, RecordBatchReader } from '../model/record_batch.ts';
 import { TableRowWriter, TypedRows } from '../model/typed_rows.ts';
 import { typedTableFor } from '../model/typed_tables.ts';
 import { BATCHES_CONSUMED, FIELD_FAILED, type FieldToStore, type FieldWorkerInput, type FromFieldWorker, type ToFieldWorker } from './field_protocol.ts';
@@ -37,6 +42,14 @@ function fail(err: unknown): void {
   reply({ type: 'error', message: (err as Error)?.message ?? String(err) });
 }
 
+/** Decodes one batch; finish() writes whatever is held back. */
+interface BatchDecoder {
+  decode(r: RecordBatchReader): void;
+  finish(): void;
+  /** Events whose fields did not parse (kept as raw text in _ftrace_event). */
+  unparsed: number;
+}
+
 try {
   let posted = 0;
   const toStore = (m: FieldToStore, transfer: ArrayBuffer[] = []) => storePort.postMessage(m, transfer);
@@ -49,35 +62,24 @@ try {
   const typed = new TypedRows(input.layout, postChunk);
   typed.setBase(BigInt(input.tsBaseNs));
   const tables = new Set(input.tables);
-  const readers = compileRawFieldReaders(input.spec, (name) => {
+  const writerFor = (name: string): TableRowWriter | null => {
     const table = typedTableFor(name);
     const target = table !== null && tables.has(table) ? typed.target(table) : undefined;
     return target ? new TableRowWriter(typed, target, name) : null;
-  });
-
-  const decodeBatch = (r: RecordBatchReader) => {
-    const count = r.batch.count;
-    const bytes = r.bytes;
-    for (let i = 0; i < count; i++) {
-      const reader = readers[r.formatId(i)];
-      if (reader === undefined) throw new Error(`field worker: no reader for event format id ${r.formatId(i)}`);
-      const rows = reader.rows;
-      rows.startRow(r.id(i), r.ts(i), r.cpu(i), r.utid(i), r.common(i), r.where(i));
-      reader.read(bytes, r.offset(i), r.length(i));
-      rows.end();
-    }
   };
+  const decoder = input.spec.format === 'text' ? textDecoder(typed, writerFor, postChunk) : traceDatDecoder(writerFor);
 
   port.on('message', (m: ToFieldWorker) => {
     if (failed) return;
     try {
       if (m.type === 'batch') {
-        decodeBatch(new RecordBatchReader(m.batch));
+        decoder.decode(new RecordBatchReader(m.batch));
         Atomics.add(control, BATCHES_CONSUMED, 1);
         Atomics.notify(control, BATCHES_CONSUMED);
       } else if (m.type === 'finish') {
+        decoder.finish();
         typed.flush();
-        toStore({ type: 'end', dicts: typed.dictLists() });
+        toStore({ type: 'end', dicts: typed.dictLists(), unparsed: decoder.unparsed });
         reply({ type: 'done' });
       } else {
         storePort.close();
@@ -87,6 +89,101 @@ try {
       fail(err);
     }
   });
+
+  /** trace.dat records: readers compiled from the file's formats, by event id. */
+  function traceDatDecoder(rowsFor: (name: string) => TableRowWriter | null): BatchDecoder {
+    if (input.spec.format !== 'trace_dat') throw new Error('not a trace.dat spec');
+    const readers = compileRawFieldReaders(input.spec, rowsFor);
+    return {
+      unparsed: 0,
+      decode(r) {
+        const count = r.batch.count;
+        const bytes = r.bytes;
+        for (let i = 0; i < count; i++) {
+          const reader = readers[r.format(i)];
+          if (reader === undefined) throw new Error(`field worker: no reader for event format id ${r.format(i)}`);
+          const rows = reader.rows;
+          rows.startRow(r.id(i), r.ts(i), r.cpu(i), r.utid(i), r.common(i), r.where(i));
+          reader.read(bytes, r.offset(i), r.length(i));
+          rows.end();
+        }
+      },
+      finish() {},
+    };
+  }
 } catch (err) {
   fail(err);
+}
+
+/**
+ * Text events: each record's argument text parsed by its event's parser. An
+ * event whose text does not parse goes to _ftrace_event with its raw text,
+ * held back until the next event so that continuation lines join it, as
+ * decodeFtraceText does.
+ */
+function textDecoder(
+  typed: TypedRows,
+  writerFor: (name: string) => TableRowWriter | null,
+  postChunk: (table: number, data: ChunkData) => void,
+): BatchDecoder {
+  const names: ({ parse: TextFieldParser; rows: TableRowWriter } | undefined)[] = [];
+  const ftraceEvent = new ColumnChunk(input.layout.ftraceEvent, (d) => postChunk(FTRACE_EVENT_TABLE, d));
+  let held: { id: number; ts: number; cpu: number; utid: number; nameId: number; common: number | null; where: number; raw: string } | null = null;
+  const flushHeld = () => {
+    if (held === null) return;
+    const h = held;
+    held = null;
+    const [flags, preemptCount] = unpackCommon(h.common);
+    writeFtraceEventRow(ftraceEvent, typed, h.id, h.ts, h.cpu, h.utid, h.nameId, flags, preemptCount, null, h.raw, h.where);
+  };
+  const self: BatchDecoder = {
+    unparsed: 0,
+    decode(r) {
+      for (const [id, name] of r.batch.names) {
+        const rows = writerFor(name);
+        if (rows === null) throw new Error(`field worker: no typed table takes event ${name}`);
+        names[id] = { parse: textFieldParser(name), rows };
+      }
+      const bytes = r.bytes;
+      // The pages are ASCII (RawTextRecords.page): one latin1 string for all.
+      const text = bytes.toString('latin1');
+      const count = r.batch.count;
+      for (let i = 0; i < count; i++) {
+        const format = r.format(i);
+        const s = r.offset(i);
+        const e = s + r.length(i);
+        if (format === CONTINUATION) {
+          if (held !== null) held.raw = `${held.raw}\n${bytes.toString('utf8', s, e)}`;
+          continue;
+        }
+        flushHeld();
+        const n = names[format];
+        if (n === undefined) throw new Error(`field worker: no parser for event name id ${format}`);
+        let args: string;
+        let fields;
+        if (r.kind(i) === OWN_TEXT) {
+          // Not from an ASCII block: parsed from its string, as the decoder would.
+          args = bytes.toString('utf8', s, e);
+          fields = n.parse(args, 0, args.length, args, null);
+        } else {
+          args = text.slice(s, e);
+          fields = n.parse(text, s, e, args, bytes);
+        }
+        if (fields === null) {
+          self.unparsed++;
+          held = { id: r.id(i), ts: r.ts(i), cpu: r.cpu(i), utid: r.utid(i), nameId: format, common: r.common(i), where: r.where(i), raw: args };
+          continue;
+        }
+        const rows = n.rows;
+        rows.startRow(r.id(i), r.ts(i), r.cpu(i), r.utid(i), r.common(i), r.where(i));
+        rows.allFields(fields);
+        rows.end();
+      }
+    },
+    finish() {
+      flushHeld();
+      ftraceEvent.flush();
+    },
+  };
+  return self;
 }

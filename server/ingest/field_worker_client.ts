@@ -6,8 +6,7 @@
  * end, waits until the field worker has handed everything to the store.
  */
 import { MessageChannel, Worker } from 'node:worker_threads';
-import type { RawFieldSpec } from '../decode/decoded_event.ts';
-import type { RawRecordTarget } from '../model/model_builder.ts';
+import type { RawRecordTarget, RawSpec } from '../model/model_builder.ts';
 import type { ModelLayout } from '../model/model_layout.ts';
 import { batchTransferList, type RecordBatchData } from '../model/record_batch.ts';
 import {
@@ -46,7 +45,7 @@ export class FieldWorkerClient implements RawRecordTarget {
     return this.worker !== null;
   }
 
-  start(spec: RawFieldSpec, tsBaseNs: bigint, tables: string[]): void {
+  start(spec: RawSpec, tsBaseNs: bigint, tables: string[]): void {
     if (this.worker) throw new Error('field worker started twice');
     const { port1, port2 } = new MessageChannel();
     this.store.attachFieldChannel(port2);

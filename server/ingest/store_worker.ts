@@ -56,11 +56,11 @@ try {
   };
 
   // The field worker's channel, if it has one: its chunks, then `end`.
-  let field: { port: MessagePort; ended: boolean; dicts: string[][] } | null = null;
+  let field: { port: MessagePort; ended: boolean; dicts: string[][]; unparsed: number } | null = null;
   let pendingFinish: BuilderResult | null = null;
   const commit = (result: BuilderResult) => {
     void (async () => {
-      if (field) result = { ...result, dicts: mergeDicts(result.dicts, field.dicts) };
+      if (field) result = { ...result, dicts: mergeDicts(result.dicts, field.dicts), unparsed: result.unparsed + field.unparsed };
       const summary = await store.commitLoad(result);
       db.close();
       post({ type: 'done', summary });
@@ -77,6 +77,7 @@ try {
       }
       field.ended = true;
       field.dicts = m.dicts;
+      field.unparsed = m.unparsed;
       field.port.close();
       if (pendingFinish) commit(pendingFinish);
     } catch (err) {
@@ -94,7 +95,7 @@ try {
         return;
       }
       if (m.type === 'fieldChannel') {
-        field = { port: m.port, ended: false, dicts: [] };
+        field = { port: m.port, ended: false, dicts: [], unparsed: 0 };
         m.port.on('message', onFieldMessage);
         return;
       }

@@ -20,12 +20,14 @@ import type {
   RawFieldSpec,
   RawRecords,
   RawRecordSink,
+  RawTextRecords,
+  RawTextSink,
   SkippedInput,
   TraceHeader,
 } from '../decode/decoded_event.ts';
 import { ColumnChunk, type ChunkData } from './column_chunk.ts';
 import { ARGS_TABLE, FTRACE_EVENT_TABLE, packCommon, type BuilderResult, type ModelLayout, type ThreadInfo } from './model_layout.ts';
-import { RecordBatchWriter, type RecordBatchData } from './record_batch.ts';
+import { COMMON_NULL, RecordBatchWriter, type RecordBatchData } from './record_batch.ts';
 import { TableRowWriter, TypedRows, commonOf, type TypedTarget } from './typed_rows.ts';
 import { typedTableFor } from './typed_tables.ts';
 
@@ -58,15 +60,21 @@ export function rowsNeedOnlyFields(table: string): boolean {
   return TASK_NAME_FIELDS[table] === undefined;
 }
 
+/** How the fields of raw records are decoded: trace.dat's spec, or text events' own parsers. */
+export type RawSpec = RawFieldSpec | { format: 'text' };
+
 /**
  * Where raw records go when the builder takes them: the main thread's end
  * of the field worker (ingest/field_worker_client.ts).
  */
 export interface RawRecordTarget {
   /** Called once, before the first batch: how to decode fields, the ts base, and which tables the batches fill. */
-  start(spec: RawFieldSpec, tsBaseNs: bigint, tables: string[]): void;
+  start(spec: RawSpec, tsBaseNs: bigint, tables: string[]): void;
   batch(b: RecordBatchData): void;
 }
+
+/** Page bytes per text batch: a block of lines is up to 1 MiB (decompress.ts READ_CHUNK_BYTES). */
+const TEXT_BATCH_BYTES = 2 << 20;
 
 interface EventNameInfo {
   name: string;
@@ -78,9 +86,11 @@ interface EventNameInfo {
   target: TypedTarget | null;
   /** Dictionary id of the name in the target's `event` column, -1 if it has none, -2 until the first row. */
   eventValue: number;
+  /** Whether the raw batches' reader has been told this name (text records). */
+  rawNamed: boolean;
 }
 
-export class ModelBuilder implements DirectRowSink, RawRecordSink {
+export class ModelBuilder implements DirectRowSink, RawRecordSink, RawTextSink {
   private headerInfo: TraceHeader | null = null;
   private nextId = 0;
 
@@ -106,12 +116,14 @@ export class ModelBuilder implements DirectRowSink, RawRecordSink {
   private unparsed = 0;
 
   private rawBatches: RecordBatchWriter | null = null;
+  private readonly layoutTables: string[];
 
   constructor(
     layout: ModelLayout,
     onChunk: (table: number, data: ChunkData) => void,
     private readonly rawTarget: RawRecordTarget | null = null,
   ) {
+    this.layoutTables = layout.typed.map((t) => t.table);
     this.ftraceEvent = new ColumnChunk(layout.ftraceEvent, (d) => onChunk(FTRACE_EVENT_TABLE, d));
     this.args = new ColumnChunk(layout.args, (d) => onChunk(ARGS_TABLE, d));
     this.typed = new TypedRows(layout, onChunk);
@@ -144,18 +156,7 @@ export class ModelBuilder implements DirectRowSink, RawRecordSink {
       return;
     }
     const hasArgs = fields !== null && hasKeys(fields);
-    const fe = this.ftraceEvent;
-    fe.setInt(0, id);
-    this.typed.writeTs(fe, 1, e.ts);
-    fe.setInt(2, e.cpu);
-    fe.setInt(3, utid);
-    fe.setInt(4, info.id);
-    fe.set(5, e.flags);
-    fe.set(6, e.preemptCount);
-    fe.set(7, hasArgs ? id : null);
-    fe.set(8, e.raw);
-    fe.setInt(9, e.where);
-    fe.endRow();
+    writeFtraceEventRow(this.ftraceEvent, this.typed, id, e.ts, e.cpu, utid, info.id, e.flags, e.preemptCount, hasArgs ? id : null, e.raw, e.where);
     if (hasArgs) this.writeArgs(id, fields!);
   }
 
@@ -200,6 +201,50 @@ export class ModelBuilder implements DirectRowSink, RawRecordSink {
         batches.add(formatId, id, ts, cpu, utid, commonOf(flags, preemptCount), where, off, len);
       },
     };
+  }
+
+  /**
+   * RawTextSink: with a RawRecordTarget, text events of typed tables whose
+   * rows need only their own fields are framed here; their argument text is
+   * parsed on the target's thread, by the decoder's own parsers.
+   */
+  rawText(): RawTextRecords | null {
+    const target = this.rawTarget;
+    if (target === null || !this.headerInfo) return null;
+    const tables = this.layoutTables.filter(rowsNeedOnlyFields);
+    if (tables.length === 0) return null;
+    const batches = (this.rawBatches = new RecordBatchWriter((b) => target.batch(b), TEXT_BATCH_BYTES));
+    target.start({ format: 'text' }, this.headerInfo.tsBaseNs, tables);
+    return {
+      takes: (name) => {
+        const table = typedTableFor(name);
+        return table !== null && this.typed.target(table) !== undefined && rowsNeedOnlyFields(table);
+      },
+      page: (buf, start, end) => batches.page(buf, start, end),
+      record: (name, system, ts, cpu, pid, comm, tgid, flags, preemptCount, where, off, len) => {
+        const info = this.rawTextName(batches, name, system);
+        const id = this.nextId++;
+        const utid = this.startEvent(info, ts, cpu, pid, comm, tgid);
+        batches.add(info.id, id, ts, cpu, utid, packCommon(flags, preemptCount) ?? COMMON_NULL, where, off, len);
+      },
+      recordText: (name, system, ts, cpu, pid, comm, tgid, flags, preemptCount, where, args) => {
+        const info = this.rawTextName(batches, name, system);
+        const id = this.nextId++;
+        const utid = this.startEvent(info, ts, cpu, pid, comm, tgid);
+        batches.addText(info.id, id, ts, cpu, utid, packCommon(flags, preemptCount) ?? COMMON_NULL, where, args);
+      },
+      continuation: (text) => batches.continuation(text),
+    };
+  }
+
+  /** A text event's name record; the batches' reader is told the name with its first event. */
+  private rawTextName(batches: RecordBatchWriter, name: string, system: string | null): EventNameInfo {
+    const info = this.nameInfo(name, system);
+    if (!info.rawNamed) {
+      batches.name(info.id, name, system);
+      info.rawNamed = true;
+    }
+    return info;
   }
 
   /** The per-name record of an event name (registered on its first event). */
@@ -248,7 +293,7 @@ export class ModelBuilder implements DirectRowSink, RawRecordSink {
   private newName(name: string, system: string | null): EventNameInfo {
     const table = typedTableFor(name);
     const target = table ? (this.typed.target(table) ?? null) : null;
-    const info: EventNameInfo = { name, id: this.nameList.length, system, count: 0, target, eventValue: -2 };
+    const info: EventNameInfo = { name, id: this.nameList.length, system, count: 0, target, eventValue: -2, rawNamed: false };
     this.names.set(name, info);
     this.nameList.push(info);
     return info;
@@ -383,6 +428,34 @@ class BuilderDirectRows extends TableRowWriter implements DirectRows {
     const utid = this.builder.frame(info, ts, cpu, pid, comm);
     this.startRow(this.builder.framedId, ts, cpu, utid, commonOf(flags, preemptCount), where);
   }
+}
+
+/** One `_ftrace_event` row: an event without a typed row (untyped, or its text did not parse). */
+export function writeFtraceEventRow(
+  fe: ColumnChunk,
+  typed: TypedRows,
+  id: number,
+  ts: number,
+  cpu: number,
+  utid: number,
+  nameId: number,
+  flags: number | null,
+  preemptCount: number | null,
+  argSetId: number | null,
+  raw: string | null,
+  where: number,
+): void {
+  fe.setInt(0, id);
+  typed.writeTs(fe, 1, ts);
+  fe.setInt(2, cpu);
+  fe.setInt(3, utid);
+  fe.setInt(4, nameId);
+  fe.set(5, flags);
+  fe.set(6, preemptCount);
+  fe.set(7, argSetId);
+  fe.set(8, raw);
+  fe.setInt(9, where);
+  fe.endRow();
 }
 
 function hasKeys(o: object): boolean {

@@ -109,6 +109,12 @@ export function mergeDicts(main: string[][], field: string[][]): string[][] {
   return out;
 }
 
+/** The flags and preempt count packed by packCommon() (null: unknown). */
+export function unpackCommon(common: number | null): [number | null, number | null] {
+  if (common === null) return [null, null];
+  return [common & FLAGS_UNKNOWN ? null : common & 255, common & PREEMPT_UNKNOWN ? null : (common >> 8) & 255];
+}
+
 /** Whether two layouts are the same (they are plain data). */
 export function sameLayout(a: ModelLayout, b: ModelLayout): boolean {
   return JSON.stringify(a) === JSON.stringify(b);

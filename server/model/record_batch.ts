@@ -1,53 +1,83 @@
 /**
- * Raw trace.dat records on their way from the main thread, which frames
- * them (id, thread, time, CPU), to the field worker, which decodes their
- * fields into typed rows (ingest/field_worker.ts). A batch is three
+ * Raw records on their way from the main thread, which frames them (id,
+ * thread, time, CPU), to the field worker, which decodes their fields into
+ * typed rows (ingest/field_worker.ts): trace.dat records (RawRecordSink) or
+ * the argument text of text events (RawTextSink). A batch is three
  * transferable buffers, so handing it over copies nothing.
  *
- * Record bytes travel as copies of the ring-buffer pages they lie in, each
- * page copied once per batch: copying each record on its own (tens of
- * bytes) cost 110-330 ns per record, 1-3 s of main-thread time on a
- * 10M-event trace.dat; a page (~60 records) costs about as much as one.
+ * Record bytes travel as copies of the page they lie in (a ring-buffer page,
+ * or a block of text lines), from the first record a batch takes onward,
+ * once per batch: copying each record on its own (tens of bytes) cost
+ * 110-330 ns per record, 1-3 s of main-thread time on a 10M-event
+ * trace.dat; a page (~60 records) costs about as much as one.
  */
 
 /** One batch as it crosses threads. */
 export interface RecordBatchData {
   count: number;
-  /** Per record: formatId, cpu, utid, common (packCommon), byte offset in `bytes`, length. */
+  /**
+   * Per record: format (trace.dat event id, or the text event's name_id;
+   * CONTINUATION for a continuation line), cpu, utid, common (packCommon,
+   * COMMON_NULL for none), byte offset in `bytes`, length, kind (PAGE_BYTES:
+   * in a copied page; OWN_TEXT: its own UTF-8 text).
+   */
   ints: ArrayBuffer;
-  /** Per record: id, ts (relative ns), where (byte offset in the file). */
+  /** Per record: id, ts (relative ns), where (byte offset or line number). */
   nums: ArrayBuffer;
-  /** The pages the records lie in, back to back. */
+  /** The pages the records lie in (and continuation lines' UTF-8 text), back to back. */
   bytes: ArrayBuffer;
+  /** How much of `bytes` is used. */
+  bytesUsed: number;
+  /** Text records: [name_id, name, system] of the names first used in this batch. */
+  names: [number, string, string | null][];
 }
 
-const INTS = 6;
+/** `format` of a record that is a continuation line of the record before it (text only). */
+export const CONTINUATION = -1;
+/** `common` of a record whose source has neither flags nor preempt count. */
+export const COMMON_NULL = -1;
+/** A record's bytes lie in a copied page (trace.dat bytes, or ASCII text). */
+export const PAGE_BYTES = 0;
+/** A record's text is its own, UTF-8 (continuation lines; text events not in an ASCII block). */
+export const OWN_TEXT = 1;
+
+const INTS = 7;
 const NUMS = 3;
 /** Records per batch: ~40 ms of the field worker's work, so the threads hand over often. */
 export const BATCH_RECORDS = 8192;
-/** Page bytes per batch: 256 pages of 4 KiB (a typical batch holds ~140). */
-const BATCH_BYTES = 1 << 20;
 /** Pages remembered per batch: one per CPU the merge alternates between, with room to spare. */
 const PAGE_SLOTS = 16;
 
 export class RecordBatchWriter {
   private ints = new Int32Array(BATCH_RECORDS * INTS);
   private nums = new Float64Array(BATCH_RECORDS * NUMS);
-  private bytes = new Uint8Array(BATCH_BYTES);
+  private bytes: Uint8Array<ArrayBuffer>;
   private count = 0;
   private bytePos = 0;
-  /** The current page (page()), and where its copy is in `bytes` (-1: not copied into this batch yet). */
+  private names: [number, string, string | null][] = [];
+  /** The current page (page()); where its copy is in `bytes` (-1: none in this batch) and which page offset that is. */
   private pageBuf: Uint8Array | null = null;
   private pageStart = 0;
   private pageEnd = 0;
   private pageCopy = -1;
-  /** Pages copied into this batch: [buf, start, position in bytes]. */
+  private pageCopyBase = 0;
+  /** Pages copied into this batch: [buf, start, position in bytes, page offset copied from]. */
   private readonly slotBuf: (Uint8Array | null)[] = new Array<Uint8Array | null>(PAGE_SLOTS).fill(null);
   private readonly slotStart = new Float64Array(PAGE_SLOTS);
   private readonly slotCopy = new Float64Array(PAGE_SLOTS);
+  private readonly slotBase = new Float64Array(PAGE_SLOTS);
   private slotNext = 0;
 
-  constructor(private readonly onBatch: (batch: RecordBatchData) => void) {}
+  /**
+   * `batchBytes`: page bytes per batch, at least one page (trace.dat: 1 MiB =
+   * 256 pages of 4 KiB, a batch holds ~140; text: a block of lines is up to 1 MiB).
+   */
+  constructor(
+    private readonly onBatch: (batch: RecordBatchData) => void,
+    private readonly batchBytes = 1 << 20,
+  ) {
+    this.bytes = new Uint8Array(batchBytes);
+  }
 
   /** The records added next lie in buf[start, end). */
   page(buf: Uint8Array, start: number, end: number): void {
@@ -59,24 +89,51 @@ export class RecordBatchWriter {
     for (let k = 0; k < PAGE_SLOTS; k++) {
       if (this.slotBuf[k] === buf && this.slotStart[k] === start) {
         this.pageCopy = this.slotCopy[k]!;
+        this.pageCopyBase = this.slotBase[k]!;
         return;
       }
     }
   }
 
+  /** A name (text records' format) the batch's reader has not been told yet. */
+  name(nameId: number, name: string, system: string | null): void {
+    this.names.push([nameId, name, system]);
+  }
+
   /** A record at buf[off, off + len) of the current page. */
-  add(formatId: number, id: number, ts: number, cpu: number, utid: number, common: number, where: number, off: number, len: number): void {
+  add(format: number, id: number, ts: number, cpu: number, utid: number, common: number, where: number, off: number, len: number): void {
     if (this.count === BATCH_RECORDS) this.flush();
-    if (this.pageCopy < 0) this.copyPage();
+    // Records of a page come in increasing offsets: the copy starts at the first one taken.
+    if (this.pageCopy < 0 || off < this.pageCopyBase) this.copyPage(off);
+    this.put(format, id, ts, cpu, utid, common, where, this.pageCopy + (off - this.pageCopyBase), len, PAGE_BYTES);
+  }
+
+  /** A record whose text travels on its own (not in a page). */
+  addText(format: number, id: number, ts: number, cpu: number, utid: number, common: number, where: number, text: string): void {
+    if (this.count === BATCH_RECORDS) this.flush();
+    const encoded = Buffer.from(text, 'utf8');
+    this.reserve(encoded.length);
+    this.bytes.set(encoded, this.bytePos);
+    this.put(format, id, ts, cpu, utid, common, where, this.bytePos, encoded.length, OWN_TEXT);
+    this.bytePos += encoded.length;
+  }
+
+  /** A continuation line of the last record. */
+  continuation(text: string): void {
+    this.addText(CONTINUATION, 0, 0, 0, 0, COMMON_NULL, 0, text);
+  }
+
+  private put(format: number, id: number, ts: number, cpu: number, utid: number, common: number, where: number, at: number, len: number, kind: number): void {
     const n = this.count++;
     const ints = this.ints;
     const i = n * INTS;
-    ints[i] = formatId;
+    ints[i] = format;
     ints[i + 1] = cpu;
     ints[i + 2] = utid;
     ints[i + 3] = common;
-    ints[i + 4] = this.pageCopy + (off - this.pageStart);
+    ints[i + 4] = at;
     ints[i + 5] = len;
+    ints[i + 6] = kind;
     const nums = this.nums;
     const k = n * NUMS;
     nums[k] = id;
@@ -84,20 +141,26 @@ export class RecordBatchWriter {
     nums[k + 2] = where;
   }
 
-  private copyPage(): void {
-    const len = this.pageEnd - this.pageStart;
-    if (this.bytePos + len > this.bytes.length) {
-      this.flush();
-      if (len > this.bytes.length) this.bytes = new Uint8Array(len);
-    }
-    this.bytes.set(this.pageBuf!.subarray(this.pageStart, this.pageEnd), this.bytePos);
+  /** Room for `len` more bytes in this batch (a new batch if needed). */
+  private reserve(len: number): void {
+    if (this.bytePos + len <= this.bytes.length) return;
+    this.flush();
+    if (len > this.bytes.length) this.bytes = new Uint8Array(len);
+  }
+
+  private copyPage(from: number): void {
+    const len = this.pageEnd - from;
+    this.reserve(len);
+    this.bytes.set(this.pageBuf!.subarray(from, this.pageEnd), this.bytePos);
     this.pageCopy = this.bytePos;
+    this.pageCopyBase = from;
     this.bytePos += len;
     const k = this.slotNext;
     this.slotNext = (k + 1) % PAGE_SLOTS;
     this.slotBuf[k] = this.pageBuf;
     this.slotStart[k] = this.pageStart;
     this.slotCopy[k] = this.pageCopy;
+    this.slotBase[k] = from;
   }
 
   /** Hands over the records added since the last batch (if any). */
@@ -106,11 +169,19 @@ export class RecordBatchWriter {
     this.slotBuf.fill(null);
     this.pageCopy = -1;
     if (this.count === 0) return;
-    const batch: RecordBatchData = { count: this.count, ints: this.ints.buffer, nums: this.nums.buffer, bytes: this.bytes.buffer };
+    const batch: RecordBatchData = {
+      count: this.count,
+      ints: this.ints.buffer,
+      nums: this.nums.buffer,
+      bytes: this.bytes.buffer,
+      bytesUsed: this.bytePos,
+      names: this.names,
+    };
     // Fresh buffers: the old ones are transferred to another thread.
     this.ints = new Int32Array(BATCH_RECORDS * INTS);
     this.nums = new Float64Array(BATCH_RECORDS * NUMS);
-    this.bytes = new Uint8Array(BATCH_BYTES);
+    this.bytes = new Uint8Array(this.batchBytes);
+    this.names = [];
     this.count = 0;
     this.bytePos = 0;
     this.onBatch(batch);
@@ -131,10 +202,10 @@ export class RecordBatchReader {
     this.ints = new Int32Array(batch.ints);
     this.nums = new Float64Array(batch.nums);
     // A Buffer view: the compiled field readers index bytes and call Buffer's string methods.
-    this.bytes = Buffer.from(batch.bytes);
+    this.bytes = Buffer.from(batch.bytes, 0, batch.bytesUsed);
   }
 
-  formatId(i: number): number {
+  format(i: number): number {
     return this.ints[i * INTS]!;
   }
   cpu(i: number): number {
@@ -143,14 +214,20 @@ export class RecordBatchReader {
   utid(i: number): number {
     return this.ints[i * INTS + 2]!;
   }
-  common(i: number): number {
-    return this.ints[i * INTS + 3]!;
+  /** packCommon() of the record, null when the source has neither flags nor preempt count. */
+  common(i: number): number | null {
+    const c = this.ints[i * INTS + 3]!;
+    return c === COMMON_NULL ? null : c;
   }
   offset(i: number): number {
     return this.ints[i * INTS + 4]!;
   }
   length(i: number): number {
     return this.ints[i * INTS + 5]!;
+  }
+  /** PAGE_BYTES or OWN_TEXT. */
+  kind(i: number): number {
+    return this.ints[i * INTS + 6]!;
   }
   id(i: number): number {
     return this.nums[i * NUMS]!;

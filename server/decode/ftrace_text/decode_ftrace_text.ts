@@ -16,13 +16,15 @@ import {
   DecodeError,
   type DecodedEvent,
   type EventSink,
+  isRawTextSink,
   type ProgressFn,
+  type RawTextRecords,
   type SkippedInput,
   type TraceFormat,
   type TraceHeader,
 } from '../decoded_event.ts';
 import { flat } from './fields/generic.ts';
-import { hasTypedParser } from './fields/index.ts';
+import { hasTypedParser, type EventNameInfo } from './fields/index.ts';
 import { excerpt, LineSplitter } from './line_reader.ts';
 import {
   newEventLine,
@@ -51,7 +53,11 @@ export interface FtraceTextSummary {
   /** Event lines whose timestamp is earlier than the previous one on the same CPU. */
   outOfOrderLines: number;
   firstOutOfOrderLine: number | null;
-  /** Events with a dedicated parser whose argument text did not parse (kept with fields=null). */
+  /**
+   * Events with a dedicated parser whose argument text did not parse (kept
+   * with fields=null). Events handed to a RawTextSink are parsed, and
+   * counted, by the sink.
+   */
   unparsedEvents: number;
   /** Unparsed events per event name. */
   unparsedByName: Record<string, number>;
@@ -96,6 +102,13 @@ class FtraceTextDecoder {
   private lastTs: number[] = [];
   /** Event held back so continuation lines (` => func` stack frames) can join its raw text. */
   private held: DecodedEvent | null = null;
+  /** The sink's taker of events with their text unparsed (RawTextSink), null if none. */
+  private raw: RawTextRecords | null = null;
+  private readonly rawTakes = new Map<EventNameInfo, boolean>();
+  /** The block of lines raw.page() was last given. */
+  private rawPage: Uint8Array | null = null;
+  /** The last event went to raw.record(): continuation lines go there too. */
+  private lastRaw = false;
 
   readonly summary: FtraceTextSummary = {
     format: 'tracefs_text',
@@ -204,6 +217,10 @@ class FtraceTextDecoder {
       this.held.raw = this.held.raw ? this.held.raw + '\n' + t : t;
       return;
     }
+    if (t.startsWith('=> ') && this.lastRaw) {
+      this.raw!.continuation(t);
+      return;
+    }
     const lost = parseLostLine(t);
     if (lost) {
       this.lost(lost.cpu, lost.count, lineNo);
@@ -261,6 +278,7 @@ class FtraceTextDecoder {
     };
     this.sink.header(header);
     this.headerSent = true;
+    this.raw = isRawTextSink(this.sink) ? this.sink.rawText() : null;
     for (const p of this.early) {
       if (p.kind === 'lost') this.sink.lostEvents(p.cpu, p.count, p.where);
       else this.sink.skipped(p.problem);
@@ -283,6 +301,22 @@ class FtraceTextDecoder {
     } else this.lastTs[cpu] = ts;
     if (ev.instance !== null && !this.instances.has(ev.instance)) this.instances.add(flat(ev.instance));
     const info = ev.nameInfo!;
+    if (this.raw !== null && this.takesRaw(info)) {
+      // Framed here; the sink parses the argument text on another thread.
+      const bytes = ev.argsBytes;
+      if (bytes !== null) {
+        if (bytes !== this.rawPage) {
+          this.raw.page(bytes, 0, bytes.length);
+          this.rawPage = bytes;
+        }
+        this.raw.record(info.name, info.system, ts, cpu, ev.pid, ev.comm, ev.tgid, ev.flags, ev.preemptCount, lineNo, ev.argsStart, ev.argsEnd - ev.argsStart);
+      } else {
+        this.raw.recordText(info.name, info.system, ts, cpu, ev.pid, ev.comm, ev.tgid, ev.flags, ev.preemptCount, lineNo, ev.args);
+      }
+      this.lastRaw = true;
+      s.events++;
+      return;
+    }
     const name = info.name;
     const args = ev.args;
     const fields = info.parse(ev.argsText, ev.argsStart, ev.argsEnd, args, ev.argsBytes);
@@ -307,7 +341,14 @@ class FtraceTextDecoder {
     s.events++;
   }
 
+  private takesRaw(info: EventNameInfo): boolean {
+    let t = this.rawTakes.get(info);
+    if (t === undefined) this.rawTakes.set(info, (t = this.raw!.takes(info.name)));
+    return t;
+  }
+
   flushHeld(): void {
+    this.lastRaw = false;
     if (this.held) {
       const e = this.held;
       this.held = null;

@@ -70,7 +70,7 @@ export interface ChildResult {
   wallS: number;
   cpuS: number;
   maxRssKB: number;
-  summary?: { id: string; eventsTotal: number; format: string; formatVersion: string | null; seconds: { hash: number; setup?: number; decode: number; derive: number; commit?: number; total: number } };
+  summary?: { id: string; eventsTotal: number; format: string; formatVersion: string | null; seconds: { hash: number; hashOverlapped?: boolean; setup?: number; decode: number; derive: number; commit?: number; total: number } };
   dbBytes?: number;
 }
 
@@ -220,7 +220,7 @@ export async function benchIngest(set: LargeTraceSet, opts: IngestBenchOptions =
         row.ingest = { ...measureOf(ing, [load0, os.loadavg()[0]!]), hashS: s.hash, decodeS: s.decode, deriveS: s.derive, totalS: s.total, dbBytes: ing.dbBytes ?? 0 };
         if (ing.summary.eventsTotal !== t.events) notes.push(`${t.label}: ingest counted ${ing.summary.eventsTotal} events, expected ${t.events}`);
         log(
-          `   ingest      : ${fmtRate(t.events, bytes, s.total)} (hash ${s.hash.toFixed(1)} s, setup ${(s.setup ?? 0).toFixed(1)} s, decode+write ${s.decode.toFixed(1)} s = ${(t.events / s.decode / 1e6).toFixed(2)} M ev/s, ` +
+          `   ingest      : ${fmtRate(t.events, bytes, s.total)} (hash ${s.hash.toFixed(1)} s${s.hashOverlapped ? ' on its own thread' : ''}, setup ${(s.setup ?? 0).toFixed(1)} s, decode+write ${s.decode.toFixed(1)} s = ${(t.events / s.decode / 1e6).toFixed(2)} M ev/s, ` +
             `derive ${s.derive.toFixed(1)} s, commit ${(s.commit ?? 0).toFixed(1)} s)  cpu ${ing.cpuS.toFixed(1)} s  peak RSS ${(ing.maxRssKB / 1024).toFixed(0)} MB  db ${mb(ing.dbBytes ?? 0)}`,
         );
       } else {

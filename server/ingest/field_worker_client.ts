@@ -1,7 +1,7 @@
 /**
  * The main thread's handle on field_worker.ts: the ModelBuilder's
  * RawRecordTarget. The thread starts when the decoder first offers raw
- * records (trace.dat only) and sends its chunks straight to the store
+ * records (trace.dat records or text events) and sends its chunks straight to the store
  * worker; this side posts record batches (with backpressure) and, at the
  * end, waits until the field worker has handed everything to the store.
  */

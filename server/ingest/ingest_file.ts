@@ -17,10 +17,10 @@ import { DecodeError } from '../decode/decoded_event.ts';
 import { openDuckDb } from '../engine/engine.ts';
 import { deriveModel } from '../model/derive_model.ts';
 import { ModelBuilder } from '../model/model_builder.ts';
+import type { ModelLayout } from '../model/model_layout.ts';
 import { ModelStore, type WriterSummary } from '../model/model_store.ts';
 import { hashFile, hashFileOnThread } from './content_hash.ts';
-import { dataDirPaths, resolveDataDir, type DataDirPaths } from './data_dir.ts';
-import type { ModelLayout } from '../model/model_layout.ts';
+import { dataDirPaths, isTraceId, resolveDataDir, type DataDirPaths } from './data_dir.ts';
 import { FieldWorkerClient } from './field_worker_client.ts';
 import { cachedLayout, rememberLayout } from './layout_cache.ts';
 import { StoreWorkerClient, type LoadTarget } from './store_worker_client.ts';
@@ -135,7 +135,7 @@ export async function ingestFile(file: string, opts: IngestOptions = {}): Promis
   if (!stat.isFile()) throw new DecodeError(label, 0, 'offset', 'not a regular file');
   const report = opts.onProgress ?? (() => {});
   const dirs = dataDirPaths(resolveDataDir(opts.dataDir));
-  if (opts.contentSha256 !== undefined && !/^[0-9a-f]{64}$/.test(opts.contentSha256)) {
+  if (opts.contentSha256 !== undefined && !isTraceId(opts.contentSha256)) {
     throw new Error(`contentSha256 must be 64 lowercase hex digits, got ${JSON.stringify(opts.contentSha256)}`);
   }
 
@@ -154,7 +154,7 @@ export async function ingestFile(file: string, opts: IngestOptions = {}): Promis
       const hashing = hashFileOnThread(file);
       handedOver = true;
       try {
-        return await wrapBuildError(label, buildIntoPlace({ ...common, id: hashing.sha256, hashSeconds: () => hashing.seconds() ?? 0, hashWaited: true }));
+        return await wrapBuildError(label, buildIntoPlace({ ...common, id: hashing.sha256, hashSeconds: () => hashing.seconds() ?? 0, hashOverlapped: true }));
       } finally {
         hashing.cancel();
       }
@@ -175,7 +175,7 @@ export async function ingestFile(file: string, opts: IngestOptions = {}): Promis
         if (after) return after;
       }
     }
-    const build = buildIntoPlace({ ...common, id: Promise.resolve(id), hashSeconds: () => hashSeconds, hashWaited: false });
+    const build = buildIntoPlace({ ...common, id: Promise.resolve(id), hashSeconds: () => hashSeconds, hashOverlapped: false });
     handedOver = true;
     inFlight.set(finalDir, build);
     try {
@@ -223,7 +223,7 @@ async function libraryHasSize(dirs: DataDirPaths, sizeBytes: number): Promise<bo
     return false;
   }
   for (const id of ids) {
-    if (!/^[0-9a-f]{64}$/.test(id)) continue;
+    if (!isTraceId(id)) continue;
     const s = await readSummary(path.join(dirs.traces, id));
     // An unreadable summary might be this content: hash first to be safe.
     if (s === null || s.sizeBytes === sizeBytes) return true;
@@ -277,7 +277,7 @@ async function buildIntoPlace(x: {
   /** Seconds the hash took (on its own thread, or before the build). */
   hashSeconds: () => number;
   /** True when the hash ran while decoding (seconds.hash is then not on the critical path). */
-  hashWaited: boolean;
+  hashOverlapped: boolean;
 }): Promise<IngestResult> {
   const { opts, report, work } = x;
   const workDir = work.dir;
@@ -285,7 +285,7 @@ async function buildIntoPlace(x: {
     const { summary, id } = await buildTrace(x.file, x.label, x.id, x.sizeBytes, work, opts, report);
     const finalDir = x.dirs.traceDir(id);
     summary.seconds.hash = x.hashSeconds();
-    if (x.hashWaited) summary.seconds.hashOverlapped = true;
+    if (x.hashOverlapped) summary.seconds.hashOverlapped = true;
     summary.seconds.total = (performance.now() - x.started) / 1000;
     await fs.writeFile(path.join(workDir, 'info.json'), JSON.stringify(summary, null, 2));
     await fs.mkdir(path.dirname(finalDir), { recursive: true });
@@ -437,9 +437,9 @@ interface Loaded {
 
 /**
  * Decodes and builds rows on this thread while the store worker appends them
- * to DuckDB on another (files of STORE_WORKER_MIN_BYTES or more). For
- * trace.dat, a third thread decodes the fields of most events
- * (field_worker.ts): this thread then only frames them.
+ * to DuckDB on another (files of STORE_WORKER_MIN_BYTES or more). A third
+ * thread decodes the fields of most events (field_worker.ts): this thread
+ * then only frames them.
  */
 async function loadOnStoreWorker(
   file: string,

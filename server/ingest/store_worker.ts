@@ -9,12 +9,13 @@
  * appender flush) that took about a third of the load on one thread. Here
  * the two overlap on two CPUs. The opposite split (decoding on the worker,
  * DuckDB on the main thread) measured slower: the builder's hot code ran
- * ~1.5x slower on the worker, which then was the bottleneck. For trace.dat,
- * a third thread decodes most events' fields (field_worker.ts) and posts its
- * chunks here on a port of its own.
+ * ~1.5x slower on the worker, which then was the bottleneck. A third thread
+ * decodes most events' fields (field_worker.ts) and posts its chunks here on
+ * a port of its own.
  */
 import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
 import { openDuckDb, type Engine } from '../engine/engine.ts';
+import type { ChunkData } from '../model/column_chunk.ts';
 import { mergeDicts, sameLayout, type BuilderResult } from '../model/model_layout.ts';
 import { ModelStore } from '../model/model_store.ts';
 import type { FieldToStore } from './field_protocol.ts';
@@ -55,12 +56,20 @@ try {
     fail(err);
   };
 
+  // Appends a chunk and tells its producer (counter: CONSUMED or FIELD_CHUNKS_CONSUMED).
+  const appendChunk = (table: number, data: ChunkData, counter: number) => {
+    store.append(table, data);
+    Atomics.add(control, counter, 1);
+    Atomics.notify(control, counter);
+  };
+
   // The field worker's channel, if it has one: its chunks, then `end`.
-  let field: { port: MessagePort; ended: boolean; dicts: string[][]; unparsed: number } | null = null;
+  let field: { port: MessagePort; end: Extract<FieldToStore, { type: 'end' }> | null } | null = null;
   let pendingFinish: BuilderResult | null = null;
   const commit = (result: BuilderResult) => {
     void (async () => {
-      if (field) result = { ...result, dicts: mergeDicts(result.dicts, field.dicts), unparsed: result.unparsed + field.unparsed };
+      const end = field?.end;
+      if (end) result = { ...result, dicts: mergeDicts(result.dicts, end.dicts), unparsed: result.unparsed + end.unparsed };
       const summary = await store.commitLoad(result);
       db.close();
       post({ type: 'done', summary });
@@ -70,14 +79,10 @@ try {
     if (failed || !field) return;
     try {
       if (m.type === 'chunk') {
-        store.append(m.table, m.data);
-        Atomics.add(control, FIELD_CHUNKS_CONSUMED, 1);
-        Atomics.notify(control, FIELD_CHUNKS_CONSUMED);
+        appendChunk(m.table, m.data, FIELD_CHUNKS_CONSUMED);
         return;
       }
-      field.ended = true;
-      field.dicts = m.dicts;
-      field.unparsed = m.unparsed;
+      field.end = m;
       field.port.close();
       if (pendingFinish) commit(pendingFinish);
     } catch (err) {
@@ -89,13 +94,11 @@ try {
     if (failed) return;
     try {
       if (m.type === 'chunk') {
-        store.append(m.table, m.data);
-        Atomics.add(control, CONSUMED, 1);
-        Atomics.notify(control, CONSUMED);
+        appendChunk(m.table, m.data, CONSUMED);
         return;
       }
       if (m.type === 'fieldChannel') {
-        field = { port: m.port, ended: false, dicts: [], unparsed: 0 };
+        field = { port: m.port, end: null };
         m.port.on('message', onFieldMessage);
         return;
       }
@@ -107,7 +110,7 @@ try {
         return;
       }
       // finish: the field worker's chunks may still be queued on its port.
-      if (field && !field.ended) pendingFinish = m.result;
+      if (field && !field.end) pendingFinish = m.result;
       else commit(m.result);
     } catch (err) {
       failHere(err);

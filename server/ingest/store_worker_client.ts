@@ -18,7 +18,7 @@ import {
   type StoreWorkerInput,
   type ToStoreWorker,
 } from './store_protocol.ts';
-import { waitForCounter, WorkerStalled } from './wait_for_counter.ts';
+import { waitForCounter } from './wait_for_counter.ts';
 import { workerReplies, type WorkerReplies } from './worker_replies.ts';
 import { workerEntry } from './worker_bundle.ts';
 
@@ -29,8 +29,6 @@ export interface LoadTarget {
   tempDirectory: string;
 }
 
-/** A wait for a worker failed: the worker's own error (finish() or close()) says why. */
-export { WorkerStalled as StoreWorkerStalled };
 
 export class StoreWorkerClient {
   private posted = 0;
@@ -98,7 +96,7 @@ export class StoreWorkerClient {
   }
 
   /**
-   * The worker's own error, after a StoreWorkerStalled: throws it (or a
+   * The worker's own error, after a WorkerStalled: throws it (or a
    * plain failure if it left without one).
    */
   async rethrowFailure(): Promise<never> {

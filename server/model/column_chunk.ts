@@ -181,13 +181,6 @@ export class ColumnChunk {
     else buf.floats[this.rows] = value;
   }
 
-  /** Sets a BIGINT column from exact 32-bit halves (lo unsigned, hi signed). */
-  setI64Parts(col: number, lo: number, hi: number): void {
-    const ints = this.buffers[col].ints;
-    ints[this.rows * 2] = lo;
-    ints[this.rows * 2 + 1] = hi;
-  }
-
   setNull(col: number): void {
     const buf = this.buffers[col];
     const row = this.rows;

@@ -8,9 +8,10 @@
  * string fields of typed tables are interned so each distinct string is
  * stored once (typed_rows.ts).
  *
- * Given a RawRecordTarget, the builder also takes trace.dat records raw
- * (RawRecordSink): it frames them (id, thread, counts) and passes them on in
- * batches; the field worker decodes their fields into typed rows.
+ * Given a RawRecordTarget, the builder also takes trace.dat records and text
+ * events raw (RawRecordSink, RawTextSink): it frames them (id, thread,
+ * counts) and passes them on in batches; the field worker decodes their
+ * fields into typed rows.
  */
 import type {
   DecodedEvent,
@@ -116,14 +117,12 @@ export class ModelBuilder implements DirectRowSink, RawRecordSink, RawTextSink {
   private unparsed = 0;
 
   private rawBatches: RecordBatchWriter | null = null;
-  private readonly layoutTables: string[];
 
   constructor(
     layout: ModelLayout,
     onChunk: (table: number, data: ChunkData) => void,
     private readonly rawTarget: RawRecordTarget | null = null,
   ) {
-    this.layoutTables = layout.typed.map((t) => t.table);
     this.ftraceEvent = new ColumnChunk(layout.ftraceEvent, (d) => onChunk(FTRACE_EVENT_TABLE, d));
     this.args = new ColumnChunk(layout.args, (d) => onChunk(ARGS_TABLE, d));
     this.typed = new TypedRows(layout, onChunk);
@@ -176,29 +175,23 @@ export class ModelBuilder implements DirectRowSink, RawRecordSink, RawTextSink {
   rawRecords(spec: RawFieldSpec): RawRecords | null {
     const target = this.rawTarget;
     if (target === null || !this.headerInfo) return null;
-    const byFormat: (EventNameInfo | undefined)[] = [];
-    const systems = new Map<number, string>();
-    const tables = new Set<string>();
-    for (const f of spec.formats) {
-      const table = typedTableFor(f.name);
-      if (table === null || this.typed.target(table) === undefined || !rowsNeedOnlyFields(table)) continue;
-      tables.add(table);
-      systems.set(f.id, f.system);
-      byFormat[f.id] = undefined;
-    }
-    if (tables.size === 0) return null;
+    const taken = new Map(spec.formats.filter((f) => this.rawTable(f.name) !== null).map((f) => [f.id, f]));
+    if (taken.size === 0) return null;
     const batches = (this.rawBatches = new RecordBatchWriter((b) => target.batch(b)));
-    target.start(spec, this.headerInfo.tsBaseNs, [...tables]);
-    const names = new Map(spec.formats.map((f) => [f.id, f.name]));
+    target.start(spec, this.headerInfo.tsBaseNs, [...new Set([...taken.values()].map((f) => this.rawTable(f.name)!))]);
+    const byFormat: (EventNameInfo | undefined)[] = [];
     return {
-      takes: (formatId) => systems.has(formatId),
+      takes: (formatId) => taken.has(formatId),
       page: (buf, start, end) => batches.page(buf, start, end),
       record: (formatId, ts, cpu, pid, comm, flags, preemptCount, where, off, len) => {
         // Registered on its first event, as event() does: name ids follow first appearance.
-        const info = byFormat[formatId] ?? (byFormat[formatId] = this.nameInfo(names.get(formatId)!, systems.get(formatId)!));
-        const id = this.nextId++;
-        const utid = this.startEvent(info, ts, cpu, pid, comm, null);
-        batches.add(formatId, id, ts, cpu, utid, commonOf(flags, preemptCount), where, off, len);
+        let info = byFormat[formatId];
+        if (info === undefined) {
+          const f = taken.get(formatId)!;
+          info = byFormat[formatId] = this.nameInfo(f.name, f.system);
+        }
+        const utid = this.frame(info, ts, cpu, pid, comm, null);
+        batches.add(formatId, this.framedId, ts, cpu, utid, commonOf(flags, preemptCount), where, off, len);
       },
     };
   }
@@ -211,40 +204,40 @@ export class ModelBuilder implements DirectRowSink, RawRecordSink, RawTextSink {
   rawText(): RawTextRecords | null {
     const target = this.rawTarget;
     if (target === null || !this.headerInfo) return null;
-    const tables = this.layoutTables.filter(rowsNeedOnlyFields);
+    const tables = this.typed.tables().filter(rowsNeedOnlyFields);
     if (tables.length === 0) return null;
     const batches = (this.rawBatches = new RecordBatchWriter((b) => target.batch(b), TEXT_BATCH_BYTES));
     target.start({ format: 'text' }, this.headerInfo.tsBaseNs, tables);
+    // The batches' reader is told a name with its first event.
+    const nameOf = (name: string, system: string | null): EventNameInfo => {
+      const info = this.nameInfo(name, system);
+      if (!info.rawNamed) {
+        batches.name(info.id, name, system);
+        info.rawNamed = true;
+      }
+      return info;
+    };
     return {
-      takes: (name) => {
-        const table = typedTableFor(name);
-        return table !== null && this.typed.target(table) !== undefined && rowsNeedOnlyFields(table);
-      },
+      takes: (name) => this.rawTable(name) !== null,
       page: (buf, start, end) => batches.page(buf, start, end),
       record: (name, system, ts, cpu, pid, comm, tgid, flags, preemptCount, where, off, len) => {
-        const info = this.rawTextName(batches, name, system);
-        const id = this.nextId++;
-        const utid = this.startEvent(info, ts, cpu, pid, comm, tgid);
-        batches.add(info.id, id, ts, cpu, utid, packCommon(flags, preemptCount) ?? COMMON_NULL, where, off, len);
+        const info = nameOf(name, system);
+        const utid = this.frame(info, ts, cpu, pid, comm, tgid);
+        batches.add(info.id, this.framedId, ts, cpu, utid, packCommon(flags, preemptCount) ?? COMMON_NULL, where, off, len);
       },
       recordText: (name, system, ts, cpu, pid, comm, tgid, flags, preemptCount, where, args) => {
-        const info = this.rawTextName(batches, name, system);
-        const id = this.nextId++;
-        const utid = this.startEvent(info, ts, cpu, pid, comm, tgid);
-        batches.addText(info.id, id, ts, cpu, utid, packCommon(flags, preemptCount) ?? COMMON_NULL, where, args);
+        const info = nameOf(name, system);
+        const utid = this.frame(info, ts, cpu, pid, comm, tgid);
+        batches.addText(info.id, this.framedId, ts, cpu, utid, packCommon(flags, preemptCount) ?? COMMON_NULL, where, args);
       },
       continuation: (text) => batches.continuation(text),
     };
   }
 
-  /** A text event's name record; the batches' reader is told the name with its first event. */
-  private rawTextName(batches: RecordBatchWriter, name: string, system: string | null): EventNameInfo {
-    const info = this.nameInfo(name, system);
-    if (!info.rawNamed) {
-      batches.name(info.id, name, system);
-      info.rawNamed = true;
-    }
-    return info;
+  /** The typed table an event's rows go to when the raw target takes them, else null. */
+  private rawTable(name: string): string | null {
+    const table = typedTableFor(name);
+    return table !== null && this.typed.target(table) !== undefined && rowsNeedOnlyFields(table) ? table : null;
   }
 
   /** The per-name record of an event name (registered on its first event). */
@@ -256,13 +249,14 @@ export class ModelBuilder implements DirectRowSink, RawRecordSink, RawTextSink {
   framedId = -1;
 
   /**
-   * Frames an event whose typed row is written by a TableRowWriter: assigns
-   * its id (framedId), finds its thread, counts it. Returns the utid.
+   * Frames an event whose typed row is written elsewhere (a TableRowWriter
+   * here, or the field worker): assigns its id (framedId), finds its
+   * thread, counts it. Returns the utid.
    */
-  frame(info: EventNameInfo, ts: number, cpu: number, pid: number, comm: string | null): number {
+  frame(info: EventNameInfo, ts: number, cpu: number, pid: number, comm: string | null, tgid: number | null): number {
     if (!this.headerInfo) throw new Error('decoder sent an event before the header');
     this.framedId = this.nextId++;
-    return this.startEvent(info, ts, cpu, pid, comm, null);
+    return this.startEvent(info, ts, cpu, pid, comm, tgid);
   }
 
   /** Bookkeeping every event shares: its thread (named from the line prefix), per-name and per-CPU counts. */
@@ -425,7 +419,7 @@ class BuilderDirectRows extends TableRowWriter implements DirectRows {
   begin(ts: number, cpu: number, pid: number, comm: string | null, flags: number, preemptCount: number, where: number): void {
     // The name is registered on its first event, as event() does: name ids follow first appearance.
     const info = this.info ?? (this.info = this.builder.nameInfo(this.eventName, this.system));
-    const utid = this.builder.frame(info, ts, cpu, pid, comm);
+    const utid = this.builder.frame(info, ts, cpu, pid, comm, null);
     this.startRow(this.builder.framedId, ts, cpu, utid, commonOf(flags, preemptCount), where);
   }
 }

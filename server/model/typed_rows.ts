@@ -52,6 +52,11 @@ export class TypedRows {
     return this.targets.get(table);
   }
 
+  /** The typed tables, in layout order. */
+  tables(): string[] {
+    return [...this.targets.keys()];
+  }
+
   /** Dictionary id of an event name in the table's `event` column, -1 if it has none. */
   eventValue(t: TypedTarget, name: string): number {
     return t.layout.eventColumn >= 0 ? this.internIn(t.layout.eventDict, name) : -1;

@@ -5,10 +5,9 @@
  * whichever thread decodes them.
  */
 import type { DirectRowColumns, EventFields, RawFieldSpec } from '../decoded_event.ts';
-import { compileEvent } from './event_decoder.ts';
+import { compileEvent, makeHelpers } from './event_decoder.ts';
 import { parseEventFormat } from './event_format.ts';
 import { Kallsyms } from './kallsyms.ts';
-import { makeHelpers } from './event_decoder.ts';
 
 export interface RawFieldReader<R extends DirectRowColumns> {
   /** Where the fields go. */

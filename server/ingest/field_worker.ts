@@ -12,7 +12,9 @@
  * spreads over the cores.
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import { textFieldParser, type TextFieldParser } from '../decode/ftrace_text/raw_text_fields.ts';
+import { latin1 } from '../decode/ftrace_text/fields/generic.ts';
+import { directTextWriter, textFieldParser, type TextFieldParser } from '../decode/ftrace_text/raw_text_fields.ts';
+import type { KvColumnWriter } from '../decode/ftrace_text/fields/kv_columns.ts';
 import { compileRawFieldReaders } from '../decode/trace_dat/raw_field_readers.ts';
 import { ColumnChunk, chunkTransferList, type ChunkData } from '../model/column_chunk.ts';
 import { writeFtraceEventRow } from '../model/model_builder.ts';
@@ -126,7 +128,7 @@ function textDecoder(
   writerFor: (name: string) => TableRowWriter | null,
   postChunk: (table: number, data: ChunkData) => void,
 ): BatchDecoder {
-  const names: ({ parse: TextFieldParser; rows: TableRowWriter } | undefined)[] = [];
+  const names: ({ parse: TextFieldParser; rows: TableRowWriter; direct: KvColumnWriter | null } | undefined)[] = [];
   const ftraceEvent = new ColumnChunk(input.layout.ftraceEvent, (d) => postChunk(FTRACE_EVENT_TABLE, d));
   let held: { id: number; ts: number; cpu: number; utid: number; nameId: number; common: number | null; where: number; raw: string } | null = null;
   const flushHeld = () => {
@@ -142,11 +144,10 @@ function textDecoder(
       for (const [id, name] of r.batch.names) {
         const rows = writerFor(name);
         if (rows === null) throw new Error(`field worker: no typed table takes event ${name}`);
-        names[id] = { parse: textFieldParser(name), rows };
+        names[id] = { parse: textFieldParser(name), rows, direct: directTextWriter(name, rows) };
       }
       const bytes = r.bytes;
-      // The pages are ASCII (RawTextRecords.page): one latin1 string for all.
-      const text = bytes.toString('latin1');
+      // The pages are ASCII (RawTextRecords.page).
       const count = r.batch.count;
       for (let i = 0; i < count; i++) {
         const format = r.format(i);
@@ -159,15 +160,25 @@ function textDecoder(
         flushHeld();
         const n = names[format];
         if (n === undefined) throw new Error(`field worker: no parser for event name id ${format}`);
+        const pageBytes = r.kind(i) !== OWN_TEXT;
+        const direct = n.direct;
+        if (pageBytes && direct !== null && direct.scan(bytes, s, e)) {
+          const rows = n.rows;
+          rows.startRow(r.id(i), r.ts(i), r.cpu(i), r.utid(i), r.common(i), r.where(i));
+          direct.write();
+          rows.end();
+          continue;
+        }
         let args: string;
         let fields;
-        if (r.kind(i) === OWN_TEXT) {
+        if (!pageBytes) {
           // Not from an ASCII block: parsed from its string, as the decoder would.
           args = bytes.toString('utf8', s, e);
           fields = n.parse(args, 0, args.length, args, null);
         } else {
-          args = text.slice(s, e);
-          fields = n.parse(text, s, e, args, bytes);
+          // Its own string (no string of the whole batch: most events never need one).
+          args = latin1(bytes, s, e);
+          fields = n.parse(args, 0, e - s, args, bytes.subarray(s, e));
         }
         if (fields === null) {
           self.unparsed++;

@@ -4,8 +4,10 @@
  * by event name, so an event's fields come out the same whichever thread
  * parses them.
  */
-import type { EventFields } from '../decoded_event.ts';
-import { eventNameInfo } from './fields/index.ts';
+import type { DirectRowColumns, EventFields } from '../decoded_event.ts';
+import { eventNameInfo, FIELD_PARSERS } from './fields/index.ts';
+import { KvColumnWriter } from './fields/kv_columns.ts';
+import { VMSCAN_KV_SHAPES } from './fields/vmscan.ts';
 
 /**
  * Parses an event's argument text t[s, e) (args === t.slice(s, e); `b`, if
@@ -16,4 +18,16 @@ export type TextFieldParser = (t: string, s: number, e: number, args: string, b:
 
 export function textFieldParser(name: string): TextFieldParser {
   return eventNameInfo(name).parse;
+}
+
+/**
+ * A writer of the event's argument text straight into its table's columns
+ * (`cols`), for the events whose text is key=value of a known shape; null
+ * for the others. Its scan() takes only what the event's parser reads the
+ * same way, and says false for the rest.
+ */
+export function directTextWriter(name: string, cols: DirectRowColumns): KvColumnWriter | null {
+  const parser = FIELD_PARSERS[name];
+  const shape = parser !== undefined ? VMSCAN_KV_SHAPES.get(parser) : undefined;
+  return shape !== undefined ? new KvColumnWriter(shape, cols) : null;
 }

@@ -10,7 +10,7 @@
 import type { EventFields, FieldValue } from '../../decoded_event.ts';
 import type { FieldParser, RangeParser } from './types.ts';
 
-function isKeyChar(c: number): boolean {
+export function isKeyChar(c: number): boolean {
   return (c >= 97 && c <= 122) || (c >= 65 && c <= 90) || (c >= 48 && c <= 57) || c === 95 || c === 46;
 }
 
@@ -194,6 +194,30 @@ export function internRangeB(b: Uint8Array, t: string, s: number, e: number): st
   const v = flat(t.slice(s, e));
   internMemo.set(t, s, e, v, v);
   return v;
+}
+
+/**
+ * The ASCII text b[s, e) as a string, the same instance for repeated values
+ * (shares internRange's memo), without a string of the whole block.
+ */
+export function internBytes(b: Uint8Array, s: number, e: number): string {
+  const len = e - s;
+  if (len <= 0) return '';
+  if (len <= INTERN_MAX_CHARS) {
+    const hit = internMemo.getB(b, s, e);
+    if (hit !== undefined) return hit;
+  }
+  const v = latin1(b, s, e);
+  if (len <= INTERN_MAX_CHARS) internMemo.set(v, 0, len, v, v);
+  return v;
+}
+
+// Buffer's native latin1 decoder, which works on any Uint8Array view.
+const latin1Slice = (Buffer.prototype as unknown as { latin1Slice: (this: Uint8Array, s: number, e: number) => string }).latin1Slice;
+
+/** The bytes b[s, e) as a string of the same character codes (ASCII text: the text). */
+export function latin1(b: Uint8Array, s: number, e: number): string {
+  return latin1Slice.call(b, s, e);
 }
 
 /** internRange, on bytes when b (t's ASCII bytes) is given. */
@@ -410,7 +434,7 @@ export function splitKeyValues(text: string): { pairs: Array<[string, string]>; 
 }
 
 /** How one printed key is stored: final field name and value kind. */
-interface KeyRule {
+export interface KeyRule {
   /** The key as printed. */
   printed: string;
   /** printed + '=' */

@@ -12,6 +12,7 @@
  * reclaim_flags are fields (the format file of 4.x+ has no page field).
  */
 import { KvSpec, kvRangeB, ranged } from './generic.ts';
+import type { KvShape } from './kv_columns.ts';
 import type { FieldParser } from './types.ts';
 
 const RENAME: Readonly<Record<string, string>> = {
@@ -28,10 +29,13 @@ const STRINGS = new Set(['reclaim_flags', 'gfp_flags', 'reason', 'lru']);
 const NUMERIC = new Set(['pfn']);
 const SPEC = new KvSpec(RENAME, STRINGS, NUMERIC);
 
+/** The key=value shape of each parser kv() made, for writing their text straight into columns (kv_columns.ts). */
+export const VMSCAN_KV_SHAPES = new Map<FieldParser, KvShape>();
+
 function kv(required: readonly string[]): FieldParser {
   const keys = required.slice();
   const numeric = required.map((k) => !STRINGS.has(k));
-  return ranged((t, s, e, _args, b) => {
+  const parser = ranged((t, s, e, _args, b) => {
     const out = kvRangeB(b, t, s, e, SPEC);
     if (out === null) return null;
     for (let i = 0; i < keys.length; i++) {
@@ -41,6 +45,10 @@ function kv(required: readonly string[]): FieldParser {
     }
     return out;
   });
+  // The required numeric keys are never text keys (STRINGS), so text that
+  // KvColumnWriter takes, whose other values are all numbers, passes that check too.
+  VMSCAN_KV_SHAPES.set(parser, { spec: SPEC, required: keys });
+  return parser;
 }
 
 export const parseKswapdSleep = kv(['nid']);

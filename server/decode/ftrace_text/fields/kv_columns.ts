@@ -1,0 +1,226 @@
+/**
+ * key=value argument text written straight into a typed table's columns,
+ * for text events whose fields are decoded on the field worker
+ * (ingest/field_worker.ts).
+ *
+ * Why: the fields-object path (kvRangeB builds an object, the table's
+ * compiled field writer reads it back and converts each value) cost about
+ * 1 µs per event, most of a text ingest's field decoding. Here a line is
+ * scanned once, its numbers land in the column arrays and its symbolic
+ * values (flags, enums) are interned from the bytes: no object, no string of
+ * the whole block.
+ *
+ * It only takes text it is sure about: each value a plain decimal (or, for
+ * the keys the spec keeps as text, a token without spaces) in a key sequence
+ * learned from earlier events of the same name, which is exactly when
+ * kvRangeB's fast path (kvFastB) reads the same keys and values. Anything
+ * else (hex, signs, long numbers, other key orders at first sight, missing
+ * required keys) is left to the fields-object path, the definition.
+ */
+import type { DirectRowColumns } from '../../decoded_event.ts';
+import { internBytes, isKeyChar, type KeyRule, type KvSpec, sameBytes } from './generic.ts';
+
+/** How a scanned value is stored. */
+const I32 = 0;
+const I64 = 1;
+const F64 = 2;
+const TEXT = 3;
+
+/** Key sequences remembered per event name (a kernel prints one; text pasted from several, a few). */
+const MAX_PLANS = 4;
+const TWO_32 = 4294967296;
+
+/** One key sequence and where its values go in the table. */
+interface Plan {
+  rules: KeyRule[];
+  /** Whether rows of this sequence can be written here; false: leave them to the fields-object path. */
+  usable: boolean;
+  /** Stores: value at position src[k] goes to column col[k] as store[k]. */
+  src: Int32Array;
+  col: Int32Array;
+  store: Uint8Array;
+  /** Columns no key of the sequence fills: NULL. */
+  absent: Int32Array;
+}
+
+/** The shape a key=value parser accepts: its spec, and the keys every event must have. */
+export interface KvShape {
+  spec: KvSpec;
+  /** Keys (field names after renames) without which the text does not parse. */
+  required: readonly string[];
+}
+
+export class KvColumnWriter {
+  private plans: Plan[] = [];
+  private plan: Plan | null = null;
+  /** The scanned event: numbers, and text values' ranges, by position in the key sequence. */
+  private nums = new Float64Array(16);
+  private textStart = new Int32Array(16);
+  private textEnd = new Int32Array(16);
+  private bytes: Uint8Array | null = null;
+
+  constructor(
+    private readonly shape: KvShape,
+    private readonly cols: DirectRowColumns,
+  ) {}
+
+  /**
+   * Reads b[s, n) (ASCII argument text, trailing spaces removed). True: the
+   * values are held for write(); false: not sure, use the fields-object path.
+   */
+  scan(b: Uint8Array, s: number, n: number): boolean {
+    const plans = this.plans;
+    for (let i = 0; i < plans.length; i++) {
+      const plan = plans[i]!;
+      if (!sameBytes(b, s, plan.rules[0]!.eqB) || !this.scanWith(plan, b, s, n)) continue;
+      if (i > 0) {
+        plans.splice(i, 1);
+        plans.unshift(plan);
+      }
+      return plan.usable;
+    }
+    const rules = this.keysOf(b, s, n);
+    if (rules === null || plans.some((p) => sameRules(p.rules, rules))) return false;
+    const plan = this.makePlan(rules);
+    if (!this.scanWith(plan, b, s, n)) return false;
+    plans.unshift(plan);
+    if (plans.length > MAX_PLANS) plans.pop();
+    return plan.usable;
+  }
+
+  /** Writes the values scan() held into the current row's field columns. */
+  write(): void {
+    const plan = this.plan!;
+    const cols = this.cols;
+    const arrays = cols.arrays;
+    const row = cols.row;
+    const { src, col, store } = plan;
+    for (let k = 0; k < src.length; k++) {
+      const i = src[k]!;
+      const c = col[k]!;
+      const how = store[k]!;
+      if (how === TEXT) cols.value(c, internBytes(this.bytes!, this.textStart[i]!, this.textEnd[i]!));
+      else if (how === I32 || how === F64) arrays[c]![row] = this.nums[i]!;
+      else {
+        const v = this.nums[i]!;
+        const hi = Math.floor(v / TWO_32);
+        const a = arrays[c]!;
+        a[2 * row] = v - hi * TWO_32;
+        a[2 * row + 1] = hi;
+      }
+    }
+    const absent = plan.absent;
+    for (let k = 0; k < absent.length; k++) cols.absent(absent[k]!);
+  }
+
+  /**
+   * kvFastB's reading of b[s, n) as the sequence `plan.rules` (its first key
+   * already matched at s), taking only plain values: false where kvFastB
+   * would convert a value some other way, or the text is not that sequence.
+   */
+  private scanWith(plan: Plan, b: Uint8Array, s: number, n: number): boolean {
+    const rules = plan.rules;
+    const m = rules.length;
+    const nums = this.nums;
+    let p = s;
+    for (let k = 0; k < m; k++) {
+      const rule = rules[k]!;
+      const eq = rule.eqB;
+      if (k > 0 && !sameBytes(b, p, eq)) return false;
+      const v0 = p + eq.n;
+      if (v0 > n) return false;
+      let q = v0;
+      let c = 0;
+      const last = k === m - 1;
+      if (rule.kind !== 1) {
+        let v = 0;
+        while (q < n && (c = b[q]!) >= 48 && c <= 57) {
+          v = v * 10 + (c - 48);
+          q++;
+        }
+        // a plain decimal of at most 15 digits, ending the text (last key) or followed by a space
+        if (q === v0 || q - v0 > 15) return false;
+        if (q === n) {
+          if (!last) return false;
+        } else if (c !== 32 || last) return false;
+        nums[k] = v;
+      } else {
+        while (q < n && b[q] !== 32) q++;
+        if (last ? q < n : q >= n) return false;
+        this.textStart[k] = v0;
+        this.textEnd[k] = q;
+      }
+      if (!last) {
+        p = q + 1;
+        while (p < n && b[p] === 32) p++;
+      }
+    }
+    this.plan = plan;
+    this.bytes = b;
+    return true;
+  }
+
+  /** The key sequence of b[s, n), read as kvSlow tokenizes it, or null if it has no key. */
+  private keysOf(b: Uint8Array, s: number, n: number): KeyRule[] | null {
+    const rules: KeyRule[] = [];
+    let i = s;
+    while (i < n) {
+      let j = i;
+      let c = 0;
+      while (j < n && isKeyChar((c = b[j]!))) j++;
+      if (j > i && j < n && c === 61) rules.push(this.shape.spec.rule(internBytes(b, i, j)));
+      let sp = j;
+      while (sp < n && b[sp] !== 32) sp++;
+      if (sp >= n) break;
+      while (sp < n && b[sp] === 32) sp++;
+      i = sp;
+    }
+    if (rules.length === 0) return null;
+    if (rules.length > this.nums.length) {
+      this.nums = new Float64Array(rules.length);
+      this.textStart = new Int32Array(rules.length);
+      this.textEnd = new Int32Array(rules.length);
+    }
+    return rules;
+  }
+
+  /**
+   * Where a sequence's values go, as the fields-object path would put them:
+   * a repeated key keeps its last value (an object literal's rule); each
+   * column takes the first of its field names the sequence has.
+   */
+  private makePlan(rules: KeyRule[]): Plan {
+    const at = new Map<string, number>();
+    rules.forEach((r, i) => at.set(r.key, i));
+    let usable = this.shape.required.every((k) => at.has(k));
+    const src: number[] = [];
+    const col: number[] = [];
+    const store: number[] = [];
+    const absent: number[] = [];
+    for (const f of this.cols.fields) {
+      let i = -1;
+      for (const name of f.names) {
+        const hit = at.get(name);
+        if (hit !== undefined) {
+          i = hit;
+          break;
+        }
+      }
+      if (i < 0) {
+        absent.push(f.column);
+        continue;
+      }
+      const isText = rules[i]!.kind === 1;
+      // A number into a text column, or text into a number column: rare, left to the definition.
+      if (isText !== (f.kind === 'text')) usable = false;
+      src.push(i);
+      col.push(f.column);
+      store.push(f.kind === 'text' ? TEXT : f.kind === 'i64' ? I64 : f.kind === 'f64' ? F64 : I32);
+    }
+    return { rules, usable, src: Int32Array.from(src), col: Int32Array.from(col), store: Uint8Array.from(store), absent: Int32Array.from(absent) };
+  }
+}
+
+function sameRules(a: KeyRule[], b: KeyRule[]): boolean {
+  return a.length === b.length && a.every((r, i) => r === b[i]);
+}

@@ -27,6 +27,8 @@ import { flat } from './fields/generic.ts';
 import { hasTypedParser, type EventNameInfo } from './fields/index.ts';
 import { excerpt, LineSplitter } from './line_reader.ts';
 import {
+  eventArgs,
+  latin1,
   newEventLine,
   parseLatencyLine,
   parseLostLine,
@@ -139,32 +141,34 @@ class FtraceTextDecoder {
     return 'kernel';
   }
 
-  /** Line `text.slice(start, end)`; `bytes`: text's characters as bytes when ASCII, else null. */
-  onLine(text: string, start: number, end: number, lineNo: number, bytes: Uint8Array | null): void {
-    this.summary.lines = lineNo;
-    if (end === start) return;
-    const c0 = text.charCodeAt(start);
-    if (c0 === 35) {
-      // '#'
-      this.onHashLine(text.slice(start, end), lineNo);
+  /** An ASCII line, block[start, end): the common event lines are read on its bytes, the rest as a string. */
+  onAsciiLine(block: Uint8Array, start: number, end: number, lineNo: number): void {
+    if (end > start && block[start] !== 35 && !this.latencyMode && !this.instancePrefixes && parseNormalLineB(block, this.flagStyle, this.ev, start, end)) {
+      this.summary.lines = lineNo;
+      this.acceptEvent(lineNo);
       return;
     }
-    // fast path: event lines
-    if (this.tryEvent(text, start, end, lineNo, bytes)) return;
-    this.onOtherLine(text.slice(start, end), lineNo);
+    this.onLine(latin1(block, start, end), lineNo);
   }
 
-  private tryEvent(line: string, start: number, end: number, lineNo: number, bytes: Uint8Array | null): boolean {
+  /** Any line, as a string (the definition of every line's reading). */
+  onLine(line: string, lineNo: number): void {
+    this.summary.lines = lineNo;
+    if (line.length === 0) return;
+    if (line.charCodeAt(0) === 35) {
+      // '#'
+      this.onHashLine(line, lineNo);
+      return;
+    }
+    if (this.tryEvent(line, 0, line.length, lineNo)) return;
+    this.onOtherLine(line, lineNo);
+  }
+
+  private tryEvent(line: string, start: number, end: number, lineNo: number): boolean {
     const ev = this.ev;
     const style = this.flagStyle;
     let ok: boolean;
-    if (bytes !== null && !this.latencyMode) {
-      ok = parseNormalLineB(bytes, line, style, ev, this.instancePrefixes, start, end);
-      if (!ok && parseLatencyLine(line, style, ev, start, end)) {
-        ok = true;
-        this.latencyMode = true;
-      }
-    } else if (this.latencyMode) {
+    if (this.latencyMode) {
       ok = parseLatencyLine(line, style, ev, start, end);
       if (!ok && parseNormalLine(line, style, ev, this.instancePrefixes, start, end)) {
         ok = true;
@@ -178,9 +182,14 @@ class FtraceTextDecoder {
       }
     }
     if (!ok) return false;
-    if (!this.headerSent) this.sendHeader(ev);
-    this.emitEvent(ev, lineNo);
+    this.acceptEvent(lineNo);
     return true;
+  }
+
+  /** The line just parsed into this.ev is an event. */
+  private acceptEvent(lineNo: number): void {
+    if (!this.headerSent) this.sendHeader(this.ev);
+    this.emitEvent(this.ev, lineNo);
   }
 
   private onHashLine(line: string, lineNo: number): void {
@@ -252,7 +261,7 @@ class FtraceTextDecoder {
     // An event line of a multi-buffer report whose prefix we did not expect yet.
     if (this.format === 'trace_cmd_report' && !this.instancePrefixes && /^\S+: /.test(t)) {
       this.instancePrefixes = true;
-      if (this.tryEvent(line, 0, line.length, lineNo, null)) return;
+      if (this.tryEvent(line, 0, line.length, lineNo)) return;
       this.instancePrefixes = false;
     }
     this.skip(lineNo, 'not an ftrace event line', line);
@@ -318,8 +327,8 @@ class FtraceTextDecoder {
       return;
     }
     const name = info.name;
-    const args = ev.args;
-    const fields = info.parse(ev.argsText, ev.argsStart, ev.argsEnd, args, ev.argsBytes);
+    const args = eventArgs(ev);
+    const fields = info.parse(ev.argsText!, ev.argsStart, ev.argsEnd, args, null);
     if (fields === null) {
       s.unparsedEvents++;
       s.unparsedByName[name] = (s.unparsedByName[name] ?? 0) + 1;
@@ -400,7 +409,8 @@ export async function decodeFtraceText(
 ): Promise<FtraceTextSummary> {
   const dec = new FtraceTextDecoder(sink, opts.fileLabel);
   const splitter = new LineSplitter({
-    line: (text, start, end, lineNo, _offset, bytes) => dec.onLine(text, start, end, lineNo, bytes),
+    asciiLine: (block, start, end, lineNo) => dec.onAsciiLine(block, start, end, lineNo),
+    line: (text, lineNo) => dec.onLine(text, lineNo),
     tooLong: (lineNo, _offset, ex, bytes) => dec.skip(lineNo, `line of ${bytes} bytes exceeds the line length limit`, ex),
   });
   const total = opts.totalBytes ?? null;

@@ -10,11 +10,12 @@
  *   number, offset, excerpt of its start) and its bytes are discarded until
  *   the next newline, so a 100 MB line without newline cannot exhaust memory.
  *
- * Fast path: a chunk's complete lines are decoded with one toString() call;
- * when the block is pure ASCII (buffer.isAscii, then a latin1 decode, much
- * faster than utf8) offsets follow from string positions and the bytes are
- * handed over too. Only blocks containing non-ASCII bytes are split
- * byte-wise to keep offsets exact.
+ * Fast path: when a chunk's complete lines are pure ASCII (buffer.isAscii,
+ * native), they are handed over as bytes, no string made: most lines are
+ * read on bytes (parse_event_line.ts parseNormalLineB), and a string of a
+ * 1 MiB block per chunk, on the main thread, kept the garbage collector busy
+ * on another core. Blocks containing non-ASCII bytes are decoded line by
+ * line as UTF-8.
  */
 
 /** Longest line accepted. Real ftrace lines are < 4 KB; 1 MiB leaves ample room. */
@@ -24,12 +25,13 @@ export const EXCERPT_CHARS = 200;
 
 export interface LineHandler {
   /**
-   * One complete line, without its line terminator: `text.slice(start, end)`
-   * (text may be a block of many lines: no copy per line). When the text is
-   * ASCII, `bytes` holds its characters at the same positions
-   * (bytes[i] === text.charCodeAt(i)), valid during the call only; else null.
+   * One complete line of ASCII text, without its line terminator:
+   * block[start, end). The block (several lines) is a fresh view per block,
+   * valid during the call only.
    */
-  line(text: string, start: number, end: number, lineNo: number, byteOffset: number, bytes: Uint8Array | null): void;
+  asciiLine(block: Uint8Array, start: number, end: number, lineNo: number, byteOffset: number): void;
+  /** Any other line (non-ASCII bytes decoded as UTF-8, or a last line without terminator), without its terminator. */
+  line(text: string, lineNo: number, byteOffset: number): void;
   /** A line exceeding the cap, skipped. `bytes` is its full length. */
   tooLong(lineNo: number, byteOffset: number, excerpt: string, bytes: number): void;
 }
@@ -126,7 +128,7 @@ export class LineSplitter {
       this.carryBytes = 0;
       const text = stripCr(buf.toString('utf8'));
       this.lineNo++;
-      this.handler.line(text, 0, text.length, this.lineNo, this.offset, null);
+      this.handler.line(text, this.lineNo, this.offset);
       this.offset += buf.length;
     }
   }
@@ -158,19 +160,17 @@ export class LineSplitter {
     const h = this.handler;
     const bytes = buf.subarray(start, end);
     if (isAscii(bytes)) {
-      // latin1 = utf8 for ASCII, and much faster to decode
-      // ASCII only: string positions are byte positions.
-      const text = buf.toString('latin1', start, end);
-      let p = 0;
+      // Positions in the block are byte offsets; the block ends just past a '\n'.
       const base = this.offset;
-      const n = text.length;
+      const n = bytes.length;
+      let p = 0;
       let lineNo = this.lineNo;
       while (p < n) {
-        const nl = text.indexOf('\n', p);
+        const nl = bytes.indexOf(NL, p);
         let e = nl;
-        if (e > p && text.charCodeAt(e - 1) === 13) e--;
+        if (e > p && bytes[e - 1] === 13) e--;
         lineNo++;
-        h.line(text, p, e, lineNo, base + p, bytes);
+        h.asciiLine(bytes, p, e, lineNo, base + p);
         p = nl + 1;
       }
       this.lineNo = lineNo;
@@ -183,7 +183,7 @@ export class LineSplitter {
       const nl = buf.indexOf(NL, p);
       const lineText = stripCr(buf.toString('utf8', p, nl));
       this.lineNo++;
-      h.line(lineText, 0, lineText.length, this.lineNo, this.offset, null);
+      h.line(lineText, this.lineNo, this.offset);
       this.offset += nl + 1 - p;
       p = nl + 1;
     }

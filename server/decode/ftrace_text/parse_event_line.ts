@@ -19,7 +19,9 @@
  */
 import { TRACE_FLAGS as F } from '../decoded_event.ts';
 import { eventNameAt, eventNameInfo, nameHashStep, type EventNameInfo } from './fields/index.ts';
-import { flat, RangeMemo } from './fields/generic.ts';
+import { flat, latin1, RangeMemo } from './fields/generic.ts';
+
+export { latin1 };
 
 /** How the flags column is to be read. */
 export type FlagStyle = 'kernel' | 'libtraceevent';
@@ -39,13 +41,17 @@ export interface EventLine {
   name: string;
   /** The shared record of `name` (system, field parser). */
   nameInfo: EventNameInfo | null;
-  /** Argument text, padding after `name:` removed. */
+  /**
+   * Argument text, padding after `name:` removed: args ===
+   * argsText.slice(argsStart, argsEnd) (argsText: the line). A line read on
+   * bytes (parseNormalLineB) has no strings: argsText is null, args empty,
+   * and the text is argsBytes[argsStart, argsEnd); eventArgs() makes the string.
+   */
   args: string;
-  /** args === argsText.slice(argsStart, argsEnd) (argsText: the line or the block holding it). */
-  argsText: string;
+  argsText: string | null;
   argsStart: number;
   argsEnd: number;
-  /** argsText's characters as bytes (same positions) when it is ASCII, else null. */
+  /** The bytes the arguments are in, for a line read on bytes; else null. */
   argsBytes: Uint8Array | null;
   /** Buffer (instance) prefix printed by trace-cmd report for multi-buffer files, else null. */
   instance: string | null;
@@ -440,11 +446,13 @@ function indexOfDash(line: string, from: number, end: number): number {
 }
 
 // ---------------------------------------------------------------------------
-// The same grammar on bytes: `b` holds the characters of an ASCII `line` at
-// the same positions (b[i] === line.charCodeAt(i)). Reading a Uint8Array is
-// several times faster than charCodeAt; strings are still cut from `line`
-// (slices share its characters). Whatever these functions accept they read
-// exactly as the string functions above do (the tests run both).
+// The common case on bytes: a plain ASCII line of a normal (non-latency,
+// single-buffer) file, read without making a string of it. Reading a
+// Uint8Array is several times faster than charCodeAt, and no string of the
+// block or line is made: strings are made only for task and event names not
+// seen before (then remembered). Whenever these functions are unsure they
+// return false and the caller reads the line with the string functions
+// above, the definition (tests/byte_path.test.ts checks they agree).
 // ---------------------------------------------------------------------------
 
 /** parseFlagsToken on bytes. */
@@ -469,8 +477,8 @@ function parseFlagsTokenB(b: Uint8Array, start: number, end: number, style: Flag
   return true;
 }
 
-/** parseTail on bytes. */
-function parseTailB(b: Uint8Array, line: string, p: number, out: EventLine, n: number): boolean {
+/** parseTail on bytes, for `<secs>.<frac>: <known name>:` only. */
+function parseTailB(b: Uint8Array, p: number, out: EventLine, n: number): boolean {
   let secs = 0;
   const s0 = p;
   let c = 0;
@@ -479,7 +487,7 @@ function parseTailB(b: Uint8Array, line: string, p: number, out: EventLine, n: n
     p++;
   }
   const intDigits = p - s0;
-  if (intDigits === 0 || p >= n || c !== 46 || intDigits > 15) return parseTail(line, s0, out, n);
+  if (intDigits === 0 || p >= n || c !== 46 || intDigits > 15) return false;
   // '.' and the fraction
   p++;
   const f0 = p;
@@ -496,32 +504,29 @@ function parseTailB(b: Uint8Array, line: string, p: number, out: EventLine, n: n
   while (p < n && b[p] === SP) p++;
   out.secs = secs;
   out.nsec = frac * FRAC_SCALE[k < 9 ? k : 9]!;
-  // event name: up to ':' (no spaces)
-  const colon = line.indexOf(':', p);
-  if (colon > p && colon < n) {
-    const known = namesByText.getB(b, p, colon);
-    if (known !== undefined) return setNamedB(b, line, colon + 1, n, known, out);
-  }
-  return parseTail(line, s0, out, n);
-}
-
-/** setNamed on bytes. */
-function setNamedB(b: Uint8Array, line: string, p: number, n: number, info: EventNameInfo, out: EventLine): true {
-  out.nameInfo = info;
-  out.name = info.name;
-  while (p < n && b[p] === SP) p++;
+  // event name: up to ':' (a space first: not a name)
+  let colon = p;
+  while (colon < n && (c = b[colon]!) !== 58 && c !== SP) colon++;
+  if (colon === p || colon >= n || c !== 58) return false;
+  const known = namesByText.getB(b, p, colon);
+  if (known === undefined) return false;
+  // arguments: after the padding, trailing spaces dropped
+  let a = colon + 1;
+  while (a < n && b[a] === SP) a++;
   let e = n;
-  while (e > p && b[e - 1] === SP) e--;
-  out.args = p === 0 && e === line.length ? line : line.slice(p, e);
-  out.argsText = line;
-  out.argsStart = p;
+  while (e > a && b[e - 1] === SP) e--;
+  out.nameInfo = known;
+  out.name = known.name;
+  out.args = '';
+  out.argsText = null;
+  out.argsStart = a;
   out.argsEnd = e;
   out.argsBytes = b;
   return true;
 }
 
 /** parseCommPid on bytes. */
-function parseCommPidB(b: Uint8Array, line: string, from: number, end: number, out: EventLine): boolean {
+function parseCommPidB(b: Uint8Array, from: number, end: number, out: EventLine): boolean {
   let e = end;
   let pid = 0;
   let mult = 1;
@@ -531,34 +536,36 @@ function parseCommPidB(b: Uint8Array, line: string, from: number, end: number, o
     mult *= 10;
     e--;
   }
-  if (e === end || e < from || c !== 45) return false; // '-'
-  if (e > from) {
-    const comm = commsByText.getB(b, from, e);
-    if (comm !== undefined) {
-      out.comm = comm === '<...>' ? null : comm;
-      out.pid = pid;
-      return true;
-    }
+  if (e === end || e <= from || c !== 45) return false; // '-', after a name
+  let comm = commsByText.getB(b, from, e);
+  if (comm === undefined) {
+    // A name not seen yet (as padded): remembered as parseCommPid does.
+    let s = from;
+    while (s < e && b[s] === SP) s++;
+    comm = latin1(b, s, e);
+    const padded = latin1(b, from, e);
+    commsByText.set(padded, 0, padded.length, padded, comm);
   }
-  return parseCommPid(line, from, end, out);
+  out.comm = comm === '<...>' ? null : comm;
+  out.pid = pid;
+  return true;
 }
 
-/** parseNormalLine on bytes (b[i] === line.charCodeAt(i)). */
-export function parseNormalLineB(
-  b: Uint8Array,
-  line: string,
-  style: FlagStyle,
-  out: EventLine,
-  allowInstancePrefix: boolean,
-  start: number,
-  end: number,
-): boolean {
+/**
+ * parseNormalLine on the bytes b[start, end) of a plain ASCII line of a
+ * single-buffer file. True: `out` holds what parseNormalLine would give,
+ * except that the arguments are not a string but b[argsStart, argsEnd)
+ * (argsText null; see eventArgs). False: not sure, use parseNormalLine.
+ */
+export function parseNormalLineB(b: Uint8Array, style: FlagStyle, out: EventLine, start: number, end: number): boolean {
   const n = end;
-  let br = indexOfBracket(line, start, n);
+  // the first `[digits]` preceded by a space
+  let br = start;
   let cpu = 0;
   let j = 0;
   for (;;) {
-    if (br < 0) return false;
+    while (br < n && b[br] !== 91) br++;
+    if (br >= n) return false;
     j = br + 1;
     cpu = 0;
     let c = 0;
@@ -567,17 +574,17 @@ export function parseNormalLineB(
       j++;
     }
     if (j > br + 1 && j < n && c === 93 && br > start && b[br - 1] === SP) break; // ']'
-    br = indexOfBracket(line, br + 1, n);
+    br++;
   }
   // --- head, backwards from '['
   let e = br - 1;
   while (e >= start && b[e] === SP) e--;
-  if (allowInstancePrefix) return parseNormalLine(line, style, out, allowInstancePrefix, start, end);
   out.cpu = cpu;
   out.tgid = null;
   if (e >= start && b[e] === 41) {
     // ')' : record-tgid column
-    const o = line.lastIndexOf('(', e);
+    let o = e - 1;
+    while (o >= start && b[o] !== 40) o--;
     if (o < start) return false;
     let t = 0;
     let digits = 0;
@@ -593,7 +600,7 @@ export function parseNormalLineB(
     while (e >= start && b[e] === SP) e--;
   }
   out.instance = null;
-  if (!parseCommPidB(b, line, start, e, out)) return false;
+  if (!parseCommPidB(b, start, e, out)) return false;
   // --- after ']': optional flags, then timestamp
   let p = j + 1;
   while (p < n && b[p] === SP) p++;
@@ -608,7 +615,18 @@ export function parseNormalLineB(
     p = q;
     while (p < n && b[p] === SP) p++;
   }
-  return parseTailB(b, line, p, out, n);
+  return parseTailB(b, p, out, n);
+}
+
+/** The argument text of a parsed line, as a string (made here for lines framed on bytes). */
+export function eventArgs(ev: EventLine): string {
+  if (ev.argsText === null) {
+    ev.argsText = ev.args = latin1(ev.argsBytes!, ev.argsStart, ev.argsEnd);
+    ev.argsStart = 0;
+    ev.argsEnd = ev.args.length;
+    ev.argsBytes = null;
+  }
+  return ev.args;
 }
 
 // ---------------------------------------------------------------------------

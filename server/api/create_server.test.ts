@@ -8,7 +8,7 @@ import type { IngestProgress, LibraryLike, TraceRecordLike } from './library_con
 
 const ID = 'a'.repeat(64);
 
-function fakeLibrary(root: string, behaviour: 'ok' | 'not-a-trace' = 'ok') {
+function fakeLibrary(root: string, behaviour: 'ok' | 'not-a-trace' = 'ok', openEngine = (): Promise<never> => Promise.reject(new Error('no engine in this test'))) {
   const seen: Array<{ path: string; name: string; bytes: string }> = [];
   const rec: TraceRecordLike = {
     id: ID, name: 'x.dat', sizeBytes: 5, format: 'trace_dat', cpus: 2, eventsTotal: 10, firstTs: '1', lastTs: '2',
@@ -24,7 +24,7 @@ function fakeLibrary(root: string, behaviour: 'ok' | 'not-a-trace' = 'ok') {
       if (behaviour === 'not-a-trace') throw new Error(`${path}: line 1: no ftrace events found`);
       return rec;
     },
-    openEngine: () => Promise.reject(new Error('no engine in this test')),
+    openEngine,
     findings: () => ({ findings: [] }),
   };
   return { lib, seen };
@@ -33,9 +33,9 @@ function fakeLibrary(root: string, behaviour: 'ok' | 'not-a-trace' = 'ok') {
 const apps: Array<{ close(): Promise<unknown> }> = [];
 afterEach(async () => { for (const a of apps.splice(0)) await a.close(); });
 
-async function setup(opts: { behaviour?: 'ok' | 'not-a-trace'; max?: number; token?: string; appDir?: string } = {}) {
+async function setup(opts: { behaviour?: 'ok' | 'not-a-trace'; max?: number; token?: string; appDir?: string; openEngine?: () => Promise<never> } = {}) {
   const root = mkdtempSync(join(tmpdir(), 'stallscope-api-'));
-  const { lib, seen } = fakeLibrary(root, opts.behaviour);
+  const { lib, seen } = fakeLibrary(root, opts.behaviour, opts.openEngine);
   const { app } = await buildApi({ library: lib, maxUploadBytes: opts.max, token: opts.token, appDir: opts.appDir ?? join(root, 'no-app') });
   apps.push(app);
   return { app, seen, root };
@@ -83,6 +83,23 @@ describe('uploads', () => {
     const empty = await app.inject({ method: 'POST', url: '/api/traces?name=a', payload: '', headers: { 'content-type': 'application/octet-stream' } });
     expect(empty.statusCode).toBe(400);
     expect(readdirSync(join(root, 'tmp'))).toEqual([]);
+  });
+
+  it('lists a trace once while its timelines are summarised: the library has it, the job is not shown as an upload', async () => {
+    // Summarising needs the trace's engine: it opens (here: fails) only when the test says.
+    let letEngineFail!: () => void;
+    const engineOpens = new Promise<never>((_res, rej) => (letEngineFail = () => rej(new Error('no engine in this test'))));
+    engineOpens.catch(() => undefined); // its consumers handle the failure; this only marks it expected
+    const { app } = await setup({ openEngine: () => engineOpens });
+    const r = await app.inject({ method: 'POST', url: '/api/traces?name=x.dat', payload: 'hello', headers: { 'content-type': 'application/octet-stream' } });
+    const jobId = r.json().jobId as string;
+    for (let i = 0; i < 100 && (await app.inject({ url: `/api/jobs/${jobId}` })).json().phase !== 'detecting'; i++) await new Promise((res) => setTimeout(res, 10));
+    expect((await app.inject({ url: `/api/jobs/${jobId}` })).json()).toMatchObject({ phase: 'detecting', traceId: ID });
+    const listing = (await app.inject({ url: '/api/traces' })).json() as { traces: { id: string }[]; jobs: { jobId: string }[] };
+    expect(listing.traces.map((t) => t.id)).toEqual([ID]);
+    expect(listing.jobs.map((j) => j.jobId)).not.toContain(jobId);
+    letEngineFail();
+    expect((await waitJob(app, jobId)).phase).toBe('done');
   });
 
   it('reports a failed ingest with the upload name, not the server path', async () => {

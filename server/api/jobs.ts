@@ -14,7 +14,7 @@ import type { IngestProgress } from './library_contract.ts';
 export interface JobState extends IngestProgress {
   jobId: string;
   name: string;
-  /** The trace id once known (phase 'done'). */
+  /** The trace id, once the library has the trace (phases 'detecting' and 'done'). */
   traceId?: string;
   error?: string;
   startedAt: string;

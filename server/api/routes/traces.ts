@@ -18,7 +18,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { jsSafe } from '../../engine/engine.ts';
 import { HttpError, TRACE_ID_RE } from '../http_errors.ts';
 import type { ApiContext } from '../context.ts';
-import type { JobState } from '../jobs.ts';
+import { isFinal, type JobState } from '../jobs.ts';
 import type { TraceRecordLike } from '../library_contract.ts';
 import { warmTrace } from './tracks.ts';
 
@@ -50,9 +50,12 @@ export async function registerTraceRoutes(app: FastifyInstance, ctx: ApiContext)
       id: j.jobId, name: j.name, sizeBytes: j.sizeBytes ?? 0, format: null, cpus: null, eventsTotal: 0, firstTs: null, lastTs: null,
       findingsBySeverity: { info: 0, warn: 0, critical: 0 }, addedAt: j.startedAt, status: 'failed', error: j.error ?? 'interrupted',
     }));
+    // A job summarising the timelines of a trace the library already lists
+    // is not an upload in progress any more: listing it too showed the trace twice.
+    const listed = new Set(traces.filter((t) => t.status === 'ready').map((t) => t.id));
     return {
       traces: [...traces, ...interrupted].map((t) => jsSafe(t.error ? { ...t, error: t.error.replace(staged, t.name) } : t)),
-      jobs: ctx.jobs.active(),
+      jobs: ctx.jobs.active().filter((j) => isFinal(j) || j.traceId === undefined || !listed.has(j.traceId)),
     };
   });
 
@@ -143,7 +146,7 @@ async function runIngest(ctx: ApiContext, jobId: string, path: string, name: str
       : { phase: 'done', traceId: rec.id, events: rec.eventsTotal };
     if (rec.status !== 'failed') {
       // Summarise the timeline now, so the first view of the trace is instant (bounded: never blocks done for long).
-      ctx.jobs.update(jobId, { phase: 'detecting', message: 'summarising timelines' });
+      ctx.jobs.update(jobId, { phase: 'detecting', message: 'summarising timelines', traceId: rec.id });
       await Promise.race([warmTrace(ctx, rec.id).catch(() => null), new Promise((r) => setTimeout(r, OVERVIEW_WAIT_MS))]);
     }
   } catch (e) {

@@ -15,6 +15,7 @@
 import {
   DecodeError,
   type DecodedEvent,
+  type EventFields,
   type EventSink,
   isRawTextSink,
   type ProgressFn,
@@ -111,6 +112,9 @@ class FtraceTextDecoder {
   private rawPage: Uint8Array | null = null;
   /** The last event went to raw.record(): continuation lines go there too. */
   private lastRaw = false;
+  /** Without a raw taker: the block of lines last decoded into a string, and that string. */
+  private blockTextOf: Uint8Array | null = null;
+  private blockText = '';
 
   readonly summary: FtraceTextSummary = {
     format: 'tracefs_text',
@@ -327,8 +331,24 @@ class FtraceTextDecoder {
       return;
     }
     const name = info.name;
-    const args = eventArgs(ev);
-    const fields = info.parse(ev.argsText!, ev.argsStart, ev.argsEnd, args, null);
+    let args: string;
+    let fields: EventFields | null;
+    const block = ev.argsBytes;
+    if (block !== null && this.raw === null) {
+      // Every event's text is wanted as a string here (no sink takes text
+      // raw): one string per block, sliced, is cheaper than one per event.
+      if (this.blockTextOf !== block) {
+        this.blockText = latin1(block, 0, block.length);
+        this.blockTextOf = block;
+      }
+      args = this.blockText.slice(ev.argsStart, ev.argsEnd);
+      fields = info.parse(this.blockText, ev.argsStart, ev.argsEnd, args, block);
+    } else {
+      // Few events are parsed here (the field worker takes the rest): a
+      // string of its own each, no string of the block for the collector.
+      args = eventArgs(ev);
+      fields = info.parse(ev.argsText!, ev.argsStart, ev.argsEnd, args, null);
+    }
     if (fields === null) {
       s.unparsedEvents++;
       s.unparsedByName[name] = (s.unparsedByName[name] ?? 0) + 1;

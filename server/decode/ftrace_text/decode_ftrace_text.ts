@@ -24,12 +24,11 @@ import {
   type TraceFormat,
   type TraceHeader,
 } from '../decoded_event.ts';
-import { flat } from './fields/generic.ts';
+import { flat, latin1 } from './fields/generic.ts';
 import { hasTypedParser, type EventNameInfo } from './fields/index.ts';
 import { excerpt, LineSplitter } from './line_reader.ts';
 import {
   eventArgs,
-  latin1,
   newEventLine,
   parseLatencyLine,
   parseLostLine,

@@ -21,8 +21,6 @@ import { TRACE_FLAGS as F } from '../decoded_event.ts';
 import { eventNameAt, eventNameInfo, nameHashStep, type EventNameInfo } from './fields/index.ts';
 import { flat, latin1, RangeMemo } from './fields/generic.ts';
 
-export { latin1 };
-
 /** How the flags column is to be read. */
 export type FlagStyle = 'kernel' | 'libtraceevent';
 
@@ -452,7 +450,7 @@ function indexOfDash(line: string, from: number, end: number): number {
 // block or line is made: strings are made only for task and event names not
 // seen before (then remembered). Whenever these functions are unsure they
 // return false and the caller reads the line with the string functions
-// above, the definition (tests/byte_path.test.ts checks they agree).
+// above, the definition (byte_path.test.ts checks they agree).
 // ---------------------------------------------------------------------------
 
 /** parseFlagsToken on bytes. */

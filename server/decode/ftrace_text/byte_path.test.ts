@@ -86,6 +86,8 @@ function mutations(line: string): string[] {
     if (d >= 0) out.push(line.slice(0, args + d) + 'x' + line.slice(args + d + 1));
     const eq = line.indexOf('=', args);
     if (eq > 0) out.push(line.slice(0, eq) + '_' + line.slice(eq));
+    // a number past 2^53 (the string path makes it a bigint)
+    out.push(line.slice(0, args) + line.slice(args).replace(/=\d+/, '=12345678901234567890'));
     out.push(line.slice(0, args + Math.floor((line.length - args) / 2)));
     out.push(line.slice(0, line.length - 1));
   }

@@ -185,20 +185,10 @@ export function internRange(t: string, s: number, e: number): string {
   return v;
 }
 
-/** internRange(t, s, e) where b holds t's (ASCII) characters as bytes. */
-export function internRangeB(b: Uint8Array, t: string, s: number, e: number): string {
-  const len = e - s;
-  if (len > INTERN_MAX_CHARS || len <= 0) return t.slice(s, e);
-  const hit = internMemo.getB(b, s, e);
-  if (hit !== undefined) return hit;
-  const v = flat(t.slice(s, e));
-  internMemo.set(t, s, e, v, v);
-  return v;
-}
-
 /**
- * The ASCII text b[s, e) as a string, the same instance for repeated values
- * (shares internRange's memo), without a string of the whole block.
+ * internRange on bytes: the ASCII text b[s, e) as a string, the same
+ * instance for repeated values (internRange's memo), made from the bytes
+ * (no string of the whole block is needed).
  */
 export function internBytes(b: Uint8Array, s: number, e: number): string {
   const len = e - s;
@@ -222,7 +212,7 @@ export function latin1(b: Uint8Array, s: number, e: number): string {
 
 /** internRange, on bytes when b (t's ASCII bytes) is given. */
 export function internAt(b: Uint8Array | null, t: string, s: number, e: number): string {
-  return b !== null ? internRangeB(b, t, s, e) : internRange(t, s, e);
+  return b !== null ? internBytes(b, s, e) : internRange(t, s, e);
 }
 
 /**
@@ -559,7 +549,7 @@ function convertRange(r: KeyRule, t: string, s: number, e: number): FieldValue {
 
 /** convertRange on bytes (b[i] === t.charCodeAt(i), ASCII). */
 function convertRangeB(r: KeyRule, b: Uint8Array, t: string, s: number, e: number): FieldValue {
-  if (r.kind === 1) return internRangeB(b, t, s, e);
+  if (r.kind === 1) return internBytes(b, s, e);
   const d = parseDecimalRangeB(b, t, s, e);
   if (d !== null) return d;
   return convertRange(r, t, s, e);
@@ -630,53 +620,69 @@ function kvFast(t: string, s: number, n: number, rules: KeyRule[], vals: FieldVa
   }
 }
 
-/** kvFast on the bytes of an ASCII text (b[i] === t.charCodeAt(i)). */
-function kvFastB(b: Uint8Array, t: string, s: number, n: number, rules: KeyRule[], vals: FieldValue[]): boolean {
+/**
+ * kvFast's reading of the ASCII text b[s, n) as the key sequence `rules`
+ * (the first key already checked at s): each value runs to the next space
+ * and is followed by one run of spaces and the next key, the last one runs
+ * to n. Gives each value's range (starts, ends) and, for keys not kept as
+ * text, the value when it is a plain decimal of at most 15 digits (nums,
+ * else NaN). False: the text is not that sequence in that shape. Shared by
+ * kvFastB and KvColumnWriter (kv_columns.ts), so both read the same keys and
+ * values.
+ */
+export function kvSpansB(b: Uint8Array, s: number, n: number, rules: KeyRule[], nums: Float64Array, starts: Int32Array, ends: Int32Array): boolean {
   const m = rules.length;
   let p = s;
-  for (let k = 0; ; k++) {
+  for (let k = 0; k < m; k++) {
     const rule = rules[k]!;
     const eq = rule.eqB;
     if (k > 0 && !sameBytes(b, p, eq)) return false;
     const v0 = p + eq.n;
     if (v0 > n) return false;
     let q = v0;
-    let c = 0;
+    let v = NaN;
     if (rule.kind !== 1) {
-      // a plain decimal: read it, the space after it ends the value
-      let v = 0;
+      let c = 0;
+      v = 0;
       while (q < n && (c = b[q]!) >= 48 && c <= 57) {
         v = v * 10 + (c - 48);
         q++;
       }
-      if (q > v0 && q - v0 <= 15) {
-        if (q === n) {
-          if (k !== m - 1) return false;
-          vals[k] = v;
-          return true;
-        }
-        if (c === 32 && k !== m - 1) {
-          let r = q + 1;
-          while (r < n && b[r] === 32) r++;
-          vals[k] = v;
-          p = r;
-          continue;
-        }
-      }
+      if (q === v0 || q - v0 > 15 || (q < n && c !== 32)) v = NaN;
     }
     while (q < n && b[q] !== 32) q++;
-    if (k === m - 1) {
-      // the last value runs to the end, without a space
-      if (q < n) return false;
-      vals[k] = convertRangeB(rule, b, t, v0, n);
-      return true;
+    const last = k === m - 1;
+    if (last ? q < n : q >= n) return false;
+    nums[k] = v;
+    starts[k] = v0;
+    ends[k] = q;
+    if (!last) {
+      p = q + 1;
+      while (p < n && b[p] === 32) p++;
     }
-    if (q >= n) return false;
-    let r = q + 1;
-    while (r < n && b[r] === 32) r++;
-    vals[k] = convertRangeB(rule, b, t, v0, q);
-    p = r;
   }
+  return true;
+}
+
+/** kvSpansB's scratch for kvFastB, grown to the longest key sequence. */
+let spanNums = new Float64Array(16);
+let spanStarts = new Int32Array(16);
+let spanEnds = new Int32Array(16);
+
+/** kvFast on the bytes of an ASCII text (b[i] === t.charCodeAt(i)). */
+function kvFastB(b: Uint8Array, t: string, s: number, n: number, rules: KeyRule[], vals: FieldValue[]): boolean {
+  const m = rules.length;
+  if (m > spanNums.length) {
+    spanNums = new Float64Array(m);
+    spanStarts = new Int32Array(m);
+    spanEnds = new Int32Array(m);
+  }
+  if (!kvSpansB(b, s, n, rules, spanNums, spanStarts, spanEnds)) return false;
+  for (let k = 0; k < m; k++) {
+    const v = spanNums[k]!;
+    vals[k] = v === v ? v : convertRangeB(rules[k]!, b, t, spanStarts[k]!, spanEnds[k]!);
+  }
+  return true;
 }
 
 /**

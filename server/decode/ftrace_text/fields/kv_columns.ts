@@ -18,7 +18,7 @@
  * required keys) is left to the fields-object path, the definition.
  */
 import type { DirectRowColumns } from '../../decoded_event.ts';
-import { internBytes, isKeyChar, type KeyRule, type KvSpec, sameBytes } from './generic.ts';
+import { internBytes, isKeyChar, type KeyRule, type KvSpec, kvSpansB, sameBytes } from './generic.ts';
 
 /** How a scanned value is stored. */
 const I32 = 0;
@@ -53,10 +53,10 @@ export interface KvShape {
 export class KvColumnWriter {
   private plans: Plan[] = [];
   private plan: Plan | null = null;
-  /** The scanned event: numbers, and text values' ranges, by position in the key sequence. */
+  /** The scanned event, by position in the key sequence: plain decimals (else NaN) and every value's range. */
   private nums = new Float64Array(16);
-  private textStart = new Int32Array(16);
-  private textEnd = new Int32Array(16);
+  private valueStart = new Int32Array(16);
+  private valueEnd = new Int32Array(16);
   private bytes: Uint8Array | null = null;
 
   constructor(
@@ -99,7 +99,7 @@ export class KvColumnWriter {
       const i = src[k]!;
       const c = col[k]!;
       const how = store[k]!;
-      if (how === TEXT) cols.value(c, internBytes(this.bytes!, this.textStart[i]!, this.textEnd[i]!));
+      if (how === TEXT) cols.value(c, internBytes(this.bytes!, this.valueStart[i]!, this.valueEnd[i]!));
       else if (how === I32 || how === F64) arrays[c]![row] = this.nums[i]!;
       else {
         const v = this.nums[i]!;
@@ -120,40 +120,10 @@ export class KvColumnWriter {
    */
   private scanWith(plan: Plan, b: Uint8Array, s: number, n: number): boolean {
     const rules = plan.rules;
-    const m = rules.length;
-    const nums = this.nums;
-    let p = s;
-    for (let k = 0; k < m; k++) {
-      const rule = rules[k]!;
-      const eq = rule.eqB;
-      if (k > 0 && !sameBytes(b, p, eq)) return false;
-      const v0 = p + eq.n;
-      if (v0 > n) return false;
-      let q = v0;
-      let c = 0;
-      const last = k === m - 1;
-      if (rule.kind !== 1) {
-        let v = 0;
-        while (q < n && (c = b[q]!) >= 48 && c <= 57) {
-          v = v * 10 + (c - 48);
-          q++;
-        }
-        // a plain decimal of at most 15 digits, ending the text (last key) or followed by a space
-        if (q === v0 || q - v0 > 15) return false;
-        if (q === n) {
-          if (!last) return false;
-        } else if (c !== 32 || last) return false;
-        nums[k] = v;
-      } else {
-        while (q < n && b[q] !== 32) q++;
-        if (last ? q < n : q >= n) return false;
-        this.textStart[k] = v0;
-        this.textEnd[k] = q;
-      }
-      if (!last) {
-        p = q + 1;
-        while (p < n && b[p] === 32) p++;
-      }
+    if (!kvSpansB(b, s, n, rules, this.nums, this.valueStart, this.valueEnd)) return false;
+    for (let k = 0; k < rules.length; k++) {
+      const v = this.nums[k]!;
+      if (rules[k]!.kind !== 1 && v !== v) return false; // not a plain decimal
     }
     this.plan = plan;
     this.bytes = b;
@@ -178,8 +148,8 @@ export class KvColumnWriter {
     if (rules.length === 0) return null;
     if (rules.length > this.nums.length) {
       this.nums = new Float64Array(rules.length);
-      this.textStart = new Int32Array(rules.length);
-      this.textEnd = new Int32Array(rules.length);
+      this.valueStart = new Int32Array(rules.length);
+      this.valueEnd = new Int32Array(rules.length);
     }
     return rules;
   }

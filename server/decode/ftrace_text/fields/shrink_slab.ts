@@ -10,7 +10,7 @@
  * shrink = bare symbol, shr = `0x` + lowercase hex without leading zeros.
  */
 import type { EventFields, FieldValue } from '../../decoded_event.ts';
-import { asciiBytes, type ByteKey, bareSymbol, flat, indexOfChar, internRange, internRangeB, memoize, normalizePointer, parseDecimal, parseDecimalRange, parseDecimalRangeB, RangeMemo, ranged, sameBytes } from './generic.ts';
+import { asciiBytes, type ByteKey, bareSymbol, flat, indexOfChar, internBytes, internRange, memoize, normalizePointer, parseDecimal, parseDecimalRange, parseDecimalRangeB, RangeMemo, ranged, sameBytes } from './generic.ts';
 import type { FieldParser } from './types.ts';
 
 /** Printed label -> field name. Values are single tokens. */
@@ -194,7 +194,7 @@ function useTemplateB(tp: Template, b: Uint8Array, t: string, p: number, e: numb
     if (v >= e || b[v] === 32) return null;
     let ve = v + 1;
     while (ve < e && b[ve] !== 32) ve++;
-    if (tp.text[k]) vals[k] = internRangeB(b, t, v, ve);
+    if (tp.text[k]) vals[k] = internBytes(b, v, ve);
     else {
       const n = parseDecimalRangeB(b, t, v, ve);
       if (n === null) return null;

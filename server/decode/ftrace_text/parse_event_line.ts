@@ -19,7 +19,7 @@
  */
 import { TRACE_FLAGS as F } from '../decoded_event.ts';
 import { eventNameAt, eventNameInfo, nameHashStep, type EventNameInfo } from './fields/index.ts';
-import { flat, latin1, RangeMemo } from './fields/generic.ts';
+import { flat, latin1, RangeMemo, sameBytes } from './fields/generic.ts';
 
 /** How the flags column is to be read. */
 export type FlagStyle = 'kernel' | 'libtraceevent';
@@ -475,6 +475,21 @@ function parseFlagsTokenB(b: Uint8Array, start: number, end: number, style: Flag
   return true;
 }
 
+/**
+ * The last two event names parseTailB found: a task's events come in runs
+ * (isolate, shrink_inactive, isolate, ...), so a line's name is usually one
+ * of them, and comparing its bytes with a name is cheaper than scanning for
+ * the colon and hashing. The scan and the lookup stay the definition: a name
+ * holds no ':' or ' ', so `name:` at p is exactly what the scan would find.
+ */
+let lastNameB: EventNameInfo | null = null;
+let nameBeforeB: EventNameInfo | null = null;
+
+function sameNameAt(b: Uint8Array, p: number, n: number, info: EventNameInfo): boolean {
+  const at = p + info.bytes.n;
+  return at < n && b[at] === 58 && sameBytes(b, p, info.bytes);
+}
+
 /** parseTail on bytes, for `<secs>.<frac>: <known name>:` only. */
 function parseTailB(b: Uint8Array, p: number, out: EventLine, n: number): boolean {
   let secs = 0;
@@ -503,11 +518,27 @@ function parseTailB(b: Uint8Array, p: number, out: EventLine, n: number): boolea
   out.secs = secs;
   out.nsec = frac * FRAC_SCALE[k < 9 ? k : 9]!;
   // event name: up to ':' (a space first: not a name)
-  let colon = p;
-  while (colon < n && (c = b[colon]!) !== 58 && c !== SP) colon++;
-  if (colon === p || colon >= n || c !== 58) return false;
-  const known = namesByText.getB(b, p, colon);
-  if (known === undefined) return false;
+  let known: EventNameInfo | undefined;
+  let colon: number;
+  const last = lastNameB;
+  const before = nameBeforeB;
+  if (last !== null && sameNameAt(b, p, n, last)) {
+    known = last;
+    colon = p + last.bytes.n;
+  } else if (before !== null && sameNameAt(b, p, n, before)) {
+    known = before;
+    colon = p + before.bytes.n;
+    nameBeforeB = last;
+    lastNameB = before;
+  } else {
+    colon = p;
+    while (colon < n && (c = b[colon]!) !== 58 && c !== SP) colon++;
+    if (colon === p || colon >= n || c !== 58) return false;
+    known = namesByText.getB(b, p, colon);
+    if (known === undefined) return false;
+    nameBeforeB = last;
+    lastNameB = known;
+  }
   // arguments: after the padding, trailing spaces dropped
   let a = colon + 1;
   while (a < n && b[a] === SP) a++;
@@ -557,13 +588,92 @@ function parseCommPidB(b: Uint8Array, from: number, end: number, out: EventLine)
  */
 export function parseNormalLineB(b: Uint8Array, style: FlagStyle, out: EventLine, start: number, end: number): boolean {
   const n = end;
+  let j: number;
+  const hn = lastHead.n;
+  if (hn > 0 && start + hn <= n && sameBytes(b, start, lastHead)) {
+    // The same head as the line before: the same reading.
+    j = start + hn - 1;
+    out.cpu = headCpu;
+    out.tgid = headTgid;
+    out.instance = null;
+    out.comm = headComm;
+    out.pid = headPid;
+  } else {
+    j = parseHeadB(b, out, start, n);
+    if (j < 0) return false;
+    rememberHead(b, start, j, out);
+  }
+  // --- after ']': optional flags, then timestamp
+  let p = j + 1;
+  while (p < n && b[p] === SP) p++;
+  if (p >= n) return false;
+  out.flags = null;
+  out.preemptCount = null;
+  const c = b[p]!;
+  if (c < C0 || c > C9) {
+    let q = p;
+    while (q < n && b[q] !== SP) q++;
+    if (!parseFlagsTokenB(b, p, q, style, out)) return false;
+    p = q;
+    while (p < n && b[p] === SP) p++;
+  }
+  return parseTailB(b, p, out, n);
+}
+
+/**
+ * The last line's head, `comm-pid [(tgid)] [cpu]` up to and including ']',
+ * as bytes, and what it read as. A task usually logs several events in a
+ * row (88% of lines in the bench's tracefs and report files repeat the head
+ * of the line before), and comparing ~30 bytes as words is cheaper than
+ * finding the CPU column, reading the pid backwards and looking up the comm.
+ * The reading of a head depends on its bytes alone, so equal bytes give the
+ * same reading.
+ */
+const HEAD_MAX = 128;
+const lastHead = { n: 0, bytes: new Uint8Array(HEAD_MAX), words: new Int32Array(HEAD_MAX / 4 + 1) };
+let headCpu = 0;
+let headTgid: number | null = null;
+let headComm: string | null = null;
+let headPid = 0;
+
+function rememberHead(b: Uint8Array, s: number, j: number, out: EventLine): void {
+  const len = j - s + 1;
+  if (len > HEAD_MAX || len < 4) {
+    lastHead.n = 0;
+    return;
+  }
+  const bytes = lastHead.bytes;
+  for (let k = 0; k < len; k++) bytes[k] = b[s + k]!;
+  // The words sameBytes compares: at 0, 4, 8, ... and a last one at len - 4.
+  const words = lastHead.words;
+  const full = len >> 2;
+  for (let w = 0; w < full; w++) words[w] = wordAt(bytes, w * 4);
+  if ((len & 3) !== 0) words[full] = wordAt(bytes, len - 4);
+  lastHead.n = len;
+  headCpu = out.cpu;
+  headTgid = out.tgid;
+  headComm = out.comm;
+  headPid = out.pid;
+}
+
+/** The little-endian int32 at bytes[i] (DataView.getInt32(i, true)). */
+function wordAt(bytes: Uint8Array, i: number): number {
+  return bytes[i]! | (bytes[i + 1]! << 8) | (bytes[i + 2]! << 16) | (bytes[i + 3]! << 24);
+}
+
+/**
+ * Reads a head, b[start, ...]: `comm-pid [(tgid)] [cpu]`. Sets out.cpu,
+ * tgid, instance, comm and pid; returns the index of the CPU column's ']',
+ * or -1 if there is none.
+ */
+function parseHeadB(b: Uint8Array, out: EventLine, start: number, n: number): number {
   // the first `[digits]` preceded by a space
   let br = start;
   let cpu = 0;
   let j = 0;
   for (;;) {
     while (br < n && b[br] !== 91) br++;
-    if (br >= n) return false;
+    if (br >= n) return -1;
     j = br + 1;
     cpu = 0;
     let c = 0;
@@ -583,7 +693,7 @@ export function parseNormalLineB(b: Uint8Array, style: FlagStyle, out: EventLine
     // ')' : record-tgid column
     let o = e - 1;
     while (o >= start && b[o] !== 40) o--;
-    if (o < start) return false;
+    if (o < start) return -1;
     let t = 0;
     let digits = 0;
     for (let k = o + 1; k < e; k++) {
@@ -591,29 +701,15 @@ export function parseNormalLineB(b: Uint8Array, style: FlagStyle, out: EventLine
       if (c >= C0 && c <= C9) {
         t = t * 10 + (c - C0);
         digits++;
-      } else if (c !== SP && c !== 45) return false;
+      } else if (c !== SP && c !== 45) return -1;
     }
     out.tgid = digits > 0 ? t : null;
     e = o - 1;
     while (e >= start && b[e] === SP) e--;
   }
   out.instance = null;
-  if (!parseCommPidB(b, start, e, out)) return false;
-  // --- after ']': optional flags, then timestamp
-  let p = j + 1;
-  while (p < n && b[p] === SP) p++;
-  if (p >= n) return false;
-  out.flags = null;
-  out.preemptCount = null;
-  const c = b[p]!;
-  if (c < C0 || c > C9) {
-    let q = p;
-    while (q < n && b[q] !== SP) q++;
-    if (!parseFlagsTokenB(b, p, q, style, out)) return false;
-    p = q;
-    while (p < n && b[p] === SP) p++;
-  }
-  return parseTailB(b, p, out, n);
+  if (!parseCommPidB(b, start, e, out)) return -1;
+  return j;
 }
 
 /** The argument text of a parsed line, as a string (made here for lines framed on bytes). */

@@ -4,7 +4,7 @@
  * no pairs); their system is guessed from the name prefix when unambiguous.
  */
 import type { EventFields } from '../../decoded_event.ts';
-import { flat, parseGeneric, parseGenericRange, RANGE_PARSERS, sameChars } from './generic.ts';
+import { asciiBytes, flat, parseGeneric, parseGenericRange, RANGE_PARSERS, sameChars, type ByteKey } from './generic.ts';
 import {
   parseSchedMigrateTask,
   parseSchedProcessExit,
@@ -184,6 +184,8 @@ export interface EventNameInfo {
   readonly parse: RangeParser;
   /** Hash of the name's characters (nameHash). */
   readonly hash: number;
+  /** The name as bytes, for comparing a line's bytes with it (parseTailB). */
+  readonly bytes: ByteKey;
 }
 
 /** Running hash of an event name's characters: h = nameHashStep(h, c), starting at 0. */
@@ -220,7 +222,7 @@ const nameBuckets: EventNameInfo[][] = Array.from({ length: NAME_BUCKETS }, () =
 let nameCount = 0;
 
 function newNameInfo(name: string, hash: number): EventNameInfo {
-  return { name, system: systemOf(name), parse: rangeParserFor(name), hash };
+  return { name, system: systemOf(name), parse: rangeParserFor(name), hash, bytes: asciiBytes(name) };
 }
 
 /** The record of the event name t[s, e) whose nameHash is `hash`. */

@@ -267,6 +267,22 @@ export function sameBytes(b: Uint8Array, s: number, key: ByteKey): boolean {
   return (n & 3) === 0 || dv.getInt32(s + n - 4, true) === w[full];
 }
 
+/** Whether b[s, s + n) equals b[t, t + n) (both ranges inside b). */
+export function sameRangeB(b: Uint8Array, s: number, t: number, n: number): boolean {
+  if (n < 4) {
+    for (let k = 0; k < n; k++) if (b[s + k] !== b[t + k]) return false;
+    return true;
+  }
+  if (b !== viewOf) {
+    viewOf = b;
+    view = new DataView(b.buffer, b.byteOffset, b.byteLength);
+  }
+  const dv = view;
+  const last = n - 4;
+  for (let i = 0; i < last; i += 4) if (dv.getInt32(s + i, true) !== dv.getInt32(t + i, true)) return false;
+  return dv.getInt32(s + last, true) === dv.getInt32(t + last, true);
+}
+
 /** Index of byte `c` in b[s, e), or -1. */
 export function indexOfByte(b: Uint8Array, c: number, s: number, e: number): number {
   for (let i = s; i < e; i++) if (b[i] === c) return i;

@@ -19,7 +19,7 @@
  */
 import { TRACE_FLAGS as F } from '../decoded_event.ts';
 import { eventNameAt, eventNameInfo, nameHashStep, type EventNameInfo } from './fields/index.ts';
-import { flat, latin1, RangeMemo, sameBytes } from './fields/generic.ts';
+import { flat, latin1, newMutableByteKey, RangeMemo, sameBytes, setByteKey } from './fields/generic.ts';
 
 /** How the flags column is to be read. */
 export type FlagStyle = 'kernel' | 'libtraceevent';
@@ -629,36 +629,18 @@ export function parseNormalLineB(b: Uint8Array, style: FlagStyle, out: EventLine
  * The reading of a head depends on its bytes alone, so equal bytes give the
  * same reading.
  */
-const HEAD_MAX = 128;
-const lastHead = { n: 0, bytes: new Uint8Array(HEAD_MAX), words: new Int32Array(HEAD_MAX / 4 + 1) };
+const lastHead = newMutableByteKey(128);
 let headCpu = 0;
 let headTgid: number | null = null;
 let headComm: string | null = null;
 let headPid = 0;
 
 function rememberHead(b: Uint8Array, s: number, j: number, out: EventLine): void {
-  const len = j - s + 1;
-  if (len > HEAD_MAX || len < 4) {
-    lastHead.n = 0;
-    return;
-  }
-  const bytes = lastHead.bytes;
-  for (let k = 0; k < len; k++) bytes[k] = b[s + k]!;
-  // The words sameBytes compares: at 0, 4, 8, ... and a last one at len - 4.
-  const words = lastHead.words;
-  const full = len >> 2;
-  for (let w = 0; w < full; w++) words[w] = wordAt(bytes, w * 4);
-  if ((len & 3) !== 0) words[full] = wordAt(bytes, len - 4);
-  lastHead.n = len;
+  setByteKey(lastHead, b, s, j - s + 1);
   headCpu = out.cpu;
   headTgid = out.tgid;
   headComm = out.comm;
   headPid = out.pid;
-}
-
-/** The little-endian int32 at bytes[i] (DataView.getInt32(i, true)). */
-function wordAt(bytes: Uint8Array, i: number): number {
-  return bytes[i]! | (bytes[i + 1]! << 8) | (bytes[i + 2]! << 16) | (bytes[i + 3]! << 24);
 }
 
 /**

@@ -235,12 +235,43 @@ export function asciiBytes(s: string): ByteKey {
     const c = s.charCodeAt(i);
     bytes[i] = c < 128 ? c : 0xff;
   }
-  const full = n >> 2;
-  const words = new Int32Array(n < 4 ? 0 : full + (n & 3 ? 1 : 0));
-  const dv = new DataView(bytes.buffer);
-  for (let i = 0; i < full; i++) words[i] = dv.getInt32(i * 4, true);
-  if (n >= 4 && n & 3) words[full] = dv.getInt32(n - 4, true);
+  const words = new Int32Array(n < 4 ? 0 : (n >> 2) + (n & 3 ? 1 : 0));
+  setKeyWords(bytes, n, words);
   return { n, bytes, words };
+}
+
+/** A ByteKey rewritten in place (setByteKey): a key that changes often, without allocating. */
+export interface MutableByteKey extends ByteKey {
+  n: number;
+}
+
+export function newMutableByteKey(capacity: number): MutableByteKey {
+  return { n: 0, bytes: new Uint8Array(capacity), words: new Int32Array((capacity >> 2) + 1) };
+}
+
+/** Makes key the bytes b[s, s + n); if they do not fit, key becomes empty (n = 0, matches nothing here). */
+export function setByteKey(key: MutableByteKey, b: Uint8Array, s: number, n: number): void {
+  const bytes = key.bytes;
+  if (n > bytes.length || n < 4) {
+    key.n = 0;
+    return;
+  }
+  for (let k = 0; k < n; k++) bytes[k] = b[s + k]!;
+  setKeyWords(bytes, n, key.words);
+  key.n = n;
+}
+
+/** ByteKey.words of bytes[0, n) (n >= 4: the words; else nothing). */
+function setKeyWords(bytes: Uint8Array, n: number, words: Int32Array): void {
+  if (n < 4) return;
+  const full = n >> 2;
+  for (let i = 0; i < full; i++) words[i] = wordAt(bytes, i * 4);
+  if (n & 3) words[full] = wordAt(bytes, n - 4);
+}
+
+/** The little-endian int32 at bytes[i] (DataView.getInt32(i, true)). */
+function wordAt(bytes: Uint8Array, i: number): number {
+  return bytes[i]! | (bytes[i + 1]! << 8) | (bytes[i + 2]! << 16) | (bytes[i + 3]! << 24);
 }
 
 /** A DataView over the last block compared against (blocks change once per ~1 MB). */

@@ -13,6 +13,8 @@
  *   npm run bench -- --only ingest        one part (repeatable: --only ingest --only ui)
  *   npm run bench -- --no-trace-cmd       skip the trace-cmd comparison runs
  *   npm run bench -- --dat-only           ingest part on the trace.dat files only (a shorter re-run)
+ *   npm run bench -- --ratio-runs N       (trace-cmd, ingest) pairs per trace.dat file; the ratio
+ *                                         is their median (default 3, 1 with --quick)
  *
  * Prints a table of figures and writes bench/out/results.json (or
  * results.quick.json for --quick).

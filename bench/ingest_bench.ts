@@ -264,12 +264,18 @@ export async function benchIngest(set: LargeTraceSet, opts: IngestBenchOptions =
       row.pairs = [{ traceCmdS: row.traceCmd.wallS, ingestS: row.ingest.totalS }];
       for (let k = 2; k <= (opts.ratioRuns ?? 3); k++) {
         const tc = await timeTraceCmd(t.file, timeoutMs);
-        if (tc.error) break;
+        if (tc.error) {
+          notes.push(`${t.label}: pair ${k}: ${tc.error}`);
+          break;
+        }
         const dataDir = path.join(OUT_DIR, `tmp-data-${process.pid}`);
         await fsp.rm(dataDir, { recursive: true, force: true });
         const ing = await runChild(['ingest', t.file, dataDir], timeoutMs);
         await fsp.rm(dataDir, { recursive: true, force: true });
-        if (!ing.ok || !ing.summary) break;
+        if (!ing.ok || !ing.summary) {
+          notes.push(`${t.label}: pair ${k}: ingest failed: ${ing.error}`);
+          break;
+        }
         const pair = { traceCmdS: tc.wallS, ingestS: ing.summary.seconds.total };
         row.pairs.push(pair);
         log(`   pair ${k}      : trace-cmd ${pair.traceCmdS.toFixed(1)} s, ingest ${pair.ingestS.toFixed(1)} s -> ${(pair.traceCmdS / pair.ingestS).toFixed(2)}x`);

@@ -209,6 +209,8 @@ export async function benchIngest(set: LargeTraceSet, opts: IngestBenchOptions =
   await fsp.rm(warmDir, { recursive: true, force: true });
   if (!warm.ok) throw new Error(`ingest warm-up failed: ${warm.error}`);
   log(`warm-up (worker bundles and table layout for this code, once per install): ${warm.wallS.toFixed(1)} s`);
+  /** Data directory of an ingest whose model is not kept (deleted after each). */
+  const scratchDataDir = path.join(OUT_DIR, `tmp-data-${process.pid}`);
   for (const t of targetsOf(set, opts.datOnly)) {
     const bytes = fs.statSync(t.file).size;
     const row: IngestRow = { label: t.label, file: path.relative(ROOT, t.file), format: '', bytes, events: t.events, ingest: null, decode: null, traceCmd: null };
@@ -239,7 +241,7 @@ export async function benchIngest(set: LargeTraceSet, opts: IngestBenchOptions =
 
     // 3. the full ingest into a fresh data directory
     if (!t.decodeOnly) {
-      const dataDir = t.keepModel ? modelDataDir(set) : path.join(OUT_DIR, `tmp-data-${process.pid}`);
+      const dataDir = t.keepModel ? modelDataDir(set) : scratchDataDir;
       if (!t.keepModel) await fsp.rm(dataDir, { recursive: true, force: true });
       load0 = os.loadavg()[0]!;
       const ing = await runChild(['ingest', t.file, dataDir], timeoutMs);
@@ -268,10 +270,9 @@ export async function benchIngest(set: LargeTraceSet, opts: IngestBenchOptions =
           notes.push(`${t.label}: pair ${k}: ${tc.error}`);
           break;
         }
-        const dataDir = path.join(OUT_DIR, `tmp-data-${process.pid}`);
-        await fsp.rm(dataDir, { recursive: true, force: true });
-        const ing = await runChild(['ingest', t.file, dataDir], timeoutMs);
-        await fsp.rm(dataDir, { recursive: true, force: true });
+        await fsp.rm(scratchDataDir, { recursive: true, force: true });
+        const ing = await runChild(['ingest', t.file, scratchDataDir], timeoutMs);
+        await fsp.rm(scratchDataDir, { recursive: true, force: true });
         if (!ing.ok || !ing.summary) {
           notes.push(`${t.label}: pair ${k}: ingest failed: ${ing.error}`);
           break;

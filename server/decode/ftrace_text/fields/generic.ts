@@ -278,6 +278,15 @@ function wordAt(bytes: Uint8Array, i: number): number {
 let viewOf: Uint8Array | null = null;
 let view: DataView = new DataView(new ArrayBuffer(8));
 
+/** The DataView over b, made once per block. */
+function viewOfBlock(b: Uint8Array): DataView {
+  if (b !== viewOf) {
+    viewOf = b;
+    view = new DataView(b.buffer, b.byteOffset, b.byteLength);
+  }
+  return view;
+}
+
 /** Whether b[s, s + key.n) equals key. */
 export function sameBytes(b: Uint8Array, s: number, key: ByteKey): boolean {
   const n = key.n;
@@ -287,11 +296,7 @@ export function sameBytes(b: Uint8Array, s: number, key: ByteKey): boolean {
     for (let k = 0; k < n; k++) if (b[s + k] !== kb[k]) return false;
     return true;
   }
-  if (b !== viewOf) {
-    viewOf = b;
-    view = new DataView(b.buffer, b.byteOffset, b.byteLength);
-  }
-  const dv = view;
+  const dv = viewOfBlock(b);
   const w = key.words;
   const full = n >> 2;
   for (let i = 0; i < full; i++) if (dv.getInt32(s + i * 4, true) !== w[i]) return false;
@@ -304,11 +309,7 @@ export function sameRangeB(b: Uint8Array, s: number, t: number, n: number): bool
     for (let k = 0; k < n; k++) if (b[s + k] !== b[t + k]) return false;
     return true;
   }
-  if (b !== viewOf) {
-    viewOf = b;
-    view = new DataView(b.buffer, b.byteOffset, b.byteLength);
-  }
-  const dv = view;
+  const dv = viewOfBlock(b);
   const last = n - 4;
   for (let i = 0; i < last; i += 4) if (dv.getInt32(s + i, true) !== dv.getInt32(t + i, true)) return false;
   return dv.getInt32(s + last, true) === dv.getInt32(t + last, true);

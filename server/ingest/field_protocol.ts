@@ -32,8 +32,14 @@ export interface FieldWorkerInput {
   control: SharedArrayBuffer;
   /** The store worker's control buffer (store_protocol.ts): FIELD_CHUNKS_CONSUMED, FAILED. */
   storeControl: SharedArrayBuffer;
-  /** Where the chunks go: the store worker's end is its `fieldChannel`. */
+  /**
+   * Where the chunks go: the store worker's end is its `fieldChannel`. The
+   * store sends each chunk's buffer back on it (ArrayBuffer[] messages,
+   * recycled_buffers.ts).
+   */
   storePort: MessagePort;
+  /** Where each batch's buffers go back to the main thread once decoded. */
+  batchReturn: MessagePort;
 }
 
 /** Main thread -> field worker. */

@@ -16,6 +16,7 @@ import { latin1 } from '../decode/ftrace_text/fields/generic.ts';
 import { directTextWriter, textFieldParser, type TextFieldParser } from '../decode/ftrace_text/raw_text_fields.ts';
 import type { KvColumnWriter } from '../decode/ftrace_text/fields/kv_columns.ts';
 import { compileRawFieldReaders } from '../decode/trace_dat/raw_field_readers.ts';
+import type { BufferSource } from '../model/buffer_source.ts';
 import { ColumnChunk, chunkTransferList, type ChunkData } from '../model/column_chunk.ts';
 import { writeFtraceEventRow } from '../model/model_builder.ts';
 import { FTRACE_EVENT_TABLE, unpackCommon } from '../model/model_layout.ts';
@@ -24,6 +25,7 @@ import { TableRowWriter, TypedRows } from '../model/typed_rows.ts';
 import { typedTableFor } from '../model/typed_tables.ts';
 import { BATCHES_CONSUMED, FIELD_FAILED, type FieldToStore, type FieldWorkerInput, type FromFieldWorker, type ToFieldWorker } from './field_protocol.ts';
 import { FAILED, FIELD_CHUNKS_CONSUMED, MAX_IN_FLIGHT } from './store_protocol.ts';
+import { RecycledBuffers, sendBuffersBack } from './recycled_buffers.ts';
 import { waitForCounter } from './wait_for_counter.ts';
 
 const input = workerData as FieldWorkerInput;
@@ -61,7 +63,9 @@ try {
     toStore({ type: 'chunk', table, data }, chunkTransferList(data));
     posted++;
   };
-  const typed = new TypedRows(input.layout, postChunk);
+  // The store sends each chunk's buffer back on its port.
+  const chunkMemory = new RecycledBuffers(storePort);
+  const typed = new TypedRows(input.layout, postChunk, chunkMemory);
   typed.setBase(BigInt(input.tsBaseNs));
   const tables = new Set(input.tables);
   const writerFor = (name: string): TableRowWriter | null => {
@@ -69,7 +73,7 @@ try {
     const target = table !== null && tables.has(table) ? typed.target(table) : undefined;
     return target ? new TableRowWriter(typed, target, name) : null;
   };
-  const decoder = input.spec.format === 'text' ? textDecoder(typed, writerFor, postChunk) : traceDatDecoder(writerFor);
+  const decoder = input.spec.format === 'text' ? textDecoder(typed, writerFor, postChunk, chunkMemory) : traceDatDecoder(writerFor);
 
   port.on('message', (m: ToFieldWorker) => {
     if (failed) return;
@@ -78,6 +82,8 @@ try {
         decoder.decode(new RecordBatchReader(m.batch));
         Atomics.add(control, BATCHES_CONSUMED, 1);
         Atomics.notify(control, BATCHES_CONSUMED);
+        // Decoded into rows (nothing keeps a view of it): main fills it again.
+        sendBuffersBack(input.batchReturn, [m.batch.ints, m.batch.nums, m.batch.bytes]);
       } else if (m.type === 'finish') {
         decoder.finish();
         typed.flush();
@@ -127,9 +133,10 @@ function textDecoder(
   typed: TypedRows,
   writerFor: (name: string) => TableRowWriter | null,
   postChunk: (table: number, data: ChunkData) => void,
+  chunkMemory: BufferSource,
 ): BatchDecoder {
   const names: ({ parse: TextFieldParser; rows: TableRowWriter; direct: KvColumnWriter | null } | undefined)[] = [];
-  const ftraceEvent = new ColumnChunk(input.layout.ftraceEvent, (d) => postChunk(FTRACE_EVENT_TABLE, d));
+  const ftraceEvent = new ColumnChunk(input.layout.ftraceEvent, (d) => postChunk(FTRACE_EVENT_TABLE, d), chunkMemory);
   let held: { id: number; ts: number; cpu: number; utid: number; nameId: number; common: number | null; where: number; raw: string } | null = null;
   const flushHeld = () => {
     if (held === null) return;

@@ -6,6 +6,7 @@
  * end, waits until the field worker has handed everything to the store.
  */
 import { MessageChannel, Worker } from 'node:worker_threads';
+import type { BufferSource } from '../model/buffer_source.ts';
 import type { RawRecordTarget, RawSpec } from '../model/model_builder.ts';
 import type { ModelLayout } from '../model/model_layout.ts';
 import { batchTransferList, type RecordBatchData } from '../model/record_batch.ts';
@@ -18,6 +19,7 @@ import {
   type ToFieldWorker,
 } from './field_protocol.ts';
 import type { StoreWorkerClient } from './store_worker_client.ts';
+import { RecycledBuffers } from './recycled_buffers.ts';
 import { waitForCounter } from './wait_for_counter.ts';
 import { workerEntry } from './worker_bundle.ts';
 import { workerReplies, type WorkerReplies } from './worker_replies.ts';
@@ -28,6 +30,9 @@ export class FieldWorkerClient implements RawRecordTarget {
   private readonly counters = new Int32Array(new SharedArrayBuffer(8));
   private posted = 0;
   private closed: Promise<void> | null = null;
+  /** The batches' buffers come back on this channel once decoded. */
+  private readonly batchChannel = new MessageChannel();
+  private readonly returned = new RecycledBuffers(this.batchChannel.port1);
 
   private constructor(
     private readonly layout: ModelLayout,
@@ -38,6 +43,10 @@ export class FieldWorkerClient implements RawRecordTarget {
   /** Ready to start the thread when the decoder offers raw records (finds or builds its bundle now). */
   static async prepare(layout: ModelLayout, store: StoreWorkerClient): Promise<FieldWorkerClient> {
     return new FieldWorkerClient(layout, store, await workerEntry('field_worker'));
+  }
+
+  get batchMemory(): BufferSource {
+    return this.returned;
   }
 
   /** Whether raw records were offered (the thread runs). */
@@ -57,8 +66,9 @@ export class FieldWorkerClient implements RawRecordTarget {
       control: this.counters.buffer as SharedArrayBuffer,
       storeControl: this.store.control,
       storePort: port1,
+      batchReturn: this.batchChannel.port2,
     };
-    this.worker = new Worker(this.workerPath, { workerData: input, transferList: [port1] });
+    this.worker = new Worker(this.workerPath, { workerData: input, transferList: [port1, this.batchChannel.port2] });
     this.replies = workerReplies<FromFieldWorker>(this.worker, 'field worker');
   }
 
@@ -90,6 +100,7 @@ export class FieldWorkerClient implements RawRecordTarget {
   /** Stops the thread. Idempotent. */
   close(): Promise<void> {
     this.closed ??= (async () => {
+      this.returned.close();
       if (!this.worker) return;
       this.worker.postMessage({ type: 'abort' } satisfies ToFieldWorker);
       await this.worker.terminate();

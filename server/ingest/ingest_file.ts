@@ -459,7 +459,7 @@ async function loadOnStoreWorker(
   }
   const fields = await FieldWorkerClient.prepare(layout, store);
   const decodeStarted = performance.now();
-  const builder = new ModelBuilder(layout, (table, data) => store.append(table, data), fields);
+  const builder = new ModelBuilder(layout, (table, data) => store.append(table, data), fields, store.chunkMemory);
   let decoded;
   let result;
   try {

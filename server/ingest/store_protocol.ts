@@ -24,6 +24,8 @@ export interface StoreWorkerInput {
   expectedLayout: ModelLayout | null;
   /** SharedArrayBuffer of 3 Int32 slots: CONSUMED, FAILED, FIELD_CHUNKS_CONSUMED. */
   control: SharedArrayBuffer;
+  /** Where the main thread's chunk buffers go back once appended (recycled_buffers.ts); the field worker's go back on its channel. */
+  chunkReturn: MessagePort;
 }
 
 /** Main thread -> worker. */

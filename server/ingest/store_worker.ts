@@ -19,6 +19,7 @@ import type { ChunkData } from '../model/column_chunk.ts';
 import { mergeDicts, sameLayout, type BuilderResult } from '../model/model_layout.ts';
 import { ModelStore } from '../model/model_store.ts';
 import type { FieldToStore } from './field_protocol.ts';
+import { sendBuffersBack } from './recycled_buffers.ts';
 import { CONSUMED, FAILED, FIELD_CHUNKS_CONSUMED, type FromStoreWorker, type StoreWorkerInput, type ToStoreWorker } from './store_protocol.ts';
 
 const input = workerData as StoreWorkerInput;
@@ -56,11 +57,14 @@ try {
     fail(err);
   };
 
-  // Appends a chunk and tells its producer (counter: CONSUMED or FIELD_CHUNKS_CONSUMED).
-  const appendChunk = (table: number, data: ChunkData, counter: number) => {
+  // Appends a chunk, tells its producer (counter: CONSUMED or
+  // FIELD_CHUNKS_CONSUMED) and sends the buffer back for its next chunk
+  // (DuckDB copied the values).
+  const appendChunk = (table: number, data: ChunkData, counter: number, back: MessagePort) => {
     store.append(table, data);
     Atomics.add(control, counter, 1);
     Atomics.notify(control, counter);
+    sendBuffersBack(back, [data.buffer]);
   };
 
   // The field worker's channel, if it has one: its chunks, then `end`.
@@ -79,7 +83,7 @@ try {
     if (failed || !field) return;
     try {
       if (m.type === 'chunk') {
-        appendChunk(m.table, m.data, FIELD_CHUNKS_CONSUMED);
+        appendChunk(m.table, m.data, FIELD_CHUNKS_CONSUMED, field.port);
         return;
       }
       field.end = m;
@@ -94,7 +98,7 @@ try {
     if (failed) return;
     try {
       if (m.type === 'chunk') {
-        appendChunk(m.table, m.data, CONSUMED);
+        appendChunk(m.table, m.data, CONSUMED, input.chunkReturn);
         return;
       }
       if (m.type === 'fieldChannel') {
@@ -106,6 +110,7 @@ try {
         failed = true;
         closeQuietly(db);
         field?.port.close();
+        input.chunkReturn.close();
         port.close();
         return;
       }

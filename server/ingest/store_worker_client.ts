@@ -6,7 +6,8 @@
  * DuckDB in a new thread and creating the schema (~0.35 s) overlaps with
  * hashing instead of delaying the first event.
  */
-import { Worker, type MessagePort } from 'node:worker_threads';
+import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads';
+import type { BufferSource } from '../model/buffer_source.ts';
 import { chunkTransferList, type ChunkData } from '../model/column_chunk.ts';
 import { SCHEMA_SQL_PATH, type BuilderResult, type ModelLayout, type WriterSummary } from '../model/model_store.ts';
 import {
@@ -18,6 +19,7 @@ import {
   type StoreWorkerInput,
   type ToStoreWorker,
 } from './store_protocol.ts';
+import { RecycledBuffers } from './recycled_buffers.ts';
 import { waitForCounter } from './wait_for_counter.ts';
 import { workerReplies, type WorkerReplies } from './worker_replies.ts';
 import { workerEntry } from './worker_bundle.ts';
@@ -40,6 +42,7 @@ export class StoreWorkerClient {
     private readonly worker: Worker,
     private readonly counters: Int32Array,
     private readonly replies: WorkerReplies<FromStoreWorker>,
+    private readonly returned: RecycledBuffers,
   ) {}
 
   /** Starts the worker: it opens the database and creates the schema right away. */
@@ -48,9 +51,15 @@ export class StoreWorkerClient {
     // tsx's loader) is the fallback if esbuild cannot run.
     const workerPath = await workerEntry('store_worker');
     const control = new SharedArrayBuffer(CONTROL_BYTES);
-    const input: StoreWorkerInput = { ...target, schemaSqlPath: SCHEMA_SQL_PATH, control, expectedLayout };
-    const worker = new Worker(workerPath, { workerData: input });
-    return new StoreWorkerClient(worker, new Int32Array(control), workerReplies<FromStoreWorker>(worker, 'store worker'));
+    const { port1, port2 } = new MessageChannel();
+    const input: StoreWorkerInput = { ...target, schemaSqlPath: SCHEMA_SQL_PATH, control, expectedLayout, chunkReturn: port2 };
+    const worker = new Worker(workerPath, { workerData: input, transferList: [port2] });
+    return new StoreWorkerClient(worker, new Int32Array(control), workerReplies<FromStoreWorker>(worker, 'store worker'), new RecycledBuffers(port1));
+  }
+
+  /** Buffers for the chunks posted here: the worker sends each back once appended. */
+  get chunkMemory(): BufferSource {
+    return this.returned;
   }
 
   /** The tables' layout, once the schema exists. */
@@ -113,6 +122,7 @@ export class StoreWorkerClient {
         await this.replies.exited(1000);
       }
       await this.worker.terminate();
+      this.returned.close();
     })();
     return this.closed;
   }

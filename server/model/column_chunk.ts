@@ -13,6 +13,8 @@
  * high-volume strings are interned by the caller (model_builder.ts).
  */
 
+import { NEW_BUFFERS, type BufferSource } from './buffer_source.ts';
+
 export type ColumnKind = 'i32' | 'i64' | 'f64' | 'str' | 'bool';
 
 export interface ColumnSpec {
@@ -98,6 +100,7 @@ export class ColumnChunk {
   constructor(
     readonly columns: readonly ColumnSpec[],
     private readonly onChunk: (data: ChunkData) => void,
+    private readonly memory: BufferSource = NEW_BUFFERS,
   ) {
     this.allocate();
   }
@@ -112,7 +115,7 @@ export class ColumnChunk {
     }
     const validityStart = size;
     size += this.columns.length * (CHUNK_ROWS / 8);
-    const buffer = new ArrayBuffer(size);
+    const buffer = this.memory.take(size);
     new Uint32Array(buffer, validityStart).fill(0xffffffff);
     this.buffer = buffer;
     this.buffers = this.columns.map((c, i) => {
@@ -208,7 +211,7 @@ export class ColumnChunk {
       })),
     };
     this.rows = 0;
-    // Fresh buffers: the old ones may be transferred to another thread.
+    // Another buffer: the old one may be transferred to another thread.
     this.allocate();
     this.onChunk(data);
   }

@@ -28,6 +28,7 @@ import type {
 } from '../decode/decoded_event.ts';
 import { ColumnChunk, type ChunkData } from './column_chunk.ts';
 import { ARGS_TABLE, FTRACE_EVENT_TABLE, packCommon, type BuilderResult, type ModelLayout, type ThreadInfo } from './model_layout.ts';
+import { NEW_BUFFERS, type BufferSource } from './buffer_source.ts';
 import { COMMON_NULL, RecordBatchWriter, type RecordBatchData } from './record_batch.ts';
 import { TableRowWriter, TypedRows, commonOf, type TypedTarget } from './typed_rows.ts';
 import { typedTableFor } from './typed_tables.ts';
@@ -72,6 +73,8 @@ export interface RawRecordTarget {
   /** Called once, before the first batch: how to decode fields, the ts base, and which tables the batches fill. */
   start(spec: RawSpec, tsBaseNs: bigint, tables: string[]): void;
   batch(b: RecordBatchData): void;
+  /** Where batches get their buffers (the ones the field worker sent back). */
+  readonly batchMemory?: BufferSource;
 }
 
 /** Page bytes per text batch: a block of lines is up to 1 MiB (decompress.ts READ_CHUNK_BYTES). */
@@ -122,10 +125,12 @@ export class ModelBuilder implements DirectRowSink, RawRecordSink, RawTextSink {
     layout: ModelLayout,
     onChunk: (table: number, data: ChunkData) => void,
     private readonly rawTarget: RawRecordTarget | null = null,
+    /** Where chunks get their buffers (the ones the store worker sent back). */
+    chunkMemory: BufferSource = NEW_BUFFERS,
   ) {
-    this.ftraceEvent = new ColumnChunk(layout.ftraceEvent, (d) => onChunk(FTRACE_EVENT_TABLE, d));
-    this.args = new ColumnChunk(layout.args, (d) => onChunk(ARGS_TABLE, d));
-    this.typed = new TypedRows(layout, onChunk);
+    this.ftraceEvent = new ColumnChunk(layout.ftraceEvent, (d) => onChunk(FTRACE_EVENT_TABLE, d), chunkMemory);
+    this.args = new ColumnChunk(layout.args, (d) => onChunk(ARGS_TABLE, d), chunkMemory);
+    this.typed = new TypedRows(layout, onChunk, chunkMemory);
     this.lastThread = this.threadOf(0); // utid 0 is the idle task
   }
 
@@ -177,7 +182,7 @@ export class ModelBuilder implements DirectRowSink, RawRecordSink, RawTextSink {
     if (target === null || !this.headerInfo) return null;
     const taken = new Map(spec.formats.filter((f) => this.rawTable(f.name) !== null).map((f) => [f.id, f]));
     if (taken.size === 0) return null;
-    const batches = (this.rawBatches = new RecordBatchWriter((b) => target.batch(b)));
+    const batches = (this.rawBatches = new RecordBatchWriter((b) => target.batch(b), undefined, target.batchMemory));
     target.start(spec, this.headerInfo.tsBaseNs, [...new Set([...taken.values()].map((f) => this.rawTable(f.name)!))]);
     const byFormat: (EventNameInfo | undefined)[] = [];
     return {
@@ -206,7 +211,7 @@ export class ModelBuilder implements DirectRowSink, RawRecordSink, RawTextSink {
     if (target === null || !this.headerInfo) return null;
     const tables = this.typed.tables().filter(rowsNeedOnlyFields);
     if (tables.length === 0) return null;
-    const batches = (this.rawBatches = new RecordBatchWriter((b) => target.batch(b), TEXT_BATCH_BYTES));
+    const batches = (this.rawBatches = new RecordBatchWriter((b) => target.batch(b), TEXT_BATCH_BYTES, target.batchMemory));
     target.start({ format: 'text' }, this.headerInfo.tsBaseNs, tables);
     // The batches' reader is told a name with its first event.
     const nameOf = (name: string, system: string | null): EventNameInfo => {

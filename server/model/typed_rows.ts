@@ -11,6 +11,7 @@
  */
 import type { DirectColumnKind, DirectRowColumns, EventFields, FieldValue } from '../decode/decoded_event.ts';
 import { ColumnChunk, type ChunkData } from './column_chunk.ts';
+import { NEW_BUFFERS, type BufferSource } from './buffer_source.ts';
 import { FIRST_TYPED_TABLE, packCommon, type ModelLayout, type TypedTableLayout } from './model_layout.ts';
 
 const TWO_32 = 4294967296;
@@ -31,12 +32,12 @@ export class TypedRows {
   private readonly targets = new Map<string, TypedTarget>();
   private readonly dicts: Map<string, number>[];
 
-  constructor(layout: ModelLayout, onChunk: (table: number, data: ChunkData) => void) {
+  constructor(layout: ModelLayout, onChunk: (table: number, data: ChunkData) => void, memory: BufferSource = NEW_BUFFERS) {
     this.dicts = Array.from({ length: layout.dictCount }, () => new Map<string, number>());
     layout.typed.forEach((t, i) => {
       this.targets.set(t.table, {
         layout: t,
-        chunk: new ColumnChunk(t.columns, (d) => onChunk(FIRST_TYPED_TABLE + i, d)),
+        chunk: new ColumnChunk(t.columns, (d) => onChunk(FIRST_TYPED_TABLE + i, d), memory),
         writeFields: compileFieldWriter(t),
       });
     });

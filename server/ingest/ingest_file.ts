@@ -299,11 +299,22 @@ async function buildIntoPlace(x: {
       }
     }
     // --force replaces: the old trace is moved aside first, so a reader may
-    // briefly find none, but never a half-built one.
-    const old = `${finalDir}.old-${process.pid}`;
-    await fs.rm(old, { recursive: true, force: true });
+    // briefly find none, but never a half-built one. The aside name is this
+    // build's own: two ingests in one process must not share it.
+    const old = `${finalDir}.old-${path.basename(workDir)}`;
     await fs.rename(finalDir, old).catch(() => undefined);
-    await fs.rename(workDir, finalDir);
+    try {
+      await fs.rename(workDir, finalDir);
+    } catch (err) {
+      // Another ingest of the same content put its complete trace there
+      // between the check above and this rename: keep theirs.
+      const code = (err as NodeJS.ErrnoException).code;
+      const theirs = code === 'ENOTEMPTY' || code === 'EEXIST' ? await reuseExisting(finalDir, id, x.sizeBytes, report) : null;
+      if (!theirs) throw err;
+      await work.discard();
+      await fs.rm(old, { recursive: true, force: true });
+      return theirs;
+    }
     await fs.rm(old, { recursive: true, force: true });
     report({ phase: 'done', bytesDone: x.sizeBytes, bytesTotal: x.sizeBytes, events: summary.eventsTotal });
     return { id, dbPath: path.join(finalDir, 'trace.duckdb'), summary, reused: false };

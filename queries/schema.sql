@@ -166,7 +166,11 @@ LEFT JOIN _string v ON v.sid = a.string_sid;
 -- that costs nothing when the column is not selected, and the event's
 -- common_flags and preempt_count (packed in one `common` column) and
 -- source_where are kept for `ftrace_event` (its name comes from the `event`
--- column, or is the table's one event). Query the views.
+-- column, or is the table's one event). In `_stage_<table>`, id, ts, cpu
+-- and utid are columns of their own and all the others are fields of one
+-- STRUCT column `f` (DuckDB keeps no distinct-count statistics for STRUCT
+-- fields, which makes loading cheaper; see server/model/model_store.ts).
+-- Query the views.
 -- ---------------------------------------------------------------------------
 
 -- kswapd going to sleep on a node.

@@ -10,6 +10,7 @@ import {
   DOUBLE,
   DuckDBDataChunk,
   INTEGER,
+  STRUCT,
   VARCHAR,
   type DuckDBAppender,
   type DuckDBConnection,
@@ -42,18 +43,26 @@ export class ColumnAppender {
   count = 0;
   private chunksSinceFlush = 0;
 
+  /**
+   * `structFrom`: columns from this index on are the fields of the table's
+   * last column, a STRUCT (model_store.ts stores typed tables so); the
+   * chunks stay flat.
+   */
   private constructor(
     private readonly appender: DuckDBAppender,
     readonly columns: readonly ColumnSpec[],
+    private readonly structFrom: number,
   ) {
+    const plain = columns.slice(0, structFrom).map((c) => DUCK_TYPE[c.kind]);
+    const fields = columns.slice(structFrom);
     this.chunk = DuckDBDataChunk.create(
-      columns.map((c) => DUCK_TYPE[c.kind]),
+      fields.length === 0 ? plain : [...plain, STRUCT(Object.fromEntries(fields.map((c) => [c.name, DUCK_TYPE[c.kind]])))],
       CHUNK_ROWS,
     );
   }
 
-  static async create(connection: DuckDBConnection, table: string, columns: readonly ColumnSpec[]): Promise<ColumnAppender> {
-    return new ColumnAppender(await connection.createAppender(table), columns);
+  static async create(connection: DuckDBConnection, table: string, columns: readonly ColumnSpec[], structFrom = columns.length): Promise<ColumnAppender> {
+    return new ColumnAppender(await connection.createAppender(table), columns, structFrom);
   }
 
   append(data: ChunkData): void {
@@ -61,9 +70,11 @@ export class ColumnAppender {
     const chunk = this.chunk;
     chunk.reset();
     duckdb.data_chunk_set_size(chunk.chunk, n);
+    const structFrom = this.structFrom;
+    const struct = structFrom < data.columns.length ? duckdb.data_chunk_get_vector(chunk.chunk, structFrom) : null;
     for (let c = 0; c < data.columns.length; c++) {
       const col = data.columns[c];
-      const vector = duckdb.data_chunk_get_vector(chunk.chunk, c);
+      const vector = c < structFrom ? duckdb.data_chunk_get_vector(chunk.chunk, c) : duckdb.struct_vector_get_child(struct!, c - structFrom);
       const hasNull = col.validityOffset >= 0;
       if (col.kind === 'str') {
         const strings = col.strings!;

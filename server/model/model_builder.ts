@@ -99,6 +99,11 @@ const MAX_DENSE_TID = 1 << 22;
 /** Largest CPU number kept in the dense CPU index (text may name any number). */
 const MAX_DENSE_CPU = 1 << 14;
 
+/** Whether `i` is an integer index in [0, n): an entry of a dense index rather than of a Map. */
+function isIndexBelow(i: number, n: number): boolean {
+  return i === (i | 0) && i >= 0 && i < n;
+}
+
 /** A copy of `a` long enough to index `i` (at least double its length). */
 function grown(a: Int32Array<ArrayBuffer>, i: number): Int32Array<ArrayBuffer> {
   const b = new Int32Array(Math.min(MAX_DENSE_TID, Math.max(a.length * 2, i + 1)));
@@ -408,14 +413,13 @@ export class ModelBuilder implements DirectRowSink, RawRecordSink, RawTextSink {
   // ---- threads -----------------------------------------------------------
 
   private threadOf(tid: number): ThreadInfo {
-    const dense = tid === (tid | 0) && tid >= 0 && tid < this.utidByTid.length;
-    let t = dense ? this.threadList[this.utidByTid[tid]! - 1] : this.threads.get(tid);
+    let t = isIndexBelow(tid, this.utidByTid.length) ? this.threadList[this.utidByTid[tid]! - 1] : this.threads.get(tid);
     if (!t) {
       t = { utid: this.threadList.length, tid, name: null, tgid: null, forkTs: null, exitTs: null };
       this.threads.set(tid, t);
       this.threadList.push(t);
-      if (tid === (tid | 0) && tid >= 0 && tid < MAX_DENSE_TID) {
-        if (!dense) this.utidByTid = grown(this.utidByTid, tid);
+      if (isIndexBelow(tid, MAX_DENSE_TID)) {
+        if (tid >= this.utidByTid.length) this.utidByTid = grown(this.utidByTid, tid);
         this.utidByTid[tid] = t.utid + 1;
       }
     }
@@ -425,13 +429,13 @@ export class ModelBuilder implements DirectRowSink, RawRecordSink, RawTextSink {
   // ---- CPUs --------------------------------------------------------------
 
   private cpuOf(cpuNo: number): [number, number, number, number] | null {
-    return (cpuNo === (cpuNo | 0) && cpuNo >= 0 && cpuNo < this.cpuSlots.length ? this.cpuSlots[cpuNo] : this.cpus.get(cpuNo)) ?? null;
+    return (isIndexBelow(cpuNo, this.cpuSlots.length) ? this.cpuSlots[cpuNo] : this.cpus.get(cpuNo)) ?? null;
   }
 
   private newCpu(cpuNo: number, ts: number): void {
     const cpu: [number, number, number, number] = [cpuNo, 1, ts, ts];
     this.cpus.set(cpuNo, cpu);
-    if (cpuNo === (cpuNo | 0) && cpuNo >= 0 && cpuNo < MAX_DENSE_CPU) {
+    if (isIndexBelow(cpuNo, MAX_DENSE_CPU)) {
       while (this.cpuSlots.length <= cpuNo) this.cpuSlots.push(null);
       this.cpuSlots[cpuNo] = cpu;
     }

@@ -48,6 +48,11 @@ const STORAGE_EXTRA_COLUMNS: ColumnSpec[] = [
  */
 const KEY_COLUMNS = 4;
 
+/** Column definitions for CREATE TABLE or STRUCT(...). */
+function columnDdl(specs: ColumnSpec[]): string {
+  return specs.map((s) => `"${s.name}" ${s.kind === 'i32' ? 'INTEGER' : s.kind === 'f64' ? 'DOUBLE' : 'BIGINT'}`).join(', ');
+}
+
 /** How the view and ftrace_event select storage column `index` of a typed table (aliased `s`). */
 function stageColumn(index: number, name: string): string {
   return index < KEY_COLUMNS ? `s."${name}"` : `s.f."${name}"`;
@@ -290,8 +295,6 @@ async function createTypedStorage(engine: Engine): Promise<TypedTableLayout[]> {
     }
     const width = columns.length;
     columns.push(...STORAGE_EXTRA_COLUMNS);
-    const columnDdl = (specs: ColumnSpec[]) =>
-      specs.map((s) => `"${s.name}" ${s.kind === 'i32' ? 'INTEGER' : s.kind === 'f64' ? 'DOUBLE' : 'BIGINT'}`).join(', ');
     ddl.push(
       `DROP TABLE ${table}; CREATE TABLE _stage_${table} (${columnDdl(columns.slice(0, KEY_COLUMNS))}, f STRUCT(${columnDdl(columns.slice(KEY_COLUMNS))}));`,
     );

@@ -51,9 +51,9 @@ export const BATCH_RECORDS = 8192;
 const PAGE_SLOTS = 16;
 
 export class RecordBatchWriter {
-  private ints = new Int32Array(BATCH_RECORDS * INTS);
-  private nums = new Float64Array(BATCH_RECORDS * NUMS);
-  private bytes: Uint8Array<ArrayBuffer>;
+  private ints!: Int32Array<ArrayBuffer>;
+  private nums!: Float64Array<ArrayBuffer>;
+  private bytes!: Uint8Array<ArrayBuffer>;
   private count = 0;
   private bytePos = 0;
   private names: [number, string, string | null][] = [];
@@ -79,7 +79,18 @@ export class RecordBatchWriter {
     private readonly batchBytes = 1 << 20,
     private readonly memory: BufferSource = NEW_BUFFERS,
   ) {
-    this.bytes = new Uint8Array(batchBytes);
+    this.takeBuffers();
+  }
+
+  /**
+   * The next batch's buffers (the old ones are transferred to another
+   * thread). Every byte a batch hands on is written first, so they need not
+   * be zeroed.
+   */
+  private takeBuffers(): void {
+    this.ints = new Int32Array(this.memory.take(BATCH_RECORDS * INTS * 4, false));
+    this.nums = new Float64Array(this.memory.take(BATCH_RECORDS * NUMS * 8, false));
+    this.bytes = new Uint8Array(this.memory.take(this.batchBytes, false));
   }
 
   /** The records added next lie in buf[start, end). */
@@ -180,11 +191,7 @@ export class RecordBatchWriter {
       bytesUsed: this.bytePos,
       names: this.names,
     };
-    // Other buffers: the old ones are transferred to another thread. Every
-    // byte a batch hands on is written first, so they need not be zeroed.
-    this.ints = new Int32Array(this.memory.take(BATCH_RECORDS * INTS * 4, false));
-    this.nums = new Float64Array(this.memory.take(BATCH_RECORDS * NUMS * 8, false));
-    this.bytes = new Uint8Array(this.memory.take(this.batchBytes, false));
+    this.takeBuffers();
     this.names = [];
     this.count = 0;
     this.bytePos = 0;

@@ -44,14 +44,16 @@ export interface FieldWorkerInput {
 
 /** Main thread -> field worker. */
 export type ToFieldWorker =
+  /** Decode one trace's batches (the thread is pooled, worker_pool.ts: one job after another). */
+  | { type: 'job'; input: FieldWorkerInput }
   | { type: 'batch'; batch: RecordBatchData }
   /** No more batches: flush, send `end` to the store, reply `done`. */
   | { type: 'finish' }
-  /** Decoding failed: stop. */
+  /** Decoding failed: stop (the thread is terminated). */
   | { type: 'abort' };
 
-/** Field worker -> main thread. */
-export type FromFieldWorker = { type: 'done' } | { type: 'error'; message: string };
+/** Field worker -> main thread. `idle`: once, when the thread has loaded its code (worker_pool.ts prestart). */
+export type FromFieldWorker = { type: 'idle' } | { type: 'done' } | { type: 'error'; message: string };
 
 /** Field worker -> store worker, on the field channel. */
 export type FieldToStore =

@@ -11,7 +11,7 @@
  * (framing) -> field worker -> store worker (DuckDB), whose stages the OS
  * spreads over the cores.
  */
-import { parentPort, workerData } from 'node:worker_threads';
+import { parentPort } from 'node:worker_threads';
 import { latin1 } from '../decode/ftrace_text/fields/generic.ts';
 import { directTextWriter, textFieldParser, type TextFieldParser } from '../decode/ftrace_text/raw_text_fields.ts';
 import type { KvColumnWriter } from '../decode/ftrace_text/fields/kv_columns.ts';
@@ -28,22 +28,10 @@ import { FAILED, FIELD_CHUNKS_CONSUMED, MAX_IN_FLIGHT } from './store_protocol.t
 import { RecycledBuffers, sendBuffersBack } from './recycled_buffers.ts';
 import { waitForCounter } from './wait_for_counter.ts';
 
-const input = workerData as FieldWorkerInput;
-const control = new Int32Array(input.control);
-const storeControl = new Int32Array(input.storeControl);
-const storePort = input.storePort;
 const port = parentPort!;
 
 function reply(m: FromFieldWorker): void {
   port.postMessage(m);
-}
-
-let failed = false;
-function fail(err: unknown): void {
-  failed = true;
-  Atomics.store(control, FIELD_FAILED, 1);
-  Atomics.notify(control, BATCHES_CONSUMED);
-  reply({ type: 'error', message: (err as Error)?.message ?? String(err) });
 }
 
 /** Decodes one batch; finish() writes whatever is held back. */
@@ -54,7 +42,19 @@ interface BatchDecoder {
   unparsed: number;
 }
 
-try {
+/** One trace's batches: returns the job's message handler; onEnd() once its last chunk went to the store. */
+function startJob(input: FieldWorkerInput, onEnd: () => void): (m: ToFieldWorker) => void {
+  const control = new Int32Array(input.control);
+  const storeControl = new Int32Array(input.storeControl);
+  const storePort = input.storePort;
+  let failed = false;
+  const fail = (err: unknown) => {
+    failed = true;
+    Atomics.store(control, FIELD_FAILED, 1);
+    Atomics.notify(control, BATCHES_CONSUMED);
+    reply({ type: 'error', message: (err as Error)?.message ?? String(err) });
+    // Not reusable: the main thread terminates this thread.
+  };
   let posted = 0;
   const toStore = (m: FieldToStore, transfer: ArrayBuffer[] = []) => storePort.postMessage(m, transfer);
   const postChunk = (table: number, data: ChunkData) => {
@@ -63,19 +63,29 @@ try {
     toStore({ type: 'chunk', table, data }, chunkTransferList(data));
     posted++;
   };
-  // The store sends each chunk's buffer back on its port.
-  const chunkMemory = new RecycledBuffers(storePort);
-  const typed = new TypedRows(input.layout, postChunk, chunkMemory);
-  typed.setBase(BigInt(input.tsBaseNs));
-  const tables = new Set(input.tables);
-  const writerFor = (name: string): TableRowWriter | null => {
-    const table = typedTableFor(name);
-    const target = table !== null && tables.has(table) ? typed.target(table) : undefined;
-    return target ? new TableRowWriter(typed, target, name) : null;
-  };
-  const decoder = input.spec.format === 'text' ? textDecoder(typed, writerFor, postChunk, chunkMemory) : traceDatDecoder(writerFor);
+  let decoder: BatchDecoder;
+  let typed: TypedRows;
+  try {
+    // The store sends each chunk's buffer back on its port.
+    const chunkMemory = new RecycledBuffers(storePort);
+    typed = new TypedRows(input.layout, postChunk, chunkMemory);
+    typed.setBase(BigInt(input.tsBaseNs));
+    const tables = new Set(input.tables);
+    const writerFor = (name: string): TableRowWriter | null => {
+      const table = typedTableFor(name);
+      const target = table !== null && tables.has(table) ? typed.target(table) : undefined;
+      return target ? new TableRowWriter(typed, target, name) : null;
+    };
+    decoder =
+      input.spec.format === 'text'
+        ? textDecoder(input.layout, typed, writerFor, postChunk, chunkMemory)
+        : traceDatDecoder(input, writerFor);
+  } catch (err) {
+    fail(err);
+    return () => undefined;
+  }
 
-  port.on('message', (m: ToFieldWorker) => {
+  return (m: ToFieldWorker) => {
     if (failed) return;
     try {
       if (m.type === 'batch') {
@@ -87,41 +97,58 @@ try {
       } else if (m.type === 'finish') {
         decoder.finish();
         typed.flush();
+        // The store closes the channel once it has read `end` (closing it here could drop it); main closes batchReturn.
         toStore({ type: 'end', dicts: typed.dictLists(), unparsed: decoder.unparsed });
+        onEnd();
         reply({ type: 'done' });
-      } else {
+      } else if (m.type === 'abort') {
+        failed = true;
         storePort.close();
-        port.close();
+        port.close(); // the thread ends: an aborted one is not reused
+      } else {
+        throw new Error('field worker: a job arrived before the last one ended');
       }
     } catch (err) {
       fail(err);
     }
-  });
-
-  /** trace.dat records: readers compiled from the file's formats, by event id. */
-  function traceDatDecoder(rowsFor: (name: string) => TableRowWriter | null): BatchDecoder {
-    if (input.spec.format !== 'trace_dat') throw new Error('not a trace.dat spec');
-    const readers = compileRawFieldReaders(input.spec, rowsFor);
-    return {
-      unparsed: 0,
-      decode(r) {
-        const count = r.batch.count;
-        const bytes = r.bytes;
-        for (let i = 0; i < count; i++) {
-          const reader = readers[r.format(i)];
-          if (reader === undefined) throw new Error(`field worker: no reader for event format id ${r.format(i)}`);
-          const rows = reader.rows;
-          rows.startRow(r.id(i), r.ts(i), r.cpu(i), r.utid(i), r.common(i), r.where(i));
-          reader.read(bytes, r.offset(i), r.length(i));
-          rows.end();
-        }
-      },
-      finish() {},
-    };
-  }
-} catch (err) {
-  fail(err);
+  };
 }
+
+/** trace.dat records: readers compiled from the file's formats, by event id. */
+function traceDatDecoder(input: FieldWorkerInput, rowsFor: (name: string) => TableRowWriter | null): BatchDecoder {
+  if (input.spec.format !== 'trace_dat') throw new Error('not a trace.dat spec');
+  const readers = compileRawFieldReaders(input.spec, rowsFor);
+  return {
+    unparsed: 0,
+    decode(r) {
+      const count = r.batch.count;
+      const bytes = r.bytes;
+      for (let i = 0; i < count; i++) {
+        const reader = readers[r.format(i)];
+        if (reader === undefined) throw new Error(`field worker: no reader for event format id ${r.format(i)}`);
+        const rows = reader.rows;
+        rows.startRow(r.id(i), r.ts(i), r.cpu(i), r.utid(i), r.common(i), r.where(i));
+        reader.read(bytes, r.offset(i), r.length(i));
+        rows.end();
+      }
+    },
+    finish() {},
+  };
+}
+
+// Jobs, one after the other (worker_pool.ts keeps this thread between ingests).
+let job: ((m: ToFieldWorker) => void) | null = null;
+port.on('message', (m: ToFieldWorker) => {
+  if (m.type === 'job') {
+    const current = startJob(m.input, () => {
+      if (job === current) job = null;
+    });
+    job = current;
+    return;
+  }
+  if (job) job(m);
+});
+reply({ type: 'idle' });
 
 /**
  * Text events: each record's argument text parsed by its event's parser. An
@@ -130,13 +157,14 @@ try {
  * decodeFtraceText does.
  */
 function textDecoder(
+  layout: FieldWorkerInput['layout'],
   typed: TypedRows,
   writerFor: (name: string) => TableRowWriter | null,
   postChunk: (table: number, data: ChunkData) => void,
   chunkMemory: BufferSource,
 ): BatchDecoder {
   const names: ({ parse: TextFieldParser; rows: TableRowWriter; direct: KvColumnWriter | null } | undefined)[] = [];
-  const ftraceEvent = new ColumnChunk(input.layout.ftraceEvent, (d) => postChunk(FTRACE_EVENT_TABLE, d), chunkMemory);
+  const ftraceEvent = new ColumnChunk(layout.ftraceEvent, (d) => postChunk(FTRACE_EVENT_TABLE, d), chunkMemory);
   let held: { id: number; ts: number; cpu: number; utid: number; nameId: number; common: number | null; where: number; raw: string } | null = null;
   const flushHeld = () => {
     if (held === null) return;

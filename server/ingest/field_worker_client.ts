@@ -5,7 +5,7 @@
  * worker; this side posts record batches (with backpressure) and, at the
  * end, waits until the field worker has handed everything to the store.
  */
-import { MessageChannel, Worker } from 'node:worker_threads';
+import { MessageChannel, type Worker } from 'node:worker_threads';
 import type { BufferSource } from '../model/buffer_source.ts';
 import type { RawRecordTarget, RawSpec } from '../model/model_builder.ts';
 import type { ModelLayout } from '../model/model_layout.ts';
@@ -23,12 +23,14 @@ import { RecycledBuffers } from './recycled_buffers.ts';
 import { waitForCounter } from './wait_for_counter.ts';
 import { workerEntry } from './worker_bundle.ts';
 import { workerReplies, type WorkerReplies } from './worker_replies.ts';
+import { fieldWorkers } from './worker_pool.ts';
 
 export class FieldWorkerClient implements RawRecordTarget {
   private worker: Worker | null = null;
   private replies: WorkerReplies<FromFieldWorker> | null = null;
   private readonly counters = new Int32Array(new SharedArrayBuffer(8));
   private posted = 0;
+  private finished = false;
   private closed: Promise<void> | null = null;
   /** The batches' buffers come back on this channel once decoded. */
   private readonly batchChannel = new MessageChannel();
@@ -68,8 +70,9 @@ export class FieldWorkerClient implements RawRecordTarget {
       storePort: port1,
       batchReturn: this.batchChannel.port2,
     };
-    this.worker = new Worker(this.workerPath, { workerData: input, transferList: [port1, this.batchChannel.port2] });
+    this.worker = fieldWorkers.take(this.workerPath);
     this.replies = workerReplies<FromFieldWorker>(this.worker, 'field worker');
+    this.worker.postMessage({ type: 'job', input } satisfies ToFieldWorker, [port1, this.batchChannel.port2]);
   }
 
   /** Hands a batch over (transferred). Blocks while MAX_BATCHES_IN_FLIGHT wait in the thread's queue. */
@@ -89,6 +92,7 @@ export class FieldWorkerClient implements RawRecordTarget {
     if (!this.worker) return;
     this.worker.postMessage({ type: 'finish' } satisfies ToFieldWorker);
     await this.replies!.expect('done');
+    this.finished = true;
   }
 
   /** The thread's own error, after it flagged a failure. */
@@ -97,13 +101,18 @@ export class FieldWorkerClient implements RawRecordTarget {
     throw new Error('field worker: stopped without an error');
   }
 
-  /** Stops the thread. Idempotent. */
+  /** Ends this job: a finished one gives the thread back to the pool, otherwise it is terminated. Idempotent. */
   close(): Promise<void> {
     this.closed ??= (async () => {
       this.returned.close();
       if (!this.worker) return;
+      this.replies!.detach();
+      if (this.finished) {
+        fieldWorkers.give(this.worker, this.workerPath);
+        return;
+      }
       this.worker.postMessage({ type: 'abort' } satisfies ToFieldWorker);
-      await this.worker.terminate();
+      await fieldWorkers.discard(this.worker);
     })();
     return this.closed;
   }

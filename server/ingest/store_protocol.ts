@@ -30,16 +30,20 @@ export interface StoreWorkerInput {
 
 /** Main thread -> worker. */
 export type ToStoreWorker =
+  /** Load one trace (the thread is pooled, worker_pool.ts: one job after another). */
+  | { type: 'job'; input: StoreWorkerInput }
   | { type: 'chunk'; table: number; data: ChunkData }
   /** Chunks will also come from the field worker, on this port (field_protocol.ts FieldToStore). */
   | { type: 'fieldChannel'; port: MessagePort }
   /** Commit once the field channel (if any) has ended; the result's dictionaries are merged with the field worker's. */
   | { type: 'finish'; result: BuilderResult }
-  /** Decoding failed: close the database and exit (the work dir is deleted). */
+  /** Decoding failed: close the database (the work dir is deleted; the thread is terminated). */
   | { type: 'abort' };
 
 /** Worker -> main thread. */
 export type FromStoreWorker =
+  /** Once, when the thread has loaded its code (worker_pool.ts prestart). */
+  | { type: 'idle' }
   | { type: 'ready'; layout: ModelLayout }
   | { type: 'done'; summary: WriterSummary }
   | { type: 'error'; message: string };

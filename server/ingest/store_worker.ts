@@ -13,7 +13,7 @@
  * decodes most events' fields (field_worker.ts) and posts its chunks here on
  * a port of its own.
  */
-import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
+import { parentPort, type MessagePort } from 'node:worker_threads';
 import { openDuckDb, type Engine } from '../engine/engine.ts';
 import type { ChunkData } from '../model/column_chunk.ts';
 import { mergeDicts, sameLayout, type BuilderResult } from '../model/model_layout.ts';
@@ -22,46 +22,39 @@ import type { FieldToStore } from './field_protocol.ts';
 import { sendBuffersBack } from './recycled_buffers.ts';
 import { CONSUMED, FAILED, FIELD_CHUNKS_CONSUMED, type FromStoreWorker, type StoreWorkerInput, type ToStoreWorker } from './store_protocol.ts';
 
-const input = workerData as StoreWorkerInput;
-const control = new Int32Array(input.control);
 const port = parentPort!;
 
 function post(message: FromStoreWorker): void {
   port.postMessage(message);
 }
 
-function fail(err: unknown): void {
-  Atomics.store(control, FAILED, 1);
-  Atomics.notify(control, CONSUMED);
-  Atomics.notify(control, FIELD_CHUNKS_CONSUMED);
-  post({ type: 'error', message: (err as Error)?.message ?? String(err) });
-}
-
-let engine: Engine | null = null;
-try {
-  // One DuckDB thread: appending is this thread's work anyway, and with a
-  // second one the load took more CPU for nothing (10M-event trace.dat, five
-  // runs each: 27-33 CPU-s, median 30.2, vs 31-34, median 33.4; wall median
-  // 19.6 vs 20.7 s). Derive, later on the main thread, uses all cores.
-  engine = await openDuckDb(input.dbPath, { memoryLimit: input.memoryLimit, tempDirectory: input.tempDirectory, threads: 1 });
-  const store = await ModelStore.beginLoad(engine, input.schemaSqlPath);
-  const db = engine;
-  if (input.expectedLayout && !sameLayout(input.expectedLayout, store.layout)) {
-    // Rows built for another layout would land in the wrong columns.
-    throw new Error('the cached table layout does not match the schema (delete stallscope-layout-*.json in the OS temp dir)');
-  }
+/**
+ * One trace's load: opens its database, appends chunks as they come (from
+ * main, and from the field worker's channel), commits on `finish`. Messages
+ * that arrive while the database opens wait in `early`.
+ */
+function startJob(input: StoreWorkerInput, onEnd: () => void): (m: ToStoreWorker) => void {
+  const control = new Int32Array(input.control);
   let failed = false;
-  const failHere = (err: unknown) => {
+  let engine: Engine | null = null;
+  let store: ModelStore | null = null;
+  const early: ToStoreWorker[] = [];
+
+  const fail = (err: unknown) => {
     failed = true;
-    closeQuietly(db);
-    fail(err);
+    if (engine) closeQuietly(engine);
+    Atomics.store(control, FAILED, 1);
+    Atomics.notify(control, CONSUMED);
+    Atomics.notify(control, FIELD_CHUNKS_CONSUMED);
+    post({ type: 'error', message: (err as Error)?.message ?? String(err) });
+    // Not reusable: the main thread terminates this thread.
   };
 
   // Appends a chunk, tells its producer (counter: CONSUMED or
   // FIELD_CHUNKS_CONSUMED) and sends the buffer back for its next chunk
   // (DuckDB copied the values).
   const appendChunk = (table: number, data: ChunkData, counter: number, back: MessagePort) => {
-    store.append(table, data);
+    store!.append(table, data);
     Atomics.add(control, counter, 1);
     Atomics.notify(control, counter);
     sendBuffersBack(back, [data.buffer]);
@@ -74,10 +67,13 @@ try {
     void (async () => {
       const end = field?.end;
       if (end) result = { ...result, dicts: mergeDicts(result.dicts, end.dicts), unparsed: result.unparsed + end.unparsed };
-      const summary = await store.commitLoad(result);
-      db.close();
+      const summary = await store!.commitLoad(result);
+      engine!.close();
+      engine = null;
+      input.chunkReturn.close();
+      onEnd();
       post({ type: 'done', summary });
-    })().catch(failHere);
+    })().catch(fail);
   };
   const onFieldMessage = (m: FieldToStore) => {
     if (failed || !field) return;
@@ -90,12 +86,16 @@ try {
       field.port.close();
       if (pendingFinish) commit(pendingFinish);
     } catch (err) {
-      failHere(err);
+      fail(err);
     }
   };
 
-  port.on('message', (m: ToStoreWorker) => {
+  const handle = (m: ToStoreWorker) => {
     if (failed) return;
+    if (store === null && m.type !== 'abort') {
+      early.push(m);
+      return;
+    }
     try {
       if (m.type === 'chunk') {
         appendChunk(m.table, m.data, CONSUMED, input.chunkReturn);
@@ -108,24 +108,56 @@ try {
       }
       if (m.type === 'abort') {
         failed = true;
-        closeQuietly(db);
+        if (engine) closeQuietly(engine);
         field?.port.close();
         input.chunkReturn.close();
-        port.close();
+        port.close(); // the thread ends: an aborted one is not reused
         return;
       }
+      if (m.type === 'job') throw new Error('store worker: a job arrived before the last one ended');
       // finish: the field worker's chunks may still be queued on its port.
       if (field && !field.end) pendingFinish = m.result;
       else commit(m.result);
     } catch (err) {
-      failHere(err);
+      fail(err);
     }
-  });
-  post({ type: 'ready', layout: store.layout });
-} catch (err) {
-  if (engine) closeQuietly(engine);
-  fail(err);
+  };
+
+  void (async () => {
+    // One DuckDB thread: appending is this thread's work anyway, and with a
+    // second one the load took more CPU for nothing (10M-event trace.dat, five
+    // runs each: 27-33 CPU-s, median 30.2, vs 31-34, median 33.4; wall median
+    // 19.6 vs 20.7 s). Derive, later on the main thread, uses all cores.
+    engine = await openDuckDb(input.dbPath, { memoryLimit: input.memoryLimit, tempDirectory: input.tempDirectory, threads: 1 });
+    if (failed) {
+      closeQuietly(engine); // aborted while opening
+      return;
+    }
+    const opened = await ModelStore.beginLoad(engine, input.schemaSqlPath);
+    if (input.expectedLayout && !sameLayout(input.expectedLayout, opened.layout)) {
+      // Rows built for another layout would land in the wrong columns.
+      throw new Error('the cached table layout does not match the schema (delete stallscope-layout-*.json in the OS temp dir)');
+    }
+    store = opened;
+    post({ type: 'ready', layout: opened.layout });
+    for (const m of early.splice(0)) handle(m);
+  })().catch(fail);
+  return handle;
 }
+
+// Jobs, one after the other (worker_pool.ts keeps this thread between ingests).
+let job: ((m: ToStoreWorker) => void) | null = null;
+port.on('message', (m: ToStoreWorker) => {
+  if (m.type === 'job') {
+    const current = startJob(m.input, () => {
+      if (job === current) job = null;
+    });
+    job = current;
+    return;
+  }
+  if (job) job(m);
+});
+post({ type: 'idle' });
 
 function closeQuietly(e: Engine): void {
   try {

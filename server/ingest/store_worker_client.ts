@@ -6,7 +6,7 @@
  * DuckDB in a new thread and creating the schema (~0.35 s) overlaps with
  * hashing instead of delaying the first event.
  */
-import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads';
+import { MessageChannel, type MessagePort, type Worker } from 'node:worker_threads';
 import type { BufferSource } from '../model/buffer_source.ts';
 import { chunkTransferList, type ChunkData } from '../model/column_chunk.ts';
 import { SCHEMA_SQL_PATH, type BuilderResult, type ModelLayout, type WriterSummary } from '../model/model_store.ts';
@@ -23,6 +23,7 @@ import { RecycledBuffers } from './recycled_buffers.ts';
 import { waitForCounter } from './wait_for_counter.ts';
 import { workerReplies, type WorkerReplies } from './worker_replies.ts';
 import { workerEntry } from './worker_bundle.ts';
+import { storeWorkers } from './worker_pool.ts';
 
 /** The database the events are loaded into. */
 export interface LoadTarget {
@@ -40,21 +41,24 @@ export class StoreWorkerClient {
 
   private constructor(
     private readonly worker: Worker,
+    private readonly entry: string | URL,
     private readonly counters: Int32Array,
     private readonly replies: WorkerReplies<FromStoreWorker>,
     private readonly returned: RecycledBuffers,
   ) {}
 
-  /** Starts the worker: it opens the database and creates the schema right away. */
+  /** Hands the load to a store thread (a pooled one if idle): it opens the database and creates the schema right away. */
   static async start(target: LoadTarget, expectedLayout: ModelLayout | null = null): Promise<StoreWorkerClient> {
     // The bundled worker starts in milliseconds; the TypeScript entry (through
     // tsx's loader) is the fallback if esbuild cannot run.
-    const workerPath = await workerEntry('store_worker');
+    const entry = await workerEntry('store_worker');
     const control = new SharedArrayBuffer(CONTROL_BYTES);
     const { port1, port2 } = new MessageChannel();
     const input: StoreWorkerInput = { ...target, schemaSqlPath: SCHEMA_SQL_PATH, control, expectedLayout, chunkReturn: port2 };
-    const worker = new Worker(workerPath, { workerData: input, transferList: [port2] });
-    return new StoreWorkerClient(worker, new Int32Array(control), workerReplies<FromStoreWorker>(worker, 'store worker'), new RecycledBuffers(port1));
+    const worker = storeWorkers.take(entry);
+    const replies = workerReplies<FromStoreWorker>(worker, 'store worker');
+    worker.postMessage({ type: 'job', input } satisfies ToStoreWorker, [port2]);
+    return new StoreWorkerClient(worker, entry, new Int32Array(control), replies, new RecycledBuffers(port1));
   }
 
   /** Buffers for the chunks posted here: the worker sends each back once appended. */
@@ -114,15 +118,23 @@ export class StoreWorkerClient {
     throw new Error('store worker: stopped without an error');
   }
 
-  /** Stops the worker; unless finished, it first closes the database (a second at most). Idempotent. */
+  /**
+   * Ends this load. A finished one gives the thread back to the pool;
+   * otherwise the thread first closes the database (a second at most) and is
+   * terminated. Idempotent.
+   */
   close(): Promise<void> {
     this.closed ??= (async () => {
-      if (!this.finished) {
-        this.worker.postMessage({ type: 'abort' } satisfies ToStoreWorker);
-        await this.replies.exited(1000);
-      }
-      await this.worker.terminate();
       this.returned.close();
+      if (this.finished) {
+        this.replies.detach();
+        storeWorkers.give(this.worker, this.entry);
+        return;
+      }
+      this.worker.postMessage({ type: 'abort' } satisfies ToStoreWorker);
+      await this.replies.exited(1000);
+      this.replies.detach();
+      await storeWorkers.discard(this.worker);
     })();
     return this.closed;
   }

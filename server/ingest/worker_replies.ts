@@ -1,7 +1,9 @@
 /**
- * A worker thread's replies, awaited one at a time: `expect('done')` waits
- * for the next message and checks its type; an `error` message, an
- * uncaught error or the thread's exit rejects.
+ * A worker thread's replies to one job, awaited one at a time:
+ * `expect('done')` waits for the next message and checks its type; an
+ * `error` message, an uncaught error or the thread's exit rejects. A pooled
+ * thread (worker_pool.ts) outlives the job: detach() stops listening, and
+ * the `idle` a thread posts once it has loaded its code is not a reply.
  */
 import type { Worker } from 'node:worker_threads';
 
@@ -11,6 +13,8 @@ export interface WorkerReplies<M extends Reply> {
   expect<T extends M['type']>(type: T): Promise<Extract<M, { type: T }>>;
   /** Resolves when the worker has exited or `ms` have passed. */
   exited(ms: number): Promise<void>;
+  /** Stops listening to the thread (its job is over; the thread may go back to the pool). */
+  detach(): void;
 }
 
 export function workerReplies<M extends Reply>(worker: Worker, who: string): WorkerReplies<M> {
@@ -23,20 +27,29 @@ export function workerReplies<M extends Reply>(worker: Worker, who: string): Wor
     wake?.();
     wake = null;
   };
-  worker.on('message', (m: M) => {
+  const onMessage = (m: M) => {
+    if (m.type === 'idle') return;
     queue.push(m);
     notify();
-  });
-  worker.on('error', (err) => {
+  };
+  const onError = (err: Error) => {
     failure ??= err;
     notify();
-  });
-  worker.on('exit', (code) => {
+  };
+  const onExit = (code: number) => {
     failure ??= new Error(`${who} exited with code ${code}`);
     notify();
     exit();
-  });
+  };
+  worker.on('message', onMessage);
+  worker.on('error', onError);
+  worker.on('exit', onExit);
   return {
+    detach() {
+      worker.off('message', onMessage);
+      worker.off('error', onError);
+      worker.off('exit', onExit);
+    },
     exited: (ms) => Promise.race([exitSeen, new Promise<void>((r) => setTimeout(r, ms).unref())]),
     async expect(type) {
       for (;;) {

@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { createServer } from './api/create_server.ts';
 import { resolveDataDir } from './ingest/data_dir.ts';
 import { TraceLibrary } from './ingest/library.ts';
+import { prestartIngestThreads } from './ingest/worker_pool.ts';
 
 /** The trace `npm start` puts in the library: a real recording (fixtures/README.md). */
 export const SAMPLE_TRACE = path.resolve(
@@ -71,6 +72,9 @@ export async function serve(opts: ServeOptions): Promise<void> {
   const withToken = token ? `${target}${target.includes('?') ? '&' : '?'}token=${encodeURIComponent(token)}` : target;
   process.stdout.write(`stallscope is running at ${withToken}\n`);
   if (opts.openBrowser) openInBrowser(withToken);
+  // Uploads of 16 MB and more load on two threads: boot them now, not at the
+  // first upload (worker_pool.ts). A failure here only means the upload boots them.
+  void prestartIngestThreads().catch(() => undefined);
 
   const stop = async () => {
     // Unfinished ingests are marked failed by server.close(); their half-built

@@ -6,7 +6,12 @@
  *   decode   the decoder alone into a counting EventSink (no DuckDB), to
  *            separate decoding from model-writing cost;
  *   trace-cmd `trace-cmd report -i FILE > /dev/null` on the same trace.dat,
- *            in the same run, for the ratio the ingest issue asks for.
+ *            in the same run, for the ratio the ingest issue asks for;
+ *   again    (the 1/4 files) the same ingest a second time in one process,
+ *            as the server's next upload runs: its worker threads are kept
+ *            between ingests (server/ingest/worker_pool.ts) with their
+ *            optimised code. The other rows are a fresh process's first
+ *            ingest, like `stallscope ingest`.
  *
  * Each measurement runs in its own child process (node --import tsx this file
  * --child ...), so its peak RSS (process.resourceUsage().maxRSS, which counts
@@ -53,6 +58,8 @@ export interface IngestRow {
   bytes: number;
   events: number;
   ingest: (Measure & { hashS: number; decodeS: number; deriveS: number; totalS: number; dbBytes: number }) | null;
+  /** The second ingest of the file in one process (threads kept, as in the server); the 1/4 files only. */
+  again?: { totalS: number; cpuS: number } | null;
   decode: Measure | null;
   traceCmd: Measure | null;
   /**
@@ -88,6 +95,8 @@ export interface ChildResult {
   wallS: number;
   cpuS: number;
   maxRssKB: number;
+  /** Mode ingest-again: the second ingest's own seconds (wall is the whole child's). */
+  again?: { totalS: number; cpuS: number };
   summary?: { id: string; eventsTotal: number; format: string; formatVersion: string | null; seconds: { hash: number; hashOverlapped?: boolean; setup?: number; decode: number; derive: number; commit?: number; total: number } };
   dbBytes?: number;
 }
@@ -177,6 +186,8 @@ interface Target {
   keepModel?: boolean;
   /** Skip the full ingest (decode-only figures are enough). */
   decodeOnly?: boolean;
+  /** Also time a second ingest in the same process (the server's case). */
+  again?: boolean;
 }
 
 export function targetsOf(set: LargeTraceSet, datOnly = false): Target[] {
@@ -188,8 +199,8 @@ function allTargets(set: LargeTraceSet): Target[] {
   if (set.v7) t.push({ label: 'trace.dat v7 zstd', file: set.v7, events: set.events, traceCmd: true });
   t.push({ label: 'report text', file: set.report, events: set.events, traceCmd: false });
   t.push({ label: 'tracefs text', file: set.tracefs.file, events: set.tracefs.events, traceCmd: false });
-  if (set.v6Quarter) t.push({ label: 'trace.dat v6 1/4', file: set.v6Quarter.file, events: set.v6Quarter.events, traceCmd: false });
-  if (set.tracefsQuarter) t.push({ label: 'tracefs text 1/4', file: set.tracefsQuarter.file, events: set.tracefsQuarter.events, traceCmd: false });
+  if (set.v6Quarter) t.push({ label: 'trace.dat v6 1/4', file: set.v6Quarter.file, events: set.v6Quarter.events, traceCmd: false, again: true });
+  if (set.tracefsQuarter) t.push({ label: 'tracefs text 1/4', file: set.tracefsQuarter.file, events: set.tracefsQuarter.events, traceCmd: false, again: true });
   return t;
 }
 
@@ -260,6 +271,18 @@ export async function benchIngest(set: LargeTraceSet, opts: IngestBenchOptions =
       }
       if (!t.keepModel) await fsp.rm(dataDir, { recursive: true, force: true });
       else if (ing.ok && ing.summary) await pruneModels(dataDir, ing.summary.id);
+    }
+    // 3b. the server's next upload: a second ingest in the same process
+    if (t.again && row.ingest) {
+      await fsp.rm(scratchDataDir, { recursive: true, force: true });
+      const ing = await runChild(['ingest-again', t.file, scratchDataDir], timeoutMs);
+      await fsp.rm(scratchDataDir, { recursive: true, force: true });
+      if (ing.ok && ing.again) {
+        row.again = ing.again;
+        log(`   again       : ${fmtRate(t.events, bytes, ing.again.totalS)}  cpu ${ing.again.cpuS.toFixed(1)} s  (second ingest in one process, threads kept: the server's next upload)`);
+      } else {
+        notes.push(`${t.label}: second ingest failed: ${ing.error}`);
+      }
     }
     // 4. more (trace-cmd, ingest) pairs, one after the other, for the ratio's median
     if (row.traceCmd && !traceCmdFailed && row.ingest) {
@@ -359,6 +382,14 @@ async function childMain(args: string[]): Promise<void> {
     } else if (mode === 'warmup') {
       // The three-thread path on a small file: builds this code's worker bundles and caches the table layout.
       const r = await ingestFile(file!, { dataDir: dataDir!, force: true, worker: true });
+      res.events = r.summary.eventsTotal;
+    } else if (mode === 'ingest-again') {
+      await ingestFile(file!, { dataDir: dataDir!, force: true });
+      const t1 = performance.now();
+      const c1 = process.cpuUsage();
+      const r = await ingestFile(file!, { dataDir: dataDir!, force: true });
+      const c = process.cpuUsage(c1);
+      res.again = { totalS: (performance.now() - t1) / 1000, cpuS: (c.user + c.system) / 1e6 };
       res.events = r.summary.eventsTotal;
     } else if (mode === 'ingest') {
       const r = await ingestFile(file!, { dataDir: dataDir!, force: true });

@@ -256,6 +256,7 @@ function ingestHeadline(r: IngestBenchResult): string[] {
       const mbs = row.bytes / row.ingest.totalS / 1e6;
       s += ` (target >= 150 MB/s: ${mbs >= 150 ? 'MET' : 'NOT MET'})`;
     }
+    if (row.again) s += `; second ingest in one process (server, threads kept) ${(row.bytes / row.again.totalS / 1e6).toFixed(0)} MB/s, ${(row.events / row.again.totalS / 1e6).toFixed(2)} M events/s`;
     out.push(s);
   }
   const full = r.rows.find((x) => x.label === 'trace.dat v6');

@@ -1,9 +1,11 @@
 /**
  * The main thread's handle on field_worker.ts: the ModelBuilder's
- * RawRecordTarget. The thread starts when the decoder first offers raw
- * records (trace.dat records or text events) and sends its chunks straight to the store
- * worker; this side posts record batches (with backpressure) and, at the
- * end, waits until the field worker has handed everything to the store.
+ * RawRecordTarget. When the decoder first offers raw records (trace.dat
+ * records or text events), it hands the job to a field thread (an idle one
+ * from worker_pool.ts, or a new one), which sends its chunks straight to
+ * the store worker; this side posts record batches (with backpressure) and,
+ * at the end, waits until the field worker has handed everything to the
+ * store.
  */
 import { MessageChannel, type Worker } from 'node:worker_threads';
 import type { BufferSource } from '../model/buffer_source.ts';

@@ -1,9 +1,10 @@
 /**
- * The main thread's handle on store_worker.ts: starts it, hands it column
- * chunks (with backpressure), and collects what it wrote.
+ * The main thread's handle on store_worker.ts: gives it a load (on an idle
+ * thread from worker_pool.ts, or a new one), hands it column chunks (with
+ * backpressure), and collects what it wrote.
  *
- * The worker is started before the ingest hashes the file, so loading
- * DuckDB in a new thread and creating the schema (~0.35 s) overlaps with
+ * The load starts before the ingest hashes the file, so a new thread's
+ * loading of DuckDB and the schema's creation (~0.35 s) overlap with
  * hashing instead of delaying the first event.
  */
 import { MessageChannel, type MessagePort, type Worker } from 'node:worker_threads';

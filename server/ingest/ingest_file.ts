@@ -145,16 +145,25 @@ export async function ingestFile(file: string, opts: IngestOptions = {}): Promis
   const hashFirst =
     opts.contentSha256 !== undefined || inFlightSizes.has(stat.size) || (!opts.force && (await libraryHasSize(dirs, stat.size)));
   report({ phase: hashFirst ? 'hashing' : 'decoding', bytesDone: 0, bytesTotal: stat.size, events: 0 });
-  const work = await openWorkspace(dirs.tmp, useStoreWorker(opts, stat.size));
+  // The workspace (and the store thread's start-up) overlaps hashing or
+  // decoding. With the id given (an upload hashed while it was written) the
+  // reuse check is instant: the workspace opens after it, so a duplicate
+  // upload does not take a kept store thread only to end it unused
+  // (worker_pool.ts ends a thread whose load did not finish).
+  const openWork = () => openWorkspace(dirs.tmp, useStoreWorker(opts, stat.size));
+  const workEarly = opts.contentSha256 === undefined ? openWork() : null;
+  workEarly?.catch(() => undefined); // awaited below, which rethrows
+  let work: Workspace | null = null;
   let handedOver = false;
   inFlightSizes.set(stat.size, (inFlightSizes.get(stat.size) ?? 0) + 1);
   try {
-    const common = { file, label, sizeBytes: stat.size, work, opts, report, started, dirs };
+    const common = { file, label, sizeBytes: stat.size, opts, report, started, dirs };
     if (!hashFirst) {
+      work = await workEarly!;
       const hashing = hashFileOnThread(file);
       handedOver = true;
       try {
-        return await wrapBuildError(label, buildIntoPlace({ ...common, id: hashing.sha256, hashSeconds: () => hashing.seconds() ?? 0, hashOverlapped: true }));
+        return await wrapBuildError(label, buildIntoPlace({ ...common, work, id: hashing.sha256, hashSeconds: () => hashing.seconds() ?? 0, hashOverlapped: true }));
       } finally {
         hashing.cancel();
       }
@@ -175,7 +184,12 @@ export async function ingestFile(file: string, opts: IngestOptions = {}): Promis
         if (after) return after;
       }
     }
-    const build = buildIntoPlace({ ...common, id: Promise.resolve(id), hashSeconds: () => hashSeconds, hashOverlapped: false });
+    // In flight from here, before any await: a second ingest of the same
+    // content must find this build and wait for it.
+    const build = (async () => {
+      const w = await (workEarly ?? openWork());
+      return buildIntoPlace({ ...common, work: w, id: Promise.resolve(id), hashSeconds: () => hashSeconds, hashOverlapped: false });
+    })();
     handedOver = true;
     inFlight.set(finalDir, build);
     try {
@@ -187,7 +201,7 @@ export async function ingestFile(file: string, opts: IngestOptions = {}): Promis
     const n = (inFlightSizes.get(stat.size) ?? 1) - 1;
     if (n > 0) inFlightSizes.set(stat.size, n);
     else inFlightSizes.delete(stat.size);
-    if (!handedOver) await work.discard();
+    if (!handedOver) await (work ?? (await workEarly?.catch(() => null)))?.discard();
   }
 }
 

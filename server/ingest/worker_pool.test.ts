@@ -80,6 +80,17 @@ describe('ingest threads kept between ingests', () => {
     expect(storeWorkers.threads).toEqual({ started: started + 1, live: 1, idle: 1 });
   });
 
+  it('an upload of a trace already in the library (its id given) leaves the kept store thread alone', async () => {
+    const dataDir = path.join(dir, 'dup');
+    const first = await ingestFile(TRACE_DAT, { dataDir, worker: true });
+    const before = storeWorkers.threads;
+    expect(before.idle).toBe(1);
+    const again = await ingestFile(TRACE_DAT, { dataDir, worker: true, contentSha256: first.summary.id });
+    expect(again.summary.id).toBe(first.summary.id);
+    expect(again.reused).toBe(true);
+    expect(storeWorkers.threads).toEqual(before);
+  });
+
   it('idle threads do not keep a process alive: the CLI exits after its ingest', () => {
     const cli = path.join(ROOT, 'server/cli.ts');
     const env = { ...process.env, STALLSCOPE_STORE_WORKER: '1' };

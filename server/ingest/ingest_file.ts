@@ -145,13 +145,14 @@ export async function ingestFile(file: string, opts: IngestOptions = {}): Promis
   const hashFirst =
     opts.contentSha256 !== undefined || inFlightSizes.has(stat.size) || (!opts.force && (await libraryHasSize(dirs, stat.size)));
   report({ phase: hashFirst ? 'hashing' : 'decoding', bytesDone: 0, bytesTotal: stat.size, events: 0 });
-  // The workspace (and the store thread's start-up) overlaps hashing or
-  // decoding. With the id given (an upload hashed while it was written) the
-  // reuse check is instant: the workspace opens after it, so a duplicate
-  // upload does not take a kept store thread only to end it unused
-  // (worker_pool.ts ends a thread whose load did not finish).
+  // The workspace (and the store thread's start-up) overlaps decoding. When
+  // the id comes first, the workspace opens after the reuse check: an
+  // earlier ingest of the same content is the likely case there (the same
+  // file again, `info` on an ingested file, a duplicate upload), and a store
+  // load started for nothing costs a thread's start-up, or ends a kept
+  // thread (worker_pool.ts ends a thread whose load did not finish).
   const openWork = () => openWorkspace(dirs.tmp, useStoreWorker(opts, stat.size));
-  const workEarly = opts.contentSha256 === undefined ? openWork() : null;
+  const workEarly = hashFirst ? null : openWork();
   workEarly?.catch(() => undefined); // awaited below, which rethrows
   let work: Workspace | null = null;
   let handedOver = false;

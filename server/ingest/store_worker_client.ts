@@ -3,9 +3,10 @@
  * thread from worker_pool.ts, or a new one), hands it column chunks (with
  * backpressure), and collects what it wrote.
  *
- * The load starts before the ingest hashes the file, so a new thread's
- * loading of DuckDB and the schema's creation (~0.35 s) overlap with
- * hashing instead of delaying the first event.
+ * The load starts as soon as the ingest knows it builds (before decoding,
+ * while the hash runs on a thread of its own; decoding does not wait for
+ * the schema, layout_cache.ts), so a new thread's loading of DuckDB and the
+ * schema's creation (~0.35 s) do not delay the first event.
  */
 import { MessageChannel, type MessagePort, type Worker } from 'node:worker_threads';
 import type { BufferSource } from '../model/buffer_source.ts';

@@ -27,6 +27,7 @@ import { BATCHES_CONSUMED, FIELD_FAILED, type FieldToStore, type FieldWorkerInpu
 import { FAILED, FIELD_CHUNKS_CONSUMED, MAX_IN_FLIGHT } from './store_protocol.ts';
 import { RecycledBuffers, sendBuffersBack } from './recycled_buffers.ts';
 import { waitForCounter } from './wait_for_counter.ts';
+import { serveJobs } from './job_loop.ts';
 
 const port = parentPort!;
 
@@ -137,18 +138,7 @@ function traceDatDecoder(input: FieldWorkerInput, rowsFor: (name: string) => Tab
 }
 
 // Jobs, one after the other (worker_pool.ts keeps this thread between ingests).
-let job: ((m: ToFieldWorker) => void) | null = null;
-port.on('message', (m: ToFieldWorker) => {
-  if (m.type === 'job') {
-    const current = startJob(m.input, () => {
-      if (job === current) job = null;
-    });
-    job = current;
-    return;
-  }
-  if (job) job(m);
-});
-reply({ type: 'idle' });
+serveJobs<FieldWorkerInput, Exclude<ToFieldWorker, { type: 'job' }>>(port, startJob);
 
 /**
  * Text events: each record's argument text parsed by its event's parser. An

@@ -21,6 +21,7 @@ import { ModelStore } from '../model/model_store.ts';
 import type { FieldToStore } from './field_protocol.ts';
 import { sendBuffersBack } from './recycled_buffers.ts';
 import { CONSUMED, FAILED, FIELD_CHUNKS_CONSUMED, type FromStoreWorker, type StoreWorkerInput, type ToStoreWorker } from './store_protocol.ts';
+import { serveJobs } from './job_loop.ts';
 
 const port = parentPort!;
 
@@ -146,18 +147,7 @@ function startJob(input: StoreWorkerInput, onEnd: () => void): (m: ToStoreWorker
 }
 
 // Jobs, one after the other (worker_pool.ts keeps this thread between ingests).
-let job: ((m: ToStoreWorker) => void) | null = null;
-port.on('message', (m: ToStoreWorker) => {
-  if (m.type === 'job') {
-    const current = startJob(m.input, () => {
-      if (job === current) job = null;
-    });
-    job = current;
-    return;
-  }
-  if (job) job(m);
-});
-post({ type: 'idle' });
+serveJobs<StoreWorkerInput, Exclude<ToStoreWorker, { type: 'job' }>>(port, startJob);
 
 function closeQuietly(e: Engine): void {
   try {

@@ -1,0 +1,26 @@
+/**
+ * The message loop of a kept worker thread (worker_pool.ts), the worker's
+ * side: a `job` message starts a job (startJob returns the handler for the
+ * job's other messages), the job calls onEnd when it has ended cleanly, and
+ * the next `job` starts the next one. `idle` is posted once, when the
+ * thread has loaded its code.
+ */
+import type { MessagePort } from 'node:worker_threads';
+
+export function serveJobs<I, M extends { type: string }>(
+  port: MessagePort,
+  startJob: (input: I, onEnd: () => void) => (m: M) => void,
+): void {
+  let job: ((m: M) => void) | null = null;
+  port.on('message', (m: M | { type: 'job'; input: I }) => {
+    if (m.type === 'job') {
+      const current = startJob((m as { input: I }).input, () => {
+        if (job === current) job = null;
+      });
+      job = current;
+      return;
+    }
+    job?.(m as M);
+  });
+  port.postMessage({ type: 'idle' });
+}

@@ -44,6 +44,7 @@ function startJob(input: StoreWorkerInput, onEnd: () => void): (m: ToStoreWorker
   const fail = (err: unknown) => {
     failed = true;
     if (engine) closeQuietly(engine);
+    engine = null;
     Atomics.store(control, FAILED, 1);
     Atomics.notify(control, CONSUMED);
     Atomics.notify(control, FIELD_CHUNKS_CONSUMED);
@@ -92,8 +93,18 @@ function startJob(input: StoreWorkerInput, onEnd: () => void): (m: ToStoreWorker
   };
 
   const handle = (m: ToStoreWorker) => {
+    if (m.type === 'abort') {
+      // Also after a failure: the main thread waits for this thread to end.
+      failed = true;
+      if (engine) closeQuietly(engine);
+      engine = null;
+      field?.port.close();
+      input.chunkReturn.close();
+      port.close(); // the thread ends: an aborted one is not reused
+      return;
+    }
     if (failed) return;
-    if (store === null && m.type !== 'abort') {
+    if (store === null) {
       early.push(m);
       return;
     }
@@ -105,14 +116,6 @@ function startJob(input: StoreWorkerInput, onEnd: () => void): (m: ToStoreWorker
       if (m.type === 'fieldChannel') {
         field = { port: m.port, end: null };
         m.port.on('message', onFieldMessage);
-        return;
-      }
-      if (m.type === 'abort') {
-        failed = true;
-        if (engine) closeQuietly(engine);
-        field?.port.close();
-        input.chunkReturn.close();
-        port.close(); // the thread ends: an aborted one is not reused
         return;
       }
       if (m.type === 'job') throw new Error('store worker: a job arrived before the last one ended');
@@ -135,6 +138,7 @@ function startJob(input: StoreWorkerInput, onEnd: () => void): (m: ToStoreWorker
       return;
     }
     const opened = await ModelStore.beginLoad(engine, input.schemaSqlPath);
+    if (failed) return; // aborted meanwhile (the database is closed)
     if (input.expectedLayout && !sameLayout(input.expectedLayout, opened.layout)) {
       // Rows built for another layout would land in the wrong columns.
       throw new Error('the cached table layout does not match the schema (delete stallscope-layout-*.json in the OS temp dir)');

@@ -91,6 +91,16 @@ describe('ingest threads kept between ingests', () => {
     expect(storeWorkers.threads).toEqual(before);
   });
 
+  it('prestart resolves once both threads have loaded, in a process with nothing else to wait for', () => {
+    const pool = path.join(ROOT, 'server/ingest/worker_pool.ts');
+    const script = path.join(dir, 'prestart.mts');
+    fs.writeFileSync(script, `import { prestartIngestThreads } from ${JSON.stringify(pool)};\nawait prestartIngestThreads();\nconsole.log('booted');\n`);
+    const r = spawnSync(process.execPath, ['--import', 'tsx', script], { cwd: ROOT, encoding: 'utf8', timeout: 60_000 });
+    expect(r.error).toBeUndefined();
+    // Exit 13 (a top-level await never settled) if the booting threads did not keep the process waiting.
+    expect({ status: r.status, out: r.stdout.trim() }).toEqual({ status: 0, out: 'booted' });
+  });
+
   it('idle threads do not keep a process alive: the CLI exits after its ingest', () => {
     const cli = path.join(ROOT, 'server/cli.ts');
     const env = { ...process.env, STALLSCOPE_STORE_WORKER: '1' };

@@ -68,7 +68,11 @@ class WorkerPool {
     return this.terminate(worker);
   }
 
-  /** Starts an idle thread now (if none is idle) and resolves once it has loaded its code. */
+  /**
+   * Starts an idle thread now (if none is idle) and resolves once it has
+   * loaded its code. It can be taken at once; it stays ref'd while it boots
+   * (an unref'd thread's `idle` would not keep the process waiting for it).
+   */
   async prestart(entry: string | URL): Promise<void> {
     if (this.idle.some((i) => i.entry === String(entry))) return;
     const worker = this.start(entry);
@@ -81,8 +85,13 @@ class WorkerPool {
       worker.on('message', onMessage);
       worker.once('exit', (code) => reject(new Error(`${this.kind}: exited with code ${code} while starting`)));
     });
-    this.give(worker, entry);
-    await booted;
+    this.idle.push({ worker, entry: String(entry) });
+    try {
+      await booted;
+    } finally {
+      // Still idle (not taken by an ingest meanwhile): it must not keep the process alive.
+      if (this.idle.some((i) => i.worker === worker)) worker.unref();
+    }
   }
 
   /** Terminates the idle threads (taken ones end with their jobs). */

@@ -20,7 +20,7 @@
 import { Worker } from 'node:worker_threads';
 import { workerEntry, type WorkerName } from './worker_bundle.ts';
 
-/** Idle threads kept per kind: one ingest's worth (the server ingests one upload at a time). */
+/** Idle threads kept per kind: one ingest's worth. Concurrent ingests start more; past this they end with their jobs. */
 const MAX_IDLE = 1;
 
 interface Idle {

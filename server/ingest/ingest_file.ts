@@ -145,25 +145,21 @@ export async function ingestFile(file: string, opts: IngestOptions = {}): Promis
   const hashFirst =
     opts.contentSha256 !== undefined || inFlightSizes.has(stat.size) || (!opts.force && (await libraryHasSize(dirs, stat.size)));
   report({ phase: hashFirst ? 'hashing' : 'decoding', bytesDone: 0, bytesTotal: stat.size, events: 0 });
-  // The workspace (and the store thread's start-up) overlaps decoding. When
-  // the id comes first, the workspace opens after the reuse check: an
-  // earlier ingest of the same content is the likely case there (the same
-  // file again, `info` on an ingested file, a duplicate upload), and a store
-  // load started for nothing costs a thread's start-up, or ends a kept
-  // thread (worker_pool.ts ends a thread whose load did not finish).
+  // The workspace (and the store thread's start-up) opens where the build
+  // starts, which then owns it (buildIntoPlace discards it on failure). With
+  // the id first it opens after the reuse check: an earlier ingest of the
+  // same content is the likely case there (the same file again, `info` on an
+  // ingested file, a duplicate upload), and a store load started for nothing
+  // costs a thread's start-up, or ends a kept thread (worker_pool.ts ends a
+  // thread whose load did not finish).
   const openWork = () => openWorkspace(dirs.tmp, useStoreWorker(opts, stat.size));
-  const workEarly = hashFirst ? null : openWork();
-  workEarly?.catch(() => undefined); // awaited below, which rethrows
-  let work: Workspace | null = null;
-  let handedOver = false;
   inFlightSizes.set(stat.size, (inFlightSizes.get(stat.size) ?? 0) + 1);
   try {
     const common = { file, label, sizeBytes: stat.size, opts, report, started, dirs };
     if (!hashFirst) {
-      work = await workEarly!;
       const hashing = hashFileOnThread(file);
-      handedOver = true;
       try {
+        const work = await openWork();
         return await wrapBuildError(label, buildIntoPlace({ ...common, work, id: hashing.sha256, hashSeconds: () => hashing.seconds() ?? 0, hashOverlapped: true }));
       } finally {
         hashing.cancel();
@@ -188,10 +184,9 @@ export async function ingestFile(file: string, opts: IngestOptions = {}): Promis
     // In flight from here, before any await: a second ingest of the same
     // content must find this build and wait for it.
     const build = (async () => {
-      const w = await (workEarly ?? openWork());
-      return buildIntoPlace({ ...common, work: w, id: Promise.resolve(id), hashSeconds: () => hashSeconds, hashOverlapped: false });
+      const work = await openWork();
+      return buildIntoPlace({ ...common, work, id: Promise.resolve(id), hashSeconds: () => hashSeconds, hashOverlapped: false });
     })();
-    handedOver = true;
     inFlight.set(finalDir, build);
     try {
       return await wrapBuildError(label, build);
@@ -202,7 +197,6 @@ export async function ingestFile(file: string, opts: IngestOptions = {}): Promis
     const n = (inFlightSizes.get(stat.size) ?? 1) - 1;
     if (n > 0) inFlightSizes.set(stat.size, n);
     else inFlightSizes.delete(stat.size);
-    if (!handedOver) await (work ?? (await workEarly?.catch(() => null)))?.discard();
   }
 }
 

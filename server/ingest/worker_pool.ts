@@ -48,7 +48,7 @@ class WorkerPool {
         i.worker.ref();
         return i.worker;
       }
-      this.terminate(i.worker);
+      void i.worker.terminate();
     }
     return this.start(entry);
   }
@@ -56,7 +56,7 @@ class WorkerPool {
   /** A thread whose job ended cleanly: kept for the next ingest (or terminated past MAX_IDLE). */
   give(worker: Worker, entry: string | URL): void {
     if (this.idle.length >= MAX_IDLE) {
-      this.terminate(worker);
+      void worker.terminate();
       return;
     }
     worker.unref();
@@ -65,7 +65,7 @@ class WorkerPool {
 
   /** A thread whose job failed or was aborted. */
   discard(worker: Worker): Promise<number> {
-    return this.terminate(worker);
+    return worker.terminate();
   }
 
   /**
@@ -96,7 +96,7 @@ class WorkerPool {
 
   /** Terminates the idle threads (taken ones end with their jobs). */
   async closeIdle(): Promise<void> {
-    await Promise.all(this.idle.splice(0).map((i) => this.terminate(i.worker)));
+    await Promise.all(this.idle.splice(0).map((i) => i.worker.terminate()));
   }
 
   /** Threads of this kind: started so far, alive now, idle now (for tests). */
@@ -120,9 +120,6 @@ class WorkerPool {
     return worker;
   }
 
-  private terminate(worker: Worker): Promise<number> {
-    return worker.terminate();
-  }
 }
 
 export const storeWorkers = new WorkerPool('store_worker');

@@ -201,6 +201,7 @@ function allTargets(set: LargeTraceSet): Target[] {
   t.push({ label: 'tracefs text', file: set.tracefs.file, events: set.tracefs.events, traceCmd: false });
   if (set.v6Quarter) t.push({ label: 'trace.dat v6 1/4', file: set.v6Quarter.file, events: set.v6Quarter.events, traceCmd: false, again: true });
   if (set.tracefsQuarter) t.push({ label: 'tracefs text 1/4', file: set.tracefsQuarter.file, events: set.tracefsQuarter.events, traceCmd: false, again: true });
+  if (set.tracefsSched) t.push({ label: 'tracefs text, sched-heavy', file: set.tracefsSched.file, events: set.tracefsSched.events, traceCmd: false, again: true });
   return t;
 }
 

@@ -26,6 +26,15 @@
  *                       timestamp shift.
  *   *.q*.                1/4-size copies (v6, tracefs) to show that peak
  *                       memory does not grow with the file.
+ *   tracefs-sched.xK.txt tracefs text as above, ~250 MB (40 MB with --quick),
+ *                       from a second recording, fixtures/fsync_xfs.full.v7.dat
+ *                       (fsync loops on XFS, 148,299 events): 45% of its
+ *                       events are sched_switch/waking/wakeup and 20% have no
+ *                       typed table, where reclaim_kswapd has 20% and ~1%.
+ *                       Text ingest speed depends on that mix: scheduler
+ *                       events and untyped events are parsed on the main
+ *                       thread (they name tasks / fill args), the others on
+ *                       the field worker.
  *
  * `npx tsx bench/make_large_traces.ts [--quick]` makes them on their own.
  */
@@ -58,6 +67,8 @@ export interface LargeTraceSet {
   report: string;
   tracefs: { file: string; copies: number; events: number };
   tracefsQuarter: { file: string; copies: number; events: number } | null;
+  /** Scheduler-heavy tracefs text (fsync_xfs recording), null if it could not be made. */
+  tracefsSched: { file: string; copies: number; events: number } | null;
   /** What could not be made, and why. */
   notes: string[];
 }
@@ -81,6 +92,10 @@ const TARGET_EVENTS = 10_000_000;
 const QUICK_EVENTS = 1_000_000;
 const TEXT_TARGET_BYTES = 1_000_000_000;
 const QUICK_TEXT_BYTES = 150_000_000;
+/** The second recording, scheduler-heavy, for its own tracefs text row. */
+export const FIXTURE_SCHED = path.join(ROOT, 'fixtures', 'fsync_xfs.full.v7.dat');
+const SCHED_TEXT_BYTES = 250_000_000;
+const QUICK_SCHED_TEXT_BYTES = 40_000_000;
 
 function readManifest(): Manifest {
   try {
@@ -603,6 +618,15 @@ export async function makeLargeTraces(opts: MakeOptions = {}): Promise<LargeTrac
   };
   const tracefs = await makeText(tcopies);
   const tracefsQuarter = wantQuarter ? await makeText(Math.ceil(tcopies / 4)) : null;
+
+  // scheduler-heavy tracefs text, from the second recording
+  let tracefsSched: LargeTraceSet['tracefsSched'] = null;
+  try {
+    tracefsSched = await makeSchedText(quick ? QUICK_SCHED_TEXT_BYTES : SCHED_TEXT_BYTES, fixtureKey, log);
+  } catch (e) {
+    notes.push(`scheduler-heavy tracefs text not made: ${(e as Error).message}`);
+    log(`  ${notes[notes.length - 1]}`);
+  }
   if (!quick && fs.statSync(report).size < TEXT_TARGET_BYTES) notes.push(`report text is ${mb(fs.statSync(report).size)} (< 1 GB)`);
 
   // Files made from an earlier version of the fixture will never be reused: delete them.
@@ -614,8 +638,8 @@ export async function makeLargeTraces(opts: MakeOptions = {}): Promise<LargeTrac
     log(`  deleted ${name} (made from an earlier version of the fixture)`);
   }
   writeManifest(m);
-  const keep = new Set([v6, report, v7, tracefs.file, v6Quarter?.file, tracefsQuarter?.file].filter(Boolean).map((f) => path.basename(f!)));
-  const stale = fs.readdirSync(OUT_DIR).filter((n) => /^(large|tracefs)\..*\.(dat|txt)$/.test(n) && !keep.has(n));
+  const keep = new Set([v6, report, v7, tracefs.file, v6Quarter?.file, tracefsQuarter?.file, tracefsSched?.file].filter(Boolean).map((f) => path.basename(f!)));
+  const stale = fs.readdirSync(OUT_DIR).filter((n) => /^(large|tracefs|tracefs-sched)\..*\.(dat|txt)$/.test(n) && !keep.has(n));
   if (stale.length) log(`  other generated traces in bench/out (not used by this run): ${stale.join(', ')}`);
 
   return {
@@ -629,8 +653,44 @@ export async function makeLargeTraces(opts: MakeOptions = {}): Promise<LargeTrac
     report,
     tracefs,
     tracefsQuarter,
+    tracefsSched,
     notes,
   };
+}
+
+/**
+ * tracefs text of FIXTURE_SCHED, replicated to about `targetBytes`. Copies
+ * are shifted by the recording's span + 1 ms, rounded to whole ms, as for the
+ * main fixture. Its manifest key carries the main fixture's key too, so the
+ * clean-up of files from an earlier fixture leaves it alone.
+ */
+async function makeSchedText(targetBytes: number, fixtureKey: string, log: (s: string) => void): Promise<NonNullable<LargeTraceSet['tracefsSched']>> {
+  const size = fs.statSync(FIXTURE_SCHED).size;
+  const keyBase = `tracefs-sched:${fixtureKey}:${size}`;
+  const facts = readManifest()['tracefs-sched.facts'];
+  let base: TracefsBase | null = null;
+  let f: { events: number; bytes: number; shiftNs: number; cpus: number };
+  if (facts?.key.startsWith(`${keyBase}:`)) {
+    const [events, bytes, shiftNs, cpus] = facts.key.slice(keyBase.length + 1).split(':').map(Number);
+    f = { events: events!, bytes: bytes!, shiftNs: shiftNs!, cpus: cpus! };
+  } else {
+    base = await tracefsBase(FIXTURE_SCHED);
+    const b = base;
+    const spanUs = b.us.reduce((a, us) => Math.max(a, us), -Infinity) - b.us.reduce((a, us) => Math.min(a, us), Infinity);
+    const bytes = b.us.reduce((a, us, i) => a + Buffer.byteLength(b.pre[i]!) + Buffer.byteLength(b.post[i]!) + 12 + (us >= 1e11 ? 1 : 0), 0);
+    const cpus = 1 + b.pre.reduce((a, p) => Math.max(a, Number(/\[(\d+)\]/.exec(p)![1])), 0);
+    f = { events: b.us.length, bytes, shiftNs: (Math.floor(spanUs / 1000) + 2) * 1e6, cpus };
+    const m = readManifest();
+    m['tracefs-sched.facts'] = { size: 0, key: `${keyBase}:${f.events}:${f.bytes}:${f.shiftNs}:${f.cpus}` };
+    writeManifest(m);
+  }
+  const copies = Math.ceil(targetBytes / f.bytes);
+  const file = path.join(OUT_DIR, `tracefs-sched.x${copies}.txt`);
+  await produce(file, `${keyBase}:${copies}`, log, async (tmp) => {
+    base ??= await tracefsBase(FIXTURE_SCHED);
+    await writeTracefs(base, copies, f.shiftNs, f.cpus, tmp);
+  });
+  return { file, copies, events: copies * f.events };
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {

@@ -241,10 +241,11 @@ async function uiPart(set: LargeTraceSet | null, notes: string[]): Promise<unkno
 
 function ingestHeadline(r: IngestBenchResult): string[] {
   const out: string[] = [];
+  const width = Math.max(...r.rows.map((x) => x.label.length));
   for (const row of r.rows) {
     if (!row.ingest) continue;
     const evs = row.events / row.ingest.totalS;
-    let s = `${row.label.padEnd(18)} ingest ${(evs / 1e6).toFixed(2)} M events/s, ${(row.bytes / row.ingest.totalS / 1e6).toFixed(0)} MB/s`;
+    let s = `${row.label.padEnd(width)} ingest ${(evs / 1e6).toFixed(2)} M events/s, ${(row.bytes / row.ingest.totalS / 1e6).toFixed(0)} MB/s`;
     if (row.decode) s += `; decoder alone ${(row.events / row.decode.wallS / 1e6).toFixed(2)} M events/s, ${(row.bytes / row.decode.wallS / 1e6).toFixed(0)} MB/s`;
     if (row.traceCmd) {
       const ratio = ratioOf(row)!;

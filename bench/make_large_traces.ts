@@ -446,6 +446,11 @@ async function tracefsBase(fixture: string): Promise<TracefsBase> {
   }
 }
 
+/** Bytes of one copy of `base` as writeTracefs lays it out (the timestamp is `%5lu.%06lu`). */
+function tracefsBytesPerCopy(base: TracefsBase): number {
+  return base.us.reduce((a, us, i) => a + Buffer.byteLength(base.pre[i]!) + Buffer.byteLength(base.post[i]!) + 12 + (us >= 1e11 ? 1 : 0), 0);
+}
+
 function tracefsHeader(events: number, cpus: number): string {
   return [
     '# tracer: nop',
@@ -601,7 +606,7 @@ export async function makeLargeTraces(opts: MakeOptions = {}): Promise<LargeTrac
   if (bytesPerCopy === 0) {
     base = await tracefsBase(fixture);
     if (base.us.length !== facts.events) throw new Error(`tracefs base has ${base.us.length} events, fixture ${facts.events}`);
-    bytesPerCopy = base.us.reduce((a, us, i) => a + Buffer.byteLength(base!.pre[i]!) + Buffer.byteLength(base!.post[i]!) + 12 + (us >= 1e11 ? 1 : 0), 0);
+    bytesPerCopy = tracefsBytesPerCopy(base);
     const m = readManifest();
     m['tracefs.bytes-per-copy'] = { size: bytesPerCopy, key: tracefsKeyBase };
     writeManifest(m);
@@ -677,7 +682,7 @@ async function makeSchedText(targetBytes: number, fixtureKey: string, log: (s: s
     base = await tracefsBase(FIXTURE_SCHED);
     const b = base;
     const spanUs = b.us.reduce((a, us) => Math.max(a, us), -Infinity) - b.us.reduce((a, us) => Math.min(a, us), Infinity);
-    const bytes = b.us.reduce((a, us, i) => a + Buffer.byteLength(b.pre[i]!) + Buffer.byteLength(b.post[i]!) + 12 + (us >= 1e11 ? 1 : 0), 0);
+    const bytes = tracefsBytesPerCopy(b);
     const cpus = 1 + b.pre.reduce((a, p) => Math.max(a, Number(/\[(\d+)\]/.exec(p)![1])), 0);
     f = { events: b.us.length, bytes, shiftNs: (Math.floor(spanUs / 1000) + 2) * 1e6, cpus };
     const m = readManifest();

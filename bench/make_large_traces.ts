@@ -93,7 +93,7 @@ const QUICK_EVENTS = 1_000_000;
 const TEXT_TARGET_BYTES = 1_000_000_000;
 const QUICK_TEXT_BYTES = 150_000_000;
 /** The second recording, scheduler-heavy, for its own tracefs text row. */
-export const FIXTURE_SCHED = path.join(ROOT, 'fixtures', 'fsync_xfs.full.v7.dat');
+const FIXTURE_SCHED = path.join(ROOT, 'fixtures', 'fsync_xfs.full.v7.dat');
 const SCHED_TEXT_BYTES = 250_000_000;
 const QUICK_SCHED_TEXT_BYTES = 40_000_000;
 
@@ -666,36 +666,26 @@ export async function makeLargeTraces(opts: MakeOptions = {}): Promise<LargeTrac
 /**
  * tracefs text of FIXTURE_SCHED, replicated to about `targetBytes`. Copies
  * are shifted by the recording's span + 1 ms, rounded to whole ms, as for the
- * main fixture. Its manifest key carries the main fixture's key too, so the
- * clean-up of files from an earlier fixture leaves it alone.
+ * main fixture. The one-copy base is made on every run (~2 s of trace-cmd for
+ * 148k events), which keeps its facts out of the manifest. The file's key
+ * carries the main fixture's key too, so the clean-up of files from an
+ * earlier fixture leaves it alone.
  */
 async function makeSchedText(targetBytes: number, fixtureKey: string, log: (s: string) => void): Promise<NonNullable<LargeTraceSet['tracefsSched']>> {
-  const size = fs.statSync(FIXTURE_SCHED).size;
-  const keyBase = `tracefs-sched:${fixtureKey}:${size}`;
-  const facts = readManifest()['tracefs-sched.facts'];
-  let base: TracefsBase | null = null;
-  let f: { events: number; bytes: number; shiftNs: number; cpus: number };
-  if (facts?.key.startsWith(`${keyBase}:`)) {
-    const [events, bytes, shiftNs, cpus] = facts.key.slice(keyBase.length + 1).split(':').map(Number);
-    f = { events: events!, bytes: bytes!, shiftNs: shiftNs!, cpus: cpus! };
-  } else {
-    base = await tracefsBase(FIXTURE_SCHED);
-    const b = base;
-    const spanUs = b.us.reduce((a, us) => Math.max(a, us), -Infinity) - b.us.reduce((a, us) => Math.min(a, us), Infinity);
-    const bytes = tracefsBytesPerCopy(b);
-    const cpus = 1 + b.pre.reduce((a, p) => Math.max(a, Number(/\[(\d+)\]/.exec(p)![1])), 0);
-    f = { events: b.us.length, bytes, shiftNs: (Math.floor(spanUs / 1000) + 2) * 1e6, cpus };
-    const m = readManifest();
-    m['tracefs-sched.facts'] = { size: 0, key: `${keyBase}:${f.events}:${f.bytes}:${f.shiftNs}:${f.cpus}` };
-    writeManifest(m);
+  const base = await tracefsBase(FIXTURE_SCHED);
+  let first = Infinity;
+  let last = -Infinity;
+  for (const us of base.us) {
+    first = Math.min(first, us);
+    last = Math.max(last, us);
   }
-  const copies = Math.ceil(targetBytes / f.bytes);
+  const shiftNs = (Math.floor((last - first) / 1000) + 2) * 1e6;
+  const cpus = 1 + base.pre.reduce((a, p) => Math.max(a, Number(/\[(\d+)\]/.exec(p)![1])), 0);
+  const copies = Math.ceil(targetBytes / tracefsBytesPerCopy(base));
   const file = path.join(OUT_DIR, `tracefs-sched.x${copies}.txt`);
-  await produce(file, `${keyBase}:${copies}`, log, async (tmp) => {
-    base ??= await tracefsBase(FIXTURE_SCHED);
-    await writeTracefs(base, copies, f.shiftNs, f.cpus, tmp);
-  });
-  return { file, copies, events: copies * f.events };
+  const key = `tracefs-sched:${fixtureKey}:${fs.statSync(FIXTURE_SCHED).size}:${copies}`;
+  await produce(file, key, log, (tmp) => writeTracefs(base, copies, shiftNs, cpus, tmp));
+  return { file, copies, events: copies * base.us.length };
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {

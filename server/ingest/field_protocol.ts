@@ -10,6 +10,7 @@
  */
 import type { MessagePort } from 'node:worker_threads';
 import type { RawSpec } from '../model/model_builder.ts';
+import type { StringRows } from '../model/args_rows.ts';
 import type { ChunkData } from '../model/column_chunk.ts';
 import type { ModelLayout } from '../model/model_layout.ts';
 import type { RecordBatchData } from '../model/record_batch.ts';
@@ -60,7 +61,8 @@ export type FieldToStore =
   | { type: 'chunk'; table: number; data: ChunkData }
   /**
    * The last chunk was sent. dicts: the field worker's typed-column
-   * dictionaries (dicts[dict][id]); unparsed: text events whose fields did
+   * dictionaries (dicts[dict][id]); strings: its args dictionary as
+   * `_string` rows (args_rows.ts); unparsed: text events whose fields did
    * not parse (added to the builder's count).
    */
-  | { type: 'end'; dicts: string[][]; unparsed: number };
+  | { type: 'end'; dicts: string[][]; strings: StringRows; unparsed: number };

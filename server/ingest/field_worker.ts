@@ -15,11 +15,13 @@ import { parentPort } from 'node:worker_threads';
 import { latin1 } from '../decode/ftrace_text/fields/generic.ts';
 import { directTextWriter, textFieldParser, type TextFieldParser } from '../decode/ftrace_text/raw_text_fields.ts';
 import type { KvColumnWriter } from '../decode/ftrace_text/fields/kv_columns.ts';
+import type { EventFields } from '../decode/decoded_event.ts';
 import { compileRawFieldReaders } from '../decode/trace_dat/raw_field_readers.ts';
 import type { BufferSource } from '../model/buffer_source.ts';
 import { ColumnChunk, chunkTransferList, type ChunkData } from '../model/column_chunk.ts';
 import { writeFtraceEventRow } from '../model/model_builder.ts';
-import { FTRACE_EVENT_TABLE, unpackCommon } from '../model/model_layout.ts';
+import { ArgsRows, hasArgs, SID_BASE_FIELD_WORKER, type StringRows } from '../model/args_rows.ts';
+import { ARGS_TABLE, FTRACE_EVENT_TABLE, unpackCommon } from '../model/model_layout.ts';
 import { CONTINUATION, OWN_TEXT, RecordBatchReader } from '../model/record_batch.ts';
 import { TableRowWriter, TypedRows } from '../model/typed_rows.ts';
 import { typedTableFor } from '../model/typed_tables.ts';
@@ -41,6 +43,8 @@ interface BatchDecoder {
   finish(): void;
   /** Events whose fields did not parse (kept as raw text in _ftrace_event). */
   unparsed: number;
+  /** Its args dictionary, as `_string` rows (text events without a typed table). */
+  strings(): StringRows;
 }
 
 /** One trace's batches: returns the job's message handler; onEnd() once its last chunk went to the store. */
@@ -99,7 +103,7 @@ function startJob(input: FieldWorkerInput, onEnd: () => void): (m: ToFieldWorker
         decoder.finish();
         typed.flush();
         // The store closes the channel once it has read `end` (closing it here could drop it); main closes batchReturn.
-        toStore({ type: 'end', dicts: typed.dictLists(), unparsed: decoder.unparsed });
+        toStore({ type: 'end', dicts: typed.dictLists(), strings: decoder.strings(), unparsed: decoder.unparsed });
         onEnd();
         reply({ type: 'done' });
       } else if (m.type === 'abort') {
@@ -134,6 +138,8 @@ function traceDatDecoder(input: FieldWorkerInput, rowsFor: (name: string) => Tab
       }
     },
     finish() {},
+    // trace.dat events without a typed table are decoded on the main thread (model_builder.ts event()).
+    strings: () => [],
   };
 }
 
@@ -141,10 +147,12 @@ function traceDatDecoder(input: FieldWorkerInput, rowsFor: (name: string) => Tab
 serveJobs<FieldWorkerInput, Exclude<ToFieldWorker, { type: 'job' }>>(port, startJob);
 
 /**
- * Text events: each record's argument text parsed by its event's parser. An
- * event whose text does not parse goes to _ftrace_event with its raw text,
- * held back until the next event so that continuation lines join it, as
- * decodeFtraceText does.
+ * Text events: each record's argument text parsed by its event's parser into
+ * its typed table's row. Events without a typed table, and events whose text
+ * does not parse, go to _ftrace_event with their raw text (and the former to
+ * _args with their key=value fields, in this thread's string dictionary),
+ * held back until the next event so that continuation lines join the raw
+ * text, as decodeFtraceText does.
  */
 function textDecoder(
   layout: FieldWorkerInput['layout'],
@@ -153,23 +161,27 @@ function textDecoder(
   postChunk: (table: number, data: ChunkData) => void,
   chunkMemory: BufferSource,
 ): BatchDecoder {
-  const names: ({ parse: TextFieldParser; rows: TableRowWriter; direct: KvColumnWriter | null } | undefined)[] = [];
+  /** Per name id: its parser, and its typed table's writer (null: no typed table). */
+  const names: ({ parse: TextFieldParser; rows: TableRowWriter | null; direct: KvColumnWriter | null } | undefined)[] = [];
   const ftraceEvent = new ColumnChunk(layout.ftraceEvent, (d) => postChunk(FTRACE_EVENT_TABLE, d), chunkMemory);
-  let held: { id: number; ts: number; cpu: number; utid: number; nameId: number; common: number | null; where: number; raw: string } | null = null;
+  const args = new ArgsRows(new ColumnChunk(layout.args, (d) => postChunk(ARGS_TABLE, d), chunkMemory), SID_BASE_FIELD_WORKER);
+  /** The event held for continuation lines; `fields`: an untyped event's (written to _args), null: text that did not parse. */
+  let held: { id: number; ts: number; cpu: number; utid: number; nameId: number; common: number | null; where: number; raw: string; fields: EventFields | null } | null = null;
   const flushHeld = () => {
     if (held === null) return;
     const h = held;
     held = null;
     const [flags, preemptCount] = unpackCommon(h.common);
-    writeFtraceEventRow(ftraceEvent, typed, h.id, h.ts, h.cpu, h.utid, h.nameId, flags, preemptCount, null, h.raw, h.where);
+    const withArgs = hasArgs(h.fields);
+    writeFtraceEventRow(ftraceEvent, typed, h.id, h.ts, h.cpu, h.utid, h.nameId, flags, preemptCount, withArgs ? h.id : null, h.raw, h.where);
+    if (withArgs) args.write(h.id, h.fields!);
   };
   const self: BatchDecoder = {
     unparsed: 0,
     decode(r) {
       for (const [id, name] of r.batch.names) {
         const rows = writerFor(name);
-        if (rows === null) throw new Error(`field worker: no typed table takes event ${name}`);
-        names[id] = { parse: textFieldParser(name), rows, direct: directTextWriter(name, rows) };
+        names[id] = { parse: textFieldParser(name), rows, direct: rows !== null ? directTextWriter(name, rows) : null };
       }
       const bytes = r.bytes;
       // The pages are ASCII (RawTextRecords.page).
@@ -179,7 +191,11 @@ function textDecoder(
         const s = r.offset(i);
         const e = s + r.length(i);
         if (format === CONTINUATION) {
-          if (held !== null) held.raw = `${held.raw}\n${bytes.toString('utf8', s, e)}`;
+          if (held !== null) {
+            const frame = bytes.toString('utf8', s, e);
+            // As decodeFtraceText: an event with no text of its own (`<stack trace>`) starts with its first frame.
+            held.raw = held.raw ? `${held.raw}\n${frame}` : frame;
+          }
           continue;
         }
         flushHeld();
@@ -188,29 +204,29 @@ function textDecoder(
         const pageBytes = r.kind(i) !== OWN_TEXT;
         const direct = n.direct;
         if (pageBytes && direct !== null && direct.scan(bytes, s, e)) {
-          const rows = n.rows;
+          const rows = n.rows!;
           rows.startRow(r.id(i), r.ts(i), r.cpu(i), r.utid(i), r.common(i), r.where(i));
           direct.write();
           rows.end();
           continue;
         }
-        let args: string;
+        let text: string;
         let fields;
         if (!pageBytes) {
           // Not from an ASCII block: parsed from its string, as the decoder would.
-          args = bytes.toString('utf8', s, e);
-          fields = n.parse(args, 0, args.length, args, null);
+          text = bytes.toString('utf8', s, e);
+          fields = n.parse(text, 0, text.length, text, null);
         } else {
           // Its own string (no string of the whole batch: most events never need one).
-          args = latin1(bytes, s, e);
-          fields = n.parse(args, 0, e - s, args, bytes.subarray(s, e));
+          text = latin1(bytes, s, e);
+          fields = n.parse(text, 0, e - s, text, bytes.subarray(s, e));
         }
-        if (fields === null) {
-          self.unparsed++;
-          held = { id: r.id(i), ts: r.ts(i), cpu: r.cpu(i), utid: r.utid(i), nameId: format, common: r.common(i), where: r.where(i), raw: args };
+        if (fields === null) self.unparsed++;
+        const rows = n.rows;
+        if (fields === null || rows === null) {
+          held = { id: r.id(i), ts: r.ts(i), cpu: r.cpu(i), utid: r.utid(i), nameId: format, common: r.common(i), where: r.where(i), raw: text, fields };
           continue;
         }
-        const rows = n.rows;
         rows.startRow(r.id(i), r.ts(i), r.cpu(i), r.utid(i), r.common(i), r.where(i));
         rows.allFields(fields);
         rows.end();
@@ -219,7 +235,9 @@ function textDecoder(
     finish() {
       flushHeld();
       ftraceEvent.flush();
+      args.flush();
     },
+    strings: () => args.stringRows(),
   };
   return self;
 }

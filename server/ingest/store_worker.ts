@@ -68,7 +68,14 @@ function startJob(input: StoreWorkerInput, onEnd: () => void): (m: ToStoreWorker
   const commit = (result: BuilderResult) => {
     void (async () => {
       const end = field?.end;
-      if (end) result = { ...result, dicts: mergeDicts(result.dicts, end.dicts), unparsed: result.unparsed + end.unparsed };
+      if (end) {
+        result = {
+          ...result,
+          dicts: mergeDicts(result.dicts, end.dicts),
+          strings: result.strings.concat(end.strings),
+          unparsed: result.unparsed + end.unparsed,
+        };
+      }
       const summary = await store!.commitLoad(result);
       engine!.close();
       engine = null;

@@ -26,6 +26,7 @@ import type {
   SkippedInput,
   TraceHeader,
 } from '../decode/decoded_event.ts';
+import { ArgsRows, hasArgs, SID_BASE_MAIN } from './args_rows.ts';
 import { ColumnChunk, type ChunkData } from './column_chunk.ts';
 import { ARGS_TABLE, FTRACE_EVENT_TABLE, packCommon, type BuilderResult, type ModelLayout, type ThreadInfo } from './model_layout.ts';
 import { NEW_BUFFERS, type BufferSource } from './buffer_source.ts';
@@ -60,6 +61,16 @@ const TASK_NAME_FIELDS: Record<string, [string, string][]> = {
  */
 export function rowsNeedOnlyFields(table: string): boolean {
   return TASK_NAME_FIELDS[table] === undefined;
+}
+
+/**
+ * Whether a text event goes to the field worker when there is one: every
+ * event but those of the scheduler tables that name tasks, whose names the
+ * builder tracks as it meets them.
+ */
+export function takesText(name: string): boolean {
+  const table = typedTableFor(name);
+  return table === null || rowsNeedOnlyFields(table);
 }
 
 /** How the fields of raw records are decoded: trace.dat's spec, or text events' own parsers. */
@@ -116,12 +127,11 @@ export class ModelBuilder implements DirectRowSink, RawRecordSink, RawTextSink {
   private nextId = 0;
 
   private readonly ftraceEvent: ColumnChunk;
-  private readonly args: ColumnChunk;
+  private readonly args: ArgsRows;
   private readonly typed: TypedRows;
   /** Per event name, in order of first appearance (index = name_id): one lookup per event. */
   private readonly names = new Map<string, EventNameInfo>();
   private readonly nameList: EventNameInfo[] = [];
-  private readonly strings = new Map<string, number>();
 
   private readonly threads = new Map<number, ThreadInfo>();
   /**
@@ -155,7 +165,7 @@ export class ModelBuilder implements DirectRowSink, RawRecordSink, RawTextSink {
     chunkMemory: BufferSource = NEW_BUFFERS,
   ) {
     this.ftraceEvent = new ColumnChunk(layout.ftraceEvent, (d) => onChunk(FTRACE_EVENT_TABLE, d), chunkMemory);
-    this.args = new ColumnChunk(layout.args, (d) => onChunk(ARGS_TABLE, d), chunkMemory);
+    this.args = new ArgsRows(new ColumnChunk(layout.args, (d) => onChunk(ARGS_TABLE, d), chunkMemory), SID_BASE_MAIN);
     this.typed = new TypedRows(layout, onChunk, chunkMemory);
     this.lastThread = this.threadOf(0); // utid 0 is the idle task
   }
@@ -185,9 +195,9 @@ export class ModelBuilder implements DirectRowSink, RawRecordSink, RawTextSink {
       this.writeTyped(target, id, e, utid, info, fields);
       return;
     }
-    const hasArgs = fields !== null && hasKeys(fields);
-    writeFtraceEventRow(this.ftraceEvent, this.typed, id, e.ts, e.cpu, utid, info.id, e.flags, e.preemptCount, hasArgs ? id : null, e.raw, e.where);
-    if (hasArgs) this.writeArgs(id, fields!);
+    const withArgs = hasArgs(fields);
+    writeFtraceEventRow(this.ftraceEvent, this.typed, id, e.ts, e.cpu, utid, info.id, e.flags, e.preemptCount, withArgs ? id : null, e.raw, e.where);
+    if (withArgs) this.args.write(id, fields);
   }
 
   /** DirectRowSink: events whose typed rows need nothing beyond their own fields. */
@@ -228,15 +238,16 @@ export class ModelBuilder implements DirectRowSink, RawRecordSink, RawTextSink {
   }
 
   /**
-   * RawTextSink: with a RawRecordTarget, text events of typed tables whose
-   * rows need only their own fields are framed here; their argument text is
-   * parsed on the target's thread, by the decoder's own parsers.
+   * RawTextSink: with a RawRecordTarget, text events are framed here and
+   * their argument text is parsed on the target's thread, by the decoder's
+   * own parsers: events of typed tables whose rows need only their own
+   * fields, and events without a typed table (their `_ftrace_event` and
+   * `_args` rows; the field worker keeps its own string dictionary).
    */
   rawText(): RawTextRecords | null {
     const target = this.rawTarget;
     if (target === null || !this.headerInfo) return null;
     const tables = this.typed.tables().filter(rowsNeedOnlyFields);
-    if (tables.length === 0) return null;
     const batches = (this.rawBatches = new RecordBatchWriter((b) => target.batch(b), TEXT_BATCH_BYTES, target.batchMemory));
     target.start({ format: 'text' }, this.headerInfo.tsBaseNs, tables);
     // The batches' reader is told a name with its first event.
@@ -249,7 +260,7 @@ export class ModelBuilder implements DirectRowSink, RawRecordSink, RawTextSink {
       return info;
     };
     return {
-      takes: (name) => this.rawTable(name) !== null,
+      takes: (name) => takesText(name),
       page: (buf, start, end) => batches.page(buf, start, end),
       record: (name, system, ts, cpu, pid, comm, tgid, flags, preemptCount, where, off, len) => {
         const info = nameOf(name, system);
@@ -347,7 +358,7 @@ export class ModelBuilder implements DirectRowSink, RawRecordSink, RawTextSink {
       header: this.headerInfo,
       eventsTotal: this.nextId,
       eventNames: this.nameList.map((n) => [n.name, n.system, n.count]),
-      strings: [...this.strings.keys()],
+      strings: this.args.stringRows(),
       dicts: this.typed.dictLists(),
       threads: this.threadList,
       nameHistory: this.nameHistory,
@@ -380,34 +391,6 @@ export class ModelBuilder implements DirectRowSink, RawRecordSink, RawTextSink {
         this.threadOf(fields.pid).exitTs = e.ts;
       }
     }
-  }
-
-  private writeArgs(id: number, fields: EventFields): void {
-    const a = this.args;
-    let index = 0;
-    for (const key in fields) {
-      const v = fields[key];
-      a.setInt(0, id);
-      a.setInt(1, index++);
-      a.setInt(2, this.intern(key));
-      if (typeof v === 'string') {
-        a.setNull(3);
-        a.setInt(4, this.intern(v));
-      } else {
-        a.set(3, v);
-        a.setNull(4);
-      }
-      a.endRow();
-    }
-  }
-
-  private intern(s: string): number {
-    let sid = this.strings.get(s);
-    if (sid === undefined) {
-      sid = this.strings.size;
-      this.strings.set(s, sid);
-    }
-    return sid;
   }
 
   // ---- threads -----------------------------------------------------------
@@ -500,9 +483,4 @@ export function writeFtraceEventRow(
   fe.set(8, raw);
   fe.setInt(9, where);
   fe.endRow();
-}
-
-function hasKeys(o: object): boolean {
-  for (const _ in o) return true;
-  return false;
 }

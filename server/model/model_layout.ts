@@ -6,6 +6,7 @@
  * the store (model_store.ts) creates the layout from schema.sql.
  */
 import type { SkippedInput, TraceHeader } from '../decode/decoded_event.ts';
+import type { StringRows } from './args_rows.ts';
 import type { ColumnSpec } from './column_chunk.ts';
 
 export interface TypedColumn {
@@ -64,8 +65,8 @@ export interface BuilderResult {
   eventsTotal: number;
   /** [name, system, count], index = name_id. */
   eventNames: [string, string | null, number][];
-  /** Interned strings of args (field names, text values), index = sid. */
-  strings: string[];
+  /** Interned strings of args (field names, text values) as `_string` rows, [sid, string] (args_rows.ts). */
+  strings: StringRows;
   /** Per-column dictionaries of typed tables: dicts[dict][id] = string. */
   dicts: string[][];
   threads: ThreadInfo[];

@@ -159,7 +159,7 @@ export class ModelStore {
     await appendRows(con, '_string', [
       { name: 'sid', kind: 'i32' },
       { name: 'str', kind: 'str' },
-    ], r.strings.map((s, sid) => [sid, s]));
+    ], r.strings);
     for (const t of this.layout.typed) await createTypedView(this.engine, t, r.dicts);
     await appendRows(con, '_event_name', [
       { name: 'name_id', kind: 'i32' },

@@ -53,6 +53,8 @@ function snapshot(ok: boolean, ev: EventLine) {
     args,
     instance: ev.instance,
     fields,
+    // the order of the fields is the order of the event's `args` rows
+    keys: fields === null ? null : Object.keys(fields),
   };
 }
 
@@ -171,5 +173,36 @@ describe('byte path reads ASCII lines exactly as the string path', () => {
       if (bytesSure) onBytes++;
     }
     expect(onBytes).toBeGreaterThan(lines.length / 2);
+  });
+
+  it('writeback `bdi NAME[ID]:` lines: the byte path reads name, id and pairs as the string path, in its order', () => {
+    const head = '          dbench-32363   [001] d..1.  7858.252747: ';
+    const lines = [
+      'track_foreign_dirty: bdi 7:0[1]: ino=8709489 memcg_id=1 cgroup_ino=1 page_cgroup_ino=2883',
+      'track_foreign_dirty: bdi 7:0[1]: ino=8709489 memcg_id=1 cgroup_ino=1 page_cgroup_ino=2883',
+      'track_foreign_dirty: bdi [3]: ino=1',
+      'track_foreign_dirty: bdi a]b[4]: ino=1',
+      'track_foreign_dirty: bdi a[b]: ino=1',
+      'track_foreign_dirty: bdi 7:0[123456789012345678]: ino=1',
+      'writeback_mark_inode_dirty: bdi 254:0: ino=266338304 state=0x40 flags=0x40',
+      'writeback_mark_inode_dirty: bdi 254:0: ino=266338305 state=I_DIRTY_SYNC flags=0x40',
+      'writeback_mark_inode_dirty: bdi 254:0: name=other ino=1 bdi_id=7',
+      'writeback_mark_inode_dirty: bdi 254:0[2]: bdi_id=7 ino=1',
+      'writeback_mark_inode_dirty: bdi 254:0:   ino=1',
+      'writeback_mark_inode_dirty: bdi 254:0: junk ino=1',
+      'writeback_mark_inode_dirty: bdi 254:0:',
+      'writeback_mark_inode_dirty: bdi 254:0: ino=1: x',
+      'writeback_queue: bdi 7:0: sb_dev 0:0 nr_pages=9223372036854775807 sync_mode=0 kupdate=0 range_cyclic=0 background=1 reason=background cgroup_ino=1',
+      'writeback_queue: bdi 7:0: sb_dev=0 nr_pages=1',
+      'balance_dirty_pages: bdi 7:0: limit=1 setpoint=2 dirty=3',
+      'folio_wait_writeback: bdi 254:0: ino=9978209 index=1162724',
+    ];
+    let onBytes = 0;
+    for (const line of lines) {
+      const { s, b, bytesSure } = both(head + line, false);
+      expect(b, line).toStrictEqual(s);
+      if (bytesSure) onBytes++;
+    }
+    expect(onBytes).toBe(lines.length);
   });
 });

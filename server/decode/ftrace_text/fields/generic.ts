@@ -566,15 +566,40 @@ export class KvSpec {
       if (this.builders.size < MAX_BUILDERS) this.builders.set(sig, b);
     }
     if (recent.length >= MAX_RECENT_SEQS) recent.pop();
-    recent.unshift({ rules: seq.slice(0, n), builder: b });
+    recent.unshift({ rules: seq.slice(0, n), builder: b, leads: null });
     return b(this.vals);
+  }
+
+  /**
+   * A builder of the object {leadKeys[0]: lead[0], ..., then the entry's
+   * keys: v[0], ...}, compiled once per entry and lead keys: for parsers
+   * that read a few fields before the key=value pairs (writeback's `bdi
+   * NAME:`), so the fields come in one object literal rather than a copy of
+   * the pairs' object key by key (a megamorphic store each). A key in both
+   * keeps its lead position and takes the pair's value, as assigning the
+   * pairs after the lead fields does.
+   */
+  leadBuilder(ent: SeqEntry, leadKeys: readonly string[]): LeadBuilder {
+    // By the lead keys' array: each parser passes the same few constant arrays.
+    const leads = (ent.leads ??= new Map());
+    let b = leads.get(leadKeys);
+    if (b === undefined) {
+      const body = [...leadKeys.map((k, i) => `${JSON.stringify(k)}: lead[${i}]`), ...ent.rules.map((r, i) => `${JSON.stringify(r.key)}: v[${i}]`)].join(', ');
+      b = new Function('lead', 'v', `return { ${body} };`) as LeadBuilder;
+      leads.set(leadKeys, b);
+    }
+    return b;
   }
 }
 
+type LeadBuilder = (lead: FieldValue[], v: FieldValue[]) => EventFields;
+
 /** A key sequence and its object builder. */
-interface SeqEntry {
+export interface SeqEntry {
   rules: KeyRule[];
   builder: Builder;
+  /** leadBuilder()'s builders for this sequence, by lead keys. */
+  leads: Map<readonly string[], LeadBuilder> | null;
 }
 
 /** Key sequences tried on the fast path per spec. */
@@ -739,15 +764,26 @@ function kvFastB(b: Uint8Array, t: string, s: number, n: number, rules: KeyRule[
  */
 export function kvRangeB(b: Uint8Array | null, text: string, s: number, n: number, spec: KvSpec = AUTO_SPEC): EventFields | null {
   if (b === null) return kvRange(text, s, n, spec);
+  const ent = kvValuesB(b, text, s, n, spec);
+  return ent !== null ? ent.builder(spec.vals) : kvSlow(text, s, n, spec);
+}
+
+/**
+ * kvRangeB's fast path alone: when the ASCII text b[s, n) is one of the
+ * spec's recent key sequences, its values are left in spec.vals and the
+ * sequence's entry returned (what kvRangeB would build is
+ * entry.builder(spec.vals)). Null: not sure, use kvRangeB.
+ */
+export function kvValuesB(b: Uint8Array, text: string, s: number, n: number, spec: KvSpec): SeqEntry | null {
   const recent = spec.recent;
   for (let r = 0; r < recent.length; r++) {
     const ent = recent[r]!;
     if (sameBytes(b, s, ent.rules[0]!.eqB) && kvFastB(b, text, s, n, ent.rules, spec.vals)) {
       if (r > 0) spec.promote(r);
-      return ent.builder(spec.vals);
+      return ent;
     }
   }
-  return kvSlow(text, s, n, spec);
+  return null;
 }
 
 /**

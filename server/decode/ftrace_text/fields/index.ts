@@ -199,8 +199,10 @@ function hashOf(s: string): number {
   return h;
 }
 
+const parseWritebackRange = RANGE_PARSERS.get(parseWriteback)!;
+
 function writebackBdiRange(t: string, s: number, e: number, args: string, b: Uint8Array | null): EventFields | null {
-  if (args.startsWith('bdi ')) return parseWriteback(args) ?? parseGeneric(args);
+  if (args.startsWith('bdi ')) return parseWritebackRange(t, s, e, args, b) ?? parseGenericRange(t, s, e, args, b);
   return parseGenericRange(t, s, e, args, b);
 }
 

@@ -175,7 +175,7 @@ describe('byte path reads ASCII lines exactly as the string path', () => {
     expect(onBytes).toBeGreaterThan(lines.length / 2);
   });
 
-  it('writeback `bdi NAME[ID]:` lines: the byte path reads name, id and pairs as the string path, in its order', () => {
+  it('writeback lines (`bdi NAME[ID]: k=v`, `dev M,m ino N ...`): the byte path reads them as the string path, fields in its order', () => {
     const head = '          dbench-32363   [001] d..1.  7858.252747: ';
     const lines = [
       'track_foreign_dirty: bdi 7:0[1]: ino=8709489 memcg_id=1 cgroup_ino=1 page_cgroup_ino=2883',
@@ -196,6 +196,16 @@ describe('byte path reads ASCII lines exactly as the string path', () => {
       'writeback_queue: bdi 7:0: sb_dev=0 nr_pages=1',
       'balance_dirty_pages: bdi 7:0: limit=1 setpoint=2 dirty=3',
       'folio_wait_writeback: bdi 254:0: ino=9978209 index=1162724',
+      'sb_mark_inode_writeback: dev 254,0 ino 9978209 dirtied 4296856771 state 0x40 mode 0100644',
+      'sb_mark_inode_writeback: dev 7:0 ino 1 dirtied 2 state I_DIRTY_SYNC|I_DIRTY_DATASYNC mode 0100644 extra',
+      'sb_mark_inode_writeback: dev 254,0  ino 1 dirtied 2 state 0 mode 644',
+      'sb_mark_inode_writeback: dev 254,0 ino -1 dirtied 2 state 0 mode 0100644',
+      'sb_mark_inode_writeback: dev 254,0 ino 1 dirtied 2 state 0 mode 0100648',
+      'sb_mark_inode_writeback: dev 1234567890,0 ino 1 dirtied 2 state 0 mode 0',
+      'sb_mark_inode_writeback: dev 254;0 ino 1 dirtied 2 state 0 mode 0',
+      'sb_mark_inode_writeback: dev 254,0 ino 12345678901234567890 dirtied 2 state 0 mode 0',
+      'sb_mark_inode_writeback: dev 254,0 ino 1 dirtied 2 state 0',
+      'sb_mark_inode_writeback: dev 254,0 inode 1 dirtied 2 state 0 mode 0',
     ];
     let onBytes = 0;
     for (const line of lines) {

@@ -10,6 +10,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDuckDb, type Engine } from '../../server/engine/engine.ts';
 import { ingestFile, type IngestResult } from '../../server/ingest/ingest_file.ts';
+import { SID_BASE_FIELD_WORKER } from '../../server/model/args_rows.ts';
 import { TYPED_TABLES } from '../../server/model/typed_tables.ts';
 
 const FIXTURES = path.resolve(__dirname, '../../fixtures');
@@ -72,5 +73,26 @@ describe('text: fields parsed on the field worker give the one-thread model', ()
     );
     expect(inactive).toEqual({ n: 1n, priority: 12, reclaim_flags: 'RECLAIM_WB_FILE|RECLAIM_WB_ASYNC' });
     await engine.exec('DETACH frames');
+  });
+
+  it('events without a typed table get their args on the field worker, in its own string dictionary', async () => {
+    // fsync_xfs: a fifth of its events (writeback_mark_inode_dirty, track_foreign_dirty...) have no typed table.
+    const r = await ingestFile(path.join(FIXTURES, 'fsync_xfs.report.txt'), { dataDir: path.join(dir, 'untyped'), worker: true });
+    await engine.exec(`ATTACH '${r.dbPath}' AS untyped (READ_ONLY)`);
+    const [where] = await engine.query<{ field_worker: bigint; main: bigint; strings: bigint }>(
+      `SELECT count(*) FILTER (WHERE key_sid >= ${SID_BASE_FIELD_WORKER}) AS field_worker, count(*) FILTER (WHERE key_sid < ${SID_BASE_FIELD_WORKER}) AS main,
+              (SELECT count(*) FROM untyped._string WHERE sid >= ${SID_BASE_FIELD_WORKER}) AS strings
+       FROM untyped._args`,
+    );
+    expect(where.main).toBe(0n);
+    expect(where.field_worker).toBeGreaterThan(10_000n);
+    expect(where.strings).toBeGreaterThan(0n);
+    const [dirty] = await engine.query<{ name: string; ino: bigint }>(
+      `SELECT max(string_value) FILTER (WHERE key = 'name') AS name, max(int_value) FILTER (WHERE key = 'ino') AS ino
+       FROM untyped.args WHERE arg_set_id = (SELECT min(id) FROM untyped.ftrace_event WHERE name = 'writeback_mark_inode_dirty')`,
+    );
+    expect(dirty.name).toMatch(/^\d+:\d+$/);
+    expect(dirty.ino).toBeGreaterThan(0n);
+    await engine.exec('DETACH untyped');
   });
 });

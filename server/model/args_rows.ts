@@ -62,6 +62,8 @@ export class ArgsRows {
   private intern(s: string): number {
     let sid = this.sids.get(s);
     if (sid === undefined) {
+      // The two dictionaries' sids must not meet (in practice memory runs out long before).
+      if (this.sids.size >= SID_BASE_FIELD_WORKER) throw new Error(`more than ${SID_BASE_FIELD_WORKER} distinct argument strings`);
       sid = this.sidBase + this.sids.size;
       this.sids.set(s, sid);
     }

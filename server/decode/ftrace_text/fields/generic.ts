@@ -504,6 +504,7 @@ const MAX_BUILDERS = 64;
 export class KvSpec {
   private readonly rules = new Map<string, KeyRule>();
   private readonly builders = new Map<string, Builder>();
+  private readonly leadBuilders = new Map<string, LeadBuilder>();
   /** Key sequences built lately, most recent first: the likely keys of the next event. */
   readonly recent: SeqEntry[] = [];
   /** Scratch: rules and values of the event being parsed. */
@@ -580,12 +581,20 @@ export class KvSpec {
    * pairs after the lead fields does.
    */
   leadBuilder(ent: SeqEntry, leadKeys: readonly string[]): LeadBuilder {
-    // By the lead keys' array: each parser passes the same few constant arrays.
+    // On the entry, by the lead keys' array (each parser passes the same few
+    // constant arrays); entries come and go with `recent`, so compiled
+    // builders are also kept by their keys, as build() keeps its own.
     const leads = (ent.leads ??= new Map());
     let b = leads.get(leadKeys);
     if (b === undefined) {
-      const body = [...leadKeys.map((k, i) => `${JSON.stringify(k)}: lead[${i}]`), ...ent.rules.map((r, i) => `${JSON.stringify(r.key)}: v[${i}]`)].join(', ');
-      b = new Function('lead', 'v', `return { ${body} };`) as LeadBuilder;
+      const keys = [...leadKeys, ...ent.rules.map((r) => r.key)];
+      const sig = keys.join('\u0000');
+      b = this.leadBuilders.get(sig);
+      if (b === undefined) {
+        const body = keys.map((k, i) => (i < leadKeys.length ? `${JSON.stringify(k)}: lead[${i}]` : `${JSON.stringify(k)}: v[${i - leadKeys.length}]`)).join(', ');
+        b = new Function('lead', 'v', `return { ${body} };`) as LeadBuilder;
+        if (this.leadBuilders.size < MAX_BUILDERS) this.leadBuilders.set(sig, b);
+      }
       leads.set(leadKeys, b);
     }
     return b;

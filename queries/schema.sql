@@ -125,6 +125,9 @@ CREATE TABLE _event_name (
 
 -- Interned strings: typed tables and args store string ids, not strings,
 -- so a comm, a flags string or a field name is stored once, not per event.
+-- Two threads intern args strings during an ingest, each in its own range
+-- (sids from 2^30 are the field worker's), so a string may have two sids:
+-- join on sid, as the `args` view does, rather than on str.
 CREATE TABLE _string (
   sid INTEGER,              -- string id
   str VARCHAR               -- the string

@@ -68,7 +68,7 @@ export function rowsNeedOnlyFields(table: string): boolean {
  * event but those of the scheduler tables that name tasks, whose names the
  * builder tracks as it meets them.
  */
-export function takesText(name: string): boolean {
+function takesText(name: string): boolean {
   const table = typedTableFor(name);
   return table === null || rowsNeedOnlyFields(table);
 }

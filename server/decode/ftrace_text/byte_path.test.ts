@@ -215,4 +215,27 @@ describe('byte path reads ASCII lines exactly as the string path', () => {
     }
     expect(onBytes).toBe(lines.length);
   });
+
+  it('workqueue lines with key=value pairs: the byte path reads them as the string path, `work` after the pairs', () => {
+    const head = '     ksoftirqd/1-22      [001] d.s3.  7858.252302: ';
+    const lines = [
+      'workqueue_queue_work: work struct=0xffff88810252cdd0 function=blk_mq_requeue_work workqueue=kblockd req_cpu=256 cpu=1',
+      'workqueue_queue_work: work struct=0xffff88810252cdd0 function=blk_mq_requeue_work workqueue=kblockd req_cpu=256 cpu=1',
+      'workqueue_queue_work: work struct=0000000012345678 function=vmstat_update+0x0/0x90 workqueue=mm_percpu_wq req_cpu=1 cpu=1',
+      'workqueue_queue_work: work struct=0000000012345678 function=a function=b+0x4/0x8 workqueue=w req_cpu=1 cpu=1',
+      'workqueue_queue_work: work struct=0000000012345678 work=7 function=f workqueue=w req_cpu=1 cpu=1',
+      'workqueue_queue_work: work struct=0000000012345678 workqueue=ffff888100051000 req_cpu=8 cpu=1',
+      'workqueue_activate_work: work struct 0xffff88810252cdd0 function=blk_mq_requeue_work',
+      'workqueue_activate_work: work struct 0xffff88810252cdd0 function=blk_mq_requeue_work',
+      'workqueue_activate_work: work struct 0xffff88810252cdd0',
+      'workqueue_execute_start: work struct 0xffffe8ffffd08210: function xfs_inodegc_worker',
+    ];
+    let onBytes = 0;
+    for (const line of lines) {
+      const { s, b, bytesSure } = both(head + line, false);
+      expect(b, line).toStrictEqual(s);
+      if (bytesSure) onBytes++;
+    }
+    expect(onBytes).toBe(lines.length);
+  });
 });

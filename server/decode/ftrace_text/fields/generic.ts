@@ -504,7 +504,7 @@ const MAX_BUILDERS = 64;
 export class KvSpec {
   private readonly rules = new Map<string, KeyRule>();
   private readonly builders = new Map<string, Builder>();
-  private readonly leadBuilders = new Map<string, LeadBuilder>();
+  private readonly extraBuilders = new Map<string, ExtraBuilder>();
   /** Key sequences built lately, most recent first: the likely keys of the next event. */
   readonly recent: SeqEntry[] = [];
   /** Scratch: rules and values of the event being parsed. */
@@ -567,48 +567,58 @@ export class KvSpec {
       if (this.builders.size < MAX_BUILDERS) this.builders.set(sig, b);
     }
     if (recent.length >= MAX_RECENT_SEQS) recent.pop();
-    recent.unshift({ rules: seq.slice(0, n), builder: b, leads: null });
+    recent.unshift({ rules: seq.slice(0, n), builder: b, withExtra: null });
     return b(this.vals);
   }
 
   /**
-   * A builder of the object {leadKeys[0]: lead[0], ..., then the entry's
-   * keys: v[0], ...}, compiled once per entry and lead keys: for parsers
-   * that read a few fields before the key=value pairs (writeback's `bdi
-   * NAME:`), so the fields come in one object literal rather than a copy of
-   * the pairs' object key by key (a megamorphic store each). A key in both
-   * keeps its lead position and takes the pair's value, as assigning the
-   * pairs after the lead fields does.
+   * A builder of the object {extra.lead keys, then the entry's keys, then
+   * extra.tail keys} from (x, v): x holds the lead values then the tail
+   * values, v the pairs' (spec.vals after kvValuesB). Compiled once per
+   * entry and ExtraKeys: for parsers that read a few fields around the
+   * key=value pairs (writeback's `bdi NAME:` before them, workqueue's
+   * `work struct PTR` added after them), so the fields come in one object
+   * literal rather than by adding keys to the pairs' object one by one (a
+   * megamorphic store each). A key the pairs also have keeps the position
+   * it would get by assigning in that order (lead fields, then the pairs,
+   * then the tail) and the value assigned last: an object literal's rule.
    */
-  leadBuilder(ent: SeqEntry, leadKeys: readonly string[]): LeadBuilder {
-    // On the entry, by the lead keys' array (each parser passes the same few
-    // constant arrays); entries come and go with `recent`, so compiled
-    // builders are also kept by their keys, as build() keeps its own.
-    const leads = (ent.leads ??= new Map());
-    let b = leads.get(leadKeys);
+  builderWith(ent: SeqEntry, extra: ExtraKeys): ExtraBuilder {
+    // On the entry, by the ExtraKeys object (each parser passes its few
+    // constants); entries come and go with `recent`, so compiled builders
+    // are also kept by their keys, as build() keeps its own.
+    const withExtra = (ent.withExtra ??= new Map());
+    let b = withExtra.get(extra);
     if (b === undefined) {
-      const keys = [...leadKeys, ...ent.rules.map((r) => r.key)];
-      const sig = keys.join('\u0000');
-      b = this.leadBuilders.get(sig);
+      const lead = extra.lead.map((k, i) => `${JSON.stringify(k)}: x[${i}]`);
+      const pairs = ent.rules.map((r, i) => `${JSON.stringify(r.key)}: v[${i}]`);
+      const tail = extra.tail.map((k, i) => `${JSON.stringify(k)}: x[${extra.lead.length + i}]`);
+      const body = [...lead, ...pairs, ...tail].join(', ');
+      b = this.extraBuilders.get(body);
       if (b === undefined) {
-        const body = keys.map((k, i) => (i < leadKeys.length ? `${JSON.stringify(k)}: lead[${i}]` : `${JSON.stringify(k)}: v[${i - leadKeys.length}]`)).join(', ');
-        b = new Function('lead', 'v', `return { ${body} };`) as LeadBuilder;
-        if (this.leadBuilders.size < MAX_BUILDERS) this.leadBuilders.set(sig, b);
+        b = new Function('x', 'v', `return { ${body} };`) as ExtraBuilder;
+        if (this.extraBuilders.size < MAX_BUILDERS) this.extraBuilders.set(body, b);
       }
-      leads.set(leadKeys, b);
+      withExtra.set(extra, b);
     }
     return b;
   }
 }
 
-type LeadBuilder = (lead: FieldValue[], v: FieldValue[]) => EventFields;
+/** Fields a parser reads around the key=value pairs (KvSpec.builderWith). */
+export interface ExtraKeys {
+  readonly lead: readonly string[];
+  readonly tail: readonly string[];
+}
+
+type ExtraBuilder = (x: FieldValue[], v: FieldValue[]) => EventFields;
 
 /** A key sequence and its object builder. */
 export interface SeqEntry {
   rules: KeyRule[];
   builder: Builder;
-  /** leadBuilder()'s builders for this sequence, by lead keys. */
-  leads: Map<readonly string[], LeadBuilder> | null;
+  /** builderWith()'s builders for this sequence, by ExtraKeys. */
+  withExtra: Map<ExtraKeys, ExtraBuilder> | null;
 }
 
 /** Key sequences tried on the fast path per spec. */

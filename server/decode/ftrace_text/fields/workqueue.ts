@@ -6,8 +6,23 @@
  *   activate_work: `work struct 0000000012345678` (newer kernels add ` function=...`)
  * work = normalized pointer, function = bare symbol.
  */
-import type { EventFields } from '../../decoded_event.ts';
-import { bareSymbol, indexOfChar, internRange, KvSpec, kvObject, kvRange, memoize, normalizePointer, ranged, trimEnd, trimStart } from './generic.ts';
+import type { EventFields, FieldValue } from '../../decoded_event.ts';
+import {
+  bareSymbol,
+  type ExtraKeys,
+  indexOfChar,
+  internRange,
+  KvSpec,
+  kvObject,
+  kvRange,
+  kvValuesB,
+  memoize,
+  normalizePointer,
+  ranged,
+  type SeqEntry,
+  trimEnd,
+  trimStart,
+} from './generic.ts';
 import type { FieldParser } from './types.ts';
 
 const SPEC = new KvSpec({}, new Set(['workqueue', 'function']));
@@ -33,8 +48,23 @@ function parseWorkqueueSlow(t: string): EventFields | null {
 const normalizePtr = memoize((s) => normalizePointer(s) ?? '');
 const bareSym = memoize(bareSymbol);
 
+/** The pairs' fields, then `work` (parseWorkqueueSlow assigns it after them). */
+const WORK_AFTER: ExtraKeys = { lead: [], tail: ['work'] };
+const workValue: FieldValue[] = [''];
+
+/** Position of the last `function` key in a key sequence (the value an object keeps), -1 if none; by entry. */
+const functionAt = new WeakMap<SeqEntry, number>();
+function functionIndex(ent: SeqEntry): number {
+  let i = functionAt.get(ent);
+  if (i === undefined) {
+    i = ent.rules.map((r) => r.key).lastIndexOf('function');
+    functionAt.set(ent, i);
+  }
+  return i;
+}
+
 /** parseWorkqueueSlow(t.slice(s, e)) on the range; null when unsure. */
-function workqueueFast(t: string, s: number, e: number): EventFields | null {
+function workqueueFast(t: string, s: number, e: number, b: Uint8Array | null): EventFields | null {
   if (e - s < 12 || !t.startsWith('work struct', s)) return null;
   let p = s + 11;
   const c = t.charCodeAt(p);
@@ -57,6 +87,16 @@ function workqueueFast(t: string, s: number, e: number): EventFields | null {
     if (fs < 0 || fs >= re || indexOfChar(t, 61, fs, re) >= 0) return null;
     return { function: bareSym(internRange(t, fs, re)), work };
   }
+  // queue_work, and activate_work on newer kernels: `function=... workqueue=...`
+  // (half the workqueue events), on the line's bytes when its key sequence was seen
+  const ent = b !== null ? kvValuesB(b, t, rs, re, SPEC) : null;
+  if (ent !== null) {
+    const vals = SPEC.vals;
+    const fi = functionIndex(ent);
+    if (fi >= 0 && typeof vals[fi] === 'string') vals[fi] = bareSym(vals[fi] as string);
+    workValue[0] = work;
+    return SPEC.builderWith(ent, WORK_AFTER)(workValue, vals);
+  }
   const out = kvRange(t, rs, re, SPEC);
   if (out === null) return { work };
   out.work = work;
@@ -64,4 +104,4 @@ function workqueueFast(t: string, s: number, e: number): EventFields | null {
   return out;
 }
 
-export const parseWorkqueue: FieldParser = ranged((t, s, e, args) => workqueueFast(t, s, e) ?? parseWorkqueueSlow(args));
+export const parseWorkqueue: FieldParser = ranged((t, s, e, args, b) => workqueueFast(t, s, e, b) ?? parseWorkqueueSlow(args));

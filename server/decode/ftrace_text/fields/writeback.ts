@@ -13,7 +13,7 @@
  *   writeback_pages_written: `123` -> pages
  */
 import type { EventFields, FieldValue } from '../../decoded_event.ts';
-import { addKeyValues, asciiBytes, internRange, isKeyChar, KvSpec, kvValuesB, parseDecimal, ranged, sameBytes, splitKeyValues, trimEnd, trimStart } from './generic.ts';
+import { addKeyValues, asciiBytes, type ExtraKeys, internRange, isKeyChar, KvSpec, kvValuesB, parseDecimal, ranged, sameBytes, splitKeyValues, trimEnd, trimStart } from './generic.ts';
 import type { FieldParser } from './types.ts';
 
 const STRINGS = new Set(['name', 'bdi', 'reason', 'state']);
@@ -83,9 +83,9 @@ function bdiKv(rename: Readonly<Record<string, string>> | undefined, nameField =
     addKeyValues(rest.slice(firstKeyAt), out, spec);
     return out;
   };
-  const leadName = [nameField];
+  const leadName: ExtraKeys = { lead: [nameField], tail: [] };
   // bdiPrefix's order: the id, then the name
-  const leadIdName = ['bdi_id', nameField];
+  const leadIdName: ExtraKeys = { lead: ['bdi_id', nameField], tail: [] };
   const lead: FieldValue[] = [];
   // The common line, on its bytes (writeback events are a fifth of an
   // fsync-heavy trace, and the string path above cost ~3 us per event):
@@ -124,11 +124,11 @@ function bdiKv(rename: Readonly<Record<string, string>> | undefined, nameField =
     const name = internRange(t, s + 4, nameEnd);
     if (id < 0) {
       lead[0] = name;
-      return spec.leadBuilder(ent, leadName)(lead, spec.vals);
+      return spec.builderWith(ent, leadName)(lead, spec.vals);
     }
     lead[0] = id;
     lead[1] = name;
-    return spec.leadBuilder(ent, leadIdName)(lead, spec.vals);
+    return spec.builderWith(ent, leadIdName)(lead, spec.vals);
   });
 }
 

@@ -77,6 +77,17 @@ function both(line: string, instances: boolean) {
   return { s, b, bytesSure };
 }
 
+/** Every `head + line` is read on its bytes, exactly as the string path reads it. */
+function expectBytesReadAsString(head: string, lines: string[]): void {
+  let onBytes = 0;
+  for (const line of lines) {
+    const { s, b, bytesSure } = both(head + line, false);
+    expect(b, line).toStrictEqual(s);
+    if (bytesSure) onBytes++;
+  }
+  expect(onBytes).toBe(lines.length);
+}
+
 function mutations(line: string): string[] {
   const out = [line, line + '  ', '  ' + line, line.replace(': ', ':  ')];
   const colon = line.indexOf(': ', line.indexOf(']'));
@@ -207,13 +218,7 @@ describe('byte path reads ASCII lines exactly as the string path', () => {
       'sb_mark_inode_writeback: dev 254,0 ino 1 dirtied 2 state 0',
       'sb_mark_inode_writeback: dev 254,0 inode 1 dirtied 2 state 0 mode 0',
     ];
-    let onBytes = 0;
-    for (const line of lines) {
-      const { s, b, bytesSure } = both(head + line, false);
-      expect(b, line).toStrictEqual(s);
-      if (bytesSure) onBytes++;
-    }
-    expect(onBytes).toBe(lines.length);
+    expectBytesReadAsString(head, lines);
   });
 
   it('workqueue lines with key=value pairs: the byte path reads them as the string path, `work` after the pairs', () => {
@@ -230,12 +235,6 @@ describe('byte path reads ASCII lines exactly as the string path', () => {
       'workqueue_activate_work: work struct 0xffff88810252cdd0',
       'workqueue_execute_start: work struct 0xffffe8ffffd08210: function xfs_inodegc_worker',
     ];
-    let onBytes = 0;
-    for (const line of lines) {
-      const { s, b, bytesSure } = both(head + line, false);
-      expect(b, line).toStrictEqual(s);
-      if (bytesSure) onBytes++;
-    }
-    expect(onBytes).toBe(lines.length);
+    expectBytesReadAsString(head, lines);
   });
 });

@@ -134,12 +134,18 @@ CREATE TABLE _string (
 );
 
 -- Storage behind `args` (see below): one row per field of an untyped event.
+-- Text is interned in _string until its dictionary holds 2^18 strings; after
+-- that, strings not in it are stored in the row (key_str, str), so that
+-- values that rarely repeat (the pointers of kmem events...) cannot make an
+-- ingest's memory grow with the file.
 CREATE TABLE _args (
   arg_set_id BIGINT,        -- the event's id
   arg_index INTEGER,        -- position of the field in the event
-  key_sid INTEGER,          -- JOINID(_string.sid): field name
+  key_sid INTEGER,          -- JOINID(_string.sid): field name (NULL: in key_str)
   int_value BIGINT,         -- integer value, NULL for text
-  string_sid INTEGER        -- JOINID(_string.sid): text value, NULL for integers
+  string_sid INTEGER,       -- JOINID(_string.sid): text value (NULL for integers, or when in str)
+  key_str VARCHAR,          -- field name, when not interned
+  str VARCHAR               -- text value, when not interned
 );
 
 -- Fields of events that have no typed table, one row per field, as in
@@ -148,14 +154,14 @@ CREATE VIEW args AS
 SELECT
   a.arg_set_id,             -- JOINID(ftrace_event.arg_set_id); equals the event's id
   a.arg_index,              -- position of the field in the event (not in Perfetto)
-  k.str AS flat_key,        -- field name
-  k.str AS key,             -- field name (no nesting in ftrace)
+  coalesce(k.str, a.key_str) AS flat_key,  -- field name
+  coalesce(k.str, a.key_str) AS key,       -- field name (no nesting in ftrace)
   a.int_value,              -- integer value, when the field is an integer
-  v.str AS string_value,    -- text value otherwise (as printed)
+  coalesce(v.str, a.str) AS string_value,  -- text value otherwise (as printed)
   CAST(NULL AS DOUBLE) AS real_value,  -- unused for ftrace, kept for Perfetto compatibility
-  CASE WHEN a.string_sid IS NULL THEN 'int' ELSE 'string' END AS value_type
+  CASE WHEN a.string_sid IS NULL AND a.str IS NULL THEN 'int' ELSE 'string' END AS value_type
 FROM _args a
-JOIN _string k ON k.sid = a.key_sid
+LEFT JOIN _string k ON k.sid = a.key_sid
 LEFT JOIN _string v ON v.sid = a.string_sid;
 
 -- ---------------------------------------------------------------------------

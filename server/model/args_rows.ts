@@ -8,7 +8,8 @@
  * (SID_BASE_MAIN, SID_BASE_FIELD_WORKER): the store writes both dictionaries
  * into `_string` as they are, with no renumbering of rows already appended.
  * A string both threads met is stored twice, once per sid; the `args` view
- * joins on sid, so readers see the same rows either way.
+ * joins on sid, so readers see the same rows either way. Each dictionary is
+ * capped (MAX_INTERNED), which also keeps the two ranges apart.
  */
 import type { EventFields } from '../decode/decoded_event.ts';
 import type { ColumnChunk } from './column_chunk.ts';
@@ -18,8 +19,26 @@ export const SID_BASE_MAIN = 0;
 /** sids the field worker's dictionary hands out; above any count of distinct strings one ingest can meet. */
 export const SID_BASE_FIELD_WORKER = 1 << 30;
 
+/**
+ * Strings a dictionary holds at most. Beyond that, strings it does not hold
+ * are written in the row (`_args.key_str`, `_args.str`): a kmem trace has a
+ * distinct pointer per event, and a dictionary of them grew an ingest of 2M
+ * kmalloc events to 1.4 GB. The strings worth interning (field names, flags,
+ * symbols) are met early and repeat.
+ */
+export const MAX_INTERNED = 1 << 18;
+
 /** [sid, string] rows of `_string`. */
 export type StringRows = [number, string][];
+
+/** `_args` columns (model_store.ts ARGS_COLUMNS). */
+const ARG_SET_ID = 0;
+const ARG_INDEX = 1;
+const KEY_SID = 2;
+const INT_VALUE = 3;
+const STRING_SID = 4;
+const KEY_STR = 5;
+const STR = 6;
 
 export class ArgsRows {
   private readonly sids = new Map<string, number>();
@@ -28,6 +47,7 @@ export class ArgsRows {
     /** A chunk of the `_args` layout. */
     private readonly chunk: ColumnChunk,
     private readonly sidBase: number,
+    private readonly maxInterned = MAX_INTERNED,
   ) {}
 
   /** One row per field of event `id` (its arg_set_id), in the fields' order. */
@@ -36,15 +56,30 @@ export class ArgsRows {
     let index = 0;
     for (const key in fields) {
       const v = fields[key];
-      a.setInt(0, id);
-      a.setInt(1, index++);
-      a.setInt(2, this.intern(key));
-      if (typeof v === 'string') {
-        a.setNull(3);
-        a.setInt(4, this.intern(v));
+      a.setInt(ARG_SET_ID, id);
+      a.setInt(ARG_INDEX, index++);
+      const keySid = this.intern(key);
+      if (keySid >= 0) {
+        a.setInt(KEY_SID, keySid);
+        a.setNull(KEY_STR);
       } else {
-        a.set(3, v);
-        a.setNull(4);
+        a.setNull(KEY_SID);
+        a.set(KEY_STR, key);
+      }
+      if (typeof v === 'string') {
+        a.setNull(INT_VALUE);
+        const sid = this.intern(v);
+        if (sid >= 0) {
+          a.setInt(STRING_SID, sid);
+          a.setNull(STR);
+        } else {
+          a.setNull(STRING_SID);
+          a.set(STR, v);
+        }
+      } else {
+        a.set(INT_VALUE, v);
+        a.setNull(STRING_SID);
+        a.setNull(STR);
       }
       a.endRow();
     }
@@ -59,11 +94,11 @@ export class ArgsRows {
     return [...this.sids].map(([s, sid]) => [sid, s]);
   }
 
+  /** The string's sid, or -1 when the dictionary is full and does not hold it (the row then holds the string). */
   private intern(s: string): number {
     let sid = this.sids.get(s);
     if (sid === undefined) {
-      // The two dictionaries' sids must not meet (in practice memory runs out long before).
-      if (this.sids.size >= SID_BASE_FIELD_WORKER) throw new Error(`more than ${SID_BASE_FIELD_WORKER} distinct argument strings`);
+      if (this.sids.size >= this.maxInterned) return -1;
       sid = this.sidBase + this.sids.size;
       this.sids.set(s, sid);
     }

@@ -93,6 +93,8 @@ const ARGS_COLUMNS: ColumnSpec[] = [
   { name: 'key_sid', kind: 'i32' },
   { name: 'int_value', kind: 'i64' },
   { name: 'string_sid', kind: 'i32' },
+  { name: 'key_str', kind: 'str' },
+  { name: 'str', kind: 'str' },
 ];
 
 export class ModelStore {

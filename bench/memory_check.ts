@@ -12,7 +12,7 @@
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
-import { runChild } from './ingest_bench.ts';
+import { ingestPeakRssLine } from './peak_rss.ts';
 import { OUT_DIR, writeV6Copies } from './make_large_traces.ts';
 
 async function main(): Promise<void> {
@@ -32,15 +32,7 @@ async function main(): Promise<void> {
     await fsp.rename(`${double}.tmp`, double);
   }
   for (const file of [path.join(OUT_DIR, quarter), path.join(OUT_DIR, full), double]) {
-    const dataDir = path.join(OUT_DIR, `tmp-memory-${process.pid}`);
-    await fsp.rm(dataDir, { recursive: true, force: true });
-    const r = await runChild(['ingest', file, dataDir], 30 * 60_000);
-    await fsp.rm(dataDir, { recursive: true, force: true });
-    if (!r.ok || !r.summary) throw new Error(`${file}: ${r.error}`);
-    const line =
-      `${path.basename(file).padEnd(22)} ${(fs.statSync(file).size / 1e6).toFixed(0).padStart(6)} MB  ` +
-      `${(r.summary.eventsTotal / 1e6).toFixed(2).padStart(6)}M events  ingest ${r.wallS.toFixed(1).padStart(5)} s  peak RSS ${(r.maxRssKB / 1024).toFixed(0)} MB`;
-    process.stdout.write(`${line}\n`);
+    process.stdout.write(`${await ingestPeakRssLine(file)}\n`);
   }
 }
 

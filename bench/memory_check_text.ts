@@ -17,7 +17,7 @@
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
-import { runChild } from './ingest_bench.ts';
+import { ingestPeakRssLine } from './peak_rss.ts';
 import { OUT_DIR } from './make_large_traces.ts';
 
 /** A tracefs text of `events` kmalloc events on two CPUs, 3 µs apart, each with its own pointer. */
@@ -49,15 +49,7 @@ async function main(): Promise<void> {
       await writeKmemText(millions * 1e6, `${file}.tmp`);
       await fsp.rename(`${file}.tmp`, file);
     }
-    const dataDir = path.join(OUT_DIR, `tmp-memory-text-${process.pid}`);
-    await fsp.rm(dataDir, { recursive: true, force: true });
-    const r = await runChild(['ingest', file, dataDir], 30 * 60_000);
-    await fsp.rm(dataDir, { recursive: true, force: true });
-    if (!r.ok || !r.summary) throw new Error(`${file}: ${r.error}`);
-    const line =
-      `${path.basename(file).padEnd(24)} ${(fs.statSync(file).size / 1e6).toFixed(0).padStart(6)} MB  ` +
-      `${(r.summary.eventsTotal / 1e6).toFixed(2).padStart(6)}M events  ingest ${r.wallS.toFixed(1).padStart(5)} s  peak RSS ${(r.maxRssKB / 1024).toFixed(0)} MB`;
-    process.stdout.write(`${line}\n`);
+    process.stdout.write(`${await ingestPeakRssLine(file)}\n`);
   }
 }
 

@@ -16,7 +16,7 @@ import type { ColumnChunk } from './column_chunk.ts';
 
 /** sids the main thread's dictionary hands out: 0, 1, 2... */
 export const SID_BASE_MAIN = 0;
-/** sids the field worker's dictionary hands out; above any count of distinct strings one ingest can meet. */
+/** sids the field worker's dictionary hands out: far above the main thread's (at most MAX_INTERNED of them). */
 export const SID_BASE_FIELD_WORKER = 1 << 30;
 
 /**

@@ -58,30 +58,29 @@ export class ArgsRows {
       const v = fields[key];
       a.setInt(ARG_SET_ID, id);
       a.setInt(ARG_INDEX, index++);
-      const keySid = this.intern(key);
-      if (keySid >= 0) {
-        a.setInt(KEY_SID, keySid);
-        a.setNull(KEY_STR);
-      } else {
-        a.setNull(KEY_SID);
-        a.set(KEY_STR, key);
-      }
+      this.setString(KEY_SID, KEY_STR, key);
       if (typeof v === 'string') {
         a.setNull(INT_VALUE);
-        const sid = this.intern(v);
-        if (sid >= 0) {
-          a.setInt(STRING_SID, sid);
-          a.setNull(STR);
-        } else {
-          a.setNull(STRING_SID);
-          a.set(STR, v);
-        }
+        this.setString(STRING_SID, STR, v);
       } else {
         a.set(INT_VALUE, v);
         a.setNull(STRING_SID);
         a.setNull(STR);
       }
       a.endRow();
+    }
+  }
+
+  /** `s` in column sidCol as its sid when interned, else in column strCol as itself; the other column NULL. */
+  private setString(sidCol: number, strCol: number, s: string): void {
+    const a = this.chunk;
+    const sid = this.intern(s);
+    if (sid >= 0) {
+      a.setInt(sidCol, sid);
+      a.setNull(strCol);
+    } else {
+      a.setNull(sidCol);
+      a.set(strCol, s);
     }
   }
 

@@ -237,4 +237,19 @@ describe('byte path reads ASCII lines exactly as the string path', () => {
     ];
     expectBytesReadAsString(head, lines);
   });
+
+  it('untyped key=value lines with zero-padded digits: pointer width stays text on both paths', () => {
+    const head = '              dd-4211    [003] ..... 16171.466373: ';
+    const lines = [
+      'kmalloc: call_site=kmem_cache_alloc+0x1c/0x30 ptr=0000000010000000 bytes_req=64 bytes_alloc=64 gfp_flags=GFP_KERNEL node=-1',
+      'kmalloc: call_site=kmem_cache_alloc+0x1c/0x30 ptr=00000000a1b2c3d4 bytes_req=64 bytes_alloc=64 gfp_flags=GFP_KERNEL node=-1',
+      'kmalloc: call_site=kmem_cache_alloc+0x1c/0x30 ptr=0000000012345678 bytes_req=64 bytes_alloc=64 gfp_flags=GFP_KERNEL node=-1',
+      'some_event: flags=00000040 mask=00001234 cpu=003 n=0 m=00',
+      'some_event: flags=00000041 mask=00001235 cpu=004 n=1 m=01',
+    ];
+    expectBytesReadAsString(head, lines);
+    const fields = lines.map((l) => both(head + l, false).b.fields);
+    expect(fields.map((x) => x?.ptr)).toEqual(['0000000010000000', '00000000a1b2c3d4', '0000000012345678', undefined, undefined]);
+    expect(fields[3]).toEqual({ flags: '00000040', mask: '00001234', cpu: 3, n: 0, m: 0 });
+  });
 });

@@ -113,6 +113,16 @@ describe('generic', () => {
   it('key=value with numbers, hex kept as text, values with spaces', () => {
     expect(f('some_event', 'a=1 b=-2 c=0x1f d=foo bar e=9007199254740993')).toEqual({ a: 1, b: -2, c: '0x1f', d: 'foo bar', e: 9007199254740993n });
   });
+  it('a pointer-width zero-padded value stays text even with no hex letter; shorter padding is a decimal', () => {
+    // kmalloc on 6.x: a hashed %p that happens to be all digits must not become the decimal 10000000
+    expect(f('kmalloc', 'call_site=kmem_cache_alloc+0x1c/0x30 ptr=0000000010000000 bytes_req=64 bytes_alloc=64 gfp_flags=GFP_KERNEL node=-1')).toEqual({
+      call_site: 'kmem_cache_alloc+0x1c/0x30', ptr: '0000000010000000', bytes_req: 64, bytes_alloc: 64, gfp_flags: 'GFP_KERNEL', node: -1,
+    });
+    expect(f('kmalloc', 'call_site=x ptr=00000000a1b2c3d4 bytes_req=8')).toMatchObject({ ptr: '00000000a1b2c3d4' });
+    expect(f('some_event', 'flags=00000040 mask=00001234 cpu=003 n=0 m=00')).toEqual({ flags: '00000040', mask: '00001234', cpu: 3, n: 0, m: 0 });
+    // the same event twice: the second is read on the remembered key sequence's fast path
+    expect(f('some_event', 'flags=00000041 mask=00001235 cpu=004 n=1 m=01')).toEqual({ flags: '00000041', mask: '00001235', cpu: 4, n: 1, m: 1 });
+  });
   it('no pairs -> {}', () => {
     expect(f('xfs_ilock', 'dev 7:0 ino 0x83 flags ILOCK_SHARED')).toEqual({});
   });

@@ -6,6 +6,14 @@
  * numbers (bigint beyond 2^53); everything else stays a string as printed
  * (hex included: for untyped events we cannot know whether it is a number or
  * a pointer). Typed parsers convert hex where the column is numeric.
+ *
+ * Nor is a pointer-width run of digits with a leading zero
+ * (`0000000010000000`, `00000040`): 16 or 8 characters zero-padded is how
+ * %p (hashed) and %016lx / %08x print, and a hex value that happens to have
+ * no letter would otherwise be stored as a wrong decimal (and give one key
+ * ints and strings by chance). Auto keys keep it as printed. Shorter padded
+ * runs stay decimals: formats such as sched_waking's `target_cpu=%03d` pad
+ * them.
  */
 import type { EventFields, FieldValue } from '../../decoded_event.ts';
 import type { FieldParser, RangeParser } from './types.ts';
@@ -626,9 +634,19 @@ const MAX_RECENT_SEQS = 4;
 
 const AUTO_SPEC = new KvSpec();
 
+/**
+ * Whether a value of `length` characters starting with character code c0
+ * has the shape of a zero-padded pointer-width hex (see the header): then
+ * auto keys keep it as text even when every character is a digit.
+ */
+export function pointerWidthPadded(c0: number, length: number): boolean {
+  return c0 === 48 && (length === 16 || length === 8);
+}
+
 /** A value t[s, e) converted by its key's rule. */
 function convertRange(r: KeyRule, t: string, s: number, e: number): FieldValue {
   if (r.kind === 1) return internRange(t, s, e);
+  if (r.kind === 0 && pointerWidthPadded(t.charCodeAt(s), e - s)) return t.slice(s, e);
   const d = parseDecimalRange(t, s, e);
   if (d !== null) return d;
   if (r.kind === 2) {
@@ -642,6 +660,7 @@ function convertRange(r: KeyRule, t: string, s: number, e: number): FieldValue {
 /** convertRange on bytes (b[i] === t.charCodeAt(i), ASCII). */
 function convertRangeB(r: KeyRule, b: Uint8Array, t: string, s: number, e: number): FieldValue {
   if (r.kind === 1) return internBytes(b, s, e);
+  if (r.kind === 0 && pointerWidthPadded(b[s]!, e - s)) return t.slice(s, e);
   const d = parseDecimalRangeB(b, t, s, e);
   if (d !== null) return d;
   return convertRange(r, t, s, e);
@@ -682,7 +701,7 @@ function kvFast(t: string, s: number, n: number, rules: KeyRule[], vals: FieldVa
         v = v * 10 + (c - 48);
         q++;
       }
-      if (q > v0 && q - v0 <= 15) {
+      if (q > v0 && q - v0 <= 15 && !(rule.kind === 0 && pointerWidthPadded(t.charCodeAt(v0), q - v0))) {
         if (q === n) {
           if (k !== m - 1) return false;
           vals[k] = v;
@@ -740,7 +759,7 @@ export function kvSpansB(b: Uint8Array, s: number, n: number, rules: KeyRule[], 
         v = v * 10 + (c - 48);
         q++;
       }
-      if (q === v0 || q - v0 > 15 || (q < n && c !== 32)) v = NaN;
+      if (q === v0 || q - v0 > 15 || (q < n && c !== 32) || (rule.kind === 0 && pointerWidthPadded(b[v0]!, q - v0))) v = NaN;
     }
     while (q < n && b[q] !== 32) q++;
     const last = k === m - 1;

@@ -59,6 +59,14 @@ export interface DecodedEvent {
   where: number;
 }
 
+/**
+ * CPU numbers at or past this are not a real machine's: Linux's NR_CPUS is
+ * at most 8192 in mainline configs (x86 MAXSMP). Decoders treat such a CPU
+ * number as damage (the line or section is skipped, or the file refused)
+ * rather than size per-CPU state and the INTEGER `cpu` columns by it.
+ */
+export const MAX_CPUS = 65536;
+
 export type TraceFormat = 'tracefs_text' | 'trace_cmd_report' | 'trace_dat';
 
 export interface TraceHeader {

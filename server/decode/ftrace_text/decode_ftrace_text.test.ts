@@ -135,6 +135,38 @@ describe('bad input', () => {
     expect(sink.skips[0]!.excerpt).toBe('A'.repeat(200));
     expect(sink.events[1]).toMatchObject({ where: 4, fields: { a: 2 } });
   });
+  it('CPU numbers no machine has are skipped lines, not per-CPU state sized by them', async () => {
+    // CPU 99999999999 used to grow an array to that length: V8 aborted the process
+    const text = [
+      '# tracer: nop',
+      '# entries-in-buffer/entries-written: 4/4   #P:99999999999',
+      '   a-1 [000] ..... 1.000000: x: a=1',
+      '   a-1 [99999999999] ..... 1.000001: x: a=2',
+      '   a-1 [70000] ..... 1.000002: x: a=3',
+      'CPU:4294967296 [LOST 5 EVENTS]',
+      '##### CPU 99999999999 buffer started ####',
+      '   a-1 [65535] ..... 1.000003: x: a=4',
+      '',
+    ].join('\n');
+    const { sink, summary } = await decodeBytes(Buffer.from(text));
+    expect(summary).toMatchObject({ events: 2, skippedLines: 5 });
+    expect(sink.headers[0]!.cpus).toBeNull();
+    expect(sink.skips.map((p) => [p.where, p.reason])).toEqual([
+      [2, 'implausible CPU count 99999999999'],
+      [4, 'implausible CPU number 99999999999'],
+      [5, 'implausible CPU number 70000'],
+      [6, 'lost-events notice with an implausible CPU number 4294967296'],
+      [7, 'lost-events notice with an implausible CPU number 99999999999'],
+    ]);
+    expect(sink.lost).toEqual([]);
+    // the largest plausible CPU number is kept
+    expect(sink.events.map((e) => [e.cpu, e.fields])).toEqual([[0, { a: 1 }], [65535, { a: 4 }]]);
+  });
+  it('a report header claiming more CPUs than any machine has is reported, not believed', async () => {
+    const { sink } = await decodeBytes(Buffer.from('cpus=99999999999\n           bash-1234  [000]  1000.000001: kmalloc: a=1\n'));
+    expect(sink.headers[0]).toMatchObject({ format: 'trace_cmd_report', cpus: null });
+    expect(sink.skips).toMatchObject([{ where: 1, reason: 'implausible CPU count 99999999999' }]);
+  });
 });
 
 // ---------------------------------------------------------------------------

@@ -18,6 +18,7 @@ import {
   type EventFields,
   type EventSink,
   isRawTextSink,
+  MAX_CPUS,
   type ProgressFn,
   type RawTextRecords,
   type SkippedInput,
@@ -146,7 +147,7 @@ class FtraceTextDecoder {
 
   /** An ASCII line, block[start, end): the common event lines are read on its bytes, the rest as a string. */
   onAsciiLine(block: Uint8Array, start: number, end: number, lineNo: number): void {
-    if (end > start && block[start] !== 35 && !this.latencyMode && !this.instancePrefixes && parseNormalLineB(block, this.flagStyle, this.ev, start, end)) {
+    if (end > start && block[start] !== 35 && !this.latencyMode && !this.instancePrefixes && parseNormalLineB(block, this.flagStyle, this.ev, start, end) && this.ev.cpu < MAX_CPUS) {
       this.summary.lines = lineNo;
       this.acceptEvent(lineNo);
       return;
@@ -185,7 +186,8 @@ class FtraceTextDecoder {
       }
     }
     if (!ok) return false;
-    this.acceptEvent(lineNo);
+    if (this.ev.cpu >= MAX_CPUS) this.skip(lineNo, `implausible CPU number ${this.ev.cpu}`, line);
+    else this.acceptEvent(lineNo);
     return true;
   }
 
@@ -198,7 +200,7 @@ class FtraceTextDecoder {
   private onHashLine(line: string, lineNo: number): void {
     const lost = parseLostLine(line);
     if (lost) {
-      this.lost(lost.cpu, lost.count, lineNo);
+      this.lost(lost.cpu, lost.count, lineNo, line);
       return;
     }
     this.flushHeld();
@@ -215,7 +217,7 @@ class FtraceTextDecoder {
     if (m) {
       this.meta.entries_in_buffer = m[1]!;
       this.meta.entries_written = m[2]!;
-      this.headerCpus = Number(m[3]);
+      this.headerCpus = this.plausibleCpuCount(m[3]!, lineNo, line);
       return;
     }
     // `#                              _-----=> irqs-off/BH-disabled` etc: column legend
@@ -235,7 +237,7 @@ class FtraceTextDecoder {
     }
     const lost = parseLostLine(t);
     if (lost) {
-      this.lost(lost.cpu, lost.count, lineNo);
+      this.lost(lost.cpu, lost.count, lineNo, line);
       return;
     }
     this.flushHeld();
@@ -243,7 +245,7 @@ class FtraceTextDecoder {
     let m = /^(?:(\S+): )?cpus=(\d+)$/.exec(t);
     if (m) {
       this.setReport();
-      if (this.headerCpus === null) this.headerCpus = Number(m[2]);
+      if (this.headerCpus === null) this.headerCpus = this.plausibleCpuCount(m[2]!, lineNo, line);
       if (m[1] !== undefined) this.instancePrefixes = true;
       return;
     }
@@ -254,7 +256,7 @@ class FtraceTextDecoder {
       return;
     }
     m = /^CPU (\d+) is empty$/.exec(t);
-    if (m) {
+    if (m && Number(m[1]) < MAX_CPUS) {
       this.setReport();
       this.emptyCpus.push(Number(m[1]));
       if (this.headerSent) this.meta.empty_cpus = this.emptyCpus.join(',');
@@ -384,11 +386,23 @@ class FtraceTextDecoder {
     }
   }
 
-  private lost(cpu: number, count: number | null, where: number): void {
+  private lost(cpu: number, count: number | null, where: number, line: string): void {
+    if (cpu >= MAX_CPUS) {
+      this.skip(where, `lost-events notice with an implausible CPU number ${cpu}`, line);
+      return;
+    }
     this.flushHeld();
     this.summary.lostEventNotices++;
     if (this.headerSent) this.sink.lostEvents(cpu, count, where);
     else this.early.push({ kind: 'lost', cpu, count, where });
+  }
+
+  /** A header's CPU count, or null (and the line reported) when no machine has that many. */
+  private plausibleCpuCount(digits: string, lineNo: number, line: string): number | null {
+    const n = Number(digits);
+    if (n <= MAX_CPUS) return n;
+    this.skip(lineNo, `implausible CPU count ${digits}`, line);
+    return null;
   }
 
   skip(where: number, reason: string, line: string): void {

@@ -335,6 +335,20 @@ describe.skipIf(!haveFixtures)('damaged trace.dat input', () => {
     expect(r3.events.length).toBeGreaterThan(0);
   });
 
+  it('a v7 buffer option naming a CPU number no machine has is reported with its offset, not believed', async () => {
+    const file = `${base}.v7.nocompress.dat`;
+    const data = Buffer.from(readFileSync(file));
+    const info = await withHeader(file);
+    const cpu = info.buffers.flatMap((b) => b.cpus).find((c) => c.size > 0)!;
+    // the option's CPU entry: u32 cpu, u64 offset, u64 size
+    const entry = data.indexOf(Buffer.from(new BigUint64Array([BigInt(cpu.offset)]).buffer)) - 4;
+    expect(data.readUInt32LE(entry)).toBe(cpu.cpu);
+    data.writeUInt32LE(0xfffffff0, entry);
+    const r = (await decodeBytes(data, 'hostile-cpu.dat')) as Collected;
+    expect(r.skipped[0]).toEqual({ where: entry, unit: 'offset', reason: 'damaged option: buffer "": implausible CPU number 4294967280', excerpt: '' });
+    expect(r.events).toEqual([]);
+  });
+
   it('corrupt ring-buffer pages are skipped with their offset, the rest decodes', async () => {
     const data = Buffer.from(readFileSync(`${base}.v6.dat`));
     const info = await withHeader(`${base}.v6.dat`);

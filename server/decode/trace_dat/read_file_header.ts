@@ -13,7 +13,7 @@
  * throw TraceDatFormatError, which the caller turns into a DecodeError.
  * Damage in optional parts is recorded in `problems` and reading goes on.
  */
-import type { SkippedInput } from '../decoded_event.ts';
+import { MAX_CPUS, type SkippedInput } from '../decoded_event.ts';
 import { ByteCursor, TraceDatFormatError, hexExcerpt, readU64Number } from './byte_cursor.ts';
 import { decompress, DecompressError, MAX_UNCOMPRESSED, zstdNativeOnce } from './decompress.ts';
 import type { FileSource } from './file_source.ts';
@@ -260,7 +260,7 @@ async function readV6(src: FileSource, init: InitialHeader, info: TraceDatInfo):
   info.printk = await c.sizedText(await c.u32('printk size'), 'printk formats');
   info.cmdlines = await c.sizedText(await c.u64('cmdlines size'), 'saved cmdlines');
   const cpus = await c.u32('cpu count');
-  if (cpus > 65536) throw new TraceDatFormatError(c.pos - 4, `implausible cpu count ${cpus}`);
+  if (cpus > MAX_CPUS) throw new TraceDatFormatError(c.pos - 4, `implausible cpu count ${cpus}`);
   info.cpuCount = cpus;
   let label = (await c.bytes(10, 'section label')).toString('latin1');
   const v6Buffers: { offset: number; name: string }[] = [];
@@ -599,6 +599,10 @@ function parseV7BufferOption(c: ByteCursor, defaultPageSize: number) {
   const cpus: CpuData[] = [];
   for (let i = 0; i < count; i++) {
     const cpu = c.u32();
+    if (cpu >= MAX_CPUS) {
+      c.pos -= 4; // name the number's own offset
+      c.fail(`buffer ${JSON.stringify(name)}: implausible CPU number ${cpu}`);
+    }
     const off = c.u64('cpu data offset');
     const size = c.u64('cpu data size');
     cpus.push({ cpu, offset: off, size });

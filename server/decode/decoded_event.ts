@@ -67,6 +67,13 @@ export interface DecodedEvent {
  */
 export const MAX_CPUS = 65536;
 
+/**
+ * Linux's PID_MAX_LIMIT on 64-bit (pid_max cannot be set higher): a pid or
+ * tgid past it is damage too, and would not fit the INTEGER `tid` columns
+ * unchanged.
+ */
+export const MAX_PID = 4 * 1024 * 1024;
+
 export type TraceFormat = 'tracefs_text' | 'trace_cmd_report' | 'trace_dat';
 
 export interface TraceHeader {

@@ -162,6 +162,25 @@ describe('bad input', () => {
     // the largest plausible CPU number is kept
     expect(sink.events.map((e) => [e.cpu, e.fields])).toEqual([[0, { a: 1 }], [65535, { a: 4 }]]);
   });
+  it('pids and tgids past the kernel PID_MAX_LIMIT are skipped lines, not wrapped into INTEGER columns', async () => {
+    // pid 99999999999 used to be stored as 1215752191
+    const text = [
+      '# tracer: nop',
+      '   a-99999999999 [000] ..... 1.000000: x: a=1',
+      '   a-4194305 [000] ..... 1.000001: x: a=2',
+      '   a-7 (4194305) [000] ..... 1.000002: x: a=3',
+      '   a-4194304 (4194304) [000] ..... 1.000003: x: a=4',
+      '',
+    ].join('\n');
+    const { sink, summary } = await decodeBytes(Buffer.from(text));
+    expect(summary).toMatchObject({ events: 1, skippedLines: 3 });
+    expect(sink.skips.map((p) => [p.where, p.reason])).toEqual([
+      [2, 'implausible pid 99999999999'],
+      [3, 'implausible pid 4194305'],
+      [4, 'implausible tgid 4194305'],
+    ]);
+    expect(sink.events[0]).toMatchObject({ pid: 4194304, tgid: 4194304, fields: { a: 4 } });
+  });
   it('a report header claiming more CPUs than any machine has is reported, not believed', async () => {
     const { sink } = await decodeBytes(Buffer.from('cpus=99999999999\n           bash-1234  [000]  1000.000001: kmalloc: a=1\n'));
     expect(sink.headers[0]).toMatchObject({ format: 'trace_cmd_report', cpus: null });

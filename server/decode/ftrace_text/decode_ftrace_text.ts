@@ -19,6 +19,7 @@ import {
   type EventSink,
   isRawTextSink,
   MAX_CPUS,
+  MAX_PID,
   type ProgressFn,
   type RawTextRecords,
   type SkippedInput,
@@ -147,7 +148,7 @@ class FtraceTextDecoder {
 
   /** An ASCII line, block[start, end): the common event lines are read on its bytes, the rest as a string. */
   onAsciiLine(block: Uint8Array, start: number, end: number, lineNo: number): void {
-    if (end > start && block[start] !== 35 && !this.latencyMode && !this.instancePrefixes && parseNormalLineB(block, this.flagStyle, this.ev, start, end) && this.ev.cpu < MAX_CPUS) {
+    if (end > start && block[start] !== 35 && !this.latencyMode && !this.instancePrefixes && parseNormalLineB(block, this.flagStyle, this.ev, start, end) && implausibleHead(this.ev) === null) {
       this.summary.lines = lineNo;
       this.acceptEvent(lineNo);
       return;
@@ -186,7 +187,8 @@ class FtraceTextDecoder {
       }
     }
     if (!ok) return false;
-    if (this.ev.cpu >= MAX_CPUS) this.skip(lineNo, `implausible CPU number ${this.ev.cpu}`, line);
+    const implausible = implausibleHead(this.ev);
+    if (implausible !== null) this.skip(lineNo, implausible, line);
     else this.acceptEvent(lineNo);
     return true;
   }
@@ -466,3 +468,11 @@ export async function decodeFtraceText(
 
 /** Whether an event name has a dedicated field parser (typed event). */
 export { hasTypedParser };
+
+/** Why an event line's head cannot come from a Linux kernel (see MAX_CPUS, MAX_PID), or null. */
+function implausibleHead(ev: EventLine): string | null {
+  if (ev.cpu >= MAX_CPUS) return `implausible CPU number ${ev.cpu}`;
+  if (ev.pid > MAX_PID) return `implausible pid ${ev.pid}`;
+  if (ev.tgid !== null && ev.tgid > MAX_PID) return `implausible tgid ${ev.tgid}`;
+  return null;
+}

@@ -639,7 +639,7 @@ const AUTO_SPEC = new KvSpec();
  * has the shape of a zero-padded pointer-width hex (see the header): then
  * auto keys keep it as text even when every character is a digit.
  */
-export function pointerWidthPadded(c0: number, length: number): boolean {
+function pointerWidthPadded(c0: number, length: number): boolean {
   return c0 === 48 && (length === 16 || length === 8);
 }
 

@@ -20,6 +20,10 @@ export interface TraceRecord {
   addedAt: string;
   status: 'ingesting' | 'ready' | 'failed';
   error?: string | null;
+  /** Events the kernel reported lost (ring buffer overruns), summed over the notices that give a count. */
+  lostEvents?: number;
+  /** Lines (text) or byte ranges (trace.dat) the decoder skipped: the model's ingest_problem rows. */
+  skippedInputs?: number;
 }
 
 export type IngestPhase = 'uploading' | 'hashing' | 'decompressing' | 'decoding' | 'deriving' | 'detecting' | 'done' | 'failed';

@@ -207,6 +207,7 @@ function LoadedTrace({ traceId, record, tracks, findings }: Loaded & { traceId: 
           {record.cpus ? ` · ${record.cpus} CPUs` : ''}
           {` · ${formatCount(record.eventsTotal)} events · ${formatBytes(record.sizeBytes)} · ${formatDuration(tracks.end - tracks.start)}`}
         </span>
+        <IngestGaps record={record} />
         <span className="topbar-actions">
           <button onClick={() => void tn.addNote()} title="Add a note to the selection or the shift+drag range (N)" data-testid="topbar-add-note">Add note</button>
           <button onClick={() => void tn.copyAsText()} title="Copy the selection as text for an email: trace lines, values, notes, link (T)" data-testid="topbar-copy-text">Copy as text</button>
@@ -253,5 +254,33 @@ function LoadedTrace({ traceId, record, tracks, findings }: Loaded & { traceId: 
       </div>
       <NoteEditor />
     </div>
+  );
+}
+
+/**
+ * What the trace is missing, in the top bar where the trace is named: a
+ * reviewer reading a stall off the timeline must know the file had lost
+ * events or lines the decoder could not read. The details are in the model
+ * (`ingest_problem`, `lost_events`) and `stallscope info FILE --json`.
+ */
+function IngestGaps({ record }: { record: TraceRecord }) {
+  const skipped = record.skippedInputs ?? 0;
+  const lost = record.lostEvents ?? 0;
+  if (skipped === 0 && lost === 0) return null;
+  const unit = record.format === 'trace_dat' ? 'damaged byte range' : 'line';
+  const parts: string[] = [];
+  if (skipped > 0) parts.push(`${formatCount(skipped)} ${unit}${skipped === 1 ? '' : 's'} skipped`);
+  if (lost > 0) parts.push(`${formatCount(lost)} event${lost === 1 ? '' : 's'} lost by the kernel`);
+  return (
+    <span
+      className="ingest-gaps"
+      data-testid="ingest-gaps"
+      title={
+        'The trace is not complete. Skipped inputs are the ingest_problem table (where, reason, excerpt) and lost events the lost_events table; ' +
+        '`stallscope info FILE --json` prints the first ones.'
+      }
+    >
+      {parts.join(' · ')}
+    </span>
   );
 }

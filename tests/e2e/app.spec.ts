@@ -152,3 +152,14 @@ test('a file that is not a trace shows a clear error', async ({ page }) => {
   await expect(page.getByTestId('choose-another')).toBeVisible();
   await shot(page, '06-not-a-trace');
 });
+
+test('a trace with skipped lines says so where it is named', async ({ page }) => {
+  await page.goto('/');
+  // two garbage lines between real events (fixtures/handmade/README.md)
+  await dropFile(page, page.getByTestId('drop-zone'), 'fixtures/handmade/bad_garbage_middle.txt', 'bad_garbage_middle.txt', 'text/plain');
+  await expect(page.getByTestId('trace-view')).toBeVisible({ timeout: 60_000 });
+  const gaps = page.getByTestId('ingest-gaps');
+  await expect(gaps).toHaveText('2 lines skipped');
+  await expect(gaps).toHaveAttribute('title', /ingest_problem/);
+  await shot(page, '07-ingest-gaps');
+});

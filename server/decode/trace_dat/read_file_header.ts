@@ -598,11 +598,9 @@ function parseV7BufferOption(c: ByteCursor, defaultPageSize: number) {
   if (count * 20 > c.remaining) c.fail(`buffer ${JSON.stringify(name)}: ${count} CPUs claimed, option too short`);
   const cpus: CpuData[] = [];
   for (let i = 0; i < count; i++) {
+    const at = c.where();
     const cpu = c.u32();
-    if (cpu >= MAX_CPUS) {
-      c.pos -= 4; // name the number's own offset
-      c.fail(`buffer ${JSON.stringify(name)}: implausible CPU number ${cpu}`);
-    }
+    if (cpu >= MAX_CPUS) throw new TraceDatFormatError(at, `buffer ${JSON.stringify(name)}: implausible CPU number ${cpu}`);
     const off = c.u64('cpu data offset');
     const size = c.u64('cpu data size');
     cpus.push({ cpu, offset: off, size });

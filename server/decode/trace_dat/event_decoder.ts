@@ -44,6 +44,9 @@ export interface Helpers {
   dynstr(b: Buffer, recOff: number, recLen: number, fieldPos: number, fieldEnd: number, relative: boolean): string;
   arr(b: Buffer, p: number, count: number, elem: number, signed: boolean): string;
   dynarr(b: Buffer, recOff: number, recLen: number, fieldPos: number, fieldEnd: number, relative: boolean, elem: number, signed: boolean): string;
+  tailstr(b: Buffer, recOff: number, recLen: number, p: number): string;
+  tailarr(b: Buffer, recOff: number, recLen: number, p: number, elem: number, signed: boolean): string;
+  stack(b: Buffer, recOff: number, recLen: number, p: number, elem: number, kernel: boolean): string;
   sym: SymbolicFn[];
 }
 
@@ -160,6 +163,36 @@ export function makeHelpers(littleEndian: boolean, kallsyms: Kallsyms): Helpers 
       if (!loc || elem <= 0) return '[]';
       return h.arr(b, loc[0], Math.floor(loc[1] / elem), elem, signed);
     },
+    tailstr(b, recOff, recLen, p) {
+      const end = recOff + recLen;
+      if (p >= end) return '';
+      let e = b.indexOf(0, p);
+      if (e < 0 || e > end) e = end;
+      // The kernel ends every trace_marker message with a newline (adding
+      // one if the writer did not); the text formats end the line there.
+      if (e > p && b[e - 1] === 10) e--;
+      return b.toString('utf8', p, e);
+    },
+    tailarr(b, recOff, recLen, p, elem, signed) {
+      const end = recOff + recLen;
+      if (p >= end || elem <= 0) return '[]';
+      return h.arr(b, p, Math.floor((end - p) / elem), elem, signed);
+    },
+    stack(b, recOff, recLen, p, elem, kernel) {
+      // As the kernel's and trace-cmd's printers: the frames fill the record
+      // (however many `size` says, 8 declared or not) and end early at an
+      // all-ones entry; user stacks also end at a zero entry.
+      const end = recOff + recLen;
+      const frames: string[] = [];
+      for (let q = p; q + elem <= end; q += elem) {
+        const lo = rd32(b, q + (elem === 8 ? loOff : 0));
+        const hi = elem === 8 ? rd32(b, q + hiOff) : 0;
+        if (lo === 0xffffffff && (elem === 4 || hi === 0xffffffff)) break;
+        if (!kernel && lo === 0 && hi === 0) break;
+        frames.push(kernel ? (kallsyms.lookup(hi, lo) ?? ptrHex(hi, lo)) : ptrHex(hi, lo));
+      }
+      return frames.join('\n');
+    },
     sym: [],
   };
   return h;
@@ -206,13 +239,19 @@ export function compileEvent<R extends DirectRowColumns>(
   const safeParts: string[] = [];
   const exprs = new Map<string, FieldExpr>();
   let minLen = 0;
+  const stackEvent = fmt.system === 'ftrace' && (fmt.name === 'kernel_stack' || fmt.name === 'user_stack');
   for (const f of fmt.fields) {
-    const fe = fieldExpr(f, info.symbolFields, info.pointerFields, info.symbolic, helpers, E, longSize);
+    const stackFrames = stackEvent && f.name === 'caller' && f.kind === 'array' && (f.elemSize === 4 || f.elemSize === 8);
+    const fe = stackFrames
+      ? { expr: `h.stack(b, o, n, o + ${f.offset}, ${f.elemSize}, ${fmt.name === 'kernel_stack'})`, int: null, key: null }
+      : fieldExpr(f, info.symbolFields, info.pointerFields, info.symbolic, helpers, E, longSize);
     if (fe === null) continue;
     const { expr } = fe;
     exprs.set(f.name, fe);
     const key = JSON.stringify(f.name);
-    const end = f.offset + f.size;
+    // Fields that run to the record's end need only their start in range:
+    // a stack of 3 frames under a declared caller[8] is a whole record.
+    const end = stackFrames || f.kind === 'tailstring' || f.kind === 'tailarray' ? f.offset : f.offset + f.size;
     if (end > minLen) minLen = end;
     fastParts.push(`${key}: ${expr}`);
     safeParts.push(`if (n >= ${end}) r[${key}] = ${expr};`);
@@ -327,6 +366,13 @@ function fieldExpr(
     case 'array':
       if (f.elemSize <= 0 || ![1, 2, 4, 8].includes(f.elemSize)) return null;
       return other(`h.arr(b, ${at}, ${f.size / f.elemSize}, ${f.elemSize}, ${f.signed})`);
+    case 'tailstring':
+      return other(`h.tailstr(b, o, n, ${at})`);
+    case 'tailarray': {
+      const elem = f.elemSize > 0 ? f.elemSize : longSize;
+      if (![1, 2, 4, 8].includes(elem)) return null;
+      return other(`h.tailarr(b, o, n, ${at}, ${elem}, ${f.signed})`);
+    }
     case 'opaque':
       return null;
     case 'pointer':
@@ -347,7 +393,6 @@ function fieldExpr(
         helpers.sym.push(memoSymbolic(render, f.signed ? size : null));
         return { expr: `h.sym[${idx}](${num})`, int: null, key: keyOf(size, at, num, le) };
       }
-      void longSize;
       // 8-byte integers come as bigint above 2^53.
       return { expr: num, int: { size, signed: f.signed, at }, key: null };
     }

@@ -16,6 +16,8 @@ export type FieldKind =
   | 'dynstring' // __data_loc / __rel_loc char[]
   | 'array' // fixed array of integers
   | 'dynarray' // __data_loc / __rel_loc array of integers
+  | 'tailstring' // `char buf[]` (size 0): the text runs to the record's end (ftrace print: trace_marker messages)
+  | 'tailarray' // `u32 buf[]`, `unsigned long args[]` (size 0): integers up to the record's end
   | 'opaque'; // anything else (struct by value ...): not decoded
 
 export interface FieldDef {
@@ -104,6 +106,17 @@ function parseFieldLine(line: string): FieldDef | null {
     } else {
       kind = 'dynarray';
       elemSize = scalarSizeOf(elemType) ?? 0;
+    }
+  } else if (arraySuffix && arraySuffix.slice(1, -1).trim() === '' && size === 0) {
+    // A flexible array member: the kernel writes as much as the record needs
+    // after the fixed fields, so the declared size (0) says nothing.
+    if (/\bchar\b/.test(baseType) && !baseType.includes('*')) {
+      kind = 'tailstring';
+      elemSize = 1;
+    } else {
+      kind = 'tailarray';
+      // 0 for `long`: the decoder knows the file's long size.
+      elemSize = scalarSizeOf(baseType) ?? 0;
     }
   } else if (arraySuffix) {
     const n = Number(arraySuffix.slice(1, -1).trim());

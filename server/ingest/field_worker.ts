@@ -13,6 +13,7 @@
  */
 import { parentPort } from 'node:worker_threads';
 import { latin1 } from '../decode/ftrace_text/fields/generic.ts';
+import { isStackEvent, stackFields } from '../decode/ftrace_text/fields/ftrace.ts';
 import { directTextWriter, textFieldParser, type TextFieldParser } from '../decode/ftrace_text/raw_text_fields.ts';
 import type { KvColumnWriter } from '../decode/ftrace_text/fields/kv_columns.ts';
 import type { EventFields } from '../decode/decoded_event.ts';
@@ -162,7 +163,7 @@ function textDecoder(
   chunkMemory: BufferSource,
 ): BatchDecoder {
   /** Per name id: its parser, and its typed table's writer (null: no typed table). */
-  const names: ({ parse: TextFieldParser; rows: TableRowWriter | null; direct: KvColumnWriter | null } | undefined)[] = [];
+  const names: ({ parse: TextFieldParser; rows: TableRowWriter | null; direct: KvColumnWriter | null; stack: boolean } | undefined)[] = [];
   const ftraceEvent = new ColumnChunk(layout.ftraceEvent, (d) => postChunk(FTRACE_EVENT_TABLE, d), chunkMemory);
   const args = new ArgsRows(new ColumnChunk(layout.args, (d) => postChunk(ARGS_TABLE, d), chunkMemory), SID_BASE_FIELD_WORKER);
   /** The event held for continuation lines; `fields`: an untyped event's (written to _args), null: text that did not parse. */
@@ -172,6 +173,8 @@ function textDecoder(
     const h = held;
     held = null;
     const [flags, preemptCount] = unpackCommon(h.common);
+    // As decodeFtraceText: a stack's frames are its continuation lines, all read by now.
+    if (names[h.nameId]!.stack) h.fields = stackFields(h.raw);
     const withArgs = hasArgs(h.fields);
     writeFtraceEventRow(ftraceEvent, typed, h.id, h.ts, h.cpu, h.utid, h.nameId, flags, preemptCount, withArgs ? h.id : null, h.raw, h.where);
     if (withArgs) args.write(h.id, h.fields!);
@@ -183,7 +186,7 @@ function textDecoder(
         const rows = writerFor(name);
         // An event of a typed table this job does not fill would land in _ftrace_event instead: a framing bug.
         if (rows === null && typedTableFor(name) !== null) throw new Error(`field worker: no typed table takes event ${name}`);
-        names[id] = { parse: textFieldParser(name), rows, direct: rows !== null ? directTextWriter(name, rows) : null };
+        names[id] = { parse: textFieldParser(name), rows, direct: rows !== null ? directTextWriter(name, rows) : null, stack: isStackEvent(name) };
       }
       const bytes = r.bytes;
       // The pages are ASCII (RawTextRecords.page).

@@ -26,6 +26,7 @@ import {
   type TraceFormat,
   type TraceHeader,
 } from '../decoded_event.ts';
+import { isStackEvent, stackFields } from './fields/ftrace.ts';
 import { flat, latin1 } from './fields/generic.ts';
 import { hasTypedParser, type EventNameInfo } from './fields/index.ts';
 import { excerpt, LineSplitter } from './line_reader.ts';
@@ -384,6 +385,8 @@ class FtraceTextDecoder {
     if (this.held) {
       const e = this.held;
       this.held = null;
+      // A stack's frames are its continuation lines, all read by now.
+      if (isStackEvent(e.name)) e.fields = stackFields(e.raw ?? '');
       this.sink.event(e);
     }
   }

@@ -211,7 +211,7 @@ function parseTail(line: string, p: number, out: EventLine, n: number): boolean 
   const colon = line.indexOf(':', p);
   if (colon > p && colon < n) {
     const known = namesByText.get(line, p, colon);
-    if (known !== undefined) return setNamed(line, colon + 1, n, known, out);
+    if (known !== undefined) return setNamed(line, known.argsFromName ? p : colon + 1, n, known, out);
   }
   let h = 0;
   while (p < n) {
@@ -222,8 +222,8 @@ function parseTail(line: string, p: number, out: EventLine, n: number): boolean 
   }
   if (p < n && c === 58 && p > nameStart) {
     const info = eventNameAt(line, nameStart, p, h);
-    namesByText.set(line, nameStart, p, info.name, info);
-    return setNamed(line, p + 1, n, info, out);
+    namesByText.set(line, nameStart, p, info.printed, info);
+    return setNamed(line, info.argsFromName ? nameStart : p + 1, n, info, out);
   }
   // No `name:`. Two kernel printers do this: the function tracer
   // (`func <-parent`) and stack traces (`<stack trace>`).
@@ -541,7 +541,8 @@ function parseTailB(b: Uint8Array, p: number, out: EventLine, n: number): boolea
   }
   // arguments: after the padding, trailing spaces dropped
   let a = colon + 1;
-  while (a < n && b[a] === SP) a++;
+  if (known.argsFromName) a = p;
+  else while (a < n && b[a] === SP) a++;
   let e = n;
   while (e > a && b[e - 1] === SP) e--;
   out.nameInfo = known;

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { stackFields } from './ftrace.ts';
 import { parseEventFields } from './index.ts';
 
 const f = parseEventFields;
@@ -125,5 +126,20 @@ describe('generic', () => {
   });
   it('no pairs -> {}', () => {
     expect(f('xfs_ilock', 'dev 7:0 ino 0x83 flags ILOCK_SHARED')).toEqual({});
+  });
+});
+
+describe('ftrace print and stacks (fields/ftrace.ts)', () => {
+  it('print: ip and the message as written, colons and leading spaces kept', () => {
+    expect(f('print', 'tracing_mark_write: a: b')).toEqual({ ip: 'tracing_mark_write', buf: 'a: b' });
+    expect(f('print', 'tracing_mark_write:   indented')).toEqual({ ip: 'tracing_mark_write', buf: '  indented' });
+    // no `symbol: ` in front (an older printer): the whole text is the message
+    expect(f('print', 'just a message: here')).toEqual({ buf: 'just a message: here' });
+  });
+  it('stacks: the frames of either printer read as symbols, unresolved addresses as 0x...', () => {
+    expect(stackFields('<stack trace >\n=> shrink_node (ffffffff8139c42c)\n=> ffffffff81000e06')).toEqual({ caller: 'shrink_node\n0xffffffff81000e06', size: 2 });
+    expect(stackFields('\n => shrink_node\n => kswapd')).toEqual({ caller: 'shrink_node\nkswapd', size: 2 });
+    expect(stackFields('<user stack trace>\n => <00007f12a4b3c4d5>')).toEqual({ caller: '0x7f12a4b3c4d5', size: 1 });
+    expect(stackFields('')).toEqual({ caller: '', size: 0 });
   });
 });

@@ -12,6 +12,7 @@ import {
   parseSchedSwitch,
   parseSchedWakeup,
 } from './sched.ts';
+import { parsePrint } from './ftrace.ts';
 import { parseShrinkSlabEnd, parseShrinkSlabStart } from './shrink_slab.ts';
 import type { FieldParser, RangeParser } from './types.ts';
 import {
@@ -51,6 +52,8 @@ export const FIELD_PARSERS: Readonly<Record<string, FieldParser>> = {
   sched_migrate_task: parseSchedMigrateTask,
   sched_process_fork: parseSchedProcessFork,
   sched_process_exit: parseSchedProcessExit,
+
+  print: parsePrint,
 
   mm_vmscan_kswapd_sleep: parseKswapdSleep,
   mm_vmscan_kswapd_wake: parseKswapdWake,
@@ -184,9 +187,20 @@ export interface EventNameInfo {
   readonly parse: RangeParser;
   /** Hash of the name's characters (nameHash). */
   readonly hash: number;
-  /** The name as bytes, for comparing a line's bytes with it (parseTailB). */
+  /** The name as the line prints it: `name` itself, but for an alias (PRINTED_ALIASES). */
+  readonly printed: string;
+  /** `printed` as bytes, for comparing a line's bytes with it (parseTailB). */
   readonly bytes: ByteKey;
+  /** The printed name is the start of the event's own text (an alias): the arguments begin with it. */
+  readonly argsFromName: boolean;
 }
+
+/**
+ * Events the kernel's text prints without their name: the word before the
+ * colon is the first of their arguments. A trace_marker write is ftrace's
+ * print event, `%ps: %s` of ip and message: `tracing_mark_write: message`.
+ */
+const PRINTED_ALIASES: ReadonlyMap<string, string> = new Map([['tracing_mark_write', 'print']]);
 
 /** Running hash of an event name's characters: h = nameHashStep(h, c), starting at 0. */
 export function nameHashStep(h: number, c: number): number {
@@ -223,8 +237,10 @@ const MAX_NAMES = 8192;
 const nameBuckets: EventNameInfo[][] = Array.from({ length: NAME_BUCKETS }, () => []);
 let nameCount = 0;
 
-function newNameInfo(name: string, hash: number): EventNameInfo {
-  return { name, system: systemOf(name), parse: rangeParserFor(name), hash, bytes: asciiBytes(name) };
+function newNameInfo(printed: string, hash: number): EventNameInfo {
+  const alias = PRINTED_ALIASES.get(printed);
+  const name = alias ?? printed;
+  return { name, system: systemOf(name), parse: rangeParserFor(name), hash, printed, bytes: asciiBytes(printed), argsFromName: alias !== undefined };
 }
 
 /** The record of the event name t[s, e) whose nameHash is `hash`. */
@@ -233,7 +249,7 @@ export function eventNameAt(t: string, s: number, e: number, hash: number): Even
   const len = e - s;
   for (let i = 0; i < bucket.length; i++) {
     const info = bucket[i]!;
-    if (info.hash === hash && info.name.length === len && sameChars(t, s, info.name)) return info;
+    if (info.hash === hash && info.printed.length === len && sameChars(t, s, info.printed)) return info;
   }
   const info = newNameInfo(flat(t.slice(s, e)), hash);
   if (nameCount < MAX_NAMES) {

@@ -150,6 +150,13 @@ CREATE TABLE _args (
 
 -- Fields of events that have no typed table, one row per field, as in
 -- Perfetto's `args`. Events with a typed table keep their fields there.
+-- ftrace's own events read alike from text and trace.dat:
+--   print (trace_marker writes): ip ('tracing_mark_write'), buf (the message,
+--     without the newline the kernel ends it with);
+--   kernel_stack, user_stack: caller (the frames, innermost first, one per
+--     line, as symbols; 0x... where none resolves), size (frame count).
+--   e.g. SELECT e.ts, a.string_value FROM ftrace_event e JOIN args a USING (arg_set_id)
+--        WHERE e.name = 'print' AND a.key = 'buf';
 CREATE VIEW args AS
 SELECT
   a.arg_set_id,             -- JOINID(ftrace_event.arg_set_id); equals the event's id

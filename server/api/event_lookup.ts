@@ -118,6 +118,12 @@ function formatArgs(name: string, f: Record<string, unknown>): string {
       return `${v('shrink')} ${v('shr')}: nid: ${v('nid')} objects to shrink ${v('nr_objects_to_shrink')} gfp_flags ${v('gfp_flags')} cache items ${v('cache_items')} delta ${v('delta')} total_scan ${v('total_scan')} priority ${v('priority')}`;
     case 'mm_shrink_slab_end':
       return `${v('shrink')} ${v('shr')}: nid: ${v('nid')} unused scan count ${v('unused_scan')} new scan count ${v('new_scan')} total_scan ${v('total_scan')} last shrinker return val ${v('retval')}`;
+    case 'print':
+      return f.ip === undefined ? v('buf') : `${v('ip')}: ${v('buf')}`;
+    case 'kernel_stack':
+    case 'user_stack':
+      // As the kernel prints a stack: one frame per line under the event's.
+      return [name === 'kernel_stack' ? '<stack trace>' : '<user stack trace>', ...v('caller').split('\n').filter((x) => x !== '').map((x) => ` => ${x}`)].join('\n');
     default:
       return Object.entries(f)
         .map(([k, x]) => `${PRINT_NAME[k] ?? k}=${x}`)

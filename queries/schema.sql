@@ -157,6 +157,9 @@ CREATE TABLE _args (
 --     line, as symbols; 0x... where none resolves), size (frame count).
 --   e.g. SELECT e.ts, a.string_value FROM ftrace_event e JOIN args a USING (arg_set_id)
 --        WHERE e.name = 'print' AND a.key = 'buf';
+--   sys_enter_NAME: each argument by its name, as an integer (the kernel's
+--     text prints `sys_NAME(arg: 0x..)`); sys_exit_NAME: ret, signed (-2 is
+--     -ENOENT). trace.dat adds __syscall_nr, which the text does not print.
 CREATE VIEW args AS
 SELECT
   a.arg_set_id,             -- JOINID(ftrace_event.arg_set_id); equals the event's id

@@ -92,3 +92,17 @@ describe('parseLostLine', () => {
     expect(parseLostLine('# tracer: nop')).toBeNull();
   });
 });
+
+describe('parseNormalLine: events the kernel prints without their name', () => {
+  it('syscalls: a call is sys_enter_NAME with the text inside the parentheses, an arrow sys_exit_NAME', () => {
+    expect(normal('  cat-19557   [000] ..... 44796.84: sys_openat(dfd: 0xffffff9c, mode: 0)')).toMatchObject({ name: 'sys_enter_openat', args: 'dfd: 0xffffff9c, mode: 0' });
+    expect(normal('  cat-19557   [000] ..... 44796.84: sys_getpid()')).toMatchObject({ name: 'sys_enter_getpid', args: '' });
+    expect(normal('  cat-19557   [000] ..... 44796.84: sys_openat -> 0xfffffffffffffffe')).toMatchObject({ name: 'sys_exit_openat', args: '0xfffffffffffffffe' });
+    // raw_syscalls keep their names, and a '(' in another name stays part of it
+    expect(normal('  cat-19557   [000] ..... 44796.84: sys_enter: NR 33 (b, 1)')).toMatchObject({ name: 'sys_enter', args: 'NR 33 (b, 1)' });
+    expect(normal('  cat-19557   [000] ..... 44796.84: probe(x): a=1')).toMatchObject({ name: 'probe(x)', args: 'a=1' });
+  });
+  it('a trace_marker write is ftrace print, its text starting at tracing_mark_write', () => {
+    expect(normal('  sh-1   [000] ...1. 5.000001: tracing_mark_write: hello: world')).toMatchObject({ name: 'print', args: 'tracing_mark_write: hello: world' });
+  });
+});

@@ -216,9 +216,24 @@ function parseTail(line: string, p: number, out: EventLine, n: number): boolean 
   let h = 0;
   while (p < n) {
     c = line.charCodeAt(p);
-    if (c === 58 || c === SP) break;
+    if (c === 58 || c === SP || c === 40) break;
     h = nameHashStep(h, c);
     p++;
+  }
+  if (p < n && c !== 58 && p > nameStart + 4 && line.startsWith('sys_', nameStart)) {
+    // The kernel prints syscall events as calls, without the event's name:
+    // `sys_openat(dfd: 0xffffff9c, ...)` is sys_enter_openat and
+    // `sys_openat -> 0x3` is sys_exit_openat (fields/syscalls.ts).
+    const call = line.slice(nameStart + 4, p);
+    if (c === 40 && line.charCodeAt(n - 1) === 41) return setArgs(line, p + 1, n - 1, eventNameInfo('sys_enter_' + call), out);
+    if (c === SP && line.startsWith(' -> ', p)) return setArgs(line, p + 4, n, eventNameInfo('sys_exit_' + call), out);
+  }
+  // Not a syscall: a '(' is part of the name, as before.
+  while (p < n && c === 40) {
+    do {
+      h = nameHashStep(h, c);
+      p++;
+    } while (p < n && (c = line.charCodeAt(p)) !== 58 && c !== SP && c !== 40);
   }
   if (p < n && c === 58 && p > nameStart) {
     const info = eventNameAt(line, nameStart, p, h);
@@ -236,6 +251,18 @@ function parseTail(line: string, p: number, out: EventLine, n: number): boolean 
 
 /** Event names by their text, looked up in place (names hold no ':' or ' '). */
 const namesByText = new RangeMemo<EventNameInfo>(10, 4);
+
+/** Name found, args exactly line[s, e). */
+function setArgs(line: string, s: number, e: number, info: EventNameInfo, out: EventLine): true {
+  out.nameInfo = info;
+  out.name = info.name;
+  out.args = line.slice(s, e);
+  out.argsText = line;
+  out.argsStart = s;
+  out.argsEnd = e;
+  out.argsBytes = null;
+  return true;
+}
 
 /** Name found, args after the padding from p to n. */
 function setNamed(line: string, p: number, n: number, info: EventNameInfo, out: EventLine): true {

@@ -240,7 +240,12 @@ export function compileEvent<R extends DirectRowColumns>(
   const exprs = new Map<string, FieldExpr>();
   let minLen = 0;
   const stackEvent = fmt.system === 'ftrace' && (fmt.name === 'kernel_stack' || fmt.name === 'user_stack');
-  for (const f of fmt.fields) {
+  // Syscall arguments are unsigned longs the kernel prints as numbers
+  // ("filename: 0x7fa5689f3140"), pointer-typed or not: integers, as the
+  // text decoders read them (fields/syscalls.ts).
+  const numericPointers = fmt.system === 'syscalls';
+  for (const f0 of fmt.fields) {
+    const f: FieldDef = numericPointers && f0.kind === 'pointer' ? { ...f0, kind: 'int' } : f0;
     const stackFrames = stackEvent && f.name === 'caller' && f.kind === 'array' && (f.elemSize === 4 || f.elemSize === 8);
     const fe = stackFrames
       ? { expr: `h.stack(b, o, n, o + ${f.offset}, ${f.elemSize}, ${fmt.name === 'kernel_stack'})`, int: null, key: null }

@@ -143,3 +143,19 @@ describe('ftrace print and stacks (fields/ftrace.ts)', () => {
     expect(stackFields('')).toEqual({ caller: '', size: 0 });
   });
 });
+
+describe('syscalls (fields/syscalls.ts)', () => {
+  it('arguments as unsigned integers, hex or decimal; a name printed instead stays text', () => {
+    expect(f('sys_enter_openat', 'dfd: 0xffffff9c, filename: 0x7fa5689f3140, flags: 0x00080000, mode: 0')).toEqual({ dfd: 4294967196, filename: 0x7fa5689f3140, flags: 0x80000, mode: 0 });
+    expect(f('sys_enter_x', 'a: 0xffffffffffffffff, b: SOME_FLAG')).toEqual({ a: 18446744073709551615n, b: 'SOME_FLAG' });
+    expect(f('sys_enter_getpid', '')).toEqual({});
+    // futex prints key=value of its own
+    expect(f('sys_enter_futex', 'op=FUTEX_WAKE|FUTEX_PRIVATE_FLAG uaddr=0x7fa5689a3a4c val=2147483647')).toMatchObject({ op: 'FUTEX_WAKE|FUTEX_PRIVATE_FLAG', val: 2147483647 });
+  });
+  it('the return value as a signed long', () => {
+    expect(f('sys_exit_openat', '0x3')).toEqual({ ret: 3 });
+    expect(f('sys_exit_openat', '0xfffffffffffffffe')).toEqual({ ret: -2 });
+    expect(f('sys_exit_read', '0x8000000000000000')).toEqual({ ret: -9223372036854775808n });
+    expect(f('sys_exit_openat', 'garbage')).toBeNull();
+  });
+});

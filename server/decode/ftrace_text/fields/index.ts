@@ -14,6 +14,7 @@ import {
 } from './sched.ts';
 import { parsePrint } from './ftrace.ts';
 import { parseShrinkSlabEnd, parseShrinkSlabStart } from './shrink_slab.ts';
+import { parseSyscallEnter, parseSyscallExit } from './syscalls.ts';
 import type { FieldParser, RangeParser } from './types.ts';
 import {
   parseKswapdSleep,
@@ -104,6 +105,8 @@ export const FIELD_PARSERS: Readonly<Record<string, FieldParser>> = {
 
 /** Name prefix -> system, for events the text does not qualify. */
 const SYSTEM_PREFIXES: ReadonlyArray<readonly [string, string]> = [
+  ['sys_enter_', 'syscalls'],
+  ['sys_exit_', 'syscalls'],
   ['sched_', 'sched'],
   ['mm_vmscan_', 'vmscan'],
   ['mm_shrink_slab_', 'vmscan'],
@@ -160,14 +163,23 @@ export function systemOf(name: string): string | null {
   return sys;
 }
 
+/** An event's dedicated parser: by its name, or one for a family of names (syscalls). */
+function fieldParserOf(name: string): FieldParser | undefined {
+  const p = FIELD_PARSERS[name];
+  if (p !== undefined) return p;
+  if (name.startsWith('sys_enter_')) return parseSyscallEnter;
+  if (name.startsWith('sys_exit_')) return parseSyscallExit;
+  return undefined;
+}
+
 /** Whether the event has a dedicated (typed) parser. */
 export function hasTypedParser(name: string): boolean {
-  return FIELD_PARSERS[name] !== undefined;
+  return fieldParserOf(name) !== undefined;
 }
 
 /** Fields of one event: dedicated parser if registered, else generic. */
 export function parseEventFields(name: string, args: string): EventFields | null {
-  const p = FIELD_PARSERS[name];
+  const p = fieldParserOf(name);
   if (p) return p(args);
   // other writeback events share the `bdi X:` prefix
   if (args.startsWith('bdi ') && systemOf(name) === 'writeback') return parseWriteback(args) ?? parseGeneric(args);
@@ -221,7 +233,7 @@ function writebackBdiRange(t: string, s: number, e: number, args: string, b: Uin
 }
 
 function rangeParserFor(name: string): RangeParser {
-  const p = FIELD_PARSERS[name];
+  const p = fieldParserOf(name);
   if (p) {
     const r = RANGE_PARSERS.get(p);
     if (r !== undefined) return r;

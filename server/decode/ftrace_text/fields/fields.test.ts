@@ -107,6 +107,8 @@ describe('writeback (format-file names)', () => {
     expect(f('track_foreign_dirty', 'bdi 254:0[9]: ino=1 memcg_id=1 cgroup_ino=1 page_cgroup_ino=3203')).toMatchObject({ name: '254:0', bdi_id: 9, ino: 1 });
     expect(f('global_dirty_state', 'dirty=120 writeback=0 bg_thresh=5 thresh=6 limit=7 dirtied=8 written=9')).toEqual({ nr_dirty: 120, nr_writeback: 0, background_thresh: 5, dirty_thresh: 6, dirty_limit: 7, nr_dirtied: 8, nr_written: 9 });
     expect(f('sb_mark_inode_writeback', 'dev 254,0 ino 9978320 dirtied 4295093019 state 0x70 mode 0100644')).toEqual({ dev: 266338304, ino: 9978320, dirtied_when: 4295093019, state: '0x70', mode: 0o100644 });
+    // no state flag set: the kernel prints nothing between state and mode
+    expect(f('sb_clear_inode_writeback', 'dev 254,0 ino 10215905 dirtied 4306117232 state  mode 0100644')).toEqual({ dev: 266338304, ino: 10215905, dirtied_when: 4306117232, state: '', mode: 0o100644 });
   });
 });
 

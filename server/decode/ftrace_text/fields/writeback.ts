@@ -150,14 +150,16 @@ export const parseGlobalDirtyState: FieldParser = (t) => {
 
 /** writeback_inode_template: `dev 254,0 ino 9978559 dirtied 4295092856 state 0x10 mode 0100644`. */
 function parseWritebackInodeText(t: string): EventFields | null {
-  const tok = t.trim().split(/ +/);
-  if (tok.length < 10 || tok[0] !== 'dev' || tok[2] !== 'ino' || tok[4] !== 'dirtied' || tok[6] !== 'state' || tok[8] !== 'mode') return null;
-  const dev = devT(tok[1]!);
-  const ino = parseDecimal(tok[3]!);
-  const dirtied = parseDecimal(tok[5]!);
-  const mode = /^[0-7]+$/.test(tok[9]!) ? parseInt(tok[9]!, 8) : null;
+  // `state %s` prints the flag names, and nothing when no flag is set:
+  // `... state  mode 0100644` (sb_clear_inode_writeback, once written back).
+  const m = /^\s*dev +(\S+) +ino +(\S+) +dirtied +(\S+) +state +(\S*?) +mode +(\S+)(?: |$)/.exec(t);
+  if (m === null) return null;
+  const dev = devT(m[1]!);
+  const ino = parseDecimal(m[2]!);
+  const dirtied = parseDecimal(m[3]!);
+  const mode = /^[0-7]+$/.test(m[5]!) ? parseInt(m[5]!, 8) : null;
   if (dev === null || ino === null || dirtied === null || mode === null) return null;
-  return { dev, ino, dirtied_when: dirtied, state: tok[7]!, mode };
+  return { dev, ino, dirtied_when: dirtied, state: m[4]!, mode };
 }
 
 const INODE_WORDS = ['dev', 'ino', 'dirtied', 'state', 'mode'].map(asciiBytes);
@@ -198,7 +200,8 @@ export const parseWritebackInode: FieldParser = ranged((t, s, e, args, b) => {
     n++;
     while (p < z && b[p] === 32) p++;
   }
-  if (n < 10) return null;
+  // Fewer words: an empty state (the text reading takes it), or not this shape.
+  if (n < 10) return parseWritebackInodeText(args);
   for (let w = 0; w < 5; w++) {
     const key = INODE_WORDS[w]!;
     if (tk[4 * w + 1]! - tk[4 * w]! !== key.n || !sameBytes(b, tk[4 * w]!, key)) return null;

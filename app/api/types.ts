@@ -22,8 +22,12 @@ export interface TraceRecord {
   error?: string | null;
   /** Events the kernel reported lost (ring buffer overruns), summed over the notices that give a count. */
   lostEvents?: number;
+  /** Lost-event notices, with or without a count (a `##### CPU N buffer started ####` marker has none). */
+  lostEventNotices?: number;
   /** Lines (text) or byte ranges (trace.dat) the decoder skipped: the model's ingest_problem rows. */
   skippedInputs?: number;
+  /** The first of them: line number or byte offset, and why. */
+  firstSkipped?: { where: number; unit: string; reason: string }[];
 }
 
 export type IngestPhase = 'uploading' | 'hashing' | 'decompressing' | 'decoding' | 'deriving' | 'detecting' | 'done' | 'failed';

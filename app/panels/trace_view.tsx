@@ -266,19 +266,24 @@ function LoadedTrace({ traceId, record, tracks, findings }: Loaded & { traceId: 
 function IngestGaps({ record }: { record: TraceRecord }) {
   const skipped = record.skippedInputs ?? 0;
   const lost = record.lostEvents ?? 0;
-  if (skipped === 0 && lost === 0) return null;
+  const notices = record.lostEventNotices ?? 0;
+  if (skipped === 0 && lost === 0 && notices === 0) return null;
   const unit = record.format === 'trace_dat' ? 'damaged byte range' : 'line';
   const parts: string[] = [];
   if (skipped > 0) parts.push(`${formatCount(skipped)} ${unit}${skipped === 1 ? '' : 's'} skipped`);
   if (lost > 0) parts.push(`${formatCount(lost)} event${lost === 1 ? '' : 's'} lost by the kernel`);
+  // Notices without a count: the kernel overwrote or dropped events and did not say how many.
+  else if (notices > 0) parts.push('events lost by the kernel (count not recorded)');
+  const first = (record.firstSkipped ?? []).map((p) => `${p.unit === 'line' ? 'line' : 'offset'} ${p.where}: ${p.reason}`);
   return (
     <span
       className="ingest-gaps"
       data-testid="ingest-gaps"
-      title={
+      title={[
         'The trace is not complete. Skipped inputs are the ingest_problem table (where, reason, excerpt) and lost events the lost_events table; ' +
-        '`stallscope info FILE --json` prints the first ones.'
-      }
+          '`stallscope info FILE --json` prints the first ones.',
+        ...(first.length ? ['', 'First skipped:', ...first] : []),
+      ].join('\n')}
     >
       {parts.join(' · ')}
     </span>

@@ -42,7 +42,11 @@ export interface TraceRecord {
   status: 'ingesting' | 'ready' | 'failed';
   error?: string;
   lostEvents: number;
+  /** Lost-event notices, with or without a count (`##### CPU N buffer started ####` has none). */
+  lostEventNotices: number;
   skippedInputs: number;
+  /** The first skipped inputs (where, unit, reason), for the app to name them. */
+  firstSkipped: { where: number; unit: string; reason: string }[];
 }
 
 export interface FindingsFile {
@@ -253,6 +257,9 @@ export class TraceLibrary {
   }
 }
 
+/** Skipped inputs a record names (the model's ingest_problem has them all). */
+const FIRST_SKIPPED_SHOWN = 3;
+
 function toRecord(s: TraceSummary, findings: FindingsFile | null): TraceRecord {
   const bySeverity = { info: 0, warn: 0, critical: 0 };
   for (const f of findings?.findings ?? []) bySeverity[f.severity]++;
@@ -271,7 +278,9 @@ function toRecord(s: TraceSummary, findings: FindingsFile | null): TraceRecord {
     addedAt: s.ingestedAt,
     status: 'ready',
     lostEvents: s.lostEvents,
+    lostEventNotices: s.lostEventNotices ?? 0,
     skippedInputs: s.skippedInputs,
+    firstSkipped: (s.firstSkipped ?? []).slice(0, FIRST_SKIPPED_SHOWN).map(({ where, unit, reason }) => ({ where, unit, reason })),
   };
 }
 
@@ -292,6 +301,8 @@ function failedRecord(id: string, name: string, error: string): TraceRecord {
     status: 'failed',
     error,
     lostEvents: 0,
+    lostEventNotices: 0,
     skippedInputs: 0,
+    firstSkipped: [],
   };
 }

@@ -161,5 +161,15 @@ test('a trace with skipped lines says so where it is named', async ({ page }) =>
   const gaps = page.getByTestId('ingest-gaps');
   await expect(gaps).toHaveText('2 lines skipped');
   await expect(gaps).toHaveAttribute('title', /ingest_problem/);
+  // the tooltip names them
+  await expect(gaps).toHaveAttribute('title', /line 5: not an ftrace event line\nline 6: not an ftrace event line/);
   await shot(page, '07-ingest-gaps');
+});
+
+test('a kernel text whose ring buffer overwrote events says events were lost', async ({ page }) => {
+  await page.goto('/');
+  // a real capture in overwrite mode: `##### CPU 0 buffer started ####` gives no count (fixtures/README.md, fixture 2)
+  await dropFile(page, page.getByTestId('drop-zone'), 'fixtures/tracefs_tgid.txt', 'tracefs_tgid.txt', 'text/plain');
+  await expect(page.getByTestId('trace-view')).toBeVisible({ timeout: 60_000 });
+  await expect(page.getByTestId('ingest-gaps')).toHaveText('events lost by the kernel (count not recorded)');
 });

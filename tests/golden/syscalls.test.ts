@@ -5,35 +5,26 @@
 // event name at all. The trace.dat and its report are one recording, the
 // kernel text a second run of the same workload. Counts come from awk.
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openDuckDb, type Engine } from '../../server/engine/engine.ts';
-import { ingestFile, type IngestResult } from '../../server/ingest/ingest_file.ts';
+import type { Engine } from '../../server/engine/engine.ts';
+import type { IngestResult } from '../../server/ingest/ingest_file.ts';
+import { attachModels, FIXTURES, workerBuildDifferences, type AttachedModels } from './attached_models.ts';
 
-const FIXTURES = path.resolve(__dirname, '../../fixtures');
 const FILES = { dat: 'syscalls.v7.dat', report: 'syscalls.report.txt', tracefs: 'syscalls.tracefs.txt' } as const;
 type Key = keyof typeof FILES;
 const COUNTS: Record<Key, string> = { dat: 'syscalls.counts.json', report: 'syscalls.counts.json', tracefs: 'syscalls.tracefs.counts.json' };
 
-let dataDir: string;
-const results: Partial<Record<Key, IngestResult>> = {};
+let models: AttachedModels<Key>;
+let results: Record<Key, IngestResult>;
 let engine: Engine;
 
 beforeAll(async () => {
-  dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'stallscope-syscalls-'));
-  engine = await openDuckDb(':memory:');
-  for (const [key, file] of Object.entries(FILES)) {
-    const r = await ingestFile(path.join(FIXTURES, file), { dataDir });
-    results[key as Key] = r;
-    await engine.exec(`ATTACH '${r.dbPath}' AS ${key} (READ_ONLY)`);
-  }
+  models = await attachModels(FILES, 'syscalls');
+  ({ engine, results } = models);
 }, 120_000);
 
-afterAll(() => {
-  engine?.close();
-  fs.rmSync(dataDir, { recursive: true, force: true });
-});
+afterAll(() => models?.close());
 
 /** The args of events named `name` in `db`: id, key, value as text. */
 const argsOf = (db: string, where: string) =>
@@ -44,7 +35,7 @@ describe('syscall events', () => {
   for (const key of Object.keys(FILES) as Key[]) {
     it(`${FILES[key]}: counts per event name equal awk's, every event parsed`, () => {
       const expected = JSON.parse(fs.readFileSync(path.join(FIXTURES, COUNTS[key]), 'utf8')) as { events_by_name: Record<string, number>; events_total: number };
-      const s = results[key]!.summary;
+      const s = results[key].summary;
       // Before: the kernel's text made events named `sys_openat(dfd` and skipped every exit line.
       expect(s.eventsByName).toEqual(expected.events_by_name);
       expect(s.eventsTotal).toBe(expected.events_total);
@@ -83,18 +74,6 @@ describe('syscall events', () => {
   });
 
   it.each([['report'], ['tracefs']] as const)('%s built with the store and field workers equals the one-thread build', async (alias) => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'stallscope-syscalls-worker-'));
-    const r = await ingestFile(path.join(FIXTURES, FILES[alias]), { dataDir: dir, worker: true });
-    const onWorker = `onWorker_${alias}`;
-    await engine.exec(`ATTACH '${r.dbPath}' AS ${onWorker} (READ_ONLY)`);
-    for (const table of ['ftrace_event', 'args']) {
-      const [{ n }] = await engine.query<{ n: bigint }>(
-        `SELECT count(*) AS n FROM ((SELECT * FROM ${onWorker}.${table} EXCEPT ALL SELECT * FROM ${alias}.${table})
-           UNION ALL (SELECT * FROM ${alias}.${table} EXCEPT ALL SELECT * FROM ${onWorker}.${table}))`,
-      );
-      expect({ table, differing: n }).toEqual({ table, differing: 0n });
-    }
-    await engine.exec(`DETACH ${onWorker}`);
-    fs.rmSync(dir, { recursive: true, force: true });
+    for (const d of await workerBuildDifferences(engine, alias, FILES[alias], ['ftrace_event', 'args'])) expect(d).toEqual({ table: d.table, differing: 0n });
   });
 });

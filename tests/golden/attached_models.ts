@@ -1,0 +1,67 @@
+// Golden tests compare the models several decoders build of one recording:
+// each file is ingested, and its model attached read-only under a name, to
+// one in-memory DuckDB the assertions query across.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { openDuckDb, type Engine } from '../../server/engine/engine.ts';
+import { ingestFile, type IngestResult } from '../../server/ingest/ingest_file.ts';
+
+export const FIXTURES = path.resolve(__dirname, '../../fixtures');
+
+export interface AttachedModels<K extends string> {
+  engine: Engine;
+  results: Record<K, IngestResult>;
+  close(): void;
+}
+
+/** Ingests fixtures/`files[k]` for each k, attached as `k`. */
+export async function attachModels<K extends string>(files: Record<K, string>, label: string): Promise<AttachedModels<K>> {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), `stallscope-${label}-`));
+  const engine = await openDuckDb(':memory:');
+  const results = {} as Record<K, IngestResult>;
+  for (const key of Object.keys(files) as K[]) {
+    const r = await ingestFile(path.join(FIXTURES, files[key]), { dataDir });
+    results[key] = r;
+    await engine.exec(`ATTACH '${r.dbPath}' AS ${key} (READ_ONLY)`);
+  }
+  return {
+    engine,
+    results,
+    close() {
+      engine.close();
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Rows in one table and not the other, either way (as multisets). */
+export async function differingRows(engine: Engine, a: string, b: string): Promise<bigint> {
+  const [{ n }] = await engine.query<{ n: bigint }>(
+    `SELECT count(*) AS n FROM ((SELECT * FROM ${a} EXCEPT ALL SELECT * FROM ${b}) UNION ALL (SELECT * FROM ${b} EXCEPT ALL SELECT * FROM ${a}))`,
+  );
+  return n;
+}
+
+/**
+ * Builds fixtures/`file` again with the store and field workers (as large
+ * files are) and returns, per table, the rows that differ from the model
+ * attached as `alias` (built on one thread, as small files are).
+ */
+export async function workerBuildDifferences(engine: Engine, alias: string, file: string, tables: string[]): Promise<{ table: string; differing: bigint }[]> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'stallscope-worker-'));
+  try {
+    const r = await ingestFile(path.join(FIXTURES, file), { dataDir: dir, worker: true });
+    const onWorker = `onWorker_${alias}`;
+    await engine.exec(`ATTACH '${r.dbPath}' AS ${onWorker} (READ_ONLY)`);
+    try {
+      const out: { table: string; differing: bigint }[] = [];
+      for (const table of tables) out.push({ table, differing: await differingRows(engine, `${onWorker}.${table}`, `${alias}.${table}`) });
+      return out;
+    } finally {
+      await engine.exec(`DETACH ${onWorker}`);
+    }
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}

@@ -49,7 +49,8 @@ export function parseSyscallEnter(args: string): EventFields | null {
 export function parseSyscallExit(args: string): EventFields | null {
   const v = unsignedOf(args.trim());
   if (v === null) return null;
-  const ret: FieldValue = typeof v === 'bigint' || v >= 2 ** 63 ? toSigned(BigInt(v)) : v;
+  // Below 2^53 a number, and positive; from there a bigint, negative from 2^63.
+  const ret: FieldValue = typeof v === 'bigint' ? toSigned(v) : v;
   return { ret };
 }
 

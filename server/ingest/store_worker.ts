@@ -41,10 +41,41 @@ function startJob(input: StoreWorkerInput, onEnd: () => void): (m: ToStoreWorker
   let store: ModelStore | null = null;
   const early: ToStoreWorker[] = [];
 
+  /** The engine call in flight (its query runs on libuv's pool), if any. */
+  let running: Promise<unknown> | null = null;
+  /** `p`, an engine call, awaited with `running` set: an abort meanwhile leaves the close to its end. */
+  const during = async <T>(p: Promise<T>): Promise<T> => {
+    running = p;
+    try {
+      return await p;
+    } finally {
+      if (running === p) running = null;
+    }
+  };
+  /**
+   * Closes the database now, or when the engine call in flight ends. A
+   * DuckDB connection must not be closed under a running query: the query's
+   * thread then drops the last reference to its client context and destroys
+   * it while holding the context's lock, which the destructor takes again.
+   * That thread (one of libuv's four) deadlocks, and this worker can never
+   * end: an abort during the schema's creation hung the ingest that
+   * terminated it, and then the process's exit (seen with gdb; the fifth of
+   * a run of aborts at random moments of the start-up hung).
+   */
+  const closeEngine = () => {
+    const e = engine;
+    engine = null;
+    if (e === null) return;
+    if (running === null) closeQuietly(e);
+    else void running.then(
+      () => closeQuietly(e),
+      () => closeQuietly(e),
+    );
+  };
+
   const fail = (err: unknown) => {
     failed = true;
-    if (engine) closeQuietly(engine);
-    engine = null;
+    closeEngine();
     Atomics.store(control, FAILED, 1);
     Atomics.notify(control, CONSUMED);
     Atomics.notify(control, FIELD_CHUNKS_CONSUMED);
@@ -76,9 +107,9 @@ function startJob(input: StoreWorkerInput, onEnd: () => void): (m: ToStoreWorker
           unparsed: result.unparsed + end.unparsed,
         };
       }
-      const summary = await store!.commitLoad(result);
-      engine!.close();
-      engine = null;
+      const summary = await during(store!.commitLoad(result));
+      if (failed) return; // aborted meanwhile: closeEngine() closes it
+      closeEngine();
       input.chunkReturn.close();
       onEnd();
       post({ type: 'done', summary });
@@ -103,8 +134,7 @@ function startJob(input: StoreWorkerInput, onEnd: () => void): (m: ToStoreWorker
     if (m.type === 'abort') {
       // Also after a failure: the main thread waits for this thread to end.
       failed = true;
-      if (engine) closeQuietly(engine);
-      engine = null;
+      closeEngine();
       field?.port.close();
       input.chunkReturn.close();
       port.close(); // the thread ends: an aborted one is not reused
@@ -144,8 +174,8 @@ function startJob(input: StoreWorkerInput, onEnd: () => void): (m: ToStoreWorker
       closeQuietly(engine); // aborted while opening
       return;
     }
-    const opened = await ModelStore.beginLoad(engine, input.schemaSqlPath);
-    if (failed) return; // aborted meanwhile (the database is closed)
+    const opened = await during(ModelStore.beginLoad(engine, input.schemaSqlPath));
+    if (failed) return; // aborted meanwhile: closeEngine() closes it once beginLoad ended
     if (input.expectedLayout && !sameLayout(input.expectedLayout, opened.layout)) {
       // Rows built for another layout would land in the wrong columns.
       throw new Error('the cached table layout does not match the schema (delete stallscope-layout-*.json in the OS temp dir)');

@@ -17,6 +17,11 @@ export interface Engine {
   exec(sql: string): Promise<void>;
   /** The underlying connection, for appenders (the writer) only. */
   readonly connection: DuckDBConnection;
+  /**
+   * Closes the database: now, or once the queries and statements still
+   * running have ended (closing under a running query deadlocks DuckDB,
+   * see DuckDbEngine.close).
+   */
   close(): void;
 }
 
@@ -48,18 +53,50 @@ class DuckDbEngine implements Engine {
     readonly connection: DuckDBConnection,
   ) {}
 
+  /** Calls running on DuckDB's side (on libuv's thread pool). */
+  private running = 0;
+  private closeWhenIdle = false;
+  private closed = false;
+
   async query<T = Row>(sql: string, params?: QueryParams): Promise<T[]> {
-    const reader = await this.connection.runAndReadAll(sql, params);
+    const reader = await this.track(this.connection.runAndReadAll(sql, params));
     return reader.getRowObjectsJS() as T[];
   }
 
   async exec(sql: string): Promise<void> {
-    await this.connection.run(sql);
+    await this.track(this.connection.run(sql));
   }
 
+  /**
+   * A connection closed under a running query deadlocks: the query's pool
+   * thread drops the last reference to its client context and destroys it
+   * while holding the context's lock, which the destructor takes again. The
+   * thread never returns, and a worker thread or process waiting for it
+   * never ends (found in the store worker, store_worker.ts closeEngine). So
+   * with calls running, the close waits for the last of them.
+   */
   close(): void {
+    if (this.running > 0) {
+      this.closeWhenIdle = true;
+      return;
+    }
+    this.closeNow();
+  }
+
+  private closeNow(): void {
+    if (this.closed) return;
+    this.closed = true;
     this.connection.closeSync();
     this.instance.closeSync();
+  }
+
+  private async track<T>(call: Promise<T>): Promise<T> {
+    this.running++;
+    try {
+      return await call;
+    } finally {
+      if (--this.running === 0 && this.closeWhenIdle) this.closeNow();
+    }
   }
 }
 

@@ -9,10 +9,11 @@ describe('engine close with queries running', () => {
     for (let round = 0; round < 5; round++) {
       const engine = await openDuckDb(':memory:', { threads: 1 });
       // ~0.1-0.3 s of work each on this VM, so the close lands inside them
-      const running = [engine.query<{ n: bigint }>('SELECT count(*) AS n FROM range(20000000) t(i) WHERE i % 7 = 3'), engine.exec('CREATE TABLE t AS SELECT * FROM range(2000000)')];
+      const counting = engine.query<{ n: bigint }>('SELECT count(*) AS n FROM range(20000000) t(i) WHERE i % 7 = 3');
+      const creating = engine.exec('CREATE TABLE t AS SELECT * FROM range(2000000)');
       engine.close();
       const outcome = await Promise.race([
-        Promise.all(running).then(([rows]) => rows[0]!.n),
+        Promise.all([counting, creating]).then(([rows]) => rows[0]!.n),
         new Promise<string>((r) => setTimeout(() => r('still running after 20 s'), 20_000).unref()),
       ]);
       expect(outcome).toBe(2857143n);

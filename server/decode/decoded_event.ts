@@ -74,6 +74,15 @@ export const MAX_CPUS = 65536;
  */
 export const MAX_PID = 4 * 1024 * 1024;
 
+/**
+ * ftrace's stack events: their fields are the frames (`caller`, one per
+ * line), which trace.dat records hold past their format's declared size and
+ * the text formats print as continuation lines.
+ */
+export function isStackEvent(name: string): boolean {
+  return name === 'kernel_stack' || name === 'user_stack';
+}
+
 export type TraceFormat = 'tracefs_text' | 'trace_cmd_report' | 'trace_dat';
 
 export interface TraceHeader {

@@ -13,7 +13,8 @@
  */
 import { parentPort } from 'node:worker_threads';
 import { latin1 } from '../decode/ftrace_text/fields/generic.ts';
-import { isStackEvent, stackFields } from '../decode/ftrace_text/fields/ftrace.ts';
+import { isStackEvent } from '../decode/decoded_event.ts';
+import { stackFields } from '../decode/ftrace_text/fields/ftrace.ts';
 import { directTextWriter, textFieldParser, type TextFieldParser } from '../decode/ftrace_text/raw_text_fields.ts';
 import type { KvColumnWriter } from '../decode/ftrace_text/fields/kv_columns.ts';
 import type { EventFields } from '../decode/decoded_event.ts';

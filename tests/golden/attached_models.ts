@@ -9,6 +9,11 @@ import { ingestFile, type IngestResult } from '../../server/ingest/ingest_file.t
 
 export const FIXTURES = path.resolve(__dirname, '../../fixtures');
 
+/** A fixture's counts file (fixtures/README.md: made with awk, independently of stallscope). */
+export function fixtureCounts(file: string): { events_by_name: Record<string, number>; events_total: number; cpus: number } {
+  return JSON.parse(fs.readFileSync(path.join(FIXTURES, file), 'utf8'));
+}
+
 export interface AttachedModels<K extends string> {
   engine: Engine;
   results: Record<K, IngestResult>;

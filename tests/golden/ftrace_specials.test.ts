@@ -14,7 +14,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Engine } from '../../server/engine/engine.ts';
 import type { IngestResult } from '../../server/ingest/ingest_file.ts';
-import { attachModels, FIXTURES, workerBuildDifferences, type AttachedModels } from './attached_models.ts';
+import { attachModels, FIXTURES, fixtureCounts, workerBuildDifferences, type AttachedModels } from './attached_models.ts';
 
 const FILES = {
   dat: 'ftrace_specials.v7.dat',
@@ -62,7 +62,7 @@ async function argOf(db: string, name: string, key: string): Promise<{ id: bigin
 describe('ftrace print and kernel_stack events', () => {
   for (const key of Object.keys(FILES) as Key[]) {
     it(`${FILES[key]}: counts per event name equal awk's, nothing skipped`, () => {
-      const expected = JSON.parse(fs.readFileSync(path.join(FIXTURES, COUNTS[key]), 'utf8')) as { events_by_name: Record<string, number>; events_total: number };
+      const expected = fixtureCounts(COUNTS[key]);
       const s = results[key].summary;
       expect(s.eventsByName).toEqual(expected.events_by_name);
       expect(s.eventsTotal).toBe(expected.events_total);

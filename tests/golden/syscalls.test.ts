@@ -4,12 +4,10 @@
 // call (`sys_openat(dfd: 0xffffff9c, ...)`, `sys_openat -> 0x3`) with no
 // event name at all. The trace.dat and its report are one recording, the
 // kernel text a second run of the same workload. Counts come from awk.
-import fs from 'node:fs';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Engine } from '../../server/engine/engine.ts';
 import type { IngestResult } from '../../server/ingest/ingest_file.ts';
-import { attachModels, FIXTURES, workerBuildDifferences, type AttachedModels } from './attached_models.ts';
+import { attachModels, fixtureCounts, workerBuildDifferences, type AttachedModels } from './attached_models.ts';
 
 const FILES = { dat: 'syscalls.v7.dat', report: 'syscalls.report.txt', tracefs: 'syscalls.tracefs.txt' } as const;
 type Key = keyof typeof FILES;
@@ -34,7 +32,7 @@ const argsOf = (db: string, where: string) =>
 describe('syscall events', () => {
   for (const key of Object.keys(FILES) as Key[]) {
     it(`${FILES[key]}: counts per event name equal awk's, every event parsed`, () => {
-      const expected = JSON.parse(fs.readFileSync(path.join(FIXTURES, COUNTS[key]), 'utf8')) as { events_by_name: Record<string, number>; events_total: number };
+      const expected = fixtureCounts(COUNTS[key]);
       const s = results[key].summary;
       // Before: the kernel's text made events named `sys_openat(dfd` and skipped every exit line.
       expect(s.eventsByName).toEqual(expected.events_by_name);

@@ -18,6 +18,7 @@ import {
   type EventFields,
   type EventSink,
   isRawTextSink,
+  isStackEvent,
   MAX_CPUS,
   MAX_PID,
   type ProgressFn,
@@ -26,7 +27,7 @@ import {
   type TraceFormat,
   type TraceHeader,
 } from '../decoded_event.ts';
-import { isStackEvent, stackFields } from './fields/ftrace.ts';
+import { stackFields } from './fields/ftrace.ts';
 import { flat, latin1 } from './fields/generic.ts';
 import { hasTypedParser, type EventNameInfo } from './fields/index.ts';
 import { excerpt, LineSplitter } from './line_reader.ts';

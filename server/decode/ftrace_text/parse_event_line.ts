@@ -229,11 +229,10 @@ function parseTail(line: string, p: number, out: EventLine, n: number): boolean 
     if (c === SP && line.startsWith(' -> ', p)) return setArgs(line, p + 4, n, eventNameInfo('sys_exit_' + call), out);
   }
   // Not a syscall: a '(' is part of the name, as before.
-  while (p < n && c === 40) {
-    do {
-      h = nameHashStep(h, c);
-      p++;
-    } while (p < n && (c = line.charCodeAt(p)) !== 58 && c !== SP && c !== 40);
+  for (; p < n; p++) {
+    c = line.charCodeAt(p);
+    if (c === 58 || c === SP) break;
+    h = nameHashStep(h, c);
   }
   if (p < n && c === 58 && p > nameStart) {
     const info = eventNameAt(line, nameStart, p, h);

@@ -5,7 +5,7 @@
  * no per-event loops, regexes or bigint). Field names from the file only ever
  * appear JSON-quoted in the generated source, offsets/sizes only as integers.
  */
-import type { DirectColumnKind, DirectRowColumns, EventFields, FieldValue } from '../decoded_event.ts';
+import { isStackEvent, type DirectColumnKind, type DirectRowColumns, type EventFields, type FieldValue } from '../decoded_event.ts';
 import type { EventFormat, FieldDef } from './event_format.ts';
 import type { Kallsyms } from './kallsyms.ts';
 import { analyzePrintFmt, type SymbolicRenderer } from './print_fmt.ts';
@@ -175,7 +175,7 @@ export function makeHelpers(littleEndian: boolean, kallsyms: Kallsyms): Helpers 
     },
     tailarr(b, recOff, recLen, p, elem, signed) {
       const end = recOff + recLen;
-      if (p >= end || elem <= 0) return '[]';
+      if (p >= end) return '[]';
       return h.arr(b, p, Math.floor((end - p) / elem), elem, signed);
     },
     stack(b, recOff, recLen, p, elem, kernel) {
@@ -189,7 +189,7 @@ export function makeHelpers(littleEndian: boolean, kallsyms: Kallsyms): Helpers 
         const hi = elem === 8 ? rd32(b, q + hiOff) : 0;
         if (lo === 0xffffffff && (elem === 4 || hi === 0xffffffff)) break;
         if (!kernel && lo === 0 && hi === 0) break;
-        frames.push(kernel ? (kallsyms.lookup(hi, lo) ?? ptrHex(hi, lo)) : ptrHex(hi, lo));
+        frames.push(elem === 8 ? (kernel ? h.sym64(b, q) : h.ptr64(b, q)) : kernel ? h.sym32(b, q) : h.ptr32(b, q));
       }
       return frames.join('\n');
     },
@@ -239,7 +239,7 @@ export function compileEvent<R extends DirectRowColumns>(
   const safeParts: string[] = [];
   const exprs = new Map<string, FieldExpr>();
   let minLen = 0;
-  const stackEvent = fmt.system === 'ftrace' && (fmt.name === 'kernel_stack' || fmt.name === 'user_stack');
+  const stackEvent = fmt.system === 'ftrace' && isStackEvent(fmt.name);
   // Syscall arguments are unsigned longs the kernel prints as numbers
   // ("filename: 0x7fa5689f3140"), pointer-typed or not: integers, as the
   // text decoders read them (fields/syscalls.ts).

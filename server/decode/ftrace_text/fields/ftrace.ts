@@ -20,11 +20,6 @@ export function parsePrint(args: string): EventFields {
   return { ip: args.slice(0, sep), buf: args.slice(sep + 2) };
 }
 
-/** Whether an event's fields are its stack frames (continuation lines). */
-export function isStackEvent(name: string): boolean {
-  return name === 'kernel_stack' || name === 'user_stack';
-}
-
 /**
  * A stack event's fields from its raw text (the `<stack trace>` line, then
  * the frames): `caller`, the frames one per line, and `size`, their count,

@@ -150,6 +150,17 @@ CREATE TABLE _args (
 
 -- Fields of events that have no typed table, one row per field, as in
 -- Perfetto's `args`. Events with a typed table keep their fields there.
+-- Each field reads as its event's print format shows it, the same from
+-- trace.dat, trace-cmd report and the kernel's text of one recording:
+--   numbers printed in decimal (%d, %u, %lu): int_value;
+--   %pS call sites: string_value 'function+0xoffset' (as trace-cmd prints,
+--     without the kernel's /size), %ps: 'function';
+--   hex printed with 0x (pfn=0x%lx), pointers: string_value '0x158e8a';
+--     a NULL pointer '0x0' (trace-cmd prints `(nil)`);
+--   flags, enums and conditionals: the words (accounted 'false');
+--   a number printed with its name beside it (vec=7 [action=SCHED]): 7.
+--   Hex printed without 0x (%lx) is a number in trace.dat but reads as a
+--   decimal or as text from the text formats, which cannot tell.
 -- ftrace's own events read alike from text and trace.dat:
 --   print (trace_marker writes): ip ('tracing_mark_write'), buf (the message,
 --     without the newline the kernel ends it with);

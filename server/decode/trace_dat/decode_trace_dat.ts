@@ -24,6 +24,7 @@ import { CpuStream, NATIVE_BATCH_BYTES } from './cpu_stream.ts';
 import { compileEvent, makeHelpers, type CompiledEvent } from './event_decoder.ts';
 import { FormatParseError, parseEventFormat, parseHeaderPage, type EventFormat } from './event_format.ts';
 import { FileSource } from './file_source.ts';
+import { readsAsPrinted } from '../ftrace_text/fields/index.ts';
 import { Kallsyms } from './kallsyms.ts';
 import { readTraceDatHeader, type TraceDatInfo } from './read_file_header.ts';
 
@@ -113,7 +114,8 @@ async function decodeBody(src: FileSource, info: TraceDatInfo, sink: EventSink, 
   const directSink = isDirectRowSink(sink) ? sink : null;
   for (const f of formats) {
     try {
-      byId[f.id] = compileEvent(f, helpers, info.littleEndian, info.longSize, directSink?.directRows(f.name, f.system) ?? null);
+      const rows = directSink?.directRows(f.name, f.system) ?? null;
+      byId[f.id] = compileEvent(f, helpers, info.littleEndian, info.longSize, rows, rows === null && readsAsPrinted(f.name, f.system));
     } catch (e) {
       deferred.push({ where: 0, unit: 'offset', reason: `cannot compile reader for ${f.system}:${f.name}: ${(e as Error).message}`, excerpt: '' });
     }

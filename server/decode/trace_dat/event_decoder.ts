@@ -8,7 +8,7 @@
 import { isStackEvent, type DirectColumnKind, type DirectRowColumns, type EventFields, type FieldValue } from '../decoded_event.ts';
 import type { EventFormat, FieldDef } from './event_format.ts';
 import type { Kallsyms } from './kallsyms.ts';
-import { analyzePrintFmt, type SymbolicRenderer } from './print_fmt.ts';
+import { analyzePrintFmt, type PrintFmtInfo, type SymbolicRenderer } from './print_fmt.ts';
 
 export type FieldsReader = (buf: Buffer, off: number, len: number) => EventFields;
 /** Writes a record's fields into a sink's DirectRows (see DirectRowSink). */
@@ -40,6 +40,11 @@ export interface Helpers {
   ptr32(b: Buffer, p: number): string;
   sym64(b: Buffer, p: number): string;
   sym32(b: Buffer, p: number): string;
+  /** As sym64/sym32, with the offset into the symbol (%pS: `func+0x45`). */
+  symoff64(b: Buffer, p: number): string;
+  symoff32(b: Buffer, p: number): string;
+  /** An integer as `0x` and its hex digits (negative: its two's complement in `bytes` bytes), as `0x%lx` prints it. */
+  hex(v: number | bigint, bytes: number): string;
   cstr(b: Buffer, p: number, max: number): string;
   dynstr(b: Buffer, recOff: number, recLen: number, fieldPos: number, fieldEnd: number, relative: boolean): string;
   arr(b: Buffer, p: number, count: number, elem: number, signed: boolean): string;
@@ -145,6 +150,19 @@ export function makeHelpers(littleEndian: boolean, kallsyms: Kallsyms): Helpers 
       const lo = rd32(b, p);
       return kallsyms.lookup(0, lo) ?? '0x' + hex32(lo);
     },
+    symoff64(b, p) {
+      const hi = rd32(b, p + hiOff);
+      const lo = rd32(b, p + loOff);
+      return kallsyms.lookupWithOffset(hi, lo) ?? ptrHex(hi, lo);
+    },
+    symoff32(b, p) {
+      const lo = rd32(b, p);
+      return kallsyms.lookupWithOffset(0, lo) ?? '0x' + hex32(lo);
+    },
+    hex(v, bytes) {
+      if (typeof v === 'number' && v >= 0) return '0x' + v.toString(16);
+      return '0x' + BigInt.asUintN(bytes * 8, BigInt(v)).toString(16);
+    },
     cstr(b, p, max) {
       return decodeStr(b, p, p + max);
     },
@@ -225,6 +243,12 @@ const SMALL_SYMBOLIC = 1024;
 /**
  * Compiles one event format. `helpers.sym` is extended with this event's
  * symbolic renderers; the generated code refers to them by index.
+ * `asPrinted` (events the text decoders read as printed, fields/index.ts
+ * readsAsPrinted): fields in the form the print
+ * format shows them, as the text decoders read that text (fields/generic.ts
+ * printedValue): %pS with its offset, `0x%lx` as 0x-hex text, words of
+ * conditionals; a field printed as a number stays a number even when a name
+ * is printed beside it. Otherwise fields keep the types typed tables want.
  */
 export function compileEvent<R extends DirectRowColumns>(
   fmt: EventFormat,
@@ -232,6 +256,7 @@ export function compileEvent<R extends DirectRowColumns>(
   littleEndian: boolean,
   longSize: number,
   rows: R | null = null,
+  asPrinted = false,
 ): CompiledEvent<R> {
   const info = analyzePrintFmt(fmt.printFmt);
   const E = littleEndian ? 'LE' : 'BE';
@@ -249,7 +274,7 @@ export function compileEvent<R extends DirectRowColumns>(
     const stackFrames = stackEvent && f.name === 'caller' && f.kind === 'array' && (f.elemSize === 4 || f.elemSize === 8);
     const fe = stackFrames
       ? { expr: `h.stack(b, o, n, o + ${f.offset}, ${f.elemSize}, ${fmt.name === 'kernel_stack'})`, int: null, key: null }
-      : fieldExpr(f, info.symbolFields, info.pointerFields, info.symbolic, helpers, E, longSize);
+      : fieldExpr(f, info, asPrinted, helpers, E, longSize);
     if (fe === null) continue;
     const { expr } = fe;
     exprs.set(f.name, fe);
@@ -349,9 +374,8 @@ function keyOf(size: number, at: string, num: string, le: boolean): { lo: string
 
 function fieldExpr(
   f: FieldDef,
-  symbolFields: Set<string>,
-  pointerFields: Set<string>,
-  symbolic: Map<string, SymbolicRenderer>,
+  info: PrintFmtInfo,
+  asPrinted: boolean,
   helpers: Helpers,
   E: string,
   longSize: number,
@@ -385,14 +409,18 @@ function fieldExpr(
       const size = f.size;
       if (size !== 1 && size !== 2 && size !== 4 && size !== 8) return null;
       const num = numExpr(size, f.signed, at, E);
-      if (symbolFields.has(f.name) && (size === 8 || size === 4)) {
-        return { expr: size === 8 ? `h.sym64(b, ${at})` : `h.sym32(b, ${at})`, int: null, key: keyOf(size, at, num, le) };
+      if (info.symbolFields.has(f.name) && (size === 8 || size === 4)) {
+        const sym = asPrinted && info.symbolOffsetFields.has(f.name) ? 'symoff' : 'sym';
+        return { expr: `h.${sym}${size * 8}(b, ${at})`, int: null, key: keyOf(size, at, num, le) };
       }
-      if (f.kind === 'pointer' || pointerFields.has(f.name)) {
+      if (f.kind === 'pointer' || info.pointerFields.has(f.name)) {
         if (size === 8) return { expr: `h.ptr64(b, ${at})`, int: null, key: keyOf(size, at, num, le) };
         if (size === 4) return { expr: `h.ptr32(b, ${at})`, int: null, key: keyOf(size, at, num, le) };
       }
-      const render = symbolic.get(f.name);
+      if (asPrinted && info.hexFields.has(f.name)) return { expr: `h.hex(${num}, ${size})`, int: null, key: keyOf(size, at, num, le) };
+      // Printed: a field the text shows as a number is that number, even
+      // when a flag or enum name is printed beside it (`vec=7 [action=SCHED]`).
+      const render = asPrinted ? (info.numericFields.has(f.name) ? undefined : info.printedText.get(f.name)) : info.symbolic.get(f.name);
       if (render) {
         const idx = helpers.sym.length;
         helpers.sym.push(memoSymbolic(render, f.signed ? size : null));

@@ -14,6 +14,13 @@ describe('Kallsyms', () => {
     ].join('\n'),
   );
 
+  it('gives %pS form with the offset into the symbol, as trace-cmd prints it', () => {
+    expect(k.lookupWithOffset(0xffffffff, 0x8134a0f0)).toBe('super_cache_scan+0x0');
+    expect(k.lookupWithOffset(0xffffffff, 0x8134a135)).toBe('super_cache_scan+0x45');
+    expect(k.lookupWithOffset(0xffffffff, 0xc0a01010)).toBe('xfs_fs_nr_cached_objects+0x10');
+    expect(k.lookupWithOffset(0, 0x1000)).toBeNull();
+  });
+
   it('resolves an address to the symbol at or below it, bare name', () => {
     expect(k.size).toBe(4);
     expect(k.lookup(0xffffffff, 0x8134a0f0)).toBe('super_cache_scan');

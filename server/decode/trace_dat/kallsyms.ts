@@ -1,6 +1,7 @@
 /**
  * /proc/kallsyms as saved in trace.dat: resolves a function address to the
- * nearest preceding symbol (what %pS prints, without the +off/size part).
+ * nearest preceding symbol (what %ps prints; lookupWithOffset: %pS's
+ * `func+0x45`, without the kernel's /size, as trace-cmd prints it).
  * Addresses are 64-bit, beyond exact JS numbers, so they are kept as hi/lo
  * 32-bit halves; lookups are memoised because the same few callbacks
  * (super_cache_scan, a handful of work functions) repeat millions of times.
@@ -11,6 +12,7 @@ export class Kallsyms {
   private readonly lo: Uint32Array;
   private readonly names: string[];
   private readonly memo = new Map<number, Map<number, string | null>>();
+  private readonly offsetMemo = new Map<number, Map<number, string | null>>();
 
   private constructor(hi: Uint32Array, lo: Uint32Array, names: string[]) {
     this.hi = hi;
@@ -70,6 +72,22 @@ export class Kallsyms {
     return new Kallsyms(hiA, loA, sortedNames);
   }
 
+  /** The symbol containing the address and the offset into it, as %pS prints them (`func+0x45`), or null. */
+  lookupWithOffset(hi: number, lo: number): string | null {
+    let byLo = this.offsetMemo.get(hi);
+    if (!byLo) {
+      byLo = new Map();
+      this.offsetMemo.set(hi, byLo);
+    }
+    const hit = byLo.get(lo);
+    if (hit !== undefined) return hit;
+    const i = this.index(hi, lo);
+    // Addresses are below 2^64 and a symbol's offsets far below 2^53: exact as a number.
+    const found = i >= 0 ? `${this.names[i]!}+0x${((hi - this.hi[i]!) * 4294967296 + (lo - this.lo[i]!)).toString(16)}` : null;
+    if (byLo.size < 100_000) byLo.set(lo, found);
+    return found;
+  }
+
   /** Symbol containing the address (nearest at or below it), or null. */
   lookup(hi: number, lo: number): string | null {
     let byLo = this.memo.get(hi);
@@ -79,12 +97,14 @@ export class Kallsyms {
     }
     const hit = byLo.get(lo);
     if (hit !== undefined) return hit;
-    const found = this.search(hi, lo);
+    const i = this.index(hi, lo);
+    const found = i >= 0 ? this.names[i]! : null;
     if (byLo.size < 100_000) byLo.set(lo, found);
     return found;
   }
 
-  private search(hi: number, lo: number): string | null {
+  /** Index of the symbol at or below the address, -1 if none. */
+  private index(hi: number, lo: number): number {
     let l = 0;
     let r = this.names.length - 1;
     let best = -1;
@@ -97,6 +117,6 @@ export class Kallsyms {
         l = m + 1;
       } else r = m - 1;
     }
-    return best >= 0 ? this.names[best]! : null;
+    return best;
   }
 }

@@ -68,3 +68,47 @@ describe('libtraceevent quirks', () => {
     expect(r(0x10n)).toBe('0x10');
   });
 });
+
+// Print fmts of events without a typed table (6.18), whose fields the
+// trace.dat decoder gives in printed form (event_decoder.ts asPrinted).
+const KMEM_CACHE_ALLOC =
+  '"call_site=%pS ptr=%p bytes_req=%zu bytes_alloc=%zu gfp_flags=%s node=%d accounted=%s", (void *)REC->call_site, REC->ptr, REC->bytes_req, REC->bytes_alloc, (REC->gfp_flags) ? __print_flags(REC->gfp_flags, "|", {( unsigned long)(( gfp_t)((((1UL))) << (8))), "__GFP_ZERO"}) : "none", REC->node, REC->accounted ? "true" : "false"';
+const MM_PAGE_ALLOC =
+  '"page=%p pfn=0x%lx order=%d", REC->pfn != -1UL ? (((struct page *)vmemmap_base) + (REC->pfn)) : ((void *)0), REC->pfn != -1UL ? REC->pfn : 0, REC->order';
+const SOFTIRQ_ENTRY =
+  '"vec=%u [action=%s]", REC->vec, __print_symbolic(REC->vec, { 0, "HI" }, { 7, "SCHED" }, { 9, "RCU" })';
+const PAGE_FAULT = '"address=%ps ip=%ps error_code=0x%lx", (void *)REC->address, (void *)REC->ip, REC->error_code';
+
+describe('analyzePrintFmt: fields in printed form', () => {
+  it('tells %pS (with offset) from %ps (without), and hex with 0x from plain numbers', () => {
+    const kmem = analyzePrintFmt(KMEM_CACHE_ALLOC);
+    expect([...kmem.symbolOffsetFields]).toEqual(['call_site']);
+    expect([...kmem.numericFields].sort()).toEqual(['bytes_alloc', 'bytes_req', 'node']);
+    const fault = analyzePrintFmt(PAGE_FAULT);
+    expect([...fault.symbolFields].sort()).toEqual(['address', 'ip']);
+    expect([...fault.symbolOffsetFields]).toEqual([]);
+    expect([...fault.hexFields]).toEqual(['error_code']);
+  });
+
+  it('renders words chosen by a conditional, which typed fields leave as numbers', () => {
+    const kmem = analyzePrintFmt(KMEM_CACHE_ALLOC);
+    expect(kmem.symbolic.has('accounted')).toBe(false);
+    expect(kmem.printedText.get('accounted')!(0n)).toBe('false');
+    expect(kmem.printedText.get('accounted')!(1n)).toBe('true');
+    expect(kmem.printedText.get('gfp_flags')!(0x100n)).toBe('__GFP_ZERO');
+  });
+
+  it('renders hex computed from one field (pfn=0x%lx of a conditional)', () => {
+    const page = analyzePrintFmt(MM_PAGE_ALLOC);
+    expect(page.printedText.get('pfn')!(0x158e8an)).toBe('0x158e8a');
+    expect(page.printedText.get('pfn')!((1n << 64n) - 1n)).toBe('0x0');
+  });
+
+  it('a field printed as a number keeps it, with its name printed beside it', () => {
+    const softirq = analyzePrintFmt(SOFTIRQ_ENTRY);
+    expect(softirq.numericFields.has('vec')).toBe(true);
+    // Typed tables still get the name (symbolic); printed form takes the number (numericFields wins).
+    expect(softirq.symbolic.get('vec')!(7n)).toBe('SCHED');
+  });
+});
+

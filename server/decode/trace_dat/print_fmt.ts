@@ -520,6 +520,8 @@ interface Conversion {
   spec: string;
   /** %p extension letters (S, s, f, F, x, K, ...), '' otherwise. */
   ext: string;
+  /** Flag characters (`#`, `0`, `-`, ...). */
+  flags: string;
   arg: Node | null;
 }
 
@@ -529,6 +531,19 @@ export type SymbolicRenderer = (raw: bigint) => string | undefined;
 export interface PrintFmtInfo {
   /** Fields printed as kernel symbols (%pS, %ps, %pf, %pF, %pB). */
   symbolFields: Set<string>;
+  /** Of those, the ones printed with the offset into the symbol (%pS, %pF, %pB: `func+0x45`). */
+  symbolOffsetFields: Set<string>;
+  /** Fields printed as they are by an integer conversion (%d, %u, %lx, ...), whatever else prints them. */
+  numericFields: Set<string>;
+  /** Fields printed as they are in hex with a 0x before them (`0x%lx`, `%#x`). */
+  hexFields: Set<string>;
+  /**
+   * The printed text of fields printed through __print_flags,
+   * __print_symbolic or conditionals that give words
+   * (`REC->accounted ? "true" : "false"`): a superset of `symbolic`, for
+   * the printed form of fields (see event_decoder.ts, asPrinted).
+   */
+  printedText: Map<string, SymbolicRenderer>;
   /** Fields printed as plain pointers (%p, %px, %pK). */
   pointerFields: Set<string>;
   /** Fields printed through __print_flags / __print_symbolic. */
@@ -559,7 +574,7 @@ function parseConversions(fmt: string, args: Node[]): Conversion[] {
     }
     if (m[2] === '*') argIdx++;
     if (m[3] === '*') argIdx++;
-    convs.push({ before, spec, ext, arg: args[argIdx] ?? null });
+    convs.push({ before, spec, ext, flags: m[1] ?? '', arg: args[argIdx] ?? null });
     argIdx++;
     before = '';
     last = end;
@@ -588,6 +603,15 @@ function fieldRefs(n: Node, out: Set<string>): Set<string> {
   return out;
 }
 
+/** Whether n gives words by a conditional: `c ? "true" : "false"`, `c ? "M" : " "`. */
+function hasStringChoice(n: Node): boolean {
+  switch (n.k) {
+    case 'tern': return unwrap(n.t).k === 'str' || unwrap(n.f).k === 'str' || hasStringChoice(n.t) || hasStringChoice(n.f);
+    case 'cast': return hasStringChoice(n.e);
+    default: return false;
+  }
+}
+
 function hasSymbolicCall(n: Node): boolean {
   switch (n.k) {
     case 'call': return n.name === '__print_flags' || n.name === '__print_symbolic' || n.args.some(hasSymbolicCall);
@@ -599,7 +623,15 @@ function hasSymbolicCall(n: Node): boolean {
 }
 
 export function analyzePrintFmt(printFmt: string | null): PrintFmtInfo {
-  const info: PrintFmtInfo = { symbolFields: new Set(), pointerFields: new Set(), symbolic: new Map() };
+  const info: PrintFmtInfo = {
+    symbolFields: new Set(),
+    symbolOffsetFields: new Set(),
+    numericFields: new Set(),
+    hexFields: new Set(),
+    printedText: new Map(),
+    pointerFields: new Set(),
+    symbolic: new Map(),
+  };
   if (!printFmt) return info;
   let items: Node[];
   try {
@@ -612,11 +644,27 @@ export function analyzePrintFmt(printFmt: string | null): PrintFmtInfo {
   const convs = parseConversions(fmtNode.v, items.slice(1));
 
   for (const c of convs) {
-    if (!c.arg || c.spec !== 'p') continue;
+    if (!c.arg) continue;
     const u = unwrap(c.arg);
-    if (u.k !== 'field') continue;
-    if ('SsfFB'.includes(c.ext) && c.ext !== '') info.symbolFields.add(u.name);
-    else if (c.ext === '' || c.ext === 'x' || c.ext === 'K') info.pointerFields.add(u.name);
+    const hex = (c.spec === 'x' || c.spec === 'X') && (c.flags.includes('#') || /0x$/i.test(c.before));
+    if (u.k !== 'field') {
+      // `pfn=0x%lx` of `REC->pfn != -1UL ? REC->pfn : 0`: hex text computed from one field.
+      const refs = hex ? fieldRefs(u, new Set()) : null;
+      if (refs !== null && refs.size === 1) {
+        const owner = refs.values().next().value as string;
+        if (!info.printedText.has(owner)) info.printedText.set(owner, makeHexRenderer(owner, u));
+      }
+      continue;
+    }
+    if ('diouxX'.includes(c.spec)) {
+      info.numericFields.add(u.name);
+      if (hex) info.hexFields.add(u.name);
+    }
+    if (c.spec !== 'p') continue;
+    if ('SsfFB'.includes(c.ext) && c.ext !== '') {
+      info.symbolFields.add(u.name);
+      if ('SFB'.includes(c.ext)) info.symbolOffsetFields.add(u.name);
+    } else if (c.ext === '' || c.ext === 'x' || c.ext === 'K') info.pointerFields.add(u.name);
   }
 
   // Group adjacent %s conversions (nothing printed between them) computed from one field.
@@ -633,6 +681,11 @@ export function analyzePrintFmt(printFmt: string | null): PrintFmtInfo {
     if (group.some(hasSymbolicCall) && !info.symbolic.has(owner)) {
       info.symbolic.set(owner, makeRenderer(owner, group));
     }
+    if (group.some((n) => hasSymbolicCall(n) || hasStringChoice(n)) && !info.printedText.has(owner)) {
+      // Without trailing spaces, as a text value ends (`flags=Ma bd ` of mm_lru_insertion reads `Ma bd`).
+      const render = makeRenderer(owner, group);
+      info.printedText.set(owner, (raw) => render(raw)?.replace(/ +$/, ''));
+    }
     i = j - 1;
   }
   return info;
@@ -645,6 +698,13 @@ function stringPartOwner(c: Conversion): string | null {
   const refs = fieldRefs(c.arg, new Set());
   if (refs.size !== 1) return null;
   return refs.values().next().value as string;
+}
+
+function makeHexRenderer(fieldName: string, expr: Node): SymbolicRenderer {
+  return (raw: bigint) => {
+    const v = evaluate(expr, (name) => (name === fieldName ? raw : undefined));
+    return typeof v === 'bigint' ? '0x' + v.toString(16) : undefined;
+  };
 }
 
 function makeRenderer(fieldName: string, parts: Node[]): SymbolicRenderer {

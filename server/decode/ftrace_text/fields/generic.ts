@@ -654,7 +654,46 @@ function convertRange(r: KeyRule, t: string, s: number, e: number): FieldValue {
     return parseNumeric(v) ?? v;
   }
   if (e - s >= 2 && t.charCodeAt(s) === 34 && t.charCodeAt(e - 1) === 34) return t.slice(s + 1, e - 1);
-  return t.slice(s, e);
+  return r.kind === 0 ? printedValue(t.slice(s, e)) : t.slice(s, e);
+}
+
+/** `sym+0xoff/0xsize` (the kernel's %pS) or `sym/0x0` (trace-cmd's hrtimer plugin): the part before the size. */
+const SYMBOL_WITH_SIZE = /^([A-Za-z_][\w.]*(?:\+0x[0-9a-f]+)?)\/0x[0-9a-f]+$/;
+/** `7 [action=SCHED]`, `4306014073 [timeout=25]`: a number and, in brackets, what it means. */
+const NUMBER_WITH_NOTE = /^(-?\d+) \[[^\]]*\]$/;
+/** `flush on task switch (0)` (tlb_flush `reason:%s (%d)`): a name and, in parentheses, its number. */
+const NAME_WITH_NUMBER = /^[^()]* \((-?\d+)\)$/;
+
+/**
+ * A printed value that is not a plain decimal, in the form the trace.dat
+ * decoder gives the same field (event_decoder.ts, `asPrinted`), so that an
+ * untyped event's args read alike from every source of one recording:
+ *   `(nil)` (a NULL %p, as trace-cmd prints it)     -> `0x0`, as other pointers
+ *   `f+0x45/0x1b0` (%pS), `f/0x0`                   -> `f+0x45`, `f` (trace-cmd report's form)
+ *   `7 [action=SCHED]`, `flush on task switch (0)`  -> 7, 0 (the field; the name is the format's table)
+ *   `sched_ttwu_pending,` (`func=%ps, csd=%p`)      -> `sched_ttwu_pending` (the comma separates fields)
+ * Anything else stays as printed.
+ */
+export function printedValue(v: string): FieldValue {
+  const n = v.length;
+  if (n === 0) return v;
+  if (v === '(nil)') return '0x0';
+  if (n > 1 && v.charCodeAt(n - 1) === 44 /* , */) {
+    const bare = v.slice(0, -1);
+    return parseDecimal(bare) ?? printedValue(bare);
+  }
+  const last = v.charCodeAt(n - 1);
+  if (last === 93 /* ] */) {
+    const m = NUMBER_WITH_NOTE.exec(v);
+    if (m !== null) return parseDecimal(m[1]!) ?? v;
+  } else if (last === 41 /* ) */) {
+    const m = NAME_WITH_NUMBER.exec(v);
+    if (m !== null) return parseDecimal(m[1]!) ?? v;
+  } else if (v.includes('/0x')) {
+    const m = SYMBOL_WITH_SIZE.exec(v);
+    if (m !== null) return m[1]!;
+  }
+  return v;
 }
 
 /** convertRange on bytes (b[i] === t.charCodeAt(i), ASCII). */

@@ -177,6 +177,18 @@ export function hasTypedParser(name: string): boolean {
   return fieldParserOf(name) !== undefined;
 }
 
+/**
+ * Whether the text decoders read this event's fields with the generic
+ * key=value parser, as printed (fields/generic.ts printedValue), rather
+ * than with a parser of its own that gives typed values (typed tables'
+ * events, writeback's `bdi X:` lines, syscalls). The trace.dat decoder
+ * gives exactly these events their fields in printed form, so that one
+ * recording's args read alike from every source.
+ */
+export function readsAsPrinted(name: string, system: string | null): boolean {
+  return fieldParserOf(name) === undefined && (system ?? systemOf(name)) !== 'writeback';
+}
+
 /** Fields of one event: dedicated parser if registered, else generic. */
 export function parseEventFields(name: string, args: string): EventFields | null {
   const p = fieldParserOf(name);

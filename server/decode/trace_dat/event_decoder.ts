@@ -122,6 +122,16 @@ export function makeHelpers(littleEndian: boolean, kallsyms: Kallsyms): Helpers 
     if (start < recOff) start = recOff;
     return [start, len];
   };
+  // A function address as %ps (bare name) or %pS (withOffset) prints it; 0x-hex where no symbol resolves.
+  const symbol64 = (b: Buffer, p: number, withOffset: boolean): string => {
+    const hi = rd32(b, p + hiOff);
+    const lo = rd32(b, p + loOff);
+    return (withOffset ? kallsyms.lookupWithOffset(hi, lo) : kallsyms.lookup(hi, lo)) ?? ptrHex(hi, lo);
+  };
+  const symbol32 = (b: Buffer, p: number, withOffset: boolean): string => {
+    const lo = rd32(b, p);
+    return (withOffset ? kallsyms.lookupWithOffset(0, lo) : kallsyms.lookup(0, lo)) ?? '0x' + hex32(lo);
+  };
   const h: Helpers = {
     u64(b, p) {
       const lo = rd32(b, p + loOff);
@@ -141,24 +151,10 @@ export function makeHelpers(littleEndian: boolean, kallsyms: Kallsyms): Helpers 
     ptr32(b, p) {
       return '0x' + hex32(rd32(b, p));
     },
-    sym64(b, p) {
-      const hi = rd32(b, p + hiOff);
-      const lo = rd32(b, p + loOff);
-      return kallsyms.lookup(hi, lo) ?? ptrHex(hi, lo);
-    },
-    sym32(b, p) {
-      const lo = rd32(b, p);
-      return kallsyms.lookup(0, lo) ?? '0x' + hex32(lo);
-    },
-    symoff64(b, p) {
-      const hi = rd32(b, p + hiOff);
-      const lo = rd32(b, p + loOff);
-      return kallsyms.lookupWithOffset(hi, lo) ?? ptrHex(hi, lo);
-    },
-    symoff32(b, p) {
-      const lo = rd32(b, p);
-      return kallsyms.lookupWithOffset(0, lo) ?? '0x' + hex32(lo);
-    },
+    sym64: (b, p) => symbol64(b, p, false),
+    sym32: (b, p) => symbol32(b, p, false),
+    symoff64: (b, p) => symbol64(b, p, true),
+    symoff32: (b, p) => symbol32(b, p, true),
     hex(v, bytes) {
       if (typeof v === 'number' && v >= 0) return '0x' + v.toString(16);
       return '0x' + BigInt.asUintN(bytes * 8, BigInt(v)).toString(16);

@@ -74,31 +74,28 @@ export class Kallsyms {
 
   /** The symbol containing the address and the offset into it, as %pS prints them (`func+0x45`), or null. */
   lookupWithOffset(hi: number, lo: number): string | null {
-    let byLo = this.offsetMemo.get(hi);
-    if (!byLo) {
-      byLo = new Map();
-      this.offsetMemo.set(hi, byLo);
-    }
-    const hit = byLo.get(lo);
-    if (hit !== undefined) return hit;
-    const i = this.index(hi, lo);
-    // Addresses are below 2^64 and a symbol's offsets far below 2^53: exact as a number.
-    const found = i >= 0 ? `${this.names[i]!}+0x${((hi - this.hi[i]!) * 4294967296 + (lo - this.lo[i]!)).toString(16)}` : null;
-    if (byLo.size < 100_000) byLo.set(lo, found);
-    return found;
+    return this.memoized(this.offsetMemo, hi, lo, (i) =>
+      // Addresses are below 2^64 and a symbol's offsets far below 2^53: exact as a number.
+      `${this.names[i]!}+0x${((hi - this.hi[i]!) * 4294967296 + (lo - this.lo[i]!)).toString(16)}`,
+    );
   }
 
   /** Symbol containing the address (nearest at or below it), or null. */
   lookup(hi: number, lo: number): string | null {
-    let byLo = this.memo.get(hi);
+    return this.memoized(this.memo, hi, lo, (i) => this.names[i]!);
+  }
+
+  /** name(index of the symbol at or below the address), or null if none, remembered per address. */
+  private memoized(memo: Map<number, Map<number, string | null>>, hi: number, lo: number, name: (i: number) => string): string | null {
+    let byLo = memo.get(hi);
     if (!byLo) {
       byLo = new Map();
-      this.memo.set(hi, byLo);
+      memo.set(hi, byLo);
     }
     const hit = byLo.get(lo);
     if (hit !== undefined) return hit;
     const i = this.index(hi, lo);
-    const found = i >= 0 ? this.names[i]! : null;
+    const found = i >= 0 ? name(i) : null;
     if (byLo.size < 100_000) byLo.set(lo, found);
     return found;
   }

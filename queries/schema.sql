@@ -32,7 +32,8 @@
 -- ---------------------------------------------------------------------------
 
 -- One row per fact the ingest learned about the trace (key/value).
--- Keys: format, format_version, source_file, source_bytes, content_sha256,
+-- Keys: model_version (server/model/model_version.ts: the decoding this
+-- model has), format, format_version, source_file, source_bytes, content_sha256,
 -- cpus, first_ts, last_ts, events_total, lost_events, unparsed_lines,
 -- skipped_inputs, ingest_started_at, ingest_finished_at, complete ('true' only
 -- once every table is written), plus whatever the file states (kernel, clock...).

@@ -32,6 +32,11 @@ cli
     progress?.end();
     const s = result.summary;
     const rate = s.seconds.decode > 0 ? s.eventsTotal / s.seconds.decode : 0;
+    if (result.replacedModelVersion !== undefined) {
+      process.stderr.write(
+        `rebuilt: the earlier model of this content was built by an older stallscope (model version ${result.replacedModelVersion}, now ${s.modelVersion})\n`,
+      );
+    }
     process.stderr.write(
       `${result.reused ? 'already ingested' : 'ingested'}: ${s.name} (${s.format}${s.formatVersion ? ` v${s.formatVersion}` : ''}` +
         `${s.compression.length ? `, ${s.compression.join('+')}` : ''}), ${s.cpus} CPUs, ${s.eventsTotal.toLocaleString('en')} events` +
@@ -67,6 +72,7 @@ cli
       skipped: s.firstSkipped,
       meta: s.meta,
       id: s.id,
+      model_version: s.modelVersion ?? 0,
     };
     const { toJson } = await import('./engine/engine.ts');
     if (opts.json) {

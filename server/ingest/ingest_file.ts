@@ -19,6 +19,7 @@ import { deriveModel } from '../model/derive_model.ts';
 import { ModelBuilder } from '../model/model_builder.ts';
 import type { ModelLayout } from '../model/model_layout.ts';
 import { ModelStore, type WriterSummary } from '../model/model_store.ts';
+import { MODEL_VERSION, modelVersionOf } from '../model/model_version.ts';
 import { hashFile, hashFileOnThread } from './content_hash.ts';
 import { dataDirPaths, isTraceId, resolveDataDir, type DataDirPaths } from './data_dir.ts';
 import { FieldWorkerClient } from './field_worker_client.ts';
@@ -64,6 +65,8 @@ export interface IngestOptions {
 /** What `info.json` holds: the facts about an ingested trace. */
 export interface TraceSummary {
   id: string;
+  /** The model version that built it (model_version.ts); absent in traces built before versions. */
+  modelVersion?: number;
   name: string;
   sourcePath: string;
   sizeBytes: number;
@@ -105,6 +108,11 @@ export interface IngestResult {
   summary: TraceSummary;
   /** True when an earlier ingest of the same content was reused. */
   reused: boolean;
+  /**
+   * The model version of an earlier ingest of the same content that this one
+   * replaced because an older stallscope built it (not set otherwise).
+   */
+  replacedModelVersion?: number;
 }
 
 /**
@@ -218,7 +226,8 @@ async function reuseExisting(
   report: (p: IngestProgress) => void,
 ): Promise<IngestResult | null> {
   const existing = await readSummary(finalDir);
-  if (!existing) return null;
+  // A model built by another stallscope version is rebuilt (model_version.ts).
+  if (!existing || modelVersionOf(existing) !== MODEL_VERSION) return null;
   report({ phase: 'done', bytesDone: sizeBytes, bytesTotal: sizeBytes, events: existing.eventsTotal });
   return { id, dbPath: path.join(finalDir, 'trace.duckdb'), summary: existing, reused: true };
 }
@@ -311,6 +320,7 @@ async function buildIntoPlace(x: {
     // briefly find none, but never a half-built one. The aside name is this
     // build's own: two ingests in one process must not share it.
     const old = `${finalDir}.old-${path.basename(workDir)}`;
+    const previous = await readSummary(finalDir);
     await fs.rename(finalDir, old).catch(() => undefined);
     try {
       await fs.rename(workDir, finalDir);
@@ -326,7 +336,9 @@ async function buildIntoPlace(x: {
     }
     await fs.rm(old, { recursive: true, force: true });
     report({ phase: 'done', bytesDone: x.sizeBytes, bytesTotal: x.sizeBytes, events: summary.eventsTotal });
-    return { id, dbPath: path.join(finalDir, 'trace.duckdb'), summary, reused: false };
+    const result: IngestResult = { id, dbPath: path.join(finalDir, 'trace.duckdb'), summary, reused: false };
+    if (previous && modelVersionOf(previous) !== MODEL_VERSION) result.replacedModelVersion = modelVersionOf(previous);
+    return result;
   } catch (err) {
     await work.discard();
     throw err;
@@ -557,6 +569,7 @@ function toSummary(
 ): TraceSummary {
   return {
     id: x.id,
+    modelVersion: MODEL_VERSION,
     name: x.name,
     sourcePath: x.sourcePath,
     sizeBytes: x.sizeBytes,
@@ -584,6 +597,7 @@ async function writeTraceInfo(engine: Awaited<ReturnType<typeof openDuckDb>>, s:
   const facts: Record<string, string> = {
     ...Object.fromEntries(Object.entries(s.meta).map(([k, v]) => [`meta.${k}`, v])),
     id: s.id,
+    model_version: String(MODEL_VERSION),
     content_sha256: s.id,
     name: s.name,
     source_file: s.sourcePath,

@@ -1,0 +1,27 @@
+/**
+ * The version of the trace model an ingest writes.
+ *
+ * Why: an ingested trace is reused by its content's sha256, so without a
+ * version a library built by an older stallscope would keep serving that
+ * stallscope's decoding (call sites without their offset, empty `print`
+ * messages, ...) after an upgrade. A trace whose info.json carries another
+ * version is rebuilt when its file is ingested again, and the app marks it.
+ *
+ * Bump it whenever the model built from the same file changes (tables,
+ * columns, values). tests/model_version/model_version.test.ts holds digests of the
+ * models of a few fixtures under this number and fails when they change
+ * while the number did not; `npm run model-digest` records the new ones.
+ * (A DuckDB upgrade that prints rows differently changes them too: bump the
+ * number then as well, a rebuild does no harm.)
+ *
+ * History:
+ *   0  traces ingested before the model had a version (no `modelVersion`)
+ *   1  the first stamped model: untyped events' args in their printed form
+ *      (thirteenth session), `model_version` in trace_info
+ */
+export const MODEL_VERSION = 1;
+
+/** The model version an info.json records (0: written before versions existed). */
+export function modelVersionOf(summary: { modelVersion?: number }): number {
+  return typeof summary.modelVersion === 'number' ? summary.modelVersion : 0;
+}

@@ -28,6 +28,10 @@ export interface TraceRecord {
   skippedInputs?: number;
   /** The first of them: line number or byte offset, and why. */
   firstSkipped?: { where: number; unit: string; reason: string }[];
+  /** The model version that built it (server/model/model_version.ts). */
+  modelVersion?: number;
+  /** Built by another stallscope version: its decoding may differ from this one's until the file is ingested again. */
+  outdated?: boolean;
 }
 
 export type IngestPhase = 'uploading' | 'hashing' | 'decompressing' | 'decoding' | 'deriving' | 'detecting' | 'done' | 'failed';

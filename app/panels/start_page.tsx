@@ -7,6 +7,7 @@ import { ApiError, api } from '../api/client.ts';
 import type { JobState, TraceRecord } from '../api/types.ts';
 import { viewStore } from '../state/view_store.ts';
 import { formatBytes, formatCount } from '../timeline/time_format.ts';
+import { OutdatedModel } from './outdated_model.tsx';
 
 interface Upload {
   name: string;
@@ -181,7 +182,11 @@ export function StartPage() {
                   className={t.status === 'ready' ? 'clickable' : 'inactive'}
                   onClick={() => t.status === 'ready' && viewStore.update({ trace: t.id, t0: null, t1: null, sel: null }, { history: 'push' })}
                 >
-                  <td className="name">{t.name}{t.status !== 'ready' && <span className={`status ${t.status}`}>{t.status}{t.error ? `: ${t.error}` : ''}</span>}</td>
+                  <td className="name">
+                    {t.name}
+                    {t.status !== 'ready' && <span className={`status ${t.status}`}>{t.status}{t.error ? `: ${t.error}` : ''}</span>}
+                    {t.status === 'ready' && t.outdated && <OutdatedModel record={t} />}
+                  </td>
                   <td>{t.format ?? ''}{t.formatVersion ? ` v${t.formatVersion}` : ''}</td>
                   <td>{t.kernel ?? ''}</td>
                   <td className="num">{t.status === 'ready' ? t.cpus ?? '' : ''}</td>

@@ -15,6 +15,7 @@ import { isTyping } from '../timeline/timeline_controller.ts';
 import { buildTracks } from '../tracks/index.ts';
 import { NO_HIGHLIGHT, type Highlight, type TrackEnv } from '../tracks/track.ts';
 import { DetailsPanel } from './details_panel.tsx';
+import { OutdatedModel } from './outdated_model.tsx';
 import { FindingsPanel } from './findings_panel.tsx';
 import { reconcileView } from '../notes/link_check.ts';
 import { notesModel } from '../notes/notes_model.ts';
@@ -208,6 +209,7 @@ function LoadedTrace({ traceId, record, tracks, findings }: Loaded & { traceId: 
           {` · ${formatCount(record.eventsTotal)} events · ${formatBytes(record.sizeBytes)} · ${formatDuration(tracks.end - tracks.start)}`}
         </span>
         <IngestGaps record={record} />
+        {record.outdated && <OutdatedModel record={record} />}
         <span className="topbar-actions">
           <button onClick={() => void tn.addNote()} title="Add a note to the selection or the shift+drag range (N)" data-testid="topbar-add-note">Add note</button>
           <button onClick={() => void tn.copyAsText()} title="Copy the selection as text for an email: trace lines, values, notes, link (T)" data-testid="topbar-copy-text">Copy as text</button>

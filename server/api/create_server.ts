@@ -90,6 +90,11 @@ export async function buildApi(opts: ServerOptions): Promise<{ app: FastifyInsta
       reads: new RateLimiter(opts.rateLimits?.reads ?? DEFAULT_RATE_LIMITS.reads),
     },
   };
+  // A re-ingest that rebuilt a model (another stallscope version built it) must not be answered from the old one.
+  opts.library.onTraceReplaced?.((id) => {
+    ctx.engines.forget(id);
+    ctx.overviews.forget(id);
+  });
   const app = Fastify({ logger: opts.logger ?? false, routerOptions: { maxParamLength: 200 }, requestTimeout: 0 });
   app.setErrorHandler((err: Error & { statusCode?: number; validation?: unknown }, req, reply) => {
     if (err instanceof HttpError) return reply.code(err.statusCode).send({ error: err.message });

@@ -35,6 +35,8 @@ export interface TraceRecordLike {
   addedAt: string | number;
   status: 'ingesting' | 'ready' | 'failed';
   error?: string | null;
+  /** Built by another stallscope version (its model's decoding may differ): ingest the file again to rebuild. */
+  outdated?: boolean;
 }
 
 /** One detector finding (server/findings/finding.ts). */
@@ -69,5 +71,7 @@ export interface LibraryLike {
   findings(id: string): Promise<FindingsResultLike> | FindingsResultLike;
   /** Optional: the data directory layout; uploads are staged in `paths.tmp` (stale files there are cleaned at start). */
   readonly paths?: { root: string; tmp: string };
+  /** Optional: calls back with a trace's id when an ingest replaced its model, so caches over the old one are dropped. */
+  onTraceReplaced?(listener: (id: string) => void): void;
   readonly dataDir?: string;
 }

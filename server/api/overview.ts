@@ -510,6 +510,11 @@ export class Overviews {
     return o;
   }
 
+  /** Forgets one trace's summaries (its model was replaced). */
+  forget(id: string): void {
+    this.byTrace.delete(id);
+  }
+
   /** Builds the parts a first view needs: CPUs, slice categories, counters, writepage, and the given threads. */
   async warm(id: string, tr: OpenTrace, utids: number[]): Promise<void> {
     const o = this.get(id, tr);

@@ -73,6 +73,11 @@ export class TraceEngines {
     return new SerialEngine(Promise.resolve(engine), meta);
   }
 
+  /** Forgets one trace's engine and meta (its model was replaced); the library closes the engine. */
+  forget(id: string): void {
+    this.open.delete(id);
+  }
+
   /** Forgets the engines; the library owns them and closes them (TraceLibrary.close). */
   forgetAll(): void {
     this.open.clear();

@@ -16,6 +16,7 @@
  * not detectors; `lib/macros.sql` holds macros every detector may call.
  */
 import { existsSync } from 'node:fs';
+import { createHash } from 'node:crypto';
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -426,4 +427,23 @@ export function resolveParams(
     out[name] = parseParamValue(`${det.id}.${name}`, p.type, valueText);
   }
   return out;
+}
+
+/**
+ * What the built-in detectors' output depends on besides the model: the
+ * text of every file under queries/detectors (detectors, summaries, macros),
+ * as a sha256. A findings cache made under another stamp is stale (an
+ * upgrade changed a detector or added one).
+ */
+export async function builtinDetectorsStamp(): Promise<string> {
+  const hash = createHash('sha256');
+  const walk = async (dir: string, rel: string): Promise<void> => {
+    for (const name of (await readdir(dir)).sort()) {
+      const full = join(dir, name);
+      if ((await stat(full)).isDirectory()) await walk(full, `${rel}${name}/`);
+      else if (name.endsWith('.sql')) hash.update(`${rel}${name}\0`).update(await readFile(full)).update('\0');
+    }
+  };
+  await walk(BUILTIN_DETECTOR_DIR, '');
+  return hash.digest('hex');
 }

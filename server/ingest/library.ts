@@ -12,7 +12,9 @@ import path from 'node:path';
 import type { Engine } from '../engine/engine.ts';
 import { jsSafe, openDuckDb } from '../engine/engine.ts';
 import type { Finding } from '../findings/finding.ts';
+import { builtinDetectorsStamp } from '../findings/detector_registry.ts';
 import { runDetectors } from '../findings/run_detectors.ts';
+import { MODEL_VERSION, modelVersionOf } from '../model/model_version.ts';
 import { dataDirPaths, isTraceId, removeStaleWork, type DataDirPaths } from './data_dir.ts';
 import { hashFile, ingestFile, readSummary, type IngestProgress, type TraceSummary } from './ingest_file.ts';
 
@@ -39,6 +41,10 @@ export interface TraceRecord {
   lastTs: string | null;
   findingsBySeverity: { info: number; warn: number; critical: number };
   addedAt: string;
+  /** The model version that built it (model_version.ts; 0: before versions). */
+  modelVersion: number;
+  /** Built by another stallscope version: ingesting the file again rebuilds it. */
+  outdated: boolean;
   status: 'ingesting' | 'ready' | 'failed';
   error?: string;
   lostEvents: number;
@@ -50,6 +56,8 @@ export interface TraceRecord {
 }
 
 export interface FindingsFile {
+  /** The built-in detectors it was computed with (builtinDetectorsStamp); absent in older files. */
+  detectors?: string;
   findings: Finding[];
   summaries: Record<string, unknown[]>;
   timings: Record<string, number>;
@@ -70,6 +78,8 @@ export class TraceLibrary {
   private readonly failed = new Map<string, TraceRecord>();
   private readonly findingsRuns = new Map<string, Promise<FindingsFile>>();
   private jobCounter = 0;
+  private readonly replacedListeners = new Set<(id: string) => void>();
+  private detectorsStamp: Promise<string> | null = null;
 
   private constructor(readonly paths: DataDirPaths) {}
 
@@ -135,6 +145,9 @@ export class TraceLibrary {
           onProgress: (p) => emit(p.phase === 'done' ? { ...p, phase: 'detecting' } : p),
         });
         job.traceId = result.id;
+        // A rebuilt trace (--force, or a model from another version) replaced
+        // the directory an engine here may still have open: the unlinked old file.
+        if (!result.reused) await this.forget(result.id);
         await this.findings(result.id);
         const record = (await this.get(result.id))!;
         emit({ phase: 'done', bytesDone: record.sizeBytes, bytesTotal: record.sizeBytes, events: record.eventsTotal }, record);
@@ -176,10 +189,31 @@ export class TraceLibrary {
     return engine;
   }
 
-  /** Detector output for a trace, computed once and cached in findings.json. */
+  /**
+   * Called with a trace's id when an ingest replaced its model, so caches
+   * over the old one (the API's engines and overviews) can be dropped.
+   */
+  onTraceReplaced(listener: (id: string) => void): void {
+    this.replacedListeners.add(listener);
+  }
+
+  private async forget(id: string): Promise<void> {
+    const engine = this.engines.get(id);
+    this.engines.delete(id);
+    for (const l of this.replacedListeners) l(id);
+    // close() waits for the queries still running on it.
+    (await engine?.catch(() => null))?.close();
+  }
+
+  /**
+   * Detector output for a trace, computed once and cached in findings.json;
+   * computed again when the built-in detectors changed since (an upgrade).
+   */
   async findings(id: string): Promise<FindingsFile> {
     const cached = await this.readFindingsFile(id);
-    if (cached) return cached;
+    this.detectorsStamp ??= builtinDetectorsStamp();
+    const stamp = await this.detectorsStamp;
+    if (cached && cached.detectors === stamp) return cached;
     // Concurrent callers (two uploads of the same content) share one run.
     let running = this.findingsRuns.get(id);
     if (!running) {
@@ -191,8 +225,9 @@ export class TraceLibrary {
 
   private async computeFindings(id: string): Promise<FindingsFile> {
     const engine = await this.openEngine(id);
+    const detectors = await (this.detectorsStamp ??= builtinDetectorsStamp());
     const result = await runDetectors(engine, {});
-    const file: FindingsFile = { findings: result.findings, summaries: result.summaries, timings: result.timings };
+    const file: FindingsFile = { detectors, findings: result.findings, summaries: result.summaries, timings: result.timings };
     const target = path.join(this.paths.traceDir(id), 'findings.json');
     const tmp = `${target}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`;
     // Integers past 2^53 as strings: JSON.parse would round them (read back below).
@@ -276,6 +311,8 @@ function toRecord(s: TraceSummary, findings: FindingsFile | null): TraceRecord {
     lastTs: s.lastTsNs,
     findingsBySeverity: bySeverity,
     addedAt: s.ingestedAt,
+    modelVersion: modelVersionOf(s),
+    outdated: modelVersionOf(s) !== MODEL_VERSION,
     status: 'ready',
     lostEvents: s.lostEvents,
     lostEventNotices: s.lostEventNotices ?? 0,
@@ -298,6 +335,8 @@ function failedRecord(id: string, name: string, error: string): TraceRecord {
     lastTs: null,
     findingsBySeverity: { info: 0, warn: 0, critical: 0 },
     addedAt: new Date().toISOString(),
+    modelVersion: MODEL_VERSION,
+    outdated: false,
     status: 'failed',
     error,
     lostEvents: 0,

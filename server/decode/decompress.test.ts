@@ -112,4 +112,23 @@ describe('decompressToFile', () => {
     expect(r).toEqual({ compression: ['gzip'], format: 'text', bytes: ORIG.length });
     expect(readFileSync(out).equals(ORIG)).toBe(true);
   });
+  // A truncated download of a compressed trace.dat: the stream ends while a
+  // write of the decompressed file is in flight. That write's late failure
+  // once crashed the process (an unhandled 'error' event on the destroyed
+  // file stream) instead of failing the ingest.
+  for (const name of ['dat_gz.bin', 'dat_zst.bin', 'dat_xz.bin']) {
+    it(`a truncated ${name} -> DecodeError naming the file and offset, and nothing else fails`, async () => {
+      const whole = readFileSync(join(import.meta.dirname, '../../fixtures/compressed', name));
+      for (const keep of [0.5, 0.8, 0.95, 0.99]) {
+        const cut = Math.floor(whole.length * keep);
+        const p = write(`trunc-${cut}-${name}`, whole.subarray(0, cut));
+        const err = await decompressToFile(p, join(dir, `trunc-${cut}.out`), `trunc-${name}`).catch((e: unknown) => e);
+        expect(err).toBeInstanceOf(DecodeError);
+        expect((err as DecodeError).file).toBe(`trunc-${name}`);
+        expect((err as DecodeError).message).toMatch(/corrupt or truncated (gzip|zstd|xz) stream/);
+      }
+      // Late stream errors surface on the next turns of the event loop.
+      await new Promise((r) => setTimeout(r, 50));
+    });
+  }
 });

@@ -14,7 +14,7 @@
 import { createReadStream, createWriteStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { Readable } from 'node:stream';
-import { once } from 'node:events';
+import { pipeline } from 'node:stream/promises';
 import { createGunzip } from 'node:zlib';
 import { Decompress as ZstdDecompress } from 'fzstd';
 import xzModule from 'xz-decompress';
@@ -246,18 +246,16 @@ export async function decompressToFile(
   label: string = path,
 ): Promise<{ compression: Compression[]; format: SniffedFormat; bytes: number }> {
   const opened = await openInput(path, label);
-  const ws = createWriteStream(outPath);
   let bytes = 0;
-  try {
+  async function* counted(): AsyncGenerator<Uint8Array> {
     for await (const c of opened.chunks) {
       bytes += c.length;
-      if (!ws.write(c)) await once(ws, 'drain');
+      yield c;
     }
-    ws.end();
-    await once(ws, 'finish');
-  } catch (e) {
-    ws.destroy();
-    throw e;
   }
+  // pipeline(), not write() and destroy() by hand: a corrupt stream's error
+  // can arrive while a write is still in flight, whose late failure on the
+  // destroyed file stream was an unhandled 'error' event (a crash).
+  await pipeline(Readable.from(counted()), createWriteStream(outPath));
   return { compression: opened.compression, format: opened.format, bytes };
 }

@@ -5,6 +5,7 @@
  */
 import path from 'node:path';
 import { DecodeError, type EventSink, type ProgressFn } from './decoded_event.ts';
+import { CompressedPrefix } from './compressed_prefix.ts';
 import { decompressToFile, openInput } from './decompress.ts';
 import { decodeFtraceText } from './ftrace_text/decode_ftrace_text.ts';
 import { decodeTraceDat } from './trace_dat/decode_trace_dat.ts';
@@ -31,22 +32,37 @@ export async function decodeFile(file: string, sink: EventSink, opts: DecodeFile
   if (opened.format === 'unknown') {
     throw new DecodeError(label, 0, 'offset', 'not a trace: neither trace.dat nor ftrace text (binary content)');
   }
+  // A compressed file that fails part-way is read up to the failure (compressed_prefix.ts).
   if (opened.format === 'text') {
-    const r = await decodeFtraceText(opened.chunks, sink, {
-      fileLabel: label,
-      totalBytes: opened.compression.length ? null : opened.fileBytes,
-      onProgress: progress,
-    });
+    const prefix = opened.compression.length > 0 ? new CompressedPrefix(opened.chunks) : null;
+    let r;
+    try {
+      r = await decodeFtraceText(prefix ? prefix.wholeLines() : opened.chunks, sink, {
+        fileLabel: label,
+        totalBytes: opened.compression.length ? null : opened.fileBytes,
+        onProgress: progress,
+      });
+    } catch (e) {
+      // Nothing readable before the failure (e.g. no event line): the failure is the reason.
+      throw prefix?.failure ?? e;
+    }
+    if (prefix?.failure) sink.skipped(prefix.problem());
     return { compression: opened.compression, outOfOrderLines: r?.outOfOrderLines ?? 0 };
   }
   // trace.dat: the decoder reads at offsets, so it needs the plain file.
   await opened.chunks[Symbol.asyncIterator]().return?.(undefined);
   let datPath = file;
+  let prefix: CompressedPrefix | null = null;
   if (opened.compression.length > 0) {
     opts.onProgress?.('decompressing', 0, null);
     datPath = path.join(opts.scratchDir, 'decompressed.dat');
-    await decompressToFile(file, datPath, label);
+    ({ prefix } = await decompressToFile(file, datPath, label));
   }
-  await decodeTraceDat(datPath, sink, { fileLabel: label, onProgress: progress });
+  try {
+    await decodeTraceDat(datPath, sink, { fileLabel: label, onProgress: progress });
+  } catch (e) {
+    throw prefix?.failure ?? e;
+  }
+  if (prefix?.failure) sink.skipped(prefix.problem());
   return { compression: opened.compression, outOfOrderLines: 0 };
 }

@@ -299,9 +299,10 @@ export class DecodeError extends Error {
     /** Byte offset (binary) or line number (text) where decoding failed. */
     readonly where: number,
     readonly unit: 'line' | 'offset',
-    message: string,
+    /** What was wrong, without the file and place. */
+    readonly reason: string,
   ) {
-    super(`${file}: ${unit} ${where}: ${message}`);
+    super(`${file}: ${unit} ${where}: ${reason}`);
     this.name = 'DecodeError';
   }
 }

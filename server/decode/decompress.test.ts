@@ -109,23 +109,32 @@ describe('decompressToFile', () => {
     const src = write('c.gz', gzipSync(ORIG));
     const out = join(dir, 'c.out');
     const r = await decompressToFile(src, out);
-    expect(r).toEqual({ compression: ['gzip'], format: 'text', bytes: ORIG.length });
+    expect(r).toMatchObject({ compression: ['gzip'], format: 'text', bytes: ORIG.length });
+    expect(r.prefix.failure).toBeNull();
     expect(readFileSync(out).equals(ORIG)).toBe(true);
   });
   // A truncated download of a compressed trace.dat: the stream ends while a
   // write of the decompressed file is in flight. That write's late failure
   // once crashed the process (an unhandled 'error' event on the destroyed
-  // file stream) instead of failing the ingest.
+  // file stream). Now the bytes before the cut are written and the cut is
+  // the prefix's failure (compressed_prefix.ts).
   for (const name of ['dat_gz.bin', 'dat_zst.bin', 'dat_xz.bin']) {
-    it(`a truncated ${name} -> DecodeError naming the file and offset, and nothing else fails`, async () => {
+    it(`a truncated ${name}: the decompressed bytes before the cut, and the cut as a DecodeError naming the file`, async () => {
       const whole = readFileSync(join(import.meta.dirname, '../../fixtures/compressed', name));
+      const plain = readFileSync(join(import.meta.dirname, '../../fixtures/reclaim_kswapd.v6.dat'));
       for (const keep of [0.5, 0.8, 0.95, 0.99]) {
         const cut = Math.floor(whole.length * keep);
         const p = write(`trunc-${cut}-${name}`, whole.subarray(0, cut));
-        const err = await decompressToFile(p, join(dir, `trunc-${cut}.out`), `trunc-${name}`).catch((e: unknown) => e);
+        const out = join(dir, `trunc-${cut}.out`);
+        const r = await decompressToFile(p, out, `trunc-${name}`);
+        const err = r.prefix.failure;
         expect(err).toBeInstanceOf(DecodeError);
-        expect((err as DecodeError).file).toBe(`trunc-${name}`);
-        expect((err as DecodeError).message).toMatch(/corrupt or truncated (gzip|zstd|xz) stream/);
+        expect(err!.file).toBe(`trunc-${name}`);
+        expect(err!.message).toMatch(/corrupt or truncated (gzip|zstd|xz) stream/);
+        const written = readFileSync(out);
+        expect(written.length).toBe(r.bytes);
+        expect(written.length).toBeLessThan(plain.length);
+        expect(written.equals(plain.subarray(0, written.length))).toBe(true);
       }
       // Late stream errors surface on the next turns of the event loop.
       await new Promise((r) => setTimeout(r, 50));

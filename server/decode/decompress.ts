@@ -18,6 +18,7 @@ import { pipeline } from 'node:stream/promises';
 import { createGunzip } from 'node:zlib';
 import { Decompress as ZstdDecompress } from 'fzstd';
 import xzModule from 'xz-decompress';
+import { CompressedPrefix } from './compressed_prefix.ts';
 import { DecodeError } from './decoded_event.ts';
 import { sniffInput, SNIFF_BYTES, type Compression, type SniffedFormat } from './sniff.ts';
 
@@ -118,18 +119,30 @@ async function* unxzLayer(src: AsyncIterable<Uint8Array>, file: string, layer: n
     },
   });
   const reader = new XzReadableStream(web).getReader();
+  let ended = false;
   try {
     for (;;) {
       let r: ReadableStreamReadResult<Uint8Array>;
       try {
         r = await reader.read();
       } catch (e) {
+        ended = true;
         throw layerError(file, 'xz', layer, counter, e);
       }
-      if (r.done) break;
+      if (r.done) {
+        ended = true;
+        break;
+      }
       yield r.value;
     }
   } finally {
+    // Left early (the format was sniffed, a decoder stopped): cancel, which
+    // frees the decoder's context. xz-decompress 0.2.3 allows one context
+    // at a time in a process (a global mutex released on end, error or
+    // cancel), so a stream merely released left every later xz input
+    // waiting forever: a compressed trace.dat is opened twice (sniff, then
+    // decompress to a file) and never loaded.
+    if (!ended) await reader.cancel().catch(() => undefined);
     reader.releaseLock();
   }
 }
@@ -166,20 +179,39 @@ async function peek(
     have += r.value.length;
   }
   const head = parts.length === 1 ? parts[0]! : Buffer.concat(parts);
-  const rest = (async function* () {
-    try {
-      if (head.length) yield head;
-      if (done) return;
-      for (;;) {
-        const r = await it.next();
-        if (r.done) return;
-        yield r.value;
+  // An iterator object, not a generator: return() before the first next()
+  // must still close the source (a generator not yet started skips its
+  // finally), or the source's file or decompressor stays open; the format
+  // sniff stops reading a trace.dat exactly there.
+  let headSent = head.length === 0;
+  let finished = done;
+  const rest: AsyncIterableIterator<Uint8Array> = {
+    [Symbol.asyncIterator]() {
+      return this;
+    },
+    async next(): Promise<IteratorResult<Uint8Array>> {
+      if (!headSent) {
+        headSent = true;
+        return { done: false, value: head };
       }
-    } finally {
-      // consumer stopped early: let the source close its file
-      if (!done) await it.return?.(undefined);
-    }
-  })();
+      if (finished) return { done: true, value: undefined };
+      try {
+        const r = await it.next();
+        if (r.done) finished = true;
+        return r;
+      } catch (e) {
+        finished = true;
+        throw e;
+      }
+    },
+    async return(): Promise<IteratorResult<Uint8Array>> {
+      if (!finished) {
+        finished = true;
+        await it.return?.(undefined);
+      }
+      return { done: true, value: undefined };
+    },
+  };
   return { head: head.subarray(0, Math.min(head.length, n)), rest };
 }
 
@@ -239,23 +271,28 @@ export function openDecompressed(path: string, label: string = path): AsyncItera
  * Writes the decompressed content of `path` to `outPath` (for decoders that
  * need random access, e.g. trace.dat). Returns the layers removed and the
  * bytes written. Streams: memory use does not grow with the file.
+ *
+ * A corrupt or truncated stream ends the output where it failed: the bytes
+ * before it are written and `prefix.failure` says why it ended
+ * (compressed_prefix.ts).
  */
 export async function decompressToFile(
   path: string,
   outPath: string,
   label: string = path,
-): Promise<{ compression: Compression[]; format: SniffedFormat; bytes: number }> {
+): Promise<{ compression: Compression[]; format: SniffedFormat; bytes: number; prefix: CompressedPrefix }> {
   const opened = await openInput(path, label);
+  const prefix = new CompressedPrefix(opened.chunks);
   let bytes = 0;
   async function* counted(): AsyncGenerator<Uint8Array> {
-    for await (const c of opened.chunks) {
+    for await (const c of prefix.chunks()) {
       bytes += c.length;
       yield c;
     }
   }
-  // pipeline(), not write() and destroy() by hand: a corrupt stream's error
-  // can arrive while a write is still in flight, whose late failure on the
-  // destroyed file stream was an unhandled 'error' event (a crash).
+  // pipeline(), not write() and destroy() by hand: an error while a write
+  // was in flight once failed that write on the destroyed file stream as an
+  // unhandled 'error' event (a crash).
   await pipeline(Readable.from(counted()), createWriteStream(outPath));
-  return { compression: opened.compression, format: opened.format, bytes };
+  return { compression: opened.compression, format: opened.format, bytes, prefix };
 }

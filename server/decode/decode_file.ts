@@ -59,7 +59,7 @@ export async function decodeFile(file: string, sink: EventSink, opts: DecodeFile
     ({ prefix } = await decompressToFile(file, datPath, label));
   }
   try {
-    await decodeTraceDat(datPath, sink, { fileLabel: label, onProgress: progress });
+    await decodeTraceDat(datPath, sink, { fileLabel: label, onProgress: progress, decompressed: prefix !== null });
   } catch (e) {
     throw prefix?.failure ?? e;
   }

@@ -103,9 +103,12 @@ describe('compressed copies, cut off', () => {
           ingested++;
           expect(r.summary.eventsTotal).toBeGreaterThan(0);
           expect(r.summary.eventsTotal).toBeLessThan(full);
-          const cutProblems = (await problemsOf(r)).filter((p) => p.reason.startsWith(`corrupt or truncated ${name} stream`));
+          const problems = await problemsOf(r);
+          const cutProblems = problems.filter((p) => p.reason.startsWith(`corrupt or truncated ${name} stream`));
           expect(cutProblems).toHaveLength(1);
           expect(cutProblems[0]!.reason).toContain('the input ends here');
+          // The trace.dat decoder's own problems are at offsets of the decompressed data, and say so.
+          for (const p of problems) if (p !== cutProblems[0]) expect(p.reason).toMatch(/\(offset in the decompressed trace\.dat\)$/);
         }
         // The larger cuts of each file leave something to ingest.
         expect(ingested).toBeGreaterThanOrEqual(what === 'dat' ? 1 : 3);

@@ -31,6 +31,16 @@ import { readTraceDatHeader, type TraceDatInfo } from './read_file_header.ts';
 export interface DecodeTraceDatOptions {
   fileLabel: string;
   onProgress?: ProgressFn;
+  /**
+   * The file is the decompressed copy of `fileLabel` (a .dat.gz, ...): its
+   * offsets are not the named file's, and every error and skipped input says so.
+   */
+  decompressed?: boolean;
+}
+
+/** What an offset's reason says when the offsets are in the decompressed data. */
+function offsetNote(opts: DecodeTraceDatOptions): string {
+  return opts.decompressed ? ' (offset in the decompressed trace.dat)' : '';
 }
 
 /** Unknown-id records reported individually before switching to a summary. */
@@ -43,15 +53,15 @@ export async function decodeTraceDat(path: string, sink: EventSink, opts: Decode
   try {
     src = await FileSource.open(path);
   } catch (e) {
-    throw new DecodeError(label, 0, 'offset', `cannot open: ${(e as Error).message}`);
+    throw new DecodeError(label, 0, 'offset', `cannot open: ${(e as Error).message}` + offsetNote(opts));
   }
   try {
     let info: TraceDatInfo;
     try {
       info = await readTraceDatHeader(src);
     } catch (e) {
-      if (e instanceof TraceDatFormatError) throw new DecodeError(label, e.where, 'offset', e.message);
-      throw new DecodeError(label, 0, 'offset', `unreadable trace.dat header: ${(e as Error).message}`);
+      if (e instanceof TraceDatFormatError) throw new DecodeError(label, e.where, 'offset', e.message + offsetNote(opts));
+      throw new DecodeError(label, 0, 'offset', `unreadable trace.dat header: ${(e as Error).message}` + offsetNote(opts));
     }
     await decodeBody(src, info, sink, opts, streams);
   } finally {
@@ -92,6 +102,8 @@ class CommTable {
 
 async function decodeBody(src: FileSource, info: TraceDatInfo, sink: EventSink, opts: DecodeTraceDatOptions, streams: CpuStream[]): Promise<void> {
   const label = opts.fileLabel;
+  const note = offsetNote(opts);
+  const skip = (p: SkippedInput) => sink.skipped(note ? { ...p, reason: p.reason + note } : p);
   const deferred: SkippedInput[] = [...info.problems];
 
   // Event formats -> compiled readers, indexed by id.
@@ -107,7 +119,7 @@ async function decodeBody(src: FileSource, info: TraceDatInfo, sink: EventSink, 
       deferred.push({ where: f.where, unit: 'offset', reason: `unparsable ${f.system} event format: ${e.message}`, excerpt: f.text.slice(0, 200) });
     }
   }
-  if (formats.length === 0) throw new DecodeError(label, 0, 'offset', 'no readable event formats');
+  if (formats.length === 0) throw new DecodeError(label, 0, 'offset', 'no readable event formats' + offsetNote(opts));
   const kallsyms = Kallsyms.parse(info.kallsyms);
   const helpers = makeHelpers(info.littleEndian, kallsyms);
   const byId: (CompiledEvent<DirectRows> | undefined)[] = new Array(65536);
@@ -132,7 +144,7 @@ async function decodeBody(src: FileSource, info: TraceDatInfo, sink: EventSink, 
   const pidF = cf('common_pid', 4, 4);
   const le = info.littleEndian;
   if (typeF.size !== 2 || flagsF.size !== 1 || preemptF.size !== 1 || pidF.size !== 4) {
-    throw new DecodeError(label, 0, 'offset', 'unsupported common field layout');
+    throw new DecodeError(label, 0, 'offset', 'unsupported common field layout' + offsetNote(opts));
   }
   const typeOff = typeF.off;
   const flagsOff = flagsF.off;
@@ -245,7 +257,7 @@ async function decodeBody(src: FileSource, info: TraceDatInfo, sink: EventSink, 
   const takenRaw = new Uint8Array(65536);
   if (raw !== null) for (const f of formats) if (byId[f.id] !== undefined && raw.takes(f.id)) takenRaw[f.id] = 1;
   const flushProblems = () => {
-    for (const p of deferred) sink.skipped(p);
+    for (const p of deferred) skip(p);
     deferred.length = 0;
   };
   flushProblems();
@@ -307,7 +319,7 @@ async function decodeBody(src: FileSource, info: TraceDatInfo, sink: EventSink, 
         const len = lenA[i]!;
         const where = s.recordWhere(recs.recOff[i]!);
         if (len < commonLen) {
-          sink.skipped({ where, unit: 'offset', reason: `cpu ${cpu}: record of ${len} bytes is too short for an event`, excerpt: hexExcerpt(buf, off, 16) });
+          skip({ where, unit: 'offset', reason: `cpu ${cpu}: record of ${len} bytes is too short for an event`, excerpt: hexExcerpt(buf, off, 16) });
           continue;
         }
         // Byte reads: Buffer.readUInt16LE() validates its argument on each of millions of calls.
@@ -316,7 +328,7 @@ async function decodeBody(src: FileSource, info: TraceDatInfo, sink: EventSink, 
         if (ev === undefined) {
           unknownCount++;
           if (unknownCount <= MAX_UNKNOWN_REPORTS) {
-            sink.skipped({ where, unit: 'offset', reason: `cpu ${cpu}: unknown event id ${type}`, excerpt: hexExcerpt(buf, off, 16) });
+            skip({ where, unit: 'offset', reason: `cpu ${cpu}: unknown event id ${type}`, excerpt: hexExcerpt(buf, off, 16) });
           }
           continue;
         }
@@ -390,10 +402,10 @@ async function decodeBody(src: FileSource, info: TraceDatInfo, sink: EventSink, 
   }
   flushProblems();
   if (unknownCount > MAX_UNKNOWN_REPORTS) {
-    sink.skipped({ where: src.size, unit: 'offset', reason: `${unknownCount - MAX_UNKNOWN_REPORTS} more records with unknown event ids skipped (first ${MAX_UNKNOWN_REPORTS} reported individually)`, excerpt: '' });
+    skip({ where: src.size, unit: 'offset', reason: `${unknownCount - MAX_UNKNOWN_REPORTS} more records with unknown event ids skipped (first ${MAX_UNKNOWN_REPORTS} reported individually)`, excerpt: '' });
   }
   if (shortCount > 0) {
-    sink.skipped({ where: src.size, unit: 'offset', reason: `${shortCount} records were shorter than their event format: fields beyond the record end omitted`, excerpt: '' });
+    skip({ where: src.size, unit: 'offset', reason: `${shortCount} records were shorter than their event format: fields beyond the record end omitted`, excerpt: '' });
   }
   if (onProgress) onProgress(bytesDone(), totalBytes);
 }

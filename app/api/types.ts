@@ -17,6 +17,8 @@ export interface TraceRecord {
   firstTs: number | string | null;
   lastTs: number | string | null;
   findingsBySeverity: Record<Severity, number>;
+  /** False until the detectors ran on it (they run when the trace is first opened). */
+  findingsComputed?: boolean;
   addedAt: string;
   status: 'ingesting' | 'ready' | 'failed';
   error?: string | null;

@@ -192,7 +192,14 @@ export function StartPage() {
                   <td className="num">{t.status === 'ready' ? t.cpus ?? '' : ''}</td>
                   <td className="num">{t.status === 'ready' ? formatCount(t.eventsTotal) : ''}</td>
                   <td className="num">{t.sizeBytes ? formatBytes(t.sizeBytes) : ''}</td>
-                  <td>{t.status === 'ready' && <SeverityCounts counts={t.findingsBySeverity} />}</td>
+                  <td>
+                    {t.status === 'ready' &&
+                      (t.findingsComputed === false ? (
+                        <span className="muted" data-testid="findings-not-run" title="The detectors run when the trace is first opened (it was ingested by the command line)">not run yet</span>
+                      ) : (
+                        <SeverityCounts counts={t.findingsBySeverity} />
+                      ))}
+                  </td>
                   <td className="muted">{t.addedAt ? new Date(t.addedAt).toLocaleString() : ''}</td>
                 </tr>
               ))}

@@ -32,6 +32,8 @@ export interface TraceRecordLike {
   firstTs: number | bigint | string | null;
   lastTs: number | bigint | string | null;
   findingsBySeverity: Record<Severity, number>;
+  /** False until the detectors ran on the trace (absent: they did). */
+  findingsComputed?: boolean;
   addedAt: string | number;
   status: 'ingesting' | 'ready' | 'failed';
   error?: string | null;

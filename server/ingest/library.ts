@@ -40,6 +40,8 @@ export interface TraceRecord {
   firstTs: string | null;
   lastTs: string | null;
   findingsBySeverity: { info: number; warn: number; critical: number };
+  /** False until the detectors ran on it (a trace ingested by the CLI runs them when first opened). */
+  findingsComputed: boolean;
   addedAt: string;
   /** The model version that built it (model_version.ts; 0: before versions). */
   modelVersion: number;
@@ -310,6 +312,7 @@ function toRecord(s: TraceSummary, findings: FindingsFile | null): TraceRecord {
     firstTs: s.firstTsNs,
     lastTs: s.lastTsNs,
     findingsBySeverity: bySeverity,
+    findingsComputed: findings !== null,
     addedAt: s.ingestedAt,
     modelVersion: modelVersionOf(s),
     outdated: modelVersionOf(s) !== MODEL_VERSION,
@@ -334,6 +337,7 @@ function failedRecord(id: string, name: string, error: string): TraceRecord {
     firstTs: null,
     lastTs: null,
     findingsBySeverity: { info: 0, warn: 0, critical: 0 },
+    findingsComputed: false,
     addedAt: new Date().toISOString(),
     modelVersion: MODEL_VERSION,
     outdated: false,

@@ -2,7 +2,9 @@
  * A library that an older stallscope filled (its info.json has no model
  * version): the app marks the trace "older model" in the library and in the
  * trace's top bar, and dropping the file again rebuilds it with this
- * version's decoding, after which the mark is gone.
+ * version's decoding, after which the mark is gone. A trace the command
+ * line ingested has no findings until it is opened: the library says so
+ * rather than "none".
  */
 import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -32,6 +34,7 @@ test('an outdated trace is marked, and dropping its file again rebuilds it', asy
   await page.goto(`${server.base}/`);
   const row = page.locator(`[data-testid="library-row"][data-trace-id="${ID}"]`);
   await expect(row.getByTestId('model-outdated')).toContainText('older model: drop the file again to rebuild');
+  await expect(row.getByTestId('findings-not-run')).toHaveText('not run yet');
 
   await row.click();
   await expect(page.getByTestId('trace-view')).toBeVisible();
@@ -49,5 +52,7 @@ test('an outdated trace is marked, and dropping its file again rebuilds it', asy
   await page.getByTestId('home').click();
   await expect(row).toBeVisible();
   await expect(row.getByTestId('model-outdated')).toHaveCount(0);
+  await expect(row.getByTestId('findings-not-run')).toHaveCount(0);
+  await expect(row.getByTestId('count-warn')).toBeVisible(); // kswapd escalation: fixtures/handmade/README.md
   expect(errors).toEqual([]);
 });

@@ -12,7 +12,8 @@
  * offset reached when the error surfaced.
  */
 import { createReadStream, createWriteStream } from 'node:fs';
-import { stat } from 'node:fs/promises';
+import { stat, statfs } from 'node:fs/promises';
+import { dirname } from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createGunzip } from 'node:zlib';
@@ -268,24 +269,40 @@ export function openDecompressed(path: string, label: string = path): AsyncItera
 }
 
 /**
+ * Free space decompressToFile leaves on the output's file system: the
+ * model still has to be written there, and a compressed file can claim
+ * any size (a small .gz of a crafted trace.dat can inflate to terabytes).
+ */
+export const MIN_FREE_BYTES_AFTER_DECOMPRESS = 1 << 30;
+/** How often decompressToFile looks at the free space. */
+const FREE_SPACE_CHECK_BYTES = 64 << 20;
+
+/**
  * Writes the decompressed content of `path` to `outPath` (for decoders that
  * need random access, e.g. trace.dat). Returns the layers removed and the
  * bytes written. Streams: memory use does not grow with the file.
  *
  * A corrupt or truncated stream ends the output where it failed: the bytes
  * before it are written and `prefix.failure` says why it ended
- * (compressed_prefix.ts).
+ * (compressed_prefix.ts). Output that would leave less than `minFreeBytes`
+ * free on its file system stops the decompression with a DecodeError.
  */
 export async function decompressToFile(
   path: string,
   outPath: string,
   label: string = path,
+  minFreeBytes: number = MIN_FREE_BYTES_AFTER_DECOMPRESS,
 ): Promise<{ compression: Compression[]; format: SniffedFormat; bytes: number; prefix: CompressedPrefix }> {
   const opened = await openInput(path, label);
   const prefix = new CompressedPrefix(opened.chunks);
   let bytes = 0;
+  let nextCheck = 0;
   async function* counted(): AsyncGenerator<Uint8Array> {
     for await (const c of prefix.chunks()) {
+      if (bytes >= nextCheck) {
+        await checkFreeSpace(outPath, bytes, minFreeBytes, label);
+        nextCheck = bytes + FREE_SPACE_CHECK_BYTES;
+      }
       bytes += c.length;
       yield c;
     }
@@ -295,4 +312,19 @@ export async function decompressToFile(
   // unhandled 'error' event (a crash).
   await pipeline(Readable.from(counted()), createWriteStream(outPath));
   return { compression: opened.compression, format: opened.format, bytes, prefix };
+}
+
+async function checkFreeSpace(outPath: string, written: number, minFreeBytes: number, label: string): Promise<void> {
+  const fsStat = await statfs(dirname(outPath));
+  const free = fsStat.bavail * fsStat.bsize;
+  if (free - FREE_SPACE_CHECK_BYTES < minFreeBytes) {
+    const mb = (n: number) => `${Math.round(n / (1 << 20))} MB`;
+    throw new DecodeError(
+      label,
+      0,
+      'offset',
+      `decompressing would fill the disk: ${mb(written)} written to ${dirname(outPath)}, ${mb(free)} free, ` +
+        `and at least ${mb(minFreeBytes)} must stay free for the model (decompress the file elsewhere, or free space)`,
+    );
+  }
 }

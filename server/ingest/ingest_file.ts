@@ -316,12 +316,19 @@ async function buildIntoPlace(x: {
         return theirs;
       }
     }
-    // --force replaces: the old trace is moved aside first, so a reader may
-    // briefly find none, but never a half-built one. The aside name is this
-    // build's own: two ingests in one process must not share it.
+    // What is there goes aside only when it is to be replaced: --force, a
+    // model another version built, or a broken directory. A reader may then
+    // briefly find none, but never a half-built one. A complete current
+    // trace that lands after the check above is kept by the rename failing
+    // (below), not replaced: the same content from the same code, and a
+    // reader may be using it. The aside name is this build's own: two
+    // ingests in one process must not share it.
     const old = `${finalDir}.old-${path.basename(workDir)}`;
     const previous = await readSummary(finalDir);
-    await fs.rename(finalDir, old).catch(() => undefined);
+    const replaced = previous !== null && modelVersionOf(previous) !== MODEL_VERSION ? modelVersionOf(previous) : undefined;
+    if (opts.force || replaced !== undefined || (previous === null && (await exists(finalDir)))) {
+      await fs.rename(finalDir, old).catch(() => undefined);
+    }
     try {
       await fs.rename(workDir, finalDir);
     } catch (err) {
@@ -337,7 +344,7 @@ async function buildIntoPlace(x: {
     await fs.rm(old, { recursive: true, force: true });
     report({ phase: 'done', bytesDone: x.sizeBytes, bytesTotal: x.sizeBytes, events: summary.eventsTotal });
     const result: IngestResult = { id, dbPath: path.join(finalDir, 'trace.duckdb'), summary, reused: false };
-    if (previous && modelVersionOf(previous) !== MODEL_VERSION) result.replacedModelVersion = modelVersionOf(previous);
+    if (replaced !== undefined) result.replacedModelVersion = replaced;
     return result;
   } catch (err) {
     await work.discard();
@@ -393,6 +400,13 @@ async function openWorkspace(tmpRoot: string, withStoreWorker: boolean): Promise
       await fs.rm(dir, { recursive: true, force: true });
     },
   };
+}
+
+async function exists(p: string): Promise<boolean> {
+  return fs.access(p).then(
+    () => true,
+    () => false,
+  );
 }
 
 /** The summary of a completely ingested trace, or null if there is none. */

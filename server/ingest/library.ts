@@ -147,9 +147,9 @@ export class TraceLibrary {
           onProgress: (p) => emit(p.phase === 'done' ? { ...p, phase: 'detecting' } : p),
         });
         job.traceId = result.id;
-        // A rebuilt trace (--force, or a model from another version) replaced
-        // the directory an engine here may still have open: the unlinked old file.
-        if (!result.reused) await this.forget(result.id);
+        // A model another version built was replaced: an engine here may
+        // still have the old (unlinked) database open.
+        if (result.replacedModelVersion !== undefined) await this.forget(result.id);
         await this.findings(result.id);
         const record = (await this.get(result.id))!;
         emit({ phase: 'done', bytesDone: record.sizeBytes, bytesTotal: record.sizeBytes, events: record.eventsTotal }, record);

@@ -70,6 +70,8 @@ cli
       unparsed_events: s.unparsedEvents,
       out_of_order_lines: s.outOfOrderLines,
       skipped: s.firstSkipped,
+      // A compressed file whose decompression failed part-way: where and why (the rest is missing).
+      cut_off: s.cutOff ?? null,
       meta: s.meta,
       id: s.id,
       model_version: s.modelVersion ?? 0,

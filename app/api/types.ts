@@ -30,6 +30,8 @@ export interface TraceRecord {
   skippedInputs?: number;
   /** The first of them: line number or byte offset, and why. */
   firstSkipped?: { where: number; unit: string; reason: string }[];
+  /** A compressed file whose decompression failed part-way (counted in skippedInputs): the rest of the file is missing. */
+  cutOff?: { where: number; unit: string; reason: string } | null;
   /** The model version that built it (server/model/model_version.ts). */
   modelVersion?: number;
   /** Built by another stallscope version: its decoding may differ from this one's until the file is ingested again. */

@@ -266,12 +266,15 @@ function LoadedTrace({ traceId, record, tracks, findings }: Loaded & { traceId: 
  * (`ingest_problem`, `lost_events`) and `stallscope info FILE --json`.
  */
 function IngestGaps({ record }: { record: TraceRecord }) {
-  const skipped = record.skippedInputs ?? 0;
+  const cutOff = record.cutOff ?? null;
+  const skipped = (record.skippedInputs ?? 0) - (cutOff ? 1 : 0);
   const lost = record.lostEvents ?? 0;
   const notices = record.lostEventNotices ?? 0;
-  if (skipped === 0 && lost === 0 && notices === 0) return null;
+  if (!cutOff && skipped === 0 && lost === 0 && notices === 0) return null;
   const unit = record.format === 'trace_dat' ? 'damaged byte range' : 'line';
   const parts: string[] = [];
+  // A cut-off download: everything after the cut is missing, which matters more than any skipped line.
+  if (cutOff) parts.push(`file cut off at compressed byte ${cutOff.where.toLocaleString("en")}: the rest is missing`);
   if (skipped > 0) parts.push(`${formatCount(skipped)} ${unit}${skipped === 1 ? '' : 's'} skipped`);
   if (lost > 0) parts.push(`${formatCount(lost)} event${lost === 1 ? '' : 's'} lost by the kernel`);
   // Notices without a count: the kernel overwrote or dropped events and did not say how many.
@@ -284,6 +287,7 @@ function IngestGaps({ record }: { record: TraceRecord }) {
       title={[
         'The trace is not complete. Skipped inputs are the ingest_problem table (where, reason, excerpt) and lost events the lost_events table; ' +
           '`stallscope info FILE --json` prints the first ones.',
+        ...(cutOff ? ['', `Cut off: ${cutOff.reason}`] : []),
         ...(first.length ? ['', 'First skipped:', ...first] : []),
       ].join('\n')}
     >

@@ -4,7 +4,7 @@
  * sink. Used on the ingest worker thread and in-process alike.
  */
 import path from 'node:path';
-import { DecodeError, type EventSink, type ProgressFn } from './decoded_event.ts';
+import { DecodeError, type EventSink, type ProgressFn, type SkippedInput } from './decoded_event.ts';
 import { CompressedPrefix } from './compressed_prefix.ts';
 import { decompressToFile, openInput } from './decompress.ts';
 import { decodeFtraceText } from './ftrace_text/decode_ftrace_text.ts';
@@ -23,6 +23,8 @@ export interface DecodeFileResult {
   compression: string[];
   /** Text lines whose timestamp went back on their CPU (kept, in file order). */
   outOfOrderLines: number;
+  /** A compressed file whose decompression failed part-way: where and why (also one of the skipped inputs). */
+  cutOff: SkippedInput | null;
 }
 
 export async function decodeFile(file: string, sink: EventSink, opts: DecodeFileOptions): Promise<DecodeFileResult> {
@@ -46,8 +48,9 @@ export async function decodeFile(file: string, sink: EventSink, opts: DecodeFile
       // Nothing readable before the failure (e.g. no event line): the failure is the reason.
       throw prefix?.failure ?? e;
     }
-    if (prefix?.failure) sink.skipped(prefix.problem());
-    return { compression: opened.compression, outOfOrderLines: r?.outOfOrderLines ?? 0 };
+    const cutOff = prefix?.failure ? prefix.problem() : null;
+    if (cutOff) sink.skipped(cutOff);
+    return { compression: opened.compression, outOfOrderLines: r?.outOfOrderLines ?? 0, cutOff };
   }
   // trace.dat: the decoder reads at offsets, so it needs the plain file.
   await opened.chunks[Symbol.asyncIterator]().return?.(undefined);
@@ -63,6 +66,7 @@ export async function decodeFile(file: string, sink: EventSink, opts: DecodeFile
   } catch (e) {
     throw prefix?.failure ?? e;
   }
-  if (prefix?.failure) sink.skipped(prefix.problem());
-  return { compression: opened.compression, outOfOrderLines: 0 };
+  const cutOff = prefix?.failure ? prefix.problem() : null;
+  if (cutOff) sink.skipped(cutOff);
+  return { compression: opened.compression, outOfOrderLines: 0, cutOff };
 }

@@ -13,7 +13,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { decodeFile } from '../decode/decode_file.ts';
-import { DecodeError } from '../decode/decoded_event.ts';
+import { DecodeError, type SkippedInput } from '../decode/decoded_event.ts';
 import { openDuckDb } from '../engine/engine.ts';
 import { deriveModel } from '../model/derive_model.ts';
 import { ModelBuilder } from '../model/model_builder.ts';
@@ -84,6 +84,8 @@ export interface TraceSummary {
   skippedInputs: number;
   firstSkipped: { where: number; unit: string; reason: string; excerpt: string }[];
   outOfOrderLines: number;
+  /** The file is compressed and its decompression failed part-way: where and why (also in firstSkipped/ingest_problem). */
+  cutOff?: { where: number; unit: string; reason: string } | null;
   meta: Record<string, string>;
   ingestedAt: string;
   /**
@@ -454,6 +456,7 @@ async function buildTrace(
       sizeBytes,
       compression: loaded.compression,
       outOfOrderLines: loaded.outOfOrderLines,
+      cutOff: loaded.cutOff,
       decodeSeconds: loaded.decodeSeconds,
       deriveSeconds,
     });
@@ -475,6 +478,7 @@ interface Loaded {
   writerSummary: WriterSummary;
   compression: string[];
   outOfOrderLines: number;
+  cutOff: SkippedInput | null;
   /** Waiting for the database and schema (0 when ready before hashing ended). */
   setupSeconds: number;
   /** Decoding, writing the events and committing them. */
@@ -577,6 +581,7 @@ function toSummary(
     sizeBytes: number;
     compression: string[];
     outOfOrderLines: number;
+    cutOff: SkippedInput | null;
     decodeSeconds: number;
     deriveSeconds: number;
   },
@@ -601,6 +606,7 @@ function toSummary(
     skippedInputs: w.skippedInputs,
     firstSkipped: w.firstSkipped,
     outOfOrderLines: x.outOfOrderLines,
+    cutOff: x.cutOff && { where: x.cutOff.where, unit: x.cutOff.unit, reason: x.cutOff.reason },
     meta: w.meta,
     ingestedAt: new Date().toISOString(),
     seconds: { hash: 0, decode: x.decodeSeconds, derive: x.deriveSeconds, total: 0 },

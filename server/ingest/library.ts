@@ -55,6 +55,8 @@ export interface TraceRecord {
   skippedInputs: number;
   /** The first skipped inputs (where, unit, reason), for the app to name them. */
   firstSkipped: { where: number; unit: string; reason: string }[];
+  /** A compressed file whose decompression failed part-way (one of the skipped inputs): the rest of the file is missing. */
+  cutOff: { where: number; unit: string; reason: string } | null;
 }
 
 export interface FindingsFile {
@@ -321,6 +323,7 @@ function toRecord(s: TraceSummary, findings: FindingsFile | null): TraceRecord {
     lostEventNotices: s.lostEventNotices ?? 0,
     skippedInputs: s.skippedInputs,
     firstSkipped: (s.firstSkipped ?? []).slice(0, FIRST_SKIPPED_SHOWN).map(({ where, unit, reason }) => ({ where, unit, reason })),
+    cutOff: s.cutOff ?? null,
   };
 }
 
@@ -347,5 +350,6 @@ function failedRecord(id: string, name: string, error: string): TraceRecord {
     lostEventNotices: 0,
     skippedInputs: 0,
     firstSkipped: [],
+    cutOff: null,
   };
 }

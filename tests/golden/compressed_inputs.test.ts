@@ -50,6 +50,7 @@ describe('compressed copies, whole', () => {
       for (const kind of KINDS) {
         const r = await ingestFile(path.join(FIXTURES, 'compressed', `${what}_${kind}.bin`), { dataDir });
         expect(r.summary.compression).toEqual([{ gz: 'gzip', zst: 'zstd', xz: 'xz' }[kind]]);
+        expect(r.summary.cutOff).toBeNull();
         expect(await digestOf(r), `${what}_${kind}.bin`).toEqual(expected);
       }
     });
@@ -73,6 +74,7 @@ describe('compressed copies, cut off', () => {
 
       const r = await ingestFile(file, { dataDir });
       expect(r.summary.eventsTotal).toBe(expectedEvents);
+      expect(r.summary.cutOff).toMatchObject({ where: cut, unit: 'offset', reason: expect.stringMatching(/^corrupt or truncated gzip stream/) });
       const problems = await problemsOf(r);
       expect(problems).toHaveLength(1);
       expect(problems[0]).toMatchObject({ source_where: BigInt(cut), unit: 'offset' });

@@ -44,7 +44,7 @@ export class CompressedPrefix {
     for await (const c of this.chunks()) {
       const first = c.indexOf(10);
       if (first < 0) {
-        held = held ? concat(held, c) : c.slice();
+        held = held ? Buffer.concat([held, c]) : c.slice();
         if (held.length > MAX_HELD_LINE_BYTES) {
           yield held;
           held = null;
@@ -52,7 +52,7 @@ export class CompressedPrefix {
         continue;
       }
       if (held) {
-        yield concat(held, c.subarray(0, first + 1));
+        yield Buffer.concat([held, c.subarray(0, first + 1)]);
         held = null;
       } else yield c.subarray(0, first + 1);
       const last = c.lastIndexOf(10);
@@ -77,9 +77,3 @@ export class CompressedPrefix {
   }
 }
 
-function concat(a: Uint8Array, b: Uint8Array): Uint8Array {
-  const out = new Uint8Array(a.length + b.length);
-  out.set(a, 0);
-  out.set(b, a.length);
-  return out;
-}

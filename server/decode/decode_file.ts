@@ -34,23 +34,16 @@ export async function decodeFile(file: string, sink: EventSink, opts: DecodeFile
   if (opened.format === 'unknown') {
     throw new DecodeError(label, 0, 'offset', 'not a trace: neither trace.dat nor ftrace text (binary content)');
   }
-  // A compressed file that fails part-way is read up to the failure (compressed_prefix.ts).
   if (opened.format === 'text') {
     const prefix = opened.compression.length > 0 ? new CompressedPrefix(opened.chunks) : null;
-    let r;
-    try {
-      r = await decodeFtraceText(prefix ? prefix.wholeLines() : opened.chunks, sink, {
+    const { result, cutOff } = await upToCut(prefix, sink, () =>
+      decodeFtraceText(prefix ? prefix.wholeLines() : opened.chunks, sink, {
         fileLabel: label,
         totalBytes: opened.compression.length ? null : opened.fileBytes,
         onProgress: progress,
-      });
-    } catch (e) {
-      // Nothing readable before the failure (e.g. no event line): the failure is the reason.
-      throw prefix?.failure ?? e;
-    }
-    const cutOff = prefix?.failure ? prefix.problem() : null;
-    if (cutOff) sink.skipped(cutOff);
-    return { compression: opened.compression, outOfOrderLines: r?.outOfOrderLines ?? 0, cutOff };
+      }),
+    );
+    return { compression: opened.compression, outOfOrderLines: result?.outOfOrderLines ?? 0, cutOff };
   }
   // trace.dat: the decoder reads at offsets, so it needs the plain file.
   await opened.chunks[Symbol.asyncIterator]().return?.(undefined);
@@ -61,12 +54,30 @@ export async function decodeFile(file: string, sink: EventSink, opts: DecodeFile
     datPath = path.join(opts.scratchDir, 'decompressed.dat');
     ({ prefix } = await decompressToFile(file, datPath, label));
   }
+  const { cutOff } = await upToCut(prefix, sink, () =>
+    decodeTraceDat(datPath, sink, { fileLabel: label, onProgress: progress, decompressed: prefix !== null }),
+  );
+  return { compression: opened.compression, outOfOrderLines: 0, cutOff };
+}
+
+/**
+ * Runs a decoder over what a compressed file held before its decompression
+ * failed (compressed_prefix.ts; `prefix` null: not compressed), then reports
+ * the cut as a skipped input. If the decoder fails, nothing before the cut
+ * was readable (e.g. no event line): the cut is the reason given.
+ */
+async function upToCut<T>(
+  prefix: CompressedPrefix | null,
+  sink: EventSink,
+  decode: () => Promise<T>,
+): Promise<{ result: T; cutOff: SkippedInput | null }> {
+  let result: T;
   try {
-    await decodeTraceDat(datPath, sink, { fileLabel: label, onProgress: progress, decompressed: prefix !== null });
+    result = await decode();
   } catch (e) {
     throw prefix?.failure ?? e;
   }
   const cutOff = prefix?.failure ? prefix.problem() : null;
   if (cutOff) sink.skipped(cutOff);
-  return { compression: opened.compression, outOfOrderLines: 0, cutOff };
+  return { result, cutOff };
 }

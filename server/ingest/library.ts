@@ -215,9 +215,7 @@ export class TraceLibrary {
    */
   async findings(id: string): Promise<FindingsFile> {
     const cached = await this.readFindingsFile(id);
-    this.detectorsStamp ??= builtinDetectorsStamp();
-    const stamp = await this.detectorsStamp;
-    if (cached && cached.detectors === stamp) return cached;
+    if (cached && cached.detectors === (await this.currentDetectors())) return cached;
     // Concurrent callers (two uploads of the same content) share one run.
     let running = this.findingsRuns.get(id);
     if (!running) {
@@ -227,9 +225,14 @@ export class TraceLibrary {
     return running;
   }
 
+  /** The built-in detectors' stamp, read once per library (they do not change while it runs). */
+  private currentDetectors(): Promise<string> {
+    return (this.detectorsStamp ??= builtinDetectorsStamp());
+  }
+
   private async computeFindings(id: string): Promise<FindingsFile> {
     const engine = await this.openEngine(id);
-    const detectors = await (this.detectorsStamp ??= builtinDetectorsStamp());
+    const detectors = await this.currentDetectors();
     const result = await runDetectors(engine, {});
     const file: FindingsFile = { detectors, findings: result.findings, summaries: result.summaries, timings: result.timings };
     const target = path.join(this.paths.traceDir(id), 'findings.json');

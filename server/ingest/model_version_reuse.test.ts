@@ -8,6 +8,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { openDuckDb } from '../engine/engine.ts';
 import { MODEL_VERSION } from '../model/model_version.ts';
 import { ingestFile } from './ingest_file.ts';
+import { makeUnversioned } from './test_older_model.ts';
 
 const FIXTURE = path.resolve(__dirname, '../../fixtures/handmade/kernel4x_kswapd_escalation.txt');
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'stallscope-model-version-'));
@@ -23,20 +24,6 @@ async function traceInfoVersion(dbPath: string): Promise<string | null> {
   }
 }
 
-/** Makes the ingested trace look as a stallscope before model versions left it. */
-async function makeUnversioned(dbPath: string): Promise<void> {
-  const engine = await openDuckDb(dbPath);
-  try {
-    await engine.exec(`DELETE FROM trace_info WHERE key = 'model_version'`);
-  } finally {
-    engine.close();
-  }
-  const infoFile = path.join(path.dirname(dbPath), 'info.json');
-  const info = JSON.parse(fs.readFileSync(infoFile, 'utf8'));
-  delete info.modelVersion;
-  fs.writeFileSync(infoFile, JSON.stringify(info));
-}
-
 describe('reuse across model versions', () => {
   it('stamps the model version in info.json and trace_info', async () => {
     const r = await ingestFile(FIXTURE, { dataDir });
@@ -46,7 +33,7 @@ describe('reuse across model versions', () => {
 
   it('rebuilds a trace an older stallscope built, says so, then reuses the rebuilt one', async () => {
     const first = await ingestFile(FIXTURE, { dataDir });
-    await makeUnversioned(first.dbPath);
+    await makeUnversioned(path.dirname(first.dbPath));
 
     const rebuilt = await ingestFile(FIXTURE, { dataDir });
     expect(rebuilt).toMatchObject({ id: first.id, reused: false, replacedModelVersion: 0 });

@@ -22,6 +22,8 @@ afterAll(() => fs.rmSync(dataDir, { recursive: true, force: true }));
 
 const PLAIN = { tracefs: 'tracefs_tgid.txt', dat: 'reclaim_kswapd.v6.dat' } as const;
 const KINDS = ['gz', 'zst', 'xz'] as const;
+/** The compression each fixture suffix stands for, as the ingest names it. */
+const COMPRESSION = { gz: 'gzip', zst: 'zstd', xz: 'xz' } as const;
 
 /** The model's digest without the facts that name the file or its compression. */
 async function digestOf(r: IngestResult): Promise<Record<string, string>> {
@@ -49,7 +51,7 @@ describe('compressed copies, whole', () => {
       const expected = await digestOf(await ingestFile(path.join(FIXTURES, plain), { dataDir }));
       for (const kind of KINDS) {
         const r = await ingestFile(path.join(FIXTURES, 'compressed', `${what}_${kind}.bin`), { dataDir });
-        expect(r.summary.compression).toEqual([{ gz: 'gzip', zst: 'zstd', xz: 'xz' }[kind]]);
+        expect(r.summary.compression).toEqual([COMPRESSION[kind]]);
         expect(r.summary.cutOff).toBeNull();
         expect(await digestOf(r), `${what}_${kind}.bin`).toEqual(expected);
       }
@@ -93,7 +95,7 @@ describe('compressed copies, cut off', () => {
           const cut = Math.floor(whole.length * keep);
           const file = path.join(dataDir, `cut-${cut}-${what}.${kind}`);
           fs.writeFileSync(file, whole.subarray(0, cut));
-          const name = { gz: 'gzip', zst: 'zstd', xz: 'xz' }[kind];
+          const name = COMPRESSION[kind];
           let r: IngestResult;
           try {
             r = await ingestFile(file, { dataDir });

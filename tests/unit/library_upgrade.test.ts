@@ -6,9 +6,9 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { openDuckDb } from '../../server/engine/engine.ts';
 import { builtinDetectorsStamp } from '../../server/findings/detector_registry.ts';
 import { TraceLibrary } from '../../server/ingest/library.ts';
+import { makeUnversioned } from '../../server/ingest/test_older_model.ts';
 import { MODEL_VERSION } from '../../server/model/model_version.ts';
 
 const KERNEL4X = path.resolve(__dirname, '../../fixtures/handmade/kernel4x_kswapd_escalation.txt');
@@ -27,16 +27,6 @@ afterEach(async () => {
 
 const traceDir = (id: string) => path.join(dataDir, 'traces', id);
 
-/** Rewrites an ingested trace as a stallscope without model versions left it. */
-async function makeUnversioned(id: string): Promise<void> {
-  const engine = await openDuckDb(path.join(traceDir(id), 'trace.duckdb'));
-  await engine.exec(`DELETE FROM trace_info WHERE key = 'model_version'`);
-  engine.close();
-  const infoFile = path.join(traceDir(id), 'info.json');
-  const { modelVersion: _, ...info } = JSON.parse(fs.readFileSync(infoFile, 'utf8'));
-  fs.writeFileSync(infoFile, JSON.stringify(info));
-}
-
 async function modelVersionIn(lib: TraceLibrary, id: string): Promise<string | null> {
   const rows = await (await lib.openEngine(id)).query<{ value: string }>(`SELECT value FROM trace_info WHERE key = 'model_version'`);
   return rows[0]?.value ?? null;
@@ -47,7 +37,7 @@ describe('a library from an older stallscope', () => {
     library = await TraceLibrary.open(dataDir);
     const { id } = await library.ingest(KERNEL4X);
     await library.close();
-    await makeUnversioned(id);
+    await makeUnversioned(traceDir(id));
 
     library = await TraceLibrary.open(dataDir);
     expect(await library.get(id)).toMatchObject({ modelVersion: 0, outdated: true });

@@ -3,12 +3,16 @@
 #   chromium   - Playwright drives Debian's Chromium (no browser download)
 #   trace-cmd  - the benchmark's reference (`trace-cmd report` speed)
 #   zstd       - fast decompression of trace.dat v7 chunks (fzstd is the fallback)
+#   clang-14, lld-14 - rebuild the committed WebAssembly from its C source
+#                (npm run wasm:check; running stallscope needs neither)
 # Idempotent and quiet when everything is present.
 set -euo pipefail
 missing=()
 [ -x /usr/bin/chromium ] || missing+=(chromium)
 command -v trace-cmd >/dev/null 2>&1 || missing+=(trace-cmd)
 command -v zstd >/dev/null 2>&1 || missing+=(zstd)
+command -v clang-14 >/dev/null 2>&1 || missing+=(clang-14)
+command -v wasm-ld-14 >/dev/null 2>&1 || missing+=(lld-14)
 [ ${#missing[@]} -eq 0 ] && exit 0
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
   echo "installing system packages: ${missing[*]}" >&2

@@ -31,6 +31,8 @@ import { stackFields } from './fields/ftrace.ts';
 import { flat, latin1 } from './fields/generic.ts';
 import { hasTypedParser, type EventNameInfo } from './fields/index.ts';
 import { excerpt, LineSplitter } from './line_reader.ts';
+import { nativeLineFramer, R_END, R_START, REC_WORDS, type NativeLineFramer } from './native/native_framer.ts';
+import { readFramedLine } from './native/read_framed_line.ts';
 import {
   eventArgs,
   newEventLine,
@@ -156,6 +158,36 @@ class FtraceTextDecoder {
       return;
     }
     this.onLine(latin1(block, start, end), lineNo);
+  }
+
+  /**
+   * A block of ASCII lines (block[0, n), ending with '\n'), framed by the
+   * native framer: each line it read as an event is taken from its record,
+   * the others go to onAsciiLine, in order. `lineNo`: the number of the line
+   * before the first. Returns the number of lines.
+   */
+  onAsciiBlock(block: Uint8Array, lineNo: number, framer: NativeLineFramer): number {
+    framer.load(block);
+    const n = block.length;
+    const first = lineNo;
+    let from = 0;
+    while (from < n) {
+      const count = framer.frame(n, from);
+      const rec = framer.records;
+      let o = 0;
+      for (let r = 0; r < count; r++, o += REC_WORDS) {
+        lineNo++;
+        if (rec[o]! !== 0 && !this.latencyMode && !this.instancePrefixes && readFramedLine(block, rec, o, this.ev) && implausibleHead(this.ev) === null) {
+          this.summary.lines = lineNo;
+          this.acceptEvent(lineNo);
+        } else this.onAsciiLine(block, rec[o + R_START]!, rec[o + R_END]!, lineNo);
+      }
+      // Past the last line's terminator ("\n" or "\r\n").
+      from = rec[o - REC_WORDS + R_END]!;
+      if (block[from] === 13) from++;
+      from++;
+    }
+    return lineNo - first;
   }
 
   /** Any line, as a string (the definition of every line's reading). */
@@ -447,8 +479,10 @@ export async function decodeFtraceText(
   opts: DecodeFtraceTextOptions,
 ): Promise<FtraceTextSummary> {
   const dec = new FtraceTextDecoder(sink, opts.fileLabel);
+  const framer = nativeLineFramer();
   const splitter = new LineSplitter({
     asciiLine: (block, start, end, lineNo) => dec.onAsciiLine(block, start, end, lineNo),
+    asciiBlock: framer !== null ? (block, lineNo) => dec.onAsciiBlock(block, lineNo, framer) : undefined,
     line: (text, lineNo) => dec.onLine(text, lineNo),
     tooLong: (lineNo, _offset, ex, bytes) => dec.skip(lineNo, `line of ${bytes} bytes exceeds the line length limit`, ex),
   });

@@ -30,6 +30,13 @@ export interface LineHandler {
    * valid during the call only.
    */
   asciiLine(block: Uint8Array, start: number, end: number, lineNo: number, byteOffset: number): void;
+  /**
+   * Optional: every line of a block of ASCII lines at once (block ends just
+   * past a '\n'; lines end at "\n" or "\r\n"), instead of asciiLine() per
+   * line. `lineNo` is the number of the line before the first. Returns how
+   * many lines the block held.
+   */
+  asciiBlock?(block: Uint8Array, lineNo: number): number;
   /** Any other line (non-ASCII bytes decoded as UTF-8, or a last line without terminator), without its terminator. */
   line(text: string, lineNo: number, byteOffset: number): void;
   /** A line exceeding the cap, skipped. `bytes` is its full length. */
@@ -163,6 +170,11 @@ export class LineSplitter {
       // Positions in the block are byte offsets; the block ends just past a '\n'.
       const base = this.offset;
       const n = bytes.length;
+      if (h.asciiBlock !== undefined) {
+        this.lineNo += h.asciiBlock(bytes, this.lineNo);
+        this.offset = base + n;
+        return;
+      }
       let p = 0;
       let lineNo = this.lineNo;
       while (p < n) {

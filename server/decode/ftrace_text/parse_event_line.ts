@@ -593,6 +593,13 @@ function parseCommPidB(b: Uint8Array, from: number, end: number, out: EventLine)
     e--;
   }
   if (e === end || e <= from || c !== 45) return false; // '-', after a name
+  out.comm = commOfPadded(b, from, e);
+  out.pid = pid;
+  return true;
+}
+
+/** The task name whose padded text is b[from, e) (ASCII, e > from), null for `<...>`. */
+export function commOfPadded(b: Uint8Array, from: number, e: number): string | null {
   let comm = commsByText.getB(b, from, e);
   if (comm === undefined) {
     // A name not seen yet (as padded): remembered as parseCommPid does.
@@ -602,9 +609,12 @@ function parseCommPidB(b: Uint8Array, from: number, end: number, out: EventLine)
     const padded = latin1(b, from, e);
     commsByText.set(padded, 0, padded.length, padded, comm);
   }
-  out.comm = comm === '<...>' ? null : comm;
-  out.pid = pid;
-  return true;
+  return comm === '<...>' ? null : comm;
+}
+
+/** The record of the event name b[s, e) if a line read it before (parseTailB's lookup), else undefined. */
+export function knownNameB(b: Uint8Array, s: number, e: number): EventNameInfo | undefined {
+  return namesByText.getB(b, s, e);
 }
 
 /**

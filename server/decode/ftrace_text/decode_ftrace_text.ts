@@ -182,10 +182,7 @@ class FtraceTextDecoder {
           this.acceptEvent(lineNo);
         } else this.onAsciiLine(block, rec[o + R_START]!, rec[o + R_END]!, lineNo);
       }
-      // Past the last line's terminator ("\n" or "\r\n").
-      from = rec[o - REC_WORDS + R_END]!;
-      if (block[from] === 13) from++;
-      from++;
+      from = framer.nextLineStart(block, count);
     }
     return lineNo - first;
   }

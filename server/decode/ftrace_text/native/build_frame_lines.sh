@@ -12,6 +12,6 @@ ld="$(command -v wasm-ld-14 || command -v wasm-ld)"
   -ffile-prefix-map="$here"=. \
   -Wall -Wextra -Werror \
   -fuse-ld="$ld" -Wl,--no-entry -Wl,--strip-all \
-  -Wl,--export=frame_lines -Wl,--export=heap_base -Wl,--export=reset \
+  -Wl,--export=frame_lines -Wl,--export=heap_base \
   -Wl,--initial-memory=4194304 \
   -o "$out" "$here/frame_lines.c"

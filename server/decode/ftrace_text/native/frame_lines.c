@@ -71,14 +71,6 @@ static i32 last_name = -1, name_before = -1;
 /** Where the caller may put a block and the records (memory after the static data). */
 u8 *heap_base(void) { return &__heap_base; }
 
-/** Forgets the last head and the names (a new decode). */
-void reset(void) {
-  last_head_n = 0;
-  for (i32 i = 0; i < NAME_SLOTS; i++) name_slot[i] = 0;
-  name_count = 0;
-  last_name = name_before = -1;
-}
-
 static inline int is_digit(u8 c) { return c >= '0' && c <= '9'; }
 
 static inline int same_bytes(const u8 *a, const u8 *b, i32 n) {

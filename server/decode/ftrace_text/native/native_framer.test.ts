@@ -103,9 +103,7 @@ function framedReadings(lines: string[]): (ReturnType<typeof reading> | null)[] 
       const text = block.toString('latin1', rec[o + R_START]!, rec[o + R_END]!);
       if (text !== lines[i]!.replace(/\r$/, '')) expect(text).toBe(lines[i]!.replace(/\r$/, ''));
     }
-    from = rec[o - REC_WORDS + R_END]!;
-    if (block[from] === 13) from++;
-    from++;
+    from = framer!.nextLineStart(block, count);
   }
   expect(out.length).toBe(lines.length);
   return out;

@@ -39,7 +39,6 @@ const PAGE = 65536;
 interface FrameLinesExports {
   memory: WebAssembly.Memory;
   heap_base(): number;
-  reset(): void;
   frame_lines(block: number, n: number, from: number, out: number, maxRecords: number): number;
 }
 
@@ -78,9 +77,11 @@ export class NativeLineFramer {
     return this.ex.frame_lines(this.blockAt, blockLength, from, this.recordsAt, MAX_RECORDS);
   }
 
-  /** Forgets the remembered head and names (tests: a reading from a clean state). */
-  reset(): void {
-    this.ex.reset();
+  /** Where the line after the last one frame() framed starts: past its "\n" or "\r\n". */
+  nextLineStart(block: Uint8Array, count: number): number {
+    let at = this.records[(count - 1) * REC_WORDS + R_END]!;
+    if (block[at] === 13) at++;
+    return at + 1;
   }
 }
 

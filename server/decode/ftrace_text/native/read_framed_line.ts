@@ -92,8 +92,3 @@ export function readFramedLine(block: Uint8Array, rec: Int32Array, o: number, ou
   out.argsBytes = block;
   return true;
 }
-
-/** Forgets the names by id (with NativeLineFramer.reset, for tests). */
-export function forgetFramedNames(): void {
-  namesById.length = 0;
-}

@@ -9,7 +9,8 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { eventArgs, newEventLine, parseNormalLineB, parseNormalLine, type EventLine } from './parse_event_line.ts';
+import { newEventLine, parseNormalLineB, parseNormalLine, type EventLine } from './parse_event_line.ts';
+import { lineReading } from './test_line_reading.ts';
 
 const FIX = join(import.meta.dirname, '../../../fixtures');
 const FILES = [
@@ -35,23 +36,15 @@ function isAscii(s: string): boolean {
 
 /** What one parse produced (the EventLine's data and the fields, parsed on the arguments' bytes if it has them). */
 function snapshot(ok: boolean, ev: EventLine) {
-  if (!ok) return { ok };
+  // `fields` absent: read as undefined where a test looks at a line that did not parse
+  if (!ok) return { ok, fields: undefined };
   const b = ev.argsBytes === null ? null : ev.argsBytes.subarray(ev.argsStart, ev.argsEnd);
-  const args = eventArgs(ev);
+  const reading = lineReading(ev);
+  const args = reading.args;
   const fields = ev.nameInfo!.parse(args, 0, args.length, args, b);
   return {
     ok,
-    comm: ev.comm,
-    pid: ev.pid,
-    tgid: ev.tgid,
-    cpu: ev.cpu,
-    flags: ev.flags,
-    preemptCount: ev.preemptCount,
-    secs: ev.secs,
-    nsec: ev.nsec,
-    name: ev.name,
-    args,
-    instance: ev.instance,
+    ...reading,
     fields,
     // the order of the fields is the order of the event's `args` rows
     keys: fields === null ? null : Object.keys(fields),

@@ -10,7 +10,8 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { eventArgs, newEventLine, parseNormalLine, parseNormalLineB, type EventLine } from '../parse_event_line.ts';
+import { newEventLine, parseNormalLine, parseNormalLineB } from '../parse_event_line.ts';
+import { lineReading } from '../test_line_reading.ts';
 import { KIND_FAST, nativeLineFramer, R_END, R_START, REC_WORDS } from './native_framer.ts';
 import { readFramedLine } from './read_framed_line.ts';
 
@@ -32,22 +33,6 @@ const FILES = [
   'handmade/bad_out_of_order.txt',
   'handmade/bad_crlf.txt',
 ];
-
-function reading(ev: EventLine) {
-  return {
-    comm: ev.comm,
-    pid: ev.pid,
-    tgid: ev.tgid,
-    cpu: ev.cpu,
-    flags: ev.flags,
-    preemptCount: ev.preemptCount,
-    secs: ev.secs,
-    nsec: ev.nsec,
-    name: ev.name,
-    args: eventArgs(ev),
-    instance: ev.instance,
-  };
-}
 
 function mutations(line: string): string[] {
   const out = [line, line + '  ', '  ' + line, line.replace(': ', ':  '), line + '\r'];
@@ -82,12 +67,12 @@ function mutations(line: string): string[] {
 }
 
 /** Frames `lines` as one block; returns, per line, the native reading or null where it left the line to JavaScript. */
-function framedReadings(lines: string[]): (ReturnType<typeof reading> | null)[] {
+function framedReadings(lines: string[]): (ReturnType<typeof lineReading> | null)[] {
   const framer = nativeLineFramer();
   expect(framer).not.toBeNull();
   const block = Buffer.from(lines.join('\n') + '\n', 'latin1');
   framer!.load(block);
-  const out: (ReturnType<typeof reading> | null)[] = [];
+  const out: (ReturnType<typeof lineReading> | null)[] = [];
   let from = 0;
   while (from < block.length) {
     const count = framer!.frame(block.length, from);
@@ -99,7 +84,7 @@ function framedReadings(lines: string[]): (ReturnType<typeof reading> | null)[] 
       parseNormalLine(lines[i]!.replace(/\r$/, ''), 'kernel', newEventLine(), false);
       const ev = newEventLine();
       const taken = (rec[o]! & KIND_FAST) !== 0 && readFramedLine(block, rec, o, ev);
-      out.push(taken ? reading(ev) : null);
+      out.push(taken ? lineReading(ev) : null);
       const text = block.toString('latin1', rec[o + R_START]!, rec[o + R_END]!);
       if (text !== lines[i]!.replace(/\r$/, '')) expect(text).toBe(lines[i]!.replace(/\r$/, ''));
     }
@@ -135,7 +120,7 @@ describe('native framer reads lines exactly as the string path', () => {
         if (isPlain && n === null && line.length > 0 && parseNormalLineB(Buffer.from(line, 'latin1'), 'kernel', newEventLine(), 0, line.length)) missed.push(line);
         if (n === null) continue;
         taken++;
-        if (!ok || JSON.stringify(n) !== JSON.stringify(reading(ev))) expect(ok ? n : null, line).toStrictEqual(ok ? reading(ev) : 'not an event line');
+        if (!ok || JSON.stringify(n) !== JSON.stringify(lineReading(ev))) expect(ok ? n : null, line).toStrictEqual(ok ? lineReading(ev) : 'not an event line');
       }
       expect(events).toBeGreaterThan(0);
       expect(taken).toBeGreaterThan(0);

@@ -31,6 +31,7 @@ import { BATCHES_CONSUMED, FIELD_FAILED, type FieldToStore, type FieldWorkerInpu
 import { FAILED, FIELD_CHUNKS_CONSUMED, MAX_IN_FLIGHT } from './store_protocol.ts';
 import { RecycledBuffers, sendBuffersBack } from './recycled_buffers.ts';
 import { waitForCounter } from './wait_for_counter.ts';
+import { nativeKvScanner } from '../decode/ftrace_text/native/native_kv_scanner.ts';
 import { serveJobs } from './job_loop.ts';
 
 const port = parentPort!;
@@ -180,6 +181,10 @@ function textDecoder(
     writeFtraceEventRow(ftraceEvent, typed, h.id, h.ts, h.cpu, h.utid, h.nameId, flags, preemptCount, withArgs ? h.id : null, h.raw, h.where);
     if (withArgs) args.write(h.id, h.fields!);
   };
+  // key=value texts of learned key sequences are read in native code, a batch at a time (null: all in JavaScript).
+  const native = nativeKvScanner();
+  native?.reset();
+  let anyDirect = false;
   const self: BatchDecoder = {
     unparsed: 0,
     decode(r) {
@@ -187,11 +192,18 @@ function textDecoder(
         const rows = writerFor(name);
         // An event of a typed table this job does not fill would land in _ftrace_event instead: a framing bug.
         if (rows === null && typedTableFor(name) !== null) throw new Error(`field worker: no typed table takes event ${name}`);
-        names[id] = { parse: textFieldParser(name), rows, direct: rows !== null ? directTextWriter(name, rows) : null, stack: isStackEvent(name) };
+        const direct = rows !== null ? directTextWriter(name, rows) : null;
+        if (direct !== null && native !== null) {
+          direct.useNative(native, id);
+          anyDirect = true;
+        }
+        names[id] = { parse: textFieldParser(name), rows, direct, stack: isStackEvent(name) };
       }
       const bytes = r.bytes;
       // The pages are ASCII (RawTextRecords.page).
       const count = r.batch.count;
+      const read = native !== null && anyDirect ? native.scan(r.ints, count, bytes) : 0;
+      const nativePlan = read > 0 ? native!.plan : null;
       for (let i = 0; i < count; i++) {
         const format = r.format(i);
         const s = r.offset(i);
@@ -209,6 +221,16 @@ function textDecoder(
         if (n === undefined) throw new Error(`field worker: no parser for event name id ${format}`);
         const pageBytes = r.kind(i) !== OWN_TEXT;
         const direct = n.direct;
+        if (nativePlan !== null && direct !== null && nativePlan[i]! >= 0) {
+          const plan = direct.nativePlan(nativePlan[i]!);
+          if (plan !== null) {
+            const rows = n.rows!;
+            rows.startRow(r.id(i), r.ts(i), r.cpu(i), r.utid(i), r.common(i), r.where(i));
+            direct.writeNative(plan, native!.vals, native!.base[i]!);
+            rows.end();
+            continue;
+          }
+        }
         if (pageBytes && direct !== null && direct.scan(bytes, s, e)) {
           const rows = n.rows!;
           rows.startRow(r.id(i), r.ts(i), r.cpu(i), r.utid(i), r.common(i), r.where(i));

@@ -19,7 +19,7 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { createRequire } from 'node:module';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
 export type WorkerName = 'store_worker' | 'field_worker';
 
@@ -77,6 +77,18 @@ async function buildBundle(name: WorkerName): Promise<string> {
           build.onResolve({ filter: /^@duckdb\/node-bindings$/ }, (args) => ({
             path: requireHere.resolve(args.path),
             external: true,
+          }));
+        },
+      },
+      {
+        name: 'native-code-beside-its-source',
+        setup(build) {
+          // The loaders of native code (decode/ftrace_text/native/*.ts) read
+          // their .wasm next to themselves: in the bundle (in the temp dir)
+          // import.meta.url must still name the source file.
+          build.onLoad({ filter: /[\\/]native[\\/][^\\/]+\.ts$/ }, async (args) => ({
+            contents: (await fs.readFile(args.path, 'utf8')).replaceAll('import.meta.url', JSON.stringify(pathToFileURL(args.path).href)),
+            loader: 'ts',
           }));
         },
       },

@@ -31,7 +31,7 @@ const MAX_PLANS = 4;
 const TWO_32 = 4294967296;
 
 /** One key sequence and where its values go in the table. */
-interface Plan {
+export interface Plan {
   rules: KeyRule[];
   /** Whether rows of this sequence can be written here; false: leave them to the fields-object path. */
   usable: boolean;
@@ -41,7 +41,26 @@ interface Plan {
   store: Uint8Array;
   /** Columns no key of the sequence fills: NULL. */
   absent: Int32Array;
+  /** Its handle in the native reader (NativeKvReader.addPlan), -1: none. */
+  handle: number;
+  /** Per store k of a text value: the last native token written and its dictionary id (runs of flags repeat). */
+  lastToken: Float64Array;
+  lastId: Int32Array;
 }
+
+/**
+ * The native reader of learned key sequences (native/native_kv_scanner.ts),
+ * as this writer uses it: it is given each plan, and says which plan read a
+ * record; text values come back as tokens.
+ */
+export interface NativeKvReader {
+  addPlan(nameId: number, rules: readonly KeyRule[]): number;
+  dropPlan(handle: number): void;
+  token(id: number): string;
+}
+
+/** keyed()'s high word for a native token: the column caches of TableRowWriter never see it from binary fields. */
+const TOKEN_KEY_HI = -2;
 
 /** The shape a key=value parser accepts: its spec, and the keys every event must have. */
 export interface KvShape {
@@ -77,10 +96,62 @@ export class KvColumnWriter {
   /** scan() found the last event's text again: write() repeats its values. */
   private repeat = false;
 
+  /** The native reader this writer's plans are given to, and its event name id there. */
+  private native: NativeKvReader | null = null;
+  private nativeName = -1;
+
   constructor(
     private readonly shape: KvShape,
     private readonly cols: DirectRowColumns,
   ) {}
+
+  /** Gives every plan learned from now on to a native reader, under event name id `nameId`. */
+  useNative(reader: NativeKvReader, nameId: number): void {
+    this.native = reader;
+    this.nativeName = nameId;
+  }
+
+  /** The plan a native handle names, if its rows can be written here; null: use scan(). */
+  nativePlan(handle: number): Plan | null {
+    const plans = this.plans;
+    for (let i = 0; i < plans.length; i++) {
+      const p = plans[i]!;
+      if (p.handle === handle) return p.usable ? p : null;
+    }
+    return null;
+  }
+
+  /**
+   * write() for an event the native reader read with `plan`: its values at
+   * vals[base + k], by key position; text values are tokens.
+   */
+  writeNative(plan: Plan, vals: Float64Array, base: number): void {
+    const cols = this.cols;
+    const arrays = cols.arrays;
+    const row = cols.row;
+    const { src, col, store } = plan;
+    for (let k = 0; k < src.length; k++) {
+      const v = vals[base + src[k]!]!;
+      const c = col[k]!;
+      const how = store[k]!;
+      if (how === TEXT) {
+        if (v === plan.lastToken[k]) arrays[c]![row] = plan.lastId[k]!;
+        else {
+          if (!cols.keyed(c, v, TOKEN_KEY_HI)) cols.text(c, this.native!.token(v));
+          plan.lastToken[k] = v;
+          plan.lastId[k] = arrays[c]![row]!;
+        }
+      } else if (how === I32 || how === F64) arrays[c]![row] = v;
+      else {
+        const hi = Math.floor(v / TWO_32);
+        const a = arrays[c]!;
+        a[2 * row] = v - hi * TWO_32;
+        a[2 * row + 1] = hi;
+      }
+    }
+    const absent = plan.absent;
+    for (let k = 0; k < absent.length; k++) cols.absent(absent[k]!);
+  }
 
   /**
    * Reads b[s, n) (ASCII argument text, trailing spaces removed). True: the
@@ -111,7 +182,8 @@ export class KvColumnWriter {
     const plan = this.makePlan(rules);
     if (!this.scanWith(plan, b, s, n)) return false;
     plans.unshift(plan);
-    if (plans.length > MAX_PLANS) plans.pop();
+    if (this.native !== null) plan.handle = this.native.addPlan(this.nativeName, rules);
+    if (plans.length > MAX_PLANS) this.native?.dropPlan(plans.pop()!.handle);
     return plan.usable;
   }
 
@@ -233,7 +305,7 @@ export class KvColumnWriter {
       col.push(f.column);
       store.push(f.kind === 'text' ? TEXT : f.kind === 'i64' ? I64 : f.kind === 'f64' ? F64 : I32);
     }
-    return { rules, usable, src: Int32Array.from(src), col: Int32Array.from(col), store: Uint8Array.from(store), absent: Int32Array.from(absent) };
+    return { rules, usable, src: Int32Array.from(src), col: Int32Array.from(col), store: Uint8Array.from(store), absent: Int32Array.from(absent), handle: -1, lastToken: new Float64Array(src.length).fill(-1), lastId: new Int32Array(src.length) };
   }
 }
 

@@ -30,7 +30,8 @@ export interface DecodeFileResult {
 export async function decodeFile(file: string, sink: EventSink, opts: DecodeFileOptions): Promise<DecodeFileResult> {
   const { label } = opts;
   const progress: ProgressFn = (done, total) => opts.onProgress?.('decoding', done, total);
-  const opened = await openInput(file, label);
+  // The text decoder is done with each chunk before it reads the next (readReusedChunks).
+  const opened = await openInput(file, label, { reuseBuffers: true });
   if (opened.format === 'unknown') {
     throw new DecodeError(label, 0, 'offset', 'not a trace: neither trace.dat nor ftrace text (binary content)');
   }

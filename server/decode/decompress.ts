@@ -12,7 +12,7 @@
  * offset reached when the error surfaced.
  */
 import { createReadStream, createWriteStream } from 'node:fs';
-import { stat, statfs } from 'node:fs/promises';
+import { open, stat, statfs } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -176,7 +176,8 @@ async function peek(
       done = true;
       break;
     }
-    parts.push(r.value);
+    // A copy: the reader may reuse its buffer for the next read (readReusedChunks).
+    parts.push(Buffer.from(r.value));
     have += r.value.length;
   }
   const head = parts.length === 1 ? parts[0]! : Buffer.concat(parts);
@@ -237,15 +238,59 @@ export async function* readFileChunks(path: string): AsyncGenerator<Uint8Array> 
   }
 }
 
+/** Buffers readReusedChunks() cycles through: a chunk is overwritten REUSED_BUFFERS - 1 reads after it was yielded. */
+const REUSED_BUFFERS = 4;
+
+/**
+ * The raw bytes of a file in large chunks read into a few buffers used over
+ * and over, for a consumer that is done with each chunk before it asks for
+ * the next (the text decoder: its line splitter copies the partial line it
+ * carries, everything else it keeps is a copy).
+ *
+ * Why: a fresh 1 MiB Buffer per read is external memory V8 counts, and
+ * every ~64 MB of it started a full (mark-compact) collection on the main
+ * thread: 12 of them in a 250 MB text ingest, 3 with reused buffers, ~10%
+ * of the ingest's CPU time (bench/README.md, sixteenth session).
+ */
+export async function* readReusedChunks(path: string): AsyncGenerator<Uint8Array> {
+  const file = await open(path, 'r');
+  try {
+    const buffers = Array.from({ length: REUSED_BUFFERS }, () => Buffer.allocUnsafeSlow(reusedChunkBytes()));
+    for (let k = 0; ; k = (k + 1) % REUSED_BUFFERS) {
+      const buf = buffers[k]!;
+      const { bytesRead } = await file.read(buf, 0, buf.length, null);
+      if (bytesRead === 0) return;
+      yield buf.subarray(0, bytesRead);
+    }
+  } finally {
+    await file.close();
+  }
+}
+
+/**
+ * readReusedChunks' read size. STALLSCOPE_READ_CHUNK_BYTES makes it smaller
+ * for tests: then the buffers are reused many times within a small fixture,
+ * with lines cut at every place.
+ */
+function reusedChunkBytes(): number {
+  const v = Number(process.env.STALLSCOPE_READ_CHUNK_BYTES);
+  return Number.isInteger(v) && v >= 1 && v <= READ_CHUNK_BYTES ? v : READ_CHUNK_BYTES;
+}
+
+/** Each chunk copied: what a consumer that may keep chunks (a decompressor) reads from reused buffers. */
+async function* copiedChunks(src: AsyncIterable<Uint8Array>): AsyncGenerator<Uint8Array> {
+  for await (const c of src) yield Buffer.from(c);
+}
+
 /**
  * Opens a file, peels off every compression layer (detected by content) and
  * reports what the innermost bytes are. `label` names the file in errors
  * (defaults to the path).
  */
-export async function openInput(path: string, label: string = path): Promise<OpenedInput> {
+export async function openInput(path: string, label: string = path, opts: { reuseBuffers?: boolean } = {}): Promise<OpenedInput> {
   const fileBytes = (await stat(path)).size;
   const compression: Compression[] = [];
-  let src: AsyncIterable<Uint8Array> = readFileChunks(path);
+  let src: AsyncIterable<Uint8Array> = opts.reuseBuffers ? readReusedChunks(path) : readFileChunks(path);
   for (;;) {
     const { head, rest } = await peek(src[Symbol.asyncIterator](), SNIFF_BYTES);
     const s = sniffInput(head);
@@ -253,7 +298,9 @@ export async function openInput(path: string, label: string = path): Promise<Ope
     if (compression.length >= MAX_COMPRESSION_LAYERS) {
       throw new DecodeError(label, 0, 'offset', `more than ${MAX_COMPRESSION_LAYERS} nested compression layers`);
     }
-    src = decompressLayer(s.compression, rest, label, compression.length);
+    // Decompressors may hold on to their input: only the file's own layer reads reused buffers, and they get copies.
+    const input = opts.reuseBuffers && compression.length === 0 ? copiedChunks(rest) : rest;
+    src = decompressLayer(s.compression, input, label, compression.length);
     compression.push(s.compression);
   }
 }

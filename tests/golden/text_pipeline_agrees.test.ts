@@ -55,6 +55,32 @@ describe('text: fields parsed on the field worker give the one-thread model', ()
     await engine.exec(`DETACH a_${alias}; DETACH b_${alias}`);
   });
 
+  it.each(TEXT_FIXTURES)('%s, read in small chunks through the reused read buffers', async (fixture) => {
+    // The decoder reads the file into four buffers used over and over
+    // (decompress.ts readReusedChunks): anything it kept of a chunk past the
+    // next reads would change the model. 1000-byte reads cycle the buffers
+    // many times in every fixture and cut lines everywhere.
+    const file = path.join(FIXTURES, fixture);
+    const alias = fixture.replace(/\W/g, '_');
+    const whole = await ingestFile(file, { dataDir: path.join(dir, `${alias}-whole`), worker: true });
+    process.env.STALLSCOPE_READ_CHUNK_BYTES = '1000';
+    let small: IngestResult;
+    try {
+      small = await ingestFile(file, { dataDir: path.join(dir, `${alias}-small`), worker: true });
+    } finally {
+      delete process.env.STALLSCOPE_READ_CHUNK_BYTES;
+    }
+    expect(comparable(small)).toEqual(comparable(whole));
+    await engine.exec(`ATTACH '${whole.dbPath}' AS w_${alias} (READ_ONLY); ATTACH '${small.dbPath}' AS s_${alias} (READ_ONLY)`);
+    for (const t of TABLES) {
+      const [{ n }] = await engine.query<{ n: bigint }>(
+        `SELECT count(*) AS n FROM ((SELECT * FROM w_${alias}.${t} EXCEPT ALL SELECT * FROM s_${alias}.${t}) UNION ALL (SELECT * FROM s_${alias}.${t} EXCEPT ALL SELECT * FROM w_${alias}.${t}))`,
+      );
+      expect({ table: t, differing: n }).toEqual({ table: t, differing: 0n });
+    }
+    await engine.exec(`DETACH w_${alias}; DETACH s_${alias}`);
+  });
+
   it('an unparsed typed event keeps its raw text and stack frames on the field worker', async () => {
     const r = await ingestFile(path.join(FIXTURES, 'handmade/unparsed_typed_frames.txt'), { dataDir: path.join(dir, 'frames'), worker: true });
     expect(r.summary).toMatchObject({ eventsTotal: 4, unparsedEvents: 1, skippedInputs: 0 });

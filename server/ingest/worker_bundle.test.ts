@@ -9,12 +9,12 @@ import { pathToFileURL } from 'node:url';
 import { expect, it } from 'vitest';
 import { workerBundle } from './worker_bundle.ts';
 
-it('the field worker bundle loads scan_kv.wasm from beside its source, not from the temp dir', async () => {
+it('the field worker bundle loads its .wasm from beside the native sources, not from the temp dir', async () => {
   const bundle = readFileSync(await workerBundle('field_worker'), 'utf8');
-  const source = pathToFileURL(join(import.meta.dirname, '../decode/ftrace_text/native/native_kv_scanner.ts')).href;
-  expect(bundle).toContain(JSON.stringify(source));
-  // the loader's own URL is the only way it names where it is
-  const loader = bundle.slice(bundle.indexOf('scan_kv.wasm') - 200, bundle.indexOf('scan_kv.wasm') + 200);
-  expect(loader).not.toContain('import.meta.url');
-  expect(loader).toContain(source);
+  const loader = pathToFileURL(join(import.meta.dirname, '../decode/ftrace_text/native/load_wasm.ts')).href;
+  const body = bundle.slice(bundle.indexOf('function loadNativeModule('), bundle.indexOf('function loadNativeModule(') + 300);
+  expect(body).toContain('new URL(');
+  expect(body).toContain(JSON.stringify(loader));
+  expect(body).not.toContain('import.meta.url');
+  expect(bundle).toContain('scan_kv.wasm');
 });

@@ -38,6 +38,18 @@ function comparable(r: IngestResult): object {
   return rest;
 }
 
+/** Every table of the two models holds the same rows (as multisets). */
+async function expectSameTables(a: IngestResult, b: IngestResult, alias: string): Promise<void> {
+  await engine.exec(`ATTACH '${a.dbPath}' AS a_${alias} (READ_ONLY); ATTACH '${b.dbPath}' AS b_${alias} (READ_ONLY)`);
+  for (const t of TABLES) {
+    const [{ n }] = await engine.query<{ n: bigint }>(
+      `SELECT count(*) AS n FROM ((SELECT * FROM a_${alias}.${t} EXCEPT ALL SELECT * FROM b_${alias}.${t}) UNION ALL (SELECT * FROM b_${alias}.${t} EXCEPT ALL SELECT * FROM a_${alias}.${t}))`,
+    );
+    expect({ table: t, differing: n }).toEqual({ table: t, differing: 0n });
+  }
+  await engine.exec(`DETACH a_${alias}; DETACH b_${alias}`);
+}
+
 describe('text: fields parsed on the field worker give the one-thread model', () => {
   it.each(TEXT_FIXTURES)('%s', async (fixture) => {
     const file = path.join(FIXTURES, fixture);
@@ -45,14 +57,7 @@ describe('text: fields parsed on the field worker give the one-thread model', ()
     const oneThread = await ingestFile(file, { dataDir: path.join(dir, `${alias}-1`), worker: false });
     const pipeline = await ingestFile(file, { dataDir: path.join(dir, `${alias}-3`), worker: true });
     expect(comparable(pipeline)).toEqual(comparable(oneThread));
-    await engine.exec(`ATTACH '${oneThread.dbPath}' AS a_${alias} (READ_ONLY); ATTACH '${pipeline.dbPath}' AS b_${alias} (READ_ONLY)`);
-    for (const t of TABLES) {
-      const [{ n }] = await engine.query<{ n: bigint }>(
-        `SELECT count(*) AS n FROM ((SELECT * FROM a_${alias}.${t} EXCEPT ALL SELECT * FROM b_${alias}.${t}) UNION ALL (SELECT * FROM b_${alias}.${t} EXCEPT ALL SELECT * FROM a_${alias}.${t}))`,
-      );
-      expect({ table: t, differing: n }).toEqual({ table: t, differing: 0n });
-    }
-    await engine.exec(`DETACH a_${alias}; DETACH b_${alias}`);
+    await expectSameTables(oneThread, pipeline, alias);
   });
 
   it.each(TEXT_FIXTURES)('%s, read in small chunks through the reused read buffers', async (fixture) => {
@@ -71,14 +76,7 @@ describe('text: fields parsed on the field worker give the one-thread model', ()
       delete process.env.STALLSCOPE_READ_CHUNK_BYTES;
     }
     expect(comparable(small)).toEqual(comparable(whole));
-    await engine.exec(`ATTACH '${whole.dbPath}' AS w_${alias} (READ_ONLY); ATTACH '${small.dbPath}' AS s_${alias} (READ_ONLY)`);
-    for (const t of TABLES) {
-      const [{ n }] = await engine.query<{ n: bigint }>(
-        `SELECT count(*) AS n FROM ((SELECT * FROM w_${alias}.${t} EXCEPT ALL SELECT * FROM s_${alias}.${t}) UNION ALL (SELECT * FROM s_${alias}.${t} EXCEPT ALL SELECT * FROM w_${alias}.${t}))`,
-      );
-      expect({ table: t, differing: n }).toEqual({ table: t, differing: 0n });
-    }
-    await engine.exec(`DETACH w_${alias}; DETACH s_${alias}`);
+    await expectSameTables(whole, small, `${alias}_small`);
   });
 
   it('an unparsed typed event keeps its raw text and stack frames on the field worker', async () => {

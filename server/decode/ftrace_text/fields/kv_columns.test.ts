@@ -6,8 +6,6 @@
  * fixtures, plus mutations that push it off its fast path (hex, signs, long
  * numbers, repeated, missing and renamed keys, extra spaces, truncations).
  */
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDuckDb, type Engine } from '../../../engine/engine.ts';
 import type { ChunkData } from '../../../model/column_chunk.ts';
@@ -15,18 +13,7 @@ import { ModelStore, type ModelLayout } from '../../../model/model_store.ts';
 import { TableRowWriter, TypedRows } from '../../../model/typed_rows.ts';
 import { typedTableFor } from '../../../model/typed_tables.ts';
 import { directTextWriter, textFieldParser } from '../raw_text_fields.ts';
-
-const FIX = join(import.meta.dirname, '../../../../fixtures');
-const FILES = [
-  'reclaim_kswapd.report.txt',
-  'memcg_reclaim.report.txt',
-  'swap_writeback.report.txt',
-  'tracefs_plain.txt',
-  'handmade/kernel3x_writepage.txt',
-  'handmade/kernel4x_kswapd_escalation.txt',
-  'handmade/report_v6_trace_cmd_old.txt',
-  'handmade/tracefs6x_odd_tasks_tgid.txt',
-];
+import { comparableChunks as comparable, KV_FIXTURES as FILES, kvEvents, kvMutations as mutations } from './test_kv_events.ts';
 
 let engine: Engine;
 let layout: ModelLayout;
@@ -35,23 +22,6 @@ beforeAll(async () => {
   layout = (await ModelStore.create(engine)).layout;
 });
 afterAll(() => engine?.close());
-
-/** The reclaim events of a fixture that have a typed table: [name, argument text]. */
-function kvEvents(file: string): [string, string][] {
-  const out: [string, string][] = [];
-  for (const line of readFileSync(join(FIX, file), 'latin1').split('\n')) {
-    const m = /\s(mm_vmscan_\w+):\s+(.*?)\s*$/.exec(line);
-    if (m && typedTableFor(m[1]!) !== null && /^[\x20-\x7e]*$/.test(m[2]!)) out.push([m[1]!, m[2]!]);
-  }
-  return out;
-}
-
-function mutations(args: string): string[] {
-  const out = [args, args.replace(/=(\d+)/, '=0x$1'), args.replace(/=(\d+)/, '=-$1'), args.replace(/=(\d+)/, '=1234567890123456789'), args.replace(' ', '  ')];
-  out.push(args.replace(/^(\w+=\S+)/, '$1 $1'), args.replace(/ \w+=\S+$/, ''), args.replace(/^\w+=\S+ /, ''), args.replace('flags=', 'reclaim_flags='));
-  out.push(args.slice(0, Math.floor(args.length / 2)), args.replace(/=\S+$/, '='), args.replace(/(\w+=)(\S+)$/, '$1"$2"'), `${args} extra=1`);
-  return out;
-}
 
 /**
  * Rows of one table written two ways; returns their chunks and dictionaries.
@@ -99,11 +69,6 @@ function writeBoth(events: [string, string][], sharedBlock: boolean) {
   objectRows.flush();
   directRows.flush();
   return { chunks, dicts: { object: objectRows.dictLists(), direct: directRows.dictLists() }, taken, rows };
-}
-
-/** A chunk as comparable data: its bytes and string columns. */
-function comparable(chunks: ChunkData[]) {
-  return chunks.map((c) => ({ rows: c.rows, bytes: Buffer.from(c.buffer).toString('base64'), columns: c.columns }));
 }
 
 describe('KvColumnWriter writes the fields-object path rows', () => {

@@ -8,7 +8,7 @@
  * names), so there is one instance per thread, shared by every decode: both
  * caches are keyed by bytes, and equal bytes read the same in any trace.
  */
-import fs from 'node:fs';
+import { loadNativeModule } from './load_wasm.ts';
 
 /** int32 words per record (frame_lines.c REC_WORDS). */
 export const REC_WORDS = 16;
@@ -93,12 +93,8 @@ let shared: NativeLineFramer | null | undefined;
  */
 export function nativeLineFramer(): NativeLineFramer | null {
   if (shared === undefined) {
-    try {
-      const bytes = fs.readFileSync(new URL('./frame_lines.wasm', import.meta.url));
-      shared = new NativeLineFramer(new WebAssembly.Module(bytes));
-    } catch {
-      shared = null;
-    }
+    const module = loadNativeModule('frame_lines.wasm');
+    shared = module !== null ? new NativeLineFramer(module) : null;
   }
   return shared;
 }

@@ -9,8 +9,6 @@
  * missing and renamed keys, extra spaces, truncations), and a flood of
  * distinct text values past its token table.
  */
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDuckDb, type Engine } from '../../../engine/engine.ts';
 import type { ChunkData } from '../../../model/column_chunk.ts';
@@ -18,19 +16,10 @@ import { ModelStore, type ModelLayout } from '../../../model/model_store.ts';
 import { TableRowWriter, TypedRows } from '../../../model/typed_rows.ts';
 import { typedTableFor } from '../../../model/typed_tables.ts';
 import { directTextWriter, textFieldParser } from '../raw_text_fields.ts';
-import { NativeKvScanner, nativeKvScanner } from './native_kv_scanner.ts';
+import { comparableChunks as comparable, KV_FIXTURES as FILES, kvEvents, kvMutations as mutations } from '../fields/test_kv_events.ts';
+import { loadNativeModule } from './load_wasm.ts';
+import { NativeKvScanner, nativeKvScanner, SCAN_KV_WASM } from './native_kv_scanner.ts';
 
-const FIX = join(import.meta.dirname, '../../../../fixtures');
-const FILES = [
-  'reclaim_kswapd.report.txt',
-  'memcg_reclaim.report.txt',
-  'swap_writeback.report.txt',
-  'tracefs_plain.txt',
-  'handmade/kernel3x_writepage.txt',
-  'handmade/kernel4x_kswapd_escalation.txt',
-  'handmade/report_v6_trace_cmd_old.txt',
-  'handmade/tracefs6x_odd_tasks_tgid.txt',
-];
 /** record_batch.ts: ints per record; format, at, len, kind. */
 const REC_INTS = 7;
 /** Small batches: plans learned on the JavaScript path in one are read natively in the next, even in the small handmade files. */
@@ -43,24 +32,6 @@ beforeAll(async () => {
   layout = (await ModelStore.create(engine)).layout;
 });
 afterAll(() => engine?.close());
-
-/** The reclaim events of a fixture that have a typed table: [name, argument text]. */
-function kvEvents(file: string): [string, string][] {
-  const out: [string, string][] = [];
-  for (const line of readFileSync(join(FIX, file), 'latin1').split('\n')) {
-    const m = /\s(mm_vmscan_\w+):\s+(.*?)\s*$/.exec(line);
-    if (m && typedTableFor(m[1]!) !== null && /^[\x20-\x7e]*$/.test(m[2]!)) out.push([m[1]!, m[2]!]);
-  }
-  return out;
-}
-
-function mutations(args: string): string[] {
-  const out = [args, args.replace(/=(\d+)/, '=0x$1'), args.replace(/=(\d+)/, '=-$1'), args.replace(/=(\d+)/, '=1234567890123456789'), args.replace(' ', '  ')];
-  out.push(args.replace(/=(\d+)/, '=01234567'), args.replace(/=(\d+)/, '=0123456789012345'), args.replace(/=(\d+)/, '=$1x'), args.replace(/=(\d+)/, '=999999999999999'), args.replace(/=(\d+)/, '=9999999999999999'));
-  out.push(args.replace(/^(\w+=\S+)/, '$1 $1'), args.replace(/ \w+=\S+$/, ''), args.replace(/^\w+=\S+ /, ''), args.replace('flags=', 'reclaim_flags='));
-  out.push(args.slice(0, Math.floor(args.length / 2)), args.replace(/=\S+$/, '='), args.replace(/(\w+=)(\S+)$/, '$1"$2"'), `${args} extra=1`, `${args} `);
-  return out;
-}
 
 /**
  * Rows of events written two ways, in batches as the field worker gets
@@ -127,13 +98,8 @@ function writeBoth(events: [string, string][], scanner: NativeKvScanner) {
   return { chunks, dicts: { object: objectRows.dictLists(), native: nativeRows.dictLists() }, native, rows };
 }
 
-/** A chunk as comparable data: its bytes and string columns. */
-function comparable(chunks: ChunkData[]) {
-  return chunks.map((c) => ({ rows: c.rows, bytes: Buffer.from(c.buffer).toString('base64'), columns: c.columns }));
-}
-
 function freshScanner(): NativeKvScanner {
-  return new NativeKvScanner(new WebAssembly.Module(readFileSync(join(import.meta.dirname, 'scan_kv.wasm'))));
+  return new NativeKvScanner(loadNativeModule(SCAN_KV_WASM)!);
 }
 
 describe('the native key=value reader writes the fields-object path rows', () => {

@@ -8,9 +8,11 @@
  * ingests); tokens (the text values' ids) are kept for the thread's life,
  * with their strings here.
  */
-import fs from 'node:fs';
 import type { KeyRule } from '../fields/generic.ts';
 import { latin1 } from '../fields/generic.ts';
+import { loadNativeModule } from './load_wasm.ts';
+
+export const SCAN_KV_WASM = 'scan_kv.wasm';
 
 /** scan_kv.c MAX_RULES: the most keys a native plan takes, and vals' stride per record. */
 export const MAX_NATIVE_KEYS = 32;
@@ -129,12 +131,8 @@ let shared: NativeKvScanner | null | undefined;
  */
 export function nativeKvScanner(): NativeKvScanner | null {
   if (shared === undefined) {
-    try {
-      const bytes = fs.readFileSync(new URL('./scan_kv.wasm', import.meta.url));
-      shared = new NativeKvScanner(new WebAssembly.Module(bytes));
-    } catch {
-      shared = null;
-    }
+    const module = loadNativeModule(SCAN_KV_WASM);
+    shared = module !== null ? new NativeKvScanner(module) : null;
   }
   return shared;
 }

@@ -143,6 +143,22 @@ describe('the native key=value reader writes the fields-object path rows', () =>
     }
   });
 
+  it('a new key sequence every few events: plans dropped and the plan table used up, rows unchanged', () => {
+    // Each sequence is learned on the JavaScript path, read natively until
+    // the writer drops it (it keeps 4), and past 2048 sequences the native
+    // reader takes no more: the JavaScript path reads the rest.
+    const base = kvEvents('reclaim_kswapd.report.txt').find(([name]) => name === 'mm_vmscan_lru_shrink_inactive')!;
+    expect(base).toBeDefined();
+    const events: [string, string][] = [];
+    for (let seq = 0; seq < 2500; seq++) for (let k = 0; k < 20; k++) events.push([base[0], `${base[1]} extra_${seq}=${k}`]);
+    const r = writeBoth(events, freshScanner());
+    expect(comparable(r.chunks.native)).toEqual(comparable(r.chunks.object));
+    expect(r.dicts.native).toEqual(r.dicts.object);
+    // about half of each of the first 2048 sequences' events (the rest come before it is learned), none after
+    expect(r.native).toBeGreaterThan(2000 * 8);
+    expect(r.native).toBeLessThanOrEqual(2048 * 11); // all 2500 sequences would be ~25000
+  });
+
   it('more distinct text values than its token table holds: the rest go to JavaScript, rows unchanged', () => {
     const base = kvEvents('reclaim_kswapd.report.txt').find(([name, args]) => name === 'mm_vmscan_lru_isolate' && /\blru=\S+$/.test(args))!;
     expect(base).toBeDefined();

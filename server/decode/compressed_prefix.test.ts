@@ -46,6 +46,24 @@ describe('CompressedPrefix.wholeLines', () => {
     }
   });
 
+  it('a line longer than the hold limit comes through whole, in pieces of about the limit, one copy each', async () => {
+    // 3 MiB without a newline in 16 KiB chunks (gunzip's default size): the
+    // held parts are joined when the limit is passed, not once per chunk.
+    const long = Buffer.alloc(3 << 20, 0x41);
+    const data = Buffer.concat([TEXT, long, Buffer.from('\nafter the long line\n')]);
+    const cuts = Array.from({ length: Math.floor(data.length / 16384) }, (_, i) => (i + 1) * 16384);
+    const p = new CompressedPrefix(chunked(data, cuts, false));
+    const pieces: number[] = [];
+    const parts: Buffer[] = [];
+    for await (const c of p.wholeLines()) {
+      pieces.push(c.length);
+      parts.push(Buffer.from(c));
+    }
+    expect(Buffer.concat(parts).equals(data)).toBe(true);
+    expect(Math.max(...pieces)).toBeLessThanOrEqual((1 << 20) + 2 * 16384);
+    expect(pieces.filter((n) => n > 1 << 20).length).toBe(2); // the long line: two full pieces, then the rest with its newline
+  });
+
   it('a failure drops the line it cut, whatever the chunks, and reports it', async () => {
     for (let seed = 1; seed <= 20; seed++) {
       const end = 1000 + seed * 97; // mid-line for most seeds

@@ -40,28 +40,39 @@ export class CompressedPrefix {
    * Chunks are passed on as views, not copied; only held line ends are.
    */
   async *wholeLines(): AsyncGenerator<Uint8Array> {
-    let held: Uint8Array | null = null;
+    // The held line end, in parts: joined once its line ends (or it grows
+    // too long), so a long line costs one copy, not one per chunk.
+    let held: Uint8Array[] = [];
+    let heldBytes = 0;
+    const join = (tail: Uint8Array | null): Uint8Array => {
+      if (tail) held.push(tail);
+      const line = held.length === 1 ? held[0]! : Buffer.concat(held);
+      held = [];
+      heldBytes = 0;
+      return line;
+    };
     for await (const c of this.chunks()) {
+      if (c.length === 0) continue;
       const first = c.indexOf(10);
       if (first < 0) {
-        held = held ? Buffer.concat([held, c]) : c.slice();
-        if (held.length > MAX_HELD_LINE_BYTES) {
-          yield held;
-          held = null;
-        }
+        held.push(c.slice());
+        heldBytes += c.length;
+        if (heldBytes > MAX_HELD_LINE_BYTES) yield join(null);
         continue;
       }
-      if (held) {
-        yield Buffer.concat([held, c.subarray(0, first + 1)]);
-        held = null;
-      } else yield c.subarray(0, first + 1);
+      if (heldBytes > 0) yield join(c.subarray(0, first + 1));
+      else yield c.subarray(0, first + 1);
       const last = c.lastIndexOf(10);
       if (last > first) yield c.subarray(first + 1, last + 1);
-      if (last + 1 < c.length) held = c.slice(last + 1);
+      if (last + 1 < c.length) {
+        held.push(c.slice(last + 1));
+        heldBytes += c.length - last - 1;
+      }
     }
-    if (held === null) return;
-    if (this.failure) this.cutLine = held;
-    else yield held; // a last line without a newline, in a stream that ended cleanly
+    if (heldBytes === 0) return;
+    const rest = join(null);
+    if (this.failure) this.cutLine = rest;
+    else yield rest; // a last line without a newline, in a stream that ended cleanly
   }
 
   /** The failure as a skipped input (call once the input ended on one). */

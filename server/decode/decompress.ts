@@ -58,10 +58,16 @@ function layerError(file: string, kind: Compression, layer: number, counter: Byt
   );
 }
 
+/**
+ * gunzip's output chunk size. zlib's default (16 KiB) made 64k chunks per
+ * GiB, each passed through every stage above it one by one.
+ */
+const GUNZIP_CHUNK_BYTES = 256 << 10;
+
 async function* gunzipLayer(src: AsyncIterable<Uint8Array>, file: string, layer: number): AsyncGenerator<Uint8Array> {
   const counter = new ByteCounter();
   const input = Readable.from(counter.wrap(src), { objectMode: false });
-  const gz = createGunzip();
+  const gz = createGunzip({ chunkSize: GUNZIP_CHUNK_BYTES });
   let inputError: unknown = null;
   input.on('error', (e) => {
     inputError = e;

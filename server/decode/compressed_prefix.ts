@@ -9,7 +9,7 @@
  * ends the input instead, and becomes one skipped input (its compressed
  * offset and the decompressor's reason), reported like any other.
  */
-import { DecodeError, type SkippedInput } from './decoded_event.ts';
+import { DecodeError, DecompressionBombError, type SkippedInput } from './decoded_event.ts';
 
 /** A text line longer than this is not held back waiting for its end. */
 const MAX_HELD_LINE_BYTES = 1 << 20;
@@ -28,7 +28,8 @@ export class CompressedPrefix {
     try {
       for await (const c of this.src) yield c;
     } catch (e) {
-      if (!(e instanceof DecodeError)) throw e;
+      // A damaged stream ends the input; a refused one (a bomb) ends the ingest.
+      if (!(e instanceof DecodeError) || e instanceof DecompressionBombError) throw e;
       this.failure = e;
     }
   }

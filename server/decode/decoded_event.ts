@@ -307,6 +307,13 @@ export class DecodeError extends Error {
   }
 }
 
+/**
+ * An input refused as a decompression bomb (decompress.ts): not a damaged
+ * stream, whose prefix is worth keeping (compressed_prefix.ts), but one the
+ * ingest must not read on.
+ */
+export class DecompressionBombError extends DecodeError {}
+
 /** Kernel TRACE_FLAG_* bits of common_flags (include/linux/trace_events.h). */
 export const TRACE_FLAGS = {
   IRQS_OFF: 0x01,

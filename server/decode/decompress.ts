@@ -20,13 +20,44 @@ import { createGunzip } from 'node:zlib';
 import { Decompress as ZstdDecompress } from 'fzstd';
 import xzModule from 'xz-decompress';
 import { CompressedPrefix } from './compressed_prefix.ts';
-import { DecodeError } from './decoded_event.ts';
+import { DecodeError, DecompressionBombError } from './decoded_event.ts';
 import { sniffInput, SNIFF_BYTES, type Compression, type SniffedFormat } from './sniff.ts';
 
 /** Read size for input files: big reads keep per-chunk overhead negligible. */
 const READ_CHUNK_BYTES = 1 << 20;
 /** Nesting deeper than this is not a real trace, it is a decompression bomb or a loop. */
 const MAX_COMPRESSION_LAYERS = 4;
+
+/**
+ * The decompression bomb guard: a compressed input whose content grows past
+ * BOMB_CHECK_AFTER_BYTES and past MAX_DECOMPRESSION_RATIO times the
+ * compressed bytes read so far (all layers together) is refused. Without
+ * it a 1 MB .gz can keep an ingest busy for hours and fill the disk with
+ * its model.
+ *
+ * Why these numbers: real ftrace text compresses 13-72x (the fixtures, with
+ * gzip -9, zstd -19 --long and xz -9e), the bench's synthetic trace of
+ * repeated copies 151x with xz; gzip cannot exceed ~1030x, zstd and xz can
+ * reach millions. 500x leaves real traces a wide margin and still stops a
+ * gzip bomb. Nothing is checked before the first GiB of content, so a small
+ * input is never refused. STALLSCOPE_MAX_DECOMPRESSION_RATIO overrides the
+ * ratio (0: no limit).
+ */
+export const MAX_DECOMPRESSION_RATIO = 500;
+export const BOMB_CHECK_AFTER_BYTES = 1 << 30;
+
+/** The guard's limits (openInput's `bombGuard` option; tests use small ones). */
+export interface BombGuard {
+  maxRatio: number;
+  checkAfterBytes: number;
+}
+
+/** The default guard, with STALLSCOPE_MAX_DECOMPRESSION_RATIO applied. */
+export function defaultBombGuard(): BombGuard {
+  const v = process.env.STALLSCOPE_MAX_DECOMPRESSION_RATIO;
+  const n = v === undefined || v.trim() === '' ? NaN : Number(v);
+  return { maxRatio: Number.isFinite(n) && n >= 0 ? n : MAX_DECOMPRESSION_RATIO, checkAfterBytes: BOMB_CHECK_AFTER_BYTES };
+}
 
 const { XzReadableStream } = xzModule as unknown as {
   XzReadableStream: new (src: ReadableStream<Uint8Array>) => ReadableStream<Uint8Array>;
@@ -293,10 +324,17 @@ async function* copiedChunks(src: AsyncIterable<Uint8Array>): AsyncGenerator<Uin
  * reports what the innermost bytes are. `label` names the file in errors
  * (defaults to the path).
  */
-export async function openInput(path: string, label: string = path, opts: { reuseBuffers?: boolean } = {}): Promise<OpenedInput> {
+export async function openInput(
+  path: string,
+  label: string = path,
+  opts: { reuseBuffers?: boolean; bombGuard?: BombGuard } = {},
+): Promise<OpenedInput> {
   const fileBytes = (await stat(path)).size;
   const compression: Compression[] = [];
+  const fileRead = new ByteCounter();
+  const guard = opts.bombGuard ?? defaultBombGuard();
   let src: AsyncIterable<Uint8Array> = opts.reuseBuffers ? readReusedChunks(path) : readFileChunks(path);
+  src = fileRead.wrap(src);
   for (;;) {
     const { head, rest } = await peek(src[Symbol.asyncIterator](), SNIFF_BYTES);
     const s = sniffInput(head);
@@ -308,14 +346,43 @@ export async function openInput(path: string, label: string = path, opts: { reus
     const input = opts.reuseBuffers && compression.length === 0 ? copiedChunks(rest) : rest;
     src = decompressLayer(s.compression, input, label, compression.length);
     compression.push(s.compression);
+    // Guarded here, not after the last peek: peek starts it, and a started
+    // generator's return() reaches the decompressor (xz must be cancelled).
+    src = bombGuarded(src, fileRead, guard, label, [...compression]);
+  }
+}
+
+/** `chunks` (a compressed file's content), stopped by a DecompressionBombError once it outgrows the guard. */
+async function* bombGuarded(
+  chunks: AsyncIterable<Uint8Array>,
+  fileRead: ByteCounter,
+  guard: BombGuard,
+  label: string,
+  compression: Compression[],
+): AsyncGenerator<Uint8Array> {
+  let out = 0;
+  for await (const c of chunks) {
+    out += c.length;
+    if (guard.maxRatio > 0 && out > guard.checkAfterBytes && out > guard.maxRatio * fileRead.bytes) {
+      const mb = (n: number) => `${(n / (1 << 20)).toFixed(1)} MB`;
+      throw new DecompressionBombError(
+        label,
+        fileRead.bytes,
+        'offset',
+        `refused as a likely decompression bomb: ${mb(fileRead.bytes)} of ${compression.join(' in ')} data decompressed to ${mb(out)}, ` +
+          `more than ${guard.maxRatio} times as much (real traces compress less than 100x; ` +
+          `STALLSCOPE_MAX_DECOMPRESSION_RATIO=0 lifts this limit)`,
+      );
+    }
+    yield c;
   }
 }
 
 /** The decompressed content of a file (plain files pass through), streaming. */
-export function openDecompressed(path: string, label: string = path): AsyncIterable<Uint8Array> {
+export function openDecompressed(path: string, label: string = path, bombGuard?: BombGuard): AsyncIterable<Uint8Array> {
   return {
     async *[Symbol.asyncIterator]() {
-      const opened = await openInput(path, label);
+      const opened = await openInput(path, label, { bombGuard });
       yield* opened.chunks;
     },
   };
@@ -345,8 +412,9 @@ export async function decompressToFile(
   outPath: string,
   label: string = path,
   minFreeBytes: number = MIN_FREE_BYTES_AFTER_DECOMPRESS,
+  bombGuard?: BombGuard,
 ): Promise<{ compression: Compression[]; format: SniffedFormat; bytes: number; prefix: CompressedPrefix }> {
-  const opened = await openInput(path, label);
+  const opened = await openInput(path, label, { bombGuard });
   const prefix = new CompressedPrefix(opened.chunks);
   let bytes = 0;
   let nextCheck = 0;

@@ -6,6 +6,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import zlib from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 const run = promisify(execFile);
@@ -106,6 +107,29 @@ describe('stallscope CLI', () => {
     const missing = await stallscope(['info', '/nonexistent/trace.dat']);
     expect(missing.stderr).toMatch(/\/nonexistent\/trace\.dat: offset 0: cannot read: ENOENT/);
     expect(fs.readdirSync(path.join(dataDir, 'tmp'))).toEqual([]);
+  });
+
+  it('a decompression bomb (1.1 MB of gzip, 1 GiB of text) is refused at the default limit: exit 1, the file and offset, nothing left behind', async () => {
+    // A text header, then gzip members of 64 MiB of spaces: ~1000x, as a gzip bomb is.
+    const spaces = Buffer.alloc(64 << 20, 32);
+    const member = zlib.gzipSync(spaces, { level: 9 });
+    const parts = [zlib.gzipSync(Buffer.concat([Buffer.from('# tracer: nop\n#\n'), spaces]), { level: 9 })];
+    for (let i = 0; i < 17; i++) parts.push(member);
+    const bomb = path.join(dataDir, 'bomb.txt.gz');
+    fs.writeFileSync(bomb, Buffer.concat(parts));
+    const traces = () => (fs.existsSync(path.join(dataDir, 'traces')) ? fs.readdirSync(path.join(dataDir, 'traces')).sort() : []);
+    const tracesBefore = traces();
+    try {
+      const r = await stallscope(['ingest', bomb]);
+      expect(r.code).toBe(1);
+      expect(r.stderr.trim().split('\n').at(-1)).toMatch(
+        /^stallscope: .*bomb\.txt\.gz: offset \d+: refused as a likely decompression bomb: 1\.1 MB of gzip data decompressed to 10\d\d\.\d MB, more than 500 times/,
+      );
+      expect(fs.readdirSync(path.join(dataDir, 'tmp'))).toEqual([]);
+      expect(traces()).toEqual(tracesBefore);
+    } finally {
+      fs.rmSync(bomb, { force: true });
+    }
   });
 
   it('the database failing while the events load (a memory cap far too small): its error, exit 1, nothing left behind', async () => {

@@ -13,7 +13,7 @@ import { ModelStore, type ModelLayout } from '../../../model/model_store.ts';
 import { TableRowWriter, TypedRows } from '../../../model/typed_rows.ts';
 import { typedTableFor } from '../../../model/typed_tables.ts';
 import { directTextWriter, textFieldParser } from '../raw_text_fields.ts';
-import { comparableChunks as comparable, KV_FIXTURES as FILES, kvEvents, kvMutations as mutations } from './test_kv_events.ts';
+import { comparableChunks as comparable, KV_FIXTURES as FILES, mutatedKvEvents, recordedKvEventsWithLookAlikes } from './test_kv_events.ts';
 
 let engine: Engine;
 let layout: ModelLayout;
@@ -74,8 +74,7 @@ function writeBoth(events: [string, string][], sharedBlock: boolean) {
 describe('KvColumnWriter writes the fields-object path rows', () => {
   for (const f of FILES) {
     it(f, () => {
-      // the first 3000 of each file: every shape they hold, in bounded time
-      const events = kvEvents(f).slice(0, 3000).flatMap(([name, args]) => mutations(args).map((m): [string, string] => [name, m]));
+      const events = mutatedKvEvents(f);
       expect(events.length).toBeGreaterThan(0);
       const r = writeBoth(events, false);
       expect(comparable(r.chunks.direct)).toEqual(comparable(r.chunks.object));
@@ -87,18 +86,8 @@ describe('KvColumnWriter writes the fields-object path rows', () => {
   }
 
   it('events that repeat the text before them, in one block, as on the field worker', () => {
-    // Originals in file order (runs of equal texts, as recorded), each
-    // followed now and then by a mutation of the same length: equal length,
-    // other bytes.
     for (const f of ['reclaim_kswapd.report.txt', 'tracefs_plain.txt', 'handmade/kernel4x_kswapd_escalation.txt']) {
-      const events: [string, string][] = [];
-      kvEvents(f)
-        .slice(0, 6000)
-        .forEach(([name, args], i) => {
-          events.push([name, args]);
-          if (i % 7 === 0) events.push([name, args.replace(/=(\d)/, (_m, d: string) => `=${(Number(d) + 1) % 10}`)]);
-          if (i % 11 === 0) events.push([name, args.replace(/=(\d+)/, '=0x$1')]);
-        });
+      const events = recordedKvEventsWithLookAlikes(f);
       const r = writeBoth(events, true);
       expect(comparable(r.chunks.direct), f).toEqual(comparable(r.chunks.object));
       expect(r.dicts.direct, f).toEqual(r.dicts.object);

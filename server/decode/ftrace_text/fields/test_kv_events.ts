@@ -47,6 +47,31 @@ export function kvMutations(args: string): string[] {
   return out;
 }
 
+/** The first `n` events of a fixture, each as every kvMutations() variant: every shape it holds, in bounded time. */
+export function mutatedKvEvents(file: string, n = 3000): [string, string][] {
+  return kvEvents(file)
+    .slice(0, n)
+    .flatMap(([name, args]) => kvMutations(args).map((m): [string, string] => [name, m]));
+}
+
+/**
+ * The first `n` events of a fixture in recorded order (runs of equal texts,
+ * as recorded), each now and then followed by a look-alike: equal length
+ * and other bytes (a repeat a writer must not take for the text before),
+ * or a hex number.
+ */
+export function recordedKvEventsWithLookAlikes(file: string, n = 6000): [string, string][] {
+  const events: [string, string][] = [];
+  kvEvents(file)
+    .slice(0, n)
+    .forEach(([name, args], i) => {
+      events.push([name, args]);
+      if (i % 7 === 0) events.push([name, args.replace(/=(\d)/, (_m, d: string) => `=${(Number(d) + 1) % 10}`)]);
+      if (i % 11 === 0) events.push([name, args.replace(/=(\d+)/, '=0x$1')]);
+    });
+  return events;
+}
+
 /** Chunks as comparable data: their bytes and string columns. */
 export function comparableChunks(chunks: ChunkData[]) {
   return chunks.map((c) => ({ rows: c.rows, bytes: Buffer.from(c.buffer).toString('base64'), columns: c.columns }));

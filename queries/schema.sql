@@ -567,13 +567,13 @@ CREATE TABLE slice (
   end_id BIGINT             -- JOINID(ftrace_event.id) of the end event, NULL if missing
 );
 
--- Links between events (Perfetto: flow): waker -> wakee, migration source ->
--- destination, begin -> end.
-CREATE TABLE flow (
+-- Storage of the flows computed by queries/model/derive_slices.sql ('wakeup',
+-- 'migration'); query the `flow` view below.
+CREATE TABLE _flow (
   id BIGINT,
-  slice_out BIGINT,         -- JOINID(ftrace_event.id) the arrow starts at
-  slice_in BIGINT,          -- JOINID(ftrace_event.id) the arrow ends at
-  kind VARCHAR              -- 'wakeup', 'migration', 'begin_end'
+  slice_out BIGINT,
+  slice_in BIGINT,
+  kind VARCHAR
 );
 
 -- ---------------------------------------------------------------------------
@@ -592,3 +592,15 @@ CREATE TABLE flow (
 
 -- Perfetto's short name for sched_slice.
 CREATE VIEW sched AS SELECT * FROM sched_slice;
+
+-- Links between events (Perfetto: flow): waker -> wakee, migration source ->
+-- destination (both stored in _flow), begin -> end (from the slices).
+-- Columns: id BIGINT (unique: odd in _flow, twice the slice id for
+-- begin_end), slice_out BIGINT (JOINID(ftrace_event.id) the arrow starts at),
+-- slice_in BIGINT (JOINID(ftrace_event.id) the arrow ends at), kind VARCHAR
+-- ('wakeup', 'migration', 'begin_end').
+CREATE VIEW flow AS
+SELECT id, slice_out, slice_in, kind FROM _flow
+UNION ALL
+SELECT 2 * id, begin_id, end_id, 'begin_end' FROM slice
+WHERE end_id IS NOT NULL AND category IN ('shrinker', 'direct_reclaim', 'memcg_reclaim', 'node_reclaim');

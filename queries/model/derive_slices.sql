@@ -17,9 +17,10 @@
 --                  'lru nr_reclaimed'  per thread: pages reclaimed by each pass
 --                  'slab cache_items'  per shrinker symbol (utid NULL; `description` starts with
 --                                      the symbol): objects in the cache at each shrinker call
---   flow           'begin_end'  shrinker and reclaim begin -> end
---                  'wakeup'     sched_waking -> the wakee's next switch-in
+--   _flow          'wakeup'     sched_waking -> the wakee's next switch-in
 --                  'migration'  sched_migrate_task -> the task's next switch-in on dest_cpu
+--   (the flow view adds 'begin_end', shrinker and reclaim begin -> end, from
+--   the slices' begin_id / end_id: see schema.sql)
 --
 -- Pairing rules (same as the detectors, see queries/detectors/*.sql):
 --   * A begin pairs with the next event of its kind on the same thread when
@@ -31,17 +32,21 @@
 --   * depth: slices of all categories on one thread nest by time; an open
 --     slice is taken to end at the thread's next begin of its kind (or never).
 --   * Counter values: counter.id is the source event id.
+--   * Flow ids: 2 * row number (by slice_in, kind, slice_out) + 1 here;
+--     the view's begin_end flows have 2 * the slice's id, so ids never meet.
 --   * wakeup: the waking that made a blocked thread runnable (thread_state's
 --     waker_id, as derive_sched.sql decides it) -> the switch-in ending that
 --     runnable period. Switch-ins after preemption have none.
 --   * migration: a migration -> the task's next switch-in, when that is on
 --     the migration's dest_cpu.
 -- Set-based throughout (window functions, hash joins; one sort per input).
+-- Why begin_end flows are not stored: they repeat the slices' begin_id and
+-- end_id; writing them cost 0.22-0.28 s of a 10M-event trace.dat's derive.
 -- Shrinker symbols lose a '+0x../0x..' offset suffix (text inputs): symbol_name(), schema.sql.
 -- Re-running replaces what this file wrote before.
 
 DELETE FROM slice WHERE category IN ('shrinker', 'direct_reclaim', 'memcg_reclaim', 'node_reclaim', 'workqueue');
-DELETE FROM flow WHERE kind IN ('begin_end', 'wakeup', 'migration');
+DELETE FROM _flow;
 DELETE FROM counter_source WHERE series IN ('kswapd priority', 'lru nr_scanned', 'lru nr_reclaimed', 'slab cache_items');
 DELETE FROM counter_track WHERE name IN ('kswapd priority', 'lru nr_scanned', 'lru nr_reclaimed', 'slab cache_items');
 
@@ -49,7 +54,21 @@ DELETE FROM counter_track WHERE name IN ('kswapd priority', 'lru nr_scanned', 'l
 -- Begin/end pairs
 -- ---------------------------------------------------------------------------
 
-CREATE OR REPLACE TEMP TABLE _ss_pairs AS
+-- Nesting depth per thread: +1 at each begin, -1 at each end (an open slice
+-- ends at the next begin of its kind on the thread, for depth only).
+-- The depth at a begin is the running sum of those edges on its thread
+-- before it: with begin_no = begins up to and including it and edge_no =
+-- edges (begins and ends) up to and including it, that sum is
+-- begin_no - (edge_no - begin_no), minus 1 for the begin itself.
+-- Two row_number()s instead of a running sum(): DuckDB evaluates a running
+-- sum() over a few huge threads ~10x slower (PARTITION BY) or ~2x slower
+-- (one unpartitioned window) than row_number() (3M edges: ~0.4 s CPU).
+-- Edges are strictly ordered by (ts, event id, end before begin): each end
+-- event closes at most one begin.
+-- The pairs are a CTE that DuckDB inlines where it is used: as a temporary
+-- table (written once, read three times) or MATERIALIZED, the same derive of
+-- a 10M-event trace.dat took 0.3-0.5 s longer.
+INSERT INTO slice (id, ts, dur, utid, cpu, category, name, depth, begin_id, end_id)
 WITH
 shr AS (
   SELECT id, ts, cpu, utid, true AS is_begin,
@@ -108,23 +127,11 @@ SELECT id, ts, cpu, utid, 'workqueue', coalesce(function, 'work ' || work),
        n_ts, n_id
 FROM (SELECT *, coalesce(NOT n_is_begin AND (work IS NULL OR n_work IS NULL OR work = n_work), false) AS closes
       FROM wq_seq WHERE is_begin)
-)
+),
 -- begin_no: the slice's rank among all begins on its thread (for depth below)
-SELECT *, row_number() OVER (PARTITION BY utid ORDER BY ts, id) AS begin_no FROM pairs;
-
--- Nesting depth per thread: +1 at each begin, -1 at each end (an open slice
--- ends at the next begin of its kind on the thread, for depth only).
--- The depth at a begin is the running sum of those edges on its thread
--- before it: with begin_no = begins up to and including it and edge_no =
--- edges (begins and ends) up to and including it, that sum is
--- begin_no - (edge_no - begin_no), minus 1 for the begin itself.
--- Two row_number()s instead of a running sum(): DuckDB evaluates a running
--- sum() over a few huge threads ~10x slower (PARTITION BY) or ~2x slower
--- (one unpartitioned window) than row_number() (3M edges: ~0.4 s CPU).
--- Edges are strictly ordered by (ts, event id, end before begin): each end
--- event closes at most one begin.
-INSERT INTO slice (id, ts, dur, utid, cpu, category, name, depth, begin_id, end_id)
-WITH
+_ss_pairs AS (
+SELECT *, row_number() OVER (PARTITION BY utid ORDER BY ts, id) AS begin_no FROM pairs
+),
 edges AS (
   SELECT utid, ts, id AS ord_id, 1 AS delta FROM _ss_pairs
   UNION ALL
@@ -139,13 +146,6 @@ SELECT p.id, p.ts, CASE WHEN p.end_ts IS NULL THEN -1 ELSE p.end_ts - p.ts END, 
        p.category, p.name, greatest(2 * p.begin_no - e.edge_no - 1, 0)::INTEGER, p.id, p.end_id
 FROM _ss_pairs p
 JOIN numbered e ON e.ord_id = p.id AND e.delta = 1;
-
-INSERT INTO flow (id, slice_out, slice_in, kind)
-SELECT coalesce((SELECT max(id) FROM flow), 0) + row_number() OVER (ORDER BY id), id, end_id, 'begin_end'
-FROM _ss_pairs
-WHERE end_id IS NOT NULL AND category IN ('shrinker', 'direct_reclaim', 'memcg_reclaim', 'node_reclaim');
-
-DROP TABLE _ss_pairs;
 
 -- ---------------------------------------------------------------------------
 -- Counters
@@ -202,7 +202,7 @@ DROP TABLE _ss_kswapd;
 --     earlier move).
 -- ---------------------------------------------------------------------------
 
-INSERT INTO flow (id, slice_out, slice_in, kind)
+INSERT INTO _flow (id, slice_out, slice_in, kind)
 WITH
 wakeup AS (
   SELECT DISTINCT r.waker_id AS out_id, s.id AS in_id, 'wakeup' AS kind
@@ -222,5 +222,5 @@ migration AS (
     ON s.utid = m.utid AND s.ts >= m.ts
   WHERE s.cpu = m.dest_cpu
 )
-SELECT coalesce((SELECT max(id) FROM flow), 0) + row_number() OVER (ORDER BY in_id, kind, out_id), out_id, in_id, kind
+SELECT 2 * row_number() OVER (ORDER BY in_id, kind, out_id) + 1, out_id, in_id, kind
 FROM (SELECT * FROM wakeup UNION ALL SELECT * FROM migration);

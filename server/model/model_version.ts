@@ -21,8 +21,10 @@
  *   2  compressed trace.dat: ingest_problem reasons say their offsets are in
  *      the decompressed data; a cut-off compressed file keeps what came
  *      before the cut (the fixtures' models are unchanged)
+ *   3  `flow` is a view: begin_end flows come from the slices (id = 2 * slice
+ *      id), wakeup and migration flows are stored in `_flow` with odd ids
  */
-export const MODEL_VERSION = 2;
+export const MODEL_VERSION = 3;
 
 /** The model version an info.json records (0: written before versions existed). */
 export function modelVersionOf(summary: { modelVersion?: number }): number {

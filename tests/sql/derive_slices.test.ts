@@ -139,21 +139,22 @@ describe('derive_slices', () => {
   });
 
   it('fills begin_end, wakeup and migration flows', async () => {
+    // ids: 2 * the slice id for begin_end (the flow view), odd for stored flows
     expect(await flows()).toEqual([
-      { id: 1n, slice_out: 10n, slice_in: 11n, kind: 'begin_end' },
-      { id: 2n, slice_out: 20n, slice_in: 25n, kind: 'begin_end' },
-      { id: 3n, slice_out: 21n, slice_in: 22n, kind: 'begin_end' },
-      { id: 4n, slice_out: 23n, slice_in: 24n, kind: 'begin_end' },
       // fsync: switched out (50), woken (51; 53 is a no-op repeat), migrated 0->1 (52), switched in on CPU 1 (54)
-      { id: 5n, slice_out: 52n, slice_in: 54n, kind: 'migration' },
-      { id: 6n, slice_out: 51n, slice_in: 54n, kind: 'wakeup' },
+      { id: 3n, slice_out: 52n, slice_in: 54n, kind: 'migration' },
+      { id: 5n, slice_out: 51n, slice_in: 54n, kind: 'wakeup' },
       // preempted (55), moved 1->0 by load balancing (56), switched in on CPU 0 (57): no waking
       { id: 7n, slice_out: 56n, slice_in: 57n, kind: 'migration' },
       // asleep (59), woken (60), moved 0->1 (61) then 1->0 (62), switched in on CPU 0 (63)
-      { id: 8n, slice_out: 62n, slice_in: 63n, kind: 'migration' },
-      { id: 9n, slice_out: 60n, slice_in: 63n, kind: 'wakeup' },
+      { id: 9n, slice_out: 62n, slice_in: 63n, kind: 'migration' },
+      { id: 11n, slice_out: 60n, slice_in: 63n, kind: 'wakeup' },
       // dd's first scheduling event is the waking (70): thread_state does not know
       // dd was blocked, so there is no runnable period and no wakeup arrow to 71
+      { id: 20n, slice_out: 10n, slice_in: 11n, kind: 'begin_end' },
+      { id: 40n, slice_out: 20n, slice_in: 25n, kind: 'begin_end' },
+      { id: 42n, slice_out: 21n, slice_in: 22n, kind: 'begin_end' },
+      { id: 46n, slice_out: 23n, slice_in: 24n, kind: 'begin_end' },
     ]);
   });
 

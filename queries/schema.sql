@@ -165,6 +165,10 @@ CREATE TABLE _args (
 -- ftrace's own events read alike from text and trace.dat:
 --   print (trace_marker writes): ip ('tracing_mark_write'), buf (the message,
 --     without the newline the kernel ends it with);
+--   bprint, bputs (trace_printk, trace_puts): ip (the calling function), buf
+--     (the message, its format applied to the recorded arguments; trace.dat
+--     and trace-cmd report text, not the kernel's own text, which prints no
+--     event name for them);
 --   kernel_stack, user_stack: caller (the frames, innermost first, one per
 --     line, as symbols; 0x... where none resolves), size (frame count).
 --   e.g. SELECT e.ts, a.string_value FROM ftrace_event e JOIN args a USING (arg_set_id)

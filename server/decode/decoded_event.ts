@@ -207,6 +207,8 @@ export interface RawFieldSpec {
   formats: { id: number; name: string; system: string; text: string }[];
   /** The file's kallsyms text (for %pS fields), or null. */
   kallsyms: string | null;
+  /** The file's printk formats text (trace_printk messages, bprint.ts), or null. */
+  printk: string | null;
 }
 
 export interface RawRecords {

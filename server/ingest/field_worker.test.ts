@@ -32,7 +32,7 @@ describe('field worker failures', () => {
     clients.push(fields);
     // Main parsed this format; the worker is handed text it cannot parse.
     fields.start(
-      { format: 'trace_dat', littleEndian: true, longSize: 8, formats: [{ id: 7, name: 'mm_vmscan_kswapd_sleep', system: 'vmscan', text: 'not a format' }], kallsyms: null },
+      { format: 'trace_dat', littleEndian: true, longSize: 8, formats: [{ id: 7, name: 'mm_vmscan_kswapd_sleep', system: 'vmscan', text: 'not a format' }], kallsyms: null, printk: null },
       0n,
       ['mm_vmscan_kswapd_sleep'],
     );

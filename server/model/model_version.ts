@@ -23,8 +23,11 @@
  *      before the cut (the fixtures' models are unchanged)
  *   3  `flow` is a view: begin_end flows come from the slices (id = 2 * slice
  *      id), wakeup and migration flows are stored in `_flow` with odd ids
+ *   4  trace_printk() / trace_puts() events (bprint, bputs) carry `ip` and
+ *      the message as `buf`, from trace.dat (rendered from the packed
+ *      arguments) and from trace-cmd report text alike
  */
-export const MODEL_VERSION = 3;
+export const MODEL_VERSION = 4;
 
 /** The model version an info.json records (0: written before versions existed). */
 export function modelVersionOf(summary: { modelVersion?: number }): number {

@@ -25,6 +25,7 @@ import { compileEvent, makeHelpers, type CompiledEvent } from './event_decoder.t
 import { FormatParseError, parseEventFormat, parseHeaderPage, type EventFormat } from './event_format.ts';
 import { FileSource } from './file_source.ts';
 import { readsAsPrinted } from '../ftrace_text/fields/index.ts';
+import { PrintkFormats } from './bprint.ts';
 import { Kallsyms } from './kallsyms.ts';
 import { readTraceDatHeader, type TraceDatInfo } from './read_file_header.ts';
 
@@ -121,7 +122,8 @@ async function decodeBody(src: FileSource, info: TraceDatInfo, sink: EventSink, 
   }
   if (formats.length === 0) throw new DecodeError(label, 0, 'offset', 'no readable event formats' + offsetNote(opts));
   const kallsyms = Kallsyms.parse(info.kallsyms);
-  const helpers = makeHelpers(info.littleEndian, kallsyms);
+  const printk = PrintkFormats.parse(info.printk);
+  const helpers = makeHelpers(info.littleEndian, kallsyms, printk);
   const byId: (CompiledEvent<DirectRows> | undefined)[] = new Array(65536);
   const directSink = isDirectRowSink(sink) ? sink : null;
   for (const f of formats) {
@@ -252,7 +254,7 @@ async function decodeBody(src: FileSource, info: TraceDatInfo, sink: EventSink, 
   for (const [c, n, w] of lostQueue) sink.lostEvents(c, n, w);
   // A sink that decodes fields on another thread takes some formats' records raw.
   const raw: RawRecords | null = isRawRecordSink(sink)
-    ? sink.rawRecords({ format: 'trace_dat', littleEndian: le, longSize: info.longSize, formats: formatTexts, kallsyms: info.kallsyms })
+    ? sink.rawRecords({ format: 'trace_dat', littleEndian: le, longSize: info.longSize, formats: formatTexts, kallsyms: info.kallsyms, printk: info.printk })
     : null;
   const takenRaw = new Uint8Array(65536);
   if (raw !== null) for (const f of formats) if (byId[f.id] !== undefined && raw.takes(f.id)) takenRaw[f.id] = 1;

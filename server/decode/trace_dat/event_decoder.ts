@@ -7,6 +7,7 @@
  */
 import { isStackEvent, type DirectColumnKind, type DirectRowColumns, type EventFields, type FieldValue } from '../decoded_event.ts';
 import type { EventFormat, FieldDef } from './event_format.ts';
+import { PrintkFormats, renderBprint } from './bprint.ts';
 import type { Kallsyms } from './kallsyms.ts';
 import { analyzePrintFmt, type PrintFmtInfo, type SymbolicRenderer } from './print_fmt.ts';
 
@@ -52,12 +53,16 @@ export interface Helpers {
   tailstr(b: Buffer, recOff: number, recLen: number, p: number): string;
   tailarr(b: Buffer, recOff: number, recLen: number, p: number, elem: number, signed: boolean): string;
   stack(b: Buffer, recOff: number, recLen: number, p: number, elem: number, kernel: boolean): string;
+  /** A trace_printk() message: the format its pointer at fmtPos names, applied to the packed arguments from bufPos (bprint.ts). */
+  bprint(b: Buffer, recOff: number, recLen: number, fmtPos: number, fmtSize: number, bufPos: number): string;
+  /** A trace_puts() string: the constant its pointer at strPos names. */
+  bputs(b: Buffer, strPos: number, strSize: number): string;
   sym: SymbolicFn[];
 }
 
 export type SymbolicFn = (raw: number | bigint) => FieldValue;
 
-export function makeHelpers(littleEndian: boolean, kallsyms: Kallsyms): Helpers {
+export function makeHelpers(littleEndian: boolean, kallsyms: Kallsyms, printk: PrintkFormats = PrintkFormats.none): Helpers {
   // Byte reads rather than Buffer.readUInt32LE(), which validates its
   // argument on every call: callers only read inside the record, and these
   // reads were a fifth of the decoder's time on a 10M-event trace.dat.
@@ -207,6 +212,22 @@ export function makeHelpers(littleEndian: boolean, kallsyms: Kallsyms): Helpers 
       }
       return frames.join('\n');
     },
+    bprint(b, recOff, recLen, fmtPos, fmtSize, bufPos) {
+      const hi = fmtSize === 8 ? rd32(b, fmtPos + hiOff) : 0;
+      const lo = rd32(b, fmtPos + (fmtSize === 8 ? loOff : 0));
+      const fmt = printk.lookup(hi, lo);
+      if (fmt === null) return `[trace_printk format ${ptrHex(hi, lo)} not in the trace]`;
+      const text = renderBprint(fmt, b, bufPos, recOff + recLen, littleEndian, fmtSize, kallsyms);
+      // As print events: the message's closing newline ends the line in the text formats.
+      return text.endsWith('\n') ? text.slice(0, -1) : text;
+    },
+    bputs(b, strPos, strSize) {
+      const hi = strSize === 8 ? rd32(b, strPos + hiOff) : 0;
+      const lo = rd32(b, strPos + (strSize === 8 ? loOff : 0));
+      const text = printk.lookup(hi, lo);
+      if (text === null) return `[trace_puts string ${ptrHex(hi, lo)} not in the trace]`;
+      return text.endsWith('\n') ? text.slice(0, -1) : text;
+    },
     sym: [],
   };
   return h;
@@ -237,6 +258,28 @@ function memoSymbolic(render: SymbolicRenderer, signedSize: number | null): Symb
 const SMALL_SYMBOLIC = 1024;
 
 /**
+ * For ftrace's bprint and bputs formats: the field the message is read
+ * from (bprint: the packed arguments, which end the record; bputs: the
+ * string's pointer) and the expression reading it; else null.
+ */
+function printkMessageOf(fmt: EventFormat): { from: FieldDef; expr: string } | null {
+  if (fmt.system !== 'ftrace') return null;
+  const field = (name: string) => fmt.fields.find((f) => f.name === name);
+  if (fmt.name === 'bprint') {
+    const fmtField = field('fmt');
+    const buf = field('buf');
+    if (!fmtField || !buf || (fmtField.size !== 4 && fmtField.size !== 8)) return null;
+    return { from: buf, expr: `h.bprint(b, o, n, o + ${fmtField.offset}, ${fmtField.size}, o + ${buf.offset})` };
+  }
+  if (fmt.name === 'bputs') {
+    const str = field('str');
+    if (!str || (str.size !== 4 && str.size !== 8)) return null;
+    return { from: str, expr: `h.bputs(b, o + ${str.offset}, ${str.size})` };
+  }
+  return null;
+}
+
+/**
  * Compiles one event format. `helpers.sym` is extended with this event's
  * symbolic renderers; the generated code refers to them by index.
  * `asPrinted` (events the text decoders read as printed, fields/index.ts
@@ -265,16 +308,27 @@ export function compileEvent<R extends DirectRowColumns>(
   // ("filename: 0x7fa5689f3140"), pointer-typed or not: integers, as the
   // text decoders read them (fields/syscalls.ts).
   const numericPointers = fmt.system === 'syscalls';
+  // trace_printk() / trace_puts(): `ip` and the message as `buf`, as the
+  // text decoders read `func: message` (bprint.ts), not the pointers stored.
+  const printkMessage = printkMessageOf(fmt);
   for (const f0 of fmt.fields) {
     const f: FieldDef = numericPointers && f0.kind === 'pointer' ? { ...f0, kind: 'int' } : f0;
     const stackFrames = stackEvent && f.name === 'caller' && f.kind === 'array' && (f.elemSize === 4 || f.elemSize === 8);
-    const fe = stackFrames
-      ? { expr: `h.stack(b, o, n, o + ${f.offset}, ${f.elemSize}, ${fmt.name === 'kernel_stack'})`, int: null, key: null }
-      : fieldExpr(f, info, asPrinted, helpers, E, longSize);
+    let name = f.name;
+    let fe: FieldExpr | null;
+    if (printkMessage !== null && f.name !== 'ip') {
+      if (f !== printkMessage.from) continue;
+      name = 'buf';
+      fe = { expr: printkMessage.expr, int: null, key: null };
+    } else {
+      fe = stackFrames
+        ? { expr: `h.stack(b, o, n, o + ${f.offset}, ${f.elemSize}, ${fmt.name === 'kernel_stack'})`, int: null, key: null }
+        : fieldExpr(f, info, asPrinted, helpers, E, longSize);
+    }
     if (fe === null) continue;
     const { expr } = fe;
-    exprs.set(f.name, fe);
-    const key = JSON.stringify(f.name);
+    exprs.set(name, fe);
+    const key = JSON.stringify(name);
     // Fields that run to the record's end need only their start in range:
     // a stack of 3 frames under a declared caller[8] is a whole record.
     const end = stackFrames || f.kind === 'tailstring' || f.kind === 'tailarray' ? f.offset : f.offset + f.size;

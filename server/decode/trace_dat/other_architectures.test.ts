@@ -35,6 +35,7 @@ import { FileSource } from './file_source.ts';
 import { Kallsyms } from './kallsyms.ts';
 import { readTraceDatHeader } from './read_file_header.ts';
 import { decodePage, pageTimestamp, PageRecords } from './ring_buffer_page.ts';
+import { v6Layout } from './test_v6_file.ts';
 
 const FIXTURE = path.resolve(__dirname, '../../../fixtures/reclaim_kswapd.v6.dat');
 
@@ -134,65 +135,17 @@ function bigEndianPage(le: Buffer, layout: PageLayout, formats: Map<number, Even
 
 /**
  * The big-endian twin of a whole version-6 trace.dat with one buffer (the
- * fixture's layout: the CPUCOUNT option only). Sizes, counts, the page size,
- * option and CPU table words swapped; the endianness byte set; every page
- * of CPU data converted by bigEndianPage().
+ * fixture's layout, test_v6_file.ts): every header integer swapped, the
+ * endianness byte set, every page of CPU data converted by bigEndianPage().
  */
 function bigEndianTraceDatV6(le: Buffer, formats: Map<number, EventFormat>, layout: PageLayout, longSize: number): Buffer {
+  const file = v6Layout(le);
   const be = Buffer.from(le);
-  let p = le.indexOf(0, 10) + 1; // magic, "tracing", version string
-  be[p] = 1; // big-endian
-  const pageSize = le.readUInt32LE(p + 2);
-  swap(be, p + 2, 4);
-  p += 6;
-  const sized = (lenBytes: 4 | 8) => {
-    const n = lenBytes === 8 ? Number(le.readBigUInt64LE(p)) : le.readUInt32LE(p);
-    swap(be, p, lenBytes);
-    p += lenBytes + n;
-  };
-  const count = () => {
-    const n = le.readUInt32LE(p);
-    swap(be, p, 4);
-    p += 4;
-    return n;
-  };
-  p += 12; // header_page
-  sized(8);
-  p += 13; // header_event
-  sized(8);
-  for (let n = count(); n > 0; n--) sized(8); // ftrace formats
-  for (let systems = count(); systems > 0; systems--) {
-    p = le.indexOf(0, p) + 1;
-    for (let n = count(); n > 0; n--) sized(8);
-  }
-  sized(4); // kallsyms
-  sized(4); // printk formats
-  sized(8); // saved cmdlines
-  const cpus = count();
-  expect(le.toString('latin1', p, p + 10)).toBe('options  \0');
-  p += 10;
-  for (;;) {
-    const id = le.readUInt16LE(p);
-    swap(be, p, 2);
-    p += 2;
-    if (id === 0) break;
-    const size = le.readUInt32LE(p);
-    swap(be, p, 4);
-    p += 4;
-    expect(id, 'an option this conversion knows').toBe(8); // CPUCOUNT: one u32
-    swap(be, p, 4);
-    p += size;
-  }
-  expect(le.toString('latin1', p, p + 10)).toBe('flyrecord\0');
-  p += 10;
-  for (let cpu = 0; cpu < cpus; cpu++) {
-    const offset = Number(le.readBigUInt64LE(p));
-    const size = Number(le.readBigUInt64LE(p + 8));
-    swap(be, p, 8);
-    swap(be, p + 8, 8);
-    p += 16;
-    for (let at = offset; at + pageSize <= offset + size; at += pageSize) {
-      bigEndianPage(le.subarray(at, at + pageSize), layout, formats, longSize).copy(be, at);
+  be[file.endianAt] = 1;
+  for (const [at, size] of file.ints) swap(be, at, size);
+  for (const { offset, size } of file.cpus) {
+    for (let at = offset; at + file.pageSize <= offset + size; at += file.pageSize) {
+      bigEndianPage(le.subarray(at, at + file.pageSize), layout, formats, longSize).copy(be, at);
     }
   }
   return be;

@@ -7,6 +7,7 @@
 import type { DirectRowColumns, EventFields, RawFieldSpec } from '../decoded_event.ts';
 import { compileEvent, makeHelpers } from './event_decoder.ts';
 import { parseEventFormat } from './event_format.ts';
+import { PrintkFormats } from './bprint.ts';
 import { Kallsyms } from './kallsyms.ts';
 
 export interface RawFieldReader<R extends DirectRowColumns> {
@@ -28,7 +29,7 @@ export function compileRawFieldReaders<R extends DirectRowColumns & { allFields(
   spec: RawFieldSpec,
   rowsFor: (name: string, system: string) => R | null,
 ): (RawFieldReader<R> | undefined)[] {
-  const helpers = makeHelpers(spec.littleEndian, Kallsyms.parse(spec.kallsyms));
+  const helpers = makeHelpers(spec.littleEndian, Kallsyms.parse(spec.kallsyms), PrintkFormats.parse(spec.printk));
   const readers: (RawFieldReader<R> | undefined)[] = [];
   for (const f of spec.formats) {
     const rows = rowsFor(f.name, f.system);

@@ -139,6 +139,10 @@ describe('ftrace print and stacks (fields/ftrace.ts)', () => {
     // no `symbol: ` in front (an older printer): the whole text is the message
     expect(f('print', 'just a message: here')).toEqual({ buf: 'just a message: here' });
   });
+  it('bprint and bputs (trace_printk, trace_puts in trace-cmd report): ip and message, as print', () => {
+    expect(f('bprint', 'shrink_slab: shrink super_cache_scan nr=552 prio=12')).toEqual({ ip: 'shrink_slab', buf: 'shrink super_cache_scan nr=552 prio=12' });
+    expect(f('bputs', 'shrink_slab: reclaim: direct reclaim starts')).toEqual({ ip: 'shrink_slab', buf: 'reclaim: direct reclaim starts' });
+  });
   it('stacks: the frames of either printer read as symbols, unresolved addresses as 0x...', () => {
     expect(stackFields('<stack trace >\n=> shrink_node (ffffffff8139c42c)\n=> ffffffff81000e06')).toEqual({ caller: 'shrink_node\n0xffffffff81000e06', size: 2 });
     expect(stackFields('\n => shrink_node\n => kswapd')).toEqual({ caller: 'shrink_node\nkswapd', size: 2 });

@@ -7,6 +7,11 @@
  *   "%ps: %s" of ip and buf. The kernel's own text prints no event name for
  *   it, so the line reads `... 123.456: tracing_mark_write: message`
  *   (index.ts maps that name to print); trace-cmd prints `print:` first.
+ * - bprint / bputs (trace_printk, trace_puts): the same `func: message`,
+ *   after `bprint:` / `bputs:` in trace-cmd's report (the kernel's text
+ *   prints only `func: message`, which reads as an event named func). The
+ *   trace.dat decoder renders the same message from the packed arguments
+ *   (trace_dat/bprint.ts).
  * - kernel_stack / user_stack: `<stack trace>` followed by one ` => frame`
  *   line per frame, which the decoders join to the event's raw text; the
  *   fields come from that text once the frames are all read.

@@ -55,6 +55,8 @@ export const FIELD_PARSERS: Readonly<Record<string, FieldParser>> = {
   sched_process_exit: parseSchedProcessExit,
 
   print: parsePrint,
+  bprint: parsePrint,
+  bputs: parsePrint,
 
   mm_vmscan_kswapd_sleep: parseKswapdSleep,
   mm_vmscan_kswapd_wake: parseKswapdWake,

@@ -8,7 +8,7 @@
  * was ingested) are left out, so two ingests of the same file on any machine
  * give the same digest. Used to notice a changed model (model_version.ts).
  */
-import type { Engine } from '../engine/engine.ts';
+import { openDuckDb, type Engine } from '../engine/engine.ts';
 
 /** trace_info keys that describe the ingest, not the trace. */
 const INGEST_FACTS = ['source_file', 'name', 'ingest_started_at', 'ingest_finished_at'];
@@ -27,4 +27,19 @@ export async function modelDigest(engine: Engine): Promise<Record<string, string
     digest[name] = `${row!.n} rows, ${row!.h ?? '-'}`;
   }
   return digest;
+}
+
+/**
+ * modelDigest of a model file but for trace_info, which names the file and
+ * how it was encoded (compression, byte order): what two encodings of one
+ * recording must share.
+ */
+export async function recordingDigest(dbPath: string): Promise<Record<string, string>> {
+  const engine = await openDuckDb(dbPath, { readOnly: true });
+  try {
+    const { trace_info: _, ...rest } = await modelDigest(engine);
+    return rest;
+  } finally {
+    engine.close();
+  }
 }

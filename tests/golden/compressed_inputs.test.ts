@@ -14,7 +14,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { DecodeError } from '../../server/decode/decoded_event.ts';
 import { openDuckDb } from '../../server/engine/engine.ts';
 import { ingestFile, type IngestResult } from '../../server/ingest/ingest_file.ts';
-import { modelDigest } from '../../server/model/model_digest.ts';
+import { recordingDigest } from '../../server/model/model_digest.ts';
 import { FIXTURES } from './attached_models.ts';
 
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'stallscope-compressed-'));
@@ -26,15 +26,7 @@ const KINDS = ['gz', 'zst', 'xz'] as const;
 const COMPRESSION = { gz: 'gzip', zst: 'zstd', xz: 'xz' } as const;
 
 /** The model's digest without the facts that name the file or its compression. */
-async function digestOf(r: IngestResult): Promise<Record<string, string>> {
-  const engine = await openDuckDb(r.dbPath, { readOnly: true });
-  try {
-    const { trace_info: _, ...rest } = await modelDigest(engine);
-    return rest;
-  } finally {
-    engine.close();
-  }
-}
+const digestOf = (r: IngestResult) => recordingDigest(r.dbPath);
 
 async function problemsOf(r: IngestResult): Promise<{ source_where: bigint; unit: string; reason: string; excerpt: string }[]> {
   const engine = await openDuckDb(r.dbPath, { readOnly: true });

@@ -24,7 +24,7 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openDuckDb } from '../../engine/engine.ts';
 import { ingestFile, type IngestResult } from '../../ingest/ingest_file.ts';
-import { modelDigest } from '../../model/model_digest.ts';
+import { recordingDigest } from '../../model/model_digest.ts';
 import type { ChunkData } from '../../model/column_chunk.ts';
 import { ModelBuilder } from '../../model/model_builder.ts';
 import { ModelStore } from '../../model/model_store.ts';
@@ -271,15 +271,7 @@ const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'stallscope-other-arch-'))
 afterAll(() => fs.rmSync(scratch, { recursive: true, force: true }));
 
 /** The model's digest, but for trace_info (it names the file and its byte order). */
-async function digestOf(r: IngestResult): Promise<Record<string, string>> {
-  const engine = await openDuckDb(r.dbPath, { readOnly: true });
-  try {
-    const { trace_info: _, ...rest } = await modelDigest(engine);
-    return rest;
-  } finally {
-    engine.close();
-  }
-}
+const digestOf = (r: IngestResult) => recordingDigest(r.dbPath);
 
 describe('big-endian trace.dat', () => {
   it('a whole file: the same trace-cmd report, and the same model', async () => {

@@ -94,6 +94,13 @@ describe('renderBprint: the kernel packing', () => {
     expect(render('100%% of %d', [{ i32: 3 }])).toBe('100% of 3');
   });
 
+  it('hostile formats: widths capped, a long format read once', () => {
+    expect(render('[%999999999d]', [{ i32: 1 }])).toHaveLength(4096 + 2);
+    expect(render('[%*d]', [{ i32: -2_000_000_000 }, { i32: 1 }])).toBe('[1' + ' '.repeat(4095) + ']');
+    // 200k conversions and one argument: the rest print as nothing
+    expect(render('%d'.repeat(200_000), [{ i32: 5 }])).toBe('5');
+  });
+
   it('a buffer shorter than its format prints what is there', () => {
     const b = pack([{ i32: 1 }]);
     expect(renderBprint('a=%d b=%d c=%s', b, 0, b.length, true, 8, kallsyms)).toBe('a=1 b= c=');

@@ -135,6 +135,16 @@ function intSize(length: string, longSize: number): number {
   }
 }
 
+/**
+ * Largest width or precision honoured. The kernel allows up to 2^23 - 1 and
+ * 2^15 - 1; a hostile file could ask for that on every event, and a
+ * message padded past a few KB says nothing more.
+ */
+const MAX_WIDTH = 4096;
+
+/** One conversion: %, flags, width, precision, length modifier, conversion (matched at `lastIndex`, no substring per conversion). */
+const CONVERSION = /%([-+ #0]*)(\*|\d+)?(?:\.(\*|\d*))?(hh|h|ll|l|L|q|j|z|Z|t)?([diouxXcsp%n])/y;
+
 /** Pointer extensions whose argument stays a pointer in the buffer (vbin_printf); others are stored formatted. */
 const POINTER_KEPT = new Set(['S', 's', 'F', 'f', 'x', 'K', 'e']);
 
@@ -153,7 +163,8 @@ export function renderBprint(fmt: string, b: Buffer, start: number, end: number,
       break;
     }
     out += fmt.slice(i, pct);
-    const m = /^%([-+ #0]*)(\*|\d+)?(?:\.(\*|\d*))?(hh|h|ll|l|L|q|j|z|Z|t)?([diouxXcsp%n])/.exec(fmt.slice(pct));
+    CONVERSION.lastIndex = pct;
+    const m = CONVERSION.exec(fmt);
     if (!m) {
       out += '%';
       i = pct + 1;
@@ -178,7 +189,8 @@ export function renderBprint(fmt: string, b: Buffer, start: number, end: number,
       spec.flags += '-';
       spec.width = -spec.width;
     }
-    if (spec.precision !== null && spec.precision < 0) spec.precision = null;
+    if (spec.width !== null) spec.width = Math.min(spec.width, MAX_WIDTH);
+    if (spec.precision !== null) spec.precision = spec.precision < 0 ? null : Math.min(spec.precision, MAX_WIDTH);
     switch (conv) {
       case 'n':
         break;

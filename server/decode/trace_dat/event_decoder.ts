@@ -62,6 +62,14 @@ export interface Helpers {
 
 export type SymbolicFn = (raw: number | bigint) => FieldValue;
 
+/**
+ * A message without the newline the kernel ends trace_marker and
+ * trace_printk text with: the text formats end the line there.
+ */
+function withoutClosingNewline(text: string): string {
+  return text.endsWith('\n') ? text.slice(0, -1) : text;
+}
+
 export function makeHelpers(littleEndian: boolean, kallsyms: Kallsyms, printk: PrintkFormats = PrintkFormats.none): Helpers {
   // Byte reads rather than Buffer.readUInt32LE(), which validates its
   // argument on every call: callers only read inside the record, and these
@@ -77,6 +85,9 @@ export function makeHelpers(littleEndian: boolean, kallsyms: Kallsyms, printk: P
   const hex32 = (v: number) => {
     return v.toString(16);
   };
+  /** A 4- or 8-byte pointer as its 32-bit halves. */
+  const pointerAt = (b: Buffer, p: number, size: number): [number, number] =>
+    size === 8 ? [rd32(b, p + hiOff), rd32(b, p + loOff)] : [0, rd32(b, p)];
   const ptrHex = (hi: number, lo: number): string => {
     if (hi === 0) return '0x' + hex32(lo);
     return '0x' + hi.toString(16) + HEX8[lo >>> 24]! + HEX8[(lo >>> 16) & 255]! + HEX8[(lo >>> 8) & 255]! + HEX8[lo & 255]!;
@@ -213,20 +224,16 @@ export function makeHelpers(littleEndian: boolean, kallsyms: Kallsyms, printk: P
       return frames.join('\n');
     },
     bprint(b, recOff, recLen, fmtPos, fmtSize, bufPos) {
-      const hi = fmtSize === 8 ? rd32(b, fmtPos + hiOff) : 0;
-      const lo = rd32(b, fmtPos + (fmtSize === 8 ? loOff : 0));
+      const [hi, lo] = pointerAt(b, fmtPos, fmtSize);
       const fmt = printk.lookup(hi, lo);
       if (fmt === null) return `[trace_printk format ${ptrHex(hi, lo)} not in the trace]`;
-      const text = renderBprint(fmt, b, bufPos, recOff + recLen, littleEndian, fmtSize, kallsyms);
-      // As print events: the message's closing newline ends the line in the text formats.
-      return text.endsWith('\n') ? text.slice(0, -1) : text;
+      return withoutClosingNewline(renderBprint(fmt, b, bufPos, recOff + recLen, littleEndian, fmtSize, kallsyms));
     },
     bputs(b, strPos, strSize) {
-      const hi = strSize === 8 ? rd32(b, strPos + hiOff) : 0;
-      const lo = rd32(b, strPos + (strSize === 8 ? loOff : 0));
+      const [hi, lo] = pointerAt(b, strPos, strSize);
       const text = printk.lookup(hi, lo);
       if (text === null) return `[trace_puts string ${ptrHex(hi, lo)} not in the trace]`;
-      return text.endsWith('\n') ? text.slice(0, -1) : text;
+      return withoutClosingNewline(text);
     },
     sym: [],
   };

@@ -21,7 +21,7 @@ import { parseEventFormat } from './event_format.ts';
 import { FileSource } from './file_source.ts';
 import { Kallsyms } from './kallsyms.ts';
 import { readTraceDatHeader } from './read_file_header.ts';
-import { v6Layout } from './test_v6_file.ts';
+import { pageRecordsLE, v6Layout } from './test_v6_file.ts';
 
 const FIXTURE = path.resolve(__dirname, '../../../fixtures/reclaim_kswapd.v6.dat');
 const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'stallscope-bprint-'));
@@ -184,8 +184,9 @@ async function withPrintkEvents(): Promise<string> {
     const commit = le.readUInt32LE(at + 8);
     const used = commit & 0xfffff;
     const rec = records[next]!;
-    if (16 + used + 4 + rec.length > file.pageSize || !endsWithEvent(le, at + 16, at + 16 + used)) continue;
-    rec.writeInt32LE(le.readInt32LE(lastEventAt(le, at + 16, at + 16 + used) + 4), 4); // the pid of the page's last event
+    const last = lastEvent(le, at + 16, at + 16 + used);
+    if (16 + used + 4 + rec.length > file.pageSize || last === null) continue;
+    rec.writeInt32LE(le.readInt32LE(last.dataAt + 4), 4); // the pid of the page's last event
     out.writeUInt32LE(((rec.length / 4) << 0) | 0, at + 16 + used); // type_len = length / 4, time delta 0
     rec.copy(out, at + 16 + used + 4);
     out.writeUInt32LE((commit & ~0xfffff) | (used + 4 + rec.length), at + 8);
@@ -197,30 +198,11 @@ async function withPrintkEvents(): Promise<string> {
   return f;
 }
 
-/** Offsets of the data of a page's records (little-endian walk, as ring_buffer_page.ts). */
-function eventsOf(b: Buffer, start: number, end: number): { at: number; padding: boolean }[] {
-  const out: { at: number; padding: boolean }[] = [];
-  for (let p = start; p + 4 <= end; ) {
-    const h = b.readUInt32LE(p);
-    const typeLen = h & 31;
-    p += 4;
-    if (typeLen >= 1 && typeLen <= 28) {
-      out.push({ at: p, padding: false });
-      p += typeLen * 4;
-    } else if (typeLen === 0) {
-      out.push({ at: p + 4, padding: false });
-      p += 4 + ((b.readUInt32LE(p) - 4 + 3) & ~3);
-    } else if (typeLen === 30 || typeLen === 31) p += 4;
-    else {
-      out.push({ at: p, padding: true });
-      if (h >>> 5 === 0) break;
-      p += b.readUInt32LE(p);
-    }
-  }
-  return out;
+/** The page's last record, if it is an event (not padding, a time stamp or nothing). */
+function lastEvent(b: Buffer, start: number, end: number) {
+  const last = pageRecordsLE(b, start, end).at(-1);
+  return last !== undefined && last.dataAt >= 0 ? last : null;
 }
-const endsWithEvent = (b: Buffer, start: number, end: number) => eventsOf(b, start, end).at(-1)?.padding === false;
-const lastEventAt = (b: Buffer, start: number, end: number) => eventsOf(b, start, end).at(-1)!.at;
 
 /** `name: ip: buf` of every bprint and bputs event of a model, in time order. */
 async function messagesOf(dbPath: string): Promise<string[]> {

@@ -35,7 +35,7 @@ import { FileSource } from './file_source.ts';
 import { Kallsyms } from './kallsyms.ts';
 import { readTraceDatHeader } from './read_file_header.ts';
 import { decodePage, pageTimestamp, PageRecords } from './ring_buffer_page.ts';
-import { v6Layout } from './test_v6_file.ts';
+import { pageRecordsLE, v6Layout } from './test_v6_file.ts';
 
 const FIXTURE = path.resolve(__dirname, '../../../fixtures/reclaim_kswapd.v6.dat');
 
@@ -97,38 +97,13 @@ function bigEndianPage(le: Buffer, layout: PageLayout, formats: Map<number, Even
   const commit = le.readUInt32LE(layout.commitOffset);
   const end = layout.dataOffset + (commit & 0xfffff);
   if (commit & 0x80000000 && commit & 0x40000000 && end + layout.commitSize <= le.length) swap(be, end, layout.commitSize);
-  for (let p = layout.dataOffset; p + 4 <= end; ) {
-    const h = le.readUInt32LE(p);
-    const typeLen = h & 31;
-    const delta = h >>> 5;
-    be.writeUInt32BE(((typeLen << 27) | delta) >>> 0, p);
-    p += 4;
-    let payload = -1;
-    let len = 0;
-    if (typeLen >= 1 && typeLen <= 28) {
-      payload = p;
-      len = typeLen * 4;
-    } else if (typeLen === 0) {
-      const raw = le.readUInt32LE(p);
-      swap(be, p, 4);
-      payload = p + 4;
-      len = (raw - 4 + 3) & ~3;
-      p += 4;
-    } else if (typeLen === 30 || typeLen === 31) {
-      swap(be, p, 4);
-      p += 4;
-      continue;
-    } else {
-      if (delta === 0) break;
-      const padding = le.readUInt32LE(p);
-      swap(be, p, 4);
-      p += padding;
-      continue;
-    }
-    const fmt = formats.get(le.readUInt16LE(payload));
-    if (fmt) swapPayload(le, be, payload, len, fmt, longSize);
-    else swap(be, payload, 2); // at least the type, so both sides miss the same format
-    p = payload + len;
+  for (const r of pageRecordsLE(le, layout.dataOffset, end)) {
+    be.writeUInt32BE(((r.typeLen << 27) | r.delta) >>> 0, r.at);
+    if (r.wordAt >= 0) swap(be, r.wordAt, 4);
+    if (r.dataAt < 0) continue;
+    const fmt = formats.get(le.readUInt16LE(r.dataAt));
+    if (fmt) swapPayload(le, be, r.dataAt, r.dataLen, fmt, longSize);
+    else swap(be, r.dataAt, 2); // at least the type, so both sides miss the same format
   }
   return be;
 }

@@ -2,7 +2,8 @@
  * Test support: the layout of a version-6 trace.dat as trace-cmd writes it,
  * for tests that make variants of a real recording (big-endian twin,
  * injected trace_printk events). Only what those tests need: every header
- * integer's place and size, the printk formats section, the CPU data.
+ * integer's place and size, the printk formats section, the CPU data, and
+ * the records of a little-endian ring-buffer page.
  */
 
 export interface V6Layout {
@@ -70,4 +71,50 @@ export function v6Layout(le: Buffer): V6Layout {
   const cpus: { offset: number; size: number }[] = [];
   for (let cpu = 0; cpu < cpuCount; cpu++) cpus.push({ offset: word(8), size: word(8) });
   return { endianAt, pageSize, ints, printk, cpus };
+}
+
+/** One record of a ring-buffer page, as a little-endian walk finds it. */
+export interface PageRecord {
+  /** Offset of the 32-bit record header. */
+  at: number;
+  typeLen: number;
+  delta: number;
+  /** The 32-bit word after the header, if the record has one (length, time extend, padding size), else -1. */
+  wordAt: number;
+  /** Event records: where the event's data starts and its length; -1 and 0 for the others. */
+  dataAt: number;
+  dataLen: number;
+}
+
+/**
+ * The records between `start` and `end` of a little-endian page's data,
+ * by the rules ring_buffer_page.ts decodes (padding with time delta 0
+ * ends the page).
+ */
+export function pageRecordsLE(b: Buffer, start: number, end: number): PageRecord[] {
+  const out: PageRecord[] = [];
+  for (let p = start; p + 4 <= end; ) {
+    const h = b.readUInt32LE(p);
+    const r: PageRecord = { at: p, typeLen: h & 31, delta: h >>> 5, wordAt: -1, dataAt: -1, dataLen: 0 };
+    out.push(r);
+    p += 4;
+    if (r.typeLen >= 1 && r.typeLen <= 28) {
+      r.dataAt = p;
+      r.dataLen = r.typeLen * 4;
+      p += r.dataLen;
+    } else if (r.typeLen === 0) {
+      r.wordAt = p;
+      r.dataAt = p + 4;
+      r.dataLen = (b.readUInt32LE(p) - 4 + 3) & ~3;
+      p = r.dataAt + r.dataLen;
+    } else if (r.typeLen === 30 || r.typeLen === 31) {
+      r.wordAt = p;
+      p += 4;
+    } else {
+      if (r.delta === 0) break;
+      r.wordAt = p;
+      p += b.readUInt32LE(p);
+    }
+  }
+  return out;
 }

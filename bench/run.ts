@@ -239,9 +239,32 @@ async function uiPart(set: LargeTraceSet | null, notes: string[]): Promise<unkno
   }
 }
 
+/**
+ * The text target (150 MB/s) is stated for machines on which `trace-cmd
+ * report` prints about 0.5M events/s. This VM's speed varies by up to 2x
+ * between sessions (run Y: 0.33M events/s; run AA: 0.64M), so the target is
+ * also given scaled by trace-cmd's speed on the uncompressed v6 file in this
+ * run: what 150 MB/s on the issue's machine is on this one. Null without
+ * trace-cmd runs.
+ */
+function scaledTextTarget(r: IngestBenchResult): { traceCmdEvps: number; mbs: number } | null {
+  const v6 = r.rows.find((x) => x.label === 'trace.dat v6');
+  if (!v6?.traceCmd) return null;
+  const walls = (v6.pairs && v6.pairs.length > 0 ? v6.pairs.map((p) => p.traceCmdS) : [v6.traceCmd.wallS]).sort((a, b) => a - b);
+  const traceCmdEvps = v6.events / walls[walls.length >> 1]!;
+  return { traceCmdEvps, mbs: 150 * (traceCmdEvps / 0.5e6) };
+}
+
 function ingestHeadline(r: IngestBenchResult): string[] {
   const out: string[] = [];
   const width = Math.max(...r.rows.map((x) => x.label.length));
+  const scaled = scaledTextTarget(r);
+  if (scaled !== null) {
+    out.push(
+      `machine speed: trace-cmd report prints the v6 file at ${(scaled.traceCmdEvps / 1e6).toFixed(2)} M events/s here (median of its runs), ` +
+        `against the ~0.5 M events/s the issue measures its targets on: the text target of 150 MB/s scales to ${scaled.mbs.toFixed(0)} MB/s on this machine`,
+    );
+  }
   for (const row of r.rows) {
     if (!row.ingest) continue;
     const evs = row.events / row.ingest.totalS;
@@ -255,7 +278,9 @@ function ingestHeadline(r: IngestBenchResult): string[] {
       s += `, by CPU seconds ${(row.traceCmd.cpuS / row.ingest.cpuS).toFixed(2)}x`;
     } else if (/text/.test(row.label)) {
       const mbs = row.bytes / row.ingest.totalS / 1e6;
-      s += ` (target >= 150 MB/s: ${mbs >= 150 ? 'MET' : 'NOT MET'})`;
+      s += ` (target >= 150 MB/s: ${mbs >= 150 ? 'MET' : 'NOT MET'}`;
+      if (scaled !== null) s += `; scaled to this machine's trace-cmd speed: >= ${scaled.mbs.toFixed(0)} MB/s: ${mbs >= scaled.mbs ? 'MET' : 'NOT MET'}`;
+      s += ')';
     }
     if (row.again) s += `; second ingest in one process (server, threads kept) ${(row.bytes / row.again.totalS / 1e6).toFixed(0)} MB/s, ${(row.events / row.again.totalS / 1e6).toFixed(2)} M events/s`;
     out.push(s);

@@ -33,6 +33,8 @@ export async function decodeFile(file: string, sink: EventSink, opts: DecodeFile
   // The text decoder is done with each chunk before it reads the next (readReusedChunks).
   const opened = await openInput(file, label, { reuseBuffers: true });
   if (opened.format === 'unknown') {
+    // Closed now, not when the collector finds the handle (a server rejects many such uploads).
+    await opened.chunks[Symbol.asyncIterator]().return?.(undefined);
     throw new DecodeError(label, 0, 'offset', 'not a trace: neither trace.dat nor ftrace text (binary content)');
   }
   if (opened.format === 'text') {

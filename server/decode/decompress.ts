@@ -26,7 +26,7 @@ import { sniffInput, SNIFF_BYTES, type Compression, type SniffedFormat } from '.
 /** Read size for input files: big reads keep per-chunk overhead negligible. */
 const READ_CHUNK_BYTES = 1 << 20;
 /** Nesting deeper than this is not a real trace, it is a decompression bomb or a loop. */
-const MAX_COMPRESSION_LAYERS = 4;
+export const MAX_COMPRESSION_LAYERS = 4;
 
 /**
  * The decompression bomb guard: a compressed input whose content grows past
@@ -340,6 +340,7 @@ export async function openInput(
     const s = sniffInput(head);
     if (s.compression === null) return { compression, format: s.format, fileBytes, chunks: rest };
     if (compression.length >= MAX_COMPRESSION_LAYERS) {
+      await rest[Symbol.asyncIterator]().return?.(undefined);
       throw new DecodeError(label, 0, 'offset', `more than ${MAX_COMPRESSION_LAYERS} nested compression layers`);
     }
     // Decompressors may hold on to their input: only the file's own layer reads reused buffers, and they get copies.

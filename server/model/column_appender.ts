@@ -77,9 +77,10 @@ export class ColumnAppender {
       const vector = c < structFrom ? duckdb.data_chunk_get_vector(chunk.chunk, c) : duckdb.struct_vector_get_child(struct!, c - structFrom);
       const hasNull = col.validityOffset >= 0;
       if (col.kind === 'str') {
-        const strings = col.strings!;
+        const strings = col.strings;
         const valid = hasNull ? new Uint32Array(data.buffer, col.validityOffset, CHUNK_ROWS / 32) : null;
-        for (let r = 0; r < n; r++) {
+        // strings null: no value in this chunk is a string (all NULL, in the validity mask).
+        for (let r = 0; strings !== null && r < n; r++) {
           const s = strings[r];
           if (s !== null && (!valid || (valid[r >>> 5] & (1 << (r & 31))) !== 0)) {
             duckdb.vector_assign_string_element(vector, r, s);

@@ -42,6 +42,7 @@ export interface ChunkData {
      * i64: 8, as lo, hi int32; f64: 8; bool: 1), -1 for str.
      */
     dataOffset: number;
+    /** str: the values, null where NULL; or null when every value is NULL. Else null. */
     strings: (string | null)[] | null;
     /** Where its DuckDB validity mask (bit set = valid) is in `buffer`, or -1 when no value is NULL. */
     validityOffset: number;
@@ -64,6 +65,8 @@ interface ColumnBuffer {
   bytes: Uint8Array;
   /** str only, else empty. */
   strings: (string | null)[];
+  /** str only: a string was set in this chunk (else the column crosses threads as null). */
+  anyString: boolean;
   /** DuckDB validity mask: bit set = valid, 64-bit words, little endian. */
   validity: Uint32Array;
   hasNull: boolean;
@@ -127,7 +130,8 @@ export class ColumnChunk {
         ints: c.kind === 'i32' ? new Int32Array(buffer, at, CHUNK_ROWS) : c.kind === 'i64' ? new Int32Array(buffer, at, CHUNK_ROWS * 2) : EMPTY_INTS,
         floats: c.kind === 'f64' ? new Float64Array(buffer, at, CHUNK_ROWS) : EMPTY_FLOATS,
         bytes: c.kind === 'bool' ? new Uint8Array(buffer, at, CHUNK_ROWS) : EMPTY_BYTES,
-        strings: c.kind === 'str' ? new Array<string | null>(CHUNK_ROWS).fill(null) : [],
+        strings: c.kind === 'str' ? packedNulls(CHUNK_ROWS) : [],
+        anyString: false,
         validity: new Uint32Array(buffer, validityOffset, CHUNK_ROWS / 32),
         hasNull: false,
         dataOffset: c.kind === 'str' ? -1 : at,
@@ -162,6 +166,7 @@ export class ColumnChunk {
         break;
       case 'str':
         buf.strings[this.rows] = String(value);
+        buf.anyString = true;
         break;
       case 'bool':
         buf.bytes[this.rows] = value ? 1 : 0;
@@ -206,7 +211,9 @@ export class ColumnChunk {
       columns: this.buffers.map((b) => ({
         kind: b.kind,
         dataOffset: b.dataOffset,
-        strings: b.kind === 'str' ? b.strings : null,
+        // No array for a column without a string (ftrace_event.raw of typed events):
+        // every one of its 2048 entries would be cloned to the store thread.
+        strings: b.anyString ? b.strings : null,
         validityOffset: b.hasNull ? b.validityOffset : -1,
       })),
     };
@@ -220,6 +227,19 @@ export class ColumnChunk {
 /** The ArrayBuffers of a chunk, for postMessage's transfer list. */
 export function chunkTransferList(data: ChunkData): ArrayBuffer[] {
   return [data.buffer];
+}
+
+/**
+ * An array of n nulls that V8 keeps packed. `new Array(n).fill(null)` is a
+ * holey array, and postMessage clones a holey array as a sparse one (an
+ * index and a property definition per element): cloning the chunks' string
+ * columns to the store thread took ~4% of a scheduler-heavy text ingest's
+ * CPU there (perf, nineteenth session).
+ */
+function packedNulls(n: number): (string | null)[] {
+  const a: (string | null)[] = [];
+  for (let i = 0; i < n; i++) a.push(null);
+  return a;
 }
 
 /** Two's-complement split of an exact integer |v| < 2^53 into lo/hi 32-bit words. */

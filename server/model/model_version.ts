@@ -26,8 +26,11 @@
  *   4  trace_printk() / trace_puts() events (bprint, bputs) carry `ip` and
  *      the message as `buf`, from trace.dat (rendered from the packed
  *      arguments) and from trace-cmd report text alike
+ *   5  `trace-cmd report --ts-diff` text: its events are read (before, every
+ *      line with a `(+ns)` delta was skipped); the fixtures' models differ
+ *      only in trace_info's model_version
  */
-export const MODEL_VERSION = 4;
+export const MODEL_VERSION = 5;
 
 /** The model version an info.json records (0: written before versions existed). */
 export function modelVersionOf(summary: { modelVersion?: number }): number {

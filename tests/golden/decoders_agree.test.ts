@@ -5,6 +5,7 @@
 //
 // Expected counts come from trace-cmd itself (reclaim_kswapd.counts.json,
 // made with awk over `trace-cmd report`), not from stallscope.
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -109,6 +110,26 @@ describe('reclaim_kswapd: every decoder agrees with trace-cmd', () => {
         `SELECT count(*) AS n FROM (SELECT ${fromDat} FROM v7.${table} EXCEPT ALL SELECT ${fromText} FROM report.${table})`,
       );
       expect({ table, differing: n }).toEqual({ table, differing: 0n });
+    }
+  });
+
+  it('`trace-cmd report --ts-diff` text reads into the same model as the plain report', async () => {
+    // --ts-diff puts `(+ns since the previous event)` between the timestamp
+    // and the name; made here by the trace-cmd the tests run with.
+    const file = path.join(dataDir, 'reclaim_kswapd.report-ts-diff.txt');
+    fs.writeFileSync(file, execFileSync('trace-cmd', ['report', '--ts-diff', path.join(FIXTURES, FILES.v7)], { maxBuffer: 1 << 28 }));
+    expect(fs.readFileSync(file, 'latin1')).toMatch(/^ +smallfiles-15104 +\[001\] +5200\.905061: \(\+96775\) sched_waking: /m);
+    const r = await ingestFile(file, { dataDir });
+    expect(r.summary.eventsByName).toEqual(counts.events_by_name);
+    expect(r.summary.skippedInputs).toBe(0);
+    expect(r.summary.unparsedEvents).toBe(0);
+    await engine.exec(`ATTACH '${r.dbPath}' AS tsDiff (READ_ONLY)`);
+    try {
+      for (const table of [...TYPED_TABLES, 'thread', 'thread_state', 'sched_slice', 'ftrace_event', 'args']) {
+        expect({ table, differing: await differingRows(`tsDiff.${table}`, `report.${table}`) }).toEqual({ table, differing: 0n });
+      }
+    } finally {
+      await engine.exec('DETACH tsDiff');
     }
   });
 

@@ -204,6 +204,7 @@ function parseTail(line: string, p: number, out: EventLine, n: number): boolean 
   p++;
   if (p < n && line.charCodeAt(p) !== SP) return false;
   while (p < n && line.charCodeAt(p) === SP) p++;
+  p = skipTsDiff(line, p, n);
   out.secs = secs;
   out.nsec = nsec;
   // event name: up to ':' (no spaces)
@@ -246,6 +247,23 @@ function parseTail(line: string, p: number, out: EventLine, n: number): boolean 
   if (rest.startsWith('<user stack trace>')) return setSpecial(out, 'user_stack', '');
   if (rest.indexOf(' <-') > 0) return setSpecial(out, 'function', rest);
   return false;
+}
+
+/**
+ * `trace-cmd report --ts-diff` prints, between the timestamp and the event
+ * name, the nanoseconds since the previous event: `5200.905061: (+96775)
+ * sched_waking: ...` (the first event has blanks there). Returns where the
+ * name starts: past that `(+digits)` token and its blanks if one is at p,
+ * else p. The delta is not kept: the timestamps give it.
+ */
+function skipTsDiff(line: string, p: number, n: number): number {
+  if (line.charCodeAt(p) !== 40 || line.charCodeAt(p + 1) !== 43) return p; // '(+'
+  let q = p + 2;
+  while (q < n && isDigit(line.charCodeAt(q))) q++;
+  if (q === p + 2 || q >= n || line.charCodeAt(q) !== 41) return p; // ')'
+  q++;
+  while (q < n && line.charCodeAt(q) === SP) q++;
+  return q;
 }
 
 /** Event names by their text, looked up in place (names hold no ':' or ' '). */
@@ -541,6 +559,18 @@ function parseTailB(b: Uint8Array, p: number, out: EventLine, n: number): boolea
   p++;
   if (p < n && b[p] !== SP) return false;
   while (p < n && b[p] === SP) p++;
+  if (b[p] === 40) {
+    // `(+ns)` of `trace-cmd report --ts-diff` (skipTsDiff)
+    let q = p + 1;
+    if (b[q] === 43) {
+      q++;
+      while (q < n && (c = b[q]!) >= C0 && c <= C9) q++;
+      if (q > p + 2 && q < n && c === 41) {
+        p = q + 1;
+        while (p < n && b[p] === SP) p++;
+      }
+    }
+  }
   out.secs = secs;
   out.nsec = frac * FRAC_SCALE[k < 9 ? k : 9]!;
   // event name: up to ':' (a space first: not a name)

@@ -27,8 +27,10 @@
  *      the message as `buf`, from trace.dat (rendered from the packed
  *      arguments) and from trace-cmd report text alike
  *   5  `trace-cmd report --ts-diff` text: its events are read (before, every
- *      line with a `(+ns)` delta was skipped); the fixtures' models differ
- *      only in trace_info's model_version
+ *      line with a `(+ns)` delta was skipped); `report --debug` text: the
+ *      `[delta:offset:size]` ending each line is not part of the event's
+ *      text (before, sched_switch and shrink_slab lines did not parse); the
+ *      fixtures' models differ only in trace_info's model_version
  */
 export const MODEL_VERSION = 5;
 

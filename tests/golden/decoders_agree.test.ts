@@ -133,6 +133,29 @@ describe('reclaim_kswapd: every decoder agrees with trace-cmd', () => {
     }
   });
 
+  it('`trace-cmd report --debug` text reads into the same model as the plain report', async () => {
+    // --debug adds `CPU:N [SUBBUFFER START] [...]` lines and ends each event
+    // line with its record's `[delta:0xoffset:size]`.
+    const file = path.join(dataDir, 'reclaim_kswapd.report-debug.txt');
+    fs.writeFileSync(file, execFileSync('trace-cmd', ['report', '--debug', path.join(FIXTURES, FILES.v7)], { maxBuffer: 1 << 28 }));
+    expect(fs.readFileSync(file, 'latin1')).toMatch(/^ +smallfiles-15104 +\[001\] +5200\.905068: sched_switch: +smallfiles:15104 \[120\] R ==> node:14383 \[120\] \[4378:0x60:64\]$/m);
+    const r = await ingestFile(file, { dataDir });
+    expect(r.summary.eventsByName).toEqual(counts.events_by_name);
+    expect(r.summary.skippedInputs).toBe(0);
+    expect(r.summary.unparsedEvents).toBe(0);
+    await engine.exec(`ATTACH '${r.dbPath}' AS debugText (READ_ONLY)`);
+    try {
+      for (const table of [...TYPED_TABLES, 'thread', 'thread_state', 'sched_slice', 'args']) {
+        expect({ table, differing: await differingRows(`debugText.${table}`, `report.${table}`) }).toEqual({ table, differing: 0n });
+      }
+      // The same events with the same text; only their line numbers moved (the SUBBUFFER lines).
+      const events = (db: string) => `(SELECT * EXCLUDE (source_where) FROM ${db}.ftrace_event)`;
+      expect(await differingRows(events('debugText'), events('report'))).toBe(0n);
+    } finally {
+      await engine.exec('DETACH debugText');
+    }
+  });
+
   it('ids are file order: the report text and the trace.dat number events alike', async () => {
     const [{ n }] = await engine.query<{ n: bigint }>(
       `SELECT count(*) AS n FROM v7.ftrace_event a JOIN report.ftrace_event b USING (id)

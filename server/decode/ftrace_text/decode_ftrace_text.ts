@@ -103,6 +103,8 @@ class FtraceTextDecoder {
   private headerSent = false;
   private readonly early: Pending[] = [];
   private baseSecs = 0;
+  /** A `trace-cmd report --debug` layout (seen its `[SUBBUFFER START]` lines): see dropDebugSuffix. */
+  private debugLayout = false;
   /** Which line grammar matched last: try it first. */
   private latencyMode = false;
   private instancePrefixes = false;
@@ -227,6 +229,7 @@ class FtraceTextDecoder {
   /** The line just parsed into this.ev is an event. */
   private acceptEvent(lineNo: number): void {
     if (!this.headerSent) this.sendHeader(this.ev);
+    if (this.debugLayout) dropDebugSuffix(this.ev);
     this.emitEvent(this.ev, lineNo);
   }
 
@@ -295,7 +298,11 @@ class FtraceTextDecoder {
       if (this.headerSent) this.meta.empty_cpus = this.emptyCpus.join(',');
       return;
     }
-    if (/^CPU:\d+ \[SUBBUFFER START\]/.test(t)) return; // trace-cmd --debug / buffer breaks marker
+    if (/^CPU:\d+ \[SUBBUFFER START\]/.test(t)) {
+      // trace-cmd report --debug: each event line from here on ends with its record's [delta:offset:size].
+      this.debugLayout = true;
+      return;
+    }
     // An event line of a multi-buffer report whose prefix we did not expect yet.
     if (this.format === 'trace_cmd_report' && !this.instancePrefixes && /^\S+: /.test(t)) {
       this.instancePrefixes = true;
@@ -503,6 +510,26 @@ export async function decodeFtraceText(
 
 /** Whether an event name has a dedicated field parser (typed event). */
 export { hasTypedParser };
+
+/**
+ * `trace-cmd report --debug` ends every event line with the record's
+ * ` [ts delta:0xoffset in the sub-buffer:size]`, e.g. `... [120] [4378:0x60:64]`:
+ * not part of the event's text, and it would fail every parser that reads
+ * the text to its end (sched_switch, shrink_slab). Cut off when present.
+ */
+const DEBUG_SUFFIX = /(?:^| +)\[\d+:0x[0-9a-f]+:\d+\]$/;
+
+function dropDebugSuffix(ev: EventLine): void {
+  const { argsStart: s, argsEnd: e } = ev;
+  // The suffix is short: look at the end only (a match at the window's start
+  // without its blank is not one, unless the window is the whole text).
+  const from = Math.max(s, e - 80);
+  const tail = ev.argsBytes !== null ? latin1(ev.argsBytes, from, e) : ev.argsText!.slice(from, e);
+  const m = DEBUG_SUFFIX.exec(tail);
+  if (m === null || (from > s && tail.charCodeAt(m.index) !== 32)) return;
+  ev.argsEnd = from + m.index;
+  if (ev.argsBytes === null) ev.args = ev.argsText!.slice(s, ev.argsEnd);
+}
 
 /** Why an event line's head cannot come from a Linux kernel (see MAX_CPUS, MAX_PID), or null. */
 function implausibleHead(ev: EventLine): string | null {

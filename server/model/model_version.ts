@@ -30,7 +30,9 @@
  *      line with a `(+ns)` delta was skipped); `report --debug` text: the
  *      `[delta:offset:size]` ending each line is not part of the event's
  *      text (before, sched_switch and shrink_slab lines did not parse); the
- *      fixtures' models differ only in trace_info's model_version
+ *      kernel's latency format (`19016us!:` timestamps) is read (before, not
+ *      a trace); the fixtures' models differ only in trace_info's
+ *      model_version
  */
 export const MODEL_VERSION = 5;
 

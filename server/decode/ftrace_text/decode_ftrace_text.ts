@@ -248,6 +248,12 @@ class FtraceTextDecoder {
       this.meta.tracer = m[1]!;
       return;
     }
+    // the kernel's latency format: `# latency: 0 us, #302/302, CPU#0 | (M:PREEMPT(none) VP:0, KP:0, SP:0 HP:0 #P:2)`
+    m = /^#\s*latency: .*#P:(\d+)\)\s*$/.exec(line);
+    if (m) {
+      this.headerCpus = this.plausibleCpuCount(m[1]!, lineNo, line);
+      return;
+    }
     // `# entries-in-buffer/entries-written: 1234/5678   #P:2`
     m = /^#\s*entries-in-buffer\/entries-written:\s*(\d+)\/(\d+)\s+#P:(\d+)/.exec(line);
     if (m) {
@@ -322,6 +328,11 @@ class FtraceTextDecoder {
     this.baseSecs = ev.secs;
     if (this.emptyCpus.length) this.meta.empty_cpus = this.emptyCpus.join(',');
     if (this.latencyMode) this.meta.text_layout = 'latency';
+    if (ev.tsInUs) {
+      // The kernel's latency format: µs since the trace began, not the trace clock.
+      this.meta.text_layout = 'kernel_latency';
+      this.meta.timestamps = 'microseconds since the trace began (kernel latency format)';
+    }
     if (ev.instance !== null) this.meta.instances = ev.instance;
     const header: TraceHeader = {
       format: this.format,

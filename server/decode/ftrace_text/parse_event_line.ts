@@ -53,10 +53,16 @@ export interface EventLine {
   argsBytes: Uint8Array | null;
   /** Buffer (instance) prefix printed by trace-cmd report for multi-buffer files, else null. */
   instance: string | null;
+  /**
+   * The timestamp was the kernel's latency format's (`options/latency-format`,
+   * the latency tracers' output): whole microseconds since the trace began,
+   * `19016us!:`. Set by the string parser; read for the first event only.
+   */
+  tsInUs: boolean;
 }
 
 export function newEventLine(): EventLine {
-  return { comm: null, pid: 0, tgid: null, cpu: 0, flags: null, preemptCount: null, secs: 0, nsec: 0, name: '', nameInfo: null, args: '', argsText: '', argsStart: 0, argsEnd: 0, argsBytes: null, instance: null };
+  return { comm: null, pid: 0, tgid: null, cpu: 0, flags: null, preemptCount: null, secs: 0, nsec: 0, name: '', nameInfo: null, args: '', argsText: '', argsStart: 0, argsEnd: 0, argsBytes: null, instance: null, tsInUs: false };
 }
 
 const SP = 32;
@@ -76,6 +82,8 @@ function hexVal(c: number): number {
 
 /** 10^(9-k) for k fractional digits. */
 const FRAC_SCALE = [1e9, 1e8, 1e7, 1e6, 1e5, 1e4, 1e3, 1e2, 1e1, 1];
+/** The kernel latency format's marks after `<n>us` for the gap to the next event: >1 s, >100 ms, >10 ms, >1 ms, >100 µs, >10 µs, else blank. */
+const LATENCY_MARKS = '$@*#!+ ';
 
 // ---------------------------------------------------------------------------
 // Flags column
@@ -166,6 +174,7 @@ export function parseFlagsToken(line: string, start: number, end: number, style:
  * timestamp digit). Returns false if the tail does not have that shape.
  */
 function parseTail(line: string, p: number, out: EventLine, n: number): boolean {
+  let tsInUs = false;
   let secs = 0;
   const s0 = p;
   let c = 0;
@@ -189,6 +198,14 @@ function parseTail(line: string, p: number, out: EventLine, n: number): boolean 
     if (k === 0) return false;
     nsec = frac * FRAC_SCALE[Math.min(k, 9)]!;
     if (intDigits > 15) return false; // seconds beyond any real uptime: not a timestamp
+  } else if (p + 3 < n && c === 117 && line.charCodeAt(p + 1) === 115 && LATENCY_MARKS.includes(line[p + 2]!) && line.charCodeAt(p + 3) === 58) {
+    // `19016us!:`: the kernel's latency format, µs since the trace began,
+    // then a mark for the gap to the next event (trace_find_mark)
+    if (intDigits > 15) return false;
+    nsec = (secs % 1e6) * 1000;
+    secs = Math.floor(secs / 1e6);
+    p += 3;
+    tsInUs = true;
   } else {
     // no fraction: a raw clock value (counter / x86-tsc clocks), taken as ns
     if (intDigits > 15) {
@@ -207,6 +224,7 @@ function parseTail(line: string, p: number, out: EventLine, n: number): boolean 
   p = skipTsDiff(line, p, n);
   out.secs = secs;
   out.nsec = nsec;
+  out.tsInUs = tsInUs;
   // event name: up to ':' (no spaces)
   const nameStart = p;
   const colon = line.indexOf(':', p);
@@ -573,6 +591,7 @@ function parseTailB(b: Uint8Array, p: number, out: EventLine, n: number): boolea
   }
   out.secs = secs;
   out.nsec = frac * FRAC_SCALE[k < 9 ? k : 9]!;
+  out.tsInUs = false;
   // event name: up to ':' (a space first: not a name)
   let known: EventNameInfo | undefined;
   let colon: number;

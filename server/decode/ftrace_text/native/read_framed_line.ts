@@ -74,6 +74,7 @@ export function readFramedLine(block: Uint8Array, rec: Int32Array, o: number, ou
     out.preemptCount = rec[o + R_PREEMPT]!;
   }
   out.secs = rec[o + R_SECS]!;
+  out.tsInUs = false;
   out.nsec = rec[o + R_NSEC]!;
   out.nameInfo = info;
   out.name = info.name;

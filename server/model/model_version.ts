@@ -31,8 +31,10 @@
  *      `[delta:offset:size]` ending each line is not part of the event's
  *      text (before, sched_switch and shrink_slab lines did not parse); the
  *      kernel's latency format (`19016us!:` timestamps) is read (before, not
- *      a trace); the fixtures' models differ only in trace_info's
- *      model_version
+ *      a trace); events printed by their raw fields (`trace-cmd report -R`,
+ *      `[FAILED TO PARSE]`, the kernel's options/fields) fill the typed
+ *      tables (before, kept unparsed); the fixtures' models differ only in
+ *      trace_info's model_version
  */
 export const MODEL_VERSION = 5;
 

@@ -28,6 +28,7 @@ import {
   type TraceHeader,
 } from '../decoded_event.ts';
 import { stackFields } from './fields/ftrace.ts';
+import { fieldsModeValues, hasFieldsModeValues } from './fields/raw_fields.ts';
 import { flat, latin1 } from './fields/generic.ts';
 import { hasTypedParser, type EventNameInfo } from './fields/index.ts';
 import { excerpt, LineSplitter } from './line_reader.ts';
@@ -81,6 +82,8 @@ export interface FtraceTextSummary {
   bytes: number;
 }
 
+/** Events without an options/fields value after which a file is taken not to have that layout. */
+const FIELDS_LAYOUT_DECIDED_AFTER = 256;
 /** Report progress about every this many bytes. */
 const PROGRESS_EVERY_BYTES = 8 << 20;
 /**
@@ -103,6 +106,9 @@ class FtraceTextDecoder {
   private headerSent = false;
   private readonly early: Pending[] = [];
   private baseSecs = 0;
+  /** The options/fields layout: null undecided, see fieldsModeArgs. */
+  private fieldsLayout: boolean | null = null;
+  private fieldsUndecided = 0;
   /** A `trace-cmd report --debug` layout (seen its `[SUBBUFFER START]` lines): see dropDebugSuffix. */
   private debugLayout = false;
   /** Which line grammar matched last: try it first. */
@@ -365,6 +371,7 @@ class FtraceTextDecoder {
       if (s.firstOutOfOrderLine === null) s.firstOutOfOrderLine = lineNo;
     } else this.lastTs[cpu] = ts;
     if (ev.instance !== null && !this.instances.has(ev.instance)) this.instances.add(flat(ev.instance));
+    if (this.fieldsLayout !== false) this.fieldsModeArgs(ev);
     const info = ev.nameInfo!;
     if (this.raw !== null && this.takesRaw(info)) {
       // Framed here; the sink parses the argument text on another thread.
@@ -420,6 +427,28 @@ class FtraceTextDecoder {
       where: lineNo,
     };
     s.events++;
+  }
+
+  /**
+   * The kernel's options/fields layout (6.x) prints every integer twice,
+   * `prev_pid=0x45b6 (17846)`: decided on the first events (null until
+   * then), and for such a file each event's text is read with its values
+   * as decimals (raw_fields.ts fieldsModeValues), as a string.
+   */
+  private fieldsModeArgs(ev: EventLine): void {
+    const args = eventArgs(ev);
+    if (this.fieldsLayout === null) {
+      if (hasFieldsModeValues(args)) {
+        this.fieldsLayout = true;
+        this.meta.text_layout = 'fields';
+      } else if (++this.fieldsUndecided >= FIELDS_LAYOUT_DECIDED_AFTER) this.fieldsLayout = false;
+    }
+    if (this.fieldsLayout === true) {
+      const text = fieldsModeValues(args);
+      ev.args = ev.argsText = text;
+      ev.argsStart = 0;
+      ev.argsEnd = text.length;
+    }
   }
 
   private takesRaw(info: EventNameInfo): boolean {

@@ -247,6 +247,10 @@ function writebackBdiRange(t: string, s: number, e: number, args: string, b: Uin
 }
 
 function rangeParserFor(name: string): RangeParser {
+  return afterFailedToParse(printedRangeParser(name));
+}
+
+function printedRangeParser(name: string): RangeParser {
   const p = fieldParserOf(name);
   if (p) {
     const r = RANGE_PARSERS.get(p);
@@ -255,6 +259,24 @@ function rangeParserFor(name: string): RangeParser {
   }
   if (systemOf(name) === 'writeback') return writebackBdiRange;
   return parseGenericRange;
+}
+
+const FAILED_TO_PARSE = '[FAILED TO PARSE]';
+
+/**
+ * libtraceevent prints `[FAILED TO PARSE]` and then the raw fields when it
+ * cannot evaluate an event's print fmt (an older trace-cmd reading a newer
+ * kernel's formats): when the parser fails on such a text, it reads what
+ * follows the marker (raw_fields.ts). The raw text keeps the marker.
+ */
+function afterFailedToParse(p: RangeParser): RangeParser {
+  return (t, s, e, args, b) => {
+    const f = p(t, s, e, args, b);
+    if (f !== null || !t.startsWith(FAILED_TO_PARSE, s)) return f;
+    let r = s + FAILED_TO_PARSE.length;
+    while (r < e && t.charCodeAt(r) === 32) r++;
+    return p(t, r, e, args.slice(r - s), b);
+  };
 }
 
 const NAME_BUCKETS = 1024;

@@ -12,6 +12,7 @@
  */
 import type { EventFields } from '../../decoded_event.ts';
 import { indexOfChar, internAt, KvSpec, kvRange, kvRangeB, parseDecimal, parseDecimalRange, ranged, trimEnd, trimStart } from './generic.ts';
+import { orRawFields, prevStateOf } from './raw_fields.ts';
 import type { FieldParser } from './types.ts';
 
 function int(s: string): number | null {
@@ -236,10 +237,29 @@ function parseSwitchReport(t: string): EventFields | null {
   };
 }
 
-export const parseSchedSwitch: FieldParser = ranged((t, s, e, args, b) =>
-  t.startsWith('prev_comm=', s)
-    ? (switchKernelFast(t, s, e, b) ?? parseSwitchKernel(args))
-    : (switchReportFast(t, s, e, b) ?? parseSwitchReport(args)));
+const RAW_SWITCH_SPEC = new KvSpec({}, new Set(['prev_comm', 'next_comm']));
+
+/** Raw fields (raw_fields.ts): no `==>`, prev_state a number. */
+function switchFromRaw(f: EventFields): EventFields | null {
+  const { prev_comm, prev_pid, prev_prio, prev_state, next_comm, next_pid, next_prio } = f;
+  if (typeof prev_pid !== 'number' || typeof prev_prio !== 'number' || typeof next_pid !== 'number' || typeof next_prio !== 'number') return null;
+  if (typeof prev_comm !== 'string' || typeof next_comm !== 'string') return null;
+  const state = typeof prev_state === 'number' ? prevStateOf(prev_state) : prev_state;
+  if (typeof state !== 'string') return null;
+  return { prev_comm, prev_pid, prev_prio, prev_state: state, next_comm, next_pid, next_prio };
+}
+
+export const parseSchedSwitch: FieldParser = ranged(
+  orRawFields(
+    (t, s, e, args, b) =>
+      t.startsWith('prev_comm=', s)
+        ? (switchKernelFast(t, s, e, b) ?? parseSwitchKernel(args))
+        : (switchReportFast(t, s, e, b) ?? parseSwitchReport(args)),
+    RAW_SWITCH_SPEC,
+    ['prev_comm', 'prev_pid', 'prev_prio', 'prev_state', 'next_comm', 'next_pid', 'next_prio'],
+    switchFromRaw,
+  ),
+);
 
 const COMM_SPEC = new KvSpec({}, new Set(['comm']));
 
@@ -319,34 +339,49 @@ function parseWakeupReport(t: string): EventFields | null {
 }
 
 /** sched_wakeup, sched_wakeup_new, sched_waking. */
-export const parseSchedWakeup: FieldParser = ranged((t, s, e, args, b) =>
-  t.startsWith('comm=', s) ? parseWakeupKernel(t, s, e, b) : (wakeupReportFast(t, s, e, b) ?? parseWakeupReport(args)));
+export const parseSchedWakeup: FieldParser = ranged(
+  orRawFields(
+    (t, s, e, args, b) => (t.startsWith('comm=', s) ? parseWakeupKernel(t, s, e, b) : (wakeupReportFast(t, s, e, b) ?? parseWakeupReport(args))),
+    COMM_SPEC,
+    ['comm', 'pid', 'prio'],
+    (f) => (typeof f.comm === 'string' && typeof f.pid === 'number' && typeof f.prio === 'number' ? f : null),
+  ),
+);
 
 /** `comm=x pid=1 prio=120 orig_cpu=0 dest_cpu=1`. */
-export const parseSchedMigrateTask: FieldParser = ranged((t, s, e, _args, b) => {
-  const out = kvRangeB(b, t, s, e, COMM_SPEC);
+function migrateTask(out: EventFields | null): EventFields | null {
   if (out === null) return null;
   if (typeof out.pid !== 'number' || typeof out.prio !== 'number' || typeof out.orig_cpu !== 'number' || typeof out.dest_cpu !== 'number') return null;
   return typeof out.comm === 'string' ? out : null;
-});
+}
+
+export const parseSchedMigrateTask: FieldParser = ranged(
+  orRawFields((t, s, e, _args, b) => migrateTask(kvRangeB(b, t, s, e, COMM_SPEC)), COMM_SPEC, ['comm', 'pid'], migrateTask),
+);
 
 /** Printed `comm=`/`pid=` are the parent's fields in the format file. */
 const FORK_SPEC = new KvSpec({ comm: 'parent_comm', pid: 'parent_pid' }, new Set(['parent_comm', 'child_comm']));
 
 /** `comm=bash pid=1 child_comm=bash child_pid=2`. */
-export const parseSchedProcessFork: FieldParser = ranged((t, s, e) => {
-  const out = kvRange(t, s, e, FORK_SPEC);
+function processFork(out: EventFields | null): EventFields | null {
   if (out === null) return null;
   if (typeof out.parent_pid !== 'number' || typeof out.child_pid !== 'number') return null;
   return out;
-});
+}
+
+export const parseSchedProcessFork: FieldParser = ranged(
+  orRawFields((t, s, e) => processFork(kvRange(t, s, e, FORK_SPEC)), FORK_SPEC, ['parent_pid', 'child_pid'], processFork),
+);
 
 /** `comm=x pid=1 prio=120` (newer kernels: ` group_dead=true`, a bool field: 1/0). */
-export const parseSchedProcessExit: FieldParser = ranged((t, s, e) => {
-  const out = kvRange(t, s, e, COMM_SPEC);
+function processExit(out: EventFields | null): EventFields | null {
   if (out === null) return null;
   if (typeof out.pid !== 'number' || typeof out.comm !== 'string') return null;
   if (out.group_dead === 'true') out.group_dead = 1;
   else if (out.group_dead === 'false') out.group_dead = 0;
   return out;
-});
+}
+
+export const parseSchedProcessExit: FieldParser = ranged(
+  orRawFields((t, s, e) => processExit(kvRange(t, s, e, COMM_SPEC)), COMM_SPEC, ['comm', 'pid'], processExit),
+);

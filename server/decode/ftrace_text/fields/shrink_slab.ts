@@ -10,7 +10,8 @@
  * shrink = bare symbol, shr = `0x` + lowercase hex without leading zeros.
  */
 import type { EventFields, FieldValue } from '../../decoded_event.ts';
-import { asciiBytes, type ByteKey, bareSymbol, flat, indexOfChar, internBytes, internRange, memoize, normalizePointer, parseDecimal, parseDecimalRange, parseDecimalRangeB, RangeMemo, ranged, sameBytes } from './generic.ts';
+import { asciiBytes, type ByteKey, bareSymbol, flat, indexOfChar, internBytes, internRange, KvSpec, memoize, normalizePointer, parseDecimal, parseDecimalRange, parseDecimalRangeB, RangeMemo, ranged, sameBytes } from './generic.ts';
+import { orRawFields, rawPointer, rawSymbol } from './raw_fields.ts';
 import type { FieldParser } from './types.ts';
 
 /** Printed label -> field name. Values are single tokens. */
@@ -315,10 +316,35 @@ const END_REQUIRED = ['unused_scan', 'new_scan', 'total_scan', 'retval'];
 const START_TABLE = labelTable(START_LABELS, START_REQUIRED);
 const END_TABLE = labelTable(END_LABELS, END_REQUIRED);
 
+/**
+ * Raw fields (raw_fields.ts): `shr=0xffff... shrink=super_cache_scan+0x0 nid=0
+ * nr_objects_to_shrink=30 gfp_flags=0x140dca ...`; gfp_flags stays the number
+ * the record holds. Older kernels' renamed fields (unused_scan_cnt, ...) are
+ * typed_tables.ts aliases.
+ */
+const RAW_SPEC = new KvSpec({}, new Set(['shr', 'shrink', 'gfp_flags']));
+
+function shrinkFromRaw(f: EventFields): EventFields | null {
+  const shr = rawPointer(f.shr);
+  const shrink = rawSymbol(f.shrink);
+  if (shr === undefined || shrink === undefined || typeof f.total_scan !== 'number') return null;
+  return { ...f, shr, shrink };
+}
+
 export const parseShrinkSlabStart: FieldParser = ranged(
-  (t, s, e, args, b) => shrinkFast(t, s, e, START_TABLE, b) ?? parseShrink(args, START_LABELS, START_REQUIRED),
+  orRawFields(
+    (t, s, e, args, b) => shrinkFast(t, s, e, START_TABLE, b) ?? parseShrink(args, START_LABELS, START_REQUIRED),
+    RAW_SPEC,
+    ['shr', 'shrink', 'total_scan'],
+    shrinkFromRaw,
+  ),
 );
 
 export const parseShrinkSlabEnd: FieldParser = ranged(
-  (t, s, e, args, b) => shrinkFast(t, s, e, END_TABLE, b) ?? parseShrink(args, END_LABELS, END_REQUIRED),
+  orRawFields(
+    (t, s, e, args, b) => shrinkFast(t, s, e, END_TABLE, b) ?? parseShrink(args, END_LABELS, END_REQUIRED),
+    RAW_SPEC,
+    ['shr', 'shrink', 'total_scan'],
+    shrinkFromRaw,
+  ),
 );

@@ -11,8 +11,10 @@
  * (decimal on 4.x, 0x-hex on newer kernels): only pfn (a number) and
  * reclaim_flags are fields (the format file of 4.x+ has no page field).
  */
+import type { EventFields } from '../../decoded_event.ts';
 import { KvSpec, kvRangeB, ranged } from './generic.ts';
 import type { KvShape } from './kv_columns.ts';
+import { orRawFields } from './raw_fields.ts';
 import type { FieldParser } from './types.ts';
 
 const RENAME: Readonly<Record<string, string>> = {
@@ -35,8 +37,7 @@ export const VMSCAN_KV_SHAPES = new Map<FieldParser, KvShape>();
 function kv(required: readonly string[]): FieldParser {
   const keys = required.slice();
   const numeric = required.map((k) => !STRINGS.has(k));
-  const parser = ranged((t, s, e, _args, b) => {
-    const out = kvRangeB(b, t, s, e, SPEC);
+  const check = (out: EventFields | null): EventFields | null => {
     if (out === null) return null;
     for (let i = 0; i < keys.length; i++) {
       const v = out[keys[i]!];
@@ -44,7 +45,9 @@ function kv(required: readonly string[]): FieldParser {
       if (numeric[i] && typeof v === 'string') return null;
     }
     return out;
-  });
+  };
+  // Raw fields (raw_fields.ts, e.g. options/fields' `nr_scanned=0x473 (1139)`) when the printed form fails.
+  const parser = ranged(orRawFields((t, s, e, _args, b) => check(kvRangeB(b, t, s, e, SPEC)), SPEC, keys, check));
   // The required numeric keys are never text keys (STRINGS), so text that
   // KvColumnWriter takes, whose other values are all numbers, passes that check too.
   VMSCAN_KV_SHAPES.set(parser, { spec: SPEC, required: keys });
@@ -64,11 +67,14 @@ export const parseReclaimPages = kv(['nid', 'nr_scanned', 'nr_reclaimed']);
 export const parseThrottled = kv(['nid', 'usec_timeout', 'usec_delayed', 'reason']);
 
 /** mm_vmscan_writepage / mm_vmscan_write_folio. */
-export const parseWriteFolio: FieldParser = ranged((t, s, e, _args, b) => {
-  const out = kvRangeB(b, t, s, e, SPEC);
+function writeFolio(out: EventFields | null): EventFields | null {
   if (out === null) return null;
   if (typeof out.pfn !== 'number' && typeof out.pfn !== 'bigint') return null;
   if (typeof out.reclaim_flags !== 'string') return null;
   delete out.page;
   return out;
-});
+}
+
+export const parseWriteFolio: FieldParser = ranged(
+  orRawFields((t, s, e, _args, b) => writeFolio(kvRangeB(b, t, s, e, SPEC)), SPEC, ['pfn', 'reclaim_flags'], writeFolio),
+);

@@ -23,6 +23,7 @@ import {
   trimEnd,
   trimStart,
 } from './generic.ts';
+import { orRawFields, rawPointer, rawSymbol } from './raw_fields.ts';
 import type { FieldParser } from './types.ts';
 
 const SPEC = new KvSpec({}, new Set(['workqueue', 'function']));
@@ -104,4 +105,15 @@ function workqueueFast(t: string, s: number, e: number, b: Uint8Array | null): E
   return out;
 }
 
-export const parseWorkqueue: FieldParser = ranged((t, s, e, args, b) => workqueueFast(t, s, e, b) ?? parseWorkqueueSlow(args));
+/** Raw fields (raw_fields.ts): `work=0xffff... function=vmpressure_work_fn [workqueue=events req_cpu=256 cpu=1]`. */
+function workFromRaw(f: EventFields): EventFields | null {
+  const work = rawPointer(f.work);
+  if (work === undefined) return null;
+  const out: EventFields = { ...f, work };
+  if (f.function !== undefined) out.function = rawSymbol(f.function) ?? f.function;
+  return out;
+}
+
+export const parseWorkqueue: FieldParser = ranged(
+  orRawFields((t, s, e, args, b) => workqueueFast(t, s, e, b) ?? parseWorkqueueSlow(args), SPEC, ['work'], workFromRaw),
+);

@@ -14,6 +14,7 @@
  */
 import type { EventFields, FieldValue } from '../../decoded_event.ts';
 import { addKeyValues, asciiBytes, type ExtraKeys, internRange, isKeyChar, KvSpec, kvValuesB, parseDecimal, ranged, sameBytes, splitKeyValues, trimEnd, trimStart } from './generic.ts';
+import { orRawFields, rawFields } from './raw_fields.ts';
 import type { FieldParser } from './types.ts';
 
 const STRINGS = new Set(['name', 'bdi', 'reason', 'state']);
@@ -184,7 +185,9 @@ function digitsB(b: Uint8Array, s: number, e: number, base: number, maxDigits: n
  * parseWritebackInodeText, the definition (which split the text with a regex,
  * ~2 us per event).
  */
-export const parseWritebackInode: FieldParser = ranged((t, s, e, args, b) => {
+export const parseWritebackInode: FieldParser = ranged(orRawFields(writebackInodeRange, undefined, ['ino']));
+
+function writebackInodeRange(t: string, s: number, e: number, args: string, b: Uint8Array | null): EventFields | null {
   if (b === null) return parseWritebackInodeText(args);
   const a = trimStart(t, s, e);
   const z = a < 0 ? -1 : trimEnd(t, a, e);
@@ -218,10 +221,10 @@ export const parseWritebackInode: FieldParser = ranged((t, s, e, args, b) => {
   const mode = digitsB(b, tk[18]!, tk[19]!, 8, 15);
   if (minor < 0 || ino < 0 || dirtied < 0 || mode < 0) return parseWritebackInodeText(args);
   return { dev: major * 1048576 + minor, ino, dirtied_when: dirtied, state: internRange(t, tk[14]!, tk[15]!), mode };
-});
+}
 
-/** writeback_pages_written: just the number. */
+/** writeback_pages_written: just the number (raw fields: `pages=N`). */
 export const parseWritebackPagesWritten: FieldParser = (t) => {
   const v = parseDecimal(t.trim());
-  return v === null ? null : { pages: v };
+  return v === null ? rawFields(t, undefined, ['pages']) : { pages: v };
 };

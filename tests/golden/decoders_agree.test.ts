@@ -113,47 +113,52 @@ describe('reclaim_kswapd: every decoder agrees with trace-cmd', () => {
     }
   });
 
-  it('`trace-cmd report --ts-diff` text reads into the same model as the plain report', async () => {
-    // --ts-diff puts `(+ns since the previous event)` between the timestamp
-    // and the name; made here by the trace-cmd the tests run with.
-    const file = path.join(dataDir, 'reclaim_kswapd.report-ts-diff.txt');
-    fs.writeFileSync(file, execFileSync('trace-cmd', ['report', '--ts-diff', path.join(FIXTURES, FILES.v7)], { maxBuffer: 1 << 28 }));
-    expect(fs.readFileSync(file, 'latin1')).toMatch(/^ +smallfiles-15104 +\[001\] +5200\.905061: \(\+96775\) sched_waking: /m);
+  /**
+   * `trace-cmd report FLAG` of the v7 file, made by the trace-cmd the tests
+   * run with: its first lines must show the variant (`looksLike`), and it must
+   * read into the plain report's model: every event parsed, the same rows in
+   * `tables`, and the same ftrace_event rows but for `eventsExcept`.
+   */
+  async function reportVariantDifferences(flag: string, looksLike: RegExp, tables: string[], eventsExcept: string | null) {
+    const file = path.join(dataDir, `reclaim_kswapd.report${flag}.txt`);
+    fs.writeFileSync(file, execFileSync('trace-cmd', ['report', flag, path.join(FIXTURES, FILES.v7)], { maxBuffer: 1 << 28 }));
+    expect(fs.readFileSync(file, 'latin1')).toMatch(looksLike);
     const r = await ingestFile(file, { dataDir });
     expect(r.summary.eventsByName).toEqual(counts.events_by_name);
     expect(r.summary.skippedInputs).toBe(0);
     expect(r.summary.unparsedEvents).toBe(0);
-    await engine.exec(`ATTACH '${r.dbPath}' AS tsDiff (READ_ONLY)`);
+    await engine.exec(`ATTACH '${r.dbPath}' AS variant (READ_ONLY)`);
     try {
-      for (const table of [...TYPED_TABLES, 'thread', 'thread_state', 'sched_slice', 'ftrace_event', 'args']) {
-        expect({ table, differing: await differingRows(`tsDiff.${table}`, `report.${table}`) }).toEqual({ table, differing: 0n });
-      }
+      const out: { table: string; differing: bigint }[] = [];
+      for (const table of tables) out.push({ table, differing: await differingRows(`variant.${table}`, `report.${table}`) });
+      const events = (db: string) => `(SELECT * ${eventsExcept ? `EXCLUDE (${eventsExcept})` : ''} FROM ${db}.ftrace_event)`;
+      out.push({ table: 'ftrace_event', differing: await differingRows(events('variant'), events('report')) });
+      return out;
     } finally {
-      await engine.exec('DETACH tsDiff');
+      await engine.exec('DETACH variant');
     }
+  }
+
+  const MODEL_TABLES = [...TYPED_TABLES, 'thread', 'thread_state', 'sched_slice', 'args'];
+  const noneDiffer = (tables: string[]) => [...tables, 'ftrace_event'].map((table) => ({ table, differing: 0n }));
+
+  it('`trace-cmd report --ts-diff` text reads into the same model as the plain report', async () => {
+    // --ts-diff puts `(+ns since the previous event)` between the timestamp and the name.
+    const d = await reportVariantDifferences('--ts-diff', /^ +smallfiles-15104 +\[001\] +5200\.905061: \(\+96775\) sched_waking: /m, MODEL_TABLES, null);
+    expect(d).toEqual(noneDiffer(MODEL_TABLES));
   });
 
   it('`trace-cmd report --debug` text reads into the same model as the plain report', async () => {
     // --debug adds `CPU:N [SUBBUFFER START] [...]` lines and ends each event
-    // line with its record's `[delta:0xoffset:size]`.
-    const file = path.join(dataDir, 'reclaim_kswapd.report-debug.txt');
-    fs.writeFileSync(file, execFileSync('trace-cmd', ['report', '--debug', path.join(FIXTURES, FILES.v7)], { maxBuffer: 1 << 28 }));
-    expect(fs.readFileSync(file, 'latin1')).toMatch(/^ +smallfiles-15104 +\[001\] +5200\.905068: sched_switch: +smallfiles:15104 \[120\] R ==> node:14383 \[120\] \[4378:0x60:64\]$/m);
-    const r = await ingestFile(file, { dataDir });
-    expect(r.summary.eventsByName).toEqual(counts.events_by_name);
-    expect(r.summary.skippedInputs).toBe(0);
-    expect(r.summary.unparsedEvents).toBe(0);
-    await engine.exec(`ATTACH '${r.dbPath}' AS debugText (READ_ONLY)`);
-    try {
-      for (const table of [...TYPED_TABLES, 'thread', 'thread_state', 'sched_slice', 'args']) {
-        expect({ table, differing: await differingRows(`debugText.${table}`, `report.${table}`) }).toEqual({ table, differing: 0n });
-      }
-      // The same events with the same text; only their line numbers moved (the SUBBUFFER lines).
-      const events = (db: string) => `(SELECT * EXCLUDE (source_where) FROM ${db}.ftrace_event)`;
-      expect(await differingRows(events('debugText'), events('report'))).toBe(0n);
-    } finally {
-      await engine.exec('DETACH debugText');
-    }
+    // line with its record's `[delta:0xoffset:size]`; only the events' line
+    // numbers (source_where) move.
+    const d = await reportVariantDifferences(
+      '--debug',
+      /^ +smallfiles-15104 +\[001\] +5200\.905068: sched_switch: +smallfiles:15104 \[120\] R ==> node:14383 \[120\] \[4378:0x60:64\]$/m,
+      MODEL_TABLES,
+      'source_where',
+    );
+    expect(d).toEqual(noneDiffer(MODEL_TABLES));
   });
 
   it('ids are file order: the report text and the trace.dat number events alike', async () => {

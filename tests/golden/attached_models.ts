@@ -49,14 +49,15 @@ export async function differingRows(engine: Engine, a: string, b: string): Promi
 }
 
 /**
- * Builds fixtures/`file` again with the store and field workers (as large
- * files are) and returns, per table, the rows that differ from the model
- * attached as `alias` (built on one thread, as small files are).
+ * Builds fixtures/`file` (or `file`, an absolute path) again with the store
+ * and field workers (as large files are) and returns, per table, the rows
+ * that differ from the model attached as `alias` (built on one thread, as
+ * small files are).
  */
 export async function workerBuildDifferences(engine: Engine, alias: string, file: string, tables: string[]): Promise<{ table: string; differing: bigint }[]> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'stallscope-worker-'));
   try {
-    const r = await ingestFile(path.join(FIXTURES, file), { dataDir: dir, worker: true });
+    const r = await ingestFile(path.resolve(FIXTURES, file), { dataDir: dir, worker: true });
     const onWorker = `onWorker_${alias}`;
     await engine.exec(`ATTACH '${r.dbPath}' AS ${onWorker} (READ_ONLY)`);
     try {

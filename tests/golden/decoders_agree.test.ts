@@ -15,6 +15,7 @@ import { decodeFile } from '../../server/decode/decode_file.ts';
 import { ingestFile, STORE_WORKER_MIN_BYTES, type IngestResult } from '../../server/ingest/ingest_file.ts';
 import { ModelWriter } from '../../server/model/model_writer.ts';
 import { TYPED_TABLES } from '../../server/model/typed_tables.ts';
+import { workerBuildDifferences } from './attached_models.ts';
 
 const FIXTURES = path.resolve(__dirname, '../../fixtures');
 const counts = JSON.parse(fs.readFileSync(path.join(FIXTURES, 'reclaim_kswapd.counts.json'), 'utf8')) as {
@@ -133,6 +134,8 @@ describe('reclaim_kswapd: every decoder agrees with trace-cmd', () => {
       for (const table of tables) out.push({ table, differing: await differingRows(`variant.${table}`, `report.${table}`) });
       const events = (db: string) => `(SELECT * ${eventsExcept ? `EXCLUDE (${eventsExcept})` : ''} FROM ${db}.ftrace_event)`;
       out.push({ table: 'ftrace_event', differing: await differingRows(events('variant'), events('report')) });
+      // and the same model when built on the worker threads, as large files are
+      for (const d of await workerBuildDifferences(engine, 'variant', file, [...tables, 'ftrace_event'])) out.push({ table: `worker ${d.table}`, differing: d.differing });
       return out;
     } finally {
       await engine.exec('DETACH variant');
@@ -140,7 +143,8 @@ describe('reclaim_kswapd: every decoder agrees with trace-cmd', () => {
   }
 
   const MODEL_TABLES = [...TYPED_TABLES, 'thread', 'thread_state', 'sched_slice', 'args'];
-  const noneDiffer = (tables: string[]) => [...tables, 'ftrace_event'].map((table) => ({ table, differing: 0n }));
+  const noneDiffer = (tables: string[]) =>
+    [...tables, 'ftrace_event', ...[...tables, 'ftrace_event'].map((t) => `worker ${t}`)].map((table) => ({ table, differing: 0n }));
 
   it('`trace-cmd report --ts-diff` text reads into the same model as the plain report', async () => {
     // --ts-diff puts `(+ns since the previous event)` between the timestamp and the name.

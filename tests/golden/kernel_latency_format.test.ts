@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Engine } from '../../server/engine/engine.ts';
 import { TYPED_TABLES } from '../../server/model/typed_tables.ts';
 import type { IngestResult } from '../../server/ingest/ingest_file.ts';
-import { attachModels, fixtureCounts, type AttachedModels } from './attached_models.ts';
+import { attachModels, fixtureCounts, workerBuildDifferences, type AttachedModels } from './attached_models.ts';
 
 const FILES = { tracefs: 'latency_format.tracefs.txt', latency: 'latency_format.latency.txt' } as const;
 type Key = keyof typeof FILES;
@@ -107,5 +107,10 @@ describe('the kernel latency format reads like the default layout of the same bu
     expect(states.every((r) => r.state === 'R')).toBe(true);
     const [{ n }] = await engine.query<{ n: bigint }>('SELECT count(*) AS n FROM latency.thread_state');
     expect(n).toBeGreaterThan(300n);
+  });
+
+  it('built with the store and field workers (as large files are), the same model', async () => {
+    const tables = [...TYPED_TABLES, 'thread', 'thread_state', 'sched_slice', 'ftrace_event', 'args'];
+    expect(await workerBuildDifferences(engine, 'latency', FILES.latency, tables)).toEqual(tables.map((table) => ({ table, differing: 0n })));
   });
 });

@@ -21,7 +21,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDuckDb, type Engine } from '../../server/engine/engine.ts';
 import { ingestFile, type IngestResult } from '../../server/ingest/ingest_file.ts';
 import { TYPED_TABLES } from '../../server/model/typed_tables.ts';
-import { differingRows, FIXTURES, fixtureCounts } from './attached_models.ts';
+import { differingRows, FIXTURES, fixtureCounts, workerBuildDifferences } from './attached_models.ts';
 
 /** Typed columns whose print format turns a number into names: raw text keeps the number. */
 const NAMED_NUMBERS = ['gfp_flags', 'reclaim_flags', 'lru', 'reason'];
@@ -32,10 +32,13 @@ const fieldsCounts = fixtureCounts('raw_fields.counts.json');
 let dataDir: string;
 let engine: Engine;
 const results: Record<string, IngestResult> = {};
+/** The file each alias was built from. */
+const files: Record<string, string> = {};
 
 async function attach(alias: string, file: string): Promise<void> {
   const r = await ingestFile(file, { dataDir });
   results[alias] = r;
+  files[alias] = file;
   await engine.exec(`ATTACH '${r.dbPath}' AS ${alias} (READ_ONLY)`);
 }
 
@@ -180,5 +183,15 @@ describe("the kernel's options/fields layout", () => {
          UNION ALL (SELECT arg_set_id, key FROM fieldsMode.args EXCEPT ALL SELECT arg_set_id, key FROM tracefs.args))`,
     );
     expect(n).toBe(0n);
+  });
+});
+
+// Large files are read on the field and store worker threads (raw records
+// framed on the main thread, their text parsed on the field worker): every
+// raw-field form must build the same model there.
+describe('raw fields on the worker threads', () => {
+  it.each(['rawText', 'failed', 'fieldsMode'])('%s built with the store and field workers equals the one-thread build', async (alias) => {
+    const tables = [...TYPED_TABLES, 'thread', 'thread_state', 'sched_slice', 'ftrace_event', 'args'];
+    expect(await workerBuildDifferences(engine, alias, files[alias]!, tables)).toEqual(tables.map((table) => ({ table, differing: 0n })));
   });
 });

@@ -51,6 +51,9 @@
 --     lru_shrink_inactive does not print nr_dirty etc.
 --   * Severity: critical when file_pages >= critical_file_pages; warn when
 --     kswapd wrote file pages or any write was RECLAIM_WB_SYNC; else info.
+--   * File, anon, sync, async: reclaim_flags as printed
+--     ('RECLAIM_WB_ANON|RECLAIM_WB_ASYNC') or as the number raw-field text
+--     keeps (9), read by ss_reclaim_wb (lib/macros.sql).
 --
 -- values: pages (always), file_pages, anon_pages, async_pages, sync_pages,
 -- context, event, nr_dirty, nr_writeback, nr_congested, nr_immediate,
@@ -65,10 +68,10 @@ w AS (
   SELECT *, CASE WHEN ts - lag(ts) OVER (PARTITION BY utid ORDER BY ts, id) <= (SELECT gap_ns FROM params) THEN 0 ELSE 1 END AS new_burst
   FROM (
     SELECT id, ts, utid,
-      coalesce(contains(reclaim_flags, 'RECLAIM_WB_FILE'), false) AS is_file,
-      coalesce(contains(reclaim_flags, 'RECLAIM_WB_ANON'), false) AS is_anon,
-      coalesce(contains(reclaim_flags, 'RECLAIM_WB_SYNC'), false) AS is_sync,
-      coalesce(contains(reclaim_flags, 'RECLAIM_WB_ASYNC'), false) AS is_async
+      ss_reclaim_wb(reclaim_flags, 'FILE') AS is_file,
+      ss_reclaim_wb(reclaim_flags, 'ANON') AS is_anon,
+      ss_reclaim_wb(reclaim_flags, 'SYNC') AS is_sync,
+      ss_reclaim_wb(reclaim_flags, 'ASYNC') AS is_async
     FROM mm_vmscan_write_folio
   )
 ),

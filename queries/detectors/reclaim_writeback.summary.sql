@@ -13,9 +13,9 @@
 WITH w AS (
   SELECT utid, ts, id,
     CASE WHEN ts - lag(ts) OVER (PARTITION BY utid ORDER BY ts, id) <= $gap_ns::BIGINT THEN 0 ELSE 1 END AS new_burst,
-    coalesce(contains(reclaim_flags, 'RECLAIM_WB_FILE'), false) AS is_file,
-    coalesce(contains(reclaim_flags, 'RECLAIM_WB_ANON'), false) AS is_anon,
-    coalesce(contains(reclaim_flags, 'RECLAIM_WB_SYNC'), false) AS is_sync
+    ss_reclaim_wb(reclaim_flags, 'FILE') AS is_file,
+    ss_reclaim_wb(reclaim_flags, 'ANON') AS is_anon,
+    ss_reclaim_wb(reclaim_flags, 'SYNC') AS is_sync
   FROM mm_vmscan_write_folio
 )
 SELECT

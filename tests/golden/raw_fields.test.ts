@@ -20,6 +20,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDuckDb, type Engine } from '../../server/engine/engine.ts';
 import { ingestFile, type IngestResult } from '../../server/ingest/ingest_file.ts';
+import { runDetectors } from '../../server/findings/run_detectors.ts';
 import { TYPED_TABLES } from '../../server/model/typed_tables.ts';
 import { differingRows, FIXTURES, fixtureCounts, workerBuildDifferences } from './attached_models.ts';
 
@@ -193,5 +194,34 @@ describe('raw fields on the worker threads', () => {
   it.each(['rawText', 'failed', 'fieldsMode'])('%s built with the store and field workers equals the one-thread build', async (alias) => {
     const tables = [...TYPED_TABLES, 'thread', 'thread_state', 'sched_slice', 'ftrace_event', 'args'];
     expect(await workerBuildDifferences(engine, alias, files[alias]!, tables)).toEqual(tables.map((table) => ({ table, differing: 0n })));
+  });
+});
+
+// Raw text leaves reclaim_flags a number (9 for RECLAIM_WB_ANON|RECLAIM_WB_ASYNC):
+// the detectors read it either way (ss_reclaim_wb in queries/detectors/lib/macros.sql).
+describe('detectors on raw fields', () => {
+  it('swap_writeback: the -R report gives the printed report\'s findings', async () => {
+    const rawFile = path.join(dataDir, 'swap_writeback.report-R.txt');
+    fs.writeFileSync(rawFile, execFileSync('trace-cmd', ['report', '-R', path.join(FIXTURES, 'swap_writeback.v7.dat')], { maxBuffer: 1 << 28 }));
+    expect(fs.readFileSync(rawFile, 'latin1')).toMatch(/mm_vmscan_write_folio: +pfn=0x[0-9a-f]+ reclaim_flags=9$/m);
+    const findingsOf = async (file: string) => {
+      const r = await ingestFile(file, { dataDir });
+      const e = await openDuckDb(r.dbPath, { readOnly: true });
+      try {
+        // gfp_flags stays a number in raw text (`0x100cca` for GFP_HIGHUSER_MOVABLE): compared without it.
+        return (await runDetectors(e)).findings.map((f) => {
+          const { gfp_flags: gfp, ...values } = f.values as Record<string, unknown>;
+          return { detector: f.detector, severity: f.severity, title: gfp === undefined ? f.title : f.title.replace(String(gfp), '<gfp_flags>'), values };
+        });
+      } finally {
+        e.close();
+      }
+    };
+    const printed = await findingsOf(path.join(FIXTURES, 'swap_writeback.report.txt'));
+    const raw = await findingsOf(rawFile);
+    const writeback = printed.filter((f) => f.detector === 'reclaim_writeback');
+    expect(writeback.length).toBeGreaterThan(0);
+    expect(writeback[0]!.values).toMatchObject({ anon_pages: 3873n, async_pages: 3873n });
+    expect(raw).toEqual(printed);
   });
 });

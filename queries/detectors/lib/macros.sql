@@ -53,6 +53,19 @@ CREATE OR REPLACE TEMP MACRO ss_is_kswapd(name) AS
 CREATE OR REPLACE TEMP MACRO ss_sym(s) AS
   CASE WHEN contains(s, '+0x') THEN regexp_replace(s, '\+0x[0-9a-fA-F]+(/0x[0-9a-fA-F]+)?$', '') ELSE s END;
 
+-- Whether a reclaim_flags value has one RECLAIM_WB_* flag: flag 'FILE', 'ANON',
+-- 'MIXED', 'SYNC' or 'ASYNC'. Printed text and trace.dat name the flags
+-- ('RECLAIM_WB_FILE|RECLAIM_WB_ASYNC'); raw-field text (`trace-cmd report -R`,
+-- `[FAILED TO PARSE]`, options/fields) keeps the number (10), whose bits have
+-- been the same since the flags appeared (include/trace/events/vmscan.h:
+-- ANON 0x1, FILE 0x2, SYNC 0x4, ASYNC 0x8, MIXED 0x10).
+CREATE OR REPLACE TEMP MACRO ss_reclaim_wb(flags, flag) AS
+  coalesce(
+    CASE WHEN regexp_matches(flags, '^(0x[0-9a-fA-F]+|[0-9]+)$')
+         THEN (CAST(flags AS BIGINT) & CASE flag WHEN 'ANON' THEN 1 WHEN 'FILE' THEN 2 WHEN 'SYNC' THEN 4 WHEN 'ASYNC' THEN 8 WHEN 'MIXED' THEN 16 END) <> 0
+         ELSE list_contains(string_split(flags, '|'), 'RECLAIM_WB_' || flag) END,
+    false);
+
 -- The reclaim family of a direct_reclaim_begin/end row from its `event`
 -- column: 'direct', 'memcg', 'memcg_softlimit' or 'node' ('direct' when the
 -- writer left `event` NULL).

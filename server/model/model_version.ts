@@ -33,8 +33,10 @@
  *      kernel's latency format (`19016us!:` timestamps) is read (before, not
  *      a trace); events printed by their raw fields (`trace-cmd report -R`,
  *      `[FAILED TO PARSE]`, the kernel's options/fields) fill the typed
- *      tables (before, kept unparsed); the fixtures' models differ only in
- *      trace_info's model_version
+ *      tables (before, kept unparsed); trace.dat with a TSC2NSEC option
+ *      (TSC clock) has its cycles converted to ns as trace-cmd does (before,
+ *      kept as cycles); the fixtures' models differ only in trace_info's
+ *      model_version
  */
 export const MODEL_VERSION = 5;
 

@@ -13,6 +13,7 @@ import type { PageLayout } from './event_format.ts';
 import type { FileSource } from './file_source.ts';
 export { NATIVE_BATCH_BYTES };
 import { decodePage, PageRecords, pageTimestamp, type TsBase } from './ring_buffer_page.ts';
+import type { TscToNs } from './tsc_to_ns.ts';
 
 /** Pages read per block for uncompressed data: 128 KiB at 4 KiB pages. */
 const BLOCK_PAGES = 32;
@@ -43,6 +44,8 @@ export interface StreamConfig {
   lost: (cpu: number, count: number | null, where: number) => void;
   /** Uncompressed bytes to decompress per native zstd batch (see NATIVE_BATCH_BYTES). */
   batchBytes: number;
+  /** TSC cycles to ns (a TSC2NSEC file), else null; its base is set with the stream's. */
+  tsc: TscToNs | null;
 }
 
 interface Block {
@@ -136,6 +139,7 @@ export class CpuStream {
       const start = this.pagePos;
       this.pagePos += ps;
       decodePage(this.block, start, ps, this.cfg.layout, this.cfg.littleEndian, this.base, recs);
+      if (this.cfg.tsc !== null) this.cfg.tsc.convert(recs.ts, recs.count);
       if (recs.lost !== 0) this.cfg.lost(this.cpu, recs.lost > 0 ? recs.lost : null, this.recordWhere(start));
       if (recs.error !== null) {
         this.cfg.report({

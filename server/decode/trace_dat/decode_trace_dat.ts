@@ -28,6 +28,7 @@ import { readsAsPrinted } from '../ftrace_text/fields/index.ts';
 import { PrintkFormats } from './bprint.ts';
 import { Kallsyms } from './kallsyms.ts';
 import { readTraceDatHeader, type TraceDatInfo } from './read_file_header.ts';
+import { TscToNs } from './tsc_to_ns.ts';
 
 export interface DecodeTraceDatOptions {
   fileLabel: string;
@@ -171,6 +172,8 @@ async function decodeBody(src: FileSource, info: TraceDatInfo, sink: EventSink, 
   // Bound read-ahead memory on many-CPU traces: about 64 MiB in flight overall.
   const nStreams = info.buffers.reduce((a, b) => a + b.cpus.filter((c) => c.size > 0).length, 0);
   const batchBytes = Math.max(1 << 20, Math.min(NATIVE_BATCH_BYTES, Math.floor((64 << 20) / (2 * Math.max(1, nStreams)))));
+  // One converter for all streams: they share the base.
+  const tsc = info.tsc2nsec !== null ? new TscToNs(info.tsc2nsec) : null;
   for (const b of info.buffers) {
     if (b.cpus.some((c) => c.size > 0)) instanceNames.push(b.name === '' ? '(top)' : b.name);
     for (const c of b.cpus) {
@@ -196,6 +199,7 @@ async function decodeBody(src: FileSource, info: TraceDatInfo, sink: EventSink, 
           report,
           lost,
           batchBytes,
+          tsc,
         }),
       );
     }
@@ -216,7 +220,9 @@ async function decodeBody(src: FileSource, info: TraceDatInfo, sink: EventSink, 
     baseLo = 0;
   }
   for (const s of streams) s.base = { hi: baseHi, lo: baseLo };
-  const tsBaseNs = ((BigInt(baseHi) << 32n) | BigInt(baseLo)) + info.tsOffset;
+  tsc?.setBase({ hi: baseHi, lo: baseLo });
+  // trace-cmd adds the OFFSET option after converting cycles to ns.
+  const tsBaseNs = (tsc !== null ? tsc.baseInNs : (BigInt(baseHi) << 32n) | BigInt(baseLo)) + info.tsOffset;
 
   const meta: Record<string, string> = {
     page_size: String(info.pageSize),
@@ -239,7 +245,10 @@ async function decodeBody(src: FileSource, info: TraceDatInfo, sink: EventSink, 
   if (info.date) meta.date = info.date;
   if (info.cpuCount !== null) meta.cpu_count = String(info.cpuCount);
   if (info.tsOffset !== 0n) meta.ts_offset = info.tsOffset.toString();
-  if (info.tsc2nsec) meta.tsc2nsec = 'present (timestamps not converted)';
+  if (info.tsc2nsec) {
+    const { mult, shift, offset } = info.tsc2nsec;
+    meta.tsc2nsec = `TSC cycles converted to ns: (cycles * ${mult}) >> ${shift} (offset ${offset} not applied, as trace-cmd)`;
+  }
   if (instanceNames.length > 0) meta.instances = instanceNames.join(',');
   meta.kallsyms_entries = String(kallsyms.size);
 

@@ -17,6 +17,7 @@ import { MAX_CPUS, type SkippedInput } from '../decoded_event.ts';
 import { ByteCursor, TraceDatFormatError, hexExcerpt, readU64Number } from './byte_cursor.ts';
 import { decompress, DecompressError, MAX_UNCOMPRESSED, zstdNativeOnce } from './decompress.ts';
 import type { FileSource } from './file_source.ts';
+import type { Tsc2Nsec } from './tsc_to_ns.ts';
 
 export const TRACE_DAT_MAGIC = Buffer.from([0x17, 0x08, 0x44, ...Buffer.from('tracing')]);
 
@@ -73,8 +74,8 @@ export interface TraceDatInfo {
   date: string | null;
   /** OFFSET option: ns added to every timestamp on reading (like trace-cmd does). */
   tsOffset: bigint;
-  /** TSC2NSEC present: timestamps are TSC cycles (not converted here). */
-  tsc2nsec: boolean;
+  /** TSC2NSEC: timestamps are TSC cycles, converted to ns with these (tsc_to_ns.ts); null when absent or mult 0. */
+  tsc2nsec: Tsc2Nsec | null;
   buffers: BufferInfo[];
   problems: SkippedInput[];
 }
@@ -211,7 +212,7 @@ function emptyInfo(init: InitialHeader, fileSize: number): TraceDatInfo {
     traceCmdVersion: null,
     date: null,
     tsOffset: 0n,
-    tsc2nsec: false,
+    tsc2nsec: null,
     buffers: [],
     problems: [],
   };
@@ -638,9 +639,15 @@ function applyOption(id: number, c: ByteCursor, info: TraceDatInfo, v6Buffers: {
       if (/^-?\d+$/.test(s)) info.tsOffset = BigInt(s);
       break;
     }
-    case OPT.TSC2NSEC:
-      info.tsc2nsec = true;
+    case OPT.TSC2NSEC: {
+      // u32 mult, u32 shift, u64 offset (trace-cmd ignores the option when mult is 0)
+      const mult = c.u32();
+      const shift = c.u32();
+      const offset = BigInt(c.u64('tsc2nsec offset'));
+      if (shift > 63) c.fail(`implausible tsc2nsec shift ${shift}`);
+      info.tsc2nsec = mult === 0 ? null : { mult, shift, offset };
       break;
+    }
     case OPT.BUFFER:
       if (version === 6) {
         const offset = c.u64('buffer offset');

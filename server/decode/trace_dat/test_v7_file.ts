@@ -1,6 +1,7 @@
 /**
  * Test support: a version-7 trace.dat rewritten with another compression
- * algorithm, as `trace-cmd convert --compression ALGO` would write it.
+ * algorithm, as `trace-cmd convert --compression ALGO` would write it, or
+ * with options added (withOptionsV7).
  *
  * Why: trace-cmd chooses its compression at build time (libzstd, zlib).
  * Debian's trace-cmd 3.1.6 offers only zstd (`trace-cmd list -c`), so nothing
@@ -38,6 +39,27 @@ interface Section {
 
 /** The file rewritten with `to`'s compression (all events and metadata unchanged). */
 export function recompressV7(file: Buffer, to: Recompression): Buffer {
+  return rewriteV7(file, { to });
+}
+
+/**
+ * The file with `options` (raw option records: u16 id, u32 size, data)
+ * added to its first options section, everything else unchanged (the CPU
+ * data moves and is laid out on page boundaries again).
+ */
+export function withOptionsV7(file: Buffer, options: Buffer): Buffer {
+  return rewriteV7(file, { options });
+}
+
+/** One option record: id, size and data, little-endian. */
+export function optionRecord(id: number, data: Buffer): Buffer {
+  const head = Buffer.alloc(6);
+  head.writeUInt16LE(id, 0);
+  head.writeUInt32LE(data.length, 2);
+  return Buffer.concat([head, data]);
+}
+
+function rewriteV7(file: Buffer, change: { to?: Recompression; options?: Buffer }): Buffer {
   let p = file.indexOf(0, 10) + 1; // magic, "tracing", version string
   if (file.toString('latin1', 3, 10) !== 'tracing' || file.toString('latin1', 10, p - 1) !== '7' || file[p] !== 0) {
     throw new Error('not a little-endian version-7 trace.dat');
@@ -58,7 +80,9 @@ export function recompressV7(file: Buffer, to: Recompression): Buffer {
     at += 16 + s.size;
   }
 
+  const to: Recompression | null = change.to ?? null;
   const recompress = (data: Buffer): Buffer => {
+    if (to === null) return Buffer.from(data);
     const csize = data.readUInt32LE(0);
     const usize = data.readUInt32LE(4);
     const raw = decompress(from, data.subarray(8, 8 + csize), usize);
@@ -78,7 +102,7 @@ export function recompressV7(file: Buffer, to: Recompression): Buffer {
   // Header: everything up to the compression name, then the new name and version, then the options offset (patched below).
   const nameAt = nameEnd - from.length;
   put(file.subarray(0, nameAt));
-  put(Buffer.from(`${to.name}\0${to.version}\0`, 'latin1'));
+  put(to === null ? file.subarray(nameAt, headerEnd - 8) : Buffer.from(`${to.name}\0${to.version}\0`, 'latin1'));
   const firstOptionsField = size;
   put(Buffer.alloc(8));
 
@@ -96,7 +120,7 @@ export function recompressV7(file: Buffer, to: Recompression): Buffer {
       newBody = recompress(body);
     } else {
       if (s.id !== OPTIONS) throw new Error(`uncompressed section ${s.id}: not expected in a compressed file`);
-      newBody = Buffer.from(body); // patched once every offset is known
+      newBody = s.at === firstOptions && change.options ? withOptionsBeforeDone(body, change.options) : Buffer.from(body); // offsets patched below
       optionSections.push({ newAt, body: newBody });
     }
     const sh = Buffer.from(file.subarray(s.at, s.at + 16));
@@ -182,6 +206,15 @@ function patchBufferOption(d: Buffer, where: (old: number, what: string) => numb
     d.writeBigUInt64LE(BigInt(n.offset), q + 4);
     d.writeBigUInt64LE(BigInt(n.size), q + 12);
   }
+}
+
+/** An options section's body with `options` inserted before its DONE option. */
+function withOptionsBeforeDone(body: Buffer, options: Buffer): Buffer {
+  for (let q = 0; q + 6 <= body.length; ) {
+    if (body.readUInt16LE(q) === DONE) return Buffer.concat([body.subarray(0, q), options, body.subarray(q)]);
+    q += 6 + body.readUInt32LE(q + 2);
+  }
+  throw new Error('options section without DONE');
 }
 
 function alignUp(v: number, a: number): number {

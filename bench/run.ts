@@ -276,6 +276,8 @@ function ingestHeadline(r: IngestBenchResult): string[] {
       const each = pairs.length > 1 ? ` = median of ${pairs.map((p) => `${(p.traceCmdS / p.ingestS).toFixed(2)}x`).join(', ')}` : '';
       s += `; trace-cmd report ${(row.events / row.traceCmd.wallS / 1e6).toFixed(2)} M events/s -> ratio ${ratio.toFixed(2)}x${each} (target >= 3x: ${ratio >= 3 ? 'MET' : 'NOT MET'})`;
       s += `, by CPU seconds ${(row.traceCmd.cpuS / row.ingest.cpuS).toFixed(2)}x`;
+      // The issue's own absolute reading of the target: trace-cmd at ~0.5M events/s, so ~1.5M events/s.
+      s += `; against the issue's 1.5 M events/s (3 x its ~0.5 M for trace-cmd): ${evs >= 1.5e6 ? 'MET' : 'NOT MET'}`;
     } else if (/text/.test(row.label)) {
       const mbs = row.bytes / row.ingest.totalS / 1e6;
       s += ` (target >= 150 MB/s: ${mbs >= 150 ? 'MET' : 'NOT MET'}`;

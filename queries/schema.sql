@@ -36,7 +36,11 @@
 -- model has), format, format_version, source_file, source_bytes, content_sha256,
 -- cpus, first_ts, last_ts, events_total, lost_events, unparsed_lines,
 -- skipped_inputs, ingest_started_at, ingest_finished_at, complete ('true' only
--- once every table is written), plus whatever the file states (kernel, clock...).
+-- once every table is written), plus whatever the file states (kernel, clock...)
+-- and how it was read: text_layout ('latency': trace-cmd report -l;
+-- 'kernel_latency': the kernel's latency format, whose `timestamps` are
+-- microseconds since the trace began; 'fields': the kernel's options/fields),
+-- tsc2nsec (trace.dat TSC cycles converted to ns, as trace-cmd does).
 CREATE TABLE trace_info (
   key VARCHAR PRIMARY KEY,  -- fact name
   value VARCHAR             -- fact value, as text

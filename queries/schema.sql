@@ -39,7 +39,8 @@
 -- once every table is written), plus whatever the file states (kernel, clock...)
 -- and how it was read: text_layout ('latency': trace-cmd report -l;
 -- 'kernel_latency': the kernel's latency format, whose `timestamps` are
--- microseconds since the trace began; 'fields': the kernel's options/fields),
+-- microseconds since the trace began; 'kernel_latency_verbose': with
+-- options/verbose, trace clock times; 'fields': the kernel's options/fields),
 -- tsc2nsec (trace.dat TSC cycles converted to ns, as trace-cmd does).
 CREATE TABLE trace_info (
   key VARCHAR PRIMARY KEY,  -- fact name

@@ -30,8 +30,8 @@
  *      line with a `(+ns)` delta was skipped); `report --debug` text: the
  *      `[delta:offset:size]` ending each line is not part of the event's
  *      text (before, sched_switch and shrink_slab lines did not parse); the
- *      kernel's latency format (`19016us!:` timestamps) is read (before, not
- *      a trace); events printed by their raw fields (`trace-cmd report -R`,
+ *      kernel's latency format (`19016us!:` timestamps), plain or verbose,
+ *      is read (before, not a trace); events printed by their raw fields (`trace-cmd report -R`,
  *      `[FAILED TO PARSE]`, the kernel's options/fields) fill the typed
  *      tables (before, kept unparsed); trace.dat with a TSC2NSEC option
  *      (TSC clock) has its cycles converted to ns as trace-cmd does (before,

@@ -8,11 +8,16 @@
 // default layout, once with latency-format on. Both must give the same
 // events with the same fields; the timestamps differ by one constant (the
 // clock at the trace's start), at the latency format's microsecond.
+//
+// With options/verbose as well, the kernel prints the task name whole, the
+// record's flags and preempt depth as numbers and the trace clock in hex
+// microseconds: a second buffer (latency_verbose) read in the default
+// layout and in that one must give the same model, times included.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Engine } from '../../server/engine/engine.ts';
 import { TYPED_TABLES } from '../../server/model/typed_tables.ts';
 import type { IngestResult } from '../../server/ingest/ingest_file.ts';
-import { attachModels, fixtureCounts, workerBuildDifferences, type AttachedModels } from './attached_models.ts';
+import { attachModels, differingRows, fixtureCounts, workerBuildDifferences, type AttachedModels } from './attached_models.ts';
 
 const FILES = { tracefs: 'latency_format.tracefs.txt', latency: 'latency_format.latency.txt' } as const;
 type Key = keyof typeof FILES;
@@ -112,5 +117,42 @@ describe('the kernel latency format reads like the default layout of the same bu
   it('built with the store and field workers (as large files are), the same model', async () => {
     const tables = [...TYPED_TABLES, 'thread', 'thread_state', 'sched_slice', 'ftrace_event', 'args'];
     expect(await workerBuildDifferences(engine, 'latency', FILES.latency, tables)).toEqual(tables.map((table) => ({ table, differing: 0n })));
+  });
+});
+
+describe('the kernel verbose latency format reads like the default layout of the same buffer', () => {
+  const VERBOSE = { tracefs: 'latency_verbose.tracefs.txt', verboseText: 'latency_verbose.verbose.txt' } as const;
+  const verboseCounts = fixtureCounts('latency_verbose.counts.json');
+  let v: AttachedModels<keyof typeof VERBOSE>;
+  beforeAll(async () => {
+    v = await attachModels(VERBOSE, 'latency-verbose');
+  }, 120_000);
+  afterAll(() => v?.close());
+
+  it('every event, none unparsed, and says its layout', () => {
+    for (const key of ['tracefs', 'verboseText'] as const) {
+      const s = v.results[key].summary;
+      expect({ key, byName: s.eventsByName }).toEqual({ key, byName: verboseCounts.events_by_name });
+      expect({ key, unparsed: s.unparsedEvents, skipped: s.skippedInputs }).toEqual({ key, unparsed: 0, skipped: 0 });
+    }
+    expect(v.results.verboseText.summary.meta.text_layout).toBe('kernel_latency_verbose');
+    // the trace clock, not the time since the trace began
+    expect(v.results.verboseText.summary.firstTsNs).toBe(v.results.tracefs.summary.firstTsNs);
+  });
+
+  it('the same model: events with their flags, preempt depth and time, typed rows, threads, scheduler', async () => {
+    for (const table of [...TYPED_TABLES, 'thread', 'sched_slice', 'thread_state', 'args']) {
+      expect({ table, differing: await differingRows(v.engine, `tracefs.${table}`, `verboseText.${table}`) }).toEqual({ table, differing: 0n });
+    }
+    // only the line numbers differ (the headers have other lengths)
+    const events = (db: string) => `(SELECT * EXCLUDE (source_where) FROM ${db}.ftrace_event)`;
+    expect(await differingRows(v.engine, events('tracefs'), events('verboseText'))).toBe(0n);
+    const [{ n }] = await v.engine.query<{ n: bigint }>('SELECT count(*) AS n FROM verboseText.ftrace_event WHERE common_flags <> 0');
+    expect(n).toBeGreaterThan(100n);
+  });
+
+  it('built with the store and field workers, the same model', async () => {
+    const tables = [...TYPED_TABLES, 'thread', 'thread_state', 'sched_slice', 'ftrace_event', 'args'];
+    expect(await workerBuildDifferences(v.engine, 'verboseText', VERBOSE.verboseText, tables)).toEqual(tables.map((table) => ({ table, differing: 0n })));
   });
 });

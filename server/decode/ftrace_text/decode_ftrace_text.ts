@@ -41,6 +41,7 @@ import {
   parseLostLine,
   parseNormalLine,
   parseNormalLineB,
+  parseVerboseLatencyLine,
   type EventLine,
   type FlagStyle,
 } from './parse_event_line.ts';
@@ -106,6 +107,8 @@ class FtraceTextDecoder {
   private headerSent = false;
   private readonly early: Pending[] = [];
   private baseSecs = 0;
+  /** Lines in the kernel's verbose latency format were seen: try that grammar first. */
+  private verboseLatency = false;
   /** The options/fields layout: null undecided, see fieldsModeArgs. */
   private fieldsLayout: boolean | null = null;
   private fieldsUndecided = 0;
@@ -212,6 +215,15 @@ class FtraceTextDecoder {
     const ev = this.ev;
     const style = this.flagStyle;
     let ok: boolean;
+    if (this.verboseLatency) {
+      ok = parseVerboseLatencyLine(line, ev, start, end);
+      if (ok) {
+        const implausible = implausibleHead(ev);
+        if (implausible !== null) this.skip(lineNo, implausible, line);
+        else this.acceptEvent(lineNo);
+        return true;
+      }
+    }
     if (this.latencyMode) {
       ok = parseLatencyLine(line, style, ev, start, end);
       if (!ok && parseNormalLine(line, style, ev, this.instancePrefixes, start, end)) {
@@ -224,6 +236,10 @@ class FtraceTextDecoder {
         ok = true;
         this.latencyMode = true;
       }
+    }
+    if (!ok && !this.verboseLatency && parseVerboseLatencyLine(line, ev, start, end)) {
+      ok = true;
+      this.verboseLatency = true;
     }
     if (!ok) return false;
     const implausible = implausibleHead(this.ev);
@@ -334,6 +350,7 @@ class FtraceTextDecoder {
     this.baseSecs = ev.secs;
     if (this.emptyCpus.length) this.meta.empty_cpus = this.emptyCpus.join(',');
     if (this.latencyMode) this.meta.text_layout = 'latency';
+    if (this.verboseLatency) this.meta.text_layout = 'kernel_latency_verbose';
     if (ev.tsInUs) {
       // The kernel's latency format: µs since the trace began, not the trace clock.
       this.meta.text_layout = 'kernel_latency';

@@ -225,6 +225,16 @@ function parseTail(line: string, p: number, out: EventLine, n: number): boolean 
   out.secs = secs;
   out.nsec = nsec;
   out.tsInUs = tsInUs;
+  return parseNamed(line, p, out, n);
+}
+
+/**
+ * Parses `<name>: <args>` (or a printer without a name: function tracer,
+ * stack traces, syscalls) starting at `p`, the first character after the
+ * timestamp's colon and its blanks.
+ */
+function parseNamed(line: string, p: number, out: EventLine, n: number): boolean {
+  let c = 0;
   // event name: up to ':' (no spaces)
   const nameStart = p;
   const colon = line.indexOf(':', p);
@@ -497,6 +507,39 @@ export function parseLatencyLine(line: string, style: FlagStyle, out: EventLine,
     d = indexOfDash(line, d + 1, n);
   }
   return false;
+}
+
+/**
+ * The kernel's verbose latency format (options/latency-format and
+ * options/verbose): `comm pid cpu flags preempt idx [ts] abs (+rel): name: args`,
+ *
+ *     `            bash   17846   1 1 00000002 00000000 [5df5bd46] 19.149ms (+0.335ms): sched_switch: ...`
+ *
+ * with the task name right-aligned in 16 columns, the record's flags as the
+ * decimal of its TRACE_FLAG_* bits (common_flags as stored), the preempt
+ * depth in hex, and the timestamp as hex microseconds of the trace clock
+ * (kernel/trace/trace_output.c, trace_print_lat_context).
+ */
+const VERBOSE_HEAD = /^ *(.*?) +(\d+) +(\d+) +(\d+) +([0-9a-f]{8}) +[0-9a-f]{8,16} +\[([0-9a-f]{1,16})\] +\d+\.\d{3}ms +\(\+\d+\.\d{3}ms\): +/;
+
+export function parseVerboseLatencyLine(line: string, out: EventLine, start = 0, end = line.length): boolean {
+  const head = line.slice(start, Math.min(end, start + 160));
+  const m = VERBOSE_HEAD.exec(head);
+  if (m === null || m[1] === '') return false;
+  const us = parseInt(m[6]!, 16);
+  const flags = Number(m[4]);
+  if (!Number.isSafeInteger(us) || flags > 0xff) return false;
+  out.comm = m[1] === '<...>' ? null : m[1]!;
+  out.pid = Number(m[2]);
+  out.cpu = Number(m[3]);
+  out.tgid = null;
+  out.instance = null;
+  out.flags = flags;
+  out.preemptCount = parseInt(m[5]!, 16) & 0xf;
+  out.secs = Math.floor(us / 1e6);
+  out.nsec = (us % 1e6) * 1000;
+  out.tsInUs = false;
+  return parseNamed(line, start + m[0].length, out, end);
 }
 
 /** First '-' in line[from, end), or -1. */

@@ -80,10 +80,12 @@ export class ColumnAppender {
         const strings = col.strings;
         const valid = hasNull ? new Uint32Array(data.buffer, col.validityOffset, CHUNK_ROWS / 32) : null;
         // strings null: no value in this chunk is a string (all NULL, in the validity mask).
-        for (let r = 0; strings !== null && r < n; r++) {
-          const s = strings[r];
-          if (s !== null && (!valid || (valid[r >>> 5] & (1 << (r & 31))) !== 0)) {
-            duckdb.vector_assign_string_element(vector, r, s);
+        if (strings !== null) {
+          for (let r = 0; r < n; r++) {
+            const s = strings[r];
+            if (s !== null && (!valid || (valid[r >>> 5] & (1 << (r & 31))) !== 0)) {
+              duckdb.vector_assign_string_element(vector, r, s);
+            }
           }
         }
       } else {

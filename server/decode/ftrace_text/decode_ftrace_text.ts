@@ -212,40 +212,40 @@ class FtraceTextDecoder {
   }
 
   private tryEvent(line: string, start: number, end: number, lineNo: number): boolean {
-    const ev = this.ev;
-    const style = this.flagStyle;
-    let ok: boolean;
-    if (this.verboseLatency) {
-      ok = parseVerboseLatencyLine(line, ev, start, end);
-      if (ok) {
-        const implausible = implausibleHead(ev);
-        if (implausible !== null) this.skip(lineNo, implausible, line);
-        else this.acceptEvent(lineNo);
-        return true;
-      }
-    }
-    if (this.latencyMode) {
-      ok = parseLatencyLine(line, style, ev, start, end);
-      if (!ok && parseNormalLine(line, style, ev, this.instancePrefixes, start, end)) {
-        ok = true;
-        this.latencyMode = false;
-      }
-    } else {
-      ok = parseNormalLine(line, style, ev, this.instancePrefixes, start, end);
-      if (!ok && parseLatencyLine(line, style, ev, start, end)) {
-        ok = true;
-        this.latencyMode = true;
-      }
-    }
-    if (!ok && !this.verboseLatency && parseVerboseLatencyLine(line, ev, start, end)) {
-      ok = true;
-      this.verboseLatency = true;
-    }
-    if (!ok) return false;
+    if (!this.readEventLine(line, start, end)) return false;
     const implausible = implausibleHead(this.ev);
     if (implausible !== null) this.skip(lineNo, implausible, line);
     else this.acceptEvent(lineNo);
     return true;
+  }
+
+  /**
+   * Reads an event line into this.ev with the grammars in turn, the one that
+   * matched last first: the kernel's verbose latency format, the latency
+   * layout (trace-cmd report -l, the kernel's latency format), the normal one.
+   */
+  private readEventLine(line: string, start: number, end: number): boolean {
+    const ev = this.ev;
+    const style = this.flagStyle;
+    if (this.verboseLatency && parseVerboseLatencyLine(line, ev, start, end)) return true;
+    if (this.latencyMode) {
+      if (parseLatencyLine(line, style, ev, start, end)) return true;
+      if (parseNormalLine(line, style, ev, this.instancePrefixes, start, end)) {
+        this.latencyMode = false;
+        return true;
+      }
+    } else {
+      if (parseNormalLine(line, style, ev, this.instancePrefixes, start, end)) return true;
+      if (parseLatencyLine(line, style, ev, start, end)) {
+        this.latencyMode = true;
+        return true;
+      }
+    }
+    if (!this.verboseLatency && parseVerboseLatencyLine(line, ev, start, end)) {
+      this.verboseLatency = true;
+      return true;
+    }
+    return false;
   }
 
   /** The line just parsed into this.ev is an event. */

@@ -620,18 +620,7 @@ function parseTailB(b: Uint8Array, p: number, out: EventLine, n: number): boolea
   p++;
   if (p < n && b[p] !== SP) return false;
   while (p < n && b[p] === SP) p++;
-  if (b[p] === 40) {
-    // `(+ns)` of `trace-cmd report --ts-diff` (skipTsDiff)
-    let q = p + 1;
-    if (b[q] === 43) {
-      q++;
-      while (q < n && (c = b[q]!) >= C0 && c <= C9) q++;
-      if (q > p + 2 && q < n && c === 41) {
-        p = q + 1;
-        while (p < n && b[p] === SP) p++;
-      }
-    }
-  }
+  p = skipTsDiffB(b, p, n);
   out.secs = secs;
   out.nsec = frac * FRAC_SCALE[k < 9 ? k : 9]!;
   out.tsInUs = false;
@@ -671,6 +660,17 @@ function parseTailB(b: Uint8Array, p: number, out: EventLine, n: number): boolea
   out.argsEnd = e;
   out.argsBytes = b;
   return true;
+}
+
+/** skipTsDiff on bytes. */
+function skipTsDiffB(b: Uint8Array, p: number, n: number): number {
+  if (b[p] !== 40 || b[p + 1] !== 43) return p; // '(+'
+  let q = p + 2;
+  while (q < n && b[q]! >= C0 && b[q]! <= C9) q++;
+  if (q === p + 2 || q >= n || b[q] !== 41) return p; // ')'
+  q++;
+  while (q < n && b[q] === SP) q++;
+  return q;
 }
 
 /** parseCommPid on bytes. */

@@ -8,7 +8,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { defineConfig } from '@playwright/test';
 
-export const E2E_PORT = 7431;
+// STALLSCOPE_E2E_PORT lets two checkouts run their browser tests at once.
+export const E2E_PORT = Number(process.env.STALLSCOPE_E2E_PORT ?? 7431);
 // Computed once in the runner and inherited by workers through the environment.
 process.env.STALLSCOPE_E2E_DATA ??= mkdtempSync(join(tmpdir(), 'stallscope-e2e-'));
 

@@ -1,13 +1,15 @@
 /**
  * One entry point for any trace file: peels compression (by content),
- * recognises trace.dat or ftrace text, and runs the matching decoder into a
- * sink. Used on the ingest worker thread and in-process alike.
+ * recognises trace.dat, a Perfetto trace or ftrace text, and runs the
+ * matching decoder into a sink. Used on the ingest worker thread and
+ * in-process alike.
  */
 import path from 'node:path';
 import { DecodeError, type EventSink, type ProgressFn, type SkippedInput } from './decoded_event.ts';
 import { CompressedPrefix } from './compressed_prefix.ts';
 import { decompressToFile, openInput } from './decompress.ts';
 import { decodeFtraceText } from './ftrace_text/decode_ftrace_text.ts';
+import { decodePerfetto } from './perfetto/decode_perfetto.ts';
 import { decodeTraceDat } from './trace_dat/decode_trace_dat.ts';
 
 export interface DecodeFileOptions {
@@ -35,7 +37,7 @@ export async function decodeFile(file: string, sink: EventSink, opts: DecodeFile
   if (opened.format === 'unknown') {
     // Closed now, not when the collector finds the handle (a server rejects many such uploads).
     await opened.chunks[Symbol.asyncIterator]().return?.(undefined);
-    throw new DecodeError(label, 0, 'offset', 'not a trace: neither trace.dat nor ftrace text (binary content)');
+    throw new DecodeError(label, 0, 'offset', 'not a trace: neither trace.dat, a Perfetto trace nor ftrace text (binary content)');
   }
   if (opened.format === 'text') {
     const prefix = opened.compression.length > 0 ? new CompressedPrefix(opened.chunks) : null;
@@ -48,17 +50,19 @@ export async function decodeFile(file: string, sink: EventSink, opts: DecodeFile
     );
     return { compression: opened.compression, outOfOrderLines: result?.outOfOrderLines ?? 0, cutOff };
   }
-  // trace.dat: the decoder reads at offsets, so it needs the plain file.
+  // trace.dat and Perfetto traces: the decoders read at offsets, so they need the plain file.
   await opened.chunks[Symbol.asyncIterator]().return?.(undefined);
-  let datPath = file;
+  let plainPath = file;
   let prefix: CompressedPrefix | null = null;
+  const perfetto = opened.format === 'perfetto';
   if (opened.compression.length > 0) {
     opts.onProgress?.('decompressing', 0, null);
-    datPath = path.join(opts.scratchDir, 'decompressed.dat');
-    ({ prefix } = await decompressToFile(file, datPath, label));
+    plainPath = path.join(opts.scratchDir, perfetto ? 'decompressed.pftrace' : 'decompressed.dat');
+    ({ prefix } = await decompressToFile(file, plainPath, label));
   }
+  const decodeOpts = { fileLabel: label, onProgress: progress, decompressed: prefix !== null };
   const { cutOff } = await upToCut(prefix, sink, () =>
-    decodeTraceDat(datPath, sink, { fileLabel: label, onProgress: progress, decompressed: prefix !== null }),
+    perfetto ? decodePerfetto(plainPath, sink, decodeOpts).then(() => undefined) : decodeTraceDat(plainPath, sink, decodeOpts),
   );
   return { compression: opened.compression, outOfOrderLines: 0, cutOff };
 }

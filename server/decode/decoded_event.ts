@@ -83,11 +83,11 @@ export function isStackEvent(name: string): boolean {
   return name === 'kernel_stack' || name === 'user_stack';
 }
 
-export type TraceFormat = 'tracefs_text' | 'trace_cmd_report' | 'trace_dat';
+export type TraceFormat = 'tracefs_text' | 'trace_cmd_report' | 'trace_dat' | 'perfetto';
 
 export interface TraceHeader {
   format: TraceFormat;
-  /** e.g. '7' / '6' for trace.dat, trace-cmd's `version = 6` for report text, null for tracefs text. */
+  /** e.g. '7' / '6' for trace.dat, trace-cmd's `version = 6` for report text, null for tracefs text and Perfetto traces. */
   formatVersion: string | null;
   /** CPUs the trace says it covers (header or highest CPU seen), null if unknown. */
   cpus: number | null;
@@ -118,6 +118,15 @@ export interface EventSink {
   lostEvents(cpu: number, count: number | null, where: number): void;
   /** Input that was skipped. Nothing may be dropped silently. */
   skipped(problem: SkippedInput): void;
+  /**
+   * Optional: a thread's name (and thread group) the trace states outside
+   * its events, e.g. Perfetto's ProcessTree (read from /proc by the
+   * recorder). Such a name is the thread's name, as in Perfetto's trace
+   * processor: names events print (sched_switch comms) do not replace it,
+   * though they still go to thread_name_history. Called after header(),
+   * before the events; applies to threads the events then show.
+   */
+  threadName?(tid: number, name: string | null, tgid: number | null): void;
 }
 
 /**

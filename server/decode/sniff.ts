@@ -1,14 +1,17 @@
 /**
  * Content-based input detection: which compression wraps the bytes, and
- * whether the (decompressed) bytes look like a trace.dat or like text.
+ * whether the (decompressed) bytes look like a trace.dat, a Perfetto trace
+ * (perfetto/sniff_perfetto.ts) or like text.
  *
  * Never looks at file names. Callers pass the first bytes of a stream (a few
  * KB is plenty: SNIFF_BYTES); for compressed input `format` describes the
  * compressed bytes and is 'unknown' — decompress first and sniff again.
  */
 
+import { looksLikePerfetto } from './perfetto/sniff_perfetto.ts';
+
 export type Compression = 'gzip' | 'zstd' | 'xz';
-export type SniffedFormat = 'trace_dat' | 'text' | 'unknown';
+export type SniffedFormat = 'trace_dat' | 'perfetto' | 'text' | 'unknown';
 
 export interface SniffResult {
   compression: Compression | null;
@@ -89,5 +92,8 @@ export function sniffInput(firstBytes: Uint8Array): SniffResult {
   if (startsWith(firstBytes, ZSTD_MAGIC)) return { compression: 'zstd', format: 'unknown' };
   if (startsWith(firstBytes, XZ_MAGIC)) return { compression: 'xz', format: 'unknown' };
   if (startsWith(firstBytes, TRACE_DAT_MAGIC)) return { compression: null, format: 'trace_dat' };
-  return { compression: null, format: looksLikeText(firstBytes) ? 'text' : 'unknown' };
+  const text = looksLikeText(firstBytes);
+  // No magic number: a structural check, and text wins a tie.
+  if (!text && looksLikePerfetto(firstBytes.subarray(0, SNIFF_BYTES))) return { compression: null, format: 'perfetto' };
+  return { compression: null, format: text ? 'text' : 'unknown' };
 }

@@ -134,6 +134,12 @@ export class ModelBuilder implements DirectRowSink, RawRecordSink, RawTextSink {
   private readonly nameList: EventNameInfo[] = [];
 
   private readonly threads = new Map<number, ThreadInfo>();
+  /** Names (and tgids) the trace states for threads outside its events (threadName()), by tid. */
+  private readonly statedNames = new Map<number, { name: string | null; tgid: number | null }>();
+  /** utids whose name is a stated one: event comms do not replace it. */
+  private readonly fixedName = new Set<number>();
+  /** Last printed comm of a thread with a stated name (its history without repeats). */
+  private readonly lastPrinted = new Map<number, string>();
   /**
    * utid + 1 by tid (0: not seen), for tids below MAX_DENSE_TID; grown on
    * demand. trace.dat events alternate between CPUs and tasks, so most
@@ -305,7 +311,7 @@ export class ModelBuilder implements DirectRowSink, RawRecordSink, RawTextSink {
   private startEvent(info: EventNameInfo, ts: number, cpuNo: number, pid: number, comm: string | null, tgid: number | null): number {
     // Events come in runs of one CPU and one task: skip both map lookups then.
     let thread = this.lastThread;
-    if (thread.tid !== pid) thread = this.lastThread = this.threadOf(pid);
+    if (thread.tid !== pid) thread = this.lastThread = this.threadOf(pid, ts);
     if (tgid !== null && tgid > 0 && thread.tgid === null) thread.tgid = tgid;
     // The line prefix's name only names threads not named yet: `report -l`
     // cuts names to 8 characters and `<...>` means unknown.
@@ -337,6 +343,27 @@ export class ModelBuilder implements DirectRowSink, RawRecordSink, RawTextSink {
 
   lostEvents(cpu: number, count: number | null, where: number): void {
     this.lost.push({ cpu, count, where });
+  }
+
+  threadName(tid: number, name: string | null, tgid: number | null): void {
+    this.statedNames.set(tid, { name, tgid });
+    // A thread created before (utid 0, the idle task, always is) takes it now.
+    const t = isIndexBelow(tid, this.utidByTid.length) ? this.threadList[this.utidByTid[tid]! - 1] : this.threads.get(tid);
+    if (t) this.applyStated(t, 0);
+  }
+
+  /** A stated name and tgid for a thread met now (at ts). */
+  private applyStated(t: ThreadInfo, ts: number): void {
+    const stated = this.statedNames.get(t.tid);
+    if (!stated) return;
+    if (stated.tgid !== null && stated.tgid > 0) t.tgid = stated.tgid;
+    if (stated.name !== null && stated.name !== '') {
+      this.fixedName.add(t.utid);
+      if (t.name !== stated.name) {
+        t.name = stated.name;
+        this.nameHistory.push({ utid: t.utid, ts, name: stated.name });
+      }
+    }
   }
 
   skipped(problem: SkippedInput): void {
@@ -383,7 +410,7 @@ export class ModelBuilder implements DirectRowSink, RawRecordSink, RawTextSink {
       for (let k = 0; k < nameFields.length; k++) {
         const comm = fields[nameFields[k][0]];
         const pid = fields[nameFields[k][1]];
-        if (typeof comm === 'string' && typeof pid === 'number') this.noteTaskComm(this.threadOf(pid), comm, e.ts);
+        if (typeof comm === 'string' && typeof pid === 'number') this.noteTaskComm(this.threadOf(pid, e.ts), comm, e.ts);
       }
       if (t.layout.table === 'sched_process_fork' && typeof fields.child_pid === 'number') {
         this.threadOf(fields.child_pid).forkTs = e.ts;
@@ -395,7 +422,8 @@ export class ModelBuilder implements DirectRowSink, RawRecordSink, RawTextSink {
 
   // ---- threads -----------------------------------------------------------
 
-  private threadOf(tid: number): ThreadInfo {
+  /** The thread of a tid, created (at ts) on its first appearance. */
+  private threadOf(tid: number, ts = 0): ThreadInfo {
     let t = isIndexBelow(tid, this.utidByTid.length) ? this.threadList[this.utidByTid[tid]! - 1] : this.threads.get(tid);
     if (!t) {
       t = { utid: this.threadList.length, tid, name: null, tgid: null, forkTs: null, exitTs: null };
@@ -405,6 +433,7 @@ export class ModelBuilder implements DirectRowSink, RawRecordSink, RawTextSink {
         if (tid >= this.utidByTid.length) this.utidByTid = grown(this.utidByTid, tid);
         this.utidByTid[tid] = t.utid + 1;
       }
+      if (this.statedNames.size > 0) this.applyStated(t, ts);
     }
     return t;
   }
@@ -427,6 +456,14 @@ export class ModelBuilder implements DirectRowSink, RawRecordSink, RawTextSink {
   /** Names printed by scheduler events are authoritative: record changes. */
   private noteTaskComm(t: ThreadInfo, comm: string, ts: number): void {
     if (t.name === comm || comm === '' || comm === '<...>') return;
+    if (this.fixedName.has(t.utid)) {
+      // A stated name stays the thread's name; the printed one is history.
+      if (this.lastPrinted.get(t.utid) !== comm) {
+        this.lastPrinted.set(t.utid, comm);
+        this.nameHistory.push({ utid: t.utid, ts, name: comm });
+      }
+      return;
+    }
     t.name = comm;
     this.nameHistory.push({ utid: t.utid, ts, name: comm });
   }

@@ -32,6 +32,9 @@ export class ModelWriter implements EventSink {
   skipped(problem: SkippedInput): void {
     this.builder.skipped(problem);
   }
+  threadName(tid: number, name: string | null, tgid: number | null): void {
+    this.builder.threadName(tid, name, tgid);
+  }
 
   async finish(): Promise<WriterSummary> {
     return this.store.finish(this.builder.finish());

@@ -1,0 +1,227 @@
+/**
+ * One ftrace bundle framed for pass 2: every event's time, task and where
+ * its fields are, in time order. Regular events keep their bytes where they
+ * lie (fields are decoded when the event is emitted); compact_sched events
+ * (sched_switch / sched_waking as parallel arrays with delta-encoded
+ * timestamps and interned comms) are unpacked into the same order.
+ */
+import { F } from './perfetto_schema.ts';
+import { ProtoError, ProtoReader, toSigned64, utf8Text, WIRE_LEN, WIRE_VARINT } from './proto_reader.ts';
+
+/** kind values below zero: compact events. */
+export const COMPACT_SWITCH = -1;
+export const COMPACT_WAKING = -2;
+
+export class BundleEvents {
+  count = 0;
+  /** Boot-clock ns (exact below 2^53). */
+  ts: Float64Array = new Float64Array(0);
+  pid: Int32Array = new Int32Array(0);
+  /** common_flags, -1 when the event has none. */
+  flags: Int32Array = new Int32Array(0);
+  /** FtraceEvent field number of the event, or COMPACT_SWITCH / COMPACT_WAKING. */
+  kind: Int32Array = new Int32Array(0);
+  /** Payload bounds in buf (regular events), or the compact array index in a/b. */
+  a: Int32Array = new Int32Array(0);
+  b: Int32Array = new Int32Array(0);
+
+  buf: Uint8Array = new Uint8Array(0);
+  cpu = 0;
+  lostEvents = false;
+  errors = 0;
+  /** Events without a timestamp or an event field (counted, not emitted). */
+  malformed = 0;
+  /** The bundle's compact arrays did not line up (Perfetto counts compact_sched_has_parse_errors). */
+  compactDamaged = false;
+
+  // Compact arrays (by compact index).
+  switchPrevState: (number | bigint)[] = [];
+  switchNextPid: number[] = [];
+  switchNextPrio: number[] = [];
+  switchNextComm: string[] = [];
+  wakingPid: number[] = [];
+  wakingTargetCpu: number[] = [];
+  wakingPrio: number[] = [];
+  wakingComm: string[] = [];
+  wakingFlags: number[] = [];
+}
+
+interface Rec {
+  ts: number;
+  pid: number;
+  flags: number;
+  kind: number;
+  a: number;
+  b: number;
+}
+
+function packedVarints(buf: Uint8Array, s: number, e: number, out: number[]): void {
+  const r = new ProtoReader(buf, s, e);
+  while (r.pos < e) out.push(r.varint());
+}
+
+/** Reads a bundle's bytes buf[start, end) into `out`, its timestamps shifted by clockDelta. */
+export function frameBundle(buf: Uint8Array, start: number, end: number, clockDelta: number, out: BundleEvents): void {
+  const recs: Rec[] = [];
+  const r = new ProtoReader(buf, start, end);
+  let compact = -1;
+  let compactEnd = -1;
+  out.buf = buf;
+  out.lostEvents = false;
+  out.errors = 0;
+  out.malformed = 0;
+  out.compactDamaged = false;
+  let sorted = true;
+  let lastTs = -Infinity;
+  while (r.next()) {
+    const f = r.field;
+    if (f === F.bundle.event && r.wire === WIRE_LEN) {
+      const s = r.bytes();
+      const e = r.pos;
+      // FtraceEvent: timestamp, pid, common_flags, then one length-delimited event field.
+      const q = new ProtoReader(buf, s, e);
+      let ts = NaN;
+      let pid = 0;
+      let flags = -1;
+      let kind = 0;
+      let a = 0;
+      let b = 0;
+      while (q.next()) {
+        const g = q.field;
+        if (g === F.event.timestamp && q.wire === WIRE_VARINT) ts = q.varint();
+        else if (g === F.event.pid && q.wire === WIRE_VARINT) pid = q.varint() | 0;
+        else if (g === F.event.commonFlags && q.wire === WIRE_VARINT) flags = q.varint();
+        else if (q.wire === WIRE_LEN && kind === 0) {
+          kind = g;
+          a = q.bytes();
+          b = q.pos;
+        } else q.skip();
+      }
+      if (Number.isNaN(ts) || kind === 0) {
+        out.malformed++;
+        continue;
+      }
+      ts += clockDelta;
+      if (ts < lastTs) sorted = false;
+      lastTs = ts;
+      recs.push({ ts, pid, flags, kind, a, b });
+    } else if (f === F.bundle.cpu && r.wire === WIRE_VARINT) out.cpu = r.varint();
+    else if (f === F.bundle.lostEvents && r.wire === WIRE_VARINT) out.lostEvents = r.varint() !== 0;
+    else if (f === F.bundle.error && r.wire === WIRE_LEN) {
+      out.errors++;
+      r.skip();
+    } else if (f === F.bundle.compactSched && r.wire === WIRE_LEN) {
+      compact = r.bytes();
+      compactEnd = r.pos;
+    } else r.skip();
+  }
+  if (compact >= 0) {
+    unpackCompact(buf, compact, compactEnd, clockDelta, out, recs);
+    for (let i = 1; i < recs.length && sorted; i++) if (recs[i]!.ts < recs[i - 1]!.ts) sorted = false;
+  }
+  if (!sorted) recs.sort((x, y) => x.ts - y.ts); // stable: ties keep bundle order
+  const n = recs.length;
+  if (out.ts.length < n) {
+    const cap = Math.max(n, out.ts.length * 2);
+    out.ts = new Float64Array(cap);
+    out.pid = new Int32Array(cap);
+    out.flags = new Int32Array(cap);
+    out.kind = new Int32Array(cap);
+    out.a = new Int32Array(cap);
+    out.b = new Int32Array(cap);
+  }
+  for (let i = 0; i < n; i++) {
+    const x = recs[i]!;
+    out.ts[i] = x.ts;
+    out.pid[i] = x.pid;
+    out.flags[i] = x.flags;
+    out.kind[i] = x.kind;
+    out.a[i] = x.a;
+    out.b[i] = x.b;
+  }
+  out.count = n;
+}
+
+function unpackCompact(buf: Uint8Array, start: number, end: number, clockDelta: number, out: BundleEvents, recs: Rec[]): void {
+  const intern: string[] = [];
+  const swTs: number[] = [];
+  const swState: number[] = [];
+  const swPid: number[] = [];
+  const swPrio: number[] = [];
+  const swComm: number[] = [];
+  const wkTs: number[] = [];
+  const wkPid: number[] = [];
+  const wkCpu: number[] = [];
+  const wkPrio: number[] = [];
+  const wkComm: number[] = [];
+  const wkFlags: number[] = [];
+  const C = F.compact;
+  const r = new ProtoReader(buf, start, end);
+  while (r.next()) {
+    const f = r.field;
+    if (r.wire !== WIRE_LEN) {
+      // A non-packed repeated varint (allowed by the wire format): one value.
+      if (r.wire === WIRE_VARINT) {
+        const v = r.varint();
+        const arr = { [C.switchTimestamp]: swTs, [C.switchPrevState]: swState, [C.switchNextPid]: swPid, [C.switchNextPrio]: swPrio, [C.switchNextCommIndex]: swComm, [C.wakingTimestamp]: wkTs, [C.wakingPid]: wkPid, [C.wakingTargetCpu]: wkCpu, [C.wakingPrio]: wkPrio, [C.wakingCommIndex]: wkComm, [C.wakingCommonFlags]: wkFlags }[f];
+        if (arr) arr.push(v);
+      } else r.skip();
+      continue;
+    }
+    const s = r.bytes();
+    const e = r.pos;
+    switch (f) {
+      case C.internTable: intern.push(utf8Text(buf, s, e)); break;
+      case C.switchTimestamp: packedVarints(buf, s, e, swTs); break;
+      case C.switchPrevState: packedVarints(buf, s, e, swState); break;
+      case C.switchNextPid: packedVarints(buf, s, e, swPid); break;
+      case C.switchNextPrio: packedVarints(buf, s, e, swPrio); break;
+      case C.switchNextCommIndex: packedVarints(buf, s, e, swComm); break;
+      case C.wakingTimestamp: packedVarints(buf, s, e, wkTs); break;
+      case C.wakingPid: packedVarints(buf, s, e, wkPid); break;
+      case C.wakingTargetCpu: packedVarints(buf, s, e, wkCpu); break;
+      case C.wakingPrio: packedVarints(buf, s, e, wkPrio); break;
+      case C.wakingCommIndex: packedVarints(buf, s, e, wkComm); break;
+      case C.wakingCommonFlags: packedVarints(buf, s, e, wkFlags); break;
+      default: break;
+    }
+  }
+  // Switches: Perfetto walks the arrays in step and stops at the shortest.
+  const ns = Math.min(swTs.length, swState.length, swPid.length, swPrio.length, swComm.length);
+  if (ns !== Math.max(swTs.length, swState.length, swPid.length, swPrio.length, swComm.length)) out.compactDamaged = true;
+  out.switchNextPid.length = out.switchPrevState.length = out.switchNextPrio.length = out.switchNextComm.length = 0;
+  let t = 0;
+  for (let i = 0; i < ns; i++) {
+    t += swTs[i]!;
+    const ci = swComm[i]!;
+    if (ci >= intern.length) {
+      out.compactDamaged = true;
+      break;
+    }
+    out.switchPrevState.push(toSigned64(swState[i]!));
+    out.switchNextPid.push(swPid[i]! | 0);
+    out.switchNextPrio.push(swPrio[i]! | 0);
+    out.switchNextComm.push(intern[ci]!);
+    recs.push({ ts: t + clockDelta, pid: 0, flags: -1, kind: COMPACT_SWITCH, a: out.switchNextPid.length - 1, b: 0 });
+  }
+  out.wakingPid.length = out.wakingTargetCpu.length = out.wakingPrio.length = out.wakingComm.length = out.wakingFlags.length = 0;
+  const nw = Math.min(wkTs.length, wkPid.length, wkCpu.length, wkPrio.length, wkComm.length);
+  if (nw !== Math.max(wkTs.length, wkPid.length, wkCpu.length, wkPrio.length, wkComm.length)) out.compactDamaged = true;
+  t = 0;
+  for (let i = 0; i < nw; i++) {
+    t += wkTs[i]!;
+    const ci = wkComm[i]!;
+    if (ci >= intern.length) {
+      out.compactDamaged = true;
+      break;
+    }
+    out.wakingPid.push(wkPid[i]! | 0);
+    out.wakingTargetCpu.push(wkCpu[i]! | 0);
+    out.wakingPrio.push(wkPrio[i]! | 0);
+    out.wakingComm.push(intern[ci]!);
+    out.wakingFlags.push(wkFlags[i] ?? -1);
+    recs.push({ ts: t + clockDelta, pid: 0, flags: wkFlags[i] ?? -1, kind: COMPACT_WAKING, a: out.wakingPid.length - 1, b: 0 });
+  }
+}
+
+export { ProtoError };

@@ -1,0 +1,522 @@
+/**
+ * Perfetto trace (a TracePacket stream, as tracebox / perfetto write it)
+ * -> DecodedEvent stream: the ftrace data of the trace, as the trace.dat
+ * decoder gives it, so the model, detectors and views need nothing new.
+ *
+ * Two passes over the file (trace_index.ts): the first keeps names,
+ * symbols, clocks and statistics and the place of every ftrace bundle; the
+ * second merges the bundles of every stream (packet sequence x CPU) by
+ * timestamp, ties to the lower CPU, as trace_processor sorts them.
+ *
+ * What follows trace_processor (so counts, thread names and sched slices
+ * agree with it on the same file):
+ * - timestamps are the boot clock (ftrace's clock when traced_probes set
+ *   it up; bundles recorded on another ftrace clock are fitted to boot
+ *   time with the readings they carry); a trace whose clock snapshots name
+ *   another primary clock is shifted to it;
+ * - events before the service's `tracing_started` are dropped (left-overs
+ *   in the kernel's buffer), unless the config preserved the ftrace buffer:
+ *   counted and reported as skipped;
+ * - compact_sched: a CPU's first compact sched_switch has no previous task
+ *   and is dropped, as are compact sched_wakings before it (their waker is
+ *   the task running on the CPU): counted and reported;
+ * - symbol fields resolve through the kernel symbols the trace interned.
+ * Everything not decoded (typed events the protos here do not declare,
+ * packets of other kinds, damage) is counted and reported via skipped().
+ */
+import {
+  DecodeError,
+  type DecodedEvent,
+  type EventFields,
+  type EventSink,
+  type FieldValue,
+  type ProgressFn,
+  type SkippedInput,
+} from '../decoded_event.ts';
+import { FileSource } from '../trace_dat/file_source.ts';
+import { TraceDatFormatError } from '../trace_dat/byte_cursor.ts';
+import { BundleEvents, COMPACT_SWITCH, COMPACT_WAKING, frameBundle } from './bundle_events.ts';
+import { compileFieldReader, readFields, type FieldReader, type SymbolTable } from './event_fields.ts';
+import { gfpTableFits, printTaskState } from './kernel_values.ts';
+import { BUILTIN_CLOCK, F, FIRST_GENERIC_EVENT_ID, TYPED_EVENTS } from './perfetto_schema.ts';
+import { ProtoError, ProtoReader, utf8Text, WIRE_LEN, WIRE_VARINT } from './proto_reader.ts';
+import { indexTrace, inflateBlob, type BundleRef, type GenericEventSpec, type TraceIndex } from './trace_index.ts';
+
+export interface DecodePerfettoOptions {
+  fileLabel: string;
+  onProgress?: ProgressFn;
+  /** The file is the decompressed copy of `fileLabel` (a .pftrace.gz): offsets are in the decompressed data. */
+  decompressed?: boolean;
+}
+
+/** What the decode found besides events (for tests and the CLI's info). */
+export interface PerfettoDecodeSummary {
+  events: number;
+  droppedBeforeTracingStart: number;
+  compactSwitchSkipped: number;
+  compactWakingSkipped: number;
+  notDecoded: number;
+  outOfOrder: number;
+}
+
+interface StreamState {
+  order: number;
+  seq: number;
+  cpu: number;
+  refs: BundleRef[];
+  next: number;
+  ev: BundleEvents;
+  i: number;
+  ref: BundleRef | null;
+  syms: SymbolTable;
+  lastTs: number;
+}
+
+const MAX_REPORTS_PER_KIND = 20;
+
+export async function decodePerfetto(path: string, sink: EventSink, opts: DecodePerfettoOptions): Promise<PerfettoDecodeSummary> {
+  const label = opts.fileLabel;
+  const note = opts.decompressed ? ' (offset in the decompressed trace)' : '';
+  let src: FileSource;
+  try {
+    src = await FileSource.open(path);
+  } catch (e) {
+    throw new DecodeError(label, 0, 'offset', `cannot open: ${(e as Error).message}`);
+  }
+  try {
+    let index: TraceIndex;
+    try {
+      index = await indexTrace(src, (done) => opts.onProgress?.(done / 2, src.size));
+    } catch (e) {
+      if (e instanceof TraceDatFormatError) throw new DecodeError(label, e.where, 'offset', e.message + note);
+      throw e;
+    }
+    if (index.streams.length === 0) {
+      const first = index.problems[0];
+      const kinds = [...index.unread.entries()].map(([k, n]) => `${k} x${n}`).join(', ');
+      throw new DecodeError(
+        label,
+        first?.where ?? 0,
+        'offset',
+        index.packets === 0
+          ? `not a Perfetto trace: no trace packet could be read${first ? ` (${first.reason})` : ''}` + note
+          : `Perfetto trace without ftrace data (${index.packets} packets${kinds ? `: ${kinds}` : ''}); stallscope reads the linux.ftrace data source`,
+      );
+    }
+    return await decodeEvents(src, index, sink, opts, note);
+  } finally {
+    await src.close();
+  }
+}
+
+async function decodeEvents(src: FileSource, index: TraceIndex, sink: EventSink, opts: DecodePerfettoOptions, note: string): Promise<PerfettoDecodeSummary> {
+  const skip = (p: SkippedInput) => sink.skipped(note ? { ...p, reason: p.reason + note } : p);
+  const summary: PerfettoDecodeSummary = { events: 0, droppedBeforeTracingStart: 0, compactSwitchSkipped: 0, compactWakingSkipped: 0, notDecoded: 0, outOfOrder: 0 };
+
+  // Trace time: boot time, or the primary clock the snapshots name.
+  let clockShift = 0;
+  const meta: Record<string, string> = { ...index.systemInfo };
+  if (index.primaryClock !== BUILTIN_CLOCK.BOOTTIME) {
+    const snap = index.clockSnapshots.find((s) => s.has(BUILTIN_CLOCK.BOOTTIME) && s.has(index.primaryClock));
+    if (snap) clockShift = snap.get(index.primaryClock)! - snap.get(BUILTIN_CLOCK.BOOTTIME)!;
+    meta.clock_note = snap ? `boot time shifted by ${clockShift} ns to the primary trace clock ${index.primaryClock}` : `primary trace clock ${index.primaryClock} not in any clock snapshot: boot time kept`;
+  }
+  meta.clock = index.primaryClock === BUILTIN_CLOCK.BOOTTIME || clockShift === 0 ? 'boot' : `clock ${index.primaryClock}`;
+  meta.trace_clock = meta.clock;
+  const dropBefore = !index.preserveFtraceBuffer && index.tracingStartedTs !== null ? index.tracingStartedTs : -Infinity;
+  const minTs = Math.max(Number.isNaN(index.minTs) ? 0 : index.minTs, dropBefore === -Infinity ? -Infinity : dropBefore);
+  const base = Math.floor(minTs + clockShift);
+  const tsBaseNs = BigInt(base);
+  const cpus = new Set(index.streams.map((s) => s.cpu));
+  const maxCpu = Math.max(...cpus);
+  const gfpKnown = gfpTableFits(index.kernelRelease);
+  if (!gfpKnown) meta.gfp_flags = `kept as numbers: GFP bit names are known for 6.3+ kernels, this is ${index.kernelRelease}`;
+  meta.perfetto_streams = String(index.streams.length);
+  meta.instances = [...new Set(index.instances)].join(',') || '(top)';
+  meta.kernel_symbols = String([...index.symbols.values()].reduce((a, m) => a + m.size, 0));
+  if (index.blobs.length > 0) meta.compressed_packets = String(index.blobs.length);
+  sink.header({
+    format: 'perfetto',
+    formatVersion: null,
+    cpus: index.systemInfo.cpu_count ? Number(index.systemInfo.cpu_count) : maxCpu + 1,
+    tsBaseNs,
+    meta,
+  });
+
+  // Names the recorder read from /proc (ProcessTree) are the threads' names, as in
+  // trace_processor, which also calls the idle task (tid 0) `swapper`.
+  if (sink.threadName) {
+    sink.threadName(0, 'swapper', null);
+    const tids = new Set([...index.threadNames.keys(), ...index.threadTgids.keys()]);
+    for (const tid of tids) if (tid !== 0) sink.threadName(tid, index.threadNames.get(tid) ?? null, index.threadTgids.get(tid) ?? null);
+  }
+  for (const p of index.problems) skip(p);
+  if (index.droppedPacketNotices > 0) {
+    skip({ where: 0, unit: 'offset', reason: `${index.droppedPacketNotices} packets say the packets before them on their sequence were lost (Perfetto buffer overrun or reassembly gap)`, excerpt: '' });
+  }
+  for (const [kind, n] of index.unread) {
+    skip({ where: 0, unit: 'offset', reason: `${n} ${kind} packets not read (stallscope reads the ftrace data, process names, clocks and statistics)`, excerpt: '' });
+  }
+  // Per-CPU ring buffer overruns over the recording (FtraceStats at start and end).
+  for (const end of index.ftraceStatsEnd) {
+    const start = index.ftraceStatsStart.find((s) => s.cpu === end.cpu);
+    const lost = end.overrun - (start?.overrun ?? 0) + (end.droppedEvents - (start?.droppedEvents ?? 0));
+    if (lost > 0) sink.lostEvents(end.cpu, lost, index.ftraceStatsWhere);
+    meta[`cpu${end.cpu}_overrun`] = String(end.overrun - (start?.overrun ?? 0));
+  }
+
+  // Names: ProcessTree first, then what the events say as they come.
+  const comms = new Map<number, string>(index.threadNames);
+  const tgids = new Map<number, number>(index.threadTgids);
+  const commOf = (pid: number): string | null => (pid === 0 ? '<idle>' : (comms.get(pid) ?? null));
+
+  const streams: StreamState[] = index.streams.map((s, order) => ({
+    order,
+    seq: s.seq,
+    cpu: s.cpu,
+    refs: s.bundles,
+    next: 0,
+    ev: new BundleEvents(),
+    i: 0,
+    ref: null,
+    syms: null,
+    lastTs: -Infinity,
+  }));
+  // Ties between streams go to the lower CPU, then the earlier stream.
+  streams.sort((a, b) => a.cpu - b.cpu || a.order - b.order);
+  streams.forEach((s, k) => (s.order = k));
+
+  const blobCache = new Map<number, Uint8Array>();
+  const totalBytes = index.streams.reduce((a, s) => a + s.bundles.reduce((b, r) => b + r.len, 0), 0);
+  let bytesDone = 0;
+  const unknownTyped = new Map<number, number>();
+  const unknownField = { n: 0 };
+  let malformed = 0;
+  let bundleErrors = 0;
+  let compactDamaged = 0;
+
+  /** Loads the stream's next bundle with events; false when the stream is done. */
+  const load = async (s: StreamState): Promise<boolean> => {
+    while (s.next < s.refs.length) {
+      const ref = s.refs[s.next++]!;
+      let buf: Uint8Array;
+      let start: number;
+      try {
+        if (ref.blob < 0) {
+          buf = await src.read(ref.off, ref.len, 'ftrace bundle');
+          start = 0;
+        } else {
+          let inflated = blobCache.get(ref.blob);
+          if (!inflated) {
+            const b = index.blobs[ref.blob]!;
+            inflated = inflateBlob(b.codec, await src.read(b.fileOffset, b.len, 'compressed packets'));
+            if (blobCache.size >= 8) blobCache.delete(blobCache.keys().next().value!);
+            blobCache.set(ref.blob, inflated);
+          }
+          buf = inflated;
+          start = ref.off;
+        }
+        frameBundle(buf, start, start + ref.len, ref.clockDelta, s.ev);
+      } catch (e) {
+        if (!(e instanceof ProtoError) && !(e instanceof TraceDatFormatError)) throw e;
+        skip({ where: ref.where, unit: 'offset', reason: `cpu ${s.cpu}: damaged ftrace bundle: ${e.message}`, excerpt: '' });
+        continue;
+      }
+      bytesDone += ref.len;
+      malformed += s.ev.malformed;
+      bundleErrors += s.ev.errors;
+      if (s.ev.compactDamaged) compactDamaged++;
+      if (s.ev.lostEvents) sink.lostEvents(s.cpu, null, ref.where);
+      s.ref = ref;
+      s.syms = index.symbols.get(ref.symbolsKey) ?? null;
+      s.i = 0;
+      if (s.ev.count > 0) return true;
+    }
+    return false;
+  };
+
+  const active: StreamState[] = [];
+  for (const s of streams) if (await load(s)) active.push(s);
+
+  // Per-CPU scheduler state for compact_sched: the task running (prev of the next switch).
+  const curPid = new Map<number, number>();
+  const curPrio = new Map<number, number>();
+  const readers = new Map<number | string, FieldReader>();
+  const genericReaders = new Map<GenericEventSpec, FieldReader>();
+  let progressTick = 0;
+
+  const emitOne = (s: StreamState, k: number): void => {
+    const ev = s.ev;
+    const rawTs = ev.ts[k]!;
+    if (rawTs < dropBefore) {
+      summary.droppedBeforeTracingStart++;
+      return;
+    }
+    if (rawTs < s.lastTs) summary.outOfOrder++;
+    s.lastTs = rawTs;
+    const ts = rawTs + clockShift - base;
+    const cpu = s.cpu;
+    const kind = ev.kind[k]!;
+    const where = s.ref!.where;
+    let name: string;
+    let system: string | null;
+    let fields: EventFields | null;
+    let pid: number;
+    let flags: number | null = null;
+    if (kind === COMPACT_SWITCH) {
+      const j = ev.a[k]!;
+      const nextPid = ev.switchNextPid[j]!;
+      const nextComm = ev.switchNextComm[j]!;
+      const nextPrio = ev.switchNextPrio[j]!;
+      const prev = curPid.get(cpu);
+      curPid.set(cpu, nextPid);
+      const prevPrio = curPrio.get(cpu);
+      curPrio.set(cpu, nextPrio);
+      comms.set(nextPid, nextComm);
+      if (prev === undefined) {
+        summary.compactSwitchSkipped++;
+        return;
+      }
+      pid = prev;
+      name = 'sched_switch';
+      system = 'sched';
+      fields = {
+        prev_comm: commOf(prev) ?? '',
+        prev_pid: prev,
+        prev_prio: prevPrio ?? 0,
+        prev_state: printTaskState(ev.switchPrevState[j]!),
+        next_comm: nextComm,
+        next_pid: nextPid,
+        next_prio: nextPrio,
+      };
+    } else if (kind === COMPACT_WAKING) {
+      const j = ev.a[k]!;
+      const waker = curPid.get(cpu);
+      const wakee = ev.wakingPid[j]!;
+      comms.set(wakee, ev.wakingComm[j]!);
+      if (waker === undefined) {
+        summary.compactWakingSkipped++;
+        return;
+      }
+      pid = waker;
+      name = 'sched_waking';
+      system = 'sched';
+      fields = { comm: ev.wakingComm[j]!, pid: wakee, prio: ev.wakingPrio[j]!, target_cpu: ev.wakingTargetCpu[j]! };
+      flags = ev.wakingFlags[j]! >= 0 ? ev.wakingFlags[j]! : null;
+    } else {
+      pid = ev.pid[k]!;
+      flags = ev.flags[k]! >= 0 ? ev.flags[k]! : null;
+      const a = ev.a[k]!;
+      const b = ev.b[k]!;
+      if (kind === F.event.generic) {
+        const g = readLegacyGeneric(ev.buf, a, b);
+        name = g.name;
+        system = null;
+        fields = g.fields;
+      } else {
+        const typed = TYPED_EVENTS.get(kind);
+        let reader: FieldReader | undefined;
+        if (typed) {
+          reader = readers.get(kind);
+          if (!reader) readers.set(kind, (reader = compileFieldReader(typed.name, typed.fields, gfpKnown)));
+          name = typed.name;
+          system = typed.system;
+        } else {
+          const spec = kind >= FIRST_GENERIC_EVENT_ID ? (index.generic.get(`${s.seq}:${kind}`) ?? index.generic.get(String(kind))) : undefined;
+          if (!spec) {
+            unknownTyped.set(kind, (unknownTyped.get(kind) ?? 0) + 1);
+            summary.notDecoded++;
+            return;
+          }
+          reader = genericReaders.get(spec);
+          if (!reader) genericReaders.set(spec, (reader = compileFieldReader(spec.name, spec.fields, gfpKnown)));
+          name = spec.name;
+          system = spec.system;
+        }
+        fields = readFields(reader, ev.buf, a, b, s.syms, unknownField);
+      }
+      noteNames(name, fields, pid, comms, tgids, curPid, curPrio, cpu);
+    }
+    const event: DecodedEvent = {
+      ts,
+      cpu,
+      pid,
+      comm: commOf(pid),
+      tgid: tgids.get(pid) ?? null,
+      name,
+      system,
+      flags,
+      preemptCount: null,
+      fields,
+      raw: null,
+      where,
+    };
+    sink.event(event);
+    summary.events++;
+  };
+
+  while (active.length > 0) {
+    let best = active[0]!;
+    let bestTs = best.ev.ts[best.i]!;
+    let secondTs = Infinity;
+    let secondOrder = Infinity;
+    for (let n = 1; n < active.length; n++) {
+      const s = active[n]!;
+      const t = s.ev.ts[s.i]!;
+      if (t < bestTs || (t === bestTs && s.order < best.order)) {
+        secondTs = bestTs;
+        secondOrder = best.order;
+        best = s;
+        bestTs = t;
+      } else if (t < secondTs || (t === secondTs && s.order < secondOrder)) {
+        secondTs = t;
+        secondOrder = s.order;
+      }
+    }
+    const s = best;
+    for (;;) {
+      const ev = s.ev;
+      let k = s.i;
+      for (; k < ev.count; k++) {
+        const t = ev.ts[k]!;
+        if (t > secondTs || (t === secondTs && s.order > secondOrder)) break;
+        try {
+          emitOne(s, k);
+        } catch (e) {
+          if (!(e instanceof ProtoError)) throw e;
+          skip({ where: s.ref!.where, unit: 'offset', reason: `cpu ${s.cpu}: damaged ftrace event: ${e.message}`, excerpt: '' });
+        }
+      }
+      s.i = k;
+      if (k < ev.count) break;
+      if (++progressTick % 16 === 0) opts.onProgress?.(src.size / 2 + (bytesDone / Math.max(1, totalBytes)) * (src.size / 2), src.size);
+      if (!(await load(s))) {
+        active.splice(active.indexOf(s), 1);
+        break;
+      }
+      if (s.ev.ts[0]! > secondTs) break;
+    }
+  }
+
+  // Reports: what was not decoded, by kind.
+  if (summary.droppedBeforeTracingStart > 0) {
+    skip({
+      where: 0,
+      unit: 'offset',
+      reason: `${summary.droppedBeforeTracingStart} ftrace events from before tracing started dropped (left in the kernel's buffer by an earlier session; trace_processor drops them too)`,
+      excerpt: '',
+    });
+  }
+  if (summary.compactSwitchSkipped > 0) {
+    skip({ where: 0, unit: 'offset', reason: `${summary.compactSwitchSkipped} compact sched_switch events dropped: the first on each CPU has no previous task (as trace_processor)`, excerpt: '' });
+  }
+  if (summary.compactWakingSkipped > 0) {
+    skip({ where: 0, unit: 'offset', reason: `${summary.compactWakingSkipped} compact sched_waking events dropped: no sched_switch on their CPU before them names the waker (as trace_processor)`, excerpt: '' });
+  }
+  let reported = 0;
+  for (const [id, n] of unknownTyped) {
+    if (reported++ >= MAX_REPORTS_PER_KIND) break;
+    skip({
+      where: 0,
+      unit: 'offset',
+      reason:
+        id >= FIRST_GENERIC_EVENT_ID
+          ? `${n} generic ftrace events (field ${id}) without their event descriptor: not decoded`
+          : `${n} ftrace events of FtraceEvent field ${id}: a typed event stallscope's protos do not declare, not decoded`,
+      excerpt: '',
+    });
+  }
+  if (unknownField.n > 0) skip({ where: 0, unit: 'offset', reason: `${unknownField.n} event fields of unknown number or wire type skipped`, excerpt: '' });
+  if (malformed > 0) skip({ where: 0, unit: 'offset', reason: `${malformed} ftrace events without a timestamp or event skipped`, excerpt: '' });
+  if (bundleErrors > 0) skip({ where: 0, unit: 'offset', reason: `the recorder reported ${bundleErrors} errors reading the kernel's ftrace pages (FtraceEventBundle.error)`, excerpt: '' });
+  if (compactDamaged > 0) skip({ where: 0, unit: 'offset', reason: `${compactDamaged} bundles' compact_sched arrays did not line up: events past the shortest array dropped`, excerpt: '' });
+  if (summary.outOfOrder > 0) meta.out_of_order_events = String(summary.outOfOrder);
+  opts.onProgress?.(src.size, src.size);
+  return summary;
+}
+
+/** Thread names and tgids events reveal, and the running task per CPU (for compact wakings). */
+function noteNames(
+  name: string,
+  f: EventFields,
+  pid: number,
+  comms: Map<number, string>,
+  tgids: Map<number, number>,
+  curPid: Map<number, number>,
+  curPrio: Map<number, number>,
+  cpu: number,
+): void {
+  const str = (v: FieldValue | undefined) => (typeof v === 'string' ? v : null);
+  const num = (v: FieldValue | undefined) => (typeof v === 'number' ? v : null);
+  switch (name) {
+    case 'sched_switch': {
+      const pp = num(f.prev_pid);
+      const np = num(f.next_pid);
+      if (pp !== null && str(f.prev_comm) !== null) comms.set(pp, str(f.prev_comm)!);
+      if (np !== null) {
+        if (str(f.next_comm) !== null) comms.set(np, str(f.next_comm)!);
+        curPid.set(cpu, np);
+        if (num(f.next_prio) !== null) curPrio.set(cpu, num(f.next_prio)!);
+      }
+      return;
+    }
+    case 'task_newtask': {
+      const p = num(f.pid);
+      if (p !== null && str(f.comm) !== null) comms.set(p, str(f.comm)!);
+      return;
+    }
+    case 'task_rename': {
+      const p = num(f.pid);
+      if (p !== null && str(f.newcomm) !== null) comms.set(p, str(f.newcomm)!);
+      return;
+    }
+    case 'sched_process_fork': {
+      const p = num(f.child_pid);
+      if (p !== null && str(f.child_comm) !== null) comms.set(p, str(f.child_comm)!);
+      return;
+    }
+    case 'sched_process_exit': {
+      const p = num(f.pid);
+      const t = num(f.tgid);
+      if (p !== null && t !== null && t > 0) tgids.set(p, t);
+      return;
+    }
+    default:
+      void pid;
+  }
+}
+
+/** A GenericFtraceEvent (Perfetto before v50): its name and fields as recorded. */
+function readLegacyGeneric(buf: Uint8Array, start: number, end: number): { name: string; fields: EventFields } {
+  const r = new ProtoReader(buf, start, end);
+  let name = '';
+  const fields: EventFields = {};
+  while (r.next()) {
+    if (r.field === F.generic.eventName && r.wire === WIRE_LEN) {
+      const s = r.bytes();
+      name = utf8Text(buf, s, r.pos);
+    } else if (r.field === F.generic.field && r.wire === WIRE_LEN) {
+      const s = r.bytes();
+      const q = new ProtoReader(buf, s, r.pos);
+      let key = '';
+      let value: FieldValue | null = null;
+      while (q.next()) {
+        if (q.field === F.generic.name && q.wire === WIRE_LEN) {
+          const a = q.bytes();
+          key = utf8Text(buf, a, q.pos);
+        } else if (q.field === F.generic.strValue && q.wire === WIRE_LEN) {
+          const a = q.bytes();
+          value = utf8Text(buf, a, q.pos);
+        } else if (q.field === F.generic.intValue && q.wire === WIRE_VARINT) {
+          const v = q.varint64();
+          value = v >= 1n << 63n ? Number(v - (1n << 64n)) : v <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(v) : v;
+        } else if (q.field === F.generic.uintValue && q.wire === WIRE_VARINT) {
+          const v = q.varint64();
+          value = v <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(v) : v;
+        } else q.skip();
+      }
+      if (key !== '' && value !== null) fields[key] = value;
+    } else r.skip();
+  }
+  return { name, fields };
+}

@@ -154,6 +154,36 @@ cli
   );
 
 cli
+  .command('export <file>', 'Write a trace with its findings and notes in another format (ingests it first if needed)')
+  .option('--format <format>', '[perfetto] the output format: perfetto (a Perfetto trace for ui.perfetto.dev and trace_processor)')
+  .option('-o, --output <path>', '[string] the file to write')
+  .action(async (file: string, opts: GlobalOptions & { format?: string; output?: string }) => {
+    if (opts.format !== 'perfetto') throw new UsageError(`--format must be perfetto${opts.format ? `, not ${opts.format}` : ''}`);
+    if (!opts.output) throw new UsageError('-o <path> names the file to write');
+    const { ingestFile } = await import('./ingest/ingest_file.ts');
+    const { openDuckDb } = await import('./engine/engine.ts');
+    const { runDetectors } = await import('./findings/run_detectors.ts');
+    const { exportPerfetto } = await import('./export/perfetto/export_perfetto.ts');
+    const { NotesStore } = await import('./notes/notes_store.ts');
+    const { resolveDataDir } = await import('./ingest/data_dir.ts');
+    const { writeFile } = await import('node:fs/promises');
+    const path = await import('node:path');
+    const { summary, dbPath } = await ingestFile(file, { dataDir: opts.dataDir, onProgress: process.stderr.isTTY ? progressPrinter().update : undefined });
+    const engine = await openDuckDb(dbPath, { readOnly: true });
+    try {
+      const { findings } = await runDetectors(engine, {});
+      const notes = await new NotesStore(path.join(resolveDataDir(opts.dataDir), 'notes')).list(summary.id);
+      const out = await exportPerfetto({ query: (sql) => engine.query(sql), findings, notes });
+      await writeFile(opts.output, out.bytes);
+      process.stderr.write(
+        `${opts.output}: ${out.events} events (${out.typed} typed, ${out.generic} generic), ${out.findings} findings, ${notes.length} notes, ${out.bytes.length} bytes\n`,
+      );
+    } finally {
+      engine.close();
+    }
+  });
+
+cli
   .command('detectors', 'List the detectors and their parameters')
   .option('--queries <dir>', '[string, repeatable] also list the .sql detectors in this directory')
   .option('--json', '[boolean] print JSON')

@@ -66,7 +66,7 @@ function splitCsv(line: string): (string | number | null)[] {
         }
         s += line[i++];
       }
-      out.push(s);
+      out.push(s === '[NULL]' ? null : s);
       i++; // comma
     } else {
       let j = line.indexOf(',', i);

@@ -1,0 +1,426 @@
+/**
+ * A stallscope trace model -> a Perfetto trace (TracePacket stream) that
+ * ui.perfetto.dev and trace_processor open:
+ *
+ * - the events as ftrace bundles per CPU: typed (the FtraceEvent message
+ *   Perfetto has for the event, from protos/ftrace_event.proto) when every
+ *   field converts back to the number the kernel recorded, else as a
+ *   generic event described by a GenericEventDescriptor (Perfetto v50+), with
+ *   each field as the value the model holds (printed flags stay text);
+ *   function symbols are interned as kernel symbols, as tracebox does with
+ *   symbolize_ksyms;
+ * - thread and process names as a ProcessTree;
+ * - stallscope's findings as slices on one track per detector
+ *   ("stallscope: shrinker_blocking"; overlapping findings go to further
+ *   tracks of the same name), their measured values as debug annotations,
+ *   each with flows to instants marking the events it is made of on their
+ *   threads' tracks; notes as slices on "stallscope: notes".
+ *
+ * The whole export is built in memory: fine for the traces the app holds
+ * (a 1M-event trace is ~40 MB of output); no streaming.
+ */
+import { ProtoWriter } from './proto_writer.ts';
+import { gfpTableFits, printedField } from '../../decode/perfetto/kernel_values.ts';
+import { perfettoType, TYPED_EVENTS_BY_NAME, FIRST_GENERIC_EVENT_ID, F, type TypedEventSpec, type ScalarKind } from '../../decode/perfetto/perfetto_schema.ts';
+
+export interface ExportFindingInput {
+  detector: string;
+  kind: string;
+  severity: string;
+  ts_ns: bigint | number | string;
+  dur_ns: bigint | number | string | null;
+  tid: number | null;
+  comm: string | null;
+  title: string;
+  values: Record<string, unknown>;
+  event_ids: (bigint | number | string)[];
+}
+
+export interface ExportNoteInput {
+  id: string;
+  text: string;
+  author: string;
+  /** ns from the trace's first event (trace_info first_ts). */
+  anchor: { t0: number; t1: number };
+}
+
+export interface PerfettoExportInput {
+  query: <T = Record<string, unknown>>(sql: string) => Promise<T[]>;
+  findings: ExportFindingInput[];
+  notes: ExportNoteInput[];
+}
+
+export interface PerfettoExportResult {
+  bytes: Uint8Array;
+  events: number;
+  typed: number;
+  generic: number;
+  findings: number;
+  flows: number;
+}
+
+/** Events per ftrace bundle (tracebox writes a few pages' worth). */
+const BUNDLE_EVENTS = 2000;
+/** Flows drawn per finding (a migration finding can list hundreds of events). */
+const MAX_FLOWS_PER_FINDING = 16;
+const SEQ_FTRACE = 1;
+const SEQ_TRACKS = 2;
+
+/** Model field names -> the kernel's `format` names Perfetto uses (typed tables store some under printed names). */
+const FORMAT_NAMES: Record<string, Record<string, string>> = {
+  mm_vmscan_lru_shrink_inactive: { nr_activate_anon: 'nr_activate0', nr_activate_file: 'nr_activate1' },
+  workqueue_queue_work: { cpu_target: 'cpu' },
+  writeback_dirty_folio: { bdi: 'name' },
+  writeback_work: { bdi: 'name', kupdate: 'for_kupdate', background: 'for_background' },
+  writeback_single_inode: { bdi: 'name', to_write: 'nr_to_write', index: 'writeback_index' },
+  global_dirty_state: { dirty: 'nr_dirty', writeback: 'nr_writeback' },
+  balance_dirty_pages: { bdi: 'name' },
+};
+const ROW_COLUMNS = new Set(['id', 'ts', 'cpu', 'utid', 'event']);
+const SYMBOL_FIELDS = new Set(['shrink', 'function']);
+const POINTER_FIELDS = new Set(['shr', 'work']);
+
+type Value = number | bigint | string;
+interface Ev {
+  id: bigint;
+  ts: bigint;
+  cpu: number;
+  tid: number;
+  name: string;
+  system: string | null;
+  flags: number | null;
+  fields: Map<string, Value> | null;
+  raw: string | null;
+}
+
+function toValue(v: unknown): Value | null {
+  if (v === null || v === undefined) return null;
+  if (typeof v === 'bigint') return v >= -BigInt(Number.MAX_SAFE_INTEGER) && v <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(v) : v;
+  if (typeof v === 'number' || typeof v === 'string') return v;
+  if (typeof v === 'boolean') return v ? 1 : 0;
+  return String(v);
+}
+
+
+async function readEvents(q: PerfettoExportInput['query']): Promise<Ev[]> {
+  const rows = await q<{ id: bigint; ts: bigint; cpu: number; tid: number | null; name: string; system: string | null; common_flags: number | null; arg_set_id: bigint | null; raw: string | null }>(
+    'SELECT e.id, e.ts, e.cpu, t.tid, e.name, e.system, e.common_flags, e.arg_set_id, e.raw FROM ftrace_event e LEFT JOIN thread t USING (utid) ORDER BY e.cpu, e.ts, e.id',
+  );
+  const byId = new Map<bigint, Ev>();
+  const evs = rows.map((r) => {
+    const e: Ev = { id: BigInt(r.id), ts: BigInt(r.ts), cpu: Number(r.cpu), tid: Number(r.tid ?? 0), name: r.name, system: r.system, flags: r.common_flags === null ? null : Number(r.common_flags), fields: null, raw: r.raw };
+    byId.set(e.id, e);
+    return e;
+  });
+  // Typed tables: one column per field.
+  const tables = await q<{ table_name: string }>(
+    "SELECT table_name FROM information_schema.tables WHERE table_schema = 'main' AND table_name IN (SELECT substr(table_name, 8) FROM information_schema.tables WHERE starts_with(table_name, '_stage_'))",
+  );
+  for (const { table_name: table } of tables) {
+    const names = FORMAT_NAMES[table] ?? {};
+    for (const r of await q<Record<string, unknown>>(`SELECT * FROM "${table}"`)) {
+      const e = byId.get(BigInt(r.id as bigint));
+      if (!e) continue;
+      const f = new Map<string, Value>();
+      for (const [k, v] of Object.entries(r)) {
+        if (ROW_COLUMNS.has(k)) continue;
+        const val = toValue(v);
+        if (val !== null) f.set(names[k] ?? k, val);
+      }
+      e.fields = f;
+    }
+  }
+  // Untyped events: their args.
+  for (const r of await q<{ arg_set_id: bigint; key: string; int_value: bigint | null; string_value: string | null }>(
+    'SELECT arg_set_id, key, int_value, string_value FROM args ORDER BY arg_set_id, arg_index',
+  )) {
+    const e = byId.get(BigInt(r.arg_set_id));
+    if (!e) continue;
+    e.fields ??= new Map();
+    const v = r.int_value !== null ? toValue(r.int_value) : r.string_value;
+    if (v !== null) e.fields.set(r.key, v);
+  }
+  return evs;
+}
+
+function writeScalar(w: ProtoWriter, no: number, kind: ScalarKind, v: Value): void {
+  if (kind === 'string') w.stringField(no, String(v));
+  else w.uintField(no, typeof v === 'string' ? BigInt(v) : v);
+}
+
+class Exporter {
+  readonly w = new ProtoWriter();
+  private readonly symbols = new Map<string, number>();
+  private newSymbols: [number, string][] = [];
+  /** Generic event ids by event signature; descriptors not yet written. */
+  private readonly genericIds = new Map<string, { id: number; fields: Map<string, number> }>();
+  private pendingDescriptors: { id: number; system: string | null; name: string; fields: [string, number, number][] }[] = [];
+  private firstFtracePacket = true;
+  private firstTrackPacket = true;
+  readonly gfpOk: boolean;
+  typed = 0;
+  generic = 0;
+
+  constructor(release: string | null) {
+    this.gfpOk = gfpTableFits(release);
+  }
+
+  packet(body: (w: ProtoWriter) => void): void {
+    this.w.nested(F.trace.packet, () => body(this.w));
+  }
+
+  private symbolIid(name: string): number {
+    let iid = this.symbols.get(name);
+    if (iid === undefined) {
+      iid = this.symbols.size + 1;
+      this.symbols.set(name, iid);
+      this.newSymbols.push([iid, name]);
+    }
+    return iid;
+  }
+
+  /** The typed message's fields for an event, or null when one does not convert back exactly. */
+  private typedFields(spec: TypedEventSpec, e: Ev): [number, ScalarKind, Value][] | null {
+    if (!e.fields) return null;
+    const out: [number, ScalarKind, Value][] = [];
+    for (const [name, v] of e.fields) {
+      const f = spec.byName.get(name);
+      if (!f) return null;
+      if (f.kind === 'string') {
+        if (typeof v !== 'string') return null;
+        out.push([f.no, f.kind, v]);
+        continue;
+      }
+      if (typeof v !== 'string') {
+        // A number where the importer would print text (flags) would not read back the same.
+        if (printedField(e.name, name, this.gfpOk) || SYMBOL_FIELDS.has(name) || POINTER_FIELDS.has(name)) return null;
+        out.push([f.no, f.kind, v]);
+        continue;
+      }
+      let n: bigint | null = null;
+      if (SYMBOL_FIELDS.has(name)) n = /^0x[0-9a-f]+$/.test(v) && BigInt(v) > 0xffffffffn ? BigInt(v) : /^[A-Za-z_][\w.]*$/.test(v) ? BigInt(this.symbolIid(v)) : null;
+      else if (POINTER_FIELDS.has(name)) n = /^0x[0-9a-f]+$/.test(v) && BigInt(v) > 0xffffffffn ? BigInt(v) : null;
+      else {
+        const p = printedField(e.name, name, this.gfpOk);
+        if (p) {
+          n = p.parse(v);
+          if (n !== null && p.print(n) !== v) n = null;
+        }
+      }
+      if (n === null) return null;
+      out.push([f.no, f.kind, n]);
+    }
+    return out;
+  }
+
+  /** A generic event's id and field numbers, registering its descriptor on first use. */
+  private genericFields(e: Ev): { id: number; fields: [number, ScalarKind, Value][] } {
+    const entries = e.fields ? [...e.fields] : e.raw !== null ? [['raw', e.raw] as [string, Value]] : [];
+    const kinds = entries.map(([k, v]) => [k, v, typeof v === 'string' ? 'string' : typeof v === 'bigint' && v > BigInt.asIntN(64, v) ? 'uint64' : 'int64'] as [string, Value, ScalarKind]);
+    const sig = `${e.system ?? ''}/${e.name}:${kinds.map(([k, , t]) => `${k}=${t}`).join(',')}`;
+    let g = this.genericIds.get(sig);
+    if (!g) {
+      g = { id: FIRST_GENERIC_EVENT_ID + this.genericIds.size, fields: new Map() };
+      const fields: [string, number, number][] = [];
+      kinds.forEach(([k, , t], i) => {
+        g!.fields.set(k, i + 1);
+        fields.push([k, i + 1, t === 'string' ? 9 : t === 'uint64' ? 4 : 3]);
+      });
+      this.genericIds.set(sig, g);
+      this.pendingDescriptors.push({ id: g.id, system: e.system, name: e.name, fields });
+    }
+    return { id: g.id, fields: kinds.map(([k, v, t]) => [g!.fields.get(k)!, t, v]) };
+  }
+
+  bundle(cpu: number, evs: Ev[]): void {
+    // Events first: they register the symbols and descriptors the packet must carry.
+    const body = new ProtoWriter();
+    for (const e of evs) {
+      const spec = TYPED_EVENTS_BY_NAME.get(e.name);
+      const typed = spec ? this.typedFields(spec, e) : null;
+      const ev: { id: number; fields: [number, ScalarKind, Value][] } = typed && spec ? { id: spec.id, fields: typed } : this.genericFields(e);
+      if (typed) this.typed++;
+      else this.generic++;
+      body.nested(F.bundle.event, () => {
+        body.uintField(F.event.timestamp, e.ts);
+        body.uintField(F.event.pid, e.tid >>> 0);
+        if (e.flags !== null) body.uintField(F.event.commonFlags, e.flags);
+        body.nested(ev.id, () => {
+          for (const [no, kind, v] of ev.fields) writeScalar(body, no, kind, v);
+        });
+      });
+    }
+    const descriptors = this.pendingDescriptors;
+    this.pendingDescriptors = [];
+    const syms = this.newSymbols;
+    this.newSymbols = [];
+    const first = this.firstFtracePacket;
+    this.firstFtracePacket = false;
+    this.packet((p) => {
+      p.nested(F.packet.ftraceEvents, () => {
+        p.uintField(F.bundle.cpu, cpu);
+        const bytes = body.finish();
+        p.raw(bytes);
+        for (const d of descriptors) {
+          p.nested(F.bundle.genericEventDescriptors, () => {
+            p.uintField(F.descriptor.fieldId, d.id);
+            if (d.system) p.stringField(F.descriptor.groupName, d.system);
+            p.nested(F.descriptor.eventDescriptor, () => {
+              p.stringField(F.descriptor.name, d.name);
+              for (const [name, no, type] of d.fields) {
+                p.nested(F.descriptor.field, () => {
+                  p.stringField(F.descriptor.fieldName, name);
+                  p.uintField(F.descriptor.fieldNumber, no);
+                  p.uintField(F.descriptor.fieldType, type);
+                });
+              }
+            });
+          });
+        }
+      });
+      p.uintField(F.packet.sequenceId, SEQ_FTRACE);
+      if (first) p.uintField(F.packet.sequenceFlags, 1);
+      if (syms.length > 0) {
+        p.nested(F.packet.internedData, () => {
+          for (const [iid, name] of syms) {
+            p.nested(F.interned.kernelSymbols, () => {
+              p.uintField(F.interned.iid, iid);
+              p.stringField(F.interned.str, name);
+            });
+          }
+        });
+      }
+    });
+  }
+
+  /** A packet on the track-event sequence. */
+  trackPacket(ts: bigint | null, fields: Record<string, unknown>): void {
+    const first = this.firstTrackPacket;
+    this.firstTrackPacket = false;
+    const msg: Record<string, unknown> = { ...fields, trusted_packet_sequence_id: SEQ_TRACKS, sequence_flags: first ? 1 : 2 };
+    if (ts !== null) msg.timestamp = ts.toString();
+    const T = perfettoType('TracePacket');
+    this.w.bytesField(F.trace.packet, T.encode(T.fromObject(msg)).finish());
+  }
+}
+
+export async function exportPerfetto(input: PerfettoExportInput): Promise<PerfettoExportResult> {
+  const q = input.query;
+  const info = new Map((await q<{ key: string; value: string }>('SELECT key, value FROM trace_info')).map((r) => [r.key, r.value]));
+  const kernel = info.get('kernel') ?? null;
+  const release = kernel ? (/\b(\d+\.\d+[\w.+-]*)/.exec(kernel)?.[1] ?? null) : null;
+  const x = new Exporter(release);
+  const base = BigInt(info.get('first_ts') ?? '0');
+
+  // System info: the kernel release tells an importer how GFP flags are numbered.
+  const T = perfettoType('TracePacket');
+  const systemInfo = { utsname: { sysname: 'Linux', release: release ?? undefined }, num_cpus: info.get('cpus') ? Number(info.get('cpus')) : undefined };
+  x.w.bytesField(F.trace.packet, T.encode(T.fromObject({ system_info: systemInfo })).finish());
+
+  // Threads and processes.
+  const threads = await q<{ tid: number; name: string | null; pid: number | null; pname: string | null }>(
+    'SELECT t.tid, t.name, p.pid, p.name AS pname FROM thread t LEFT JOIN process p USING (upid) ORDER BY t.utid',
+  );
+  const tree = {
+    processes: threads.filter((t) => t.pid !== null && Number(t.pid) === Number(t.tid)).map((t) => ({ pid: Number(t.pid), ppid: 0, cmdline: [t.pname ?? t.name ?? ''] })),
+    threads: threads.filter((t) => Number(t.tid) !== 0).map((t) => ({ tid: Number(t.tid), name: t.name ?? undefined, tgid: t.pid ?? undefined })),
+  };
+  x.w.bytesField(F.trace.packet, T.encode(T.fromObject({ process_tree: tree, timestamp: base.toString() })).finish());
+
+  // Events, per CPU in bundles.
+  const evs = await readEvents(q);
+  for (let i = 0; i < evs.length; ) {
+    const cpu = evs[i]!.cpu;
+    let j = i;
+    while (j < evs.length && evs[j]!.cpu === cpu && j - i < BUNDLE_EVENTS) j++;
+    x.bundle(cpu, evs.slice(i, j));
+    i = j;
+  }
+
+  // Findings: slices on lanes of one track per detector, flows to their events.
+  const tidOf = new Map(evs.map((e) => [e.id, e]));
+  const threadTracks = new Map<number, bigint>();
+  let nextUuid = 1000n;
+  const threadTrack = (tid: number): bigint => {
+    let u = threadTracks.get(tid);
+    if (u === undefined) {
+      u = nextUuid++;
+      threadTracks.set(tid, u);
+      const t = threads.find((r) => Number(r.tid) === tid);
+      x.trackPacket(null, { track_descriptor: { uuid: u.toString(), thread: { pid: Number(t?.pid ?? tid), tid, thread_name: t?.name ?? undefined } } });
+    }
+    return u;
+  };
+  const lanes = new Map<string, { uuid: bigint; end: bigint }[]>();
+  const laneFor = (track: string, ts: bigint, end: bigint): bigint => {
+    let ls = lanes.get(track);
+    if (!ls) lanes.set(track, (ls = []));
+    let lane = ls.find((l) => l.end <= ts);
+    if (!lane) {
+      lane = { uuid: nextUuid++, end: 0n };
+      ls.push(lane);
+      x.trackPacket(null, { track_descriptor: { uuid: lane.uuid.toString(), name: track, description: 'stallscope findings (stallscope export --format perfetto)' } });
+    }
+    lane.end = end;
+    return lane.uuid;
+  };
+  let flowId = 1n;
+  let flows = 0;
+  const findings = [...input.findings].sort((a, b) => (BigInt(a.ts_ns) < BigInt(b.ts_ns) ? -1 : BigInt(a.ts_ns) > BigInt(b.ts_ns) ? 1 : 0));
+  for (const f of findings) {
+    const ts = BigInt(f.ts_ns);
+    const dur = BigInt(f.dur_ns ?? 0);
+    const track = laneFor(`stallscope: ${f.detector}`, ts, ts + (dur > 0n ? dur : 1n));
+    const ann: Record<string, unknown>[] = [
+      { name: 'detector', string_value: f.detector },
+      { name: 'kind', string_value: f.kind },
+      { name: 'severity', string_value: f.severity },
+      { name: 'title', string_value: f.title },
+    ];
+    if (f.tid !== null) ann.push({ name: 'tid', int_value: String(f.tid) });
+    if (f.comm !== null) ann.push({ name: 'comm', string_value: f.comm });
+    for (const [k, v] of Object.entries(f.values ?? {})) ann.push(annotation(k, v));
+    ann.push({ name: 'event_ids', string_value: f.event_ids.map(String).join(',') });
+    const targets = f.event_ids.slice(0, MAX_FLOWS_PER_FINDING).map((id) => tidOf.get(BigInt(id))).filter((e): e is Ev => e !== undefined);
+    const ids = targets.map(() => (flowId++).toString());
+    flows += ids.length;
+    x.trackPacket(ts, { track_event: { type: dur > 0n ? 1 : 3, track_uuid: track.toString(), name: f.title, categories: ['stallscope', f.severity], debug_annotations: ann, flow_ids: ids } });
+    if (dur > 0n) x.trackPacket(ts + dur, { track_event: { type: 2, track_uuid: track.toString() } });
+    targets.forEach((e, k) => {
+      x.trackPacket(e.ts, {
+        track_event: {
+          type: 3,
+          track_uuid: threadTrack(e.tid).toString(),
+          name: e.name,
+          categories: ['stallscope'],
+          debug_annotations: [{ name: 'ftrace_event_id', int_value: e.id.toString() }, { name: 'finding', string_value: f.title }],
+          terminating_flow_ids: [ids[k]],
+        },
+      });
+    });
+  }
+  for (const n of input.notes) {
+    const ts = base + BigInt(Math.round(n.anchor.t0));
+    const end = base + BigInt(Math.round(Math.max(n.anchor.t1, n.anchor.t0)));
+    const track = laneFor('stallscope: notes', ts, end > ts ? end : ts + 1n);
+    const name = n.text.split('\n')[0]!.slice(0, 120) || '(note)';
+    const ann = [
+      { name: 'text', string_value: n.text },
+      { name: 'author', string_value: n.author },
+      { name: 'note_id', string_value: n.id },
+    ];
+    x.trackPacket(ts, { track_event: { type: end > ts ? 1 : 3, track_uuid: track.toString(), name, categories: ['stallscope', 'note'], debug_annotations: ann } });
+    if (end > ts) x.trackPacket(end, { track_event: { type: 2, track_uuid: track.toString() } });
+  }
+  return { bytes: x.w.finish(), events: evs.length, typed: x.typed, generic: x.generic, findings: findings.length, flows };
+}
+
+/** A finding value as a debug annotation: integers, reals, booleans and text keep their type. */
+function annotation(name: string, v: unknown): Record<string, unknown> {
+  if (typeof v === 'boolean') return { name, bool_value: v };
+  if (typeof v === 'bigint') return { name, int_value: v.toString() };
+  if (typeof v === 'number') return Number.isInteger(v) ? { name, int_value: String(v) } : { name, double_value: v };
+  if (typeof v === 'string') return { name, string_value: v };
+  return { name, string_value: JSON.stringify(v, (_k, x) => (typeof x === "bigint" ? x.toString() : x)) };
+}
+

@@ -1,0 +1,98 @@
+/**
+ * A protobuf wire-format writer for the export's hot path (one message per
+ * ftrace event), the counterpart of decode/perfetto/proto_reader.ts.
+ * protobufjs encodes the rare packets (process tree, track events) from
+ * the .proto types; building one object per event for it cost more than
+ * the rest of the export together, and its Writer has no call for a
+ * 64-bit varint from a bigint.
+ */
+const encoder = new TextEncoder();
+
+export class ProtoWriter {
+  buf = new Uint8Array(1 << 16);
+  pos = 0;
+
+  private room(n: number): void {
+    if (this.pos + n <= this.buf.length) return;
+    let size = this.buf.length * 2;
+    while (size < this.pos + n) size *= 2;
+    const b = new Uint8Array(size);
+    b.set(this.buf.subarray(0, this.pos));
+    this.buf = b;
+  }
+
+  /** A non-negative integer below 2^53 as a varint. */
+  varint(n: number): void {
+    this.room(10);
+    while (n >= 0x80) {
+      this.buf[this.pos++] = (n % 0x80) | 0x80;
+      n = Math.floor(n / 0x80);
+    }
+    this.buf[this.pos++] = n;
+  }
+
+  /** Any 64-bit value (negative: two's complement, 10 bytes) as a varint. */
+  varint64(v: bigint | number): void {
+    if (typeof v === 'number' && v >= 0 && v <= Number.MAX_SAFE_INTEGER) return this.varint(v);
+    let x = BigInt.asUintN(64, BigInt(v));
+    this.room(10);
+    while (x >= 0x80n) {
+      this.buf[this.pos++] = Number(x & 0x7fn) | 0x80;
+      x >>= 7n;
+    }
+    this.buf[this.pos++] = Number(x);
+  }
+
+  tag(no: number, wire: number): void {
+    this.varint(no * 8 + wire);
+  }
+
+  uintField(no: number, v: bigint | number): void {
+    this.tag(no, 0);
+    this.varint64(v);
+  }
+
+  bytesField(no: number, b: Uint8Array): void {
+    this.tag(no, 2);
+    this.varint(b.length);
+    this.room(b.length);
+    this.buf.set(b, this.pos);
+    this.pos += b.length;
+  }
+
+  stringField(no: number, s: string): void {
+    this.bytesField(no, encoder.encode(s));
+  }
+
+  /** A length-delimited field whose body `body` writes (length patched in after). */
+  nested(no: number, body: () => void): void {
+    this.tag(no, 2);
+    this.room(5);
+    const lenAt = this.pos;
+    this.pos += 5;
+    body();
+    const len = this.pos - lenAt - 5;
+    let k = 1;
+    for (let n = len; n >= 0x80; n = Math.floor(n / 0x80)) k++;
+    if (k < 5) this.buf.copyWithin(lenAt + k, lenAt + 5, this.pos);
+    this.pos -= 5 - k;
+    let n = len;
+    let p = lenAt;
+    while (n >= 0x80) {
+      this.buf[p++] = (n % 0x80) | 0x80;
+      n = Math.floor(n / 0x80);
+    }
+    this.buf[p] = n;
+  }
+
+  /** Bytes that are already encoded fields. */
+  raw(b: Uint8Array): void {
+    this.room(b.length);
+    this.buf.set(b, this.pos);
+    this.pos += b.length;
+  }
+
+  finish(): Uint8Array {
+    return this.buf.subarray(0, this.pos);
+  }
+}

@@ -5,6 +5,8 @@
 #   zstd       - fast decompression of trace.dat v7 chunks (fzstd is the fallback)
 #   clang-14, lld-14 - rebuild the committed WebAssembly from its C source
 #                (npm run wasm:check; running stallscope needs neither)
+#   libprotobuf32, libsqlite3-0 - run Perfetto's trace_processor_shell (../shared/tools/perfetto/,
+#                not part of stallscope), the reference the Perfetto import/export tests compare with
 # Idempotent and quiet when everything is present.
 set -euo pipefail
 missing=()
@@ -13,6 +15,8 @@ command -v trace-cmd >/dev/null 2>&1 || missing+=(trace-cmd)
 command -v zstd >/dev/null 2>&1 || missing+=(zstd)
 command -v clang-14 >/dev/null 2>&1 || missing+=(clang-14)
 command -v wasm-ld-14 >/dev/null 2>&1 || missing+=(lld-14)
+dpkg -s libprotobuf32 >/dev/null 2>&1 || missing+=(libprotobuf32)
+dpkg -s libsqlite3-0 >/dev/null 2>&1 || missing+=(libsqlite3-0)
 [ ${#missing[@]} -eq 0 ] && exit 0
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
   echo "installing system packages: ${missing[*]}" >&2

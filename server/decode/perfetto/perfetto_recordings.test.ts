@@ -81,7 +81,15 @@ describe.each([
     const ours = await engine.query<{ tid: number; name: string | null }>('SELECT tid, name FROM thread ORDER BY utid');
     expect(ours.length).toBeGreaterThan(20);
     const mismatches = ours.filter((t) => !tpName.has(t.tid) || (tpName.get(t.tid) ?? null) !== t.name);
-    expect(mismatches).toEqual([]);
+    // trace_processor does not name a thread from a compact sched_waking's comm (it
+    // does from a full sched_waking's); stallscope does. Those threads have no name
+    // there, and here the comm a sched_waking of theirs carries.
+    const wakingNamed = new Set(
+      (await engine.query<{ pid: number; comm: string }>('SELECT DISTINCT pid, comm FROM sched_waking')).map((r) => `${r.pid}|${r.comm}`),
+    );
+    const unexplained = mismatches.filter((t) => !(tpName.get(t.tid) === null && wakingNamed.has(`${t.tid}|${t.name}`)));
+    expect(unexplained).toEqual([]);
+    expect(mismatches.length).toBeLessThan(ours.length / 10);
   });
 
   it('the same scheduling slices, except those trace_processor leaves open on a prev_pid mismatch', async () => {

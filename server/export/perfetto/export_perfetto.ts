@@ -16,6 +16,10 @@
  *   each with flows to instants marking the events it is made of on their
  *   threads' tracks; notes as slices on "stallscope: notes".
  *
+ * Not carried: common_flags and preempt_count (Perfetto's FtraceEvent has
+ * no place trace_processor reads them from), the printed text of events
+ * whose fields did not parse (exported as a `raw` field).
+ *
  * The whole export is built in memory: fine for the traces the app holds
  * (a 1M-event trace is ~40 MB of output); no streaming.
  */
@@ -244,7 +248,8 @@ class Exporter {
       body.nested(F.bundle.event, () => {
         body.uintField(F.event.timestamp, e.ts);
         body.uintField(F.event.pid, e.tid >>> 0);
-        if (e.flags !== null) body.uintField(F.event.commonFlags, e.flags);
+        // No common_flags: Perfetto declares the field but never writes it, and
+        // trace_processor reads a present one as an event of its own.
         body.nested(ev.id, () => {
           for (const [no, kind, v] of ev.fields) writeScalar(body, no, kind, v);
         });
@@ -325,7 +330,10 @@ export async function exportPerfetto(input: PerfettoExportInput): Promise<Perfet
     processes: threads.filter((t) => t.pid !== null && Number(t.pid) === Number(t.tid)).map((t) => ({ pid: Number(t.pid), ppid: 0, cmdline: [t.pname ?? t.name ?? ''] })),
     threads: threads.filter((t) => Number(t.tid) !== 0).map((t) => ({ tid: Number(t.tid), name: t.name ?? undefined, tgid: t.pid ?? undefined })),
   };
-  x.w.bytesField(F.trace.packet, T.encode(T.fromObject({ process_tree: tree, timestamp: base.toString() })).finish());
+  // Stamped at the trace's end, like a scan of /proc when tracing stops: trace_processor
+  // then gives each tid's last thread (after forks it saw) the model's name.
+  const last = info.get('last_ts') ?? base.toString();
+  x.w.bytesField(F.trace.packet, T.encode(T.fromObject({ process_tree: tree, timestamp: last })).finish());
 
   // Events, per CPU in bundles.
   const evs = await readEvents(q);
@@ -384,7 +392,13 @@ export async function exportPerfetto(input: PerfettoExportInput): Promise<Perfet
     const targets = f.event_ids.slice(0, MAX_FLOWS_PER_FINDING).map((id) => tidOf.get(BigInt(id))).filter((e): e is Ev => e !== undefined);
     const ids = targets.map(() => (flowId++).toString());
     flows += ids.length;
-    x.trackPacket(ts, { track_event: { type: dur > 0n ? 1 : 3, track_uuid: track.toString(), name: f.title, categories: ['stallscope', f.severity], debug_annotations: ann, flow_ids: ids } });
+    // trace_processor links flows in time order: an event before the finding starts its flow.
+    const before = (e: Ev) => e.ts < ts;
+    const out = ids.filter((_, k) => !before(targets[k]!));
+    const into = ids.filter((_, k) => before(targets[k]!));
+    x.trackPacket(ts, {
+      track_event: { type: dur > 0n ? 1 : 3, track_uuid: track.toString(), name: f.title, categories: ['stallscope', f.severity], debug_annotations: ann, flow_ids: out, terminating_flow_ids: into },
+    });
     if (dur > 0n) x.trackPacket(ts + dur, { track_event: { type: 2, track_uuid: track.toString() } });
     targets.forEach((e, k) => {
       x.trackPacket(e.ts, {
@@ -393,8 +407,11 @@ export async function exportPerfetto(input: PerfettoExportInput): Promise<Perfet
           track_uuid: threadTrack(e.tid).toString(),
           name: e.name,
           categories: ['stallscope'],
-          debug_annotations: [{ name: 'ftrace_event_id', int_value: e.id.toString() }, { name: 'finding', string_value: f.title }],
-          terminating_flow_ids: [ids[k]],
+          debug_annotations: [
+            { name: 'ftrace_event_id', int_value: e.id.toString() },
+            { name: 'finding', string_value: f.title },
+          ],
+          ...(before(e) ? { flow_ids: [ids[k]] } : { terminating_flow_ids: [ids[k]] }),
         },
       });
     });

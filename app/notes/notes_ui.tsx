@@ -3,7 +3,7 @@
  * note editor, the link banner and the toast. Text is rendered with
  * <Markdown> (safe by construction) or as React text; never as HTML.
  */
-import { useEffect, useRef, useState } from 'react';
+import { type ReactNode, useEffect, useRef, useState } from 'react';
 import { viewStore } from '../state/view_store.ts';
 import { Markdown } from './markdown.tsx';
 import { notesModel, saveAuthor, savedAuthor, useNotes } from './notes_model.ts';
@@ -70,12 +70,14 @@ export function NoteCard({ note, label, focused, compact, onFocus, onCopyLink }:
   );
 }
 
-export function NotesPanel({ labelFor, focused, onFocus, onCopyLink, onExport }: {
+export function NotesPanel({ labelFor, focused, onFocus, onCopyLink, onExport, exportExtra }: {
   labelFor(n: Note): string;
   focused: string | null;
   onFocus(n: Note): void;
   onCopyLink(n: Note): void;
   onExport(kind: 'json' | 'md'): void;
+  /** Further export actions shown after these (the Perfetto export). */
+  exportExtra?: ReactNode;
 }) {
   const notes = useNotes((s) => s.notes);
   const loaded = useNotes((s) => s.loaded);
@@ -88,6 +90,7 @@ export function NotesPanel({ labelFor, focused, onFocus, onCopyLink, onExport }:
           Export
           <button className="link" onClick={() => onExport('md')} data-testid="export-md" title="Findings and notes as Markdown">Markdown</button>
           <button className="link" onClick={() => onExport('json')} data-testid="export-json" title="Findings and notes as JSON">JSON</button>
+          {exportExtra}
         </span>
       </div>
       <div className="notes-list" data-testid="notes-list">

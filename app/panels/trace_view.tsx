@@ -3,6 +3,7 @@
  * Selecting a finding moves the timeline to it with context and links it:
  * its events are highlighted on every track they belong to, the rest dimmed.
  */
+import { OpenInPerfetto } from '../perfetto/open_in_perfetto.tsx';
 import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import { api, ApiError } from '../api/client.ts';
 import type { EventInfo, Finding, FindingsResponse, TraceRecord, TrackList } from '../api/types.ts';
@@ -251,7 +252,14 @@ function LoadedTrace({ traceId, record, tracks, findings }: Loaded & { traceId: 
           onStep={step}
           onScope={(s) => viewStore.update({ scope: s }, { history: 'replace' })}
         />
-        <NotesPanel labelFor={tn.labelFor} focused={tn.focused} onFocus={tn.focusNote} onCopyLink={tn.copyNoteLink} onExport={tn.exportFile} />
+        <NotesPanel
+          labelFor={tn.labelFor}
+          focused={tn.focused}
+          onFocus={tn.focusNote}
+          onCopyLink={tn.copyNoteLink}
+          onExport={tn.exportFile}
+          exportExtra={<OpenInPerfetto traceId={traceId} title={record.name} />}
+        />
         </div>
       </div>
       <NoteEditor />

@@ -8,6 +8,8 @@
  *       max=<lines> (default 200).
  *   GET /api/traces/:id/export.json                 findings + notes as JSON (download)
  *   GET /api/traces/:id/export.md                   the same as Markdown (download)
+ *   GET /api/traces/:id/export.perfetto-trace       the trace with its findings and notes as a
+ *       Perfetto trace (server/export/perfetto/; the app's "Open in Perfetto")
  *
  * Rate-limited per client like note writes (these read the trace).
  */
@@ -22,6 +24,7 @@ import { isNoteId, type Note } from '../../notes/notes_store.ts';
 import { formatAbs, formatExcerpt, formatMarkdown, formatNs, measuredLine, type ExportFinding } from '../../notes/excerpt.ts';
 import { requestOrigin, shareSearch, type LinkView } from '../../notes/share_link.ts';
 import { rateLimited, readyTrace, type ReadyTrace } from './notes.ts';
+import { exportPerfetto } from '../../export/perfetto/export_perfetto.ts';
 
 const SEL_RE = /^(finding|event|sched|state|slice):(\d{1,15})$/;
 const ROW_TABLE = { sched: 'sched_slice', state: 'thread_state', slice: 'slice' } as const;
@@ -117,6 +120,19 @@ export async function registerExportRoutes(app: FastifyInstance, ctx: ApiContext
       link: d.link,
     });
     return download(reply, 'text/markdown; charset=utf-8', fileName(t.rec.name, t.id, 'md'), md);
+  });
+
+  app.get('/api/traces/:id/export.perfetto-trace', { onRequest: readLimit }, async (req, reply) => {
+    const t = await readyTrace(ctx, req.params);
+    const { findings } = await ctx.library.findings(t.id);
+    const notes = await ctx.notes.list(t.id);
+    const out = await exportPerfetto({ query: (sql) => t.tr.query(sql), findings, notes });
+    return reply
+      .header('content-type', 'application/octet-stream')
+      .header('content-disposition', `attachment; filename="${fileName(t.rec.name, t.id, 'perfetto-trace')}"`)
+      .header('x-content-type-options', 'nosniff')
+      .header('cache-control', 'no-store')
+      .send(Buffer.from(out.bytes.buffer, out.bytes.byteOffset, out.bytes.length));
   });
 
   app.get('/api/traces/:id/excerpt', { onRequest: readLimit }, async (req, reply) => {

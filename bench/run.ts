@@ -7,6 +7,10 @@
  *   detectors  every detector on the model of the large v6 trace (>= 10M
  *              events), opened read-only (bench/detectors_bench.ts)
  *   ui         bench/ui_bench.ts, if the app side has one
+ *   perfetto   Perfetto traces (the tracebox fixtures and a 50 MB file made
+ *              of copies of one) through the decoder and ingestFile, next to
+ *              Perfetto's trace_processor_shell loading the same file
+ *              (bench/perfetto_bench.ts)
  *
  *   npm run bench                         everything (full sizes)
  *   npm run bench -- --quick              ~1M events, ~150 MB text: a smoke run
@@ -28,8 +32,8 @@ import { pathToFileURL } from 'node:url';
 import { benchIngest, formatIngestTable, modelDataDir, pruneModels, ratioOf, type IngestBenchResult } from './ingest_bench.ts';
 import { makeLargeTraces, mb, OUT_DIR, ROOT, type LargeTraceSet } from './make_large_traces.ts';
 
-type Part = 'ingest' | 'detectors' | 'ui';
-const PARTS: Part[] = ['ingest', 'detectors', 'ui'];
+type Part = 'ingest' | 'detectors' | 'ui' | 'perfetto';
+const PARTS: Part[] = ['ingest', 'detectors', 'ui', 'perfetto'];
 
 interface Args {
   parts: Set<Part>;
@@ -63,7 +67,7 @@ function parseArgs(argv: string[]): Args {
         parts.add(p as Part);
       }
     } else if (a === '--help' || a === '-h') {
-      process.stdout.write('usage: npm run bench -- [--quick] [--only ingest|detectors|ui]... [--no-trace-cmd] [--dat-only] [--ratio-runs N]\n');
+      process.stdout.write('usage: npm run bench -- [--quick] [--only ingest|detectors|ui|perfetto]... [--no-trace-cmd] [--dat-only] [--ratio-runs N]\n');
       process.exit(0);
     } else throw new Error(`unknown argument ${a}`);
   }
@@ -350,6 +354,17 @@ async function main(): Promise<void> {
     } catch (e) {
       notes.push(`ui: failed: ${(e as Error).message}`);
       log(`ui: FAILED ${(e as Error).stack}`);
+    }
+  }
+
+  if (args.parts.has('perfetto')) {
+    log('\n# perfetto (stallscope vs trace_processor_shell on the same file; speedup > 1: stallscope faster)');
+    try {
+      const { benchPerfetto } = await import('./perfetto_bench.ts');
+      results.perfetto = await benchPerfetto({ quick: args.quick, log });
+    } catch (e) {
+      notes.push(`perfetto: failed: ${(e as Error).message}`);
+      log(`perfetto: FAILED ${(e as Error).stack}`);
     }
   }
 

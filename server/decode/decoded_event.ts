@@ -181,8 +181,8 @@ export interface DirectRowColumns {
 
 /** Rows of one event name, written column by column (see DirectRowSink). */
 export interface DirectRows extends DirectRowColumns {
-  /** Starts a row with what a DecodedEvent carries besides fields and raw. */
-  begin(ts: number, cpu: number, pid: number, comm: string | null, flags: number, preemptCount: number, where: number): void;
+  /** Starts a row with what a DecodedEvent carries besides fields and raw (flags / preemptCount null: not recorded). */
+  begin(ts: number, cpu: number, pid: number, comm: string | null, flags: number | null, preemptCount: number | null, where: number): void;
   /** Ends the row begun last. */
   end(): void;
 }

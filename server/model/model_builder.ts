@@ -486,11 +486,11 @@ class BuilderDirectRows extends TableRowWriter implements DirectRows {
     super(rows, target, eventName);
   }
 
-  begin(ts: number, cpu: number, pid: number, comm: string | null, flags: number, preemptCount: number, where: number): void {
+  begin(ts: number, cpu: number, pid: number, comm: string | null, flags: number | null, preemptCount: number | null, where: number): void {
     // The name is registered on its first event, as event() does: name ids follow first appearance.
     const info = this.info ?? (this.info = this.builder.nameInfo(this.eventName, this.system));
     const utid = this.builder.frame(info, ts, cpu, pid, comm, null);
-    this.startRow(this.builder.framedId, ts, cpu, utid, commonOf(flags, preemptCount), where);
+    this.startRow(this.builder.framedId, ts, cpu, utid, packCommon(flags, preemptCount), where);
   }
 }
 

@@ -62,8 +62,8 @@ function packedVarints(buf: Uint8Array, s: number, e: number, out: number[]): vo
 
 /** Reads a bundle's bytes buf[start, end) into `out`, its timestamps shifted by clockDelta. */
 export function frameBundle(buf: Uint8Array, start: number, end: number, clockDelta: number, out: BundleEvents): void {
-  const recs: Rec[] = [];
   const r = new ProtoReader(buf, start, end);
+  const q = new ProtoReader(buf, start, end);
   let compact = -1;
   let compactEnd = -1;
   out.buf = buf;
@@ -71,15 +71,15 @@ export function frameBundle(buf: Uint8Array, start: number, end: number, clockDe
   out.errors = 0;
   out.malformed = 0;
   out.compactDamaged = false;
+  let n = 0;
   let sorted = true;
   let lastTs = -Infinity;
   while (r.next()) {
     const f = r.field;
     if (f === F.bundle.event && r.wire === WIRE_LEN) {
       const s = r.bytes();
-      const e = r.pos;
       // FtraceEvent: timestamp, pid, common_flags, then one length-delimited event field.
-      const q = new ProtoReader(buf, s, e);
+      q.reset(s, r.pos);
       let ts = NaN;
       let pid = 0;
       let flags = -1;
@@ -104,7 +104,14 @@ export function frameBundle(buf: Uint8Array, start: number, end: number, clockDe
       ts += clockDelta;
       if (ts < lastTs) sorted = false;
       lastTs = ts;
-      recs.push({ ts, pid, flags, kind, a, b });
+      if (n === out.ts.length) grow(out, n + 1);
+      out.ts[n] = ts;
+      out.pid[n] = pid;
+      out.flags[n] = flags;
+      out.kind[n] = kind;
+      out.a[n] = a;
+      out.b[n] = b;
+      n++;
     } else if (f === F.bundle.cpu && r.wire === WIRE_VARINT) out.cpu = r.varint();
     else if (f === F.bundle.lostEvents && r.wire === WIRE_VARINT) out.lostEvents = r.varint() !== 0;
     else if (f === F.bundle.error && r.wire === WIRE_LEN) {
@@ -115,31 +122,61 @@ export function frameBundle(buf: Uint8Array, start: number, end: number, clockDe
       compactEnd = r.pos;
     } else r.skip();
   }
-  if (compact >= 0) {
-    unpackCompact(buf, compact, compactEnd, clockDelta, out, recs);
-    for (let i = 1; i < recs.length && sorted; i++) if (recs[i]!.ts < recs[i - 1]!.ts) sorted = false;
-  }
-  if (!sorted) recs.sort((x, y) => x.ts - y.ts); // stable: ties keep bundle order
-  const n = recs.length;
-  if (out.ts.length < n) {
-    const cap = Math.max(n, out.ts.length * 2);
-    out.ts = new Float64Array(cap);
-    out.pid = new Int32Array(cap);
-    out.flags = new Int32Array(cap);
-    out.kind = new Int32Array(cap);
-    out.a = new Int32Array(cap);
-    out.b = new Int32Array(cap);
-  }
-  for (let i = 0; i < n; i++) {
-    const x = recs[i]!;
-    out.ts[i] = x.ts;
-    out.pid[i] = x.pid;
-    out.flags[i] = x.flags;
-    out.kind[i] = x.kind;
-    out.a[i] = x.a;
-    out.b[i] = x.b;
-  }
   out.count = n;
+  if (compact >= 0) {
+    const recs: Rec[] = [];
+    unpackCompact(buf, compact, compactEnd, clockDelta, out, recs);
+    for (const x of recs) {
+      if (out.count === out.ts.length) grow(out, out.count + 1);
+      const k = out.count++;
+      out.ts[k] = x.ts;
+      out.pid[k] = x.pid;
+      out.flags[k] = x.flags;
+      out.kind[k] = x.kind;
+      out.a[k] = x.a;
+      out.b[k] = x.b;
+    }
+    for (let i = 1; i < out.count && sorted; i++) if (out.ts[i]! < out.ts[i - 1]!) sorted = false;
+  }
+  if (!sorted) sortByTs(out);
+}
+
+function grow(out: BundleEvents, need: number): void {
+  const cap = Math.max(need, out.ts.length * 2, 256);
+  const f64 = (a: Float64Array) => {
+    const b = new Float64Array(cap);
+    b.set(a);
+    return b;
+  };
+  const i32 = (a: Int32Array) => {
+    const b = new Int32Array(cap);
+    b.set(a);
+    return b;
+  };
+  out.ts = f64(out.ts);
+  out.pid = i32(out.pid);
+  out.flags = i32(out.flags);
+  out.kind = i32(out.kind);
+  out.a = i32(out.a);
+  out.b = i32(out.b);
+}
+
+/** Stable sort of the bundle's events by timestamp (ties keep bundle order). */
+function sortByTs(out: BundleEvents): void {
+  const n = out.count;
+  const idx = Array.from({ length: n }, (_, i) => i);
+  idx.sort((x, y) => out.ts[x]! - out.ts[y]! || x - y);
+  const pick = <T extends Float64Array | Int32Array>(a: T): T => {
+    const c = a.slice(0, n) as T;
+    for (let i = 0; i < n; i++) a[i] = c[idx[i]!]!;
+    return a;
+  };
+  pick(out.ts);
+  pick(out.pid);
+  pick(out.flags);
+  pick(out.kind);
+  pick(out.a);
+  pick(out.b);
 }
 
 function unpackCompact(buf: Uint8Array, start: number, end: number, clockDelta: number, out: BundleEvents, recs: Rec[]): void {

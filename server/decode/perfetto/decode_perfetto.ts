@@ -27,6 +27,8 @@
 import {
   DecodeError,
   type DecodedEvent,
+  type DirectRows,
+  isDirectRowSink,
   type EventFields,
   type EventSink,
   type FieldValue,
@@ -239,11 +241,24 @@ async function decodeEvents(src: FileSource, index: TraceIndex, sink: EventSink,
   for (const s of streams) if (await load(s)) active.push(s);
 
   // Per-CPU scheduler state for compact_sched: the task running (prev of the next switch).
-  const curPid = new Map<number, number>();
-  const curPrio = new Map<number, number>();
+  const cpuState = new CpuState();
   const readers = new Map<number | string, FieldReader>();
   const genericReaders = new Map<GenericEventSpec, FieldReader>();
   let progressTick = 0;
+  let fieldReader: ProtoReader | null = null;
+  // The sink's fast path: rows of typed tables that need only their fields,
+  // written column by column without a DecodedEvent (decoded_event.ts DirectRowSink).
+  const directSink = isDirectRowSink(sink) ? sink : null;
+  const plans = new Map<FieldReader, DirectPlan | null>();
+  const planOf = (reader: FieldReader, name: string, system: string | null): DirectPlan | null => {
+    let plan = plans.get(reader);
+    if (plan === undefined) {
+      const rows = directSink?.directRows(name, system) ?? null;
+      plan = rows ? makePlan(reader, rows) : null;
+      plans.set(reader, plan);
+    }
+    return plan;
+  };
 
   const emitOne = (s: StreamState, k: number): void => {
     const ev = s.ev;
@@ -268,12 +283,11 @@ async function decodeEvents(src: FileSource, index: TraceIndex, sink: EventSink,
       const nextPid = ev.switchNextPid[j]!;
       const nextComm = ev.switchNextComm[j]!;
       const nextPrio = ev.switchNextPrio[j]!;
-      const prev = curPid.get(cpu);
-      curPid.set(cpu, nextPid);
-      const prevPrio = curPrio.get(cpu);
-      curPrio.set(cpu, nextPrio);
-      comms.set(nextPid, nextComm);
-      if (prev === undefined) {
+      const prev = cpuState.get(cpu);
+      const prevPrio = prev >= 0 ? cpuState.prio[cpu]! : 0;
+      cpuState.set(cpu, nextPid, nextPrio);
+      setComm(comms, nextPid, nextComm);
+      if (prev < 0) {
         summary.compactSwitchSkipped++;
         return;
       }
@@ -283,7 +297,7 @@ async function decodeEvents(src: FileSource, index: TraceIndex, sink: EventSink,
       fields = {
         prev_comm: commOf(prev) ?? '',
         prev_pid: prev,
-        prev_prio: prevPrio ?? 0,
+        prev_prio: prevPrio,
         prev_state: printTaskState(ev.switchPrevState[j]!),
         next_comm: nextComm,
         next_pid: nextPid,
@@ -291,10 +305,10 @@ async function decodeEvents(src: FileSource, index: TraceIndex, sink: EventSink,
       };
     } else if (kind === COMPACT_WAKING) {
       const j = ev.a[k]!;
-      const waker = curPid.get(cpu);
+      const waker = cpuState.get(cpu);
       const wakee = ev.wakingPid[j]!;
-      comms.set(wakee, ev.wakingComm[j]!);
-      if (waker === undefined) {
+      setComm(comms, wakee, ev.wakingComm[j]!);
+      if (waker < 0) {
         summary.compactWakingSkipped++;
         return;
       }
@@ -333,9 +347,16 @@ async function decodeEvents(src: FileSource, index: TraceIndex, sink: EventSink,
           name = spec.name;
           system = spec.system;
         }
-        fields = readFields(reader, ev.buf, a, b, s.syms, unknownField);
+        if (fieldReader === null || fieldReader.buf !== ev.buf) fieldReader = new ProtoReader(ev.buf, a, b);
+        const plan = directSink !== null ? planOf(reader, name, system) : null;
+        if (plan !== null) {
+          writeDirect(plan, reader, fieldReader.reset(a, b), s.syms, unknownField, ts, cpu, pid, commOf(pid), flags, where);
+          summary.events++;
+          return;
+        }
+        fields = readFields(reader, fieldReader.reset(a, b), s.syms, unknownField);
       }
-      noteNames(name, fields, pid, comms, tgids, curPid, curPrio, cpu);
+      if (NAMING_EVENTS.has(name)) noteNames(name, fields, comms, tgids, cpuState, cpu);
     }
     const event: DecodedEvent = {
       ts,
@@ -355,25 +376,37 @@ async function decodeEvents(src: FileSource, index: TraceIndex, sink: EventSink,
     summary.events++;
   };
 
-  while (active.length > 0) {
-    let best = active[0]!;
-    let bestTs = best.ev.ts[best.i]!;
-    let secondTs = Infinity;
-    let secondOrder = Infinity;
-    for (let n = 1; n < active.length; n++) {
-      const s = active[n]!;
-      const t = s.ev.ts[s.i]!;
-      if (t < bestTs || (t === bestTs && s.order < best.order)) {
-        secondTs = bestTs;
-        secondOrder = best.order;
-        best = s;
-        bestTs = t;
-      } else if (t < secondTs || (t === secondTs && s.order < secondOrder)) {
-        secondTs = t;
-        secondOrder = s.order;
-      }
+  // Merge by (timestamp, order) with a binary heap of the streams: a stream emits a
+  // run of events until another stream's head is earlier (many CPUs / instances
+  // interleave finely, so a linear scan per run would cost O(streams) per event).
+  const heap = active;
+  const less = (x: StreamState, y: StreamState) => {
+    const a = x.ev.ts[x.i]!;
+    const b = y.ev.ts[y.i]!;
+    return a < b || (a === b && x.order < y.order);
+  };
+  const siftDown = (i: number) => {
+    const n = heap.length;
+    for (;;) {
+      const l = 2 * i + 1;
+      const r = l + 1;
+      let m = i;
+      if (l < n && less(heap[l]!, heap[m]!)) m = l;
+      if (r < n && less(heap[r]!, heap[m]!)) m = r;
+      if (m === i) return;
+      [heap[i], heap[m]] = [heap[m]!, heap[i]!];
+      i = m;
     }
-    const s = best;
+  };
+  for (let i = (heap.length >> 1) - 1; i >= 0; i--) siftDown(i);
+  while (heap.length > 0) {
+    const s = heap[0]!;
+    // The next stream's head: the smaller child of the root.
+    let second: StreamState | null = heap.length > 1 ? heap[1]! : null;
+    if (heap.length > 2 && less(heap[2]!, second!)) second = heap[2]!;
+    const secondTs = second ? second.ev.ts[second.i]! : Infinity;
+    const secondOrder = second ? second.order : Infinity;
+    let done = false;
     for (;;) {
       const ev = s.ev;
       let k = s.i;
@@ -391,11 +424,16 @@ async function decodeEvents(src: FileSource, index: TraceIndex, sink: EventSink,
       if (k < ev.count) break;
       if (++progressTick % 16 === 0) opts.onProgress?.(src.size / 2 + (bytesDone / Math.max(1, totalBytes)) * (src.size / 2), src.size);
       if (!(await load(s))) {
-        active.splice(active.indexOf(s), 1);
+        done = true;
         break;
       }
       if (s.ev.ts[0]! > secondTs) break;
     }
+    if (done) {
+      const last = heap.pop()!;
+      if (heap.length > 0 && last !== s) heap[0] = last;
+    }
+    if (heap.length > 0) siftDown(0);
   }
 
   // Reports: what was not decoded, by kind.
@@ -435,54 +473,132 @@ async function decodeEvents(src: FileSource, index: TraceIndex, sink: EventSink,
   return summary;
 }
 
-/** Thread names and tgids events reveal, and the running task per CPU (for compact wakings). */
-function noteNames(
-  name: string,
-  f: EventFields,
-  pid: number,
-  comms: Map<number, string>,
-  tgids: Map<number, number>,
-  curPid: Map<number, number>,
-  curPrio: Map<number, number>,
+/** How one event kind's fields go to the sink's columns (DirectRows). */
+interface DirectPlan {
+  rows: DirectRows;
+  /** Column by field number, -1: no column. */
+  column: Int32Array;
+  /** Columns any field of the kind can fill (the others are absent in every row). */
+  columns: number[];
+  alwaysAbsent: number[];
+  seen: Uint8Array;
+}
+
+function makePlan(reader: FieldReader, rows: DirectRows): DirectPlan {
+  const byName = new Map<string, number>();
+  reader.names.forEach((n, no) => n !== undefined && byName.set(n, no));
+  const column = new Int32Array(reader.names.length).fill(-1);
+  const columns: number[] = [];
+  const alwaysAbsent: number[] = [];
+  let maxColumn = 0;
+  for (const f of rows.fields) {
+    maxColumn = Math.max(maxColumn, f.column);
+    const no = f.names.map((n) => byName.get(n)).find((x) => x !== undefined);
+    if (no === undefined) alwaysAbsent.push(f.column);
+    else {
+      column[no] = f.column;
+      columns.push(f.column);
+    }
+  }
+  return { rows, column, columns, alwaysAbsent, seen: new Uint8Array(maxColumn + 1) };
+}
+
+/** One event's row, straight into the sink's columns: what event() would store for the same fields. */
+function writeDirect(
+  plan: DirectPlan,
+  reader: FieldReader,
+  r: ProtoReader,
+  syms: SymbolTable,
+  unknown: { n: number },
+  ts: number,
   cpu: number,
+  pid: number,
+  comm: string | null,
+  flags: number | null,
+  where: number,
 ): void {
-  const str = (v: FieldValue | undefined) => (typeof v === 'string' ? v : null);
-  const num = (v: FieldValue | undefined) => (typeof v === 'number' ? v : null);
+  const rows = plan.rows;
+  const seen = plan.seen;
+  rows.begin(ts, cpu, pid, comm, flags, null, where);
+  while (r.next()) {
+    const no = r.field;
+    const c = reader.convert[no];
+    const col = no < plan.column.length ? plan.column[no]! : -1;
+    if (c === undefined || r.wire !== reader.wire[no]) {
+      unknown.n++;
+      r.skip();
+      continue;
+    }
+    if (col < 0) {
+      r.skip();
+      continue;
+    }
+    rows.value(col, c(r, syms));
+    seen[col] = 1;
+  }
+  for (const col of plan.columns) {
+    if (seen[col] === 1) seen[col] = 0;
+    else rows.absent(col);
+  }
+  for (const col of plan.alwaysAbsent) rows.absent(col);
+  rows.end();
+}
+
+/** Events whose fields name tasks (noteNames): checked once per event before the switch. */
+const NAMING_EVENTS = new Set(['sched_switch', 'task_newtask', 'task_rename', 'sched_process_fork', 'sched_process_exit']);
+
+/** Thread names and tgids events reveal, and the running task per CPU (for compact wakings). */
+function noteNames(name: string, f: EventFields, comms: Map<number, string>, tgids: Map<number, number>, cpuState: CpuState, cpu: number): void {
   switch (name) {
     case 'sched_switch': {
-      const pp = num(f.prev_pid);
-      const np = num(f.next_pid);
-      if (pp !== null && str(f.prev_comm) !== null) comms.set(pp, str(f.prev_comm)!);
-      if (np !== null) {
-        if (str(f.next_comm) !== null) comms.set(np, str(f.next_comm)!);
-        curPid.set(cpu, np);
-        if (num(f.next_prio) !== null) curPrio.set(cpu, num(f.next_prio)!);
+      const pp = f.prev_pid;
+      const np = f.next_pid;
+      if (typeof pp === 'number' && typeof f.prev_comm === 'string') setComm(comms, pp, f.prev_comm);
+      if (typeof np === 'number') {
+        if (typeof f.next_comm === 'string') setComm(comms, np, f.next_comm);
+        cpuState.set(cpu, np, typeof f.next_prio === 'number' ? f.next_prio : 0);
       }
       return;
     }
-    case 'task_newtask': {
-      const p = num(f.pid);
-      if (p !== null && str(f.comm) !== null) comms.set(p, str(f.comm)!);
+    case 'task_newtask':
+      if (typeof f.pid === 'number' && typeof f.comm === 'string') setComm(comms, f.pid, f.comm);
       return;
-    }
-    case 'task_rename': {
-      const p = num(f.pid);
-      if (p !== null && str(f.newcomm) !== null) comms.set(p, str(f.newcomm)!);
+    case 'task_rename':
+      if (typeof f.pid === 'number' && typeof f.newcomm === 'string') setComm(comms, f.pid, f.newcomm);
       return;
-    }
-    case 'sched_process_fork': {
-      const p = num(f.child_pid);
-      if (p !== null && str(f.child_comm) !== null) comms.set(p, str(f.child_comm)!);
+    case 'sched_process_fork':
+      if (typeof f.child_pid === 'number' && typeof f.child_comm === 'string') setComm(comms, f.child_pid, f.child_comm);
       return;
-    }
-    case 'sched_process_exit': {
-      const p = num(f.pid);
-      const t = num(f.tgid);
-      if (p !== null && t !== null && t > 0) tgids.set(p, t);
+    case 'sched_process_exit':
+      if (typeof f.pid === 'number' && typeof f.tgid === 'number' && f.tgid > 0) tgids.set(f.pid, f.tgid);
       return;
-    }
     default:
-      void pid;
+  }
+}
+
+function setComm(comms: Map<number, string>, pid: number, comm: string): void {
+  if (comms.get(pid) !== comm) comms.set(pid, comm);
+}
+
+/** The task running on each CPU, as the last sched_switch left it (pid -1: none seen yet). */
+class CpuState {
+  pid = new Int32Array(64).fill(-1);
+  prio = new Int32Array(64);
+  get(cpu: number): number {
+    return cpu < this.pid.length ? this.pid[cpu]! : -1;
+  }
+  set(cpu: number, pid: number, prio: number): void {
+    if (cpu >= this.pid.length) {
+      const n = Math.max(cpu + 1, this.pid.length * 2);
+      const p = new Int32Array(n).fill(-1);
+      p.set(this.pid);
+      const q = new Int32Array(n);
+      q.set(this.prio);
+      this.pid = p;
+      this.prio = q;
+    }
+    this.pid[cpu] = pid;
+    this.prio[cpu] = prio;
   }
 }
 

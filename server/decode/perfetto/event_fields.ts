@@ -139,28 +139,39 @@ export function compileFieldReader(event: string, fields: readonly (EventFieldSp
     const base = scalar(f.kind);
     const printed = printedField(event, f.name, gfpKnown);
     if (f.name === symbolField && f.kind !== 'string') {
-      convert[no] = (r, syms) => {
+      convert[no] = function symbol(r, syms) {
         const v = base(r, syms) as number | bigint;
         const name = typeof v === 'number' ? syms?.get(v) : undefined;
         return name ?? hex(v);
       };
     } else if (POINTER_FIELDS.has(f.name) && f.kind !== 'string') {
-      convert[no] = (r, syms) => hex(base(r, syms) as number | bigint);
+      convert[no] = function pointer(r, syms) {
+        return hex(base(r, syms) as number | bigint);
+      };
     } else if (printed && f.kind !== 'string' && f.kind !== 'bytes') {
-      convert[no] = (r, syms) => printed.print(base(r, syms) as number | bigint);
+      // Flags repeat: print each value once.
+      const cache = new Map<number | bigint, string>();
+      convert[no] = function printedValue(r, syms) {
+        const v = base(r, syms) as number | bigint;
+        let s = cache.get(v);
+        if (s === undefined) {
+          s = printed.print(v);
+          if (cache.size < 4096) cache.set(v, s);
+        }
+        return s;
+      };
     } else convert[no] = base;
   });
   return { names, convert, wire };
 }
 
 /**
- * The fields of an event message buf[start, end). Fields the reader does
+ * The fields of an event message (the reader set to its bytes). Fields the reader does
  * not know (a newer Perfetto's additions) are skipped: `unknown` counts
  * them for the report.
  */
-export function readFields(reader: FieldReader, buf: Uint8Array, start: number, end: number, syms: SymbolTable, unknown: { n: number }): EventFields {
+export function readFields(reader: FieldReader, r: ProtoReader, syms: SymbolTable, unknown: { n: number }): EventFields {
   const out: EventFields = {};
-  const r = new ProtoReader(buf, start, end);
   while (r.next()) {
     const c = reader.convert[r.field];
     if (c === undefined || r.wire !== reader.wire[r.field]) {

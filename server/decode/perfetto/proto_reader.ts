@@ -38,9 +38,16 @@ export class ProtoReader {
   constructor(
     readonly buf: Uint8Array,
     start: number,
-    readonly end: number,
+    public end: number,
   ) {
     this.pos = start;
+  }
+
+  /** Reads buf[start, end) next (one reader for many small messages of one buffer). */
+  reset(start: number, end: number): this {
+    this.pos = start;
+    this.end = end;
+    return this;
   }
 
   /** Reads the next tag; false at the end of the message. */

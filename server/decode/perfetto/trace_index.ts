@@ -16,7 +16,8 @@
 import { inflateSync } from 'node:zlib';
 import { decompress as zstdDecompress } from 'fzstd';
 import type { SkippedInput } from '../decoded_event.ts';
-import { F, FIRST_GENERIC_EVENT_ID, DESCRIPTOR_TYPES, perfettoType, type EventFieldSpec } from './perfetto_schema.ts';
+import type protobuf from 'protobufjs';
+import { F, FIRST_GENERIC_EVENT_ID, DESCRIPTOR_TYPES, fieldNo, perfettoType, type EventFieldSpec } from './perfetto_schema.ts';
 import { ProtoError, ProtoReader, utf8Text, WIRE_LEN, WIRE_VARINT } from './proto_reader.ts';
 
 /** Where one ftrace bundle's bytes are. */
@@ -380,10 +381,12 @@ class Indexer {
       );
       return;
     }
-    const T = perfettoType('TracePacket');
-    const msg = perfettoType(T.fieldsById[field]!.type).decode(bytes).toJSON() as Record<string, unknown>;
-    if (field === F.packet.processTree) this.processTree(msg);
-    else if (field === F.packet.clockSnapshot) {
+    if (field === F.packet.processTree) {
+      this.processTree(readProcessTree(buf, s, e));
+      return;
+    }
+    const msg = packetFieldType(field).decode(bytes).toJSON() as Record<string, unknown>;
+    if (field === F.packet.clockSnapshot) {
       const snap = new Map<number, number>();
       for (const c of (msg.clocks as { clock_id?: number; timestamp?: string }[] | undefined) ?? []) {
         if (c.clock_id !== undefined && c.timestamp !== undefined) snap.set(c.clock_id, Number(c.timestamp));
@@ -461,6 +464,74 @@ function truncateKworker(comm: string): string {
   if (!comm.startsWith('kworker/')) return comm;
   const cut = [comm.indexOf('+', 8), comm.indexOf('-', 8)].filter((i) => i >= 0);
   return cut.length ? comm.slice(0, Math.min(...cut)) : comm;
+}
+
+const fieldTypes = new Map<number, protobuf.Type>();
+/** The protobufjs type of a TracePacket field (looked up once). */
+function packetFieldType(field: number): protobuf.Type {
+  let t = fieldTypes.get(field);
+  if (!t) {
+    t = perfettoType(perfettoType('TracePacket').fieldsById[field]!.type);
+    fieldTypes.set(field, t);
+  }
+  return t;
+}
+
+const PT = {
+  processes: fieldNo('ProcessTree', 'processes'),
+  threads: fieldNo('ProcessTree', 'threads'),
+  pid: fieldNo('ProcessTree.Process', 'pid'),
+  ppid: fieldNo('ProcessTree.Process', 'ppid'),
+  cmdline: fieldNo('ProcessTree.Process', 'cmdline'),
+  cmdlineIsComm: fieldNo('ProcessTree.Process', 'cmdline_is_comm'),
+  tid: fieldNo('ProcessTree.Thread', 'tid'),
+  name: fieldNo('ProcessTree.Thread', 'name'),
+  tgid: fieldNo('ProcessTree.Thread', 'tgid'),
+};
+
+/**
+ * A ProcessTree, walked by hand: a recording's first one lists every thread of
+ * the machine, and protobufjs' decode + toJSON of it was ~10 ms per packet.
+ */
+function readProcessTree(buf: Uint8Array, start: number, end: number): Record<string, unknown> {
+  const processes: { pid?: number; ppid?: number; cmdline?: string[]; cmdline_is_comm?: boolean }[] = [];
+  const threads: { tid?: number; name?: string; tgid?: number }[] = [];
+  const r = new ProtoReader(buf, start, end);
+  const q = new ProtoReader(buf, start, end);
+  while (r.next()) {
+    if (r.wire !== WIRE_LEN || (r.field !== PT.processes && r.field !== PT.threads)) {
+      r.skip();
+      continue;
+    }
+    const isProcess = r.field === PT.processes;
+    const s = r.bytes();
+    q.reset(s, r.pos);
+    if (isProcess) {
+      const p: (typeof processes)[number] = {};
+      while (q.next()) {
+        if (q.field === PT.pid && q.wire === WIRE_VARINT) p.pid = q.varint() | 0;
+        else if (q.field === PT.ppid && q.wire === WIRE_VARINT) p.ppid = q.varint() | 0;
+        else if (q.field === PT.cmdlineIsComm && q.wire === WIRE_VARINT) p.cmdline_is_comm = q.varint() !== 0;
+        else if (q.field === PT.cmdline && q.wire === WIRE_LEN) {
+          const a = q.bytes();
+          (p.cmdline ??= []).push(utf8Text(buf, a, q.pos));
+        } else q.skip();
+      }
+      processes.push(p);
+    } else {
+      const t: (typeof threads)[number] = {};
+      while (q.next()) {
+        if (q.field === PT.tid && q.wire === WIRE_VARINT) t.tid = q.varint() | 0;
+        else if (q.field === PT.tgid && q.wire === WIRE_VARINT) t.tgid = q.varint() | 0;
+        else if (q.field === PT.name && q.wire === WIRE_LEN) {
+          const a = q.bytes();
+          t.name = utf8Text(buf, a, q.pos);
+        } else q.skip();
+      }
+      threads.push(t);
+    }
+  }
+  return { processes, threads };
 }
 
 /** The first varint field `no` of the message buf[start, end), or NaN. */

@@ -72,9 +72,14 @@ interface StreamState {
   ref: BundleRef | null;
   syms: SymbolTable;
   lastTs: number;
+  /** The stream's read-ahead window of the file (replaced, never overwritten: framed bundles keep theirs). */
+  win: Uint8Array;
+  winStart: number;
 }
 
 const MAX_REPORTS_PER_KIND = 20;
+/** Largest read-ahead window of a stream in pass 2. */
+const READ_WINDOW_BYTES = 4 << 20;
 
 export async function decodePerfetto(path: string, sink: EventSink, opts: DecodePerfettoOptions): Promise<PerfettoDecodeSummary> {
   const label = opts.fileLabel;
@@ -183,6 +188,8 @@ async function decodeEvents(src: FileSource, index: TraceIndex, sink: EventSink,
     ref: null,
     syms: null,
     lastTs: -Infinity,
+    win: new Uint8Array(0),
+    winStart: 0,
   }));
   // Ties between streams go to the lower CPU, then the earlier stream.
   streams.sort((a, b) => a.cpu - b.cpu || a.order - b.order);
@@ -197,6 +204,8 @@ async function decodeEvents(src: FileSource, index: TraceIndex, sink: EventSink,
   let bundleErrors = 0;
   let compactDamaged = 0;
 
+  // About 64 MiB of windows in all, 256 KiB to 4 MiB each.
+  const windowBytes = Math.max(256 << 10, Math.min(READ_WINDOW_BYTES, Math.floor((64 << 20) / index.streams.length)));
   /** Loads the stream's next bundle with events; false when the stream is done. */
   const load = async (s: StreamState): Promise<boolean> => {
     while (s.next < s.refs.length) {
@@ -205,8 +214,15 @@ async function decodeEvents(src: FileSource, index: TraceIndex, sink: EventSink,
       let start: number;
       try {
         if (ref.blob < 0) {
-          buf = await src.read(ref.off, ref.len, 'ftrace bundle');
-          start = 0;
+          // Each stream reads ahead through a window of the file (its bundles lie
+          // interleaved with other streams' in file order): one read per window,
+          // not one per bundle.
+          if (ref.off < s.winStart || ref.off + ref.len > s.winStart + s.win.length) {
+            s.winStart = ref.off;
+            s.win = await src.read(ref.off, Math.min(src.size - ref.off, Math.max(ref.len, windowBytes)), 'ftrace bundles');
+          }
+          buf = s.win;
+          start = ref.off - s.winStart;
         } else {
           let inflated = blobCache.get(ref.blob);
           if (!inflated) {

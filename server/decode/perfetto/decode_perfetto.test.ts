@@ -7,6 +7,7 @@
  * events, interned and missing kernel symbols, compact_sched, a truncated
  * file, and content sniffing.
  */
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -146,9 +147,11 @@ describe('Perfetto decoder, hand-written traces', () => {
     expect(sink.skips).toEqual([]);
   });
 
-  it('deflate-compressed packets, another ftrace clock, events before tracing started, an undeclared typed event, lost events', async () => {
+  it('deflate- and zstd-compressed packets, another ftrace clock, events before tracing started, an undeclared typed event, lost events', async () => {
     const inner = trace([bundlePacket(1, 0, [{ ts: T0 + 100, pid: 1, id: KSWAPD_WAKE, fields: [[1, 0], [2, 3]] }])]);
     const compressed = packet({ compressed_packets: deflateSync(inner), trusted_packet_sequence_id: 1 });
+    const zstdInner = trace([bundlePacket(1, 3, [{ ts: T0 + 150, pid: 4, id: KSWAPD_WAKE, fields: [[1, 0]] }])]);
+    const zstd = packet({ zstd_compressed_packets: execFileSync('zstd', ['-q', '-c'], { input: zstdInner }), trusted_packet_sequence_id: 1 });
     const started = packet({ timestamp: T0 + 50, service_event: { tracing_started: true }, trusted_packet_sequence_id: 9 });
     const early = bundlePacket(1, 1, [
       { ts: T0 + 10, pid: 2, id: KSWAPD_WAKE, fields: [[1, 0]] },
@@ -161,10 +164,11 @@ describe('Perfetto decoder, hand-written traces', () => {
       w.uintField(F.bundle.ftraceTimestamp, 5000);
       w.uintField(F.bundle.bootTimestamp, 6000);
     });
-    const sink = await decode(trace([started, compressed, early, global]));
+    const sink = await decode(trace([started, compressed, early, global, zstd]));
     expect(sink.events.map((e) => [e.ts + Number(sink.headers[0]!.tsBaseNs), e.cpu, e.pid])).toEqual([
       [T0 + 70, 1, 2],
       [T0 + 100, 0, 1],
+      [T0 + 150, 3, 4],
       [T0 + 200, 2, 3],
     ]);
     const reasons = sink.skips.map((s) => s.reason);

@@ -42,7 +42,7 @@ import { compileFieldReader, readFields, type FieldReader, type SymbolTable } fr
 import { gfpTableFits, printTaskState } from './kernel_values.ts';
 import { BUILTIN_CLOCK, F, FIRST_GENERIC_EVENT_ID, TYPED_EVENTS } from './perfetto_schema.ts';
 import { ProtoError, ProtoReader, utf8Text, WIRE_LEN, WIRE_VARINT } from './proto_reader.ts';
-import { indexTrace, inflateBlob, type BundleRef, type GenericEventSpec, type TraceIndex } from './trace_index.ts';
+import { indexTrace, inflateBlob, MAX_INFLATED_BYTES, type BundleRef, type GenericEventSpec, type TraceIndex } from './trace_index.ts';
 
 export interface DecodePerfettoOptions {
   fileLabel: string;
@@ -228,7 +228,14 @@ async function decodeEvents(src: FileSource, index: TraceIndex, sink: EventSink,
           if (!inflated) {
             const b = index.blobs[ref.blob]!;
             inflated = inflateBlob(b.codec, await src.read(b.fileOffset, b.len, 'compressed packets'));
-            if (blobCache.size >= 8) blobCache.delete(blobCache.keys().next().value!);
+            // A few inflated blobs (streams interleave within them), at most ~256 MB in all.
+            let held = inflated.length;
+            for (const v of blobCache.values()) held += v.length;
+            while (blobCache.size > 0 && (blobCache.size >= 8 || held > MAX_INFLATED_BYTES)) {
+              const oldest = blobCache.keys().next().value!;
+              held -= blobCache.get(oldest)!.length;
+              blobCache.delete(oldest);
+            }
             blobCache.set(ref.blob, inflated);
           }
           buf = inflated;

@@ -14,7 +14,7 @@
  * lie in, which pass 2 inflates again (a small cache keeps the last few).
  */
 import { inflateSync } from 'node:zlib';
-import { decompress as zstdDecompress } from 'fzstd';
+import { Decompress as ZstdDecompress } from 'fzstd';
 import type { SkippedInput } from '../decoded_event.ts';
 import type protobuf from 'protobufjs';
 import { F, FIRST_GENERIC_EVENT_ID, DESCRIPTOR_TYPES, fieldNo, perfettoType, type EventFieldSpec } from './perfetto_schema.ts';
@@ -560,10 +560,23 @@ function compactFirstTimestamp(buf: Uint8Array, start: number, end: number): num
   return t;
 }
 
+/** A compressed_packets blob's content, refused past MAX_INFLATED_BYTES (a bomb stops there, not after). */
 export function inflateBlob(codec: 'deflate' | 'zstd', bytes: Uint8Array): Uint8Array {
   if (codec === 'deflate') return inflateSync(bytes, { maxOutputLength: MAX_INFLATED_BYTES });
-  const out = zstdDecompress(bytes);
-  if (out.length > MAX_INFLATED_BYTES) throw new Error(`more than ${MAX_INFLATED_BYTES} bytes`);
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  const z = new ZstdDecompress((chunk) => {
+    total += chunk.length;
+    if (total > MAX_INFLATED_BYTES) throw new Error(`inflates to more than ${MAX_INFLATED_BYTES} bytes`);
+    chunks.push(chunk);
+  });
+  z.push(bytes, true);
+  const out = new Uint8Array(total);
+  let o = 0;
+  for (const c of chunks) {
+    out.set(c, o);
+    o += c.length;
+  }
   return out;
 }
 

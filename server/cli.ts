@@ -207,9 +207,15 @@ cli
   .option('--sample', '[boolean] add the bundled sample trace to the library')
   .option('--token <token>', '[string] require this access token (or $STALLSCOPE_TOKEN)')
   .option('--max-upload <bytes>', '[number] upload size cap in bytes (default 16 GiB)')
-  .action(async (opts: GlobalOptions & { port: number; host: string; sample?: boolean; token?: string; maxUpload?: number }) => {
+  .option('--public-url <url>', '[string] the URL users reach this server at (links are written with it; its host is allowed)')
+  .option('--allow-host <name>', '[string] also answer to this Host name (repeatable; a team server\'s DNS names)')
+  .action(async (opts: GlobalOptions & { port: number; host: string; sample?: boolean; token?: string; maxUpload?: number; publicUrl?: string; allowHost?: string | string[] }) => {
     const { serve } = await import('./serve.ts');
-    await serve({ dataDir: opts.dataDir, port: Number(opts.port), host: opts.host, sample: opts.sample, token: opts.token, maxUploadBytes: opts.maxUpload ? Number(opts.maxUpload) : undefined });
+    await serve({
+      dataDir: opts.dataDir, port: Number(opts.port), host: opts.host, sample: opts.sample, token: opts.token,
+      maxUploadBytes: opts.maxUpload ? Number(opts.maxUpload) : undefined,
+      publicUrl: opts.publicUrl, allowHosts: list(opts.allowHost),
+    });
   });
 
 cli

@@ -23,6 +23,9 @@ export interface ServeOptions {
   sample?: boolean;
   token?: string;
   maxUploadBytes?: number;
+  /** `--public-url`, `--allow-host` (server/api/public_url.ts). */
+  publicUrl?: string;
+  allowHosts?: string[];
   openFile?: string;
   openBrowser?: boolean;
 }
@@ -37,8 +40,10 @@ export async function serve(opts: ServeOptions): Promise<void> {
     host: opts.host,
     maxUploadBytes: opts.maxUploadBytes,
     token,
+    publicUrl: opts.publicUrl,
+    allowHosts: opts.allowHosts,
   });
-  const base = `http://${opts.host === '0.0.0.0' ? '127.0.0.1' : opts.host}:${opts.port}/`;
+  const base = `${server.publicBaseUrl}/`;
   process.stderr.write(`stallscope: data directory ${dataDir}\n`);
 
   let target = base;

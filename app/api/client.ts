@@ -13,22 +13,23 @@ export class ApiError extends Error {
   }
 }
 
-const TOKEN_KEY = 'stallscope.token';
-
-/** An access token given in the page URL (`?token=`) is kept for the session. */
-function accessToken(): string | null {
-  const fromUrl = new URLSearchParams(location.search).get('token');
-  if (fromUrl) sessionStorage.setItem(TOKEN_KEY, fromUrl);
-  return fromUrl ?? sessionStorage.getItem(TOKEN_KEY);
-}
-
-export function authHeaders(): Record<string, string> {
-  const t = accessToken();
-  return t ? { 'x-stallscope-token': t } : {};
+/**
+ * The access token, when the server has one, travels in an HttpOnly cookie:
+ * the server sets it when the page is opened with `?token=` (the URL it
+ * printed), and the browser sends it with every same-origin request (fetch,
+ * EventSource, downloads). The page never reads it, and `?token=` is taken
+ * out of the address bar at once, so it stays out of history, bookmarks
+ * and copied links.
+ */
+export function dropTokenFromAddressBar(): void {
+  const url = new URL(location.href);
+  if (!url.searchParams.has('token')) return;
+  url.searchParams.delete('token');
+  history.replaceState(history.state, '', `${url.pathname}${url.search}${url.hash}`);
 }
 
 async function getJson<T>(url: string, signal?: AbortSignal): Promise<T> {
-  const res = await fetch(url, { signal, headers: authHeaders() });
+  const res = await fetch(url, { signal });
   const text = await res.text();
   let body: unknown;
   try {
@@ -45,7 +46,7 @@ async function getJson<T>(url: string, signal?: AbortSignal): Promise<T> {
  * (with the parsed body in `body`, e.g. the current note of a 409).
  */
 export async function requestJson<T>(method: string, url: string, body?: unknown): Promise<T> {
-  const headers: Record<string, string> = { ...authHeaders() };
+  const headers: Record<string, string> = {};
   if (body !== undefined) headers['content-type'] = 'application/json';
   const res = await fetch(url, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
   const text = await res.text();
@@ -66,7 +67,7 @@ export async function requestJson<T>(method: string, url: string, body?: unknown
 
 /** A text answer (excerpts, exports). */
 export async function requestText(url: string): Promise<string> {
-  const res = await fetch(url, { headers: authHeaders() });
+  const res = await fetch(url);
   const text = await res.text();
   if (!res.ok) {
     let msg = `HTTP ${res.status}`;
@@ -176,7 +177,6 @@ export const api = {
       const xhr = new XMLHttpRequest();
       xhr.open('POST', `/api/traces?name=${enc(file.name)}`);
       xhr.setRequestHeader('content-type', 'application/octet-stream');
-      for (const [k, v] of Object.entries(authHeaders())) xhr.setRequestHeader(k, v);
       let sent = 0;
       xhr.upload.onprogress = (e) => { sent = e.loaded; onProgress(e.loaded, e.lengthComputable ? e.total : file.size); };
       xhr.onerror = () => reject(new ApiError(0,
@@ -209,7 +209,6 @@ export const api = {
     onLost: (message: string) => void,
     opts: { onReconnecting?: () => void; waitMs?: number } = {},
   ): () => void {
-    const t = accessToken();
     let cancelled = false;
     let es: EventSource | null = null;
     let timer: ReturnType<typeof setTimeout> | null = null;
@@ -245,7 +244,7 @@ export const api = {
       );
     };
     const listen = () => {
-      es = new EventSource(`/api/jobs/${enc(jobId)}/events${t ? `?token=${enc(t)}` : ''}`);
+      es = new EventSource(`/api/jobs/${enc(jobId)}/events`);
       es.addEventListener('progress', (ev) => settle(JSON.parse((ev as MessageEvent<string>).data) as JobState));
       es.onerror = () => {
         if (cancelled) return;

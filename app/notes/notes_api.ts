@@ -1,5 +1,5 @@
 /** The notes, excerpt and export endpoints (server/api/routes/notes.ts, export.ts). */
-import { authHeaders, requestJson, requestText } from '../api/client.ts';
+import { requestJson, requestText } from '../api/client.ts';
 import type { NewAnchor, Note } from './types.ts';
 
 const enc = encodeURIComponent;
@@ -13,9 +13,9 @@ export const notesApi = {
   remove: (trace: string, id: string, version: number) => requestJson<null>('DELETE', `${base(trace)}/notes/${enc(id)}?version=${version}`),
   /** Plain text for an email: `params` as GET /api/traces/:id/excerpt takes them. */
   excerpt: (trace: string, params: Record<string, string>) => requestText(`${base(trace)}/excerpt?${new URLSearchParams(params)}`),
-  /** Downloads an export (with the access token in a header, not in a URL). */
+  /** Downloads an export (the access token travels in its cookie, never in a URL). */
   async download(trace: string, kind: 'json' | 'md'): Promise<void> {
-    const res = await fetch(`${base(trace)}/export.${kind}`, { headers: authHeaders() });
+    const res = await fetch(`${base(trace)}/export.${kind}`);
     if (!res.ok) throw new Error(((await res.json().catch(() => null)) as { error?: string } | null)?.error ?? `HTTP ${res.status}`);
     const name = /filename="([^"]+)"/.exec(res.headers.get('content-disposition') ?? '')?.[1] ?? `stallscope-export.${kind}`;
     const url = URL.createObjectURL(await res.blob());

@@ -21,4 +21,13 @@ export interface ApiContext {
   cacheDirOf?: (id: string) => string;
   /** Per-client limits: note writes, and the heavier reads (excerpt, export). */
   limits: { writes: RateLimiter; reads: RateLimiter };
+  /**
+   * The public base URL of this server, no trailing slash ("http://127.0.0.1:7420"):
+   * what share links, excerpts and exports are written with. `--public-url` when
+   * given, else the bound address; never the request's Host (public_url.ts).
+   * Read it through `publicBaseUrl(ctx)` from public_url.ts.
+   */
+  publicBaseUrl: () => string;
+  /** createServer: the port it got (port 0 picks one). */
+  setListeningPort: (port: number) => void;
 }

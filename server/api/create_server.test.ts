@@ -1,5 +1,5 @@
 /** HTTP API behaviour that needs no trace: uploads, jobs, validation, the app shell, the token. */
-import { mkdtempSync, readdirSync, readFileSync, writeFileSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -65,14 +65,17 @@ describe('uploads', () => {
     expect(readdirSync(join(root, 'tmp'))).toEqual([]); // removed after ingest
   });
 
-  it('accepts multipart uploads', async () => {
-    const { app, seen } = await setup();
+  it('refuses multipart and form uploads (any page can post those cross-site): only the raw body the app sends', async () => {
+    const { app, seen, root } = await setup();
     const boundary = 'XBOUNDARY';
     const payload = `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="my trace.dat"\r\nContent-Type: application/octet-stream\r\n\r\nabc\r\n--${boundary}--\r\n`;
-    const r = await app.inject({ method: 'POST', url: '/api/traces', payload, headers: { 'content-type': `multipart/form-data; boundary=${boundary}` } });
-    expect(r.statusCode).toBe(202);
-    await waitJob(app, r.json().jobId);
-    expect(seen[0]).toMatchObject({ name: 'my trace.dat', bytes: 'abc' });
+    for (const type of [`multipart/form-data; boundary=${boundary}`, 'application/x-www-form-urlencoded', 'text/plain']) {
+      const r = await app.inject({ method: 'POST', url: '/api/traces', payload, headers: { 'content-type': type } });
+      expect(r.statusCode, type).toBe(415);
+      expect(r.json().error, type).toMatch(/application\/octet-stream/);
+    }
+    expect(seen).toEqual([]);
+    expect(existsSync(join(root, 'tmp')) ? readdirSync(join(root, 'tmp')) : []).toEqual([]);
   });
 
   it('refuses uploads over the cap and empty ones, leaving nothing behind', async () => {
@@ -149,6 +152,7 @@ describe('validation and errors', () => {
     expect((await app.inject({ url: '/api/traces' })).statusCode).toBe(401);
     expect((await app.inject({ url: '/api/traces', headers: { 'x-stallscope-token': 'wrong' } })).statusCode).toBe(401);
     expect((await app.inject({ url: '/api/traces', headers: { authorization: 'Bearer s3cret' } })).statusCode).toBe(200);
-    expect((await app.inject({ url: '/api/traces?token=s3cret' })).statusCode).toBe(200);
+    // ?token= is only read on the app page (it becomes a cookie there), never on the API.
+    expect((await app.inject({ url: '/api/traces?token=s3cret' })).statusCode).toBe(401);
   });
 });

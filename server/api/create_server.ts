@@ -8,11 +8,12 @@
  * with `app.inject`). Errors are JSON `{error}` with a 4xx/5xx status.
  */
 import { tmpdir } from 'node:os';
+import { createServer as createHttpServer } from 'node:http';
 import { join } from 'node:path';
-import { timingSafeEqual } from 'node:crypto';
 import Fastify, { type FastifyInstance } from 'fastify';
-import fastifyMultipart from '@fastify/multipart';
-import { HttpError } from './http_errors.ts';
+import { registerAccessControl } from './access.ts';
+import { HttpError, userFacingError } from './http_errors.ts';
+import { HostAllowList, parsePublicUrl, resolvePublicBaseUrl } from './public_url.ts';
 import { Jobs } from './jobs.ts';
 import type { LibraryLike } from './library_contract.ts';
 import { TraceEngines } from './trace_engines.ts';
@@ -42,11 +43,20 @@ export interface ServerOptions {
   /** The built app (default: dist/app of this checkout). */
   appDir?: string;
   /**
-   * Access token: when set, every /api request must carry it (header
-   * `Authorization: Bearer <token>` or `X-Stallscope-Token`, or `?token=` for
-   * EventSource). The app shell itself is public: it holds no trace data.
+   * Access token: when set, every API route needs it (header
+   * `Authorization: Bearer <token>` or `X-Stallscope-Token`, or the HttpOnly
+   * cookie the app page sets after a first visit with `?token=`; access.ts).
+   * The app shell itself is public: it holds no trace data.
    */
   token?: string;
+  /** What users reach the server as (links are written with it; its host is allowed): `--public-url`. */
+  publicUrl?: string;
+  /** More Host names to answer to (a team server's DNS names): `--allow-host`. */
+  allowHosts?: string[];
+  /** A request whose body stops arriving for this long is cut off (default 60 s). */
+  bodyIdleTimeoutMs?: number;
+  /** Longest a client may take to send a request's headers (default 30 s). */
+  headersTimeoutMs?: number;
   /** Log requests (default false). */
   logger?: boolean;
   /** Where notes are kept (default: <dataDir>/notes). */
@@ -61,6 +71,8 @@ export const DEFAULT_RATE_LIMITS = { writes: { burst: 120, perSecond: 2 }, reads
 export interface StallscopeServer {
   app: FastifyInstance;
   url: string;
+  /** What links are written with (public_url.ts): `--public-url`, else the bound address. No trailing slash. */
+  publicBaseUrl: string;
   /**
    * Builds a library trace's timeline summaries (what an upload's job does
    * before it reports done), so its first view needs no table scans.
@@ -76,6 +88,9 @@ export async function buildApi(opts: ServerOptions): Promise<{ app: FastifyInsta
   // model (<dataDir>/traces/<id>/overview/): after a restart it is read back instead of rescanned.
   const libRoot = opts.library.paths?.root;
   const cacheDirOf = libRoot ? (id: string) => join(libRoot, 'traces', id, 'overview') : undefined;
+  const publicUrl = opts.publicUrl === undefined ? undefined : parsePublicUrl(opts.publicUrl);
+  // The port is only known for sure once listening (port 0): createServer sets it then.
+  let port = opts.port ?? 7420;
   const ctx: ApiContext = {
     library: opts.library,
     engines: new TraceEngines(opts.library, cacheDirOf),
@@ -89,32 +104,43 @@ export async function buildApi(opts: ServerOptions): Promise<{ app: FastifyInsta
       writes: new RateLimiter(opts.rateLimits?.writes ?? DEFAULT_RATE_LIMITS.writes),
       reads: new RateLimiter(opts.rateLimits?.reads ?? DEFAULT_RATE_LIMITS.reads),
     },
+    publicBaseUrl: () => resolvePublicBaseUrl({ host: opts.host, port, publicUrl }),
+    setListeningPort: (p: number) => {
+      port = p;
+    },
   };
   // A re-ingest that rebuilt a model (another stallscope version built it) must not be answered from the old one.
   opts.library.onTraceReplaced?.((id) => {
     ctx.engines.forget(id);
     ctx.overviews.forget(id);
   });
-  const app = Fastify({ logger: opts.logger ?? false, routerOptions: { maxParamLength: 200 }, requestTimeout: 0 });
+  // No overall request timeout (a multi-GB upload may take long): a body that stops arriving is cut off instead (below).
+  // Headers that dribble in (slowloris) are cut off after headersTimeout: Node looks every
+  // connectionsCheckingInterval, so that is kept well below it.
+  const headersTimeout = opts.headersTimeoutMs ?? 30_000;
+  const app = Fastify({
+    logger: opts.logger ?? false,
+    routerOptions: { maxParamLength: 200 },
+    serverFactory: (handler) =>
+      createHttpServer({ requestTimeout: 0, headersTimeout, connectionsCheckingInterval: Math.max(100, Math.min(5_000, headersTimeout / 4)) }, handler),
+  });
   app.setErrorHandler((err: Error & { statusCode?: number; validation?: unknown }, req, reply) => {
     if (err instanceof HttpError) return reply.code(err.statusCode).send({ error: err.message });
+    if ((err as { code?: string }).code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
+      const type = String(req.headers['content-type'] ?? 'none').slice(0, 60);
+      return reply.code(415).send({ error: `unsupported content type ${type}: upload a trace as application/octet-stream (the raw file), send notes as application/json` });
+    }
     const status = err.statusCode && err.statusCode >= 400 && err.statusCode < 600 ? err.statusCode : 500;
     if (status >= 500) req.log.error(err);
-    return reply.code(status).send({ error: status >= 500 ? `internal error: ${err.message}` : err.message });
+    const { status: code, message } = userFacingError(err, status, [root, opts.notesDir, opts.dataDir, opts.library.dataDir, ctx.uploadDir, tmpdir()]);
+    return reply.code(code).send({ error: message });
   });
-  if (opts.token) {
-    const token = opts.token;
-    app.addHook('onRequest', async (req) => {
-      if (!req.url.startsWith('/api/')) return;
-      const auth = req.headers.authorization;
-      const given =
-        (auth?.startsWith('Bearer ') ? auth.slice(7) : undefined) ??
-        (req.headers['x-stallscope-token'] as string | undefined) ??
-        ((req.query as Record<string, unknown> | undefined)?.token as string | undefined);
-      if (!given || !safeEqual(given, token)) throw new HttpError(401, 'this server needs an access token: open the URL it printed (with ?token=...)');
-    });
-  }
-  await app.register(fastifyMultipart, { limits: { fileSize: ctx.maxUploadBytes, files: 1, fields: 10 } });
+  registerAccessControl(app, {
+    token: opts.token,
+    hosts: new HostAllowList({ host: opts.host, port, publicUrl, allowHosts: opts.allowHosts }),
+    port: () => port,
+  });
+  cutOffStalledBodies(app, opts.bodyIdleTimeoutMs ?? 60_000);
   await registerTraceRoutes(app, ctx);
   await registerJobRoutes(app, ctx);
   await registerFindingRoutes(app, ctx);
@@ -129,10 +155,29 @@ export async function buildApi(opts: ServerOptions): Promise<{ app: FastifyInsta
   return { app, ctx };
 }
 
-function safeEqual(a: string, b: string): boolean {
-  const x = Buffer.from(a);
-  const y = Buffer.from(b);
-  return x.length === y.length && timingSafeEqual(x, y);
+/**
+ * A client that stops sending a request body (a stalled upload, a slowloris)
+ * would hold its socket and the staged file forever: after `ms` without a
+ * byte the connection is closed (the upload route then removes its partial
+ * file). Measured from the last byte, not the start: slow links still upload.
+ */
+function cutOffStalledBodies(app: FastifyInstance, ms: number): void {
+  app.addHook('onRequest', async (req) => {
+    const hasBody = req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
+    if (!hasBody || ms <= 0) return;
+    const raw = req.raw;
+    const sock = raw.socket;
+    if (typeof sock?.setTimeout !== 'function') return; // app.inject's stand-in socket
+    const onIdle = () => sock.destroy();
+    sock.setTimeout(ms);
+    sock.once('timeout', onIdle);
+    const done = () => {
+      sock.setTimeout(0);
+      sock.off('timeout', onIdle);
+    };
+    raw.once('end', done);
+    raw.once('close', done);
+  });
 }
 
 export async function createServer(opts: ServerOptions): Promise<StallscopeServer> {
@@ -140,7 +185,8 @@ export async function createServer(opts: ServerOptions): Promise<StallscopeServe
   const host = opts.host ?? '127.0.0.1';
   await app.listen({ port: opts.port ?? 7420, host });
   const addr = app.server.address();
-  const port = typeof addr === 'object' && addr ? addr.port : opts.port;
+  const port = typeof addr === 'object' && addr ? addr.port : opts.port ?? 7420;
+  ctx.setListeningPort(port);
   const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}/`;
-  return { app, url, warm: (id) => warmTrace(ctx, id), close: () => app.close() };
+  return { app, url, publicBaseUrl: ctx.publicBaseUrl(), warm: (id) => warmTrace(ctx, id), close: () => app.close() };
 }

@@ -69,3 +69,37 @@ export function idListParam(q: Query, key: string, maxCount: number): bigint[] {
 
 /** Trace ids are content hashes (hex); anything else is rejected before it reaches the library. */
 export const TRACE_ID_RE = /^[0-9a-f]{8,128}$/;
+
+/** What a system error code means to the person using stallscope. */
+const SYSTEM_ERRORS: Record<string, { status: number; message: string }> = {
+  ENOSPC: { status: 507, message: "the server's disk is full: nothing was saved. Free some space on the server and retry" },
+  EDQUOT: { status: 507, message: "the server's disk quota is used up: nothing was saved. Free some space on the server and retry" },
+  EROFS: { status: 503, message: "the server's data directory is read-only: nothing was saved" },
+  EACCES: { status: 503, message: "the server may not write to its data directory (permission denied): nothing was saved" },
+  EPERM: { status: 503, message: "the server may not write to its data directory (operation not permitted): nothing was saved" },
+  EIO: { status: 503, message: "the server's disk reported an I/O error: nothing was saved; check the server's disk" },
+  EMFILE: { status: 503, message: 'the server has too many files open: retry in a moment' },
+  ENFILE: { status: 503, message: 'the server has too many files open: retry in a moment' },
+};
+
+/**
+ * A 5xx answer's status and message for the user: system errors (disk full,
+ * read-only, I/O) in plain words, and no server paths in any message (the
+ * data directory's layout is the server's business; `paths` are replaced,
+ * and any other absolute path is cut to its file name).
+ */
+export function userFacingError(err: Error & { code?: string }, status: number, paths: Array<string | undefined>): { status: number; message: string } {
+  const sys = err.code ? SYSTEM_ERRORS[err.code] : undefined;
+  if (sys) return sys;
+  if (status < 500) return { status, message: scrubPaths(err.message, paths) };
+  return { status, message: `internal error: ${scrubPaths(err.message, paths)}` };
+}
+
+export function scrubPaths(message: string, paths: Array<string | undefined>): string {
+  let m = message;
+  for (const p of [...new Set(paths.filter((x): x is string => !!x && x.length > 1))].sort((a, b) => b.length - a.length)) {
+    m = m.split(p).join('<data dir>');
+  }
+  // Any other absolute path: keep its last component only.
+  return m.replace(/(^|[\s'"(=:])\/(?:[^\s'"/()]+\/)+([^\s'"/()]*)/g, '$1$2');
+}

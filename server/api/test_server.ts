@@ -5,11 +5,12 @@
  */
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
+import http from 'node:http';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { TraceLibrary } from '../ingest/library.ts';
-import { createServer, type StallscopeServer } from './create_server.ts';
+import { createServer, type ServerOptions, type StallscopeServer } from './create_server.ts';
 import type { LibraryLike } from './library_contract.ts';
 
 export const FIXTURES = path.resolve(__dirname, '../../fixtures');
@@ -22,9 +23,12 @@ export interface RealServer {
   close(): Promise<void>;
 }
 
-export async function startRealServer(dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'stallscope-api-real-'))): Promise<RealServer> {
+export async function startRealServer(
+  dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'stallscope-api-real-')),
+  opts: Partial<ServerOptions> = {},
+): Promise<RealServer> {
   const library = await TraceLibrary.open(dataDir);
-  const server = await createServer({ library: library as unknown as LibraryLike, port: 0, appDir: path.join(dataDir, 'no-app') });
+  const server = await createServer({ library: library as unknown as LibraryLike, port: 0, appDir: path.join(dataDir, 'no-app'), ...opts });
   const base = server.url.replace(/\/$/, '');
   return {
     dataDir, library, server, base,
@@ -183,4 +187,25 @@ export async function spawnServer(dataDir: string, port: number): Promise<Server
     return /is running at/.test(out);
   }, 60_000);
   return { pid: child.pid!, base: `http://127.0.0.1:${port}`, output: () => out, exited };
+}
+
+export interface RawAnswer { status: number; headers: Record<string, string | string[] | undefined>; body: string }
+
+/**
+ * One HTTP request with the request-target sent exactly as given (no URL
+ * normalisation: `/%61pi/..`, `//api`, `/x/../api` reach the server as written)
+ * and the Host header as given.
+ */
+export function rawRequest(base: string, method: string, target: string, headers: Record<string, string> = {}, body?: string | Buffer): Promise<RawAnswer> {
+  const u = new URL(base);
+  return new Promise((resolve, reject) => {
+    const req = http.request({ host: u.hostname, port: Number(u.port), method, path: target, setHost: false, headers: { host: u.host, ...headers } }, (res) => {
+      const parts: Buffer[] = [];
+      res.on('data', (d: Buffer) => parts.push(d));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(parts).toString('utf8') }));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
 }

@@ -169,7 +169,8 @@ describe('notes API', () => {
 
 describe('excerpt and export', () => {
   it('gives a finding as email text: trace-cmd lines, measured values, its note and the share link', async () => {
-    const app = await api();
+    // The link's host is the server's public URL (--public-url), never taken from the request.
+    const app = await api({ publicUrl: 'http://stalls.example:7420' });
     const note = (await app.inject({
       method: 'POST', url: `/api/traces/${traceId}/notes`, headers: json,
       payload: { anchor: { kind: 'finding', finding: 1 }, text: 'kswapd never backs off here', author: 'carol' },

@@ -36,9 +36,5 @@ export function shareSearch(v: LinkView): string {
   return `?${p.join('&')}`;
 }
 
-/** The origin the request came to (http://host:port), for links the server writes. */
-export function requestOrigin(req: { protocol: string; host?: string; headers: Record<string, unknown> }): string {
-  const host = req.host ?? (req.headers.host as string | undefined) ?? '127.0.0.1';
-  const safeHost = /^[\w.-]+(:\d{1,5})?$|^\[[0-9a-fA-F:.]+\](:\d{1,5})?$/.test(host) ? host : '127.0.0.1';
-  return `${req.protocol === 'https' ? 'https' : 'http'}://${safeHost}`;
-}
+// The base these links are written with is the server's public base URL
+// (server/api/public_url.ts publicBaseUrl), never the request's Host.

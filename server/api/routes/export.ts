@@ -22,7 +22,8 @@ import type { FindingLike } from '../library_contract.ts';
 import { TRACK_URI_RE } from '../../notes/note_input.ts';
 import { isNoteId, type Note } from '../../notes/notes_store.ts';
 import { formatAbs, formatExcerpt, formatMarkdown, formatNs, measuredLine, type ExportFinding } from '../../notes/excerpt.ts';
-import { requestOrigin, shareSearch, type LinkView } from '../../notes/share_link.ts';
+import { shareSearch, type LinkView } from '../../notes/share_link.ts';
+import { publicBaseUrl } from '../public_url.ts';
 import { rateLimited, readyTrace, type ReadyTrace } from './notes.ts';
 import { exportPerfetto } from '../../export/perfetto/export_perfetto.ts';
 
@@ -96,7 +97,7 @@ export async function registerExportRoutes(app: FastifyInstance, ctx: ApiContext
 
   app.get('/api/traces/:id/export.json', { onRequest: readLimit }, async (req, reply) => {
     const t = await readyTrace(ctx, req.params);
-    const d = await exportData(t, requestOrigin(req));
+    const d = await exportData(t, publicBaseUrl(ctx));
     const body = {
       format: 'stallscope-export',
       version: 1,
@@ -111,7 +112,7 @@ export async function registerExportRoutes(app: FastifyInstance, ctx: ApiContext
 
   app.get('/api/traces/:id/export.md', { onRequest: readLimit }, async (req, reply) => {
     const t = await readyTrace(ctx, req.params);
-    const d = await exportData(t, requestOrigin(req));
+    const d = await exportData(t, publicBaseUrl(ctx));
     const md = formatMarkdown({
       trace: { id: t.id, name: t.rec.name, kernel: t.rec.kernel ?? null, cpus: t.rec.cpus, eventsTotal: t.rec.eventsTotal },
       findings: d.findings as unknown as ExportFinding[],
@@ -222,7 +223,7 @@ export async function registerExportRoutes(app: FastifyInstance, ctx: ApiContext
     }
 
     function sendExcerpt(lines: string[], total: number, notes: Note[]) {
-      const link = `${requestOrigin(req)}/${shareSearch({
+      const link = `${publicBaseUrl(ctx)}/${shareSearch({
         trace: t.id,
         t0: qt0 !== undefined ? Number(qt0) : win.t0,
         t1: qt1 !== undefined ? Number(qt1) : win.t1,

@@ -2,8 +2,10 @@
  * The trace library: list, one trace, and uploads.
  *
  * POST /api/traces streams the body to a server-named file under
- * <dataDir>/tmp (raw `application/octet-stream` body with the display
- * name in `?name=`, or multipart with one file part), never buffering it,
+ * <dataDir>/tmp (a raw `application/octet-stream` body with the display
+ * name in `?name=`: the one content type the app sends; form and multipart
+ * bodies, which any web page can post cross-site without a preflight, are
+ * refused with 415), never buffering it,
  * enforcing the size cap as bytes arrive. The client's file name is used as a
  * display name only. Ingest then runs in the background: GET
  * /api/jobs/:id/events reports its progress.
@@ -36,10 +38,10 @@ export function traceParam(params: unknown): string {
 
 export async function registerTraceRoutes(app: FastifyInstance, ctx: ApiContext): Promise<void> {
   // Raw uploads: hand the body stream to the route untouched (no size limit from fastify: ours applies).
+  // Only this type: a body of any other type is refused before it is read (415, create_server.ts).
   const passThrough = (_req: FastifyRequest, payload: Readable, done: (err: Error | null, body?: unknown) => void) =>
     done(null, payload);
   app.addContentTypeParser('application/octet-stream', passThrough);
-  app.addContentTypeParser('*', passThrough);
 
   app.get('/api/traces', async () => {
     const traces = await ctx.library.list();
@@ -71,7 +73,7 @@ export async function registerTraceRoutes(app: FastifyInstance, ctx: ApiContext)
     // Server-chosen name; `-<pid>-` lets the library remove it after a crash (removeStaleWork).
     const path = join(ctx.uploadDir, `upload-${process.pid}-${randomUUID().replace(/-/g, '')}`);
     const q = req.query as Record<string, unknown>;
-    let name = displayName(typeof q.name === 'string' ? q.name : (req.headers['x-file-name'] as string | undefined));
+    const name = displayName(typeof q.name === 'string' ? q.name : (req.headers['x-file-name'] as string | undefined));
     let bytes = 0;
     let declared = NaN;
     // The content hash (the trace's id) is computed on the way to disk, so the
@@ -88,29 +90,20 @@ export async function registerTraceRoutes(app: FastifyInstance, ctx: ApiContext)
       },
     });
     try {
-      if (req.isMultipart()) {
-        const part = await req.file({ limits: { fileSize: ctx.maxUploadBytes, files: 1 } });
-        if (!part) throw new HttpError(400, 'multipart upload has no file part');
-        name = displayName(part.filename);
-        await pipeline(part.file, limiter, createWriteStream(path, { flags: 'wx' }));
-        if (part.file.truncated) throw new HttpError(413, `upload larger than the limit of ${formatBytes(ctx.maxUploadBytes)}`);
-      } else {
-        const body = req.body as Readable | undefined;
-        if (!body || typeof (body as Readable).pipe !== 'function') throw new HttpError(400, 'send the trace as the request body (application/octet-stream) or as multipart form data');
-        declared = Number(req.headers['content-length'] ?? NaN);
-        if (Number.isFinite(declared) && declared > ctx.maxUploadBytes) {
-          throw new HttpError(413, `upload of ${formatBytes(declared)} is larger than the limit of ${formatBytes(ctx.maxUploadBytes)}`);
-        }
-        await pipeline(body, limiter, createWriteStream(path, { flags: 'wx' }));
-        if (Number.isFinite(declared) && bytes !== declared) {
-          throw new HttpError(400, `the upload of ${name} was cut off: the server received ${bytes} of ${declared} bytes; nothing was added to the library, please retry`);
-        }
+      const body = req.body as Readable | undefined;
+      if (!body || typeof (body as Readable).pipe !== 'function') throw new HttpError(415, 'send the trace as the request body with content-type application/octet-stream');
+      declared = Number(req.headers['content-length'] ?? NaN);
+      if (Number.isFinite(declared) && declared > ctx.maxUploadBytes) {
+        throw new HttpError(413, `upload of ${formatBytes(declared)} is larger than the limit of ${formatBytes(ctx.maxUploadBytes)}`);
+      }
+      await pipeline(body, limiter, createWriteStream(path, { flags: 'wx' }));
+      if (Number.isFinite(declared) && bytes !== declared) {
+        throw new HttpError(400, `the upload of ${name} was cut off: the server received ${bytes} of ${declared} bytes; nothing was added to the library, please retry`);
       }
     } catch (e) {
       await rm(path, { force: true });
       if (e instanceof HttpError) throw e;
       const err = e as Error & { code?: string; statusCode?: number };
-      if (err.code === 'FST_REQ_FILE_TOO_LARGE') throw new HttpError(413, `upload larger than the limit of ${formatBytes(ctx.maxUploadBytes)}`);
       if (err.code === 'ERR_STREAM_PREMATURE_CLOSE' || err.code === 'ECONNRESET' || /aborted|Unexpected end/i.test(err.message)) {
         const of = Number.isFinite(declared) ? ` of ${declared}` : '';
         req.log.warn(`upload of ${name} cut off after ${bytes}${of} bytes: partial file removed`);

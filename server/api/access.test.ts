@@ -133,7 +133,7 @@ describe('the access token, decided on the matched route', () => {
         const headers: Record<string, string> = c.type ? { 'content-type': c.type } : {};
         const withQueryToken = `${target}${target.includes('?') ? '&' : '?'}token=${TOKEN}`;
         for (const t of [target, withQueryToken]) {
-          for (const extra of [{}, { 'x-stallscope-token': 'wrong' }, { cookie: `stallscope_token_${new URL(s.base).port}=wrong` }]) {
+          for (const extra of [{}, { 'x-stallscope-token': 'wrong' }, { cookie: `stallscope_token_${new URL(s.base).port}=wrong` }] as Array<Record<string, string>>) {
             let a;
             try {
               a = await rawRequest(s.base, method, t, { ...headers, ...extra }, c.body);
@@ -181,7 +181,7 @@ describe('requests from other sites', () => {
     const target = `/api/traces/${TRACE}/notes`;
     const own = new URL(s.base).host;
     for (const h of [
-      { origin: 'http://evil.example' },
+      { origin: 'http://evil.example' } as Record<string, string>,
       { origin: `http://localhost:${Number(new URL(s.base).port) + 1}` },
       { origin: 'null' },
       { 'sec-fetch-site': 'cross-site' },

@@ -3,7 +3,8 @@
  * name. Layers nest: a gzip of a zstd of a text file decodes to the text.
  *
  * - gzip: node:zlib createGunzip (multi-member files work).
- * - zstd: fzstd's streaming Decompress (frames without a content size work).
+ * - zstd: the zstd binary behind pipes, else fzstd fed one block at a time
+ *         (zstd_stream.ts; frames without a content size work).
  * - xz:   xz-decompress's XzReadableStream (WebAssembly).
  *
  * Nothing here holds a whole file in memory: data flows chunk by chunk. A
@@ -17,11 +18,11 @@ import { dirname } from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createGunzip } from 'node:zlib';
-import { Decompress as ZstdDecompress } from 'fzstd';
 import xzModule from 'xz-decompress';
 import { CompressedPrefix } from './compressed_prefix.ts';
 import { DecodeError, DecompressionBombError } from './decoded_event.ts';
 import { sniffInput, SNIFF_BYTES, type Compression, type SniffedFormat } from './sniff.ts';
+import { unzstdJs, unzstdNative, zstdBinaryUsable } from './zstd_stream.ts';
 
 /** Read size for input files: big reads keep per-chunk overhead negligible. */
 const READ_CHUNK_BYTES = 1 << 20;
@@ -118,29 +119,14 @@ async function* gunzipLayer(src: AsyncIterable<Uint8Array>, file: string, layer:
 
 async function* unzstdLayer(src: AsyncIterable<Uint8Array>, file: string, layer: number): AsyncGenerator<Uint8Array> {
   const counter = new ByteCounter();
-  let out: Uint8Array[] = [];
-  // fzstd may hand out views of buffers it reuses: copy before yielding.
-  const dec = new ZstdDecompress((data) => {
-    if (data.length) out.push(data.slice());
-  });
-  for await (const chunk of counter.wrap(src)) {
-    try {
-      dec.push(chunk);
-    } catch (e) {
-      throw layerError(file, 'zstd', layer, counter, e);
-    }
-    if (out.length) {
-      const ready = out;
-      out = [];
-      for (const c of ready) yield c;
-    }
-  }
+  // Bounded either way (zstd_stream.ts): the binary behind pipes, or fzstd fed one block at a time.
+  const inner = zstdBinaryUsable() ? unzstdNative(counter.wrap(src)) : unzstdJs(counter.wrap(src));
   try {
-    dec.push(new Uint8Array(0), true);
+    for await (const c of inner) yield c;
   } catch (e) {
+    if (e instanceof DecodeError) throw e;
     throw layerError(file, 'zstd', layer, counter, e);
   }
-  for (const c of out) yield c;
 }
 
 async function* unxzLayer(src: AsyncIterable<Uint8Array>, file: string, layer: number): AsyncGenerator<Uint8Array> {
@@ -165,6 +151,10 @@ async function* unxzLayer(src: AsyncIterable<Uint8Array>, file: string, layer: n
         r = await reader.read();
       } catch (e) {
         ended = true;
+        // xz-embedded's XZ_MEMLIMIT_ERROR: the block's LZMA2 dictionary is larger than the decoder allows.
+        if (/error code 4\b/.test(describeError(e))) {
+          throw layerError(file, 'xz', layer, counter, new Error('its LZMA2 dictionary is larger than the 64 MiB this decoder allows (xz -9 uses 64 MiB; recompress with a preset)'));
+        }
         throw layerError(file, 'xz', layer, counter, e);
       }
       if (r.done) {

@@ -8,7 +8,7 @@
  */
 import type { SkippedInput } from '../decoded_event.ts';
 import { hexExcerpt, TraceDatFormatError } from './byte_cursor.ts';
-import { decompress, DecompressError, MAX_UNCOMPRESSED, nativeZstdUsable, ZstdPipe } from './decompress.ts';
+import { decompress, DecompressError, MAX_CHUNK_UNCOMPRESSED, nativeZstdUsable, ZstdPipe, type DecompressBudget } from './decompress.ts';
 import type { PageLayout } from './event_format.ts';
 import type { FileSource } from './file_source.ts';
 export { NATIVE_BATCH_BYTES };
@@ -46,6 +46,14 @@ export interface StreamConfig {
   batchBytes: number;
   /** TSC cycles to ns (a TSC2NSEC file), else null; its base is set with the stream's. */
   tsc: TscToNs | null;
+  /** The file's decompression budget, shared by all its streams (decompress.ts DecompressBudget). */
+  budget: DecompressBudget;
+}
+
+/** Decompressed bytes reserved for one fetch, released when its last block is dropped. */
+interface Batch {
+  bytes: number;
+  blocksLeft: number;
 }
 
 interface Block {
@@ -53,6 +61,8 @@ interface Block {
   /** File offset of buf[0] (uncompressed), or of the compressed chunk it came from. */
   where: number;
   compressed: boolean;
+  /** The reservation this block is part of (decompressed blocks only). */
+  batch?: Batch;
 }
 
 type Fetched = { blocks: Block[]; end: boolean } | { error: unknown };
@@ -74,6 +84,9 @@ export class CpuStream {
   block: Buffer = Buffer.alloc(0);
   private blockWhere = 0;
   private blockCompressed = false;
+  private blockBatch: Batch | undefined;
+  /** Decompressed bytes this stream holds (its share of the budget). */
+  held = 0;
   private pagePos = 0;
   private queue: Block[] = [];
   private pending: Promise<Fetched>[] = [];
@@ -184,17 +197,34 @@ export class CpuStream {
     }
   }
 
-  /** Stops the zstd helper process, if any. */
+  /** Stops the zstd helper process, if any, and gives back what the stream holds of the budget. */
   close(): void {
     this.pipe?.close();
     this.pipe = null;
+    this.queue = [];
+    this.block = Buffer.alloc(0);
+    this.blockBatch = undefined;
+    this.readsDone = true;
+    this.cfg.budget.release(this, this.held);
+  }
+
+  /** The current block is done with: its batch's reservation goes back when all its blocks are. */
+  private dropBlock(): void {
+    const b = this.blockBatch;
+    this.blockBatch = undefined;
+    if (b && --b.blocksLeft === 0) this.cfg.budget.release(this, b.bytes);
   }
 
   /** Makes the next block current. False at the end. */
   private async loadBlock(): Promise<boolean> {
     if (this.pagePos < this.block.length) return true;
+    // Used up: its share of the budget goes back before waiting for the next (which may need it).
+    this.dropBlock();
     while (this.queue.length === 0) {
-      if (this.finished) return false;
+      if (this.finished) {
+        this.dropBlock();
+        return false;
+      }
       this.topUp();
       const fetched = await this.pending.shift()!;
       if ('error' in fetched) {
@@ -202,6 +232,7 @@ export class CpuStream {
         if (!(e instanceof TraceDatFormatError)) throw e;
         this.cfg.report({ where: e.where, unit: 'offset', reason: `cpu ${this.cpu}: ${e.message}; rest of this CPU's data skipped`, excerpt: '' });
         this.finished = true;
+        this.dropBlock();
         return false;
       }
       this.queue = fetched.blocks;
@@ -209,7 +240,9 @@ export class CpuStream {
       else this.topUp(); // keep reading (and decompressing) ahead while this batch is decoded
     }
     const b = this.queue.shift()!;
+    this.dropBlock();
     this.block = b.buf;
+    this.blockBatch = b.batch;
     this.blockWhere = b.where;
     this.blockCompressed = b.compressed;
     this.pagePos = 0;
@@ -312,13 +345,17 @@ export class CpuStream {
       this.nextChunkHeader = withNext ? data.subarray(csize) : null;
       this.filePos = at + 8 + csize;
       this.bytesDone += 8 + csize;
-      if (usize > MAX_UNCOMPRESSED || usize % this.cfg.pageSize !== 0) {
+      if (usize > MAX_CHUNK_UNCOMPRESSED || usize % this.cfg.pageSize !== 0) {
         this.cfg.report({ where: at, unit: 'offset', reason: `cpu ${this.cpu}: compressed chunk claims implausible size ${usize}; chunk skipped`, excerpt: hexExcerpt(h, 0, 8) });
         continue;
       }
+      // Counted before anything is inflated: chunks that claim far more than they hold are refused here.
+      this.cfg.budget.count(8 + csize, usize, at);
       chunks.push({ where: at, data: data.subarray(0, csize), usize });
       batchBytes += usize;
     }
+    // Reads are chained per stream, so this is the stream's oldest unreserved fetch.
+    if (batchBytes > 0) await this.cfg.budget.reserve(this, batchBytes, chunks[0]!.where);
     return { chunks, end };
   }
 
@@ -337,6 +374,19 @@ export class CpuStream {
 
   private async decompressChunks(chunks: RawChunk[], last: boolean): Promise<Block[]> {
     if (chunks.length === 0) return [];
+    const reserved = chunks.reduce((a, c) => a + c.usize, 0);
+    const blocks = await this.inflateChunks(chunks, last);
+    // The reservation travels with the blocks; skipped chunks give theirs back now.
+    const kept = blocks.reduce((a, b) => a + b.buf.length, 0);
+    if (reserved - kept > 0) this.cfg.budget.release(this, reserved - kept);
+    if (blocks.length > 0) {
+      const batch: Batch = { bytes: kept, blocksLeft: blocks.length };
+      for (const b of blocks) b.batch = batch;
+    }
+    return blocks;
+  }
+
+  private async inflateChunks(chunks: RawChunk[], last: boolean): Promise<Block[]> {
     if (this.cfg.algorithm === 'zstd' && nativeZstdUsable()) {
       if ((!this.pipe || !this.pipe.usable) && this.pipesStarted < MAX_PIPES) {
         this.pipe = ZstdPipe.create();

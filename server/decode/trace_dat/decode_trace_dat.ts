@@ -9,6 +9,7 @@
  */
 import {
   DecodeError,
+  DecompressionBombError,
   type DecodedEvent,
   type DirectRows,
   isDirectRowSink,
@@ -21,6 +22,8 @@ import {
 } from '../decoded_event.ts';
 import { hexExcerpt, TraceDatFormatError } from './byte_cursor.ts';
 import { CpuStream, NATIVE_BATCH_BYTES } from './cpu_stream.ts';
+import { defaultDecompressBudget, TraceDatBombError, type DecompressBudget } from './decompress.ts';
+import { defaultBombGuard } from '../decompress.ts';
 import { compileEvent, makeHelpers, type CompiledEvent } from './event_decoder.ts';
 import { FormatParseError, parseEventFormat, parseHeaderPage, type EventFormat } from './event_format.ts';
 import { FileSource } from './file_source.ts';
@@ -58,14 +61,22 @@ export async function decodeTraceDat(path: string, sink: EventSink, opts: Decode
     throw new DecodeError(label, 0, 'offset', `cannot open: ${(e as Error).message}` + offsetNote(opts));
   }
   try {
+    // One budget for the file: its compressed sections and every CPU stream's chunks (decompress.ts).
+    const budget = defaultDecompressBudget(defaultBombGuard());
     let info: TraceDatInfo;
     try {
-      info = await readTraceDatHeader(src);
+      info = await readTraceDatHeader(src, budget);
     } catch (e) {
+      if (e instanceof TraceDatBombError) throw new DecompressionBombError(label, e.where, 'offset', e.message + offsetNote(opts));
       if (e instanceof TraceDatFormatError) throw new DecodeError(label, e.where, 'offset', e.message + offsetNote(opts));
       throw new DecodeError(label, 0, 'offset', `unreadable trace.dat header: ${(e as Error).message}` + offsetNote(opts));
     }
-    await decodeBody(src, info, sink, opts, streams);
+    try {
+      await decodeBody(src, info, sink, opts, streams, budget);
+    } catch (e) {
+      if (e instanceof TraceDatBombError) throw new DecompressionBombError(label, e.where, 'offset', e.message + offsetNote(opts));
+      throw e;
+    }
   } finally {
     for (const s of streams) s.close();
     await src.close();
@@ -102,7 +113,7 @@ class CommTable {
   }
 }
 
-async function decodeBody(src: FileSource, info: TraceDatInfo, sink: EventSink, opts: DecodeTraceDatOptions, streams: CpuStream[]): Promise<void> {
+async function decodeBody(src: FileSource, info: TraceDatInfo, sink: EventSink, opts: DecodeTraceDatOptions, streams: CpuStream[], budget: DecompressBudget): Promise<void> {
   const label = opts.fileLabel;
   const note = offsetNote(opts);
   const skip = (p: SkippedInput) => sink.skipped(note ? { ...p, reason: p.reason + note } : p);
@@ -171,7 +182,8 @@ async function decodeBody(src: FileSource, info: TraceDatInfo, sink: EventSink, 
   let totalBytes = 0;
   // Bound read-ahead memory on many-CPU traces: about 64 MiB in flight overall.
   const nStreams = info.buffers.reduce((a, b) => a + b.cpus.filter((c) => c.size > 0).length, 0);
-  const batchBytes = Math.max(1 << 20, Math.min(NATIVE_BATCH_BYTES, Math.floor((64 << 20) / (2 * Math.max(1, nStreams)))));
+  // (Under 1 MiB only past 32 streams, so that one batch per stream fits the decompression budget.)
+  const batchBytes = Math.max(64 << 10, Math.min(NATIVE_BATCH_BYTES, Math.floor((64 << 20) / (2 * Math.max(1, nStreams)))));
   // One converter for all streams: they share the base.
   const tsc = info.tsc2nsec !== null ? new TscToNs(info.tsc2nsec) : null;
   for (const b of info.buffers) {
@@ -200,6 +212,7 @@ async function decodeBody(src: FileSource, info: TraceDatInfo, sink: EventSink, 
           lost,
           batchBytes,
           tsc,
+          budget,
         }),
       );
     }

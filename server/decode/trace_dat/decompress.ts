@@ -7,10 +7,132 @@ import { inflateSync } from 'node:zlib';
 import { decompress as zstdDecompress } from 'fzstd';
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 
-/** No real section or chunk comes near this; trace-cmd chunks are ~10 pages. */
-export const MAX_UNCOMPRESSED = 512 * 1024 * 1024;
+/**
+ * Largest metadata section (v7 options, formats, kallsyms, printk, cmdlines;
+ * the v6 header's texts), compressed or not: a big kernel's kallsyms is
+ * ~15 MB, everything else far less.
+ */
+export const MAX_SECTION_BYTES = 64 * 1024 * 1024;
+/** Largest anything here decompresses in one piece (a section; a batch of chunks is far smaller). */
+export const MAX_UNCOMPRESSED = MAX_SECTION_BYTES;
+/**
+ * Largest flyrecord chunk: trace-cmd writes 10 pages (40 KiB; 640 KiB with
+ * 64 KiB pages; every fixture's chunks are 40960 bytes or less). A chunk that
+ * claims more is skipped as damaged rather than inflated.
+ */
+export const MAX_CHUNK_UNCOMPRESSED = 16 * 1024 * 1024;
 
 export class DecompressError extends Error {}
+
+/**
+ * Decompressed ring-buffer data held in memory at once, across every CPU
+ * stream of a file (DecompressBudget). A merge needs one chunk batch per
+ * stream at least; real files need N CPUs x ~40 KiB-1 MiB.
+ * STALLSCOPE_V7_MEMORY (bytes) raises it for files that need more.
+ */
+export const MAX_HELD_DECOMPRESSED = 256 * 1024 * 1024;
+
+/** Refuses a file as a decompression bomb (decode_trace_dat.ts turns it into a DecompressionBombError). */
+export class TraceDatBombError extends Error {
+  constructor(readonly where: number, message: string) {
+    super(message);
+    this.name = 'TraceDatBombError';
+  }
+}
+
+export interface DecompressBudgetLimits {
+  /** Bytes of decompressed data held at once across all streams. */
+  maxHeld: number;
+  /** Decompressed bytes past which the ratio is checked (as the outer layers' guard). */
+  checkAfterBytes: number;
+  /** Largest ratio of decompressed to compressed bytes, all chunks and sections together (0: none). */
+  maxRatio: number;
+}
+
+interface Waiter {
+  holder: { held: number };
+  bytes: number;
+  resolve: () => void;
+}
+
+/**
+ * One file's decompression budget, shared by its CPU streams and its
+ * compressed sections:
+ *
+ * - memory: bytes of decompressed data held at once (reserved before a batch
+ *   is decompressed, released when its last block is dropped). A stream that
+ *   holds nothing may always take what it needs next (the merge cannot go on
+ *   without it) unless that passes maxHeld: then the file is refused. Read-ahead
+ *   by a stream that still holds data waits until there is room, so read-ahead
+ *   never makes a required batch fail.
+ * - total: decompressed bytes against compressed bytes, all streams and
+ *   sections together, like the outer layers' bomb guard: a few KB of chunks
+ *   that claim gigabytes are refused before they are inflated.
+ */
+export class DecompressBudget {
+  held = 0;
+  private decompressed = 0;
+  private compressed = 0;
+  private readonly waiters: Waiter[] = [];
+
+  constructor(readonly limits: DecompressBudgetLimits) {}
+
+  /** Counts data about to be decompressed; throws TraceDatBombError past the ratio. */
+  count(compressedBytes: number, uncompressedBytes: number, where: number): void {
+    this.compressed += compressedBytes;
+    this.decompressed += uncompressedBytes;
+    const { maxRatio, checkAfterBytes } = this.limits;
+    if (maxRatio > 0 && this.decompressed > checkAfterBytes && this.decompressed > maxRatio * this.compressed) {
+      const mb = (n: number) => `${(n / (1 << 20)).toFixed(1)} MB`;
+      throw new TraceDatBombError(
+        where,
+        `refused as a likely decompression bomb: ${mb(this.compressed)} of compressed trace.dat chunks claim ${mb(this.decompressed)}, ` +
+          `more than ${maxRatio} times as much (real traces compress less than 100x; STALLSCOPE_MAX_DECOMPRESSION_RATIO=0 lifts this limit)`,
+      );
+    }
+  }
+
+  /**
+   * Reserves `bytes` for `holder` (a stream: `held` is what it holds now).
+   * Waits while that would pass half the budget and the holder has data to go
+   * on with; refuses the file when a holder with nothing must pass the whole.
+   */
+  async reserve(holder: { held: number }, bytes: number, where: number): Promise<void> {
+    for (;;) {
+      if (this.held + bytes <= this.limits.maxHeld / 2) break;
+      if (holder.held === 0) {
+        if (this.held + bytes > this.limits.maxHeld) {
+          const mb = (n: number) => `${Math.round(n / (1 << 20))} MiB`;
+          throw new TraceDatBombError(
+            where,
+            `refused: its CPU streams need ${mb(this.held + bytes)} of decompressed data in memory at once, more than the ${mb(this.limits.maxHeld)} allowed ` +
+              `(STALLSCOPE_V7_MEMORY raises it)`,
+          );
+        }
+        break;
+      }
+      await new Promise<void>((resolve) => this.waiters.push({ holder, bytes, resolve }));
+    }
+    this.held += bytes;
+    holder.held += bytes;
+  }
+
+  release(holder: { held: number }, bytes: number): void {
+    bytes = Math.min(bytes, holder.held);
+    if (bytes <= 0) return;
+    this.held -= bytes;
+    holder.held -= bytes;
+    // Everyone waiting looks again (each re-checks its own condition).
+    for (const w of this.waiters.splice(0)) w.resolve();
+  }
+}
+
+/** The default limits, with the environment's overrides (STALLSCOPE_V7_MEMORY, STALLSCOPE_MAX_DECOMPRESSION_RATIO). */
+export function defaultDecompressBudget(guard: { maxRatio: number; checkAfterBytes: number }): DecompressBudget {
+  const v = Number(process.env.STALLSCOPE_V7_MEMORY);
+  const maxHeld = Number.isFinite(v) && v >= 16 << 20 ? v : MAX_HELD_DECOMPRESSED;
+  return new DecompressBudget({ maxHeld, maxRatio: guard.maxRatio, checkAfterBytes: guard.checkAfterBytes });
+}
 
 export function decompress(algorithm: string, input: Uint8Array, expectedSize: number): Buffer {
   if (!Number.isSafeInteger(expectedSize) || expectedSize < 0 || expectedSize > MAX_UNCOMPRESSED) {
@@ -83,8 +205,16 @@ interface PipeJob {
 }
 
 /** A long-lived `zstd -dc` fed with batches of frames; output is split by the known sizes. */
+/**
+ * zstd processes alive at once: CPU streams past this decompress with fzstd.
+ * A crafted file may list thousands of CPUs; a real one that many is rare.
+ */
+export const MAX_LIVE_ZSTD_PIPES = 64;
+let livePipes = 0;
+
 export class ZstdPipe {
   private readonly child: ChildProcessWithoutNullStreams;
+  private counted = true;
   private readonly jobs: PipeJob[] = [];
   private dead = false;
   private inputEnded = false;
@@ -106,12 +236,22 @@ export class ZstdPipe {
   }
 
   static create(): ZstdPipe | null {
-    if (nativeZstdMissing) return null;
+    if (nativeZstdMissing || livePipes >= MAX_LIVE_ZSTD_PIPES) return null;
     try {
+      livePipes++;
       return new ZstdPipe();
     } catch {
+      livePipes--;
       nativeZstdMissing = true;
       return null;
+    }
+  }
+
+  /** The process is gone (or going): it no longer counts against MAX_LIVE_ZSTD_PIPES. */
+  private uncount(): void {
+    if (this.counted) {
+      this.counted = false;
+      livePipes--;
     }
   }
 
@@ -182,6 +322,7 @@ export class ZstdPipe {
   }
 
   private fail(): void {
+    this.uncount();
     if (!this.dead) {
       this.dead = true;
       this.child.kill();
@@ -191,6 +332,7 @@ export class ZstdPipe {
   }
 
   close(): void {
+    this.uncount();
     this.disarmTimer();
     if (!this.dead) {
       this.dead = true;

@@ -15,7 +15,7 @@
  */
 import { MAX_CPUS, type SkippedInput } from '../decoded_event.ts';
 import { ByteCursor, TraceDatFormatError, hexExcerpt, readU64Number } from './byte_cursor.ts';
-import { decompress, DecompressError, MAX_UNCOMPRESSED, zstdNativeOnce } from './decompress.ts';
+import { DecompressBudget, decompress, DecompressError, MAX_CHUNK_UNCOMPRESSED, MAX_SECTION_BYTES, zstdNativeOnce } from './decompress.ts';
 import type { FileSource } from './file_source.ts';
 import type { Tsc2Nsec } from './tsc_to_ns.ts';
 
@@ -146,6 +146,9 @@ class AsyncCursor {
 
   /** A length-prefixed blob whose length must fit in the file. */
   async sizedText(size: number, what: string): Promise<string> {
+    if (size > MAX_SECTION_BYTES) {
+      throw new TraceDatFormatError(this.pos, `${what} claims ${size} bytes, more than any real one (${MAX_SECTION_BYTES >> 20} MiB)`);
+    }
     if (size > this.src.size - this.pos) {
       throw new TraceDatFormatError(this.pos, `${what} claims ${size} bytes, only ${this.src.size - this.pos} left in file`);
     }
@@ -218,12 +221,61 @@ function emptyInfo(init: InitialHeader, fileSize: number): TraceDatInfo {
   };
 }
 
-export async function readTraceDatHeader(src: FileSource): Promise<TraceDatInfo> {
+/**
+ * `budget`: the file's decompression budget (compressed v7 sections count
+ * against its ratio; decode_trace_dat.ts shares it with the CPU streams).
+ */
+export async function readTraceDatHeader(
+  src: FileSource,
+  budget: DecompressBudget = new DecompressBudget({ maxHeld: Infinity, maxRatio: 0, checkAfterBytes: 0 }),
+): Promise<TraceDatInfo> {
   const init = await readInitial(src);
   const info = emptyInfo(init, src.size);
   if (init.version === 6) await readV6(src, init, info);
-  else await readV7(src, init, info);
+  else await readV7(src, init, info, budget);
+  refuseSharedCpuData(info);
   return info;
+}
+
+/**
+ * Per-CPU data must not overlap or repeat: every stream decodes (and, in v7,
+ * decompresses) its extent, so a BUFFER option listing the same data under
+ * many CPUs multiplied the work and the memory with each entry. The first
+ * entry at an offset is kept; later ones that share any of its bytes are
+ * dropped with a problem naming both.
+ */
+function refuseSharedCpuData(info: TraceDatInfo): void {
+  const all: Array<{ b: BufferInfo; c: CpuData; start: number; end: number }> = [];
+  for (const b of info.buffers) {
+    const seenCpu = new Set<number>();
+    b.cpus = b.cpus.filter((c) => {
+      if (c.size <= 0) return true;
+      if (seenCpu.has(c.cpu)) {
+        info.problems.push({ where: c.offset, unit: 'offset', reason: `buffer ${JSON.stringify(b.name)}: cpu ${c.cpu} listed twice; the repeat (offset ${c.offset}, size ${c.size}) refused`, excerpt: '' });
+        return false;
+      }
+      seenCpu.add(c.cpu);
+      all.push({ b, c, start: c.offset, end: c.offset + c.size + (b.compressed ? 4 : 0) });
+      return true;
+    });
+  }
+  all.sort((x, y) => x.start - y.start || x.end - y.end);
+  const refused = new Set<CpuData>();
+  let last: (typeof all)[number] | null = null;
+  for (const e of all) {
+    if (last && e.start < last.end) {
+      refused.add(e.c);
+      info.problems.push({
+        where: e.start,
+        unit: 'offset',
+        reason: `buffer ${JSON.stringify(e.b.name)}: cpu ${e.c.cpu}'s data (offset ${e.start}, size ${e.c.size}) overlaps cpu ${last.c.cpu}'s (offset ${last.start}, size ${last.c.size})${e.b !== last.b ? ` of buffer ${JSON.stringify(last.b.name)}` : ''}; refused`,
+        excerpt: '',
+      });
+      continue;
+    }
+    last = e;
+  }
+  if (refused.size > 0) for (const b of info.buffers) b.cpus = b.cpus.filter((c) => !refused.has(c));
 }
 
 // ---------------------------------------------------------------------------
@@ -319,7 +371,7 @@ interface Section {
   data: ByteCursor;
 }
 
-async function readSection(src: FileSource, offset: number, info: TraceDatInfo, expectId: number | null): Promise<Section> {
+async function readSection(src: FileSource, offset: number, info: TraceDatInfo, expectId: number | null, budget: DecompressBudget): Promise<Section> {
   const hdr = new ByteCursor(await src.read(offset, 16, 'section header'), info.littleEndian, offset);
   const id = hdr.u16();
   const flags = hdr.u16();
@@ -328,6 +380,7 @@ async function readSection(src: FileSource, offset: number, info: TraceDatInfo, 
   if (expectId !== null && id !== expectId) throw new TraceDatFormatError(offset, `expected section ${expectId}, found section id ${id}`);
   const bodyAt = offset + 16;
   if (size > info.fileSize - bodyAt) throw new TraceDatFormatError(offset, `section ${id} claims ${size} bytes, file has ${info.fileSize - bodyAt} after it`);
+  if (size > MAX_SECTION_BYTES) throw new TraceDatFormatError(offset, `section ${id} claims ${size} bytes, more than any real one (${MAX_SECTION_BYTES >> 20} MiB)`);
   if (!(flags & SECTION_FLAG_COMPRESSED)) {
     return { id, flags, where: offset, data: new ByteCursor(await src.read(bodyAt, size, `section ${id}`), info.littleEndian, bodyAt) };
   }
@@ -337,7 +390,8 @@ async function readSection(src: FileSource, offset: number, info: TraceDatInfo, 
   const csize = zc.u32();
   const usize = zc.u32();
   if (csize > size - 8) throw new TraceDatFormatError(bodyAt, `compressed section ${id}: ${csize} bytes of data claimed, ${size - 8} present`);
-  if (usize > MAX_UNCOMPRESSED) throw new TraceDatFormatError(bodyAt, `compressed section ${id}: implausible size ${usize}`);
+  if (usize > MAX_SECTION_BYTES) throw new TraceDatFormatError(bodyAt, `compressed section ${id}: implausible size ${usize}`);
+  budget.count(8 + csize, usize, bodyAt);
   let body: Buffer;
   try {
     const algo = info.compression?.name ?? 'none';
@@ -351,7 +405,7 @@ async function readSection(src: FileSource, offset: number, info: TraceDatInfo, 
   return { id, flags, where: offset, data: new ByteCursor(body, info.littleEndian, offset, true) };
 }
 
-async function readV7(src: FileSource, init: InitialHeader, info: TraceDatInfo): Promise<void> {
+async function readV7(src: FileSource, init: InitialHeader, info: TraceDatInfo, budget: DecompressBudget): Promise<void> {
   const head = new ByteCursor(await src.readUpTo(init.end, 512), init.littleEndian, init.end);
   const name = head.cstring('compression name');
   const version = head.cstring('compression version');
@@ -374,7 +428,7 @@ async function readV7(src: FileSource, init: InitialHeader, info: TraceDatInfo):
     seen.add(next);
     let sec: Section;
     try {
-      sec = await readSection(src, next, info, OPT.DONE);
+      sec = await readSection(src, next, info, OPT.DONE, budget);
     } catch (e) {
       if (!(e instanceof TraceDatFormatError)) throw e;
       if (firstOptions) throw e;
@@ -416,7 +470,7 @@ async function readV7(src: FileSource, init: InitialHeader, info: TraceDatInfo):
       return;
     }
     try {
-      const sec = await readSection(src, off, info, id);
+      const sec = await readSection(src, off, info, id, budget);
       parse(sec.data);
     } catch (e) {
       if (!(e instanceof TraceDatFormatError) || !optional) throw e;
@@ -547,7 +601,7 @@ async function walkCompressedCpus(src: FileSource, info: TraceDatInfo, start: nu
       const h = await src.read(p, 8, 'chunk header');
       const csize = le ? h.readUInt32LE(0) : h.readUInt32BE(0);
       const usize = le ? h.readUInt32LE(4) : h.readUInt32BE(4);
-      if (usize % info.pageSize !== 0 || usize === 0 || usize > MAX_UNCOMPRESSED) {
+      if (usize % info.pageSize !== 0 || usize === 0 || usize > MAX_CHUNK_UNCOMPRESSED) {
         p = -1;
         break;
       }

@@ -47,10 +47,19 @@ export const MAX_COMPRESSION_LAYERS = 4;
 export const MAX_DECOMPRESSION_RATIO = 500;
 export const BOMB_CHECK_AFTER_BYTES = 1 << 30;
 
+/**
+ * Total decompressed bytes any one compressed input may produce, whatever
+ * its ratio (the largest real traces are tens of GB; ingesting this much
+ * would take hours). STALLSCOPE_MAX_DECOMPRESSED_BYTES overrides it.
+ */
+export const MAX_DECOMPRESSED_BYTES = 128 * 1024 ** 3;
+
 /** The guard's limits (openInput's `bombGuard` option; tests use small ones). */
 export interface BombGuard {
   maxRatio: number;
   checkAfterBytes: number;
+  /** Total decompressed bytes allowed (default: maxDecompressedBytes()). */
+  maxTotalBytes?: number;
 }
 
 /** The default guard, with STALLSCOPE_MAX_DECOMPRESSION_RATIO applied. */
@@ -58,6 +67,12 @@ export function defaultBombGuard(): BombGuard {
   const v = process.env.STALLSCOPE_MAX_DECOMPRESSION_RATIO;
   const n = v === undefined || v.trim() === '' ? NaN : Number(v);
   return { maxRatio: Number.isFinite(n) && n >= 0 ? n : MAX_DECOMPRESSION_RATIO, checkAfterBytes: BOMB_CHECK_AFTER_BYTES };
+}
+
+/** MAX_DECOMPRESSED_BYTES, or STALLSCOPE_MAX_DECOMPRESSED_BYTES. */
+export function maxDecompressedBytes(): number {
+  const t = Number(process.env.STALLSCOPE_MAX_DECOMPRESSED_BYTES);
+  return Number.isFinite(t) && t > 0 ? t : MAX_DECOMPRESSED_BYTES;
 }
 
 const { XzReadableStream } = xzModule as unknown as {
@@ -352,8 +367,18 @@ async function* bombGuarded(
   compression: Compression[],
 ): AsyncGenerator<Uint8Array> {
   let out = 0;
+  const maxTotal = guard.maxTotalBytes ?? maxDecompressedBytes();
   for await (const c of chunks) {
     out += c.length;
+    if (out > maxTotal) {
+      throw new DecompressionBombError(
+        label,
+        fileRead.bytes,
+        'offset',
+        `refused: its ${compression.join(' in ')} content passes ${(maxTotal / 1024 ** 3).toFixed(maxTotal < 1024 ** 3 ? 3 : 0)} GiB, ` +
+          `the most one input may decompress to (STALLSCOPE_MAX_DECOMPRESSED_BYTES raises it)`,
+      );
+    }
     if (guard.maxRatio > 0 && out > guard.checkAfterBytes && out > guard.maxRatio * fileRead.bytes) {
       const mb = (n: number) => `${(n / (1 << 20)).toFixed(1)} MB`;
       throw new DecompressionBombError(

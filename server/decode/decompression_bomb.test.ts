@@ -102,6 +102,22 @@ describe('decompression bomb guard', () => {
     expect(await drain(openDecompressed(p, p, guard))).toBe(16 * 4 * MiB + '# tracer: nop\n#\n'.length);
   });
 
+  it('a total-size budget refuses any input past it, whatever the ratio (STALLSCOPE_MAX_DECOMPRESSED_BYTES)', async () => {
+    const p = write('total.gz', gzipBomb(4)); // 16 MiB of content, a ratio the guard allows when lifted
+    const err = await drain(openDecompressed(p, 'total.gz', { maxRatio: 0, checkAfterBytes: 0, maxTotalBytes: 10 * MiB })).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(DecompressionBombError);
+    expect((err as Error).message).toMatch(/^total\.gz: offset \d+: refused: its gzip content passes 0\.010 GiB, the most one input may decompress to/);
+    process.env.STALLSCOPE_MAX_DECOMPRESSED_BYTES = String(12 * MiB);
+    try {
+      const e2 = await drain(openDecompressed(p, 'total.gz', { maxRatio: 0, checkAfterBytes: 0 })).catch((e: unknown) => e);
+      expect(e2).toBeInstanceOf(DecompressionBombError);
+      process.env.STALLSCOPE_MAX_DECOMPRESSED_BYTES = String(20 * MiB);
+      expect(await drain(openDecompressed(p, 'total.gz', { maxRatio: 0, checkAfterBytes: 0 }))).toBe(16 * MiB + '# tracer: nop\n#\n'.length);
+    } finally {
+      delete process.env.STALLSCOPE_MAX_DECOMPRESSED_BYTES;
+    }
+  });
+
   it('a plain file is never checked', async () => {
     const p = write('plain.txt', Buffer.concat([Buffer.from('# tracer: nop\n'), Buffer.alloc(4 * MiB, 32)]));
     expect(await drain(openDecompressed(p, p, { maxRatio: 1, checkAfterBytes: 0 }))).toBe(4 * MiB + 14);

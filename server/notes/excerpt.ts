@@ -166,9 +166,30 @@ export function anchorLabel(n: Note): string {
   return `${a.ref ? `${a.ref}, ` : ''}${formatNs(a.t0)} to ${formatNs(a.t1)}${where}`;
 }
 
-/** Markdown-significant and HTML characters in running text. */
+/**
+ * Text that a CommonMark renderer shows as exactly this text, whatever it
+ * holds: every character that can start inline syntax (code spans,
+ * emphasis, links and images, autolinks, raw HTML, entities, tables,
+ * strikethrough) is backslash-escaped, and so is a line's first character
+ * when it could start a block (heading, quote, list, fence, thematic break,
+ * setext underline). Nothing is counted or matched (backticks were, and
+ * CommonMark disagreed: an unmatched backtick, a fence line it rejects, an
+ * indented fence all let raw HTML through), so nothing can be miscounted.
+ * Without `<` (written `&lt;`) no HTML and no autolink can form; without
+ * `[` no link or image, so no `javascript:` or `data:` target.
+ */
+export function escapeMarkdownText(line: string): string {
+  // `<` as an entity (text in every renderer; a backslash would leave `<img` in the file for naive filters).
+  let s = line.replace(/[\\`*_[\]&|~]/g, (c) => `\\${c}`).replace(/</g, '&lt;');
+  // Block starts: only at the beginning of a line (after any indentation).
+  s = s.replace(/^(\s*)([#>+\-=:!])/, '$1\\$2').replace(/^(\s*\d{1,9})([.)])/, '$1\\$2');
+  // Indentation would make an indented code block (shown raw, backslashes and all): keep it as spaces that are text.
+  return s.replace(/^[ \t]+/, (ws) => '&nbsp;'.repeat(ws.replace(/\t/g, '    ').length));
+}
+
+/** Running text on one line (headings, table cells). */
 function mdInline(s: string): string {
-  return oneLine(s).replace(/[\\`*_[\]<>|#]/g, (c) => `\\${c}`);
+  return escapeMarkdownText(oneLine(s));
 }
 
 function mdCell(s: string): string {
@@ -176,20 +197,17 @@ function mdCell(s: string): string {
 }
 
 /**
- * A note's own Markdown, as a block quote, with raw HTML neutralised outside
- * code (`<` becomes `&lt;`): the exported file may be viewed by renderers
- * that allow HTML.
+ * A note, as a block quote of its text: each line escaped
+ * (escapeMarkdownText), lines kept apart with hard breaks. The note's own
+ * Markdown is shown as the characters the author typed, not rendered: an
+ * export may be viewed by any renderer, many of which allow HTML.
  */
 function quoteMarkdown(text: string): string[] {
-  let fence = false;
-  return text.split('\n').map((line) => {
-    if (/^\s*(```|~~~)/.test(line)) {
-      fence = !fence;
-      return `> ${line}`;
-    }
-    if (fence) return `> ${line}`;
-    const parts = line.split('`');
-    const escaped = parts.map((p, i) => (i % 2 === 0 ? p.replace(/</g, '&lt;') : p)).join('`');
-    return `> ${escaped}`;
+  const lines = text.replace(/\r\n?/g, '\n').split('\n');
+  return lines.map((line, i) => {
+    if (line.trim() === '') return '>';
+    const next = lines[i + 1];
+    const hardBreak = next !== undefined && next.trim() !== '' ? '\\' : '';
+    return `> ${escapeMarkdownText(line.replace(/\s+$/, ''))}${hardBreak}`;
   });
 }

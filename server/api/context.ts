@@ -1,9 +1,20 @@
+import type { ByteLru } from './byte_lru.ts';
 import type { Jobs } from './jobs.ts';
 import type { LibraryLike } from './library_contract.ts';
 import type { Overviews } from './overview.ts';
 import type { TraceEngines } from './trace_engines.ts';
 import type { NotesStore } from '../notes/notes_store.ts';
 import type { RateLimiter } from '../notes/rate_limit.ts';
+
+/** Bytes each in-memory cache may hold (create_server.ts DEFAULT_CACHE_BUDGETS). */
+export interface CacheBudgets {
+  /** Track answers (GET .../tracks/:kind), all traces together. */
+  trackAnswers: number;
+  /** Timeline overviews, all traces together. */
+  overviews: number;
+  /** Findings answers (GET .../findings), all traces together. */
+  findingsAnswers: number;
+}
 
 /** What every route module gets. */
 export interface ApiContext {
@@ -28,6 +39,13 @@ export interface ApiContext {
    * Read it through `publicBaseUrl(ctx)` from public_url.ts.
    */
   publicBaseUrl: () => string;
+  /** Answers kept in memory, each within its budget in bytes (byte_lru.ts; the overviews keep theirs in `overviews`). */
+  caches: {
+    /** Track answers by trace and URL. */
+    trackAnswers: ByteLru<string, string>;
+    /** Findings answers by trace, with the detector output each was built from. */
+    findingsAnswers: ByteLru<string, { source: object; text: Promise<string> }>;
+  };
   /** createServer: the port it got (port 0 picks one). */
   setListeningPort: (port: number) => void;
 }

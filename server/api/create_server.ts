@@ -12,13 +12,14 @@ import { createServer as createHttpServer } from 'node:http';
 import { join } from 'node:path';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { registerAccessControl } from './access.ts';
+import { ByteLru } from './byte_lru.ts';
 import { HttpError, userFacingError } from './http_errors.ts';
 import { HostAllowList, parsePublicUrl, resolvePublicBaseUrl } from './public_url.ts';
 import { Jobs } from './jobs.ts';
 import type { LibraryLike } from './library_contract.ts';
 import { TraceEngines } from './trace_engines.ts';
 import { Overviews } from './overview.ts';
-import type { ApiContext } from './context.ts';
+import type { ApiContext, CacheBudgets } from './context.ts';
 import { DEFAULT_APP_DIR, registerAppRoutes } from './routes/app.ts';
 import { registerEventRoutes } from './routes/events.ts';
 import { registerFindingRoutes } from './routes/findings.ts';
@@ -63,7 +64,16 @@ export interface ServerOptions {
   notesDir?: string;
   /** Per-client rate limits (token buckets): note writes, and excerpt/export reads. */
   rateLimits?: { writes?: RateLimit; reads?: RateLimit };
+  /** Cache budgets in bytes (default DEFAULT_CACHE_BUDGETS). */
+  cacheBudgets?: Partial<CacheBudgets>;
 }
+
+/**
+ * What the server's caches may hold in memory, in bytes (byte_lru.ts): past
+ * a budget the least recently used answers go (they are rebuilt, mostly from
+ * files kept beside each model). 224 MiB in all.
+ */
+export const DEFAULT_CACHE_BUDGETS: CacheBudgets = { trackAnswers: 64 << 20, overviews: 128 << 20, findingsAnswers: 32 << 20 };
 
 /** Defaults: a burst of 120 note writes, then 2 a second; 60 excerpts/exports, then 5 a second. */
 export const DEFAULT_RATE_LIMITS = { writes: { burst: 120, perSecond: 2 }, reads: { burst: 60, perSecond: 5 } };
@@ -73,6 +83,8 @@ export interface StallscopeServer {
   url: string;
   /** What links are written with (public_url.ts): `--public-url`, else the bound address. No trailing slash. */
   publicBaseUrl: string;
+  /** What the routes share (tests look at its caches). */
+  ctx: ApiContext;
   /**
    * Builds a library trace's timeline summaries (what an upload's job does
    * before it reports done), so its first view needs no table scans.
@@ -91,10 +103,12 @@ export async function buildApi(opts: ServerOptions): Promise<{ app: FastifyInsta
   const publicUrl = opts.publicUrl === undefined ? undefined : parsePublicUrl(opts.publicUrl);
   // The port is only known for sure once listening (port 0): createServer sets it then.
   let port = opts.port ?? 7420;
+  const cacheBudgets: CacheBudgets = { ...DEFAULT_CACHE_BUDGETS, ...opts.cacheBudgets };
   const ctx: ApiContext = {
     library: opts.library,
     engines: new TraceEngines(opts.library, cacheDirOf),
-    overviews: new Overviews(cacheDirOf),
+    overviews: new Overviews(cacheDirOf, cacheBudgets.overviews),
+    caches: { trackAnswers: new ByteLru(cacheBudgets.trackAnswers), findingsAnswers: new ByteLru(cacheBudgets.findingsAnswers) },
     cacheDirOf,
     jobs: new Jobs(root ? join(root, 'jobs') : undefined),
     uploadDir: opts.library.paths?.tmp ?? join(opts.dataDir ?? opts.library.dataDir ?? tmpdir(), 'tmp'),
@@ -113,6 +127,8 @@ export async function buildApi(opts: ServerOptions): Promise<{ app: FastifyInsta
   opts.library.onTraceReplaced?.((id) => {
     ctx.engines.forget(id);
     ctx.overviews.forget(id);
+    ctx.caches.findingsAnswers.delete(id);
+    ctx.caches.trackAnswers.deleteWhere((k) => k.startsWith(`${id}|`));
   });
   // No overall request timeout (a multi-GB upload may take long): a body that stops arriving is cut off instead (below).
   // Headers that dribble in (slowloris) are cut off after headersTimeout: Node looks every
@@ -188,5 +204,5 @@ export async function createServer(opts: ServerOptions): Promise<StallscopeServe
   const port = typeof addr === 'object' && addr ? addr.port : opts.port ?? 7420;
   ctx.setListeningPort(port);
   const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}/`;
-  return { app, url, publicBaseUrl: ctx.publicBaseUrl(), warm: (id) => warmTrace(ctx, id), close: () => app.close() };
+  return { app, url, publicBaseUrl: ctx.publicBaseUrl(), ctx, warm: (id) => warmTrace(ctx, id), close: () => app.close() };
 }

@@ -20,6 +20,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { binnedSql, durExpr, type Columns, type TrackData, type Window } from './track_queries.ts';
 import type { OpenTrace } from './trace_engines.ts';
+import { ByteLru } from './byte_lru.ts';
 
 /** Buckets per track at the base resolution (about 8 screens of 4k columns). */
 export const OVERVIEW_BUCKETS = 32_768;
@@ -36,6 +37,10 @@ export class Overview {
   readonly res: bigint;
   private readonly parts = new Map<string, Promise<Map<string, Rows>>>();
   readonly counterRange = new Map<string, { lo: number; hi: number }>();
+  /** Bytes of the parts built so far (roughly: 8 per number, the length of each string). */
+  bytes = 0;
+  /** Called when a part is built (Overviews keeps the total within its budget). */
+  onGrow: (() => void) | null = null;
 
   /** `cacheDir`: where built parts are kept across restarts (null: memory only). */
   constructor(private readonly tr: OpenTrace, private readonly cacheDir: string | null = null) {
@@ -76,7 +81,14 @@ export class Overview {
 
   private track(name: string, p: Promise<Map<string, Rows>>): void {
     this.parts.set(name, p);
-    p.then(() => this.done.add(name), () => this.parts.delete(name));
+    p.then(
+      (m) => {
+        this.done.add(name);
+        this.bytes += partBytes(m);
+        this.onGrow?.();
+      },
+      () => this.parts.delete(name),
+    );
   }
 
   /** Is everything a request for `kind` (and these threads) needs built already? */
@@ -494,24 +506,55 @@ export async function writepageFromOverview(ov: Overview, w: Window): Promise<Tr
   return out(w, res, cols, cols.ts!.length);
 }
 
-/** One overview per trace (its parts are built on first use and kept). */
-export class Overviews {
-  private readonly byTrace = new Map<string, Overview>();
+/** Memory a part takes, roughly: 8 bytes a number, a string's length, 16 per array. */
+function partBytes(m: Map<string, Rows>): number {
+  let n = 0;
+  for (const [k, rows] of m) {
+    n += k.length + 64;
+    for (const col of Object.values(rows)) {
+      n += 16 + col.length * 8;
+      for (const v of col) if (typeof v === 'string') n += v.length;
+    }
+  }
+  return n;
+}
 
-  /** `cacheDirOf`: where a trace's overview is kept on disk (none: memory only). */
-  constructor(private readonly cacheDirOf?: (id: string) => string | null) {}
+/**
+ * One overview per trace (its parts are built on first use and kept), within
+ * a budget in bytes for all traces: past it the least recently used traces'
+ * overviews are dropped whole (requests under way keep theirs; the next one
+ * reads its parts back from the files kept beside the model).
+ */
+export class Overviews {
+  private readonly byTrace: ByteLru<string, Overview>;
+
+  /** `cacheDirOf`: where a trace's overview is kept on disk (none: memory only). `maxBytes`: the budget. */
+  constructor(private readonly cacheDirOf?: (id: string) => string | null, maxBytes = 128 << 20) {
+    this.byTrace = new ByteLru(maxBytes, (_id, o) => {
+      o.onGrow = null;
+    });
+  }
+
+  /** Bytes of all overviews kept. */
+  get bytes(): number {
+    return this.byTrace.bytes;
+  }
 
   get(id: string, tr: OpenTrace): Overview {
     let o = this.byTrace.get(id);
     if (!o) {
-      o = new Overview(tr, this.cacheDirOf?.(id) ?? null);
-      this.byTrace.set(id, o);
+      const created = new Overview(tr, this.cacheDirOf?.(id) ?? null);
+      created.onGrow = () => this.byTrace.resize(id, created.bytes);
+      this.byTrace.set(id, created, 0);
+      o = created;
     }
     return o;
   }
 
   /** Forgets one trace's summaries (its model was replaced). */
   forget(id: string): void {
+    const o = this.byTrace.peek(id);
+    if (o) o.onGrow = null;
     this.byTrace.delete(id);
   }
 

@@ -16,12 +16,13 @@ import { jsSafe } from '../../engine/engine.ts';
 import { HttpError } from '../http_errors.ts';
 import type { ApiContext } from '../context.ts';
 import { traceParam } from './traces.ts';
+import { stringBytes } from '../byte_lru.ts';
 
 const ANSWER_VERSION = 1;
 
 export async function registerFindingRoutes(app: FastifyInstance, ctx: ApiContext): Promise<void> {
-  /** The answer's text per trace, and the detector output it was built from. */
-  const answers = new Map<string, { source: object; text: Promise<string> }>();
+  /** The answer's text per trace, and the detector output it was built from (a budget in bytes for all traces). */
+  const answers = ctx.caches.findingsAnswers;
 
   const build = async (id: string, source: Awaited<ReturnType<ApiContext['library']['findings']>>): Promise<string> => {
     const file = ctx.cacheDirOf ? path.join(ctx.cacheDirOf(id), `findings-v${ANSWER_VERSION}.json`) : null;
@@ -71,9 +72,17 @@ export async function registerFindingRoutes(app: FastifyInstance, ctx: ApiContex
     const source = await ctx.library.findings(id);
     let a = answers.get(id);
     if (!a || a.source !== source) {
-      a = { source, text: build(id, source) };
-      answers.set(id, a);
-      a.text.catch(() => answers.delete(id));
+      const entry = { source, text: build(id, source) };
+      a = entry;
+      answers.set(id, entry, 1024);
+      entry.text.then(
+        (t) => {
+          if (answers.peek(id) === entry) answers.resize(id, stringBytes(t));
+        },
+        () => {
+          if (answers.peek(id) === entry) answers.delete(id);
+        },
+      );
     }
     reply.type('application/json; charset=utf-8');
     return a.text;

@@ -15,6 +15,7 @@ import type { OpenTrace } from '../trace_engines.ts';
 import { counterFromOverview, cpuFromOverview, servesWindow, sliceFromOverview, threadFromOverview, writepageFromOverview } from '../overview.ts';
 import { counterTracks, cpuTracks, flowTrack, instantTrack, sliceTracks, threadTracks, type Window } from '../track_queries.ts';
 import { traceParam } from './traces.ts';
+import { stringBytes } from '../byte_lru.ts';
 
 export interface TrackList {
   start: number;
@@ -159,9 +160,9 @@ export async function registerTrackRoutes(app: FastifyInstance, ctx: ApiContext)
     return [...new Set(s.split(','))];
   };
 
-  // Answers are a pure function of (trace, URL): keep recent ones (panning back, reloads, other tabs).
-  const cache = new Map<string, string>();
-  const CACHE_ENTRIES = 400;
+  // Answers are a pure function of (trace, URL): keep recent ones (panning back, reloads, other tabs),
+  // up to a budget in bytes (an answer can be MBs: a count of them bounded nothing).
+  const cache = ctx.caches.trackAnswers;
 
   app.get('/api/traces/:id/tracks/:kind', async (req, reply) => {
     const kind = (req.params as { kind: string }).kind;
@@ -176,11 +177,7 @@ export async function registerTrackRoutes(app: FastifyInstance, ctx: ApiContext)
     const cacheKey = `${id}|${req.url.slice(req.url.indexOf('/tracks/'))}`;
     const hit = cache.get(cacheKey);
     reply.type('application/json; charset=utf-8');
-    if (hit) {
-      cache.delete(cacheKey);
-      cache.set(cacheKey, hit);
-      return hit;
-    }
+    if (hit !== undefined) return hit;
     // A list of keys (cpu=0,1,2) gets {batch: {key: data}}; a single key gets the data itself.
     const multi = (name: string) => typeof q[name] === 'string' && (q[name] as string).includes(',');
     const many = async (name: string, run: () => Promise<Map<number | string, unknown>>) => {
@@ -213,8 +210,7 @@ export async function registerTrackRoutes(app: FastifyInstance, ctx: ApiContext)
       default: body = await flowTrack(tr, w, stringParam(q, 'kind', { required: true, maxLen: 32, pattern: /^\w+$/ })!);
     }
     const text = JSON.stringify(body);
-    cache.set(cacheKey, text);
-    if (cache.size > CACHE_ENTRIES) cache.delete(cache.keys().next().value!);
+    cache.set(cacheKey, text, stringBytes(text) + stringBytes(cacheKey));
     return text;
   });
 }

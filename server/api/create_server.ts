@@ -123,6 +123,8 @@ export async function buildApi(opts: ServerOptions): Promise<{ app: FastifyInsta
       port = p;
     },
   };
+  // Jobs a crash interrupted after their trace was committed are done, not failed: ask the library what it has.
+  await ctx.jobs.reconcile(async (id) => (await opts.library.get(id))?.status === 'ready');
   // A re-ingest that rebuilt a model (another stallscope version built it) must not be answered from the old one.
   opts.library.onTraceReplaced?.((id) => {
     ctx.engines.forget(id);

@@ -22,6 +22,8 @@ export interface JobState extends IngestProgress {
   sizeBytes: number | null;
   /** Set on jobs a previous server process was running when it stopped. */
   interrupted?: boolean;
+  /** The upload's content hash: the trace id it becomes (known before the ingest starts). */
+  contentSha256?: string;
 }
 
 type Listener = (s: JobState) => void;
@@ -43,9 +45,10 @@ export class Jobs {
     if (dir) this.recover(dir);
   }
 
-  create(name: string, bytesTotal: number | null): JobState {
+  create(name: string, bytesTotal: number | null, contentSha256?: string): JobState {
     const state: JobState = {
       jobId: randomUUID(), name, phase: 'hashing', bytesDone: 0, bytesTotal, events: 0, startedAt: new Date().toISOString(), sizeBytes: bytesTotal,
+      ...(contentSha256 ? { contentSha256 } : {}),
     };
     this.jobs.set(state.jobId, { state, listeners: new Set() });
     this.persist(state);
@@ -104,6 +107,30 @@ export class Jobs {
         this.jobs.delete(id);
         if (this.dir) rmSync(join(this.dir, `${id}.json`), { force: true });
       }
+    }
+  }
+
+  /**
+   * After a restart: a job the previous process did not finish, whose trace
+   * the library has complete after all (the process stopped after the model
+   * was committed: while its findings or timelines were being summarised),
+   * is done, not failed. `isReady(traceId)` asks the library.
+   */
+  async reconcile(isReady: (traceId: string) => Promise<boolean>): Promise<void> {
+    for (const [id, { state }] of this.jobs) {
+      const traceId = state.traceId ?? state.contentSha256;
+      if (!state.interrupted || !traceId) continue;
+      let ready = false;
+      try {
+        ready = await isReady(traceId);
+      } catch {
+        ready = false;
+      }
+      if (!ready || this.jobs.get(id)?.state !== state) continue;
+      delete state.interrupted;
+      delete state.error;
+      Object.assign(state, { phase: 'done', traceId, message: `${state.name} was ingested before the server stopped` } satisfies Partial<JobState>);
+      this.persist(state, Date.now());
     }
   }
 

@@ -153,8 +153,9 @@ describe('notes API', () => {
     expect(limited.statusCode).toBe(429);
     expect(Number(limited.headers['retry-after'])).toBeGreaterThan(0);
     expect((await post(JSON.stringify(ok), json, '10.2.0.2')).statusCode).toBe(201);
-    // Nothing was written anywhere but the notes file of this trace.
-    expect(readdirSync(join(dataDir, 'notes'))).toEqual([`${traceId}.json`]);
+    // Nothing was written anywhere but the notes files of this trace (snapshot and change log).
+    expect(readdirSync(join(dataDir, 'notes')).filter((n) => n !== `${traceId}.json` && n !== `${traceId}.log.jsonl`)).toEqual([]);
+    expect(readdirSync(join(dataDir, 'notes'))).toContain(`${traceId}.json`);
     expect(existsSync(join(dataDir, 'etc'))).toBe(false);
   });
 

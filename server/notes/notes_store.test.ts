@@ -7,6 +7,25 @@ import { ConflictError, NoteNotFoundError, NotesStore, isNoteId, type NewNote } 
 const TRACE = 'c'.repeat(64);
 const range = (t0: number, t1: number): NewNote['anchor'] => ({ kind: 'range', t0, t1 });
 
+/** The notes the files hold, read without the store: the snapshot's, then each logged change after its seq. */
+function notesOnDisk(dir: string, trace: string): Array<{ id: string; text: string }> {
+  const snap = JSON.parse(readFileSync(join(dir, `${trace}.json`), 'utf8')) as { seq?: number; notes: Array<{ id: string; text: string }> };
+  const notes = new Map(snap.notes.map((n) => [n.id, n]));
+  let log = '';
+  try {
+    log = readFileSync(join(dir, `${trace}.log.jsonl`), 'utf8');
+  } catch {
+    // no changes since the snapshot
+  }
+  for (const line of log.split('\n').filter(Boolean)) {
+    const c = JSON.parse(line) as { seq: number; put?: { id: string; text: string }; del?: string };
+    if (c.seq <= (snap.seq ?? 0)) continue;
+    if (c.put) notes.set(c.put.id, c.put);
+    else notes.delete(c.del!);
+  }
+  return [...notes.values()];
+}
+
 function store() {
   const dir = mkdtempSync(join(tmpdir(), 'stallscope-notes-'));
   return { dir, notes: new NotesStore(dir) };
@@ -36,10 +55,10 @@ describe('NotesStore', () => {
     expect(listed).toHaveLength(120);
     expect(listed.filter((n) => n.author === 'alice')).toHaveLength(60);
     expect(listed.filter((n) => n.author === 'bob')).toHaveLength(60);
-    // ...and so does the file on disk, with no temporary files left behind.
-    const onDisk = JSON.parse(readFileSync(join(dir, `${TRACE}.json`), 'utf8'));
-    expect(onDisk.notes).toHaveLength(120);
-    expect(readdirSync(dir)).toEqual([`${TRACE}.json`]);
+    // ...and so do the files on disk (snapshot, then the change log after it: read here on their own),
+    // with no temporary files left behind.
+    expect(notesOnDisk(dir, TRACE).map((n) => n.text).sort()).toEqual(created.map((n) => n.text).sort());
+    expect(readdirSync(dir).filter((n) => !n.startsWith(TRACE) || n.endsWith('.tmp'))).toEqual([]);
     expect(await new NotesStore(dir).list(TRACE)).toHaveLength(120);
   });
 

@@ -115,8 +115,9 @@ export async function registerTraceRoutes(app: FastifyInstance, ctx: ApiContext)
       await rm(path, { force: true });
       throw new HttpError(400, 'the uploaded file is empty');
     }
-    const job = ctx.jobs.create(name, bytes);
-    void runIngest(ctx, job.jobId, path, name, sha.digest('hex'));
+    const contentSha256 = sha.digest('hex');
+    const job = ctx.jobs.create(name, bytes, contentSha256);
+    void runIngest(ctx, job.jobId, path, name, contentSha256);
     reply.code(202);
     return { jobId: job.jobId, name, bytes };
   });

@@ -16,7 +16,8 @@ export class ServerProcess {
   private out = '';
   readonly dataDir: string;
 
-  constructor(readonly port: number, dataDir?: string) {
+  /** `args`: more `serve` options (e.g. --token). */
+  constructor(readonly port: number, dataDir?: string, private readonly args: string[] = []) {
     this.dataDir = dataDir ?? mkdtempSync(join(tmpdir(), 'stallscope-e2e-own-'));
   }
 
@@ -34,7 +35,7 @@ export class ServerProcess {
 
   async start(): Promise<void> {
     this.out = '';
-    const child = spawn(process.execPath, [resolve('bin/stallscope.mjs'), 'serve', '--port', String(this.port), '--data-dir', this.dataDir], {
+    const child = spawn(process.execPath, [resolve('bin/stallscope.mjs'), 'serve', '--port', String(this.port), '--data-dir', this.dataDir, ...this.args], {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     this.child = child;

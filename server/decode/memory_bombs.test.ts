@@ -24,7 +24,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { FileSource } from './trace_dat/file_source.ts';
 import { readTraceDatHeader } from './trace_dat/read_file_header.ts';
 import { recompressV7 } from './trace_dat/test_v7_file.ts';
-import { gzipBomb, v7Chunk, v7WithCraftedBuffer, xzBigDictionary, xzZeros, zstdRleFrame } from './test_bombs.ts';
+import { gzipBomb, textHeaderZstd, v7Chunk, v7WithCraftedBuffer, xzBigDictionary, xzZeros, zstdRleFrame } from './test_bombs.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const FIXTURE = path.join(ROOT, 'fixtures/reclaim_kswapd.v7.dat');
@@ -58,21 +58,6 @@ function write(name: string, b: Buffer): string {
   const p = path.join(dir, name);
   fs.writeFileSync(p, b);
   return p;
-}
-
-/** A zstd frame of the text header trace-cmd's tracefs text starts with. */
-function textHeaderZstd(): Buffer {
-  return zstdRawFrame(Buffer.from('# tracer: nop\n#\n'));
-}
-
-/** A zstd frame holding `data` as one raw block. */
-function zstdRawFrame(data: Buffer): Buffer {
-  const h = Buffer.alloc(9);
-  h.writeUInt32LE(0xfd2fb528, 0);
-  h[4] = 0; // no content size
-  h[5] = (17 - 10) << 3;
-  h.writeUIntLE(1 | (0 << 1) | (data.length << 3), 6, 3); // last, raw
-  return Buffer.concat([h, data]);
 }
 
 const cpus = (n: number, shared: boolean) => Array.from({ length: n }, (_, i) => ({ cpu: i, data: shared ? 0 : i }));

@@ -43,6 +43,21 @@ export function zstdRleFrame(bytes: number, opts: { fill?: number; windowLog?: n
   return Buffer.concat(parts);
 }
 
+/** A zstd frame holding `data` as one raw block (at most 128 KiB). */
+export function zstdRawFrame(data: Buffer): Buffer {
+  const h = Buffer.alloc(9);
+  h.writeUInt32LE(0xfd2fb528, 0);
+  h[4] = 0; // no content size
+  h[5] = (17 - 10) << 3;
+  h.writeUIntLE(1 | (data.length << 3), 6, 3); // last block, raw
+  return Buffer.concat([h, data]);
+}
+
+/** The text header a tracefs file starts with, as a zstd frame (what a bomb puts first so it is read as a trace). */
+export function textHeaderZstd(): Buffer {
+  return zstdRawFrame(Buffer.from('# tracer: nop\n#\n'));
+}
+
 /** A gzip file of `totalMiB` MiB of spaces, from repeated 4 MiB members (~1000x). */
 export function gzipBomb(totalMiB: number): Buffer {
   const member = gzipSync(Buffer.alloc(4 * MiB, 32), { level: 9 });

@@ -13,12 +13,12 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
-import { join } from 'node:path';
+import path, { join } from 'node:path';
 import { Transform, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { jsSafe } from '../../engine/engine.ts';
-import { HttpError, TRACE_ID_RE } from '../http_errors.ts';
+import { HttpError, scrubPaths, TRACE_ID_RE } from '../http_errors.ts';
 import type { ApiContext } from '../context.ts';
 import { isFinal, type JobState } from '../jobs.ts';
 import type { TraceRecordLike } from '../library_contract.ts';
@@ -136,7 +136,7 @@ async function runIngest(ctx: ApiContext, jobId: string, path: string, name: str
       onProgress: (p) => ctx.jobs.update(jobId, p.phase === 'done' || p.phase === 'failed' ? { ...p, phase: ctx.jobs.get(jobId)!.phase } : p),
     });
     outcome = rec.status === 'failed'
-      ? { phase: 'failed', error: (rec.error ?? 'ingest failed').split(path).join(name) }
+      ? { phase: 'failed', error: ingestFailure(ctx, rec.error ?? 'ingest failed', path, name) }
       : { phase: 'done', traceId: rec.id, events: rec.eventsTotal };
     if (rec.status !== 'failed') {
       // Summarise the timeline now, so the first view of the trace is instant (bounded: never blocks done for long).
@@ -145,13 +145,26 @@ async function runIngest(ctx: ApiContext, jobId: string, path: string, name: str
     }
   } catch (e) {
     // The staged file's path means nothing to the user (and is the server's business): name the upload instead.
-    outcome = { phase: 'failed', error: ((e as Error).message || String(e)).split(path).join(name) };
+    outcome = { phase: 'failed', error: ingestFailure(ctx, (e as Error).message || String(e), path, name, (e as { code?: string }).code) };
   }
   await rm(path, { force: true }).catch(() => undefined);
   if (outcome.error) outcome.message = outcome.error;
   const job = ctx.jobs.get(jobId);
   ctx.jobs.update(jobId, outcome);
   if (outcome.phase === 'done' && job) ctx.jobs.forgetInterrupted(job.name, job.sizeBytes);
+}
+
+/**
+ * Why an ingest failed, for the user: the staged file's path becomes the
+ * upload's name, a full disk is said so, and no other server path is shown
+ * (DuckDB and the file system name their files).
+ */
+function ingestFailure(ctx: ApiContext, message: string, staged: string, name: string, code?: string): string {
+  if (code === 'ENOSPC' || /ENOSPC|No space left on device/i.test(message)) {
+    return `${name}: the server's disk filled up while ingesting it; nothing was added to the library. Free some space on the server and upload it again.`;
+  }
+  const root = path.dirname(ctx.uploadDir);
+  return scrubPaths(message.split(staged).join(name), [ctx.uploadDir, root]);
 }
 
 function escapeRe(s: string): string {

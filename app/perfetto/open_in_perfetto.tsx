@@ -13,14 +13,13 @@
  *   downloaded instead and the button says so.
  */
 import { useState } from 'react';
-import { authHeaders } from '../api/client.ts';
 
 export const PERFETTO_UI_ORIGIN = 'https://ui.perfetto.dev';
 /** How long the UI gets to answer PING before we give up and download. */
 const PONG_TIMEOUT_MS = 15_000;
 
 async function fetchExport(traceId: string): Promise<{ buffer: ArrayBuffer; name: string }> {
-  const res = await fetch(`/api/traces/${encodeURIComponent(traceId)}/export.perfetto-trace`, { headers: authHeaders() });
+  const res = await fetch(`/api/traces/${encodeURIComponent(traceId)}/export.perfetto-trace`);
   if (!res.ok) throw new Error(((await res.json().catch(() => null)) as { error?: string } | null)?.error ?? `HTTP ${res.status}`);
   const name = /filename="([^"]+)"/.exec(res.headers.get('content-disposition') ?? '')?.[1] ?? 'stallscope.perfetto-trace';
   return { buffer: await res.arrayBuffer(), name };

@@ -138,7 +138,9 @@ export function registerAccessControl(app: FastifyInstance, opts: AccessOptions)
       .header('x-content-type-options', 'nosniff')
       .header('referrer-policy', 'no-referrer')
       .header('cross-origin-resource-policy', 'same-origin')
-      .header('cross-origin-opener-policy', 'same-origin');
+      // same-origin-allow-popups, not same-origin: "Open in Perfetto" keeps the
+      // handle of the ui.perfetto.dev window it opens to post the trace to it.
+      .header('cross-origin-opener-policy', 'same-origin-allow-popups');
 
     const host = header(req, 'host');
     if (!opts.hosts.allows(host)) {

@@ -6,6 +6,7 @@
  *   stallscope info FILE --json   facts about a trace
  *   stallscope analyze FILE       run the detectors, report or JSON, CI gate
  *   stallscope detectors          list detectors and their parameters
+ *   stallscope query FILE "SQL"   run SQL on a trace's model, in the query sandbox
  *   stallscope serve              the web app on localhost
  *   stallscope open FILE          ingest, serve, open the browser on it
  */
@@ -97,11 +98,12 @@ cli
   .option('--detector <id>', '[string, repeatable] run only these detectors')
   .option('--param <id.name=value>', '[string, repeatable] override a detector parameter, e.g. shrinker_blocking.warn_ms=5')
   .option('--queries <dir>', '[string, repeatable] also run the .sql detectors in this directory')
+  .option('--no-saved', '[boolean] skip the detectors saved from the query page (<data-dir>/detectors)')
   .option('--fail-on <severity>', '[warn|critical] exit with status 2 if a finding has at least this severity')
   .action(
     async (
       file: string,
-      opts: GlobalOptions & { json?: boolean; detector?: string | string[]; param?: string | string[]; queries?: string | string[]; failOn?: string },
+      opts: GlobalOptions & { json?: boolean; detector?: string | string[]; param?: string | string[]; queries?: string | string[]; saved?: boolean; failOn?: string },
     ) => {
       if (opts.failOn && opts.failOn !== 'warn' && opts.failOn !== 'critical') {
         throw new UsageError(`--fail-on must be warn or critical, not ${opts.failOn}`);
@@ -116,12 +118,13 @@ cli
       const { openDuckDb, toJson } = await import('./engine/engine.ts');
       const { runDetectors } = await import('./findings/run_detectors.ts');
       const { summary, dbPath } = await ingestFile(file, { dataDir: opts.dataDir, onProgress: process.stderr.isTTY ? progressPrinter().update : undefined });
-      const engine = await openDuckDb(dbPath, { readOnly: true });
+      // User SQL runs here (--queries, saved detectors): no file or URL access besides the model.
+      const engine = await openDuckDb(dbPath, { readOnly: true, noExternalAccess: true });
       try {
         const result = await runDetectors(engine, {
           detectors: list(opts.detector).length ? list(opts.detector) : undefined,
           params,
-          extraDirs: list(opts.queries),
+          extraDirs: [...list(opts.queries), ...(opts.saved === false ? [] : await savedDetectorDirs(opts.dataDir))],
         });
         if (opts.json) {
           const trace = {
@@ -184,12 +187,53 @@ cli
   });
 
 cli
+  .command('query <file> [sql]', 'Run SQL on a trace (ingests it first if needed), in the same sandbox as the query page')
+  .option('-f, --file <sqlFile>', '[string] read the SQL from this file')
+  .option('--format <format>', '[table|csv|json] output format (default table)', { default: 'table' })
+  .option('--timeout <seconds>', '[number] cancel the query after this many seconds (default 30)')
+  .option('--max-rows <n>', '[number] print at most this many rows (default 1000000)')
+  .action(
+    async (
+      file: string,
+      sqlArg: string | undefined,
+      opts: GlobalOptions & { file?: string; format: string; timeout?: number; maxRows?: number },
+    ) => {
+      if (!['table', 'csv', 'json'].includes(opts.format)) throw new UsageError(`--format must be table, csv or json, not ${opts.format}`);
+      if ((sqlArg === undefined) === (opts.file === undefined)) throw new UsageError('give the SQL as an argument or with -f FILE (one of them)');
+      const { readFile } = await import('node:fs/promises');
+      const sql = opts.file !== undefined ? await readFile(String(opts.file), 'utf8') : String(sqlArg);
+      const timeoutS = opts.timeout === undefined ? 30 : Number(opts.timeout);
+      if (!(timeoutS > 0)) throw new UsageError('--timeout must be a number of seconds above 0');
+      const maxRows = opts.maxRows === undefined ? 1_000_000 : Number(opts.maxRows);
+      if (!Number.isInteger(maxRows) || maxRows < 0) throw new UsageError('--max-rows must be a whole number');
+      const { ingestFile } = await import('./ingest/ingest_file.ts');
+      const { QuerySandbox, QueryError } = await import('./query/sandbox.ts');
+      const { formatResult } = await import('./query/format_result.ts');
+      const { dbPath } = await ingestFile(file, { dataDir: opts.dataDir, onProgress: process.stderr.isTTY ? progressPrinter().update : undefined });
+      const sandbox = await QuerySandbox.open(dbPath);
+      try {
+        const r = await sandbox.run(sql, { timeoutMs: Math.round(timeoutS * 1000), maxRows });
+        process.stdout.write(formatResult(r, opts.format as 'table' | 'csv' | 'json'));
+        if (r.truncated) process.stderr.write(`stallscope: only the first ${r.rowCount} rows are printed (--max-rows)\n`);
+      } catch (e) {
+        if (e instanceof QueryError) {
+          const where = e.line !== null ? ` (line ${e.line}, column ${e.column})` : '';
+          throw new UsageError(`query: ${e.message}${where}`);
+        }
+        throw e;
+      } finally {
+        sandbox.close();
+      }
+    },
+  );
+
+cli
   .command('detectors', 'List the detectors and their parameters')
   .option('--queries <dir>', '[string, repeatable] also list the .sql detectors in this directory')
   .option('--json', '[boolean] print JSON')
   .action(async (opts: GlobalOptions & { queries?: string | string[]; json?: boolean }) => {
     const { listDetectors } = await import('./findings/detector_registry.ts');
-    const detectors = await listDetectors(list(opts.queries));
+    const detectors = await listDetectors([...list(opts.queries), ...(await savedDetectorDirs(opts.dataDir))]);
     if (opts.json) {
       process.stdout.write(`${JSON.stringify(detectors, null, 2)}\n`);
       return;
@@ -231,6 +275,16 @@ cli.help();
 cli.version('0.1.0');
 
 class UsageError extends Error {}
+
+/** The data directory's saved detectors (the query page's "Save as detector"), if there are any. */
+async function savedDetectorDirs(dataDir: string | undefined): Promise<string[]> {
+  const { resolveDataDir } = await import('./ingest/data_dir.ts');
+  const { userDetectorDir } = await import('./query/user_detectors.ts');
+  const { readdir } = await import('node:fs/promises');
+  const dir = userDetectorDir(resolveDataDir(dataDir));
+  const names = await readdir(dir).catch(() => [] as string[]);
+  return names.some((n) => n.endsWith('.sql')) ? [dir] : [];
+}
 
 function list(v: string | string[] | undefined): string[] {
   if (v === undefined) return [];

@@ -28,6 +28,7 @@ import { registerTraceRoutes } from './routes/traces.ts';
 import { registerTrackRoutes, warmTrace } from './routes/tracks.ts';
 import { registerNoteRoutes } from './routes/notes.ts';
 import { registerExportRoutes } from './routes/export.ts';
+import { registerQueryRoutes } from './routes/query.ts';
 import { NotesStore } from '../notes/notes_store.ts';
 import { RateLimiter, type RateLimit } from '../notes/rate_limit.ts';
 
@@ -166,6 +167,7 @@ export async function buildApi(opts: ServerOptions): Promise<{ app: FastifyInsta
   await registerEventRoutes(app, ctx);
   await registerNoteRoutes(app, ctx);
   await registerExportRoutes(app, ctx);
+  await registerQueryRoutes(app, ctx);
   await registerAppRoutes(app, opts.appDir ?? DEFAULT_APP_DIR);
   // Shutting down: unfinished ingests fail now (their feeds end, so close does not wait on them).
   app.addHook('preClose', async () => ctx.jobs.stopAll());

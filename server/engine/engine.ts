@@ -33,6 +33,13 @@ export interface OpenOptions {
   memoryLimit?: string;
   /** Where DuckDB spills when over memoryLimit. */
   tempDirectory?: string;
+  /**
+   * No file, directory or URL besides the database (DuckDB's
+   * enable_external_access=false, which cannot be turned back on), and no
+   * extension autoloading: for engines that run SQL a user wrote (saved
+   * detectors, `--queries`). See server/query/sandbox.ts.
+   */
+  noExternalAccess?: boolean;
 }
 
 /** Opens (or creates) a DuckDB database file; ':memory:' for an in-memory one. */
@@ -42,6 +49,12 @@ export async function openDuckDb(path: string, opts: OpenOptions = {}): Promise<
   if (opts.threads) config.threads = String(opts.threads);
   if (opts.memoryLimit) config.memory_limit = opts.memoryLimit;
   if (opts.tempDirectory) config.temp_directory = opts.tempDirectory;
+  if (opts.noExternalAccess) {
+    // In this order: DuckDB refuses to change the extension settings once external access is off.
+    config.autoload_known_extensions = 'false';
+    config.autoinstall_known_extensions = 'false';
+    config.enable_external_access = 'false';
+  }
   const instance = await DuckDBInstance.create(path, config);
   const connection = await instance.connect();
   return new DuckDbEngine(instance, connection);

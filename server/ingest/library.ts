@@ -13,7 +13,8 @@ import type { Engine } from '../engine/engine.ts';
 import { jsSafe, openDuckDb } from '../engine/engine.ts';
 import type { Finding } from '../findings/finding.ts';
 import { builtinDetectorsStamp } from '../findings/detector_registry.ts';
-import { runDetectors } from '../findings/run_detectors.ts';
+import { runDetectors, type RunResult } from '../findings/run_detectors.ts';
+import { userDetectorDir, userDetectorsStamp } from '../query/user_detectors.ts';
 import { MODEL_VERSION, modelVersionOf } from '../model/model_version.ts';
 import { dataDirPaths, isTraceId, removeStaleWork, type DataDirPaths } from './data_dir.ts';
 import { hashFile, ingestFile, readSummary, type IngestProgress, type TraceSummary } from './ingest_file.ts';
@@ -186,7 +187,8 @@ export class TraceLibrary {
     let engine = this.engines.get(id);
     if (!engine) {
       const dbPath = path.join(this.paths.traceDir(id), 'trace.duckdb');
-      engine = openDuckDb(dbPath, { readOnly: true });
+      // No external access: the detectors this engine runs include the user's own (saved from the query page).
+      engine = openDuckDb(dbPath, { readOnly: true, noExternalAccess: true });
       engine.catch(() => this.engines.delete(id));
       this.engines.set(id, engine);
     }
@@ -225,15 +227,26 @@ export class TraceLibrary {
     return running;
   }
 
-  /** The built-in detectors' stamp, read once per library (they do not change while it runs). */
-  private currentDetectors(): Promise<string> {
-    return (this.detectorsStamp ??= builtinDetectorsStamp());
+  /**
+   * The detectors' stamp: the built-in ones (read once per library: they do
+   * not change while it runs), and the user's saved ones (read each time:
+   * the query page adds them).
+   */
+  private async currentDetectors(): Promise<string> {
+    const builtin = await (this.detectorsStamp ??= builtinDetectorsStamp());
+    const user = await userDetectorsStamp(this.userDetectorDir);
+    return user ? `${builtin}+${user}` : builtin;
+  }
+
+  /** The user's saved detectors (server/query/user_detectors.ts). */
+  get userDetectorDir(): string {
+    return userDetectorDir(this.paths.root);
   }
 
   private async computeFindings(id: string): Promise<FindingsFile> {
     const engine = await this.openEngine(id);
     const detectors = await this.currentDetectors();
-    const result = await runDetectors(engine, {});
+    const result = await runWithUserDetectors(engine, this.userDetectorDir);
     const file: FindingsFile = { detectors, findings: result.findings, summaries: result.summaries, timings: result.timings };
     const target = path.join(this.paths.traceDir(id), 'findings.json');
     const tmp = `${target}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`;
@@ -355,4 +368,21 @@ function failedRecord(id: string, name: string, error: string): TraceRecord {
     firstSkipped: [],
     cutOff: null,
   };
+}
+
+/**
+ * The built-in detectors and the user's saved ones, in one run. A saved
+ * detector that no longer loads or runs (edited by hand, or a model change
+ * broke it) must not cost the built-in findings: they are then run alone,
+ * and the failure is reported on stderr.
+ */
+async function runWithUserDetectors(engine: Engine, userDir: string): Promise<RunResult> {
+  const hasUser = await fs.readdir(userDir).then((n) => n.some((x) => x.endsWith('.sql')), () => false);
+  if (!hasUser) return runDetectors(engine, {});
+  try {
+    return await runDetectors(engine, { extraDirs: [userDir] });
+  } catch (e) {
+    process.stderr.write(`stallscope: saved detectors in ${userDir} did not run, built-in detectors only: ${(e as Error).message}\n`);
+    return runDetectors(engine, {});
+  }
 }

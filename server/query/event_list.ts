@@ -1,0 +1,221 @@
+/**
+ * The event list: every event of a time window (KernelShark's list,
+ * Perfetto's ftrace events tab), filtered, in (ts, id) order, addressable by
+ * row number so the app can show any stretch of millions of rows.
+ *
+ * Row numbers come from an index of the filtered window: event counts in
+ * 4096 equal time buckets (one GROUP BY scan). Row i is then found in its
+ * bucket with a bounded `ORDER BY ts, id LIMIT/OFFSET` inside that bucket's
+ * time range; a bucket holding more than BUCKET_SPLIT rows gets an index of
+ * its own the first time a row inside it is asked for. An index is kept per
+ * (trace, window, filters) for the next pages (LRU).
+ */
+import type { DuckDBConnection } from '@duckdb/node-api';
+import { lookupEvents } from '../api/event_lookup.ts';
+import type { OpenTrace, TraceMeta } from '../api/trace_engines.ts';
+import type { Catalog } from './catalog.ts';
+import { filterToSql, ParamList, parseFilter, type FilterContext } from './field_filter.ts';
+import { readRows } from './sandbox.ts';
+
+export interface EventListFilter {
+  /** Event names (exact). */
+  names?: string[];
+  cpus?: number[];
+  /** A thread name substring (case-insensitive), or a tid. */
+  task?: string;
+  /** Field expression (field_filter.ts). */
+  expr?: string;
+}
+
+export interface EventListRow {
+  /** Row number in the filtered window. */
+  index: number;
+  id: number;
+  /** Relative ns. */
+  ts: number;
+  cpu: number;
+  utid: number | null;
+  tid: number | null;
+  comm: string | null;
+  name: string;
+  /** The event's arguments as `trace-cmd report` prints them. */
+  args: string;
+}
+
+const BUCKETS = 4096;
+const BUCKET_SPLIT = 20_000;
+
+interface IndexNode {
+  start: bigint;
+  width: bigint;
+  counts: number[];
+  /** cum[b]: rows before bucket b. */
+  cum: number[];
+  children: Map<number, IndexNode>;
+}
+
+export interface ListIndex {
+  total: number;
+  root: IndexNode;
+  where: string;
+  params: unknown[];
+}
+
+/** Catalogue facts the filters need, read once per trace. */
+export interface ListContext {
+  meta: TraceMeta;
+  catalog: Catalog;
+  argKeys: ReadonlySet<string>;
+}
+
+export async function readArgKeys(conn: DuckDBConnection, catalog: Catalog): Promise<Set<string>> {
+  if (!catalog.tables.some((t) => t.name === 'args')) return new Set();
+  // The distinct keys of `args` (few): through _args' own sids and key_str.
+  const rows = await readRows<{ key: string }>(conn, `SELECT DISTINCT key FROM args WHERE key IS NOT NULL`);
+  return new Set(rows.map((r) => r.key));
+}
+
+/** The WHERE clause (over `ftrace_event e`) and its parameters for a window and filters. */
+export async function listWhere(conn: DuckDBConnection, lc: ListContext, a0: bigint, a1: bigint, f: EventListFilter): Promise<{ where: string; params: unknown[] }> {
+  const p = new ParamList();
+  const conds = [`e.ts >= ${p.add(a0)}`, `e.ts < ${p.add(a1)}`];
+  if (f.names?.length) conds.push(`e.name IN (${f.names.map((n) => p.add(n)).join(', ')})`);
+  if (f.cpus?.length) conds.push(`e.cpu IN (${f.cpus.map((c) => p.add(c)).join(', ')})`);
+  if (f.task?.trim()) {
+    const t = f.task.trim();
+    const byTid = /^\d{1,9}$/.test(t) ? ` OR tid = ${p.add(Number(t))}` : '';
+    conds.push(`e.utid IN (SELECT utid FROM thread WHERE contains(lower(name), ${p.add(t.toLowerCase())})${byTid})`);
+  }
+  if (f.expr?.trim()) {
+    const tree = parseFilter(f.expr);
+    const [r] = await readRows<{ lo: bigint | null; hi: bigint | null }>(conn, `SELECT min(id) AS lo, max(id) AS hi FROM ftrace_event WHERE ts >= $1 AND ts < $2`, [a0, a1] as never);
+    const ctx: FilterContext = { catalog: lc.catalog, argKeys: lc.argKeys, a0, a1, idLo: r?.lo ?? 0n, idHi: r?.hi ?? -1n };
+    conds.push(filterToSql(tree, ctx, p));
+  }
+  return { where: conds.join(' AND '), params: p.values };
+}
+
+async function buildNode(conn: DuckDBConnection, where: string, params: unknown[], start: bigint, end: bigint): Promise<IndexNode> {
+  const span = end - start;
+  const width = span / BigInt(BUCKETS) + 1n;
+  const n = params.length;
+  const rows = await readRows<{ b: bigint; n: bigint }>(
+    conn,
+    `SELECT (e.ts - $${n + 1}) // $${n + 2} AS b, count(*) AS n FROM ftrace_event e
+     WHERE ${where} AND e.ts >= $${n + 1} AND e.ts < $${n + 3} GROUP BY 1`,
+    [...params, start, width, end] as never,
+  );
+  const counts = new Array<number>(BUCKETS).fill(0);
+  for (const r of rows) counts[Number(r.b)] = Number(r.n);
+  const cum = new Array<number>(BUCKETS + 1);
+  cum[0] = 0;
+  for (let b = 0; b < BUCKETS; b++) cum[b + 1] = cum[b]! + counts[b]!;
+  return { start, width, counts, cum, children: new Map() };
+}
+
+export async function buildIndex(conn: DuckDBConnection, lc: ListContext, a0: bigint, a1: bigint, f: EventListFilter): Promise<ListIndex> {
+  const { where, params } = await listWhere(conn, lc, a0, a1, f);
+  const root = await buildNode(conn, where, params, a0, a1);
+  return { total: root.cum[BUCKETS]!, root, where, params };
+}
+
+/** The bucket holding row i (cum[b] <= i < cum[b+1]). */
+function bucketOf(node: IndexNode, i: number): number {
+  let lo = 0;
+  let hi = BUCKETS - 1;
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >> 1;
+    if (node.cum[mid]! <= i) lo = mid;
+    else hi = mid - 1;
+  }
+  return lo;
+}
+
+/** Ids of rows [from, from + count) in (ts, id) order. */
+export async function rowIds(conn: DuckDBConnection, index: ListIndex, from: number, count: number): Promise<bigint[]> {
+  const out: bigint[] = [];
+  const end = Math.min(index.total, from + count);
+  let i = Math.max(0, from);
+  while (i < end) {
+    const got = await idsFrom(conn, index, index.root, i, end - i);
+    if (got.length === 0) break;
+    out.push(...got);
+    i += got.length;
+  }
+  return out;
+}
+
+/** Up to `count` ids from row `i` of `node` (relative row numbers), staying inside one bucket run. */
+async function idsFrom(conn: DuckDBConnection, index: ListIndex, node: IndexNode, i: number, count: number): Promise<bigint[]> {
+  const b = bucketOf(node, i);
+  if (node.counts[b]! > BUCKET_SPLIT && node.width > 1n) {
+    let child = node.children.get(b);
+    if (!child) {
+      const s = node.start + BigInt(b) * node.width;
+      child = await buildNode(conn, index.where, index.params, s, s + node.width);
+      node.children.set(b, child);
+    }
+    return idsFrom(conn, index, child, i - node.cum[b]!, Math.min(count, node.cum[b + 1]! - i));
+  }
+  // From bucket b, as many following buckets as the count needs (each small).
+  let last = b;
+  while (last + 1 < BUCKETS && node.cum[last + 1]! < i + count && node.counts[last + 1]! <= BUCKET_SPLIT) last++;
+  const t0 = node.start + BigInt(b) * node.width;
+  const t1 = node.start + BigInt(last + 1) * node.width;
+  const n = index.params.length;
+  const rows = await readRows<{ id: bigint }>(
+    conn,
+    `SELECT e.id FROM ftrace_event e WHERE ${index.where} AND e.ts >= $${n + 1} AND e.ts < $${n + 2}
+     ORDER BY e.ts, e.id LIMIT $${n + 3} OFFSET $${n + 4}`,
+    [...index.params, t0, t1, BigInt(Math.min(count, node.cum[last + 1]! - i)), BigInt(i - node.cum[b]!)] as never,
+  );
+  return rows.map((r) => r.id);
+}
+
+/** Row number of the first row at or after (ts, id) (absolute ns); total if none. */
+export async function rowAt(conn: DuckDBConnection, index: ListIndex, ts: bigint, id: bigint | null): Promise<number> {
+  let node = index.root;
+  let before = 0;
+  for (;;) {
+    if (ts < node.start) return before;
+    const b = Number((ts - node.start) / node.width);
+    if (b >= BUCKETS) return before + node.cum[BUCKETS]!;
+    const child = node.children.get(b);
+    if (child) {
+      before += node.cum[b]!;
+      node = child;
+      continue;
+    }
+    const n = index.params.length;
+    const t0 = node.start + BigInt(b) * node.width;
+    const cond = id === null ? `e.ts < $${n + 2}` : `(e.ts < $${n + 2} OR (e.ts = $${n + 2} AND e.id < $${n + 3}))`;
+    const [r] = await readRows<{ c: bigint }>(
+      conn,
+      `SELECT count(*) AS c FROM ftrace_event e WHERE ${index.where} AND e.ts >= $${n + 1} AND ${cond}`,
+      [...index.params, t0, ts, ...(id === null ? [] : [id])] as never,
+    );
+    return before + node.cum[b]! + Number(r?.c ?? 0n);
+  }
+}
+
+/** The rows themselves: common columns and the arguments as trace-cmd prints them. */
+export async function listRows(conn: DuckDBConnection, meta: TraceMeta, ids: bigint[], firstIndex: number): Promise<EventListRow[]> {
+  const tr: OpenTrace = { meta, query: (sql, params) => readRows(conn, sql, params as never) };
+  const events = await lookupEvents(tr, ids);
+  const byId = new Map(events.map((e) => [String(e.id), e]));
+  return ids.map((id, k) => {
+    const e = byId.get(String(id))!;
+    const at = e.line.indexOf(`: ${e.name}: `);
+    return {
+      index: firstIndex + k,
+      id: e.id,
+      ts: e.ts,
+      cpu: e.cpu,
+      utid: e.utid,
+      tid: e.tid,
+      comm: e.comm,
+      name: e.name,
+      args: at >= 0 ? e.line.slice(at + e.name.length + 4) : '',
+    };
+  });
+}

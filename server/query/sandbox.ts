@@ -100,6 +100,9 @@ const ALLOWED_TYPES = new Set<StatementType>([
   StatementType.VARIABLE_SET, StatementType.TRANSACTION, StatementType.PRAGMA, StatementType.RELATION,
 ]);
 
+/** Errors of stallscope's own checks, by name (importing their classes here would make a cycle). */
+const OWN_ERRORS = new Set(['FilterError', 'SaveDetectorError', 'RefusedStatement', 'DetectorDefinitionError']);
+
 let macrosSql: string | null = null;
 function detectorMacros(): string {
   return (macrosSql ??= readFileSync(DETECTOR_MACROS_FILE, 'utf8'));
@@ -185,6 +188,8 @@ export class QuerySandbox {
       if (state.stopped === 'timeout') throw new QueryError(`the query ran past its time limit of ${fmtMs(timeoutMs)} and was cancelled`, 'timeout');
       if (state.stopped === 'cancelled') throw new QueryError('the query was cancelled', 'cancelled');
       if (e instanceof QueryError) throw e;
+      // Our own errors (a bad filter expression, a detector that cannot be saved) pass as they are.
+      if (e instanceof Error && OWN_ERRORS.has(e.name)) throw e;
       throw fromDuckDb('', null, e);
     } finally {
       clearTimeout(timer);

@@ -1,8 +1,11 @@
 /**
  * One query sandbox per open trace (sandbox.ts), the queries running in
- * them (so a cancel button can stop one by id), and a cap on how many run at
- * once across the server: every sandbox run takes one of `maxRunning` slots,
- * waiting in line for one when all are taken.
+ * them (so a cancel button can stop one by id), and caps on how many run at
+ * once: user scripts take one of `maxRunning` slots and the app's own reads
+ * (event list, search, range) one of `maxReads`, each waiting in line when
+ * all are taken, so a few long scripts cannot hold up the event list.
+ * Each running call holds one of libuv's pool threads for its duration:
+ * the query process (query_worker.ts) sizes its pool above both caps.
  */
 import { randomUUID } from 'node:crypto';
 import { QueryError, QuerySandbox, type QueryResult, type RunOptions, type SandboxOptions } from './sandbox.ts';
@@ -17,9 +20,14 @@ export interface RunningQuery {
 }
 
 export interface SandboxesOptions extends SandboxOptions {
-  /** Sandbox runs at once, server-wide (default $STALLSCOPE_QUERY_CONCURRENCY or 4). */
+  /** User scripts at once (default $STALLSCOPE_QUERY_CONCURRENCY or 3). */
   maxRunning?: number;
+  /** The app's own reads at once (default 3). */
+  maxReads?: number;
 }
+
+export const DEFAULT_MAX_RUNNING = 3;
+export const DEFAULT_MAX_READS = 3;
 
 class Slots {
   private free: number;
@@ -58,9 +66,11 @@ export class QuerySandboxes {
   private readonly open = new Map<string, Promise<QuerySandbox>>();
   private readonly runningQueries = new Map<string, RunningQuery>();
   private readonly slots: Slots;
+  private readonly readSlots: Slots;
 
   constructor(private readonly dbPathOf: (traceId: string) => string | null, private readonly opts: SandboxesOptions = {}) {
-    this.slots = new Slots(opts.maxRunning ?? (Number(process.env.STALLSCOPE_QUERY_CONCURRENCY) || 4));
+    this.slots = new Slots(opts.maxRunning ?? (Number(process.env.STALLSCOPE_QUERY_CONCURRENCY) || DEFAULT_MAX_RUNNING));
+    this.readSlots = new Slots(opts.maxReads ?? DEFAULT_MAX_READS);
   }
 
   sandbox(traceId: string): Promise<QuerySandbox> {
@@ -102,7 +112,7 @@ export class QuerySandboxes {
 
   /** The app's own parameterised reads (event list, search, range aggregates), on a fresh sandbox connection. */
   async read<T>(traceId: string, fn: (conn: DuckDBConnection) => Promise<T>, opts: { timeoutMs?: number; signal?: AbortSignal } = {}): Promise<T> {
-    const release = await this.slots.take(opts.signal);
+    const release = await this.readSlots.take(opts.signal);
     try {
       const sb = await this.sandbox(traceId);
       return await sb.withConnection(fn, opts);

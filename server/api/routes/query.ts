@@ -1,7 +1,8 @@
 /**
- * The query sandbox over HTTP (server/query/): everything here runs on a
- * trace's sandbox instance, never on the connection the timeline's track
- * queries use, so a long query delays no track, ingest or other user.
+ * The query sandbox over HTTP (server/query/): everything here runs in the
+ * query process (server/query/query_process.ts), on a sandboxed DuckDB
+ * instance per trace, never on the connection or the threads the timeline's
+ * track queries and ingests use, so a long query delays none of them.
  *
  *   POST /api/traces/:id/query            {sql, queryId?, timeoutMs?, maxRows?} -> columns, rows
  *   POST /api/queries/:queryId/cancel     stops a running query (DuckDB interrupt)
@@ -22,24 +23,20 @@ import { join } from 'node:path';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { HttpError, bigParam, enumParam, intParam, stringParam } from '../http_errors.ts';
 import type { ApiContext } from '../context.ts';
-import type { OpenTrace } from '../trace_engines.ts';
 import { traceParam } from './traces.ts';
-import { QuerySandboxes } from '../../query/sandboxes.ts';
 import { QueryError, DEFAULT_TIMEOUT_MS } from '../../query/sandbox.ts';
-import { readCatalog, type Catalog } from '../../query/catalog.ts';
 import { FilterError } from '../../query/field_filter.ts';
-import { buildIndex, listRows, readArgKeys, rowAt, rowIds, type EventListFilter, type ListContext, type ListIndex } from '../../query/event_list.ts';
-import { eventNameCounts, matches, search, type EventNameHit, type MatchSpec } from '../../query/search.ts';
-import { coveredBy, rangeSummary } from '../../query/range_summary.ts';
-import { saveDetector, SaveDetectorError, userDetectorDir, type Severity } from '../../query/user_detectors.ts';
+import type { EventListFilter } from '../../query/event_list.ts';
+import type { MatchSpec } from '../../query/search.ts';
+import { QueryProcess } from '../../query/query_process.ts';
+import { READ_TIMEOUT_MS, type TraceRef } from '../../query/query_service.ts';
+import { SaveDetectorError, userDetectorDir, type Severity } from '../../query/user_detectors.ts';
 import { listDetectors } from '../../findings/detector_registry.ts';
 
 const MAX_SQL = 100_000;
 const MAX_TIMEOUT_MS = 10 * 60_000;
 const MAX_ROWS = 1_000_000;
 const MAX_WINDOW_NS = 10n ** 15n;
-/** The app's own reads (event list, search, range) get this long. */
-const READ_TIMEOUT_MS = 30_000;
 
 /** HTTP status for a sandbox error. */
 function statusOf(e: QueryError): number {
@@ -53,39 +50,24 @@ function statusOf(e: QueryError): number {
 
 export async function registerQueryRoutes(app: FastifyInstance, ctx: ApiContext): Promise<void> {
   const root = ctx.library.paths?.root ?? null;
-  const sandboxes = new QuerySandboxes((id) => (root ? join(root, 'traces', id, 'trace.duckdb') : null));
+  const queries = new QueryProcess();
   ctx.library.onTraceReplaced?.((id) => {
-    sandboxes.forget(id);
-    perTrace.delete(id);
+    void queries.request({ op: 'forget', traceId: id }).catch(() => undefined);
   });
-  app.addHook('onClose', async () => sandboxes.closeAll());
+  app.addHook('onClose', async () => queries.close());
+  // Started with the server, so the first query does not wait for the process to boot.
+  app.addHook('onReady', async () => {
+    if (root) void queries.warm().catch(() => undefined);
+  });
 
-  /** Per trace: its catalogue, args keys and event names (read once), and event list indexes (LRU). */
-  const perTrace = new Map<string, { lc: Promise<ListContext>; names: Promise<EventNameHit[]> | null; indexes: Map<string, Promise<ListIndex>> }>();
-
-  const ready = async (params: unknown): Promise<{ id: string; tr: OpenTrace }> => {
+  const ready = async (params: unknown): Promise<TraceRef> => {
     const id = traceParam(params);
     const rec = await ctx.library.get(id);
     if (!rec) throw new HttpError(404, `no trace ${id} in the library`);
     if (rec.status !== 'ready') throw new HttpError(409, `trace ${id} is ${rec.status}`);
-    return { id, tr: await ctx.engines.get(id) };
-  };
-
-  const state = (id: string, tr: OpenTrace) => {
-    let s = perTrace.get(id);
-    if (!s) {
-      s = {
-        lc: sandboxes.read(id, async (conn) => {
-          const catalog = await readCatalog(conn);
-          return { meta: tr.meta, catalog, argKeys: await readArgKeys(conn, catalog) };
-        }),
-        names: null,
-        indexes: new Map(),
-      };
-      s.lc.catch(() => perTrace.delete(id));
-      perTrace.set(id, s);
-    }
-    return s;
+    if (!root) throw new HttpError(501, 'this server has no data directory to query traces in');
+    const { meta } = await ctx.engines.get(id);
+    return { id, dbPath: join(root, 'traces', id, 'trace.duckdb'), meta };
   };
 
   /** Aborts when the client goes away before the answer (a closed tab, a cancelled fetch): its query stops. */
@@ -106,6 +88,7 @@ export async function registerQueryRoutes(app: FastifyInstance, ctx: ApiContext)
         return reply.code(statusOf(e)).send({ error: e.message, kind: e.kind, position: e.position, line: e.line, column: e.column });
       }
       if (e instanceof FilterError) return reply.code(400).send({ error: e.message, kind: 'filter', position: e.position });
+      if (e instanceof SaveDetectorError) throw new HttpError(e.status, e.message);
       throw e;
     }
   };
@@ -121,22 +104,22 @@ export async function registerQueryRoutes(app: FastifyInstance, ctx: ApiContext)
     if (!Number.isInteger(timeoutMs) || timeoutMs < 1 || timeoutMs > MAX_TIMEOUT_MS) throw new HttpError(400, `timeoutMs: 1 to ${MAX_TIMEOUT_MS}`);
     const maxRows = body.maxRows === undefined ? undefined : Number(body.maxRows);
     if (maxRows !== undefined && (!Number.isInteger(maxRows) || maxRows < 0 || maxRows > MAX_ROWS)) throw new HttpError(400, `maxRows: 0 to ${MAX_ROWS}`);
-    const { id, tr } = await ready(req.params);
+    const trace = await ready(req.params);
     return wrap(reply, async () => {
-      const r = await sandboxes.run(id, sql, { queryId, timeoutMs, maxRows, signal: abortOnClose(reply) });
-      return { ...r, base: tr.meta.base.toString() };
+      const r = await queries.request({ op: 'run', trace, sql, queryId, timeoutMs, maxRows }, abortOnClose(reply), timeoutMs);
+      return { ...r, base: trace.meta.base.toString() };
     });
   });
 
   app.post('/api/queries/:queryId/cancel', async (req) => {
     const { queryId } = req.params as { queryId: string };
     if (!/^[\w-]{1,64}$/.test(queryId)) throw new HttpError(400, 'bad query id');
-    return { cancelled: sandboxes.cancel(queryId) };
+    return queries.request({ op: 'cancel', queryId });
   });
 
   app.get('/api/traces/:id/schema', async (req, reply) => {
-    const { id, tr } = await ready(req.params);
-    return wrap(reply, async () => (await state(id, tr).lc).catalog satisfies Catalog);
+    const trace = await ready(req.params);
+    return wrap(reply, () => queries.request({ op: 'catalog', trace }, abortOnClose(reply), READ_TIMEOUT_MS));
   });
 
   const listFilter = (q: Record<string, unknown>): EventListFilter => {
@@ -155,69 +138,34 @@ export async function registerQueryRoutes(app: FastifyInstance, ctx: ApiContext)
     if (t1 <= t0) throw new HttpError(400, 't1 must be greater than t0');
     return { t0, t1 };
   };
-  const INDEXES_KEPT = 16;
-  const indexFor = async (id: string, tr: OpenTrace, t0: bigint, t1: bigint, f: EventListFilter, signal: AbortSignal): Promise<ListIndex> => {
-    const s = state(id, tr);
-    const key = JSON.stringify([String(t0), String(t1), f.names ?? [], f.cpus ?? [], f.task ?? '', f.expr ?? '']);
-    let p = s.indexes.get(key);
-    if (p) {
-      s.indexes.delete(key);
-      s.indexes.set(key, p);
-      return p;
-    }
-    const lc = await s.lc;
-    p = sandboxes.read(id, (conn) => buildIndex(conn, lc, tr.meta.base + t0, tr.meta.base + t1, f), { timeoutMs: READ_TIMEOUT_MS, signal });
-    s.indexes.set(key, p);
-    p.catch(() => s.indexes.delete(key));
-    if (s.indexes.size > INDEXES_KEPT) s.indexes.delete(s.indexes.keys().next().value!);
-    return p;
-  };
 
   app.get('/api/traces/:id/event_list', async (req, reply) => {
     const q = req.query as Record<string, unknown>;
     const { t0, t1 } = windowOf(q);
-    const f = listFilter(q);
+    const filter = listFilter(q);
     const from = intParam(q, 'from', { min: 0, max: 2 ** 31, def: 0 })!;
     const count = intParam(q, 'count', { min: 0, max: 2000, def: 200 })!;
-    const { id, tr } = await ready(req.params);
-    const signal = abortOnClose(reply);
+    const trace = await ready(req.params);
     return wrap(reply, async () => {
-      const index = await indexFor(id, tr, t0, t1, f, signal);
-      const rows = await sandboxes.read(id, async (conn) => listRows(conn, tr.meta, await rowIds(conn, index, from, count), from), { timeoutMs: READ_TIMEOUT_MS, signal });
-      return { t0: Number(t0), t1: Number(t1), total: index.total, from, rows };
+      const r = await queries.request({ op: 'eventList', trace, t0, t1, filter, from, count }, abortOnClose(reply), 2 * READ_TIMEOUT_MS);
+      return { t0: Number(t0), t1: Number(t1), from, ...r };
     });
   });
 
   app.get('/api/traces/:id/event_list/position', async (req, reply) => {
     const q = req.query as Record<string, unknown>;
     const { t0, t1 } = windowOf(q);
-    const f = listFilter(q);
+    const filter = listFilter(q);
     const ts = bigParam(q, 'ts', { required: true, min: -MAX_WINDOW_NS, max: MAX_WINDOW_NS })!;
     const eventId = bigParam(q, 'id', { min: 0n, max: 2n ** 62n }) ?? null;
-    const { id, tr } = await ready(req.params);
-    const signal = abortOnClose(reply);
-    return wrap(reply, async () => {
-      const index = await indexFor(id, tr, t0, t1, f, signal);
-      const at = await sandboxes.read(id, (conn) => rowAt(conn, index, tr.meta.base + ts, eventId), { timeoutMs: READ_TIMEOUT_MS, signal });
-      return { index: at, total: index.total };
-    });
+    const trace = await ready(req.params);
+    return wrap(reply, () => queries.request({ op: 'position', trace, t0, t1, filter, ts, eventId }, abortOnClose(reply), 2 * READ_TIMEOUT_MS));
   });
 
   app.get('/api/traces/:id/search', async (req, reply) => {
-    const q = req.query as Record<string, unknown>;
-    const text = stringParam(q, 'q', { required: true, maxLen: 200 })!;
-    const { id, tr } = await ready(req.params);
-    const signal = abortOnClose(reply);
-    return wrap(reply, async () => {
-      const s = state(id, tr);
-      const lc = await s.lc;
-      if (!s.names) {
-        s.names = sandboxes.read(id, (conn) => eventNameCounts(conn), { timeoutMs: READ_TIMEOUT_MS });
-        s.names.catch(() => { s.names = null; });
-      }
-      const names = await s.names;
-      return sandboxes.read(id, (conn) => search(conn, lc.catalog, names, text), { timeoutMs: READ_TIMEOUT_MS, signal });
-    });
+    const text = stringParam(req.query as Record<string, unknown>, 'q', { required: true, maxLen: 200 })!;
+    const trace = await ready(req.params);
+    return wrap(reply, () => queries.request({ op: 'search', trace, text }, abortOnClose(reply), 2 * READ_TIMEOUT_MS));
   });
 
   app.get('/api/traces/:id/search/matches', async (req, reply) => {
@@ -234,12 +182,10 @@ export async function registerQueryRoutes(app: FastifyInstance, ctx: ApiContext)
         value: stringParam(q, 'value', { required: true, maxLen: 4000 })!,
       };
     }
-    const { id, tr } = await ready(req.params);
-    const signal = abortOnClose(reply);
+    const trace = await ready(req.params);
     return wrap(reply, async () => {
-      const lc = await state(id, tr).lc;
       try {
-        return await sandboxes.read(id, (conn) => matches(conn, lc.catalog, tr.meta, spec), { timeoutMs: READ_TIMEOUT_MS, signal });
+        return await queries.request({ op: 'matches', trace, spec }, abortOnClose(reply), READ_TIMEOUT_MS);
       } catch (e) {
         if (e instanceof Error && /^no field /.test(e.message)) throw new HttpError(400, e.message);
         throw e;
@@ -251,9 +197,8 @@ export async function registerQueryRoutes(app: FastifyInstance, ctx: ApiContext)
     const q = req.query as Record<string, unknown>;
     const { t0, t1 } = windowOf(q);
     const tracks = stringParam(q, 'tracks', { maxLen: 20_000 });
-    const { id, tr } = await ready(req.params);
-    const signal = abortOnClose(reply);
-    return wrap(reply, () => sandboxes.read(id, (conn) => rangeSummary(conn, tr.meta, t0, t1, coveredBy(tracks ? tracks.split(',') : [])), { timeoutMs: READ_TIMEOUT_MS, signal }));
+    const trace = await ready(req.params);
+    return wrap(reply, () => queries.request({ op: 'range', trace, t0, t1, tracks: tracks ? tracks.split(',') : [] }, abortOnClose(reply), READ_TIMEOUT_MS));
   });
 
   app.get('/api/detectors', async () => {
@@ -273,28 +218,17 @@ export async function registerQueryRoutes(app: FastifyInstance, ctx: ApiContext)
       if (typeof v !== 'string' || v.length > max) throw new HttpError(400, `body.${k}: text of at most ${max} characters`);
       return v;
     };
-    const traceId = str('traceId', 128);
-    const { id } = await ready({ id: traceId });
-    const sql = str('sql', MAX_SQL);
-    const request = { id: str('id', 64), title: str('title', 200), description: str('description', 300, false), severity: str('severity', 10) as Severity, sql };
-    const rec = await ctx.library.get(id);
+    const trace = await ready({ id: str('traceId', 128) });
+    const request = { id: str('id', 64), title: str('title', 200), description: str('description', 300, false), severity: str('severity', 10) as Severity, sql: str('sql', MAX_SQL) };
+    const rec = await ctx.library.get(trace.id);
     return wrap(reply, async () => {
-      // The query's columns, from the query itself (LIMIT 0 of it).
-      const probe = await sandboxes.run(id, sql, { maxRows: 0, timeoutMs: DEFAULT_TIMEOUT_MS });
-      try {
-        const saved = await sandboxes.read(id, (conn) => saveDetector(root, request, {
-          columns: probe.columns.map((c) => c.name),
-          conn,
-          origin: `trace ${rec?.name ?? id.slice(0, 12)}, ${new Date().toISOString().slice(0, 10)}`,
-          replace: body.replace === true,
-        }), { timeoutMs: 5 * 60_000 });
-        // The findings list now includes it: this trace's findings are recomputed (others when next opened).
-        await ctx.library.findings(id);
-        return { id: saved.id, file: saved.file, findings: saved.findings, replaced: saved.replaced };
-      } catch (e) {
-        if (e instanceof SaveDetectorError) throw new HttpError(e.status, e.message);
-        throw e;
-      }
+      const saved = await queries.request({
+        op: 'saveDetector', trace, dataDir: root, request, replace: body.replace === true,
+        origin: `trace ${rec?.name ?? trace.id.slice(0, 12)}, ${new Date().toISOString().slice(0, 10)}`,
+      }, undefined, 6 * 60_000);
+      // The findings list now includes it: this trace's findings are recomputed (others when next opened).
+      await ctx.library.findings(trace.id);
+      return saved;
     });
   });
 }

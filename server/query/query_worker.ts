@@ -1,0 +1,37 @@
+/**
+ * The query process: answers QueryService requests from the server over
+ * its IPC channel (query_process.ts is the other end), and ends when the
+ * server does (the channel closes, even when the server was killed).
+ *
+ *   server -> here:  {id, req}         a request
+ *                    {abort: id}       stop it (the cancel button, a closed request)
+ *   here -> server:  {ready: true}
+ *                    {id, ok: true, value} | {id, ok: false, error}
+ */
+import { QueryService } from './query_service.ts';
+import { serializeError } from './query_process.ts';
+
+const service = new QueryService();
+const running = new Map<number, AbortController>();
+
+process.on('message', (msg: { id?: number; req?: Parameters<QueryService['handle']>[0]; abort?: number }) => {
+  if (typeof msg.abort === 'number') {
+    running.get(msg.abort)?.abort();
+    return;
+  }
+  if (typeof msg.id !== 'number' || !msg.req) return;
+  const id = msg.id;
+  const ac = new AbortController();
+  running.set(id, ac);
+  service.handle(msg.req, ac.signal).then(
+    (value) => process.send?.({ id, ok: true, value }),
+    (e: unknown) => process.send?.({ id, ok: false, error: serializeError(e) }),
+  ).finally(() => running.delete(id));
+});
+
+process.on('disconnect', () => {
+  service.close();
+  process.exit(0);
+});
+
+process.send?.({ ready: true });

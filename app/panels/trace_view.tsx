@@ -23,6 +23,12 @@ import { notesModel } from '../notes/notes_model.ts';
 import { NoteEditor, NotesPanel } from '../notes/notes_ui.tsx';
 import { RangeBar, SelectionNotes, noteOnSelection, useTraceNotes } from '../notes/trace_notes.tsx';
 import { EMPTY_VIEW } from '../state/view_state.ts';
+import { Drawer } from '../drawer/drawer.tsx';
+import { onFindingsChanged } from '../query/findings_changed.ts';
+import { openTrace } from '../query/query_state.ts';
+import { SearchBox } from '../search/search_box.tsx';
+import { SelectionTasks, useSelectedEvent } from '../search/task_links.tsx';
+import { useAddedTracks } from '../tracks/added_tracks.ts';
 
 interface Loaded {
   record: TraceRecord;
@@ -68,6 +74,11 @@ export function TraceView({ traceId }: { traceId: string }) {
     return () => { live = false; };
   }, [traceId]);
 
+  // A detector saved from the query page: its findings join the list.
+  useEffect(() => onFindingsChanged(traceId, () => {
+    api.findings(traceId).then((findings) => setLoaded((l) => (l ? { ...l, findings } : l)), () => undefined);
+  }), [traceId]);
+
   if (error) {
     return (
       <div className="trace-error" data-testid="trace-error" role="alert">
@@ -87,7 +98,8 @@ function LoadedTrace({ traceId, record, tracks, findings }: Loaded & { traceId: 
   const threadNames = useMemo(() => new Map(tracks.threads.map((t) => [t.utid, t])), [tracks]);
   const envRef = useRef<TrackEnv | null>(null);
   const redrawRef = useRef<() => void>(() => {});
-  const set = useMemo(() => {
+  useEffect(() => openTrace(traceId), [traceId]);
+  const baseSet = useMemo(() => {
     const env: TrackEnv = {
       api,
       traceId,
@@ -102,6 +114,9 @@ function LoadedTrace({ traceId, record, tracks, findings }: Loaded & { traceId: 
     envRef.current = env;
     return buildTracks(tracks, env);
   }, [traceId, tracks, threadNames]);
+  // Threads added by hand and query results shown as tracks (app/tracks/added_tracks.ts).
+  const set = useAddedTracks(baseSet, envRef.current!, tracks);
+  const selectedEvent = useSelectedEvent(traceId, sel);
 
   const groups = useMemo(() => groupFindings(findings.findings), [findings]);
   const order = useMemo(() => orderedFindings(groups), [groups]);
@@ -125,9 +140,9 @@ function LoadedTrace({ traceId, record, tracks, findings }: Loaded & { traceId: 
     if (finding) {
       return { active: finding.event_ids.length > 0, ids: new Set(finding.event_ids), events: events ?? [], range: { ts: finding.ts, dur: finding.dur }, selection: sel };
     }
-    if (sel) return { ...NO_HIGHLIGHT, ids: sel.kind === 'event' ? new Set([sel.id]) : new Set<number>(), selection: sel };
+    if (sel) return { ...NO_HIGHLIGHT, ids: sel.kind === 'event' ? new Set([sel.id]) : new Set<number>(), events: selectedEvent ? [selectedEvent] : [], selection: sel };
     return NO_HIGHLIGHT;
-  }, [finding, events, sel]);
+  }, [finding, events, sel, selectedEvent]);
 
   const selectFinding = useCallback((f: Finding) => {
     notesModel.setRange(null);
@@ -209,6 +224,7 @@ function LoadedTrace({ traceId, record, tracks, findings }: Loaded & { traceId: 
           {record.cpus ? ` · ${record.cpus} CPUs` : ''}
           {` · ${formatCount(record.eventsTotal)} events · ${formatBytes(record.sizeBytes)} · ${formatDuration(tracks.end - tracks.start)}`}
         </span>
+        <SearchBox traceId={traceId} />
         <IngestGaps record={record} />
         {record.outdated && <OutdatedModel record={record} />}
         <span className="topbar-actions">
@@ -233,13 +249,20 @@ function LoadedTrace({ traceId, record, tracks, findings }: Loaded & { traceId: 
             onNote={tn.focusNoteId}
           />
           <RangeBar tn={tn} />
-          <DetailsPanel
+          <Drawer
             traceId={traceId}
-            selection={sel}
-            finding={finding}
-            findingEvents={events}
-            onSelect={onSelect}
-            extra={sel ? <SelectionNotes tn={tn} sel={sel} /> : null}
+            info={tracks}
+            tracks={set.tracks}
+            details={
+              <DetailsPanel
+                traceId={traceId}
+                selection={sel}
+                finding={finding}
+                findingEvents={events}
+                onSelect={onSelect}
+                extra={sel ? <><SelectionTasks traceId={traceId} sel={sel} info={tracks} /><SelectionNotes tn={tn} sel={sel} /></> : null}
+              />
+            }
           />
         </div>
         <div className="side-col">

@@ -9,9 +9,10 @@ import type { EventInfo, TrackList } from '../api/types.ts';
 import type { Selection } from '../state/view_state.ts';
 import type { TimeScale, TimeWindow } from '../timeline/time_scale.ts';
 
-export type TrackGroup = 'CPUs' | 'Reclaim & work' | 'Threads' | 'Counters';
+export type TrackGroup = 'Queries' | 'CPUs' | 'Reclaim & work' | 'Threads' | 'Counters';
 
-export const TRACK_GROUPS: readonly TrackGroup[] = ['CPUs', 'Reclaim & work', 'Threads', 'Counters'];
+/** In this order on the timeline; 'Queries' holds query results shown as tracks (app/query). */
+export const TRACK_GROUPS: readonly TrackGroup[] = ['Queries', 'CPUs', 'Reclaim & work', 'Threads', 'Counters'];
 
 /** What is linked to the current selection, for highlighting on every track. */
 export interface Highlight {

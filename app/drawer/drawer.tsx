@@ -52,7 +52,8 @@ export function Drawer({ traceId, info, tracks, details }: Props) {
   const sel = useView((v) => v.sel);
   const lastSel = useRef(sel);
   const [queryMounted, setQueryMounted] = useState(tab === 'query');
-  const lastRange = useRef(range);
+  // null at first: a link that carries a range opens on its aggregates.
+  const lastRange = useRef<typeof range>(null);
   useRangeInLink(traceId);
 
   useEffect(() => {

@@ -6,7 +6,7 @@
  */
 import { useEffect, useRef } from 'react';
 import { EditorView, basicSetup } from 'codemirror';
-import { EditorState, Prec } from '@codemirror/state';
+import { Compartment, EditorState, Prec } from '@codemirror/state';
 import { keymap, placeholder } from '@codemirror/view';
 import { sql, PostgreSQL, type SQLNamespace } from '@codemirror/lang-sql';
 import type { Completion, CompletionContext, CompletionResult } from '@codemirror/autocomplete';
@@ -45,6 +45,11 @@ function macroSource(catalog: Catalog) {
   };
 }
 
+function languageFor(catalog: Catalog | null) {
+  const lang = sql({ dialect: PostgreSQL, schema: catalog ? namespaceOf(catalog) : undefined, upperCaseKeywords: false });
+  return catalog ? [lang, lang.language.data.of({ autocomplete: macroSource(catalog) })] : [lang];
+}
+
 export function SqlEditor({ value, onChange, onRun, catalog, error }: Props) {
   const host = useRef<HTMLDivElement>(null);
   const view = useRef<EditorView | null>(null);
@@ -53,34 +58,35 @@ export function SqlEditor({ value, onChange, onRun, catalog, error }: Props) {
   const onChangeRef = useRef(onChange);
   onChangeRef.current = onChange;
 
+  const language = useRef(new Compartment());
+
   useEffect(() => {
-    const lang = sql({ dialect: PostgreSQL, schema: catalog ? namespaceOf(catalog) : undefined, upperCaseKeywords: false });
     const v = new EditorView({
       parent: host.current!,
       state: EditorState.create({
-        doc: view.current?.state.doc.toString() ?? value,
+        doc: value,
         extensions: [
           Prec.highest(keymap.of([{ key: 'Mod-Enter', run: () => { onRunRef.current(); return true; } }])),
           basicSetup,
-          lang,
-          ...(catalog ? [lang.language.data.of({ autocomplete: macroSource(catalog) })] : []),
+          language.current.of(languageFor(null)),
           placeholder('SELECT name, count(*) FROM ftrace_event GROUP BY 1 ORDER BY 2 DESC   — Ctrl+Enter runs'),
           EditorView.updateListener.of((u) => { if (u.docChanged) onChangeRef.current(u.state.doc.toString()); }),
           EditorView.theme({ '&': { height: '100%', fontSize: '12.5px' }, '.cm-scroller': { fontFamily: "ui-monospace, 'DejaVu Sans Mono', monospace" } }),
         ],
       }),
     });
-    const old = view.current;
     view.current = v;
-    old?.destroy();
     return () => {
-      if (view.current === v) {
-        v.destroy();
-        view.current = null;
-      }
+      v.destroy();
+      view.current = null;
     };
-    // The editor is rebuilt only when the completion schema changes; text changes flow out through onChange.
+    // One editor for the component's life; text flows out through onChange, in through the effect below.
     // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, []);
+
+  // The trace's schema arrives after the editor: completion is reconfigured in place (the text, cursor and focus stay).
+  useEffect(() => {
+    view.current?.dispatch({ effects: language.current.reconfigure(languageFor(catalog)) });
   }, [catalog]);
 
   // Text set from outside (history, saved queries).
@@ -107,5 +113,5 @@ export function SqlEditor({ value, onChange, onRun, catalog, error }: Props) {
     v.dispatch(setDiagnostics(v.state, [{ from: error.position === null ? line.from : from, to: Math.max(to, from + (len > from ? 1 : 0)), severity: 'error', message: error.message }]));
   }, [error]);
 
-  return <div className="sql-editor" ref={host} data-testid="sql-editor" />;
+  return <div className="sql-editor" ref={host} data-testid="sql-editor" data-schema={catalog ? 'ready' : 'loading'} />;
 }

@@ -16,7 +16,7 @@ export function TaskText({ utid, name, tid }: { utid: number | null; name: strin
   return (
     <span className="task-text">
       {label}
-      <button className="icon task-add" title={`Give ${label} a track`} onClick={(e) => { e.stopPropagation(); showThread(utid); }} data-testid="task-add">＋</button>
+      <button className="icon task-add" title={`Give ${label} a track`} onClick={(e) => { e.stopPropagation(); showThread(utid); }} data-testid="task-add">+</button>
     </span>
   );
 }
@@ -99,7 +99,7 @@ export function SelectionTasks({ traceId, sel, info }: { traceId: string; sel: S
       <span className="muted">Tasks:</span>
       {tasks.map((t) => (
         <button key={`${t.role}-${t.utid}`} className="task-link" onClick={() => showThread(t.utid)} title={`Give ${t.name ?? 'this thread'} (${t.tid ?? '?'}) a track`} data-testid={`task-link-${t.role}`}>
-          <span className="muted">{t.role}</span> {t.name ?? '?'} {t.tid ?? ''} <span className="task-add">＋ track</span>
+          <span className="muted">{t.role}</span> {t.name ?? '?'} {t.tid ?? ''} <span className="task-add">+ track</span>
         </button>
       ))}
     </div>

@@ -78,7 +78,8 @@ export async function readArgKeys(conn: DuckDBConnection, catalog: Catalog): Pro
 /** The WHERE clause (over `ftrace_event e`) and its parameters for a window and filters. */
 export async function listWhere(conn: DuckDBConnection, lc: ListContext, a0: bigint, a1: bigint, f: EventListFilter): Promise<{ where: string; params: unknown[] }> {
   const p = new ParamList();
-  const conds = [`e.ts >= ${p.add(a0)}`, `e.ts < ${p.add(a1)}`];
+  // The window's end is included: the trace's last event is at its very end.
+  const conds = [`e.ts >= ${p.add(a0)}`, `e.ts <= ${p.add(a1)}`];
   if (f.names?.length) conds.push(`e.name IN (${f.names.map((n) => p.add(n)).join(', ')})`);
   if (f.cpus?.length) conds.push(`e.cpu IN (${f.cpus.map((c) => p.add(c)).join(', ')})`);
   if (f.task?.trim()) {
@@ -88,8 +89,8 @@ export async function listWhere(conn: DuckDBConnection, lc: ListContext, a0: big
   }
   if (f.expr?.trim()) {
     const tree = parseFilter(f.expr);
-    const [r] = await readRows<{ lo: bigint | null; hi: bigint | null }>(conn, `SELECT min(id) AS lo, max(id) AS hi FROM ftrace_event WHERE ts >= $1 AND ts < $2`, [a0, a1] as never);
-    const ctx: FilterContext = { catalog: lc.catalog, argKeys: lc.argKeys, a0, a1, idLo: r?.lo ?? 0n, idHi: r?.hi ?? -1n };
+    const [r] = await readRows<{ lo: bigint | null; hi: bigint | null }>(conn, `SELECT min(id) AS lo, max(id) AS hi FROM ftrace_event WHERE ts >= $1 AND ts <= $2`, [a0, a1] as never);
+    const ctx: FilterContext = { catalog: lc.catalog, argKeys: lc.argKeys, a0, a1: a1 + 1n, idLo: r?.lo ?? 0n, idHi: r?.hi ?? -1n };
     conds.push(filterToSql(tree, ctx, p));
   }
   return { where: conds.join(' AND '), params: p.values };
@@ -115,7 +116,7 @@ async function buildNode(conn: DuckDBConnection, where: string, params: unknown[
 
 export async function buildIndex(conn: DuckDBConnection, lc: ListContext, a0: bigint, a1: bigint, f: EventListFilter): Promise<ListIndex> {
   const { where, params } = await listWhere(conn, lc, a0, a1, f);
-  const root = await buildNode(conn, where, params, a0, a1);
+  const root = await buildNode(conn, where, params, a0, a1 + 1n);
   return { total: root.cum[BUCKETS]!, root, where, params };
 }
 

@@ -137,7 +137,7 @@ describe('event list', () => {
   it('lists a window in time order, any stretch of it', async () => {
     const a0 = base + 100_000_000n;
     const a1 = base + 200_000_000n;
-    const want = events.filter((e) => e.ts >= a0 && e.ts < a1).sort((x, y) => (x.ts < y.ts ? -1 : x.ts > y.ts ? 1 : x.order - y.order));
+    const want = events.filter((e) => e.ts >= a0 && e.ts <= a1).sort((x, y) => (x.ts < y.ts ? -1 : x.ts > y.ts ? 1 : x.order - y.order));
     const r = await app.inject({ url: url(`/event_list?t0=${rel(a0)}&t1=${rel(a1)}&from=1000&count=50`) });
     const body = r.json() as { total: number; rows: Array<{ ts: number; name: string; cpu: number; tid: number }> };
     expect(body.total).toBe(want.length);

@@ -11,10 +11,12 @@
  *              of copies of one) through the decoder and ingestFile, next to
  *              Perfetto's trace_processor_shell loading the same file
  *              (bench/perfetto_bench.ts)
+ *   query      the query page's queries and the event list on the same
+ *              model, through the server's query process (bench/query_bench.ts)
  *
  *   npm run bench                         everything (full sizes)
  *   npm run bench -- --quick              ~1M events, ~150 MB text: a smoke run
- *   npm run bench -- --only ingest        one part (repeatable: --only ingest --only ui)
+ *   npm run bench -- --only ingest        one part (repeatable: --only ingest --only ui; or --only query)
  *   npm run bench -- --no-trace-cmd       skip the trace-cmd comparison runs
  *   npm run bench -- --dat-only           ingest part on the trace.dat files only (a shorter re-run)
  *   npm run bench -- --ratio-runs N       (trace-cmd, ingest) pairs per trace.dat file; the ratio
@@ -32,8 +34,8 @@ import { pathToFileURL } from 'node:url';
 import { benchIngest, formatIngestTable, modelDataDir, pruneModels, ratioOf, type IngestBenchResult } from './ingest_bench.ts';
 import { makeLargeTraces, mb, OUT_DIR, ROOT, type LargeTraceSet } from './make_large_traces.ts';
 
-type Part = 'ingest' | 'detectors' | 'ui' | 'perfetto';
-const PARTS: Part[] = ['ingest', 'detectors', 'ui', 'perfetto'];
+type Part = 'ingest' | 'detectors' | 'ui' | 'perfetto' | 'query';
+const PARTS: Part[] = ['ingest', 'detectors', 'ui', 'perfetto', 'query'];
 
 interface Args {
   parts: Set<Part>;
@@ -67,7 +69,7 @@ function parseArgs(argv: string[]): Args {
         parts.add(p as Part);
       }
     } else if (a === '--help' || a === '-h') {
-      process.stdout.write('usage: npm run bench -- [--quick] [--only ingest|detectors|ui|perfetto]... [--no-trace-cmd] [--dat-only] [--ratio-runs N]\n');
+      process.stdout.write('usage: npm run bench -- [--quick] [--only ingest|detectors|ui|perfetto|query]... [--no-trace-cmd] [--dat-only] [--ratio-runs N]\n');
       process.exit(0);
     } else throw new Error(`unknown argument ${a}`);
   }
@@ -121,6 +123,17 @@ async function detectorPart(set: LargeTraceSet, notes: string[]): Promise<Detect
   } finally {
     engine.close();
   }
+}
+
+/** The query page and event list on the large v6 model (bench/query_bench.ts). */
+async function queryPart(set: LargeTraceSet): Promise<unknown> {
+  const { ingestFile } = await import('../server/ingest/ingest_file.ts');
+  const model = await ingestFile(set.v6, { dataDir: modelDataDir(set) });
+  const { benchQuery, formatQueryBench } = await import('./query_bench.ts');
+  const load0 = load();
+  const r = await benchQuery(model.dbPath, log);
+  process.stdout.write(formatQueryBench(r));
+  return { result: r, load: [load0, load()] };
 }
 
 /** A free TCP port on 127.0.0.1. */
@@ -318,7 +331,7 @@ async function main(): Promise<void> {
   log(`stallscope bench ${args.quick ? '(quick) ' : ''}${started.toISOString()}: ${os.cpus().length} CPUs, load ${load()}`);
 
   let set: LargeTraceSet | null = null;
-  if (args.parts.has('ingest') || args.parts.has('detectors') || args.parts.has('ui')) {
+  if (args.parts.has('ingest') || args.parts.has('detectors') || args.parts.has('ui') || args.parts.has('query')) {
     log('\n# traces');
     set = await makeLargeTraces({ quick: args.quick, log });
     notes.push(...set.notes);
@@ -365,6 +378,16 @@ async function main(): Promise<void> {
     } catch (e) {
       notes.push(`perfetto: failed: ${(e as Error).message}`);
       log(`perfetto: FAILED ${(e as Error).stack}`);
+    }
+  }
+
+  if (args.parts.has('query') && set) {
+    log('\n# query');
+    try {
+      results.query = await queryPart(set);
+    } catch (e) {
+      notes.push(`query: failed: ${(e as Error).message}`);
+      log(`query: FAILED ${(e as Error).stack}`);
     }
   }
 

@@ -12,6 +12,8 @@
  *   <dataDir>/jobs/<id>.json                 the server's ingest jobs, so a restart
  *                                            can say which ones were interrupted
  *   <dataDir>/notes/                         annotations (server/notes/)
+ *   <dataDir>/detectors/<id>.sql             detectors saved from the query page
+ *                                            (server/query/user_detectors.ts)
  *
  * Everything under traces/<sha256>/ besides trace.duckdb and info.json is a
  * cache that may be deleted at any time.

@@ -133,7 +133,20 @@ async function queryPart(set: LargeTraceSet): Promise<unknown> {
   const load0 = load();
   const r = await benchQuery(model.dbPath, log);
   process.stdout.write(formatQueryBench(r));
-  return { result: r, load: [load0, load()] };
+  // In the browser: a 100k-row result and the whole trace's event list, scrolled.
+  let browser: unknown = null;
+  if (fs.existsSync(path.join(ROOT, 'dist', 'app', 'index.html'))) {
+    const { runQueryUiBench, formatQueryUiBench } = await import('./query_ui_bench.ts');
+    const server = await startServer(modelDataDir(set));
+    try {
+      const b = await runQueryUiBench({ baseUrl: server.url, traceId: model.id });
+      process.stdout.write(formatQueryUiBench(b));
+      browser = b;
+    } finally {
+      await server.stop();
+    }
+  } else log('query: no built app in dist/ (npm run build): the browser part is skipped');
+  return { result: r, browser, load: [load0, load()] };
 }
 
 /** A free TCP port on 127.0.0.1. */

@@ -62,6 +62,8 @@ export class QueryProcess {
   private readonly pending = new Map<number, Pending>();
   private nextId = 1;
   private closed = false;
+  /** Booting: the child stays ref'd until it says it is ready (a caller may be waiting on nothing else). */
+  private starting = false;
 
   /** Starts the process now (the server does at start, so the first query does not wait for it). */
   warm(): Promise<void> {
@@ -81,12 +83,15 @@ export class QueryProcess {
       },
     });
     this.child = child;
+    this.starting = true;
     this.ready = new Promise<void>((resolve, reject) => {
       const onEarlyExit = (code: number | null) => reject(new Error(`the query process exited while starting (${code})`));
       child.once('exit', onEarlyExit);
       child.on('message', (m: { ready?: boolean; id?: number; ok?: boolean; value?: unknown; error?: SerializedError }) => {
         if (m.ready) {
           child.off('exit', onEarlyExit);
+          this.starting = false;
+          this.refresh();
           resolve();
           return;
         }
@@ -103,6 +108,7 @@ export class QueryProcess {
       if (this.child === child) {
         this.child = null;
         this.ready = null;
+        this.starting = false;
       }
       const why = new QueryError(`the query process stopped (${signal ?? `exit ${code}`})${this.closed ? '' : '; it restarts with the next query'}`, 'cancelled');
       for (const [id, p] of this.pending) {
@@ -122,7 +128,7 @@ export class QueryProcess {
   private refresh(): void {
     const c = this.child;
     if (!c) return;
-    const busy = this.pending.size > 0;
+    const busy = this.pending.size > 0 || this.starting;
     const ch = c.channel as { ref?(): void; unref?(): void } | undefined | null;
     if (busy) {
       c.ref();

@@ -24,8 +24,8 @@ process.on('message', (msg: { id?: number; req?: Parameters<QueryService['handle
   const ac = new AbortController();
   running.set(id, ac);
   service.handle(msg.req, ac.signal).then(
-    (value) => process.send?.({ id, ok: true, value }),
-    (e: unknown) => process.send?.({ id, ok: false, error: serializeError(e) }),
+    (value) => reply({ id, ok: true, value }),
+    (e: unknown) => reply({ id, ok: false, error: serializeError(e) }),
   ).finally(() => running.delete(id));
 });
 
@@ -34,4 +34,9 @@ process.on('disconnect', () => {
   process.exit(0);
 });
 
-process.send?.({ ready: true });
+/** Sends to the server; a server gone meanwhile is not an error here ('disconnect' ends this process). */
+function reply(msg: unknown): void {
+  if (process.connected) process.send?.(msg, undefined, undefined, () => undefined);
+}
+
+reply({ ready: true });

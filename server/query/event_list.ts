@@ -14,7 +14,7 @@ import type { DuckDBConnection } from '@duckdb/node-api';
 import { lookupEvents } from '../api/event_lookup.ts';
 import type { OpenTrace, TraceMeta } from '../api/trace_engines.ts';
 import type { Catalog } from './catalog.ts';
-import { filterToSql, ParamList, parseFilter, type FilterContext } from './field_filter.ts';
+import { filterToSql, fieldsOf, intLit, ParamList, parseFilter, type FilterContext } from './field_filter.ts';
 import { readRows } from './sandbox.ts';
 
 export interface EventListFilter {
@@ -65,23 +65,35 @@ export interface ListIndex {
 export interface ListContext {
   meta: TraceMeta;
   catalog: Catalog;
-  argKeys: ReadonlySet<string>;
+  /** Of these field names, the ones some event stores in `args` (asked once per name). */
+  argKeysFor(conn: DuckDBConnection, fields: string[]): Promise<ReadonlySet<string>>;
 }
 
-export async function readArgKeys(conn: DuckDBConnection, catalog: Catalog): Promise<Set<string>> {
-  if (!catalog.tables.some((t) => t.name === 'args')) return new Set();
-  // The distinct keys of `args` (few): through _args' own sids and key_str.
-  const rows = await readRows<{ key: string }>(conn, `SELECT DISTINCT key FROM args WHERE key IS NOT NULL`);
-  return new Set(rows.map((r) => r.key));
+/**
+ * Which field names occur in `args`, found per name when a filter first
+ * names it (listing every key would read all of `args`: 10M-event traces
+ * hold tens of millions of rows there).
+ */
+export function argKeysLookup(catalog: Catalog): ListContext['argKeysFor'] {
+  const known = new Map<string, boolean>();
+  const hasArgs = catalog.tables.some((t) => t.name === 'args');
+  return async (conn, fields) => {
+    for (const f of fields) {
+      if (known.has(f) || !hasArgs) continue;
+      const [r] = await readRows<{ n: bigint }>(conn, `SELECT count(*) AS n FROM (SELECT 1 FROM args WHERE key = $1 LIMIT 1)`, [f] as never);
+      known.set(f, Number(r?.n ?? 0n) > 0);
+    }
+    return new Set(fields.filter((f) => known.get(f)));
+  };
 }
 
 /** The WHERE clause (over `ftrace_event e`) and its parameters for a window and filters. */
 export async function listWhere(conn: DuckDBConnection, lc: ListContext, a0: bigint, a1: bigint, f: EventListFilter): Promise<{ where: string; params: unknown[] }> {
   const p = new ParamList();
   // The window's end is included: the trace's last event is at its very end.
-  const conds = [`e.ts >= ${p.add(a0)}`, `e.ts <= ${p.add(a1)}`];
+  const conds = [`e.ts >= ${intLit(a0)}`, `e.ts <= ${intLit(a1)}`];
   if (f.names?.length) conds.push(`e.name IN (${f.names.map((n) => p.add(n)).join(', ')})`);
-  if (f.cpus?.length) conds.push(`e.cpu IN (${f.cpus.map((c) => p.add(c)).join(', ')})`);
+  if (f.cpus?.length) conds.push(`e.cpu IN (${f.cpus.map((c) => intLit(c)).join(', ')})`);
   if (f.task?.trim()) {
     const t = f.task.trim();
     const byTid = /^\d{1,9}$/.test(t) ? ` OR tid = ${p.add(Number(t))}` : '';
@@ -89,8 +101,9 @@ export async function listWhere(conn: DuckDBConnection, lc: ListContext, a0: big
   }
   if (f.expr?.trim()) {
     const tree = parseFilter(f.expr);
-    const [r] = await readRows<{ lo: bigint | null; hi: bigint | null }>(conn, `SELECT min(id) AS lo, max(id) AS hi FROM ftrace_event WHERE ts >= $1 AND ts <= $2`, [a0, a1] as never);
-    const ctx: FilterContext = { catalog: lc.catalog, argKeys: lc.argKeys, a0, a1: a1 + 1n, idLo: r?.lo ?? 0n, idHi: r?.hi ?? -1n };
+    const [r] = await readRows<{ lo: bigint | null; hi: bigint | null }>(conn, `SELECT min(id) AS lo, max(id) AS hi FROM ftrace_event WHERE ts >= ${intLit(a0)} AND ts <= ${intLit(a1)}`);
+    const argKeys = await lc.argKeysFor(conn, fieldsOf(tree));
+    const ctx: FilterContext = { catalog: lc.catalog, argKeys, a0, a1: a1 + 1n, idLo: r?.lo ?? 0n, idHi: r?.hi ?? -1n };
     conds.push(filterToSql(tree, ctx, p));
   }
   return { where: conds.join(' AND '), params: p.values };
@@ -99,12 +112,11 @@ export async function listWhere(conn: DuckDBConnection, lc: ListContext, a0: big
 async function buildNode(conn: DuckDBConnection, where: string, params: unknown[], start: bigint, end: bigint): Promise<IndexNode> {
   const span = end - start;
   const width = span / BigInt(BUCKETS) + 1n;
-  const n = params.length;
   const rows = await readRows<{ b: bigint; n: bigint }>(
     conn,
-    `SELECT (e.ts - $${n + 1}) // $${n + 2} AS b, count(*) AS n FROM ftrace_event e
-     WHERE ${where} AND e.ts >= $${n + 1} AND e.ts < $${n + 3} GROUP BY 1`,
-    [...params, start, width, end] as never,
+    `SELECT (e.ts - ${intLit(start)}) // ${intLit(width)} AS b, count(*) AS n FROM ftrace_event e
+     WHERE ${where} AND e.ts >= ${intLit(start)} AND e.ts < ${intLit(end)} GROUP BY 1`,
+    params as never,
   );
   const counts = new Array<number>(BUCKETS).fill(0);
   for (const r of rows) counts[Number(r.b)] = Number(r.n);
@@ -163,12 +175,11 @@ async function idsFrom(conn: DuckDBConnection, index: ListIndex, node: IndexNode
   while (last + 1 < BUCKETS && node.cum[last + 1]! < i + count && node.counts[last + 1]! <= BUCKET_SPLIT) last++;
   const t0 = node.start + BigInt(b) * node.width;
   const t1 = node.start + BigInt(last + 1) * node.width;
-  const n = index.params.length;
   const rows = await readRows<{ id: bigint }>(
     conn,
-    `SELECT e.id FROM ftrace_event e WHERE ${index.where} AND e.ts >= $${n + 1} AND e.ts < $${n + 2}
-     ORDER BY e.ts, e.id LIMIT $${n + 3} OFFSET $${n + 4}`,
-    [...index.params, t0, t1, BigInt(Math.min(count, node.cum[last + 1]! - i)), BigInt(i - node.cum[b]!)] as never,
+    `SELECT e.id FROM ftrace_event e WHERE ${index.where} AND e.ts >= ${intLit(t0)} AND e.ts < ${intLit(t1)}
+     ORDER BY e.ts, e.id LIMIT ${intLit(Math.min(count, node.cum[last + 1]! - i))} OFFSET ${intLit(i - node.cum[b]!)}`,
+    index.params as never,
   );
   return rows.map((r) => r.id);
 }
@@ -187,13 +198,12 @@ export async function rowAt(conn: DuckDBConnection, index: ListIndex, ts: bigint
       node = child;
       continue;
     }
-    const n = index.params.length;
     const t0 = node.start + BigInt(b) * node.width;
-    const cond = id === null ? `e.ts < $${n + 2}` : `(e.ts < $${n + 2} OR (e.ts = $${n + 2} AND e.id < $${n + 3}))`;
+    const cond = id === null ? `e.ts < ${intLit(ts)}` : `(e.ts < ${intLit(ts)} OR (e.ts = ${intLit(ts)} AND e.id < ${intLit(id)}))`;
     const [r] = await readRows<{ c: bigint }>(
       conn,
-      `SELECT count(*) AS c FROM ftrace_event e WHERE ${index.where} AND e.ts >= $${n + 1} AND ${cond}`,
-      [...index.params, t0, ts, ...(id === null ? [] : [id])] as never,
+      `SELECT count(*) AS c FROM ftrace_event e WHERE ${index.where} AND e.ts >= ${intLit(t0)} AND ${cond}`,
+      index.params as never,
     );
     return before + node.cum[b]! + Number(r?.c ?? 0n);
   }

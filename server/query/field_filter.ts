@@ -137,6 +137,19 @@ export function parseFilter(text: string): FilterNode {
   return tree;
 }
 
+/** The field names an expression compares. */
+export function fieldsOf(node: FilterNode): string[] {
+  switch (node.kind) {
+    case 'and':
+    case 'or':
+      return [...new Set([...fieldsOf(node.left), ...fieldsOf(node.right)])];
+    case 'not':
+      return fieldsOf(node.inner);
+    case 'cmp':
+      return [node.field];
+  }
+}
+
 /** SQL text with `$n` placeholders, and the values they bind. */
 export interface BoundSql {
   sql: string;
@@ -150,6 +163,19 @@ export class ParamList {
     this.values.push(v);
     return `$${this.values.length}`;
   }
+}
+
+/**
+ * An integer the server computed (a window bound, a bucket width, a row
+ * count) as an SQL literal. Never user text: only a bigint or a safe integer
+ * can pass. Literals, not parameters: DuckDB plans a prepared statement
+ * before it knows the parameters, and a histogram bucketed by a parameter
+ * ran 14x slower than by a literal (8.8 s vs 0.6 s on 10M events).
+ */
+export function intLit(v: bigint | number): string {
+  if (typeof v === 'bigint') return v.toString();
+  if (Number.isSafeInteger(v)) return String(v);
+  throw new Error(`not an integer: ${String(v)}`);
 }
 
 export function quoteIdent(name: string): string {
@@ -215,14 +241,12 @@ function compareToSql(n: Extract<FilterNode, { kind: 'cmp' }>, ctx: FilterContex
   }
   const parts: string[] = [];
   for (const s of src.typed) {
-    const a0 = params.add(ctx.a0);
-    const a1 = params.add(ctx.a1);
-    parts.push(`e.id IN (SELECT id FROM ${quoteIdent(s.table)} WHERE ts >= ${a0} AND ts < ${a1} AND ${cmp(quoteIdent(f), s.type, n, params)})`);
+    parts.push(`e.id IN (SELECT id FROM ${quoteIdent(s.table)} WHERE ts >= ${intLit(ctx.a0)} AND ts < ${intLit(ctx.a1)} AND ${cmp(quoteIdent(f), s.type, n, params)})`);
   }
   if (src.args) {
     const key = params.add(f);
-    const lo = params.add(ctx.idLo);
-    const hi = params.add(ctx.idHi);
+    const lo = intLit(ctx.idLo);
+    const hi = intLit(ctx.idHi);
     const valueCol = n.value.kind === 'number' && n.op !== '~' && n.op !== '!~' ? 'int_value' : 'coalesce(string_value, CAST(int_value AS VARCHAR))';
     parts.push(`e.id IN (SELECT arg_set_id FROM args WHERE key = ${key} AND arg_set_id BETWEEN ${lo} AND ${hi} AND ${cmp(valueCol, valueCol === 'int_value' ? 'BIGINT' : 'VARCHAR', n, params)})`);
   }

@@ -10,7 +10,7 @@
  */
 import type { TraceMeta } from '../api/trace_engines.ts';
 import { readCatalog, type Catalog } from './catalog.ts';
-import { buildIndex, listRows, readArgKeys, rowAt, rowIds, type EventListFilter, type EventListRow, type ListContext, type ListIndex } from './event_list.ts';
+import { argKeysLookup, buildIndex, listRows, rowAt, rowIds, type EventListFilter, type EventListRow, type ListContext, type ListIndex } from './event_list.ts';
 import { coveredBy, rangeSummary, type RangeSummary } from './range_summary.ts';
 import { QueryError, type QueryResult } from './sandbox.ts';
 import { QuerySandboxes } from './sandboxes.ts';
@@ -82,7 +82,7 @@ export class QueryService {
     if (!s.lc) {
       s.lc = this.sandboxes.read(t.id, async (conn) => {
         const catalog = await readCatalog(conn);
-        return { meta: t.meta, catalog, argKeys: await readArgKeys(conn, catalog) };
+        return { meta: t.meta, catalog, argKeysFor: argKeysLookup(catalog) };
       }, { timeoutMs: READ_TIMEOUT_MS, signal });
       s.lc.catch(() => { s.lc = null; });
     }

@@ -12,7 +12,7 @@
  */
 import type { DuckDBConnection } from '@duckdb/node-api';
 import type { TraceMeta } from '../api/trace_engines.ts';
-import { ParamList } from './field_filter.ts';
+import { intLit, ParamList } from './field_filter.ts';
 import { readRows } from './sandbox.ts';
 
 export interface StateTime { utid: number; tid: number | null; name: string | null; state: string; durNs: number; count: number }
@@ -59,11 +59,12 @@ export async function rangeSummary(conn: DuckDBConnection, meta: TraceMeta, t0: 
   const a1 = meta.base + t1;
   const out: RangeSummary = { t0: Number(t0), t1: Number(t1), covered: cov, threadStates: [], cpuTime: [], eventCounts: [], slices: [] };
   const has = (t: string) => meta.tables.has(t);
-  const list = (p: ParamList, xs: Array<number | string>) => xs.map((x) => p.add(x)).join(', ');
+  // Numbers the server computed are literals (see intLit); text (slice categories) is bound.
+  const list = (p: ParamList, xs: Array<number | string>) => xs.map((x) => (typeof x === 'number' ? intLit(x) : p.add(x))).join(', ');
   /** A row overlapping [a0, a1): its clipped duration (open rows end at the trace's end). */
-  const clipped = (p: ParamList) => `greatest(0, least(CASE WHEN dur < 0 THEN ${p.add(meta.last)} ELSE ts + dur END, ${p.add(a1)}) - greatest(ts, ${p.add(a0)}))`;
-  const overlap = (p: ParamList, table: 'thread_state' | 'sched_slice' | 'slice') =>
-    `ts < ${p.add(a1)} AND ts >= ${p.add(a0 - meta.maxDur[table])} AND (CASE WHEN dur < 0 THEN ${p.add(meta.last)} ELSE ts + dur END) > ${p.add(a0)}`;
+  const clipped = (_p: ParamList) => `greatest(0, least(CASE WHEN dur < 0 THEN ${intLit(meta.last)} ELSE ts + dur END, ${intLit(a1)}) - greatest(ts, ${intLit(a0)}))`;
+  const overlap = (_p: ParamList, table: 'thread_state' | 'sched_slice' | 'slice') =>
+    `ts < ${intLit(a1)} AND ts >= ${intLit(a0 - meta.maxDur[table])} AND (CASE WHEN dur < 0 THEN ${intLit(meta.last)} ELSE ts + dur END) > ${intLit(a0)}`;
 
   if (has('thread_state') && (cov.threads === 'all' || cov.threads.length > 0)) {
     const p = new ParamList();
@@ -100,7 +101,7 @@ export async function rangeSummary(conn: DuckDBConnection, meta: TraceMeta, t0: 
     if (everything || who.length) {
       const rows = await readRows<{ name: string; n: bigint }>(
         conn,
-        `SELECT name, count(*) AS n FROM ftrace_event WHERE ts >= ${p.add(a0)} AND ts < ${p.add(a1)} ${everything ? '' : `AND (${who.join(' OR ')})`}
+        `SELECT name, count(*) AS n FROM ftrace_event WHERE ts >= ${intLit(a0)} AND ts < ${intLit(a1)} ${everything ? '' : `AND (${who.join(' OR ')})`}
          GROUP BY 1 ORDER BY 2 DESC, 1`,
         p.values as never,
       );

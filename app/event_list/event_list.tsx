@@ -9,7 +9,7 @@
  * row number as they scroll into view. Graph follows: a row click selects
  * its event on the timeline; a timeline selection scrolls the list to it.
  */
-import { useEffect, useMemo, useRef, useState } from 'react';
+import { memo, useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import { useVirtualizer } from '@tanstack/react-virtual';
 import { api } from '../api/client.ts';
 import { useView, viewStore } from '../state/view_store.ts';
@@ -136,10 +136,10 @@ export function EventList({ traceId, info }: Props) {
     return page && page !== 'loading' ? page[i % PAGE] ?? null : null;
   };
 
-  const onRow = (r: EventListRow) => {
+  const onRow = useCallback((r: EventListRow) => {
     setSelectedIndex(r.index);
     viewStore.update({ sel: { kind: 'event', id: r.id } }, { history: 'push' });
-  };
+  }, []);
 
   return (
     <div className="event-list" data-testid="event-list">
@@ -163,25 +163,29 @@ export function EventList({ traceId, info }: Props) {
           <span className="c-ts">ts</span><span className="c-cpu">CPU</span><span className="c-task">task</span><span className="c-name">event</span><span className="c-args">fields</span>
         </div>
         <div style={{ height: v.getTotalSize(), position: 'relative' }}>
-          {items.map((it) => {
-            const r = rowAt(it.index);
-            return (
-              <div key={it.index} className={`event-row${it.index === selectedIndex ? ' selected' : ''}`} style={{ transform: `translateY(${it.start}px)`, height: ROW_H }}
-                onClick={() => r && onRow(r)} data-testid="event-row" data-index={it.index} data-id={r?.id ?? ''}>
-                {r ? (
-                  <>
-                    <span className="c-ts">{formatDuration(r.ts, 6)}</span>
-                    <span className="c-cpu">{r.cpu}</span>
-                    <span className="c-task"><TaskText utid={r.utid} name={r.comm} tid={r.tid} /></span>
-                    <span className="c-name">{r.name}</span>
-                    <span className="c-args" title={r.args}>{r.args}</span>
-                  </>
-                ) : <span className="muted">…</span>}
-              </div>
-            );
-          })}
+          {items.map((it) => (
+            <EventRow key={it.index} index={it.index} start={it.start} row={rowAt(it.index)} selected={it.index === selectedIndex} onRow={onRow} />
+          ))}
         </div>
       </div>
     </div>
   );
 }
+
+/** One row; a row whose event and place did not change is not rendered again as the list scrolls (memo). */
+const EventRow = memo(function EventRow({ index, start, row: r, selected, onRow }: { index: number; start: number; row: EventListRow | null; selected: boolean; onRow(r: EventListRow): void }) {
+  return (
+    <div className={`event-row${selected ? ' selected' : ''}`} style={{ transform: `translateY(${start}px)`, height: ROW_H }}
+      onClick={() => r && onRow(r)} data-testid="event-row" data-index={index} data-id={r?.id ?? ''}>
+      {r ? (
+        <>
+          <span className="c-ts">{formatDuration(r.ts, 6)}</span>
+          <span className="c-cpu">{r.cpu}</span>
+          <span className="c-task"><TaskText utid={r.utid} name={r.comm} tid={r.tid} /></span>
+          <span className="c-name">{r.name}</span>
+          <span className="c-args" title={r.args}>{r.args}</span>
+        </>
+      ) : <span className="muted">…</span>}
+    </div>
+  );
+});

@@ -4,7 +4,7 @@
  * queries, a result shown as a timeline track, a row clicked moving the
  * timeline to it, and "Save as detector".
  */
-import { useCallback, useEffect, useRef, useState } from 'react';
+import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import { notesModel } from '../notes/notes_model.ts';
 import { useView, viewStore } from '../state/view_store.ts';
 import { formatCount } from '../timeline/time_format.ts';
@@ -102,7 +102,7 @@ export function QueryPage({ traceId, info }: Props) {
   };
 
   const answer = status.kind === 'done' ? status.answer : null;
-  const columns = answer?.columns.map((c) => c.name) ?? [];
+  const columns = useMemo(() => answer?.columns.map((c) => c.name) ?? [], [answer]);
 
   const showAsTrack = () => {
     if (!answer || status.kind !== 'done') return;
@@ -123,7 +123,7 @@ export function QueryPage({ traceId, info }: Props) {
     setTrackId(id);
   };
 
-  const onRowClick = (row: number) => {
+  const onRowClick = useCallback((row: number) => {
     if (!answer) return;
     setSelectedRow(row);
     const base = BigInt(answer.base);
@@ -136,7 +136,7 @@ export function QueryPage({ traceId, info }: Props) {
     revealTime(ts, dur, true);
     const eventId = eventIdOf(columns, answer.cols, row);
     if (eventId !== null) viewStore.update({ sel: { kind: 'event', id: eventId } }, { history: 'push' });
-  };
+  }, [answer, columns]);
 
   // The timeline's selection picks the row of the same event, if the result has it.
   useEffect(() => {
@@ -148,7 +148,7 @@ export function QueryPage({ traceId, info }: Props) {
     // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [sel, answer]);
 
-  const onEntity = (kind: 'utid' | 'tid' | 'upid' | 'pid' | 'cpu', value: number) => {
+  const onEntity = useCallback((kind: 'utid' | 'tid' | 'upid' | 'pid' | 'cpu', value: number) => {
     if (kind === 'cpu') showCpu(value);
     else if (kind === 'utid') showThread(value);
     else if (kind === 'tid') {
@@ -161,7 +161,7 @@ export function QueryPage({ traceId, info }: Props) {
         .then((r) => { for (const u of r.cols[0] ?? []) if (typeof u === 'number') showThread(u); })
         .catch((e: Error) => notesModel.toast('error', e.message));
     }
-  };
+  }, [info, traceId]);
 
   const saveAs = () => {
     const name = prompt('Save this query as:', text.split('\n')[0]!.replace(/^--\s*/, '').slice(0, 60));

@@ -4,7 +4,7 @@
  * sized once from their header and first rows. Cells of `utid` / `tid` /
  * `upid` / `cpu` columns link to the thread's, process's or CPU's track.
  */
-import { useEffect, useMemo, useRef } from 'react';
+import { memo, useEffect, useMemo, useRef } from 'react';
 import { useVirtualizer } from '@tanstack/react-virtual';
 import type { ColumnInfo } from './api.ts';
 import { formatCell } from './query_track.ts';
@@ -43,7 +43,7 @@ export function ResultsTable({ columns, cols, rowCount, selectedRow, onRowClick,
     if (selectedRow !== null && selectedRow >= 0 && selectedRow < rowCount) v.scrollToIndex(selectedRow, { align: 'auto' });
   }, [selectedRow, rowCount, v]);
 
-  const numeric = columns.map((c) => /INT|DOUBLE|FLOAT|DECIMAL/.test(c.type));
+  const numeric = useMemo(() => columns.map((c) => /INT|DOUBLE|FLOAT|DECIMAL/.test(c.type)), [columns]);
   return (
     <div className="results-scroll" ref={scroller} data-testid="query-results" data-rows={rowCount}>
       <div className="results-head" style={{ width: total }}>
@@ -55,42 +55,57 @@ export function ResultsTable({ columns, cols, rowCount, selectedRow, onRowClick,
         ))}
       </div>
       <div style={{ height: v.getTotalSize(), width: total, position: 'relative' }}>
-        {v.getVirtualItems().map((item) => {
-          const i = item.index;
-          return (
-            <div
-              key={i}
-              className={`results-row${i === selectedRow ? ' selected' : ''}`}
-              style={{ transform: `translateY(${item.start}px)`, height: ROW_H }}
-              onClick={() => onRowClick(i)}
-              data-testid="query-row"
-              data-row={i}
-            >
-              <span className="results-rownum">{i + 1}</span>
-              {columns.map((c, k) => {
-                const val = cols[k]![i];
-                const text = formatCell(val);
-                const name = c.name.toLowerCase();
-                const link = ENTITY.has(name) && typeof val === 'number';
-                return (
-                  <span key={k} className={`results-cell${numeric[k] ? ' num' : ''}${val === null ? ' null' : ''}`} style={{ width: widths[k] }} title={text.length > 40 ? text : undefined}>
-                    {link ? (
-                      <button
-                        className="link"
-                        title={name === 'cpu' ? `Show CPU ${text}'s track` : name === 'upid' || name === 'pid' ? 'Give each thread of this process a track' : 'Give this thread a track'}
-                        data-testid={`entity-${name}`}
-                        onClick={(e) => { e.stopPropagation(); onEntity(name as 'utid', val); }}
-                      >
-                        {text}
-                      </button>
-                    ) : text}
-                  </span>
-                );
-              })}
-            </div>
-          );
-        })}
+        {v.getVirtualItems().map((item) => (
+          <ResultRow key={item.index} i={item.index} start={item.start} selected={item.index === selectedRow} columns={columns} cols={cols} widths={widths} numeric={numeric} onRowClick={onRowClick} onEntity={onEntity} />
+        ))}
       </div>
     </div>
   );
 }
+
+interface RowProps {
+  i: number;
+  start: number;
+  selected: boolean;
+  columns: ColumnInfo[];
+  cols: unknown[][];
+  widths: number[];
+  numeric: boolean[];
+  onRowClick(row: number): void;
+  onEntity(kind: 'utid' | 'tid' | 'upid' | 'pid' | 'cpu', value: number): void;
+}
+
+/** One row; unchanged rows are not rendered again as the list scrolls (memo). */
+const ResultRow = memo(function ResultRow({ i, start, selected, columns, cols, widths, numeric, onRowClick, onEntity }: RowProps) {
+  return (
+    <div
+      className={`results-row${selected ? ' selected' : ''}`}
+      style={{ transform: `translateY(${start}px)`, height: ROW_H }}
+      onClick={() => onRowClick(i)}
+      data-testid="query-row"
+      data-row={i}
+    >
+      <span className="results-rownum">{i + 1}</span>
+      {columns.map((c, k) => {
+        const val = cols[k]![i];
+        const text = formatCell(val);
+        const name = c.name.toLowerCase();
+        const link = ENTITY.has(name) && typeof val === 'number';
+        return (
+          <span key={k} className={`results-cell${numeric[k] ? ' num' : ''}${val === null ? ' null' : ''}`} style={{ width: widths[k] }} title={text.length > 40 ? text : undefined}>
+            {link ? (
+              <button
+                className="link"
+                title={name === 'cpu' ? `Show CPU ${text}'s track` : name === 'upid' || name === 'pid' ? 'Give each thread of this process a track' : 'Give this thread a track'}
+                data-testid={`entity-${name}`}
+                onClick={(e) => { e.stopPropagation(); onEntity(name as 'utid', val); }}
+              >
+                {text}
+              </button>
+            ) : text}
+          </span>
+        );
+      })}
+    </div>
+  );
+});

@@ -20,6 +20,8 @@ import { saveDetector, type SaveRequest } from './user_detectors.ts';
 /** The app's own reads get this long. */
 export const READ_TIMEOUT_MS = 30_000;
 const INDEXES_KEPT = 16;
+/** How long a detector may take on the trace it is saved from. */
+export const SAVE_TEST_MS = 60_000;
 
 export interface TraceRef {
   id: string;
@@ -150,9 +152,11 @@ export class QueryService {
         this.per(req.trace);
         // The query's own columns first (no rows), then the detector's test run.
         const probe = await this.sandboxes.run(req.trace.id, req.request.sql, { maxRows: 0, signal });
+        // A saved detector runs on every trace the library opens, without a time limit of its own:
+        // one that does not finish here in SAVE_TEST_MS is not kept.
         const saved = await this.sandboxes.read(req.trace.id, (conn) => saveDetector(req.dataDir, req.request, {
           columns: probe.columns.map((c) => c.name), conn, origin: req.origin, replace: req.replace,
-        }), { timeoutMs: 5 * 60_000, signal });
+        }), { timeoutMs: SAVE_TEST_MS, signal });
         return { id: saved.id, file: saved.file, findings: saved.findings, replaced: saved.replaced };
       }
       case 'forget':

@@ -29,7 +29,7 @@ import { FilterError } from '../../query/field_filter.ts';
 import type { EventListFilter } from '../../query/event_list.ts';
 import type { MatchSpec } from '../../query/search.ts';
 import { QueryProcess } from '../../query/query_process.ts';
-import { READ_TIMEOUT_MS, type TraceRef } from '../../query/query_service.ts';
+import { READ_TIMEOUT_MS, SAVE_TEST_MS, type TraceRef } from '../../query/query_service.ts';
 import { SaveDetectorError, userDetectorDir, type Severity } from '../../query/user_detectors.ts';
 import { listDetectors } from '../../findings/detector_registry.ts';
 
@@ -225,7 +225,7 @@ export async function registerQueryRoutes(app: FastifyInstance, ctx: ApiContext)
       const saved = await queries.request({
         op: 'saveDetector', trace, dataDir: root, request, replace: body.replace === true,
         origin: `trace ${rec?.name ?? trace.id.slice(0, 12)}, ${new Date().toISOString().slice(0, 10)}`,
-      }, undefined, 6 * 60_000);
+      }, undefined, 2 * SAVE_TEST_MS);
       // The findings list now includes it: this trace's findings are recomputed (others when next opened).
       await ctx.library.findings(trace.id);
       return saved;

@@ -15,7 +15,7 @@ import { api } from '../api/client.ts';
 import { useView, viewStore } from '../state/view_store.ts';
 import { formatCount, formatDuration } from '../timeline/time_format.ts';
 import { PositionedError, queryApi, type EventListRow, type ListFilter } from '../query/api.ts';
-import { TaskText } from '../search/task_links.tsx';
+import { ArgsText, TaskText } from '../search/task_links.tsx';
 import type { TrackList } from '../api/types.ts';
 import './event_list.css';
 
@@ -136,6 +136,12 @@ export function EventList({ traceId, info }: Props) {
     return page && page !== 'loading' ? page[i % PAGE] ?? null : null;
   };
 
+  const utidOfTid = useMemo(() => {
+    const m = new Map<number, number>();
+    for (const t of info.threads) if (t.tid !== null && !m.has(t.tid)) m.set(t.tid, t.utid);
+    return (tid: number) => m.get(tid) ?? null;
+  }, [info]);
+
   const onRow = useCallback((r: EventListRow) => {
     setSelectedIndex(r.index);
     viewStore.update({ sel: { kind: 'event', id: r.id } }, { history: 'push' });
@@ -164,7 +170,7 @@ export function EventList({ traceId, info }: Props) {
         </div>
         <div style={{ height: v.getTotalSize(), position: 'relative' }}>
           {items.map((it) => (
-            <EventRow key={it.index} index={it.index} start={it.start} row={rowAt(it.index)} selected={it.index === selectedIndex} onRow={onRow} />
+            <EventRow key={it.index} index={it.index} start={it.start} row={rowAt(it.index)} selected={it.index === selectedIndex} onRow={onRow} utidOfTid={utidOfTid} />
           ))}
         </div>
       </div>
@@ -173,7 +179,7 @@ export function EventList({ traceId, info }: Props) {
 }
 
 /** One row; a row whose event and place did not change is not rendered again as the list scrolls (memo). */
-const EventRow = memo(function EventRow({ index, start, row: r, selected, onRow }: { index: number; start: number; row: EventListRow | null; selected: boolean; onRow(r: EventListRow): void }) {
+const EventRow = memo(function EventRow({ index, start, row: r, selected, onRow, utidOfTid }: { index: number; start: number; row: EventListRow | null; selected: boolean; onRow(r: EventListRow): void; utidOfTid(tid: number): number | null }) {
   return (
     <div className={`event-row${selected ? ' selected' : ''}`} style={{ transform: `translateY(${start}px)`, height: ROW_H }}
       onClick={() => r && onRow(r)} data-testid="event-row" data-index={index} data-id={r?.id ?? ''}>
@@ -183,7 +189,7 @@ const EventRow = memo(function EventRow({ index, start, row: r, selected, onRow 
           <span className="c-cpu">{r.cpu}</span>
           <span className="c-task"><TaskText utid={r.utid} name={r.comm} tid={r.tid} /></span>
           <span className="c-name">{r.name}</span>
-          <span className="c-args" title={r.args}>{r.args}</span>
+          <span className="c-args" title={r.args}><ArgsText text={r.args} utidOfTid={utidOfTid} /></span>
         </>
       ) : <span className="muted">…</span>}
     </div>

@@ -21,6 +21,30 @@ export function TaskText({ utid, name, tid }: { utid: number | null; name: strin
   );
 }
 
+/**
+ * An event's printed fields with the tasks they name as links: each
+ * `pid=N` (prev_pid, next_pid, child_pid...) gives that thread a track.
+ */
+export function ArgsText({ text, utidOfTid }: { text: string; utidOfTid(tid: number): number | null }) {
+  const parts: Array<string | { label: string; utid: number }> = [];
+  let at = 0;
+  for (const m of text.matchAll(/\b(\w*pid)=(\d+)/g)) {
+    const utid = utidOfTid(Number(m[2]));
+    if (utid === null || utid === 0) continue;
+    parts.push(text.slice(at, m.index));
+    parts.push({ label: m[0], utid });
+    at = m.index! + m[0].length;
+  }
+  parts.push(text.slice(at));
+  return (
+    <>
+      {parts.map((p, i) => (typeof p === 'string' ? p : (
+        <button key={i} className="link task-pid" title="Give this thread a track" onClick={(e) => { e.stopPropagation(); showThread(p.utid); }} data-testid="field-task-link">{p.label}</button>
+      )))}
+    </>
+  );
+}
+
 interface TaskRef {
   role: string;
   utid: number;

@@ -13,7 +13,7 @@
  */
 import { mkdirSync, readFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
-import { expect, test, type Page } from '@playwright/test';
+import { expect, test, type Locator, type Page } from '@playwright/test';
 import { SCREENSHOTS, visibleWindow } from './helpers.ts';
 import { ServerProcess, freePort } from './server_process.ts';
 import { reportEvents, shrinkerCalls, threadStateTimes, type ReportEvent } from '../query/report_text.ts';
@@ -90,6 +90,19 @@ async function pixel(page: Page, selector: string, x: number, y: number): Promis
     const d = c.getContext('2d')!.getImageData(Math.round((x - r.left) * k), Math.round((y - r.top) * k), 1, 1).data;
     return [d[0]!, d[1]!, d[2]!] as [number, number, number];
   }, { selector, x, y });
+}
+
+/** A track header's box once the layout has settled (tracks grow as their data arrives: slice depths). */
+async function settledBox(header: Locator): Promise<{ x: number; y: number; width: number; height: number }> {
+  let box = (await header.boundingBox())!;
+  await expect.poll(async () => {
+    await header.scrollIntoViewIfNeeded();
+    const now = (await header.boundingBox())!;
+    const same = now.y === box.y && now.height === box.height;
+    box = now;
+    return same;
+  }, { intervals: [500] }).toBe(true);
+  return box;
 }
 
 /** A drawn colour, not the white background or a grey grid line. */
@@ -230,9 +243,7 @@ test('filter the event list and follow a row; a timeline selection scrolls the l
   await page.getByTestId('filter-apply').click();
   const inWindow = slab.filter((e) => e.ts >= call.start - pad && e.ts <= call.end + pad);
   await expect(page.getByTestId('event-count')).toHaveAttribute('data-total', String(inWindow.length));
-  const track = page.locator('[data-uri="slice#shrinker"]');
-  await track.scrollIntoViewIfNeeded();
-  const tb = (await track.boundingBox())!;
+  const tb = await settledBox(page.locator('[data-uri="slice#shrinker"]'));
   await page.mouse.click(await xOf(page, rel(call.start + (call.end - call.start) / 2n)), tb.y + tb.height / 2);
   await expect(page).toHaveURL(/sel=slice:\d+/);
   // The slice starts at its mm_shrink_slab_start: the list's row for it is selected.
@@ -240,6 +251,18 @@ test('filter the event list and follow a row; a timeline selection scrolls the l
   await expect(page.locator(`[data-testid="event-row"][data-index="${index}"]`)).toHaveClass(/selected/);
   await expect(page.locator(`[data-testid="event-row"][data-index="${index}"]`)).toContainText('mm_shrink_slab_start');
   await shot(page, '33-event-list-follows');
+
+  // Tasks named in fields are links: the woken task of a sched_waking gets a track.
+  await page.getByTestId('filter-names').fill('sched_waking');
+  await page.getByTestId('filter-apply').click();
+  const wakings = events.filter((e) => e.name === 'sched_waking' && e.ts >= call.start - pad && e.ts <= call.end + pad);
+  await expect(page.getByTestId('event-count')).toHaveAttribute('data-total', String(wakings.length));
+  const pid = Number(wakings[0]!.fields.pid);
+  const tracks = await (await fetch(`${server.base}/api/traces/${trace}/tracks`)).json() as { threads: Array<{ utid: number; tid: number; name: string }> };
+  const woken = tracks.threads.find((t) => t.tid === pid)!;
+  await page.locator('[data-testid="event-row"][data-index="0"]').getByTestId('field-task-link').filter({ hasText: `pid=${pid}` }).click();
+  await expect(page.locator(`[data-uri="thread#${woken.utid}"]`)).toBeVisible();
+  await expect(page).toHaveURL(new RegExp(`add=(thread:\\d+,)*thread:${woken.utid}`));
 });
 
 test('search a worker thread that had no track, add it, see its states', async ({ page }) => {
@@ -294,9 +317,8 @@ test('shift+drag a range over a shrinker call: kswapd\'s time per state, kept in
   const span = call.end - call.start;
   await openTrace(page, `&t0=${rel(call.start - span / 4n)}&t1=${rel(call.end + span / 4n)}`);
   const kswapd = page.locator('[data-uri^="thread#"]', { has: page.locator('.track-title', { hasText: /^kswapd0 \d+$/ }) }).first();
-  await kswapd.scrollIntoViewIfNeeded();
   const utid = Number((await kswapd.getAttribute('data-uri'))!.slice('thread#'.length));
-  const kb = (await kswapd.boundingBox())!;
+  const kb = await settledBox(kswapd);
   const y = kb.y + 6;
   await page.keyboard.down('Shift');
   await page.mouse.move(await xOf(page, rel(call.start - span / 20n)), y);

@@ -81,5 +81,5 @@ export const queryApi = {
   range: (traceId: string, t0: number, t1: number, tracks: string[], signal?: AbortSignal) =>
     call<RangeSummary>('GET', `/api/traces/${enc(traceId)}/range?${qs({ t0: Math.floor(t0), t1: Math.ceil(t1), tracks: tracks.join(',') })}`, undefined, signal),
   saveDetector: (body: { traceId: string; id: string; title: string; description?: string; severity: string; sql: string; replace?: boolean }) =>
-    call<{ id: string; file: string; findings: number; replaced: boolean }>('POST', '/api/detectors', body),
+    call<{ id: string; file: string; findings: number; replaced: boolean }>('POST', '/api/saved-detectors', body),
 };

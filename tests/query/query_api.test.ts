@@ -249,7 +249,7 @@ describe('range aggregates', () => {
 describe('save as detector', () => {
   it('writes the query as a detector whose findings join the trace\'s', async () => {
     const sql = `SELECT ts, dur, utid, cpu, name, id FROM slice WHERE category = 'shrinker' AND dur > 10000000`;
-    const r = await app.inject({ method: 'POST', url: '/api/detectors', payload: { traceId: id, id: 'slow_shrinks', title: 'Shrinker calls over 10 ms', severity: 'warn', sql } });
+    const r = await app.inject({ method: 'POST', url: '/api/saved-detectors', payload: { traceId: id, id: 'slow_shrinks', title: 'Shrinker calls over 10 ms', severity: 'warn', sql } });
     expect(r.statusCode, r.body).toBe(200);
     const want = shrinkerCalls(events).filter((c) => c.end - c.start > 10_000_000n);
     expect(r.json()).toMatchObject({ id: 'slow_shrinks', findings: want.length });
@@ -261,12 +261,12 @@ describe('save as detector', () => {
     // The built-in detectors still ran.
     expect(f.findings.some((x) => x.detector === 'shrinker_blocking')).toBe(true);
     // Same id again: refused unless replacing; a built-in id: refused.
-    expect((await app.inject({ method: 'POST', url: '/api/detectors', payload: { traceId: id, id: 'slow_shrinks', title: 'x', severity: 'info', sql } })).statusCode).toBe(409);
-    expect((await app.inject({ method: 'POST', url: '/api/detectors', payload: { traceId: id, id: 'shrinker_blocking', title: 'x', severity: 'info', sql } })).statusCode).toBe(409);
+    expect((await app.inject({ method: 'POST', url: '/api/saved-detectors', payload: { traceId: id, id: 'slow_shrinks', title: 'x', severity: 'info', sql } })).statusCode).toBe(409);
+    expect((await app.inject({ method: 'POST', url: '/api/saved-detectors', payload: { traceId: id, id: 'shrinker_blocking', title: 'x', severity: 'info', sql } })).statusCode).toBe(409);
   });
 
   it('refuses what the sandbox refuses, and writes nothing', async () => {
-    const r = await app.inject({ method: 'POST', url: '/api/detectors', payload: { traceId: id, id: 'evil', title: 'x', severity: 'info', sql: `SELECT * FROM read_text('/etc/hostname')` } });
+    const r = await app.inject({ method: 'POST', url: '/api/saved-detectors', payload: { traceId: id, id: 'evil', title: 'x', severity: 'info', sql: `SELECT * FROM read_text('/etc/hostname')` } });
     expect(r.statusCode).toBe(403);
     expect(fs.existsSync(path.join(dataDir, 'detectors', 'evil.sql'))).toBe(false);
   });

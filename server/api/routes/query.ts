@@ -12,8 +12,8 @@
  *   GET  /api/traces/:id/search           ?q: threads, processes, event names, field values
  *   GET  /api/traces/:id/search/matches   ?kind=thread&utid | kind=event&name | kind=value&table&field&value
  *   GET  /api/traces/:id/range            ?t0&t1[&tracks=thread#3,cpu#0]: range aggregates
- *   GET  /api/detectors                   built-in and saved detectors
- *   POST /api/detectors                   {traceId, id, title, description?, severity, sql, replace?}: save as detector
+ *   GET  /api/saved-detectors             the detectors saved from the query page (and the built-in ones)
+ *   POST /api/saved-detectors             {traceId, id, title, description?, severity, sql, replace?}: save as detector
  *
  * Times in and out are ns relative to the trace's first event, except query
  * results, which are the model's own values (absolute ns), with `base`.
@@ -201,12 +201,12 @@ export async function registerQueryRoutes(app: FastifyInstance, ctx: ApiContext)
     return wrap(reply, () => queries.request({ op: 'range', trace, t0, t1, tracks: tracks ? tracks.split(',') : [] }, abortOnClose(reply), READ_TIMEOUT_MS));
   });
 
-  app.get('/api/detectors', async () => {
+  app.get('/api/saved-detectors', async () => {
     const dir = root ? userDetectorDir(root) : null;
     return { detectors: await listDetectors(dir && existsSync(dir) ? [dir] : []), userDir: dir };
   });
 
-  app.post('/api/detectors', async (req, reply) => {
+  app.post('/api/saved-detectors', async (req, reply) => {
     if (!root) throw new HttpError(501, 'this server has no data directory to keep detectors in');
     const body = (req.body ?? {}) as Record<string, unknown>;
     const str = (k: string, max: number, required = true): string => {

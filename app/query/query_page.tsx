@@ -98,7 +98,11 @@ export function QueryPage({ traceId, info }: Props) {
 
   const cancel = () => {
     if (status.kind !== 'running') return;
-    void queryApi.cancel(status.queryId).catch(() => undefined);
+    // By id; if the server had not handed it on yet, closing the request stops it there too.
+    void queryApi.cancel(status.queryId).then(
+      (r) => { if (!r.cancelled) abort.current?.abort(); },
+      () => abort.current?.abort(),
+    );
   };
 
   const answer = status.kind === 'done' ? status.answer : null;

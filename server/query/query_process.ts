@@ -52,6 +52,8 @@ interface Pending {
   resolve(v: unknown): void;
   reject(e: Error): void;
   cleanup(): void;
+  /** A stage began executing with this time limit. */
+  started(timeoutMs: number): void;
 }
 
 const ENTRY = fileURLToPath(new URL('./query_worker.mjs', import.meta.url));
@@ -87,7 +89,7 @@ export class QueryProcess {
     this.ready = new Promise<void>((resolve, reject) => {
       const onEarlyExit = (code: number | null) => reject(new Error(`the query process exited while starting (${code})`));
       child.once('exit', onEarlyExit);
-      child.on('message', (m: { ready?: boolean; id?: number; ok?: boolean; value?: unknown; error?: SerializedError }) => {
+      child.on('message', (m: { ready?: boolean; id?: number; ok?: boolean; started?: number; value?: unknown; error?: SerializedError }) => {
         if (m.ready) {
           child.off('exit', onEarlyExit);
           this.starting = false;
@@ -97,6 +99,10 @@ export class QueryProcess {
         }
         const p = m.id !== undefined ? this.pending.get(m.id) : undefined;
         if (!p) return;
+        if (typeof m.started === 'number') {
+          p.started(m.started);
+          return;
+        }
         this.pending.delete(m.id!);
         p.cleanup();
         this.refresh();
@@ -140,28 +146,31 @@ export class QueryProcess {
   }
 
   /**
-   * Sends a request. `timeoutMs`: its own time limit (the sandbox interrupts
-   * it then); no answer KILL_AFTER_MS past it means the interrupt did not
-   * work, and the process is ended.
+   * Sends a request. Each stage of it that starts executing in the child
+   * reports its time limit (the sandbox interrupts it then); no answer and
+   * no next stage KILL_AFTER_MS past that limit means the interrupt did not
+   * work, and the process is ended. A request still waiting for a slot has
+   * no timer: waiting is not hanging.
    */
-  async request<R extends ServiceRequest>(req: R, signal?: AbortSignal, timeoutMs?: number): Promise<ServiceAnswers[R['op']]> {
+  async request<R extends ServiceRequest>(req: R, signal?: AbortSignal): Promise<ServiceAnswers[R['op']]> {
     if (this.closed) throw new QueryError('the server is stopping', 'cancelled');
     await this.start();
     const child = this.child!;
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
       let killTimer: ReturnType<typeof setTimeout> | null = null;
-      const deadline = timeoutMs === undefined ? null : setTimeout(() => {
+      let deadline: ReturnType<typeof setTimeout> | null = null;
+      let running = false;
+      const kill = () => {
         if (this.pending.has(id) && this.child === child) child.kill('SIGKILL');
-      }, timeoutMs + KILL_AFTER_MS);
-      deadline?.unref();
+      };
       const onAbort = () => {
         if (!this.pending.has(id)) return;
         child.send({ abort: id });
+        // Only a stage that was executing can fail to stop; one waiting for a slot leaves the line at once.
+        if (!running) return;
         // A query that does not stop when cancelled: end its process.
-        killTimer = setTimeout(() => {
-          if (this.pending.has(id) && this.child === child) child.kill('SIGKILL');
-        }, KILL_AFTER_MS);
+        killTimer = setTimeout(kill, KILL_AFTER_MS);
         killTimer.unref();
       };
       this.pending.set(id, {
@@ -171,6 +180,12 @@ export class QueryProcess {
           signal?.removeEventListener('abort', onAbort);
           if (killTimer) clearTimeout(killTimer);
           if (deadline) clearTimeout(deadline);
+        },
+        started: (stageTimeoutMs: number) => {
+          running = true;
+          if (deadline) clearTimeout(deadline);
+          deadline = setTimeout(kill, stageTimeoutMs + KILL_AFTER_MS);
+          deadline.unref();
         },
       });
       signal?.addEventListener('abort', onAbort);

@@ -32,6 +32,7 @@ export interface TraceRef {
 export type ServiceRequest =
   | { op: 'run'; trace: TraceRef; sql: string; queryId?: string; timeoutMs?: number; maxRows?: number }
   | { op: 'cancel'; queryId: string }
+  | { op: 'status'; queryId: string }
   | { op: 'catalog'; trace: TraceRef }
   | { op: 'eventList'; trace: TraceRef; t0: bigint; t1: bigint; filter: EventListFilter; from: number; count: number }
   | { op: 'position'; trace: TraceRef; t0: bigint; t1: bigint; filter: EventListFilter; ts: bigint; eventId: bigint | null }
@@ -44,6 +45,7 @@ export type ServiceRequest =
 export interface ServiceAnswers {
   run: QueryResult & { queryId: string };
   cancel: { cancelled: boolean };
+  status: { running: boolean; startedAt: number | null };
   catalog: Catalog;
   eventList: { total: number; rows: EventListRow[] };
   position: { index: number; total: number };
@@ -120,6 +122,10 @@ export class QueryService {
         return this.sandboxes.run(req.trace.id, req.sql, { queryId: req.queryId, timeoutMs: req.timeoutMs, maxRows: req.maxRows, signal });
       case 'cancel':
         return { cancelled: this.sandboxes.cancel(req.queryId) };
+      case 'status': {
+        const q = this.sandboxes.running().find((x) => x.queryId === req.queryId);
+        return { running: !!q, startedAt: q?.startedAt ?? null };
+      }
       case 'catalog':
         return (await this.listContext(req.trace, signal)).catalog;
       case 'eventList': {

@@ -6,10 +6,12 @@
  *   server -> here:  {id, req}         a request
  *                    {abort: id}       stop it (the cancel button, a closed request)
  *   here -> server:  {ready: true}
+ *                    {id, started: timeoutMs}   a stage of it began executing (after waiting for a slot)
  *                    {id, ok: true, value} | {id, ok: false, error}
  */
 import { QueryService } from './query_service.ts';
 import { serializeError } from './query_process.ts';
+import { runStarts } from './sandbox.ts';
 
 const service = new QueryService();
 const running = new Map<number, AbortController>();
@@ -23,7 +25,8 @@ process.on('message', (msg: { id?: number; req?: Parameters<QueryService['handle
   const id = msg.id;
   const ac = new AbortController();
   running.set(id, ac);
-  service.handle(msg.req, ac.signal).then(
+  // Each stage that starts executing tells the server, which arms its kill timer from then.
+  runStarts.run((timeoutMs) => reply({ id, started: timeoutMs }), () => service.handle(msg.req!, ac.signal)).then(
     (value) => reply({ id, ok: true, value }),
     (e: unknown) => reply({ id, ok: false, error: serializeError(e) }),
   ).finally(() => running.delete(id));

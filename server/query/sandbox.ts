@@ -21,6 +21,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { DuckDBConnection, DuckDBInstance, DuckDBTypeId, StatementType, type DuckDBPreparedStatement, type DuckDBResultReader, type DuckDBValue } from '@duckdb/node-api';
 import { DETECTOR_MACROS_FILE } from '../findings/detector_registry.ts';
 import { checkScript, RefusedStatement } from './statement_policy.ts';
@@ -100,6 +101,13 @@ const ALLOWED_TYPES = new Set<StatementType>([
   StatementType.VARIABLE_SET, StatementType.TRANSACTION, StatementType.PRAGMA, StatementType.RELATION,
 ]);
 
+/**
+ * Told each time a run starts executing (its time limit starts then; before,
+ * it may wait for a free slot): the query process reports it to the server,
+ * whose last-resort kill timer counts from there (query_process.ts).
+ */
+export const runStarts = new AsyncLocalStorage<(timeoutMs: number) => void>();
+
 /** Errors of stallscope's own checks, by name (importing their classes here would make a cycle). */
 const OWN_ERRORS = new Set(['FilterError', 'SaveDetectorError', 'RefusedStatement', 'DetectorDefinitionError']);
 
@@ -175,6 +183,7 @@ export class QuerySandbox {
       conn?.interrupt();
     };
     const timer = setTimeout(() => stop('timeout'), timeoutMs);
+    runStarts.getStore()?.(timeoutMs);
     const onAbort = () => stop('cancelled');
     opts.signal?.addEventListener('abort', onAbort);
     try {

@@ -6,6 +6,7 @@
  *
  *   POST /api/traces/:id/query            {sql, queryId?, timeoutMs?, maxRows?} -> columns, rows
  *   POST /api/queries/:queryId/cancel     stops a running query (DuckDB interrupt)
+ *   GET  /api/queries/:queryId            {running, startedAt}: is it running (or waiting for a slot)
  *   GET  /api/traces/:id/schema           tables, columns, descriptions, ss_* macros (completion)
  *   GET  /api/traces/:id/event_list       ?t0&t1[&names&cpus&task&expr]&from&count: rows of the window's events
  *   GET  /api/traces/:id/event_list/position   same filters &ts[&id]: the row number of a time
@@ -29,7 +30,7 @@ import { FilterError } from '../../query/field_filter.ts';
 import type { EventListFilter } from '../../query/event_list.ts';
 import type { MatchSpec } from '../../query/search.ts';
 import { QueryProcess } from '../../query/query_process.ts';
-import { READ_TIMEOUT_MS, SAVE_TEST_MS, type TraceRef } from '../../query/query_service.ts';
+import type { TraceRef } from '../../query/query_service.ts';
 import { SaveDetectorError, userDetectorDir, type Severity } from '../../query/user_detectors.ts';
 import { listDetectors } from '../../findings/detector_registry.ts';
 
@@ -106,7 +107,7 @@ export async function registerQueryRoutes(app: FastifyInstance, ctx: ApiContext)
     if (maxRows !== undefined && (!Number.isInteger(maxRows) || maxRows < 0 || maxRows > MAX_ROWS)) throw new HttpError(400, `maxRows: 0 to ${MAX_ROWS}`);
     const trace = await ready(req.params);
     return wrap(reply, async () => {
-      const r = await queries.request({ op: 'run', trace, sql, queryId, timeoutMs, maxRows }, abortOnClose(reply), timeoutMs);
+      const r = await queries.request({ op: 'run', trace, sql, queryId, timeoutMs, maxRows }, abortOnClose(reply));
       return { ...r, base: trace.meta.base.toString() };
     });
   });
@@ -117,9 +118,15 @@ export async function registerQueryRoutes(app: FastifyInstance, ctx: ApiContext)
     return queries.request({ op: 'cancel', queryId });
   });
 
+  app.get('/api/queries/:queryId', async (req) => {
+    const { queryId } = req.params as { queryId: string };
+    if (!/^[\w-]{1,64}$/.test(queryId)) throw new HttpError(400, 'bad query id');
+    return queries.request({ op: 'status', queryId });
+  });
+
   app.get('/api/traces/:id/schema', async (req, reply) => {
     const trace = await ready(req.params);
-    return wrap(reply, () => queries.request({ op: 'catalog', trace }, abortOnClose(reply), READ_TIMEOUT_MS));
+    return wrap(reply, () => queries.request({ op: 'catalog', trace }, abortOnClose(reply)));
   });
 
   const listFilter = (q: Record<string, unknown>): EventListFilter => {
@@ -147,7 +154,7 @@ export async function registerQueryRoutes(app: FastifyInstance, ctx: ApiContext)
     const count = intParam(q, 'count', { min: 0, max: 2000, def: 200 })!;
     const trace = await ready(req.params);
     return wrap(reply, async () => {
-      const r = await queries.request({ op: 'eventList', trace, t0, t1, filter, from, count }, abortOnClose(reply), 2 * READ_TIMEOUT_MS);
+      const r = await queries.request({ op: 'eventList', trace, t0, t1, filter, from, count }, abortOnClose(reply));
       return { t0: Number(t0), t1: Number(t1), from, ...r };
     });
   });
@@ -159,13 +166,13 @@ export async function registerQueryRoutes(app: FastifyInstance, ctx: ApiContext)
     const ts = bigParam(q, 'ts', { required: true, min: -MAX_WINDOW_NS, max: MAX_WINDOW_NS })!;
     const eventId = bigParam(q, 'id', { min: 0n, max: 2n ** 62n }) ?? null;
     const trace = await ready(req.params);
-    return wrap(reply, () => queries.request({ op: 'position', trace, t0, t1, filter, ts, eventId }, abortOnClose(reply), 2 * READ_TIMEOUT_MS));
+    return wrap(reply, () => queries.request({ op: 'position', trace, t0, t1, filter, ts, eventId }, abortOnClose(reply)));
   });
 
   app.get('/api/traces/:id/search', async (req, reply) => {
     const text = stringParam(req.query as Record<string, unknown>, 'q', { required: true, maxLen: 200 })!;
     const trace = await ready(req.params);
-    return wrap(reply, () => queries.request({ op: 'search', trace, text }, abortOnClose(reply), 2 * READ_TIMEOUT_MS));
+    return wrap(reply, () => queries.request({ op: 'search', trace, text }, abortOnClose(reply)));
   });
 
   app.get('/api/traces/:id/search/matches', async (req, reply) => {
@@ -185,7 +192,7 @@ export async function registerQueryRoutes(app: FastifyInstance, ctx: ApiContext)
     const trace = await ready(req.params);
     return wrap(reply, async () => {
       try {
-        return await queries.request({ op: 'matches', trace, spec }, abortOnClose(reply), READ_TIMEOUT_MS);
+        return await queries.request({ op: 'matches', trace, spec }, abortOnClose(reply));
       } catch (e) {
         if (e instanceof Error && /^no field /.test(e.message)) throw new HttpError(400, e.message);
         throw e;
@@ -198,7 +205,7 @@ export async function registerQueryRoutes(app: FastifyInstance, ctx: ApiContext)
     const { t0, t1 } = windowOf(q);
     const tracks = stringParam(q, 'tracks', { maxLen: 20_000 });
     const trace = await ready(req.params);
-    return wrap(reply, () => queries.request({ op: 'range', trace, t0, t1, tracks: tracks ? tracks.split(',') : [] }, abortOnClose(reply), READ_TIMEOUT_MS));
+    return wrap(reply, () => queries.request({ op: 'range', trace, t0, t1, tracks: tracks ? tracks.split(',') : [] }, abortOnClose(reply)));
   });
 
   app.get('/api/saved-detectors', async () => {
@@ -225,7 +232,7 @@ export async function registerQueryRoutes(app: FastifyInstance, ctx: ApiContext)
       const saved = await queries.request({
         op: 'saveDetector', trace, dataDir: root, request, replace: body.replace === true,
         origin: `trace ${rec?.name ?? trace.id.slice(0, 12)}, ${new Date().toISOString().slice(0, 10)}`,
-      }, undefined, 2 * SAVE_TEST_MS);
+      });
       // The findings list now includes it: this trace's findings are recomputed (others when next opened).
       await ctx.library.findings(trace.id);
       return saved;

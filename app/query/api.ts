@@ -3,7 +3,7 @@
  * SQL, schema, event list, search, range aggregates, save as detector. Wire
  * shapes are the server's own types (type-only imports: nothing is bundled).
  */
-import { ApiError, authHeaders } from '../api/client.ts';
+import { ApiError } from '../api/client.ts';
 import type { ColumnInfo } from '../../server/query/sandbox.ts';
 import type { Catalog } from '../../server/query/catalog.ts';
 import type { EventListRow } from '../../server/query/event_list.ts';
@@ -33,7 +33,8 @@ export class PositionedError extends ApiError {
 }
 
 async function call<T>(method: 'GET' | 'POST', url: string, body?: unknown, signal?: AbortSignal): Promise<T> {
-  const headers: Record<string, string> = { ...authHeaders() };
+  // The access token rides on the app's HttpOnly cookie (server/api/access.ts).
+  const headers: Record<string, string> = {};
   if (body !== undefined) headers['content-type'] = 'application/json';
   const res = await fetch(url, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), signal });
   const text = await res.text();

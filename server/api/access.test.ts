@@ -67,6 +67,11 @@ function concrete(method: string, pattern: string): { target: string; body?: str
     '/api/traces/:id/events': '?ids=1,2',
     '/api/traces/:id/excerpt': '?sel=finding:0',
     '/api/traces/:id/notes/:noteId': method === 'DELETE' ? '?version=99' : '',
+    '/api/traces/:id/event_list': '?t0=0&t1=1000000000',
+    '/api/traces/:id/event_list/position': '?t0=0&t1=1000000000&ts=0',
+    '/api/traces/:id/search': '?q=kswapd',
+    '/api/traces/:id/search/matches': '?kind=event&name=sched_switch',
+    '/api/traces/:id/range': '?t0=0&t1=1000000000',
   };
   if (method === 'POST' && pattern === '/api/traces') return { target: `${p}?name=evil.dat`, body: 'not a trace at all\n', type: 'application/octet-stream' };
   if (method === 'POST' || method === 'PATCH' || method === 'PUT') {

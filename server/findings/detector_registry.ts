@@ -8,12 +8,19 @@
  *   -- @title One line            (optional: defaults to the id)
  *   -- @description One line      (optional)
  *   -- @param warn_ns BIGINT 10000000 -- what the parameter means
+ *   -- @requires vmscan:mm_shrink_slab_start vmscan:mm_shrink_slab_end
+ *                                 (tracepoints it needs; `a|b`: either; without them
+ *                                 the detector reports "not traced", not zero findings)
+ *   -- @impact One line           (what a finding's impact_ns measures)
+ *   -- @severity One line         (the severity rule; repeatable)
  *
  * and then is ONE SELECT returning finding rows (see REQUIRED_COLUMNS). Its
  * parameters are DuckDB named prepared-statement parameters (`$warn_ns`).
  * A companion `<stem>.summary.sql` (one SELECT, same parameters) returns
- * summary rows. Files whose name starts with `_` and the `lib/` directory are
- * not detectors; `lib/macros.sql` holds macros every detector may call.
+ * summary rows, and `<stem>.metrics.sql` (one SELECT, same parameters)
+ * the detector's metrics (server/findings/metrics.ts). Files whose name
+ * starts with `_` and the `lib/` directory are not detectors;
+ * `lib/macros.sql` holds macros every detector may call.
  */
 import { existsSync } from 'node:fs';
 import { createHash } from 'node:crypto';
@@ -57,6 +64,12 @@ export interface DetectorParam {
 
 export type ParamValue = bigint | number | string | boolean;
 
+/**
+ * Tracepoints a detector needs, as `system:event` names: every group must be
+ * in the trace, a group is satisfied by any one of its alternatives.
+ */
+export type Requirement = string[];
+
 export interface DetectorDef {
   id: string;
   title: string;
@@ -68,6 +81,15 @@ export interface DetectorDef {
   /** `<stem>.summary.sql` next to it, if any. */
   summaryFile: string | null;
   summarySql: string | null;
+  /** `<stem>.metrics.sql` next to it, if any. */
+  metricsFile: string | null;
+  metricsSql: string | null;
+  /** `@requires` groups (empty: needs nothing in particular). */
+  requires: Requirement[];
+  /** `@impact`: what impact_ns measures ('' when not stated: then it is the finding's duration). */
+  impact: string;
+  /** `@severity` lines: the severity rule. */
+  severityRule: string;
   builtin: boolean;
 }
 
@@ -80,6 +102,10 @@ export interface DetectorInfo {
   builtin: boolean;
   hasSummary: boolean;
   params: { name: string; type: ParamType; default: string; description: string }[];
+  /** Tracepoints it needs (`@requires`): each group as `a|b`. */
+  requires: string[];
+  impact: string;
+  severity_rule: string;
 }
 
 export class DetectorDefinitionError extends Error {
@@ -101,11 +127,16 @@ export interface ParsedHeader {
   title: string | null;
   description: string | null;
   params: DetectorParam[];
+  requires: Requirement[];
+  impact: string | null;
+  severityRule: string | null;
 }
+
+const REQUIREMENT = /^[A-Za-z0-9_]+:[A-Za-z0-9_]+$/;
 
 /** Parses the `--` comment lines before the first line of SQL. */
 export function parseDetectorHeader(text: string, file: string): ParsedHeader {
-  const out: ParsedHeader = { id: null, title: null, description: null, params: [] };
+  const out: ParsedHeader = { id: null, title: null, description: null, params: [], requires: [], impact: null, severityRule: null };
   const lines = text.split(/\r?\n/);
   for (let i = 0; i < lines.length; i++) {
     const line = lines[i]!.trim();
@@ -126,6 +157,22 @@ export function parseDetectorHeader(text: string, file: string): ParsedHeader {
         break;
       case 'description':
         out.description = rest.trim();
+        break;
+      case 'requires':
+        for (const group of rest.trim().split(/\s+/).filter(Boolean)) {
+          const alts = group.split('|');
+          const bad = alts.find((a) => !REQUIREMENT.test(a));
+          if (bad !== undefined) {
+            throw new DetectorDefinitionError(file, lineNo, `@requires: '${bad}' is not a tracepoint written system:event`);
+          }
+          out.requires.push(alts);
+        }
+        break;
+      case 'impact':
+        out.impact = `${out.impact ? `${out.impact} ` : ''}${rest.trim()}`;
+        break;
+      case 'severity':
+        out.severityRule = `${out.severityRule ? `${out.severityRule} ` : ''}${rest.trim()}`;
         break;
       case 'param': {
         const m = PARAM_LINE.exec(body);
@@ -164,7 +211,7 @@ export function parseDetectorHeader(text: string, file: string): ParsedHeader {
       }
       default:
         // Unknown tags are allowed (future use), but not silently misspelled core ones.
-        if (['params', 'parameter', 'titel', 'desc'].includes(name)) {
+        if (['params', 'parameter', 'titel', 'desc', 'require', 'needs'].includes(name)) {
           throw new DetectorDefinitionError(file, lineNo, `unknown tag @${name}`);
         }
     }
@@ -315,6 +362,12 @@ export async function loadDetectorFile(file: string, builtin: boolean): Promise<
     summarySql = await readFile(summaryFile, 'utf8');
     validateStatement(summarySql, summaryFile, header.params);
   }
+  const metricsFile = join(dirname(file), `${stem}.metrics.sql`);
+  let metricsSql: string | null = null;
+  if (existsSync(metricsFile)) {
+    metricsSql = await readFile(metricsFile, 'utf8');
+    validateStatement(metricsSql, metricsFile, header.params);
+  }
   return {
     id,
     title: header.title ?? id,
@@ -324,6 +377,11 @@ export async function loadDetectorFile(file: string, builtin: boolean): Promise<
     sql,
     summaryFile: summarySql != null ? summaryFile : null,
     summarySql,
+    metricsFile: metricsSql != null ? metricsFile : null,
+    metricsSql,
+    requires: header.requires,
+    impact: header.impact ?? '',
+    severityRule: header.severityRule ?? '',
     builtin,
   };
 }
@@ -333,7 +391,7 @@ async function detectorFilesIn(dir: string): Promise<string[]> {
   if (!st || !st.isDirectory()) throw new Error(`detector directory not found: ${dir}`);
   const names = await readdir(dir);
   return names
-    .filter((n) => n.endsWith('.sql') && !n.endsWith('.summary.sql') && !n.startsWith('_'))
+    .filter((n) => n.endsWith('.sql') && !n.endsWith('.summary.sql') && !n.endsWith('.metrics.sql') && !n.startsWith('_'))
     .sort()
     .map((n) => join(dir, n));
 }
@@ -384,6 +442,9 @@ export function detectorInfo(d: DetectorDef): DetectorInfo {
       default: p.defaultText,
       description: p.description,
     })),
+    requires: d.requires.map((g) => g.join('|')),
+    impact: d.impact,
+    severity_rule: d.severityRule,
   };
 }
 

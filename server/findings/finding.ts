@@ -3,7 +3,8 @@
  *
  * This is the stable contract the CLI (`stallscope analyze --json`), the HTTP
  * API and the web app share. People script against it: add keys, never rename
- * or remove them.
+ * or remove them. The whole contract (findings, overview, metrics, detector
+ * coverage) is described in server/findings/CONTRACT.md.
  *
  * JSON shape of one finding (see `findingToJson`):
  *
@@ -20,7 +21,11 @@
  *   "utid": 7,                              // stallscope thread key (thread.utid), or null
  *   "title": "super_cache_scan blocked kswapd0 for 312.4 ms (...)",
  *   "values": { "shrinker": "super_cache_scan", ... },  // measured values; NULL ones omitted
- *   "event_ids": [1234, 1240]               // ftrace_event.id of every event that makes it up
+ *   "event_ids": [1234, 1240],              // ftrace_event.id of every event that makes it up
+ *   "id": 183405219980422,                  // stable id (links, API, `stallscope excerpt FILE finding:<id>`)
+ *   "impact_ns": 312400123,                 // the time it cost, as the detector's @impact line defines it
+ *   "rank": 1,                              // 1 = worst: severity, then impact, then time
+ *   "parent_id": null                       // the finding that covers this one (its group), or null
  * }
  * ```
  *
@@ -31,10 +36,11 @@
  *   reclaim_writeback: pages;         migration_pingpong: bounces, cpus;
  *   direct_reclaim_stall: nr_reclaimed (when the end event was seen), order, gfp_flags.
  */
+import { createHash } from 'node:crypto';
 
 export type Severity = 'critical' | 'warn' | 'info';
 
-/** Severities from worst to mildest: the order findings are reported in. */
+/** Severities from worst to mildest: the order findings are ranked in. */
 export const SEVERITIES: readonly Severity[] = ['critical', 'warn', 'info'];
 
 export function isSeverity(s: unknown): s is Severity {
@@ -59,18 +65,70 @@ export interface Finding {
   title: string;
   values: Record<string, unknown>;
   event_ids: bigint[];
+  /** Stable id: the same finding has the same id whatever else ran, however the list is sorted (see `findingId`). */
+  id: number;
+  /** The time the finding cost, ns (each detector's `@impact` header line says how it is measured). */
+  impact_ns: bigint;
+  /** 1 = worst: by severity, then impact (larger first), then ts, then id. */
+  rank: number;
+  /** A finding that covers this one (e.g. the repeated ramp-up a kswapd episode belongs to), or null. */
+  parent_id: number | null;
 }
 
-/** Orders by severity (critical first), then ts, then detector, kind and first event id. */
-export function compareFindings(a: Finding, b: Finding): number {
+/** The order `rank` numbers: severity (critical first), impact (larger first), ts, id. */
+export function compareByRank(a: Finding, b: Finding): number {
   const s = severityRank(a.severity) - severityRank(b.severity);
   if (s !== 0) return s;
+  if (a.impact_ns !== b.impact_ns) return a.impact_ns > b.impact_ns ? -1 : 1;
+  if (a.ts_ns !== b.ts_ns) return a.ts_ns < b.ts_ns ? -1 : 1;
+  return a.id - b.id;
+}
+
+/** Time order: ts, then detector, kind and id. */
+export function compareByTime(a: Finding, b: Finding): number {
   if (a.ts_ns !== b.ts_ns) return a.ts_ns < b.ts_ns ? -1 : 1;
   if (a.detector !== b.detector) return a.detector < b.detector ? -1 : 1;
   if (a.kind !== b.kind) return a.kind < b.kind ? -1 : 1;
-  const ea = a.event_ids[0] ?? -1n;
-  const eb = b.event_ids[0] ?? -1n;
-  return ea === eb ? 0 : ea < eb ? -1 : 1;
+  return a.id - b.id;
+}
+
+/** @deprecated the runner ranks findings (`compareByRank`); kept for scripts importing it. */
+export const compareFindings = compareByRank;
+
+/** Largest id + 1: ids are 48-bit, so they stay exact JS numbers and fit `finding:<15 digits>` in links. */
+const ID_SPACE = 2 ** 48;
+
+/**
+ * A finding's stable id, from what identifies it: its detector, kind, start,
+ * thread and first event. It does not depend on which other detectors ran,
+ * on parameters that only change severities, or on any sort order, so a
+ * link or a note made today names the same finding after a re-run.
+ */
+export function findingId(f: { detector: string; kind: string; ts_ns: bigint; utid: number | null; event_ids: readonly bigint[] }): number {
+  const key = `${f.detector}\0${f.kind}\0${f.ts_ns}\0${f.utid ?? ''}\0${f.event_ids[0] ?? ''}`;
+  const h = createHash('sha256').update(key).digest();
+  return h.readUIntBE(0, 6) % ID_SPACE;
+}
+
+/**
+ * Gives each finding its id (`findingId`; a clash, which is rare, moves the
+ * later finding in time order to the next free id) and returns them by id.
+ */
+export function assignIds(findings: Finding[]): Map<number, Finding> {
+  const byId = new Map<number, Finding>();
+  for (const f of [...findings].sort(compareByTime)) {
+    let id = findingId(f);
+    while (byId.has(id)) id = (id + 1) % ID_SPACE;
+    f.id = id;
+    byId.set(id, f);
+  }
+  return byId;
+}
+
+/** Numbers `rank` (1 = worst) and sorts the list by it. */
+export function assignRanks(findings: Finding[]): void {
+  findings.sort(compareByRank);
+  findings.forEach((f, i) => { f.rank = i + 1; });
 }
 
 /** The contract object with its keys in documented order (serialise with `toJson`). */
@@ -88,6 +146,10 @@ export function findingToJson(f: Finding): Record<string, unknown> {
     title: f.title,
     values: f.values,
     event_ids: f.event_ids,
+    id: f.id,
+    impact_ns: f.impact_ns,
+    rank: f.rank,
+    parent_id: f.parent_id,
   };
 }
 

@@ -1,16 +1,21 @@
 /**
- * The plain-text report `stallscope analyze` prints: findings grouped by
- * detector (worst detector first), each with severity, time, duration in
- * human units, thread, title, and the exact ns and event ids underneath;
- * then each detector's summary as a table.
+ * The plain-text report `stallscope analyze` prints: first the overview (the
+ * story of the trace, server/findings/overview.ts) and what was not traced,
+ * then the findings ranked (worst first; `--sort time` for time order), each
+ * with its id, severity, time, duration and impact in human units, thread,
+ * title, and the exact ns and event ids underneath (the findings a repeated
+ * finding covers are counted under it, not listed); then each detector's
+ * summary as a table.
  */
 import type { Row } from '../engine/engine.ts';
-import { type Finding, SEVERITIES, type Severity, countBySeverity, severityRank } from './finding.ts';
+import { type Finding, SEVERITIES, type Severity, compareByRank, compareByTime, countBySeverity } from './finding.ts';
+import { type Overview, overviewText } from './overview.ts';
 
 export interface ReportInput {
   findings: Finding[];
   summaries?: Record<string, Row[]>;
   timings?: Record<string, number>;
+  overview?: Overview;
 }
 
 /** Whatever the caller knows about the trace (all optional). */
@@ -24,8 +29,10 @@ export interface ReportTrace {
 export interface ReportOptions {
   /** Print each finding's values (default true). */
   values?: boolean;
-  /** At most this many findings per detector (default: all). */
-  maxPerDetector?: number;
+  /** 'impact' (default): ranked, worst first; 'time': in time order. */
+  sort?: 'impact' | 'time';
+  /** At most this many findings (after sorting; default: all). */
+  top?: number;
   /** Print summaries (default true). */
   summaries?: boolean;
   /** Print per-detector timings (default false). */
@@ -49,6 +56,11 @@ export function formatTs(ns: bigint): string {
   const neg = ns < 0n;
   const a = neg ? -ns : ns;
   return `${neg ? '-' : ''}${a / 1_000_000_000n}.${(a % 1_000_000_000n).toString().padStart(9, '0')}`;
+}
+
+/** Values worth printing in text: false flags (open=false ...) say nothing to a reader. */
+export function readableValues(values: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(values).filter(([, v]) => v !== false && v !== null && v !== undefined));
 }
 
 function fmtValue(v: unknown): string {
@@ -104,34 +116,35 @@ export function formatReport(result: ReportInput, trace: ReportTrace = {}, opts:
   out.push(`stallscope report${trace.name ? `: ${trace.name}` : ''}${about.length ? ` (${about.join(', ')})` : ''}`);
   out.push(`${result.findings.length} finding${result.findings.length === 1 ? '' : 's'}: ${countsText(result.findings)}`);
 
-  const byDetector = new Map<string, Finding[]>();
-  for (const f of result.findings) {
-    const list = byDetector.get(f.detector) ?? [];
-    list.push(f);
-    byDetector.set(f.detector, list);
-  }
-  const order = [...byDetector.entries()].sort((a, b) => {
-    const wa = Math.min(...a[1].map((f) => severityRank(f.severity)));
-    const wb = Math.min(...b[1].map((f) => severityRank(f.severity)));
-    return wa - wb || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0);
-  });
-  for (const [detector, list] of order) {
+  if (result.overview && result.overview.lines.length) {
     out.push('');
-    out.push(`== ${detector}: ${list.length} finding${list.length === 1 ? '' : 's'} (${countsText(list)})`);
-    const shown = opts.maxPerDetector != null ? list.slice(0, opts.maxPerDetector) : list;
-    for (const f of shown) {
-      const who = f.comm != null ? `${f.comm}${f.tid != null ? `[${f.tid}]` : ''}` : f.tid != null ? `tid ${f.tid}` : '';
-      out.push(
-        `  ${SEV_LABEL[f.severity]} ${formatTs(f.ts_ns)} s  ${formatDuration(f.dur_ns).padStart(9)}  ${f.cpu != null ? `cpu${f.cpu}` : '    '}  ${who}${f.kind !== detector ? `  (${f.kind})` : ''}`,
-      );
-      out.push(`      ${f.title}`);
-      out.push(`      ts=${f.ts_ns} ns  dur=${f.dur_ns} ns  events=${wrapIds(f.event_ids)}`);
-      if (showValues && Object.keys(f.values).length) {
-        out.push(`      ${fmtValue(f.values).slice(1, -1)}`);
-      }
-    }
-    if (shown.length < list.length) out.push(`  ... ${list.length - shown.length} more (use --json for all)`);
+    out.push('-- overview');
+    out.push(...overviewText(result.overview).map((l) => `  ${l}`));
   }
+
+  const covered = new Map<number, number>();
+  for (const f of result.findings) if (f.parent_id !== null) covered.set(f.parent_id, (covered.get(f.parent_id) ?? 0) + 1);
+  const listed = result.findings.filter((f) => f.parent_id === null).sort(opts.sort === 'time' ? compareByTime : compareByRank);
+  const shown = opts.top != null ? listed.slice(0, opts.top) : listed;
+  out.push('');
+  out.push(`-- findings${opts.sort === 'time' ? ', in time order' : ', worst first'}${shown.length < listed.length ? ` (top ${shown.length} of ${listed.length})` : ''}`);
+  for (const f of shown) {
+    const who = f.comm != null ? `${f.comm}${f.tid != null ? `[${f.tid}]` : ''}` : f.tid != null ? `tid ${f.tid}` : '';
+    out.push(
+      `  ${SEV_LABEL[f.severity]} ${formatTs(f.ts_ns)} s  ${formatDuration(f.dur_ns).padStart(9)}  ${f.cpu != null ? `cpu${f.cpu}` : '    '}  ${who}  ${f.detector}/${f.kind}`,
+    );
+    out.push(`      ${f.title}`);
+    const kids = covered.get(f.id);
+    out.push(
+      `      finding:${f.id}  rank ${f.rank}  impact ${formatDuration(f.impact_ns)}  ts=${f.ts_ns} ns  dur=${f.dur_ns} ns  events=${wrapIds(f.event_ids)}` +
+        (kids ? `  covers ${kids} finding${kids === 1 ? '' : 's'}` : ''),
+    );
+    const vals = readableValues(f.values);
+    if (showValues && Object.keys(vals).length) {
+      out.push(`      ${fmtValue(vals).slice(1, -1)}`);
+    }
+  }
+  if (shown.length < listed.length) out.push(`  ... ${listed.length - shown.length} more (--top, or --json for all)`);
 
   if (opts.summaries ?? true) {
     for (const [detector, rows] of Object.entries(result.summaries ?? {})) {

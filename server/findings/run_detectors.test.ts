@@ -16,7 +16,7 @@ import {
   referencedParams,
   resolveParams,
 } from './detector_registry.ts';
-import { findingToJson, reachesSeverity } from './finding.ts';
+import { findingId, findingToJson, reachesSeverity } from './finding.ts';
 import { formatDuration, formatReport, formatTs } from './format_report.ts';
 import { DetectorRunError, perRunMacroNames, runDetectors } from './run_detectors.ts';
 
@@ -68,11 +68,22 @@ describe('detector header', () => {
       id: null,
       title: 'Long slices',
       description: 'Slices of a category lasting at least min_ns.',
+      requires: [],
+      impact: null,
+      severityRule: null,
       params: [
         { name: 'min_ns', type: 'BIGINT', defaultText: '5000000', default: 5000000n, description: 'report slices at least this long' },
         { name: 'category', type: 'VARCHAR', defaultText: "'shrinker'", default: 'shrinker', description: 'slice category to look at' },
       ],
     });
+  });
+
+  it('parses @requires (alternatives with |), @impact and @severity', () => {
+    const h = parseDetectorHeader('-- @requires vmscan:a|vmscan:b sched:c\n-- @requires sched:d\n-- @impact the stall\n-- @severity critical at 100 ms;\n-- @severity warn at 1 ms\nSELECT 1', 'x.sql');
+    expect(h.requires).toEqual([['vmscan:a', 'vmscan:b'], ['sched:c'], ['sched:d']]);
+    expect(h.impact).toBe('the stall');
+    expect(h.severityRule).toBe('critical at 100 ms; warn at 1 ms');
+    expect(() => parseDetectorHeader('-- @requires mm_shrink_slab_start\nSELECT 1', 'bad.sql')).toThrow(/bad\.sql:1: @requires: 'mm_shrink_slab_start' is not a tracepoint written system:event/);
   });
 
   it('rejects a malformed @param line with file and line', () => {
@@ -97,13 +108,17 @@ describe('detector header', () => {
 });
 
 describe('registry', () => {
-  it('lists the built-in detectors, each with a title, description and params', async () => {
+  it('lists the built-in detectors, each with a title, description, params, needs, impact and severity rule', async () => {
     const list = await listDetectors();
     expect(list.map((d) => d.id)).toEqual(BUILTIN);
     for (const d of list) {
       expect(d.title.length).toBeGreaterThan(5);
       expect(d.description.length).toBeGreaterThan(20);
       expect(d.params.length).toBeGreaterThan(0);
+      expect(d.requires.length).toBeGreaterThan(0);
+      expect(d.impact.length).toBeGreaterThan(20);
+      expect(d.severity_rule).toMatch(/critical|warn/);
+      expect(d.hasSummary).toBe(true);
       for (const p of d.params) expect(p.description.length).toBeGreaterThan(5);
     }
   });
@@ -138,25 +153,36 @@ describe('registry', () => {
 });
 
 describe('runDetectors', () => {
-  it('runs a user detector alongside, joins thread, orders by severity then ts, drops NULL values', async () => {
+  it('runs a user detector alongside, joins thread, ranks by severity then impact, drops NULL values', async () => {
     const r = await runDetectors(db, { detectors: ['my_long_slices'], extraDirs: [dir] });
+    const ids = r.findings.map((f) => f.id);
     expect(r.findings).toEqual([
       {
         detector: 'my_long_slices', kind: 'my_long_slices', severity: 'critical',
         ts_ns: 9007199254740000n, dur_ns: 12_000_000n, cpu: 1, tid: 4242, comm: 'dd', utid: 2,
         title: 'ext4_es_scan took 12.0 ms', values: { name: 'ext4_es_scan' }, event_ids: [20n, 21n],
+        // a detector without an impact column is rated by its duration
+        id: findingId({ detector: 'my_long_slices', kind: 'my_long_slices', ts_ns: 9007199254740000n, utid: 2, event_ids: [20n] }),
+        impact_ns: 12_000_000n, rank: 1, parent_id: null,
       },
       {
         detector: 'my_long_slices', kind: 'my_long_slices', severity: 'warn',
         ts_ns: 9007199254740993n, dur_ns: 6_000_000n, cpu: 0, tid: 95, comm: 'kswapd0', utid: 1,
         title: 'super_cache_scan took 6.0 ms', values: { name: 'super_cache_scan' }, event_ids: [10n, 11n],
+        id: ids[1], impact_ns: 6_000_000n, rank: 2, parent_id: null,
       },
     ]);
+    // stable ids: the same with other detectors run alongside, or in another order
+    const again = await runDetectors(db, { extraDirs: [dir] });
+    expect(again.findings.filter((f) => f.detector === 'my_long_slices').map((f) => f.id)).toEqual(ids);
+    expect(Number.isSafeInteger(ids[1]) && ids[1]! < 2 ** 48).toBe(true);
     expect(Object.keys(r.timings)).toEqual(['my_long_slices']);
-    // ts past 2^53 stays exact in the JSON contract
+    expect(r.detectors).toMatchObject([{ id: 'my_long_slices', status: 'ok', counts: { critical: 1, warn: 1, info: 0 } }]);
+    // ts past 2^53 stays exact in the JSON contract; new keys come after the old ones
     expect(toJson(findingToJson(r.findings[1]!))).toBe(
       '{"detector":"my_long_slices","kind":"my_long_slices","severity":"warn","ts_ns":9007199254740993,"dur_ns":6000000,' +
-        '"cpu":0,"tid":95,"comm":"kswapd0","utid":1,"title":"super_cache_scan took 6.0 ms","values":{"name":"super_cache_scan"},"event_ids":[10,11]}',
+        '"cpu":0,"tid":95,"comm":"kswapd0","utid":1,"title":"super_cache_scan took 6.0 ms","values":{"name":"super_cache_scan"},"event_ids":[10,11],' +
+        `"id":${ids[1]},"impact_ns":6000000,"rank":2,"parent_id":null}`,
     );
     expect(reachesSeverity(r.findings, 'critical')).toBe(true);
   });
@@ -197,10 +223,19 @@ describe('runDetectors', () => {
     }
   });
 
-  it('runs every built-in detector on an empty trace without findings, also read-only', async () => {
+  it('says "not traced" for detectors whose tracepoints the trace lacks, also read-only', async () => {
     const r = await runDetectors(db, {});
     expect(r.findings.filter((f) => f.detector !== 'my_long_slices')).toEqual([]);
-    expect(Object.keys(r.timings).filter((k) => !k.endsWith('.summary'))).toEqual(BUILTIN);
+    // the trace has slices but none of the tracepoints any built-in detector needs: none ran
+    expect(Object.keys(r.timings)).toEqual([]);
+    expect(r.detectors.map((d) => [d.id, d.status, d.hint])).toEqual([
+      ['direct_reclaim_stall', 'not_traced', 'enable vmscan:mm_vmscan_direct_reclaim_begin/end'],
+      ['kswapd_escalation', 'not_traced', 'enable vmscan:mm_vmscan_lru_shrink_inactive'],
+      ['migration_pingpong', 'not_traced', 'enable sched:sched_migrate_task'],
+      ['reclaim_writeback', 'not_traced', 'enable vmscan:mm_vmscan_write_folio'],
+      ['shrinker_blocking', 'not_traced', 'enable vmscan:mm_shrink_slab_start/end'],
+    ]);
+    expect(r.overview.lines.map((l) => [l.status, l.text])).toContainEqual(['not_traced', 'Slow shrinkers: not traced: enable vmscan:mm_shrink_slab_start/end']);
     const path = join(dir, 'ro.duckdb');
     const w = await openDuckDb(path);
     await w.exec(SCHEMA);
@@ -217,7 +252,7 @@ describe('runDetectors', () => {
 describe('per-run table macros', () => {
   it('finds the @per_run macros of lib/macros.sql', () => {
     const macros = readFileSync(new URL('../../queries/detectors/lib/macros.sql', import.meta.url), 'utf8');
-    expect(perRunMacroNames(macros).sort()).toEqual(['ss_reclaim_passes', 'ss_reclaim_windows']);
+    expect(perRunMacroNames(macros).sort()).toEqual(['ss_reclaim_passes', 'ss_reclaim_windows', 'ss_shrinker_calls']);
     expect(perRunMacroNames('-- @per_run\nCREATE OR REPLACE TEMP MACRO a_b() AS TABLE SELECT 1;\nCREATE TEMP MACRO c() AS TABLE SELECT 2;')).toEqual(['a_b']);
   });
 
@@ -225,7 +260,8 @@ describe('per-run table macros', () => {
     const e = await openDuckDb(':memory:', { threads: 2 });
     try {
       await e.exec(SCHEMA);
-      const windows = async () => (await runDetectors(e, { detectors: ['direct_reclaim_stall'] })).summaries.direct_reclaim_stall!;
+      const windows = async () => (await runDetectors(e, { detectors: ['direct_reclaim_stall'] })).summaries.direct_reclaim_stall ?? [];
+      // no reclaim events yet: not traced, no summary
       expect(await windows()).toEqual([]);
       await e.exec(`INSERT INTO thread (utid, tid, name) VALUES (1, 10, 'dd');
         INSERT INTO mm_vmscan_direct_reclaim_begin (id, ts, cpu, utid, event) VALUES (1, 1000, 0, 1, 'mm_vmscan_direct_reclaim_begin');
@@ -251,25 +287,33 @@ describe('format_report', () => {
     expect(formatTs(9007199254740993n)).toBe('9007199.254740993');
   });
 
-  it('groups findings by detector, worst first, with exact ns and values', async () => {
+  it('prints the overview, then the findings worst first with id, rank and impact, exact ns and values', async () => {
     const r = await runDetectors(db, { detectors: ['my_long_slices'], extraDirs: [dir] });
+    const [a, b] = r.findings.map((f) => f.id);
     const text = formatReport(r, { name: 'x.dat', format: 'trace_dat', cpus: 2, eventsTotal: 10 });
     expect(text).toBe(
       [
         'stallscope report: x.dat (trace_dat, 2 CPUs, 10 events)',
         '2 findings: 1 critical, 1 warn',
         '',
-        '== my_long_slices: 2 findings (1 critical, 1 warn)',
-        '  CRITICAL 9007199.254740000 s    12.0 ms  cpu1  dd[4242]',
+        '-- overview',
+        `  [CRITICAL]   Long slices: 2 findings, worst: ext4_es_scan took 12.0 ms  (finding:${a}, 2 findings)`,
+        '',
+        '-- findings, worst first',
+        '  CRITICAL 9007199.254740000 s    12.0 ms  cpu1  dd[4242]  my_long_slices/my_long_slices',
         '      ext4_es_scan took 12.0 ms',
-        '      ts=9007199254740000 ns  dur=12000000 ns  events=20,21',
+        `      finding:${a}  rank 1  impact 12.0 ms  ts=9007199254740000 ns  dur=12000000 ns  events=20,21`,
         '      name=ext4_es_scan',
-        '  WARN     9007199.254740993 s     6.0 ms  cpu0  kswapd0[95]',
+        '  WARN     9007199.254740993 s     6.0 ms  cpu0  kswapd0[95]  my_long_slices/my_long_slices',
         '      super_cache_scan took 6.0 ms',
-        '      ts=9007199254740993 ns  dur=6000000 ns  events=10,11',
+        `      finding:${b}  rank 2  impact 6.0 ms  ts=9007199254740993 ns  dur=6000000 ns  events=10,11`,
         '      name=super_cache_scan',
         '',
       ].join('\n'),
     );
+    // --sort time --top 1: the earlier one only
+    const top = formatReport(r, {}, { sort: 'time', top: 1 });
+    expect(top).toMatch(/-- findings, in time order \(top 1 of 2\)\n  CRITICAL 9007199\.254740000/);
+    expect(top).toMatch(/\.\.\. 1 more/);
   });
 });

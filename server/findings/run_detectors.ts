@@ -1,13 +1,17 @@
 /**
- * Runs detectors over one trace database and turns their rows into Findings.
+ * Runs detectors over one trace database and turns their rows into Findings,
+ * their metrics files into Metrics, and both into the trace's overview.
  *
  * One call for the CLI (`stallscope analyze`) and the HTTP API:
  *
- *   const { findings, summaries, timings } = await runDetectors(engine, {
+ *   const { findings, summaries, metrics, detectors, overview } = await runDetectors(engine, {
  *     detectors: ['shrinker_blocking'],            // default: all
  *     params: { 'shrinker_blocking.warn_ns': '5ms' },
  *     extraDirs: ['./my-queries'],                  // `--queries DIR`
  *   });
+ *
+ * A detector whose `@requires` tracepoints are not in the trace does not run:
+ * its `detectors[]` entry says 'not_traced' and what to enable.
  */
 import { readFile } from 'node:fs/promises';
 import {
@@ -29,7 +33,10 @@ import {
   referencedParams,
   resolveParams,
 } from './detector_registry.ts';
-import { type Finding, compareFindings, isSeverity } from './finding.ts';
+import { type Finding, type Severity, assignIds, assignRanks, countBySeverity, isSeverity } from './finding.ts';
+import { detectorCoverage, tracedEventNames } from './coverage.ts';
+import { type Metric, rowsToMetrics, sortMetrics, traceMetricsSql } from './metrics.ts';
+import { type Overview, buildOverview } from './overview.ts';
 
 export interface RunOptions {
   /** Detector ids to run (default: all). Unknown ids are an error. */
@@ -40,12 +47,38 @@ export interface RunOptions {
   extraDirs?: string[];
 }
 
+/** What became of one selected detector in a run. */
+export interface DetectorRun {
+  id: string;
+  title: string;
+  builtin: boolean;
+  /** 'ok': it ran; 'not_traced': the trace lacks tracepoints it needs (it did not run). */
+  status: 'ok' | 'not_traced';
+  /** @requires groups with no event in the trace, as `system:a|system:b`. */
+  missing: string[];
+  /** What to enable when not traced, e.g. 'enable vmscan:mm_shrink_slab_start/end'. */
+  hint: string;
+  /** Its findings per severity. */
+  counts: Record<Severity, number>;
+  /** @impact and @severity lines of its header. */
+  impact: string;
+  severity_rule: string;
+  /** The parameter values it ran with (text, as `--param` takes them). */
+  params: Record<string, string>;
+}
+
 export interface RunResult {
-  /** Ordered by severity (critical, warn, info), then ts. */
+  /** Ranked: severity (critical, warn, info), then impact (largest first), then ts; `rank` numbers this order. */
   findings: Finding[];
   /** Detector id -> its summary rows (detectors with a .summary.sql only). */
   summaries: Record<string, Row[]>;
-  /** Detector id (and 'id.summary') -> wall time in ms. */
+  /** The trace's metrics (METRICS.md): trace-level rows and each detector's .metrics.sql. */
+  metrics: Metric[];
+  /** Every selected detector: ran or not traced, and its counts. */
+  detectors: DetectorRun[];
+  /** The story of the trace, built from the metrics and findings (server/findings/overview.ts). */
+  overview: Overview;
+  /** Detector id (and 'id.summary', 'id.metrics') -> wall time in ms. */
   timings: Record<string, number>;
 }
 
@@ -220,7 +253,9 @@ export function normalizeValues(v: unknown): Record<string, unknown> {
   return out;
 }
 
-function rowToFinding(det: DetectorDef, row: Row, index: number): Omit<Finding, 'tid' | 'comm'> {
+type RawFinding = Omit<Finding, 'tid' | 'comm' | 'id' | 'rank' | 'parent_id'> & { ref: string | null; parent_ref: string | null };
+
+function rowToFinding(det: DetectorDef, row: Row, index: number): RawFinding {
   const where = `row ${index + 1}`;
   const severity = row.severity;
   if (!isSeverity(severity)) {
@@ -229,17 +264,23 @@ function rowToFinding(det: DetectorDef, row: Row, index: number): Omit<Finding, 
   const ids = row.event_ids;
   if (ids !== null && !Array.isArray(ids)) throw new Error(`${where}: event_ids must be a BIGINT[]`);
   const kind = row.kind;
+  const dur = row.dur === null ? 0n : toBigInt(row.dur, `${where}: dur`);
+  // impact: optional column; a detector that does not say is rated by its duration.
+  const impact = row.impact === undefined || row.impact === null ? (dur > 0n ? dur : 0n) : toBigInt(row.impact, `${where}: impact`);
   return {
     detector: det.id,
     kind: typeof kind === 'string' && kind !== '' ? kind : det.id,
     severity,
     ts_ns: toBigInt(row.ts, `${where}: ts`),
-    dur_ns: row.dur === null ? 0n : toBigInt(row.dur, `${where}: dur`),
+    dur_ns: dur,
     cpu: toIntOrNull(row.cpu, `${where}: cpu`),
     utid: toIntOrNull(row.utid, `${where}: utid`),
     title: String(row.title ?? ''),
     values: normalizeValues(row.values),
     event_ids: (ids ?? []).filter((x) => x !== null).map((x, i) => toBigInt(x, `${where}: event_ids[${i}]`)),
+    impact_ns: impact < 0n ? 0n : impact,
+    ref: typeof row.ref === 'string' ? row.ref : null,
+    parent_ref: typeof row.parent_ref === 'string' ? row.parent_ref : null,
   };
 }
 
@@ -288,12 +329,31 @@ async function runDetectorsNow(engine: Engine, opts: RunOptions): Promise<RunRes
   await loadDetectorMacros(engine);
   const macrosSql = await readFile(DETECTOR_MACROS_FILE, 'utf8');
   const perRun = new PerRunTables(engine, macrosSql, perRunMacroNames(macrosSql));
-  const raw: Omit<Finding, 'tid' | 'comm'>[] = [];
+  const traced = await tracedEventNames(engine);
+  const raw: RawFinding[] = [];
   const summaries: Record<string, Row[]> = {};
   const timings: Record<string, number> = {};
+  const metrics: Metric[] = [];
+  const runs: DetectorRun[] = [];
   try {
+    metrics.push(...rowsToMetrics('trace', await queryRows(engine, await traceMetricsSql())));
     for (const det of selected) {
       const values = paramsById.get(det.id)!;
+      const coverage = detectorCoverage(det, traced);
+      const run: DetectorRun = {
+        id: det.id,
+        title: det.title,
+        builtin: det.builtin,
+        status: coverage.status === 'traced' ? 'ok' : 'not_traced',
+        missing: coverage.missing,
+        hint: coverage.hint,
+        counts: { critical: 0, warn: 0, info: 0 },
+        impact: det.impact,
+        severity_rule: det.severityRule,
+        params: Object.fromEntries(det.params.map((p) => [p.name, String(values[p.name])])),
+      };
+      runs.push(run);
+      if (run.status === 'not_traced') continue;
       const t0 = performance.now();
       const rows = await runStatement(engine, det, det.file, det.sql, values, perRun);
       if (rows.length > 0) {
@@ -314,6 +374,16 @@ async function runDetectorsNow(engine: Engine, opts: RunOptions): Promise<RunRes
         const s0 = performance.now();
         summaries[det.id] = await runStatement(engine, det, det.summaryFile, det.summarySql, values, perRun);
         timings[`${det.id}.summary`] = performance.now() - s0;
+      }
+      if (det.metricsSql != null && det.metricsFile != null) {
+        const m0 = performance.now();
+        const rows = await runStatement(engine, det, det.metricsFile, det.metricsSql, values, perRun);
+        try {
+          metrics.push(...rowsToMetrics(det.id, rows));
+        } catch (e) {
+          throw new DetectorRunError(det.id, det.metricsFile, null, e, (e as Error).message);
+        }
+        timings[`${det.id}.metrics`] = performance.now() - m0;
       }
     }
   } finally {
@@ -339,8 +409,24 @@ async function runDetectorsNow(engine: Engine, opts: RunOptions): Promise<RunRes
       title: f.title,
       values: f.values,
       event_ids: f.event_ids,
+      id: 0,
+      impact_ns: f.impact_ns,
+      rank: 0,
+      parent_id: null,
     };
   });
-  findings.sort(compareFindings);
-  return { findings, summaries, timings };
+  assignIds(findings);
+  // parent_ref -> the parent's id (refs are per detector)
+  const byRef = new Map<string, Finding>();
+  raw.forEach((r, i) => { if (r.ref !== null) byRef.set(`${r.detector}\0${r.ref}`, findings[i]!); });
+  raw.forEach((r, i) => {
+    if (r.parent_ref === null) return;
+    const parent = byRef.get(`${r.detector}\0${r.parent_ref}`);
+    if (parent && parent !== findings[i]) findings[i]!.parent_id = parent.id;
+  });
+  assignRanks(findings);
+  for (const run of runs) run.counts = countBySeverity(findings.filter((f) => f.detector === run.id));
+  sortMetrics(metrics);
+  const overview = buildOverview({ findings, metrics, detectors: runs });
+  return { findings, summaries, metrics, detectors: runs, overview, timings };
 }

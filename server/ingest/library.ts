@@ -66,6 +66,10 @@ export interface FindingsFile {
   findings: Finding[];
   summaries: Record<string, unknown[]>;
   timings: Record<string, number>;
+  /** server/findings/run_detectors.ts RunResult's metrics, detectors (as `runs`) and overview. */
+  metrics?: RunResult['metrics'];
+  runs?: RunResult['detectors'];
+  overview?: RunResult['overview'];
 }
 
 export interface IngestJob {
@@ -247,7 +251,15 @@ export class TraceLibrary {
     const engine = await this.openEngine(id);
     const detectors = await this.currentDetectors();
     const result = await runWithUserDetectors(engine, this.userDetectorDir);
-    const file: FindingsFile = { detectors, findings: result.findings, summaries: result.summaries, timings: result.timings };
+    const file: FindingsFile = {
+      detectors,
+      findings: result.findings,
+      summaries: result.summaries,
+      timings: result.timings,
+      metrics: result.metrics,
+      runs: result.detectors,
+      overview: result.overview,
+    };
     const target = path.join(this.paths.traceDir(id), 'findings.json');
     const tmp = `${target}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`;
     // Integers past 2^53 as strings: JSON.parse would round them (read back below).
@@ -284,6 +296,7 @@ export class TraceLibrary {
         f.ts_ns = BigInt(f.ts_ns);
         f.dur_ns = BigInt(f.dur_ns);
         f.event_ids = f.event_ids.map((e) => BigInt(e));
+        if (f.impact_ns !== undefined) f.impact_ns = BigInt(f.impact_ns);
       }
       return file;
     } catch {

@@ -1,0 +1,94 @@
+/**
+ * Which tracepoints a trace has, and so which detectors could look at all.
+ *
+ * A detector declares what it needs in its header (`@requires
+ * vmscan:mm_shrink_slab_start vmscan:mm_shrink_slab_end`, alternatives
+ * joined by `|`). A trace without them gets "not traced: enable
+ * vmscan:mm_shrink_slab_start/end" in the overview, the report and the JSON,
+ * instead of a silent "0 findings" that reads as "nothing wrong" (as
+ * DevTools' insights declare their trace-event dependencies).
+ *
+ * A trace.dat says which events the recording enabled (trace-cmd saves the
+ * format of exactly those; the model keeps the list as trace_info
+ * `meta.events`): a tracepoint is traced when it was enabled, even if it
+ * never fired (then the detector runs and finds nothing, which is a finding
+ * of its own: "reclaim wrote no pages"). Text cannot tell "enabled, never
+ * fired" from "not enabled": there a tracepoint counts as traced when the
+ * trace holds at least one of its events.
+ */
+import type { Engine } from '../engine/engine.ts';
+import type { DetectorDef } from './detector_registry.ts';
+import { TYPED_TABLES } from '../model/typed_tables.ts';
+
+export interface DetectorCoverage {
+  /** 'traced': every @requires group has an event in the trace; 'not_traced': some group has none. */
+  status: 'traced' | 'not_traced';
+  /** The groups with no event, each as `system:a|system:b`. */
+  missing: string[];
+  /** What to enable, e.g. 'enable vmscan:mm_shrink_slab_start/end' ('' when traced). */
+  hint: string;
+}
+
+/** Event names (without system) the recording enabled (trace.dat), else those the trace has at least one event of. */
+export async function tracedEventNames(engine: Engine): Promise<Set<string>> {
+  const names = new Set<string>();
+  const tables = new Set(
+    (await engine.query<{ name: string }>(`SELECT table_name AS name FROM duckdb_tables() UNION SELECT view_name FROM duckdb_views()`)).map((r) => r.name),
+  );
+  if (tables.has('trace_info')) {
+    const [row] = await engine.query<{ value: string }>(`SELECT value FROM trace_info WHERE key = 'meta.events' LIMIT 1`);
+    if (row?.value) {
+      for (const e of row.value.split(',')) if (e) names.add(e.slice(e.indexOf(':') + 1));
+      return names;
+    }
+  }
+  if (tables.has('_event_name')) {
+    for (const r of await engine.query<{ name: string }>('SELECT DISTINCT name FROM _event_name WHERE name IS NOT NULL')) names.add(r.name);
+  }
+  if (names.size > 0) return names;
+  // A model filled without the event name table (hand-made databases): the typed tables say it.
+  for (const t of TYPED_TABLES) {
+    if (!tables.has(t)) continue;
+    const cols = await engine.query<{ column_name: string }>(
+      `SELECT column_name FROM duckdb_columns() WHERE table_name = '${t}' AND column_name = 'event'`,
+    );
+    if (cols.length) {
+      for (const r of await engine.query<{ e: string | null }>(`SELECT DISTINCT coalesce(event, '${t}') AS e FROM "${t}"`)) if (r.e) names.add(r.e);
+    } else if ((await engine.query(`SELECT 1 FROM "${t}" LIMIT 1`)).length) {
+      names.add(t);
+    }
+  }
+  return names;
+}
+
+const eventOf = (req: string) => req.slice(req.indexOf(':') + 1);
+
+/** Coverage of one detector given the traced names. */
+export function detectorCoverage(det: Pick<DetectorDef, 'requires'>, traced: ReadonlySet<string>): DetectorCoverage {
+  const missing = det.requires.filter((group) => !group.some((r) => traced.has(eventOf(r))));
+  if (missing.length === 0) return { status: 'traced', missing: [], hint: '' };
+  return { status: 'not_traced', missing: missing.map((g) => g.join('|')), hint: `enable ${enableList(missing.map((g) => g[0]!))}` };
+}
+
+/**
+ * 'vmscan:mm_shrink_slab_start/end' for a begin/end (start/end) pair of one
+ * system, else the names joined with ', '.
+ */
+export function enableList(reqs: string[]): string {
+  const out: string[] = [];
+  const used = new Set<number>();
+  reqs.forEach((r, i) => {
+    if (used.has(i)) return;
+    const m = /^(.*_)(begin|start)$/.exec(r);
+    if (m) {
+      const j = reqs.findIndex((x, k) => !used.has(k) && k !== i && x === `${m[1]}end`);
+      if (j >= 0) {
+        used.add(j);
+        out.push(`${r}/end`);
+        return;
+      }
+    }
+    out.push(r);
+  });
+  return out.join(', ');
+}

@@ -1,0 +1,38 @@
+/**
+ * Human names of detectors and of their kinds of finding, for the app's
+ * lists, thread labels and the report. Pure data (no Node imports): the web
+ * app imports this module too, so server and app name findings alike.
+ */
+
+export const DETECTOR_LABELS: Record<string, string> = {
+  kswapd_escalation: 'Reclaim priority escalation',
+  shrinker_blocking: 'Slow shrinkers',
+  reclaim_writeback: 'Writeback from reclaim',
+  direct_reclaim_stall: 'Direct / memcg reclaim stalls',
+  migration_pingpong: 'Migration ping-pong',
+};
+
+const KIND_LABELS: Record<string, string> = {
+  'kswapd_escalation/escalation': 'kswapd priority escalation',
+  'kswapd_escalation/repeated_rampup': 'kswapd winding up again and again',
+  'kswapd_escalation/direct_escalation': 'direct reclaim priority',
+  'kswapd_escalation/memcg_escalation': 'memcg reclaim priority',
+  'kswapd_escalation/node_escalation': 'node reclaim priority',
+  'shrinker_blocking/call': 'slow shrinker call',
+  'direct_reclaim_stall/direct': 'direct reclaim stall',
+  'direct_reclaim_stall/memcg': 'memcg reclaim stall',
+  'direct_reclaim_stall/node': 'node reclaim stall',
+  'reclaim_writeback/burst': 'writeback from reclaim',
+  'migration_pingpong/wakeup': 'ping-pong at wakeup',
+  'migration_pingpong/balance': 'ping-pong by load balancing',
+  'migration_pingpong/burst': 'migration ping-pong',
+};
+
+export function detectorLabel(detector: string): string {
+  return DETECTOR_LABELS[detector] ?? detector;
+}
+
+/** 'memcg reclaim priority' for kswapd_escalation/memcg_escalation; the detector's label for unknown kinds. */
+export function kindLabel(detector: string, kind: string): string {
+  return KIND_LABELS[`${detector}/${kind}`] ?? (kind === detector ? detectorLabel(detector) : `${detectorLabel(detector)}: ${kind.replace(/_/g, ' ')}`);
+}

@@ -1,0 +1,358 @@
+/**
+ * The story of a trace: per detector, the few lines a kernel developer would
+ * write in a mail about it, each pointing at the findings it summarises.
+ *
+ *   kswapd0 woke 14 times; reached priority 1 (12 -> 1 in 411.0 ms), 1.30 s at priority 6 or lower
+ *   super_cache_scan: 87,205 calls, 12 over 100 ms, worst 452.6 ms in kswapd0
+ *   direct reclaim: 3,496 stalls in 24 tasks, 94/s, p50/p95/p99/max 0.1/2.3/12.0/253.0 ms, worst memhog[4242] 253.0 ms
+ *   reclaim wrote 424,464 pages (anon to swap) from 19.1 s, in 2.10 s
+ *   kworker/u8:0 migrated 609 times between CPUs 0 and 1, 362 bounces (340 at wakeup)
+ *   shrinker_blocking: not traced: enable vmscan:mm_shrink_slab_start/end
+ *
+ * Every number comes from the metrics (server/findings/metrics.ts); the
+ * findings only say which one a line links to and its task. The CLI prints
+ * these lines first, the JSON has them as `overview`, the app shows them
+ * when a trace opens (this module is the one place they are worded).
+ *
+ * Not to be confused with server/api/overview.ts, the timeline's per-track
+ * summary at a coarse resolution.
+ */
+import type { Finding, Severity } from './finding.ts';
+import { metricByKey, metricValue, type Metric } from './metrics.ts';
+import { DETECTOR_LABELS } from './labels.ts';
+
+/** The findings a line summarises: the app's findings filter, as data. */
+export interface OverviewFilter {
+  detector: string;
+  kind?: string;
+  comm?: string;
+  shrinker?: string;
+}
+
+export interface OverviewLine {
+  detector: string;
+  /** 'findings': the line summarises findings; 'quiet': traced, nothing over the thresholds; 'not_traced'. */
+  status: 'findings' | 'quiet' | 'not_traced';
+  /** The worst severity among the findings it summarises (null: none). */
+  severity: Severity | null;
+  text: string;
+  /** The finding the line is about (the top-ranked of its filter), or null. */
+  finding_id: number | null;
+  /** The findings it summarises (null for a line without findings). */
+  filter: OverviewFilter | null;
+  /** How many findings match the filter. */
+  count: number;
+  /** Ids of the metrics the text quotes. */
+  metrics: string[];
+}
+
+export interface Overview {
+  /** Ordered: detectors with the worst findings first, then quiet ones, then the not traced. */
+  lines: OverviewLine[];
+}
+
+interface DetectorInfoForOverview {
+  id: string;
+  title: string;
+  status: 'ok' | 'not_traced';
+  hint: string;
+  params: Record<string, string>;
+}
+
+interface Input {
+  findings: readonly Finding[];
+  metrics: readonly Metric[];
+  detectors: readonly DetectorInfoForOverview[];
+}
+
+const SEV_ORDER: Record<Severity, number> = { critical: 0, warn: 1, info: 2 };
+
+/** '850 ns', '12.3 us', '412.5 ms', '2.35 s' (as format_report and the SQL macro ss_fmt_dur). */
+export function fmtDur(ns: number): string {
+  const a = Math.abs(ns);
+  if (a < 1e3) return `${Math.round(ns)} ns`;
+  if (a < 1e6) return `${(ns / 1e3).toFixed(1)} us`;
+  if (a < 1e9) return `${(ns / 1e6).toFixed(1)} ms`;
+  return `${(ns / 1e9).toFixed(2)} s`;
+}
+
+/** 87,205 */
+export function fmtInt(n: number): string {
+  return Math.round(n).toLocaleString('en');
+}
+
+function fmtRate(n: number): string {
+  return n >= 10 ? fmtInt(n) : n.toFixed(1);
+}
+
+/** ms for p50/p95/p99/max lists: one decimal, three under 0.1 ms. */
+function ms(ns: number): string {
+  return ns < 1e5 ? (ns / 1e6).toFixed(3) : (ns / 1e6).toFixed(1);
+}
+
+function plural(n: number, one: string, many = `${one}s`): string {
+  return `${fmtInt(n)} ${n === 1 ? one : many}`;
+}
+
+/** A task as titles name it: kswapd by name, others comm[tid]. */
+function taskOf(f: Finding | undefined): string {
+  if (!f) return '?';
+  if (f.comm && /^kswapd\d/.test(f.comm)) return f.comm;
+  return `${f.comm ?? '?'}${f.tid !== null ? `[${f.tid}]` : ''}`;
+}
+
+function matches(f: Finding, flt: OverviewFilter): boolean {
+  if (f.detector !== flt.detector) return false;
+  if (flt.kind !== undefined && f.kind !== flt.kind) return false;
+  if (flt.comm !== undefined && f.comm !== flt.comm) return false;
+  if (flt.shrinker !== undefined && f.values.shrinker !== flt.shrinker) return false;
+  return true;
+}
+
+/** Durations given as parameter text ('10000000') in ms for the text: '10 ms'. */
+function paramMs(p: Record<string, string>, name: string, fallback: number): string {
+  const v = Number(p[name] ?? fallback);
+  return `${Number.isFinite(v) ? +(v / 1e6).toFixed(3) : fallback / 1e6} ms`;
+}
+
+class Lines {
+  readonly out: OverviewLine[] = [];
+  constructor(private readonly findings: readonly Finding[], private readonly detector: string) {}
+
+  /** Adds a line; with a filter, links it to the top-ranked matching finding (findings come ranked). */
+  add(text: string, metrics: string[], filter: OverviewFilter | null): void {
+    const hits = filter ? this.findings.filter((f) => matches(f, filter) && f.parent_id === null) : [];
+    const top = hits[0];
+    this.out.push({
+      detector: this.detector,
+      status: hits.length ? 'findings' : 'quiet',
+      severity: top ? top.severity : null,
+      text,
+      finding_id: top ? top.id : null,
+      filter: hits.length ? filter : null,
+      count: hits.length,
+      metrics,
+    });
+  }
+
+  top(filter: OverviewFilter): Finding | undefined {
+    return this.findings.find((f) => matches(f, filter) && f.parent_id === null);
+  }
+
+  count(filter: OverviewFilter): number {
+    return this.findings.filter((f) => matches(f, filter) && f.parent_id === null).length;
+  }
+}
+
+type Writer = (l: Lines, m: readonly Metric[], params: Record<string, string>) => void;
+
+const WRITERS: Record<string, Writer> = {
+  kswapd_escalation(l, m, params) {
+    const warnP = params.warn_priority ?? '6';
+    for (const ep of metricByKey(m, 'kswapd.episodes')) {
+      const k = ep.key!;
+      const v = (name: string) => metricValue(m, `kswapd.${name}`, k);
+      const minP = v('min_priority');
+      const parts = [`${k} woke ${plural(ep.value, 'time')}`];
+      if (minP !== null) {
+        const start = v('worst_start_priority');
+        const ttm = v('worst_time_to_min_ns');
+        parts.push(`reached priority ${minP}${start !== null && ttm !== null ? ` (${start} -> ${minP} in ${fmtDur(ttm)})` : ''}`);
+      }
+      const low = v('low_priority_ns') ?? 0;
+      if (low > 0) parts.push(`${fmtDur(low)} at priority ${warnP} or lower`);
+      const eff = v('efficiency');
+      const scanned = v('pages_scanned');
+      if (eff !== null && scanned) parts.push(`reclaimed ${Math.round(eff * 100)}% of ${fmtInt(scanned)} pages scanned`);
+      const rampups = l.count({ detector: 'kswapd_escalation', kind: 'repeated_rampup', comm: k });
+      if (rampups > 0) parts.push(`wound up again and again (${plural(rampups, 'repeated ramp-up')})`);
+      l.add(
+        parts.join('; '),
+        ['kswapd.episodes', 'kswapd.min_priority', 'kswapd.worst_start_priority', 'kswapd.worst_time_to_min_ns', 'kswapd.low_priority_ns', 'kswapd.efficiency', 'kswapd.pages_scanned'].filter((id) => metricValue(m, id, k) !== null),
+        rampups ? { detector: 'kswapd_escalation', kind: 'repeated_rampup', comm: k } : { detector: 'kswapd_escalation', kind: 'escalation', comm: k },
+      );
+    }
+    for (const family of ['direct', 'memcg', 'node']) {
+      const base = `reclaim_priority.${family}`;
+      const esc = metricValue(m, `${base}.passes_escalated`);
+      const passes = metricValue(m, `${base}.passes`);
+      if (!esc || passes === null) continue;
+      const minP = metricValue(m, `${base}.min_priority`);
+      const low = metricValue(m, `${base}.low_priority_ns`) ?? 0;
+      const kind = `${family}_escalation`;
+      const top = l.top({ detector: 'kswapd_escalation', kind });
+      l.add(
+        `${family} reclaim wound down to priority ${warnP} or lower in ${fmtInt(esc)} of ${plural(passes, 'pass', 'passes')} (lowest ${minP}), ` +
+          `${fmtDur(low)} there in all${top ? `; worst ${taskOf(top)} ${fmtDur(Number(top.impact_ns))}` : ''}`,
+        [`${base}.passes_escalated`, `${base}.passes`, `${base}.min_priority`, `${base}.low_priority_ns`],
+        { detector: 'kswapd_escalation', kind },
+      );
+    }
+    if (l.out.length === 0) {
+      // nothing wound down far: say how far reclaim went, where it ran at all
+      const seen = ['direct', 'memcg', 'node']
+        .map((f) => ({ f, passes: metricValue(m, `reclaim_priority.${f}.passes`), minP: metricValue(m, `reclaim_priority.${f}.min_priority`) }))
+        .filter((x) => x.passes);
+      l.add(
+        seen.length
+          ? `reclaim never wound down to priority ${warnP}: ${seen.map((x) => `${x.f} reclaim lowest ${x.minP ?? '?'} in ${plural(x.passes!, 'pass', 'passes')}`).join(', ')}; no kswapd episode`
+          : 'no kswapd episode and no reclaim pass with a priority in the trace',
+        seen.flatMap((x) => [`reclaim_priority.${x.f}.passes`, `reclaim_priority.${x.f}.min_priority`]),
+        null,
+      );
+    }
+  },
+
+  shrinker_blocking(l, m, params) {
+    const warn = paramMs(params, 'warn_ns', 10e6);
+    const crit = paramMs(params, 'critical_ns', 100e6);
+    const total = metricValue(m, 'shrinker.calls') ?? 0;
+    const slow = metricByKey(m, 'shrinker.call_max_ns');
+    const over = (k: string) => metricValue(m, 'shrinker.calls_over_warn', k) ?? 0;
+    const shown = slow.filter((x) => over(x.key!) > 0).slice(0, 3);
+    for (const s of shown) {
+      const k = s.key!;
+      const calls = metricValue(m, 'shrinker.calls', k) ?? 0;
+      const oc = metricValue(m, 'shrinker.calls_over_critical', k) ?? 0;
+      const ow = over(k);
+      const worst = l.top({ detector: 'shrinker_blocking', shrinker: k, kind: 'call' });
+      l.add(
+        `${k}: ${plural(calls, 'call')}, ${oc > 0 ? `${fmtInt(oc)} over ${crit}` : `${fmtInt(ow)} over ${warn}`}, worst ${fmtDur(s.value)}` +
+          (worst ? ` in ${taskOf(worst)}` : ''),
+        ['shrinker.calls', oc > 0 ? 'shrinker.calls_over_critical' : 'shrinker.calls_over_warn', 'shrinker.call_max_ns'],
+        { detector: 'shrinker_blocking', shrinker: k },
+      );
+    }
+    const more = slow.filter((x) => over(x.key!) > 0).length - shown.length;
+    if (more > 0) l.add(`${plural(more, 'more shrinker')} had calls over ${warn}`, ['shrinker.calls_over_warn'], { detector: 'shrinker_blocking' });
+    if (shown.length === 0) {
+      const mx = metricValue(m, 'shrinker.call_max_ns');
+      l.add(
+        total > 0 ? `shrinkers: ${plural(total, 'call')}, none over ${warn} (longest ${fmtDur(mx ?? 0)})` : 'shrinkers: no completed call in the trace',
+        ['shrinker.calls', 'shrinker.call_max_ns'],
+        { detector: 'shrinker_blocking' },
+      );
+    }
+  },
+
+  direct_reclaim_stall(l, m, params) {
+    const warn = paramMs(params, 'warn_ns', 1e6);
+    let any = false;
+    for (const family of ['direct', 'memcg', 'node']) {
+      const base = `reclaim_stall.${family}`;
+      const stalls = metricValue(m, `${base}.stalls`);
+      if (!stalls) continue;
+      any = true;
+      const v = (n: string) => metricValue(m, `${base}.${n}`) ?? 0;
+      const top = l.top({ detector: 'direct_reclaim_stall', kind: family });
+      l.add(
+        `${family} reclaim: ${plural(stalls, 'stall')} in ${plural(v('tasks'), 'task')}, ${fmtRate(v('stalls_per_s'))}/s, ` +
+          `p50/p95/p99/max ${ms(v('stall_p50_ns'))}/${ms(v('stall_p95_ns'))}/${ms(v('stall_p99_ns'))}/${ms(v('stall_max_ns'))} ms` +
+          (top ? `, worst ${taskOf(top)} ${fmtDur(Number(top.impact_ns))}` : `, none over ${warn}`),
+        ['stalls', 'tasks', 'stalls_per_s', 'stall_p50_ns', 'stall_p95_ns', 'stall_p99_ns', 'stall_max_ns'].map((n) => `${base}.${n}`),
+        { detector: 'direct_reclaim_stall', kind: family },
+      );
+    }
+    if (!any) l.add('direct / memcg reclaim: no completed stall in the trace', [], { detector: 'direct_reclaim_stall' });
+  },
+
+  reclaim_writeback(l, m) {
+    const pages = metricValue(m, 'writeback.pages');
+    if (!pages) {
+      l.add('reclaim wrote no pages', [], null);
+      return;
+    }
+    const file = metricValue(m, 'writeback.file_pages') ?? 0;
+    const anon = metricValue(m, 'writeback.anon_pages') ?? 0;
+    const sync = metricValue(m, 'writeback.sync_pages') ?? 0;
+    const from = metricValue(m, 'writeback.first_write_ns') ?? 0;
+    const span = metricValue(m, 'writeback.span_ns') ?? 0;
+    const what = file > 0 && anon > 0 ? `${fmtInt(file)} file (flushers fell behind) + ${fmtInt(anon)} anon to swap`
+      : file > 0 ? 'file pages: the flushers fell behind' : 'anon to swap';
+    const by = metricByKey(m, 'writeback.pages').slice(0, 2).map((x) => x.key).join(', ');
+    l.add(
+      `reclaim wrote ${fmtInt(pages)} pages (${what}) from ${fmtDur(from)}, over ${fmtDur(span)}${sync ? `, ${fmtInt(sync)} synchronously` : ''}${by ? `, by ${by}` : ''}`,
+      ['writeback.pages', 'writeback.file_pages', 'writeback.anon_pages', 'writeback.first_write_ns', 'writeback.span_ns'],
+      { detector: 'reclaim_writeback' },
+    );
+  },
+
+  migration_pingpong(l, m) {
+    const total = metricValue(m, 'migration.migrations');
+    if (!total) {
+      l.add('no task migrated between CPUs', [], null);
+      return;
+    }
+    const tasks = metricByKey(m, 'migration.bounces').filter((x) => x.value > 0);
+    const withFindings = tasks.filter((x) => l.top({ detector: 'migration_pingpong', comm: x.key! }));
+    for (const t of withFindings.slice(0, 3)) {
+      const k = t.key!;
+      const mig = metricValue(m, 'migration.migrations', k) ?? 0;
+      const wake = metricValue(m, 'migration.wakeup_migrations', k) ?? 0;
+      const top = l.top({ detector: 'migration_pingpong', comm: k });
+      const cpus = Array.isArray(top?.values.cpus) ? (top!.values.cpus as unknown[]).map(String) : null;
+      const between = cpus && cpus.length >= 2 ? ` between CPUs ${cpus.slice(0, -1).join(', ')} and ${cpus.at(-1)}` : '';
+      l.add(
+        `${k} migrated ${plural(mig, 'time')}${between}, ${plural(t.value, 'bounce')} (${fmtInt(wake)} of the migrations at wakeup, ${fmtInt(mig - wake)} by load balancing)`,
+        ['migration.migrations', 'migration.bounces', 'migration.wakeup_migrations'],
+        { detector: 'migration_pingpong', comm: k },
+      );
+    }
+    if (withFindings.length === 0) {
+      const perS = metricValue(m, 'migration.migrations_per_s');
+      const bounces = metricValue(m, 'migration.bounces') ?? 0;
+      const most = metricByKey(m, 'migration.migrations')[0];
+      l.add(
+        `${plural(total, 'migration')}${perS !== null ? ` (${fmtRate(perS)}/s)` : ''}, ${plural(bounces, 'bounce')}, no ping-pong burst` +
+          (most ? ` (most: ${most.key} ${fmtInt(most.value)})` : ''),
+        ['migration.migrations', 'migration.migrations_per_s', 'migration.bounces'],
+        { detector: 'migration_pingpong' },
+      );
+    }
+  },
+};
+
+/** A detector without a writer of its own (user detectors): its count and its top finding. */
+function genericLines(l: Lines, det: DetectorInfoForOverview, findings: readonly Finding[]): void {
+  const mine = findings.filter((f) => f.detector === det.id && f.parent_id === null);
+  const top = mine[0];
+  l.add(
+    top ? `${det.title}: ${plural(mine.length, 'finding')}, worst: ${top.title}` : `${det.title}: no findings`,
+    [],
+    { detector: det.id },
+  );
+}
+
+export function buildOverview(input: Input): Overview {
+  const groups: { lines: OverviewLine[]; worst: number; impact: bigint; order: number }[] = [];
+  input.detectors.forEach((det, order) => {
+    if (det.status === 'not_traced') {
+      groups.push({
+        lines: [{ detector: det.id, status: 'not_traced', severity: null, text: `${DETECTOR_LABELS[det.id] ?? det.title}: not traced: ${det.hint}`, finding_id: null, filter: null, count: 0, metrics: [] }],
+        worst: 4,
+        impact: 0n,
+        order,
+      });
+      return;
+    }
+    const l = new Lines(input.findings, det.id);
+    const writer = WRITERS[det.id];
+    const mine = input.metrics.filter((x) => x.detector === det.id);
+    if (writer) writer(l, mine, det.params);
+    else genericLines(l, det, input.findings);
+    const top = input.findings.find((f) => f.detector === det.id);
+    groups.push({ lines: l.out, worst: top ? SEV_ORDER[top.severity] : 3, impact: top?.impact_ns ?? 0n, order });
+  });
+  groups.sort((a, b) => a.worst - b.worst || (a.impact > b.impact ? -1 : a.impact < b.impact ? 1 : 0) || a.order - b.order);
+  return { lines: groups.flatMap((g) => g.lines) };
+}
+
+/** The overview as plain text lines (the CLI report's first section). */
+export function overviewText(o: Overview): string[] {
+  const mark: Record<Severity, string> = { critical: 'CRITICAL', warn: 'WARN', info: 'info' };
+  return o.lines.map((l) => {
+    const tag = l.status === 'not_traced' ? '[not traced]' : l.severity ? `[${mark[l.severity]}]` : '[ok]';
+    const link = l.finding_id !== null ? `  (finding:${l.finding_id}${l.count > 1 ? `, ${l.count} findings` : ''})` : '';
+    return `${tag.padEnd(12)} ${l.text}${link}`;
+  });
+}

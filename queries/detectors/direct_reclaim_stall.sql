@@ -5,6 +5,9 @@
 -- @description Allocations that stalled in direct reclaim (global, memcg or node reclaim) for 1 ms or more: duration, order, GFP flags, pages reclaimed; the summary gives per-process stall rates and p50/p95/p99/max.
 -- @param warn_ns BIGINT 1000000 -- a stall lasting at least this long (ns) is a warn finding: 1 ms
 -- @param critical_ns BIGINT 100000000 -- a stall lasting at least this long (ns) is critical: 100 ms
+-- @requires vmscan:mm_vmscan_direct_reclaim_begin|vmscan:mm_vmscan_memcg_reclaim_begin|vmscan:mm_vmscan_node_reclaim_begin vmscan:mm_vmscan_direct_reclaim_end|vmscan:mm_vmscan_memcg_reclaim_end|vmscan:mm_vmscan_node_reclaim_end
+-- @impact the stall: begin to end of the reclaim pass, the time the allocating task waited; for a pass open at the end of the trace or begun before it, the part inside the trace; 0 for a pass whose end was lost.
+-- @severity critical: a stall of critical_ns (100 ms) or more; warn: warn_ns (1 ms) or more. Open at the end of the trace or begun before it: the same thresholds on the part inside the trace, else info. A pass whose end event was lost: info.
 --
 -- What it finds
 --   An allocation that cannot be satisfied from the free lists above the min
@@ -95,6 +98,7 @@ SELECT
   CASE WHEN state = 'end_lost' THEN 'info' ELSE coalesce(sev_by_dur, 'info') END AS severity,
   f_ts AS ts,
   f_dur AS dur,
+  CASE WHEN state = 'end_lost' THEN 0 ELSE f_dur END AS impact,
   cpu,
   utid,
   CASE state

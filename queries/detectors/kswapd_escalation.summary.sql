@@ -13,6 +13,7 @@
 --   episodes_critical BIGINT   episodes whose lowest priority <= critical_priority
 --   min_priority INTEGER       lowest priority of any episode
 --   awake_ns BIGINT            total episode time
+--   low_priority_ns BIGINT     time spent at warn_priority or lower (as the detector measures it)
 --   ended_asleep BIGINT        episodes that ended with mm_vmscan_kswapd_sleep
 --   nr_scanned, nr_reclaimed BIGINT   LRU pages (mm_vmscan_lru_shrink_inactive)
 --   efficiency DOUBLE          nr_reclaimed / nr_scanned, 4 decimals
@@ -25,6 +26,7 @@ SELECT
   count(*) FILTER (WHERE e.min_priority <= $critical_priority::INTEGER) AS episodes_critical,
   min(e.min_priority) AS min_priority,
   sum(e.dur)::BIGINT AS awake_ns,
+  coalesce(sum(greatest(coalesce(e.last_event_ns, 0) - list_min([x.from_ns FOR x IN e.priority_steps IF x.priority <= $warn_priority::INTEGER]), 0)), 0)::BIGINT AS low_priority_ns,
   count(*) FILTER (WHERE e.end_reason = 'sleep') AS ended_asleep,
   sum(e.nr_scanned)::BIGINT AS nr_scanned,
   sum(e.nr_reclaimed)::BIGINT AS nr_reclaimed,

@@ -2,58 +2,80 @@
 -- =============================================================
 --
 -- @title Migration ping-pong
--- @description Tasks moved to a CPU and straight back (A->B->A, or around up to 4 CPUs) again and again within milliseconds, with the bounce rate, the CPUs, and who moved them (the task running at the migration, e.g. a kworker completing IO) and who woke them.
+-- @description Tasks moved to a CPU and straight back (A->B->A, or around up to 4 CPUs) again and again within milliseconds, with the bounce rate, the CPUs, and why: at wakeup (who woke them, on which CPU: e.g. a kworker completing IO) or by load / idle balancing.
 -- @param window_ns BIGINT 10000000 -- a migration back to a CPU the task left at most this long ago (ns, 10 ms) is a bounce; a burst is a chain of migrations of one task each at most this far apart
 -- @param min_bounces INTEGER 3 -- a burst with at least this many bounces is a finding (info)
--- @param warn_bounces INTEGER 10 -- ... at least this many bounces: warn
--- @param critical_bounces INTEGER 50 -- ... at least this many bounces: critical
+-- @param warn_bounces INTEGER 10 -- ... at least this many bounces, mostly at wakeup: warn
+-- @param critical_bounces INTEGER 50 -- ... at least this many bounces, mostly at wakeup: critical
+-- @param balance_warn_bounces INTEGER 200 -- a burst mostly by load balancing is info below this many bounces, warn from it
+-- @requires sched:sched_migrate_task
+-- @impact the time the bounced task waited to run after its moves: for each migration of the burst, from the migration to the task's next switch-in (at most window_ns each).
+-- @severity wakeup ping-pong (at least half of the bounces happened at wakeup): critical at critical_bounces (50) bounces, warn at warn_bounces (10), else info. Load / idle balancing ping-pong (the scheduler spreading runnable tasks, as in a busy parallel build): info, warn from balance_warn_bounces (200); never critical.
 --
 -- What it finds
 --   sched_migrate_task fires whenever a task's CPU changes: at wakeup
---   (select_task_rq() in try_to_wake_up(), running in the WAKER's context),
---   by load balancing (in the context of whatever runs on the balancing CPU,
---   or the migration/N stopper), by NUMA balancing and by affinity changes.
---   A bounce is a migration that returns the task to a CPU it left at most
---   window_ns ago: A->B then B->A, or a short cycle A->B->C->A (up to four
---   CPUs: the destination matches the origin of one of the three previous
---   migrations). Consecutive migrations of one task (by pid) at most
---   window_ns apart form a burst; bursts with >= min_bounces bounces are
---   findings.
+--   (select_task_rq() in try_to_wake_up(), running in the WAKER's context,
+--   right after its sched_waking), by load balancing (periodic or newly-idle
+--   balance, in the context of whatever runs on the balancing CPU, or the
+--   migration/N stopper for active balance), by NUMA balancing and by
+--   affinity changes. A bounce is a migration that returns the task to a CPU
+--   it left at most window_ns ago: A->B then B->A, or a short cycle
+--   A->B->C->A (up to four CPUs: the destination matches the origin of one
+--   of the three previous migrations). Consecutive migrations of one task
+--   (by pid) at most window_ns apart form a burst; bursts with >= min_bounces
+--   bounces are findings.
 --
 -- Why it matters
 --   Each migration costs the task its warm L1/L2 (and, across LLC domains,
---   L3) cache and adds wakeup latency; ping-pong typically comes from a
---   waker on one CPU (a bound kworker/N:1H completing block IO, an unbound
---   kworker/uN:M, a partner thread) pulling the wakee to its own CPU via
---   wake_affine while load balancing pushes it back. The mover and waker
---   columns say who does it: fsync-heavy workloads show kworker IO
---   completion bouncing the fsync-ing task between CPUs.
+--   L3) cache and adds wakeup latency. Ping-pong AT WAKEUP comes from wakers
+--   on alternating CPUs pulling the wakee to their own CPU (wake_affine): a
+--   bound kworker/N:1H completing block IO, an unbound kworker/uN:M, a
+--   partner thread. That is a pattern to fix (affinity, the waker's CPU, the
+--   workqueue's cpumask). Ping-pong by LOAD BALANCING is the scheduler
+--   spreading runnable tasks over idle CPUs, which a busy build on few CPUs
+--   does all the time by design: worth knowing, rarely a bug. Hence the two
+--   kinds and their different severities.
 --
 -- Defaults
 --   window 10 ms: several scheduler ticks and many wakeups of an IO-bound
 --   task; a return within it undoes the previous move before the task could
 --   profit from it. 3 bounces: once can be balancing, three times in a row is
---   a pattern. warn 10 / critical 50 bounces in one burst: sustained
---   ping-pong that costs measurable cache misses and wakeup latency.
+--   a pattern. warn 10 / critical 50 wakeup bounces in one burst: sustained
+--   ping-pong that costs measurable cache misses and wakeup latency. 200
+--   balancing bounces in one burst (4 x critical): the scheduler moving one
+--   task back and forth far more than spreading load needs.
 --
 -- Decisions
 --   * Migrations with orig_cpu = dest_cpu and pid 0 (idle) are ignored.
 --   * mover = the thread running when the migration event fired (the
---     event's utid); waker = the thread that emitted the latest sched_waking
---     of the pid at or before the migration, if at most window_ns before it.
+--     event's utid), on the CPU the event fired on.
+--   * A migration is AT WAKEUP when the pid's latest sched_waking at or
+--     before it was emitted by the mover, on the same CPU, at most 1 ms
+--     before (ttwu emits both back to back); the waker is then the mover.
+--     Else it is a BALANCE migration (load / idle / active balancing,
+--     affinity, NUMA). Without sched_waking in the trace every migration is
+--     counted as balance.
+--   * waker (for the wakers list) = the thread that emitted the latest
+--     sched_waking of the pid at or before the migration, if at most
+--     window_ns before it, and the CPU it emitted it on.
+--   * kind: 'wakeup' when at least half of the burst's bounces were at
+--     wakeup, else 'balance'.
 --   * ts = first migration of the burst, dur = last - first migration, cpu =
 --     CPU the first migration event fired on, utid = the migrated task (the
 --     thread whose tid is the pid, as of the burst start).
 --
 -- values: pid, comm, cpus (sorted), bounces (always), migrations,
+-- wakeup_bounces, balance_bounces, wakeup_migrations, balance_migrations,
 -- rate_per_s (bounces per second of burst; NULL for a zero-length burst),
--- movers / wakers: [{tid, comm, count}] most frequent first (at most 3).
+-- wait_ns (the impact), movers / wakers: [{tid, comm, cpu, utid, count}]
+-- most frequent first (at most 3; one entry per thread and CPU).
 -- event_ids: every migration of the burst and the matched sched_waking
--- events, in id order. kind: 'burst'.
+-- events, in id order. kind: 'wakeup' | 'balance'.
 WITH
 params AS (
   SELECT $window_ns::BIGINT AS win, $min_bounces::INTEGER AS min_b,
-         $warn_bounces::INTEGER AS warn_b, $critical_bounces::INTEGER AS crit_b
+         $warn_bounces::INTEGER AS warn_b, $critical_bounces::INTEGER AS crit_b,
+         $balance_warn_bounces::INTEGER AS bal_warn_b
 ),
 m AS (
   -- narrow rows for the sorts; cpu, mover and comm are joined back by id
@@ -80,43 +102,64 @@ chained AS (
   SELECT *, sum(new_chain) OVER (PARTITION BY pid ORDER BY ts, id ROWS UNBOUNDED PRECEDING) AS chain
   FROM flagged
 ),
-bursts AS MATERIALIZED (
-  SELECT pid, chain,
-    min(ts) AS ts, max(ts) AS last_ts,
-    arg_min(id, ts) AS first_id,
-    arg_max(id, ts) AS last_id,
-    count(*) FILTER (WHERE is_bounce) AS bounces,
-    count(*) AS migrations,
-    list_sort(list_distinct(flatten(list([orig_cpu, dest_cpu])))) AS cpus
+candidates AS MATERIALIZED (
+  SELECT pid, chain
   FROM chained
   GROUP BY pid, chain
   HAVING count(*) FILTER (WHERE is_bounce) >= (SELECT min_b FROM params)
 ),
 members AS (
-  SELECT c.pid, c.chain, c.id, c.ts, mt.utid AS mover_utid
+  SELECT c.pid, c.chain, c.id, c.ts, c.is_bounce, c.orig_cpu, c.dest_cpu, mt.utid AS mover_utid, mt.cpu AS mover_cpu
   FROM chained c
-  SEMI JOIN bursts b ON b.pid = c.pid AND b.chain = c.chain
+  SEMI JOIN candidates b ON b.pid = c.pid AND b.chain = c.chain
   JOIN sched_migrate_task mt ON mt.id = c.id
 ),
 woken AS MATERIALIZED (
-  SELECT mb.pid, mb.chain, mb.id, mb.mover_utid,
+  SELECT mb.*,
     CASE WHEN mb.ts - wk.ts <= (SELECT win FROM params) THEN wk.id END AS waking_id,
-    CASE WHEN mb.ts - wk.ts <= (SELECT win FROM params) THEN wk.utid END AS waker_utid
+    CASE WHEN mb.ts - wk.ts <= (SELECT win FROM params) THEN wk.utid END AS waker_utid,
+    CASE WHEN mb.ts - wk.ts <= (SELECT win FROM params) THEN wk.cpu END AS waker_cpu,
+    coalesce(wk.utid = mb.mover_utid AND wk.cpu = mb.mover_cpu AND mb.ts - wk.ts <= 1000000, false) AS at_wakeup
   FROM members mb
-  ASOF LEFT JOIN (SELECT id, ts, utid, pid FROM sched_waking WHERE pid IN (SELECT pid FROM bursts)) wk
+  ASOF LEFT JOIN (SELECT id, ts, utid, cpu, pid FROM sched_waking WHERE pid IN (SELECT pid FROM candidates)) wk
     ON wk.pid = mb.pid AND mb.ts >= wk.ts
+),
+-- how long the task waited to run after each move: to its next switch-in
+waited AS (
+  SELECT w.pid, w.chain, w.id, CASE WHEN sw.ts IS NOT NULL THEN least(sw.ts - w.ts, (SELECT win FROM params)) END AS wait
+  FROM woken w
+  ASOF LEFT JOIN (SELECT ts, next_pid FROM sched_switch WHERE next_pid IN (SELECT pid FROM candidates)) sw
+    ON sw.next_pid = w.pid AND w.ts <= sw.ts
+),
+bursts AS (
+  SELECT pid, chain,
+    min(ts) AS ts, max(ts) AS last_ts,
+    arg_min(id, ts) AS first_id,
+    arg_max(id, ts) AS last_id,
+    count(*) FILTER (WHERE is_bounce) AS bounces,
+    count(*) FILTER (WHERE is_bounce AND at_wakeup) AS wakeup_bounces,
+    count(*) FILTER (WHERE is_bounce AND NOT at_wakeup) AS balance_bounces,
+    count(*) AS migrations,
+    count(*) FILTER (WHERE at_wakeup) AS wakeup_migrations,
+    count(*) FILTER (WHERE NOT at_wakeup) AS balance_migrations,
+    list_sort(list_distinct(flatten(list([orig_cpu, dest_cpu])))) AS cpus
+  FROM woken
+  GROUP BY pid, chain
+),
+waits AS (
+  SELECT pid, chain, coalesce(sum(wait), 0)::BIGINT AS wait_ns FROM waited GROUP BY pid, chain
 ),
 movers AS (
   SELECT pid, chain,
-    list({'tid': tid, 'comm': name, 'count': n} ORDER BY n DESC, tid)[1:3] AS movers
-  FROM (SELECT pid, chain, mover_utid, count(*) AS n FROM woken GROUP BY ALL) x
+    list({'tid': tid, 'comm': name, 'cpu': mover_cpu, 'utid': mover_utid, 'count': n} ORDER BY n DESC, tid, mover_cpu)[1:3] AS movers
+  FROM (SELECT pid, chain, mover_utid, mover_cpu, count(*) AS n FROM woken GROUP BY ALL) x
   LEFT JOIN thread t ON t.utid = x.mover_utid
   GROUP BY pid, chain
 ),
 wakers AS (
   SELECT pid, chain,
-    list({'tid': tid, 'comm': name, 'count': n} ORDER BY n DESC, tid)[1:3] AS wakers
-  FROM (SELECT pid, chain, waker_utid, count(*) AS n FROM woken WHERE waker_utid IS NOT NULL GROUP BY ALL) x
+    list({'tid': tid, 'comm': name, 'cpu': waker_cpu, 'utid': waker_utid, 'count': n} ORDER BY n DESC, tid, waker_cpu)[1:3] AS wakers
+  FROM (SELECT pid, chain, waker_utid, waker_cpu, count(*) AS n FROM woken WHERE waker_utid IS NOT NULL GROUP BY ALL) x
   LEFT JOIN thread t ON t.utid = x.waker_utid
   GROUP BY pid, chain
 ),
@@ -128,11 +171,13 @@ th AS (
   SELECT utid, tid, coalesce(start_ts, -9223372036854775807) AS st FROM thread
 ),
 described AS (
-  SELECT b.*, f.cpu, l.comm, th.utid, mv.movers, wk.wakers, ids.event_ids,
+  SELECT b.*, f.cpu, l.comm, th.utid, mv.movers, wk.wakers, ids.event_ids, ws.wait_ns,
     b.last_ts - b.ts AS dur,
-    CASE WHEN b.last_ts > b.ts THEN round(b.bounces / ((b.last_ts - b.ts) / 1e9), 1) END AS rate_per_s
+    CASE WHEN b.last_ts > b.ts THEN round(b.bounces / ((b.last_ts - b.ts) / 1e9), 1) END AS rate_per_s,
+    CASE WHEN 2 * b.wakeup_bounces >= b.bounces THEN 'wakeup' ELSE 'balance' END AS kind
   FROM bursts b
   JOIN ids USING (pid, chain)
+  JOIN waits ws USING (pid, chain)
   LEFT JOIN movers mv USING (pid, chain)
   LEFT JOIN wakers wk USING (pid, chain)
   JOIN sched_migrate_task f ON f.id = b.first_id
@@ -140,7 +185,8 @@ described AS (
   ASOF LEFT JOIN th ON th.tid = b.pid AND b.ts >= th.st
 )
 SELECT
-  ss_severity(bounces, p.warn_b, p.crit_b, 'info') AS severity,
+  CASE WHEN kind = 'wakeup' THEN ss_severity(bounces, p.warn_b, p.crit_b, 'info')
+       ELSE CASE WHEN bounces >= p.bal_warn_b THEN 'warn' ELSE 'info' END END AS severity,
   ts,
   dur,
   cpu,
@@ -148,18 +194,28 @@ SELECT
   ss_task(comm, pid) || ' bounced ' || bounces || ' times between CPUs ' || array_to_string(cpus, ',')
     || ' in ' || ss_fmt_dur(dur)
     || CASE WHEN rate_per_s IS NOT NULL THEN ' (' || printf('%.0f', rate_per_s) || '/s)' ELSE '' END
-    || coalesce(', moved by ' || ss_task(movers[1].comm, movers[1].tid), '') AS title,
+    || CASE WHEN kind = 'wakeup'
+            THEN ', ' || wakeup_bounces || ' of them at wakeup'
+                 || coalesce(' (woken most by ' || ss_task(wakers[1].comm, wakers[1].tid) || ' on CPU ' || wakers[1].cpu || ')', '')
+            ELSE ', by load balancing'
+                 || coalesce(' (moved most by ' || ss_task(movers[1].comm, movers[1].tid) || ' on CPU ' || movers[1].cpu || ')', '') END AS title,
   {
     'pid': pid,
     'comm': comm,
     'cpus': cpus,
     'bounces': bounces,
     'migrations': migrations,
+    'wakeup_bounces': wakeup_bounces,
+    'balance_bounces': balance_bounces,
+    'wakeup_migrations': wakeup_migrations,
+    'balance_migrations': balance_migrations,
     'rate_per_s': rate_per_s,
+    'wait_ns': wait_ns,
     'movers': movers,
     'wakers': wakers
   } AS "values",
   event_ids,
-  'burst' AS kind
+  kind,
+  wait_ns AS impact
 FROM described, params p
 ORDER BY ss_severity_rank(severity), ts

@@ -5,6 +5,9 @@
 -- @description Bursts of mm_vmscan_writepage / mm_vmscan_write_folio per issuing task: who (kswapd or a task in direct reclaim), file or anon, async or sync, pages written, and the nr_dirty / nr_writeback that LRU scanning reported around the burst. kswapd writing file pages is at least warn.
 -- @param gap_ns BIGINT 100000000 -- writes of one task less than or exactly this far apart (ns, 100 ms) form one burst
 -- @param critical_file_pages INTEGER 1024 -- a burst writing at least this many file pages is critical (4 MiB with 4 KiB pages)
+-- @requires vmscan:mm_vmscan_write_folio|vmscan:mm_vmscan_writepage
+-- @impact the burst's span, first to last write: how long reclaim was issuing pageout() writes (they are asynchronous, so not a wait of their own).
+-- @severity critical: a burst writing critical_file_pages (1024) file pages or more; warn: kswapd writing any file page, or any synchronous (RECLAIM_WB_SYNC) write; else info (anonymous pages to swap: how swap-out works).
 --
 -- What it finds
 --   shrink_folio_list() (shrink_page_list() before 5.18) reclaims pages from
@@ -140,6 +143,7 @@ SELECT
        ELSE 'info' END AS severity,
   ts,
   last_ts - ts AS dur,
+  last_ts - ts AS impact,
   cpu,
   utid,
   CASE WHEN file_pages > 0

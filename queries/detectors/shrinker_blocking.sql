@@ -5,6 +5,9 @@
 -- @description Slab shrinker calls (do_shrink_slab) lasting 10 ms or more, with the shrinker, the work it carried in and what it freed, and the reclaim context it held up (kswapd, or which task's direct / memcg reclaim).
 -- @param warn_ns BIGINT 10000000 -- a call lasting at least this long (ns) is a warn finding: 10 ms
 -- @param critical_ns BIGINT 100000000 -- a call lasting at least this long (ns) is critical: 100 ms
+-- @requires vmscan:mm_shrink_slab_start vmscan:mm_shrink_slab_end
+-- @impact the call's duration (start to end): the time the reclaiming task was held up; for a call open at the end of the trace or begun before it, the part inside the trace; 0 for a call whose end was lost (its length is not known).
+-- @severity critical: a call of critical_ns (100 ms) or more; warn: warn_ns (10 ms) or more. A call still running at the end of the trace or begun before it: by the same thresholds on the part inside the trace, else info. A call whose end event was lost: info.
 --
 -- What it finds
 --   Every mm_shrink_slab_start paired with the mm_shrink_slab_end that closes
@@ -37,12 +40,19 @@
 --     the same). Shrinker calls do not nest on a task (reclaim sets
 --     PF_MEMALLOC, so a shrinker's own allocations never re-enter reclaim).
 --     The `shr` pointer is not compared: tracefs text hashes it.
---   * A start with no later shrinker event on its task is OPEN: still running
---     when the trace ended. dur = trace end - ts (a lower bound), severity by
---     the thresholds, at least info. values.open = true.
 --   * A start followed by another start (or by an end of another shrinker) on
 --     its task lost its end event (ring-buffer overrun). dur = until that next
 --     event (an upper bound), always info. values.open = true, end_lost = true.
+--   * A start with no later shrinker event on its task, but a later reclaim
+--     event of that task (mm_vmscan_lru_*, kswapd_sleep/wake, *_reclaim_begin/
+--     end, write_folio, wakeup_kswapd: none can happen inside a shrinker call,
+--     whose task runs with PF_MEMALLOC), also lost its end: the call had
+--     returned by then. dur = until that event (an upper bound, values.bound),
+--     always info, end_lost = true. A ring buffer that overran loses ends this
+--     way; reporting them as 600 ms "still running" calls would be false.
+--   * A start with no later shrinker or reclaim event on its task is OPEN:
+--     still running when the trace ended. dur = trace end - ts (a lower
+--     bound), severity by the thresholds, at least info. values.open = true.
 --   * An end that is its task's first shrinker event began before the trace:
 --     ts = trace start, dur = end - trace start, severity by the thresholds,
 --     at least info. values.begin_missing = true. Other ends without a start
@@ -55,7 +65,8 @@
 -- Columns: the finding contract (severity, ts, dur, cpu, utid, title, values,
 -- event_ids, kind). kind is always 'call'. values: shrinker, context, shr,
 -- nid, priority, gfp_flags, nr_objects_to_shrink, cache_items, delta,
--- total_scan, freed, unused_scan, new_scan, open, end_lost, begin_missing.
+-- total_scan, freed, unused_scan, new_scan, open, end_lost, begin_missing,
+-- bound_ns (end lost: the call had returned within this long).
 -- event_ids: [start id, end id] (whichever exist).
 WITH
 params AS (
@@ -73,8 +84,33 @@ marks AS (
   UNION ALL
   SELECT id, ts, utid, NULL, false, ss_sym(shrink) FROM mm_shrink_slab_end
 ),
-pairs AS (
+paired AS (
   SELECT begin_id AS start_id, ts, utid, tag AS sym, state, end_id, next_ts AS n_ts FROM ss_pair_marks(marks)
+),
+-- Open starts: did the task go on reclaiming after them? Its next reclaim
+-- event (of any kind a shrinker call cannot emit) bounds the call.
+later_reclaim AS (
+  SELECT utid, ts FROM mm_vmscan_lru_shrink_inactive WHERE utid IN (SELECT utid FROM paired WHERE state = 'open')
+  UNION ALL SELECT utid, ts FROM mm_vmscan_lru_shrink_active WHERE utid IN (SELECT utid FROM paired WHERE state = 'open')
+  UNION ALL SELECT utid, ts FROM mm_vmscan_lru_isolate WHERE utid IN (SELECT utid FROM paired WHERE state = 'open')
+  UNION ALL SELECT utid, ts FROM mm_vmscan_kswapd_sleep WHERE utid IN (SELECT utid FROM paired WHERE state = 'open')
+  UNION ALL SELECT utid, ts FROM mm_vmscan_kswapd_wake WHERE utid IN (SELECT utid FROM paired WHERE state = 'open')
+  UNION ALL SELECT utid, ts FROM mm_vmscan_wakeup_kswapd WHERE utid IN (SELECT utid FROM paired WHERE state = 'open')
+  UNION ALL SELECT utid, ts FROM mm_vmscan_direct_reclaim_begin WHERE utid IN (SELECT utid FROM paired WHERE state = 'open')
+  UNION ALL SELECT utid, ts FROM mm_vmscan_direct_reclaim_end WHERE utid IN (SELECT utid FROM paired WHERE state = 'open')
+  UNION ALL SELECT utid, ts FROM mm_vmscan_write_folio WHERE utid IN (SELECT utid FROM paired WHERE state = 'open')
+),
+returned AS (
+  SELECT p.start_id, min(l.ts) AS bound_ts
+  FROM (SELECT * FROM paired WHERE state = 'open') p
+  JOIN later_reclaim l ON l.utid = p.utid AND l.ts > p.ts
+  GROUP BY p.start_id
+),
+pairs AS (
+  SELECT p.start_id, p.ts, p.utid, p.sym,
+    CASE WHEN r.bound_ts IS NOT NULL THEN 'returned' ELSE p.state END AS state,
+    p.end_id, coalesce(r.bound_ts, p.n_ts) AS n_ts
+  FROM paired p LEFT JOIN returned r USING (start_id)
 ),
 -- Duration and severity first, so the details below are joined for the
 -- findings only (a few thousand rows), not for every call (millions).
@@ -84,6 +120,7 @@ measured AS (
     CASE state WHEN 'closed' THEN n_ts - p.ts
                WHEN 'open' THEN (SELECT t1 FROM bounds) - p.ts
                WHEN 'end_lost' THEN n_ts - p.ts
+               WHEN 'returned' THEN n_ts - p.ts
                ELSE p.ts - (SELECT t0 FROM bounds) END AS f_dur
   FROM pairs p
 ),
@@ -118,9 +155,10 @@ classified AS (
   ASOF LEFT JOIN reclaim r ON r.utid = m.utid AND m.ts >= r.ts
 )
 SELECT
-  CASE WHEN state = 'end_lost' THEN 'info' ELSE coalesce(sev_by_dur, 'info') END AS severity,
+  CASE WHEN state IN ('end_lost', 'returned') THEN 'info' ELSE coalesce(sev_by_dur, 'info') END AS severity,
   f_ts AS ts,
   f_dur AS dur,
+  CASE WHEN state IN ('end_lost', 'returned') THEN 0 ELSE f_dur END AS impact,
   cpu,
   utid,
   CASE state
@@ -135,6 +173,10 @@ SELECT
     WHEN 'end_lost' THEN
       coalesce(sym, '?') || ' call by ' || ss_task(tname, tid)
       || ' has no end event (next shrinker event ' || ss_fmt_dur(f_dur) || ' later)'
+    WHEN 'returned' THEN
+      coalesce(sym, '?') || ' call by ' || ss_task(tname, tid)
+      || ' has no end event; it had returned within ' || ss_fmt_dur(f_dur)
+      || ' (the task''s next reclaim event)'
     ELSE
       coalesce(sym, '?') || ' call by ' || ss_task(tname, tid)
       || ' began before the trace and ended ' || ss_fmt_dur(f_dur) || ' into it'
@@ -153,9 +195,10 @@ SELECT
     'freed': freed_,
     'unused_scan': unused_scan_,
     'new_scan': new_scan_,
-    'open': state IN ('open', 'end_lost'),
-    'end_lost': state = 'end_lost',
-    'begin_missing': state = 'begin_missing'
+    'open': state IN ('open', 'end_lost', 'returned'),
+    'end_lost': state IN ('end_lost', 'returned'),
+    'begin_missing': state = 'begin_missing',
+    'bound_ns': CASE WHEN state IN ('end_lost', 'returned') THEN f_dur END
   } AS "values",
   list_filter([start_id, end_id], x -> x IS NOT NULL) AS event_ids,
   'call' AS kind

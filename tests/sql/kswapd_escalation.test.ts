@@ -14,11 +14,14 @@
  *     the first is outside every 1 s window that holds 3
  *   - direct reclaim escalation of an ordinary task, with an LRU pass of that
  *     task outside its reclaim window (ignored), and a pass staying at 12
- *   - threshold edges: min priority exactly 6 (warn) and exactly 3 (critical)
+ *   - threshold edges: min priority exactly 6 and exactly 3; severity by the
+ *     time spent at those priorities, not by how low they went
+ *   - the episodes a ramp-up covers become its children (info)
+ *   - a memcg reclaim pass: its own kind and title, never "kswapd"
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Engine } from '../../server/engine/engine.ts';
-import { findingsOf, insert, newTraceDb, setTraceBounds, summaryOf } from './sql_test_db.ts';
+import { findingsOf, insert, newTraceDb, rankedOf, setTraceBounds, summaryOf } from './sql_test_db.ts';
 
 const T = 1_000_000_000_000n;
 const ms = (x: number) => BigInt(Math.round(x * 1_000_000));
@@ -98,86 +101,138 @@ beforeAll(async () => {
 afterAll(() => db.close());
 
 describe('kswapd_escalation', () => {
-  it('reports escalations, repeated ramp-ups and direct reclaim escalations', async () => {
+  it('reports escalations, repeated ramp-ups and direct reclaim escalations, rated by the time at low priority', async () => {
+    // Time at priority <= 6 (<= 3): from the start of the first pass at it (the last event at a
+    // higher priority: LRU events fire at the end of a pass) to the episode's last reclaim event.
     expect(await findingsOf(db, 'kswapd_escalation')).toEqual([
-      // kswapd1 was already reclaiming when the trace began: episode = first LRU pass (T+1) .. sleep (T+2)
+      // E2 .. the ramp-up: E1 (8 ms at <= 6), E2 (49 ms at <= 3), E3 (10 ms at <= 6) start within 1 s and
+      // each reach <= 6; 49 ms at <= 3 in all is under 100 ms: warn. E4 (T+1350) shares no 1 s window with two others.
       {
-        kind: 'escalation', severity: 'critical', ts_ns: T + ms(1), dur_ns: ms(1), cpu: 1, tid: 96, comm: 'kswapd1',
-        title: 'kswapd1 wound up to priority 2 in 0 ns (scanned 64, reclaimed 0%)',
+        kind: 'repeated_rampup', severity: 'warn', ts_ns: T, dur_ns: ms(420), cpu: 0, tid: 95, comm: 'kswapd0',
+        title: 'kswapd0 wound up 3 times in 420.0 ms, each time to priority 6 or lower (lowest 3), 67.0 ms at priority 6 or lower in all',
         values: {
-          min_priority: 2, start_priority: 2, time_to_min_ns: 0n, nr_scanned: 64n, nr_reclaimed: 0n, efficiency: 0,
-          lru_passes: 1n, priority_steps: [{ priority: 2, at_ns: 0n }], ended_asleep: true, end_reason: 'sleep',
-          woken: false, context: 'kswapd',
+          episodes: 3n, min_priority: 3, critical_episodes: 0n, min_priorities: [6, 3, 5], window_ns: 1_000_000_000n,
+          low_priority_ns: ms(67), critical_priority_ns: ms(49),
         },
-        event_ids: [5n, 6n],
+        event_ids: [100n, 110n, 120n],
       },
-      // E2: priority exactly 3 is critical; no sleep, closed by the next wake at T+400
+      // dd's direct reclaim T+600 .. T+630: 12 -> 8 -> 6 (slab at 8 no new low); pass at T+700 outside is ignored.
+      // The pass that reached 6 began after the slab call at T+606 (its end at T+607 has no priority: the
+      // call's start at T+606 bounds it): 20 - 6 = 14 ms at <= 6: warn
       {
-        kind: 'escalation', severity: 'critical', ts_ns: T + ms(300), dur_ns: ms(100), cpu: 0, tid: 95, comm: 'kswapd0',
-        title: 'kswapd0 wound up to priority 3 in 50.0 ms (scanned 5.1k, reclaimed 1%)',
+        kind: 'direct_escalation', severity: 'warn', ts_ns: T + ms(600), dur_ns: ms(30), cpu: 0, tid: 4242, comm: 'dd',
+        title: 'dd[4242] in direct reclaim wound up to priority 6 in 20.0 ms, 14.0 ms at priority 6 or lower (scanned 1.3k, reclaimed 2%)',
         values: {
-          min_priority: 3, start_priority: 12, time_to_min_ns: ms(50), nr_scanned: 5100n, nr_reclaimed: 50n, efficiency: 0.0098,
-          lru_passes: 2n, priority_steps: [{ priority: 12, at_ns: ms(1) }, { priority: 3, at_ns: ms(50) }],
-          ended_asleep: false, end_reason: 'next_wake', woken: true, wake_order: 0, nid: 0, context: 'kswapd',
+          min_priority: 6, start_priority: 12, time_to_min_ns: ms(20), low_priority_ns: ms(14), nr_scanned: 1312n, nr_reclaimed: 32n, efficiency: 0.0244,
+          slab_freed: 50n, lru_passes: 3n,
+          priority_steps: [
+            { priority: 12, at_ns: ms(1), from_ns: 0n }, { priority: 8, at_ns: ms(5), from_ns: ms(1) }, { priority: 6, at_ns: ms(20), from_ns: ms(6) },
+          ],
+          end_reason: 'end', context: 'direct reclaim', order: 2, gfp_flags: 'GFP_KERNEL', open: false, end_nr_reclaimed: 32n,
         },
-        event_ids: [110n, 111n, 112n],
+        event_ids: [200n, 201n, 202n, 205n, 206n],
       },
-      // E1: priority exactly 6 is warn; 12 -> 11 -> 9 (lru_shrink_active) -> 6; slab_start at 9 and the pass at 7 are no new lows
+      // E1: priority exactly 6; 12 -> 11 -> 9 (lru_shrink_active) -> 6; slab_start at 9 and the pass at 7 are no new lows.
+      // The pass at 6 began after the last event at 9 (T+4): 12 - 4 = 8 ms at <= 6. Covered by the ramp-up: info.
       {
-        kind: 'escalation', severity: 'warn', ts_ns: T, dur_ns: ms(20), cpu: 0, tid: 95, comm: 'kswapd0',
-        title: 'kswapd0 wound up to priority 6 in 10.0 ms (scanned 2.0k, reclaimed 4%)',
+        kind: 'escalation', severity: 'info', ts_ns: T, dur_ns: ms(20), cpu: 0, tid: 95, comm: 'kswapd0',
+        title: 'kswapd0 wound up to priority 6 in 10.0 ms, 8.0 ms at priority 6 or lower (scanned 2.0k, reclaimed 4%)',
         values: {
-          min_priority: 6, start_priority: 12, time_to_min_ns: ms(10), nr_scanned: 2000n, nr_reclaimed: 72n, efficiency: 0.036,
+          min_priority: 6, start_priority: 12, time_to_min_ns: ms(10), low_priority_ns: ms(8), nr_scanned: 2000n, nr_reclaimed: 72n, efficiency: 0.036,
           slab_freed: 100n, lru_passes: 4n,
           priority_steps: [
-            { priority: 12, at_ns: ms(1) }, { priority: 11, at_ns: ms(2) }, { priority: 9, at_ns: ms(3) }, { priority: 6, at_ns: ms(10) },
+            { priority: 12, at_ns: ms(1), from_ns: 0n }, { priority: 11, at_ns: ms(2), from_ns: ms(1) },
+            { priority: 9, at_ns: ms(3), from_ns: ms(2) }, { priority: 6, at_ns: ms(10), from_ns: ms(4) },
           ],
           ended_asleep: true, end_reason: 'sleep', woken: true, wake_order: 0, nid: 0, context: 'kswapd',
         },
         event_ids: [100n, 101n, 102n, 103n, 106n, 108n],
       },
-      // E1, E2, E3 start within 1 s and each reach <= 6; E4 (T+1350) shares no 1 s window with two others
+      // kswapd1 was already reclaiming when the trace began: episode = first LRU pass (T+1) .. sleep (T+2).
+      // Priority 2, but for no measurable time (one pass, its end the episode's last event): info, not critical.
       {
-        kind: 'repeated_rampup', severity: 'warn', ts_ns: T, dur_ns: ms(420), cpu: 0, tid: 95, comm: 'kswapd0',
-        title: 'kswapd0 wound up 3 times in 420.0 ms, each time to priority 6 or lower (lowest 3)',
-        values: { episodes: 3n, min_priority: 3, critical_episodes: 1n, min_priorities: [6, 3, 5], window_ns: 1_000_000_000n },
-        event_ids: [100n, 110n, 120n],
-      },
-      // E3: wake at T+400 .. sleep at T+420 (the second sleep at T+430 is ignored)
-      {
-        kind: 'escalation', severity: 'warn', ts_ns: T + ms(400), dur_ns: ms(20), cpu: 0, tid: 95, comm: 'kswapd0',
-        title: 'kswapd0 wound up to priority 5 in 10.0 ms (scanned 10, reclaimed 10%)',
+        kind: 'escalation', severity: 'info', ts_ns: T + ms(1), dur_ns: ms(1), cpu: 1, tid: 96, comm: 'kswapd1',
+        title: 'kswapd1 wound up to priority 2 in 0 ns, 0 ns at priority 6 or lower (scanned 64, reclaimed 0%)',
         values: {
-          min_priority: 5, start_priority: 5, time_to_min_ns: ms(10), nr_scanned: 10n, nr_reclaimed: 1n, efficiency: 0.1,
-          lru_passes: 1n, priority_steps: [{ priority: 5, at_ns: ms(10) }],
+          min_priority: 2, start_priority: 2, time_to_min_ns: 0n, low_priority_ns: 0n, critical_priority_ns: 0n, nr_scanned: 64n, nr_reclaimed: 0n, efficiency: 0,
+          lru_passes: 1n, priority_steps: [{ priority: 2, at_ns: 0n, from_ns: 0n }], ended_asleep: true, end_reason: 'sleep',
+          woken: false, context: 'kswapd',
+        },
+        event_ids: [5n, 6n],
+      },
+      // E2: priority exactly 3, no sleep, closed by the next wake at T+400; the pass at 3 began after the pass at
+      // 12 (T+301): 49 ms at <= 3, under 100 ms, so warn by itself; covered by the ramp-up: info
+      {
+        kind: 'escalation', severity: 'info', ts_ns: T + ms(300), dur_ns: ms(100), cpu: 0, tid: 95, comm: 'kswapd0',
+        title: 'kswapd0 wound up to priority 3 in 50.0 ms, 49.0 ms at priority 6 or lower (scanned 5.1k, reclaimed 1%)',
+        values: {
+          min_priority: 3, start_priority: 12, time_to_min_ns: ms(50), low_priority_ns: ms(49), critical_priority_ns: ms(49),
+          nr_scanned: 5100n, nr_reclaimed: 50n, efficiency: 0.0098,
+          lru_passes: 2n, priority_steps: [{ priority: 12, at_ns: ms(1), from_ns: 0n }, { priority: 3, at_ns: ms(50), from_ns: ms(1) }],
+          ended_asleep: false, end_reason: 'next_wake', woken: true, wake_order: 0, nid: 0, context: 'kswapd',
+        },
+        event_ids: [110n, 111n, 112n],
+      },
+      // E3: wake at T+400 .. sleep at T+420 (the second sleep at T+430 is ignored); 10 ms at 5: covered, info
+      {
+        kind: 'escalation', severity: 'info', ts_ns: T + ms(400), dur_ns: ms(20), cpu: 0, tid: 95, comm: 'kswapd0',
+        title: 'kswapd0 wound up to priority 5 in 10.0 ms, 10.0 ms at priority 6 or lower (scanned 10, reclaimed 10%)',
+        values: {
+          min_priority: 5, start_priority: 5, time_to_min_ns: ms(10), low_priority_ns: ms(10), nr_scanned: 10n, nr_reclaimed: 1n, efficiency: 0.1,
+          lru_passes: 1n, priority_steps: [{ priority: 5, at_ns: ms(10), from_ns: 0n }],
           ended_asleep: true, end_reason: 'sleep', woken: true, wake_order: 3, nid: 0, context: 'kswapd',
         },
         event_ids: [120n, 121n, 122n],
       },
-      // dd's direct reclaim T+600 .. T+630: 12 -> 8 -> 6 (slab at 8 no new low); pass at T+700 outside is ignored
-      {
-        kind: 'direct_escalation', severity: 'warn', ts_ns: T + ms(600), dur_ns: ms(30), cpu: 0, tid: 4242, comm: 'dd',
-        title: 'dd[4242] direct reclaim wound up to priority 6 in 20.0 ms (scanned 1.3k, reclaimed 2%)',
-        values: {
-          min_priority: 6, start_priority: 12, time_to_min_ns: ms(20), nr_scanned: 1312n, nr_reclaimed: 32n, efficiency: 0.0244,
-          slab_freed: 50n, lru_passes: 3n,
-          priority_steps: [{ priority: 12, at_ns: ms(1) }, { priority: 8, at_ns: ms(5) }, { priority: 6, at_ns: ms(20) }],
-          end_reason: 'end', context: 'direct reclaim', order: 2, gfp_flags: 'GFP_KERNEL', open: false, end_nr_reclaimed: 32n,
-        },
-        event_ids: [200n, 201n, 202n, 205n, 206n],
-      },
       // E4: no wake after the sleep at T+420/430: starts at its first LRU pass, awake until the end of trace (T+2000)
       {
-        kind: 'escalation', severity: 'warn', ts_ns: T + ms(1350), dur_ns: ms(650), cpu: 0, tid: 95, comm: 'kswapd0',
-        title: 'kswapd0 wound up to priority 4 in 0 ns (scanned 320, reclaimed 10%), awake at end of trace',
+        kind: 'escalation', severity: 'info', ts_ns: T + ms(1350), dur_ns: ms(650), cpu: 0, tid: 95, comm: 'kswapd0',
+        title: 'kswapd0 wound up to priority 4 in 0 ns, 0 ns at priority 6 or lower (scanned 320, reclaimed 10%), awake at end of trace',
         values: {
-          min_priority: 4, start_priority: 4, time_to_min_ns: 0n, nr_scanned: 320n, nr_reclaimed: 32n, efficiency: 0.1,
-          lru_passes: 1n, priority_steps: [{ priority: 4, at_ns: 0n }],
+          min_priority: 4, start_priority: 4, time_to_min_ns: 0n, low_priority_ns: 0n, nr_scanned: 320n, nr_reclaimed: 32n, efficiency: 0.1,
+          lru_passes: 1n, priority_steps: [{ priority: 4, at_ns: 0n, from_ns: 0n }],
           ended_asleep: false, end_reason: 'end_of_trace', woken: false, context: 'kswapd',
         },
         event_ids: [130n],
       },
     ]);
+  });
+
+  it('makes the episodes a ramp-up covers its children, and rates the ramp-up by their time at low priority', async () => {
+    const ranked = await rankedOf(db, 'kswapd_escalation');
+    const rampup = ranked.find((f) => f.kind === 'repeated_rampup')!;
+    expect(rampup.impact_ns).toBe(ms(67));
+    // its children rank by their own time at low priority: E2 49 ms, E3 10 ms, E1 8 ms
+    expect(ranked.filter((f) => f.parent_id === rampup.id).map((f) => [f.rank, f.event_ids[0]])).toEqual([[3, 110n], [4, 120n], [5, 100n]]);
+    expect(ranked.filter((f) => f.parent_id === null).map((f) => [f.rank, f.kind, f.impact_ns])).toEqual([
+      [1, 'repeated_rampup', ms(67)],
+      [2, 'direct_escalation', ms(14)],
+      [6, 'escalation', 0n], // kswapd1 (info by itself; E4 ties at 0 and comes later)
+      [7, 'escalation', 0n],
+    ]);
+    // with a 40 ms critical_low_ns, E2's 49 ms at priority 3 is critical, and so is the ramp-up over it
+    const strict = await findingsOf(db, 'kswapd_escalation', { 'kswapd_escalation.critical_low_ns': '40ms' });
+    expect(strict.find((f) => f.kind === 'repeated_rampup')?.severity).toBe('critical');
+    expect(strict.find((f) => f.kind === 'repeated_rampup')?.values.critical_episodes).toBe(1n);
+  });
+
+  it('names task reclaim by its kind, never kswapd: direct, memcg and node reclaim passes', async () => {
+    const e = await newTraceDb();
+    try {
+      await setTraceBounds(e, T, T + ms(100));
+      await insert(e, 'thread', [{ utid: 1, tid: 700, name: 'memhog' }]);
+      await insert(e, 'mm_vmscan_direct_reclaim_begin', [
+        { id: 1, ts: T, cpu: 0, utid: 1, event: 'mm_vmscan_memcg_reclaim_begin', order: 0, gfp_flags: 'GFP_KERNEL' },
+      ]);
+      await insert(e, 'mm_vmscan_lru_shrink_inactive', [inactive(2, 0.01, 1, 12, 16, 0), inactive(3, 0.02, 1, 2, 512, 32)]);
+      await insert(e, 'mm_vmscan_direct_reclaim_end', [{ id: 4, ts: T + ms(0.03), cpu: 0, utid: 1, event: 'mm_vmscan_memcg_reclaim_end', nr_reclaimed: 32 }]);
+      const [f] = await findingsOf(e, 'kswapd_escalation');
+      // a small cgroup's reclaim reaches priority 2 at once and is done 10 us later: info
+      expect(f).toMatchObject({ kind: 'memcg_escalation', severity: 'info', title: 'memhog[700] in memcg reclaim wound up to priority 2 in 20.0 us, 10.0 us at priority 6 or lower (scanned 528, reclaimed 6%)' });
+      expect(f!.title).not.toMatch(/kswapd/);
+    } finally {
+      e.close();
+    }
   });
 
   it('a window of 300 ms (E1 at 0, E2 at 300, E3 at 400 ms) breaks the ramp-up', async () => {
@@ -199,12 +254,12 @@ describe('kswapd_escalation', () => {
       // kswapd0: E1 (20 ms), E2 (100 ms), E3 (20 ms), E4 (650 ms); scanned 2000+5100+10+320, reclaimed 72+50+1+32
       {
         tid: 95, thread: 'kswapd0', episodes: 4n, episodes_warn: 4n, episodes_critical: 1n, min_priority: 3,
-        awake_ns: ms(790), ended_asleep: 2n, nr_scanned: 7430n, nr_reclaimed: 155n, efficiency: 0.0209, slab_freed: 100n,
+        awake_ns: ms(790), low_priority_ns: ms(67), ended_asleep: 2n, nr_scanned: 7430n, nr_reclaimed: 155n, efficiency: 0.0209, slab_freed: 100n,
       },
       // kswapd1: T+1..T+2 (1 ms), T+500..T+502 (2 ms)
       {
         tid: 96, thread: 'kswapd1', episodes: 2n, episodes_warn: 1n, episodes_critical: 1n, min_priority: 2,
-        awake_ns: ms(3), ended_asleep: 2n, nr_scanned: 96n, nr_reclaimed: 32n, efficiency: 0.3333, slab_freed: null,
+        awake_ns: ms(3), low_priority_ns: 0n, ended_asleep: 2n, nr_scanned: 96n, nr_reclaimed: 32n, efficiency: 0.3333, slab_freed: null,
       },
     ]);
   });

@@ -10,6 +10,9 @@
  *   - a start whose end was lost (next event on the task is a start)
  *   - a start closed by an end of another shrinker (symbol mismatch)
  *   - a start still open at the end of the trace
+ *   - a start with no later shrinker event whose task goes on reclaiming
+ *     (an lru_shrink_inactive 7.7 ms later): its end was lost, the call had
+ *     returned by then; info, bounded, no impact
  *   - an end whose start was before the trace began
  *   - context: kswapd, direct reclaim, memcg reclaim, none ('other')
  *   - 4.x-style rows with NULL priority
@@ -17,7 +20,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Engine } from '../../server/engine/engine.ts';
-import { findingsOf, insert, newTraceDb, setTraceBounds } from './sql_test_db.ts';
+import { findingsOf, insert, newTraceDb, rankedOf, setTraceBounds } from './sql_test_db.ts';
 
 const T = 1_000_000_000_000n; // trace starts at 1000 s
 const ms = (x: number) => BigInt(Math.round(x * 1_000_000));
@@ -57,6 +60,11 @@ beforeAll(async () => {
     start(60, T + ms(900), 1, 2, 'super_cache_scan', { nr_objects_to_shrink: 1, cache_items: 2, total_scan: 1, priority: 1 }),
     // I: postgres in memcg reclaim, closed by an end of another shrinker
     start(71, T + ms(500.5), 1, 5, 'ext4_es_scan', { nr_objects_to_shrink: 5, cache_items: 50, total_scan: 5, priority: 12 }),
+    // J: bash's last shrinker event, 598 ms before the trace ends; bash reclaims again 7.7 ms later
+    start(80, T + ms(402), 0, 4, 'super_cache_scan', { nr_objects_to_shrink: 9, cache_items: 90, total_scan: 9, priority: 2 }),
+  ]);
+  await insert(db, 'mm_vmscan_lru_shrink_inactive', [
+    { id: 81, ts: T + ms(409.7), cpu: 0, utid: 4, nid: 0, nr_scanned: 32, nr_reclaimed: 0, priority: 2 },
   ]);
   const end = (id: number, ts: bigint, cpu: number, utid: number, shrink: string, retval: number, extra: Record<string, unknown> = {}) => ({
     id, ts, cpu, utid, shrink, shr: '0xffff8881', nid: 0, retval, ...extra,
@@ -155,9 +163,20 @@ describe('shrinker_blocking', () => {
         title: 'super_cache_scan call by kswapd0 has no end event (next shrinker event 2.0 ms later)',
         values: {
           shrinker: 'super_cache_scan', context: 'kswapd', shr: '0xffff8881', nid: 0, priority: 10,
-          nr_objects_to_shrink: 64n, cache_items: 640n, total_scan: 64n, open: true, end_lost: true, begin_missing: false,
+          nr_objects_to_shrink: 64n, cache_items: 640n, total_scan: 64n, open: true, end_lost: true, begin_missing: false, bound_ns: ms(2),
         },
         event_ids: [50n],
+      },
+      // J: end lost, but bash reclaimed again 7.7 ms later: the call had returned by then. Not a
+      // 598 ms "still running" critical: info, bounded by that event.
+      {
+        kind: 'call', severity: 'info', ts_ns: T + ms(402), dur_ns: ms(7.7), cpu: 0, tid: 500, comm: 'bash',
+        title: "super_cache_scan call by bash[500] has no end event; it had returned within 7.7 ms (the task's next reclaim event)",
+        values: {
+          shrinker: 'super_cache_scan', context: 'other', shr: '0xffff8881', nid: 0, priority: 2,
+          nr_objects_to_shrink: 9n, cache_items: 90n, total_scan: 9n, open: true, end_lost: true, begin_missing: false, bound_ns: ms(7.7),
+        },
+        event_ids: [80n],
       },
       // I: the next end on the task is of another shrinker: treated as a lost end; memcg context
       {
@@ -165,11 +184,29 @@ describe('shrinker_blocking', () => {
         title: 'ext4_es_scan call by postgres[777] has no end event (next shrinker event 29.5 ms later)',
         values: {
           shrinker: 'ext4_es_scan', context: 'memcg reclaim', shr: '0xffff8881', nid: 0, priority: 12,
-          nr_objects_to_shrink: 5n, cache_items: 50n, total_scan: 5n, open: true, end_lost: true, begin_missing: false,
+          nr_objects_to_shrink: 5n, cache_items: 50n, total_scan: 5n, open: true, end_lost: true, begin_missing: false, bound_ns: ms(29.5),
         },
         event_ids: [71n],
       },
     ]);
+  });
+
+  it('rates each call by the time it blocked (impact), lost ends at 0, and ranks critical first', async () => {
+    const ranked = await rankedOf(db, 'shrinker_blocking');
+    expect(ranked.map((f) => [f.rank, f.event_ids[0], f.severity, f.impact_ns])).toEqual([
+      [1, 20n, 'critical', ms(100)], // C: 100 ms
+      [2, 60n, 'critical', ms(100)], // G: open, 100 ms to the end of the trace (ties C; later)
+      [3, 40n, 'warn', ms(50)],
+      [4, 31n, 'warn', ms(30)],
+      [5, 5n, 'warn', ms(20)],
+      [6, 10n, 'warn', ms(10)],
+      // info: lost ends cost nothing known; by time
+      [7, 50n, 'info', 0n],
+      [8, 80n, 'info', 0n],
+      [9, 71n, 'info', 0n],
+    ]);
+    expect(new Set(ranked.map((f) => f.id)).size).toBe(ranked.length);
+    expect(ranked.every((f) => f.parent_id === null)).toBe(true);
   });
 
   it('moves calls across thresholds with --param overrides (units accepted for _ns params)', async () => {

@@ -55,14 +55,28 @@ export async function deriveSlices(engine: Engine): Promise<void> {
   await engine.exec(readFileSync(DERIVE_SLICES, 'utf8'));
 }
 
-/** The findings of one detector, as the runner returns them, without utid (tests name tid/comm). */
+const SEV = { critical: 0, warn: 1, info: 2 } as const;
+
+/**
+ * The findings of one detector in severity, then time order (as the tests
+ * list them), without utid (tests name tid/comm) and without the ranking
+ * fields (id, rank, parent_id, impact_ns: `rankedOf` has them).
+ */
 export async function findingsOf(
   engine: Engine,
   detector: string,
   params: Record<string, string> = {},
-): Promise<Omit<Finding, 'utid' | 'detector'>[]> {
+): Promise<Omit<Finding, 'utid' | 'detector' | 'id' | 'rank' | 'parent_id' | 'impact_ns'>[]> {
   const { findings } = await runDetectors(engine, { detectors: [detector], params });
-  return findings.map(({ utid: _u, detector: _d, ...rest }) => rest);
+  const first = (f: Finding) => f.event_ids[0] ?? -1n;
+  return [...findings]
+    .sort((a, b) => SEV[a.severity] - SEV[b.severity] || (a.ts_ns < b.ts_ns ? -1 : a.ts_ns > b.ts_ns ? 1 : first(a) < first(b) ? -1 : first(a) > first(b) ? 1 : 0))
+    .map(({ utid: _u, detector: _d, id: _i, rank: _r, parent_id: _p, impact_ns: _m, ...rest }) => rest);
+}
+
+/** The findings of one detector as the runner ranks them (worst first), with id, rank, impact and parent. */
+export async function rankedOf(engine: Engine, detector: string, params: Record<string, string> = {}): Promise<Finding[]> {
+  return (await runDetectors(engine, { detectors: [detector], params })).findings;
 }
 
 export async function summaryOf(engine: Engine, detector: string, params: Record<string, string> = {}) {

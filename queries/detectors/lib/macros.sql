@@ -233,7 +233,13 @@ LEFT JOIN mm_vmscan_direct_reclaim_end e ON e.id = p.end_id;
 --   slab_freed BIGINT      sum of mm_shrink_slab_end.retval
 --   lru_passes BIGINT      mm_vmscan_lru_shrink_inactive events
 --   end_nr_reclaimed BIGINT task: nr_reclaimed of the end event
---   priority_steps STRUCT(priority INTEGER, at_ns BIGINT)[]  each new lowest priority and when (from start)
+--   priority_steps STRUCT(priority INTEGER, at_ns BIGINT, from_ns BIGINT)[]
+--                          each new lowest priority: at_ns when its first LRU / slab event came
+--                          (from start; LRU events come at the end of a pass), from_ns when the
+--                          pass that reached it began (the last event at a higher priority, or
+--                          the start)
+--   last_event_ns BIGINT   from start to its last LRU / slab event (reclaim work ends there; a
+--                          kswapd episode ended by the next wake may nap up to HZ/10 after it)
 --   event_ids BIGINT[]     start event, the event of each priority step, the end event
 -- @per_run
 CREATE OR REPLACE TEMP MACRO ss_reclaim_passes() AS TABLE
@@ -323,6 +329,7 @@ by_priority AS MATERIALIZED (
   SELECT utid, seg, priority,
     min(ts::HUGEINT * 18446744073709551616 + id) AS first_key,
     min(ts) AS first_ts,
+    max(ts) AS last_ts,
     count(*) AS n_events,
     sum(nr_scanned) AS nr_scanned,
     sum(nr_reclaimed) AS nr_reclaimed,
@@ -346,6 +353,7 @@ by_segment AS (
     min(priority) AS min_priority,
     arg_min(priority, first_key) FILTER (WHERE priority IS NOT NULL) AS start_priority,
     min(first_ts) AS first_ts,
+    max(last_ts) AS last_ts,
     arg_min(first_key, priority) FILTER (WHERE priority IS NOT NULL) AS min_key,
     arg_min(first_ts, priority) FILTER (WHERE priority IS NOT NULL) AS min_ts,
     sum(nr_scanned)::BIGINT AS nr_scanned,
@@ -361,7 +369,7 @@ groups AS MATERIALIZED (
     coalesce(s.open_ts, b.first_ts) AS ts,
     coalesce(s.woken, false) AS woken, coalesce(s.begun, false) AS begun,
     s.end_marker_ts, s.end_id,
-    b.min_priority, b.start_priority,
+    b.min_priority, b.start_priority, b.last_ts,
     b.min_ts, (b.min_key - b.min_ts::HUGEINT * 18446744073709551616)::BIGINT AS min_id,
     b.nr_scanned, b.nr_reclaimed, b.slab_freed, coalesce(b.lru_passes, 0) AS lru_passes,
     utid IN (SELECT utid FROM kthreads) AS is_kswapd
@@ -372,9 +380,15 @@ groups AS MATERIALIZED (
 -- when no lower priority came earlier (a window over at most 13 rows per
 -- segment); list_sort of (ts, id, ...) structs orders them in time
 steps AS (
-  SELECT utid, seg, list_sort(list({'ts': first_ts, 'id': (first_key - first_ts::HUGEINT * 18446744073709551616)::BIGINT, 'priority': priority})) AS steps
+  SELECT utid, seg, list_sort(list({'ts': first_ts, 'id': (first_key - first_ts::HUGEINT * 18446744073709551616)::BIGINT, 'priority': priority, 'from_ts': from_ts})) AS steps
   FROM (
-    SELECT b.*, min(b.first_key) OVER (PARTITION BY b.utid, b.seg ORDER BY b.priority ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS lower_first
+    SELECT b.*,
+      min(b.first_key) OVER (PARTITION BY b.utid, b.seg ORDER BY b.priority ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS lower_first,
+      -- the pass that reached this priority began after the last event before it at a higher
+      -- priority (LRU events are emitted at the end of a pass)
+      (SELECT max(CASE WHEN h.last_ts < b.first_ts THEN h.last_ts ELSE h.first_ts END)
+       FROM by_priority h
+       WHERE h.utid = b.utid AND h.seg = b.seg AND h.priority > b.priority AND h.first_ts < b.first_ts) AS from_ts
     FROM by_priority b
     SEMI JOIN groups g ON g.utid = b.utid AND g.seg = b.seg
     WHERE b.priority IS NOT NULL
@@ -414,7 +428,8 @@ SELECT
   e.min_priority, e.start_priority, e.min_ts - e.ts AS time_to_min_ns, e.min_id,
   e.nr_scanned, e.nr_reclaimed, e.slab_freed, e.lru_passes,
   en.nr_reclaimed AS end_nr_reclaimed,
-  [{'priority': x.priority, 'at_ns': x.ts - e.ts} FOR x IN coalesce(s.steps, [])] AS priority_steps,
+  [{'priority': x.priority, 'at_ns': x.ts - e.ts, 'from_ns': least(coalesce(x.from_ts, e.ts), x.ts) - e.ts} FOR x IN coalesce(s.steps, [])] AS priority_steps,
+  e.last_ts - e.ts AS last_event_ns,
   list_filter(
     CASE WHEN s.steps[1].id = e.start_id THEN [x.id FOR x IN s.steps]
          ELSE [e.start_id] || [x.id FOR x IN coalesce(s.steps, [])] END || [e.end_id],
@@ -423,3 +438,50 @@ FROM ended e
 LEFT JOIN steps s USING (utid, seg)
 LEFT JOIN starts st ON st.id = e.start_id
 LEFT JOIN (SELECT id, nr_reclaimed FROM mm_vmscan_direct_reclaim_end) en ON en.id = e.end_id;
+
+-- ss_shrinker_calls(): every completed slab shrinker call (an
+-- mm_shrink_slab_start closed by the task's next shrinker event, an end of
+-- the same symbol; see ss_pair_marks), for the shrinker summary and metrics.
+--   start_id, end_id BIGINT   the start and end events
+--   ts BIGINT, dur BIGINT     start, end - start
+--   utid INTEGER              the task that ran it
+--   shrinker VARCHAR          the scan callback symbol, without '+0x..' (ss_sym)
+--   freed BIGINT              the end's retval (objects freed)
+--   total_scan BIGINT         objects the call set out to scan (the start's total_scan)
+-- @per_run
+CREATE OR REPLACE TEMP MACRO ss_shrinker_calls() AS TABLE
+WITH marks AS (
+  SELECT id, ts, utid, NULL AS grp, true AS is_begin, ss_sym(shrink) AS tag FROM mm_shrink_slab_start
+  UNION ALL
+  SELECT id, ts, utid, NULL, false, ss_sym(shrink) FROM mm_shrink_slab_end
+)
+SELECT p.begin_id AS start_id, p.end_id, p.ts, p.next_ts - p.ts AS dur, p.utid, p.tag AS shrinker,
+  e.retval AS freed, s.total_scan
+FROM ss_pair_marks(marks) p
+JOIN mm_shrink_slab_start s ON s.id = p.begin_id
+JOIN mm_shrink_slab_end e ON e.id = p.end_id
+WHERE p.state = 'closed';
+
+-- ss_migrations(win): every migration of a task to another CPU
+-- (sched_migrate_task, pid <> 0, orig_cpu <> dest_cpu), classified as the
+-- migration_pingpong detector does:
+--   id, ts BIGINT; pid INTEGER; comm VARCHAR; orig_cpu, dest_cpu INTEGER
+--   utid INTEGER, cpu INTEGER   the mover (the thread the event fired in) and its CPU
+--   is_bounce BOOLEAN           back to a CPU the task left at most win ns ago (up to 3 moves back)
+--   at_wakeup BOOLEAN           the pid's latest sched_waking before it was emitted by the mover,
+--                               on the same CPU, at most 1 ms before (select_task_rq() at wakeup)
+CREATE OR REPLACE TEMP MACRO ss_migrations(win) AS TABLE
+WITH seq AS (
+  SELECT id, ts, pid, comm, orig_cpu, dest_cpu, utid, cpu,
+    coalesce((dest_cpu = lag(orig_cpu, 1) OVER w AND ts - lag(ts, 1) OVER w <= win)
+          OR (dest_cpu = lag(orig_cpu, 2) OVER w AND ts - lag(ts, 2) OVER w <= win)
+          OR (dest_cpu = lag(orig_cpu, 3) OVER w AND ts - lag(ts, 3) OVER w <= win), false) AS is_bounce
+  FROM sched_migrate_task
+  WHERE pid <> 0 AND orig_cpu IS DISTINCT FROM dest_cpu
+  WINDOW w AS (PARTITION BY pid ORDER BY ts, id)
+)
+SELECT s.*,
+  coalesce(wk.utid = s.utid AND wk.cpu = s.cpu AND s.ts - wk.ts <= 1000000, false) AS at_wakeup
+FROM seq s
+ASOF LEFT JOIN (SELECT ts, utid, cpu, pid FROM sched_waking WHERE pid IN (SELECT pid FROM sched_migrate_task)) wk
+  ON wk.pid = s.pid AND s.ts >= wk.ts;

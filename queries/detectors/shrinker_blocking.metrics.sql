@@ -1,0 +1,41 @@
+-- shrinker_blocking metrics: slab shrinker calls, per trace and per shrinker
+-- ==========================================================================
+--
+-- The metrics contract: server/findings/METRICS.md (one row per metric and
+-- key: metric, scope, key, value, unit, better). Completed calls only
+-- (lib/macros.sql: ss_shrinker_calls()); percentiles are nearest-rank.
+--
+--   shrinker.calls               count   completed shrinker calls
+--   shrinker.calls_over_warn     count   calls of warn_ns (10 ms) or more          (lower is better)
+--   shrinker.calls_over_critical count   calls of critical_ns (100 ms) or more     (lower is better)
+--   shrinker.blocked_ns          ns      time spent in shrinker calls, all tasks   (lower)
+--   shrinker.call_p50_ns / call_p99_ns / call_max_ns   ns   call duration      (lower)
+--   shrinker.freed               objects objects freed (end retval)              (higher)
+-- scope 'trace' (key NULL) and 'shrinker' (key: the scan callback symbol).
+WITH
+calls AS (SELECT * FROM ss_shrinker_calls()),
+agg AS (
+  SELECT shrinker, GROUPING(shrinker) AS whole,
+    count(*) AS calls,
+    count(*) FILTER (WHERE dur >= $warn_ns::BIGINT) AS over_warn,
+    count(*) FILTER (WHERE dur >= $critical_ns::BIGINT) AS over_critical,
+    sum(dur) AS blocked,
+    quantile_disc(dur, 0.50) AS p50, quantile_disc(dur, 0.99) AS p99, max(dur) AS mx,
+    sum(freed) AS freed
+  FROM calls
+  GROUP BY GROUPING SETS ((shrinker), ())
+)
+SELECT u.m.metric, CASE WHEN whole = 1 THEN 'trace' ELSE 'shrinker' END AS scope,
+  CASE WHEN whole = 1 THEN NULL ELSE shrinker END AS key,
+  u.m.value, u.m.unit, u.m.better
+FROM agg, unnest([
+  {'metric': 'shrinker.calls', 'value': calls::DOUBLE, 'unit': 'count', 'better': NULL::VARCHAR},
+  {'metric': 'shrinker.calls_over_warn', 'value': over_warn::DOUBLE, 'unit': 'count', 'better': 'lower'},
+  {'metric': 'shrinker.calls_over_critical', 'value': over_critical::DOUBLE, 'unit': 'count', 'better': 'lower'},
+  {'metric': 'shrinker.blocked_ns', 'value': blocked::DOUBLE, 'unit': 'ns', 'better': 'lower'},
+  {'metric': 'shrinker.call_p50_ns', 'value': p50::DOUBLE, 'unit': 'ns', 'better': 'lower'},
+  {'metric': 'shrinker.call_p99_ns', 'value': p99::DOUBLE, 'unit': 'ns', 'better': 'lower'},
+  {'metric': 'shrinker.call_max_ns', 'value': mx::DOUBLE, 'unit': 'ns', 'better': 'lower'},
+  {'metric': 'shrinker.freed', 'value': freed::DOUBLE, 'unit': 'objects', 'better': 'higher'}
+]) AS u(m)
+WHERE calls > 0

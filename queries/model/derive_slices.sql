@@ -27,8 +27,13 @@
 --     that is an end: shrinker calls per thread (and same symbol when both
 --     have one), reclaim per thread and family (soft-limit reclaim nests in
 --     direct reclaim), workqueue items per worker (and same work pointer when
---     both have one). Otherwise the slice is open: dur = -1, end_id NULL.
---     Ends without a begin make no slice.
+--     both have one). Otherwise its end was lost or it is still running:
+--     end_id NULL, and dur runs to the bound the thread's later events give
+--     (as the detectors do): the thread's next begin of its kind (a lost
+--     end); for a shrinker call with no later shrinker event, the thread's
+--     next reclaim event (mm_vmscan_*: the call had returned by then, a task
+--     in a shrinker emits none). With no such event the slice is open: dur =
+--     -1 (drawn to the end of the trace). Ends without a begin make no slice.
 --   * depth: slices of all categories on one thread nest by time; an open
 --     slice is taken to end at the thread's next begin of its kind (or never).
 --   * Counter values: counter.id is the source event id.
@@ -104,13 +109,36 @@ wq_seq AS (
   SELECT *, lead(is_begin) OVER w AS n_is_begin, lead(id) OVER w AS n_id, lead(ts) OVER w AS n_ts, lead(work) OVER w AS n_work
   FROM wq WINDOW w AS (PARTITION BY utid ORDER BY ts, id)
 ),
+-- A shrinker start with no later shrinker event on its thread (at most one
+-- per thread): the thread's next reclaim event bounds it.
+shr_open AS (
+  SELECT id, ts, utid FROM shr_seq WHERE is_begin AND n_is_begin IS NULL
+),
+shr_returned AS (
+  SELECT o.id, min(r.ts) AS bound_ts
+  FROM shr_open o
+  JOIN (
+    SELECT utid, ts FROM mm_vmscan_lru_shrink_inactive WHERE utid IN (SELECT utid FROM shr_open)
+    UNION ALL SELECT utid, ts FROM mm_vmscan_lru_shrink_active WHERE utid IN (SELECT utid FROM shr_open)
+    UNION ALL SELECT utid, ts FROM mm_vmscan_lru_isolate WHERE utid IN (SELECT utid FROM shr_open)
+    UNION ALL SELECT utid, ts FROM mm_vmscan_kswapd_sleep WHERE utid IN (SELECT utid FROM shr_open)
+    UNION ALL SELECT utid, ts FROM mm_vmscan_kswapd_wake WHERE utid IN (SELECT utid FROM shr_open)
+    UNION ALL SELECT utid, ts FROM mm_vmscan_wakeup_kswapd WHERE utid IN (SELECT utid FROM shr_open)
+    UNION ALL SELECT utid, ts FROM mm_vmscan_direct_reclaim_begin WHERE utid IN (SELECT utid FROM shr_open)
+    UNION ALL SELECT utid, ts FROM mm_vmscan_direct_reclaim_end WHERE utid IN (SELECT utid FROM shr_open)
+    UNION ALL SELECT utid, ts FROM mm_vmscan_write_folio WHERE utid IN (SELECT utid FROM shr_open)
+  ) r ON r.utid = o.utid AND r.ts > o.ts
+  GROUP BY o.id
+),
 pairs AS (
-SELECT id, ts, cpu, utid, 'shrinker' AS category, coalesce(sym, 'shrinker') AS name,
-       CASE WHEN closes THEN n_id END AS end_id,
-       CASE WHEN closes THEN n_ts END AS end_ts,
-       n_ts AS next_ts, n_id AS next_id
+SELECT s.id, s.ts, s.cpu, s.utid, 'shrinker' AS category, coalesce(s.sym, 'shrinker') AS name,
+       CASE WHEN s.closes THEN s.n_id END AS end_id,
+       CASE WHEN s.closes THEN s.n_ts END AS end_ts,
+       s.n_ts AS next_ts, s.n_id AS next_id,
+       coalesce(s.n_ts, r.bound_ts) AS bound_ts
 FROM (SELECT *, coalesce(NOT n_is_begin AND (sym IS NULL OR n_sym IS NULL OR sym = n_sym), false) AS closes
-      FROM shr_seq WHERE is_begin)
+      FROM shr_seq WHERE is_begin) s
+LEFT JOIN shr_returned r ON r.id = s.id
 UNION ALL
 SELECT id, ts, cpu, utid,
        CASE family WHEN 'direct' THEN 'direct_reclaim' WHEN 'node' THEN 'node_reclaim' ELSE 'memcg_reclaim' END,
@@ -118,13 +146,13 @@ SELECT id, ts, cpu, utid,
                    WHEN 'memcg_softlimit' THEN 'memcg soft-limit reclaim' ELSE replace(family, '_', ' ') || ' reclaim' END,
        CASE WHEN NOT n_is_begin THEN n_id END,
        CASE WHEN NOT n_is_begin THEN n_ts END,
-       n_ts, n_id
+       n_ts, n_id, n_ts
 FROM rec_seq WHERE is_begin
 UNION ALL
 SELECT id, ts, cpu, utid, 'workqueue', coalesce(function, 'work ' || work),
        CASE WHEN closes THEN n_id END,
        CASE WHEN closes THEN n_ts END,
-       n_ts, n_id
+       n_ts, n_id, n_ts
 FROM (SELECT *, coalesce(NOT n_is_begin AND (work IS NULL OR n_work IS NULL OR work = n_work), false) AS closes
       FROM wq_seq WHERE is_begin)
 ),
@@ -142,7 +170,7 @@ numbered AS (
   SELECT ord_id, delta, row_number() OVER (PARTITION BY utid ORDER BY ts, ord_id, delta) AS edge_no
   FROM edges
 )
-SELECT p.id, p.ts, CASE WHEN p.end_ts IS NULL THEN -1 ELSE p.end_ts - p.ts END, p.utid, p.cpu,
+SELECT p.id, p.ts, CASE WHEN p.end_ts IS NOT NULL THEN p.end_ts - p.ts WHEN p.bound_ts IS NOT NULL THEN p.bound_ts - p.ts ELSE -1 END, p.utid, p.cpu,
        p.category, p.name, greatest(2 * p.begin_no - e.edge_no - 1, 0)::INTEGER, p.id, p.end_id
 FROM _ss_pairs p
 JOIN numbered e ON e.ord_id = p.id AND e.delta = 1;

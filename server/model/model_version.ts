@@ -37,8 +37,14 @@
  *      (TSC clock) has its cycles converted to ns as trace-cmd does (before,
  *      kept as cycles); the fixtures' models differ only in trace_info's
  *      model_version
+ *   6  a slice whose end event was lost is drawn to the bound its thread's
+ *      later events give (the next begin of its kind; for a shrinker call,
+ *      the thread's next reclaim event), end_id NULL, instead of dur -1 to
+ *      the end of the trace; trace.dat traces record the events the
+ *      recording enabled (trace_info meta.events), for the detectors'
+ *      "not traced"
  */
-export const MODEL_VERSION = 5;
+export const MODEL_VERSION = 6;
 
 /** The model version an info.json records (0: written before versions existed). */
 export function modelVersionOf(summary: { modelVersion?: number }): number {

@@ -8,7 +8,7 @@
  *   - shrinker and soft-limit reclaim nested in direct reclaim (depth 1)
  *   - a memcg reclaim begin without an end
  *   - a workqueue item whose end was lost, followed by the next item on the
- *     same worker (depth stays 0)
+ *     same worker (depth stays 0; drawn to that next item, end_id NULL)
  *   - a wakeup followed by a no-op second waking, a migration at wakeup,
  *     a preempted task migrated by load balancing (migration flow, no
  *     wakeup flow), two migrations before one switch-in (last one wins),
@@ -102,7 +102,7 @@ describe('derive_slices', () => {
       { id: 23n, ts: T + ms(103), dur: ms(1), utid: 2, cpu: 1, category: 'memcg_reclaim', name: 'memcg soft-limit reclaim', depth: 1, begin_id: 23n, end_id: 24n },
       { id: 26n, ts: T + ms(200), dur: -1n, utid: 2, cpu: 1, category: 'memcg_reclaim', name: 'memcg reclaim', depth: 0, begin_id: 26n, end_id: null },
       { id: 30n, ts: T + ms(50), dur: ms(1), utid: 3, cpu: 0, category: 'workqueue', name: 'blk_mq_run_work_fn', depth: 0, begin_id: 30n, end_id: 31n },
-      { id: 32n, ts: T + ms(52), dur: -1n, utid: 3, cpu: 0, category: 'workqueue', name: 'vmstat_update', depth: 0, begin_id: 32n, end_id: null },
+      { id: 32n, ts: T + ms(52), dur: ms(1), utid: 3, cpu: 0, category: 'workqueue', name: 'vmstat_update', depth: 0, begin_id: 32n, end_id: null },
       { id: 33n, ts: T + ms(53), dur: ms(7), utid: 3, cpu: 0, category: 'workqueue', name: 'wb_workfn', depth: 0, begin_id: 33n, end_id: 34n },
     ]);
   });

@@ -264,6 +264,9 @@ async function decodeBody(src: FileSource, info: TraceDatInfo, sink: EventSink, 
   }
   if (instanceNames.length > 0) meta.instances = instanceNames.join(',');
   meta.kallsyms_entries = String(kallsyms.size);
+  // The events the recording enabled (trace-cmd saves the format of exactly those): what a
+  // detector's @requires is checked against, so "enabled, none happened" is not "not traced".
+  meta.events = formats.filter((f) => f.system !== 'ftrace').map((f) => `${f.system}:${f.name}`).sort().join(',');
 
   sink.header({
     format: 'trace_dat',

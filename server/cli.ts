@@ -5,6 +5,7 @@
  *   stallscope ingest FILE        build the trace model (progress on stderr)
  *   stallscope info FILE --json   facts about a trace
  *   stallscope analyze FILE       run the detectors, report or JSON, CI gate
+ *   stallscope excerpt FILE SEL   a finding / event / time range as text for a review mail
  *   stallscope detectors          list detectors and their parameters
  *   stallscope query FILE "SQL"   run SQL on a trace's model, in the query sandbox
  *   stallscope serve              the web app on localhost
@@ -94,7 +95,9 @@ cli
 
 cli
   .command('analyze <file>', 'Run the detectors over a trace (ingests it first if needed)')
-  .option('--json', '[boolean] print {trace, findings, summaries} as JSON')
+  .option('--json', '[boolean] print {trace, overview, findings, summaries, metrics, detectors} as JSON')
+  .option('--sort <order>', '[impact|time] findings worst first (default) or in time order')
+  .option('--top <n>', '[number] only the first N findings (in --sort order)')
   .option('--detector <id>', '[string, repeatable] run only these detectors')
   .option('--param <id.name=value>', '[string, repeatable] override a detector parameter, e.g. shrinker_blocking.warn_ms=5')
   .option('--queries <dir>', '[string, repeatable] also run the .sql detectors in this directory')
@@ -103,11 +106,15 @@ cli
   .action(
     async (
       file: string,
-      opts: GlobalOptions & { json?: boolean; detector?: string | string[]; param?: string | string[]; queries?: string | string[]; saved?: boolean; failOn?: string },
+      opts: GlobalOptions & { json?: boolean; detector?: string | string[]; param?: string | string[]; queries?: string | string[]; saved?: boolean; failOn?: string; sort?: string; top?: string | number },
     ) => {
       if (opts.failOn && opts.failOn !== 'warn' && opts.failOn !== 'critical') {
         throw new UsageError(`--fail-on must be warn or critical, not ${opts.failOn}`);
       }
+      const sort = opts.sort ?? 'impact';
+      if (sort !== 'impact' && sort !== 'time') throw new UsageError(`--sort must be impact or time, not ${opts.sort}`);
+      const top = opts.top === undefined ? undefined : Number(opts.top);
+      if (top !== undefined && (!Number.isInteger(top) || top < 1)) throw new UsageError(`--top wants a positive integer, got ${opts.top}`);
       const params: Record<string, string> = {};
       for (const p of list(opts.param)) {
         const eq = p.indexOf('=');
@@ -127,6 +134,7 @@ cli
           extraDirs: [...list(opts.queries), ...(opts.saved === false ? [] : await savedDetectorDirs(opts.dataDir))],
         });
         if (opts.json) {
+          const { compareByTime, findingToJson } = await import('./findings/finding.ts');
           const trace = {
             id: summary.id,
             name: summary.name,
@@ -137,10 +145,15 @@ cli
             first_ts_ns: summary.firstTsNs === null ? null : BigInt(summary.firstTsNs),
             last_ts_ns: summary.lastTsNs === null ? null : BigInt(summary.lastTsNs),
           };
-          process.stdout.write(`${toJson({ trace, findings: result.findings, summaries: result.summaries }, 2)}\n`);
+          // Ranked already; --top keeps the first N findings that no other finding covers.
+          let findings = sort === 'time' ? [...result.findings].sort(compareByTime) : result.findings;
+          if (top !== undefined) findings = findings.filter((f) => f.parent_id === null).slice(0, top);
+          process.stdout.write(
+            `${toJson({ trace, overview: result.overview, findings: findings.map(findingToJson), summaries: result.summaries, metrics: result.metrics, detectors: result.detectors }, 2)}\n`,
+          );
         } else {
           const { formatReport } = await import('./findings/format_report.ts');
-          process.stdout.write(formatReport(result, summary));
+          process.stdout.write(formatReport(result, summary, { sort, top }));
         }
         if (opts.failOn) {
           const gate = opts.failOn === 'warn' ? ['warn', 'critical'] : ['critical'];
@@ -228,6 +241,20 @@ cli
   );
 
 cli
+  .command('excerpt <file> <sel>', 'Print a finding, an event or a time range as text for a review mail (ingests the file first if needed)')
+  .option('--max <lines>', '[number] at most this many event lines (default 200)')
+  .option('--public-url <url>', '[string] the server address share links should name (default http://127.0.0.1:7420)')
+  .example('stallscope excerpt trace.dat finding:183405219980422')
+  .example('stallscope excerpt trace.dat event:1234')
+  .example('stallscope excerpt trace.dat 5201.2s-5201.5s      # absolute trace time; or t0=<ns>,t1=<ns> from the first event')
+  .action(async (file: string, sel: string, opts: GlobalOptions & { max?: string | number; publicUrl?: string }) => {
+    const max = opts.max === undefined ? 200 : Number(opts.max);
+    if (!Number.isInteger(max) || max < 1) throw new UsageError(`--max wants a positive integer, got ${opts.max}`);
+    const { excerptForFile } = await import('./notes/excerpt_cli.ts');
+    process.stdout.write(await excerptForFile(file, sel, { dataDir: opts.dataDir, maxLines: max, publicUrl: opts.publicUrl }));
+  });
+
+cli
   .command('detectors', 'List the detectors and their parameters')
   .option('--queries <dir>', '[string, repeatable] also list the .sql detectors in this directory')
   .option('--json', '[boolean] print JSON')
@@ -240,6 +267,9 @@ cli
     }
     for (const d of detectors) {
       process.stdout.write(`${d.id}  ${d.title}\n`);
+      if (d.requires.length) process.stdout.write(`    needs: ${d.requires.join(' ')}\n`);
+      if (d.impact) process.stdout.write(`    impact: ${d.impact}\n`);
+      if (d.severity_rule) process.stdout.write(`    severity: ${d.severity_rule}\n`);
       for (const p of d.params) process.stdout.write(`    --param ${d.id}.${p.name}=${p.default}  ${p.description ?? ''}\n`);
     }
   });
@@ -334,7 +364,7 @@ async function main(): Promise<void> {
     await cli.runMatchedCommand();
   } catch (err) {
     // IngestError by name: ingest_file.ts is imported lazily, for a fast start.
-    if (err instanceof DecodeError || err instanceof UsageError || (err as Error | null)?.name === 'IngestError') {
+    if (err instanceof DecodeError || err instanceof UsageError || ['IngestError', 'ExcerptError'].includes((err as Error | null)?.name ?? '')) {
       process.stderr.write(`stallscope: ${(err as Error).message}\n`);
     } else {
       process.stderr.write(`stallscope: ${(err as Error).stack ?? err}\n`);

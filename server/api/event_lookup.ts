@@ -4,6 +4,7 @@
  *   `comm-pid [cpu] sec.usec: name: args`
  */
 import { typedTableFor } from '../model/typed_tables.ts';
+import { reportLine as formatReportLine } from '../notes/report_line.ts';
 import type { OpenTrace } from './trace_engines.ts';
 
 export interface EventInfo {
@@ -26,7 +27,6 @@ export interface EventInfo {
 }
 
 const COMMON = new Set(['id', 'ts', 'cpu', 'utid', 'event']);
-const PRINT_NAME: Record<string, string> = { reclaim_flags: 'flags', usec_delayed: 'usect_delayed' };
 
 export async function lookupEvents(tr: OpenTrace, ids: bigint[]): Promise<EventInfo[]> {
   if (ids.length === 0) return [];
@@ -100,33 +100,7 @@ function jsonable(o: Record<string, unknown>): Record<string, unknown> {
   return out;
 }
 
-/** `comm-pid [cpu] sec.usec: name: args`, as `trace-cmd report` prints events. */
+/** `comm-pid [cpu] sec.usec: name: args`, as `trace-cmd report` prints events (server/notes/report_line.ts). */
 export function reportLine(e: EventInfo, absTs: bigint, raw: string | null): string {
-  const sec = absTs / 1_000_000_000n;
-  const usec = (absTs % 1_000_000_000n) / 1000n;
-  const who = `${e.comm ?? '<...>'}-${e.tid ?? e.utid ?? '?'}`;
-  const args = raw ?? formatArgs(e.name, e.fields);
-  return `${who.padStart(16)} [${String(e.cpu).padStart(3, '0')}] ${sec}.${usec.toString().padStart(6, '0')}: ${e.name}: ${args}`;
-}
-
-function formatArgs(name: string, f: Record<string, unknown>): string {
-  const v = (k: string) => (f[k] === undefined || f[k] === null ? '' : String(f[k]));
-  switch (name) {
-    case 'sched_switch':
-      return `prev_comm=${v('prev_comm')} prev_pid=${v('prev_pid')} prev_prio=${v('prev_prio')} prev_state=${v('prev_state')} ==> next_comm=${v('next_comm')} next_pid=${v('next_pid')} next_prio=${v('next_prio')}`;
-    case 'mm_shrink_slab_start':
-      return `${v('shrink')} ${v('shr')}: nid: ${v('nid')} objects to shrink ${v('nr_objects_to_shrink')} gfp_flags ${v('gfp_flags')} cache items ${v('cache_items')} delta ${v('delta')} total_scan ${v('total_scan')} priority ${v('priority')}`;
-    case 'mm_shrink_slab_end':
-      return `${v('shrink')} ${v('shr')}: nid: ${v('nid')} unused scan count ${v('unused_scan')} new scan count ${v('new_scan')} total_scan ${v('total_scan')} last shrinker return val ${v('retval')}`;
-    case 'print':
-      return f.ip === undefined ? v('buf') : `${v('ip')}: ${v('buf')}`;
-    case 'kernel_stack':
-    case 'user_stack':
-      // As the kernel prints a stack: one frame per line under the event's.
-      return [name === 'kernel_stack' ? '<stack trace>' : '<user stack trace>', ...v('caller').split('\n').filter((x) => x !== '').map((x) => ` => ${x}`)].join('\n');
-    default:
-      return Object.entries(f)
-        .map(([k, x]) => `${PRINT_NAME[k] ?? k}=${x}`)
-        .join(' ');
-  }
+  return formatReportLine(e, absTs, raw);
 }

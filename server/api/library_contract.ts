@@ -54,11 +54,27 @@ export interface FindingLike {
   title: string;
   values: Record<string, unknown>;
   event_ids: Array<number | bigint>;
+  /** Stable id (links: `sel=finding:<id>`); absent only in detector output written before ids existed. */
+  id?: number;
+  impact_ns?: number | bigint | string;
+  rank?: number;
+  parent_id?: number | null;
+}
+
+/** A finding by its id (`sel=finding:<id>`); output without ids is addressed by position, as it was. */
+export function findingById<F extends FindingLike>(findings: readonly F[], id: number): F | undefined {
+  if (findings.length > 0 && findings[0]!.id === undefined) return findings[id];
+  return findings.find((f) => f.id === id);
 }
 
 export interface FindingsResultLike {
   findings: FindingLike[];
   summaries?: unknown;
+  /** server/findings/run_detectors.ts RunResult: absent in detector output written before them. */
+  metrics?: unknown[];
+  /** RunResult.detectors (named `runs` here: findings.json's `detectors` is the detectors' stamp). */
+  runs?: unknown[];
+  overview?: unknown;
 }
 
 export interface LibraryLike {

@@ -1,20 +1,23 @@
 /**
  * Plain-text excerpts and exports: what a kernel developer pastes into a
- * review email (`Copy as text`, GET /api/traces/:id/excerpt) and the
- * findings + notes of a trace as Markdown (GET /api/traces/:id/export.md).
+ * review email (`Copy as text`, GET /api/traces/:id/excerpt, `stallscope
+ * excerpt FILE SEL`) and the findings + notes of a trace as Markdown
+ * (GET /api/traces/:id/export.md).
  *
  * Excerpt layout:
  *
- *   [stallscope] critical shrinker_blocking/call: super_cache_scan blocked kswapd0 for 312.4 ms
- *   trace: reclaim_kswapd.v7.dat (sha256 e962771d9db3...), 2 CPUs
- *   measured: start=1234.567890 dur=312.400ms cpu=1 task=kswapd0-95 shrinker=super_cache_scan ...
+ *   super_cache_scan blocked kswapd0 for 312.4 ms (freed 1.2k of 8.2k objects to scan), at 5201.066521 on CPU 0.
+ *   Values: shrinker super_cache_scan, context kswapd, priority 4, objects to shrink 3,220, ...
+ *   Trace: reclaim_kswapd.v7.dat (Linux 6.18.44, 2 CPUs), sha256 e962771d9db3...
  *
- *   <the events' lines exactly as `trace-cmd report` prints them>
+ *   <the events' lines exactly as `trace-cmd report` prints them (server/notes/report_line.ts)>
  *
  *   Note (alice, 2025-11-22 08:31 UTC):
  *   <note text>
  *
- *   Link: http://127.0.0.1:7420/?trace=...&t0=...&t1=...&sel=finding:3
+ *   Link: http://127.0.0.1:7420/?trace=...&t0=...&t1=...&sel=finding:183405219980422
+ *
+ * No tool noise: no severity tags, no detector/kind ids, no false flags.
  */
 import type { Note } from './notes_store.ts';
 
@@ -27,10 +30,10 @@ export interface ExcerptTrace {
 
 export interface ExcerptInput {
   trace: ExcerptTrace;
-  /** First line after `[stallscope] `. */
-  headline: string;
-  /** The measured values, one line (without `measured: `), or null. */
-  measured: string | null;
+  /** The selection in one plain sentence (a finding's title with where and when). */
+  sentence: string;
+  /** Its measured values in words, one line (without `Values: `), or null. */
+  values: string | null;
   lines: string[];
   /** How many events the selection has (lines may be capped). */
   eventsTotal: number;
@@ -40,12 +43,10 @@ export interface ExcerptInput {
 
 export function formatExcerpt(x: ExcerptInput): string {
   const out: string[] = [];
-  out.push(`[stallscope] ${oneLine(x.headline)}`);
-  const facts = [`${x.trace.name} (sha256 ${x.trace.id.slice(0, 12)}...)`];
-  if (x.trace.kernel) facts.push(`kernel ${x.trace.kernel}`);
-  if (x.trace.cpus) facts.push(`${x.trace.cpus} CPUs`);
-  out.push(`trace: ${facts.join(', ')}`);
-  if (x.measured) out.push(`measured: ${oneLine(x.measured)}`);
+  out.push(oneLine(x.sentence));
+  if (x.values) out.push(`Values: ${oneLine(x.values)}`);
+  const facts = [x.trace.kernel ? x.trace.kernel : null, x.trace.cpus ? `${x.trace.cpus} CPUs` : null].filter(Boolean);
+  out.push(`Trace: ${x.trace.name}${facts.length ? ` (${facts.join(', ')})` : ''}, sha256 ${x.trace.id.slice(0, 12)}...`);
   out.push('');
   if (x.lines.length) {
     out.push(...x.lines);
@@ -60,7 +61,13 @@ export function formatExcerpt(x: ExcerptInput): string {
   return out.join('\n');
 }
 
-/** `key=value` pairs of a finding's measured values, one line; ns durations get units. */
+/** A finding as one plain sentence: its title, then when and where. */
+export function findingSentence(f: { title: string; ts_ns: string | bigint | number; cpu: number | null }): string {
+  const title = f.title.replace(/[.\s]+$/, '');
+  return `${title}, at ${formatAbs(BigInt(f.ts_ns))}${f.cpu !== null ? ` on CPU ${f.cpu}` : ''}.`;
+}
+
+/** `k=v` pairs of a finding's measured values, one line (the Markdown export's column); ns durations get units. */
 export function measuredLine(f: {
   ts_ns: string | bigint | number;
   dur_ns: string | bigint | number;
@@ -73,13 +80,65 @@ export function measuredLine(f: {
   if (f.cpu !== null) parts.push(`cpu=${f.cpu}`);
   if (f.comm !== null || f.tid !== null) parts.push(`task=${f.comm ?? '?'}-${f.tid ?? '?'}`);
   for (const [k, v] of Object.entries(f.values)) {
-    if (v === null || v === undefined) continue;
+    if (v === null || v === undefined || v === false) continue;
     const s = /_ns$/.test(k) && (typeof v === 'number' || typeof v === 'bigint' || /^\d+$/.test(String(v)))
       ? formatNs(Number(v))
       : typeof v === 'object' ? JSON.stringify(v) : String(v);
     parts.push(`${k}=${/\s/.test(s) ? JSON.stringify(s) : s}`);
   }
   return parts.join(' ');
+}
+
+/** A task named in values ({tid, comm, cpu, count}) as "comm pid on CPU n". */
+export function taskWords(t: Record<string, unknown>): string {
+  const who = `${t.comm ?? '?'} ${t.tid ?? '?'}`;
+  const cpu = t.cpu !== undefined && t.cpu !== null ? ` on CPU ${t.cpu}` : '';
+  const n = typeof t.count === 'number' || typeof t.count === 'bigint' ? ` (${t.count}x)` : '';
+  return `${who}${cpu}${n}`;
+}
+
+/**
+ * A finding's values in words, for a mail: "shrinker super_cache_scan,
+ * priority 4, objects to shrink 3,220, ...". Durations (`*_ns`) get units,
+ * counts thousands separators, flags that are false are left out and true
+ * ones named ("end lost"), priority steps and movers / wakers read as text.
+ */
+export function valuesInWords(values: Record<string, unknown>): string {
+  const parts: string[] = [];
+  for (const [k, v] of Object.entries(values)) {
+    if (v === null || v === undefined || v === false) continue;
+    const name = k.replace(/_ns$/, '').replace(/_/g, ' ');
+    if (v === true) {
+      parts.push(name);
+      continue;
+    }
+    if (k === 'priority_steps' && Array.isArray(v)) {
+      parts.push(`priority steps ${v.map((x: { priority?: unknown; at_ns?: unknown }) => `${x.priority} at +${formatNs(Number(x.at_ns))}`).join(', ')}`);
+      continue;
+    }
+    if (Array.isArray(v) && v.every((x) => x && typeof x === 'object' && 'comm' in (x as object))) {
+      parts.push(`${name} ${v.map((x) => taskWords(x as Record<string, unknown>)).join(', ')}`);
+      continue;
+    }
+    if (Array.isArray(v)) {
+      parts.push(`${name} ${v.map(String).join(',')}`);
+      continue;
+    }
+    if (/_ns$/.test(k) && (typeof v === 'number' || typeof v === 'bigint' || /^-?\d+$/.test(String(v)))) {
+      parts.push(`${name} ${formatNs(Number(v))}`);
+      continue;
+    }
+    if (typeof v === 'number' || typeof v === 'bigint') {
+      parts.push(`${name} ${typeof v === 'number' && !Number.isInteger(v) ? String(v) : BigInt(v).toLocaleString('en')}`);
+      continue;
+    }
+    if (typeof v === 'object') {
+      parts.push(`${name} ${JSON.stringify(v)}`);
+      continue;
+    }
+    parts.push(`${name} ${String(v)}`);
+  }
+  return parts.join(', ');
 }
 
 /** Absolute trace clock as trace-cmd prints it: seconds with 6 decimals. */

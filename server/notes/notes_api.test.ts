@@ -169,25 +169,33 @@ describe('notes API', () => {
 });
 
 describe('excerpt and export', () => {
-  it('gives a finding as email text: trace-cmd lines, measured values, its note and the share link', async () => {
+  it('gives a finding as email text: one plain sentence, its values, trace-cmd lines, its note and the share link', async () => {
     // The link's host is the server's public URL (--public-url), never taken from the request.
     const app = await api({ publicUrl: 'http://stalls.example:7420' });
+    const f = (await app.inject({ url: `/api/traces/${traceId}/findings` })).json().findings[1] as { index: number; id: number; title: string };
+    expect(f.index).toBe(f.id);
     const note = (await app.inject({
       method: 'POST', url: `/api/traces/${traceId}/notes`, headers: json,
-      payload: { anchor: { kind: 'finding', finding: 1 }, text: 'kswapd never backs off here', author: 'carol' },
+      payload: { anchor: { kind: 'finding', finding: f.id }, text: 'kswapd never backs off here', author: 'carol' },
     })).json();
-    const r = await app.inject({ url: `/api/traces/${traceId}/excerpt?sel=finding:1`, headers: { host: 'stalls.example:7420' } });
+    const r = await app.inject({ url: `/api/traces/${traceId}/excerpt?sel=finding:${f.id}`, headers: { host: 'stalls.example:7420' } });
     expect(r.statusCode).toBe(200);
     expect(r.headers['content-type']).toMatch(/text\/plain/);
     const text = r.body;
     const lines = text.split('\n');
-    expect(lines[0]).toMatch(/^\[stallscope\] (critical|warn|info) \w+\/\w+: /);
-    expect(text).toMatch(/^measured: start=\d+\.\d{6} dur=[\d.]+m?s cpu=\d+ task=\S+-\d+ /m);
-    // Raw lines as trace-cmd report prints them: `comm-pid [cpu] sec.usec: event: args`
-    expect(text).toMatch(/^\s*\S+-\d+\s+\[\d{3}\] \d+\.\d{6}: mm_vmscan_\w+: /m);
+    // the finding in one sentence: its title, when and where; no tool noise
+    expect(lines[0]).toBe(`${f.title}, at ${lines[0]!.match(/at (\d+\.\d{6})/)![1]} on CPU ${lines[0]!.match(/on CPU (\d+)\.$/)![1]}.`);
+    expect(text).not.toMatch(/\[stallscope\]|=false|open=|end_lost|begin_missing|kswapd_escalation\/|shrinker_blocking\//);
+    expect(lines[1]).toMatch(/^Values: \w[\w ]* \S/);
+    // Raw lines as trace-cmd report prints them: `%16s-%-5d [cpu] sec.usec: %-20s: args`
+    expect(text).toMatch(/^ {0,16}\S+-\d+ *\[\d{3}\] +\d+\.\d{6}: mm_vmscan_\w+: +\S/m);
     expect(text).toContain('Note (carol, ');
     expect(text).toContain('kswapd never backs off here');
-    expect(text).toMatch(new RegExp(`^Link: http://stalls\\.example:7420/\\?trace=${traceId}&t0=\\d+&t1=\\d+&sel=finding:1&note=${note.id}$`, 'm'));
+    expect(text).toMatch(new RegExp(`^Link: http://stalls\\.example:7420/\\?trace=${traceId}&t0=\\d+&t1=\\d+&sel=finding:${f.id}&note=${note.id}$`, 'm'));
+    // with a public URL the link names it, whatever Host the request came with
+    const pub = await api({ publicUrl: 'https://stalls.example.com/team/' });
+    const p = await pub.inject({ url: `/api/traces/${traceId}/excerpt?sel=finding:${f.id}` });
+    expect(p.body).toMatch(new RegExp(`^Link: https://stalls\\.example\\.com/team/\\?trace=${traceId}&`, 'm'));
   });
 
   it('excerpts an event and a time range; bad selections get clear 4xx', async () => {
@@ -195,13 +203,26 @@ describe('excerpt and export', () => {
     const f = (await app.inject({ url: `/api/traces/${traceId}/findings` })).json().findings[0];
     const ev = await app.inject({ url: `/api/traces/${traceId}/excerpt?sel=event:${f.event_ids[0]}` });
     expect(ev.statusCode).toBe(200);
-    expect(ev.body).toMatch(/^\[stallscope\] event \d+: \w+ on CPU \d+/);
+    expect(ev.body).toMatch(/^\w+ by \S+ \d+ on CPU \d+, at \d+\.\d{6}\.$/m);
     const range = await app.inject({ url: `/api/traces/${traceId}/excerpt?t0=0&t1=1000000000&track=cpu:1` });
     expect(range.statusCode).toBe(200);
-    expect(range.body).toMatch(/events from 0ns to 1\.000s after the trace start on cpu#1/);
+    expect(range.body).toMatch(/^[\d,]+ events? on cpu#1 from \d+\.\d{6} to \d+\.\d{6} \(1\.000s\)\.$/m);
     for (const [q, status] of [['sel=finding:999', 404], ['sel=../../x', 400], ['t0=5&t1=1', 400], ['', 400], ['sel=event:1&note=../../x', 400]] as const) {
       expect((await app.inject({ url: `/api/traces/${traceId}/excerpt?${q}` })).statusCode, q).toBe(status);
     }
+  });
+
+  it('pages a finding\'s events, its ids never in a URL', async () => {
+    const app = await api();
+    const f = (await app.inject({ url: `/api/traces/${traceId}/findings` })).json().findings.find((x: { event_ids: number[] }) => x.event_ids.length >= 3);
+    const all = (await app.inject({ url: `/api/traces/${traceId}/findings/${f.id}/events?offset=0&limit=2000` })).json();
+    expect(all.total).toBe(f.event_ids.length);
+    expect(all.events.map((e: { id: number }) => e.id)).toEqual([...f.event_ids].sort((a: number, b: number) => a - b));
+    const page = (await app.inject({ url: `/api/traces/${traceId}/findings/${f.id}/events?offset=1&limit=1` })).json();
+    expect(page).toMatchObject({ total: f.event_ids.length, offset: 1 });
+    expect(page.events.map((e: { id: number }) => e.id)).toEqual([all.events[1].id]);
+    expect((await app.inject({ url: `/api/traces/${traceId}/findings/12345/events` })).statusCode).toBe(404);
+    expect((await app.inject({ url: `/api/traces/${traceId}/findings/x/events` })).statusCode).toBe(400);
   });
 
   it('exports findings and notes as JSON and Markdown downloads, with note HTML neutralised', async () => {
@@ -216,7 +237,7 @@ describe('excerpt and export', () => {
     const body = j.json();
     expect(body.format).toBe('stallscope-export');
     expect(body.findings.length).toBeGreaterThan(0);
-    expect(body.findings[0]).toMatchObject({ index: 0, link: expect.stringContaining('sel=finding:0') });
+    expect(body.findings[0]).toMatchObject({ index: body.findings[0].id, link: expect.stringContaining(`sel=finding:${body.findings[0].id}`) });
     expect(body.notes.some((n: { author: string }) => n.author === 'mallory')).toBe(true);
 
     const md = await app.inject({ url: `/api/traces/${traceId}/export.md` });

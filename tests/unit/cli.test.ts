@@ -63,7 +63,10 @@ describe('stallscope CLI', () => {
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/finding\(s\) at or above critical/);
     const out = JSON.parse(r.stdout);
-    expect(Object.keys(out)).toEqual(['trace', 'findings', 'summaries']);
+    // new keys only: the overview first, then findings, summaries, metrics and what each detector did
+    expect(Object.keys(out)).toEqual(['trace', 'overview', 'findings', 'summaries', 'metrics', 'detectors']);
+    // ranked worst first
+    expect(out.findings.map((f: { rank: number }) => f.rank)).toEqual(out.findings.map((_: unknown, i: number) => i + 1));
     const detectors = new Set(out.findings.map((f: { detector: string }) => f.detector));
     expect(detectors).toEqual(new Set(['kswapd_escalation', 'shrinker_blocking', 'reclaim_writeback', 'direct_reclaim_stall']));
     const shrinker = out.findings.find((f: { detector: string }) => f.detector === 'shrinker_blocking');
@@ -71,6 +74,35 @@ describe('stallscope CLI', () => {
     expect(shrinker.dur_ns).toBe(252_785_000); // 252.785 ms between the two lines
     const esc = out.findings.find((f: { detector: string; kind: string }) => f.detector === 'kswapd_escalation' && f.kind === 'escalation');
     expect(esc.values.min_priority).toBe(1);
+  });
+
+  it('--sort time --top N: the first N findings in time order; the text report opens with the overview', async () => {
+    const all = JSON.parse((await stallscope(['analyze', K4X, '--json', '--sort', 'time'])).stdout).findings as Array<{ ts_ns: number; id: number; parent_id: number | null }>;
+    const ts = all.map((f) => f.ts_ns);
+    expect(ts).toEqual([...ts].sort((a, b) => a - b));
+    const top = JSON.parse((await stallscope(['analyze', K4X, '--json', '--sort', 'time', '--top', '2'])).stdout).findings as typeof all;
+    expect(top.map((f) => f.id)).toEqual(all.filter((f) => f.parent_id === null).slice(0, 2).map((f) => f.id));
+    const text = (await stallscope(['analyze', K4X, '--top', '1'])).stdout;
+    expect(text.indexOf('-- overview')).toBeLessThan(text.indexOf('-- findings'));
+    expect(text).toMatch(/^ {2}\[CRITICAL\] +super_cache_scan: 1 call, 1 over 100 ms, worst 252\.8 ms in kswapd0 +\(finding:\d+\)$/m);
+    expect(text).toMatch(/-- findings, worst first \(top 1 of \d+\)/);
+    const bad = await stallscope(['analyze', K4X, '--sort', 'size']);
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toMatch(/--sort must be impact or time/);
+  });
+
+  it('excerpt FILE finding:<id> prints the text Copy as text gives, the same id as analyze', async () => {
+    const out = JSON.parse((await stallscope(['analyze', K4X, '--json'])).stdout);
+    const shrinker = out.findings.find((f: { detector: string }) => f.detector === 'shrinker_blocking');
+    const r = await stallscope(['excerpt', K4X, `finding:${shrinker.id}`, '--public-url', 'https://stalls.example/']);
+    expect(r.code).toBe(0);
+    const lines = r.stdout.split('\n');
+    expect(lines[0]).toBe(`${shrinker.title}, at 5021.530120 on CPU ${shrinker.cpu}.`);
+    expect(r.stdout).toMatch(/^Values: shrinker super_cache_scan, /m);
+    expect(r.stdout).toMatch(new RegExp(`^Link: https://stalls\\.example/\\?trace=${out.trace.id}&t0=\\d+&t1=\\d+&sel=finding:${shrinker.id}$`, 'm'));
+    const missing = await stallscope(['excerpt', K4X, 'finding:1']);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toMatch(/no finding 1 in this trace/);
   });
 
   it('--detector and --param narrow and tune the run', async () => {

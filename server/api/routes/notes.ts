@@ -21,6 +21,7 @@ import { HttpError } from '../http_errors.ts';
 import type { ApiContext } from '../context.ts';
 import type { OpenTrace } from '../trace_engines.ts';
 import type { TraceRecordLike } from '../library_contract.ts';
+import { findingById } from '../library_contract.ts';
 import { lookupEvents } from '../event_lookup.ts';
 import { isTraceId } from '../../ingest/data_dir.ts';
 import { NoteInputError, parseNewNote, parsePatch } from '../../notes/note_input.ts';
@@ -73,7 +74,7 @@ export async function resolveAnchor(ctx: ApiContext, t: ReadyTrace, a: NoteAncho
   const span = Number(t.tr.meta.last - base);
   if (a.kind === 'finding') {
     const { findings } = await ctx.library.findings(t.id);
-    const f = findings[a.finding];
+    const f = findingById(findings, a.finding);
     if (!f) throw new HttpError(404, `no finding ${a.finding} in this trace`);
     const t0 = Number(BigInt(f.ts_ns) - base);
     return { ...a, t0, t1: t0 + Math.max(0, Number(f.dur_ns ?? 0)) };

@@ -11,6 +11,7 @@ import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { HttpError, bigParam, enumParam, intParam, stringParam } from '../http_errors.ts';
 import type { ApiContext } from '../context.ts';
+import { kindLabel } from '../../findings/labels.ts';
 import type { OpenTrace } from '../trace_engines.ts';
 import { counterFromOverview, cpuFromOverview, servesWindow, sliceFromOverview, threadFromOverview, writepageFromOverview } from '../overview.ts';
 import { counterTracks, cpuTracks, flowTrack, instantTrack, sliceTracks, threadTracks, type Window } from '../track_queries.ts';
@@ -116,7 +117,7 @@ async function buildTrackList(ctx: ApiContext, id: string, tr: OpenTrace): Promi
       ? [byUtid.get(Number(utid))].filter((th): th is NonNullable<typeof th> => !!th)
       : f.tid ? byTid.get(Number(f.tid)) ?? [] : [];
     for (const th of matches) {
-      if (th.utid !== 0 && !interest.has(th.utid)) interest.set(th.utid, { ...th, reason: `finding: ${f.detector}` });
+      if (th.utid !== 0 && !interest.has(th.utid)) interest.set(th.utid, { ...th, reason: `finding: ${kindLabel(f.detector, f.kind)}` });
     }
   }
   const counters = (await q<{ id: number; name: string; unit: string | null; utid: number | null; cpu: number | null; description: string | null; values: bigint }>(

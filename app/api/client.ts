@@ -168,6 +168,9 @@ export const api = {
   row: (id: string, table: 'sched_slice' | 'thread_state' | 'slice', rowId: number) =>
     getJson<{ table: string; row: Record<string, unknown>; events: EventInfo[] }>(`/api/traces/${enc(id)}/rows/${table}/${rowId}`),
   event: (id: string, eventId: number) => getJson<EventInfo>(`/api/traces/${enc(id)}/events/${eventId}`),
+  /** A finding's events, a page at a time (its ids stay on the server: a large finding's do not fit a URL). */
+  findingEvents: (id: string, findingId: number, offset: number, limit: number) =>
+    getJson<{ total: number; offset: number; events: EventInfo[] }>(`/api/traces/${enc(id)}/findings/${findingId}/events?offset=${offset}&limit=${limit}`),
   events: (id: string, ids: number[]) =>
     ids.length === 0 ? Promise.resolve({ events: [] as EventInfo[] }) : getJson<{ events: EventInfo[] }>(`/api/traces/${enc(id)}/events?ids=${ids.join(',')}`),
 

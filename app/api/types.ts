@@ -55,7 +55,16 @@ export interface JobState {
 }
 
 export interface Finding {
+  /** The finding's stable id (links: `sel=finding:<id>`); `index` is the same number. */
   index: number;
+  id: number;
+  /** 1 = worst (severity, then impact, then time). */
+  rank: number;
+  /** The finding covering this one (a repeated ramp-up over its episodes), or null. */
+  parent_id: number | null;
+  /** The time it cost, ns: exact (string) and as a number. */
+  impact_ns: string;
+  impact: number;
   detector: string;
   kind: string;
   severity: Severity;
@@ -72,10 +81,59 @@ export interface Finding {
   event_ids: number[];
 }
 
+/** server/findings/overview.ts */
+export interface OverviewFilter {
+  detector: string;
+  kind?: string;
+  comm?: string;
+  shrinker?: string;
+}
+
+export interface OverviewLine {
+  detector: string;
+  status: 'findings' | 'quiet' | 'not_traced';
+  severity: Severity | null;
+  text: string;
+  finding_id: number | null;
+  filter: OverviewFilter | null;
+  count: number;
+  metrics: string[];
+}
+
+/** server/findings/metrics.ts (the contract: server/findings/METRICS.md) */
+export interface Metric {
+  metric: string;
+  detector: string;
+  scope: 'trace' | 'process' | 'shrinker' | 'kswapd' | 'task' | 'cpu';
+  key: string | null;
+  value: number;
+  unit: string;
+  better: 'lower' | 'higher' | null;
+}
+
+/** server/findings/run_detectors.ts DetectorRun */
+export interface DetectorRun {
+  id: string;
+  title: string;
+  builtin: boolean;
+  status: 'ok' | 'not_traced';
+  missing: string[];
+  hint: string;
+  counts: Record<Severity, number>;
+  impact: string;
+  severity_rule: string;
+  params: Record<string, string>;
+}
+
 export interface FindingsResponse {
+  /** Ranked: worst first. */
   findings: Finding[];
   counts: Record<Severity, number>;
-  summaries: unknown;
+  /** Detector id -> its summary table's rows. */
+  summaries: Record<string, Array<Record<string, unknown>>> | null;
+  overview: { lines: OverviewLine[] } | null;
+  metrics: Metric[];
+  detectors: DetectorRun[];
 }
 
 export interface ThreadInfo {

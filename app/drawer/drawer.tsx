@@ -1,7 +1,7 @@
 /**
  * The panel under the timeline, in tabs (as Perfetto's bottom panel):
- * Details of the selection, the Query page, the Events of the visible
- * window, and the Range aggregates. Its height is dragged at its top edge
+ * Details of the selection, the trace's Overview and Summaries (triage),
+ * the Query page, the Events of the visible window, and the Range aggregates. Its height is dragged at its top edge
  * and remembered. A new shift+drag range opens the Range tab.
  */
 import { lazy, Suspense, useEffect, useRef, useState, type ReactNode } from 'react';
@@ -16,7 +16,7 @@ import './drawer.css';
 // The query page (CodeMirror, ~400 kB) loads when its tab is first opened: the timeline's first paint does not wait for it.
 const QueryPage = lazy(() => import('../query/query_page.tsx').then((m) => ({ default: m.QueryPage })));
 
-export type DrawerTab = 'details' | 'query' | 'events' | 'range';
+export type DrawerTab = 'details' | 'overview' | 'summaries' | 'query' | 'events' | 'range';
 
 const HEIGHT_KEY = 'stallscope.drawerHeight';
 const MIN_H = 120;
@@ -36,16 +36,22 @@ interface Props {
   tracks: Track[];
   /** The Details tab's content (app/panels/details_panel.tsx). */
   details: ReactNode;
+  /** The Overview tab: the trace's story per detector (app/panels/overview_panel.tsx). */
+  overview: ReactNode;
+  /** The Summaries tab: per-process, per-shrinker... tables (app/panels/summaries_panel.tsx). */
+  summaries: ReactNode;
 }
 
 const TABS: Array<[DrawerTab, string, string]> = [
   ['details', 'Details', 'The selection\'s fields and trace lines'],
+  ['overview', 'Overview', 'What each detector found, in a few lines'],
+  ['summaries', 'Summaries', 'Per process, per shrinker, per kswapd, per task: sortable tables'],
   ['query', 'Query', 'SQL on the trace\'s model (Ctrl+Enter runs)'],
   ['events', 'Events', 'Every event of the visible window, filtered'],
   ['range', 'Range', 'Thread states, CPU time, events and slices of the shift+drag range'],
 ];
 
-export function Drawer({ traceId, info, tracks, details }: Props) {
+export function Drawer({ traceId, info, tracks, details, overview, summaries }: Props) {
   const tab = drawerState.use((s) => s.tab);
   const height = drawerState.use((s) => s.height);
   const range = useView((v) => v.range);
@@ -100,6 +106,8 @@ export function Drawer({ traceId, info, tracks, details }: Props) {
       </div>
       <div className="drawer-body">
         {tab === 'details' && <div className="drawer-details">{details}</div>}
+        {tab === 'overview' && <div className="drawer-details details-panel" data-kind="overview">{overview}</div>}
+        {tab === 'summaries' && <div className="drawer-details details-panel" data-kind="summaries">{summaries}</div>}
         {queryMounted && <div className="drawer-pane" style={{ display: tab === 'query' ? undefined : 'none' }}><Suspense fallback={<div className="muted pad">Loading the query page…</div>}><QueryPage traceId={traceId} info={info} /></Suspense></div>}
         {tab === 'events' && <div className="drawer-pane"><EventList traceId={traceId} info={info} /></div>}
         {tab === 'range' && <div className="drawer-pane"><RangePanel traceId={traceId} tracks={tracks} /></div>}

@@ -51,6 +51,8 @@ export interface TraceFacts {
   start: number;
   end: number;
   findings: number;
+  /** Whether the trace has a finding of this id (ids are stable hashes, not positions); default: 0 <= id < findings. */
+  hasFinding?(id: number): boolean;
   /** Every track and arrow uri of the trace (null: do not check tracks yet). */
   uris: Set<string> | null;
   /** The window a selected finding opens with. */
@@ -62,7 +64,7 @@ export function reconcileView(v: ViewState, f: TraceFacts): { patch: Partial<Vie
   const patch: Partial<ViewState> = {};
   const problems: string[] = [];
   let sel: Selection | null = v.sel;
-  if (sel?.kind === 'finding' && (sel.id < 0 || sel.id >= f.findings)) {
+  if (sel?.kind === 'finding' && !(f.hasFinding ? f.hasFinding(sel.id) : sel.id >= 0 && sel.id < f.findings)) {
     problems.push(`Finding ${sel.id} of the link does not exist in this trace (it has ${f.findings} finding${f.findings === 1 ? '' : 's'}): nothing selected.`);
     sel = null;
     patch.sel = null;

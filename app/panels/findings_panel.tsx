@@ -1,108 +1,199 @@
-/** Every finding, grouped by detector, sorted by severity then time, with counts per severity. */
-import { useEffect, useRef, useState } from 'react';
-import type { Finding, Severity } from '../api/types.ts';
-import type { FindingGroup } from '../state/finding_nav.ts';
+/**
+ * Every finding, ranked worst first (or in time order), filtered by severity,
+ * detector, kind, task, shrinker, CPU and free text, with a detector's
+ * findings for one task (or one shrinker) folded into a row with count and
+ * worst. The list's logic is app/state/findings_query.ts; `]`/`[` step
+ * through exactly what is shown.
+ */
+import { useEffect, useMemo, useRef, useState } from 'react';
+import type { DetectorRun, Finding, Severity } from '../api/types.ts';
+import { type FindingsQuery, DEFAULT_QUERY, type ListRow, facets, isFiltered } from '../state/findings_query.ts';
 import { formatDuration } from '../timeline/time_format.ts';
-import { SeverityCounts } from './start_page.tsx';
+import { detectorLabel, kindLabel } from '../../server/findings/labels.ts';
 
-/** Rows shown per detector at first (more on demand): a large trace has thousands, and rendering them all delays its first view. */
-const PAGE = 50;
+/** Rows rendered at first (more on demand): a large trace has thousands. */
+const PAGE = 200;
 
 interface Props {
-  groups: FindingGroup[];
+  findings: Finding[];
+  rows: ListRow[];
+  /** Findings shown (the rows' findings). */
+  shown: number;
   counts: Record<Severity, number>;
+  detectors: DetectorRun[];
+  query: FindingsQuery;
+  onQuery(q: FindingsQuery): void;
   selected: number | null;
-  scope: 'all' | 'detector';
   onSelect(f: Finding): void;
   onStep(dir: 1 | -1): void;
-  onScope(scope: 'all' | 'detector'): void;
 }
 
-export const DETECTOR_TITLES: Record<string, string> = {
-  kswapd_escalation: 'kswapd priority escalation',
-  shrinker_blocking: 'Slow shrinkers',
-  reclaim_writeback: 'Writeback from reclaim',
-  direct_reclaim_stall: 'Direct reclaim stalls',
-  migration_pingpong: 'Migration ping-pong',
-};
+const SEVS: Severity[] = ['critical', 'warn', 'info'];
 
-export function FindingsPanel({ groups, counts, selected, scope, onSelect, onStep, onScope }: Props) {
-  const [folded, setFolded] = useState<Set<string>>(new Set());
+export function FindingsPanel({ findings, rows, shown, counts, detectors, query, onQuery, selected, onSelect, onStep }: Props) {
   const [expanded, setExpanded] = useState<Set<string>>(new Set());
+  const [limit, setLimit] = useState(PAGE);
   const listRef = useRef<HTMLDivElement>(null);
+  const fc = useMemo(() => facets(findings), [findings]);
+  const set = (patch: Partial<FindingsQuery>) => onQuery({ ...query, ...patch });
+
+  // The selected finding's row is always rendered, and its group open.
+  const selRow = selected === null ? -1 : rows.findIndex((r) => (r.kind === 'finding' ? r.finding.index === selected : r.findings.some((f) => f.index === selected)));
+  const selGroup = selRow >= 0 && rows[selRow]!.kind === 'group' ? (rows[selRow] as Extract<ListRow, { kind: 'group' }>).key : null;
+  const visible = rows.slice(0, Math.max(limit, selRow + 20));
 
   useEffect(() => {
     if (selected === null) return;
     const el = listRef.current?.querySelector(`[data-finding-index="${selected}"]`);
     el?.scrollIntoView({ block: 'nearest' });
-  }, [selected]);
+  }, [selected, selGroup]);
+  useEffect(() => setLimit(PAGE), [query]);
 
   const total = counts.info + counts.warn + counts.critical;
+  const topLevel = findings.filter((f) => f.parent_id === null).length;
+  const notTraced = detectors.filter((d) => d.status === 'not_traced');
+  const kinds = fc.kinds.filter(([k]) => query.detector === null || k.startsWith(`${query.detector}/`));
   return (
     <aside className="findings-panel" data-testid="findings-panel">
       <div className="panel-head">
         <h2>Findings <span className="muted">({total})</span></h2>
-        <div data-testid="findings-counts"><SeverityCounts counts={counts} /></div>
+        <div className="sev-filter" data-testid="findings-counts">
+          {SEVS.map((s) => (
+            <button
+              key={s}
+              className={`sev-chip ${s}${query.severities.includes(s) ? ' on' : ''}`}
+              data-testid={`filter-sev-${s}`}
+              aria-pressed={query.severities.includes(s)}
+              disabled={!counts[s]}
+              title={`Show only ${s} findings (click again to show all)`}
+              onClick={() => set({ severities: query.severities.includes(s) ? query.severities.filter((x) => x !== s) : [...query.severities, s] })}
+            >
+              {counts[s]} {s}
+            </button>
+          ))}
+        </div>
         <div className="nav-row">
-          <button onClick={() => onStep(-1)} data-testid="prev-finding" title="Previous finding ([)" disabled={!total}>◂ Prev</button>
-          <button onClick={() => onStep(1)} data-testid="next-finding" title="Next finding (])" disabled={!total}>Next ▸</button>
-          <select value={scope} onChange={(e) => onScope(e.target.value as 'all' | 'detector')} data-testid="finding-scope" title="What [ and ] step through">
-            <option value="all">across all detectors</option>
-            <option value="detector">within this detector</option>
+          <button onClick={() => onStep(-1)} data-testid="prev-finding" title="Previous finding in this list ([)" disabled={!shown}>◂ Prev</button>
+          <button onClick={() => onStep(1)} data-testid="next-finding" title="Next finding in this list (])" disabled={!shown}>Next ▸</button>
+          <select value={query.sort} onChange={(e) => set({ sort: e.target.value as FindingsQuery['sort'] })} data-testid="findings-sort" title="Order of the list">
+            <option value="impact">worst first (impact)</option>
+            <option value="time">in time order</option>
+          </select>
+          <label className="check" title="Fold a detector's findings for one task (or one shrinker) into one row">
+            <input type="checkbox" checked={query.group} onChange={(e) => set({ group: e.target.checked })} data-testid="findings-group" /> group
+          </label>
+        </div>
+        <div className="filter-row">
+          <select value={query.detector ?? ''} onChange={(e) => set({ detector: e.target.value || null, kind: null })} data-testid="filter-detector" title="Detector">
+            <option value="">all detectors</option>
+            {fc.detectors.map(([d, n]) => <option key={d} value={d}>{detectorLabel(d)} ({n})</option>)}
+          </select>
+          <select value={query.kind ?? ''} onChange={(e) => { const v = e.target.value; set(v ? { detector: v.split('/')[0]!, kind: v.split('/')[1]! } : { kind: null }); }} data-testid="filter-kind" title="Kind of finding">
+            <option value="">all kinds</option>
+            {kinds.map(([k, n]) => <option key={k} value={k}>{kindLabel(k.split('/')[0]!, k.split('/')[1]!)} ({n})</option>)}
           </select>
         </div>
+        <div className="filter-row">
+          <select value={query.comm ?? ''} onChange={(e) => set({ comm: e.target.value || null })} data-testid="filter-comm" title="Task (comm)">
+            <option value="">all tasks</option>
+            {fc.comms.map(([c, n]) => <option key={c} value={c}>{c} ({n})</option>)}
+          </select>
+          <select value={query.shrinker ?? ''} onChange={(e) => set({ shrinker: e.target.value || null })} data-testid="filter-shrinker" title="Shrinker" disabled={!fc.shrinkers.length}>
+            <option value="">all shrinkers</option>
+            {fc.shrinkers.map(([c, n]) => <option key={c} value={c}>{c} ({n})</option>)}
+          </select>
+          <select value={query.cpu === null ? '' : String(query.cpu)} onChange={(e) => set({ cpu: e.target.value === '' ? null : Number(e.target.value) })} data-testid="filter-cpu" title="CPU of the finding">
+            <option value="">all CPUs</option>
+            {fc.cpus.map(([c, n]) => <option key={c} value={c}>CPU {c} ({n})</option>)}
+          </select>
+        </div>
+        <div className="filter-row">
+          <input type="search" placeholder="search findings…" value={query.text} onChange={(e) => set({ text: e.target.value })} data-testid="filter-text" />
+          {isFiltered(query) && (
+            <button className="link" onClick={() => onQuery({ ...DEFAULT_QUERY, sort: query.sort, group: query.group })} data-testid="filter-clear">clear</button>
+          )}
+        </div>
+        <div className="muted small" data-testid="findings-shown">
+          {isFiltered(query) ? `${shown} of ${topLevel} shown` : `${topLevel} shown`}
+          {topLevel < total ? ` (${total - topLevel} more under the findings that cover them)` : ''}
+        </div>
       </div>
-      <div className="findings-list" ref={listRef}>
-        {total === 0 && <div className="muted pad">No findings: the detectors saw no reclaim or scheduler stalls in this trace.</div>}
-        {groups.map((g) => {
-          const isFolded = folded.has(g.detector) && !g.findings.some((f) => f.index === selected);
-          const showAll = expanded.has(g.detector);
-          // The selected finding (reached with [ ] or a link) is always rendered, with a few after it.
-          const selAt = selected === null ? -1 : g.findings.findIndex((f) => f.index === selected);
-          const shown = showAll ? g.findings : g.findings.slice(0, Math.max(PAGE, selAt + 11));
-          return (
-            <section key={g.detector} className="finding-group" data-testid={`finding-group-${g.detector}`}>
-              <h3 onClick={() => setFolded((s) => toggled(s, g.detector))}>
-                <span className="chevron">{isFolded ? '▸' : '▾'}</span>
-                {DETECTOR_TITLES[g.detector] ?? g.detector}
-                <span className="group-counts"><SeverityCounts counts={g.counts} /></span>
-              </h3>
-              {!isFolded && (
-                <ul>
-                  {shown.map((f) => (
-                    <li
-                      key={f.index}
-                      className={`finding-row${f.index === selected ? ' selected' : ''}`}
-                      data-testid={`finding-${f.index}`}
-                      data-finding-index={f.index}
-                      data-detector={f.detector}
-                      data-ts={f.ts}
-                      data-dur={f.dur}
-                      data-selected={f.index === selected ? 'true' : 'false'}
-                      onClick={() => onSelect(f)}
-                    >
-                      <span className={`sev-dot ${f.severity}`} title={f.severity} />
-                      <span className="finding-title">{f.title}</span>
-                      <span className="finding-meta">
-                        {formatDuration(f.ts, 4)}
-                        {f.dur > 0 && <> · <b>{formatDuration(f.dur)}</b></>}
-                      </span>
-                    </li>
-                  ))}
-                  {!showAll && g.findings.length > shown.length && (
-                    <li className="more">
-                      <button className="link" onClick={() => setExpanded((s) => toggled(s, g.detector))}>
-                        show all {g.findings.length}
+      <div className="findings-list" ref={listRef} data-testid="findings-list">
+        {total === 0 && (
+          <div className="muted pad" data-testid="no-findings">
+            {notTraced.length === detectors.length && detectors.length > 0
+              ? 'No findings: this trace has none of the tracepoints the detectors need (see the overview).'
+              : 'No findings: the detectors saw no reclaim or scheduler stalls in this trace.'}
+          </div>
+        )}
+        {total > 0 && shown === 0 && <div className="muted pad">No finding matches the filters.</div>}
+        <ul>
+          {visible.map((r) => r.kind === 'finding'
+            ? <FindingRow key={r.finding.index} f={r.finding} selected={selected} onSelect={onSelect} />
+            : (
+              <li key={r.key} className="finding-group-row" data-testid="finding-group-row" data-group-key={r.key} data-count={r.findings.length}>
+                {(() => {
+                  const open = expanded.has(r.key) || r.key === selGroup;
+                  return (
+                    <>
+                      <button
+                        className="group-head"
+                        aria-expanded={open}
+                        data-testid="group-toggle"
+                        onClick={() => setExpanded((s) => toggled(s, r.key))}
+                        title={open ? 'Fold' : 'Show the findings'}
+                      >
+                        <span className="chevron">{open ? '▾' : '▸'}</span>
+                        <span className={`sev-dot ${r.worst.severity}`} />
+                        <span className="group-label"><b>{r.label}</b> · {kindLabel(r.detector, r.worst.kind)} <span className="muted">({r.findings.length})</span></span>
+                        <span className="finding-meta">worst {formatDuration(r.worst.impact)} · {formatDuration(r.worst.ts, 4)}</span>
                       </button>
-                    </li>
-                  )}
-                </ul>
-              )}
-            </section>
-          );
-        })}
+                      {open && (
+                        <ul className="group-members">
+                          {r.findings.map((f) => <FindingRow key={f.index} f={f} selected={selected} onSelect={onSelect} />)}
+                        </ul>
+                      )}
+                    </>
+                  );
+                })()}
+              </li>
+            ))}
+          {rows.length > visible.length && (
+            <li className="more">
+              <button className="link" onClick={() => setLimit((n) => n + PAGE)} data-testid="findings-more">show {Math.min(PAGE, rows.length - visible.length)} more of {rows.length - visible.length}</button>
+            </li>
+          )}
+        </ul>
       </div>
     </aside>
+  );
+}
+
+function FindingRow({ f, selected, onSelect }: { f: Finding; selected: number | null; onSelect(f: Finding): void }) {
+  return (
+    <li
+      className={`finding-row${f.index === selected ? ' selected' : ''}`}
+      data-testid={`finding-${f.index}`}
+      data-finding-index={f.index}
+      data-detector={f.detector}
+      data-kind={f.kind}
+      data-severity={f.severity}
+      data-comm={f.comm ?? ''}
+      data-ts={f.ts}
+      data-dur={f.dur}
+      data-impact={f.impact}
+      data-rank={f.rank}
+      data-selected={f.index === selected ? 'true' : 'false'}
+      onClick={() => onSelect(f)}
+    >
+      <span className={`sev-dot ${f.severity}`} title={f.severity} />
+      <span className="finding-title">{f.title}</span>
+      <span className="finding-meta">
+        {formatDuration(f.ts, 4)}
+        {f.dur > 0 && <> · <b>{formatDuration(f.dur)}</b></>}
+        {f.impact > 0 && f.impact !== f.dur && <> · impact {formatDuration(f.impact)}</>}
+      </span>
+    </li>
   );
 }
 

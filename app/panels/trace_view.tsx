@@ -6,8 +6,9 @@
 import { OpenInPerfetto } from '../perfetto/open_in_perfetto.tsx';
 import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import { api, ApiError } from '../api/client.ts';
-import type { EventInfo, Finding, FindingsResponse, TraceRecord, TrackList } from '../api/types.ts';
-import { groupFindings, orderedFindings, stepFinding, windowFor } from '../state/finding_nav.ts';
+import type { EventInfo, Finding, FindingsResponse, OverviewLine, TraceRecord, TrackList } from '../api/types.ts';
+import { windowFor } from '../state/finding_nav.ts';
+import { DEFAULT_QUERY, type FindingsQuery, childrenOf, listRows, navOrder, queryFindings, queryFromFilter, stepThrough } from '../state/findings_query.ts';
 import { useView, viewStore } from '../state/view_store.ts';
 import type { Selection } from '../state/view_state.ts';
 import { formatBytes, formatCount, formatDuration } from '../timeline/time_format.ts';
@@ -15,7 +16,9 @@ import { Timeline } from '../timeline/timeline.tsx';
 import { isTyping } from '../timeline/timeline_controller.ts';
 import { buildTracks } from '../tracks/index.ts';
 import { NO_HIGHLIGHT, type Highlight, type TrackEnv } from '../tracks/track.ts';
-import { DetailsPanel } from './details_panel.tsx';
+import { DetailsPanel, type TaskRef } from './details_panel.tsx';
+import { OverviewPanel } from './overview_panel.tsx';
+import { SummariesPanel } from './summaries_panel.tsx';
 import { OutdatedModel } from './outdated_model.tsx';
 import { FindingsPanel } from './findings_panel.tsx';
 import { reconcileView } from '../notes/link_check.ts';
@@ -23,7 +26,7 @@ import { notesModel } from '../notes/notes_model.ts';
 import { NoteEditor, NotesPanel } from '../notes/notes_ui.tsx';
 import { RangeBar, SelectionNotes, noteOnSelection, useTraceNotes } from '../notes/trace_notes.tsx';
 import { EMPTY_VIEW } from '../state/view_state.ts';
-import { Drawer } from '../drawer/drawer.tsx';
+import { Drawer, drawerState, showDrawerTab } from '../drawer/drawer.tsx';
 import { onFindingsChanged } from '../query/findings_changed.ts';
 import { openTrace } from '../query/query_state.ts';
 import { SearchBox } from '../search/search_box.tsx';
@@ -53,6 +56,7 @@ export function TraceView({ traceId }: { traceId: string }) {
           start: tracks.start,
           end: tracks.end,
           findings: findings.findings.length,
+          hasFinding: (id) => byIndex.has(id),
           uris: null,
           findingWindow: (i) => { const f = byIndex.get(i); return f ? windowFor(f) : null; },
         });
@@ -94,7 +98,6 @@ export function TraceView({ traceId }: { traceId: string }) {
 
 function LoadedTrace({ traceId, record, tracks, findings }: Loaded & { traceId: string }) {
   const sel = useView((v) => v.sel);
-  const scope = useView((v) => v.scope);
   const threadNames = useMemo(() => new Map(tracks.threads.map((t) => [t.utid, t])), [tracks]);
   const envRef = useRef<TrackEnv | null>(null);
   const redrawRef = useRef<() => void>(() => {});
@@ -118,23 +121,39 @@ function LoadedTrace({ traceId, record, tracks, findings }: Loaded & { traceId: 
   const set = useAddedTracks(baseSet, envRef.current!, tracks);
   const selectedEvent = useSelectedEvent(traceId, sel);
 
-  const groups = useMemo(() => groupFindings(findings.findings), [findings]);
-  const order = useMemo(() => orderedFindings(groups), [groups]);
+  // The findings list as the user has it: sorted, filtered, grouped; `]`/`[` step through it.
+  const [query, setQuery] = useState<FindingsQuery>(DEFAULT_QUERY);
+  const list = useMemo(() => queryFindings(findings.findings, query), [findings, query]);
+  const rows = useMemo(() => listRows(list, query.group), [list, query.group]);
+  const order = useMemo(() => navOrder(rows), [rows]);
   const byIndex = useMemo(() => new Map(findings.findings.map((f) => [f.index, f])), [findings]);
   const finding = sel?.kind === 'finding' ? byIndex.get(sel.id) ?? null : null;
+  const children = useMemo(() => (finding ? childrenOf(findings.findings, finding.index) : []), [findings, finding]);
+  const parent = finding && finding.parent_id !== null ? byIndex.get(finding.parent_id) ?? null : null;
+  const detectorRun = finding ? findings.detectors.find((d) => d.id === finding.detector) ?? null : null;
 
-  // The selected finding's events: for the details panel and for linking on the timeline.
-  const [findingEvents, setFindingEvents] = useState<{ index: number; events: EventInfo[] } | null>(null);
+  // The selected finding's first events (paged from the server: a finding of 30,000 events
+  // cannot name them in a URL): for the details panel and for linking on the timeline.
+  const [findingEvents, setFindingEvents] = useState<{ index: number; total: number; events: EventInfo[] } | null>(null);
   useEffect(() => {
     if (!finding) return;
     let live = true;
-    api.events(traceId, finding.event_ids.slice(0, 5000)).then(
-      (r) => live && setFindingEvents({ index: finding.index, events: r.events }),
-      () => live && setFindingEvents({ index: finding.index, events: [] }),
+    api.findingEvents(traceId, finding.index, 0, 500).then(
+      (r) => live && setFindingEvents({ index: finding.index, total: r.total, events: r.events }),
+      () => live && setFindingEvents({ index: finding.index, total: finding.event_ids.length, events: [] }),
     );
     return () => { live = false; };
   }, [traceId, finding]);
-  const events = finding && findingEvents?.index === finding.index ? findingEvents.events : null;
+  const firstEvents = finding && findingEvents?.index === finding.index ? findingEvents : null;
+  const events = firstEvents ? firstEvents.events : null;
+
+  // The drawer shows the trace's overview until something is selected, then its details
+  // (the Query and Events tabs keep their place: they follow the selection themselves).
+  useEffect(() => {
+    const tab = drawerState.get().tab;
+    if (sel && (tab === 'overview' || tab === 'summaries')) showDrawerTab('details');
+    else if (!sel && tab === 'details') showDrawerTab('overview');
+  }, [sel?.kind, sel?.id]);
 
   const hl: Highlight = useMemo(() => {
     if (finding) {
@@ -152,9 +171,26 @@ function LoadedTrace({ traceId, record, tracks, findings }: Loaded & { traceId: 
 
   const step = useCallback((dir: 1 | -1) => {
     const v = viewStore.get();
-    const next = stepFinding(order, v.sel?.kind === 'finding' ? v.sel.id : null, dir, v.scope);
+    const next = stepThrough(order, v.sel?.kind === 'finding' ? v.sel.id : null, dir);
     if (next) selectFinding(next);
   }, [order, selectFinding]);
+
+  const onOverviewLine = useCallback((l: OverviewLine) => {
+    if (l.filter) setQuery((q) => queryFromFilter(l.filter!, q));
+    const f = l.finding_id !== null ? byIndex.get(l.finding_id) : undefined;
+    if (f) selectFinding(f);
+  }, [byIndex, selectFinding]);
+
+  /** A task named in a finding's values: its findings, its thread pinned at the top of the timeline. */
+  const onTask = useCallback((t: TaskRef) => {
+    if (t.comm) setQuery((q) => ({ ...DEFAULT_QUERY, sort: q.sort, group: q.group, comm: t.comm }));
+    const utid = t.utid ?? (t.tid !== null ? tracks.threads.find((th) => th.tid === t.tid && (t.comm === null || th.name === t.comm))?.utid ?? null : null);
+    if (utid !== null) {
+      const uri = `thread#${utid}`;
+      const v = viewStore.get();
+      if (!v.pinned.includes(uri)) viewStore.update({ pinned: [...v.pinned, uri], hidden: v.hidden.filter((h) => h !== uri) }, { history: 'push' });
+    }
+  }, [tracks]);
 
   const tn = useTraceNotes(traceId, findings.findings);
   const tnRef = useRef(tn);
@@ -258,22 +294,39 @@ function LoadedTrace({ traceId, record, tracks, findings }: Loaded & { traceId: 
                 traceId={traceId}
                 selection={sel}
                 finding={finding}
-                findingEvents={events}
+                findingEvents={firstEvents}
+                children={children}
+                parent={parent}
+                detector={detectorRun}
+                threads={threadNames}
                 onSelect={onSelect}
+                onSelectFinding={selectFinding}
+                onTask={onTask}
                 extra={sel ? <><SelectionTasks traceId={traceId} sel={sel} info={tracks} /><SelectionNotes tn={tn} sel={sel} /></> : null}
+              />
+            }
+            overview={<OverviewPanel findings={findings} onLine={onOverviewLine} />}
+            summaries={
+              <SummariesPanel
+                findings={findings}
+                base={record.firstTs !== null && /^\d+$/.test(String(record.firstTs)) ? BigInt(String(record.firstTs)) : null}
+                onFilter={(f) => setQuery((q) => queryFromFilter(f, q))}
               />
             }
           />
         </div>
         <div className="side-col">
         <FindingsPanel
-          groups={groups}
+          findings={findings.findings}
+          rows={rows}
+          shown={list.length}
           counts={findings.counts}
+          detectors={findings.detectors ?? []}
+          query={query}
+          onQuery={setQuery}
           selected={finding?.index ?? null}
-          scope={scope}
           onSelect={selectFinding}
           onStep={step}
-          onScope={(s) => viewStore.update({ scope: s }, { history: 'replace' })}
         />
         <NotesPanel
           labelFor={tn.labelFor}

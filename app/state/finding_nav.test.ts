@@ -1,24 +1,70 @@
 import { describe, expect, it } from 'vitest';
 import type { Finding } from '../api/types.ts';
-import { groupFindings, orderedFindings, stepFinding, windowFor } from './finding_nav.ts';
+import { windowFor } from './finding_nav.ts';
+import { DEFAULT_QUERY, childrenOf, facets, listRows, navOrder, queryFindings, queryFromFilter, stepThrough } from './findings_query.ts';
 
-const f = (index: number, detector: string, severity: Finding['severity'], ts: number): Finding => ({
-  index, detector, kind: detector, severity, ts, dur: 10, ts_ns: String(ts), dur_ns: '10', cpu: 0, tid: 1, comm: 'x', title: '', values: {}, event_ids: [],
+let rank = 0;
+const f = (index: number, detector: string, severity: Finding['severity'], ts: number, extra: Partial<Finding> = {}): Finding => ({
+  index, id: index, rank: ++rank, parent_id: null, impact_ns: '10', impact: 10,
+  detector, kind: detector, severity, ts, dur: 10, ts_ns: String(ts), dur_ns: '10', cpu: 0, tid: 1, comm: 'x', title: '', values: {}, event_ids: [], ...extra,
 });
 
-describe('finding navigation', () => {
-  const all = [f(0, 'b', 'warn', 5), f(1, 'a', 'warn', 1), f(2, 'b', 'critical', 9), f(3, 'a', 'info', 0)];
-  const order = orderedFindings(groupFindings(all));
+describe('findings list', () => {
+  rank = 0;
+  // as the server ranks them: critical first, then by impact
+  const all = [
+    f(2, 'b', 'critical', 9, { comm: 'kswapd0', tid: 45 }),
+    f(0, 'b', 'warn', 5, { comm: 'kswapd0', tid: 45, cpu: 1 }),
+    f(1, 'a', 'warn', 1, { comm: 'dd', tid: 7, title: 'dd stalled' }),
+    f(4, 'shrinker_blocking', 'warn', 3, { kind: 'call', values: { shrinker: 'super_cache_scan' } }),
+    f(5, 'shrinker_blocking', 'info', 4, { kind: 'call', values: { shrinker: 'super_cache_scan' } }),
+    f(3, 'a', 'info', 0, { comm: 'dd', tid: 7 }),
+    f(6, 'b', 'info', 6, { parent_id: 2, comm: 'kswapd0', tid: 45 }),
+  ];
 
-  it('groups by detector, worst detector first, then severity, then time', () => {
-    expect(order.map((x) => x.index)).toEqual([2, 0, 1, 3]);
+  it('sorts by rank (impact) or by time, leaving out covered findings', () => {
+    expect(queryFindings(all, DEFAULT_QUERY).map((x) => x.index)).toEqual([2, 0, 1, 4, 5, 3]);
+    expect(queryFindings(all, { ...DEFAULT_QUERY, sort: 'time' }).map((x) => x.index)).toEqual([3, 1, 4, 5, 0, 2]);
+    expect(childrenOf(all, 2).map((x) => x.index)).toEqual([6]);
   });
 
-  it('steps across all or within the detector, wrapping', () => {
-    expect(stepFinding(order, null, 1, 'all')!.index).toBe(2);
-    expect(stepFinding(order, 0, 1, 'all')!.index).toBe(1);
-    expect(stepFinding(order, 0, 1, 'detector')!.index).toBe(2);
-    expect(stepFinding(order, 2, -1, 'all')!.index).toBe(3);
+  it('filters by severity, detector, task, shrinker, CPU and text', () => {
+    const ids = (q: Partial<typeof DEFAULT_QUERY>) => queryFindings(all, { ...DEFAULT_QUERY, ...q }).map((x) => x.index);
+    expect(ids({ severities: ['warn'] })).toEqual([0, 1, 4]);
+    expect(ids({ detector: 'a' })).toEqual([1, 3]);
+    expect(ids({ comm: 'kswapd0' })).toEqual([2, 0]);
+    expect(ids({ shrinker: 'super_cache_scan' })).toEqual([4, 5]);
+    expect(ids({ cpu: 1 })).toEqual([0]);
+    expect(ids({ text: 'DD stalled' })).toEqual([1]);
+    expect(ids(queryFromFilter({ detector: 'b', comm: 'kswapd0' }))).toEqual([2, 0]);
+  });
+
+  it('groups one detector and task (or one shrinker) into a row, where its first finding is', () => {
+    const rows = listRows(queryFindings(all, DEFAULT_QUERY), true);
+    expect(rows.map((r) => (r.kind === 'group' ? `${r.label}:${r.findings.map((x) => x.index).join(',')}` : r.finding.index))).toEqual([
+      'kswapd0:2,0', 'dd 7:1,3', 'super_cache_scan:4,5',
+    ]);
+    const g = rows[0]!;
+    expect(g.kind === 'group' && g.worst.index).toBe(2);
+    expect(g.kind === 'group' && g.counts).toEqual({ critical: 1, warn: 1, info: 0 });
+  });
+
+  it('steps through the list as filtered and sorted, wrapping', () => {
+    const order = navOrder(listRows(queryFindings(all, { ...DEFAULT_QUERY, severities: ['warn', 'critical'] }), true));
+    expect(order.map((x) => x.index)).toEqual([2, 0, 1, 4]);
+    expect(stepThrough(order, null, 1)!.index).toBe(2);
+    expect(stepThrough(order, 0, 1)!.index).toBe(1);
+    expect(stepThrough(order, 4, 1)!.index).toBe(2);
+    expect(stepThrough(order, 2, -1)!.index).toBe(4);
+    // a finding outside the filter steps to the list's first
+    expect(stepThrough(order, 3, 1)!.index).toBe(2);
+  });
+
+  it('counts what the filters can choose', () => {
+    const fc = facets(all);
+    expect(fc.comms).toEqual([['kswapd0', 2], ['dd', 2], ['x', 2]].sort((a, b) => (b[1] as number) - (a[1] as number) || (a[0]! < b[0]! ? -1 : 1)));
+    expect(fc.shrinkers).toEqual([['super_cache_scan', 2]]);
+    expect(fc.cpus).toEqual([['0', 5], ['1', 1]]);
   });
 
   it('shows a finding with context on both sides', () => {

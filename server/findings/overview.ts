@@ -94,6 +94,14 @@ function plural(n: number, one: string, many = `${one}s`): string {
   return `${fmtInt(n)} ${n === 1 ? one : many}`;
 }
 
+/** A finding's length for a line: 'at least 12.7 ms (...)' when it is a bound, not a measurement. */
+function worstOf(f: Finding): string {
+  const d = fmtDur(Number(f.impact_ns));
+  if (f.values.begin_missing === true) return `at least ${d} (it began before the trace)`;
+  if (f.values.open === true && f.values.end_lost !== true) return `at least ${d} (still running at the end of the trace)`;
+  return d;
+}
+
 /** A task as titles name it: kswapd by name, others comm[tid]. */
 function taskOf(f: Finding | undefined): string {
   if (!f) return '?';
@@ -137,6 +145,10 @@ class Lines {
 
   top(filter: OverviewFilter): Finding | undefined {
     return this.findings.find((f) => matches(f, filter) && f.parent_id === null);
+  }
+
+  all(filter: OverviewFilter): Finding[] {
+    return this.findings.filter((f) => matches(f, filter));
   }
 
   count(filter: OverviewFilter): number {
@@ -215,7 +227,8 @@ const WRITERS: Record<string, Writer> = {
       const calls = metricValue(m, 'shrinker.calls', k) ?? 0;
       const oc = metricValue(m, 'shrinker.calls_over_critical', k) ?? 0;
       const ow = over(k);
-      const worst = l.top({ detector: 'shrinker_blocking', shrinker: k, kind: 'call' });
+      // the task of the longest completed call (the metric's), not of a call whose end was lost
+      const worst = l.all({ detector: 'shrinker_blocking', shrinker: k, kind: 'call' }).find((f) => Number(f.dur_ns) === s.value && f.values.open !== true && f.values.begin_missing !== true);
       l.add(
         `${k}: ${plural(calls, 'call')}, ${oc > 0 ? `${fmtInt(oc)} over ${crit}` : `${fmtInt(ow)} over ${warn}`}, worst ${fmtDur(s.value)}` +
           (worst ? ` in ${taskOf(worst)}` : ''),
@@ -248,7 +261,7 @@ const WRITERS: Record<string, Writer> = {
       l.add(
         `${family} reclaim: ${plural(stalls, 'stall')} in ${plural(v('tasks'), 'task')}, ${fmtRate(v('stalls_per_s'))}/s, ` +
           `p50/p95/p99/max ${ms(v('stall_p50_ns'))}/${ms(v('stall_p95_ns'))}/${ms(v('stall_p99_ns'))}/${ms(v('stall_max_ns'))} ms` +
-          (top ? `, worst ${taskOf(top)} ${fmtDur(Number(top.impact_ns))}` : `, none over ${warn}`),
+          (top ? `, worst ${taskOf(top)} ${worstOf(top)}` : `, none over ${warn}`),
         ['stalls', 'tasks', 'stalls_per_s', 'stall_p50_ns', 'stall_p95_ns', 'stall_p99_ns', 'stall_max_ns'].map((n) => `${base}.${n}`),
         { detector: 'direct_reclaim_stall', kind: family },
       );

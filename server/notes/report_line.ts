@@ -117,7 +117,7 @@ const FORMATS: Record<string, (f: Fields, name: string) => string> = {
   mm_shrink_slab_end: (f) =>
     `${symS(f, 'shrink')} ${str(f, 'shr')}: nid: ${str(f, 'nid')} unused scan count ${str(f, 'unused_scan')} new scan count ${str(f, 'new_scan')} total_scan ${str(f, 'total_scan')} last shrinker return val ${str(f, 'retval')}`,
   mm_vmscan_write_folio: (f) => `page=${hex(f, 'pfn')} pfn=${hex(f, 'pfn')} flags=${str(f, 'reclaim_flags')}`,
-  mm_vmscan_throttled: (f) => `nid=${str(f, 'nid')} usec_timeout=${str(f, 'usec_timeout')} usect_delayed=${str(f, 'usec_delayed')} reason=${str(f, 'reason')}`,
+  mm_vmscan_throttled: (f) => `nid=${str(f, 'nid')} usec_timeout=${str(f, 'usec_timeout')} usect_delayed=${str(f, 'usec_delayed')} reason=${throttleReason(f.reason)}`,
   sched_switch: (f) =>
     `${str(f, 'prev_comm')}:${str(f, 'prev_pid')} [${str(f, 'prev_prio')}] ${pluginState(str(f, 'prev_state'))} ==> ${str(f, 'next_comm')}:${str(f, 'next_pid')} [${str(f, 'next_prio')}]`,
   sched_waking: (f) => `comm=${str(f, 'comm')} pid=${str(f, 'pid')} prio=${str(f, 'prio')} target_cpu=${pad3(f, 'target_cpu')}`,
@@ -191,6 +191,16 @@ const SHARED: Record<string, string> = {
   writeback_single_inode_start: 'writeback_single_inode',
   sched_process_free: 'sched_process_wait',
 };
+
+/** mm_vmscan_throttled's reason as its __print_flags names it (a trace.dat may keep the number). */
+function throttleReason(v: unknown): string {
+  const text = v === null || v === undefined ? '' : String(v);
+  if (!/^(0x[0-9a-f]+|\d+)$/i.test(text)) return text;
+  const n = Number(text);
+  const names = ['VMSCAN_THROTTLE_WRITEBACK', 'VMSCAN_THROTTLE_ISOLATED', 'VMSCAN_THROTTLE_NOPROGRESS', 'VMSCAN_THROTTLE_CONGESTED'];
+  const out = names.filter((_, i) => n & (1 << i));
+  return out.length ? out.join('|') : text;
+}
 
 /** kmalloc / kfree / kmem_cache_*: `(call_site) call_site=... ptr=...`, a NULL pointer as `(nil)`. */
 function kmem(f: Fields): string {

@@ -7,7 +7,7 @@
  */
 import { useEffect, useMemo, useRef, useState } from 'react';
 import type { DetectorRun, Finding, Severity } from '../api/types.ts';
-import { type FindingsQuery, DEFAULT_QUERY, type ListRow, facets, isFiltered } from '../state/findings_query.ts';
+import { type FindingsQuery, DEFAULT_QUERY, type ListRow, facets, groupMembers, groupOpen, isFiltered } from '../state/findings_query.ts';
 import { formatDuration } from '../timeline/time_format.ts';
 import { detectorLabel, kindLabel } from '../../server/findings/labels.ts';
 
@@ -23,6 +23,9 @@ interface Props {
   detectors: DetectorRun[];
   query: FindingsQuery;
   onQuery(q: FindingsQuery): void;
+  /** Groups the user unfolded (by key). */
+  expanded: ReadonlySet<string>;
+  onToggleGroup(key: string): void;
   selected: number | null;
   onSelect(f: Finding): void;
   onStep(dir: 1 | -1): void;
@@ -30,8 +33,7 @@ interface Props {
 
 const SEVS: Severity[] = ['critical', 'warn', 'info'];
 
-export function FindingsPanel({ findings, rows, shown, counts, detectors, query, onQuery, selected, onSelect, onStep }: Props) {
-  const [expanded, setExpanded] = useState<Set<string>>(new Set());
+export function FindingsPanel({ findings, rows, shown, counts, detectors, query, onQuery, expanded, onToggleGroup, selected, onSelect, onStep }: Props) {
   const [limit, setLimit] = useState(PAGE);
   const listRef = useRef<HTMLDivElement>(null);
   const fc = useMemo(() => facets(findings), [findings]);
@@ -39,14 +41,13 @@ export function FindingsPanel({ findings, rows, shown, counts, detectors, query,
 
   // The selected finding's row is always rendered, and its group open.
   const selRow = selected === null ? -1 : rows.findIndex((r) => (r.kind === 'finding' ? r.finding.index === selected : r.findings.some((f) => f.index === selected)));
-  const selGroup = selRow >= 0 && rows[selRow]!.kind === 'group' ? (rows[selRow] as Extract<ListRow, { kind: 'group' }>).key : null;
   const visible = rows.slice(0, Math.max(limit, selRow + 20));
 
   useEffect(() => {
     if (selected === null) return;
     const el = listRef.current?.querySelector(`[data-finding-index="${selected}"]`);
     el?.scrollIntoView({ block: 'nearest' });
-  }, [selected, selGroup]);
+  }, [selected]);
   useEffect(() => setLimit(PAGE), [query]);
 
   const total = counts.info + counts.warn + counts.critical;
@@ -96,10 +97,12 @@ export function FindingsPanel({ findings, rows, shown, counts, detectors, query,
         <div className="filter-row">
           <select value={query.comm ?? ''} onChange={(e) => set({ comm: e.target.value || null })} data-testid="filter-comm" title="Task (comm)">
             <option value="">all tasks</option>
+            {query.comm !== null && !fc.comms.some(([c]) => c === query.comm) && <option value={query.comm}>{query.comm} (0)</option>}
             {fc.comms.map(([c, n]) => <option key={c} value={c}>{c} ({n})</option>)}
           </select>
           <select value={query.shrinker ?? ''} onChange={(e) => set({ shrinker: e.target.value || null })} data-testid="filter-shrinker" title="Shrinker" disabled={!fc.shrinkers.length}>
             <option value="">all shrinkers</option>
+            {query.shrinker !== null && !fc.shrinkers.some(([c]) => c === query.shrinker) && <option value={query.shrinker}>{query.shrinker} (0)</option>}
             {fc.shrinkers.map(([c, n]) => <option key={c} value={c}>{c} ({n})</option>)}
           </select>
           <select value={query.cpu === null ? '' : String(query.cpu)} onChange={(e) => set({ cpu: e.target.value === '' ? null : Number(e.target.value) })} data-testid="filter-cpu" title="CPU of the finding">
@@ -133,26 +136,24 @@ export function FindingsPanel({ findings, rows, shown, counts, detectors, query,
             : (
               <li key={r.key} className="finding-group-row" data-testid="finding-group-row" data-group-key={r.key} data-count={r.findings.length}>
                 {(() => {
-                  const open = expanded.has(r.key) || r.key === selGroup;
+                  const open = groupOpen(r, expanded, selected);
+                  const members = groupMembers(r);
                   return (
                     <>
                       <button
                         className="group-head"
                         aria-expanded={open}
                         data-testid="group-toggle"
-                        onClick={() => setExpanded((s) => toggled(s, r.key))}
-                        title={open ? 'Fold' : 'Show the findings'}
+                        onClick={() => onToggleGroup(r.key)}
+                        title={open ? 'Show only the worst' : `Show all ${r.findings.length}`}
                       >
                         <span className="chevron">{open ? '▾' : '▸'}</span>
-                        <span className={`sev-dot ${r.worst.severity}`} />
-                        <span className="group-label"><b>{r.label}</b> · {kindLabel(r.detector, r.worst.kind)} <span className="muted">({r.findings.length})</span></span>
-                        <span className="finding-meta">worst {formatDuration(r.worst.impact)} · {formatDuration(r.worst.ts, 4)}</span>
+                        <span className="group-label"><b>{r.label}</b> · {kindLabel(r.detector, r.worst.kind)}</span>
+                        <span className="group-count">{r.findings.length} findings{r.counts.critical ? ` · ${r.counts.critical} critical` : ''}{r.counts.warn ? ` · ${r.counts.warn} warn` : ''}</span>
                       </button>
-                      {open && (
-                        <ul className="group-members">
-                          {r.findings.map((f) => <FindingRow key={f.index} f={f} selected={selected} onSelect={onSelect} />)}
-                        </ul>
-                      )}
+                      <ul className="group-members">
+                        {(open ? members : members.slice(0, 1)).map((f) => <FindingRow key={f.index} f={f} selected={selected} onSelect={onSelect} />)}
+                      </ul>
                     </>
                   );
                 })()}
@@ -197,9 +198,3 @@ function FindingRow({ f, selected, onSelect }: { f: Finding; selected: number | 
   );
 }
 
-function toggled(s: Set<string>, k: string): Set<string> {
-  const n = new Set(s);
-  if (n.has(k)) n.delete(k);
-  else n.add(k);
-  return n;
-}

@@ -125,9 +125,16 @@ function LoadedTrace({ traceId, record, tracks, findings }: Loaded & { traceId: 
   const [query, setQuery] = useState<FindingsQuery>(DEFAULT_QUERY);
   const list = useMemo(() => queryFindings(findings.findings, query), [findings, query]);
   const rows = useMemo(() => listRows(list, query.group), [list, query.group]);
-  const order = useMemo(() => navOrder(rows), [rows]);
+  const [expanded, setExpanded] = useState<ReadonlySet<string>>(new Set());
+  const toggleGroup = useCallback((key: string) => setExpanded((s) => {
+    const n = new Set(s);
+    if (n.has(key)) n.delete(key);
+    else n.add(key);
+    return n;
+  }), []);
   const byIndex = useMemo(() => new Map(findings.findings.map((f) => [f.index, f])), [findings]);
   const finding = sel?.kind === 'finding' ? byIndex.get(sel.id) ?? null : null;
+  const order = useMemo(() => navOrder(rows, expanded, finding?.index ?? null), [rows, expanded, finding]);
   const children = useMemo(() => (finding ? childrenOf(findings.findings, finding.index) : []), [findings, finding]);
   const parent = finding && finding.parent_id !== null ? byIndex.get(finding.parent_id) ?? null : null;
   const detectorRun = finding ? findings.detectors.find((d) => d.id === finding.detector) ?? null : null;
@@ -324,6 +331,8 @@ function LoadedTrace({ traceId, record, tracks, findings }: Loaded & { traceId: 
           detectors={findings.detectors ?? []}
           query={query}
           onQuery={setQuery}
+          expanded={expanded}
+          onToggleGroup={toggleGroup}
           selected={finding?.index ?? null}
           onSelect={selectFinding}
           onStep={step}

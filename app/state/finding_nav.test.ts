@@ -49,9 +49,15 @@ describe('findings list', () => {
     expect(g.kind === 'group' && g.counts).toEqual({ critical: 1, warn: 1, info: 0 });
   });
 
-  it('steps through the list as filtered and sorted, wrapping', () => {
-    const order = navOrder(listRows(queryFindings(all, { ...DEFAULT_QUERY, severities: ['warn', 'critical'] }), true));
-    expect(order.map((x) => x.index)).toEqual([2, 0, 1, 4]);
+  it('steps through the list as filtered, sorted and shown, wrapping', () => {
+    const rows = listRows(queryFindings(all, { ...DEFAULT_QUERY, severities: ['warn', 'critical'] }), true);
+    // folded, the kswapd0 group shows (and steps through) its worst only
+    expect(navOrder(rows).map((x) => x.index)).toEqual([2, 1, 4]);
+    // unfolded, or with a folded member selected, all of it
+    const key = rows[0]!.kind === 'group' ? rows[0]!.key : '';
+    expect(navOrder(rows, new Set([key])).map((x) => x.index)).toEqual([2, 0, 1, 4]);
+    expect(navOrder(rows, new Set(), 0).map((x) => x.index)).toEqual([2, 0, 1, 4]);
+    const order = navOrder(rows, new Set([key]));
     expect(stepThrough(order, null, 1)!.index).toBe(2);
     expect(stepThrough(order, 0, 1)!.index).toBe(1);
     expect(stepThrough(order, 4, 1)!.index).toBe(2);

@@ -118,9 +118,23 @@ export function listRows(list: readonly Finding[], group: boolean): ListRow[] {
   return rows;
 }
 
-/** The order `]` / `[` step through: the rows top to bottom, a group's findings in place. */
-export function navOrder(rows: readonly ListRow[]): Finding[] {
-  return rows.flatMap((r) => (r.kind === 'finding' ? [r.finding] : r.findings));
+/** A group's findings as shown: its worst first, then the others in the list's order. */
+export function groupMembers(g: Extract<ListRow, { kind: 'group' }>): Finding[] {
+  return [g.worst, ...g.findings.filter((f) => f !== g.worst)];
+}
+
+/** Is the group unfolded: by the user, or because the selected finding is one of its folded members. */
+export function groupOpen(g: Extract<ListRow, { kind: 'group' }>, expanded: ReadonlySet<string>, selected: number | null): boolean {
+  return expanded.has(g.key) || (selected !== null && selected !== g.worst.index && g.findings.some((f) => f.index === selected));
+}
+
+/**
+ * The order `]` / `[` step through: the findings as shown, top to bottom: a
+ * folded group shows (and steps through) its worst only, an unfolded one all
+ * of its findings.
+ */
+export function navOrder(rows: readonly ListRow[], expanded: ReadonlySet<string> = new Set(), selected: number | null = null): Finding[] {
+  return rows.flatMap((r) => (r.kind === 'finding' ? [r.finding] : groupOpen(r, expanded, selected) ? groupMembers(r) : [r.worst]));
 }
 
 /** The next (dir 1) or previous (dir -1) finding of `order` from the finding with id `current`, wrapping around. */

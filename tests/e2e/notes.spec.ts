@@ -209,8 +209,9 @@ test('shift+drag a range (all tracks, or one track), note it, copy it as text', 
   await page.keyboard.press('t');
   await expect(page.getByTestId('toast')).toContainText('Copied as text');
   const text = await page.evaluate(() => navigator.clipboard.readText());
-  expect(text).toMatch(new RegExp(`^\\[stallscope\\] \\d+ events from .* on ${cpuUri}`));
-  if (!/^\[stallscope\] 0 events/.test(text)) expect(text).toMatch(new RegExp(`^\\s*\\S+-\\d+\\s+\\[${cpuNo.padStart(3, '0')}\\] \\d+\\.\\d{6}: \\w+: `, 'm'));
+  // the range in one plain sentence (no tool tag), then its lines as trace-cmd report prints them
+  expect(text).toMatch(new RegExp(`^[\\d,]+ events? on ${cpuUri} from \\d+\\.\\d{6} to \\d+\\.\\d{6} \\(`));
+  if (!/^0 events/.test(text)) expect(text).toMatch(new RegExp(`^\\s*\\S+-\\d+\\s+\\[${cpuNo.padStart(3, '0')}\\] +\\d+\\.\\d{6}: \\w+: `, 'm'));
   expect(text).toMatch(new RegExp(`^Link: http://127\\.0\\.0\\.1:\\d+/\\?trace=${trace}&t0=\\d+&t1=\\d+`, 'm'));
   await page.getByTestId('range-add-note').click();
   await writeNote(page, 'cpu0 only');
@@ -231,9 +232,11 @@ test('copy a finding as text for an email: trace lines, values, note, link', asy
   await expect(page.getByTestId('toast')).toContainText('Copied as text');
   const text = await page.evaluate(() => navigator.clipboard.readText());
   const lines = text.split('\n');
-  expect(lines[0]).toMatch(/^\[stallscope\] (critical|warn|info) \w+\/\w+: /);
-  expect(text).toMatch(/^measured: start=\d+\.\d{6} dur=\S+ /m);
-  expect(text).toMatch(/^\s*\S+-\d+\s+\[\d{3}\] \d+\.\d{6}: \w+: /m);
+  // the finding in one plain sentence with its values; no '[stallscope] warn detector/kind' noise
+  expect(lines[0]).toMatch(/, at \d+\.\d{6}( on CPU \d+)?\.$/);
+  expect(text).not.toMatch(/\[stallscope\]|=false/);
+  expect(text).toMatch(/^Values: /m);
+  expect(text).toMatch(/^\s*\S+-\d+\s+\[\d{3}\] +\d+\.\d{6}: \w+: /m);
   expect(text).toContain('Note (Ada Lovelace, ');
   expect(text).toContain('Reproduces on 6.1 too.');
   expect(text).toMatch(new RegExp(`^Link: http://127\\.0\\.0\\.1:\\d+/\\?trace=${trace}&t0=\\d+&t1=\\d+&sel=finding:${index}&note=[\\w-]{22}$`, 'm'));

@@ -28,10 +28,14 @@
 --   (5.x+) mm_shrink_slab_start.
 --
 -- Why it matters
---   A low priority held for long means reclaim is failing: scanned pages are
---   referenced, dirty, under writeback or unreclaimable (pinned, mlocked, no
---   swap), so reclaim scans ever larger parts of memory for little gain,
---   burns CPU, and allocators fall into direct reclaim. Priority <= 3 (1/8 of
+--   A low priority held for long means reclaim cannot get what it needs at
+--   the share it scans: either it is failing (scanned pages are referenced,
+--   dirty, under writeback or unreclaimable: pinned, mlocked, no swap; the
+--   title's "reclaimed N%" is low) or it has far more to reclaim than passes
+--   at a high priority scan (a sustained allocation rate, or a large gap to
+--   the high watermark; "reclaimed" near 100%). Either way reclaim scans ever
+--   larger parts of memory, burns CPU, and allocators fall into direct
+--   reclaim. Priority <= 3 (1/8 of
 --   the LRU per pass) held for 100s of ms comes with stalls, writeback from
 --   reclaim and, at 0, the road to OOM. kswapd woken again and again, each
 --   time winding up, means it cannot keep the node above the watermarks: a

@@ -43,13 +43,14 @@
 --   * A start followed by another start (or by an end of another shrinker) on
 --     its task lost its end event (ring-buffer overrun). dur = until that next
 --     event (an upper bound), always info. values.open = true, end_lost = true.
---   * A start with no later shrinker event on its task, but a later reclaim
---     event of that task (mm_vmscan_lru_*, kswapd_sleep/wake, *_reclaim_begin/
---     end, write_folio, wakeup_kswapd: none can happen inside a shrinker call,
---     whose task runs with PF_MEMALLOC), also lost its end: the call had
---     returned by then. dur = until that event (an upper bound, values.bound),
---     always info, end_lost = true. A ring buffer that overran loses ends this
---     way; reporting them as 600 ms "still running" calls would be false.
+--   * A start whose end was lost (either of the above, or no later shrinker
+--     event at all) but whose task has a later reclaim event before its next
+--     shrinker event (mm_vmscan_lru_*, kswapd_sleep/wake, *_reclaim_begin/end,
+--     write_folio, wakeup_kswapd: none can happen inside a shrinker call,
+--     whose task runs with PF_MEMALLOC): the call had returned by then.
+--     dur = until that event (an upper bound, values.bound_ns), always info,
+--     end_lost = true. A ring buffer that overran loses ends this way;
+--     reporting them as 600 ms "still running" calls would be false.
 --   * A start with no later shrinker or reclaim event on its task is OPEN:
 --     still running when the trace ended. dur = trace end - ts (a lower
 --     bound), severity by the thresholds, at least info. values.open = true.
@@ -87,24 +88,28 @@ marks AS (
 paired AS (
   SELECT begin_id AS start_id, ts, utid, tag AS sym, state, end_id, next_ts AS n_ts FROM ss_pair_marks(marks)
 ),
--- Open starts: did the task go on reclaiming after them? Its next reclaim
--- event (of any kind a shrinker call cannot emit) bounds the call.
+-- Starts without their end: did the task go on reclaiming after them? Its
+-- next reclaim event (of any kind a shrinker call cannot emit) bounds the
+-- call, when it comes before the task's next shrinker event.
+unended AS (
+  SELECT start_id, ts, utid, n_ts FROM paired WHERE state IN ('open', 'end_lost')
+),
 later_reclaim AS (
-  SELECT utid, ts FROM mm_vmscan_lru_shrink_inactive WHERE utid IN (SELECT utid FROM paired WHERE state = 'open')
-  UNION ALL SELECT utid, ts FROM mm_vmscan_lru_shrink_active WHERE utid IN (SELECT utid FROM paired WHERE state = 'open')
-  UNION ALL SELECT utid, ts FROM mm_vmscan_lru_isolate WHERE utid IN (SELECT utid FROM paired WHERE state = 'open')
-  UNION ALL SELECT utid, ts FROM mm_vmscan_kswapd_sleep WHERE utid IN (SELECT utid FROM paired WHERE state = 'open')
-  UNION ALL SELECT utid, ts FROM mm_vmscan_kswapd_wake WHERE utid IN (SELECT utid FROM paired WHERE state = 'open')
-  UNION ALL SELECT utid, ts FROM mm_vmscan_wakeup_kswapd WHERE utid IN (SELECT utid FROM paired WHERE state = 'open')
-  UNION ALL SELECT utid, ts FROM mm_vmscan_direct_reclaim_begin WHERE utid IN (SELECT utid FROM paired WHERE state = 'open')
-  UNION ALL SELECT utid, ts FROM mm_vmscan_direct_reclaim_end WHERE utid IN (SELECT utid FROM paired WHERE state = 'open')
-  UNION ALL SELECT utid, ts FROM mm_vmscan_write_folio WHERE utid IN (SELECT utid FROM paired WHERE state = 'open')
+  SELECT utid, ts FROM mm_vmscan_lru_shrink_inactive WHERE utid IN (SELECT utid FROM unended)
+  UNION ALL SELECT utid, ts FROM mm_vmscan_lru_shrink_active WHERE utid IN (SELECT utid FROM unended)
+  UNION ALL SELECT utid, ts FROM mm_vmscan_lru_isolate WHERE utid IN (SELECT utid FROM unended)
+  UNION ALL SELECT utid, ts FROM mm_vmscan_kswapd_sleep WHERE utid IN (SELECT utid FROM unended)
+  UNION ALL SELECT utid, ts FROM mm_vmscan_kswapd_wake WHERE utid IN (SELECT utid FROM unended)
+  UNION ALL SELECT utid, ts FROM mm_vmscan_wakeup_kswapd WHERE utid IN (SELECT utid FROM unended)
+  UNION ALL SELECT utid, ts FROM mm_vmscan_direct_reclaim_begin WHERE utid IN (SELECT utid FROM unended)
+  UNION ALL SELECT utid, ts FROM mm_vmscan_direct_reclaim_end WHERE utid IN (SELECT utid FROM unended)
+  UNION ALL SELECT utid, ts FROM mm_vmscan_write_folio WHERE utid IN (SELECT utid FROM unended)
 ),
 returned AS (
-  SELECT p.start_id, min(l.ts) AS bound_ts
-  FROM (SELECT * FROM paired WHERE state = 'open') p
-  JOIN later_reclaim l ON l.utid = p.utid AND l.ts > p.ts
-  GROUP BY p.start_id
+  SELECT u.start_id, min(l.ts) AS bound_ts
+  FROM unended u
+  JOIN later_reclaim l ON l.utid = u.utid AND l.ts > u.ts AND (u.n_ts IS NULL OR l.ts < u.n_ts)
+  GROUP BY u.start_id
 ),
 pairs AS (
   SELECT p.start_id, p.ts, p.utid, p.sym,

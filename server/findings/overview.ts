@@ -238,12 +238,22 @@ const WRITERS: Record<string, Writer> = {
     }
     const more = slow.filter((x) => over(x.key!) > 0).length - shown.length;
     if (more > 0) l.add(`${plural(more, 'more shrinker')} had calls over ${warn}`, ['shrinker.calls_over_warn'], { detector: 'shrinker_blocking' });
+    // calls cut by the trace's edges: measured only in part, and not in the metrics
+    const cut = l.all({ detector: 'shrinker_blocking' })
+      .filter((f) => f.parent_id === null && f.severity !== 'info' && (f.values.begin_missing === true || (f.values.open === true && f.values.end_lost !== true)))
+      .slice(0, 2);
+    for (const f of cut) {
+      const sym = String(f.values.shrinker ?? '?');
+      l.add(`${sym}: a call by ${taskOf(f)} ${f.values.begin_missing === true ? 'began before the trace, ' : 'was still running at its end, '}at least ${fmtDur(Number(f.impact_ns))}`, [], {
+        detector: 'shrinker_blocking', shrinker: sym,
+      });
+    }
     if (shown.length === 0) {
       const mx = metricValue(m, 'shrinker.call_max_ns');
       l.add(
-        total > 0 ? `shrinkers: ${plural(total, 'call')}, none over ${warn} (longest ${fmtDur(mx ?? 0)})` : 'shrinkers: no completed call in the trace',
+        total > 0 ? `shrinkers: ${plural(total, 'completed call')}, none over ${warn} (longest ${fmtDur(mx ?? 0)})` : 'shrinkers: no completed call in the trace',
         ['shrinker.calls', 'shrinker.call_max_ns'],
-        { detector: 'shrinker_blocking' },
+        null,
       );
     }
   },
@@ -284,7 +294,7 @@ const WRITERS: Record<string, Writer> = {
       : file > 0 ? 'file pages: the flushers fell behind' : 'anon to swap';
     const by = metricByKey(m, 'writeback.pages').slice(0, 2).map((x) => x.key).join(', ');
     l.add(
-      `reclaim wrote ${fmtInt(pages)} pages (${what}) from ${fmtDur(from)}, over ${fmtDur(span)}${sync ? `, ${fmtInt(sync)} synchronously` : ''}${by ? `, by ${by}` : ''}`,
+      `reclaim wrote ${fmtInt(pages)} pages (${what}) starting ${fmtDur(from)} into the trace, over ${fmtDur(span)}${sync ? `, ${fmtInt(sync)} synchronously` : ''}${by ? `, by ${by}` : ''}`,
       ['writeback.pages', 'writeback.file_pages', 'writeback.anon_pages', 'writeback.first_write_ns', 'writeback.span_ns'],
       { detector: 'reclaim_writeback' },
     );
@@ -297,7 +307,9 @@ const WRITERS: Record<string, Writer> = {
       return;
     }
     const tasks = metricByKey(m, 'migration.bounces').filter((x) => x.value > 0);
-    const withFindings = tasks.filter((x) => l.top({ detector: 'migration_pingpong', comm: x.key! }));
+    // tasks with ping-pong findings, the one with the worst finding first (findings come ranked)
+    const rankOf = (k: string) => l.top({ detector: 'migration_pingpong', comm: k })?.rank ?? Infinity;
+    const withFindings = tasks.filter((x) => rankOf(x.key!) !== Infinity).sort((a, b) => rankOf(a.key!) - rankOf(b.key!));
     for (const t of withFindings.slice(0, 3)) {
       const k = t.key!;
       const mig = metricValue(m, 'migration.migrations', k) ?? 0;

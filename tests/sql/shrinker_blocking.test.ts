@@ -62,9 +62,13 @@ beforeAll(async () => {
     start(71, T + ms(500.5), 1, 5, 'ext4_es_scan', { nr_objects_to_shrink: 5, cache_items: 50, total_scan: 5, priority: 12 }),
     // J: bash's last shrinker event, 598 ms before the trace ends; bash reclaims again 7.7 ms later
     start(80, T + ms(402), 0, 4, 'super_cache_scan', { nr_objects_to_shrink: 9, cache_items: 90, total_scan: 9, priority: 2 }),
+    // L: dd's start at T+700 is followed by its next start at T+710, but dd reclaims again at T+703: returned by then
+    start(90, T + ms(700), 1, 3, 'super_cache_scan', { nr_objects_to_shrink: 4, cache_items: 40, total_scan: 4, priority: 5 }),
+    start(92, T + ms(710), 1, 3, 'super_cache_scan', { nr_objects_to_shrink: 4, cache_items: 40, total_scan: 4, priority: 5 }),
   ]);
   await insert(db, 'mm_vmscan_lru_shrink_inactive', [
     { id: 81, ts: T + ms(409.7), cpu: 0, utid: 4, nid: 0, nr_scanned: 32, nr_reclaimed: 0, priority: 2 },
+    { id: 91, ts: T + ms(703), cpu: 1, utid: 3, nid: 0, nr_scanned: 32, nr_reclaimed: 0, priority: 5 },
   ]);
   const end = (id: number, ts: bigint, cpu: number, utid: number, shrink: string, retval: number, extra: Record<string, unknown> = {}) => ({
     id, ts, cpu, utid, shrink, shr: '0xffff8881', nid: 0, retval, ...extra,
@@ -79,6 +83,7 @@ beforeAll(async () => {
     end(41, T + ms(350), 0, 4, 'super_cache_scan', 1400, { unused_scan: 0, new_scan: 0 }),
     end(52, T + ms(403), 0, 1, 'super_cache_scan', 64, { unused_scan: 0, new_scan: 0 }),
     end(72, T + ms(530), 1, 5, 'super_cache_scan', 3, { unused_scan: 0, new_scan: 0 }),
+    end(93, T + ms(711), 1, 3, 'super_cache_scan', 2, { unused_scan: 0, new_scan: 0 }),
   ]);
   await insert(db, 'mm_vmscan_direct_reclaim_begin', [
     { id: 30, ts: T + ms(200), cpu: 1, utid: 3, event: 'mm_vmscan_direct_reclaim_begin', order: 0, gfp_flags: 'GFP_HIGHUSER_MOVABLE' },
@@ -188,6 +193,16 @@ describe('shrinker_blocking', () => {
         },
         event_ids: [71n],
       },
+      // L: dd's next shrinker event is a start 10 ms later, but dd reclaimed 3 ms later: bounded there
+      {
+        kind: 'call', severity: 'info', ts_ns: T + ms(700), dur_ns: ms(3), cpu: 1, tid: 4242, comm: 'dd',
+        title: "super_cache_scan call by dd[4242] has no end event; it had returned within 3.0 ms (the task's next reclaim event)",
+        values: {
+          shrinker: 'super_cache_scan', context: 'other', shr: '0xffff8881', nid: 0, priority: 5,
+          nr_objects_to_shrink: 4n, cache_items: 40n, total_scan: 4n, open: true, end_lost: true, begin_missing: false, bound_ns: ms(3),
+        },
+        event_ids: [90n],
+      },
     ]);
   });
 
@@ -204,6 +219,7 @@ describe('shrinker_blocking', () => {
       [7, 50n, 'info', 0n],
       [8, 80n, 'info', 0n],
       [9, 71n, 'info', 0n],
+      [10, 90n, 'info', 0n],
     ]);
     expect(new Set(ranked.map((f) => f.id)).size).toBe(ranked.length);
     expect(ranked.every((f) => f.parent_id === null)).toBe(true);

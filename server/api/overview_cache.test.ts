@@ -84,7 +84,7 @@ describe('first-view caches beside the model', () => {
     expect(await answers(first.app)).toEqual(plain);
     await new Promise((r) => setTimeout(r, 200)); // writes are not awaited by requests
     const kept = files(overviewDir());
-    expect(kept).toEqual(expect.arrayContaining(['findings-v2.json', 'meta-v1.json', 'tracks-v1.json']));
+    expect(kept).toEqual(expect.arrayContaining(['findings-v2.json', 'meta-v1.json', 'tracks-v2.json']));
     expect(kept.some((f) => /^v\d+-res\d+\/cpu\.bin$/.test(f))).toBe(true);
     expect(kept.some((f) => /^v\d+-res\d+\/state-\d+\.bin$/.test(f))).toBe(true);
 
@@ -102,7 +102,7 @@ describe('first-view caches beside the model', () => {
       const p = path.join(dir, f);
       fs.writeFileSync(p, fs.readFileSync(p).subarray(0, 10));
     }
-    fs.writeFileSync(path.join(dir, 'tracks-v1.json'), '{"start":');
+    fs.writeFileSync(path.join(dir, 'tracks-v2.json'), '{"start":');
     const plain = await answers((await api(false)).app);
     expect(await answers((await api(true)).app)).toEqual(plain);
   });

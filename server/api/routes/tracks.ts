@@ -76,7 +76,7 @@ export function trackList(ctx: ApiContext, id: string, tr: OpenTrace): Promise<T
 }
 
 /** Bump when TrackList changes: older kept lists are then ignored. */
-const TRACK_LIST_VERSION = 1;
+const TRACK_LIST_VERSION = 2; // 2: thread labels name the kind of finding (issue 28)
 
 async function keep(file: string, text: string): Promise<void> {
   const tmp = `${file}.${process.pid}.tmp`;

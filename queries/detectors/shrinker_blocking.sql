@@ -78,15 +78,11 @@ bounds AS (
     ss_trace_start(least((SELECT min(ts) FROM mm_shrink_slab_start), (SELECT min(ts) FROM mm_shrink_slab_end))) AS t0,
     ss_trace_end(greatest((SELECT max(ts) FROM mm_shrink_slab_start), (SELECT max(ts) FROM mm_shrink_slab_end))) AS t1
 ),
--- Starts and ends of one task (lib/macros.sql: ss_pair_marks): a start pairs
--- with the task's next shrinker event if that is an end of the same symbol.
-marks AS (
-  SELECT id, ts, utid, NULL AS grp, true AS is_begin, ss_sym(shrink) AS tag FROM mm_shrink_slab_start
-  UNION ALL
-  SELECT id, ts, utid, NULL, false, ss_sym(shrink) FROM mm_shrink_slab_end
-),
+-- Starts and ends of one task (lib/macros.sql: ss_shrinker_pairs, shared with
+-- the summary and metrics): a start pairs with the task's next shrinker event
+-- if that is an end of the same symbol.
 paired AS (
-  SELECT begin_id AS start_id, ts, utid, tag AS sym, state, end_id, next_ts AS n_ts FROM ss_pair_marks(marks)
+  SELECT begin_id AS start_id, ts, utid, shrinker AS sym, state, end_id, next_ts AS n_ts FROM ss_shrinker_pairs()
 ),
 -- Starts without their end: did the task go on reclaiming after them? Its
 -- next reclaim event (of any kind a shrinker call cannot emit) bounds the

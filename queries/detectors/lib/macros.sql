@@ -439,28 +439,25 @@ LEFT JOIN steps s USING (utid, seg)
 LEFT JOIN starts st ON st.id = e.start_id
 LEFT JOIN (SELECT id, nr_reclaimed FROM mm_vmscan_direct_reclaim_end) en ON en.id = e.end_id;
 
--- ss_shrinker_calls(): every completed slab shrinker call (an
--- mm_shrink_slab_start closed by the task's next shrinker event, an end of
--- the same symbol; see ss_pair_marks), for the shrinker summary and metrics.
---   start_id, end_id BIGINT   the start and end events
---   ts BIGINT, dur BIGINT     start, end - start
---   utid INTEGER              the task that ran it
+-- ss_shrinker_pairs(): every slab shrinker call of a task, as ss_pair_marks
+-- pairs mm_shrink_slab_start and _end (a start closes with the task's next
+-- shrinker event when that is an end of the same symbol), for the detector,
+-- its summary and its metrics (computed once per run).
+--   begin_id, end_id BIGINT   the start and end events (as ss_pair_marks)
+--   ts BIGINT                 the start ('begin_missing': the end)
+--   utid INTEGER              the task
 --   shrinker VARCHAR          the scan callback symbol, without '+0x..' (ss_sym)
---   freed BIGINT              the end's retval (objects freed)
---   total_scan BIGINT         objects the call set out to scan (the start's total_scan)
+--   next_ts BIGINT            the task's next shrinker event after the start
+--   state VARCHAR             'closed' | 'open' | 'end_lost' | 'begin_missing'
+-- A completed call is a 'closed' row: dur = next_ts - ts.
 -- @per_run
-CREATE OR REPLACE TEMP MACRO ss_shrinker_calls() AS TABLE
+CREATE OR REPLACE TEMP MACRO ss_shrinker_pairs() AS TABLE
 WITH marks AS (
   SELECT id, ts, utid, NULL AS grp, true AS is_begin, ss_sym(shrink) AS tag FROM mm_shrink_slab_start
   UNION ALL
   SELECT id, ts, utid, NULL, false, ss_sym(shrink) FROM mm_shrink_slab_end
 )
-SELECT p.begin_id AS start_id, p.end_id, p.ts, p.next_ts - p.ts AS dur, p.utid, p.tag AS shrinker,
-  e.retval AS freed, s.total_scan
-FROM ss_pair_marks(marks) p
-JOIN mm_shrink_slab_start s ON s.id = p.begin_id
-JOIN mm_shrink_slab_end e ON e.id = p.end_id
-WHERE p.state = 'closed';
+SELECT begin_id, end_id, ts, utid, tag AS shrinker, next_ts, state FROM ss_pair_marks(marks);
 
 -- ss_migrations(win): every migration of a task to another CPU
 -- (sched_migrate_task, pid <> 0, orig_cpu <> dest_cpu), classified as the

@@ -88,11 +88,22 @@ export function DetailsPanel({ traceId, selection, finding, findingEvents, child
                 <tr><th>Duration</th><td data-testid="details-duration">{formatDuration(finding.dur)}</td></tr>
                 <tr>
                   <th>Impact</th>
-                  <td data-testid="details-impact">
-                    {formatDuration(finding.impact)} <span className="muted">(rank {finding.rank}{detector?.impact ? `: ${detector.impact}` : ''})</span>
+                  <td data-testid="details-impact" title={detector?.impact ? `Impact: ${detector.impact}` : undefined}>
+                    {formatDuration(finding.impact)} <span className="muted">(rank {finding.rank})</span>
                   </td>
                 </tr>
-                {detector?.severity_rule && <tr><th>Severity</th><td className="muted" data-testid="details-severity-rule">{detector.severity_rule}</td></tr>}
+                {(detector?.severity_rule || detector?.impact) && (
+                  <tr>
+                    <th>Rated</th>
+                    <td>
+                      <details className="rule" data-testid="details-severity-rule">
+                        <summary className="muted">why {finding.severity}</summary>
+                        {detector?.severity_rule && <div>{detector.severity_rule}</div>}
+                        {detector?.impact && <div className="muted">Impact: {detector.impact}</div>}
+                      </details>
+                    </td>
+                  </tr>
+                )}
                 {finding.cpu !== null && <tr><th>CPU</th><td>{finding.cpu}</td></tr>}
                 {(finding.comm || finding.tid !== null) && (
                   <tr><th>Task</th><td><TaskLink t={{ utid: null, tid: finding.tid, comm: finding.comm }} onTask={onTask} /></td></tr>

@@ -30,6 +30,8 @@ const INDEX_HTML = '<!doctype html><title>stallscope</title><div id="root" data-
 let s: RealServer;
 let noteId = '';
 let jobId = '';
+/** A finding of the trace (findings are addressed by their stable id, not a position). */
+let findingId = 0;
 const auth = { authorization: `Bearer ${TOKEN}` };
 
 beforeAll(async () => {
@@ -47,8 +49,9 @@ beforeAll(async () => {
     if (j.phase === 'failed') throw new Error(j.error);
     return j.phase === 'done';
   }, 120_000);
+  findingId = JSON.parse((await rawRequest(s.base, 'GET', `/api/traces/${TRACE}/findings`, auth)).body).findings[0].id;
   const n = await rawRequest(s.base, 'POST', `/api/traces/${TRACE}/notes`, { ...auth, 'content-type': 'application/json' },
-    JSON.stringify({ anchor: { kind: 'finding', finding: 0 }, text: NOTE_TEXT, author: 'alice' }));
+    JSON.stringify({ anchor: { kind: 'finding', finding: findingId }, text: NOTE_TEXT, author: 'alice' }));
   expect(n.status).toBe(201);
   noteId = JSON.parse(n.body).id;
 }, 180_000);
@@ -60,12 +63,12 @@ afterAll(async () => {
 
 /** A concrete URL (and body) for a route pattern. */
 function concrete(method: string, pattern: string): { target: string; body?: string; type?: string } {
-  const fill: Record<string, string> = { id: pattern.startsWith('/api/jobs') ? jobId : TRACE, noteId, eventId: '1', rowId: '0', table: 'sched_slice', kind: 'cpu' };
+  const fill: Record<string, string> = { id: pattern.startsWith('/api/jobs') ? jobId : TRACE, noteId, eventId: '1', rowId: '0', table: 'sched_slice', kind: 'cpu', fid: String(findingId) };
   const p = pattern.replace(/:(\w+)/g, (_m, k: string) => fill[k] ?? 'x');
   const q: Record<string, string> = {
     '/api/traces/:id/tracks/:kind': '?cpu=0&t0=0&t1=1000000000&px=100',
     '/api/traces/:id/events': '?ids=1,2',
-    '/api/traces/:id/excerpt': '?sel=finding:0',
+    '/api/traces/:id/excerpt': `?sel=finding:${findingId}`,
     '/api/traces/:id/notes/:noteId': method === 'DELETE' ? '?version=99' : '',
     '/api/traces/:id/event_list': '?t0=0&t1=1000000000',
     '/api/traces/:id/event_list/position': '?t0=0&t1=1000000000&ts=0',
@@ -242,7 +245,7 @@ describe('Host names (DNS rebinding) and the links the server writes', () => {
   it('writes excerpt and export links with the bound address, whatever Host the request came with', async () => {
     const port = new URL(s.base).port;
     for (const host of [`stalls.team.example:${port}`, `localhost:${port}`]) {
-      const ex = await rawRequest(s.base, 'GET', `/api/traces/${TRACE}/excerpt?sel=finding:0`, { ...auth, host });
+      const ex = await rawRequest(s.base, 'GET', `/api/traces/${TRACE}/excerpt?sel=finding:${findingId}`, { ...auth, host });
       expect(ex.status).toBe(200);
       expect(ex.body).toMatch(new RegExp(`^Link: http://127\\.0\\.0\\.1:${port}/\\?trace=${TRACE}&`, 'm'));
       const md = await rawRequest(s.base, 'GET', `/api/traces/${TRACE}/export.md`, { ...auth, host });

@@ -200,6 +200,34 @@ export class NotesStore {
     });
   }
 
+  /**
+   * Adds notes written elsewhere (a share link's, an annotations file's) as
+   * they are: their ids, authors and times are kept. A note whose id is
+   * already here is left as it is (never overwritten: ids travel in links,
+   * so anyone could send one). All or nothing against the per-trace limit.
+   */
+  async importNotes(traceId: string, incoming: Note[]): Promise<{ added: Note[]; existing: Note[] }> {
+    return this.mutate(traceId, (notes) => {
+      const have = new Map(notes.map((n) => [n.id, n]));
+      const added: Note[] = [];
+      const existing: Note[] = [];
+      for (const n of incoming) {
+        const cur = have.get(n.id);
+        if (cur) {
+          existing.push(cur);
+          continue;
+        }
+        const note: Note = { ...n, trace: traceId, anchor: { ...n.anchor } };
+        have.set(note.id, note);
+        added.push(note);
+      }
+      if (notes.length + added.length > NOTE_LIMITS.notesPerTrace) {
+        throw new NotesLimitError(`this trace has ${notes.length} notes: ${added.length} more would pass the limit of ${NOTE_LIMITS.notesPerTrace}`);
+      }
+      return { notes: [...notes, ...added], result: { added, existing } };
+    });
+  }
+
   /** Deletes a note; with `version`, only if it is still that version. Returns the deleted note. */
   async delete(traceId: string, noteId: string, version?: number): Promise<Note> {
     return this.mutate(traceId, (notes) => {

@@ -8,7 +8,9 @@
  * refused with 415), never buffering it,
  * enforcing the size cap as bytes arrive. The client's file name is used as a
  * display name only. Ingest then runs in the background: GET
- * /api/jobs/:id/events reports its progress.
+ * /api/jobs/:id/events reports its progress. With `?expect=<sha256>` (the
+ * trace a share link needs) a file with other content is refused (409
+ * {error, expected, actual}) and removed, never ingested.
  */
 import { createHash, randomUUID } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
@@ -74,6 +76,8 @@ export async function registerTraceRoutes(app: FastifyInstance, ctx: ApiContext)
     const path = join(ctx.uploadDir, `upload-${process.pid}-${randomUUID().replace(/-/g, '')}`);
     const q = req.query as Record<string, unknown>;
     const name = displayName(typeof q.name === 'string' ? q.name : (req.headers['x-file-name'] as string | undefined));
+    const expect = q.expect === undefined ? undefined : String(q.expect);
+    if (expect !== undefined && !/^[0-9a-f]{64}$/.test(expect)) throw new HttpError(400, 'expect must be the sha256 (64 hex digits) of the file the upload must be');
     let bytes = 0;
     let declared = NaN;
     // The content hash (the trace's id) is computed on the way to disk, so the
@@ -116,6 +120,17 @@ export async function registerTraceRoutes(app: FastifyInstance, ctx: ApiContext)
       throw new HttpError(400, 'the uploaded file is empty');
     }
     const contentSha256 = sha.digest('hex');
+    // `?expect=<sha256>` (a share link asking for its trace): a different file is refused before it is ingested.
+    if (expect !== undefined && contentSha256 !== expect) {
+      await rm(path, { force: true });
+      return reply.code(409).send({
+        error: `${name} is not the trace this link needs: its sha256 is ${contentSha256}, the link's trace has sha256 ${expect}; nothing was added to the library`,
+        expected: expect,
+        actual: contentSha256,
+        name,
+        bytes,
+      });
+    }
     const job = ctx.jobs.create(name, bytes, contentSha256);
     void runIngest(ctx, job.jobId, path, name, contentSha256);
     reply.code(202);

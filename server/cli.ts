@@ -10,6 +10,7 @@
  *   stallscope query FILE "SQL"   run SQL on a trace's model, in the query sandbox
  *   stallscope serve              the web app on localhost
  *   stallscope open FILE          ingest, serve, open the browser on it
+ *   stallscope open URL [FILE]    a share link from another stallscope, here (FILE: the trace it needs)
  */
 import { cac } from 'cac';
 import { DecodeError } from './decode/decoded_event.ts';
@@ -293,12 +294,37 @@ cli
   });
 
 cli
-  .command('open <file>', 'Ingest a trace, serve the app and open the browser on it')
+  .command('open <file-or-link> [file]', 'Ingest a trace, serve the app and open the browser on it; or open a share link (with FILE, the trace it needs) here')
   .option('--port <port>', '[number] port (default 7420)', { default: 7420 })
   .option('--no-browser', '[boolean] only print the URL')
-  .action(async (file: string, opts: GlobalOptions & { port: number; browser?: boolean }) => {
+  .action(async (target: string, file: string | undefined, opts: GlobalOptions & { port: number; browser?: boolean }) => {
     const { serve } = await import('./serve.ts');
-    await serve({ dataDir: opts.dataDir, port: Number(opts.port), host: '127.0.0.1', openFile: file, openBrowser: opts.browser !== false });
+    const { looksLikeLink, readSharedLink, describeNeeded, sha256OfFile, LinkError } = await import('./notes/open_link.ts');
+    if (!looksLikeLink(target)) {
+      if (file !== undefined) throw new UsageError(`open takes one trace file, or a link and a file (got ${target} and ${file})`);
+      await serve({ dataDir: opts.dataDir, port: Number(opts.port), host: '127.0.0.1', openFile: target, openBrowser: opts.browser !== false });
+      return;
+    }
+    let link;
+    try {
+      link = await readSharedLink(target);
+    } catch (e) {
+      if (e instanceof LinkError) throw new UsageError(e.message);
+      throw e;
+    }
+    process.stderr.write(`stallscope: the link needs ${describeNeeded(link)}${link.notes ? `; it carries ${link.notes} note${link.notes === 1 ? '' : 's'}` : ''}\n`);
+    if (link.problem) process.stderr.write(`stallscope: ${link.problem}\n`);
+    if (file !== undefined) {
+      // Checked before anything is ingested: a wrong file never enters the library.
+      const sha = await sha256OfFile(file);
+      if (sha !== link.trace) {
+        throw new UsageError(`${file} is not the trace this link needs: its sha256 is ${sha}, the link's trace has sha256 ${link.trace}${link.facts ? ` (${link.facts.name}, ${link.facts.size.toLocaleString('en')} bytes)` : ''}`);
+      }
+    }
+    await serve({
+      dataDir: opts.dataDir, port: Number(opts.port), host: '127.0.0.1', openFile: file, openBrowser: opts.browser !== false,
+      openLink: { trace: link.trace, search: link.search, hash: link.hash },
+    });
   });
 
 cli.help();

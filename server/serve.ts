@@ -28,6 +28,8 @@ export interface ServeOptions {
   allowHosts?: string[];
   openFile?: string;
   openBrowser?: boolean;
+  /** A share link's view and fragment to open here (`stallscope open URL`); its trace is `openFile` when given. */
+  openLink?: { trace: string; search: string; hash: string };
 }
 
 export async function serve(opts: ServeOptions): Promise<void> {
@@ -74,7 +76,14 @@ export async function serve(opts: ServeOptions): Promise<void> {
       }
     }
   }
-  const withToken = token ? `${target}${target.includes('?') ? '&' : '?'}token=${encodeURIComponent(token)}` : target;
+  if (opts.openLink) {
+    const l = opts.openLink;
+    target = `${base}${l.search}`;
+    if (!(await library.get(l.trace))) {
+      process.stderr.write(`stallscope: that trace is not in this library: the page asks for its file (or run: stallscope open URL FILE)\n`);
+    }
+  }
+  const withToken = `${token ? `${target}${target.includes('?') ? '&' : '?'}token=${encodeURIComponent(token)}` : target}${opts.openLink?.hash ?? ''}`;
   process.stdout.write(`stallscope is running at ${withToken}\n`);
   if (opts.openBrowser) openInBrowser(withToken);
   // Uploads of 16 MB and more load on two threads: boot them now, not at the

@@ -175,10 +175,15 @@ export const api = {
     ids.length === 0 ? Promise.resolve({ events: [] as EventInfo[] }) : getJson<{ events: EventInfo[] }>(`/api/traces/${enc(id)}/events?ids=${ids.join(',')}`),
 
   /** Streams a file to the server (raw body) with upload progress; resolves with the ingest job id. */
-  upload(file: File, onProgress: (sent: number, total: number) => void): Promise<{ jobId: string; name: string; bytes: number }> {
+  upload(
+    file: File,
+    onProgress: (sent: number, total: number) => void,
+    /** expectSha256: the content the file must have (a share link's trace): another file is refused (409, `body.actual`). */
+    opts: { expectSha256?: string } = {},
+  ): Promise<{ jobId: string; name: string; bytes: number }> {
     return new Promise((resolve, reject) => {
       const xhr = new XMLHttpRequest();
-      xhr.open('POST', `/api/traces?name=${enc(file.name)}`);
+      xhr.open('POST', `/api/traces?name=${enc(file.name)}${opts.expectSha256 ? `&expect=${enc(opts.expectSha256)}` : ''}`);
       xhr.setRequestHeader('content-type', 'application/octet-stream');
       let sent = 0;
       xhr.upload.onprogress = (e) => { sent = e.loaded; onProgress(e.loaded, e.lengthComputable ? e.total : file.size); };
@@ -194,7 +199,11 @@ export const api = {
           /* handled below */
         }
         if (xhr.status >= 200 && xhr.status < 300 && body.jobId) resolve(body as { jobId: string; name: string; bytes: number });
-        else reject(new ApiError(xhr.status, body.error ?? `upload failed (HTTP ${xhr.status})`));
+        else {
+          const err = new ApiError(xhr.status, body.error ?? `upload failed (HTTP ${xhr.status})`);
+          err.body = body;
+          reject(err);
+        }
       };
       xhr.send(file);
     });

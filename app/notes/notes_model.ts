@@ -30,6 +30,14 @@ export interface Toast {
   text: string;
   /** A link to show (and select) under the text. */
   link?: string;
+  /** A button beside the text (e.g. download the annotations file). */
+  action?: ToastAction;
+}
+
+export interface ToastAction {
+  label: string;
+  run(): void;
+  testid?: string;
 }
 
 export interface NotesState {
@@ -174,10 +182,10 @@ class NotesModel {
     this.set({ range });
   }
 
-  toast(kind: Toast['kind'], text: string, link?: string): void {
+  toast(kind: Toast['kind'], text: string, link?: string, action?: ToastAction): void {
     if (this.toastTimer) clearTimeout(this.toastTimer);
-    this.set({ toast: { id: ++this.toastId, kind, text, link } });
-    this.toastTimer = setTimeout(() => this.set({ toast: null }), link ? 12_000 : 5_000);
+    this.set({ toast: { id: ++this.toastId, kind, text, link, action } });
+    this.toastTimer = setTimeout(() => this.set({ toast: null }), link || action ? 12_000 : 5_000);
   }
 
   closeToast(): void {

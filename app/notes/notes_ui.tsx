@@ -24,11 +24,13 @@ interface CardProps {
   label: string;
   focused: boolean;
   compact?: boolean;
+  /** A note a share link carries, not (yet) one of this server's: shown, not editable. */
+  fromLink?: boolean;
   onFocus(n: Note): void;
   onCopyLink(n: Note): void;
 }
 
-export function NoteCard({ note, label, focused, compact, onFocus, onCopyLink }: CardProps) {
+export function NoteCard({ note, label, focused, compact, fromLink, onFocus, onCopyLink }: CardProps) {
   const [confirm, setConfirm] = useState(false);
   const ref = useRef<HTMLDivElement>(null);
   useEffect(() => {
@@ -37,10 +39,11 @@ export function NoteCard({ note, label, focused, compact, onFocus, onCopyLink }:
   return (
     <div
       ref={ref}
-      className={`note-card${focused ? ' focused' : ''}${compact ? ' compact' : ''}`}
+      className={`note-card${focused ? ' focused' : ''}${compact ? ' compact' : ''}${fromLink ? ' from-link' : ''}`}
       data-testid={`note-${note.id}`}
       data-note-id={note.id}
       data-focused={focused ? 'true' : 'false'}
+      data-from-link={fromLink ? 'true' : 'false'}
     >
       <div className="note-head">
         <button className="link note-anchor" onClick={() => onFocus(note)} title="Show this note on the timeline">
@@ -49,10 +52,13 @@ export function NoteCard({ note, label, focused, compact, onFocus, onCopyLink }:
         <span className="note-meta muted" title={`created ${note.created_at}${note.version > 1 ? `, edited ${note.updated_at}` : ''}`}>
           <span className="note-author" data-testid="note-author">{note.author}</span> · {timeAgo(note.updated_at)}{note.version > 1 ? ' (edited)' : ''}
         </span>
+        {fromLink && <span className="from-link-badge" data-testid="from-link-badge" title="This note came with the link you opened; it is not in your notes unless you keep it">from the link</span>}
       </div>
       <Markdown text={note.text} className="note-text" />
       <div className="note-actions">
-        {confirm ? (
+        {fromLink ? (
+          <button className="link" data-testid="note-copy-link" onClick={() => onCopyLink(note)} title="Copy a link to this note">Link</button>
+        ) : confirm ? (
           <>
             <span className="muted">Delete this note?</span>
             <button data-testid="note-delete-yes" onClick={() => { setConfirm(false); void notesModel.remove(note); }}>Delete</button>
@@ -70,7 +76,9 @@ export function NoteCard({ note, label, focused, compact, onFocus, onCopyLink }:
   );
 }
 
-export function NotesPanel({ labelFor, focused, onFocus, onCopyLink, onExport, exportExtra }: {
+export function NotesPanel({ labelFor, focused, onFocus, onCopyLink, onExport, exportExtra, top }: {
+  /** Shown above the list (a share link's notes). */
+  top?: ReactNode;
   labelFor(n: Note): string;
   focused: string | null;
   onFocus(n: Note): void;
@@ -93,6 +101,7 @@ export function NotesPanel({ labelFor, focused, onFocus, onCopyLink, onExport, e
           {exportExtra}
         </span>
       </div>
+      {top}
       <div className="notes-list" data-testid="notes-list">
         {error && <div className="error pad">Could not load notes: {error}</div>}
         {loaded && !notes.length && !error && (
@@ -220,6 +229,9 @@ export function ToastView() {
       <span data-testid="toast-text">{toast.text}</span>
       {toast.link && (
         <input className="share-link" data-testid="share-link" readOnly value={toast.link} onFocus={(e) => e.currentTarget.select()} />
+      )}
+      {toast.action && (
+        <button data-testid={toast.action.testid ?? 'toast-action'} onClick={() => { toast.action!.run(); notesModel.closeToast(); }}>{toast.action.label}</button>
       )}
       <button className="icon close" onClick={() => notesModel.closeToast()} aria-label="close">×</button>
     </div>

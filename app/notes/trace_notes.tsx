@@ -5,12 +5,19 @@
  * back, to show colleagues' notes), checks a share link's focused note,
  * and returns the actions behind the buttons and keys:
  *   N  add a note to the selected range, finding, event or slice
- *   L  copy a share link to the current view
+ *   L  copy a share link to the current view (with the notes in focus in its fragment)
  *   T  copy the selection as text (trace-cmd lines, values, notes, link)
+ *
+ * A share link's own notes (app/links/link_state.ts) are shown with the
+ * local ones, marked as coming from the link, until they are kept or
+ * dismissed.
  */
 import { useCallback, useEffect, useMemo, useRef } from 'react';
 import { api, ApiError } from '../api/client.ts';
-import type { Finding } from '../api/types.ts';
+import type { Finding, TraceRecord } from '../api/types.ts';
+import { describeImport, downloadAnnotations, importAnnotations } from '../links/annotations_io.ts';
+import { linkModel, useLink } from '../links/link_state.ts';
+import { makeShareLink, notesInFocus } from '../links/make_link.ts';
 import { useView, viewStore } from '../state/view_store.ts';
 import { uriToParam, type Selection } from '../state/view_state.ts';
 import { formatDuration } from '../timeline/time_format.ts';
@@ -20,7 +27,7 @@ import { plainPreview } from './markdown.tsx';
 import { notesApi } from './notes_api.ts';
 import { notesModel, useNotes } from './notes_model.ts';
 import { NoteCard } from './notes_ui.tsx';
-import { copyLink, copyText, shareUrl } from './share.ts';
+import { copyLink, copyText } from './share.ts';
 import type { NewAnchor, Note } from './types.ts';
 
 const ROW_TABLE = { sched: 'sched_slice', state: 'thread_state', slice: 'slice' } as const;
@@ -35,9 +42,24 @@ export function noteOnSelection(n: Note, s: Selection | null): boolean {
   return selKey(selectionForNote(n)) === selKey(s);
 }
 
-export function useTraceNotes(traceId: string, findings: Finding[]) {
+/** The notes of a share link on `trace` that are not among `local` (by id), as notes of the trace. */
+function linkNotesFor(trace: string, local: Note[]): Note[] {
+  const p = linkModel.pendingFor(trace);
+  if (!p) return [];
+  const have = new Set(local.map((n) => n.id));
+  return p.notes.filter((n) => !have.has(n.id)).map((n) => ({ ...n, trace }));
+}
+
+export function useTraceNotes(traceId: string, findings: Finding[], record: TraceRecord) {
   const byIndex = useMemo(() => new Map(findings.map((f) => [f.index, f])), [findings]);
-  const notes = useNotes((s) => s.notes);
+  const local = useNotes((s) => s.notes);
+  const link = useLink((s) => s);
+  const linkNotes = useMemo(() => linkNotesFor(traceId, local), [traceId, local, link]);
+  const linkIds = useMemo(() => new Set(linkNotes.map((n) => n.id)), [linkNotes]);
+  /** Local notes and the link's, for the timeline, the selection and the link checks. */
+  const notes = useMemo(() => (linkNotes.length ? [...local, ...linkNotes] : local), [local, linkNotes]);
+  const notesRef = useRef(notes);
+  notesRef.current = notes;
   const range = useNotes((s) => s.range);
   const focused = useView((v) => v.note);
   /** The track of the last click on the timeline (event notes are drawn there). */
@@ -46,10 +68,10 @@ export function useTraceNotes(traceId: string, findings: Finding[]) {
   // Load; check the link's note; reload when the tab is shown again.
   useEffect(() => {
     let live = true;
-    void notesModel.load(traceId).then((list) => {
+    void Promise.all([notesModel.load(traceId), linkModel.ready()]).then(([list]) => {
       if (!live || !notesModel.get().loaded) return;
       if (notesModel.get().error) return;
-      const { patch, problems } = reconcileNote(viewStore.get(), list);
+      const { patch, problems } = reconcileNote(viewStore.get(), [...list, ...linkNotesFor(traceId, list)]);
       if (Object.keys(patch).length) viewStore.update(patch, { history: 'replace' });
       notesModel.warn(problems);
     });
@@ -78,8 +100,8 @@ export function useTraceNotes(traceId: string, findings: Finding[]) {
     t0: n.anchor.t0,
     t1: n.anchor.t1,
     track: n.anchor.kind === 'finding' ? null : n.anchor.track ?? null,
-    tip: `${n.author}: ${plainPreview(n.text, 300)}`,
-  })), [notes]);
+    tip: `${linkIds.has(n.id) ? '(from the link) ' : ''}${n.author}: ${plainPreview(n.text, 300)}`,
+  })), [notes, linkIds]);
 
   const focusNote = useCallback((n: Note) => {
     const v = viewStore.get();
@@ -94,23 +116,78 @@ export function useTraceNotes(traceId: string, findings: Finding[]) {
   }, []);
 
   const focusNoteId = useCallback((id: string) => {
-    const n = notesModel.get().notes.find((x) => x.id === id);
+    const n = notesRef.current.find((x) => x.id === id);
     if (n) focusNote(n);
   }, [focusNote]);
 
-  const copyCurrentLink = useCallback(() => void copyLink(shareUrl(viewStore.get())), []);
+  const exportAnnotations = useCallback(() => {
+    downloadAnnotations(traceId).then(
+      (name) => notesModel.toast('ok', `Downloaded ${name}: send it with the trace; stallscope imports it with "Import notes".`),
+      (e: Error) => notesModel.toast('error', `Could not export the notes: ${e.message}`),
+    );
+  }, [traceId]);
+
+  /** Copies a link to view `v`, carrying the notes in focus; says when some did not fit. */
+  const copyViewLink = useCallback(async (v: ReturnType<typeof viewStore.get>) => {
+    const carried = notesInFocus(v, notesRef.current, (n) => noteOnSelection(n, v.sel));
+    let made;
+    try {
+      made = await makeShareLink(v, record, carried);
+    } catch (e) {
+      notesModel.toast('error', `Could not make the link: ${(e as Error).message}`);
+      return;
+    }
+    const w = window as Window & { __stallscopeLink?: typeof made };
+    w.__stallscopeLink = made;
+    if (!made.omitted) {
+      await copyLink(made.url);
+      return;
+    }
+    const ok = await copyText(made.url);
+    notesModel.toast(
+      'error',
+      `${ok ? 'Link copied' : 'Could not copy: select the link below'}, without ${made.omitted} of its ${carried.length} note${carried.length === 1 ? '' : 's'}: ` +
+        'they would make the link longer than 8 KB. Send the notes file with it.',
+      made.url,
+      { label: 'Download notes file', run: exportAnnotations, testid: 'toast-download-annotations' },
+    );
+  }, [record, exportAnnotations]);
+
+  const copyCurrentLink = useCallback(() => void copyViewLink(viewStore.get()), [copyViewLink]);
 
   const copyNoteLink = useCallback((n: Note) => {
     const v = viewStore.get();
     const pad = Math.max((n.anchor.t1 - n.anchor.t0) * 0.35, 50_000);
     const inView = v.t0 !== null && v.t1 !== null && n.anchor.t0 >= v.t0 && n.anchor.t1 <= v.t1;
-    void copyLink(shareUrl({
+    void copyViewLink({
       ...v,
       note: n.id,
       sel: selectionForNote(n),
       ...(inView ? {} : { t0: Math.floor(n.anchor.t0 - pad), t1: Math.ceil(n.anchor.t1 + pad) }),
-    }));
-  }, []);
+    });
+  }, [copyViewLink]);
+
+  const keepLinkNotes = useCallback(async () => {
+    try {
+      const answer = await linkModel.keep(traceId);
+      await notesModel.load(traceId);
+      notesModel.toast('ok', `Kept the link's notes: ${describeImport(answer, 'the link')}`);
+    } catch (e) {
+      notesModel.toast('error', `Could not keep the link's notes: ${(e as Error).message}`);
+    }
+  }, [traceId]);
+
+  const dismissLinkNotes = useCallback(() => linkModel.dismiss(), []);
+
+  const importNotesFile = useCallback(async (file: File) => {
+    try {
+      const answer = await importAnnotations(traceId, record.name, file);
+      await notesModel.load(traceId);
+      notesModel.toast(answer.added || answer.existing ? 'ok' : 'error', `Imported ${file.name}: ${describeImport(answer, 'the file')}`);
+    } catch (e) {
+      notesModel.toast('error', `Could not import notes: ${(e as Error).message}`);
+    }
+  }, [traceId, record.name]);
 
   /** The anchor and label for what is selected now (a range first), or null. */
   const currentTarget = useCallback(async (): Promise<{ anchor: NewAnchor; label: string } | null> => {
@@ -198,7 +275,10 @@ export function useTraceNotes(traceId: string, findings: Finding[]) {
 
   const onRange = useCallback((r: RangeMark | null) => notesModel.setRange(r), []);
 
-  return { notes, marks, range, focused, lastTrack, labelFor, focusNote, focusNoteId, copyCurrentLink, copyNoteLink, addNote, copyAsText, exportFile, onRange };
+  return {
+    notes, local, linkNotes, linkIds, link, marks, range, focused, lastTrack, labelFor, focusNote, focusNoteId, copyCurrentLink, copyNoteLink, addNote,
+    copyAsText, exportFile, onRange, exportAnnotations, importNotesFile, keepLinkNotes, dismissLinkNotes,
+  };
 }
 
 export type TraceNotes = ReturnType<typeof useTraceNotes>;
@@ -214,7 +294,7 @@ export function SelectionNotes({ tn, sel }: { tn: TraceNotes; sel: Selection }) 
         <button onClick={tn.copyCurrentLink} title="Copy a link to this view (L)">Copy link</button>
       </div>
       {mine.map((n) => (
-        <NoteCard key={n.id} note={n} label={tn.labelFor(n)} focused={n.id === tn.focused} compact onFocus={tn.focusNote} onCopyLink={tn.copyNoteLink} />
+        <NoteCard key={n.id} note={n} label={tn.labelFor(n)} focused={n.id === tn.focused} compact fromLink={tn.linkIds.has(n.id)} onFocus={tn.focusNote} onCopyLink={tn.copyNoteLink} />
       ))}
     </div>
   );

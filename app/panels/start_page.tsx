@@ -8,8 +8,9 @@ import type { JobState, TraceRecord } from '../api/types.ts';
 import { viewStore } from '../state/view_store.ts';
 import { formatBytes, formatCount } from '../timeline/time_format.ts';
 import { OutdatedModel } from './outdated_model.tsx';
+import { OpenLinkBox } from '../links/open_link.tsx';
 
-interface Upload {
+export interface Upload {
   name: string;
   /** The file itself, kept so that a failed upload can be retried as is. */
   file?: File;
@@ -43,7 +44,7 @@ const PHASE_LABEL: Record<string, string> = {
   failed: 'Failed',
 };
 
-function progressOf(s: { phase: string; bytesDone: number; bytesTotal: number | null }): number | null {
+export function progressOf(s: { phase: string; bytesDone: number; bytesTotal: number | null }): number | null {
   const span = PHASE_SPAN[s.phase];
   if (!span) return null;
   const within = s.bytesTotal ? Math.min(1, s.bytesDone / s.bytesTotal) : 0.5;
@@ -163,6 +164,7 @@ export function StartPage() {
           onChoose={() => inputRef.current?.click()}
         />
       ))}
+      <OpenLinkBox />
       <section className="library" data-testid="library">
         <h2>Library</h2>
         {listError && <div className="error">Could not load the library: {listError}</div>}
@@ -223,7 +225,7 @@ function explain(message: string, name: string): string {
   return message;
 }
 
-function UploadStatus({ upload, onRetry, onChoose }: { upload: Upload; onRetry?: () => void; onChoose(): void }) {
+export function UploadStatus({ upload, onRetry, onChoose }: { upload: Upload; onRetry?: () => void; onChoose(): void }) {
   if (upload.phase === 'failed') {
     return (
       <div className="upload-status failed" data-testid="ingest-error" role="alert">

@@ -25,6 +25,8 @@ import { reconcileView } from '../notes/link_check.ts';
 import { notesModel } from '../notes/notes_model.ts';
 import { NoteEditor, NotesPanel } from '../notes/notes_ui.tsx';
 import { RangeBar, SelectionNotes, noteOnSelection, useTraceNotes } from '../notes/trace_notes.tsx';
+import { AnnotationsButtons, LinkNotesSection } from '../links/link_notes_ui.tsx';
+import { MissingTrace } from '../links/missing_trace.tsx';
 import { EMPTY_VIEW } from '../state/view_state.ts';
 import { Drawer, drawerState, showDrawerTab } from '../drawer/drawer.tsx';
 import { onFindingsChanged } from '../query/findings_changed.ts';
@@ -42,11 +44,16 @@ interface Loaded {
 export function TraceView({ traceId }: { traceId: string }) {
   const [loaded, setLoaded] = useState<Loaded | null>(null);
   const [error, setError] = useState<string | null>(null);
+  /** Not in this library: the page asks for the file (app/links/missing_trace.tsx). */
+  const [missing, setMissing] = useState(false);
+  /** Bumped when the missing file was added: load again. */
+  const [attempt, setAttempt] = useState(0);
 
   useEffect(() => {
     let live = true;
     setLoaded(null);
     setError(null);
+    setMissing(false);
     Promise.all([api.trace(traceId), api.tracks(traceId), api.findings(traceId)]).then(
       ([record, tracks, findings]) => {
         if (!live) return;
@@ -66,9 +73,13 @@ export function TraceView({ traceId }: { traceId: string }) {
       },
       (e: Error) => {
         if (!live) return;
+        if (e instanceof ApiError && e.status === 404 && /^[0-9a-f]{64}$/.test(traceId)) {
+          // A link to a trace this server does not have: ask for its file.
+          setMissing(true);
+          return;
+        }
         if (e instanceof ApiError && (e.status === 404 || e.status === 400)) {
-          // A link to a trace this server does not have: say so on the library page.
-          notesModel.warn([`This link names trace ${traceId.slice(0, 12)}…, which is not in this server's library (it may have been removed, or the link is from another server): showing the library.`]);
+          notesModel.warn([`This link names trace ${traceId.slice(0, 12)}…, which is not a trace content hash (64 hex digits): showing the library.`]);
           viewStore.update({ ...EMPTY_VIEW }, { history: 'replace' });
           return;
         }
@@ -76,12 +87,14 @@ export function TraceView({ traceId }: { traceId: string }) {
       },
     );
     return () => { live = false; };
-  }, [traceId]);
+  }, [traceId, attempt]);
 
   // A detector saved from the query page: its findings join the list.
   useEffect(() => onFindingsChanged(traceId, () => {
     api.findings(traceId).then((findings) => setLoaded((l) => (l ? { ...l, findings } : l)), () => undefined);
   }), [traceId]);
+
+  if (missing) return <MissingTrace traceId={traceId} onReady={() => setAttempt((a) => a + 1)} />;
 
   if (error) {
     return (
@@ -199,7 +212,7 @@ function LoadedTrace({ traceId, record, tracks, findings }: Loaded & { traceId: 
     }
   }, [tracks]);
 
-  const tn = useTraceNotes(traceId, findings.findings);
+  const tn = useTraceNotes(traceId, findings.findings, record);
   const tnRef = useRef(tn);
   tnRef.current = tn;
   /** The focused note stays in focus while what it is attached to stays selected. */
@@ -343,7 +356,8 @@ function LoadedTrace({ traceId, record, tracks, findings }: Loaded & { traceId: 
           onFocus={tn.focusNote}
           onCopyLink={tn.copyNoteLink}
           onExport={tn.exportFile}
-          exportExtra={<OpenInPerfetto traceId={traceId} title={record.name} />}
+          exportExtra={<><AnnotationsButtons tn={tn} /><OpenInPerfetto traceId={traceId} title={record.name} /></>}
+          top={<LinkNotesSection tn={tn} />}
         />
         </div>
       </div>

@@ -3,6 +3,8 @@
  * subscribes directly (no re-render per frame), and every change is mirrored
  * to the URL: replaceState for the moving window (throttled), pushState when
  * the trace or the selection changes, so Back goes to the previous one.
+ * The URL's fragment is left as it is: a share link's notes travel there
+ * (app/links/link_state.ts removes it once they are decided on).
  */
 import { useSyncExternalStore } from 'react';
 import { EMPTY_VIEW, viewFromSearch, viewToSearch, type ViewState } from './view_state.ts';
@@ -41,14 +43,14 @@ export class ViewStore {
     if (typeof history === 'undefined') return;
     const write = () => {
       this.urlTimer = null;
-      const url = `${location.pathname}${viewToSearch(this.state)}`;
-      if (url !== `${location.pathname}${location.search}`) history.replaceState(null, '', url);
+      const url = `${location.pathname}${viewToSearch(this.state)}${location.hash}`;
+      if (url !== `${location.pathname}${location.search}${location.hash}`) history.replaceState(null, '', url);
     };
     if (push) {
       if (this.urlTimer) clearTimeout(this.urlTimer);
       this.urlTimer = null;
-      const url = `${location.pathname}${viewToSearch(this.state)}`;
-      if (url !== `${location.pathname}${location.search}`) history.pushState(null, '', url);
+      const url = `${location.pathname}${viewToSearch(this.state)}${location.hash}`;
+      if (url !== `${location.pathname}${location.search}${location.hash}`) history.pushState(null, '', url);
     } else {
       // Debounced: a moving window rewrites the URL once it settles (replaceState costs a few ms:
       // doing it during a zoom or pan costs frames).

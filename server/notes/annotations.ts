@@ -11,21 +11,8 @@
  * that starts after the end of this trace cannot be shown: that note is
  * skipped, with the reason.
  */
-import type { TraceRecordLike } from '../api/library_contract.ts';
-import type { PortableAnchor, PortableNote, TraceFacts } from '../../shared/links/portable_notes.ts';
+import type { PortableAnchor, PortableNote } from '../../shared/links/portable_notes.ts';
 import type { Note, NoteAnchor } from './notes_store.ts';
-
-/** The facts that name a trace's file, for a link or an annotations file. */
-export function traceFacts(rec: TraceRecordLike): TraceFacts {
-  const facts: TraceFacts = { sha256: rec.id, name: rec.name, size: rec.sizeBytes };
-  if (rec.format) facts.format = `${rec.format}${rec.formatVersion ? ` v${rec.formatVersion}` : ''}`;
-  if (rec.kernel) facts.kernel = rec.kernel;
-  if (rec.cpus !== null && rec.cpus !== undefined) facts.cpus = rec.cpus;
-  if (rec.eventsTotal) facts.events = rec.eventsTotal;
-  const recorded = (rec as { recordedAt?: unknown }).recordedAt;
-  if (typeof recorded === 'string' && recorded) facts.recorded = recorded;
-  return facts;
-}
 
 /** Checks an anchor against this trace: the anchor with this trace's times, or why it cannot be used (null: not found). */
 export type AnchorResolver = (a: NoteAnchor) => Promise<NoteAnchor | { error: string }>;

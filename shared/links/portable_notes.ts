@@ -228,3 +228,28 @@ export function toPortable(n: PortableNote): PortableNote {
         : { kind: 'range', t0: a.t0, t1: a.t1, ...(a.track ? { track: a.track } : {}), ...(a.ref ? { ref: a.ref } : {}) };
   return { id: n.id, anchor, text: n.text, author: n.author, created_at: n.created_at, updated_at: n.updated_at, version: n.version };
 }
+
+/** The fields of a library record (server TraceRecordLike, app TraceRecord) the facts come from. */
+export interface RecordLike {
+  id: string;
+  name: string;
+  sizeBytes: number;
+  format?: string | null;
+  formatVersion?: string | null;
+  kernel?: string | null;
+  cpus?: number | null;
+  eventsTotal?: number | null;
+  /** When the file says it was recorded (no format stallscope reads gives it yet). */
+  recordedAt?: string | null;
+}
+
+/** The facts that name a trace's file, for a link or an annotations file. */
+export function traceFactsOf(rec: RecordLike): TraceFacts {
+  const facts: TraceFacts = { sha256: rec.id, name: rec.name, size: rec.sizeBytes };
+  if (rec.format) facts.format = `${rec.format}${rec.formatVersion ? ` v${rec.formatVersion}` : ''}`;
+  if (rec.kernel) facts.kernel = rec.kernel;
+  if (typeof rec.cpus === 'number') facts.cpus = rec.cpus;
+  if (rec.eventsTotal) facts.events = rec.eventsTotal;
+  if (rec.recordedAt) facts.recorded = rec.recordedAt;
+  return facts;
+}

@@ -18,8 +18,8 @@ import { jsSafe } from '../../engine/engine.ts';
 import { HttpError } from '../http_errors.ts';
 import type { ApiContext } from '../context.ts';
 import { ANNOTATIONS_MAX_BYTES, annotationsDocument, annotationsFileName, parseAnnotations } from '../../../shared/links/annotations_file.ts';
-import { PortableError, toPortable } from '../../../shared/links/portable_notes.ts';
-import { planImport, traceFacts } from '../../notes/annotations.ts';
+import { PortableError, toPortable, traceFactsOf } from '../../../shared/links/portable_notes.ts';
+import { planImport } from '../../notes/annotations.ts';
 import { NotesLimitError } from '../../notes/notes_store.ts';
 import { rateLimited, readyTrace, resolveAnchor } from './notes.ts';
 
@@ -32,7 +32,7 @@ export async function registerAnnotationRoutes(app: FastifyInstance, ctx: ApiCon
   app.get('/api/traces/:id/annotations', { onRequest: rateLimited(ctx.limits.reads) }, async (req, reply) => {
     const t = await readyTrace(ctx, req.params);
     const notes = await ctx.notes.list(t.id);
-    const doc = annotationsDocument(traceFacts(t.rec), notes.map(toPortable));
+    const doc = annotationsDocument(traceFactsOf(t.rec), notes.map(toPortable));
     return reply
       .header('content-type', 'application/json; charset=utf-8')
       .header('content-disposition', `attachment; filename="${annotationsFileName(t.rec.name)}"`)

@@ -8,7 +8,9 @@ import { NoteCard } from '../notes/notes_ui.tsx';
 import type { TraceNotes } from '../notes/trace_notes.tsx';
 
 export function LinkNotesSection({ tn }: { tn: TraceNotes }) {
-  const omitted = tn.link.status === 'ok' && tn.link.decided === null ? tn.link.payload?.omitted ?? 0 : 0;
+  const payload = tn.link.status === 'ok' && tn.link.decided === null && tn.link.payload?.trace.sha256 === tn.traceId ? tn.link.payload : null;
+  const omitted = payload?.omitted ?? 0;
+  const carried = payload?.notes.length ?? 0;
   if (!tn.linkNotes.length && !omitted) return null;
   const authors = [...new Set(tn.linkNotes.map((n) => n.author))];
   return (
@@ -18,8 +20,10 @@ export function LinkNotesSection({ tn }: { tn: TraceNotes }) {
           <span>
             <b>From the link:</b> {tn.linkNotes.length} note{tn.linkNotes.length === 1 ? '' : 's'} by {authors.join(', ')} that {tn.linkNotes.length === 1 ? 'is' : 'are'} not in your notes.
           </span>
+        ) : carried > 0 ? (
+          <span><b>From the link:</b> its {carried === 1 ? 'note is' : `${carried} notes are`} already in your notes.</span>
         ) : (
-          <span><b>From the link:</b> no notes that fit in it.</span>
+          <span><b>From the link:</b> no notes fitted in it.</span>
         )}
         {omitted > 0 && (
           <span className="muted" data-testid="link-notes-omitted"> {omitted} more did not fit in the link: ask its author for the notes file (.stallscope-notes.json).</span>

@@ -276,7 +276,7 @@ export function useTraceNotes(traceId: string, findings: Finding[], record: Trac
   const onRange = useCallback((r: RangeMark | null) => notesModel.setRange(r), []);
 
   return {
-    notes, local, linkNotes, linkIds, link, marks, range, focused, lastTrack, labelFor, focusNote, focusNoteId, copyCurrentLink, copyNoteLink, addNote,
+    traceId, notes, local, linkNotes, linkIds, link, marks, range, focused, lastTrack, labelFor, focusNote, focusNoteId, copyCurrentLink, copyNoteLink, addNote,
     copyAsText, exportFile, onRange, exportAnnotations, importNotesFile, keepLinkNotes, dismissLinkNotes,
   };
 }

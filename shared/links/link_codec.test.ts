@@ -138,6 +138,15 @@ describe('link codec: bounded', () => {
     expect(bigger.url.length).toBeGreaterThan(LINK_LIMITS.urlChars);
   });
 
+  it('a note that does not fit is left out and the next ones still travel', async () => {
+    const notes = [note(1, noise(12_000, 5)), note(2, 'short one'), note(3, 'short two')];
+    const r = await buildShareLink(`http://h/?trace=${SHA}`, FACTS, notes);
+    expect(r).toMatchObject({ included: 2, omitted: 1 });
+    const back = (await decodeLinkFragment(new URL(r.url).hash)) as { payload: LinkPayload };
+    expect(back.payload.notes.map((n) => n.text)).toEqual(['short one', 'short two']);
+    expect(back.payload.omitted).toBe(1);
+  });
+
   it('a note too long for any link leaves the trace facts, and says it was left out', async () => {
     const r = await buildShareLink(`http://h/?trace=${SHA}`, FACTS, [note(1, noise(16_000, 7))]);
     expect(r).toMatchObject({ included: 0, omitted: 1 });

@@ -237,19 +237,24 @@ export function parsePayloadV1(json: unknown): LinkPayload {
 /**
  * A share link: `base` (origin, path and query of the view) with a fragment
  * carrying the trace's facts and as many of `notes` as fit in
- * LINK_LIMITS.urlChars, in the order given (the one in focus first).
- * `omitted` counts the notes left out: the app then offers the
- * annotations file.
+ * LINK_LIMITS.urlChars, taken in the order given (the one in focus first):
+ * a note that does not fit is left out and the next is tried. `omitted`
+ * counts the notes left out: the app then offers the annotations file.
  */
 export async function buildShareLink(base: string, trace: TraceFacts, notes: PortableNote[], maxChars: number = LINK_LIMITS.urlChars): Promise<{ url: string; included: number; omitted: number }> {
-  const wanted = notes.slice(0, LINK_LIMITS.notes);
-  const tooMany = notes.length - wanted.length;
-  // Fewer notes until it fits: compression is not additive, so each count is tried whole
-  // (a link holds a handful of notes: at most LINK_LIMITS.notes tries of a few KiB each).
-  for (let n = wanted.length; n >= 0; n--) {
-    const omitted = tooMany + wanted.length - n;
-    const url = `${base}#${await encodeLinkFragment({ trace, notes: wanted.slice(0, n), omitted })}`;
-    if (url.length <= maxChars || n === 0) return { url, included: n, omitted };
+  const kept: PortableNote[] = [];
+  const link = (omitted: number) => encodeLinkFragment({ trace, notes: kept, omitted }).then((f) => `${base}#${f}`);
+  // Compression is not additive, so each candidate set is encoded whole
+  // (at most LINK_LIMITS.notes tries of a few KiB each). `omitted` is counted
+  // as if every remaining note were left out: its digits only shrink as notes are kept.
+  for (const n of notes.slice(0, LINK_LIMITS.notes)) {
+    kept.push(n);
+    if ((await link(notes.length - kept.length)).length > maxChars) kept.pop();
   }
-  throw new Error('unreachable');
+  // Deflate is not monotonic to the byte: if the final count's encoding came out longer, drop from the end.
+  for (;;) {
+    const url = await link(notes.length - kept.length);
+    if (url.length <= maxChars || kept.length === 0) return { url, included: kept.length, omitted: notes.length - kept.length };
+    kept.pop();
+  }
 }

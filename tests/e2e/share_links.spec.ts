@@ -157,7 +157,8 @@ test('a copied link opens the same view in a fresh browser, and again after a se
   // Readable and stable: the content hash, integer ns, the selection, tracks, the note.
   const u = new URL(link);
   expect(u.origin).toBe(BASE);
-  expect(u.hash).toBe('');
+  // The note and the trace's facts also travel in the fragment (issue 37: annotated_links.spec.ts).
+  expect(u.hash).toMatch(/^#link=v1\.[\w-]+$/);
   expect(u.searchParams.get('trace')).toBe(trace);
   expect(u.searchParams.get('t0')).toBe(String(w.t0));
   expect(u.searchParams.get('t1')).toBe(String(w.t1));
@@ -165,7 +166,7 @@ test('a copied link opens the same view in a fresh browser, and again after a se
   expect(u.searchParams.get('pin')).toBe(pinned.replace('#', ':'));
   expect(u.searchParams.get('hide')).toBe(hiddenTrack.replace('#', ':'));
   expect(u.searchParams.get('note')).toBe(noteId);
-  expect(link).toMatch(new RegExp(`^${BASE}/\\?trace=[0-9a-f]{64}&t0=\\d+&t1=\\d+&sel=finding:\\d+&pin=cpu:\\d+&hide=counter:\\d+&note=[\\w-]{22}$`));
+  expect(link).toMatch(new RegExp(`^${BASE}/\\?trace=[0-9a-f]{64}&t0=\\d+&t1=\\d+&sel=finding:\\d+&pin=cpu:\\d+&hide=counter:\\d+&note=[\\w-]{22}#link=v1\\.[\\w-]+$`));
   await shot(page, '12-share-link-copied');
   await context.close();
 
@@ -205,10 +206,12 @@ test('tampered and stale links open with a clear message and the nearest sensibl
     return page;
   };
 
-  // Unknown trace: the library, and why.
+  // Unknown trace: the page that asks for its file, naming it; the fragment's facts are another trace's, so not used.
   const unknown = await open(link.replace(trace, 'f'.repeat(64)));
-  await expect(unknown.getByTestId('link-banner')).toContainText("is not in this server's library");
-  await expect(unknown.getByTestId('start-page')).toBeVisible();
+  await expect(unknown.getByTestId('missing-trace')).toBeVisible();
+  await expect(unknown.getByTestId('missing-sha256')).toHaveText('f'.repeat(64));
+  await expect(unknown.getByTestId('link-banner')).toContainText('notes in this link are for another trace');
+  await unknown.getByTestId('missing-back').click();
   await expect(unknown.getByTestId('library-row').first()).toBeVisible();
   await shot(unknown, '15-link-unknown-trace');
   await unknown.context().close();
@@ -270,7 +273,12 @@ test('tampered and stale links open with a clear message and the nearest sensibl
   // The note was deleted since the link was shared: the rest of the view, without it.
   const del = await api.delete(`/api/traces/${trace}/notes/${shown.noteId}`);
   expect(del.status()).toBe(204);
-  const stale = await open(link);
+  // (Without the link's fragment: with it, the link itself still carries the note, shown as coming from the link.)
+  const carried = await open(link);
+  await expect(carried.getByTestId(`note-${shown.noteId}`).first()).toHaveAttribute('data-from-link', 'true');
+  await expect(carried.getByTestId('link-banner')).toHaveCount(0);
+  await carried.context().close();
+  const stale = await open(link.replace(/#.*$/, ''));
   await expect(stale.getByTestId('link-banner')).toContainText('note this link points to has been deleted');
   await expect(stale.getByTestId('timeline')).toHaveAttribute('data-painted', 'true', { timeout: 30_000 });
   expect(await visibleWindow(stale)).toEqual({ t0: shown.t0, t1: shown.t1 });

@@ -8,6 +8,7 @@
  *   stallscope excerpt FILE SEL   a finding / event / time range as text for a review mail
  *   stallscope detectors          list detectors and their parameters
  *   stallscope query FILE "SQL"   run SQL on a trace's model, in the query sandbox
+ *   stallscope export FILE --format notes / import-notes FILE NOTES   the notes file
  *   stallscope serve              the web app on localhost
  *   stallscope open FILE          ingest, serve, open the browser on it
  *   stallscope open URL [FILE]    a share link from another stallscope, here (FILE: the trace it needs)
@@ -172,10 +173,16 @@ cli
 
 cli
   .command('export <file>', 'Write a trace with its findings and notes in another format (ingests it first if needed)')
-  .option('--format <format>', '[perfetto] the output format: perfetto (a Perfetto trace for ui.perfetto.dev and trace_processor)')
-  .option('-o, --output <path>', '[string] the file to write')
+  .option('--format <format>', '[perfetto|notes] perfetto (a Perfetto trace for ui.perfetto.dev and trace_processor), notes (the notes file, <name>.stallscope-notes.json)')
+  .option('-o, --output <path>', '[string] the file to write (notes: default <name>.stallscope-notes.json here)')
   .action(async (file: string, opts: GlobalOptions & { format?: string; output?: string }) => {
-    if (opts.format !== 'perfetto') throw new UsageError(`--format must be perfetto${opts.format ? `, not ${opts.format}` : ''}`);
+    if (opts.format === 'notes') {
+      const { exportNotesFile } = await import('./notes/notes_file_cli.ts');
+      const r = await exportNotesFile(file, { dataDir: opts.dataDir, output: opts.output });
+      process.stderr.write(`${r.path}: ${r.notes} note${r.notes === 1 ? '' : 's'} of ${r.name}\n`);
+      return;
+    }
+    if (opts.format !== 'perfetto') throw new UsageError(`--format must be perfetto or notes${opts.format ? `, not ${opts.format}` : ''}`);
     if (!opts.output) throw new UsageError('-o <path> names the file to write');
     const { ingestFile } = await import('./ingest/ingest_file.ts');
     const { openDuckDb } = await import('./engine/engine.ts');
@@ -253,6 +260,18 @@ cli
     if (!Number.isInteger(max) || max < 1) throw new UsageError(`--max wants a positive integer, got ${opts.max}`);
     const { excerptForFile } = await import('./notes/excerpt_cli.ts');
     process.stdout.write(await excerptForFile(file, sel, { dataDir: opts.dataDir, maxLines: max, publicUrl: opts.publicUrl }));
+  });
+
+cli
+  .command('import-notes <file> <notes>', 'Add the notes of a notes file (.stallscope-notes.json) to a trace\'s notes, merged by note id (ingests the trace first if needed)')
+  .action(async (file: string, notes: string, opts: GlobalOptions) => {
+    const { importNotesFile } = await import('./notes/notes_file_cli.ts');
+    const r = await importNotesFile(file, notes, { dataDir: opts.dataDir });
+    if (!r.ok) throw new UsageError(`${notes}: ${r.error}`);
+    const a = r.answer;
+    process.stderr.write(`${notes}: ${a.added} note${a.added === 1 ? '' : 's'} added, ${a.existing} already there\n`);
+    for (const x of a.reanchored) process.stderr.write(`  note ${x.id}: ${x.reason}\n`);
+    for (const x of a.skipped) process.stderr.write(`  note ${x.id} skipped: ${x.reason}\n`);
   });
 
 cli

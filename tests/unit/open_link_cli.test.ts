@@ -127,3 +127,30 @@ describe('stallscope open URL [FILE]', () => {
     }
   });
 });
+
+describe('the notes file from the command line', () => {
+  it('import-notes adds a file\'s notes (merged by id); export --format notes writes them back', async () => {
+    const dir = dataDir();
+    const notesFile = path.join(dir, 'from-alice.stallscope-notes.json');
+    const note = { id: 'AbCdEfGhIjKlMnOpQrStU_', anchor: { kind: 'range', t0: 0, t1: 1000, track: 'cpu#0' }, text: 'look *here*', author: 'Alice', created_at: '2024-05-01T10:00:00Z', updated_at: '2024-05-01T10:05:00Z', version: 2 };
+    fs.writeFileSync(notesFile, JSON.stringify({ format: 'stallscope-annotations', version: 1, trace: { sha256: TRACE_SHA, name: 'k.txt', size: 1 }, notes: [note] }));
+    const cli = (args: string[]) => run('node', [BIN, ...args, '--data-dir', dir], { cwd: ROOT, timeout: 60_000 }).then(
+      (r) => ({ code: 0, stderr: r.stderr }),
+      (e: { code: number; stderr: string }) => e,
+    );
+    const first = await cli(['import-notes', TRACE, notesFile]);
+    expect(first.code).toBe(0);
+    expect(first.stderr).toContain('1 note added, 0 already there');
+    expect((await cli(['import-notes', TRACE, notesFile])).stderr).toContain('0 notes added, 1 already there');
+    const out = path.join(dir, 'out.json');
+    const exp = await cli(['export', TRACE, '--format', 'notes', '-o', out]);
+    expect(exp.stderr).toContain(`${out}: 1 note of kernel4x_kswapd_escalation.txt`);
+    const doc = JSON.parse(fs.readFileSync(out, 'utf8'));
+    expect(doc).toMatchObject({ format: 'stallscope-annotations', version: 1, trace: { sha256: TRACE_SHA, name: 'kernel4x_kswapd_escalation.txt', size: fs.statSync(TRACE).size } });
+    expect(doc.notes).toEqual([note]);
+    // A notes file of another trace is refused, naming both.
+    const wrong = await cli(['import-notes', OTHER, notesFile]);
+    expect(wrong.code).toBe(1);
+    expect(wrong.stderr).toContain(`these notes are for another trace: k.txt (sha256 ${TRACE_SHA}), not kernel3x_writepage.txt (sha256 ${OTHER_SHA})`);
+  });
+});

@@ -1,17 +1,13 @@
 /**
- * Share links and the clipboard.
+ * The clipboard, for share links and text.
  *
- * A share link is the app's URL for the current view (app/state/view_state.ts):
- *   <origin>/?trace=<sha256>&t0=<ns>&t1=<ns>&sel=finding:<n>&pin=cpu:1&hide=...&note=<noteId>
+ * A share link is the app's URL for the current view (app/state/view_state.ts)
+ * with the notes in focus in its fragment (app/links/make_link.ts):
+ *   <origin>/?trace=<sha256>&t0=<ns>&t1=<ns>&sel=finding:<n>&pin=cpu:1&hide=...&note=<noteId>#link=v1.<payload>
  * t0/t1 are integer ns from the trace's first event, so a user can edit the
  * window by hand. The access token is never part of it.
  */
-import { viewToSearch, type ViewState } from '../state/view_state.ts';
 import { notesModel } from './notes_model.ts';
-
-export function shareUrl(v: ViewState): string {
-  return `${location.origin}/${viewToSearch(v)}`;
-}
 
 /** Copies text: the async clipboard API, else a selected textarea and execCommand('copy'). */
 export async function copyText(text: string): Promise<boolean> {

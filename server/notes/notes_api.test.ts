@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { buildApi, type ServerOptions } from '../api/create_server.ts';
 import { TraceLibrary } from '../ingest/library.ts';
+import { decodeLinkFragment, type LinkPayload } from '../../shared/links/link_codec.ts';
 
 const FIXTURE = resolve('fixtures/handmade/kernel4x_kswapd_escalation.txt');
 
@@ -191,7 +192,14 @@ describe('excerpt and export', () => {
     expect(text).toMatch(/^ {0,16}\S+-\d+ *\[\d{3}\] +\d+\.\d{6}: mm_vmscan_\w+: +\S/m);
     expect(text).toContain('Note (carol, ');
     expect(text).toContain('kswapd never backs off here');
-    expect(text).toMatch(new RegExp(`^Link: http://stalls\\.example:7420/\\?trace=${traceId}&t0=\\d+&t1=\\d+&sel=finding:${f.id}&note=${note.id}$`, 'm'));
+    expect(text).toMatch(new RegExp(`^Link: http://stalls\\.example:7420/\\?trace=${traceId}&t0=\\d+&t1=\\d+&sel=finding:${f.id}&note=${note.id}#link=v1\\.[\\w-]+$`, 'm'));
+    // The link carries the note and the file's facts for a reviewer without this server.
+    const fragment = /^Link: \S+(#link=\S+)$/m.exec(text)![1]!;
+    const carried = await decodeLinkFragment(fragment);
+    expect(carried.kind).toBe('ok');
+    const payload = (carried as { payload: LinkPayload }).payload;
+    expect(payload.trace).toMatchObject({ sha256: traceId, name: 'kernel4x_kswapd_escalation.txt' });
+    expect(payload.notes.map((n) => [n.id, n.author, n.text])).toEqual([[note.id, 'carol', 'kswapd never backs off here']]);
     // with a public URL the link names it, whatever Host the request came with
     const pub = await api({ publicUrl: 'https://stalls.example.com/team/' });
     const p = await pub.inject({ url: `/api/traces/${traceId}/excerpt?sel=finding:${f.id}` });

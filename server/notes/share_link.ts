@@ -7,6 +7,9 @@
  * with `:` instead of `#` (`cpu:1` for the track `cpu#1`): a `#` would start
  * the URL's fragment and cut the link.
  */
+import { buildShareLink } from '../../shared/links/link_codec.ts';
+import { toPortable, traceFactsOf, type PortableNote, type RecordLike } from '../../shared/links/portable_notes.ts';
+
 export interface LinkView {
   trace: string;
   t0?: number | null;
@@ -38,3 +41,12 @@ export function shareSearch(v: LinkView): string {
 
 // The base these links are written with is the server's public base URL
 // (server/api/public_url.ts publicBaseUrl), never the request's Host.
+
+/**
+ * A view's link with the fragment that makes it work for someone without
+ * this server: the trace file's facts and `notes` (as many as fit in 8 KB),
+ * as the app writes it (app/links/make_link.ts).
+ */
+export async function withLinkFragment(viewUrl: string, rec: RecordLike, notes: PortableNote[]): Promise<string> {
+  return (await buildShareLink(viewUrl, traceFactsOf(rec), notes.map(toPortable))).url;
+}

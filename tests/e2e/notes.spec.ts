@@ -239,7 +239,7 @@ test('copy a finding as text for an email: trace lines, values, note, link', asy
   expect(text).toMatch(/^\s*\S+-\d+\s+\[\d{3}\] +\d+\.\d{6}: \w+: /m);
   expect(text).toContain('Note (Ada Lovelace, ');
   expect(text).toContain('Reproduces on 6.1 too.');
-  expect(text).toMatch(new RegExp(`^Link: http://127\\.0\\.0\\.1:\\d+/\\?trace=${trace}&t0=\\d+&t1=\\d+&sel=finding:${index}&note=[\\w-]{22}$`, 'm'));
+  expect(text).toMatch(new RegExp(`^Link: http://127\\.0\\.0\\.1:\\d+/\\?trace=${trace}&t0=\\d+&t1=\\d+&sel=finding:${index}&note=[\\w-]{22}#link=v1\\.[\\w-]+$`, 'm'));
   await clearNotes(request, trace);
 });
 

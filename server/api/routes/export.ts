@@ -22,7 +22,7 @@ import { TRACK_URI_RE } from '../../notes/note_input.ts';
 import { isNoteId, type Note } from '../../notes/notes_store.ts';
 import { formatExcerpt, formatMarkdown, type ExportFinding } from '../../notes/excerpt.ts';
 import { MAX_EXCERPT_EVENTS, SEL_RE, SelectionNotFound, resolveSelection, windowAround, type Resolved, type Selection } from '../../notes/excerpt_selection.ts';
-import { shareSearch, type LinkView } from '../../notes/share_link.ts';
+import { shareSearch, withLinkFragment, type LinkView } from '../../notes/share_link.ts';
 import { publicBaseUrl } from '../public_url.ts';
 import { rateLimited, readyTrace, type ReadyTrace } from './notes.ts';
 import { exportPerfetto } from '../../export/perfetto/export_perfetto.ts';
@@ -159,7 +159,7 @@ export async function registerExportRoutes(app: FastifyInstance, ctx: ApiContext
     const all = await ctx.notes.list(t.id);
     const notes = all.filter((n) => (noteParam !== undefined && n.id === noteParam) || (r.sel !== null && noteSel(n) === r.sel));
     if (noteParam !== undefined && !notes.some((n) => n.id === noteParam)) throw new HttpError(404, `no note ${noteParam} on this trace (it may have been deleted)`);
-    const link = `${publicBaseUrl(ctx)}/${shareSearch({
+    const view = `${publicBaseUrl(ctx)}/${shareSearch({
       trace: t.id,
       t0: qt0 !== undefined ? Number(qt0) : r.window.t0,
       t1: qt1 !== undefined ? Number(qt1) : r.window.t1,
@@ -168,6 +168,8 @@ export async function registerExportRoutes(app: FastifyInstance, ctx: ApiContext
       hidden,
       note: noteParam ?? (notes.length === 1 ? notes[0]!.id : null),
     })}`;
+    // The link carries the file's facts and these notes (shared/links/link_codec.ts): it works for a reviewer without this server.
+    const link = await withLinkFragment(view, t.rec, notes);
     const text = formatExcerpt({
       trace: { id: t.id, name: t.rec.name, kernel: t.rec.kernel ?? null, cpus: t.rec.cpus },
       sentence: r.sentence,

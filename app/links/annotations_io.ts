@@ -5,14 +5,15 @@
  * again and merges by note id).
  */
 import { ANNOTATIONS_MAX_BYTES, readAnnotations } from '../../shared/links/annotations_file.ts';
-import { authHeaders, requestJson } from '../api/client.ts';
+import { requestJson } from '../api/client.ts';
 import type { ImportAnswer } from './link_state.ts';
 
 const base = (trace: string) => `/api/traces/${encodeURIComponent(trace)}`;
 
 /** Downloads the trace's notes as an annotations file. */
 export async function downloadAnnotations(trace: string): Promise<string> {
-  const res = await fetch(`${base(trace)}/annotations`, { headers: authHeaders() });
+  // The access token, when there is one, travels in its cookie.
+  const res = await fetch(`${base(trace)}/annotations`);
   if (!res.ok) throw new Error(((await res.json().catch(() => null)) as { error?: string } | null)?.error ?? `HTTP ${res.status}`);
   const name = /filename="([^"]+)"/.exec(res.headers.get('content-disposition') ?? '')?.[1] ?? 'trace.stallscope-notes.json';
   const url = URL.createObjectURL(await res.blob());

@@ -208,23 +208,21 @@ export class NotesStore {
    */
   async importNotes(traceId: string, incoming: Note[]): Promise<{ added: Note[]; existing: Note[] }> {
     return this.mutate(traceId, (notes) => {
-      const have = new Map(notes.map((n) => [n.id, n]));
-      const added: Note[] = [];
+      const added = new Map<string, Note>();
       const existing: Note[] = [];
       for (const n of incoming) {
-        const cur = have.get(n.id);
+        const cur = notes.get(n.id) ?? added.get(n.id);
         if (cur) {
           existing.push(cur);
           continue;
         }
-        const note: Note = { ...n, trace: traceId, anchor: { ...n.anchor } };
-        have.set(note.id, note);
-        added.push(note);
+        added.set(n.id, { ...n, trace: traceId, anchor: { ...n.anchor } });
       }
-      if (notes.length + added.length > NOTE_LIMITS.notesPerTrace) {
-        throw new NotesLimitError(`this trace has ${notes.length} notes: ${added.length} more would pass the limit of ${NOTE_LIMITS.notesPerTrace}`);
+      if (notes.size + added.size > NOTE_LIMITS.notesPerTrace) {
+        throw new NotesLimitError(`this trace has ${notes.size} notes: ${added.size} more would pass the limit of ${NOTE_LIMITS.notesPerTrace}`);
       }
-      return { notes: [...notes, ...added], result: { added, existing } };
+      // One change per note (one line each in the log), written together.
+      return { puts: [...added.values()], result: { added: [...added.values()], existing } };
     });
   }
 
@@ -244,22 +242,24 @@ export class NotesStore {
    * is on disk. A failed write fails every change not yet on disk, and the
    * notes are read again from disk next time.
    */
-  private async mutate<T>(traceId: string, fn: (notes: Map<string, Note>) => { put?: Note; del?: string; result: T }): Promise<T> {
+  private async mutate<T>(traceId: string, fn: (notes: Map<string, Note>) => { put?: Note; puts?: Note[]; del?: string; result: T }): Promise<T> {
     this.fileOf(traceId);
     for (;;) {
       const t = await this.load(traceId);
       if (t.dead) continue; // load() started reading it again
-      const { put, del, result } = fn(t.notes);
-      const seq = ++t.seq;
-      let change: Change;
-      if (put) {
-        t.notes.set(put.id, put);
-        change = { seq, put };
-      } else {
-        t.notes.delete(del!);
-        change = { seq, del: del! };
+      const { put, puts, del, result } = fn(t.notes);
+      const changes: Change[] = [];
+      for (const p of puts ?? (put ? [put] : [])) {
+        t.notes.set(p.id, p);
+        changes.push({ seq: ++t.seq, put: p });
       }
-      const written = new Promise<void>((resolve, reject) => t.pending.push({ line: `${JSON.stringify(change)}\n`, resolve, reject }));
+      if (del !== undefined) {
+        t.notes.delete(del);
+        changes.push({ seq: ++t.seq, del });
+      }
+      if (!changes.length) return clone(result);
+      const line = changes.map((c) => `${JSON.stringify(c)}\n`).join('');
+      const written = new Promise<void>((resolve, reject) => t.pending.push({ line, resolve, reject }));
       if (!t.flushing) void this.flush(traceId, t);
       await written;
       return clone(result);

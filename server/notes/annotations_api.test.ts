@@ -158,6 +158,19 @@ describe('annotations file', () => {
     expect(r.json().error).toBe(`these notes are for another trace: kernel3x_writepage.txt (sha256 ${OTHER_SHA}), not mine.txt (sha256 ${trace})`);
   });
 
+  it('an import from another site, or without the token, is refused before it is read', async () => {
+    const file = { format: 'stallscope-annotations', version: 1, trace: { sha256: trace, name: 't', size: 1 }, notes: [] };
+    const cross = await bob.app.inject({ method: 'POST', url: `/api/traces/${trace}/annotations`, headers: { ...json, 'sec-fetch-site': 'cross-site', origin: 'https://evil.example' }, payload: file });
+    expect(cross.statusCode).toBe(403);
+    const rebound = await bob.app.inject({ method: 'POST', url: `/api/traces/${trace}/annotations`, headers: { ...json, host: 'evil.example' }, payload: file });
+    expect(rebound.statusCode).toBe(421);
+    const locked = await person({ token: 'sesame' });
+    const noToken = await locked.app.inject({ method: 'POST', url: `/api/traces/${trace}/annotations`, headers: json, payload: file });
+    expect(noToken.statusCode).toBe(401);
+    const exported = await locked.app.inject({ url: `/api/traces/${trace}/annotations` });
+    expect(exported.statusCode).toBe(401);
+  });
+
   it('refuses malformed files with a message naming the field', async () => {
     const good = { format: 'stallscope-annotations', version: 1, trace: { sha256: trace, name: 't', size: 1 }, notes: [] as unknown[] };
     const note = { id: 'E'.repeat(22), anchor: { kind: 'range', t0: 0, t1: 1 }, text: 'x', author: 'a', created_at: '2024-01-01T00:00:00Z', updated_at: '2024-01-01T00:00:00Z', version: 1 };

@@ -303,12 +303,14 @@ cli
   .option('--max-upload <bytes>', '[number] upload size cap in bytes (default 16 GiB)')
   .option('--public-url <url>', '[string] the URL users reach this server at (links are written with it; its host is allowed)')
   .option('--allow-host <name>', '[string] also answer to this Host name (repeatable; a team server\'s DNS names)')
-  .action(async (opts: GlobalOptions & { port: number; host: string; sample?: boolean; token?: string; maxUpload?: number; publicUrl?: string; allowHost?: string | string[] }) => {
+  .option('--desktop', '[boolean] serve one desktop window: token on stdin, address on stdout, exits when stdin ends (desktop/)')
+  .action(async (opts: GlobalOptions & { port: number; host: string; sample?: boolean; token?: string; maxUpload?: number; publicUrl?: string; allowHost?: string | string[]; desktop?: boolean }) => {
     const { serve } = await import('./serve.ts');
+    if (opts.desktop && opts.token) throw new UsageError('serve --desktop reads its token from stdin, not --token');
     await serve({
       dataDir: opts.dataDir, port: Number(opts.port), host: opts.host, sample: opts.sample, token: opts.token,
       maxUploadBytes: opts.maxUpload ? Number(opts.maxUpload) : undefined,
-      publicUrl: opts.publicUrl, allowHosts: list(opts.allowHost),
+      publicUrl: opts.publicUrl, allowHosts: list(opts.allowHost), desktop: opts.desktop,
     });
   });
 

@@ -9,6 +9,7 @@ import { createServer } from './api/create_server.ts';
 import { resolveDataDir } from './ingest/data_dir.ts';
 import { TraceLibrary } from './ingest/library.ts';
 import { prestartIngestThreads } from './ingest/worker_pool.ts';
+import { DESKTOP_LINK_BASE, openDesktopChannel } from './desktop/desktop_channel.ts';
 
 /** The trace `npm start` puts in the library: a real recording (fixtures/README.md). */
 export const SAMPLE_TRACE = path.resolve(
@@ -30,12 +31,23 @@ export interface ServeOptions {
   openBrowser?: boolean;
   /** A share link's view and fragment to open here (`stallscope open URL`); its trace is `openFile` when given. */
   openLink?: { trace: string; search: string; hash: string };
+  /**
+   * Serve one desktop window (desktop/): the token arrives on stdin, the
+   * address goes to stdout as JSON, files are opened on the shell's request,
+   * and the server stops when stdin ends (server/desktop/desktop_channel.ts).
+   */
+  desktop?: boolean;
 }
 
 export async function serve(opts: ServeOptions): Promise<void> {
   const dataDir = resolveDataDir(opts.dataDir);
+  // Desktop: listen to the parent before anything slow, so its pipe's end is never missed.
+  const channel = opts.desktop ? openDesktopChannel() : null;
+  if (channel && (opts.host !== '127.0.0.1' || opts.openFile || opts.openLink || opts.openBrowser)) {
+    throw new Error('serve --desktop listens on 127.0.0.1 only and opens files on the desktop shell\'s request');
+  }
+  const token = channel ? await channel.token : opts.token ?? process.env.STALLSCOPE_TOKEN ?? undefined;
   const library = await TraceLibrary.open(dataDir);
-  const token = opts.token ?? process.env.STALLSCOPE_TOKEN ?? undefined;
   const server = await createServer({
     library,
     port: opts.port,
@@ -83,9 +95,19 @@ export async function serve(opts: ServeOptions): Promise<void> {
       process.stderr.write(`stallscope: that trace is not in this library: the page asks for its file (or run: stallscope open URL FILE)\n`);
     }
   }
-  const withToken = `${token ? `${target}${target.includes('?') ? '&' : '?'}token=${encodeURIComponent(token)}` : target}${opts.openLink?.hash ?? ''}`;
-  process.stdout.write(`stallscope is running at ${withToken}\n`);
-  if (opts.openBrowser) openInBrowser(withToken);
+  if (channel) {
+    // Links in excerpts and exports: the team server's (--public-url), else ones
+    // the desktop app opens; never this window's port, which is gone when it closes.
+    if (!opts.publicUrl) server.ctx.publicBaseUrl = () => DESKTOP_LINK_BASE;
+    // The shell adds the token itself: it never comes back over the pipe.
+    channel.ready(server.url);
+    channel.serveRequests(server.ctx);
+    process.stderr.write(`stallscope: serving the desktop window at ${server.url}\n`);
+  } else {
+    const withToken = `${token ? `${target}${target.includes('?') ? '&' : '?'}token=${encodeURIComponent(token)}` : target}${opts.openLink?.hash ?? ''}`;
+    process.stdout.write(`stallscope is running at ${withToken}\n`);
+    if (opts.openBrowser) openInBrowser(withToken);
+  }
   // Uploads of 16 MB and more load on two threads: boot them now, not at the
   // first upload (worker_pool.ts). A failure here only means the upload boots them.
   void prestartIngestThreads().catch(() => undefined);
@@ -100,6 +122,8 @@ export async function serve(opts: ServeOptions): Promise<void> {
   };
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
+  // The window closed or its shell died: nobody can use this server any more.
+  void channel?.closed.then(stop);
 }
 
 function openInBrowser(url: string): void {

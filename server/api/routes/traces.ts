@@ -141,7 +141,14 @@ export async function registerTraceRoutes(app: FastifyInstance, ctx: ApiContext)
 /** Longest an upload's `done` waits for the timeline overview to be built. */
 const OVERVIEW_WAIT_MS = 20_000;
 
-async function runIngest(ctx: ApiContext, jobId: string, path: string, name: string, contentSha256: string): Promise<void> {
+/**
+ * Ingests a file as job `jobId` (progress, then done or failed with why).
+ * `staged`: the file is an upload's staged copy, removed afterwards; the
+ * desktop shell's files (server/desktop/) are the user's own and stay.
+ */
+export async function runIngest(
+  ctx: ApiContext, jobId: string, path: string, name: string, contentSha256: string | undefined, opts: { staged: boolean } = { staged: true },
+): Promise<void> {
   let outcome: Partial<JobState>;
   try {
     const rec = await ctx.library.ingest(path, {
@@ -162,7 +169,7 @@ async function runIngest(ctx: ApiContext, jobId: string, path: string, name: str
     // The staged file's path means nothing to the user (and is the server's business): name the upload instead.
     outcome = { phase: 'failed', error: ingestFailure(ctx, (e as Error).message || String(e), path, name, (e as { code?: string }).code) };
   }
-  await rm(path, { force: true }).catch(() => undefined);
+  if (opts.staged) await rm(path, { force: true }).catch(() => undefined);
   if (outcome.error) outcome.message = outcome.error;
   const job = ctx.jobs.get(jobId);
   ctx.jobs.update(jobId, outcome);

@@ -9,6 +9,7 @@ import { toPortable, traceFactsOf } from '../../shared/links/portable_notes.ts';
 import type { TraceRecord } from '../api/types.ts';
 import { viewToSearch, type ViewState } from '../state/view_state.ts';
 import type { Note } from '../notes/types.ts';
+import { shareOrigin } from '../desktop/desktop_bridge.ts';
 
 export interface MadeLink {
   url: string;
@@ -20,7 +21,8 @@ export interface MadeLink {
 
 /** The link to view `v` of the trace `record`, carrying `notes` (the one in focus first) as far as they fit. */
 export function makeShareLink(v: ViewState, record: TraceRecord, notes: Note[]): Promise<MadeLink> {
-  const base = `${location.origin}/${viewToSearch(v)}`;
+  // In the desktop window: the team server's URL, or stallscope://open (never the window's own port).
+  const base = `${shareOrigin()}/${viewToSearch(v)}`;
   return buildShareLink(base, traceFactsOf(record), notes.map(toPortable));
 }
 

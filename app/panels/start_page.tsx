@@ -6,6 +6,7 @@ import { useCallback, useEffect, useRef, useState } from 'react';
 import { ApiError, api } from '../api/client.ts';
 import type { JobState, TraceRecord } from '../api/types.ts';
 import { viewStore } from '../state/view_store.ts';
+import { desktopOpenDialog, onDesktopOpen } from '../desktop/desktop_bridge.ts';
 import { formatBytes, formatCount } from '../timeline/time_format.ts';
 import { OutdatedModel } from './outdated_model.tsx';
 import { OpenLinkBox } from '../links/open_link.tsx';
@@ -80,12 +81,32 @@ export function StartPage() {
     return () => clearInterval(id);
   }, [busy, refresh]);
 
-  const start = useCallback(async (file: File) => {
-    cancelRef.current?.();
+  /** Follows an ingest job to its end: progress, then the trace (or the error). `file`: an upload's, to retry. */
+  const follow = useCallback((jobId: string, name: string, file?: File) => {
     const fail = (error: string) => {
-      setUpload({ name: file.name, file, phase: 'failed', fraction: null, detail: '', error: explain(error, file.name) });
+      setUpload({ name, file, phase: 'failed', fraction: null, detail: '', error: explain(error, name) });
       refresh();
     };
+    cancelRef.current = api.followJob(
+      jobId,
+      (s) => {
+        if (s.phase === 'failed') return fail(s.error ?? s.message ?? 'ingest failed');
+        const bytes = s.bytesTotal ? `${formatBytes(s.bytesDone)} of ${formatBytes(s.bytesTotal)}` : formatBytes(s.bytesDone);
+        setUpload({
+          name, file, phase: s.phase, fraction: progressOf(s),
+          detail: `${s.events ? `${formatCount(s.events)} events · ` : ''}${s.phase === 'decoding' || s.phase === 'hashing' || s.phase === 'decompressing' ? bytes : ''}`,
+        });
+        if (s.phase === 'done' && s.traceId) {
+          viewStore.update({ trace: s.traceId, t0: null, t1: null, sel: null }, { history: 'push' });
+        }
+      },
+      fail,
+      { onReconnecting: () => setUpload((u) => (u && u.phase !== 'failed' ? { ...u, phase: 'reconnecting', fraction: null } : u)) },
+    );
+  }, [refresh]);
+
+  const start = useCallback(async (file: File) => {
+    cancelRef.current?.();
     setUpload({ name: file.name, file, phase: 'uploading', fraction: 0, detail: formatBytes(file.size) });
     try {
       const { jobId } = await api.upload(file, (sent, total) =>
@@ -94,26 +115,21 @@ export function StartPage() {
           detail: `${formatBytes(sent)} of ${formatBytes(total)}`,
         }),
       );
-      cancelRef.current = api.followJob(
-        jobId,
-        (s) => {
-          if (s.phase === 'failed') return fail(s.error ?? s.message ?? 'ingest failed');
-          const bytes = s.bytesTotal ? `${formatBytes(s.bytesDone)} of ${formatBytes(s.bytesTotal)}` : formatBytes(s.bytesDone);
-          setUpload({
-            name: file.name, file, phase: s.phase, fraction: progressOf(s),
-            detail: `${s.events ? `${formatCount(s.events)} events · ` : ''}${s.phase === 'decoding' || s.phase === 'hashing' || s.phase === 'decompressing' ? bytes : ''}`,
-          });
-          if (s.phase === 'done' && s.traceId) {
-            viewStore.update({ trace: s.traceId, t0: null, t1: null, sel: null }, { history: 'push' });
-          }
-        },
-        fail,
-        { onReconnecting: () => setUpload((u) => (u && u.phase !== 'failed' ? { ...u, phase: 'reconnecting', fraction: null } : u)) },
-      );
+      follow(jobId, file.name, file);
     } catch (e) {
-      fail(e instanceof ApiError ? e.message : String(e));
+      const error = e instanceof ApiError ? e.message : String(e);
+      setUpload({ name: file.name, file, phase: 'failed', fraction: null, detail: '', error: explain(error, file.name) });
+      refresh();
     }
-  }, [refresh]);
+  }, [follow, refresh]);
+
+  // Files the desktop window opens by path (app/desktop/desktop_bridge.ts): followed like uploads.
+  useEffect(() => onDesktopOpen((o) => {
+    cancelRef.current?.();
+    if (o.jobId === undefined) setUpload({ name: o.name, phase: 'failed', fraction: null, detail: '', error: explain(o.error, o.name) });
+    else follow(o.jobId, o.name);
+  }), [follow]);
+  const choose = () => desktopOpenDialog() || inputRef.current?.click();
 
   const onDrop = (e: React.DragEvent) => {
     e.preventDefault();
@@ -135,10 +151,10 @@ export function StartPage() {
         onDragEnter={(e) => { e.preventDefault(); setDragging(true); }}
         onDragLeave={() => setDragging(false)}
         onDrop={onDrop}
-        onClick={() => inputRef.current?.click()}
+        onClick={choose}
         role="button"
         tabIndex={0}
-        onKeyDown={(e) => { if (e.key === 'Enter' || e.key === ' ') inputRef.current?.click(); }}
+        onKeyDown={(e) => { if (e.key === 'Enter' || e.key === ' ') choose(); }}
       >
         <div className="drop-title">Drop a trace file here</div>
         <div className="drop-sub">or <span className="link">choose a file</span> — multi-GB traces are fine; they stream to the server</div>
@@ -154,14 +170,14 @@ export function StartPage() {
         <UploadStatus
           upload={upload}
           onRetry={upload.file && !isNotATrace(upload.error ?? '') ? () => void start(upload.file!) : undefined}
-          onChoose={() => inputRef.current?.click()}
+          onChoose={choose}
         />
       )}
       {!upload && jobs.filter((j) => j.phase !== 'done' && j.phase !== 'failed').map((j) => (
         <UploadStatus
           key={j.jobId}
           upload={{ name: j.name, phase: j.phase, fraction: progressOf(j), detail: j.events ? `${formatCount(j.events)} events` : '' }}
-          onChoose={() => inputRef.current?.click()}
+          onChoose={choose}
         />
       ))}
       <OpenLinkBox />

@@ -134,6 +134,12 @@ function LoadedTrace({ traceId, record, tracks, findings }: Loaded & { traceId: 
   const set = useAddedTracks(baseSet, envRef.current!, tracks);
   const selectedEvent = useSelectedEvent(traceId, sel);
 
+  // The tab's (and the desktop window's) title names the trace.
+  useEffect(() => {
+    document.title = `${record.name} — stallscope`;
+    return () => { document.title = 'stallscope'; };
+  }, [record.name]);
+
   // The findings list as the user has it: sorted, filtered, grouped; `]`/`[` step through it.
   const [query, setQuery] = useState<FindingsQuery>(DEFAULT_QUERY);
   const list = useMemo(() => queryFindings(findings.findings, query), [findings, query]);

@@ -47,6 +47,9 @@ export function workerBundle(name: WorkerName): Promise<string> {
  * worker does not inherit the parent's).
  */
 export async function workerEntry(name: WorkerName): Promise<string | URL> {
+  // The desktop package's server is bundled ahead of time, its workers beside
+  // it as ./<name>.mjs (desktop/scripts/bundle_server.mjs defines this).
+  if (process.env.STALLSCOPE_PREBUILT_WORKERS === '1') return new URL(`./${name}.mjs`, import.meta.url);
   return workerBundle(name).catch(() => new URL(`./${name}.mjs`, import.meta.url));
 }
 

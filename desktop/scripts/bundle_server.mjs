@@ -20,7 +20,11 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const out = path.resolve(process.argv[2] ?? path.join(repo, 'desktop/build/resources/server'));
+const dest = path.resolve(process.argv[2] ?? path.join(repo, 'desktop/build/resources/server'));
+// Built beside the destination, then synced into it file by file: unchanged
+// files keep their times, so Cargo (which watches the resources) does not
+// rebuild the shell when nothing changed.
+const out = `${dest}.staging`;
 
 /** `import.meta.url` of a module, as its checkout path under the bundle root (`__stallscopeRoot`, set in the banner). */
 const sourceUrls = {
@@ -108,6 +112,26 @@ for (const pkg of ['@duckdb/node-api', '@duckdb/node-bindings', '@duckdb/node-bi
 // Not "type": "module" at the root: every bundle is .mjs.
 fs.writeFileSync(path.join(out, 'package.json'), `${JSON.stringify({ name: 'stallscope-server-bundle', private: true, version: JSON.parse(fs.readFileSync(path.join(repo, 'package.json'), 'utf8')).version }, null, 2)}\n`);
 
+/** Makes `to` hold exactly what `from` holds, writing only files whose bytes differ. */
+function syncTree(from, to) {
+  fs.mkdirSync(to, { recursive: true });
+  const want = new Set(fs.readdirSync(from));
+  for (const name of fs.readdirSync(to)) if (!want.has(name)) fs.rmSync(path.join(to, name), { recursive: true, force: true });
+  for (const name of want) {
+    const a = path.join(from, name);
+    const b = path.join(to, name);
+    if (fs.statSync(a).isDirectory()) {
+      if (fs.existsSync(b) && !fs.statSync(b).isDirectory()) fs.rmSync(b, { force: true });
+      syncTree(a, b);
+    } else if (!fs.existsSync(b) || fs.statSync(b).size !== fs.statSync(a).size || !fs.readFileSync(a).equals(fs.readFileSync(b))) {
+      fs.rmSync(b, { recursive: true, force: true });
+      fs.copyFileSync(a, b);
+    }
+  }
+}
+syncTree(out, dest);
+fs.rmSync(out, { recursive: true, force: true });
+
 let bytes = 0;
 let files = 0;
 const walk = (d) => {
@@ -116,5 +140,5 @@ const walk = (d) => {
     else { files++; bytes += fs.statSync(path.join(d, e.name)).size; }
   }
 };
-walk(out);
-process.stderr.write(`bundled the server into ${path.relative(process.cwd(), out) || out}: ${files} files, ${(bytes / 1e6).toFixed(1)} MB in ${((performance.now() - started) / 1000).toFixed(1)} s\n`);
+walk(dest);
+process.stderr.write(`bundled the server into ${path.relative(process.cwd(), dest) || dest}: ${files} files, ${(bytes / 1e6).toFixed(1)} MB in ${((performance.now() - started) / 1000).toFixed(1)} s\n`);

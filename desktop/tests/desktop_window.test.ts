@@ -13,17 +13,24 @@
  *  - `stallscope-desktop FILE` opens FILE.
  *
  * Run by `npm run test:desktop` after `npm run desktop:compile` builds the
- * binary (desktop/scripts/desktop.mjs); see desktop/README.md.
+ * binary (desktop/scripts/desktop.mjs); against the installed .deb by
+ * `bash desktop/scripts/check_deb.sh`; see desktop/README.md.
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { desktopBinary, desktopResources, tauriDriverBinary } from '../scripts/paths.mjs';
+import { desktopBinary as builtBinary, desktopResources, tauriDriverBinary } from '../scripts/paths.mjs';
 import { Session, waitFor, type Element } from './webdriver.ts';
 
+/**
+ * The shell under test: the checkout's build (its server files in desktop/build/resources), or an
+ * installed one ($STALLSCOPE_DESKTOP_BINARY=/usr/bin/stallscope-desktop: the .deb's own files).
+ */
+const installed = process.env.STALLSCOPE_DESKTOP_BINARY;
+const desktopBinary = installed ?? builtBinary;
 const FIXTURE = resolve('fixtures/reclaim_kswapd.v7.dat');
 const SECOND_FIXTURE = resolve('fixtures/fsync_xfs.v7.dat');
 const SCREENSHOTS = resolve('test-results/desktop');
@@ -40,6 +47,29 @@ let display = '';
 
 function sha256(file: string): string {
   return createHash('sha256').update(readFileSync(file)).digest('hex');
+}
+
+/**
+ * Shrinker calls in `trace-cmd report -t` of a file (an independent reading
+ * of the input): each mm_shrink_slab_start paired with the next
+ * mm_shrink_slab_end of the same task and shrinker; times in ns.
+ */
+function shrinkerCallsByTraceCmd(file: string): { startNs: bigint; durNs: bigint }[] {
+  const report = execFileSync('trace-cmd', ['report', '-t', file], { encoding: 'utf8', maxBuffer: 512 << 20, stdio: ['ignore', 'pipe', 'ignore'] });
+  const open = new Map<string, bigint>();
+  const calls: { startNs: bigint; durNs: bigint }[] = [];
+  for (const line of report.split('\n')) {
+    const m = /-(\d+)\s+\[\d+\]\s+(\d+)\.(\d{9}): mm_shrink_slab_(start|end):\s+\S+ (0x[0-9a-f]+):/.exec(line);
+    if (!m) continue;
+    const ns = BigInt(m[2]) * 1_000_000_000n + BigInt(m[3]);
+    const key = `${m[1]} ${m[5]}`;
+    if (m[4] === 'start') open.set(key, ns);
+    else if (open.has(key)) {
+      calls.push({ startNs: open.get(key)!, durNs: ns - open.get(key)! });
+      open.delete(key);
+    }
+  }
+  return calls;
 }
 
 /** Processes started for this test's library (their environment names dataDir): the shell and its server. */
@@ -116,7 +146,7 @@ async function startDriver(): Promise<void> {
       GDK_BACKEND: 'x11',
       STALLSCOPE_DATA_DIR: dataDir,
       XDG_CONFIG_HOME: configHome,
-      STALLSCOPE_DESKTOP_RESOURCES: desktopResources,
+      ...(installed ? {} : { STALLSCOPE_DESKTOP_RESOURCES: desktopResources }),
     },
   });
   children.push(driver);
@@ -183,6 +213,8 @@ describe('the desktop window', () => {
       const server = procs.find((p) => /stallscope-server\.mjs serve --desktop/.test(p.cmdline));
       expect(server, `processes: ${JSON.stringify(procs)}`).toBeDefined();
       expect(server!.cmdline).not.toMatch(/token/);
+      // Installed: the package's own Node runs the package's own server bundle.
+      if (installed) expect(server!.cmdline).toMatch(/^\/usr\/lib\/stallscope\/runtime\/node \/usr\/lib\/stallscope\/server\/stallscope-server\.mjs /);
       await shot(s, '01-start-page');
 
       // File ▸ Open, by its accelerator, in the native window; then the GTK chooser, typed into as a user does.
@@ -232,6 +264,14 @@ describe('the desktop window', () => {
         return t.includes('mm_shrink_slab_end') ? t : undefined;
       }, 20_000);
       expect(raw).toContain('mm_shrink_slab_start');
+      // The selected call is one trace-cmd itself reports: same start (to the µs shown) and the same duration in ns.
+      const startText = await s.execute<string>(`return [...document.querySelectorAll('th')].find((t) => t.textContent === 'Start').nextElementSibling.textContent;`);
+      const startUs = BigInt(/\((\d+)\.(\d{6}) s\)/.exec(startText)!.slice(1, 3).join(''));
+      const durNs = BigInt((await s.attribute(shrinker, 'data-dur'))!);
+      const calls = shrinkerCallsByTraceCmd(FIXTURE);
+      expect(calls.length).toBeGreaterThan(0);
+      const match = calls.find((c) => (c.startNs / 1000n === startUs || (c.startNs + 500n) / 1000n === startUs) && c.durNs === durNs);
+      expect(match, `no shrinker call at ${startText} lasting ${durNs} ns in trace-cmd report`).toBeDefined();
       const png = await shot(s, '03-shrinker-finding-selected');
       expect(readFileSync(png).subarray(1, 4).toString()).toBe('PNG');
 

@@ -48,6 +48,12 @@ async function startDesktop(args: string[] = []): Promise<Desktop> {
 
 const bearer = { authorization: `Bearer ${TOKEN}` };
 
+/** A finding of the trace (addressed by its stable id). */
+async function firstFindingId(d: Desktop, traceId: string): Promise<number> {
+  const r = (await (await fetch(`${d.url}api/traces/${traceId}/findings`, { headers: bearer })).json()) as { findings: { id: number }[] };
+  return r.findings[0].id;
+}
+
 async function waitJob(d: Desktop, jobId: string): Promise<{ phase: string; traceId?: string; error?: string }> {
   for (let i = 0; i < 600; i++) {
     const s = (await (await fetch(`${d.url}api/jobs/${jobId}`, { headers: bearer })).json()) as { phase: string; traceId?: string; error?: string };
@@ -95,7 +101,8 @@ describe('serve --desktop', () => {
       const rec = (await (await fetch(`${d.url}api/traces/${job.traceId}`, { headers: bearer })).json()) as { status: string; name: string };
       expect(rec).toMatchObject({ status: 'ready', name: `desktop-open-${process.pid}.dat` });
       // No team server set: links in excerpts are ones the desktop app opens, not this window's port.
-      const excerpt = await (await fetch(`${d.url}api/traces/${job.traceId}/excerpt?sel=finding:0`, { headers: bearer })).text();
+      const fid = await firstFindingId(d, job.traceId!);
+      const excerpt = await (await fetch(`${d.url}api/traces/${job.traceId}/excerpt?sel=finding:${fid}`, { headers: bearer })).text();
       expect(excerpt).toContain(`stallscope://open/?trace=${job.traceId}`);
       expect(excerpt).not.toContain(d.url.slice(0, -1));
     } finally {
@@ -118,7 +125,8 @@ describe('serve --desktop', () => {
     const team = await startDesktop(['--public-url', 'https://stalls.example.org']);
     team.send({ open: { id: 1, path: FIXTURE } });
     const job = await waitJob(team, ((await team.next()).opened as { jobId: string }).jobId);
-    const excerpt = await (await fetch(`${team.url}api/traces/${job.traceId}/excerpt?sel=finding:0`, { headers: bearer })).text();
+    const fid = await firstFindingId(team, job.traceId!);
+    const excerpt = await (await fetch(`${team.url}api/traces/${job.traceId}/excerpt?sel=finding:${fid}`, { headers: bearer })).text();
     expect(excerpt).toContain(`https://stalls.example.org/?trace=${job.traceId}`);
     // The window closed or the shell died: its end of the pipe is gone.
     const copy = join(team.dataDir, 'again.dat');

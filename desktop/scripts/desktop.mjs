@@ -1,7 +1,7 @@
 // Builds and runs the desktop app (desktop/README.md).
 //
 //   node desktop/scripts/desktop.mjs run [FILE|LINK...]   npm run desktop: build the shell, open the window
-//   node desktop/scripts/desktop.mjs compile              npm run desktop:compile: the shell and tauri-driver, for the test
+//   node desktop/scripts/desktop.mjs compile              npm run desktop:compile: the shell, tauri-driver, the shell's unit tests
 //   node desktop/scripts/desktop.mjs build                npm run desktop:build: the Debian package
 //
 // Each lays out what the package ships (desktop/build/resources/: the server
@@ -110,6 +110,9 @@ if (command === 'build') {
   layOutResources();
   tauriBuild(['--no-bundle', '--ci']);
   ensureTauriDriver();
+  // The shell's own unit tests (links.rs, state.rs), on the release build's dependencies and features.
+  const [cmd, ...args] = [...nice, 'cargo', 'test', '--release', '--features', 'tauri/custom-protocol', '--bins', '--quiet'];
+  run(cmd, args, { cwd: path.join(desktop, 'src-tauri') });
 } else if (command === 'run') {
   checkSystem();
   ensureTools();

@@ -1,0 +1,109 @@
+/**
+ * The statistics a comparison needs, and no more: mean and sample standard
+ * deviation over iterations, Welch's t-test on per-iteration values, and the
+ * Mann-Whitney U test on per-event samples (stall and shrinker call
+ * durations). The distributions' CDFs come from stdlib; the tests are a few
+ * lines each, written to match scipy.stats (ttest_ind(equal_var=False) and
+ * mannwhitneyu(method='asymptotic')), against which stats.test.ts checks them.
+ *
+ * Why two tests (COMPARE.md says the same for users):
+ * - Per-event durations are heavy-tailed and far from normal (most stalls take
+ *   tens of microseconds, a few take hundreds of milliseconds), so a t-test on
+ *   them is driven by the few outliers. Mann-Whitney U works on ranks: it asks
+ *   whether a stall drawn from B tends to be longer than one drawn from A, and
+ *   one 400 ms outlier counts as one event, not as 10,000 typical ones.
+ * - A count, a rate or a sum (stalls/s, pages reclaimed) has one value per
+ *   trace, so the only spread is between iterations; Welch's t (unequal
+ *   variances, since a patched kernel may also change the variance) on those
+ *   few values is the usual choice and what MMTests-style tables report.
+ */
+import normalCdf from '@stdlib/stats-base-dists-normal-cdf';
+import tCdf from '@stdlib/stats-base-dists-t-cdf';
+
+export function mean(xs: ArrayLike<number>): number {
+  let s = 0;
+  for (let i = 0; i < xs.length; i++) s += xs[i]!;
+  return xs.length ? s / xs.length : Number.NaN;
+}
+
+/** Sample standard deviation (n - 1); 0 for one value. */
+export function stddev(xs: ArrayLike<number>): number {
+  const n = xs.length;
+  if (n < 2) return 0;
+  const m = mean(xs);
+  let s = 0;
+  for (let i = 0; i < n; i++) s += (xs[i]! - m) ** 2;
+  return Math.sqrt(s / (n - 1));
+}
+
+export interface TestResult {
+  method: 'welch_t' | 'mann_whitney_u';
+  /** t for Welch, U of the first sample for Mann-Whitney. */
+  statistic: number;
+  /** Two-sided p-value. */
+  p: number;
+  /** Welch: the Welch-Satterthwaite degrees of freedom; Mann-Whitney: null. */
+  df: number | null;
+}
+
+/**
+ * Welch's two-sample t-test, two-sided. Needs two or more values on each
+ * side. When neither side varies (every iteration gave the same count), the
+ * test is degenerate: p = 1 when the means are equal, 0 when they differ
+ * (the difference is then exact, not noise).
+ */
+export function welchT(a: ArrayLike<number>, b: ArrayLike<number>): TestResult | null {
+  const na = a.length;
+  const nb = b.length;
+  if (na < 2 || nb < 2) return null;
+  const ma = mean(a);
+  const mb = mean(b);
+  const va = stddev(a) ** 2 / na;
+  const vb = stddev(b) ** 2 / nb;
+  const se2 = va + vb;
+  if (se2 === 0) return { method: 'welch_t', statistic: ma === mb ? 0 : Math.sign(ma - mb) * Infinity, p: ma === mb ? 1 : 0, df: null };
+  const t = (ma - mb) / Math.sqrt(se2);
+  const df = (se2 * se2) / ((va * va) / (na - 1) + (vb * vb) / (nb - 1));
+  const p = Math.min(1, 2 * tCdf(-Math.abs(t), df));
+  return { method: 'welch_t', statistic: t, p, df };
+}
+
+/**
+ * Mann-Whitney U, two-sided, normal approximation with the tie correction
+ * and the continuity correction (scipy's method='asymptotic'). Sorts a copy
+ * of both samples together: O((n+m) log(n+m)), a few hundred ms for a million
+ * events. Needs one value on each side; with fewer than ~8 per side the
+ * approximation is rough (the p-value is still reported).
+ */
+export function mannWhitneyU(a: ArrayLike<number>, b: ArrayLike<number>): TestResult | null {
+  const n1 = a.length;
+  const n2 = b.length;
+  if (n1 === 0 || n2 === 0) return null;
+  const n = n1 + n2;
+  // Values with the sample in the low bit of an index array: sort indices by value.
+  const vals = new Float64Array(n);
+  for (let i = 0; i < n1; i++) vals[i] = a[i]!;
+  for (let i = 0; i < n2; i++) vals[n1 + i] = b[i]!;
+  const order = new Uint32Array(n);
+  for (let i = 0; i < n; i++) order[i] = i;
+  order.sort((x, y) => vals[x]! - vals[y]!);
+  let r1 = 0; // rank sum of a
+  let tieTerm = 0; // sum of t^3 - t over tie groups
+  for (let i = 0; i < n; ) {
+    let j = i + 1;
+    while (j < n && vals[order[j]!] === vals[order[i]!]) j++;
+    const avgRank = (i + 1 + j) / 2; // ranks i+1 .. j
+    for (let k = i; k < j; k++) if (order[k]! < n1) r1 += avgRank;
+    const t = j - i;
+    if (t > 1) tieTerm += t * t * t - t;
+    i = j;
+  }
+  const u1 = r1 - (n1 * (n1 + 1)) / 2;
+  const mu = (n1 * n2) / 2;
+  const sigma = Math.sqrt(((n1 * n2) / 12) * (n + 1 - tieTerm / (n * (n - 1))));
+  if (!(sigma > 0)) return { method: 'mann_whitney_u', statistic: u1, p: 1, df: null };
+  const u = Math.max(u1, n1 * n2 - u1);
+  const z = (u - mu - 0.5) / sigma;
+  const p = Math.min(1, 2 * normalCdf(-z, 0, 1));
+  return { method: 'mann_whitney_u', statistic: u1, p, df: null };
+}

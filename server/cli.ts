@@ -6,6 +6,7 @@
  *   stallscope info FILE --json   facts about a trace
  *   stallscope analyze FILE       run the detectors, report or JSON, CI gate
  *   stallscope excerpt FILE SEL   a finding / event / time range as text for a review mail
+ *   stallscope compare A B        metrics of traces side by side, changes, significance, histograms
  *   stallscope detectors          list detectors and their parameters
  *   stallscope query FILE "SQL"   run SQL on a trace's model, in the query sandbox
  *   stallscope export FILE --format notes / import-notes FILE NOTES   the notes file
@@ -170,6 +171,21 @@ cli
       }
     },
   );
+
+cli
+  .command('compare [...files]', 'Compare traces: A B [C...] (A the baseline), or sets of iterations --a a1 a2 --b b1 b2')
+  .allowUnknownOptions()
+  .option('--json', '[boolean] print the comparison as JSON (server/compare/COMPARE.md)')
+  .option('--fail-on-regression <pct>', '[number] exit with status 2 if a metric got significantly worse by more than PCT percent')
+  .option('--alpha <p>', '[number] significance level (default 0.05)')
+  .option('--labels <a,b>', '[string] names of the sides, comma separated')
+  .option('--metric <regex>', '[string] only metrics whose id matches')
+  .option('--no-histograms', '[boolean] the table only, no log2 histograms')
+  .action(async (_files: string[], opts: GlobalOptions) => {
+    const { runCompare } = await import('./compare/compare_cli.ts');
+    const at = process.argv.indexOf('compare');
+    process.exitCode = await runCompare(process.argv.slice(at + 1), opts.dataDir);
+  });
 
 cli
   .command('export <file>', 'Write a trace with its findings and notes in another format (ingests it first if needed)')
@@ -411,7 +427,7 @@ async function main(): Promise<void> {
     await cli.runMatchedCommand();
   } catch (err) {
     // IngestError by name: ingest_file.ts is imported lazily, for a fast start.
-    if (err instanceof DecodeError || err instanceof UsageError || ['IngestError', 'ExcerptError'].includes((err as Error | null)?.name ?? '')) {
+    if (err instanceof DecodeError || err instanceof UsageError || ['IngestError', 'ExcerptError', 'CompareUsageError'].includes((err as Error | null)?.name ?? '')) {
       process.stderr.write(`stallscope: ${(err as Error).message}\n`);
     } else {
       process.stderr.write(`stallscope: ${(err as Error).stack ?? err}\n`);

@@ -48,9 +48,10 @@ export interface TestResult {
 
 /**
  * Welch's two-sample t-test, two-sided. Needs two or more values on each
- * side. When neither side varies (every iteration gave the same count), the
- * test is degenerate: p = 1 when the means are equal, 0 when they differ
- * (the difference is then exact, not noise).
+ * side. When neither side varies (every iteration gave the same value) there
+ * is no test: null when the means differ (two iterations of a small integer,
+ * a lowest priority of 12, 12 against 11, 11, agree by chance often enough
+ * that calling it certain would be wrong), p = 1 when they are equal.
  */
 export function welchT(a: ArrayLike<number>, b: ArrayLike<number>): TestResult | null {
   const na = a.length;
@@ -61,7 +62,7 @@ export function welchT(a: ArrayLike<number>, b: ArrayLike<number>): TestResult |
   const va = stddev(a) ** 2 / na;
   const vb = stddev(b) ** 2 / nb;
   const se2 = va + vb;
-  if (se2 === 0) return { method: 'welch_t', statistic: ma === mb ? 0 : Math.sign(ma - mb) * Infinity, p: ma === mb ? 1 : 0, df: null };
+  if (se2 === 0) return ma === mb ? { method: 'welch_t', statistic: 0, p: 1, df: null } : null;
   const t = (ma - mb) / Math.sqrt(se2);
   const df = (se2 * se2) / ((va * va) / (na - 1) + (vb * vb) / (nb - 1));
   const p = Math.min(1, 2 * tCdf(-Math.abs(t), df));

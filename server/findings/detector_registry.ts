@@ -18,7 +18,9 @@
  * parameters are DuckDB named prepared-statement parameters (`$warn_ns`).
  * A companion `<stem>.summary.sql` (one SELECT, same parameters) returns
  * summary rows, and `<stem>.metrics.sql` (one SELECT, same parameters)
- * the detector's metrics (server/findings/metrics.ts). Files whose name
+ * the detector's metrics (server/findings/metrics.ts); `<stem>.samples.sql`
+ * (optional) the per-event values behind its percentile metrics, for
+ * comparing traces (server/compare/samples.ts). Files whose name
  * starts with `_` and the `lib/` directory are not detectors;
  * `lib/macros.sql` holds macros every detector may call.
  */
@@ -84,6 +86,9 @@ export interface DetectorDef {
   /** `<stem>.metrics.sql` next to it, if any. */
   metricsFile: string | null;
   metricsSql: string | null;
+  /** `<stem>.samples.sql` next to it, if any: per-event values for compare (server/compare/samples.ts). */
+  samplesFile: string | null;
+  samplesSql: string | null;
   /** `@requires` groups (empty: needs nothing in particular). */
   requires: Requirement[];
   /** `@impact`: what impact_ns measures ('' when not stated: then it is the finding's duration). */
@@ -368,6 +373,12 @@ export async function loadDetectorFile(file: string, builtin: boolean): Promise<
     metricsSql = await readFile(metricsFile, 'utf8');
     validateStatement(metricsSql, metricsFile, header.params);
   }
+  const samplesFile = join(dirname(file), `${stem}.samples.sql`);
+  let samplesSql: string | null = null;
+  if (existsSync(samplesFile)) {
+    samplesSql = await readFile(samplesFile, 'utf8');
+    validateStatement(samplesSql, samplesFile, header.params);
+  }
   return {
     id,
     title: header.title ?? id,
@@ -379,6 +390,8 @@ export async function loadDetectorFile(file: string, builtin: boolean): Promise<
     summarySql,
     metricsFile: metricsSql != null ? metricsFile : null,
     metricsSql,
+    samplesFile: samplesSql != null ? samplesFile : null,
+    samplesSql,
     requires: header.requires,
     impact: header.impact ?? '',
     severityRule: header.severityRule ?? '',
@@ -391,7 +404,7 @@ async function detectorFilesIn(dir: string): Promise<string[]> {
   if (!st || !st.isDirectory()) throw new Error(`detector directory not found: ${dir}`);
   const names = await readdir(dir);
   return names
-    .filter((n) => n.endsWith('.sql') && !n.endsWith('.summary.sql') && !n.endsWith('.metrics.sql') && !n.startsWith('_'))
+    .filter((n) => n.endsWith('.sql') && !n.endsWith('.summary.sql') && !n.endsWith('.metrics.sql') && !n.endsWith('.samples.sql') && !n.startsWith('_'))
     .sort()
     .map((n) => join(dir, n));
 }

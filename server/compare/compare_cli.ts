@@ -80,7 +80,8 @@ export function parseCompareArgs(words: string[]): CompareArgs {
     }
   }
   return {
-    sides: sides.map((s, i) => ({ label: labels?.[i] ?? s.label ?? defaultLabel(s.files), files: s.files })),
+    // --a, --b: the files' common name; --vanilla: that word
+    sides: sides.map((s, i) => ({ label: labels?.[i] ?? (s.label && s.label.length > 1 ? s.label : defaultLabel(s.files)), files: s.files })),
     json: flags.has('--json'),
     failOnRegression: pct,
     alpha,

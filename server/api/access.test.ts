@@ -75,6 +75,7 @@ function concrete(method: string, pattern: string): { target: string; body?: str
     '/api/traces/:id/search': '?q=kswapd',
     '/api/traces/:id/search/matches': '?kind=event&name=sched_switch',
     '/api/traces/:id/range': '?t0=0&t1=1000000000',
+    '/api/compare': `?sides=${TRACE},${TRACE}`,
   };
   if (method === 'POST' && pattern === '/api/traces') return { target: `${p}?name=evil.dat`, body: 'not a trace at all\n', type: 'application/octet-stream' };
   if (method === 'POST' || method === 'PATCH' || method === 'PUT') {

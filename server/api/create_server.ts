@@ -30,6 +30,7 @@ import { registerNoteRoutes } from './routes/notes.ts';
 import { registerExportRoutes } from './routes/export.ts';
 import { registerQueryRoutes } from './routes/query.ts';
 import { registerAnnotationRoutes } from './routes/annotations.ts';
+import { registerCompareRoutes } from './routes/compare.ts';
 import { NotesStore } from '../notes/notes_store.ts';
 import { RateLimiter, type RateLimit } from '../notes/rate_limit.ts';
 
@@ -170,6 +171,7 @@ export async function buildApi(opts: ServerOptions): Promise<{ app: FastifyInsta
   await registerExportRoutes(app, ctx);
   await registerQueryRoutes(app, ctx);
   await registerAnnotationRoutes(app, ctx);
+  await registerCompareRoutes(app, ctx);
   await registerAppRoutes(app, opts.appDir ?? DEFAULT_APP_DIR);
   // Shutting down: unfinished ingests fail now (their feeds end, so close does not wait on them).
   app.addHook('preClose', async () => ctx.jobs.stopAll());

@@ -1,0 +1,62 @@
+/**
+ * GET /api/compare on a real server: two traces of fixture 17 uploaded, the
+ * comparison, the time series, bad requests.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FIXTURES, type RealServer, startRealServer, uploadFile, waitJob } from './test_server.ts';
+
+let s: RealServer;
+const ids: string[] = [];
+const FILES = ['compare/vfs100.1.v7.dat', 'compare/vfs1000.1.v7.dat'];
+// mm_vmscan_memcg_reclaim_begin events per file (fixtures/README.md, fixture 17: awk over trace-cmd report)
+const MEMCG_BEGINS = [857, 1079];
+
+beforeAll(async () => {
+  s = await startRealServer();
+  for (const f of FILES) {
+    const up = await uploadFile(s.base, path.join(FIXTURES, f));
+    const job = await waitJob(s.base, up.body.jobId!);
+    ids.push((job as unknown as { traceId: string }).traceId);
+  }
+}, 120_000);
+
+afterAll(async () => {
+  await s?.close();
+  if (s) fs.rmSync(s.dataDir, { recursive: true, force: true });
+});
+
+describe('GET /api/compare', () => {
+  it('the comparison, the traces and their series on one bin width', async () => {
+    const res = await fetch(`${s.base}/api/compare?sides=${ids[0]},${ids[1]}`);
+    expect(res.status).toBe(200);
+    const a = (await res.json()) as {
+      compare: { format: string; sides: { label: string }[]; rows: { metric: string; key: string | null }[]; histograms: unknown[] };
+      traces: { id: string; name: string; duration_ns: number }[][];
+      bin_ns: number;
+      series: { series: string; key: string | null; points: [number, number][] }[][][];
+    };
+    expect(a.compare.format).toBe('stallscope-compare');
+    expect(a.compare.sides.map((x) => x.label)).toEqual(['vfs100.1.v7.dat', 'vfs1000.1.v7.dat']);
+    expect(a.compare.rows.some((r) => r.metric === 'shrinker.freed' && r.key === 'super_cache_scan')).toBe(true);
+    expect(a.traces.map((t) => t[0]!.id)).toEqual(ids);
+    a.series.forEach((side, i) => {
+      const starts = side[0]!.find((x) => x.series === 'reclaim_stall.starts_per_s')!;
+      // rate x bin width summed over the bins = the begins counted by awk
+      expect(Math.round(starts.points.reduce((n, p) => n + (p[1] * a.bin_ns) / 1e9, 0))).toBe(MEMCG_BEGINS[i]);
+      expect(starts.points.length).toBe(Math.ceil(a.traces[i]![0]!.duration_ns / a.bin_ns));
+      expect(side[0]!.some((x) => x.series === 'shrinker.cache_items' && x.key === 'super_cache_scan')).toBe(true);
+    });
+  }, 60_000);
+
+  it('iterations of a side with ~; bad requests are 400, unknown traces 404', async () => {
+    const it2 = await fetch(`${s.base}/api/compare?sides=${ids[0]}~${ids[0]},${ids[1]}~${ids[1]}`);
+    expect(it2.status).toBe(200);
+    expect(((await it2.json()) as { compare: { sides: { traces: unknown[] }[] } }).compare.sides[0]!.traces).toHaveLength(2);
+    expect((await fetch(`${s.base}/api/compare`)).status).toBe(400);
+    expect((await fetch(`${s.base}/api/compare?sides=${ids[0]}`)).status).toBe(400);
+    expect((await fetch(`${s.base}/api/compare?sides=${ids[0]},../etc`)).status).toBe(400);
+    expect((await fetch(`${s.base}/api/compare?sides=${ids[0]},${'ab'.repeat(32)}`)).status).toBe(404);
+  });
+});

@@ -1,0 +1,67 @@
+/**
+ * Time series a reviewer charts for each kernel, derived from the trace: one
+ * value per time bin from the trace's first event, the same bin width for
+ * every trace of a comparison so their lines share an axis.
+ *
+ *   reclaim_stall.starts_per_s      reclaim stalls starting per second (direct, memcg, node)
+ *   vmscan.pages_scanned_per_s      mm_vmscan_lru_shrink_inactive nr_scanned per second
+ *   vmscan.pages_reclaimed_per_s    ... nr_reclaimed per second
+ *   shrinker.cache_items [shrinker] mm_shrink_slab_start's "cache items": the most any call saw in the bin
+ *
+ * Rates are 0 in bins with no event; cache_items has no point there (nothing
+ * was measured). Untraced events give no series.
+ */
+import type { Engine } from '../engine/engine.ts';
+import { loadDetectorMacros } from '../findings/run_detectors.ts';
+
+export interface Series {
+  series: string;
+  key: string | null;
+  unit: 'per_s' | 'objects';
+  /** [seconds from the trace's first event (bin start), value] */
+  points: [number, number][];
+}
+
+export async function traceSeries(engine: Engine, binNs: number, durationNs: number): Promise<Series[]> {
+  await loadDetectorMacros(engine);
+  const bin = BigInt(Math.max(1, Math.round(binNs)));
+  const rows = await engine.query<{ series: string; key: string | null; b: bigint | number; value: number }>(
+    `WITH z AS (SELECT ss_trace_start(NULL) AS t0)
+     SELECT 'reclaim_stall.starts_per_s' AS series, NULL::VARCHAR AS key, (ts - t0) // $bin AS b, count(*) * 1e9 / $bin AS value
+       FROM mm_vmscan_direct_reclaim_begin, z GROUP BY ALL
+     UNION ALL
+     SELECT 'vmscan.pages_scanned_per_s', NULL, (ts - t0) // $bin, sum(nr_scanned) * 1e9 / $bin FROM mm_vmscan_lru_shrink_inactive, z GROUP BY ALL
+     UNION ALL
+     SELECT 'vmscan.pages_reclaimed_per_s', NULL, (ts - t0) // $bin, sum(nr_reclaimed) * 1e9 / $bin FROM mm_vmscan_lru_shrink_inactive, z GROUP BY ALL
+     UNION ALL
+     SELECT 'shrinker.cache_items', ss_sym(shrink), (ts - t0) // $bin, max(cache_items)::DOUBLE FROM mm_shrink_slab_start, z
+       WHERE cache_items IS NOT NULL GROUP BY ALL
+     ORDER BY 1, 2, 3`,
+    { bin },
+  );
+  const nBins = Math.max(1, Math.ceil(durationNs / Number(bin)));
+  const byKey = new Map<string, Series & { sparse: Map<number, number> }>();
+  for (const r of rows) {
+    const k = `${r.series}\0${r.key ?? ''}`;
+    let s = byKey.get(k);
+    if (!s) byKey.set(k, (s = { series: r.series, key: r.key, unit: r.series.endsWith('_per_s') ? 'per_s' : 'objects', points: [], sparse: new Map() }));
+    s.sparse.set(Number(r.b), Number(r.value));
+  }
+  const binS = Number(bin) / 1e9;
+  return [...byKey.values()].map(({ sparse, ...s }) => {
+    if (s.unit === 'per_s') {
+      for (let b = 0; b < nBins; b++) s.points.push([b * binS, sparse.get(b) ?? 0]);
+    } else {
+      for (const [b, v] of [...sparse].sort((x, y) => x[0] - y[0])) s.points.push([b * binS, v]);
+    }
+    return s;
+  });
+}
+
+/** A bin width for traces of these durations: ~300 bins over the longest, at least 1 ms, a 1/2/5 step. */
+export function binFor(durationsNs: number[]): number {
+  const raw = Math.max(1e6, Math.max(...durationsNs, 0) / 300);
+  const p = 10 ** Math.floor(Math.log10(raw));
+  for (const m of [1, 2, 5, 10]) if (m * p >= raw) return m * p;
+  return 10 * p;
+}

@@ -1,4 +1,6 @@
-/** The app: the start page, or the open trace named by the URL (`?trace=<sha256>`). */
+/** The app: the start page, the open trace named by the URL (`?trace=<sha256>`), or a comparison (`?compare=ID,ID`). */
+import { CompareView } from './compare/compare_view.tsx';
+import { useCompareRoute } from './compare/compare_route.ts';
 import { searchProblems } from './notes/link_check.ts';
 import { notesModel } from './notes/notes_model.ts';
 import { LinkBanner, ToastView } from './notes/notes_ui.tsx';
@@ -16,10 +18,11 @@ if (typeof location !== 'undefined') {
 
 export function App() {
   const trace = useView((v) => v.trace);
+  const compare = useCompareRoute();
   return (
     <>
       <LinkBanner />
-      {trace ? <TraceView key={trace} traceId={trace} /> : <StartPage />}
+      {compare ? <CompareView route={compare} /> : trace ? <TraceView key={trace} traceId={trace} /> : <StartPage />}
       <ToastView />
     </>
   );

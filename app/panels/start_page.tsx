@@ -10,6 +10,7 @@ import { desktopOpenDialog, onDesktopOpen } from '../desktop/desktop_bridge.ts';
 import { formatBytes, formatCount } from '../timeline/time_format.ts';
 import { OutdatedModel } from './outdated_model.tsx';
 import { OpenLinkBox } from '../links/open_link.tsx';
+import { openCompare } from '../compare/compare_route.ts';
 
 export interface Upload {
   name: string;
@@ -56,6 +57,8 @@ export function StartPage() {
   const [traces, setTraces] = useState<TraceRecord[] | null>(null);
   const [listError, setListError] = useState<string | null>(null);
   const [upload, setUpload] = useState<Upload | null>(null);
+  /** Traces ticked for comparing, in the order ticked (the first is the baseline). */
+  const [picked, setPicked] = useState<string[]>([]);
   const [dragging, setDragging] = useState(false);
   const inputRef = useRef<HTMLInputElement>(null);
   const cancelRef = useRef<(() => void) | null>(null);
@@ -186,9 +189,17 @@ export function StartPage() {
         {listError && <div className="error">Could not load the library: {listError}</div>}
         {traces && traces.length === 0 && <div className="muted">No traces yet. Drop one above.</div>}
         {traces && traces.length > 0 && (
+          <div className="library-compare">
+            <button data-testid="compare-selected" disabled={picked.length < 2} onClick={() => openCompare(picked.map((id) => [id]))}>
+              Compare {picked.length >= 2 ? picked.length : ''} selected
+            </button>
+            <span className="muted">tick two or more traces; the first ticked is the baseline</span>
+          </div>
+        )}
+        {traces && traces.length > 0 && (
           <table className="library-table">
             <thead>
-              <tr><th>Name</th><th>Format</th><th>Kernel</th><th className="num">CPUs</th><th className="num">Events</th><th className="num">Size</th><th>Findings</th><th>Added</th></tr>
+              <tr><th aria-label="compare" /><th>Name</th><th>Format</th><th>Kernel</th><th className="num">CPUs</th><th className="num">Events</th><th className="num">Size</th><th>Findings</th><th>Added</th></tr>
             </thead>
             <tbody>
               {traces.map((t) => (
@@ -200,6 +211,17 @@ export function StartPage() {
                   className={t.status === 'ready' ? 'clickable' : 'inactive'}
                   onClick={() => t.status === 'ready' && viewStore.update({ trace: t.id, t0: null, t1: null, sel: null }, { history: 'push' })}
                 >
+                  <td onClick={(e) => e.stopPropagation()}>
+                    {t.status === 'ready' && (
+                      <input
+                        type="checkbox"
+                        data-testid="compare-pick"
+                        aria-label={`compare ${t.name}`}
+                        checked={picked.includes(t.id)}
+                        onChange={(e) => setPicked((p) => (e.target.checked ? [...p, t.id] : p.filter((x) => x !== t.id)))}
+                      />
+                    )}
+                  </td>
                   <td className="name">
                     {t.name}
                     {t.status !== 'ready' && <span className={`status ${t.status}`}>{t.status}{t.error ? `: ${t.error}` : ''}</span>}

@@ -1,0 +1,78 @@
+/**
+ * The compare view's address, which is also its share link:
+ *
+ *   ?compare=ID,ID                one trace a side (the first is the baseline)
+ *   ?compare=ID~ID~ID,ID~ID~ID    iterations: a side's traces joined by ~
+ *   &ct0=<ns>&ct1=<ns>            the stacked timelines' window, ns from each trace's first event
+ *
+ * Kept apart from the single-trace view state (app/state/view_state.ts):
+ * the two views share nothing but the library.
+ */
+import { useSyncExternalStore } from 'react';
+
+export interface CompareRoute {
+  sides: string[][];
+  window: { t0: number; t1: number } | null;
+}
+
+const ID_RE = /^[0-9a-f]{8,128}$/;
+
+export function compareFromSearch(search: string): CompareRoute | null {
+  const p = new URLSearchParams(search);
+  const text = p.get('compare');
+  if (!text) return null;
+  const sides = text.split(',').map((s) => s.split('~').filter((id) => ID_RE.test(id))).filter((s) => s.length > 0);
+  if (sides.length < 2) return null;
+  const t0 = Number(p.get('ct0'));
+  const t1 = Number(p.get('ct1'));
+  const window = p.has('ct0') && p.has('ct1') && Number.isFinite(t0) && Number.isFinite(t1) && t1 > t0 ? { t0, t1 } : null;
+  return { sides, window };
+}
+
+export function compareToSearch(r: CompareRoute): string {
+  let s = `?compare=${r.sides.map((side) => side.join('~')).join(',')}`;
+  if (r.window) s += `&ct0=${Math.floor(r.window.t0)}&ct1=${Math.ceil(r.window.t1)}`;
+  return s;
+}
+
+const listeners = new Set<() => void>();
+let current: string = typeof location === 'undefined' ? '' : location.search;
+let cached: CompareRoute | null = compareFromSearch(current);
+
+function emit() {
+  current = location.search;
+  cached = compareFromSearch(current);
+  for (const l of listeners) l();
+}
+if (typeof window !== 'undefined') window.addEventListener('popstate', emit);
+
+export function useCompareRoute(): CompareRoute | null {
+  return useSyncExternalStore(
+    (cb) => {
+      listeners.add(cb);
+      return () => listeners.delete(cb);
+    },
+    () => cached,
+  );
+}
+
+/** Opens a comparison (a new history entry: Back returns to the library). */
+export function openCompare(sides: string[][]): void {
+  history.pushState(null, '', `${location.pathname}${compareToSearch({ sides, window: null })}`);
+  emit();
+}
+
+/** The window moved: the address follows (replaced, debounced), so a copied link reopens the same view. */
+let timer: ReturnType<typeof setTimeout> | null = null;
+export function replaceCompareWindow(route: CompareRoute, window: { t0: number; t1: number } | null): void {
+  if (timer) clearTimeout(timer);
+  timer = setTimeout(() => {
+    timer = null;
+    history.replaceState(null, '', `${location.pathname}${compareToSearch({ ...route, window })}`);
+  }, 150);
+}
+
+export function leaveCompare(): void {
+  history.pushState(null, '', location.pathname);
+  emit();
+}

@@ -1,0 +1,132 @@
+/**
+ * Compare in the browser (issue 32), on fixture 17 (vm.vfs_cache_pressure
+ * 100 against 1000, fixtures/compare): pick two traces in the library, read
+ * the table, see both histograms and a chart with two lines, zoom one
+ * timeline and see the other follow, copy the table as text, reopen the
+ * comparison from its link. Expected numbers from awk over `trace-cmd report -t`.
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, readFileSync } from 'node:fs';
+import { basename, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { expect, test, type APIRequestContext } from '@playwright/test';
+import { SCREENSHOTS } from './helpers.ts';
+
+const FIXTURES = fileURLToPath(new URL('../../fixtures/compare/', import.meta.url));
+const FILES = ['vfs100.1.v7.dat', 'vfs1000.1.v7.dat'];
+
+async function ingest(request: APIRequestContext, file: string): Promise<string> {
+  const r = await request.post(`/api/traces?name=${encodeURIComponent(basename(file))}`, {
+    data: readFileSync(file),
+    headers: { 'content-type': 'application/octet-stream' },
+  });
+  expect(r.status()).toBe(202);
+  const { jobId } = await r.json();
+  for (let i = 0; i < 1200; i++) {
+    const s = await (await request.get(`/api/jobs/${jobId}`)).json();
+    if (s.phase === 'done') return s.traceId as string;
+    if (s.phase === 'failed') throw new Error(`ingest failed: ${s.error}`);
+    await new Promise((res) => setTimeout(res, 250));
+  }
+  throw new Error('ingest did not finish');
+}
+
+/** From trace-cmd report -t: super_cache_scan's freed sum and its completed calls (start then end on one task). */
+function awkFacts(file: string): { freed: number; calls: number } {
+  const report = execFileSync('trace-cmd', ['report', '-t', '-i', join(FIXTURES, file)], { maxBuffer: 1 << 28, stdio: ['ignore', 'pipe', 'ignore'] });
+  const out = execFileSync(
+    'awk',
+    [
+      `/mm_shrink_slab_(start|end): +super_cache_scan/ || /mm_shrink_slab_(start|end):/ {
+         match($0, /-[0-9]+ +\\[/); pid = substr($0, RSTART + 1, RLENGTH - 3)
+         s = ($0 ~ /super_cache_scan/)
+         if ($0 ~ /mm_shrink_slab_start:/) { open[pid] = s; next }
+         if ((pid in open) && open[pid] && s) calls++
+         delete open[pid]
+         if (s) { r = $0; sub(/.*return val /, "", r); freed += r }
+       }
+       END { print freed + 0, calls + 0 }`,
+    ],
+    { input: report, encoding: 'utf8' },
+  );
+  const [freed, calls] = out.trim().split(' ').map(Number);
+  return { freed: freed!, calls: calls! };
+}
+
+test('compare two traces from the library: table, histograms, a chart with two lines, synchronised timelines, copy, share link', async ({ page, request, context }) => {
+  const ids = [];
+  for (const f of FILES) ids.push(await ingest(request, join(FIXTURES, f)));
+  const facts = FILES.map(awkFacts);
+
+  await page.goto('/');
+  for (const id of ids) {
+    await page.locator(`[data-testid="library-row"][data-trace-id="${id}"] [data-testid="compare-pick"]`).check();
+  }
+  await page.getByTestId('compare-selected').click();
+  await expect(page).toHaveURL(new RegExp(`compare=${ids[0]},${ids[1]}`));
+  await expect(page.getByTestId('compare-view')).toBeVisible();
+
+  // the table: super_cache_scan freed nothing at 100, what awk sums at 1000
+  const freed = page.locator('[data-testid="compare-row"][data-metric="shrinker.freed"][data-key="super_cache_scan"] [data-testid="compare-cell"]');
+  await expect(freed).toHaveCount(2);
+  await expect(freed.nth(0)).toHaveText(facts[0]!.freed.toLocaleString('en'));
+  await expect(freed.nth(1)).toContainText(facts[1]!.freed.toLocaleString('en'));
+  expect(facts[1]!.freed).toBeGreaterThan(0);
+
+  // both histograms of super_cache_scan's calls, each side with the calls awk pairs
+  const hist = page.locator('[data-testid="compare-histogram"][data-samples="shrinker.call"][data-key="super_cache_scan"]');
+  const sides = hist.getByTestId('histogram-side');
+  await expect(sides).toHaveCount(2);
+  await expect(sides.nth(0)).toHaveAttribute('data-events', String(facts[0]!.calls));
+  await expect(sides.nth(1)).toHaveAttribute('data-events', String(facts[1]!.calls));
+  await expect(hist.getByTestId('cdf-line')).toHaveCount(2);
+
+  // a time series with a line per trace
+  const chart = page.locator('[data-testid="compare-series"][data-series="shrinker.cache_items [super_cache_scan]"]');
+  await expect(chart.getByTestId('series-line')).toHaveCount(2);
+
+  // zoom the first timeline: the second follows
+  const rows = page.getByTestId('compare-timeline');
+  await expect(rows).toHaveCount(2);
+  const before = Number(await rows.nth(1).getAttribute('data-t1'));
+  await rows.nth(1).scrollIntoViewIfNeeded();
+  const box = (await rows.nth(0).locator('canvas').boundingBox())!;
+  await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
+  for (let i = 0; i < 5; i++) await page.mouse.wheel(0, -200);
+  await expect.poll(async () => Number(await rows.nth(1).getAttribute('data-t1')) - Number(await rows.nth(1).getAttribute('data-t0'))).toBeLessThan(before / 2);
+  const win = [await rows.nth(0).getAttribute('data-t0'), await rows.nth(0).getAttribute('data-t1')];
+  expect([await rows.nth(1).getAttribute('data-t0'), await rows.nth(1).getAttribute('data-t1')]).toEqual(win);
+  // drag the second: the first pans with it
+  const box2 = (await rows.nth(1).locator('canvas').boundingBox())!;
+  await page.mouse.move(box2.x + box2.width / 2, box2.y + 10);
+  await page.mouse.down();
+  await page.mouse.move(box2.x + box2.width / 2 - 150, box2.y + 10, { steps: 5 });
+  await page.mouse.up();
+  await expect.poll(async () => rows.nth(0).getAttribute('data-t0')).not.toBe(win[0]);
+  const moved = [await rows.nth(1).getAttribute('data-t0'), await rows.nth(1).getAttribute('data-t1')];
+  expect([await rows.nth(0).getAttribute('data-t0'), await rows.nth(0).getAttribute('data-t1')]).toEqual(moved);
+  await expect(page).toHaveURL(new RegExp(`ct0=${moved[0]}&ct1=${moved[1]}`));
+
+  // copy the table as text: aligned columns, as the CLI prints it
+  await context.grantPermissions(['clipboard-read', 'clipboard-write']);
+  await page.getByTestId('compare-copy-table').click();
+  const text: string = await page.evaluate(() => navigator.clipboard.readText());
+  const line = text.split('\n').find((l) => l.startsWith('shrinker.freed [super_cache_scan]'))!;
+  expect(line).toMatch(new RegExp(`^shrinker\\.freed \\[super_cache_scan\\] +0 +${facts[1]!.freed.toLocaleString('en')} \\(new\\)$`));
+  const widths = new Set(text.split('\n').filter((l) => l.startsWith('shrinker.')).map((l) => l.length));
+  expect(widths.size).toBe(1);
+
+  mkdirSync(SCREENSHOTS, { recursive: true });
+  await page.screenshot({ path: join(SCREENSHOTS, 'compare.png'), fullPage: true });
+
+  // the share link reopens the comparison at the same window
+  const link = page.url();
+  const again = await context.newPage();
+  await again.goto(link);
+  await expect(again.locator('[data-testid="compare-row"][data-metric="shrinker.freed"][data-key="super_cache_scan"]')).toBeVisible();
+  await expect(again.getByTestId('compare-timeline').nth(0)).toHaveAttribute('data-t0', moved[0]!);
+  await expect(again.getByTestId('compare-timeline').nth(1)).toHaveAttribute('data-t1', moved[1]!);
+  // back to the library
+  await again.getByTestId('compare-home').click();
+  await expect(again.getByTestId('library')).toBeVisible();
+});

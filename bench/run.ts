@@ -16,7 +16,7 @@
  *
  *   npm run bench                         everything (full sizes)
  *   npm run bench -- --quick              ~1M events, ~150 MB text: a smoke run
- *   npm run bench -- --only ingest        one part (repeatable: --only ingest --only ui; or --only query)
+ *   npm run bench -- --only ingest        one part (repeatable: --only ingest --only ui; or --only query, --only compare)
  *   npm run bench -- --no-trace-cmd       skip the trace-cmd comparison runs
  *   npm run bench -- --dat-only           ingest part on the trace.dat files only (a shorter re-run)
  *   npm run bench -- --ratio-runs N       (trace-cmd, ingest) pairs per trace.dat file; the ratio
@@ -34,8 +34,8 @@ import { pathToFileURL } from 'node:url';
 import { benchIngest, formatIngestTable, modelDataDir, pruneModels, ratioOf, type IngestBenchResult } from './ingest_bench.ts';
 import { makeLargeTraces, mb, OUT_DIR, ROOT, type LargeTraceSet } from './make_large_traces.ts';
 
-type Part = 'ingest' | 'detectors' | 'ui' | 'perfetto' | 'query';
-const PARTS: Part[] = ['ingest', 'detectors', 'ui', 'perfetto', 'query'];
+type Part = 'ingest' | 'detectors' | 'ui' | 'perfetto' | 'query' | 'compare';
+const PARTS: Part[] = ['ingest', 'detectors', 'ui', 'perfetto', 'query', 'compare'];
 
 interface Args {
   parts: Set<Part>;
@@ -69,7 +69,7 @@ function parseArgs(argv: string[]): Args {
         parts.add(p as Part);
       }
     } else if (a === '--help' || a === '-h') {
-      process.stdout.write('usage: npm run bench -- [--quick] [--only ingest|detectors|ui|perfetto|query]... [--no-trace-cmd] [--dat-only] [--ratio-runs N]\n');
+      process.stdout.write('usage: npm run bench -- [--quick] [--only ingest|detectors|ui|perfetto|query|compare]... [--no-trace-cmd] [--dat-only] [--ratio-runs N]\n');
       process.exit(0);
     } else throw new Error(`unknown argument ${a}`);
   }
@@ -147,6 +147,34 @@ async function queryPart(set: LargeTraceSet): Promise<unknown> {
     }
   } else log('query: no built app in dist/ (npm run build): the browser part is skipped');
   return { result: r, browser, load: [load0, load()] };
+}
+
+/**
+ * `stallscope compare` on two large models (bench/compare_bench.ts): the large v6's (bench/out/model, as the
+ * detectors part) and the large v7's (bench/out/compare-model: the same events, a model of its own).
+ */
+async function comparePart(set: LargeTraceSet, notes: string[]): Promise<unknown> {
+  if (!set.v7) {
+    notes.push('compare: no large v7 trace.dat (trace-cmd convert failed?): part skipped');
+    return null;
+  }
+  const { ingestFile } = await import('../server/ingest/ingest_file.ts');
+  const { benchCompare, formatCompareBench } = await import('./compare_bench.ts');
+  const a = await ingestFile(set.v6, { dataDir: modelDataDir(set) });
+  const bDir = path.join(OUT_DIR, set.events >= 10_000_000 ? 'compare-model' : 'compare-model-quick');
+  const t = performance.now();
+  const b = await ingestFile(set.v7, { dataDir: bDir });
+  await pruneModels(bDir, b.id);
+  log(`compare: second model ${b.reused ? 'reused' : `ingested in ${((performance.now() - t) / 1000).toFixed(1)} s`}: ${b.summary.eventsTotal.toLocaleString('en-US')} events`);
+  const r = await benchCompare(
+    [
+      { dataDir: modelDataDir(set), id: a.id, events: a.summary.eventsTotal },
+      { dataDir: bDir, id: b.id, events: b.summary.eventsTotal },
+    ],
+    log,
+  );
+  process.stdout.write(formatCompareBench(r));
+  return r;
 }
 
 /** A free TCP port on 127.0.0.1. */
@@ -344,7 +372,7 @@ async function main(): Promise<void> {
   log(`stallscope bench ${args.quick ? '(quick) ' : ''}${started.toISOString()}: ${os.cpus().length} CPUs, load ${load()}`);
 
   let set: LargeTraceSet | null = null;
-  if (args.parts.has('ingest') || args.parts.has('detectors') || args.parts.has('ui') || args.parts.has('query')) {
+  if (args.parts.has('ingest') || args.parts.has('detectors') || args.parts.has('ui') || args.parts.has('query') || args.parts.has('compare')) {
     log('\n# traces');
     set = await makeLargeTraces({ quick: args.quick, log });
     notes.push(...set.notes);
@@ -401,6 +429,16 @@ async function main(): Promise<void> {
     } catch (e) {
       notes.push(`query: failed: ${(e as Error).message}`);
       log(`query: FAILED ${(e as Error).stack}`);
+    }
+  }
+
+  if (args.parts.has('compare') && set) {
+    log('\n# compare');
+    try {
+      results.compare = await comparePart(set, notes);
+    } catch (e) {
+      notes.push(`compare: failed: ${(e as Error).message}`);
+      log(`compare: FAILED ${(e as Error).stack}`);
     }
   }
 

@@ -139,11 +139,22 @@ export function compareSides(sides: SideInput[], opts: CompareOptions = {}): Com
     return ka < kb ? -1 : ka > kb ? 1 : 0;
   });
 
+  // p50, p99, max... of one key share their events: pool them and test them once.
+  const pooledCache = new Map<string, Float64Array[]>();
+  const eventTests = new Map<string, (TestResult | null)[]>();
   const rows: CompareRow[] = sorted.map((def) => {
     const k = rowKey(def);
     const samplesId = samplesIdOfMetric(def.metric);
     const hasSamples = samplesId !== null && sides.some((s) => s.traces.some((t) => t.samples.has(samplesId)));
-    const pooled = sides.map((s) => (hasSamples ? pool(s.traces.map((t) => samplesOf(t.samples, samplesId!, def.key))) : null));
+    const sampleKey = `${samplesId}\0${def.key ?? ''}`;
+    let pooled: (Float64Array | null)[] = sides.map(() => null);
+    if (hasSamples) {
+      let p = pooledCache.get(sampleKey);
+      if (!p) pooledCache.set(sampleKey, (p = sides.map((s) => pool(s.traces.map((t) => samplesOf(t.samples, samplesId!, def.key))))));
+      pooled = p;
+    }
+    let tests = hasSamples ? eventTests.get(sampleKey) : undefined;
+    if (hasSamples && !tests) eventTests.set(sampleKey, (tests = sides.map((_, si) => (si === 0 ? null : mannWhitneyU(pooled[0]!, pooled[si]!)))));
     const sideValues: SideValues[] = sides.map((s, si) => {
       const values = s.traces.map((t, ti) => {
         const v = index[si]![ti]!.get(k);
@@ -165,7 +176,7 @@ export function compareSides(sides: SideInput[], opts: CompareOptions = {}): Com
       const a = base.values.filter((v): v is number => v !== null);
       const b = sv.values.filter((v): v is number => v !== null);
       const iterations = sides[0]!.traces.length >= 2 && sides[si]!.traces.length >= 2;
-      const eventTest = hasSamples ? mannWhitneyU(pooled[0]!, pooled[si]!) : null;
+      const eventTest = tests?.[si] ?? null;
       const test: TestResult | null = iterations ? welchT(a, b) : eventTest;
       const significant = test !== null && test.p < alpha;
       let change_pct: number | null = null;

@@ -72,32 +72,39 @@ export function welchT(a: ArrayLike<number>, b: ArrayLike<number>): TestResult |
 /**
  * Mann-Whitney U, two-sided, normal approximation with the tie correction
  * and the continuity correction (scipy's method='asymptotic'). Sorts a copy
- * of both samples together: O((n+m) log(n+m)), a few hundred ms for a million
- * events. Needs one value on each side; with fewer than ~8 per side the
- * approximation is rough (the p-value is still reported).
+ * of each sample (native numeric sort) and ranks them in one merge: a
+ * million events in well under a second. Needs one value on each side; with
+ * fewer than ~8 per side the approximation is rough (the p-value is still
+ * reported).
  */
 export function mannWhitneyU(a: ArrayLike<number>, b: ArrayLike<number>): TestResult | null {
   const n1 = a.length;
   const n2 = b.length;
   if (n1 === 0 || n2 === 0) return null;
   const n = n1 + n2;
-  // Values with the sample in the low bit of an index array: sort indices by value.
-  const vals = new Float64Array(n);
-  for (let i = 0; i < n1; i++) vals[i] = a[i]!;
-  for (let i = 0; i < n2; i++) vals[n1 + i] = b[i]!;
-  const order = new Uint32Array(n);
-  for (let i = 0; i < n; i++) order[i] = i;
-  order.sort((x, y) => vals[x]! - vals[y]!);
+  const x = Float64Array.from(a).sort();
+  const y = Float64Array.from(b).sort();
+  let i = 0;
+  let j = 0;
+  let below = 0; // values ranked so far
   let r1 = 0; // rank sum of a
   let tieTerm = 0; // sum of t^3 - t over tie groups
-  for (let i = 0; i < n; ) {
-    let j = i + 1;
-    while (j < n && vals[order[j]!] === vals[order[i]!]) j++;
-    const avgRank = (i + 1 + j) / 2; // ranks i+1 .. j
-    for (let k = i; k < j; k++) if (order[k]! < n1) r1 += avgRank;
-    const t = j - i;
+  while (i < n1 || j < n2) {
+    const v = j >= n2 || (i < n1 && x[i]! <= y[j]!) ? x[i]! : y[j]!;
+    let ci = 0;
+    let cj = 0;
+    while (i < n1 && x[i] === v) {
+      i++;
+      ci++;
+    }
+    while (j < n2 && y[j] === v) {
+      j++;
+      cj++;
+    }
+    const t = ci + cj;
+    r1 += ci * (below + (t + 1) / 2); // ranks below+1 .. below+t, averaged
+    below += t;
     if (t > 1) tieTerm += t * t * t - t;
-    i = j;
   }
   const u1 = r1 - (n1 * (n1 + 1)) / 2;
   const mu = (n1 * n2) / 2;

@@ -7,14 +7,23 @@ import { existsSync } from 'node:fs';
 import type { Engine } from '../engine/engine.ts';
 import type { Metric } from '../findings/metrics.ts';
 import { userDetectorDir } from '../query/user_detectors.ts';
+import { dataDirPaths } from '../ingest/data_dir.ts';
+import { SAMPLES_FILE, readSamplesFile, writeSamplesFile } from '../findings/samples.ts';
 import type { TraceInput } from './compare.ts';
 import { type TraceSamples, loadSamples } from './samples.ts';
 
 /** What compare needs of a library (server/ingest/library.ts TraceLibrary, the API's LibraryLike). */
 export interface CompareLibrary {
-  findings(id: string): Promise<{ metrics?: unknown[]; runs?: unknown[] }> | { metrics?: unknown[]; runs?: unknown[] };
+  findings(id: string): Promise<FindingsLike> | FindingsLike;
   openEngine(id: string): Promise<Engine>;
   readonly paths?: { root: string };
+}
+
+/** What compare reads of findings.json: metrics, which detectors ran, the detectors' stamp (its samples.bin's). */
+interface FindingsLike {
+  metrics?: unknown[];
+  runs?: unknown[];
+  detectors?: string;
 }
 
 const samplesCache = new WeakMap<object, Map<string, Promise<TraceSamples>>>();
@@ -25,8 +34,7 @@ export async function loadTraceInput(lib: CompareLibrary, id: string, name: stri
   if (!perLib) samplesCache.set(lib, (perLib = new Map()));
   let samples = perLib.get(id);
   if (!samples) {
-    const userDir = lib.paths ? userDetectorDir(lib.paths.root) : null;
-    samples = lib.openEngine(id).then((engine) => loadSamples(engine, { extraDirs: userDir && existsSync(userDir) ? [userDir] : [] }));
+    samples = keptOrComputed(lib, id, findings.detectors ?? null);
     samples.catch(() => perLib!.delete(id));
     perLib.set(id, samples);
   }
@@ -38,4 +46,20 @@ export async function loadTraceInput(lib: CompareLibrary, id: string, name: stri
 /** Forget a trace's samples (its model was replaced). */
 export function forgetSamples(lib: object, id: string): void {
   samplesCache.get(lib)?.delete(id);
+}
+
+/**
+ * The samples the library kept when the detectors ran (samples.bin, for the
+ * same detectors as findings.json), else computed on the model now and kept.
+ */
+async function keptOrComputed(lib: CompareLibrary, id: string, stamp: string | null): Promise<TraceSamples> {
+  const file = lib.paths && stamp ? `${dataDirPaths(lib.paths.root).traceDir(id)}/${SAMPLES_FILE}` : null;
+  if (file) {
+    const kept = await readSamplesFile(file, stamp!);
+    if (kept) return kept;
+  }
+  const userDir = lib.paths ? userDetectorDir(lib.paths.root) : null;
+  const computed = await loadSamples(await lib.openEngine(id), { extraDirs: userDir && existsSync(userDir) ? [userDir] : [] });
+  if (file) await writeSamplesFile(file, computed, stamp!).catch(() => undefined);
+  return computed;
 }

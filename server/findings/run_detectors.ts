@@ -37,6 +37,7 @@ import { type Finding, type Severity, assignIds, assignRanks, countBySeverity, i
 import { detectorCoverage, tracedEventNames } from './coverage.ts';
 import { type Metric, rowsToMetrics, sortMetrics, traceMetricsSql } from './metrics.ts';
 import { type Overview, buildOverview } from './overview.ts';
+import { type TraceSamples, querySamples } from './samples.ts';
 
 export interface RunOptions {
   /** Detector ids to run (default: all). Unknown ids are an error. */
@@ -45,6 +46,8 @@ export interface RunOptions {
   params?: Record<string, string>;
   /** Extra directories of user detectors (`--queries DIR`). */
   extraDirs?: string[];
+  /** Also run the detectors' samples files (per-event values, server/findings/samples.ts) into RunResult.samples. */
+  samples?: boolean;
 }
 
 /** What became of one selected detector in a run. */
@@ -78,6 +81,8 @@ export interface RunResult {
   detectors: DetectorRun[];
   /** The story of the trace, built from the metrics and findings (server/findings/overview.ts). */
   overview: Overview;
+  /** With `samples: true`: the per-event values behind the percentile metrics (METRICS.md, "Samples"). */
+  samples?: TraceSamples;
   /** Detector id (and 'id.summary', 'id.metrics') -> wall time in ms. */
   timings: Record<string, number>;
 }
@@ -335,6 +340,7 @@ async function runDetectorsNow(engine: Engine, opts: RunOptions): Promise<RunRes
   const timings: Record<string, number> = {};
   const metrics: Metric[] = [];
   const runs: DetectorRun[] = [];
+  const samples: TraceSamples = new Map();
   try {
     metrics.push(...rowsToMetrics('trace', await queryRows(engine, await traceMetricsSql())));
     for (const det of selected) {
@@ -385,6 +391,17 @@ async function runDetectorsNow(engine: Engine, opts: RunOptions): Promise<RunRes
         }
         timings[`${det.id}.metrics`] = performance.now() - m0;
       }
+      if (opts.samples && det.samplesSql != null && det.samplesFile != null) {
+        // While this run's pairs / windows are still materialised (@per_run): only the values' conversion costs.
+        const s0 = performance.now();
+        try {
+          await perRun.prepare(det.samplesSql);
+          await querySamples(engine, det, values, samples);
+        } catch (e) {
+          throw new DetectorRunError(det.id, det.samplesFile, null, e, (e as Error).message);
+        }
+        timings[`${det.id}.samples`] = performance.now() - s0;
+      }
     }
   } finally {
     await perRun.release();
@@ -428,5 +445,5 @@ async function runDetectorsNow(engine: Engine, opts: RunOptions): Promise<RunRes
   for (const run of runs) run.counts = countBySeverity(findings.filter((f) => f.detector === run.id));
   sortMetrics(metrics);
   const overview = buildOverview({ findings, metrics, detectors: runs });
-  return { findings, summaries, metrics, detectors: runs, overview, timings };
+  return { findings, summaries, metrics, detectors: runs, overview, timings, ...(opts.samples ? { samples } : {}) };
 }

@@ -6,6 +6,7 @@
  *   <dataDir>/traces/<sha256>/trace.duckdb   the model (complete traces only)
  *   <dataDir>/traces/<sha256>/info.json      summary; written last
  *   <dataDir>/traces/<sha256>/findings.json  detector output cache
+ *   <dataDir>/traces/<sha256>/samples.bin    per-event samples of the same run, for compare (server/findings/samples.ts)
  *   <dataDir>/traces/<sha256>/overview/      the server's first-view caches (meta,
  *                                            track list, zoomed-out summaries)
  *   <dataDir>/tmp/                           traces being built, uploads in flight

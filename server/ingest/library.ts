@@ -7,6 +7,7 @@
  * flight and failed ones live in memory (a restart forgets them, and
  * removeStaleWork() deletes their half-built files).
  */
+import { SAMPLES_FILE, writeSamplesFile } from '../findings/samples.ts';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { Engine } from '../engine/engine.ts';
@@ -251,6 +252,8 @@ export class TraceLibrary {
     const engine = await this.openEngine(id);
     const detectors = await this.currentDetectors();
     const result = await runWithUserDetectors(engine, this.userDetectorDir);
+    // The per-event values behind the percentile metrics, for comparing traces (server/findings/samples.ts).
+    if (result.samples) await writeSamplesFile(path.join(this.paths.traceDir(id), SAMPLES_FILE), result.samples, detectors);
     const file: FindingsFile = {
       detectors,
       findings: result.findings,
@@ -391,11 +394,11 @@ function failedRecord(id: string, name: string, error: string): TraceRecord {
  */
 async function runWithUserDetectors(engine: Engine, userDir: string): Promise<RunResult> {
   const hasUser = await fs.readdir(userDir).then((n) => n.some((x) => x.endsWith('.sql')), () => false);
-  if (!hasUser) return runDetectors(engine, {});
+  if (!hasUser) return runDetectors(engine, { samples: true });
   try {
-    return await runDetectors(engine, { extraDirs: [userDir] });
+    return await runDetectors(engine, { extraDirs: [userDir], samples: true });
   } catch (e) {
     process.stderr.write(`stallscope: saved detectors in ${userDir} did not run, built-in detectors only: ${(e as Error).message}\n`);
-    return runDetectors(engine, {});
+    return runDetectors(engine, { samples: true });
   }
 }

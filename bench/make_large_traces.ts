@@ -97,7 +97,7 @@ const FIXTURE_SCHED = path.join(ROOT, 'fixtures', 'fsync_xfs.full.v7.dat');
 const SCHED_TEXT_BYTES = 250_000_000;
 const QUICK_SCHED_TEXT_BYTES = 40_000_000;
 
-function readManifest(): Manifest {
+export function readManifest(): Manifest {
   try {
     return JSON.parse(fs.readFileSync(MANIFEST, 'utf8')) as Manifest;
   } catch {
@@ -105,7 +105,7 @@ function readManifest(): Manifest {
   }
 }
 
-function writeManifest(m: Manifest): void {
+export function writeManifest(m: Manifest): void {
   fs.writeFileSync(MANIFEST, JSON.stringify(m, null, 2));
 }
 
@@ -127,7 +127,7 @@ function record(file: string, key: string): void {
 }
 
 /** Makes `file` by running `make(tmp)`, then renames: a killed run never leaves a file that looks complete. */
-async function produce(file: string, key: string, log: (s: string) => void, make: (tmp: string) => Promise<void>): Promise<boolean> {
+export async function produce(file: string, key: string, log: (s: string) => void, make: (tmp: string) => Promise<void>): Promise<boolean> {
   if (reusable(file, key)) {
     log(`  reuse ${path.relative(ROOT, file)} (${mb(fs.statSync(file).size)})`);
     return false;
@@ -155,7 +155,7 @@ export function mb(bytes: number): string {
 // The fixture: events, span, layout
 // ---------------------------------------------------------------------------
 
-interface FixtureFacts {
+export interface FixtureFacts {
   events: number;
   /** Last event ts relative to the earliest first-page timestamp (the decoder's base), ns. */
   spanNs: number;
@@ -169,7 +169,7 @@ interface FixtureFacts {
   layout: ReturnType<typeof parseHeaderPage>;
 }
 
-async function fixtureFacts(file: string): Promise<FixtureFacts> {
+export async function fixtureFacts(file: string): Promise<FixtureFacts> {
   const src = await FileSource.open(file);
   let info;
   let header: Buffer;
@@ -275,7 +275,7 @@ export function shiftPages(buf: Buffer, pageSize: number, layout: FixtureFacts['
   return abs;
 }
 
-async function writeLargeV6(fixture: string, f: FixtureFacts, copies: number, out: string): Promise<void> {
+export async function writeLargeV6(fixture: string, f: FixtureFacts, copies: number, out: string): Promise<void> {
   const src = await FileSource.open(fixture);
   const fh = await fsp.open(out, 'w');
   try {
@@ -340,7 +340,7 @@ export function runTraceCmd(args: string[], stdoutFile: string, timeoutMs = 20 *
   });
 }
 
-function headLines(file: string, n: number): string[] {
+export function headLines(file: string, n: number): string[] {
   const fd = fs.openSync(file, 'r');
   try {
     const b = Buffer.alloc(1 << 16);
@@ -351,7 +351,7 @@ function headLines(file: string, n: number): string[] {
   }
 }
 
-function tailLines(file: string, n: number): string[] {
+export function tailLines(file: string, n: number): string[] {
   const fd = fs.openSync(file, 'r');
   try {
     const size = fs.fstatSync(fd).size;
@@ -365,7 +365,7 @@ function tailLines(file: string, n: number): string[] {
 }
 
 /** Seconds field of a report / tracefs event line (6 or 9 decimals) as integer ns. */
-function lineTsNs(line: string): number | null {
+export function lineTsNs(line: string): number | null {
   const m = /\s(\d+)\.(\d{6,9}):\s/.exec(line);
   if (!m) return null;
   return Number(m[1]) * 1e9 + Number(m[2]!.padEnd(9, '0'));
@@ -376,7 +376,7 @@ function lineTsNs(line: string): number | null {
  * the first event is the fixture's first event, the last event is the
  * fixture's last moved by (copies-1) * shift.
  */
-function checkReport(
+export function checkReport(
   what: string,
   reportFile: string,
   stderr: string,
@@ -406,7 +406,7 @@ function checkReport(
 // tracefs text
 // ---------------------------------------------------------------------------
 
-interface TracefsBase {
+export interface TracefsBase {
   /** Per event line: text before the timestamp, ts in us, text after it. */
   pre: string[];
   us: number[];
@@ -414,9 +414,9 @@ interface TracefsBase {
 }
 
 /** One copy of the fixture in the kernel's tracefs format, from report -N and report -N -l. */
-async function tracefsBase(fixture: string): Promise<TracefsBase> {
-  const tmpN = path.join(OUT_DIR, 'fixture.report-N.txt.tmp');
-  const tmpL = path.join(OUT_DIR, 'fixture.report-Nl.txt.tmp');
+export async function tracefsBase(fixture: string): Promise<TracefsBase> {
+  const tmpN = path.join(OUT_DIR, `${path.basename(fixture)}.report-N.txt.tmp`);
+  const tmpL = path.join(OUT_DIR, `${path.basename(fixture)}.report-Nl.txt.tmp`);
   try {
     await runTraceCmd(['report', '-N', '-i', fixture], tmpN);
     await runTraceCmd(['report', '-N', '-l', '-i', fixture], tmpL);
@@ -469,7 +469,7 @@ function tracefsHeader(events: number, cpus: number): string {
   ].join('\n');
 }
 
-async function writeTracefs(base: TracefsBase, copies: number, shiftNs: number, cpus: number, out: string): Promise<void> {
+export async function writeTracefs(base: TracefsBase, copies: number, shiftNs: number, cpus: number, out: string): Promise<void> {
   const fh = await fsp.open(out, 'w');
   try {
     await fh.write(tracefsHeader(base.us.length * copies, cpus));

@@ -1,6 +1,10 @@
 /**
- * `npm run bench`: the whole benchmark, in three parts.
+ * `npm run bench`: the whole benchmark, in parts.
  *
+ *   corpus     the bench corpus (bench/corpus.ts: real recordings of four event
+ *              mixes, small and >= 10M events, trace.dat v7/v6, report and
+ *              tracefs text): `stallscope ingest` against `trace-cmd report`,
+ *              peak RSS, time to first view (bench/corpus_bench.ts)
  *   ingest     large traces (bench/make_large_traces.ts) through ingestFile,
  *              the decoders alone, and `trace-cmd report` on the same
  *              trace.dat (bench/ingest_bench.ts)
@@ -14,8 +18,9 @@
  *   query      the query page's queries and the event list on the same
  *              model, through the server's query process (bench/query_bench.ts)
  *
- *   npm run bench                         everything (full sizes)
- *   npm run bench -- --quick              ~1M events, ~150 MB text: a smoke run
+ *   npm run bench                         corpus, detectors, ui, perfetto, query, compare (full sizes)
+ *   npm run bench -- --quick              the corpus's small files; ~1M events, ~150 MB text for the others
+ *   npm run bench -- --only corpus --file sched_wq --file v7   corpus files whose mix/size/format match all --file words
  *   npm run bench -- --only ingest        one part (repeatable: --only ingest --only ui; or --only query, --only compare)
  *   npm run bench -- --no-trace-cmd       skip the trace-cmd comparison runs
  *   npm run bench -- --dat-only           ingest part on the trace.dat files only (a shorter re-run)
@@ -25,17 +30,21 @@
  * Prints a table of figures and writes bench/out/results.json (or
  * results.quick.json for --quick).
  */
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { makeCorpus } from './corpus.ts';
+import { benchCorpus, formatCorpusTable } from './corpus_bench.ts';
 import { benchIngest, formatIngestTable, modelDataDir, pruneModels, ratioOf, type IngestBenchResult } from './ingest_bench.ts';
 import { makeLargeTraces, mb, OUT_DIR, ROOT, type LargeTraceSet } from './make_large_traces.ts';
 
-type Part = 'ingest' | 'detectors' | 'ui' | 'perfetto' | 'query' | 'compare';
-const PARTS: Part[] = ['ingest', 'detectors', 'ui', 'perfetto', 'query', 'compare'];
+type Part = 'corpus' | 'ingest' | 'detectors' | 'ui' | 'perfetto' | 'query' | 'compare';
+const PARTS: Part[] = ['corpus', 'ingest', 'detectors', 'ui', 'perfetto', 'query', 'compare'];
+/** Parts run without --only: the corpus replaces the older ingest part (one replicated recording) by default. */
+const DEFAULT_PARTS: Part[] = ['corpus', 'detectors', 'ui', 'perfetto', 'query', 'compare'];
 
 interface Args {
   parts: Set<Part>;
@@ -44,6 +53,9 @@ interface Args {
   datOnly: boolean;
   /** Pairs per trace.dat file for the ratio; null: 3, or 1 with --quick. */
   ratioRuns: number | null;
+  /** Corpus files to measure: each word must match the file's mix, size or format. */
+  files: string[];
+  noFirstView: boolean;
 }
 
 function parseArgs(argv: string[]): Args {
@@ -52,9 +64,13 @@ function parseArgs(argv: string[]): Args {
   let noTraceCmd = false;
   let datOnly = false;
   let ratioRuns: number | null = null;
+  const files: string[] = [];
+  let noFirstView = false;
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
     if (a === '--quick') quick = true;
+    else if (a === '--file') files.push(argv[++i] ?? '');
+    else if (a === '--no-first-view') noFirstView = true;
     else if (a === '--no-trace-cmd') noTraceCmd = true;
     else if (a === '--dat-only') datOnly = true;
     else if (a === '--ratio-runs' || a.startsWith('--ratio-runs=')) {
@@ -69,14 +85,22 @@ function parseArgs(argv: string[]): Args {
         parts.add(p as Part);
       }
     } else if (a === '--help' || a === '-h') {
-      process.stdout.write('usage: npm run bench -- [--quick] [--only ingest|detectors|ui|perfetto|query|compare]... [--no-trace-cmd] [--dat-only] [--ratio-runs N]\n');
+      process.stdout.write('usage: npm run bench -- [--quick] [--only corpus|ingest|detectors|ui|perfetto|query|compare]... [--file MIX|SIZE|FORMAT]... [--no-first-view] [--no-trace-cmd] [--dat-only] [--ratio-runs N]\n');
       process.exit(0);
     } else throw new Error(`unknown argument ${a}`);
   }
-  return { parts: parts.size ? parts : new Set(PARTS), quick, noTraceCmd, datOnly, ratioRuns };
+  return { parts: parts.size ? parts : new Set(DEFAULT_PARTS), quick, noTraceCmd, datOnly, ratioRuns, files, noFirstView };
 }
 
 const log = (s: string) => process.stdout.write(`${s}\n`);
+/** `uptime`'s line: the machine's load, printed with every set of figures (the machine is shared). */
+const uptime = () => {
+  try {
+    return execFileSync('uptime', { encoding: 'utf8' }).trim();
+  } catch {
+    return `load average: ${load()}`;
+  }
+};
 const load = () => os.loadavg().map((x) => x.toFixed(2)).join(' ');
 
 interface DetectorPart {
@@ -370,6 +394,27 @@ async function main(): Promise<void> {
     notes,
   };
   log(`stallscope bench ${args.quick ? '(quick) ' : ''}${started.toISOString()}: ${os.cpus().length} CPUs, load ${load()}`);
+  results.uptimeStart = uptime();
+  log(`uptime: ${results.uptimeStart}`);
+
+  if (args.parts.has('corpus')) {
+    log('\n# corpus');
+    const corpus = await makeCorpus({ quick: args.quick, log });
+    notes.push(...corpus.notes);
+    log(`uptime: ${uptime()}`);
+    const rows = await benchCorpus(corpus, {
+      log,
+      noTraceCmd: args.noTraceCmd,
+      noFirstView: args.noFirstView,
+      filter: args.files,
+      ...(args.ratioRuns !== null ? { pairsSmall: args.ratioRuns, pairsLarge: args.ratioRuns } : {}),
+    });
+    results.corpus = rows;
+    log(`\nuptime: ${uptime()}`);
+    process.stdout.write(formatCorpusTable(rows));
+    fs.mkdirSync(OUT_DIR, { recursive: true });
+    fs.writeFileSync(path.join(OUT_DIR, args.quick ? 'corpus.quick.json' : 'corpus.json'), JSON.stringify({ at: started.toISOString(), uptimeStart: results.uptimeStart, uptimeEnd: uptime(), rows }, null, 2));
+  }
 
   let set: LargeTraceSet | null = null;
   if (args.parts.has('ingest') || args.parts.has('detectors') || args.parts.has('ui') || args.parts.has('query') || args.parts.has('compare')) {
@@ -448,6 +493,7 @@ async function main(): Promise<void> {
   const out = path.join(OUT_DIR, args.quick ? 'results.quick.json' : 'results.json');
   fs.writeFileSync(out, JSON.stringify(results, (_k, v) => (typeof v === 'bigint' ? v.toString() : v), 2));
   if (notes.length) log(`\nnotes:\n${notes.map((n) => `  - ${n}`).join('\n')}`);
+  log(`\nuptime: ${uptime()}`);
   log(`\nload ${load()}; results in ${path.relative(ROOT, out)} (${((Date.now() - started.getTime()) / 1000).toFixed(0)} s)`);
 }
 

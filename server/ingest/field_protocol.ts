@@ -14,6 +14,7 @@ import type { StringRows } from '../model/args_rows.ts';
 import type { ChunkData } from '../model/column_chunk.ts';
 import type { ModelLayout } from '../model/model_layout.ts';
 import type { RecordBatchData } from '../model/record_batch.ts';
+import type { ShapeResult } from '../model/untyped_rows.ts';
 
 /** Int32 slots of the field worker's control buffer. */
 export const BATCHES_CONSUMED = 0;
@@ -62,7 +63,7 @@ export type FieldToStore =
   /**
    * The last chunk was sent. dicts: the field worker's typed-column
    * dictionaries (dicts[dict][id]); strings: its args dictionary as
-   * `_string` rows (args_rows.ts); unparsed: text events whose fields did
+   * `_string` rows (args_rows.ts); shapes: its shape tables (untyped_rows.ts); unparsed: text events whose fields did
    * not parse (added to the builder's count).
    */
-  | { type: 'end'; dicts: string[][]; strings: StringRows; unparsed: number };
+  | { type: 'end'; dicts: string[][]; strings: StringRows; shapes: ShapeResult[]; unparsed: number };

@@ -20,10 +20,10 @@ import type { KvColumnWriter } from '../decode/ftrace_text/fields/kv_columns.ts'
 import type { EventFields } from '../decode/decoded_event.ts';
 import { compileRawFieldReaders } from '../decode/trace_dat/raw_field_readers.ts';
 import type { BufferSource } from '../model/buffer_source.ts';
-import { ColumnChunk, chunkTransferList, type ChunkData } from '../model/column_chunk.ts';
-import { writeFtraceEventRow } from '../model/model_builder.ts';
-import { ArgsRows, hasArgs, SID_BASE_FIELD_WORKER, type StringRows } from '../model/args_rows.ts';
-import { ARGS_TABLE, FTRACE_EVENT_TABLE, unpackCommon } from '../model/model_layout.ts';
+import { chunkTransferList, type ChunkData } from '../model/column_chunk.ts';
+import { SID_BASE_FIELD_WORKER, type StringRows } from '../model/args_rows.ts';
+import { unpackCommon } from '../model/model_layout.ts';
+import { SHAPE_BASE_FIELD_WORKER, SHAPE_TABLE_BASE, UntypedRows, type ShapeResult } from '../model/untyped_rows.ts';
 import { CONTINUATION, OWN_TEXT, RecordBatchReader } from '../model/record_batch.ts';
 import { TableRowWriter, TypedRows } from '../model/typed_rows.ts';
 import { typedTableFor } from '../model/typed_tables.ts';
@@ -48,6 +48,8 @@ interface BatchDecoder {
   unparsed: number;
   /** Its args dictionary, as `_string` rows (text events without a typed table). */
   strings(): StringRows;
+  /** The shape tables it wrote (untyped_rows.ts), with their dictionaries. */
+  shapes(): ShapeResult[];
 }
 
 /** One trace's batches: returns the job's message handler; onEnd() once its last chunk went to the store. */
@@ -86,7 +88,7 @@ function startJob(input: FieldWorkerInput, onEnd: () => void): (m: ToFieldWorker
     };
     decoder =
       input.spec.format === 'text'
-        ? textDecoder(input.layout, typed, writerFor, postChunk, chunkMemory)
+        ? textDecoder(input.layout, BigInt(input.tsBaseNs), writerFor, postChunk, chunkMemory)
         : traceDatDecoder(input, writerFor);
   } catch (err) {
     fail(err);
@@ -106,7 +108,7 @@ function startJob(input: FieldWorkerInput, onEnd: () => void): (m: ToFieldWorker
         decoder.finish();
         typed.flush();
         // The store closes the channel once it has read `end` (closing it here could drop it); main closes batchReturn.
-        toStore({ type: 'end', dicts: typed.dictLists(), strings: decoder.strings(), unparsed: decoder.unparsed });
+        toStore({ type: 'end', dicts: typed.dictLists(), strings: decoder.strings(), shapes: decoder.shapes(), unparsed: decoder.unparsed });
         onEnd();
         reply({ type: 'done' });
       } else if (m.type === 'abort') {
@@ -143,6 +145,7 @@ function traceDatDecoder(input: FieldWorkerInput, rowsFor: (name: string) => Tab
     finish() {},
     // trace.dat events without a typed table are decoded on the main thread (model_builder.ts event()).
     strings: () => [],
+    shapes: () => [],
   };
 }
 
@@ -159,15 +162,15 @@ serveJobs<FieldWorkerInput, Exclude<ToFieldWorker, { type: 'job' }>>(port, start
  */
 function textDecoder(
   layout: FieldWorkerInput['layout'],
-  typed: TypedRows,
+  tsBaseNs: bigint,
   writerFor: (name: string) => TableRowWriter | null,
   postChunk: (table: number, data: ChunkData) => void,
   chunkMemory: BufferSource,
 ): BatchDecoder {
   /** Per name id: its parser, and its typed table's writer (null: no typed table). */
   const names: ({ parse: TextFieldParser; rows: TableRowWriter | null; direct: KvColumnWriter | null; stack: boolean } | undefined)[] = [];
-  const ftraceEvent = new ColumnChunk(layout.ftraceEvent, (d) => postChunk(FTRACE_EVENT_TABLE, d), chunkMemory);
-  const args = new ArgsRows(new ColumnChunk(layout.args, (d) => postChunk(ARGS_TABLE, d), chunkMemory), SID_BASE_FIELD_WORKER);
+  const untyped = new UntypedRows(layout, postChunk, SHAPE_TABLE_BASE + SHAPE_BASE_FIELD_WORKER, SID_BASE_FIELD_WORKER, chunkMemory);
+  untyped.setBase(tsBaseNs);
   /** The event held for continuation lines; `fields`: an untyped event's (written to _args), null: text that did not parse. */
   let held: { id: number; ts: number; cpu: number; utid: number; nameId: number; common: number | null; where: number; raw: string; fields: EventFields | null } | null = null;
   const flushHeld = () => {
@@ -177,9 +180,7 @@ function textDecoder(
     const [flags, preemptCount] = unpackCommon(h.common);
     // As decodeFtraceText: a stack's frames are its continuation lines, all read by now.
     if (names[h.nameId]!.stack) h.fields = stackFields(h.raw);
-    const withArgs = hasArgs(h.fields);
-    writeFtraceEventRow(ftraceEvent, typed, h.id, h.ts, h.cpu, h.utid, h.nameId, flags, preemptCount, withArgs ? h.id : null, h.raw, h.where);
-    if (withArgs) args.write(h.id, h.fields!);
+    untyped.write(h.id, h.ts, h.cpu, h.utid, h.nameId, flags, preemptCount, h.where, h.raw, h.fields);
   };
   // key=value texts of learned key sequences are read in native code, a batch at a time (null: all in JavaScript).
   const native = nativeKvScanner();
@@ -262,10 +263,10 @@ function textDecoder(
     },
     finish() {
       flushHeld();
-      ftraceEvent.flush();
-      args.flush();
+      untyped.flush();
     },
-    strings: () => args.stringRows(),
+    strings: () => untyped.stringRows(),
+    shapes: () => untyped.shapeResults(),
   };
   return self;
 }

@@ -25,6 +25,7 @@ import { dataDirPaths, isTraceId, resolveDataDir, type DataDirPaths } from './da
 import { FieldWorkerClient } from './field_worker_client.ts';
 import { cachedLayout, rememberLayout } from './layout_cache.ts';
 import { StoreWorkerClient, type LoadTarget } from './store_worker_client.ts';
+import { PhaseTimer } from './phase_timer.ts';
 import { WorkerStalled } from './wait_for_counter.ts';
 import { workerEntry } from './worker_bundle.ts';
 
@@ -135,6 +136,7 @@ export { hashFile } from './content_hash.ts';
 
 export async function ingestFile(file: string, opts: IngestOptions = {}): Promise<IngestResult> {
   const started = performance.now();
+  const timer = new PhaseTimer();
   const label = file;
   let stat;
   try {
@@ -162,10 +164,10 @@ export async function ingestFile(file: string, opts: IngestOptions = {}): Promis
   // ingested file, a duplicate upload), and a store load started for nothing
   // costs a thread's start-up, or ends a kept thread (worker_pool.ts ends a
   // thread whose load did not finish).
-  const openWork = () => openWorkspace(dirs.tmp, useStoreWorker(opts, stat.size));
+  const openWork = () => openWorkspace(dirs.tmp, useStoreWorker(opts, stat.size)).finally(() => timer.mark('workspace'));
   inFlightSizes.set(stat.size, (inFlightSizes.get(stat.size) ?? 0) + 1);
   try {
-    const common = { file, label, sizeBytes: stat.size, opts, report, started, dirs };
+    const common = { file, label, sizeBytes: stat.size, opts, report, started, dirs, timer };
     if (!hashFirst) {
       const hashing = hashFileOnThread(file);
       try {
@@ -298,11 +300,12 @@ async function buildIntoPlace(x: {
   hashSeconds: () => number;
   /** True when the hash ran while decoding (seconds.hash is then not on the critical path). */
   hashOverlapped: boolean;
+  timer: PhaseTimer;
 }): Promise<IngestResult> {
   const { opts, report, work } = x;
   const workDir = work.dir;
   try {
-    const { summary, id } = await buildTrace(x.file, x.label, x.id, x.sizeBytes, work, opts, report);
+    const { summary, id } = await buildTrace(x.file, x.label, x.id, x.sizeBytes, work, opts, report, x.timer);
     const finalDir = x.dirs.traceDir(id);
     summary.seconds.hash = x.hashSeconds();
     if (x.hashOverlapped) summary.seconds.hashOverlapped = true;
@@ -344,6 +347,8 @@ async function buildIntoPlace(x: {
       return theirs;
     }
     await fs.rm(old, { recursive: true, force: true });
+    x.timer.mark('into place');
+    x.timer.report(path.basename(x.file));
     report({ phase: 'done', bytesDone: x.sizeBytes, bytesTotal: x.sizeBytes, events: summary.eventsTotal });
     const result: IngestResult = { id, dbPath: path.join(finalDir, 'trace.duckdb'), summary, reused: false };
     if (replaced !== undefined) result.replacedModelVersion = replaced;
@@ -430,22 +435,26 @@ async function buildTrace(
   work: Workspace,
   opts: IngestOptions,
   report: (p: IngestProgress) => void,
+  timer: PhaseTimer,
 ): Promise<{ summary: TraceSummary; id: string }> {
   const { dir: workDir, target } = work;
   const loaded = work.store
-    ? await loadOnStoreWorker(file, label, workDir, work.store, work.cachedLayout, report)
-    : await loadInProcess(file, label, workDir, target, report);
+    ? await loadOnStoreWorker(file, label, workDir, work.store, work.cachedLayout, report, timer)
+    : await loadInProcess(file, label, workDir, target, report, timer);
   await work.store?.close();
   await fs.rm(path.join(workDir, 'decompressed.dat'), { force: true });
+  timer.mark('store closed');
 
   // The events are committed (derive's scans of uncommitted, transaction-local
   // rows were 5x slower: 10M-event trace.dat, derive 50 s before, 10.4 s after).
   const engine = await openDuckDb(target.dbPath, { memoryLimit: target.memoryLimit, tempDirectory: target.tempDirectory });
   try {
     await engine.exec('BEGIN TRANSACTION');
+    timer.mark('derive open');
     report({ phase: 'deriving', bytesDone: 0, bytesTotal: null, events: loaded.writerSummary.eventsTotal });
     const deriveStarted = performance.now();
-    await deriveModel(engine);
+    const steps = await deriveModel(engine);
+    for (const [step, ms] of Object.entries(steps)) timer.mark(`${step.replace(/\.sql$/, '')} ${ms.toFixed(0)}`);
     const deriveSeconds = (performance.now() - deriveStarted) / 1000;
 
     const id = await idReady;
@@ -461,15 +470,19 @@ async function buildTrace(
       deriveSeconds,
     });
     await writeTraceInfo(engine, summary);
+    timer.mark('trace_info');
     const commitStarted = performance.now();
     await engine.exec('COMMIT');
+    timer.mark('commit');
     await engine.exec('CHECKPOINT');
+    timer.mark('checkpoint');
     summary.seconds.setup = loaded.setupSeconds;
     summary.seconds.commit = (performance.now() - commitStarted) / 1000;
     await fs.rm(target.tempDirectory, { recursive: true, force: true });
     return { summary, id };
   } finally {
     engine.close();
+    timer.mark('close');
   }
 }
 
@@ -498,6 +511,7 @@ async function loadOnStoreWorker(
   store: StoreWorkerClient,
   cached: ModelLayout | null,
   report: (p: IngestProgress) => void,
+  timer: PhaseTimer,
 ): Promise<Loaded> {
   const setupStarted = performance.now();
   // With a cached layout, decoding starts while the store worker is still
@@ -508,14 +522,17 @@ async function loadOnStoreWorker(
     void rememberLayout(layout);
   }
   const fields = await FieldWorkerClient.prepare(layout, store);
+  timer.mark('workers ready');
   const decodeStarted = performance.now();
   const builder = new ModelBuilder(layout, (table, data) => store.append(table, data), fields, store.chunkMemory);
   let decoded;
   let result;
   try {
     decoded = await decodeRows(file, label, workDir, builder, report);
+    timer.mark('decode');
     result = builder.finish();
     await fields.finish();
+    timer.mark('fields finish');
   } catch (err) {
     await fields.close();
     // A worker stopped consuming: its own error says why (the store's first,
@@ -528,6 +545,7 @@ async function loadOnStoreWorker(
   }
   await fields.close();
   const writerSummary = await store.finish(result);
+  timer.mark('store finish+commit');
   return {
     writerSummary,
     ...decoded,
@@ -552,15 +570,20 @@ async function loadInProcess(
   workDir: string,
   target: LoadTarget,
   report: (p: IngestProgress) => void,
+  timer: PhaseTimer,
 ): Promise<Loaded> {
   const setupStarted = performance.now();
   const engine = await openDuckDb(target.dbPath, { memoryLimit: target.memoryLimit, tempDirectory: target.tempDirectory });
   try {
+    timer.mark('open');
     const store = await ModelStore.beginLoad(engine);
+    timer.mark('schema');
     const decodeStarted = performance.now();
     const builder = new ModelBuilder(store.layout, (table, data) => store.append(table, data));
     const decoded = await decodeRows(file, label, workDir, builder, report);
+    timer.mark('decode');
     const writerSummary = await store.commitLoad(builder.finish());
+    timer.mark('finish+commit');
     return {
       writerSummary,
       ...decoded,

@@ -85,12 +85,14 @@ function startJob(input: StoreWorkerInput, onEnd: () => void): (m: ToStoreWorker
 
   // Appends a chunk, tells its producer (counter: CONSUMED or
   // FIELD_CHUNKS_CONSUMED) and sends the buffer back for its next chunk
-  // (DuckDB copied the values).
+  // (DuckDB copied the values). A shape table's first chunk waits for the
+  // table to be created (model_store.ts), and the chunks after it with it.
   const appendChunk = (table: number, data: ChunkData, counter: number, back: MessagePort) => {
-    store!.append(table, data);
-    Atomics.add(control, counter, 1);
-    Atomics.notify(control, counter);
-    sendBuffersBack(back, [data.buffer]);
+    store!.append(table, data, () => {
+      Atomics.add(control, counter, 1);
+      Atomics.notify(control, counter);
+      sendBuffersBack(back, [data.buffer]);
+    });
   };
 
   // The field worker's channel, if it has one: its chunks, then `end`.
@@ -104,6 +106,7 @@ function startJob(input: StoreWorkerInput, onEnd: () => void): (m: ToStoreWorker
           ...result,
           dicts: mergeDicts(result.dicts, end.dicts),
           strings: result.strings.concat(end.strings),
+          shapes: result.shapes.concat(end.shapes),
           unparsed: result.unparsed + end.unparsed,
         };
       }
@@ -181,6 +184,7 @@ function startJob(input: StoreWorkerInput, onEnd: () => void): (m: ToStoreWorker
       throw new Error('the cached table layout does not match the schema (delete stallscope-layout-*.json in the OS temp dir)');
     }
     store = opened;
+    store.onAsyncError = fail;
     post({ type: 'ready', layout: opened.layout });
     for (const m of early.splice(0)) handle(m);
   })().catch(fail);

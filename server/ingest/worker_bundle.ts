@@ -97,13 +97,20 @@ async function buildBundle(name: WorkerName): Promise<string> {
       },
     ],
     // Some bundled CommonJS packages call require() on node builtins.
-    banner: { js: "import { createRequire as __stallscopeRequire } from 'node:module'; const require = __stallscopeRequire(import.meta.url);" },
+    banner: { js: REQUIRE_BANNER },
   });
   const tmp = `${file}.${process.pid}.tmp`;
   await fs.writeFile(tmp, result.outputFiles[0].contents);
   await fs.rename(tmp, file);
   return file;
 }
+
+/**
+ * Lets bundled CommonJS packages call require() on node builtins. Spelled
+ * in two parts: a bundler that rewrites the expression in sources (bin's
+ * CLI bundle names each module's own file) must leave this text alone.
+ */
+export const REQUIRE_BANNER = `import { createRequire as __stallscopeRequire } from 'node:module'; const require = __stallscopeRequire(${'import.meta'}.url);`;
 
 let stamp: Promise<string> | null = null;
 /** Names what the ingest's code is made of (sources, schema, packages): a cache of anything derived from it keys on this. */

@@ -14,6 +14,7 @@
  */
 
 import { NEW_BUFFERS, type BufferSource } from './buffer_source.ts';
+import type { ShapeDecl } from './untyped_rows.ts';
 
 export type ColumnKind = 'i32' | 'i64' | 'f64' | 'str' | 'bool';
 
@@ -34,6 +35,8 @@ const TWO_32 = 4294967296;
  */
 export interface ChunkData {
   rows: number;
+  /** Set on the first chunk of a shape table (untyped_rows.ts): the store creates the table before appending it. */
+  shape?: ShapeDecl;
   buffer: ArrayBuffer;
   columns: {
     kind: ColumnKind;

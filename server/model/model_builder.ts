@@ -26,13 +26,14 @@ import type {
   SkippedInput,
   TraceHeader,
 } from '../decode/decoded_event.ts';
-import { ArgsRows, hasArgs, SID_BASE_MAIN } from './args_rows.ts';
-import { ColumnChunk, type ChunkData } from './column_chunk.ts';
-import { ARGS_TABLE, FTRACE_EVENT_TABLE, packCommon, type BuilderResult, type ModelLayout, type ThreadInfo } from './model_layout.ts';
+import { SID_BASE_MAIN } from './args_rows.ts';
+import type { ChunkData } from './column_chunk.ts';
+import { packCommon, type BuilderResult, type ModelLayout, type ThreadInfo } from './model_layout.ts';
 import { NEW_BUFFERS, type BufferSource } from './buffer_source.ts';
 import { COMMON_NULL, RecordBatchWriter, type RecordBatchData } from './record_batch.ts';
 import { TableRowWriter, TypedRows, commonOf, type TypedTarget } from './typed_rows.ts';
 import { typedTableFor } from './typed_tables.ts';
+import { SHAPE_TABLE_BASE, UntypedRows } from './untyped_rows.ts';
 
 /** Skipped inputs kept in full; beyond this only counted (a garbage file has millions). */
 const MAX_PROBLEMS_KEPT = 1000;
@@ -126,8 +127,8 @@ export class ModelBuilder implements DirectRowSink, RawRecordSink, RawTextSink {
   private headerInfo: TraceHeader | null = null;
   private nextId = 0;
 
-  private readonly ftraceEvent: ColumnChunk;
-  private readonly args: ArgsRows;
+  /** Events without a typed table (or whose text did not parse): shape tables, else _ftrace_event and _args. */
+  private readonly untyped: UntypedRows;
   private readonly typed: TypedRows;
   /** Per event name, in order of first appearance (index = name_id): one lookup per event. */
   private readonly names = new Map<string, EventNameInfo>();
@@ -170,8 +171,7 @@ export class ModelBuilder implements DirectRowSink, RawRecordSink, RawTextSink {
     /** Where chunks get their buffers (the ones the store worker sent back). */
     chunkMemory: BufferSource = NEW_BUFFERS,
   ) {
-    this.ftraceEvent = new ColumnChunk(layout.ftraceEvent, (d) => onChunk(FTRACE_EVENT_TABLE, d), chunkMemory);
-    this.args = new ArgsRows(new ColumnChunk(layout.args, (d) => onChunk(ARGS_TABLE, d), chunkMemory), SID_BASE_MAIN);
+    this.untyped = new UntypedRows(layout, onChunk, SHAPE_TABLE_BASE, SID_BASE_MAIN, chunkMemory);
     this.typed = new TypedRows(layout, onChunk, chunkMemory);
     this.lastThread = this.threadOf(0); // utid 0 is the idle task
   }
@@ -187,6 +187,7 @@ export class ModelBuilder implements DirectRowSink, RawRecordSink, RawTextSink {
     if (this.headerInfo) return;
     this.headerInfo = header;
     this.typed.setBase(header.tsBaseNs);
+    this.untyped.setBase(header.tsBaseNs);
   }
 
   event(e: DecodedEvent): void {
@@ -201,9 +202,7 @@ export class ModelBuilder implements DirectRowSink, RawRecordSink, RawTextSink {
       this.writeTyped(target, id, e, utid, info, fields);
       return;
     }
-    const withArgs = hasArgs(fields);
-    writeFtraceEventRow(this.ftraceEvent, this.typed, id, e.ts, e.cpu, utid, info.id, e.flags, e.preemptCount, withArgs ? id : null, e.raw, e.where);
-    if (withArgs) this.args.write(id, fields);
+    this.untyped.write(id, e.ts, e.cpu, utid, info.id, e.flags, e.preemptCount, e.where, e.raw, fields);
   }
 
   /** DirectRowSink: events whose typed rows need nothing beyond their own fields. */
@@ -377,15 +376,15 @@ export class ModelBuilder implements DirectRowSink, RawRecordSink, RawTextSink {
    * filled are the field worker's, merged by the store (mergeDicts).
    */
   finish(): BuilderResult {
-    this.ftraceEvent.flush();
-    this.args.flush();
+    this.untyped.flush();
     this.typed.flush();
     this.rawBatches?.flush();
     return {
       header: this.headerInfo,
       eventsTotal: this.nextId,
       eventNames: this.nameList.map((n) => [n.name, n.system, n.count]),
-      strings: this.args.stringRows(),
+      strings: this.untyped.stringRows(),
+      shapes: this.untyped.shapeResults(),
       dicts: this.typed.dictLists(),
       threads: this.threadList,
       nameHistory: this.nameHistory,
@@ -492,32 +491,4 @@ class BuilderDirectRows extends TableRowWriter implements DirectRows {
     const utid = this.builder.frame(info, ts, cpu, pid, comm, null);
     this.startRow(this.builder.framedId, ts, cpu, utid, packCommon(flags, preemptCount), where);
   }
-}
-
-/** One `_ftrace_event` row: an event without a typed row (untyped, or its text did not parse). */
-export function writeFtraceEventRow(
-  fe: ColumnChunk,
-  typed: TypedRows,
-  id: number,
-  ts: number,
-  cpu: number,
-  utid: number,
-  nameId: number,
-  flags: number | null,
-  preemptCount: number | null,
-  argSetId: number | null,
-  raw: string | null,
-  where: number,
-): void {
-  fe.setInt(0, id);
-  typed.writeTs(fe, 1, ts);
-  fe.setInt(2, cpu);
-  fe.setInt(3, utid);
-  fe.setInt(4, nameId);
-  fe.set(5, flags);
-  fe.set(6, preemptCount);
-  fe.set(7, argSetId);
-  fe.set(8, raw);
-  fe.setInt(9, where);
-  fe.endRow();
 }

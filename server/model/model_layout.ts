@@ -8,6 +8,7 @@
 import type { SkippedInput, TraceHeader } from '../decode/decoded_event.ts';
 import type { StringRows } from './args_rows.ts';
 import type { ColumnSpec } from './column_chunk.ts';
+import type { ShapeResult } from './untyped_rows.ts';
 
 export interface TypedColumn {
   index: number;
@@ -44,7 +45,7 @@ export interface ModelLayout {
   dictCount: number;
 }
 
-/** Chunk destinations: 0 = _ftrace_event, 1 = _args, 2 + i = typed[i]. */
+/** Chunk destinations: 0 = _ftrace_event, 1 = _args, 2 + i = typed[i]; shape tables from untyped_rows.ts SHAPE_TABLE_BASE. */
 export const FTRACE_EVENT_TABLE = 0;
 export const ARGS_TABLE = 1;
 export const FIRST_TYPED_TABLE = 2;
@@ -69,6 +70,8 @@ export interface BuilderResult {
   strings: StringRows;
   /** Per-column dictionaries of typed tables: dicts[dict][id] = string. */
   dicts: string[][];
+  /** The shape tables of untyped events (untyped_rows.ts), with their dictionaries. */
+  shapes: ShapeResult[];
   threads: ThreadInfo[];
   nameHistory: { utid: number; ts: number; name: string }[];
   /** [cpu, events, firstTs, lastTs] (relative ts). */

@@ -15,6 +15,7 @@ import { appendRows, ColumnAppender } from './column_appender.ts';
 import type { ChunkData, ColumnKind, ColumnSpec } from './column_chunk.ts';
 import { FLAGS_UNKNOWN, PREEMPT_UNKNOWN, type BuilderResult, type ModelLayout, type TypedColumn, type TypedTableLayout } from './model_layout.ts';
 import { EVENT_TABLE, FIELD_ALIASES, TYPED_TABLES, typedTableFor } from './typed_tables.ts';
+import { SHAPE_TABLE_BASE, type ShapeDecl, type ShapeResult } from './untyped_rows.ts';
 
 export * from './model_layout.ts';
 
@@ -50,7 +51,12 @@ const KEY_COLUMNS = 4;
 
 /** Column definitions for CREATE TABLE or STRUCT(...). */
 function columnDdl(specs: ColumnSpec[]): string {
-  return specs.map((s) => `"${s.name}" ${s.kind === 'i32' ? 'INTEGER' : s.kind === 'f64' ? 'DOUBLE' : 'BIGINT'}`).join(', ');
+  return specs.map((s) => `"${s.name}" ${s.kind === 'i32' ? 'INTEGER' : s.kind === 'f64' ? 'DOUBLE' : s.kind === 'str' ? 'VARCHAR' : 'BIGINT'}`).join(', ');
+}
+
+/** A shape table's name (untyped_rows.ts): `_shape_<n>`. */
+function shapeTableName(table: number): string {
+  return `_shape_${table - SHAPE_TABLE_BASE}`;
 }
 
 /** How the view and ftrace_event select storage column `index` of a typed table (aliased `s`). */
@@ -97,7 +103,27 @@ const ARGS_COLUMNS: ColumnSpec[] = [
   { name: 'str', kind: 'str' },
 ];
 
+/** A chunk waiting for a shape table to be created, and who to tell once it is appended. */
+interface QueuedChunk {
+  table: number;
+  data: ChunkData;
+  done: (() => void) | undefined;
+}
+
 export class ModelStore {
+  /** Appenders of the shape tables (untyped_rows.ts), by chunk destination. */
+  private readonly shapeAppenders = new Map<number, ColumnAppender>();
+  /**
+   * Chunks that arrived while a shape table was being created (an async
+   * statement on this connection, which the appenders must not touch
+   * meanwhile), in order; null when none is.
+   */
+  private queued: QueuedChunk[] | null = null;
+  private draining: Promise<void> | null = null;
+  private drainError: unknown = null;
+  /** Called if creating a shape table fails (the store worker fails its load; in process, finish() throws). */
+  onAsyncError: (err: unknown) => void = () => undefined;
+
   private constructor(
     private readonly engine: Engine,
     readonly layout: ModelLayout,
@@ -147,13 +173,59 @@ export class ModelStore {
     return summary;
   }
 
-  append(table: number, data: ChunkData): void {
-    this.appenders[table].append(data);
+  /**
+   * Appends a chunk: now, or (after a shape table's first chunk, which
+   * declares it) once the tables being created exist; `done` is called once
+   * it is appended (its buffer may then be reused).
+   */
+  append(table: number, data: ChunkData, done?: () => void): void {
+    if (this.queued === null && data.shape === undefined) {
+      this.appendNow(table, data);
+      done?.();
+      return;
+    }
+    (this.queued ??= []).push({ table, data, done });
+    this.draining ??= this.drain().catch((err: unknown) => {
+      this.drainError = err;
+      this.onAsyncError(err);
+    });
+  }
+
+  private appendNow(table: number, data: ChunkData): void {
+    if (table < SHAPE_TABLE_BASE) {
+      this.appenders[table].append(data);
+      return;
+    }
+    const a = this.shapeAppenders.get(table);
+    if (a === undefined) throw new Error(`model store: a chunk for shape table ${table - SHAPE_TABLE_BASE} came before its declaration`);
+    a.append(data);
+  }
+
+  /** Creates the declared shape tables and appends the queued chunks, in order. */
+  private async drain(): Promise<void> {
+    for (;;) {
+      const q = this.queued!.shift();
+      if (q === undefined) break;
+      if (q.data.shape !== undefined && !this.shapeAppenders.has(q.table)) await this.createShape(q.data.shape);
+      this.appendNow(q.table, q.data);
+      q.done?.();
+    }
+    this.queued = null;
+    this.draining = null;
+  }
+
+  private async createShape(d: ShapeDecl): Promise<void> {
+    const name = shapeTableName(d.table);
+    await this.engine.exec(`CREATE TABLE ${name} (${columnDdl(d.columns.slice(0, KEY_COLUMNS))}, f STRUCT(${columnDdl(d.columns.slice(KEY_COLUMNS))}))`);
+    this.shapeAppenders.set(d.table, await ColumnAppender.create(this.engine.connection, name, d.columns, KEY_COLUMNS));
   }
 
   /** Closes the appenders and writes the whole-trace tables. */
   async finish(r: BuilderResult): Promise<WriterSummary> {
+    while (this.draining !== null) await this.draining;
+    if (this.drainError !== null) throw this.drainError;
     for (const a of this.appenders) a.close();
+    for (const a of this.shapeAppenders.values()) a.close();
     const con = this.engine.connection;
     const base = r.header?.tsBaseNs ?? 0n;
     const abs = (rel: number) => base + BigInt(rel);
@@ -168,6 +240,7 @@ export class ModelStore {
       { name: 'name', kind: 'str' },
       { name: 'system', kind: 'str' },
     ], r.eventNames.map(([name, system], id) => [id, name, system]));
+    await createShapeViews(this.engine, r.shapes);
     await createFtraceEventView(this.engine, this.layout.typed, r);
 
     const tgids = [...new Set(r.threads.map((t) => t.tgid).filter((g): g is number => g !== null))].sort((a, b) => a - b);
@@ -349,8 +422,10 @@ function sqlString(s: string): string {
 /** ftrace_event: every event, untyped and typed, each stored once (see schema.sql). */
 async function createFtraceEventView(engine: Engine, typed: TypedTableLayout[], r: BuilderResult): Promise<void> {
   const nameIds = new Map(r.eventNames.map(([name], id) => [name, id]));
+  const unpack = (c: string) => `CASE WHEN ${c} & ${FLAGS_UNKNOWN} = 0 THEN ${c} & 255 END, CASE WHEN ${c} & ${PREEMPT_UNKNOWN} = 0 THEN (${c} >> 8) & 255 END`;
   const branches = [
     'SELECT id, ts, cpu, utid, name_id, common_flags, preempt_count, arg_set_id, raw, source_where FROM _ftrace_event',
+    ...r.shapes.map((sh) => `SELECT s.id, s.ts, s.cpu, s.utid, ${sh.nameId}, ${unpack('s.f.common')}, s.id, s.f.raw, s.f.source_where FROM ${shapeTableName(sh.table)} s`),
     ...typed.map((t) => {
       const c = 's.f.common';
       const common = `CASE WHEN ${c} & ${FLAGS_UNKNOWN} = 0 THEN ${c} & 255 END, CASE WHEN ${c} & ${PREEMPT_UNKNOWN} = 0 THEN (${c} >> 8) & 255 END`;
@@ -373,4 +448,48 @@ function nameIdOf(t: TypedTableLayout, r: BuilderResult, nameIds: Map<string, nu
   }
   const names = r.eventNames.filter(([name, , count]) => count > 0 && typedTableFor(name) === t.table);
   return names.length === 1 ? String(nameIds.get(names[0][0])) : 'NULL::INTEGER';
+}
+
+/**
+ * The `args` view over `_args` (schema.sql's definition) and every shape
+ * table (untyped_rows.ts): one branch per field, with the row `_args` would
+ * hold for it. Large text dictionaries become tables (as createTypedView).
+ */
+async function createShapeViews(engine: Engine, shapes: ShapeResult[]): Promise<void> {
+  if (shapes.length === 0) return;
+  const [{ sql }] = await engine.query<{ sql: string }>(`SELECT sql FROM duckdb_views() WHERE view_name = 'args' AND schema_name = 'main'`);
+  const base = /^CREATE VIEW args AS\s+([\s\S]*?);?\s*$/i.exec(sql.trim());
+  if (!base) throw new Error(`schema.sql: cannot read the args view's definition: ${sql.slice(0, 80)}`);
+  const branches = [base[1]!];
+  for (const sh of shapes) {
+    const table = shapeTableName(sh.table);
+    for (const [k, f] of sh.fields.entries()) {
+      const v = `s.f.v${k}`;
+      let intValue = 'NULL::BIGINT';
+      let stringValue = 'NULL::VARCHAR';
+      let join = '';
+      if (f.kind === 'int') intValue = v;
+      else if (f.kind === 'hex') stringValue = `'0x' || lower(hex(${v}))`;
+      else {
+        const words = sh.dicts[k] ?? [];
+        if (words.length === 0) stringValue = `s.f.o${k}`;
+        else if (words.length <= INLINE_DICT_MAX) stringValue = `coalesce(list_extract([${words.map(sqlString).join(',')}], ${v} + 1), s.f.o${k})`;
+        else {
+          const dictTable = `_dict${table}_v${k}`;
+          await engine.exec(`CREATE TABLE ${dictTable} (id INTEGER, str VARCHAR)`);
+          await appendRows(engine.connection, dictTable, [
+            { name: 'id', kind: 'i32' },
+            { name: 'str', kind: 'str' },
+          ], words.map((w, i) => [i, w]));
+          join = ` LEFT JOIN ${dictTable} d ON d.id = ${v}`;
+          stringValue = `coalesce(d.str, s.f.o${k})`;
+        }
+      }
+      const key = sqlString(f.key);
+      branches.push(
+        `SELECT s.id, ${k}, ${key}, ${key}, ${intValue}, ${stringValue}, NULL::DOUBLE, '${f.kind === 'int' ? 'int' : 'string'}' FROM ${table} s${join}`,
+      );
+    }
+  }
+  await engine.exec(`CREATE OR REPLACE VIEW args AS\n${branches.join('\nUNION ALL\n')}`);
 }

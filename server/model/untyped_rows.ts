@@ -1,0 +1,407 @@
+/**
+ * Rows of events without a typed table ("untyped" events: kmem, block, irq,
+ * timer, most writeback events...), stored one row per event in a table of
+ * the event's *shape*: its name and its fields' names and kinds, in order.
+ *
+ *   _shape_<n> (id, ts, cpu, utid, f STRUCT(common, source_where, raw, v0, [o0,] v1, ...))
+ *
+ * Each field is one column: an integer (`int`), an integer the print format
+ * shows as 0x-hex text (`hex`: pointers, `0x%lx`; stored as its 64 bits and
+ * read back by the `args` view as '0x' || lower(hex(v)), the same text), or
+ * text (`str`: an id into that column's own dictionary, or, once the
+ * writer's dictionaries hold MAX_INTERNED strings, the text itself in the
+ * column `o<k>` beside it). The `args` and `ftrace_event` views read these
+ * tables as they read `_args` and `_ftrace_event` (model_store.ts), so
+ * readers see the same rows.
+ *
+ * Why: `_args` stores one row per field. A kmem trace is ~75% untyped events
+ * of 2-7 fields, ~4.5M `_args` rows per million events, and appending them
+ * was most of its ingest (DuckDB 2.3-2.5 s per 1M events on one core); the
+ * same values as one row per event in typed columns: ~0.4 s
+ * (bench/README.md, "Twentieth session").
+ *
+ * Events whose fields do not fit a shape (a value neither an integer below
+ * 2^63 nor text, more than MAX_SHAPES shapes, more than MAX_FIELDS fields)
+ * keep the general form: an `_ftrace_event` row and `_args` rows
+ * (args_rows.ts). Events without fields: an `_ftrace_event` row.
+ *
+ * Two threads write untyped rows (the builder, the field worker), each with
+ * its own range of shape tables (shapeBase) and dictionaries; a shape is
+ * declared by the first chunk of its table (ChunkData.shape), which the
+ * store creates before appending it.
+ */
+import type { EventFields, FieldValue } from '../decode/decoded_event.ts';
+import { ArgsRows, hasArgs, MAX_INTERNED, type StringRows } from './args_rows.ts';
+import { ColumnChunk, type ChunkData, type ColumnSpec } from './column_chunk.ts';
+import { NEW_BUFFERS, type BufferSource } from './buffer_source.ts';
+import { ARGS_TABLE, FTRACE_EVENT_TABLE, packCommon, type ModelLayout } from './model_layout.ts';
+
+export type ShapeKind = 'int' | 'hex' | 'str';
+
+/** One field of a shape: its name and how its column stores it. */
+export interface ShapeField {
+  key: string;
+  kind: ShapeKind;
+}
+
+/** What the store needs to create a shape's table: plain data, it crosses threads with the first chunk. */
+export interface ShapeDecl {
+  /** The chunk destination (model_layout.ts SHAPE_TABLE_BASE + n), also the table's name: `_shape_<table - SHAPE_TABLE_BASE>`. */
+  table: number;
+  /** The event's name_id (the builder's numbering). */
+  nameId: number;
+  fields: ShapeField[];
+  /** Storage columns: id, ts, cpu, utid, common, source_where, raw, then per field `v<k>` (and `o<k>` for text). */
+  columns: ColumnSpec[];
+}
+
+/** A shape as the store writes its views: its declaration and each text field's dictionary (by field index). */
+export interface ShapeResult extends ShapeDecl {
+  dicts: (string[] | null)[];
+}
+
+/** Chunk destinations from here on are shape tables (model_layout.ts keeps 0.. for the fixed tables). */
+export const SHAPE_TABLE_BASE = 1 << 16;
+/** Shape tables one writer may create; past them, events keep `_args` rows. Each holds a chunk buffer (~50-150 KB). */
+export const MAX_SHAPES = 512;
+/** Shapes of the field worker start here (the builder's at 0). */
+export const SHAPE_BASE_FIELD_WORKER = 1 << 12;
+/** Fields a shape may have. */
+export const MAX_FIELDS = 64;
+
+/** Leading columns of a shape table, before its fields (model_store.ts keeps the first 4 as plain columns). */
+export const SHAPE_LEAD_COLUMNS: ColumnSpec[] = [
+  { name: 'id', kind: 'i64' },
+  { name: 'ts', kind: 'i64' },
+  { name: 'cpu', kind: 'i32' },
+  { name: 'utid', kind: 'i32' },
+  { name: 'common', kind: 'i32' },
+  { name: 'source_where', kind: 'i64' },
+  { name: 'raw', kind: 'str' },
+];
+const COMMON = 4;
+const WHERE = 5;
+const RAW = 6;
+
+const TWO_32 = 4294967296;
+const KIND_INT = 0;
+const KIND_HEX = 1;
+const KIND_STR = 2;
+const KIND_NONE = -1;
+const KIND_NAMES: ShapeKind[] = ['int', 'hex', 'str'];
+const I64_MIN = -(1n << 63n);
+const I64_MAX = (1n << 63n) - 1n;
+
+/**
+ * Text that is an integer's `0x%lx` form: `0x`, then 1 to 16 lowercase hex
+ * digits without a leading zero (or just `0x0`), which '0x' || lower(hex(v))
+ * gives back exactly.
+ */
+export function isCanonicalHex(s: string): boolean {
+  const n = s.length;
+  if (n < 3 || n > 18 || s.charCodeAt(0) !== 48 || s.charCodeAt(1) !== 120) return false;
+  const first = s.charCodeAt(2);
+  if (first === 48) return n === 3;
+  for (let i = 2; i < n; i++) {
+    const c = s.charCodeAt(i);
+    if (!((c >= 48 && c <= 57) || (c >= 97 && c <= 102))) return false;
+  }
+  return true;
+}
+
+function kindOf(v: FieldValue): number {
+  if (typeof v === 'number') return Number.isInteger(v) ? KIND_INT : KIND_NONE;
+  if (typeof v === 'string') return isCanonicalHex(v) ? KIND_HEX : KIND_STR;
+  return v >= I64_MIN && v <= I64_MAX ? KIND_INT : KIND_NONE;
+}
+
+interface Shape {
+  decl: ShapeDecl;
+  keys: string[];
+  kinds: Int8Array;
+  /** Storage column of each field's value (its `o` column follows a text field's). */
+  cols: Int32Array;
+  chunk: ColumnChunk;
+  /** Per field: its dictionary (text fields), else null. */
+  dicts: (Map<string, number> | null)[];
+  /** Per field: the last text written and its id (flags and symbols repeat run after run). */
+  lastText: (string | null)[];
+  lastId: Int32Array;
+  declared: boolean;
+}
+
+export class UntypedRows {
+  private readonly ftraceEvent: ColumnChunk;
+  private readonly args: ArgsRows;
+  private readonly shapes: Shape[] = [];
+  private readonly bySignature = new Map<string, Shape>();
+  /**
+   * Per name_id, the shapes its events had, the last one's first: most
+   * events of a name have one or two (a flags field printed as words, or as
+   * 0x0 when no flag is set).
+   */
+  private readonly byName: (Shape[] | undefined)[] = [];
+  /** Strings all this writer's shape dictionaries may still take (MAX_INTERNED in all). */
+  private dictBudget: number;
+  private baseHi = 0;
+  private baseLo = 0;
+
+  constructor(
+    layout: ModelLayout,
+    private readonly onChunk: (table: number, data: ChunkData) => void,
+    /** This writer's first shape table (SHAPE_TABLE_BASE + 0 or + SHAPE_BASE_FIELD_WORKER). */
+    private readonly shapeBase: number,
+    /** The args dictionary's first sid (args_rows.ts SID_BASE_*). */
+    sidBase: number,
+    private readonly memory: BufferSource = NEW_BUFFERS,
+    maxInterned = MAX_INTERNED,
+  ) {
+    this.ftraceEvent = new ColumnChunk(layout.ftraceEvent, (d) => onChunk(FTRACE_EVENT_TABLE, d), memory);
+    this.args = new ArgsRows(new ColumnChunk(layout.args, (d) => onChunk(ARGS_TABLE, d), memory), sidBase, maxInterned);
+    this.dictBudget = maxInterned;
+  }
+
+  /** The absolute ns that row timestamps are relative to (TraceHeader.tsBaseNs). */
+  setBase(tsBaseNs: bigint): void {
+    this.baseHi = Number(tsBaseNs >> 32n);
+    this.baseLo = Number(tsBaseNs & 0xffffffffn);
+  }
+
+  /**
+   * One untyped event (or one whose text did not parse: `fields` null):
+   * a row of its shape's table, else `_ftrace_event` (+ `_args`) rows.
+   */
+  write(
+    id: number,
+    ts: number,
+    cpu: number,
+    utid: number,
+    nameId: number,
+    flags: number | null,
+    preemptCount: number | null,
+    where: number,
+    raw: string | null,
+    fields: EventFields | null,
+  ): void {
+    if (fields !== null) {
+      const shape = this.shapeFor(nameId, fields);
+      if (shape !== null) {
+        this.writeShapeRow(shape, id, ts, cpu, utid, packCommon(flags, preemptCount), where, raw, fields);
+        return;
+      }
+    }
+    const withArgs = hasArgs(fields);
+    const fe = this.ftraceEvent;
+    fe.setInt(0, id);
+    this.writeTs(fe.arrays[1] as Int32Array, fe.rows, ts);
+    fe.setInt(2, cpu);
+    fe.setInt(3, utid);
+    fe.setInt(4, nameId);
+    fe.set(5, flags);
+    fe.set(6, preemptCount);
+    fe.set(7, withArgs ? id : null);
+    fe.set(8, raw);
+    fe.setInt(9, where);
+    fe.endRow();
+    if (withArgs) this.args.write(id, fields!);
+  }
+
+  /** Hands over every partial chunk. */
+  flush(): void {
+    this.ftraceEvent.flush();
+    this.args.flush();
+    for (const s of this.shapes) this.flushShape(s);
+  }
+
+  /** The args dictionary as `_string` rows. */
+  stringRows(): StringRows {
+    return this.args.stringRows();
+  }
+
+  /** The shapes written, with their dictionaries (call after flush()). */
+  shapeResults(): ShapeResult[] {
+    return this.shapes.filter((s) => s.declared).map((s) => ({ ...s.decl, dicts: s.dicts.map((d) => (d === null ? null : [...d.keys()])) }));
+  }
+
+  /** The shape of these fields: one of the name's recent ones, else by signature (created on first sight); null when they fit none. */
+  private shapeFor(nameId: number, fields: EventFields): Shape | null {
+    let list = this.byName[nameId];
+    if (list !== undefined) {
+      if (fits(list[0]!, fields)) return list[0]!;
+      for (let i = 1; i < list.length; i++) {
+        const s = list[i]!;
+        if (fits(s, fields)) {
+          list[i] = list[0]!;
+          list[0] = s;
+          return s;
+        }
+      }
+    }
+    const s = this.shapeOf(nameId, fields);
+    if (s === null) return null;
+    if (list === undefined) this.byName[nameId] = list = [];
+    list.unshift(s);
+    if (list.length > 4) list.pop();
+    return s;
+  }
+
+  /** The shape of these fields (created on first sight), or null when they fit none. */
+  private shapeOf(nameId: number, fields: EventFields): Shape | null {
+    const keys: string[] = [];
+    const kinds: number[] = [];
+    let sig = `${nameId}`;
+    for (const key in fields) {
+      const kind = kindOf(fields[key]!);
+      if (kind === KIND_NONE || keys.length === MAX_FIELDS) return null;
+      keys.push(key);
+      kinds.push(kind);
+      sig += `\u0000${kind}${key}`;
+    }
+    if (keys.length === 0) return null;
+    const known = this.bySignature.get(sig);
+    if (known !== undefined) return known;
+    if (this.shapes.length >= MAX_SHAPES) return null;
+    const table = this.shapeBase + this.shapes.length;
+    const columns = [...SHAPE_LEAD_COLUMNS];
+    const cols = new Int32Array(keys.length);
+    kinds.forEach((kind, k) => {
+      cols[k] = columns.length;
+      columns.push({ name: `v${k}`, kind: kind === KIND_STR ? 'i32' : 'i64' });
+      if (kind === KIND_STR) columns.push({ name: `o${k}`, kind: 'str' });
+    });
+    const decl: ShapeDecl = { table, nameId, fields: keys.map((key, k) => ({ key, kind: KIND_NAMES[kinds[k]!]! })), columns };
+    const shape: Shape = {
+      decl,
+      keys,
+      kinds: Int8Array.from(kinds),
+      cols,
+      chunk: new ColumnChunk(columns, (d) => this.shapeChunk(shape, d), this.memory),
+      dicts: kinds.map((k) => (k === KIND_STR ? new Map<string, number>() : null)),
+      lastText: kinds.map(() => null),
+      lastId: new Int32Array(keys.length),
+      declared: false,
+    };
+    this.shapes.push(shape);
+    this.bySignature.set(sig, shape);
+    return shape;
+  }
+
+  private shapeChunk(shape: Shape, data: ChunkData): void {
+    if (!shape.declared) {
+      // The first chunk declares the table: the store creates it before appending.
+      data.shape = shape.decl;
+      shape.declared = true;
+    }
+    this.onChunk(shape.decl.table, data);
+  }
+
+  private flushShape(s: Shape): void {
+    s.chunk.flush();
+  }
+
+  private writeShapeRow(s: Shape, id: number, ts: number, cpu: number, utid: number, common: number | null, where: number, raw: string | null, fields: EventFields): void {
+    const c = s.chunk;
+    const A = c.arrays;
+    const r = c.rows;
+    const ids = A[0] as Int32Array;
+    const idHi = Math.floor(id / TWO_32);
+    ids[2 * r] = id - idHi * TWO_32;
+    ids[2 * r + 1] = idHi;
+    this.writeTs(A[1] as Int32Array, r, ts);
+    A[2]![r] = cpu;
+    A[3]![r] = utid;
+    if (common === null) c.setNull(COMMON);
+    else A[COMMON]![r] = common;
+    const w = A[WHERE] as Int32Array;
+    const whereHi = Math.floor(where / TWO_32);
+    w[2 * r] = where - whereHi * TWO_32;
+    w[2 * r + 1] = whereHi;
+    if (raw === null) c.setNull(RAW);
+    else c.set(RAW, raw);
+    const kinds = s.kinds;
+    const cols = s.cols;
+    let k = 0;
+    for (const key in fields) {
+      const v = fields[key]!;
+      const col = cols[k]!;
+      switch (kinds[k]) {
+        case KIND_INT:
+          if (typeof v === 'number') {
+            const a = A[col] as Int32Array;
+            const hi = Math.floor(v / TWO_32);
+            a[2 * r] = v - hi * TWO_32;
+            a[2 * r + 1] = hi;
+          } else c.set(col, v);
+          break;
+        case KIND_HEX:
+          writeHex(A[col] as Int32Array, r, v as string);
+          break;
+        default:
+          this.writeText(s, k, col, c, v as string);
+      }
+      k++;
+    }
+    c.endRow();
+  }
+
+  private writeText(s: Shape, k: number, col: number, c: ColumnChunk, v: string): void {
+    if (s.lastText[k] === v) {
+      c.arrays[col]![c.rows] = s.lastId[k]!;
+      c.setNull(col + 1);
+      return;
+    }
+    const dict = s.dicts[k]!;
+    let id = dict.get(v);
+    if (id === undefined && this.dictBudget > 0) {
+      id = dict.size;
+      dict.set(v, id);
+      this.dictBudget--;
+    }
+    if (id === undefined) {
+      // Dictionaries full: the text itself (values that rarely repeat, e.g. hashed pointers).
+      c.setNull(col);
+      c.set(col + 1, v);
+      return;
+    }
+    s.lastText[k] = v;
+    s.lastId[k] = id;
+    c.arrays[col]![c.rows] = id;
+    c.setNull(col + 1);
+  }
+
+  private writeTs(ints: Int32Array, row: number, rel: number): void {
+    const relHi = Math.floor(rel / TWO_32);
+    let lo = this.baseLo + (rel - relHi * TWO_32);
+    let hi = this.baseHi + relHi;
+    if (lo >= TWO_32) {
+      lo -= TWO_32;
+      hi += 1;
+    }
+    ints[2 * row] = lo;
+    ints[2 * row + 1] = hi;
+  }
+}
+
+/** Whether `fields` has exactly the shape's keys, in order, each of its kind. */
+function fits(s: Shape, fields: EventFields): boolean {
+  const keys = s.keys;
+  const kinds = s.kinds;
+  let k = 0;
+  for (const key in fields) {
+    if (k === keys.length || key !== keys[k] || kindOf(fields[key]!) !== kinds[k]) return false;
+    k++;
+  }
+  return k === keys.length;
+}
+
+/** A canonical `0x...` text's 64 bits as lo/hi words. */
+function writeHex(a: Int32Array, r: number, s: string): void {
+  const n = s.length;
+  if (n <= 10) {
+    a[2 * r] = parseInt(s.slice(2), 16) | 0;
+    a[2 * r + 1] = 0;
+  } else {
+    a[2 * r] = parseInt(s.slice(n - 8), 16) | 0;
+    a[2 * r + 1] = parseInt(s.slice(2, n - 8), 16) | 0;
+  }
+}

@@ -1,7 +1,127 @@
 #!/usr/bin/env node
-// Runs the TypeScript CLI through tsx's loader, so the published package
-// needs no build step for the server side.
-import { register } from 'tsx/esm/api';
+// Runs the CLI (server/cli.ts) as plain JavaScript: a bundle of server/ and
+// its packages, made by esbuild on the first run after any source changed
+// and reused by every later run. Starting through tsx's loader instead
+// compiled ~200 TypeScript modules and loaded ~600 package files at every
+// start: `stallscope --help` 0.8-1.0 s against 0.35-0.45 s, on a loaded
+// 2-CPU VM (bench/README.md, "Twentieth session"). If esbuild cannot run,
+// tsx's loader runs the TypeScript as before.
+//
+// The bundle is named by its inputs (path, size and mtime of every server
+// source, package versions), in node_modules/.cache/stallscope/ (else the
+// OS temp dir), so concurrent processes and versions never share one.
+// Modules keep their own file's URL as import.meta.url (they find queries/,
+// the app and their .wasm beside their source), and packages that load
+// files beside themselves or hold native code stay outside, imported from
+// node_modules by absolute path.
+import { createHash } from 'node:crypto';
+import fs from 'node:fs';
+import { createRequire } from 'node:module';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
-register();
-await import('../server/cli.ts');
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const SERVER = path.join(ROOT, 'server');
+const requireHere = createRequire(import.meta.url);
+/** Packages left outside the bundle: native code, or files loaded beside themselves. */
+const EXTERNAL = ['@duckdb/node-bindings', 'esbuild', 'xz-decompress', 'fsevents'];
+
+function stamp() {
+  const hash = createHash('sha256');
+  const sources = fs.readdirSync(SERVER, { recursive: true }).filter((f) => f.endsWith('.ts') && !f.endsWith('.test.ts')).sort();
+  for (const f of sources) {
+    const st = fs.statSync(path.join(SERVER, f));
+    hash.update(`${f}\0${st.size}\0${st.mtimeMs}\n`);
+  }
+  hash.update(`${process.version}\n${fs.statSync(fileURLToPath(import.meta.url)).mtimeMs}\n`);
+  for (const pkg of ['@duckdb/node-api', 'esbuild', 'fastify', 'tsx']) {
+    try {
+      hash.update(`${pkg}@${requireHere(`${pkg}/package.json`).version}\n`);
+    } catch {
+      hash.update(`${pkg}@none\n`);
+    }
+  }
+  return hash.digest('hex').slice(0, 16);
+}
+
+function cacheDir() {
+  for (const dir of [path.join(ROOT, 'node_modules', '.cache', 'stallscope'), path.join(os.tmpdir(), 'stallscope-cli')]) {
+    try {
+      fs.mkdirSync(dir, { recursive: true });
+      fs.accessSync(dir, fs.constants.W_OK);
+      return dir;
+    } catch {
+      // read-only: try the next
+    }
+  }
+  return null;
+}
+
+/** The bundle's entry file, built now if missing. */
+async function bundle() {
+  const dir = cacheDir();
+  if (dir === null) throw new Error('no writable cache directory');
+  const out = path.join(dir, `cli-${stamp()}`);
+  const entry = path.join(out, 'cli.js');
+  if (fs.existsSync(entry)) return entry;
+  const esbuild = await import('esbuild');
+  const tmp = `${out}.${process.pid}.tmp`;
+  await esbuild.build({
+    entryPoints: [path.join(SERVER, 'cli.ts')],
+    bundle: true,
+    splitting: true,
+    format: 'esm',
+    platform: 'node',
+    target: 'node20',
+    outdir: tmp,
+    outExtension: { '.js': '.js' },
+    logLevel: 'silent',
+    plugins: [
+      {
+        name: 'packages-by-absolute-path',
+        setup(build) {
+          const filter = new RegExp(`^(${EXTERNAL.map((p) => p.replace(/[/.]/g, '\\$&')).join('|')})(/|$)`);
+          build.onResolve({ filter }, (args) => ({ path: requireHere.resolve(args.path), external: true }));
+        },
+      },
+      {
+        name: 'sources-keep-their-url',
+        setup(build) {
+          // import.meta.url of each source module names its own file (not in a string literal).
+          build.onLoad({ filter: /[\\/]server[\\/].*\.ts$/ }, (args) => ({
+            contents: fs.readFileSync(args.path, 'utf8').replace(/(?<!['"`])\bimport\.meta\.url\b/g, JSON.stringify(pathToFileURL(args.path).href)),
+            loader: 'ts',
+          }));
+        },
+      },
+    ],
+    // Bundled CommonJS packages call require() on node builtins.
+    banner: { js: `import { createRequire as __stallscopeRequire } from 'node:module'; const require = __stallscopeRequire(${'import.meta'}.url);` },
+  });
+  // The chunks need an ESM package scope wherever the cache is.
+  fs.writeFileSync(path.join(tmp, 'package.json'), '{"type":"module"}\n');
+  try {
+    fs.renameSync(tmp, out);
+  } catch {
+    // another process made the same bundle first
+    fs.rmSync(tmp, { recursive: true, force: true });
+  }
+  return entry;
+}
+
+let entry = null;
+if (process.env.STALLSCOPE_CLI_TSX !== '1') {
+  try {
+    entry = await bundle();
+  } catch (err) {
+    process.stderr.write(`stallscope: running the TypeScript sources (no bundle: ${err?.message ?? err})\n`);
+  }
+}
+if (entry !== null) {
+  await import(pathToFileURL(entry).href);
+} else {
+  const { register } = await import('tsx/esm/api');
+  register();
+  await import('../server/cli.ts');
+}

@@ -13,6 +13,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { decodeFile } from '../decode/decode_file.ts';
+import { sniffInput } from '../decode/sniff.ts';
 import { DecodeError, type SkippedInput } from '../decode/decoded_event.ts';
 import { openDuckDb } from '../engine/engine.ts';
 import { deriveModel } from '../model/derive_model.ts';
@@ -57,7 +58,7 @@ export interface IngestOptions {
   /**
    * Append to DuckDB on a worker thread (store_worker.ts) while this thread
    * decodes (true), or do everything on this thread (false). Default: the
-   * worker for files of STORE_WORKER_MIN_BYTES or more;
+   * worker for files of STORE_WORKER_MIN_EVENTS or more (estimatedEvents);
    * $STALLSCOPE_STORE_WORKER=1 / =0 forces either way.
    */
   worker?: boolean;
@@ -164,7 +165,8 @@ export async function ingestFile(file: string, opts: IngestOptions = {}): Promis
   // ingested file, a duplicate upload), and a store load started for nothing
   // costs a thread's start-up, or ends a kept thread (worker_pool.ts ends a
   // thread whose load did not finish).
-  const openWork = () => openWorkspace(dirs.tmp, useStoreWorker(opts, stat.size)).finally(() => timer.mark('workspace'));
+  const withWorker = useStoreWorker(opts, await estimatedEvents(file, stat.size));
+  const openWork = () => openWorkspace(dirs.tmp, withWorker).finally(() => timer.mark('workspace'));
   inFlightSizes.set(stat.size, (inFlightSizes.get(stat.size) ?? 0) + 1);
   try {
     const common = { file, label, sizeBytes: stat.size, opts, report, started, dirs, timer };
@@ -263,16 +265,53 @@ async function libraryHasSize(dirs: DataDirPaths, sizeBytes: number): Promise<bo
 const INGEST_MEMORY_LIMIT = process.env.STALLSCOPE_INGEST_MEMORY ?? '256MB';
 
 /**
- * Files below this size load on one thread: the worker's start-up is not
- * repaid (CLI ingest of a 2.6 MB trace.dat 2.7-2.9 s on one thread vs
- * 3.0-3.1 s with the worker; 72 MB/1M events the same either way; 710 MB/10M
- * events 20 s with it vs 26 s without).
+ * Files of fewer events (estimatedEvents) load on one thread: the workers'
+ * start-up is not repaid. Counted in events, not bytes: a trace.dat v7
+ * compresses 7-8x, and a 6.4 MB one holds a million events, which loaded
+ * in 5.7-7.8 s with the workers against 9.5-12.5 s on one thread (CLI,
+ * sched_wq.v7.dat, a loaded VM); 350k events (reclaim.v7.dat): the same
+ * wall time either way, 0.3-0.6 CPU-s more with them.
  */
-export const STORE_WORKER_MIN_BYTES = 16 << 20;
+export const STORE_WORKER_MIN_EVENTS = 500_000;
 
-function useStoreWorker(opts: IngestOptions, sizeBytes: number): boolean {
+function useStoreWorker(opts: IngestOptions, events: number): boolean {
   const env = process.env.STALLSCOPE_STORE_WORKER;
-  return opts.worker ?? (env === '1' ? true : env === '0' ? false : sizeBytes >= STORE_WORKER_MIN_BYTES);
+  return opts.worker ?? (env === '1' ? true : env === '0' ? false : events >= STORE_WORKER_MIN_EVENTS);
+}
+
+/** Bytes per event of an uncompressed trace.dat and of trace text (the bench corpus: 45-60 and 110-160). */
+const DAT_BYTES_PER_EVENT = 55;
+const TEXT_BYTES_PER_EVENT = 130;
+/** How much smaller a zstd/zlib trace.dat v7, or a compressed file, is than its content (the corpus: 6.5-9x). */
+const COMPRESSION_RATIO = 8;
+
+/**
+ * Roughly how many events a file holds, from its size and first bytes
+ * (compressed or not, trace.dat or text): enough to choose how to load it.
+ */
+export async function estimatedEvents(file: string, sizeBytes: number): Promise<number> {
+  const head = Buffer.alloc(64);
+  let n = 0;
+  try {
+    const fh = await fs.open(file, 'r');
+    try {
+      n = (await fh.read(head, 0, head.length, 0)).bytesRead;
+    } finally {
+      await fh.close();
+    }
+  } catch {
+    return 0;
+  }
+  const sniffed = sniffInput(head.subarray(0, n));
+  if (sniffed.compression !== null) return (sizeBytes * COMPRESSION_RATIO) / TEXT_BYTES_PER_EVENT;
+  if (sniffed.format !== 'trace_dat') return sizeBytes / TEXT_BYTES_PER_EVENT;
+  // trace.dat: magic (10 bytes), version "N\0", endianness, long size, page size (4); v7: compression name "zstd\0"...
+  const versionEnd = head.indexOf(0, 10);
+  const version = head.toString('latin1', 10, versionEnd);
+  if (version !== '7' || versionEnd < 0) return sizeBytes / DAT_BYTES_PER_EVENT;
+  const algoStart = versionEnd + 1 + 2 + 4;
+  const algo = head.toString('latin1', algoStart, Math.max(algoStart, head.indexOf(0, algoStart)));
+  return algo === '' || algo === 'none' ? sizeBytes / DAT_BYTES_PER_EVENT : (sizeBytes * COMPRESSION_RATIO) / DAT_BYTES_PER_EVENT;
 }
 
 /** Ingests in flight in this process, by final trace directory (when hashed first). */
@@ -453,8 +492,7 @@ async function buildTrace(
     timer.mark('derive open');
     report({ phase: 'deriving', bytesDone: 0, bytesTotal: null, events: loaded.writerSummary.eventsTotal });
     const deriveStarted = performance.now();
-    const steps = await deriveModel(engine);
-    for (const [step, ms] of Object.entries(steps)) timer.mark(`${step.replace(/\.sql$/, '')} ${ms.toFixed(0)}`);
+    await deriveModel(engine, (step) => timer.mark(step.replace(/\.sql$/, '')));
     const deriveSeconds = (performance.now() - deriveStarted) / 1000;
 
     const id = await idReady;
@@ -500,7 +538,7 @@ interface Loaded {
 
 /**
  * Decodes and builds rows on this thread while the store worker appends them
- * to DuckDB on another (files of STORE_WORKER_MIN_BYTES or more). A third
+ * to DuckDB on another (files of STORE_WORKER_MIN_EVENTS or more). A third
  * thread decodes the fields of most events (field_worker.ts): this thread
  * then only frames them.
  */

@@ -6,21 +6,25 @@
 export class PhaseTimer {
   private readonly enabled = !!process.env.STALLSCOPE_TIMING;
   private last = performance.now();
+  private lastCpu = process.cpuUsage();
   private readonly started = this.last;
-  private readonly phases: [string, number][] = [];
+  /** [name, wall ms, CPU ms of the whole process (every thread)] */
+  private readonly phases: [string, number, number][] = [];
 
   /** Ends the phase running since the previous mark (or the start), named `name`. */
   mark(name: string): void {
     if (!this.enabled) return;
     const now = performance.now();
-    this.phases.push([name, now - this.last]);
+    const cpu = process.cpuUsage(this.lastCpu);
+    this.phases.push([name, now - this.last, (cpu.user + cpu.system) / 1000]);
     this.last = now;
+    this.lastCpu = process.cpuUsage();
   }
 
   /** Prints the phases (when enabled). */
   report(label: string): void {
     if (!this.enabled) return;
     const total = performance.now() - this.started;
-    process.stderr.write(`[timing] ${label}: ${this.phases.map(([n, ms]) => `${n} ${ms.toFixed(0)}`).join(', ')}; total ${total.toFixed(0)} ms\n`);
+    process.stderr.write(`[timing] ${label}: ${this.phases.map(([n, ms, cpu]) => `${n} ${ms.toFixed(0)}/${cpu.toFixed(0)}`).join(', ')}; total ${total.toFixed(0)} ms (wall/CPU ms)\n`);
   }
 }

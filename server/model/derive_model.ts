@@ -12,7 +12,7 @@ const MODEL_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..
 /** Order matters: later files read tables the earlier ones fill. */
 export const DERIVE_STEPS = ['derive_sched.sql', 'derive_slices.sql'] as const;
 
-export async function deriveModel(engine: Engine): Promise<Record<string, number>> {
+export async function deriveModel(engine: Engine, onStep?: (step: string) => void): Promise<Record<string, number>> {
   const timings: Record<string, number> = {};
   for (const step of DERIVE_STEPS) {
     const file = path.join(MODEL_DIR, step);
@@ -24,6 +24,7 @@ export async function deriveModel(engine: Engine): Promise<Record<string, number
       throw new Error(`queries/model/${step}: ${(err as Error).message}`);
     }
     timings[step] = performance.now() - started;
+    onStep?.(step);
   }
   return timings;
 }

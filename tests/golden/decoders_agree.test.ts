@@ -12,7 +12,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDuckDb, type Engine } from '../../server/engine/engine.ts';
 import { decodeFile } from '../../server/decode/decode_file.ts';
-import { ingestFile, STORE_WORKER_MIN_BYTES, type IngestResult } from '../../server/ingest/ingest_file.ts';
+import { estimatedEvents, ingestFile, STORE_WORKER_MIN_EVENTS, type IngestResult } from '../../server/ingest/ingest_file.ts';
 import { ModelWriter } from '../../server/model/model_writer.ts';
 import { TYPED_TABLES } from '../../server/model/typed_tables.ts';
 import { workerBuildDifferences } from './attached_models.ts';
@@ -174,7 +174,7 @@ describe('reclaim_kswapd: every decoder agrees with trace-cmd', () => {
   });
 
   // Large files append on a store worker thread, small ones (these) load on
-  // one thread (STORE_WORKER_MIN_BYTES). With the store worker, trace.dat
+  // one thread (STORE_WORKER_MIN_EVENTS). With the store worker, trace.dat
   // also goes through the field worker: the main thread frames records,
   // the field worker decodes their fields (ingest/field_worker.ts). Every
   // way must build the same model.
@@ -183,7 +183,8 @@ describe('reclaim_kswapd: every decoder agrees with trace-cmd', () => {
     ['v6', FILES.v6],
     ['report', FILES.report],
   ] as const)('%s built with the store worker (worker: true) equals the one-thread build', async (alias, file) => {
-    expect(fs.statSync(path.join(FIXTURES, file)).size).toBeLessThan(STORE_WORKER_MIN_BYTES);
+    const f = path.join(FIXTURES, file);
+    expect(await estimatedEvents(f, fs.statSync(f).size)).toBeLessThan(STORE_WORKER_MIN_EVENTS);
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'stallscope-worker-'));
     const r = await ingestFile(path.join(FIXTURES, file), { dataDir: dir, worker: true });
     expect(r.summary.eventsByName).toEqual(counts.events_by_name);

@@ -18,7 +18,7 @@ import { stackFields } from '../decode/ftrace_text/fields/ftrace.ts';
 import { directTextWriter, textFieldParser, type TextFieldParser } from '../decode/ftrace_text/raw_text_fields.ts';
 import type { KvColumnWriter } from '../decode/ftrace_text/fields/kv_columns.ts';
 import type { EventFields } from '../decode/decoded_event.ts';
-import { compileRawFieldReaders } from '../decode/trace_dat/raw_field_readers.ts';
+import { compileRawFieldReaders, compileUntypedFieldReaders } from '../decode/trace_dat/raw_field_readers.ts';
 import type { BufferSource } from '../model/buffer_source.ts';
 import { chunkTransferList, type ChunkData } from '../model/column_chunk.ts';
 import { SID_BASE_FIELD_WORKER, type StringRows } from '../model/args_rows.ts';
@@ -89,7 +89,7 @@ function startJob(input: FieldWorkerInput, onEnd: () => void): (m: ToFieldWorker
     decoder =
       input.spec.format === 'text'
         ? textDecoder(input.layout, BigInt(input.tsBaseNs), writerFor, postChunk, chunkMemory)
-        : traceDatDecoder(input, writerFor);
+        : traceDatDecoder(input, writerFor, postChunk, chunkMemory);
   } catch (err) {
     fail(err);
     return () => undefined;
@@ -124,28 +124,60 @@ function startJob(input: FieldWorkerInput, onEnd: () => void): (m: ToFieldWorker
   };
 }
 
-/** trace.dat records: readers compiled from the file's formats, by event id. */
-function traceDatDecoder(input: FieldWorkerInput, rowsFor: (name: string) => TableRowWriter | null): BatchDecoder {
-  if (input.spec.format !== 'trace_dat') throw new Error('not a trace.dat spec');
-  const readers = compileRawFieldReaders(input.spec, rowsFor);
+/**
+ * trace.dat records: readers compiled from the file's formats, by event id:
+ * typed rows, and the fields of events without a typed table into rows of
+ * their shape (untyped_rows.ts), as the main thread would have decoded them.
+ */
+function traceDatDecoder(
+  input: FieldWorkerInput,
+  rowsFor: (name: string) => TableRowWriter | null,
+  postChunk: (table: number, data: ChunkData) => void,
+  chunkMemory: BufferSource,
+): BatchDecoder {
+  const spec = input.spec;
+  if (spec.format !== 'trace_dat') throw new Error('not a trace.dat spec');
+  const readers = compileRawFieldReaders(spec, rowsFor);
+  const untypedReaders = compileUntypedFieldReaders(spec, (name) => typedTableFor(name) === null);
+  const untyped = new UntypedRows(input.layout, postChunk, SHAPE_TABLE_BASE + SHAPE_BASE_FIELD_WORKER, SID_BASE_FIELD_WORKER, chunkMemory);
+  untyped.setBase(BigInt(input.tsBaseNs));
+  /** name_id of untyped events by format id (the batches name them: model_builder.ts rawRecords). */
+  const nameIdOf: number[] = [];
+  const formatIdOf = new Map(spec.formats.map((f) => [`${f.system}\u0000${f.name}`, f.id]));
   return {
     unparsed: 0,
     decode(r) {
+      for (const [nameId, name, system] of r.batch.names) {
+        const formatId = formatIdOf.get(`${system}\u0000${name}`);
+        if (formatId === undefined) throw new Error(`field worker: no event format ${system}:${name}`);
+        nameIdOf[formatId] = nameId;
+      }
       const count = r.batch.count;
       const bytes = r.bytes;
       for (let i = 0; i < count; i++) {
-        const reader = readers[r.format(i)];
-        if (reader === undefined) throw new Error(`field worker: no reader for event format id ${r.format(i)}`);
-        const rows = reader.rows;
-        rows.startRow(r.id(i), r.ts(i), r.cpu(i), r.utid(i), r.common(i), r.where(i));
-        reader.read(bytes, r.offset(i), r.length(i));
-        rows.end();
+        const format = r.format(i);
+        const reader = readers[format];
+        if (reader !== undefined) {
+          const rows = reader.rows;
+          rows.startRow(r.id(i), r.ts(i), r.cpu(i), r.utid(i), r.common(i), r.where(i));
+          reader.read(bytes, r.offset(i), r.length(i));
+          rows.end();
+          continue;
+        }
+        const u = untypedReaders[format];
+        if (u === undefined) throw new Error(`field worker: no reader for event format id ${format}`);
+        const off = r.offset(i);
+        const len = r.length(i);
+        const fields = len >= u.minLen ? u.fast(bytes, off, len) : u.safe(bytes, off, len);
+        const [flags, preemptCount] = unpackCommon(r.common(i));
+        untyped.write(r.id(i), r.ts(i), r.cpu(i), r.utid(i), nameIdOf[format]!, flags, preemptCount, r.where(i), null, fields);
       }
     },
-    finish() {},
-    // trace.dat events without a typed table are decoded on the main thread (model_builder.ts event()).
-    strings: () => [],
-    shapes: () => [],
+    finish() {
+      untyped.flush();
+    },
+    strings: () => untyped.stringRows(),
+    shapes: () => untyped.shapeResults(),
   };
 }
 

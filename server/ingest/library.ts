@@ -158,7 +158,9 @@ export class TraceLibrary {
         // A model another version built was replaced: an engine here may
         // still have the old (unlinked) database open.
         if (result.replacedModelVersion !== undefined) await this.forget(result.id);
+        const findingsStarted = performance.now();
         await this.findings(result.id);
+        if (process.env.STALLSCOPE_TIMING) process.stderr.write(`[timing] findings ${(performance.now() - findingsStarted).toFixed(0)} ms\n`);
         const record = (await this.get(result.id))!;
         emit({ phase: 'done', bytesDone: record.sizeBytes, bytesTotal: record.sizeBytes, events: record.eventsTotal }, record);
         return record;

@@ -221,10 +221,11 @@ export class ModelBuilder implements DirectRowSink, RawRecordSink, RawTextSink {
   rawRecords(spec: RawFieldSpec): RawRecords | null {
     const target = this.rawTarget;
     if (target === null || !this.headerInfo) return null;
-    const taken = new Map(spec.formats.filter((f) => this.rawTable(f.name) !== null).map((f) => [f.id, f]));
+    // Typed rows that need only their own fields, and events without a typed table (rows of their shape, untyped_rows.ts).
+    const taken = new Map(spec.formats.filter((f) => this.rawTable(f.name) !== null || typedTableFor(f.name) === null).map((f) => [f.id, f]));
     if (taken.size === 0) return null;
     const batches = (this.rawBatches = new RecordBatchWriter((b) => target.batch(b), undefined, target.batchMemory));
-    target.start(spec, this.headerInfo.tsBaseNs, [...new Set([...taken.values()].map((f) => this.rawTable(f.name)!))]);
+    target.start(spec, this.headerInfo.tsBaseNs, [...new Set([...taken.values()].map((f) => this.rawTable(f.name)).filter((t) => t !== null))]);
     const byFormat: (EventNameInfo | undefined)[] = [];
     return {
       takes: (formatId) => taken.has(formatId),
@@ -235,6 +236,8 @@ export class ModelBuilder implements DirectRowSink, RawRecordSink, RawTextSink {
         if (info === undefined) {
           const f = taken.get(formatId)!;
           info = byFormat[formatId] = this.nameInfo(f.name, f.system);
+          // Untyped rows carry the name_id: the batches' reader is told it (as for text names).
+          if (info.target === null) batches.name(info.id, f.name, f.system);
         }
         const utid = this.frame(info, ts, cpu, pid, comm, null);
         batches.add(formatId, this.framedId, ts, cpu, utid, commonOf(flags, preemptCount), where, off, len);

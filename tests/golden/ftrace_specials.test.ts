@@ -115,7 +115,7 @@ describe('ftrace print and kernel_stack events', () => {
 
   // Large files are parsed on the field worker (continuation lines and the
   // print alias travel in record batches): it must read them alike.
-  it.each([['report'], ['tracefs']] as const)('%s built with the store and field workers equals the one-thread build', async (alias) => {
+  it.each([['dat'], ['report'], ['tracefs']] as const)('%s built with the store and field workers equals the one-thread build', async (alias) => {
     for (const d of await workerBuildDifferences(engine, alias, FILES[alias], ['ftrace_event', 'args'])) expect(d).toEqual({ table: d.table, differing: 0n });
   });
 });

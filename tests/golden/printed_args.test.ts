@@ -11,7 +11,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Engine } from '../../server/engine/engine.ts';
 import type { IngestResult } from '../../server/ingest/ingest_file.ts';
-import { attachModels, fixtureCounts, type AttachedModels } from './attached_models.ts';
+import { attachModels, fixtureCounts, workerBuildDifferences, type AttachedModels } from './attached_models.ts';
 
 const FILES = { dat: 'printed_args.v7.dat', report: 'printed_args.report.txt', tracefs: 'printed_args.tracefs.txt' } as const;
 type Key = keyof typeof FILES;
@@ -121,5 +121,11 @@ describe('fields of events without a typed table', () => {
        WHERE d.t <> k.t ORDER BY ALL`,
     );
     expect(differing.filter((d) => !(`${d.name}.${d.key}` in UNRECOVERABLE))).toEqual([]);
+  });
+
+  // Large files decode these events' fields on the field worker, into the
+  // worker's own shape tables (server/model/untyped_rows.ts).
+  it.each([['dat'], ['report'], ['tracefs']] as const)('%s built with the store and field workers equals the one-thread build', async (alias) => {
+    for (const d of await workerBuildDifferences(engine, alias, FILES[alias], ['ftrace_event', 'args'])) expect(d).toEqual({ table: d.table, differing: 0n });
   });
 });

@@ -71,7 +71,7 @@ describe('syscall events', () => {
     expect(differing).toBe(0n);
   });
 
-  it.each([['report'], ['tracefs']] as const)('%s built with the store and field workers equals the one-thread build', async (alias) => {
+  it.each([['dat'], ['report'], ['tracefs']] as const)('%s built with the store and field workers equals the one-thread build', async (alias) => {
     for (const d of await workerBuildDifferences(engine, alias, FILES[alias], ['ftrace_event', 'args'])) expect(d).toEqual({ table: d.table, differing: 0n });
   });
 });

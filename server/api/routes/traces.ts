@@ -163,7 +163,9 @@ export async function runIngest(
     if (rec.status !== 'failed') {
       // Summarise the timeline now, so the first view of the trace is instant (bounded: never blocks done for long).
       ctx.jobs.update(jobId, { phase: 'detecting', message: 'summarising timelines', traceId: rec.id });
+      const warmStarted = performance.now();
       await Promise.race([warmTrace(ctx, rec.id).catch(() => null), new Promise((r) => setTimeout(r, OVERVIEW_WAIT_MS))]);
+      if (process.env.STALLSCOPE_TIMING) process.stderr.write(`[timing] timeline summaries ${(performance.now() - warmStarted).toFixed(0)} ms\n`);
     }
   } catch (e) {
     // The staged file's path means nothing to the user (and is the server's business): name the upload instead.

@@ -9,6 +9,8 @@ import { compileEvent, makeHelpers } from './event_decoder.ts';
 import { parseEventFormat } from './event_format.ts';
 import { PrintkFormats } from './bprint.ts';
 import { Kallsyms } from './kallsyms.ts';
+import { readsAsPrinted } from '../ftrace_text/fields/index.ts';
+import type { FieldsReader } from './event_decoder.ts';
 
 export interface RawFieldReader<R extends DirectRowColumns> {
   /** Where the fields go. */
@@ -45,6 +47,36 @@ export function compileRawFieldReaders<R extends DirectRowColumns & { allFields(
         else rows.allFields(safe(buf, off, len));
       },
     };
+  }
+  return readers;
+}
+
+/** A reader of an event without a typed table: its fields object, as decodeTraceDat makes it for EventSink.event(). */
+export interface UntypedFieldReader {
+  minLen: number;
+  /** Records of minLen bytes or more. */
+  fast: FieldsReader;
+  /** Shorter records: only the fields they hold. */
+  safe: FieldsReader;
+}
+
+/**
+ * Fields-object readers of the formats `wanted` names, by format id (the
+ * others undefined), compiled as decodeTraceDat compiles readers for its
+ * EventSink.event() path. A format that does not compile gets none: the
+ * decoding thread skips its records (as an unknown event id).
+ */
+export function compileUntypedFieldReaders(spec: RawFieldSpec, wanted: (name: string, system: string) => boolean): (UntypedFieldReader | undefined)[] {
+  const helpers = makeHelpers(spec.littleEndian, Kallsyms.parse(spec.kallsyms), PrintkFormats.parse(spec.printk));
+  const readers: (UntypedFieldReader | undefined)[] = [];
+  for (const f of spec.formats) {
+    if (!wanted(f.name, f.system)) continue;
+    try {
+      const ev = compileEvent(parseEventFormat(f.text, f.system), helpers, spec.littleEndian, spec.longSize, null, readsAsPrinted(f.name, f.system));
+      readers[f.id] = { minLen: ev.minLen, fast: ev.fast, safe: ev.safe };
+    } catch {
+      // decodeTraceDat reported it, and frames none of its records
+    }
   }
   return readers;
 }

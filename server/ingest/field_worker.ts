@@ -140,7 +140,7 @@ function traceDatDecoder(
   const readers = compileRawFieldReaders(spec, rowsFor);
   const untypedReaders = compileUntypedFieldReaders(spec, (name) => typedTableFor(name) === null);
   const untyped = new UntypedRows(input.layout, postChunk, SHAPE_TABLE_BASE + SHAPE_BASE_FIELD_WORKER, SID_BASE_FIELD_WORKER, chunkMemory);
-  untyped.setBase(BigInt(input.tsBaseNs));
+  untyped.setBase(BigInt(input.tsBaseNs), false);
   /** name_id of untyped events by format id (the batches name them: model_builder.ts rawRecords). */
   const nameIdOf: number[] = [];
   const formatIdOf = new Map(spec.formats.map((f) => [`${f.system}\u0000${f.name}`, f.id]));
@@ -202,7 +202,7 @@ function textDecoder(
   /** Per name id: its parser, and its typed table's writer (null: no typed table). */
   const names: ({ parse: TextFieldParser; rows: TableRowWriter | null; direct: KvColumnWriter | null; stack: boolean } | undefined)[] = [];
   const untyped = new UntypedRows(layout, postChunk, SHAPE_TABLE_BASE + SHAPE_BASE_FIELD_WORKER, SID_BASE_FIELD_WORKER, chunkMemory);
-  untyped.setBase(tsBaseNs);
+  untyped.setBase(tsBaseNs, true);
   /** The event held for continuation lines; `fields`: an untyped event's (written to _args), null: text that did not parse. */
   let held: { id: number; ts: number; cpu: number; utid: number; nameId: number; common: number | null; where: number; raw: string; fields: EventFields | null } | null = null;
   const flushHeld = () => {

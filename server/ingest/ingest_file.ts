@@ -17,6 +17,7 @@ import { sniffInput } from '../decode/sniff.ts';
 import { DecodeError, type SkippedInput } from '../decode/decoded_event.ts';
 import { openDuckDb } from '../engine/engine.ts';
 import { deriveModel } from '../model/derive_model.ts';
+import { PooledBuffers } from '../model/buffer_source.ts';
 import { ModelBuilder } from '../model/model_builder.ts';
 import type { ModelLayout } from '../model/model_layout.ts';
 import { ModelStore, type WriterSummary } from '../model/model_store.ts';
@@ -617,7 +618,8 @@ async function loadInProcess(
     const store = await ModelStore.beginLoad(engine);
     timer.mark('schema');
     const decodeStarted = performance.now();
-    const builder = new ModelBuilder(store.layout, (table, data) => store.append(table, data));
+    const buffers = new PooledBuffers();
+    const builder = new ModelBuilder(store.layout, (table, data) => store.append(table, data, () => buffers.give(data.buffer)), null, buffers);
     const decoded = await decodeRows(file, label, workDir, builder, report);
     timer.mark('decode');
     const writerSummary = await store.commitLoad(builder.finish());

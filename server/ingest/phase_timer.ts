@@ -16,7 +16,7 @@ export class PhaseTimer {
     if (!this.enabled) return;
     const now = performance.now();
     const cpu = process.cpuUsage(this.lastCpu);
-    this.phases.push([name, now - this.last, (cpu.user + cpu.system) / 1000]);
+    this.phases.push([`${name}@${Math.round(process.memoryUsage.rss() / 1048576)}MB`, now - this.last, (cpu.user + cpu.system) / 1000]);
     this.last = now;
     this.lastCpu = process.cpuUsage();
   }

@@ -17,3 +17,27 @@ export interface BufferSource {
 export const NEW_BUFFERS: BufferSource = {
   take: (bytes) => new ArrayBuffer(bytes),
 };
+
+/**
+ * Buffers handed back by their consumer on the same thread (the in-process
+ * load appends each chunk synchronously, so its buffer is free once
+ * appended): a fresh ArrayBuffer per chunk left ~60 MB of garbage external
+ * memory between collections on a 1M-event ingest.
+ */
+export class PooledBuffers implements BufferSource {
+  private readonly idle = new Map<number, ArrayBuffer[]>();
+
+  take(bytes: number, zeroed = true): ArrayBuffer {
+    const b = this.idle.get(bytes)?.pop();
+    if (b === undefined) return new ArrayBuffer(bytes);
+    if (zeroed) new Uint8Array(b).fill(0);
+    return b;
+  }
+
+  /** A buffer no one uses any more. */
+  give(buffer: ArrayBuffer): void {
+    let list = this.idle.get(buffer.byteLength);
+    if (list === undefined) this.idle.set(buffer.byteLength, (list = []));
+    if (list.length < 64) list.push(buffer);
+  }
+}

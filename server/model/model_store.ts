@@ -425,7 +425,10 @@ async function createFtraceEventView(engine: Engine, typed: TypedTableLayout[], 
   const unpack = (c: string) => `CASE WHEN ${c} & ${FLAGS_UNKNOWN} = 0 THEN ${c} & 255 END, CASE WHEN ${c} & ${PREEMPT_UNKNOWN} = 0 THEN (${c} >> 8) & 255 END`;
   const branches = [
     'SELECT id, ts, cpu, utid, name_id, common_flags, preempt_count, arg_set_id, raw, source_where FROM _ftrace_event',
-    ...r.shapes.map((sh) => `SELECT s.id, s.ts, s.cpu, s.utid, ${sh.nameId}, ${unpack('s.f.common')}, s.id, s.f.raw, s.f.source_where FROM ${shapeTableName(sh.table)} s`),
+    ...r.shapes.map((sh) => {
+      const raw = sh.columns.some((c) => c.name === 'raw') ? 's.f.raw' : 'NULL';
+      return `SELECT s.id, s.ts, s.cpu, s.utid, ${sh.nameId}, ${unpack('s.f.common')}, s.id, ${raw}, s.f.source_where FROM ${shapeTableName(sh.table)} s`;
+    }),
     ...typed.map((t) => {
       const c = 's.f.common';
       const common = `CASE WHEN ${c} & ${FLAGS_UNKNOWN} = 0 THEN ${c} & 255 END, CASE WHEN ${c} & ${PREEMPT_UNKNOWN} = 0 THEN (${c} >> 8) & 255 END`;
@@ -470,10 +473,10 @@ async function createShapeViews(engine: Engine, shapes: ShapeResult[]): Promise<
       let join = '';
       if (f.kind === 'int') intValue = v;
       else if (f.kind === 'hex') stringValue = `'0x' || lower(hex(${v}))`;
+      else if (f.kind === 'text') stringValue = v;
       else {
         const words = sh.dicts[k] ?? [];
-        if (words.length === 0) stringValue = `s.f.o${k}`;
-        else if (words.length <= INLINE_DICT_MAX) stringValue = `coalesce(list_extract([${words.map(sqlString).join(',')}], ${v} + 1), s.f.o${k})`;
+        if (words.length <= INLINE_DICT_MAX) stringValue = `list_extract([${words.map(sqlString).join(',')}]::VARCHAR[], ${v} + 1)`;
         else {
           const dictTable = `_dict${table}_v${k}`;
           await engine.exec(`CREATE TABLE ${dictTable} (id INTEGER, str VARCHAR)`);
@@ -482,7 +485,7 @@ async function createShapeViews(engine: Engine, shapes: ShapeResult[]): Promise<
             { name: 'str', kind: 'str' },
           ], words.map((w, i) => [i, w]));
           join = ` LEFT JOIN ${dictTable} d ON d.id = ${v}`;
-          stringValue = `coalesce(d.str, s.f.o${k})`;
+          stringValue = 'd.str';
         }
       }
       const key = sqlString(f.key);

@@ -3,16 +3,18 @@
  * timer, most writeback events...), stored one row per event in a table of
  * the event's *shape*: its name and its fields' names and kinds, in order.
  *
- *   _shape_<n> (id, ts, cpu, utid, f STRUCT(common, source_where, raw, v0, [o0,] v1, ...))
+ *   _shape_<n> (id, ts, cpu, utid, f STRUCT(common, source_where, [raw,] v0, v1, ...))
  *
  * Each field is one column: an integer (`int`), an integer the print format
  * shows as 0x-hex text (`hex`: pointers, `0x%lx`; stored as its 64 bits and
  * read back by the `args` view as '0x' || lower(hex(v)), the same text), or
- * text (`str`: an id into that column's own dictionary, or, once the
- * writer's dictionaries hold MAX_INTERNED strings, the text itself in the
- * column `o<k>` beside it). The `args` and `ftrace_event` views read these
- * tables as they read `_args` and `_ftrace_event` (model_store.ts), so
- * readers see the same rows.
+ * text: `str`, an id into that column's own dictionary, or `text`, the text
+ * itself, for a field whose values rarely repeat (hashed pointers in the
+ * kernel's text): a shape's `str` field whose dictionary is full gets a
+ * second shape with `text` there. `raw` (text inputs only) is the printed
+ * argument text. The `args` and `ftrace_event` views read these tables as
+ * they read `_args` and `_ftrace_event` (model_store.ts), so readers see the
+ * same rows.
  *
  * Why: `_args` stores one row per field. A kmem trace is ~75% untyped events
  * of 2-7 fields, ~4.5M `_args` rows per million events, and appending them
@@ -36,7 +38,7 @@ import { ColumnChunk, type ChunkData, type ColumnSpec } from './column_chunk.ts'
 import { NEW_BUFFERS, type BufferSource } from './buffer_source.ts';
 import { ARGS_TABLE, FTRACE_EVENT_TABLE, packCommon, type ModelLayout } from './model_layout.ts';
 
-export type ShapeKind = 'int' | 'hex' | 'str';
+export type ShapeKind = 'int' | 'hex' | 'str' | 'text';
 
 /** One field of a shape: its name and how its column stores it. */
 export interface ShapeField {
@@ -51,7 +53,7 @@ export interface ShapeDecl {
   /** The event's name_id (the builder's numbering). */
   nameId: number;
   fields: ShapeField[];
-  /** Storage columns: id, ts, cpu, utid, common, source_where, raw, then per field `v<k>` (and `o<k>` for text). */
+  /** Storage columns: id, ts, cpu, utid, common, source_where, raw (text inputs), then per field `v<k>`. */
   columns: ColumnSpec[];
 }
 
@@ -68,6 +70,8 @@ export const MAX_SHAPES = 512;
 export const SHAPE_BASE_FIELD_WORKER = 1 << 12;
 /** Fields a shape may have. */
 export const MAX_FIELDS = 64;
+/** Strings one `str` column's dictionary holds at most (MAX_INTERNED in all of a writer's). */
+export const MAX_FIELD_STRINGS = 1 << 16;
 
 /** Leading columns of a shape table, before its fields (model_store.ts keeps the first 4 as plain columns). */
 export const SHAPE_LEAD_COLUMNS: ColumnSpec[] = [
@@ -77,8 +81,9 @@ export const SHAPE_LEAD_COLUMNS: ColumnSpec[] = [
   { name: 'utid', kind: 'i32' },
   { name: 'common', kind: 'i32' },
   { name: 'source_where', kind: 'i64' },
-  { name: 'raw', kind: 'str' },
 ];
+/** The printed argument text, after SHAPE_LEAD_COLUMNS in the shapes of text inputs. */
+const RAW_COLUMN: ColumnSpec = { name: 'raw', kind: 'str' };
 const COMMON = 4;
 const WHERE = 5;
 const RAW = 6;
@@ -87,8 +92,10 @@ const TWO_32 = 4294967296;
 const KIND_INT = 0;
 const KIND_HEX = 1;
 const KIND_STR = 2;
+/** Text stored as itself (never what kindOf() answers: a shape's `str` field turns into it). */
+const KIND_TEXT = 3;
 const KIND_NONE = -1;
-const KIND_NAMES: ShapeKind[] = ['int', 'hex', 'str'];
+const KIND_NAMES: ShapeKind[] = ['int', 'hex', 'str', 'text'];
 const I64_MIN = -(1n << 63n);
 const I64_MAX = (1n << 63n) - 1n;
 
@@ -117,10 +124,14 @@ function kindOf(v: FieldValue): number {
 
 interface Shape {
   decl: ShapeDecl;
+  /** The shape's signature (shapeOf), to find its variants. */
+  sig: string;
   keys: string[];
   kinds: Int8Array;
-  /** Storage column of each field's value (its `o` column follows a text field's). */
+  /** Storage column of each field's value. */
   cols: Int32Array;
+  /** Whether any field is `str` (a dictionary may be full). */
+  hasDict: boolean;
   chunk: ColumnChunk;
   /** Per field: its dictionary (text fields), else null. */
   dicts: (Map<string, number> | null)[];
@@ -143,6 +154,9 @@ export class UntypedRows {
   private readonly byName: (Shape[] | undefined)[] = [];
   /** Strings all this writer's shape dictionaries may still take (MAX_INTERNED in all). */
   private dictBudget: number;
+  /** Text inputs: each shape row keeps the event's printed argument text (`raw`); see setBase(). */
+  private withRaw = false;
+  private lead: ColumnSpec[] = SHAPE_LEAD_COLUMNS;
   private baseHi = 0;
   private baseLo = 0;
 
@@ -161,8 +175,13 @@ export class UntypedRows {
     this.dictBudget = maxInterned;
   }
 
-  /** The absolute ns that row timestamps are relative to (TraceHeader.tsBaseNs). */
-  setBase(tsBaseNs: bigint): void {
+  /**
+   * The absolute ns that row timestamps are relative to (TraceHeader.tsBaseNs),
+   * and whether the input is text (shape rows then keep `raw`); before the first row.
+   */
+  setBase(tsBaseNs: bigint, text: boolean): void {
+    this.withRaw = text;
+    this.lead = text ? [...SHAPE_LEAD_COLUMNS, RAW_COLUMN] : SHAPE_LEAD_COLUMNS;
     this.baseHi = Number(tsBaseNs >> 32n);
     this.baseLo = Number(tsBaseNs & 0xffffffffn);
   }
@@ -184,7 +203,9 @@ export class UntypedRows {
     fields: EventFields | null,
   ): void {
     if (fields !== null) {
-      const shape = this.shapeFor(nameId, fields);
+      let shape = this.shapeFor(nameId, fields);
+      // A text its dictionary cannot take: the shape with that field as text (repeatedly, for several).
+      for (let k: number; shape !== null && shape.hasDict && (k = this.fullDictField(shape, fields)) >= 0; ) shape = this.textVariant(shape, k);
       if (shape !== null) {
         this.writeShapeRow(shape, id, ts, cpu, utid, packCommon(flags, preemptCount), where, raw, fields);
         return;
@@ -258,23 +279,27 @@ export class UntypedRows {
       sig += `\u0000${kind}${key}`;
     }
     if (keys.length === 0) return null;
-    const known = this.bySignature.get(sig);
-    if (known !== undefined) return known;
+    return this.bySignature.get(sig) ?? this.newShape(sig, nameId, keys, kinds);
+  }
+
+  /** A new shape table (null past MAX_SHAPES). */
+  private newShape(sig: string, nameId: number, keys: string[], kinds: number[]): Shape | null {
     if (this.shapes.length >= MAX_SHAPES) return null;
     const table = this.shapeBase + this.shapes.length;
-    const columns = [...SHAPE_LEAD_COLUMNS];
+    const columns = [...this.lead];
     const cols = new Int32Array(keys.length);
     kinds.forEach((kind, k) => {
       cols[k] = columns.length;
-      columns.push({ name: `v${k}`, kind: kind === KIND_STR ? 'i32' : 'i64' });
-      if (kind === KIND_STR) columns.push({ name: `o${k}`, kind: 'str' });
+      columns.push({ name: `v${k}`, kind: kind === KIND_STR ? 'i32' : kind === KIND_TEXT ? 'str' : 'i64' });
     });
     const decl: ShapeDecl = { table, nameId, fields: keys.map((key, k) => ({ key, kind: KIND_NAMES[kinds[k]!]! })), columns };
     const shape: Shape = {
       decl,
+      sig,
       keys,
       kinds: Int8Array.from(kinds),
       cols,
+      hasDict: kinds.includes(KIND_STR),
       chunk: new ColumnChunk(columns, (d) => this.shapeChunk(shape, d), this.memory),
       dicts: kinds.map((k) => (k === KIND_STR ? new Map<string, number>() : null)),
       lastText: kinds.map(() => null),
@@ -284,6 +309,41 @@ export class UntypedRows {
     this.shapes.push(shape);
     this.bySignature.set(sig, shape);
     return shape;
+  }
+
+  /**
+   * The shape's variant with field k stored as text (its dictionary is
+   * full): found or created, and put first among the name's shapes so the
+   * name's next events try it first. Null past MAX_SHAPES.
+   */
+  private textVariant(s: Shape, k: number): Shape | null {
+    const kinds = Array.from(s.kinds);
+    kinds[k] = KIND_TEXT;
+    const sig = `${s.sig}\u0001${kinds.join('')}`;
+    const v = this.bySignature.get(sig) ?? this.newShape(sig, s.decl.nameId, s.keys, kinds);
+    if (v === null) return null;
+    const list = this.byName[s.decl.nameId]!;
+    const at = list.indexOf(v);
+    if (at > 0) list.splice(at, 1);
+    if (at !== 0) list.unshift(v);
+    return v;
+  }
+
+  /** Field k of a `str` field whose text the column's dictionary neither holds nor can take, else -1. */
+  private fullDictField(s: Shape, fields: EventFields): number {
+    const kinds = s.kinds;
+    let k = 0;
+    for (const key in fields) {
+      if (kinds[k] === KIND_STR) {
+        const v = fields[key] as string;
+        if (s.lastText[k] !== v) {
+          const dict = s.dicts[k]!;
+          if ((dict.size >= MAX_FIELD_STRINGS || this.dictBudget <= 0) && !dict.has(v)) return k;
+        }
+      }
+      k++;
+    }
+    return -1;
   }
 
   private shapeChunk(shape: Shape, data: ChunkData): void {
@@ -316,8 +376,10 @@ export class UntypedRows {
     const whereHi = Math.floor(where / TWO_32);
     w[2 * r] = where - whereHi * TWO_32;
     w[2 * r + 1] = whereHi;
-    if (raw === null) c.setNull(RAW);
-    else c.set(RAW, raw);
+    if (this.withRaw) {
+      if (raw === null) c.setNull(RAW);
+      else c.set(RAW, raw);
+    }
     const kinds = s.kinds;
     const cols = s.cols;
     let k = 0;
@@ -336,37 +398,31 @@ export class UntypedRows {
         case KIND_HEX:
           writeHex(A[col] as Int32Array, r, v as string);
           break;
-        default:
+        case KIND_STR:
           this.writeText(s, k, col, c, v as string);
+          break;
+        default:
+          c.set(col, v as string);
       }
       k++;
     }
     c.endRow();
   }
 
+  /** A `str` field's text as its dictionary id (the dictionary can take it: fullDictField). */
   private writeText(s: Shape, k: number, col: number, c: ColumnChunk, v: string): void {
-    if (s.lastText[k] === v) {
-      c.arrays[col]![c.rows] = s.lastId[k]!;
-      c.setNull(col + 1);
-      return;
+    if (s.lastText[k] !== v) {
+      const dict = s.dicts[k]!;
+      let id = dict.get(v);
+      if (id === undefined) {
+        id = dict.size;
+        dict.set(v, id);
+        this.dictBudget--;
+      }
+      s.lastText[k] = v;
+      s.lastId[k] = id;
     }
-    const dict = s.dicts[k]!;
-    let id = dict.get(v);
-    if (id === undefined && this.dictBudget > 0) {
-      id = dict.size;
-      dict.set(v, id);
-      this.dictBudget--;
-    }
-    if (id === undefined) {
-      // Dictionaries full: the text itself (values that rarely repeat, e.g. hashed pointers).
-      c.setNull(col);
-      c.set(col + 1, v);
-      return;
-    }
-    s.lastText[k] = v;
-    s.lastId[k] = id;
-    c.arrays[col]![c.rows] = id;
-    c.setNull(col + 1);
+    c.arrays[col]![c.rows] = s.lastId[k]!;
   }
 
   private writeTs(ints: Int32Array, row: number, rel: number): void {
@@ -388,7 +444,9 @@ function fits(s: Shape, fields: EventFields): boolean {
   const kinds = s.kinds;
   let k = 0;
   for (const key in fields) {
-    if (k === keys.length || key !== keys[k] || kindOf(fields[key]!) !== kinds[k]) return false;
+    if (k === keys.length || key !== keys[k]) return false;
+    const kind = kindOf(fields[key]!);
+    if (kind !== kinds[k] && !(kind === KIND_STR && kinds[k] === KIND_TEXT)) return false;
     k++;
   }
   return k === keys.length;

@@ -67,6 +67,19 @@ describe('libtraceevent quirks', () => {
     expect(r(0n)).toBe('I_DIRTY_SYNC');
     expect(r(0x10n)).toBe('0x10');
   });
+
+  // As trace-cmd printed the 6.18 kernel's events (fixtures/corpus): `ioprio`'s class 0 as 0x0, hrtimer modes in hex,
+  // mm_vmscan_throttled's reason 1 as VMSCAN_THROTTLE_WRITEBACK.
+  it('never matches a bare unresolved name in a symbol table, but counts one inside an expression as 0', () => {
+    const hrtimer = analyzePrintFmt('"mode=%s", __print_symbolic(REC->mode, { HRTIMER_MODE_ABS, "ABS" }, { HRTIMER_MODE_REL, "REL" }, { 2, "PINNED" })');
+    const mode = hrtimer.symbolic.get('mode')!;
+    expect([mode(0n), mode(1n), mode(2n)]).toEqual(['0x0', '0x1', 'PINNED']);
+    const throttled = analyzePrintFmt(
+      '"reason=%s", (REC->reason) ? __print_flags(REC->reason, "|", {(1 << VMSCAN_THROTTLE_WRITEBACK), "VMSCAN_THROTTLE_WRITEBACK"}, {(1 << VMSCAN_THROTTLE_ISOLATED), "VMSCAN_THROTTLE_ISOLATED"} ) : "VMSCAN_THROTTLE_NONE"',
+    );
+    const reason = throttled.symbolic.get('reason')!;
+    expect([reason(0n), reason(1n), reason(3n)]).toEqual(['VMSCAN_THROTTLE_NONE', 'VMSCAN_THROTTLE_WRITEBACK', 'VMSCAN_THROTTLE_WRITEBACK|0x2']);
+  });
 });
 
 // Print fmts of events without a typed table (6.18), whose fields the

@@ -350,8 +350,13 @@ function toU64(v: bigint): bigint {
   return v & U64;
 }
 
-/** Evaluates an expression node; undefined when the value cannot be computed here. */
-export function evaluate(node: Node, field: FieldLookup): Value {
+/**
+ * Evaluates an expression node; undefined when the value cannot be computed
+ * here. `ids`: the value of a name the kernel left unresolved (undefined:
+ * none, the expression cannot be computed).
+ */
+export function evaluate(node: Node, field: FieldLookup, ids?: bigint): Value {
+  const ev = (n: Node) => evaluate(n, field, ids);
   switch (node.k) {
     case 'num':
       return node.v;
@@ -362,9 +367,9 @@ export function evaluate(node: Node, field: FieldLookup): Value {
     case 'field':
       return field(node.name);
     case 'id':
-      return undefined;
+      return ids;
     case 'cast': {
-      const v = evaluate(node.e, field);
+      const v = ev(node.e);
       if (typeof v !== 'bigint') {
         // `((void *)0)` is the NULL that ends flag tables
         if (v === undefined && node.type.includes('*')) return undefined;
@@ -373,7 +378,7 @@ export function evaluate(node: Node, field: FieldLookup): Value {
       return castValue(node.type, v);
     }
     case 'un': {
-      const v = evaluate(node.e, field);
+      const v = ev(node.e);
       if (node.op === '!') return v === undefined ? undefined : truthy(v) ? 0n : 1n;
       if (typeof v !== 'bigint') return undefined;
       if (node.op === '-') return toU64(-v);
@@ -383,15 +388,15 @@ export function evaluate(node: Node, field: FieldLookup): Value {
     }
     case 'bin': {
       if (node.op === '&&' || node.op === '||') {
-        const l = evaluate(node.l, field);
+        const l = ev(node.l);
         if (l === undefined) return undefined;
         if (node.op === '&&' && !truthy(l)) return 0n;
         if (node.op === '||' && truthy(l)) return 1n;
-        const r = evaluate(node.r, field);
+        const r = ev(node.r);
         return r === undefined ? undefined : truthy(r) ? 1n : 0n;
       }
-      const l = evaluate(node.l, field);
-      const r = evaluate(node.r, field);
+      const l = ev(node.l);
+      const r = ev(node.r);
       if (typeof l !== 'bigint' || typeof r !== 'bigint') {
         if ((node.op === '==' || node.op === '!=') && typeof l === 'string' && typeof r === 'string') {
           return (l === r) === (node.op === '==') ? 1n : 0n;
@@ -419,9 +424,9 @@ export function evaluate(node: Node, field: FieldLookup): Value {
       }
     }
     case 'tern': {
-      const c = evaluate(node.c, field);
+      const c = ev(node.c);
       if (c === undefined) return undefined;
-      return evaluate(truthy(c) ? node.t : node.f, field);
+      return ev(truthy(c) ? node.t : node.f);
     }
     case 'call': {
       if (node.name === '__print_flags') return printFlags(node, field);
@@ -444,9 +449,12 @@ function castValue(type: string, v: bigint): bigint {
   return toU64(v);
 }
 
-/** A flags/symbol table entry: `{ value, "NAME" }`. */
+/**
+ * A flags/symbol table entry: `{ value, "NAME" }`. value null: a bare name
+ * the kernel left unresolved (an enum member without TRACE_DEFINE_ENUM).
+ */
 interface TableEntry {
-  value: bigint;
+  value: bigint | null;
   name: string;
 }
 
@@ -458,12 +466,20 @@ function tableOf(node: Node & { k: 'call' }, from: number): TableEntry[] {
   const entries: TableEntry[] = [];
   for (const item of node.args.slice(from)) {
     if (item.k !== 'list' || item.items.length < 2) continue;
-    const v = evaluate(item.items[0]!, noFields);
     const s = evaluate(item.items[1]!, noFields);
     // `{ 0, ((void *)0) }` terminates kernel tables: stop like the kernel does.
     if (typeof s !== 'string') break;
-    // Names the kernel left unresolved (enum members without TRACE_DEFINE_ENUM, e.g.
-    // I_DIRTY_SYNC) evaluate to 0 in libtraceevent (strtoull), so do the same.
+    // Names the kernel left unresolved, as libtraceevent reads them: a bare
+    // name (`{ I_DIRTY_SYNC, "I_DIRTY_SYNC" }`, `{ IOPRIO_CLASS_NONE, "none" }`)
+    // stays unresolved (trace-cmd prints a __print_symbolic of it as hex,
+    // `mode=0x0`); inside an expression it counts 0, as strtoull reads it
+    // (`{(1 << VMSCAN_THROTTLE_WRITEBACK), "VMSCAN_THROTTLE_WRITEBACK"}` is 1).
+    const first = item.items[0]!;
+    if (unwrap(first).k === 'id') {
+      entries.push({ value: null, name: s });
+      continue;
+    }
+    const v = evaluate(first, noFields, 0n);
     entries.push({ value: typeof v === 'bigint' ? toU64(v) : 0n, name: s });
   }
   tableCache.set(node, entries);
@@ -481,16 +497,18 @@ function printFlags(node: Node & { k: 'call' }, field: FieldLookup): Value {
   let out = '';
   let printed = false;
   for (const e of tableOf(node, 2)) {
+    // An unresolved name counts 0 here (trace-cmd prints `state=I_DIRTY_SYNC` for 0).
+    const ev = e.value ?? 0n;
     // libtraceevent: a zero value prints the first zero-valued entry, if any
-    if (val === 0n && e.value === 0n) {
+    if (val === 0n && ev === 0n) {
       out += e.name;
       break;
     }
-    if (e.value !== 0n && (val & e.value) === e.value) {
+    if (ev !== 0n && (val & ev) === ev) {
       if (printed) out += delim;
       out += e.name;
       printed = true;
-      val &= ~e.value;
+      val &= ~ev;
     }
   }
   if (val !== 0n) {
@@ -505,7 +523,7 @@ function printSymbolic(node: Node & { k: 'call' }, field: FieldLookup): Value {
   let val = evaluate(node.args[0]!, field);
   if (typeof val !== 'bigint') return undefined;
   val = toU64(val);
-  for (const e of tableOf(node, 1)) if (e.value === val) return e.name;
+  for (const e of tableOf(node, 1)) if (e.value !== null && e.value === val) return e.name;
   return '0x' + val.toString(16);
 }
 

@@ -166,3 +166,29 @@ describe('syscalls (fields/syscalls.ts)', () => {
     expect(f('sys_exit_openat', 'garbage')).toBeNull();
   });
 });
+
+describe('block (fields/block.ts): positional print formats, in the fields trace.dat gives', () => {
+  // Lines from fixtures/corpus/many_systems (trace-cmd report of Linux 6.18); 254,0 is MKDEV(254, 0) = 254 << 20.
+  it('requests: dev, sector, sizes, the ioprio class as printed, rwbs, comm or error, cmd', () => {
+    expect(f('block_rq_issue', '254,0 WSM 4096 () 319291408 + 8 0x2,0,4 [kworker/u8:2]')).toEqual({
+      dev: 266338304, sector: 319291408, nr_sector: 8, bytes: 4096, ioprio: '0x2', rwbs: 'WSM', comm: 'kworker/u8:2', cmd: '',
+    });
+    expect(f('block_rq_complete', '254,0 RA () 65994752 + 8192 0x2,0,4 [0]')).toEqual({
+      dev: 266338304, sector: 65994752, nr_sector: 8192, error: 0, ioprio: '0x2', rwbs: 'RA', cmd: '',
+    });
+    // An older kernel without the ioprio triple; a comm with spaces and brackets; a sector past 2^53.
+    expect(f('block_rq_insert', '8,16 W 512 (cmd) 18446744073709551615 + 1 [my [worker]]')).toEqual({
+      dev: 8 * 1048576 + 16, sector: 18446744073709551615n, nr_sector: 1, bytes: 512, rwbs: 'W', comm: 'my [worker]', cmd: 'cmd',
+    });
+  });
+  it('bios, splits, buffers, plugs', () => {
+    expect(f('block_bio_queue', '254,0 WSM 319291408 + 8 [kworker/u8:2]')).toEqual({ dev: 266338304, sector: 319291408, nr_sector: 8, rwbs: 'WSM', comm: 'kworker/u8:2' });
+    expect(f('block_split', '254,0 W 2048 / 2304 [kworker/1:0]')).toEqual({ dev: 266338304, sector: 2048, new_sector: 2304, rwbs: 'W', comm: 'kworker/1:0' });
+    expect(f('block_dirty_buffer', '254,0 sector=39911426 size=4096')).toEqual({ dev: 266338304, sector: 39911426, size: 4096 });
+    expect(f('block_plug', '[dbench]')).toEqual({ comm: 'dbench' });
+    expect(f('block_unplug', '[dbench] 1')).toEqual({ nr_rq: 1, comm: 'dbench' });
+  });
+  it('text of another shape: the generic key=value reading', () => {
+    expect(f('block_rq_issue', 'dev=8,0 sector=1')).toEqual({ dev: '8,0', sector: 1 });
+  });
+});

@@ -31,6 +31,15 @@ import {
 } from './vmscan.ts';
 import { parseWorkqueue } from './workqueue.ts';
 import {
+  parseBlockBio,
+  parseBlockBuffer,
+  parseBlockPlug,
+  parseBlockRq,
+  parseBlockRqComplete,
+  parseBlockSplit,
+  parseBlockUnplug,
+} from './block.ts';
+import {
   parseBalanceDirtyPages,
   parseGlobalDirtyState,
   parseWbcWritepage,
@@ -103,6 +112,31 @@ export const FIELD_PARSERS: Readonly<Record<string, FieldParser>> = {
   sb_mark_inode_writeback: parseWritebackInode,
   sb_clear_inode_writeback: parseWritebackInode,
   writeback_pages_written: parseWritebackPagesWritten,
+};
+
+/**
+ * Events whose print format is not key=value, read into the fields in the
+ * form trace.dat gives them (as printed, readsAsPrinted): these do not make
+ * an event typed. Text of another shape falls back to the generic parser.
+ */
+export const PRINTED_PARSERS: Readonly<Record<string, FieldParser>> = {
+  block_rq_insert: parseBlockRq,
+  block_rq_issue: parseBlockRq,
+  block_rq_merge: parseBlockRq,
+  block_io_start: parseBlockRq,
+  block_io_done: parseBlockRq,
+  block_rq_complete: parseBlockRqComplete,
+  block_rq_requeue: parseBlockRqComplete,
+  block_rq_error: parseBlockRqComplete,
+  block_bio_queue: parseBlockBio,
+  block_bio_backmerge: parseBlockBio,
+  block_bio_frontmerge: parseBlockBio,
+  block_getrq: parseBlockBio,
+  block_split: parseBlockSplit,
+  block_dirty_buffer: parseBlockBuffer,
+  block_touch_buffer: parseBlockBuffer,
+  block_plug: parseBlockPlug,
+  block_unplug: parseBlockUnplug,
 };
 
 /** Name prefix -> system, for events the text does not qualify. */
@@ -195,6 +229,8 @@ export function readsAsPrinted(name: string, system: string | null): boolean {
 export function parseEventFields(name: string, args: string): EventFields | null {
   const p = fieldParserOf(name);
   if (p) return p(args);
+  const printed = PRINTED_PARSERS[name];
+  if (printed !== undefined) return printed(args) ?? parseGeneric(args);
   // other writeback events share the `bdi X:` prefix
   if (args.startsWith('bdi ') && systemOf(name) === 'writeback') return parseWriteback(args) ?? parseGeneric(args);
   return parseGeneric(args);
@@ -258,6 +294,8 @@ function printedRangeParser(name: string): RangeParser {
     return (_t, _s, _e, args) => p(args);
   }
   if (systemOf(name) === 'writeback') return writebackBdiRange;
+  const printed = PRINTED_PARSERS[name];
+  if (printed !== undefined) return (t, s, e, args, b) => printed(args) ?? parseGenericRange(t, s, e, args, b);
   return parseGenericRange;
 }
 

@@ -187,7 +187,7 @@ export class ModelBuilder implements DirectRowSink, RawRecordSink, RawTextSink {
     if (this.headerInfo) return;
     this.headerInfo = header;
     this.typed.setBase(header.tsBaseNs);
-    this.untyped.setBase(header.tsBaseNs, header.format !== 'trace_dat');
+    this.untyped.setBase(header.tsBaseNs, header.format === 'tracefs_text' || header.format === 'trace_cmd_report');
   }
 
   event(e: DecodedEvent): void {

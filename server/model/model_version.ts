@@ -43,8 +43,15 @@
  *      the end of the trace; trace.dat traces record the events the
  *      recording enabled (trace_info meta.events), for the detectors'
  *      "not traced"
+ *   7  events without a typed table are stored one row per event in a
+ *      table of their shape (`_shape_<n>`, untyped_rows.ts), no longer one
+ *      `_args` row per field: `args` and `ftrace_event` read the same rows;
+ *      block events' positional text is read into fields (before: none);
+ *      trace.dat print formats' unresolved enum names as libtraceevent
+ *      reads them (mm_vmscan_throttled reason VMSCAN_THROTTLE_WRITEBACK,
+ *      not 0x1; __print_symbolic of a bare name never matches)
  */
-export const MODEL_VERSION = 6;
+export const MODEL_VERSION = 7;
 
 /** The model version an info.json records (0: written before versions existed). */
 export function modelVersionOf(summary: { modelVersion?: number }): number {

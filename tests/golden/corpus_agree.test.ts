@@ -5,7 +5,7 @@
 // tracefs text of it (made from `report -N`, report_to_tracefs.ts). Whatever
 // the form, the model must hold the same events with the same field values:
 // typed tables, and the fields of events without one (`args`, stored per
-// event shape since model version 8, server/model/untyped_rows.ts).
+// event shape since model version 6, server/model/untyped_rows.ts).
 //
 // Files this size take the ingest's worker threads (estimatedEvents >=
 // STORE_WORKER_MIN_EVENTS), so these tests also cover the three-thread

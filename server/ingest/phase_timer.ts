@@ -16,7 +16,8 @@ export class PhaseTimer {
     if (!this.enabled) return;
     const now = performance.now();
     const cpu = process.cpuUsage(this.lastCpu);
-    this.phases.push([`${name}@${Math.round(process.memoryUsage.rss() / 1048576)}MB`, now - this.last, (cpu.user + cpu.system) / 1000]);
+    const mu = process.memoryUsage();
+    this.phases.push([`${name}@${Math.round(mu.rss / 1048576)}MB(heap ${Math.round(mu.heapTotal / 1048576)} ab ${Math.round(mu.arrayBuffers / 1048576)})`, now - this.last, (cpu.user + cpu.system) / 1000]);
     this.last = now;
     this.lastCpu = process.cpuUsage();
   }

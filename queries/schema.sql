@@ -139,11 +139,21 @@ CREATE TABLE _string (
   str VARCHAR               -- the string
 );
 
--- Storage behind `args` (see below): one row per field of an untyped event.
--- Text is interned in _string until its dictionary holds 2^18 strings; after
--- that, strings not in it are stored in the row (key_str, str), so that
--- values that rarely repeat (the pointers of kmem events...) cannot make an
--- ingest's memory grow with the file.
+-- Events without a typed table are stored one row per event in a table of
+-- their shape, created while loading (server/model/untyped_rows.ts):
+--   _shape_<n> (id, ts, cpu, utid, f STRUCT(common, source_where, raw, v0, v1, ...))
+-- one per event name and field list, with a column per field: an integer,
+-- an integer printed as 0x-hex (read back as that text), text as an id into
+-- that column's dictionary, or text itself (a field whose values rarely
+-- repeat); `raw` for text inputs only. `ftrace_event` and `args` read them
+-- as they read _ftrace_event and _args. Query those views, not the shapes.
+--
+-- The general storage behind `args` (see below), for the fields of events
+-- that fit no shape (more than 64 fields; a writer past 512 shapes): one row
+-- per field. Text is interned in _string until its dictionary holds 2^18
+-- strings; after that, strings not in it are stored in the row (key_str,
+-- str), so that values that rarely repeat cannot make an ingest's memory
+-- grow with the file.
 CREATE TABLE _args (
   arg_set_id BIGINT,        -- the event's id
   arg_index INTEGER,        -- position of the field in the event
@@ -156,6 +166,9 @@ CREATE TABLE _args (
 
 -- Fields of events that have no typed table, one row per field, as in
 -- Perfetto's `args`. Events with a typed table keep their fields there.
+-- The writer replaces this view by one that also reads every shape table
+-- (server/model/model_store.ts createShapeViews): the same columns, a
+-- branch per shape and field.
 -- Each field reads as its event's print format shows it, the same from
 -- trace.dat, trace-cmd report and the kernel's text of one recording:
 --   numbers printed in decimal (%d, %u, %lu): int_value;
@@ -593,7 +606,7 @@ CREATE TABLE _flow (
 -- `source_where`). Created by the writer (server/model/model_writer.ts) as
 --   SELECT id, ts, cpu, cpu AS ucpu, utid, name, system, common_flags,
 --          preempt_count, arg_set_id, raw, source_where
---   FROM _ftrace_event UNION ALL <every _stage_<typed table>>
+--   FROM _ftrace_event UNION ALL <every _stage_<typed table>> UNION ALL <every _shape_<n>>
 --   JOIN _event_name USING (name_id)
 -- Columns: id BIGINT, ts BIGINT, cpu INTEGER, ucpu INTEGER, utid INTEGER,
 -- name VARCHAR, system VARCHAR, common_flags INTEGER, preempt_count INTEGER,

@@ -22,6 +22,7 @@
  * Events without a typed table print their fields as `name=value`, which is
  * what most print formats do.
  */
+import { EVENT_TABLE } from '../model/typed_tables.ts';
 
 export interface LineEvent {
   comm: string | null;
@@ -173,25 +174,6 @@ const FORMATS: Record<string, (f: Fields, name: string) => string> = {
   user_stack: (f) => ['<user stack trace >', ...str(f, 'caller').split('\n').filter((x) => x !== '').map((x) => `=> ${x}`)].join('\n'),
 };
 
-/** Events the typed tables share (mm_vmscan_memcg_reclaim_begin -> mm_vmscan_direct_reclaim_begin's format...). */
-const SHARED: Record<string, string> = {
-  mm_vmscan_memcg_reclaim_begin: 'mm_vmscan_direct_reclaim_begin',
-  mm_vmscan_memcg_softlimit_reclaim_begin: 'mm_vmscan_direct_reclaim_begin',
-  mm_vmscan_node_reclaim_begin: 'mm_vmscan_direct_reclaim_begin',
-  mm_vmscan_memcg_reclaim_end: 'mm_vmscan_direct_reclaim_end',
-  mm_vmscan_memcg_softlimit_reclaim_end: 'mm_vmscan_direct_reclaim_end',
-  mm_vmscan_node_reclaim_end: 'mm_vmscan_direct_reclaim_end',
-  mm_vmscan_writepage: 'mm_vmscan_write_folio',
-  writeback_dirty_page: 'writeback_dirty_folio',
-  writeback_queue: 'writeback_work',
-  writeback_exec: 'writeback_work',
-  writeback_start: 'writeback_work',
-  writeback_written: 'writeback_work',
-  writeback_wait: 'writeback_work',
-  writeback_single_inode_start: 'writeback_single_inode',
-  sched_process_free: 'sched_process_wait',
-};
-
 /** mm_vmscan_throttled's reason as its __print_flags names it (a trace.dat may keep the number). */
 function throttleReason(v: unknown): string {
   const text = v === null || v === undefined ? '' : String(v);
@@ -249,7 +231,8 @@ function inodeDev(f: Fields): string {
 
 /** The argument text of an event from its fields. */
 export function formatArgs(name: string, f: Fields): string {
-  const fmt = FORMATS[name] ?? FORMATS[SHARED[name] ?? ''];
+  // Events that share a typed table (memcg/node reclaim, older writeback names) print in its format.
+  const fmt = FORMATS[name] ?? FORMATS[EVENT_TABLE[name] ?? ''];
   if (fmt) return fmt(f, name);
   const sys = /^sys_(enter|exit)_/.test(name) && name !== 'sys_enter_futex' ? syscallArgs(name, f) : null;
   if (sys !== null) return sys;

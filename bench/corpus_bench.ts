@@ -29,6 +29,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Corpus, CorpusFile } from './corpus.ts';
 import { mb, OUT_DIR, ROOT } from './make_large_traces.ts';
+import { serverUrl } from './server_url.ts';
 
 const CLI = path.join(ROOT, 'bin', 'stallscope.mjs');
 
@@ -142,22 +143,7 @@ async function firstView(file: string, dataDir: string, timeoutMs: number): Prom
     if (err.length < 1 << 14) err += d.toString();
   });
   try {
-    const base = await new Promise<string>((resolve, reject) => {
-      let out = '';
-      const t = setTimeout(() => reject(new Error(`server did not start: ${err.slice(-300)}`)), 60_000);
-      child.stdout.on('data', (d: Buffer) => {
-        out += d.toString();
-        const m = /running at (http:\/\/\S+)/.exec(out);
-        if (m) {
-          clearTimeout(t);
-          resolve(m[1]!.replace(/\/?$/, '/'));
-        }
-      });
-      child.once('close', (code) => {
-        clearTimeout(t);
-        reject(new Error(`server exited ${code}: ${err.slice(-300)}`));
-      });
-    });
+    const base = `${await serverUrl(child, () => err, 60_000)}/`;
     // A user takes a moment to drop a file into the app: the server's boot (worker threads) settles first.
     await new Promise((r) => setTimeout(r, 1500));
     const t0 = performance.now();

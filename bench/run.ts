@@ -40,6 +40,7 @@ import { makeCorpus } from './corpus.ts';
 import { benchCorpus, formatCorpusTable } from './corpus_bench.ts';
 import { benchIngest, formatIngestTable, modelDataDir, pruneModels, ratioOf, type IngestBenchResult } from './ingest_bench.ts';
 import { makeLargeTraces, mb, OUT_DIR, ROOT, type LargeTraceSet } from './make_large_traces.ts';
+import { serverUrl } from './server_url.ts';
 
 type Part = 'corpus' | 'ingest' | 'detectors' | 'ui' | 'perfetto' | 'query' | 'compare';
 const PARTS: Part[] = ['corpus', 'ingest', 'detectors', 'ui', 'perfetto', 'query', 'compare'];
@@ -232,22 +233,7 @@ async function startServer(dataDir: string): Promise<{ url: string; stop: () => 
     await closed;
     clearTimeout(t);
   };
-  const url = await new Promise<string>((resolve, reject) => {
-    let out = '';
-    const timer = setTimeout(() => reject(new Error(`server did not start within 120 s: ${err.slice(-500)}`)), 120_000);
-    child.stdout!.on('data', (d: Buffer) => {
-      out += d.toString();
-      const m = /running at (http:\/\/\S+)/.exec(out);
-      if (m) {
-        clearTimeout(timer);
-        resolve(m[1]!.replace(/\/?$/, ''));
-      }
-    });
-    child.once('close', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`server exited ${code}: ${err.slice(-500)}`));
-    });
-  }).catch(async (e) => {
+  const url = await serverUrl(child, () => err, 120_000).catch(async (e) => {
     await stop();
     throw e;
   });

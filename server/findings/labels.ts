@@ -10,6 +10,9 @@ export const DETECTOR_LABELS: Record<string, string> = {
   reclaim_writeback: 'Writeback from reclaim',
   direct_reclaim_stall: 'Direct / memcg reclaim stalls',
   migration_pingpong: 'Migration ping-pong',
+  reclaim_throttled: 'Reclaim throttled on writeback',
+  dirty_throttled: 'Writers paused by dirty throttling',
+  io_latency: 'Reads stuck behind writeback',
 };
 
 const KIND_LABELS: Record<string, string> = {
@@ -26,6 +29,12 @@ const KIND_LABELS: Record<string, string> = {
   'migration_pingpong/wakeup': 'ping-pong at wakeup',
   'migration_pingpong/balance': 'ping-pong by load balancing',
   'migration_pingpong/burst': 'migration ping-pong',
+  'reclaim_throttled/writeback': 'reclaim asleep on writeback',
+  'reclaim_throttled/isolated': 'reclaim asleep: too many isolated',
+  'reclaim_throttled/noprogress': 'reclaim asleep: no progress',
+  'reclaim_throttled/congested': 'reclaim asleep: congested',
+  'dirty_throttled/pause': 'dirty throttling pause',
+  'io_latency/read_behind_writeback': 'read behind writeback',
 };
 
 export function detectorLabel(detector: string): string {

@@ -18,10 +18,10 @@ import { join } from 'node:path';
 import type { Row } from '../engine/engine.ts';
 import { BUILTIN_DETECTOR_DIR } from './detector_registry.ts';
 
-export const METRIC_SCOPES = ['trace', 'process', 'shrinker', 'kswapd', 'task', 'cpu'] as const;
+export const METRIC_SCOPES = ['trace', 'process', 'shrinker', 'kswapd', 'task', 'cpu', 'device', 'reason'] as const;
 export type MetricScope = (typeof METRIC_SCOPES)[number];
 
-export const METRIC_UNITS = ['ns', 'count', 'per_s', 'ratio', 'pages', 'objects', 'priority'] as const;
+export const METRIC_UNITS = ['ns', 'count', 'per_s', 'ratio', 'pages', 'objects', 'priority', 'bytes', 'bytes_per_s'] as const;
 export type MetricUnit = (typeof METRIC_UNITS)[number];
 
 export interface Metric {

@@ -27,6 +27,8 @@ export interface OverviewFilter {
   kind?: string;
   comm?: string;
   shrinker?: string;
+  /** A block device ('7,2'): findings whose values.device is it. */
+  device?: string;
 }
 
 export interface OverviewLine {
@@ -90,6 +92,11 @@ function ms(ns: number): string {
   return ns < 1e5 ? (ns / 1e6).toFixed(3) : (ns / 1e6).toFixed(1);
 }
 
+/** Bytes as MB (10^6), as vmstat-minded readers quote throughput: '412.3 MB'. */
+function fmtMB(n: number): string {
+  return `${(n / 1e6).toFixed(1)} MB`;
+}
+
 function plural(n: number, one: string, many = `${one}s`): string {
   return `${fmtInt(n)} ${n === 1 ? one : many}`;
 }
@@ -114,6 +121,7 @@ function matches(f: Finding, flt: OverviewFilter): boolean {
   if (flt.kind !== undefined && f.kind !== flt.kind) return false;
   if (flt.comm !== undefined && f.comm !== flt.comm) return false;
   if (flt.shrinker !== undefined && f.values.shrinker !== flt.shrinker) return false;
+  if (flt.device !== undefined && f.values.device !== flt.device) return false;
   return true;
 }
 
@@ -334,6 +342,96 @@ const WRITERS: Record<string, Writer> = {
         { detector: 'migration_pingpong' },
       );
     }
+  },
+
+  reclaim_throttled(l, m) {
+    const sleeps = metricValue(m, 'throttle.sleeps');
+    if (!sleeps) {
+      l.add('reclaim never throttled a task', [], null);
+      return;
+    }
+    const rankOf = (k: string) => l.top({ detector: 'reclaim_throttled', comm: k })?.rank ?? Infinity;
+    const tasks = metricByKey(m, 'throttle.slept_ns').filter((x) => rankOf(x.key!) !== Infinity).sort((a, b) => rankOf(a.key!) - rankOf(b.key!));
+    const reasons = metricByKey(m, 'throttle.sleeps').filter((x) => x.scope === 'reason').map((x) => `${x.key} ${fmtInt(x.value)}`).join(', ');
+    for (const t of tasks.slice(0, 3)) {
+      const k = t.key!;
+      const n = metricValue(m, 'throttle.sleeps', k) ?? 0;
+      const mx = metricValue(m, 'throttle.max_sleep_ns', k) ?? 0;
+      const tmo = metricValue(m, 'throttle.timed_out', k) ?? 0;
+      const top = l.top({ detector: 'reclaim_throttled', comm: k });
+      const ctx = top && typeof top.values.context === 'string' && top.values.context !== 'other' ? ` in ${top.values.context}` : '';
+      l.add(
+        `${k} slept ${fmtDur(t.value)} throttled${ctx || ' in reclaim'} (${plural(n, 'sleep')}, longest ${fmtDur(mx)}${tmo ? `, ${fmtInt(tmo)} ran the full timeout` : ''})`,
+        ['throttle.slept_ns', 'throttle.sleeps', 'throttle.max_sleep_ns', 'throttle.timed_out'],
+        { detector: 'reclaim_throttled', comm: k },
+      );
+    }
+    if (tasks.length === 0) {
+      l.add(
+        `reclaim throttled ${plural(metricValue(m, 'throttle.tasks') ?? 0, 'task')} ${plural(sleeps, 'time')} (${reasons}), ${fmtDur(metricValue(m, 'throttle.slept_ns') ?? 0)} asleep in all`,
+        ['throttle.sleeps', 'throttle.tasks', 'throttle.slept_ns'],
+        { detector: 'reclaim_throttled' },
+      );
+    }
+  },
+
+  dirty_throttled(l, m) {
+    const calls = metricValue(m, 'dirty.calls');
+    const maxDirty = metricValue(m, 'dirty.max_dirty_pages');
+    const thresh = metricValue(m, 'dirty.dirty_thresh_pages');
+    const runs = metricValue(m, 'dirty.flusher_runs');
+    const state = [
+      maxDirty !== null ? `dirty pages peaked at ${fmtInt(maxDirty)}${thresh !== null ? ` (threshold ${fmtInt(thresh)})` : ''}` : null,
+      runs ? `the flusher started ${plural(runs, 'time')}` : null,
+    ].filter(Boolean).join(', ');
+    if (!calls) {
+      l.add(`no task was dirty-throttled${state ? `; ${state}` : ''}`, ['dirty.max_dirty_pages', 'dirty.dirty_thresh_pages', 'dirty.flusher_runs'].filter((id) => metricValue(m, id) !== null), null);
+      return;
+    }
+    const rankOf = (k: string) => l.top({ detector: 'dirty_throttled', comm: k })?.rank ?? Infinity;
+    const tasks = metricByKey(m, 'dirty.paused_ns').filter((x) => x.value > 0).sort((a, b) => rankOf(a.key!) - rankOf(b.key!) || b.value - a.value);
+    for (const t of tasks.slice(0, 3)) {
+      const k = t.key!;
+      const n = metricValue(m, 'dirty.pauses', k) ?? 0;
+      const mx = metricValue(m, 'dirty.max_pause_ns', k) ?? 0;
+      l.add(
+        `${k} paused ${fmtDur(t.value)} in balance_dirty_pages (${plural(n, 'pause')}, longest ${fmtDur(mx)})${state ? `; ${state}` : ''}`,
+        ['dirty.paused_ns', 'dirty.pauses', 'dirty.max_pause_ns', 'dirty.max_dirty_pages', 'dirty.dirty_thresh_pages', 'dirty.flusher_runs'].filter((id) => metricValue(m, id) !== null),
+        { detector: 'dirty_throttled', comm: k },
+      );
+    }
+    if (tasks.length === 0) l.add(`balance_dirty_pages ran ${plural(calls, 'time')} and never paused a task${state ? `; ${state}` : ''}`, ['dirty.calls'], { detector: 'dirty_throttled' });
+  },
+
+  io_latency(l, m, params) {
+    const devices = metricByKey(m, 'io.requests');
+    if (devices.length === 0) {
+      l.add('no block request completed in the trace', [], null);
+      return;
+    }
+    const rankOf = (k: string) => l.top({ detector: 'io_latency', device: k })?.rank ?? Infinity;
+    devices.sort((a, b) => rankOf(a.key!) - rankOf(b.key!) || b.value - a.value);
+    for (const d of devices.slice(0, 4)) {
+      const k = d.key!;
+      const v = (n: string) => metricValue(m, `io.${n}`, k);
+      const parts: string[] = [];
+      const reads = v('reads') ?? 0;
+      const writes = v('writes') ?? 0;
+      if (reads) parts.push(`${plural(reads, 'read')} p50/p99/max ${ms(v('read_p50_ns') ?? 0)}/${ms(v('read_p99_ns') ?? 0)}/${ms(v('read_max_ns') ?? 0)} ms`);
+      if (writes) parts.push(`${plural(writes, 'write')} p50/p99/max ${ms(v('write_p50_ns') ?? 0)}/${ms(v('write_p99_ns') ?? 0)}/${ms(v('write_max_ns') ?? 0)} ms`);
+      const pw = v('peak_write_bps');
+      const pr = (v('peak_read_bps') ?? 0) >= 1e5 ? v('peak_read_bps') : null;
+      if (pw || pr) parts.push(`peak ${pr ? `${fmtMB(pr)} read` : ''}${pr && pw ? ' / ' : ''}${pw ? `${fmtMB(pw)} written` : ''} in a second`);
+      const top = l.top({ detector: 'io_latency', device: k });
+      if (top) parts.push(`${plural(Number(top.values.slow_reads ?? 0), 'read')} over ${paramMs(params, 'warn_ns', 1e7)} behind writes, worst ${fmtDur(Number(top.impact_ns))}`);
+      l.add(
+        `${k}: ${plural(d.value, 'request')}, ${parts.join('; ')}`,
+        ['requests', 'reads', 'writes', 'read_p50_ns', 'read_p99_ns', 'read_max_ns', 'write_p50_ns', 'write_p99_ns', 'write_max_ns', 'peak_read_bps', 'peak_write_bps']
+          .map((n) => `io.${n}`).filter((id) => metricValue(m, id, k) !== null),
+        { detector: 'io_latency', device: k },
+      );
+    }
+    if (devices.length > 4) l.add(`${plural(devices.length - 4, 'more device')} with block requests`, ['io.requests'], null);
   },
 };
 

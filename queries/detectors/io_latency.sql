@@ -1,0 +1,184 @@
+-- io_latency: reads held up behind writeback on the same block device
+-- ===================================================================
+--
+-- @title Reads stuck behind writeback
+-- @description Block reads whose issue-to-completion latency reached 10 ms while writes were in flight on the same device, grouped into episodes per device: the reads' latency, the writes in flight, who issued them (the flusher, and why it ran) and which tasks dirtied the pages.
+-- @param warn_ns BIGINT 10000000 -- a read taking at least this long (issue to completion, ns) while writes are in flight on its device is a slow read: 10 ms
+-- @param critical_ns BIGINT 500000000 -- an episode whose slowest read took at least this long is critical: 500 ms
+-- @param gap_ns BIGINT 1000000000 -- slow reads of one device at most this far apart (ns) form one episode: 1 s
+-- @requires block:block_rq_issue block:block_rq_complete
+-- @impact the slowest read's latency in the episode: how long one reader waited for its data.
+-- @severity critical: the episode's slowest read took critical_ns (500 ms) or more; warn: warn_ns (10 ms) or more (every episode has such a read). Reads of a device without writes in flight are not findings (the summary's histograms and the overview show them).
+--
+-- What it finds
+--   Block requests are paired issue -> complete (lib/macros.sql:
+--   ss_block_requests(), by device and sector, as biolatency and blktrace
+--   tools do; block_rq_insert, where traced, gives the time queued before
+--   issue). A read (rwbs with R) whose latency reached warn_ns while at
+--   least one write of the same device was in flight (issued before the
+--   read completed and not completed before it was issued) is a slow read
+--   behind writes. Slow reads of one device at most gap_ns apart make an
+--   episode; one finding per episode names the slowest read's task.
+--
+-- Why it matters
+--   "Make background writeback not suck": a dd of 10 GB starts background
+--   writeback at full device bandwidth and a reader on the same device sees
+--   latency spikes in the seconds range, because its synchronous reads queue
+--   behind a deep queue of large asynchronous writes. Readers (page faults,
+--   an editor opening a file, a database) wait; the writer does not notice.
+--   The finding says who wrote: the issuing task (the flusher kworker for
+--   background writeback, or a task writing synchronously), the reason of
+--   the flusher's last writeback_start on that bdi (background, periodic,
+--   sync, vmscan, ...), and the tasks that dirtied the device's pages
+--   (writeback_dirty_inode_enqueue, writeback_dirty_folio or
+--   balance_dirty_pages on the bdi, where traced).
+--
+-- Defaults
+--   warn 10 ms: a read from flash or a virtual disk completes in 0.1-1 ms
+--   when the device is idle; 10 ms is ten to a hundred times that, time
+--   spent queued behind the writes. A rotating disk's random read takes
+--   5-15 ms on its own: for one, pass io_latency.warn_ms=30. critical 500 ms: half a second is a
+--   user-visible hang, the "seconds range" spikes writeback throttling
+--   (blk-wbt) was written to remove. gap 1 s: reads of one stall come
+--   milliseconds apart; a second separates stalls.
+--
+-- Kernel versions
+--   block_rq_issue/insert print `dev rwbs bytes (cmd) sector + nr_sector
+--   [comm]` since 2.6.31 (bytes was 0 for fs requests before 3.x);
+--   6.10+ prints the I/O priority before [comm] (trace-cmd: `0x2,0,4`).
+--   block_rq_complete prints `dev rwbs (cmd) sector + nr_sector [error]`;
+--   its field is `errors` before 4.12 and `error` after (read alike). Before
+--   5.x, a request completed in parts emitted one block_rq_complete per part
+--   with a moving sector: only the part at the issue's sector pairs (the
+--   request's latency to that part). rwbs letters: W/R/D/N, F flush (B
+--   barrier before 2.6.37), S sync, M meta, A readahead, E secure erase
+--   (3.x+). writeback_start's reason= exists since 3.2; older kernels give
+--   no flusher reason. bdi names are 'major:minor' of the whole disk: reads
+--   of a partition (8,1) do not find the disk's bdi (8:0), so no reason.
+--
+-- values: device, reads (all reads of the device in the episode's span),
+-- slow_reads, max_latency_ns, p50_latency_ns (of the slow reads),
+-- max_queue_ns (insert -> issue of the slow reads, where traced),
+-- writes_in_flight (the most writes overlapping one slow read),
+-- write_bytes (bytes of writes completed in the episode's span),
+-- write_issuers ('kworker/u8:0 (1122)': issuing comms by count),
+-- flusher_reason, dirtied_by ('dd[4242]'), reader (comm of the slowest read).
+-- event_ids: the slowest read's issue and completion, and the first of the
+-- other slow reads (at most 20). kind: 'read_behind_writeback'.
+WITH
+params AS (
+  SELECT $warn_ns::BIGINT AS warn_ns, $critical_ns::BIGINT AS critical_ns, $gap_ns::BIGINT AS gap_ns
+),
+rq AS (SELECT * FROM ss_block_requests() WHERE complete_ts IS NOT NULL OR op = 'W'),
+slow AS (
+  SELECT * FROM rq WHERE op = 'R' AND latency_ns >= (SELECT warn_ns FROM params)
+),
+writes AS (SELECT dev, issue_ts, complete_ts, comm, bytes FROM rq WHERE op = 'W'),
+behind AS (
+  SELECT s.issue_id, count(*) AS writes_in_flight
+  FROM slow s JOIN writes w ON w.dev = s.dev AND w.issue_ts <= s.complete_ts AND (w.complete_ts IS NULL OR w.complete_ts >= s.issue_ts)
+  GROUP BY s.issue_id
+),
+slow_reads AS (
+  SELECT s.*, b.writes_in_flight,
+    CASE WHEN s.issue_ts - lag(s.complete_ts) OVER (PARTITION BY s.dev ORDER BY s.issue_ts, s.issue_id) <= (SELECT gap_ns FROM params) THEN 0 ELSE 1 END AS new_ep
+  FROM slow s JOIN behind b USING (issue_id)
+),
+numbered AS (
+  SELECT *, sum(new_ep) OVER (PARTITION BY dev ORDER BY issue_ts, issue_id ROWS UNBOUNDED PRECEDING) AS ep FROM slow_reads
+),
+episodes AS (
+  SELECT dev, ep, any_value(device) AS device,
+    min(issue_ts) AS ts, max(complete_ts) AS end_ts,
+    count(*) AS slow_reads,
+    max(latency_ns) AS max_latency_ns,
+    quantile_disc(latency_ns, 0.5) AS p50_latency_ns,
+    max(queue_ns) AS max_queue_ns,
+    max(writes_in_flight) AS writes_in_flight,
+    arg_max(issue_id, (latency_ns, -issue_ts)) AS worst_issue,
+    arg_max(complete_id, (latency_ns, -issue_ts)) AS worst_complete,
+    arg_max(utid, (latency_ns, -issue_ts)) AS utid,
+    arg_max(cpu, (latency_ns, -issue_ts)) AS cpu,
+    arg_max(comm, (latency_ns, -issue_ts)) AS reader,
+    list(issue_id ORDER BY issue_ts, issue_id)[1:20] AS read_ids
+  FROM numbered GROUP BY dev, ep
+),
+span_reads AS (
+  SELECT e.dev, e.ep, count(*) AS reads
+  FROM episodes e JOIN rq r ON r.dev = e.dev AND r.op = 'R' AND r.issue_ts BETWEEN e.ts AND e.end_ts
+  GROUP BY e.dev, e.ep
+),
+span_writes AS (
+  SELECT e.dev, e.ep, sum(w.bytes)::BIGINT AS write_bytes,
+    string_agg(w.comm || ' (' || w.n || ')', ', ' ORDER BY w.n DESC, w.comm) AS write_issuers
+  FROM episodes e
+  JOIN (SELECT e2.dev, e2.ep, coalesce(w.comm, '?') AS comm, count(*) AS n, sum(w.bytes) AS bytes
+        FROM episodes e2 JOIN writes w ON w.dev = e2.dev AND w.issue_ts <= e2.end_ts AND (w.complete_ts IS NULL OR w.complete_ts >= e2.ts)
+        GROUP BY e2.dev, e2.ep, w.comm) w USING (dev, ep)
+  GROUP BY dev, ep
+),
+-- the flusher's last writeback_start on the device's bdi ('7:2') before the episode ended
+flusher AS (
+  SELECT e.dev, e.ep, arg_max(w.reason, w.ts) AS flusher_reason
+  FROM episodes e
+  JOIN writeback_work w ON w.event = 'writeback_start' AND w.bdi = replace(e.device, ',', ':') AND w.ts <= e.end_ts
+  GROUP BY e.dev, e.ep
+),
+-- who dirtied the device's pages: tasks dirtying on its bdi up to the episode's end
+dirtiers_all AS (
+  SELECT replace(bdi, ':', ',') AS device, utid, ts FROM balance_dirty_pages
+  UNION ALL SELECT replace(bdi, ':', ',') AS device, utid, ts FROM writeback_dirty_folio
+  UNION ALL
+  SELECT ss_dev(a.int_value) AS device, e.utid, e.ts
+  FROM _ftrace_event e JOIN args a ON a.arg_set_id = e.arg_set_id AND a.key = 'dev'
+  WHERE e.name_id IN (SELECT name_id FROM _event_name WHERE name = 'writeback_dirty_inode_enqueue')
+),
+dirtier_counts AS (
+  SELECT e.dev, e.ep, ss_task(t.name, t.tid) AS who, count(*) AS n
+  FROM episodes e JOIN dirtiers_all d ON d.device = e.device AND d.ts <= e.end_ts
+  LEFT JOIN thread t ON t.utid = d.utid
+  WHERE NOT starts_with(coalesce(t.name, ''), 'kworker')
+  GROUP BY e.dev, e.ep, t.name, t.tid
+),
+dirtiers AS (
+  SELECT dev, ep, string_agg(who, ', ' ORDER BY n DESC, who) AS dirtied_by
+  FROM (SELECT *, row_number() OVER (PARTITION BY dev, ep ORDER BY n DESC, who) AS k FROM dirtier_counts)
+  WHERE k <= 3
+  GROUP BY dev, ep
+)
+SELECT
+  ss_severity(e.max_latency_ns, p.warn_ns, p.critical_ns, 'warn') AS severity,
+  e.ts,
+  e.end_ts - e.ts AS dur,
+  e.max_latency_ns AS impact,
+  e.cpu,
+  e.utid,
+  'reads on ' || e.device || ' waited up to ' || ss_fmt_dur(e.max_latency_ns) || ' behind writes ('
+    || e.slow_reads || ' of ' || coalesce(r.reads, e.slow_reads) || ' reads over ' || ss_fmt_dur(p.warn_ns)
+    || ', up to ' || e.writes_in_flight || ' writes in flight'
+    || coalesce(', written by ' || split_part(sw.write_issuers, ' (', 1), '')
+    || coalesce(' for ' || f.flusher_reason || ' writeback', '')
+    || coalesce('; dirtied by ' || d.dirtied_by, '') || ')' AS title,
+  {
+    'device': e.device,
+    'reads': coalesce(r.reads, e.slow_reads),
+    'slow_reads': e.slow_reads,
+    'max_latency_ns': e.max_latency_ns,
+    'p50_latency_ns': e.p50_latency_ns,
+    'max_queue_ns': e.max_queue_ns,
+    'writes_in_flight': e.writes_in_flight,
+    'write_bytes': sw.write_bytes,
+    'write_issuers': sw.write_issuers,
+    'flusher_reason': f.flusher_reason,
+    'dirtied_by': d.dirtied_by,
+    'reader': e.reader
+  } AS "values",
+  list_filter([e.worst_issue, e.worst_complete], x -> x IS NOT NULL) || list_filter(e.read_ids, x -> x <> e.worst_issue) AS event_ids,
+  'read_behind_writeback' AS kind
+FROM episodes e
+CROSS JOIN params p
+LEFT JOIN span_reads r USING (dev, ep)
+LEFT JOIN span_writes sw USING (dev, ep)
+LEFT JOIN flusher f USING (dev, ep)
+LEFT JOIN dirtiers d USING (dev, ep)
+ORDER BY ss_severity_rank(severity), e.ts

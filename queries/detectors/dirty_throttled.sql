@@ -43,10 +43,11 @@
 --
 -- Kernel versions
 --   balance_dirty_pages has had limit, setpoint, dirty, bdi_setpoint,
---   bdi_dirty, base_rate/dirty_ratelimit, task_ratelimit, dirtied,
---   dirtied_pause, paused, pause, period, think since 3.2/3.3; 4.x renamed
---   bdi_setpoint/bdi_dirty to wb_setpoint/wb_dirty (read alike here); 4.x
---   added cgroup_ino. pause, paused, period, think are in ms (jiffies * 1000 / HZ);
+--   bdi_dirty, dirty_ratelimit, task_ratelimit, dirtied, dirtied_pause,
+--   paused, pause, period, think since 3.3 (3.2 printed bdi_dirty_limit
+--   and base_rate, not read here); 4.x prints bdi_setpoint/bdi_dirty,
+--   later kernels wb_setpoint/wb_dirty (read alike here); cgroup_ino came
+--   with cgroup writeback (4.2). pause, paused, period, think are in ms (jiffies * 1000 / HZ);
 --   dirty, setpoint, limit in pages; ratelimits in KB/s.
 --
 -- values: bdi, pauses (events with pause > 0), not_paused (pause <= 0),

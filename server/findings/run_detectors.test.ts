@@ -21,7 +21,7 @@ import { formatDuration, formatReport, formatTs } from './format_report.ts';
 import { DetectorRunError, perRunMacroNames, runDetectors } from './run_detectors.ts';
 
 const SCHEMA = readFileSync(new URL('../../queries/schema.sql', import.meta.url), 'utf8');
-const BUILTIN = ['direct_reclaim_stall', 'kswapd_escalation', 'migration_pingpong', 'reclaim_writeback', 'shrinker_blocking'];
+const BUILTIN = ['direct_reclaim_stall', 'dirty_throttled', 'io_latency', 'kswapd_escalation', 'migration_pingpong', 'reclaim_throttled', 'reclaim_writeback', 'shrinker_blocking'];
 
 let db: Engine;
 let dir: string;
@@ -230,8 +230,11 @@ describe('runDetectors', () => {
     expect(Object.keys(r.timings)).toEqual([]);
     expect(r.detectors.map((d) => [d.id, d.status, d.hint])).toEqual([
       ['direct_reclaim_stall', 'not_traced', 'enable vmscan:mm_vmscan_direct_reclaim_begin/end'],
+      ['dirty_throttled', 'not_traced', 'enable writeback:balance_dirty_pages'],
+      ['io_latency', 'not_traced', 'enable block:block_rq_issue, block:block_rq_complete'],
       ['kswapd_escalation', 'not_traced', 'enable vmscan:mm_vmscan_lru_shrink_inactive'],
       ['migration_pingpong', 'not_traced', 'enable sched:sched_migrate_task'],
+      ['reclaim_throttled', 'not_traced', 'enable vmscan:mm_vmscan_throttled'],
       ['reclaim_writeback', 'not_traced', 'enable vmscan:mm_vmscan_write_folio'],
       ['shrinker_blocking', 'not_traced', 'enable vmscan:mm_shrink_slab_start/end'],
     ]);
@@ -252,7 +255,7 @@ describe('runDetectors', () => {
 describe('per-run table macros', () => {
   it('finds the @per_run macros of lib/macros.sql', () => {
     const macros = readFileSync(new URL('../../queries/detectors/lib/macros.sql', import.meta.url), 'utf8');
-    expect(perRunMacroNames(macros).sort()).toEqual(['ss_reclaim_passes', 'ss_reclaim_windows', 'ss_shrinker_pairs']);
+    expect(perRunMacroNames(macros).sort()).toEqual(['ss_block_requests', 'ss_reclaim_passes', 'ss_reclaim_windows', 'ss_shrinker_pairs']);
     expect(perRunMacroNames('-- @per_run\nCREATE OR REPLACE TEMP MACRO a_b() AS TABLE SELECT 1;\nCREATE TEMP MACRO c() AS TABLE SELECT 2;')).toEqual(['a_b']);
   });
 

@@ -520,7 +520,7 @@ CREATE OR REPLACE TEMP MACRO ss_rwbs_op(rwbs) AS
 -- of requests issued before the trace are left out.
 --   issue_id, complete_id, insert_id BIGINT  ftrace_event ids
 --   dev BIGINT, device VARCHAR ('7,2'), sector BIGINT, nr_sector BIGINT, bytes BIGINT
---   rwbs VARCHAR (of the issue), op VARCHAR (ss_rwbs_op), is_sync, is_meta, is_readahead BOOLEAN
+--   rwbs VARCHAR (of the issue), op VARCHAR (ss_rwbs_op; 'F' for an empty preflush write), is_sync, is_meta, is_readahead BOOLEAN
 --   utid INTEGER   the task running at issue (a flusher kworker for writeback, the reader for a read)
 --   comm VARCHAR   the issue's comm field (the same task, as the event names it)
 --   cpu INTEGER    CPU of the issue
@@ -566,7 +566,8 @@ queued AS (
 SELECT
   i.id AS issue_id, c.complete_id, q.insert_id,
   i.dev, ss_dev(i.dev) AS device, i.sector, i.nr_sector, i.bytes,
-  i.rwbs, ss_rwbs_op(i.rwbs) AS op,
+  -- an empty preflush write ('FWS 0 () 0 + 0', how 2.6.37-4.x print blkdev_issue_flush) is a flush
+  i.rwbs, CASE WHEN i.nr_sector = 0 AND contains(coalesce(i.rwbs, ''), 'F') THEN 'F' ELSE ss_rwbs_op(i.rwbs) END AS op,
   contains(coalesce(i.rwbs, ''), 'S') AS is_sync,
   contains(coalesce(i.rwbs, ''), 'M') AS is_meta,
   contains(coalesce(i.rwbs, ''), 'A') AS is_readahead,

@@ -524,6 +524,25 @@ CREATE TABLE thread_state (
   waker_id BIGINT           -- the sched_waking / sched_wakeup event id
 );
 
+-- Block requests, issue paired with completion (queries/model/derive_block.sql
+-- says how; the detectors read them through ss_block_requests()).
+CREATE TABLE block_request (
+  issue_id BIGINT,          -- JOINID(ftrace_event.id): block_rq_issue
+  complete_id BIGINT,       -- JOINID(ftrace_event.id): the block_rq_complete that ended it; NULL: in flight at the end
+  insert_id BIGINT,         -- JOINID(ftrace_event.id): the block_rq_insert that queued it; NULL: not traced
+  dev BIGINT,               -- dev_t: major << 20 | minor
+  sector BIGINT, nr_sector BIGINT,
+  bytes BIGINT,             -- issue's bytes (0 for fs requests on kernels before 3.x)
+  rwbs VARCHAR,             -- as the issue prints it: 'WS', 'RA', 'FWS'
+  op VARCHAR,               -- 'R', 'W', 'D', 'E', 'F' (flush), 'N'
+  is_sync BOOLEAN, is_meta BOOLEAN, is_readahead BOOLEAN,
+  utid INTEGER,             -- thread running at issue (the flusher for writeback, the reader for a read)
+  comm VARCHAR,             -- the issue's comm field
+  cpu INTEGER,              -- CPU of the issue
+  insert_ts BIGINT, issue_ts BIGINT, complete_ts BIGINT,
+  error INTEGER             -- the completion's error (0: none)
+);
+
 -- Counter tracks (Perfetto: counter_track): one row per time series.
 CREATE TABLE counter_track (
   id INTEGER PRIMARY KEY,
@@ -572,7 +591,16 @@ WHERE l.nr_reclaimed IS NOT NULL
 UNION ALL
 SELECT s.id, s.ts, c.track_id, s.cache_items::DOUBLE
 FROM mm_shrink_slab_start s JOIN counter_source c ON c.series = 'slab cache_items' AND c.sym = coalesce(symbol_name(s.shrink), '?')
-WHERE s.cache_items IS NOT NULL;
+WHERE s.cache_items IS NOT NULL
+UNION ALL
+SELECT g.id, g.ts, c.track_id,
+  (CASE c.series WHEN 'dirty pages' THEN g.dirty WHEN 'writeback pages' THEN g.writeback
+                 WHEN 'dirty threshold' THEN g.dirty_thresh ELSE g.background_thresh END)::DOUBLE
+FROM global_dirty_state g JOIN counter_source c ON c.series IN ('dirty pages', 'writeback pages', 'dirty threshold', 'background threshold')
+UNION ALL
+SELECT b.complete_id, b.complete_ts, c.track_id, (b.complete_ts - b.issue_ts) / 1e6
+FROM block_request b JOIN counter_source c ON c.series = 'block latency' AND c.sym = CAST(b.dev AS VARCHAR) || ' ' || b.op
+WHERE b.complete_ts IS NOT NULL;
 
 -- Slices: time ranges on a thread (Perfetto: slice, with thread tracks).
 -- Shrinker calls, direct/memcg reclaim, workqueue work items.

@@ -10,7 +10,7 @@ import type { Engine } from '../engine/engine.ts';
 const MODEL_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../queries/model');
 
 /** Order matters: later files read tables the earlier ones fill. */
-export const DERIVE_STEPS = ['derive_sched.sql', 'derive_slices.sql'] as const;
+export const DERIVE_STEPS = ['derive_sched.sql', 'derive_slices.sql', 'derive_block.sql'] as const;
 
 export async function deriveModel(engine: Engine, onStep?: (step: string) => void): Promise<Record<string, number>> {
   const timings: Record<string, number> = {};

@@ -50,8 +50,11 @@
  *      trace.dat print formats' unresolved enum names as libtraceevent
  *      reads them (mm_vmscan_throttled reason VMSCAN_THROTTLE_WRITEBACK,
  *      not 0x1; __print_symbolic of a bare name never matches)
+ *   8  `block_request` pairs issue -> complete (queries/model/derive_block.sql);
+ *      counter tracks 'dirty pages', 'writeback pages', 'dirty threshold',
+ *      'background threshold' (global_dirty_state) and 'block R|W latency DEV'
  */
-export const MODEL_VERSION = 7;
+export const MODEL_VERSION = 8;
 
 /** The model version an info.json records (0: written before versions existed). */
 export function modelVersionOf(summary: { modelVersion?: number }): number {

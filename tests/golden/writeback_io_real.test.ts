@@ -245,3 +245,38 @@ describe('4.x tracefs excerpt (fixtures/handmade/kernel4x_writeback_io.txt)', ()
     expect(hist).toEqual([['R', 131072, 1], ['R', 524288, 1], ['R', 16384, 1]].sort((a, b) => (a[1] as number) - (b[1] as number)));
   });
 });
+
+describe('writeback_flood: the counter tracks the app draws', () => {
+  it('dirty / writeback pages per global_dirty_state event, and one latency value per completed request per device and op', async () => {
+    const { dbPath } = await ingestFile(join(FIXTURES, 'writeback_flood.v7.dat'), { dataDir: join(dir, 'data') });
+    const e = await openDuckDb(dbPath, { readOnly: true });
+    engines.push(e);
+    const report = reportNs('writeback_flood.v7.dat');
+    const [n, maxDirty, maxWb] = awk(
+      `${PARSE} { parse() } ev == "global_dirty_state" { n++; d = field("dirty") + 0; w = field("writeback") + 0; if (d > md) md = d; if (w > mw) mw = w } END { print n, md + 0, mw + 0 }`,
+      report,
+    )[0]!.split(' ').map(Number);
+    const rows = await e.query<{ name: string; n: bigint; mx: number }>(
+      'SELECT t.name, count(c.ts) AS n, max(c.value) AS mx FROM counter_track t JOIN counter c ON c.track_id = t.id GROUP BY t.name ORDER BY t.name',
+    );
+    const by = new Map(rows.map((r) => [r.name, r]));
+    expect(Number(by.get('dirty pages')!.n)).toBe(n);
+    expect(by.get('dirty pages')!.mx).toBe(maxDirty);
+    expect(by.get('writeback pages')!.mx).toBe(maxWb);
+    // latency tracks: the requests awk paired in the other describe, counted again here from the report
+    const pairs = awk(
+      `${PARSE} { parse() }
+       function at(k,   i) { for (i = 1; i <= NF; i++) if ($i == ev ":") return $(i + k); return "" }
+       ev == "block_rq_issue" { k = at(1) " " at(5); it[k] = t; op[k] = (at(2) ~ /R/) ? "R" : (at(2) ~ /W/) ? "W" : "other" }
+       ev == "block_rq_complete" { k = at(1) " " at(4); if (k in it) { c[at(1) " " op[k]]++; if (t - it[k] > m[at(1) " " op[k]]) m[at(1) " " op[k]] = t - it[k]; delete it[k] } }
+       END { for (x in c) if (x !~ /other/) print x, c[x], m[x] }`,
+      report,
+    ).map((l) => l.split(' '));
+    expect(pairs.length).toBe(4);
+    for (const [dev, op, count, mx] of pairs) {
+      const r = by.get(`block ${op} latency ${dev}`)!;
+      expect(Number(r.n), `${dev} ${op}`).toBe(Number(count));
+      expect(r.mx).toBeCloseTo(Number(mx) / 1e6, 9);
+    }
+  });
+});

@@ -506,79 +506,16 @@ CREATE OR REPLACE TEMP MACRO ss_rwbs_op(rwbs) AS
        WHEN contains(rwbs, 'F') OR contains(rwbs, 'B') THEN 'F'
        ELSE 'N' END;
 
--- ss_block_requests(): block requests, issue paired with completion.
--- Sources: block_rq_issue, block_rq_complete and (when traced)
--- block_rq_insert; their fields are in `args` (no typed table): dev,
--- sector, nr_sector, bytes, rwbs, comm, error. A completion pairs with the
--- latest issue of the same (dev, sector) before it (as blktrace-style tools
--- do: the tracepoints carry no request pointer); a re-issued request
--- (requeue) is measured from its last issue, and of two completions of one
--- issue only the first counts. An insert counts as the request's queueing
--- when it is the latest insert of its (dev, sector) before the issue and
--- after the previous issue of that sector. Issues without a completion in
--- the trace (still in flight at its end) have complete_ts NULL; completions
--- of requests issued before the trace are left out.
---   issue_id, complete_id, insert_id BIGINT  ftrace_event ids
---   dev BIGINT, device VARCHAR ('7,2'), sector BIGINT, nr_sector BIGINT, bytes BIGINT
---   rwbs VARCHAR (of the issue), op VARCHAR (ss_rwbs_op; 'F' for an empty preflush write), is_sync, is_meta, is_readahead BOOLEAN
---   utid INTEGER   the task running at issue (a flusher kworker for writeback, the reader for a read)
---   comm VARCHAR   the issue's comm field (the same task, as the event names it)
---   cpu INTEGER    CPU of the issue
---   insert_ts, issue_ts, complete_ts BIGINT
---   queue_ns BIGINT (issue - insert), latency_ns BIGINT (complete - issue: what biolatency measures)
---   error INTEGER  the completion's error (0: none)
--- @per_run
+-- ss_block_requests(): block requests, issue paired with completion: the
+-- rows of the `block_request` table the ingest derives
+-- (queries/model/derive_block.sql says how they are paired; schema.sql lists
+-- the columns). The macro adds:
+--   device VARCHAR   ss_dev(dev), '7,2'
+--   queue_ns BIGINT  issue_ts - insert_ts (NULL without a traced insert)
+--   latency_ns BIGINT complete_ts - issue_ts: what biolatency measures (NULL: still in flight)
 CREATE OR REPLACE TEMP MACRO ss_block_requests() AS TABLE
-WITH
-names AS (SELECT name_id, name FROM _event_name WHERE name IN ('block_rq_insert', 'block_rq_issue', 'block_rq_complete')),
-ev AS MATERIALIZED (
-  SELECT e.id, e.ts, e.cpu, e.utid, n.name, e.arg_set_id FROM _ftrace_event e JOIN names n USING (name_id)
-),
-fields AS (
-  SELECT ev.id, any_value(ev.ts) AS ts, any_value(ev.cpu) AS cpu, any_value(ev.utid) AS utid, any_value(ev.name) AS name,
-    max(a.int_value) FILTER (WHERE a.key = 'dev') AS dev,
-    max(a.int_value) FILTER (WHERE a.key = 'sector') AS sector,
-    max(a.int_value) FILTER (WHERE a.key = 'nr_sector') AS nr_sector,
-    max(a.int_value) FILTER (WHERE a.key = 'bytes') AS bytes,
-    max(coalesce(a.string_value, CAST(a.int_value AS VARCHAR))) FILTER (WHERE a.key = 'rwbs') AS rwbs,
-    max(coalesce(a.string_value, CAST(a.int_value AS VARCHAR))) FILTER (WHERE a.key = 'comm') AS comm,
-    max(a.int_value) FILTER (WHERE a.key IN ('error', 'errors')) AS error
-  FROM ev JOIN args a ON a.arg_set_id = ev.arg_set_id
-  WHERE a.arg_set_id IN (SELECT arg_set_id FROM ev)
-  GROUP BY ev.id
-),
-iss AS (
-  SELECT *, lag(ts) OVER (PARTITION BY dev, sector ORDER BY ts, id) AS prev_issue_ts
-  FROM fields WHERE name = 'block_rq_issue' AND dev IS NOT NULL
-),
-cmp AS (SELECT id, ts, dev, sector, error FROM fields WHERE name = 'block_rq_complete' AND dev IS NOT NULL),
-ins AS (SELECT id, ts, dev, sector FROM fields WHERE name = 'block_rq_insert' AND dev IS NOT NULL),
-completed AS (
-  SELECT i.id AS issue_id, c.id AS complete_id, c.ts AS complete_ts, c.error
-  FROM cmp c ASOF JOIN (SELECT id, ts, dev, sector FROM iss) i ON c.dev = i.dev AND c.sector = i.sector AND c.ts >= i.ts
-  QUALIFY row_number() OVER (PARTITION BY i.id ORDER BY c.ts, c.id) = 1
-),
-queued AS (
-  SELECT i.id AS issue_id, q.id AS insert_id, q.ts AS insert_ts
-  FROM (SELECT id, ts, dev, sector, prev_issue_ts FROM iss) i ASOF JOIN ins q ON q.dev = i.dev AND q.sector = i.sector AND i.ts >= q.ts
-  WHERE i.prev_issue_ts IS NULL OR q.ts > i.prev_issue_ts
-)
-SELECT
-  i.id AS issue_id, c.complete_id, q.insert_id,
-  i.dev, ss_dev(i.dev) AS device, i.sector, i.nr_sector, i.bytes,
-  -- an empty preflush write ('FWS 0 () 0 + 0', how 2.6.37-4.x print blkdev_issue_flush) is a flush
-  i.rwbs, CASE WHEN i.nr_sector = 0 AND contains(coalesce(i.rwbs, ''), 'F') THEN 'F' ELSE ss_rwbs_op(i.rwbs) END AS op,
-  contains(coalesce(i.rwbs, ''), 'S') AS is_sync,
-  contains(coalesce(i.rwbs, ''), 'M') AS is_meta,
-  contains(coalesce(i.rwbs, ''), 'A') AS is_readahead,
-  i.utid, i.comm, i.cpu,
-  q.insert_ts, i.ts AS issue_ts, c.complete_ts,
-  i.ts - q.insert_ts AS queue_ns,
-  c.complete_ts - i.ts AS latency_ns,
-  c.error
-FROM iss i
-LEFT JOIN completed c ON c.issue_id = i.id
-LEFT JOIN queued q ON q.issue_id = i.id;
+SELECT *, ss_dev(dev) AS device, issue_ts - insert_ts AS queue_ns, complete_ts - issue_ts AS latency_ns
+FROM block_request;
 
 -- The log2 bucket of a latency as biolatency prints it (usecs): bucket k
 -- holds [2^k, 2^(k+1)) us, k = 0 also holding 0 and 1 us. Returns the

@@ -1,0 +1,123 @@
+-- derive_block: block requests, issue paired with completion
+-- ==========================================================
+--
+-- Run by the ingest (server/model/derive_model.ts) after derive_slices.sql.
+-- Fills:
+--   block_request  one row per block_rq_issue, with the block_rq_complete
+--                  that ended it and the block_rq_insert that queued it
+--   counter_track  'dirty pages', 'writeback pages', 'dirty threshold',
+--   + counter_source 'background threshold' (global_dirty_state, utid NULL)
+--                  'block R latency DEV' / 'block W latency DEV' per device
+--                  ('7,2'): each request's issue -> complete latency in ms, at
+--                  its completion
+--   (the counter view reads the values from the events and block_request)
+--
+-- The block events have no typed table: their fields come from `args`
+-- (dev: a dev_t, major << 20 | minor, from trace.dat and text alike; sector,
+-- nr_sector, bytes, rwbs, comm, error; 3.x-4.11 call the last `errors`).
+-- Pairing (as blktrace-style tools and biolatency do it, without a request
+-- pointer, which the tracepoints do not carry):
+--   * a completion pairs with the latest issue of the same (dev, sector)
+--     before it; of two completions of one issue only the first counts;
+--     a request issued again (requeue) is measured from its last issue;
+--   * an insert is the request's queueing when it is the latest insert of
+--     its (dev, sector) before the issue and after the previous issue of it;
+--   * issues without a completion in the trace keep complete_ts NULL;
+--     completions of requests issued before the trace are left out.
+--   * op from rwbs (blk_fill_rwbs(): an optional F preflush, then W / R / D /
+--     E / N, then F FUA, A readahead, S sync, M meta): 'R', 'W', 'D', 'E',
+--     'F' (a pure flush, or an empty preflush write 'FWS 0 + 0' as 2.6.37-4.x
+--     print blkdev_issue_flush; B barrier before 2.6.37), 'N'.
+
+DELETE FROM block_request;
+DELETE FROM counter_source WHERE series IN ('dirty pages', 'writeback pages', 'dirty threshold', 'background threshold', 'block latency');
+DELETE FROM counter_track WHERE name IN ('dirty pages', 'writeback pages', 'dirty threshold', 'background threshold') OR name LIKE 'block % latency %';
+
+INSERT INTO block_request
+WITH
+names AS (SELECT name_id, name FROM _event_name WHERE name IN ('block_rq_insert', 'block_rq_issue', 'block_rq_complete')),
+ev AS MATERIALIZED (
+  SELECT e.id, e.ts, e.cpu, e.utid, n.name, e.arg_set_id FROM _ftrace_event e JOIN names n USING (name_id)
+),
+fields AS (
+  SELECT ev.id, any_value(ev.ts) AS ts, any_value(ev.cpu) AS cpu, any_value(ev.utid) AS utid, any_value(ev.name) AS name,
+    max(a.int_value) FILTER (WHERE a.key = 'dev') AS dev,
+    max(a.int_value) FILTER (WHERE a.key = 'sector') AS sector,
+    max(a.int_value) FILTER (WHERE a.key = 'nr_sector') AS nr_sector,
+    max(a.int_value) FILTER (WHERE a.key = 'bytes') AS bytes,
+    max(coalesce(a.string_value, CAST(a.int_value AS VARCHAR))) FILTER (WHERE a.key = 'rwbs') AS rwbs,
+    max(coalesce(a.string_value, CAST(a.int_value AS VARCHAR))) FILTER (WHERE a.key = 'comm') AS comm,
+    max(a.int_value) FILTER (WHERE a.key IN ('error', 'errors')) AS error
+  FROM ev JOIN args a ON a.arg_set_id = ev.arg_set_id
+  WHERE a.arg_set_id IN (SELECT arg_set_id FROM ev)
+  GROUP BY ev.id
+),
+iss AS (
+  SELECT *, lag(ts) OVER (PARTITION BY dev, sector ORDER BY ts, id) AS prev_issue_ts
+  FROM fields WHERE name = 'block_rq_issue' AND dev IS NOT NULL
+),
+cmp AS (SELECT id, ts, dev, sector, error FROM fields WHERE name = 'block_rq_complete' AND dev IS NOT NULL),
+ins AS (SELECT id, ts, dev, sector FROM fields WHERE name = 'block_rq_insert' AND dev IS NOT NULL),
+completed AS (
+  SELECT i.id AS issue_id, c.id AS complete_id, c.ts AS complete_ts, c.error
+  FROM cmp c ASOF JOIN (SELECT id, ts, dev, sector FROM iss) i ON c.dev = i.dev AND c.sector = i.sector AND c.ts >= i.ts
+  QUALIFY row_number() OVER (PARTITION BY i.id ORDER BY c.ts, c.id) = 1
+),
+queued AS (
+  SELECT i.id AS issue_id, q.id AS insert_id, q.ts AS insert_ts
+  FROM (SELECT id, ts, dev, sector, prev_issue_ts FROM iss) i ASOF JOIN ins q ON q.dev = i.dev AND q.sector = i.sector AND i.ts >= q.ts
+  WHERE i.prev_issue_ts IS NULL OR q.ts > i.prev_issue_ts
+)
+SELECT
+  i.id AS issue_id, c.complete_id, q.insert_id,
+  i.dev, i.sector, i.nr_sector, i.bytes,
+  -- an empty preflush write ('FWS 0 () 0 + 0', how 2.6.37-4.x print blkdev_issue_flush) is a flush
+  i.rwbs,
+  CASE WHEN i.rwbs IS NULL THEN '?'
+       WHEN i.nr_sector = 0 AND contains(i.rwbs, 'F') THEN 'F'
+       WHEN contains(i.rwbs, 'R') THEN 'R'
+       WHEN contains(i.rwbs, 'W') THEN 'W'
+       WHEN contains(i.rwbs, 'D') THEN 'D'
+       WHEN contains(i.rwbs, 'E') THEN 'E'
+       WHEN contains(i.rwbs, 'F') OR contains(i.rwbs, 'B') THEN 'F'
+       ELSE 'N' END AS op,
+  contains(coalesce(i.rwbs, ''), 'S') AS is_sync,
+  contains(coalesce(i.rwbs, ''), 'M') AS is_meta,
+  contains(coalesce(i.rwbs, ''), 'A') AS is_readahead,
+  i.utid, i.comm, i.cpu,
+  q.insert_ts, i.ts AS issue_ts, c.complete_ts,
+  c.error
+FROM iss i
+LEFT JOIN completed c ON c.issue_id = i.id
+LEFT JOIN queued q ON q.issue_id = i.id
+;
+
+-- Counter tracks: the global dirty state, and the request latency per device and operation.
+CREATE TEMP TABLE _ss_wb_tracks AS
+WITH wanted AS (
+  SELECT name, 'pages' AS unit, NULL AS dev, NULL AS op, description, k FROM (VALUES
+    ('dirty pages', 'pages dirty in the page cache, all devices (global_dirty_state dirty)', 1),
+    ('writeback pages', 'pages under writeback, all devices (global_dirty_state writeback)', 2),
+    ('dirty threshold', 'the dirty limit past which writers are throttled (global_dirty_state thresh)', 3),
+    ('background threshold', 'dirty pages past which the flusher writes back in the background (global_dirty_state bg_thresh)', 4)
+  ) v(name, description, k)
+  WHERE EXISTS (SELECT 1 FROM global_dirty_state)
+  UNION ALL
+  SELECT DISTINCT 'block ' || op || ' latency ' || CAST(dev >> 20 AS VARCHAR) || ',' || CAST(dev & 1048575 AS VARCHAR), 'ms', dev, op,
+    CASE op WHEN 'R' THEN 'reads' ELSE 'writes' END || ' of device ' || CAST(dev >> 20 AS VARCHAR) || ',' || CAST(dev & 1048575 AS VARCHAR)
+      || ': each request''s latency, block_rq_issue -> block_rq_complete, at its completion (ms)', 5
+  FROM block_request WHERE complete_ts IS NOT NULL AND op IN ('R', 'W')
+)
+SELECT (coalesce((SELECT max(id) FROM counter_track), 0) + row_number() OVER (ORDER BY k, dev, op))::INTEGER AS id, name, unit, dev, op, description
+FROM wanted;
+
+INSERT INTO counter_track (id, name, unit, utid, cpu, description)
+SELECT id, name, unit, NULL, NULL, description FROM _ss_wb_tracks;
+
+-- 'block latency' rows name their device and op in sym: 'DEV OP' (the dev_t number, then R or W)
+INSERT INTO counter_source (track_id, series, utid, sym)
+SELECT id, CASE WHEN dev IS NULL THEN name ELSE 'block latency' END, NULL,
+  CASE WHEN dev IS NULL THEN NULL ELSE CAST(dev AS VARCHAR) || ' ' || op END
+FROM _ss_wb_tracks;
+
+DROP TABLE _ss_wb_tracks;

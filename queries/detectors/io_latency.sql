@@ -130,8 +130,8 @@ dirtiers_all AS (
   UNION ALL SELECT replace(bdi, ':', ',') AS device, utid, ts FROM writeback_dirty_folio
   UNION ALL
   SELECT ss_dev(a.int_value) AS device, e.utid, e.ts
-  FROM _ftrace_event e JOIN args a ON a.arg_set_id = e.arg_set_id AND a.key = 'dev'
-  WHERE e.name_id IN (SELECT name_id FROM _event_name WHERE name = 'writeback_dirty_inode_enqueue')
+  FROM ftrace_event e JOIN args a ON a.arg_set_id = e.arg_set_id AND a.key = 'dev'
+  WHERE e.name = 'writeback_dirty_inode_enqueue'
 ),
 dirtier_counts AS (
   SELECT e.dev, e.ep, ss_task(t.name, t.tid) AS who, count(*) AS n

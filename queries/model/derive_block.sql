@@ -35,9 +35,10 @@ DELETE FROM counter_track WHERE name IN ('dirty pages', 'writeback pages', 'dirt
 
 INSERT INTO block_request
 WITH
-names AS (SELECT name_id, name FROM _event_name WHERE name IN ('block_rq_insert', 'block_rq_issue', 'block_rq_complete')),
+-- The view, not _ftrace_event: events without a typed table live in their shape's table (_shape_<n>).
 ev AS MATERIALIZED (
-  SELECT e.id, e.ts, e.cpu, e.utid, n.name, e.arg_set_id FROM _ftrace_event e JOIN names n USING (name_id)
+  SELECT e.id, e.ts, e.cpu, e.utid, e.name, e.arg_set_id FROM ftrace_event e
+  WHERE e.name IN ('block_rq_insert', 'block_rq_issue', 'block_rq_complete')
 ),
 fields AS (
   SELECT ev.id, any_value(ev.ts) AS ts, any_value(ev.cpu) AS cpu, any_value(ev.utid) AS utid, any_value(ev.name) AS name,

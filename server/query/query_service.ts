@@ -115,7 +115,12 @@ export class QueryService {
   }
 
   private async dispatch(req: ServiceRequest, signal?: AbortSignal): Promise<ServiceAnswers[keyof ServiceAnswers]> {
-    const read = <T>(t: TraceRef, fn: Parameters<QuerySandboxes['read']>[1]) => this.sandboxes.read(t.id, fn, { timeoutMs: READ_TIMEOUT_MS, signal }) as Promise<T>;
+    // Every read registers the trace's database path first: a range or search request can be the first
+    // thing a page asks about a trace (a link with a range), and the sandbox opens the file by that path.
+    const read = <T>(t: TraceRef, fn: Parameters<QuerySandboxes['read']>[1]) => {
+      this.per(t);
+      return this.sandboxes.read(t.id, fn, { timeoutMs: READ_TIMEOUT_MS, signal }) as Promise<T>;
+    };
     switch (req.op) {
       case 'run':
         this.per(req.trace);

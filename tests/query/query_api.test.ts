@@ -264,6 +264,24 @@ describe('range aggregates', () => {
     const slice = r.slices.find((s) => s.category === 'shrinker' && s.name === call.sym);
     expect(slice?.maxNs).toBe(Number(call.end - call.start));
   });
+  it('answers when a range is the first thing a server is asked about the trace (a link with a range)', async () => {
+    // A fresh API over the same library: its query process has seen no request for this trace yet.
+    const { app: fresh } = await buildApi({ library: library as unknown as LibraryLike, appDir: path.join(dataDir, 'no-app') });
+    try {
+      await fresh.ready();
+      // The thread's utid from the other server (same model), so the fresh one is asked nothing before the range.
+      const kswapd = events.find((e) => e.comm.startsWith('kswapd'))!.tid;
+      const th = (await app.inject({ url: url(`/search?q=${kswapd}`) })).json() as { threads: Array<{ utid: number; tid: number }> };
+      const utid = th.threads.find((t) => t.tid === kswapd)!.utid;
+      const r = await fresh.inject({ url: url(`/range?t0=0&t1=${rel(last)}&tracks=${encodeURIComponent(`thread#${utid}`)}`) });
+      expect(r.statusCode, r.body).toBe(200);
+      const body = r.json() as { threadStates: Array<{ utid: number; state: string; durNs: number }> };
+      const got = new Map(body.threadStates.filter((x) => x.utid === utid).map((x) => [x.state, BigInt(x.durNs)]));
+      expect(got).toEqual(threadStateTimes(events, kswapd, base, last, last));
+    } finally {
+      await fresh.close();
+    }
+  });
 });
 
 describe('save as detector', () => {

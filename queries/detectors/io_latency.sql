@@ -74,10 +74,34 @@ slow AS (
   SELECT * FROM rq WHERE op = 'R' AND latency_ns >= (SELECT warn_ns FROM params)
 ),
 writes AS (SELECT dev, issue_ts, complete_ts, comm, bytes FROM rq WHERE op = 'W'),
+-- Writes overlapping a slow read = writes issued by the read's completion
+-- minus writes completed before its issue (a write completes after its
+-- issue, so the second set lies inside the first). Both are running counts
+-- over one time-ordered stream per device: +1 issued at each write's issue,
+-- +1 completed at its completion, and the slow reads' two ends read the
+-- counts. At equal times issues come before a read's end (issued at or
+-- before it counts) and completions after a read's start (completed before
+-- it counts). A sort, not a join: joining each slow read to every write of
+-- its device took 17 s on 400,000 requests with 12,000 slow reads.
+marks AS (
+  SELECT dev, issue_ts AS ts, 1 AS ord, 1 AS issued, 0 AS completed, NULL::BIGINT AS read_id, NULL::BOOLEAN AS read_end FROM writes
+  UNION ALL SELECT dev, complete_ts, 3, 0, 1, NULL, NULL FROM writes WHERE complete_ts IS NOT NULL
+  UNION ALL SELECT dev, issue_ts, 2, 0, 0, issue_id, false FROM slow
+  UNION ALL SELECT dev, complete_ts, 2, 0, 0, issue_id, true FROM slow
+),
+running AS (
+  SELECT read_id, read_end,
+    sum(issued) OVER w AS n_issued,
+    sum(completed) OVER w AS n_completed
+  FROM marks
+  WINDOW w AS (PARTITION BY dev ORDER BY ts, ord ROWS UNBOUNDED PRECEDING)
+),
 behind AS (
-  SELECT s.issue_id, count(*) AS writes_in_flight
-  FROM slow s JOIN writes w ON w.dev = s.dev AND w.issue_ts <= s.complete_ts AND (w.complete_ts IS NULL OR w.complete_ts >= s.issue_ts)
-  GROUP BY s.issue_id
+  SELECT read_id AS issue_id,
+    (max(n_issued) FILTER (WHERE read_end) - max(n_completed) FILTER (WHERE NOT read_end))::BIGINT AS writes_in_flight
+  FROM running WHERE read_id IS NOT NULL
+  GROUP BY read_id
+  HAVING writes_in_flight > 0
 ),
 slow_reads AS (
   SELECT s.*, b.writes_in_flight,

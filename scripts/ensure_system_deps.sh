@@ -10,6 +10,9 @@
 #   libwebkit2gtk-4.1-dev, librsvg2-dev, libxdo-dev, pkg-config, build-essential - build the desktop
 #                shell (desktop/, Tauri 2; Rust itself comes with the machine: Debian's rustc is too old)
 #   webkit2gtk-driver, xvfb, xdotool - the desktop test drives the real window (npm run test:desktop)
+#   openjdk-17-jre-headless - Apache Spark's JVM for `stallscope fleet` (fleet/spark/); then PySpark 4.0.1 and
+#                pyarrow from PyPI in a virtual environment outside the clone, ~/.cache/stallscope/spark-venv
+#                ($STALLSCOPE_SPARK_VENV), marked done by a stamp file so a rerun costs nothing
 # Idempotent and quiet when everything is present.
 set -euo pipefail
 missing=()
@@ -23,7 +26,9 @@ dpkg -s libsqlite3-0 >/dev/null 2>&1 || missing+=(libsqlite3-0)
 for p in libwebkit2gtk-4.1-dev librsvg2-dev libxdo-dev pkg-config build-essential webkit2gtk-driver xvfb xdotool; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
 done
-[ ${#missing[@]} -eq 0 ] && exit 0
+command -v java >/dev/null 2>&1 || missing+=(openjdk-17-jre-headless)
+python3 -c 'import ensurepip, venv' >/dev/null 2>&1 || missing+=(python3-venv)
+if [ ${#missing[@]} -gt 0 ]; then
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
   echo "installing system packages: ${missing[*]}" >&2
   export DEBIAN_FRONTEND=noninteractive
@@ -32,4 +37,16 @@ if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
 else
   echo "stallscope tests need: ${missing[*]} (Debian: sudo apt-get install -y ${missing[*]})" >&2
   exit 1
+fi
+fi
+
+# PySpark for `stallscope fleet` and its test (tests/fleet/), in its own virtual environment.
+spark_venv="${STALLSCOPE_SPARK_VENV:-$HOME/.cache/stallscope/spark-venv}"
+spark_stamp="$spark_venv/.stallscope-pyspark-4.0.1"
+if [ ! -f "$spark_stamp" ]; then
+  echo "installing pyspark 4.0.1 and pyarrow into $spark_venv" >&2
+  mkdir -p "$(dirname "$spark_venv")"
+  [ -x "$spark_venv/bin/python" ] || python3 -m venv "$spark_venv"
+  "$spark_venv/bin/pip" install -q --disable-pip-version-check 'pyspark==4.0.1' pyarrow >&2
+  "$spark_venv/bin/python" -c 'import pyspark, pyarrow' && touch "$spark_stamp"
 fi

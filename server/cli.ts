@@ -8,6 +8,7 @@
  *   stallscope excerpt FILE SEL   a finding / event / time range as text for a review mail
  *   stallscope compare A B        metrics of traces side by side, changes, significance, histograms
  *   stallscope detectors          list detectors and their parameters
+ *   stallscope batch / fleet      many traces into one Parquet dataset (one machine / Apache Spark); fleet-report: questions over it
  *   stallscope query FILE "SQL"   run SQL on a trace's model, in the query sandbox
  *   stallscope export FILE --format notes / import-notes FILE NOTES   the notes file
  *   stallscope serve              the web app on localhost
@@ -308,6 +309,69 @@ cli
       if (d.severity_rule) process.stdout.write(`    severity: ${d.severity_rule}\n`);
       for (const p of d.params) process.stdout.write(`    --param ${d.id}.${p.name}=${p.default}  ${p.description ?? ''}\n`);
     }
+  });
+
+cli
+  .command('batch [...inputs]', 'Analyse many traces (FILE, DIR, @LIST) in parallel processes into one Parquet dataset (server/fleet/DATASET.md)')
+  .option('--out <dir>', '[string] the dataset directory (required); a rerun there skips traces already analysed')
+  .option('--labels <csv>', '[string] labels.csv: file,<label>,<label>... (e.g. file,kernel,config,host,iteration)')
+  .option('--jobs <n>', '[number] child processes at once (default: the CPUs)')
+  .option('--queries <dir>', '[string, repeatable] also run the .sql detectors in this directory')
+  .action(async (inputs: string[], opts: GlobalOptions & { out?: string; labels?: string; jobs?: string | number; queries?: string | string[] }) => {
+    if (!opts.out) throw new UsageError('batch needs --out DIR');
+    if (inputs.length === 0) throw new UsageError('batch needs at least one FILE, DIR or @LIST');
+    const jobs = opts.jobs === undefined ? undefined : Number(opts.jobs);
+    if (jobs !== undefined && (!Number.isInteger(jobs) || jobs < 1)) throw new UsageError(`--jobs wants a positive integer, got ${opts.jobs}`);
+    const { runBatch } = await import('./fleet/batch.ts');
+    await runBatch(inputs, { out: opts.out, labels: opts.labels, jobs, dataDir: opts.dataDir, queries: list(opts.queries) });
+  });
+
+cli
+  .command('fleet [...inputs]', 'The same as batch on Apache Spark (PySpark): --master local[2] or a cluster URL (fleet/spark/README.md)')
+  .option('--out <dir>', '[string] the dataset directory (required)')
+  .option('--master <url>', '[string] Spark master (default local[2])')
+  .option('--labels <csv>', '[string] labels.csv, as for batch')
+  .option('--python <path>', '[string] the Python with pyspark (default: $STALLSCOPE_SPARK_PYTHON, else ~/.cache/stallscope/spark-venv/bin/python)')
+  .action(async (inputs: string[], opts: GlobalOptions & { out?: string; master?: string; labels?: string; python?: string }) => {
+    if (!opts.out) throw new UsageError('fleet needs --out DIR');
+    if (inputs.length === 0) throw new UsageError('fleet needs at least one FILE, DIR or @LIST');
+    const { runFleet } = await import('./fleet/spark.ts');
+    process.exitCode = await runFleet(inputs, { out: opts.out, master: opts.master ?? 'local[2]', labels: opts.labels, python: opts.python });
+  });
+
+cli
+  .command('fleet-report <dataset>', 'Fleet questions over a dataset: metrics per label against a baseline label, top shrinkers / tasks / detectors')
+  .option('--by <label>', '[string] the label that names the settings (default kernel)', { default: 'kernel' })
+  .option('--baseline <value>', '[string] the baseline setting (default: the first in sorted order)')
+  .option('--alpha <p>', '[number] significance level (default 0.05)')
+  .option('--metric <regex>', '[string] only metrics whose id matches')
+  .option('--top <n>', '[number] rows of each top list (default 10)')
+  .option('--json', '[boolean] print JSON')
+  .option('--fail-on-regression <pct>', '[number] exit with status 2 if a metric got significantly worse by more than PCT percent in a setting')
+  .action(
+    async (
+      dataset: string,
+      opts: { by: string; baseline?: string; alpha?: string | number; metric?: string; top?: string | number; json?: boolean; failOnRegression?: string | number },
+    ) => {
+      const { runFleetReport } = await import('./fleet/report.ts');
+      process.exitCode = await runFleetReport(dataset, {
+        by: String(opts.by),
+        baseline: opts.baseline === undefined ? undefined : String(opts.baseline),
+        alpha: opts.alpha === undefined ? 0.05 : Number(opts.alpha),
+        metric: opts.metric,
+        top: opts.top === undefined ? 10 : Number(opts.top),
+        json: Boolean(opts.json),
+        failOnRegressionPct: opts.failOnRegression === undefined ? null : Number(opts.failOnRegression),
+      });
+    },
+  );
+
+cli
+  .command('fleet-task <file>', 'One trace of a fleet run: the analysis of analyze --json as dataset rows, NDJSON on stdout (run by batch and the Spark job)')
+  .option('--queries <dir>', '[string, repeatable] also run the .sql detectors in this directory')
+  .action(async (file: string, opts: GlobalOptions & { queries?: string | string[] }) => {
+    const { traceRows, linesToNdjson } = await import('./fleet/trace_rows.ts');
+    process.stdout.write(linesToNdjson(await traceRows(file, { dataDir: opts.dataDir, queries: list(opts.queries) })));
   });
 
 cli

@@ -1,0 +1,237 @@
+"""stallscope fleet on Apache Spark: the batch dataset, with Spark as the scheduler and writer.
+
+Run by `stallscope fleet INPUT... --out DIR --master URL` (server/fleet/spark.ts), or directly:
+
+    spark-venv/bin/python fleet/spark/fleet_job.py --out DIR --master local[2] \
+        --cli /path/to/stallscope/bin/stallscope.mjs --node /usr/bin/node [--labels labels.csv] INPUT...
+
+Two stages:
+  1. hash: one task per input computes the sha256 of its bytes (the trace id);
+     the driver keeps one input per content (the first path in sorted order),
+     as batch does.
+  2. analyse: one task per trace runs `node stallscope.mjs fleet-task FILE`
+     (server/fleet/trace_rows.ts: the analysis of `stallscope analyze --json`,
+     as rows) with its own temporary data directory, and returns the rows.
+     A trace that cannot be analysed returns one failures row; a task that
+     crashes is retried by Spark (spark.task.maxFailures; local[N,F] in local
+     mode) and, if it keeps crashing, gives a failures row too.
+Spark then writes every table of server/fleet/schema.json as Parquet, sorted
+in the canonical order of server/fleet/dataset.ts, so the dataset equals
+batch's row for row (tests/fleet/fleet.test.ts).
+
+Executors need: Node >= 20 and the stallscope package at the --cli path (the
+same path on every node, e.g. installed by the cluster's bootstrap), and read
+access to the inputs. Only the Python standard library runs on executors.
+"""
+
+import argparse
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+SIDE_FILE_SUFFIXES = ('.json', '.md', '.csv', '.sh', '.py', '.ts', '.list')
+CANONICAL_ORDER = {
+    'traces': ['file'],
+    'labels': ['trace_id', 'name'],
+    'detectors': ['trace_id', 'detector'],
+    'findings': ['trace_id', 'rank'],
+    'metrics': ['trace_id', 'detector', 'metric', 'scope', 'key'],
+    'failures': ['file'],
+}
+FROM_INPUT = {'traces': ['file', 'labels'], 'failures': ['file', 'trace_id']}
+
+
+def log(msg):
+    print(msg, file=sys.stderr, flush=True)
+
+
+def walk(d):
+    out = []
+    for name in sorted(os.listdir(d)):
+        if name.startswith('.'):
+            continue
+        p = os.path.join(d, name)
+        if os.path.isdir(p):
+            out.extend(walk(p))
+        elif os.path.isfile(p) and not name.lower().endswith(SIDE_FILE_SUFFIXES):
+            out.append(p)
+    return out
+
+
+def expand_inputs(args):
+    """FILE, DIR (every trace below it) or @LIST, as server/fleet/inputs.ts expands them."""
+    out = []
+    for a in args:
+        if a.startswith('@'):
+            with open(a[1:], encoding='utf-8') as f:
+                out.extend(line.strip() for line in f if line.strip() and not line.strip().startswith('#'))
+        elif os.path.isdir(a):
+            out.extend(walk(a))
+        else:
+            out.append(a)
+    return sorted(set(out))
+
+
+def read_labels(path):
+    labels = {}
+    if not path:
+        return labels
+    with open(path, encoding='utf-8') as f:
+        lines = [l.rstrip('\r\n') for l in f if l.strip() and not l.startswith('#')]
+    head = [c.strip() for c in lines[0].split(',')]
+    if head[0] != 'file':
+        raise SystemExit(f'{path}: line 1: the first column must be "file", got {head[0]}')
+    for line in lines[1:]:
+        cells = [c.strip() for c in line.split(',')]
+        labels[cells[0]] = {name: cells[i + 1] for i, name in enumerate(head[1:]) if i + 1 < len(cells) and cells[i + 1]}
+    return labels
+
+
+def labels_for(labels, file):
+    for k in (file, os.path.abspath(file), os.path.basename(file)):
+        if k in labels:
+            return labels[k]
+    return {}
+
+
+def labels_json(labels):
+    return json.dumps(labels, sort_keys=True, separators=(',', ':'), ensure_ascii=False)
+
+
+def sha256_file(path):
+    h = hashlib.sha256()
+    with open(path, 'rb') as f:
+        for block in iter(lambda: f.read(1 << 20), b''):
+            h.update(block)
+    return h.hexdigest()
+
+
+def hash_task(file):
+    try:
+        return (file, sha256_file(file), None)
+    except OSError as e:
+        # Node's wording for the same error (ENOENT: no such file or directory, open '...').
+        return (file, None, f"{e.__class__.__name__}: {e}")
+
+
+def run_fleet_task(node, cli, file):
+    """`stallscope fleet-task FILE` in a child process: its NDJSON lines, or one failures line."""
+    data_dir = tempfile.mkdtemp(prefix='stallscope-fleet-')
+    try:
+        p = subprocess.run([node, cli, '--data-dir', data_dir, 'fleet-task', file], capture_output=True)
+        if p.returncode != 0:
+            status = p.returncode if p.returncode >= 0 else 128
+            stderr = p.stderr.decode('utf-8', 'replace').strip().split('\n')
+            # Worded as server/fleet/batch.ts taskFailureMessage.
+            message = f'stallscope fleet-task exited with status {status}: {stderr[-1] if stderr else ""}'
+            return [{'table': 'failures', 'row': {'stage': 'task', 'message': message}}]
+        return [json.loads(l) for l in p.stdout.decode('utf-8').split('\n') if l.strip()]
+    finally:
+        shutil.rmtree(data_dir, ignore_errors=True)
+
+
+def cast(value, kind):
+    if value is None:
+        return None
+    if kind in ('long', 'int'):
+        return int(value)
+    if kind == 'double':
+        return float(value)
+    return value if isinstance(value, str) else json.dumps(value)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    ap.add_argument('inputs', nargs='+')
+    ap.add_argument('--out', required=True)
+    ap.add_argument('--master', default='local[2]')
+    ap.add_argument('--labels')
+    ap.add_argument('--cli', required=True, help='bin/stallscope.mjs, at the same path on every executor')
+    ap.add_argument('--node', default='node')
+    ap.add_argument('--schema', required=True, help='server/fleet/schema.json')
+    args = ap.parse_args()
+
+    from pyspark.sql import SparkSession
+    from pyspark.sql.types import DoubleType, IntegerType, LongType, StringType, StructField, StructType
+
+    with open(args.schema, encoding='utf-8') as f:
+        schema = json.load(f)
+    spark_type = {'string': StringType(), 'long': LongType(), 'int': IntegerType(), 'double': DoubleType()}
+
+    spark = (
+        SparkSession.builder.master(args.master)
+        .appName('stallscope-fleet')
+        .config('spark.ui.enabled', 'false')
+        .config('spark.sql.shuffle.partitions', '4')
+        .config('spark.driver.host', os.environ.get('SPARK_LOCAL_IP', '127.0.0.1'))
+        .config('spark.python.worker.reuse', 'true')
+        .config('spark.ui.showConsoleProgress', 'false')
+        .getOrCreate()
+    )
+    spark.sparkContext.setLogLevel('ERROR')
+    sc = spark.sparkContext
+    files = expand_inputs(args.inputs)
+    labels = read_labels(args.labels)
+    log(f'fleet: {len(files)} inputs on {args.master}')
+
+    # Stage 1: content hashes; one input per content (the first path in sorted order).
+    hashed = sc.parallelize(files, max(1, len(files))).map(hash_task).collect()
+    units, failures_read, seen = [], [], set()
+    for file, trace_id, err in sorted(hashed):
+        if trace_id is None:
+            failures_read.append((file, err))
+        elif trace_id not in seen:
+            seen.add(trace_id)
+            units.append((file, trace_id))
+
+    # Stage 2: one task per trace runs the stallscope analysis there.
+    node, cli = args.node, args.cli
+
+    def analyse(unit):
+        file, trace_id = unit
+        log(f'fleet: analysing {file}')
+        return (file, trace_id, run_fleet_task(node, cli, file))
+
+    results = sc.parallelize(units, max(1, len(units))).map(analyse)
+    lab = labels
+
+    def to_rows(result):
+        file, trace_id, lines = result
+        lj = labels_for(lab, file)
+        analysed = False
+        for line in lines:
+            table, row = line['table'], dict(line['row'])
+            if table == 'traces':
+                analysed = True
+                row['file'], row['labels'] = file, labels_json(lj)
+            elif table == 'failures':
+                row['file'], row['trace_id'] = file, trace_id
+            yield (table, row)
+        if analysed:
+            for name in sorted(lj):
+                yield ('labels', {'trace_id': trace_id, 'name': name, 'value': lj[name]})
+
+    rows = results.flatMap(to_rows).persist()
+    extra_failures = sc.parallelize([('failures', {'file': f, 'trace_id': None, 'stage': 'read', 'message': m}) for f, m in failures_read], 1)
+    rows = rows.union(extra_failures)
+
+    for table, cols in schema['tables'].items():
+        struct = StructType([StructField(c, spark_type[t], True) for c, t in cols])
+        typed = rows.filter(lambda tr, table=table: tr[0] == table).map(
+            lambda tr, cols=cols: tuple(cast(tr[1].get(c), t) for c, t in cols)
+        )
+        df = spark.createDataFrame(typed, struct)
+        df.repartition(1).sortWithinPartitions(*CANONICAL_ORDER[table]).write.mode('overwrite').parquet(os.path.join(args.out, table))
+    n_fail = rows.filter(lambda tr: tr[0] == 'failures').count()
+    with open(os.path.join(args.out, 'dataset.json'), 'w', encoding='utf-8') as f:
+        f.write(json.dumps({'format': schema['format'], 'schema_version': schema['schema_version'], 'writer': 'spark', 'tables': list(schema['tables'])}, indent=2) + '\n')
+    log(f'fleet: wrote {args.out} ({len(units) + len(failures_read) - n_fail} traces, {n_fail} failures)')
+    spark.stop()
+
+
+if __name__ == '__main__':
+    main()

@@ -1,10 +1,11 @@
 """The fleet views (server/fleet/views.sql) in Spark SQL over a fleet dataset, and a query on them.
 
-    spark-venv/bin/python fleet/spark/views.py DATASET "SELECT * FROM top_detector ORDER BY impact_ns DESC" [--master local[2]] [--json]
+    spark-venv/bin/python fleet/spark/views.py DATASET "SELECT * FROM top_detector ORDER BY impact_ns DESC" ["SQL"...] [--master local[2]] [--json]
 
 Registers each table of the dataset (its <table>/*.parquet) as a temporary
 view, runs views.sql (the same text DuckDB runs in server/fleet/report.ts),
-then the query; prints the rows as JSON lines with --json, else a table.
+then each query; prints the rows as JSON lines ({"query": i, "row": {...}})
+with --json, else a table per query. One Spark session for all of them.
 """
 
 import argparse
@@ -39,7 +40,7 @@ def open_fleet(spark, dataset):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument('dataset')
-    ap.add_argument('query')
+    ap.add_argument('queries', nargs='+')
     ap.add_argument('--master', default='local[2]')
     ap.add_argument('--json', action='store_true')
     args = ap.parse_args()
@@ -53,12 +54,13 @@ def main():
     )
     spark.sparkContext.setLogLevel('ERROR')
     open_fleet(spark, args.dataset)
-    df = spark.sql(args.query)
-    if args.json:
-        for row in df.collect():
-            sys.stdout.write(json.dumps(row.asDict(), default=str) + '\n')
-    else:
-        df.show(100, truncate=False)
+    for i, query in enumerate(args.queries):
+        df = spark.sql(query)
+        if args.json:
+            for row in df.collect():
+                sys.stdout.write(json.dumps({'query': i, 'row': row.asDict()}, default=str) + '\n')
+        else:
+            df.show(100, truncate=False)
     spark.stop()
 
 

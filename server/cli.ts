@@ -491,7 +491,7 @@ async function main(): Promise<void> {
     await cli.runMatchedCommand();
   } catch (err) {
     // IngestError by name: ingest_file.ts is imported lazily, for a fast start.
-    if (err instanceof DecodeError || err instanceof UsageError || ['IngestError', 'ExcerptError', 'CompareUsageError'].includes((err as Error | null)?.name ?? '')) {
+    if (err instanceof DecodeError || err instanceof UsageError || ['IngestError', 'ExcerptError', 'CompareUsageError', 'FleetError'].includes((err as Error | null)?.name ?? '')) {
       process.stderr.write(`stallscope: ${(err as Error).message}\n`);
     } else {
       process.stderr.write(`stallscope: ${(err as Error).stack ?? err}\n`);

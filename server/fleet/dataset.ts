@@ -19,6 +19,11 @@ export interface FleetSchema {
   tables: Record<string, [string, 'string' | 'long' | 'int' | 'double'][]>;
 }
 
+/** A user's mistake (a path that is not a dataset, a label no trace has): printed without a stack. */
+export class FleetError extends Error {
+  override name = 'FleetError';
+}
+
 export const SCHEMA_FILE = fileURLToPath(new URL('./schema.json', import.meta.url));
 
 export async function loadSchema(): Promise<FleetSchema> {
@@ -138,10 +143,13 @@ export function sqlString(s: string): string {
 /** Opens an in-memory DuckDB with one view per table of a dataset (views.sql adds the fleet questions). */
 export async function openDataset(dir: string): Promise<Engine> {
   const schema = await loadSchema();
-  const manifest = JSON.parse(await readFile(path.join(dir, 'dataset.json'), 'utf8')) as { format?: string; schema_version?: number };
-  if (manifest.format !== schema.format) throw new Error(`${dir}: not a stallscope fleet dataset (dataset.json format ${manifest.format})`);
+  const text = await readFile(path.join(dir, 'dataset.json'), 'utf8').catch(() => {
+    throw new FleetError(`${dir}: not a stallscope fleet dataset (no dataset.json: write one with stallscope batch or fleet)`);
+  });
+  const manifest = JSON.parse(text) as { format?: string; schema_version?: number };
+  if (manifest.format !== schema.format) throw new FleetError(`${dir}: not a stallscope fleet dataset (dataset.json format ${manifest.format})`);
   if (manifest.schema_version !== schema.schema_version) {
-    throw new Error(`${dir}: dataset schema version ${manifest.schema_version}, this stallscope reads ${schema.schema_version}: rerun batch`);
+    throw new FleetError(`${dir}: dataset schema version ${manifest.schema_version}, this stallscope reads ${schema.schema_version}: rerun batch`);
   }
   const engine = await openDuckDb(':memory:');
   for (const table of Object.keys(schema.tables)) {

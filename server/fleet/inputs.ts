@@ -12,6 +12,7 @@ import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { readFile, readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
+import { FleetError } from './dataset.ts';
 
 const SIDE_FILE = /\.(json|md|csv|sh|py|ts|list)$/i;
 
@@ -19,14 +20,18 @@ export async function expandInputs(args: string[]): Promise<string[]> {
   const out: string[] = [];
   for (const a of args) {
     if (a.startsWith('@')) {
-      const text = await readFile(a.slice(1), 'utf8');
+      const text = await readFile(a.slice(1), 'utf8').catch((e: Error) => {
+        throw new FleetError(`${a.slice(1)}: cannot read the list: ${e.message}`);
+      });
       for (const line of text.split('\n')) {
         const p = line.trim();
         if (p && !p.startsWith('#')) out.push(p);
       }
       continue;
     }
-    const s = await stat(a);
+    const s = await stat(a).catch((e: Error) => {
+      throw new FleetError(`${a}: ${e.message}`);
+    });
     if (s.isDirectory()) out.push(...(await walk(a)));
     else out.push(a);
   }
@@ -67,7 +72,7 @@ export async function readLabels(file: string | undefined): Promise<Labels> {
   if (!file) return out;
   const lines = (await readFile(file, 'utf8')).split(/\r?\n/).filter((l) => l.trim() && !l.startsWith('#'));
   const head = lines.shift()?.split(',').map((s) => s.trim()) ?? [];
-  if (head[0] !== 'file') throw new Error(`${file}: line 1: the first column must be "file", got ${head[0] ?? 'nothing'}`);
+  if (head[0] !== 'file') throw new FleetError(`${file}: line 1: the first column must be "file", got ${head[0] ?? 'nothing'}`);
   for (const line of lines) {
     const cells = line.split(',').map((s) => s.trim());
     const rec: Record<string, string> = {};

@@ -19,7 +19,7 @@ import { compareResultToJson } from '../compare/compare_json.ts';
 import { formatValue, significanceMark } from '../compare/format_compare.ts';
 import type { Engine } from '../engine/engine.ts';
 import type { Metric } from '../findings/metrics.ts';
-import { openDataset, sqlString } from './dataset.ts';
+import { FleetError, openDataset, sqlString } from './dataset.ts';
 
 export const VIEWS_SQL = fileURLToPath(new URL('./views.sql', import.meta.url));
 
@@ -61,10 +61,10 @@ export async function regressionByLabel(engine: Engine, opts: Pick<FleetReportOp
   const traces = await engine.query<{ trace_id: string; file: string; value: string }>(
     `SELECT trace_id, file, value FROM trace_label WHERE label = ${sqlString(opts.by)} ORDER BY value, file`,
   );
-  if (traces.length === 0) throw new Error(`no trace has the label ${opts.by}`);
+  if (traces.length === 0) throw new FleetError(`no trace has the label ${opts.by}`);
   const values = [...new Set(traces.map((t) => t.value))];
   const baseline = opts.baseline ?? values[0]!;
-  if (!values.includes(baseline)) throw new Error(`no trace has ${opts.by}=${baseline} (settings: ${values.join(', ')})`);
+  if (!values.includes(baseline)) throw new FleetError(`no trace has ${opts.by}=${baseline} (settings: ${values.join(', ')})`);
   const order = [baseline, ...values.filter((v) => v !== baseline)];
   const metrics = await engine.query<Metric & { trace_id: string }>(
     `SELECT m.trace_id, m.metric, m.detector, m.scope, m.key, m.value, m.unit, m.better FROM metrics m JOIN trace_label tl ON tl.trace_id = m.trace_id AND tl.label = ${sqlString(opts.by)}`,

@@ -10,14 +10,14 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CLI_PATH } from './batch.ts';
-import { SCHEMA_FILE } from './dataset.ts';
+import { FleetError, SCHEMA_FILE } from './dataset.ts';
 
 export const SPARK_JOB = fileURLToPath(new URL('../../fleet/spark/fleet_job.py', import.meta.url));
 
 export function sparkPython(explicit?: string): string {
   const p = explicit ?? process.env.STALLSCOPE_SPARK_PYTHON ?? path.join(os.homedir(), '.cache', 'stallscope', 'spark-venv', 'bin', 'python');
   if (!existsSync(p)) {
-    throw new Error(`no Python with pyspark at ${p}: run scripts/ensure_system_deps.sh, or pass --python / set STALLSCOPE_SPARK_PYTHON`);
+    throw new FleetError(`no Python with pyspark at ${p}: run scripts/ensure_system_deps.sh, or pass --python / set STALLSCOPE_SPARK_PYTHON`);
   }
   return p;
 }

@@ -30,6 +30,8 @@ export interface CompareAnswer {
   traces: { id: string; name: string; duration_ns: number }[][];
   bin_ns: number;
   series: SeriesData[][][];
+  /** per side, per trace: the series ids its events give none of */
+  not_traced?: string[][][];
 }
 
 export function CompareView({ route }: { route: CompareRoute }) {
@@ -174,6 +176,9 @@ export function CompareView({ route }: { route: CompareRoute }) {
                     {s.id} <span className="muted">{s.unit === 'per_s' ? 'per second' : s.unit}, seconds from each trace's start</span>
                   </figcaption>
                   <SeriesChart lines={s.lines} />
+                  {s.notTraced.length > 0 && (
+                    <div className="muted" data-testid="series-not-traced">not traced in {s.notTraced.join(', ')}</div>
+                  )}
                 </figure>
               ))}
             </div>
@@ -193,14 +198,19 @@ export function CompareView({ route }: { route: CompareRoute }) {
 }
 
 /** One chart per series id (and key), a line per trace: side colour, iterations dashed after the first. */
-function seriesList(a: CompareAnswer): { id: string; unit: string; lines: { label: string; side: number; run: number; points: [number, number][] }[] }[] {
-  const out = new Map<string, { id: string; unit: string; lines: { label: string; side: number; run: number; points: [number, number][] }[] }>();
+function seriesList(a: CompareAnswer): { id: string; unit: string; notTraced: string[]; lines: { label: string; side: number; run: number; points: [number, number][] }[] }[] {
+  const out = new Map<string, { id: string; unit: string; notTraced: string[]; lines: { label: string; side: number; run: number; points: [number, number][] }[] }>();
   a.series.forEach((side, si) =>
     side.forEach((trace, ti) =>
       trace.forEach((s) => {
         const id = s.key === null ? s.series : `${s.series} [${s.key}]`;
         let e = out.get(id);
-        if (!e) out.set(id, (e = { id, unit: s.unit, lines: [] }));
+        if (!e) {
+          const missing = (a.not_traced ?? []).flatMap((side2, sj) =>
+            side2.flatMap((ids, tj) => (ids.includes(s.series) ? [a.traces[sj]![tj]!.name] : [])),
+          );
+          out.set(id, (e = { id, unit: s.unit, notTraced: missing, lines: [] }));
+        }
         e.lines.push({ label: a.traces[si]![ti]!.name, side: si, run: ti, points: s.points });
       }),
     ),

@@ -2,6 +2,7 @@
  * GET /api/compare on a real server: two traces of fixture 17 uploaded, the
  * comparison, the time series, bad requests.
  */
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -9,7 +10,7 @@ import { FIXTURES, type RealServer, startRealServer, uploadFile, waitJob } from 
 
 let s: RealServer;
 const ids: string[] = [];
-const FILES = ['compare/vfs100.1.v7.dat', 'compare/vfs1000.1.v7.dat'];
+const FILES = ['compare/vfs100.1.v7.dat', 'compare/vfs1000.1.v7.dat', 'dirty_throttle.v7.dat'];
 // mm_vmscan_memcg_reclaim_begin events per file (fixtures/README.md, fixture 17: awk over trace-cmd report)
 const MEMCG_BEGINS = [857, 1079];
 
@@ -40,7 +41,7 @@ describe('GET /api/compare', () => {
     expect(a.compare.format).toBe('stallscope-compare');
     expect(a.compare.sides.map((x) => x.label)).toEqual(['vfs100.1.v7.dat', 'vfs1000.1.v7.dat']);
     expect(a.compare.rows.some((r) => r.metric === 'shrinker.freed' && r.key === 'super_cache_scan')).toBe(true);
-    expect(a.traces.map((t) => t[0]!.id)).toEqual(ids);
+    expect(a.traces.map((t) => t[0]!.id)).toEqual(ids.slice(0, 2));
     a.series.forEach((side, i) => {
       const starts = side[0]!.find((x) => x.series === 'reclaim_stall.starts_per_s')!;
       // rate x bin width summed over the bins = the begins counted by awk
@@ -48,6 +49,36 @@ describe('GET /api/compare', () => {
       expect(starts.points.length).toBe(Math.ceil(a.traces[i]![0]!.duration_ns / a.bin_ns));
       expect(side[0]!.some((x) => x.series === 'shrinker.cache_items' && x.key === 'super_cache_scan')).toBe(true);
     });
+  }, 60_000);
+
+  it('dirty and writeback pages: the last global_dirty_state value per bin, as awk reads it; "not traced" where absent', async () => {
+    const res = await fetch(`${s.base}/api/compare?sides=${ids[2]},${ids[0]}`);
+    expect(res.status).toBe(200);
+    const a = (await res.json()) as {
+      bin_ns: number;
+      series: { series: string; unit: string; points: [number, number][] }[][][];
+      not_traced: string[][][];
+    };
+    // awk over trace-cmd report -t: t0 = the first event, the last dirty/writeback value in each bin
+    const report = execFileSync('trace-cmd', ['report', '-t', '-i', path.join(FIXTURES, FILES[2]!)], { maxBuffer: 1 << 28, stdio: ['ignore', 'pipe', 'ignore'] });
+    const awk = `{ for (i = 1; i <= NF; i++) if ($i ~ /^[0-9]+\.[0-9]+:$/) { t = $i; sub(/:$/, "", t); split(t, p, "."); ns = p[1] * 1000000000 + p[2]; break } }
+      t0 == "" { t0 = ns }
+      / global_dirty_state: / { b = int((ns - t0) / ${a.bin_ns}); for (i = 1; i <= NF; i++) { if ($i ~ /^dirty=/) { d[b] = substr($i, 7) } if ($i ~ /^writeback=/) { w[b] = substr($i, 11) } } }
+      END { for (b in d) print b, d[b], w[b] }`;
+    const expected = execFileSync('awk', [awk], { input: report, encoding: 'utf8' })
+      .trim().split('\n').map((l) => l.split(' ').map(Number)).sort((x, y) => x[0]! - y[0]!);
+    expect(expected.length).toBeGreaterThan(5);
+    const binS = a.bin_ns / 1e9;
+    const dirty = a.series[0]![0]!.find((x) => x.series === 'dirty.dirty_pages')!;
+    const wb = a.series[0]![0]!.find((x) => x.series === 'dirty.writeback_pages')!;
+    expect(dirty.unit).toBe('pages');
+    expect(dirty.points.map(([t, v]) => [Math.round(t / binS), v])).toEqual(expected.map((e) => [e[0], e[1]]));
+    expect(wb.points.map(([t, v]) => [Math.round(t / binS), v])).toEqual(expected.map((e) => [e[0], e[2]]));
+    expect(Math.max(...dirty.points.map((p) => p[1]))).toBeGreaterThan(0);
+    // the vfs trace has no global_dirty_state: no series, listed as not traced; the dirty trace has them
+    expect(a.series[1]![0]!.some((x) => x.series.startsWith('dirty.'))).toBe(false);
+    expect(a.not_traced[1]![0]).toEqual(expect.arrayContaining(['dirty.dirty_pages', 'dirty.writeback_pages']));
+    expect(a.not_traced[0]![0]).not.toContain('dirty.dirty_pages');
   }, 60_000);
 
   it('iterations of a side with ~; bad requests are 400, unknown traces 404', async () => {

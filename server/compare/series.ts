@@ -7,9 +7,17 @@
  *   vmscan.pages_scanned_per_s      mm_vmscan_lru_shrink_inactive nr_scanned per second
  *   vmscan.pages_reclaimed_per_s    ... nr_reclaimed per second
  *   shrinker.cache_items [shrinker] mm_shrink_slab_start's "cache items": the most any call saw in the bin
+ *   dirty.dirty_pages               global_dirty_state dirty: the last value in the bin (a gauge)
+ *   dirty.writeback_pages           global_dirty_state writeback: the last value in the bin
  *
- * Rates are 0 in bins with no event; cache_items has no point there (nothing
- * was measured). Untraced events give no series.
+ * Rates are 0 in bins with no event; gauges (cache_items, pages) have no
+ * point there (nothing was measured). Untraced events give no series; the
+ * API lists them per trace as `not_traced` (GAUGE_SERIES below).
+ *
+ * Free pages and LRU size: no tracepoint of the kernels we decode reports
+ * them (mm_page_alloc_zone_locked / mm_lru_* / mm_vmscan_lru_isolate give
+ * per-event counts, not the zone or LRU totals), so there is no series;
+ * a vmstat-like source would go here.
  */
 import type { Engine } from '../engine/engine.ts';
 import { loadDetectorMacros } from '../findings/run_detectors.ts';
@@ -17,7 +25,7 @@ import { loadDetectorMacros } from '../findings/run_detectors.ts';
 export interface Series {
   series: string;
   key: string | null;
-  unit: 'per_s' | 'objects';
+  unit: 'per_s' | 'objects' | 'pages';
   /** [seconds from the trace's first event (bin start), value] */
   points: [number, number][];
 }
@@ -36,6 +44,12 @@ export async function traceSeries(engine: Engine, binNs: number, durationNs: num
      UNION ALL
      SELECT 'shrinker.cache_items', ss_sym(shrink), (ts - t0) // $bin, max(cache_items)::DOUBLE FROM mm_shrink_slab_start, z
        WHERE cache_items IS NOT NULL GROUP BY ALL
+     UNION ALL
+     SELECT 'dirty.dirty_pages', NULL, (ts - t0) // $bin, arg_max(dirty, ts)::DOUBLE FROM global_dirty_state, z
+       WHERE dirty IS NOT NULL GROUP BY ALL
+     UNION ALL
+     SELECT 'dirty.writeback_pages', NULL, (ts - t0) // $bin, arg_max(writeback, ts)::DOUBLE FROM global_dirty_state, z
+       WHERE writeback IS NOT NULL GROUP BY ALL
      ORDER BY 1, 2, 3`,
     { bin },
   );
@@ -44,7 +58,7 @@ export async function traceSeries(engine: Engine, binNs: number, durationNs: num
   for (const r of rows) {
     const k = `${r.series}\0${r.key ?? ''}`;
     let s = byKey.get(k);
-    if (!s) byKey.set(k, (s = { series: r.series, key: r.key, unit: r.series.endsWith('_per_s') ? 'per_s' : 'objects', points: [], sparse: new Map() }));
+    if (!s) byKey.set(k, (s = { series: r.series, key: r.key, unit: unitOf(r.series), points: [], sparse: new Map() }));
     s.sparse.set(Number(r.b), Number(r.value));
   }
   const binS = Number(bin) / 1e9;
@@ -56,6 +70,26 @@ export async function traceSeries(engine: Engine, binNs: number, durationNs: num
     }
     return s;
   });
+}
+
+/** Every series a trace can have (keyed ones once), for "not traced" beside the ones it has. */
+export const SERIES_IDS = [
+  'reclaim_stall.starts_per_s',
+  'vmscan.pages_scanned_per_s',
+  'vmscan.pages_reclaimed_per_s',
+  'shrinker.cache_items',
+  'dirty.dirty_pages',
+  'dirty.writeback_pages',
+] as const;
+
+/** The series ids this trace's events give none of. */
+export function notTraced(series: Series[]): string[] {
+  const have = new Set(series.map((s) => s.series));
+  return SERIES_IDS.filter((id) => !have.has(id));
+}
+
+function unitOf(series: string): Series['unit'] {
+  return series.endsWith('_per_s') ? 'per_s' : series.endsWith('_pages') ? 'pages' : 'objects';
 }
 
 /** A bin width for traces of these durations: ~300 bins over the longest, at least 1 ms, a 1/2/5 step. */

@@ -14,7 +14,7 @@ import { HttpError } from '../http_errors.ts';
 import { compareSides } from '../../compare/compare.ts';
 import { compareResultToJson } from '../../compare/compare_json.ts';
 import { type CompareLibrary, forgetSamples, loadTraceInput } from '../../compare/load_trace.ts';
-import { binFor, traceSeries } from '../../compare/series.ts';
+import { binFor, notTraced, traceSeries } from '../../compare/series.ts';
 
 const ID_RE = /^[0-9a-f]{8,128}$/;
 /** Traces in one comparison, all sides together. */
@@ -69,6 +69,8 @@ export async function registerCompareRoutes(app: FastifyInstance, ctx: ApiContex
       traces: sides.map((ids) => ids.map((id) => ({ id, name: records.get(id)!.name, duration_ns: records.get(id)!.duration }))),
       bin_ns: bin,
       series,
+      // per side, per trace: the series ids its events give none of ("not traced")
+      not_traced: series.map((side) => side.map(notTraced)),
     };
   });
 }

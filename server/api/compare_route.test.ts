@@ -13,6 +13,10 @@ const ids: string[] = [];
 const FILES = ['compare/vfs100.1.v7.dat', 'compare/vfs1000.1.v7.dat', 'dirty_throttle.v7.dat'];
 // mm_vmscan_memcg_reclaim_begin events per file (fixtures/README.md, fixture 17: awk over trace-cmd report)
 const MEMCG_BEGINS = [857, 1079];
+// awk: ns = the line's timestamp in ns; trace-cmd report -t prints "[001] 13921.946261034:" or, for
+// counter-like clocks, "[001]13879853205740:" (ns, no dot)
+const AWK_NS = `match($0, /\\] ?[0-9]+(\\.[0-9]+)?: /) { t = substr($0, RSTART + 1, RLENGTH - 3); sub(/^ /, "", t);
+      if (index(t, ".")) { split(t, p, "."); ns = p[1] * 1000000000 + p[2] } else ns = t + 0 }`;
 
 beforeAll(async () => {
   s = await startRealServer();
@@ -61,7 +65,7 @@ describe('GET /api/compare', () => {
     };
     // awk over trace-cmd report -t: t0 = the first event, the last dirty/writeback value in each bin
     const report = execFileSync('trace-cmd', ['report', '-t', '-i', path.join(FIXTURES, FILES[2]!)], { maxBuffer: 1 << 28, stdio: ['ignore', 'pipe', 'ignore'] });
-    const awk = `{ for (i = 1; i <= NF; i++) if ($i ~ /^[0-9]+\.[0-9]+:$/) { t = $i; sub(/:$/, "", t); split(t, p, "."); ns = p[1] * 1000000000 + p[2]; break } }
+    const awk = `${AWK_NS}
       t0 == "" { t0 = ns }
       / global_dirty_state: / { b = int((ns - t0) / ${a.bin_ns}); for (i = 1; i <= NF; i++) { if ($i ~ /^dirty=/) { d[b] = substr($i, 7) } if ($i ~ /^writeback=/) { w[b] = substr($i, 11) } } }
       END { for (b in d) print b, d[b], w[b] }`;
@@ -79,6 +83,37 @@ describe('GET /api/compare', () => {
     expect(a.series[1]![0]!.some((x) => x.series.startsWith('dirty.'))).toBe(false);
     expect(a.not_traced[1]![0]).toEqual(expect.arrayContaining(['dirty.dirty_pages', 'dirty.writeback_pages']));
     expect(a.not_traced[0]![0]).not.toContain('dirty.dirty_pages');
+  }, 60_000);
+
+  it('align=EVENT: each trace\'s times from its first such event (awk: its ts minus the first event\'s)', async () => {
+    const res = await fetch(`${s.base}/api/compare?sides=${ids[0]},${ids[1]}&align=mm_vmscan_memcg_reclaim_begin`);
+    expect(res.status).toBe(200);
+    const a = (await res.json()) as {
+      series: { series: string; points: [number, number][] }[][][];
+      align: { event: string; offset_s: (number | null)[][] };
+    };
+    expect(a.align.event).toBe('mm_vmscan_memcg_reclaim_begin');
+    for (const i of [0, 1]) {
+      const report = execFileSync('trace-cmd', ['report', '-t', '-i', path.join(FIXTURES, FILES[i]!)], { maxBuffer: 1 << 28, stdio: ['ignore', 'pipe', 'ignore'] });
+      const awk = `${AWK_NS}
+        t0 == "" { t0 = ns }
+        / mm_vmscan_memcg_reclaim_begin: / && first == "" { first = ns - t0 }
+        END { print first }`;
+      const offsetNs = Number(execFileSync('awk', [awk], { input: report, encoding: 'utf8' }).trim());
+      expect(offsetNs).toBeGreaterThan(0);
+      expect(a.align.offset_s[i]![0]).toBeCloseTo(offsetNs / 1e9, 9);
+      // the first bin (the trace's start) now sits at minus the offset
+      const starts = a.series[i]![0]!.find((x) => x.series === 'reclaim_stall.starts_per_s')!;
+      expect(starts.points[0]![0]).toBeCloseTo(-offsetNs / 1e9, 9);
+    }
+    // an event neither trace has: offsets null, times from each start; a bad name is 400
+    const none = (await (await fetch(`${s.base}/api/compare?sides=${ids[0]},${ids[1]}&align=sched_process_exec`)).json()) as {
+      align: { offset_s: (number | null)[][] };
+      series: { points: [number, number][] }[][][];
+    };
+    expect(none.align.offset_s).toEqual([[null], [null]]);
+    expect(none.series[0]![0]![0]!.points[0]![0]).toBe(0);
+    expect((await fetch(`${s.base}/api/compare?sides=${ids[0]},${ids[1]}&align=a%20b`)).status).toBe(400);
   }, 60_000);
 
   it('iterations of a side with ~; bad requests are 400, unknown traces 404', async () => {

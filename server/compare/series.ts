@@ -72,6 +72,29 @@ export async function traceSeries(engine: Engine, binNs: number, durationNs: num
   });
 }
 
+/**
+ * Seconds from the trace's first event to the first `event` (an ftrace event
+ * name, e.g. mm_vmscan_direct_reclaim_begin, or system:name), null when the
+ * trace has none. Aligning shifts every point by it, so 0 is that event in
+ * every trace; bins stay anchored at each trace's start.
+ */
+export async function alignOffsetS(engine: Engine, event: string): Promise<number | null> {
+  await loadDetectorMacros(engine);
+  const [sys, name] = event.includes(':') ? event.split(':', 2) : [null, event];
+  const rows = await engine.query<{ t: bigint | number | null }>(
+    `SELECT min(ts) - ss_trace_start(NULL) AS t FROM ftrace_event WHERE name = $name AND ($sys IS NULL OR system = $sys)`,
+    { name: name!, sys },
+  );
+  const t = rows[0]?.t;
+  return t === null || t === undefined ? null : Number(t) / 1e9;
+}
+
+/** The series with every point's time moved `offsetS` earlier (0 = the align event). */
+export function shiftSeries(series: Series[], offsetS: number | null): Series[] {
+  if (!offsetS) return series;
+  return series.map((s) => ({ ...s, points: s.points.map(([t, v]) => [t - offsetS, v] as [number, number]) }));
+}
+
 /** Every series a trace can have (keyed ones once), for "not traced" beside the ones it has. */
 export const SERIES_IDS = [
   'reclaim_stall.starts_per_s',

@@ -14,7 +14,7 @@ import { HttpError } from '../http_errors.ts';
 import { compareSides } from '../../compare/compare.ts';
 import { compareResultToJson } from '../../compare/compare_json.ts';
 import { type CompareLibrary, forgetSamples, loadTraceInput } from '../../compare/load_trace.ts';
-import { binFor, notTraced, traceSeries } from '../../compare/series.ts';
+import { alignOffsetS, binFor, notTraced, shiftSeries, traceSeries } from '../../compare/series.ts';
 
 const ID_RE = /^[0-9a-f]{8,128}$/;
 /** Traces in one comparison, all sides together. */
@@ -39,7 +39,10 @@ export async function registerCompareRoutes(app: FastifyInstance, ctx: ApiContex
   ctx.library.onTraceReplaced?.((id) => forgetSamples(lib, id));
 
   app.get('/api/compare', async (req) => {
-    const q = req.query as { sides?: string; alpha?: string };
+    const q = req.query as { sides?: string; alpha?: string; align?: string };
+    const align = q.align === undefined || q.align === '' ? null : String(q.align);
+    if (align !== null && !/^[A-Za-z0-9_]{1,64}(:[A-Za-z0-9_]{1,64})?$/.test(align))
+      throw new HttpError(400, 'align must be an event name (name or system:name)');
     const sides = parseSidesParam(q.sides);
     const alpha = q.alpha === undefined ? 0.05 : Number(q.alpha);
     if (!(alpha > 0 && alpha < 1)) throw new HttpError(400, 'alpha must be between 0 and 1');
@@ -59,9 +62,16 @@ export async function registerCompareRoutes(app: FastifyInstance, ctx: ApiContex
     );
     const result = compareSides(inputs, { alpha });
     const bin = binFor([...records.values()].map((r) => r.duration));
+    const offsets = await Promise.all(
+      sides.map((ids) => Promise.all(ids.map(async (id) => (align === null ? null : alignOffsetS(await ctx.library.openEngine(id), align))))),
+    );
     const series = await Promise.all(
-      sides.map((ids) =>
-        Promise.all(ids.map(async (id) => traceSeries(await ctx.library.openEngine(id), bin, records.get(id)!.duration))),
+      sides.map((ids, si) =>
+        Promise.all(
+          ids.map(async (id, ti) =>
+            shiftSeries(await traceSeries(await ctx.library.openEngine(id), bin, records.get(id)!.duration), offsets[si]![ti]!),
+          ),
+        ),
       ),
     );
     return {
@@ -71,6 +81,9 @@ export async function registerCompareRoutes(app: FastifyInstance, ctx: ApiContex
       series,
       // per side, per trace: the series ids its events give none of ("not traced")
       not_traced: series.map((side) => side.map(notTraced)),
+      // series times are from each trace's first `event` (offset_s[side][trace] after its start; null: not in
+      // that trace, which stays aligned on its start); null: from each trace's start
+      align: align === null ? null : { event: align, offset_s: offsets },
     };
   });
 }

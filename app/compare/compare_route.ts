@@ -4,6 +4,7 @@
  *   ?compare=ID,ID                one trace a side (the first is the baseline)
  *   ?compare=ID~ID~ID,ID~ID~ID    iterations: a side's traces joined by ~
  *   &ct0=<ns>&ct1=<ns>            the stacked timelines' window, ns from each trace's first event
+ *   &align=EVENT                  the charts' times from each trace's first EVENT (else from its start)
  *
  * Kept apart from the single-trace view state (app/state/view_state.ts):
  * the two views share nothing but the library.
@@ -13,7 +14,12 @@ import { useSyncExternalStore } from 'react';
 export interface CompareRoute {
   sides: string[][];
   window: { t0: number; t1: number } | null;
+  /** an ftrace event name (or system:name): the charts' 0 in each trace */
+  align?: string | null;
 }
+
+const EVENT_RE = /^[A-Za-z0-9_]{1,64}(:[A-Za-z0-9_]{1,64})?$/;
+export const isEventName = (s: string) => EVENT_RE.test(s);
 
 const ID_RE = /^[0-9a-f]{8,128}$/;
 
@@ -26,12 +32,14 @@ export function compareFromSearch(search: string): CompareRoute | null {
   const t0 = Number(p.get('ct0'));
   const t1 = Number(p.get('ct1'));
   const window = p.has('ct0') && p.has('ct1') && Number.isFinite(t0) && Number.isFinite(t1) && t1 > t0 ? { t0, t1 } : null;
-  return { sides, window };
+  const align = p.get('align');
+  return { sides, window, align: align && EVENT_RE.test(align) ? align : null };
 }
 
 export function compareToSearch(r: CompareRoute): string {
   let s = `?compare=${r.sides.map((side) => side.join('~')).join(',')}`;
   if (r.window) s += `&ct0=${Math.floor(r.window.t0)}&ct1=${Math.ceil(r.window.t1)}`;
+  if (r.align) s += `&align=${encodeURIComponent(r.align)}`;
   return s;
 }
 
@@ -70,6 +78,12 @@ export function replaceCompareWindow(route: CompareRoute, window: { t0: number; 
     timer = null;
     history.replaceState(null, '', `${location.pathname}${compareToSearch({ ...route, window })}`);
   }, 150);
+}
+
+/** The charts align on another event (null: each trace's start); the address follows, as a new entry. */
+export function setCompareAlign(route: CompareRoute, align: string | null): void {
+  history.pushState(null, '', `${location.pathname}${compareToSearch({ ...route, align })}`);
+  emit();
 }
 
 export function leaveCompare(): void {

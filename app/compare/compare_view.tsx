@@ -13,7 +13,7 @@ import { formatCompareTable, formatValue, significanceMark } from '../../server/
 import { requestJson } from '../api/client.ts';
 import { copyText } from '../notes/share.ts';
 import { notesModel } from '../notes/notes_model.ts';
-import { type CompareRoute, leaveCompare, replaceCompareWindow } from './compare_route.ts';
+import { type CompareRoute, isEventName, leaveCompare, replaceCompareWindow, setCompareAlign } from './compare_route.ts';
 import { CdfChart, HistogramChart, SeriesChart, sideColor } from './compare_charts.tsx';
 import { StackedTimelines } from './stacked_timelines.tsx';
 import './compare.css';
@@ -32,10 +32,13 @@ export interface CompareAnswer {
   series: SeriesData[][][];
   /** per side, per trace: the series ids its events give none of */
   not_traced?: string[][][];
+  /** the event the series are aligned on, each trace's offset to its first one (s; null: none in that trace) */
+  align?: { event: string; offset_s: (number | null)[][] } | null;
 }
 
 export function CompareView({ route }: { route: CompareRoute }) {
-  const key = route.sides.map((s) => s.join('~')).join(',');
+  const key = route.sides.map((s) => s.join('~')).join(',') + (route.align ? `&align=${encodeURIComponent(route.align)}` : '');
+  const [alignText, setAlignText] = useState(route.align ?? '');
   const [answer, setAnswer] = useState<CompareAnswer | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [filter, setFilter] = useState('');
@@ -45,7 +48,7 @@ export function CompareView({ route }: { route: CompareRoute }) {
     let live = true;
     setAnswer(null);
     setError(null);
-    requestJson<CompareAnswer>('GET', `/api/compare?sides=${encodeURIComponent(key).replace(/%2C/g, ',').replace(/%7E/gi, '~')}`)
+    requestJson<CompareAnswer>('GET', `/api/compare?sides=${encodeURIComponent(route.sides.map((s) => s.join('~')).join(',')).replace(/%2C/g, ',').replace(/%7E/gi, '~')}${route.align ? `&align=${encodeURIComponent(route.align)}` : ''}`)
       .then((a) => live && setAnswer(a))
       .catch((e: Error) => live && setError(e.message));
     return () => {
@@ -53,6 +56,7 @@ export function CompareView({ route }: { route: CompareRoute }) {
     };
   }, [key]);
 
+  const timelineAnswer = useMemo(() => (answer ? unaligned(answer) : null), [answer]);
   const c = answer?.compare;
   const rows = useMemo(() => {
     if (!c) return [];
@@ -169,11 +173,46 @@ export function CompareView({ route }: { route: CompareRoute }) {
           </section>
           <section className="compare-section">
             <h2>Over time</h2>
+            <form
+              className="compare-align"
+              onSubmit={(e) => {
+                e.preventDefault();
+                const v = alignText.trim();
+                if (v === '' || isEventName(v)) setCompareAlign(route, v === '' ? null : v);
+              }}
+            >
+              <label>
+                Align on the first{' '}
+                <input
+                  data-testid="compare-align"
+                  placeholder="event name (empty: each trace's start)"
+                  value={alignText}
+                  onChange={(e) => setAlignText(e.target.value)}
+                />
+              </label>{' '}
+              <button type="submit">Align</button>
+              {answer.align && (
+                <span className="muted" data-testid="compare-align-offsets">
+                  {' '}
+                  {answer.traces
+                    .flatMap((side, si) =>
+                      side.map((t, ti) => {
+                        const o = answer.align!.offset_s[si]![ti];
+                        return `${t.name}: ${o === null || o === undefined ? 'none (from its start)' : `+${o.toFixed(6)} s`}`;
+                      }),
+                    )
+                    .join('; ')}
+                </span>
+              )}
+            </form>
             <div className="compare-grid">
               {seriesList(answer).map((s) => (
                 <figure key={s.id} className="compare-figure" data-testid="compare-series" data-series={s.id}>
                   <figcaption>
-                    {s.id} <span className="muted">{s.unit === 'per_s' ? 'per second' : s.unit}, seconds from each trace's start</span>
+                    {s.id}{' '}
+                    <span className="muted">
+                      {s.unit === 'per_s' ? 'per second' : s.unit}, seconds from each trace's {answer.align ? `first ${answer.align.event}` : 'start'}
+                    </span>
                   </figcaption>
                   <SeriesChart lines={s.lines} />
                   {s.notTraced.length > 0 && (
@@ -186,7 +225,7 @@ export function CompareView({ route }: { route: CompareRoute }) {
           <section className="compare-section">
             <h2>Timelines</h2>
             <StackedTimelines
-              answer={answer}
+              answer={timelineAnswer!}
               initial={route.window}
               onWindow={(w) => replaceCompareWindow(route, w)}
             />
@@ -195,6 +234,20 @@ export function CompareView({ route }: { route: CompareRoute }) {
       )}
     </div>
   );
+}
+
+/** The answer with its series back on each trace's start (the timelines' window and links count from it). */
+function unaligned(a: CompareAnswer): CompareAnswer {
+  if (!a.align) return a;
+  return {
+    ...a,
+    series: a.series.map((side, si) =>
+      side.map((trace, ti) => {
+        const o = a.align!.offset_s[si]![ti] ?? 0;
+        return trace.map((s) => ({ ...s, points: s.points.map(([t, v]) => [t + o, v] as [number, number]) }));
+      }),
+    ),
+  };
 }
 
 /** One chart per series id (and key), a line per trace: side colour, iterations dashed after the first. */

@@ -130,3 +130,43 @@ test('compare two traces from the library: table, histograms, a chart with two l
   await again.getByTestId('compare-home').click();
   await expect(again.getByTestId('library')).toBeVisible();
 });
+
+/** From trace-cmd report -t: seconds from the first event to the first mm_vmscan_memcg_reclaim_begin. */
+function awkAlignOffsetS(file: string): number {
+  const report = execFileSync('trace-cmd', ['report', '-t', '-i', join(FIXTURES, file)], { maxBuffer: 1 << 28, stdio: ['ignore', 'pipe', 'ignore'] });
+  // -t prints "[001] 13921.946261034:" or, on these traces' clock, "[001]13879853205740:" (ns)
+  const out = execFileSync(
+    'awk',
+    [
+      `match($0, /\\] ?[0-9]+(\\.[0-9]+)?: /) { t = substr($0, RSTART + 1, RLENGTH - 3); sub(/^ /, "", t)
+         if (index(t, ".")) { split(t, p, "."); ns = p[1] * 1000000000 + p[2] } else ns = t + 0 }
+       t0 == "" { t0 = ns }
+       / mm_vmscan_memcg_reclaim_begin: / && first == "" { first = ns - t0 }
+       END { print first }`,
+    ],
+    { input: report, encoding: 'utf8' },
+  );
+  return Number(out.trim()) / 1e9;
+}
+
+test('compare: align the charts on a picked event, kept in the share link', async ({ page, request }) => {
+  const ids = [];
+  for (const f of FILES) ids.push(await ingest(request, join(FIXTURES, f)));
+  await page.goto(`/?compare=${ids.join(',')}`);
+  await expect(page.getByTestId('compare-series').first()).toBeVisible({ timeout: 60_000 });
+  await page.getByTestId('compare-align').fill('mm_vmscan_memcg_reclaim_begin');
+  await page.getByRole('button', { name: 'Align' }).click();
+  await expect(page).toHaveURL(/align=mm_vmscan_memcg_reclaim_begin/);
+  const offsets = page.getByTestId('compare-align-offsets');
+  await expect(offsets).toBeVisible({ timeout: 60_000 });
+  const text = (await offsets.textContent()) ?? '';
+  FILES.forEach((f) => {
+    const m = new RegExp(`${f.replace(/\./g, '\\.')}: \\+([0-9.]+) s`).exec(text);
+    expect(m, text).not.toBeNull();
+    expect(Number(m![1])).toBeCloseTo(awkAlignOffsetS(f), 5);
+  });
+  await expect(page.getByTestId('compare-series').first().locator('figcaption')).toContainText('first mm_vmscan_memcg_reclaim_begin');
+  // the link reopens aligned
+  await page.goto(page.url());
+  await expect(page.getByTestId('compare-align-offsets')).toBeVisible({ timeout: 60_000 });
+});

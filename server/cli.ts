@@ -182,6 +182,7 @@ cli
   .option('--labels <a,b>', '[string] names of the sides, comma separated')
   .option('--metric <regex>', '[string] only metrics whose id matches')
   .option('--no-histograms', '[boolean] the table only, no log2 histograms')
+  .option('--top <n>', '[number] per-key histograms for the N keys with the most total time, the rest summed as (others) (default 10)')
   .action(async (_files: string[], opts: GlobalOptions) => {
     const { runCompare } = await import('./compare/compare_cli.ts');
     const at = process.argv.indexOf('compare');

@@ -111,6 +111,39 @@ describe('compareSides', () => {
     expect(text).toMatch(/ 2 -> 3 +: 2 +\|\*+ *\| 0 +\| +\|/);
   });
 
+  it('per-key histograms: the top N keys by total time, the rest summed in one "(others)"', () => {
+    // 5 processes; total time (us): p1 1000+1000 = 2000, p2 1500, p3 100 (b side), p4 3+3 = 6, p5 2
+    const stalls = (byKey: [string, number[]][]): TraceInput => ({
+      name: 't', id: null, metrics: [], ran: new Set(['trace', 'direct_reclaim_stall']),
+      samples: new Map([['stall.direct', { id: 'stall.direct', detector: 'direct_reclaim_stall', unit: 'ns', scope: 'process',
+        byKey: new Map(byKey.map(([k, v]) => [k, Float64Array.from(v.map((us) => us * 1000))])) }]]),
+    });
+    const r = compareSides(
+      [
+        { label: 'a', traces: [stalls([['p1', [1000, 1000]], ['p4', [3, 3]], ['p5', [2]]])] },
+        { label: 'b', traces: [stalls([['p2', [1500]], ['p3', [100]]])] },
+      ],
+      { histogramTop: 2 },
+    );
+    expect(r.histograms.map((h) => [h.key, h.other_keys])).toEqual([
+      [null, undefined],
+      ['p1', undefined],
+      ['p2', undefined],
+      ['(others)', 3],
+    ]);
+    // others = p3 (100 us -> 64..127, side b), p4 (3, 3 -> 2..3, side a), p5 (2 -> 2..3, side a)
+    expect(r.histograms[3]!.counts).toEqual([[0, 3], [0, 0, 0, 0, 0, 0, 1]]);
+    // one key past the top is shown itself, not as "(others)"
+    const r2 = compareSides(
+      [
+        { label: 'a', traces: [stalls([['p1', [1000]], ['p4', [3]]])] },
+        { label: 'b', traces: [stalls([['p2', [1500]]])] },
+      ],
+      { histogramTop: 2 },
+    );
+    expect(r2.histograms.map((h) => h.key)).toEqual([null, 'p1', 'p2', 'p4']);
+  });
+
   it('JSON: the documented top-level shape, finite numbers only', () => {
     const r = compareSides([{ label: 'a', traces: [trace('a', [m('shrinker.calls', 1)])] }, { label: 'b', traces: [trace('b', [m('shrinker.calls', 2)])] }]);
     const j = compareResultToJson(r) as Record<string, unknown>;

@@ -52,6 +52,8 @@ export interface CompareOptions {
   alpha?: number;
   /** A significant change for the worse by more than this many percent is a regression (default: none is). */
   regressionPct?: number | null;
+  /** Per-key histograms: the keys with the most total time (all traces) each, the rest summed in one (default 10). */
+  histogramTop?: number;
 }
 
 export interface SideValues {
@@ -101,6 +103,8 @@ export interface CompareHistogram {
   key: string | null;
   scope: string;
   unit: 'usecs';
+  /** The rest summed: how many keys this histogram stands for (absent on single-key and trace histograms). */
+  other_keys?: number;
   /** counts[side][slot]: slot 0 = 0..1 us, slot k = 2^k .. 2^(k+1)-1 us (log2_hist.ts), all iterations of a side summed. */
   counts: number[][];
 }
@@ -217,7 +221,7 @@ export function compareSides(sides: SideInput[], opts: CompareOptions = {}): Com
     regression_pct: regressionPct,
     sides: sides.map((s) => ({ label: s.label, traces: s.traces.map((t) => ({ name: t.name, id: t.id })) })),
     rows,
-    histograms: histograms(sides),
+    histograms: histograms(sides, opts.histogramTop ?? 10),
     regressions,
   };
 }
@@ -232,8 +236,16 @@ function pool(arrays: Float64Array[]): Float64Array {
   return out;
 }
 
-/** One histogram per samples id over every key, and one per key (shrinker, process) that has events. */
-function histograms(sides: SideInput[]): CompareHistogram[] {
+/** Key of the histogram that sums the keys past the top N. */
+export const OTHER_KEYS = '(others)';
+
+/**
+ * One histogram per samples id over every key, and one per key (shrinker,
+ * process) for the `top` keys with the most total time over all traces (the
+ * impact: a stall's duration summed); the other keys summed in one, key
+ * OTHER_KEYS, so hundreds of stalling processes stay readable.
+ */
+function histograms(sides: SideInput[], top: number): CompareHistogram[] {
   const ids = new Map<string, { scope: string; keys: Set<string> }>();
   for (const s of sides)
     for (const t of s.traces)
@@ -244,9 +256,22 @@ function histograms(sides: SideInput[]): CompareHistogram[] {
       }
   const out: CompareHistogram[] = [];
   for (const [id, { scope, keys }] of [...ids].sort((a, b) => (a[0] < b[0] ? -1 : 1))) {
-    for (const key of [null, ...[...keys].sort()]) {
+    const impact = new Map<string, number>();
+    for (const k of keys) {
+      let total = 0;
+      for (const s of sides) for (const t of s.traces) for (const v of samplesOf(t.samples, id, k)) total += v;
+      impact.set(k, total);
+    }
+    const ranked = [...keys].sort((a, b) => impact.get(b)! - impact.get(a)! || (a < b ? -1 : 1));
+    const shown = ranked.length > top + 1 ? ranked.slice(0, top) : ranked;
+    const rest = ranked.slice(shown.length);
+    for (const key of [null, ...shown.sort()]) {
       const counts = sides.map((s) => sumCounts(s.traces.map((t) => log2Counts(samplesOf(t.samples, id, key)))));
       out.push({ samples: id, key, scope: key === null ? 'trace' : scope, unit: 'usecs', counts });
+    }
+    if (rest.length > 0) {
+      const counts = sides.map((s) => sumCounts(s.traces.flatMap((t) => rest.map((k) => log2Counts(samplesOf(t.samples, id, k))))));
+      out.push({ samples: id, key: OTHER_KEYS, scope, unit: 'usecs', counts, other_keys: rest.length });
     }
   }
   return out;

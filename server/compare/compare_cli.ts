@@ -4,7 +4,7 @@
  *
  *   stallscope compare A B [C ...]                 one trace per side, A the baseline
  *   stallscope compare --a a1 a2 a3 --b b1 b2 b3   sets of iterations (any --x starts side x)
- *   ... --json --fail-on-regression 10 --alpha 0.01 --labels vanilla,patched --no-histograms
+ *   ... --json --fail-on-regression 10 --alpha 0.01 --labels vanilla,patched --no-histograms --top 10
  */
 import path from 'node:path';
 import { ingestFile } from '../ingest/ingest_file.ts';
@@ -30,10 +30,12 @@ export interface CompareArgs {
   alpha: number;
   histograms: boolean;
   metric: RegExp | null;
+  /** per-key histograms: the keys with the most total time, the rest summed (--top, default 10) */
+  top: number;
 }
 
 /** Options that take a value, and flags, of `compare` (the rest of argv is files and --<side> markers). */
-const VALUE_OPTS = new Set(['--fail-on-regression', '--alpha', '--labels', '--data-dir', '--metric']);
+const VALUE_OPTS = new Set(['--fail-on-regression', '--alpha', '--labels', '--data-dir', '--metric', '--top']);
 const FLAG_OPTS = new Set(['--json', '--no-histograms']);
 
 /** The words after `compare` (process.argv.slice(3)). */
@@ -71,6 +73,8 @@ export function parseCompareArgs(words: string[]): CompareArgs {
   if (pct !== null && !(Number.isFinite(pct) && pct >= 0)) throw new CompareUsageError(`--fail-on-regression wants a percentage, got ${values.get('--fail-on-regression')}`);
   const alpha = values.has('--alpha') ? Number(values.get('--alpha')) : 0.05;
   if (!(alpha > 0 && alpha < 1)) throw new CompareUsageError(`--alpha wants a number between 0 and 1, got ${values.get('--alpha')}`);
+  const top = values.has('--top') ? Number(values.get('--top')) : 10;
+  if (!(Number.isInteger(top) && top >= 0)) throw new CompareUsageError(`--top wants a whole number of keys, got ${values.get('--top')}`);
   let metric: RegExp | null = null;
   if (values.has('--metric')) {
     try {
@@ -87,6 +91,7 @@ export function parseCompareArgs(words: string[]): CompareArgs {
     alpha,
     histograms: !flags.has('--no-histograms'),
     metric,
+    top,
   };
 }
 
@@ -115,7 +120,7 @@ export async function runCompare(words: string[], dataDirOpt: string | undefined
       }
       sides.push({ label: s.label, traces });
     }
-    let result: CompareResult = compareSides(sides, { alpha: args.alpha, regressionPct: args.failOnRegression });
+    let result: CompareResult = compareSides(sides, { alpha: args.alpha, regressionPct: args.failOnRegression, histogramTop: args.top });
     if (args.metric) result = filterRows(result, args.metric);
     out.write(args.json ? `${toJson(compareResultToJson(result), 2)}\n` : formatCompare(result, { histograms: args.histograms }));
     if (args.failOnRegression !== null && result.regressions.length > 0) {

@@ -17,7 +17,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { dataDirPaths } from '../server/ingest/data_dir.ts';
 import { compareSides } from '../server/compare/compare.ts';
-import { formatCompare } from '../server/compare/format_compare.ts';
+import { formatCompare } from '../shared/compare/format_compare.ts';
 import { loadTraceInput } from '../server/compare/load_trace.ts';
 import { TraceLibrary } from '../server/ingest/library.ts';
 

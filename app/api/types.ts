@@ -3,7 +3,13 @@
  * are ns relative to the trace's first event, as JS numbers; absolute ns are
  * decimal strings (`ts_ns`).
  */
-export type Severity = 'info' | 'warn' | 'critical';
+import type { Severity, IngestPhase as ServerIngestPhase } from '../../shared/contract/api.ts';
+export type { Severity, ThreadInfo, TrackList } from '../../shared/contract/api.ts';
+export type { OverviewFilter, OverviewLine, DetectorRun } from '../../shared/contract/findings.ts';
+/** The contract: server/findings/METRICS.md */
+export type { Metric } from '../../shared/contract/compare.ts';
+import type { OverviewLine, DetectorRun } from '../../shared/contract/findings.ts';
+import type { Metric } from '../../shared/contract/compare.ts';
 
 export interface TraceRecord {
   id: string;
@@ -38,7 +44,8 @@ export interface TraceRecord {
   outdated?: boolean;
 }
 
-export type IngestPhase = 'uploading' | 'hashing' | 'decompressing' | 'decoding' | 'deriving' | 'detecting' | 'done' | 'failed';
+/** The server's phases, and 'uploading' while the app sends the file. */
+export type IngestPhase = 'uploading' | ServerIngestPhase;
 
 export interface JobState {
   jobId: string;
@@ -81,50 +88,6 @@ export interface Finding {
   event_ids: number[];
 }
 
-/** server/findings/overview.ts */
-export interface OverviewFilter {
-  detector: string;
-  kind?: string;
-  comm?: string;
-  shrinker?: string;
-}
-
-export interface OverviewLine {
-  detector: string;
-  status: 'findings' | 'quiet' | 'not_traced';
-  severity: Severity | null;
-  text: string;
-  finding_id: number | null;
-  filter: OverviewFilter | null;
-  count: number;
-  metrics: string[];
-}
-
-/** server/findings/metrics.ts (the contract: server/findings/METRICS.md) */
-export interface Metric {
-  metric: string;
-  detector: string;
-  scope: 'trace' | 'process' | 'shrinker' | 'kswapd' | 'task' | 'cpu';
-  key: string | null;
-  value: number;
-  unit: string;
-  better: 'lower' | 'higher' | null;
-}
-
-/** server/findings/run_detectors.ts DetectorRun */
-export interface DetectorRun {
-  id: string;
-  title: string;
-  builtin: boolean;
-  status: 'ok' | 'not_traced';
-  missing: string[];
-  hint: string;
-  counts: Record<Severity, number>;
-  impact: string;
-  severity_rule: string;
-  params: Record<string, string>;
-}
-
 export interface FindingsResponse {
   /** Ranked: worst first. */
   findings: Finding[];
@@ -136,23 +99,7 @@ export interface FindingsResponse {
   detectors: DetectorRun[];
 }
 
-export interface ThreadInfo {
-  utid: number;
-  tid: number | null;
-  name: string | null;
-}
 
-export interface TrackList {
-  start: number;
-  end: number;
-  cpus: Array<{ cpu: number; events: number }>;
-  threads: ThreadInfo[];
-  threadsOfInterest: Array<ThreadInfo & { reason: string }>;
-  counters: Array<{ id: number; name: string; unit: string | null; utid: number | null; cpu: number | null; description: string | null; values: number }>;
-  sliceCategories: Array<{ category: string; count: number }>;
-  instants: Array<{ name: string; count: number }>;
-  flows: Array<{ kind: string; count: number }>;
-}
 
 export type Column = Array<number | string | null>;
 
@@ -167,4 +114,4 @@ export interface TrackData {
 }
 
 /** The event lookup's wire shape is defined once, by the server (type-only: nothing is bundled). */
-export type { EventInfo } from '../../server/api/event_lookup.ts';
+export type { EventInfo } from '../../shared/contract/events.ts';

@@ -18,10 +18,9 @@ export interface CompareRoute {
   align?: string | null;
 }
 
+import { TRACE_ID_RE as ID_RE } from '../../shared/contract/trace_id.ts';
 const EVENT_RE = /^[A-Za-z0-9_]{1,64}(:[A-Za-z0-9_]{1,64})?$/;
 export const isEventName = (s: string) => EVENT_RE.test(s);
-
-const ID_RE = /^[0-9a-f]{8,128}$/;
 
 export function compareFromSearch(search: string): CompareRoute | null {
   const p = new URLSearchParams(search);

@@ -8,8 +8,8 @@
  * gets what `stallscope compare` prints.
  */
 import { useEffect, useMemo, useState } from 'react';
-import type { CompareResult } from '../../server/compare/compare.ts';
-import { formatCompareTable, formatValue, significanceMark } from '../../server/compare/format_compare.ts';
+import type { CompareResult } from '../../shared/contract/compare.ts';
+import { formatCompareTable, formatValue, significanceMark } from '../../shared/compare/format_compare.ts';
 import { requestJson } from '../api/client.ts';
 import { copyText } from '../notes/share.ts';
 import { notesModel } from '../notes/notes_model.ts';

@@ -1,5 +1,5 @@
 /** Notes as the API gives them (server/notes/notes_store.ts). Times are ns from the trace start. */
-export type { Note, NoteAnchor } from '../../server/notes/notes_store.ts';
+export type { Note, NoteAnchor } from '../../shared/contract/notes.ts';
 
 /** What the client sends: the server fills in t0/t1 of finding and event anchors. */
 export type NewAnchor =

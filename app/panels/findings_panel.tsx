@@ -9,7 +9,7 @@ import { useEffect, useMemo, useRef, useState } from 'react';
 import type { DetectorRun, Finding, Severity } from '../api/types.ts';
 import { type FindingsQuery, DEFAULT_QUERY, type ListRow, facets, groupMembers, groupOpen, isFiltered } from '../state/findings_query.ts';
 import { formatDuration } from '../timeline/time_format.ts';
-import { detectorLabel, kindLabel } from '../../server/findings/labels.ts';
+import { detectorLabel, kindLabel } from '../../shared/contract/labels.ts';
 
 /** Rows rendered at first (more on demand): a large trace has thousands. */
 const PAGE = 200;

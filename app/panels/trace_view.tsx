@@ -34,6 +34,7 @@ import { openTrace } from '../query/query_state.ts';
 import { SearchBox } from '../search/search_box.tsx';
 import { SelectionTasks, useSelectedEvent } from '../search/task_links.tsx';
 import { useAddedTracks } from '../tracks/added_tracks.ts';
+import { isTraceId } from '../../shared/contract/trace_id.ts';
 
 interface Loaded {
   record: TraceRecord;
@@ -73,7 +74,7 @@ export function TraceView({ traceId }: { traceId: string }) {
       },
       (e: Error) => {
         if (!live) return;
-        if (e instanceof ApiError && e.status === 404 && /^[0-9a-f]{64}$/.test(traceId)) {
+        if (e instanceof ApiError && e.status === 404 && isTraceId(traceId)) {
           // A link to a trace this server does not have: ask for its file.
           setMissing(true);
           return;

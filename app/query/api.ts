@@ -4,11 +4,11 @@
  * shapes are the server's own types (type-only imports: nothing is bundled).
  */
 import { ApiError } from '../api/client.ts';
-import type { ColumnInfo } from '../../server/query/sandbox.ts';
-import type { Catalog } from '../../server/query/catalog.ts';
-import type { EventListRow } from '../../server/query/event_list.ts';
-import type { Match, SearchResult } from '../../server/query/search.ts';
-import type { RangeSummary } from '../../server/query/range_summary.ts';
+import type { ColumnInfo } from '../../shared/contract/query.ts';
+import type { Catalog } from '../../shared/contract/query.ts';
+import type { EventListRow } from '../../shared/contract/events.ts';
+import type { Match, SearchResult } from '../../shared/contract/query.ts';
+import type { RangeSummary } from '../../shared/contract/query.ts';
 
 export type { Catalog, ColumnInfo, EventListRow, Match, RangeSummary, SearchResult };
 

@@ -6,26 +6,9 @@
 import { typedTableFor } from '../model/typed_tables.ts';
 import { reportLine as formatReportLine } from '../notes/report_line.ts';
 import type { OpenTrace } from './trace_engines.ts';
+import type { EventInfo } from '../../shared/contract/events.ts';
 
-export interface EventInfo {
-  id: number;
-  /** Absolute ns as a decimal string (exact). */
-  ts_ns: string;
-  /** ns relative to the trace's first event. */
-  ts: number;
-  cpu: number;
-  utid: number | null;
-  tid: number | null;
-  comm: string | null;
-  name: string;
-  system: string | null;
-  /** Typed table row without the common columns, or args, or {} */
-  fields: Record<string, unknown>;
-  /** The table the fields come from ('args' for untyped events). */
-  table: string | null;
-  line: string;
-}
-
+export type { EventInfo } from '../../shared/contract/events.ts';
 const COMMON = new Set(['id', 'ts', 'cpu', 'utid', 'event']);
 
 export async function lookupEvents(tr: OpenTrace, ids: bigint[]): Promise<EventInfo[]> {

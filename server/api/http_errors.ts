@@ -68,7 +68,16 @@ export function idListParam(q: Query, key: string, maxCount: number): bigint[] {
 }
 
 /** Trace ids are content hashes (hex); anything else is rejected before it reaches the library. */
-export const TRACE_ID_RE = /^[0-9a-f]{8,128}$/;
+export { TRACE_ID_RE } from '../../shared/contract/trace_id.ts';
+import { TRACE_ID_RE } from '../../shared/contract/trace_id.ts';
+
+/** The `:id` route parameter: a trace id (shared/contract/trace_id.ts), else 400. */
+export function traceParam(params: unknown): string {
+  const id = (params as { id?: string }).id ?? '';
+  if (!TRACE_ID_RE.test(id)) throw new HttpError(400, 'trace id must be the trace content hash (hex)');
+  return id;
+}
+
 
 /** What a system error code means to the person using stallscope. */
 const SYSTEM_ERRORS: Record<string, { status: number; message: string }> = {

@@ -7,18 +7,10 @@
  */
 import type { Engine } from '../engine/engine.ts';
 
-export type IngestPhase = 'hashing' | 'decompressing' | 'decoding' | 'deriving' | 'detecting' | 'done' | 'failed';
+import type { IngestProgress, Severity } from '../../shared/contract/api.ts';
+export type { IngestPhase, IngestProgress, Severity } from '../../shared/contract/api.ts';
 
-export interface IngestProgress {
-  phase: IngestPhase;
-  bytesDone: number;
-  /** null when unknown (compressed text input). */
-  bytesTotal: number | null;
-  events: number;
-  message?: string;
-}
 
-export type Severity = 'info' | 'warn' | 'critical';
 
 export interface TraceRecordLike {
   id: string;

@@ -8,8 +8,8 @@ import type { Metric } from '../findings/metrics.ts';
 import { type TraceInput, compareSides } from './compare.ts';
 import { defaultLabel, parseCompareArgs } from './compare_cli.ts';
 import { compareResultToJson } from './compare_json.ts';
-import { formatCompare, formatCompareTable } from './format_compare.ts';
-import { log2Counts, log2Slot, slotBounds } from './log2_hist.ts';
+import { formatCompare, formatCompareTable } from '../../shared/compare/format_compare.ts';
+import { log2Counts, log2Slot, slotBounds } from '../../shared/compare/log2_hist.ts';
 import type { TraceSamples } from './samples.ts';
 
 const m = (metric: string, value: number, extra: Partial<Metric> = {}): Metric => ({

@@ -25,9 +25,10 @@
  * With iterations, the events' Mann-Whitney U is kept as `event_test`.
  */
 import type { Metric } from '../findings/metrics.ts';
-import { log2Counts } from './log2_hist.ts';
+import { log2Counts } from '../../shared/compare/log2_hist.ts';
 import { type TestResult, mannWhitneyU, mean, stddev, welchT } from './stats.ts';
 import { type TraceSamples, samplesIdOfMetric, samplesOf } from './samples.ts';
+import type { SideValues, Change, CompareRow, CompareHistogram, CompareResult } from '../../shared/contract/compare.ts';
 
 export const COMPARE_FORMAT_VERSION = 1;
 
@@ -56,71 +57,7 @@ export interface CompareOptions {
   histogramTop?: number;
 }
 
-export interface SideValues {
-  /** One per trace of the side; null where the trace has no value. */
-  values: (number | null)[];
-  /** Traces with a value. */
-  n: number;
-  mean: number | null;
-  /** Sample standard deviation over the iterations (0 for one). */
-  stddev: number | null;
-  /** For sample-backed metrics: events in the side (all iterations); else null. */
-  events: number | null;
-}
-
-export interface Change {
-  /** (mean - first side's mean) / |first side's mean| * 100; null when the first side's mean is 0 or missing. */
-  change_pct: number | null;
-  test: TestResult | null;
-  /** With iterations on both sides, for sample-backed metrics: Mann-Whitney U on the pooled events (information only). */
-  event_test: TestResult | null;
-  /** test.p < alpha. */
-  significant: boolean;
-  /** 'worse' / 'better' by the metric's `better`, 'same' when equal, null when it has no direction or no value. */
-  direction: 'worse' | 'better' | 'same' | null;
-  /** significant, worse, and by more than regressionPct (or from zero). */
-  regression: boolean;
-}
-
-export interface CompareRow {
-  metric: string;
-  detector: string;
-  scope: Metric['scope'];
-  key: string | null;
-  unit: Metric['unit'];
-  better: Metric['better'];
-  /** The samples id its test used, if any. */
-  samples: string | null;
-  sides: SideValues[];
-  /** One per side; null for the first (the baseline). */
-  changes: (Change | null)[];
-}
-
-export interface CompareHistogram {
-  /** Samples id, e.g. 'shrinker.call'. */
-  samples: string;
-  /** null: every key together (the trace scope). */
-  key: string | null;
-  scope: string;
-  unit: 'usecs';
-  /** The rest summed: how many keys this histogram stands for (absent on single-key and trace histograms). */
-  other_keys?: number;
-  /** counts[side][slot]: slot 0 = 0..1 us, slot k = 2^k .. 2^(k+1)-1 us (log2_hist.ts), all iterations of a side summed. */
-  counts: number[][];
-}
-
-export interface CompareResult {
-  format: 'stallscope-compare';
-  version: number;
-  alpha: number;
-  regression_pct: number | null;
-  sides: { label: string; traces: { name: string; id: string | null }[] }[];
-  rows: CompareRow[];
-  histograms: CompareHistogram[];
-  /** Indices into rows of the regressions (empty unless regression_pct was given). */
-  regressions: number[];
-}
-
+export type { SideValues, Change, CompareRow, CompareHistogram, CompareResult } from '../../shared/contract/compare.ts';
 /** Units whose absence, on a trace where the detector ran, means zero (nothing counted). */
 const ZERO_WHEN_ABSENT = new Set(['count', 'per_s', 'pages', 'objects']);
 

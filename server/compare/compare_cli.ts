@@ -13,7 +13,7 @@ import { resolveDataDir } from '../ingest/data_dir.ts';
 import { toJson } from '../engine/engine.ts';
 import { type CompareResult, type SideInput, compareSides } from './compare.ts';
 import { compareResultToJson } from './compare_json.ts';
-import { formatCompare } from './format_compare.ts';
+import { formatCompare } from '../../shared/compare/format_compare.ts';
 import { loadTraceInput } from './load_trace.ts';
 
 export class CompareUsageError extends Error {

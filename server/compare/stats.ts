@@ -19,6 +19,7 @@
  */
 import normalCdf from '@stdlib/stats-base-dists-normal-cdf';
 import tCdf from '@stdlib/stats-base-dists-t-cdf';
+import type { TestResult } from '../../shared/contract/compare.ts';
 
 export function mean(xs: ArrayLike<number>): number {
   let s = 0;
@@ -36,16 +37,7 @@ export function stddev(xs: ArrayLike<number>): number {
   return Math.sqrt(s / (n - 1));
 }
 
-export interface TestResult {
-  method: 'welch_t' | 'mann_whitney_u';
-  /** t for Welch, U of the first sample for Mann-Whitney. */
-  statistic: number;
-  /** Two-sided p-value. */
-  p: number;
-  /** Welch: the Welch-Satterthwaite degrees of freedom; Mann-Whitney: null. */
-  df: number | null;
-}
-
+export type { TestResult } from '../../shared/contract/compare.ts';
 /**
  * Welch's two-sample t-test, two-sided. Needs two or more values on each
  * side. When neither side varies (every iteration gave the same value) there

@@ -38,7 +38,8 @@
  */
 import { createHash } from 'node:crypto';
 
-export type Severity = 'critical' | 'warn' | 'info';
+export type { Severity } from '../../shared/contract/api.ts';
+import type { Severity } from '../../shared/contract/api.ts';
 
 /** Severities from worst to mildest: the order findings are ranked in. */
 export const SEVERITIES: readonly Severity[] = ['critical', 'warn', 'info'];

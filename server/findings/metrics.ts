@@ -17,28 +17,12 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Row } from '../engine/engine.ts';
 import { BUILTIN_DETECTOR_DIR } from './detector_registry.ts';
+import type { Metric } from '../../shared/contract/compare.ts';
 
-export const METRIC_SCOPES = ['trace', 'process', 'shrinker', 'kswapd', 'task', 'cpu', 'device', 'reason'] as const;
-export type MetricScope = (typeof METRIC_SCOPES)[number];
+export { METRIC_SCOPES, METRIC_UNITS, type MetricScope, type MetricUnit } from '../../shared/contract/compare.ts';
+import { METRIC_SCOPES, METRIC_UNITS, type MetricScope, type MetricUnit } from '../../shared/contract/compare.ts';
 
-export const METRIC_UNITS = ['ns', 'count', 'per_s', 'ratio', 'pages', 'objects', 'priority', 'bytes', 'bytes_per_s'] as const;
-export type MetricUnit = (typeof METRIC_UNITS)[number];
-
-export interface Metric {
-  /** Stable id, `<area>.<name>` (e.g. 'reclaim_stall.direct.stall_p99_ns'); listed per detector in METRICS.md. */
-  metric: string;
-  /** The detector whose metrics file produced it ('trace' for the trace-level rows). */
-  detector: string;
-  /** What `key` identifies. */
-  scope: MetricScope;
-  /** null for scope 'trace'; else the process / task name, the shrinker symbol, the kswapd thread, the CPU number. */
-  key: string | null;
-  value: number;
-  unit: MetricUnit;
-  /** Which direction is an improvement when two traces are compared; null: neither. */
-  better: 'lower' | 'higher' | null;
-}
-
+export type { Metric } from '../../shared/contract/compare.ts';
 /** The trace-level metrics' SQL (trace.duration_ns, trace.events, ...). */
 export const TRACE_METRICS_FILE = join(BUILTIN_DETECTOR_DIR, 'lib', 'trace_metrics.sql');
 

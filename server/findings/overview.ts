@@ -19,35 +19,10 @@
  */
 import type { Finding, Severity } from './finding.ts';
 import { metricByKey, metricValue, type Metric } from './metrics.ts';
-import { DETECTOR_LABELS } from './labels.ts';
+import { DETECTOR_LABELS } from '../../shared/contract/labels.ts';
+import type { OverviewFilter, OverviewLine } from '../../shared/contract/findings.ts';
 
-/** The findings a line summarises: the app's findings filter, as data. */
-export interface OverviewFilter {
-  detector: string;
-  kind?: string;
-  comm?: string;
-  shrinker?: string;
-  /** A block device ('7,2'): findings whose values.device is it. */
-  device?: string;
-}
-
-export interface OverviewLine {
-  detector: string;
-  /** 'findings': the line summarises findings; 'quiet': traced, nothing over the thresholds; 'not_traced'. */
-  status: 'findings' | 'quiet' | 'not_traced';
-  /** The worst severity among the findings it summarises (null: none). */
-  severity: Severity | null;
-  text: string;
-  /** The finding the line is about (the top-ranked of its filter), or null. */
-  finding_id: number | null;
-  /** The findings it summarises (null for a line without findings). */
-  filter: OverviewFilter | null;
-  /** How many findings match the filter. */
-  count: number;
-  /** Ids of the metrics the text quotes. */
-  metrics: string[];
-}
-
+export type { OverviewFilter, OverviewLine } from '../../shared/contract/findings.ts';
 export interface Overview {
   /** Ordered: detectors with the worst findings first, then quiet ones, then the not traced. */
   lines: OverviewLine[];

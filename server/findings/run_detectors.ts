@@ -33,11 +33,12 @@ import {
   referencedParams,
   resolveParams,
 } from './detector_registry.ts';
-import { type Finding, type Severity, assignIds, assignRanks, countBySeverity, isSeverity } from './finding.ts';
+import { type Finding, assignIds, assignRanks, countBySeverity, isSeverity } from './finding.ts';
 import { detectorCoverage, tracedEventNames } from './coverage.ts';
 import { type Metric, rowsToMetrics, sortMetrics, traceMetricsSql } from './metrics.ts';
 import { type Overview, buildOverview } from './overview.ts';
 import { type TraceSamples, querySamples } from './samples.ts';
+import type { DetectorRun } from '../../shared/contract/findings.ts';
 
 export interface RunOptions {
   /** Detector ids to run (default: all). Unknown ids are an error. */
@@ -50,26 +51,7 @@ export interface RunOptions {
   samples?: boolean;
 }
 
-/** What became of one selected detector in a run. */
-export interface DetectorRun {
-  id: string;
-  title: string;
-  builtin: boolean;
-  /** 'ok': it ran; 'not_traced': the trace lacks tracepoints it needs (it did not run). */
-  status: 'ok' | 'not_traced';
-  /** @requires groups with no event in the trace, as `system:a|system:b`. */
-  missing: string[];
-  /** What to enable when not traced, e.g. 'enable vmscan:mm_shrink_slab_start/end'. */
-  hint: string;
-  /** Its findings per severity. */
-  counts: Record<Severity, number>;
-  /** @impact and @severity lines of its header. */
-  impact: string;
-  severity_rule: string;
-  /** The parameter values it ran with (text, as `--param` takes them). */
-  params: Record<string, string>;
-}
-
+export type { DetectorRun } from '../../shared/contract/findings.ts';
 export interface RunResult {
   /** Ranked: severity (critical, warn, info), then impact (largest first), then ts; `rank` numbers this order. */
   findings: Finding[];

@@ -38,7 +38,7 @@ export interface DataDirPaths {
   traceDir(id: string): string;
 }
 
-const TRACE_ID = /^[0-9a-f]{64}$/;
+import { TRACE_ID_RE as TRACE_ID } from '../../shared/contract/trace_id.ts';
 
 export function isTraceId(id: string): boolean {
   return TRACE_ID.test(id);

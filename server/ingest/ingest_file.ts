@@ -31,7 +31,9 @@ import { PhaseTimer } from './phase_timer.ts';
 import { WorkerStalled } from './wait_for_counter.ts';
 import { workerEntry } from './worker_bundle.ts';
 
-export type IngestPhase = 'hashing' | 'decompressing' | 'decoding' | 'deriving' | 'done';
+/** The phases ingest itself goes through (the wire's IngestPhase adds 'detecting' and 'failed'). */
+export type IngestPhase = Exclude<WireIngestPhase, 'detecting' | 'failed'>;
+import type { IngestPhase as WireIngestPhase } from '../../shared/contract/api.ts';
 
 export interface IngestProgress {
   phase: IngestPhase;

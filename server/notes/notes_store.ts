@@ -33,9 +33,10 @@ import { randomBytes } from 'node:crypto';
 import fsSync from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
+import type { NoteAnchor, Note, NewNote } from '../../shared/contract/notes.ts';
 
 export const NOTE_ID_RE = /^[A-Za-z0-9_-]{22}$/;
-const TRACE_ID_RE = /^[0-9a-f]{64}$/;
+import { TRACE_ID_RE } from '../../shared/contract/trace_id.ts';
 
 /** Limits (also enforced by the routes, with messages). */
 export const NOTE_LIMITS = {
@@ -49,36 +50,7 @@ export function isNoteId(id: unknown): id is string {
   return typeof id === 'string' && NOTE_ID_RE.test(id);
 }
 
-/**
- * What a note is attached to. Times are ns from the trace's first event
- * (like the API and the URL); for finding and event anchors the server fills
- * them in from the finding / event, so every note can be drawn.
- */
-export type NoteAnchor =
-  | { kind: 'finding'; finding: number; t0: number; t1: number; track?: string }
-  | { kind: 'event'; event: number; t0: number; t1: number; track?: string }
-  /** `ref`: the derived row selected when the note was made (`slice:12`, `sched:3`, `state:7`). */
-  | { kind: 'range'; t0: number; t1: number; track?: string; ref?: string };
-
-export interface Note {
-  id: string;
-  trace: string;
-  anchor: NoteAnchor;
-  /** Plain text or Markdown (rendered safely by the app). */
-  text: string;
-  author: string;
-  created_at: string;
-  updated_at: string;
-  /** 1 when created, +1 per edit: edits must name the version they change. */
-  version: number;
-}
-
-export interface NewNote {
-  anchor: NoteAnchor;
-  text: string;
-  author: string;
-}
-
+export type { NoteAnchor, Note, NewNote } from '../../shared/contract/notes.ts';
 export interface NotePatch {
   text?: string;
   author?: string;

@@ -9,6 +9,7 @@ import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { decodeLinkFragment, LINK_LIMITS } from '../../shared/links/link_codec.ts';
 import type { TraceFacts } from '../../shared/links/portable_notes.ts';
+import { isTraceId } from '../../shared/contract/trace_id.ts';
 
 export class LinkError extends Error {
   constructor(message: string) {
@@ -44,7 +45,7 @@ export async function readSharedLink(text: string): Promise<SharedLink> {
   }
   if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new LinkError('a stallscope link starts with http:// or https://');
   const trace = u.searchParams.get('trace') ?? '';
-  if (!/^[0-9a-f]{64}$/.test(trace)) throw new LinkError('not a stallscope share link: it has no trace=<sha256 of the trace file>');
+  if (!isTraceId(trace)) throw new LinkError('not a stallscope share link: it has no trace=<sha256 of the trace file>');
   u.searchParams.delete('token');
   const r = await decodeLinkFragment(u.hash);
   let facts: TraceFacts | null = null;

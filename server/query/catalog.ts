@@ -11,30 +11,11 @@ import type { DuckDBConnection } from '@duckdb/node-api';
 import { DETECTOR_MACROS_FILE } from '../findings/detector_registry.ts';
 import { TYPED_TABLES } from '../model/typed_tables.ts';
 import { readRows } from './sandbox.ts';
+import type { CatalogTable, Catalog } from '../../shared/contract/query.ts';
 
 export const SCHEMA_FILE = resolve(dirname(fileURLToPath(import.meta.url)), '../../queries/schema.sql');
 
-export interface CatalogColumn {
-  name: string;
-  type: string;
-  description?: string;
-}
-
-export interface CatalogTable {
-  name: string;
-  kind: 'table' | 'view';
-  description?: string;
-  columns: CatalogColumn[];
-  /** A typed event table (one column per field of the events it receives). */
-  typed: boolean;
-}
-
-export interface Catalog {
-  tables: CatalogTable[];
-  /** The detectors' ss_* macros (queries/detectors/lib/macros.sql), usable in queries. */
-  macros: Array<{ name: string; params: string; description: string }>;
-}
-
+export type { CatalogColumn, CatalogTable, Catalog } from '../../shared/contract/query.ts';
 /** Columns every typed event table starts with (not fields). */
 export const COMMON_EVENT_COLUMNS = new Set(['id', 'ts', 'cpu', 'utid']);
 

@@ -16,6 +16,7 @@ import type { OpenTrace, TraceMeta } from '../api/trace_engines.ts';
 import type { Catalog } from './catalog.ts';
 import { filterToSql, fieldsOf, intLit, ParamList, parseFilter, type FilterContext } from './field_filter.ts';
 import { readRows } from './sandbox.ts';
+import type { EventListRow } from '../../shared/contract/events.ts';
 
 export interface EventListFilter {
   /** Event names (exact). */
@@ -27,21 +28,7 @@ export interface EventListFilter {
   expr?: string;
 }
 
-export interface EventListRow {
-  /** Row number in the filtered window. */
-  index: number;
-  id: number;
-  /** Relative ns. */
-  ts: number;
-  cpu: number;
-  utid: number | null;
-  tid: number | null;
-  comm: string | null;
-  name: string;
-  /** The event's arguments as `trace-cmd report` prints them. */
-  args: string;
-}
-
+export type { EventListRow } from '../../shared/contract/events.ts';
 const BUCKETS = 4096;
 const BUCKET_SPLIT = 20_000;
 

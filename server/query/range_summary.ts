@@ -14,22 +14,9 @@ import type { DuckDBConnection } from '@duckdb/node-api';
 import type { TraceMeta } from '../api/trace_engines.ts';
 import { intLit, ParamList } from './field_filter.ts';
 import { readRows } from './sandbox.ts';
+import type { RangeSummary } from '../../shared/contract/query.ts';
 
-export interface StateTime { utid: number; tid: number | null; name: string | null; state: string; durNs: number; count: number }
-export interface CpuTime { utid: number; tid: number | null; name: string | null; durNs: number; cpus: number[] }
-export interface SliceStats { category: string; name: string | null; count: number; sumNs: number; avgNs: number; maxNs: number; open: number }
-
-export interface RangeSummary {
-  /** Relative ns. */
-  t0: number;
-  t1: number;
-  covered: { threads: number[] | 'all'; cpus: number[] | 'all'; categories: string[] | 'all' };
-  threadStates: StateTime[];
-  cpuTime: CpuTime[];
-  eventCounts: Array<{ name: string; count: number }>;
-  slices: SliceStats[];
-}
-
+export type { StateTime, CpuTime, SliceStats, RangeSummary } from '../../shared/contract/query.ts';
 export interface Covered {
   threads: number[] | 'all';
   cpus: number[] | 'all';

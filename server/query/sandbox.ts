@@ -26,6 +26,7 @@ import { DuckDBConnection, DuckDBInstance, DuckDBTypeId, StatementType, type Duc
 import { DETECTOR_MACROS_FILE } from '../findings/detector_registry.ts';
 import { checkScript, RefusedStatement } from './statement_policy.ts';
 import { lineColumn, splitStatements, type Statement } from './sql_tokens.ts';
+import type { ColumnInfo, QueryResult } from '../../shared/contract/query.ts';
 
 export interface SandboxOptions {
   /** DuckDB memory_limit of the sandbox instance (default $STALLSCOPE_QUERY_MEMORY or 1GB). */
@@ -55,23 +56,7 @@ export function sandboxConfig(opts: SandboxOptions = {}): Record<string, string>
 }
 
 
-export interface ColumnInfo {
-  name: string;
-  /** DuckDB's type, e.g. BIGINT, VARCHAR, STRUCT(a INTEGER). */
-  type: string;
-}
-
-export interface QueryResult {
-  columns: ColumnInfo[];
-  /** One array per column, JSON-safe: integers past 2^53 as decimal strings, nested values as JSON. */
-  cols: unknown[][];
-  rowCount: number;
-  /** More rows than maxRows: the first maxRows are returned. */
-  truncated: boolean;
-  statements: number;
-  elapsedMs: number;
-}
-
+export type { ColumnInfo, QueryResult } from '../../shared/contract/query.ts';
 /** A query error with where it happened in the script (offset, 1-based line/column), when known. */
 export class QueryError extends Error {
   constructor(

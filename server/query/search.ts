@@ -10,31 +10,9 @@ import type { TraceMeta } from '../api/trace_engines.ts';
 import { COMMON_EVENT_COLUMNS, type Catalog } from './catalog.ts';
 import { quoteIdent } from './field_filter.ts';
 import { readRows } from './sandbox.ts';
+import type { ProcessHit, EventNameHit, ValueHit, SearchResult, Match } from '../../shared/contract/query.ts';
 
-export interface ThreadHit { utid: number; tid: number | null; name: string | null; upid: number | null; pid: number | null; process: string | null; runNs: number; events: number }
-export interface ProcessHit { upid: number; pid: number | null; name: string | null; threads: Array<{ utid: number; tid: number | null; name: string | null }> }
-export interface EventNameHit { name: string; count: number }
-export interface ValueHit { table: string; field: string; value: string; count: number }
-
-export interface SearchResult {
-  query: string;
-  threads: ThreadHit[];
-  processes: ProcessHit[];
-  events: EventNameHit[];
-  values: ValueHit[];
-}
-
-export interface Match {
-  /** What a step selects: an event, or a thread's run on a CPU (sched_slice). */
-  kind: 'event' | 'sched';
-  id: number;
-  /** Relative ns. */
-  ts: number;
-  dur: number;
-  cpu: number | null;
-  utid: number | null;
-}
-
+export type { ThreadHit, ProcessHit, EventNameHit, ValueHit, SearchResult, Match } from '../../shared/contract/query.ts';
 export const MAX_MATCHES = 10_000;
 
 const num = (v: unknown): number => (typeof v === 'bigint' ? Number(v) : (v as number));

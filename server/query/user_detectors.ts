@@ -19,7 +19,8 @@ import { loadDetectorFile, loadDetectors, REQUIRED_COLUMNS } from '../findings/d
 import { runDetectors, type RunResult } from '../findings/run_detectors.ts';
 import { checkScript, RefusedStatement } from './statement_policy.ts';
 
-export type Severity = 'info' | 'warn' | 'critical';
+import type { Severity } from '../../shared/contract/api.ts';
+export type { Severity } from '../../shared/contract/api.ts';
 
 export interface SaveRequest {
   id: string;

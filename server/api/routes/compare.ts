@@ -16,7 +16,7 @@ import { compareResultToJson } from '../../compare/compare_json.ts';
 import { type CompareLibrary, forgetSamples, loadTraceInput } from '../../compare/load_trace.ts';
 import { alignOffsetS, binFor, notTraced, shiftSeries, traceSeries } from '../../compare/series.ts';
 
-const ID_RE = /^[0-9a-f]{8,128}$/;
+import { TRACE_ID_RE as ID_RE } from '../../../shared/contract/trace_id.ts';
 /** Traces in one comparison, all sides together. */
 const MAX_TRACES = 16;
 

@@ -5,10 +5,9 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { jsSafe } from '../../engine/engine.ts';
-import { HttpError, idListParam } from '../http_errors.ts';
+import { HttpError, idListParam, traceParam } from '../http_errors.ts';
 import type { ApiContext } from '../context.ts';
 import { lookupEvents } from '../event_lookup.ts';
-import { traceParam } from './traces.ts';
 
 export const MAX_EVENT_IDS = 5000;
 

@@ -25,11 +25,10 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { jsSafe } from '../../engine/engine.ts';
-import { HttpError, intParam } from '../http_errors.ts';
+import { HttpError, intParam, traceParam } from '../http_errors.ts';
 import type { ApiContext } from '../context.ts';
 import { lookupEvents } from '../event_lookup.ts';
 import { findingById } from '../library_contract.ts';
-import { traceParam } from './traces.ts';
 import { stringBytes } from '../byte_lru.ts';
 
 const ANSWER_VERSION = 2;

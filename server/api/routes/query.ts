@@ -22,9 +22,8 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import { HttpError, bigParam, enumParam, intParam, stringParam } from '../http_errors.ts';
+import { HttpError, bigParam, enumParam, intParam, stringParam, traceParam } from '../http_errors.ts';
 import type { ApiContext } from '../context.ts';
-import { traceParam } from './traces.ts';
 import { QueryError, DEFAULT_TIMEOUT_MS } from '../../query/sandbox.ts';
 import { FilterError } from '../../query/field_filter.ts';
 import type { EventListFilter } from '../../query/event_list.ts';

@@ -20,7 +20,7 @@ import { Transform, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { jsSafe } from '../../engine/engine.ts';
-import { HttpError, scrubPaths, TRACE_ID_RE } from '../http_errors.ts';
+import { HttpError, scrubPaths, traceParam, TRACE_ID_RE } from '../http_errors.ts';
 import type { ApiContext } from '../context.ts';
 import { isFinal, type JobState } from '../jobs.ts';
 import type { TraceRecordLike } from '../library_contract.ts';
@@ -30,12 +30,6 @@ export function displayName(raw: string | undefined | null): string {
   // Control characters and path separators are dropped; the name is never used in a path.
   const name = (raw ?? '').replace(/[\u0000-\u001f\u007f]/g, '').replace(/^.*[\\/]/, '').trim().slice(0, 200);
   return name || 'trace';
-}
-
-export function traceParam(params: unknown): string {
-  const id = (params as { id?: string }).id ?? '';
-  if (!TRACE_ID_RE.test(id)) throw new HttpError(400, 'trace id must be the trace content hash (hex)');
-  return id;
 }
 
 export async function registerTraceRoutes(app: FastifyInstance, ctx: ApiContext): Promise<void> {
@@ -77,7 +71,7 @@ export async function registerTraceRoutes(app: FastifyInstance, ctx: ApiContext)
     const q = req.query as Record<string, unknown>;
     const name = displayName(typeof q.name === 'string' ? q.name : (req.headers['x-file-name'] as string | undefined));
     const expect = q.expect === undefined ? undefined : String(q.expect);
-    if (expect !== undefined && !/^[0-9a-f]{64}$/.test(expect)) throw new HttpError(400, 'expect must be the sha256 (64 hex digits) of the file the upload must be');
+    if (expect !== undefined && !TRACE_ID_RE.test(expect)) throw new HttpError(400, 'expect must be the sha256 (64 hex digits) of the file the upload must be');
     let bytes = 0;
     let declared = NaN;
     // The content hash (the trace's id) is computed on the way to disk, so the

@@ -9,26 +9,16 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
-import { HttpError, bigParam, enumParam, intParam, stringParam } from '../http_errors.ts';
+import { HttpError, bigParam, enumParam, intParam, stringParam, traceParam } from '../http_errors.ts';
 import type { ApiContext } from '../context.ts';
-import { kindLabel } from '../../findings/labels.ts';
+import { kindLabel } from '../../../shared/contract/labels.ts';
 import type { OpenTrace } from '../trace_engines.ts';
 import { counterFromOverview, cpuFromOverview, servesWindow, sliceFromOverview, threadFromOverview, writepageFromOverview } from '../overview.ts';
 import { counterTracks, cpuTracks, flowTrack, instantTrack, sliceTracks, threadTracks, type Window } from '../track_queries.ts';
-import { traceParam } from './traces.ts';
 import { stringBytes } from '../byte_lru.ts';
 
-export interface TrackList {
-  start: number;
-  end: number;
-  cpus: Array<{ cpu: number; events: number }>;
-  threads: Array<{ utid: number; tid: number | null; name: string | null }>;
-  threadsOfInterest: Array<{ utid: number; tid: number | null; name: string | null; reason: string }>;
-  counters: Array<{ id: number; name: string; unit: string | null; utid: number | null; cpu: number | null; description: string | null; values: number }>;
-  sliceCategories: Array<{ category: string; count: number }>;
-  instants: Array<{ name: string; count: number }>;
-  flows: Array<{ kind: string; count: number }>;
-}
+export type { TrackList } from '../../../shared/contract/api.ts';
+import type { TrackList } from '../../../shared/contract/api.ts';
 
 const MAX_THREADS_LISTED = 50_000;
 const MAX_WINDOW_NS = 10n ** 15n; // ~11.5 days

@@ -6,7 +6,7 @@
  * The app's "copy as text" uses the same function, so a mail gets the same
  * table the terminal shows.
  */
-import type { CompareResult, CompareRow } from './compare.ts';
+import type { CompareResult, CompareRow } from '../contract/compare.ts';
 import { formatSideBySide } from './log2_hist.ts';
 
 export interface FormatOptions {

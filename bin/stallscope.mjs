@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Runs the CLI (server/cli.ts) as plain JavaScript: a bundle of server/ and
+// Runs the CLI (server/cli.ts) as plain JavaScript: a bundle of server/, shared/ and
 // its packages, made by esbuild on the first run after any source changed
 // and reused by every later run. Starting through tsx's loader instead
 // compiled ~200 TypeScript modules and loaded ~600 package files at every
@@ -29,10 +29,13 @@ const EXTERNAL = ['@duckdb/node-bindings', 'esbuild', 'xz-decompress', 'fsevents
 
 function stamp() {
   const hash = createHash('sha256');
-  const sources = fs.readdirSync(SERVER, { recursive: true }).filter((f) => f.endsWith('.ts') && !f.endsWith('.test.ts')).sort();
-  for (const f of sources) {
-    const st = fs.statSync(path.join(SERVER, f));
-    hash.update(`${f}\0${st.size}\0${st.mtimeMs}\n`);
+  // server/ and shared/ (the wire contract and the link codec the server imports).
+  for (const dir of [SERVER, path.join(ROOT, 'shared')]) {
+    const sources = fs.readdirSync(dir, { recursive: true }).filter((f) => f.endsWith('.ts') && !f.endsWith('.test.ts')).sort();
+    for (const f of sources) {
+      const st = fs.statSync(path.join(dir, f));
+      hash.update(`${path.relative(ROOT, path.join(dir, f))}\0${st.size}\0${st.mtimeMs}\n`);
+    }
   }
   hash.update(`${process.version}\n${fs.statSync(fileURLToPath(import.meta.url)).mtimeMs}\n`);
   for (const pkg of ['@duckdb/node-api', 'esbuild', 'fastify', 'tsx']) {

@@ -4,7 +4,7 @@
  * stalls and shrinker calls overlaid, a chart per time series with a line
  * per trace, and the traces' timelines stacked under one window (zoom or pan
  * any of them and the others follow). The data is GET /api/compare; the
- * table's text is the CLI's (server/compare/format_compare.ts), so a mail
+ * table's text is the CLI's (shared/compare/format_compare.ts), so a mail
  * gets what `stallscope compare` prints.
  */
 import { useEffect, useMemo, useState } from 'react';

@@ -16,7 +16,7 @@ import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { type CompareResult, type SideInput, type TraceInput, compareSides } from '../compare/compare.ts';
 import { compareResultToJson } from '../compare/compare_json.ts';
-import { formatValue, significanceMark } from '../compare/format_compare.ts';
+import { formatValue, significanceMark } from '../../shared/compare/format_compare.ts';
 import type { Engine } from '../engine/engine.ts';
 import type { Metric } from '../findings/metrics.ts';
 import { FleetError, openDataset, sqlString } from './dataset.ts';

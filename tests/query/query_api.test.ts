@@ -123,7 +123,7 @@ describe('query', () => {
    */
   it('does not delay a concurrent track request beyond 1.5 s, nor block an ingest', async () => {
     const heavy = 'SELECT count(*) FROM range(100000000000) a';
-    const long = [1, 2, 3, 4].map((k) => query(heavy, { queryId: `heavy-${k}`, timeoutMs: 60_000 }));
+    const long = [1, 2, 3, 4].map((k) => query(heavy, { queryId: `heavy-${k}`, timeoutMs: 180_000 }));
     // All four are in the query process (three running, one waiting for a slot) before anything is measured.
     await until(async () => (await Promise.all([1, 2, 3, 4].map((k) => isRunning(`heavy-${k}`)))).every(Boolean));
     // An ingest of another trace, while the queries run: it finishes (before they are cancelled below).
@@ -145,7 +145,9 @@ describe('query', () => {
     const ends = await Promise.all(long);
     expect(stillRunning.json(), JSON.stringify(ends.map((e) => [e.status, e.body.error]))).toEqual({ cancelled: true });
     expect(Math.max(...times)).toBeLessThan(1500);
-  }, 60_000);
+    // The bound is on the track requests above; the set-up around them (four queries reaching the query
+    // process, an ingest sharing two cores with them) can take minutes on a machine running other suites.
+  }, 180_000);
 });
 
 describe('event list', () => {

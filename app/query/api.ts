@@ -4,21 +4,13 @@
  * shapes are the server's own types (type-only imports: nothing is bundled).
  */
 import { ApiError } from '../api/client.ts';
-import type { ColumnInfo } from '../../shared/contract/query.ts';
-import type { Catalog } from '../../shared/contract/query.ts';
+import type { Catalog, ColumnInfo, Match, QueryResult, RangeSummary, SearchResult } from '../../shared/contract/query.ts';
 import type { EventListRow } from '../../shared/contract/events.ts';
-import type { Match, SearchResult } from '../../shared/contract/query.ts';
-import type { RangeSummary } from '../../shared/contract/query.ts';
 
 export type { Catalog, ColumnInfo, EventListRow, Match, RangeSummary, SearchResult };
 
-export interface QueryAnswer {
-  columns: ColumnInfo[];
-  cols: unknown[][];
-  rowCount: number;
-  truncated: boolean;
-  statements: number;
-  elapsedMs: number;
+/** The query route's answer: the sandbox's result, with the id it ran under and the trace's base time. */
+export interface QueryAnswer extends QueryResult {
   queryId: string;
   /** Absolute ns of the trace's first event (decimal string): model ts minus base = timeline ns. */
   base: string;

@@ -6,30 +6,14 @@
  * comparison from its link. Expected numbers from awk over `trace-cmd report -t`.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, readFileSync } from 'node:fs';
-import { basename, join } from 'node:path';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { expect, test, type APIRequestContext } from '@playwright/test';
-import { SCREENSHOTS } from './helpers.ts';
+import { expect, test } from '@playwright/test';
+import { SCREENSHOTS, ingest } from './helpers.ts';
 
 const FIXTURES = fileURLToPath(new URL('../../fixtures/compare/', import.meta.url));
 const FILES = ['vfs100.1.v7.dat', 'vfs1000.1.v7.dat'];
-
-async function ingest(request: APIRequestContext, file: string): Promise<string> {
-  const r = await request.post(`/api/traces?name=${encodeURIComponent(basename(file))}`, {
-    data: readFileSync(file),
-    headers: { 'content-type': 'application/octet-stream' },
-  });
-  expect(r.status()).toBe(202);
-  const { jobId } = await r.json();
-  for (let i = 0; i < 1200; i++) {
-    const s = await (await request.get(`/api/jobs/${jobId}`)).json();
-    if (s.phase === 'done') return s.traceId as string;
-    if (s.phase === 'failed') throw new Error(`ingest failed: ${s.error}`);
-    await new Promise((res) => setTimeout(res, 250));
-  }
-  throw new Error('ingest did not finish');
-}
 
 /** From trace-cmd report -t: super_cache_scan's freed sum and its completed calls (start then end on one task). */
 function awkFacts(file: string): { freed: number; calls: number } {

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { basename } from 'node:path';
-import type { Locator, Page } from '@playwright/test';
+import { expect, type APIRequestContext, type Locator, type Page } from '@playwright/test';
 
 export const SCREENSHOTS = 'test-results/screenshots';
 
@@ -27,4 +27,21 @@ export async function dropFile(page: Page, target: Locator, path: string, name =
 export async function visibleWindow(page: Page): Promise<{ t0: number; t1: number }> {
   const tl = page.getByTestId('timeline');
   return { t0: Number(await tl.getAttribute('data-t0')), t1: Number(await tl.getAttribute('data-t1')) };
+}
+
+/** Uploads a trace through the API and waits for its ingest job: the trace id. */
+export async function ingest(request: APIRequestContext, file: string): Promise<string> {
+  const r = await request.post(`/api/traces?name=${encodeURIComponent(basename(file))}`, {
+    data: readFileSync(file),
+    headers: { 'content-type': 'application/octet-stream' },
+  });
+  expect(r.status()).toBe(202);
+  const { jobId } = await r.json();
+  for (let i = 0; i < 1200; i++) {
+    const s = await (await request.get(`/api/jobs/${jobId}`)).json();
+    if (s.phase === 'done') return s.traceId as string;
+    if (s.phase === 'failed') throw new Error(`ingest failed: ${s.error}`);
+    await new Promise((res) => setTimeout(res, 250));
+  }
+  throw new Error('ingest did not finish');
 }

@@ -12,9 +12,9 @@
  */
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync } from 'node:fs';
-import { basename, join } from 'node:path';
-import { expect, test, type APIRequestContext, type Page } from '@playwright/test';
-import { SCREENSHOTS } from './helpers.ts';
+import { join } from 'node:path';
+import { expect, test, type Page } from '@playwright/test';
+import { SCREENSHOTS, ingest } from './helpers.ts';
 
 test.describe.configure({ mode: 'serial' });
 
@@ -24,21 +24,6 @@ async function shot(page: Page, name: string) {
 }
 
 /** Uploads a fixture through the API (instant when already in the library); its trace id. */
-async function ingest(request: APIRequestContext, file: string): Promise<string> {
-  const r = await request.post(`/api/traces?name=${encodeURIComponent(basename(file))}`, {
-    data: readFileSync(file),
-    headers: { 'content-type': 'application/octet-stream' },
-  });
-  expect(r.status()).toBe(202);
-  const { jobId } = await r.json();
-  for (let i = 0; i < 1200; i++) {
-    const s = await (await request.get(`/api/jobs/${jobId}`)).json();
-    if (s.phase === 'done') return s.traceId as string;
-    if (s.phase === 'failed') throw new Error(`ingest failed: ${s.error}`);
-    await new Promise((res) => setTimeout(res, 250));
-  }
-  throw new Error('ingest did not finish');
-}
 
 async function openTrace(page: Page, trace: string, query = '') {
   await page.goto(`/?trace=${trace}${query}`);

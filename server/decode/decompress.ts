@@ -40,12 +40,16 @@ export const MAX_COMPRESSION_LAYERS = 4;
  * gzip -9, zstd -19 --long and xz -9e), the bench's synthetic trace of
  * repeated copies 151x with xz; gzip cannot exceed ~1030x, zstd and xz can
  * reach millions. 500x leaves real traces a wide margin and still stops a
- * gzip bomb. Nothing is checked before the first GiB of content, so a small
- * input is never refused. STALLSCOPE_MAX_DECOMPRESSION_RATIO overrides the
- * ratio (0: no limit).
+ * gzip bomb. Nothing is judged before the first 64 MiB of content: a small
+ * input made of a few repeated lines is never refused, while a bomb is
+ * stopped after seconds of work (with 1 GiB, a 100 KB zstd frame of
+ * newlines kept an ingest busy for two minutes before it was judged).
+ * A real trace that produced 64 MiB from less than 128 KiB would compress
+ * seven times better than any recording measured. 
+ * STALLSCOPE_MAX_DECOMPRESSION_RATIO overrides the ratio (0: no limit).
  */
 export const MAX_DECOMPRESSION_RATIO = 500;
-export const BOMB_CHECK_AFTER_BYTES = 1 << 30;
+export const BOMB_CHECK_AFTER_BYTES = 64 << 20;
 
 /**
  * Total decompressed bytes any one compressed input may produce, whatever

@@ -37,7 +37,7 @@ async function drain(it: AsyncIterable<Uint8Array>): Promise<number> {
   return n;
 }
 
-/** The guard at the default ratio, checking from the first MiB on (the default waits for 1 GiB). */
+/** The guard at the default ratio, checking from the first MiB on (the default waits for 64 MiB). */
 const EARLY: BombGuard = { maxRatio: MAX_DECOMPRESSION_RATIO, checkAfterBytes: MiB };
 
 describe('decompression bomb guard', () => {

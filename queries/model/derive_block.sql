@@ -20,6 +20,18 @@
 --   * a completion pairs with the latest issue of the same (dev, sector)
 --     before it; of two completions of one issue only the first counts;
 --     a request issued again (requeue) is measured from its last issue;
+--   * a flush (zero-length, rwbs with F: 'FF' on 5.x+, 'FWS 0 + 0' on
+--     2.6.37-4.x) has no sector to key on: the kernel issues the queue's
+--     flush_rq at sector 0 and completes it at sector (sector_t)-1, and the
+--     empty preflush write it served completes on its own ('WS 0 + 0') with
+--     no issue. So flushes pair by device alone: a flush completion pairs
+--     with the latest flush issue of its device before it. That is exact
+--     because blk-flush keeps at most one flush in flight per flush queue
+--     (blk_kick_flush(): "C1. At any given time, only one flush shall be in
+--     progress"), so per queue flushes complete in issue order, each before
+--     the next is issued; on a multi-queue device with flushes in flight on
+--     two queues at once the earlier one keeps complete_ts NULL rather than
+--     taking another's completion;
 --   * an insert is the request's queueing when it is the latest insert of
 --     its (dev, sector) before the issue and after the previous issue of it;
 --   * issues without a completion in the trace keep complete_ts NULL;
@@ -46,7 +58,9 @@ ev AS MATERIALIZED (
 -- of `args` and picking the fields after took 8 min on 1M block events
 -- (issue 34b's note), this 5 s.
 fields AS (
-  SELECT ev.id, ev.ts, ev.cpu, ev.utid, ev.name, f.dev, f.sector, f.nr_sector, f.bytes, f.rwbs, f.comm, f.error
+  SELECT ev.id, ev.ts, ev.cpu, ev.utid, ev.name, f.dev, f.sector, f.nr_sector, f.bytes, f.rwbs, f.comm, f.error,
+    -- the pairing key: the sector, or -1 for a flush (see the header)
+    CASE WHEN f.nr_sector = 0 AND contains(coalesce(f.rwbs, ''), 'F') THEN -1 ELSE f.sector END AS pair_key
   FROM ev JOIN (
     SELECT a.arg_set_id,
       max(a.int_value) FILTER (WHERE a.key = 'dev') AS dev,
@@ -63,19 +77,19 @@ fields AS (
   ) f ON f.arg_set_id = ev.arg_set_id
 ),
 iss AS (
-  SELECT *, lag(ts) OVER (PARTITION BY dev, sector ORDER BY ts, id) AS prev_issue_ts
+  SELECT *, lag(ts) OVER (PARTITION BY dev, pair_key ORDER BY ts, id) AS prev_issue_ts
   FROM fields WHERE name = 'block_rq_issue' AND dev IS NOT NULL
 ),
-cmp AS (SELECT id, ts, dev, sector, error FROM fields WHERE name = 'block_rq_complete' AND dev IS NOT NULL),
-ins AS (SELECT id, ts, dev, sector FROM fields WHERE name = 'block_rq_insert' AND dev IS NOT NULL),
+cmp AS (SELECT id, ts, dev, pair_key, error FROM fields WHERE name = 'block_rq_complete' AND dev IS NOT NULL),
+ins AS (SELECT id, ts, dev, pair_key FROM fields WHERE name = 'block_rq_insert' AND dev IS NOT NULL),
 completed AS (
   SELECT i.id AS issue_id, c.id AS complete_id, c.ts AS complete_ts, c.error
-  FROM cmp c ASOF JOIN (SELECT id, ts, dev, sector FROM iss) i ON c.dev = i.dev AND c.sector = i.sector AND c.ts >= i.ts
+  FROM cmp c ASOF JOIN (SELECT id, ts, dev, pair_key FROM iss) i ON c.dev = i.dev AND c.pair_key = i.pair_key AND c.ts >= i.ts
   QUALIFY row_number() OVER (PARTITION BY i.id ORDER BY c.ts, c.id) = 1
 ),
 queued AS (
   SELECT i.id AS issue_id, q.id AS insert_id, q.ts AS insert_ts
-  FROM (SELECT id, ts, dev, sector, prev_issue_ts FROM iss) i ASOF JOIN ins q ON q.dev = i.dev AND q.sector = i.sector AND i.ts >= q.ts
+  FROM (SELECT id, ts, dev, pair_key, prev_issue_ts FROM iss) i ASOF JOIN ins q ON q.dev = i.dev AND q.pair_key = i.pair_key AND i.ts >= q.ts
   WHERE i.prev_issue_ts IS NULL OR q.ts > i.prev_issue_ts
 )
 SELECT

@@ -53,8 +53,11 @@
  *   8  `block_request` pairs issue -> complete (queries/model/derive_block.sql);
  *      counter tracks 'dirty pages', 'writeback pages', 'dirty threshold',
  *      'background threshold' (global_dirty_state) and 'block R|W latency DEV'
+ *   9  flushes (zero-length, rwbs with F) pair issue -> complete by device,
+ *      in issue order, not by sector: the kernel completes them at sector
+ *      (sector_t)-1 (before: most kept complete_ts NULL)
  */
-export const MODEL_VERSION = 8;
+export const MODEL_VERSION = 9;
 
 /** The model version an info.json records (0: written before versions existed). */
 export function modelVersionOf(summary: { modelVersion?: number }): number {

@@ -135,12 +135,14 @@ describe('writeback_flood: block request latency per device', () => {
   beforeAll(async () => {
     run = await analyze(join(FIXTURES, 'writeback_flood.v7.dat'));
     report = reportNs('writeback_flood.v7.dat');
-    // pair in awk: a completion closes the latest open issue of its (dev, sector)
+    // pair in awk: a completion closes the latest open issue of its (dev, sector);
+    // a flush (zero length, rwbs with F) has no sector to key on (issued at 0,
+    // completed at (sector_t)-1) and closes its device's open flush
     reqs = awk(
       `${PARSE} { parse() }
        function at(k,   i) { for (i = 1; i <= NF; i++) if ($i == ev ":") return $(i + k); return "" }
-       ev == "block_rq_issue" { d = at(1); r = at(2); sec = at(5); k = d " " sec; it[k] = t; op[k] = (r ~ /R/) ? "R" : (r ~ /W/) ? "W" : (r ~ /D/) ? "D" : (r ~ /F/) ? "F" : "N" }
-       ev == "block_rq_complete" { d = at(1); sec = at(4); k = d " " sec; if (k in it) { print d, op[k], t - it[k], it[k], t; delete it[k] } }`,
+       ev == "block_rq_issue" { d = at(1); r = at(2); sec = at(5); if (at(7) == 0 && r ~ /F/) sec = "flush"; k = d " " sec; it[k] = t; op[k] = (sec == "flush") ? "F" : (r ~ /R/) ? "R" : (r ~ /W/) ? "W" : (r ~ /D/) ? "D" : (r ~ /F/) ? "F" : "N" }
+       ev == "block_rq_complete" { d = at(1); sec = at(4); if (at(6) == 0 && at(2) ~ /F/) sec = "flush"; k = d " " sec; if (k in it) { print d, op[k], t - it[k], it[k], t; delete it[k] } }`,
       report,
     ).map((l) => {
       const [dev, op, lat, issue, complete] = l.split(' ');

@@ -21,7 +21,8 @@ test.describe.configure({ mode: 'serial' });
 const FLOOD = 'fixtures/writeback_flood.v7.dat';
 
 /**
- * awk over `trace-cmd report -t`: block requests paired issue -> complete by (dev, sector);
+ * awk over `trace-cmd report -t`: block requests paired issue -> complete by (dev, sector), a flush
+ * (zero length, rwbs with F: issued at sector 0, completed at (sector_t)-1) with its device's open flush;
  * per device, completed requests and the slowest read (ns).
  */
 function blockFacts(): Map<string, { requests: number; maxRead: number }> {
@@ -31,8 +32,8 @@ function blockFacts(): Map<string, { requests: number; maxRead: number }> {
     [
       `{ ev = ""; for (i = 1; i <= NF; i++) if ($i ~ /^[0-9]+\\.[0-9]+:$/) { ts = substr($i, 1, length($i) - 1); ev = $(i + 1); j = i + 1; break }
          if (ev == "") next; sub(/:$/, "", ev); split(ts, a, "."); t = a[1] * 1000000000 + a[2] }
-       ev == "block_rq_issue" { k = $(j + 1) " " $(j + 5); it[k] = t; rd[k] = ($(j + 2) ~ /R/) }
-       ev == "block_rq_complete" { d = $(j + 1); k = d " " $(j + 4); if (k in it) { n[d]++; if (rd[k] && t - it[k] > m[d]) m[d] = t - it[k]; delete it[k] } }
+       ev == "block_rq_issue" { k = $(j + 1) " " (($(j + 7) == 0 && $(j + 2) ~ /F/) ? "flush" : $(j + 5)); it[k] = t; rd[k] = ($(j + 2) ~ /R/) }
+       ev == "block_rq_complete" { d = $(j + 1); k = d " " (($(j + 6) == 0 && $(j + 2) ~ /F/) ? "flush" : $(j + 4)); if (k in it) { n[d]++; if (rd[k] && t - it[k] > m[d]) m[d] = t - it[k]; delete it[k] } }
        END { for (d in n) print d, n[d], m[d] + 0 }`,
     ],
     { input: report, encoding: 'utf8' },

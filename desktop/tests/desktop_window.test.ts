@@ -295,17 +295,71 @@ describe('the desktop window', () => {
     expect(cli.stdout.trim()).toBe(sha256(FIXTURE));
   }, 420_000);
 
-  it('opens the files named on its command line', async () => {
+  it('opens the files named on its command line; a second launch and links go to the open window', async () => {
     const s = await Session.start(DRIVER, desktopBinary, [SECOND_FIXTURE]);
+    const traceIdShown = async () => s.attribute((await one(s, '[data-testid="trace-view"]'))!, 'data-trace-id');
     try {
       await waitVisible(s, '[data-testid="trace-view"]', 180_000);
-      expect(await s.attribute((await one(s, '[data-testid="trace-view"]'))!, 'data-trace-id')).toBe(sha256(SECOND_FIXTURE));
+      expect(await traceIdShown()).toBe(sha256(SECOND_FIXTURE));
       expect(await s.title()).toBe('fsync_xfs.v7.dat — stallscope');
       await waitFor('findings', async () => ((await s.find('[data-finding-index]')).length > 0 ? true : undefined), 30_000);
       await shot(s, '04-command-line-file');
+      const before = launchProcesses();
+      const servers = () => launchProcesses().filter((p) => /serve --desktop/.test(p.cmdline));
+      const shells = () => launchProcesses().filter((p) => /stallscope-desktop(\s|$)/.test(p.cmdline) && !/serve --desktop/.test(p.cmdline));
+      expect(servers()).toHaveLength(1);
+      expect(shells()).toHaveLength(1);
+
+      // A second `stallscope-desktop FILE` (as a file manager runs it) hands the file over and exits at once.
+      const second = launchAgain([FIXTURE]);
+      expect(second.status, second.stderr).toBe(0);
+      expect(second.ms).toBeLessThan(5_000);
+      await waitFor('the first trace in the running window', async () => ((await traceIdShown()) === sha256(FIXTURE) ? true : undefined), 120_000);
+      await waitFor('its findings', async () => ((await s.find('[data-detector="shrinker_blocking"]')).length > 0 ? true : undefined), 30_000);
+      expect(await s.title()).toBe('reclaim_kswapd.v7.dat — stallscope');
+      // Still one window and one server: the same processes as before the second launch.
+      expect(servers().map((p) => p.pid)).toEqual(before.filter((p) => /serve --desktop/.test(p.cmdline)).map((p) => p.pid));
+      expect(shells()).toHaveLength(1);
+      await shot(s, '05-second-launch-handed-over');
+
+      // A stallscope:// link (what Copy link writes, what the file manager hands over) of a trace in the library.
+      const link = launchAgain([`stallscope://open/?trace=${sha256(SECOND_FIXTURE)}`]);
+      expect(link.status, link.stderr).toBe(0);
+      await waitFor('the linked trace', async () => ((await traceIdShown()) === sha256(SECOND_FIXTURE) ? true : undefined), 60_000);
+      expect(await s.title()).toBe('fsync_xfs.v7.dat — stallscope');
+      expect(new URL(await s.url()).searchParams.get('trace')).toBe(sha256(SECOND_FIXTURE));
+
+      // A team server's link to a trace this library does not hold: the page that offers to open its file.
+      const absent = createHash('sha256').update('a trace nobody ingested').digest('hex');
+      const web = launchAgain([`https://stallscope.example.org/?trace=${absent}`]);
+      expect(web.status, web.stderr).toBe(0);
+      const missing = await waitVisible(s, '[data-testid="missing-trace"]', 60_000);
+      expect(await s.attribute(missing, 'data-trace-id')).toBe(absent);
+      expect(new URL(await s.url()).origin).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+      await shot(s, '06-link-to-missing-trace');
+      expect(servers()).toHaveLength(1);
+
       expect(await closeAndWaitGone(s)).toEqual([]);
     } finally {
       await s.end().catch(() => undefined);
     }
-  }, 300_000);
+  }, 420_000);
 });
+
+/** Runs the shell again, as a second command line or a file manager would, in this test's library. */
+function launchAgain(args: string[]): { status: number | null; stderr: string; ms: number } {
+  const t0 = Date.now();
+  const r = spawnSync(desktopBinary, args, {
+    encoding: 'utf8',
+    timeout: 30_000,
+    env: {
+      ...process.env,
+      DISPLAY: display,
+      GDK_BACKEND: 'x11',
+      STALLSCOPE_DATA_DIR: dataDir,
+      XDG_CONFIG_HOME: configHome,
+      ...(installed ? {} : { STALLSCOPE_DESKTOP_RESOURCES: desktopResources }),
+    },
+  });
+  return { status: r.status, stderr: `${r.stderr}${r.error ? String(r.error) : ''}`, ms: Date.now() - t0 };
+}

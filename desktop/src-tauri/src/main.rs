@@ -15,6 +15,7 @@ mod links;
 mod menu;
 mod server;
 mod shell;
+mod single;
 mod state;
 
 fn main() {

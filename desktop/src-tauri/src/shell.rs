@@ -19,10 +19,11 @@ use tauri::{AppHandle, DragDropEvent, Manager, RunEvent, Url, WebviewUrl, Webvie
 
 use crate::links::{looks_like_link, parse_link, LinkView};
 use crate::menu;
+use crate::single;
 use crate::server::{fresh_token, Opened, ServerFiles, ServerMessage, ServerProcess};
 use crate::state::{DesktopState, Geometry, Settings};
 
-const MAIN: &str = "main";
+pub const MAIN: &str = "main";
 /// The page shown until the server answers, and when it could not start (desktop/splash/).
 const SPLASH: &str = "index.html";
 
@@ -106,11 +107,20 @@ fn file_uri_path(arg: &str) -> Option<PathBuf> {
 
 pub fn run() {
     let args = parse_args();
+    // A window of this library is open already: it takes the files and links, and this process ends.
+    let listener = match single::claim(&single::Handover { files: args.files.clone(), links: args.links.clone() }) {
+        single::Claim::Handed => std::process::exit(0),
+        single::Claim::First(l) => Some(l),
+        single::Claim::Alone => None,
+    };
     let app = tauri::Builder::default()
         .invoke_handler(tauri::generate_handler![desktop_action])
         .on_menu_event(|app, event| on_menu(app, event.id().as_ref()))
         .setup(move |app| {
             setup(app.handle(), args)?;
+            if let Some(l) = listener {
+                single::listen(app.handle(), l);
+            }
             Ok(())
         })
         .build(tauri::generate_context!())
@@ -122,6 +132,7 @@ pub fn run() {
         if let RunEvent::Exit = event {
             let shell = app.state::<Shell>();
             shell.exiting.store(true, Ordering::SeqCst);
+            single::release();
             shell.save_geometry_now(app);
             // The pipe closes and the server stops; killed if it takes longer than 5 s.
             let server = shell.server.lock().unwrap().take();

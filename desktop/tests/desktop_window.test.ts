@@ -322,6 +322,49 @@ describe('the desktop window', () => {
       expect(shells()).toHaveLength(1);
       await shot(s, '05-second-launch-handed-over');
 
+      // The View and Edit menus, by their accelerators in the native window (the menu's own handler, as in File ▸ Open).
+      const main = await waitFor('the main window', async () => windowsNamed('^reclaim_kswapd\\.v7\\.dat — stallscope$')[0], 10_000);
+      const windowSpan = async () => spanSeconds(await s.text((await one(s, '[data-testid="window-label"]'))!));
+      const settled = async (what: string, ok: (v: number) => boolean) => {
+        let last = NaN;
+        return waitFor(what, async () => {
+          const v = await windowSpan();
+          const same = v === last;
+          last = v;
+          return same && ok(v) ? v : undefined;
+        }, 20_000, 300);
+      };
+      const whole = await settled('the whole trace in view', (v) => v > 0);
+      const press = (keys: string) => {
+        xdotool('windowfocus', '--sync', main);
+        xdotool('key', '--clearmodifiers', keys);
+      };
+      press('ctrl+equal'); // View ▸ Zoom In: half the span
+      const zoomed = await settled('zoomed in', (v) => v < whole * 0.75);
+      expect(zoomed / whole).toBeCloseTo(0.5, 1);
+      press('ctrl+0'); // View ▸ Whole Trace
+      expect(await settled('the whole trace again', (v) => Math.abs(v - whole) / whole < 0.01)).toBeCloseTo(whole, 3);
+      press('ctrl+f'); // Edit ▸ Find Track…: the track filter has the focus
+      await waitFor('the track filter focused', async () => ((await s.execute<string>('return document.activeElement && document.activeElement.dataset.testid || "";')) === 'track-filter' ? true : undefined), 10_000);
+      xdotool('key', 'Escape');
+      press('ctrl+w'); // File ▸ Close Trace: back to the library
+      await waitVisible(s, '[data-testid="start-page"]', 20_000);
+      expect(await one(s, '[data-testid="trace-view"]')).toBeUndefined();
+      expect(servers()).toHaveLength(1);
+
+      // File ▸ Open Recent ▸ 1, by the menu's mnemonics (Alt+F, R, 1): the newest file, the one handed over above.
+      const recent = (JSON.parse(readFileSync(join(configHome, 'org.stallscope.desktop', 'state.json'), 'utf8')) as { recent: string[] }).recent;
+      expect(recent.slice(0, 2)).toEqual([FIXTURE, SECOND_FIXTURE]);
+      const home = await waitFor('the main window', async () => windowsNamed('^stallscope$')[0], 10_000);
+      xdotool('windowfocus', '--sync', home);
+      for (const k of ['alt+f', 'r', '1']) {
+        xdotool('key', '--clearmodifiers', k);
+        await new Promise((r) => setTimeout(r, 400));
+      }
+      await waitVisible(s, '[data-testid="trace-view"]', 60_000);
+      expect(await traceIdShown()).toBe(sha256(FIXTURE));
+      await shot(s, '06-open-recent');
+
       // A stallscope:// link (what Copy link writes, what the file manager hands over) of a trace in the library.
       const link = launchAgain([`stallscope://open/?trace=${sha256(SECOND_FIXTURE)}`]);
       expect(link.status, link.stderr).toBe(0);
@@ -336,7 +379,7 @@ describe('the desktop window', () => {
       const missing = await waitVisible(s, '[data-testid="missing-trace"]', 60_000);
       expect(await s.attribute(missing, 'data-trace-id')).toBe(absent);
       expect(new URL(await s.url()).origin).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
-      await shot(s, '06-link-to-missing-trace');
+      await shot(s, '07-link-to-missing-trace');
       expect(servers()).toHaveLength(1);
 
       expect(await closeAndWaitGone(s)).toEqual([]);
@@ -345,6 +388,14 @@ describe('the desktop window', () => {
     }
   }, 420_000);
 });
+
+/** The span of the timeline's window label ("0 ns + 1.649 s"), in seconds. */
+function spanSeconds(label: string): number {
+  const m = /\+\s*([\d.]+)\s*(ns|µs|us|ms|s)\s*$/.exec(label.trim());
+  if (!m) throw new Error(`no span in the window label ${JSON.stringify(label)}`);
+  const unit = { ns: 1e-9, µs: 1e-6, us: 1e-6, ms: 1e-3, s: 1 }[m[2] as 'ns' | 'µs' | 'us' | 'ms' | 's'];
+  return Number(m[1]) * unit;
+}
 
 /** Runs the shell again, as a second command line or a file manager would, in this test's library. */
 function launchAgain(args: string[]): { status: number | null; stderr: string; ms: number } {

@@ -279,11 +279,24 @@ describe('the desktop window', () => {
       const state = JSON.parse(readFileSync(join(configHome, 'org.stallscope.desktop', 'state.json'), 'utf8')) as { recent: string[] };
       expect(state.recent[0]).toBe(FIXTURE);
 
+      // Move and resize the native window as a user would: the next launch puts it back there (state.json).
+      const placed = await waitFor('the main window', async () => windowsNamed('^reclaim_kswapd\\.v7\\.dat — stallscope$')[0], 10_000);
+      xdotool('windowsize', '--sync', placed, '1100', '760');
+      xdotool('windowmove', '--sync', placed, '60', '40');
+      const movedTo = geometryOf(placed);
+      expect(movedTo).toEqual({ x: 60, y: 40, width: 1100, height: 760 });
+      await new Promise((r) => setTimeout(r, 1_500));
+
       // Closing the window stops its server: nothing of this launch is left.
       expect(launchProcesses().map((p) => p.pid)).toContain(server!.pid);
       const left = await closeAndWaitGone(s);
       expect(left).toEqual([]);
       expect(running(server!.pid), processStatus(server!.pid)).toBe(false);
+      const saved = (JSON.parse(readFileSync(join(configHome, 'org.stallscope.desktop', 'state.json'), 'utf8')) as { window: { x: number; y: number; width: number; height: number } }).window;
+      expect({ x: saved.x, y: saved.y }).toEqual({ x: 60, y: 40 });
+      expect(saved.width).toBe(1100);
+      expect(saved.height).toBeLessThanOrEqual(760); // the menu bar's height is outside the remembered inner size
+      expect(saved.height).toBeGreaterThan(660);
     } finally {
       await s.end().catch(() => undefined);
     }
@@ -304,6 +317,9 @@ describe('the desktop window', () => {
       expect(await s.title()).toBe('fsync_xfs.v7.dat — stallscope');
       await waitFor('findings', async () => ((await s.find('[data-finding-index]')).length > 0 ? true : undefined), 30_000);
       await shot(s, '04-command-line-file');
+      // The window came back where the first test left it.
+      const restored = geometryOf(await waitFor('the main window', async () => windowsNamed('^fsync_xfs\\.v7\\.dat — stallscope$')[0], 10_000));
+      expect(restored).toEqual({ x: 60, y: 40, width: 1100, height: 760 });
       const before = launchProcesses();
       const servers = () => launchProcesses().filter((p) => /serve --desktop/.test(p.cmdline));
       const shells = () => launchProcesses().filter((p) => /stallscope-desktop(\s|$)/.test(p.cmdline) && !/serve --desktop/.test(p.cmdline));
@@ -388,6 +404,14 @@ describe('the desktop window', () => {
     }
   }, 420_000);
 });
+
+/** A native window's position and size, as X sees it (xdotool getwindowgeometry). */
+function geometryOf(win: string): { x: number; y: number; width: number; height: number } {
+  const out = xdotool('getwindowgeometry', win);
+  const m = /Position:\s*(-?\d+),(-?\d+)[\s\S]*Geometry:\s*(\d+)x(\d+)/.exec(out);
+  if (!m) throw new Error(`no geometry in ${JSON.stringify(out)}`);
+  return { x: Number(m[1]), y: Number(m[2]), width: Number(m[3]), height: Number(m[4]) };
+}
 
 /** The span of the timeline's window label ("0 ns + 1.649 s"), in seconds. */
 function spanSeconds(label: string): number {

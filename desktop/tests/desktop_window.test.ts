@@ -380,6 +380,13 @@ describe('the desktop window', () => {
       await waitVisible(s, '[data-testid="trace-view"]', 60_000);
       expect(await traceIdShown()).toBe(sha256(FIXTURE));
       await shot(s, '06-open-recent');
+      // Edit ▸ Copy Link (Ctrl+Shift+L): with no team server set, a stallscope:// link to this view, and the app says it copied it.
+      xdotool('windowfocus', '--sync', home);
+      xdotool('key', '--clearmodifiers', 'ctrl+shift+l');
+      const copied = await waitFor('the copied link', async () => (await s.execute<string | null>('return window.__stallscopeLink ? window.__stallscopeLink.url : null;')) ?? undefined, 10_000);
+      expect(copied.startsWith(`stallscope://open/?trace=${sha256(FIXTURE)}`), copied).toBe(true);
+      const toast = await waitVisible(s, '[data-testid="toast-text"]', 10_000);
+      expect(await s.text(toast)).toMatch(/copied/i);
 
       // A stallscope:// link (what Copy link writes, what the file manager hands over) of a trace in the library.
       const link = launchAgain([`stallscope://open/?trace=${sha256(SECOND_FIXTURE)}`]);

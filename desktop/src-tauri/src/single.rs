@@ -77,6 +77,10 @@ pub fn claim(handover: &Handover) -> Claim {
         }
         match UnixListener::bind(&path) {
             Ok(l) => {
+                // Only this user may hand files to the window (connecting needs write
+                // permission on the socket): the data directory fallback may be readable by others.
+                use std::os::unix::fs::PermissionsExt;
+                let _ = std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600));
                 let _ = SOCKET.set(path);
                 return Claim::First(l);
             }

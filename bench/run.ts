@@ -42,10 +42,10 @@ import { benchIngest, formatIngestTable, modelDataDir, pruneModels, ratioOf, typ
 import { makeLargeTraces, mb, OUT_DIR, ROOT, type LargeTraceSet } from './make_large_traces.ts';
 import { serverUrl } from './server_url.ts';
 
-type Part = 'corpus' | 'ingest' | 'detectors' | 'ui' | 'perfetto' | 'query' | 'compare' | 'fleet';
-const PARTS: Part[] = ['corpus', 'ingest', 'detectors', 'ui', 'perfetto', 'query', 'compare', 'fleet'];
+type Part = 'corpus' | 'ingest' | 'detectors' | 'ui' | 'perfetto' | 'query' | 'compare' | 'fleet' | 'cli';
+const PARTS: Part[] = ['corpus', 'ingest', 'detectors', 'ui', 'perfetto', 'query', 'compare', 'fleet', 'cli'];
 /** Parts run without --only: the corpus replaces the older ingest part (one replicated recording) by default. */
-const DEFAULT_PARTS: Part[] = ['corpus', 'detectors', 'ui', 'perfetto', 'query', 'compare', 'fleet'];
+const DEFAULT_PARTS: Part[] = ['corpus', 'detectors', 'ui', 'perfetto', 'query', 'compare', 'fleet', 'cli'];
 
 interface Args {
   parts: Set<Part>;
@@ -86,7 +86,7 @@ function parseArgs(argv: string[]): Args {
         parts.add(p as Part);
       }
     } else if (a === '--help' || a === '-h') {
-      process.stdout.write('usage: npm run bench -- [--quick] [--only corpus|ingest|detectors|ui|perfetto|query|compare|fleet]... [--file MIX|SIZE|FORMAT]... [--no-first-view] [--no-trace-cmd] [--dat-only] [--ratio-runs N]\n');
+      process.stdout.write('usage: npm run bench -- [--quick] [--only corpus|ingest|detectors|ui|perfetto|query|compare|fleet|cli]... [--file MIX|SIZE|FORMAT]... [--no-first-view] [--no-trace-cmd] [--dat-only] [--ratio-runs N]\n');
       process.exit(0);
     } else throw new Error(`unknown argument ${a}`);
   }
@@ -483,6 +483,17 @@ async function main(): Promise<void> {
     } catch (e) {
       notes.push(`fleet: failed: ${(e as Error).message}`);
       log(`fleet: FAILED ${(e as Error).stack}`);
+    }
+  }
+
+  if (args.parts.has('cli')) {
+    log('\n# cli start (against node -e 0, same run)');
+    try {
+      const { benchCliStart } = await import('./cli_start_bench.ts');
+      results.cli = benchCliStart({ runs: args.quick ? 3 : 7, log });
+    } catch (e) {
+      notes.push(`cli: failed: ${(e as Error).message}`);
+      log(`cli: FAILED ${(e as Error).stack}`);
     }
   }
 

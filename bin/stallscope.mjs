@@ -14,6 +14,7 @@
 // the app and their .wasm beside their source), and packages that load
 // files beside themselves or hold native code stay outside, imported from
 // node_modules by absolute path.
+import { buildCliBundle } from './cli_bundle.mjs';
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
@@ -24,8 +25,6 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const SERVER = path.join(ROOT, 'server');
 const requireHere = createRequire(import.meta.url);
-/** Packages left outside the bundle: native code, or files loaded beside themselves. */
-const EXTERNAL = ['@duckdb/node-bindings', 'esbuild', 'xz-decompress', 'fsevents'];
 
 function stamp() {
   const hash = createHash('sha256');
@@ -38,6 +37,7 @@ function stamp() {
     }
   }
   hash.update(`${process.version}\n${fs.statSync(fileURLToPath(import.meta.url)).mtimeMs}\n`);
+  hash.update(`${fs.statSync(new URL('./cli_bundle.mjs', import.meta.url)).mtimeMs}\n`);
   for (const pkg of ['@duckdb/node-api', 'esbuild', 'fastify', 'tsx']) {
     try {
       hash.update(`${pkg}@${requireHere(`${pkg}/package.json`).version}\n`);
@@ -68,42 +68,8 @@ async function bundle() {
   const out = path.join(dir, `cli-${stamp()}`);
   const entry = path.join(out, 'cli.js');
   if (fs.existsSync(entry)) return entry;
-  const esbuild = await import('esbuild');
   const tmp = `${out}.${process.pid}.tmp`;
-  await esbuild.build({
-    entryPoints: [path.join(SERVER, 'cli.ts')],
-    bundle: true,
-    splitting: true,
-    format: 'esm',
-    platform: 'node',
-    target: 'node20',
-    outdir: tmp,
-    outExtension: { '.js': '.js' },
-    logLevel: 'silent',
-    plugins: [
-      {
-        name: 'packages-by-absolute-path',
-        setup(build) {
-          const filter = new RegExp(`^(${EXTERNAL.map((p) => p.replace(/[/.]/g, '\\$&')).join('|')})(/|$)`);
-          build.onResolve({ filter }, (args) => ({ path: requireHere.resolve(args.path), external: true }));
-        },
-      },
-      {
-        name: 'sources-keep-their-url',
-        setup(build) {
-          // import.meta.url of each source module names its own file (not in a string literal).
-          build.onLoad({ filter: /[\\/]server[\\/].*\.ts$/ }, (args) => ({
-            contents: fs.readFileSync(args.path, 'utf8').replace(/(?<!['"`])\bimport\.meta\.url\b/g, JSON.stringify(pathToFileURL(args.path).href)),
-            loader: 'ts',
-          }));
-        },
-      },
-    ],
-    // Bundled CommonJS packages call require() on node builtins.
-    banner: { js: `import { createRequire as __stallscopeRequire } from 'node:module'; const require = __stallscopeRequire(${'import.meta'}.url);` },
-  });
-  // The chunks need an ESM package scope wherever the cache is.
-  fs.writeFileSync(path.join(tmp, 'package.json'), '{"type":"module"}\n');
+  await buildCliBundle(tmp, { portable: false });
   try {
     fs.renameSync(tmp, out);
   } catch {
@@ -113,8 +79,14 @@ async function bundle() {
   return entry;
 }
 
+// An installed package (no .git beside it) runs the prepared dist/cli/ (`npm run build`, prepack),
+// never esbuild or a TypeScript compiler. A checkout keeps the cache above, so an edited
+// source is never shadowed by a stale dist/.
+const PREPARED = path.join(ROOT, 'dist', 'cli', 'cli.js');
 let entry = null;
-if (process.env.STALLSCOPE_CLI_TSX !== '1') {
+if (process.env.STALLSCOPE_CLI_TSX !== '1' && !fs.existsSync(path.join(ROOT, '.git')) && fs.existsSync(PREPARED)) {
+  entry = PREPARED;
+} else if (process.env.STALLSCOPE_CLI_TSX !== '1') {
   try {
     entry = await bundle();
   } catch (err) {

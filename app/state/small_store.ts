@@ -27,7 +27,6 @@ export function smallStore<T extends object>(initial: T): SmallStore<T> {
       return () => listeners.delete(l);
     },
     use<U>(select: (s: T) => U): U {
-      // eslint-disable-next-line react-hooks/rules-of-hooks
       return useSyncExternalStore(store.subscribe, () => select(state));
     },
   };

@@ -316,7 +316,7 @@ describe('format_report', () => {
     );
     // --sort time --top 1: the earlier one only
     const top = formatReport(r, {}, { sort: 'time', top: 1 });
-    expect(top).toMatch(/-- findings, in time order \(top 1 of 2\)\n  CRITICAL 9007199\.254740000/);
+    expect(top).toMatch(/-- findings, in time order \(top 1 of 2\)\n {2}CRITICAL 9007199\.254740000/);
     expect(top).toMatch(/\.\.\. 1 more/);
   });
 });

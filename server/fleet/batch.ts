@@ -79,7 +79,6 @@ export async function runBatch(args: string[], opts: BatchOptions): Promise<Batc
   log(`batch: ${files.length} inputs, ${reused} already analysed, ${queue.length} to analyse with ${jobs} job(s)`);
 
   let finished = 0;
-  let failed = 0;
   const worker = async () => {
     for (let t = queue.shift(); t; t = queue.shift()) {
       const t0 = performance.now();
@@ -87,7 +86,6 @@ export async function runBatch(args: string[], opts: BatchOptions): Promise<Batc
       const isFailure = lines.length === 1 && lineTable(lines[0]!) === 'failures';
       const text = lines.join('\n');
       if (isFailure) {
-        failed++;
         await writeFile(path.join(failedDir, `${t.traceId}.ndjson`), `${text}\n`);
       } else {
         await rm(path.join(failedDir, `${t.traceId}.ndjson`), { force: true });

@@ -21,7 +21,7 @@ export async function deriveModel(engine: Engine, onStep?: (step: string) => voi
     try {
       await engine.exec(fs.readFileSync(file, 'utf8'));
     } catch (err) {
-      throw new Error(`queries/model/${step}: ${(err as Error).message}`);
+      throw new Error(`queries/model/${step}: ${(err as Error).message}`, { cause: err });
     }
     timings[step] = performance.now() - started;
     onStep?.(step);

@@ -57,6 +57,7 @@ function errorsOf(page: Page): string[] {
   return (page as Page & { errors?: string[] }).errors ?? [];
 }
 
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- the tests read whatever JSON each route returns
 async function apiJson(base: string, path: string): Promise<any> {
   const r = await fetch(`${base}${path}`);
   return r.json();

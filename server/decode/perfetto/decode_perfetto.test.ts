@@ -46,7 +46,10 @@ function bundlePacket(seq: number, cpu: number, events: TestEvent[], extra?: (w:
         w.uintField(F.event.timestamp, e.ts);
         w.uintField(F.event.pid, e.pid);
         w.nested(e.id, () => {
-          for (const [no, v] of e.fields) typeof v === 'string' ? w.stringField(no, v) : w.uintField(no, v);
+          for (const [no, v] of e.fields) {
+            if (typeof v === 'string') w.stringField(no, v);
+            else w.uintField(no, v);
+          }
         });
       });
     }

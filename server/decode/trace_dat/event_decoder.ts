@@ -345,9 +345,7 @@ export function compileEvent<R extends DirectRowColumns>(
   }
   const fastSrc = `return function fast(b, o, n) { return { ${fastParts.join(', ')} }; };`;
   const safeSrc = `return function safe(b, o, n) { const r = {}; ${safeParts.join(' ')} return r; };`;
-  // eslint-disable-next-line @typescript-eslint/no-implied-eval
   const fast = new Function('h', fastSrc)(helpers) as FieldsReader;
-  // eslint-disable-next-line @typescript-eslint/no-implied-eval
   const safe = new Function('h', safeSrc)(helpers) as FieldsReader;
 
   let direct: CompiledEvent<R>['direct'] = null;
@@ -360,7 +358,6 @@ export function compileEvent<R extends DirectRowColumns>(
       return fe === undefined ? `w.absent(${Number(column)});` : columnWrite(fe, Number(column), kind, littleEndian);
     });
     const src = `return function direct(b, o, n, w) { const A = w.arrays, r = w.row; let v, a; ${parts.join(' ')} };`;
-    // eslint-disable-next-line @typescript-eslint/no-implied-eval
     const read = new Function('h', src)(helpers) as DirectReader;
     direct = { rows, read };
   }

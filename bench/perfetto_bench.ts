@@ -20,7 +20,7 @@ import { gunzipSync } from 'node:zlib';
 import { decodePerfetto } from '../server/decode/perfetto/decode_perfetto.ts';
 import { F } from '../server/decode/perfetto/perfetto_schema.ts';
 import { ProtoReader, WIRE_LEN, WIRE_VARINT } from '../server/decode/perfetto/proto_reader.ts';
-import { traceProcessorShell } from '../server/decode/perfetto/test_trace_processor.ts';
+import { traceProcessorShell } from '../tests/support/decode/perfetto/test_trace_processor.ts';
 import { ProtoWriter } from '../server/export/perfetto/proto_writer.ts';
 import { ingestFile } from '../server/ingest/ingest_file.ts';
 

@@ -24,7 +24,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { gzipSync } from 'node:zlib';
 import { DecodeError } from '../server/decode/decoded_event.ts';
-import { gzipBomb, textHeaderZstd, v7Chunk, v7WithCraftedBuffer, zstdRleFrame } from '../server/decode/test_bombs.ts';
+import { gzipBomb, textHeaderZstd, v7Chunk, v7WithCraftedBuffer, zstdRleFrame } from '../tests/support/decode/test_bombs.ts';
 import { IngestError, ingestFile } from '../server/ingest/ingest_file.ts';
 
 const { values, positionals } = parseArgs({

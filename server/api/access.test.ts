@@ -19,7 +19,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apiRoutes } from './access.ts';
-import { FIXTURES, rawRequest, sha256, startRealServer, tmpEntries, until, type RealServer } from './test_server.ts';
+import { FIXTURES, rawRequest, sha256, startRealServer, tmpEntries, until, type RealServer } from '../../tests/support/api/test_server.ts';
 
 const TOKEN = 'tok-3c9f8e21a7';
 const FILE = path.join(FIXTURES, 'reclaim_kswapd.v7.dat');

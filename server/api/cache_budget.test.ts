@@ -10,7 +10,7 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ByteLru } from './byte_lru.ts';
 import { DEFAULT_CACHE_BUDGETS } from './create_server.ts';
-import { FIXTURES, freePort, sha256, startRealServer, until, type RealServer } from './test_server.ts';
+import { FIXTURES, freePort, sha256, startRealServer, until, type RealServer } from '../../tests/support/api/test_server.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const cleanup: Array<() => Promise<void> | void> = [];

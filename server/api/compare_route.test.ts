@@ -6,7 +6,7 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FIXTURES, type RealServer, startRealServer, uploadFile, waitJob } from './test_server.ts';
+import { FIXTURES, type RealServer, startRealServer, uploadFile, waitJob } from '../../tests/support/api/test_server.ts';
 
 let s: RealServer;
 const ids: string[] = [];

@@ -12,7 +12,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   FIXTURES, followJobEvents, listTraces, sha256, startRealServer, tmpEntries, traceDirs, uploadFile, waitJob, type RealServer,
-} from './test_server.ts';
+} from '../../tests/support/api/test_server.ts';
 
 const A = path.join(FIXTURES, 'reclaim_kswapd.v7.dat');
 const B = path.join(FIXTURES, 'memcg_reclaim.v7.dat');

@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, expect, it } from 'vitest';
-import { FIXTURES, followJobEvents, freePort, listTraces, sha256, spawnServer, uploadFile, type ServerProcess } from './test_server.ts';
+import { FIXTURES, followJobEvents, freePort, listTraces, sha256, spawnServer, uploadFile, type ServerProcess } from '../../tests/support/api/test_server.ts';
 
 const FILE = path.join(FIXTURES, 'fsync_xfs.full.v7.dat');
 const ID = sha256(FILE);

@@ -13,7 +13,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   FIXTURES, followJobEvents, freePort, listTraces, sha256, spawnServer, tmpEntries, traceDirs, until, uploadFile, waitJob, type ServerProcess,
-} from './test_server.ts';
+} from '../../tests/support/api/test_server.ts';
 
 // 148k events: ingest takes seconds, so "mid-ingest" is easy to hit.
 const FILE = path.join(FIXTURES, 'fsync_xfs.full.v7.dat');

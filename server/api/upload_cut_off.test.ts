@@ -11,7 +11,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   FIXTURES, cutOffUpload, listTraces, sha256, startRealServer, tmpEntries, traceDirs, until, uploadFile, waitJob, type RealServer,
-} from './test_server.ts';
+} from '../../tests/support/api/test_server.ts';
 
 const FILE = path.join(FIXTURES, 'reclaim_kswapd.v7.dat');
 const bytes = fs.readFileSync(FILE);

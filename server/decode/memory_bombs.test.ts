@@ -23,8 +23,8 @@ import { gzipSync, deflateSync } from 'node:zlib';
 import { afterAll, describe, expect, it } from 'vitest';
 import { FileSource } from './trace_dat/file_source.ts';
 import { readTraceDatHeader } from './trace_dat/read_file_header.ts';
-import { recompressV7 } from './trace_dat/test_v7_file.ts';
-import { gzipBomb, textHeaderZstd, v7Chunk, v7WithCraftedBuffer, xzBigDictionary, xzZeros, zstdRleFrame } from './test_bombs.ts';
+import { recompressV7 } from '../../tests/support/decode/trace_dat/test_v7_file.ts';
+import { gzipBomb, textHeaderZstd, v7Chunk, v7WithCraftedBuffer, xzBigDictionary, xzZeros, zstdRleFrame } from '../../tests/support/decode/test_bombs.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const FIXTURE = path.join(ROOT, 'fixtures/reclaim_kswapd.v7.dat');

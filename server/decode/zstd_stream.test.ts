@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { unzstdJs, unzstdNative, zstdBinaryUsable } from './zstd_stream.ts';
-import { zstdRleFrame } from './test_bombs.ts';
+import { zstdRleFrame } from '../../tests/support/decode/test_bombs.ts';
 import { DecompressBudget, TraceDatBombError } from './trace_dat/decompress.ts';
 
 const FIXTURES = path.resolve(import.meta.dirname, '../../fixtures');

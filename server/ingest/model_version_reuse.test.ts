@@ -8,7 +8,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { openDuckDb } from '../engine/engine.ts';
 import { MODEL_VERSION } from '../model/model_version.ts';
 import { ingestFile } from './ingest_file.ts';
-import { makeUnversioned } from './test_older_model.ts';
+import { makeUnversioned } from '../../tests/support/ingest/test_older_model.ts';
 
 const FIXTURE = path.resolve(__dirname, '../../fixtures/handmade/kernel4x_kswapd_escalation.txt');
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'stallscope-model-version-'));

@@ -11,7 +11,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { expect, test, type APIRequestContext } from '@playwright/test';
-import { queryTraceProcessor } from '../../server/decode/perfetto/test_trace_processor.ts';
+import { queryTraceProcessor } from '../support/decode/perfetto/test_trace_processor.ts';
 
 const FIXTURE = 'fixtures/perfetto_reclaim.pftrace';
 

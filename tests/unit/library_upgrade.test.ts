@@ -8,7 +8,7 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { builtinDetectorsStamp } from '../../server/findings/detector_registry.ts';
 import { TraceLibrary } from '../../server/ingest/library.ts';
-import { makeUnversioned } from '../../server/ingest/test_older_model.ts';
+import { makeUnversioned } from '../support/ingest/test_older_model.ts';
 import { MODEL_VERSION } from '../../server/model/model_version.ts';
 
 const KERNEL4X = path.resolve(__dirname, '../../fixtures/handmade/kernel4x_kswapd_escalation.txt');

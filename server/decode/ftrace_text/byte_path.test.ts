@@ -10,7 +10,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { newEventLine, parseNormalLineB, parseNormalLine, type EventLine } from './parse_event_line.ts';
-import { lineReading } from './test_line_reading.ts';
+import { lineReading } from '../../../tests/support/decode/ftrace_text/test_line_reading.ts';
 
 const FIX = join(import.meta.dirname, '../../../fixtures');
 const FILES = [

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { DecodeError } from '../decoded_event.ts';
 import { openDecompressed } from '../decompress.ts';
-import { chunked, CollectingSink } from './collecting_sink.ts';
+import { chunked, CollectingSink } from '../../../tests/support/decode/ftrace_text/collecting_sink.ts';
 import { decodeFtraceText } from './decode_ftrace_text.ts';
 import { hasTypedParser } from './fields/index.ts';
 

@@ -21,8 +21,12 @@ import { TRACE_FLAGS as F } from '../decoded_event.ts';
 import { eventNameAt, eventNameInfo, nameHashStep, type EventNameInfo } from './fields/index.ts';
 import { flat, latin1, newMutableByteKey, RangeMemo, sameBytes, setByteKey } from './fields/generic.ts';
 
-/** How the flags column is to be read. */
-export type FlagStyle = 'kernel' | 'libtraceevent';
+/**
+ * How the flags column is to be read: the kernel's reading, the only one any producer needs
+ * (a 'libtraceevent' reading of N was never selected and is gone; the parameter stays so the
+ * parse functions' signatures did not change in the tidy-up).
+ */
+export type FlagStyle = 'kernel';
 
 /** A parsed event line. Reused between lines by the decoder (no per-line allocation). */
 export interface EventLine {
@@ -107,13 +111,12 @@ function irqsOffBits(c: number): number {
 /**
  * need-resched column. Kernel: N = TIF_NEED_RESCHED + PREEMPT_NEED_RESCHED,
  * n = TIF only, p = PREEMPT only; 6.13+ lazy variants L/l/b/B where the lazy
- * bit reuses 0x02 (formerly IRQS_NOSUPPORT). libtraceevent's latency format
- * prints N for the TIF_NEED_RESCHED bit alone.
+ * bit reuses 0x02 (formerly IRQS_NOSUPPORT).
  */
-function needReschedBits(c: number, style: FlagStyle): number {
+function needReschedBits(c: number, _style: FlagStyle): number {
   switch (c) {
     case 46: return 0; // .
-    case 78: return style === 'kernel' ? F.NEED_RESCHED | F.PREEMPT_RESCHED : F.NEED_RESCHED; // N
+    case 78: return F.NEED_RESCHED | F.PREEMPT_RESCHED; // N
     case 110: return F.NEED_RESCHED; // n
     case 112: return F.PREEMPT_RESCHED; // p
     case 76: return 0x02 | F.PREEMPT_RESCHED; // L: lazy + preempt

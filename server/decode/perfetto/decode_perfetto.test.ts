@@ -15,7 +15,7 @@ import { deflateSync, gzipSync } from 'node:zlib';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ProtoWriter } from '../../export/perfetto/proto_writer.ts';
 import { decodeFile } from '../decode_file.ts';
-import { CollectingSink } from '../ftrace_text/collecting_sink.ts';
+import { CollectingSink } from '../../../tests/support/decode/ftrace_text/collecting_sink.ts';
 import { sniffInput } from '../sniff.ts';
 import { F, perfettoType } from './perfetto_schema.ts';
 

@@ -19,7 +19,7 @@ import { type Engine, openDuckDb } from '../../engine/engine.ts';
 import { runDetectors } from '../../findings/run_detectors.ts';
 import type { Finding } from '../../findings/finding.ts';
 import { ingestFile } from '../../ingest/ingest_file.ts';
-import { queryTraceProcessor, type TpRow } from './test_trace_processor.ts';
+import { queryTraceProcessor, type TpRow } from '../../../tests/support/decode/perfetto/test_trace_processor.ts';
 
 const FIXTURES = join(import.meta.dirname, '../../../fixtures');
 const dataDir = mkdtempSync(join(tmpdir(), 'stallscope-perfetto-rec-'));

@@ -35,7 +35,7 @@ import { FileSource } from './file_source.ts';
 import { Kallsyms } from './kallsyms.ts';
 import { readTraceDatHeader } from './read_file_header.ts';
 import { decodePage, pageTimestamp, PageRecords } from './ring_buffer_page.ts';
-import { pageRecordsLE, v6Layout } from './test_v6_file.ts';
+import { pageRecordsLE, v6Layout } from '../../../tests/support/decode/trace_dat/test_v6_file.ts';
 
 const FIXTURE = path.resolve(__dirname, '../../../fixtures/reclaim_kswapd.v6.dat');
 

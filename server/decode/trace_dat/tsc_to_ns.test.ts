@@ -12,7 +12,7 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openDuckDb } from '../../engine/engine.ts';
 import { ingestFile } from '../../ingest/ingest_file.ts';
-import { optionRecord, withOptionsV7 } from './test_v7_file.ts';
+import { optionRecord, withOptionsV7 } from '../../../tests/support/decode/trace_dat/test_v7_file.ts';
 
 const FIXTURE = path.resolve(__dirname, '../../../fixtures/reclaim_kswapd.v7.dat');
 const TSC2NSEC = 14;

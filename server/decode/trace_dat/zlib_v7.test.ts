@@ -22,7 +22,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { openDuckDb } from '../../engine/engine.ts';
 import { ingestFile } from '../../ingest/ingest_file.ts';
 import { recordingDigest } from '../../model/model_digest.ts';
-import { recompressV7, type Recompression } from './test_v7_file.ts';
+import { recompressV7, type Recompression } from '../../../tests/support/decode/trace_dat/test_v7_file.ts';
 
 const FIXTURES = path.resolve(__dirname, '../../../fixtures');
 /** A single-buffer recording, and one with two buffers (instances). */

@@ -16,7 +16,7 @@ import { type Engine, openDuckDb } from '../../engine/engine.ts';
 import type { Finding } from '../../findings/finding.ts';
 import { runDetectors } from '../../findings/run_detectors.ts';
 import { ingestFile } from '../../ingest/ingest_file.ts';
-import { queryTraceProcessor } from '../../decode/perfetto/test_trace_processor.ts';
+import { queryTraceProcessor } from '../../../tests/support/decode/perfetto/test_trace_processor.ts';
 import { exportPerfetto, type PerfettoExportResult } from './export_perfetto.ts';
 
 const FIXTURES = join(import.meta.dirname, '../../../fixtures');

@@ -13,7 +13,7 @@ import { ModelStore, type ModelLayout } from '../../../model/model_store.ts';
 import { TableRowWriter, TypedRows } from '../../../model/typed_rows.ts';
 import { typedTableFor } from '../../../model/typed_tables.ts';
 import { directTextWriter, textFieldParser } from '../raw_text_fields.ts';
-import { comparableChunks as comparable, KV_FIXTURES as FILES, mutatedKvEvents, recordedKvEventsWithLookAlikes } from './test_kv_events.ts';
+import { comparableChunks as comparable, KV_FIXTURES as FILES, mutatedKvEvents, recordedKvEventsWithLookAlikes } from '../../../../tests/support/decode/ftrace_text/fields/test_kv_events.ts';
 
 let engine: Engine;
 let layout: ModelLayout;

@@ -11,7 +11,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { newEventLine, parseNormalLine, parseNormalLineB } from '../parse_event_line.ts';
-import { lineReading } from '../test_line_reading.ts';
+import { lineReading } from '../../../../tests/support/decode/ftrace_text/test_line_reading.ts';
 import { KIND_FAST, nativeLineFramer, R_END, R_START, REC_WORDS } from './native_framer.ts';
 import { readFramedLine } from './read_framed_line.ts';
 

@@ -16,7 +16,7 @@ import { ModelStore, type ModelLayout } from '../../../model/model_store.ts';
 import { TableRowWriter, TypedRows } from '../../../model/typed_rows.ts';
 import { typedTableFor } from '../../../model/typed_tables.ts';
 import { directTextWriter, textFieldParser } from '../raw_text_fields.ts';
-import { comparableChunks as comparable, KV_FIXTURES as FILES, kvEvents, mutatedKvEvents, recordedKvEventsWithLookAlikes } from '../fields/test_kv_events.ts';
+import { comparableChunks as comparable, KV_FIXTURES as FILES, kvEvents, mutatedKvEvents, recordedKvEventsWithLookAlikes } from '../../../../tests/support/decode/ftrace_text/fields/test_kv_events.ts';
 import { loadNativeModule } from './load_wasm.ts';
 import { NativeKvScanner, nativeKvScanner, SCAN_KV_WASM } from './native_kv_scanner.ts';
 

@@ -5,7 +5,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { openDuckDb } from '../engine/engine.ts';
+import { openDuckDb } from '../../../server/engine/engine.ts';
 
 export async function makeUnversioned(traceDir: string): Promise<void> {
   const engine = await openDuckDb(path.join(traceDir, 'trace.duckdb'));

@@ -6,10 +6,10 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { ChunkData } from '../../../model/column_chunk.ts';
-import { typedTableFor } from '../../../model/typed_tables.ts';
+import type { ChunkData } from '../../../../../server/model/column_chunk.ts';
+import { typedTableFor } from '../../../../../server/model/typed_tables.ts';
 
-const FIX = join(import.meta.dirname, '../../../../fixtures');
+const FIX = join(import.meta.dirname, '../../../../../fixtures');
 
 /** Text fixtures with key=value reclaim events: recorded 6.x, and handmade 3.x/4.x/old trace-cmd. */
 export const KV_FIXTURES = [

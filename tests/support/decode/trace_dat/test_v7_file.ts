@@ -16,7 +16,7 @@
  * other from the header on; options sections uncompressed; per-CPU chunk
  * runs page-aligned inside the buffer section), little-endian.
  */
-import { decompress } from './decompress.ts';
+import { decompress } from '../../../../server/decode/trace_dat/decompress.ts';
 
 export interface Recompression {
   /** Written to the file header, e.g. "zlib", "1.2.13". */

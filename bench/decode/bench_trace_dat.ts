@@ -1,13 +1,13 @@
 /**
- * Decode-speed check: `npx tsx server/decode/trace_dat/bench_trace_dat.ts FILE.dat`
+ * Decode-speed check: `npx tsx bench/decode/bench_trace_dat.ts FILE.dat`
  * Decodes into a sink that only counts, and prints events/s and MB/s (file
  * bytes and uncompressed ring-buffer bytes). Compare with
  * `time trace-cmd report FILE.dat > /dev/null`.
  */
 import { stat } from 'node:fs/promises';
 import { cpuUsage } from 'node:process';
-import type { EventSink } from '../decoded_event.ts';
-import { decodeTraceDat } from './decode_trace_dat.ts';
+import type { EventSink } from '../../server/decode/decoded_event.ts';
+import { decodeTraceDat } from '../../server/decode/trace_dat/decode_trace_dat.ts';
 
 const path = process.argv[2];
 if (!path) {

@@ -1,10 +1,10 @@
 // ModelWriter + derive_sched.sql on a hand-written event stream: every
 // expected row below is worked out by hand from the events in `stream`.
 import { afterEach, describe, expect, it } from 'vitest';
-import type { DecodedEvent } from '../../server/decode/decoded_event.ts';
-import { openDuckDb, type Engine } from '../../server/engine/engine.ts';
-import { deriveModel } from '../../server/model/derive_model.ts';
-import { ModelWriter } from '../../server/model/model_writer.ts';
+import type { DecodedEvent } from '../decode/decoded_event.ts';
+import { openDuckDb, type Engine } from '../engine/engine.ts';
+import { deriveModel } from './derive_model.ts';
+import { ModelWriter } from './model_writer.ts';
 
 // A base past 2^53 ns (~104 days of uptime) proves ts stays exact.
 const BASE = 9_500_000_000_000_000n;

@@ -1,5 +1,5 @@
 /** For tests: what a parse of one event line read, as plain data to compare. */
-import { eventArgs, type EventLine } from './parse_event_line.ts';
+import { eventArgs, type EventLine } from '../../../../server/decode/ftrace_text/parse_event_line.ts';
 
 export function lineReading(ev: EventLine) {
   return {

@@ -1,7 +1,7 @@
 /**
  * Text decode speed check:
  *
- *   npx tsx server/decode/ftrace_text/bench_ftrace_text.ts [--only decode|builder] [--repeat N] FILE.txt...
+ *   npx tsx bench/decode/bench_ftrace_text.ts [--only decode|builder] [--repeat N] FILE.txt...
  *
  * For each file (plain or compressed: read through openDecompressed):
  * - decode:  decodeFtraceText into a sink that only counts events;
@@ -13,9 +13,9 @@
  */
 import { stat } from 'node:fs/promises';
 import { cpuUsage } from 'node:process';
-import type { EventSink } from '../decoded_event.ts';
-import { openDecompressed } from '../decompress.ts';
-import { decodeFtraceText } from './decode_ftrace_text.ts';
+import type { EventSink } from '../../server/decode/decoded_event.ts';
+import { openDecompressed } from '../../server/decode/decompress.ts';
+import { decodeFtraceText } from '../../server/decode/ftrace_text/decode_ftrace_text.ts';
 
 const args = process.argv.slice(2);
 const files: string[] = [];
@@ -45,8 +45,8 @@ function countingSink(): EventSink & { events: number } {
 }
 
 async function layout() {
-  const { openDuckDb } = await import('../../engine/engine.ts');
-  const { ModelStore } = await import('../../model/model_store.ts');
+  const { openDuckDb } = await import('../../server/engine/engine.ts');
+  const { ModelStore } = await import('../../server/model/model_store.ts');
   const engine = await openDuckDb(':memory:');
   const store = await ModelStore.create(engine);
   return store.layout;
@@ -62,7 +62,7 @@ async function run(mode: 'decode' | 'builder', file: string): Promise<void> {
     sink = s;
     count = () => s.events;
   } else {
-    const { ModelBuilder } = await import('../../model/model_builder.ts');
+    const { ModelBuilder } = await import('../../server/model/model_builder.ts');
     const b = new ModelBuilder(await layout(), () => {});
     sink = b;
     count = () => b.eventCount;

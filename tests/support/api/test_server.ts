@@ -9,11 +9,11 @@ import http from 'node:http';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { TraceLibrary } from '../ingest/library.ts';
-import { createServer, type ServerOptions, type StallscopeServer } from './create_server.ts';
-import type { LibraryLike } from './library_contract.ts';
+import { TraceLibrary } from '../../../server/ingest/library.ts';
+import { createServer, type ServerOptions, type StallscopeServer } from '../../../server/api/create_server.ts';
+import type { LibraryLike } from '../../../server/api/library_contract.ts';
 
-export const FIXTURES = path.resolve(__dirname, '../../fixtures');
+export const FIXTURES = path.resolve(__dirname, '../../../fixtures');
 
 export interface RealServer {
   dataDir: string;
@@ -163,7 +163,7 @@ export function freePort(): Promise<number> {
   });
 }
 
-const ROOT = path.resolve(__dirname, '../..');
+const ROOT = path.resolve(__dirname, '../../..');
 
 export interface ServerProcess {
   pid: number;

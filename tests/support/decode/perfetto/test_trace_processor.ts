@@ -9,7 +9,7 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 
-const REPO = path.resolve(import.meta.dirname, '../../..');
+const REPO = path.resolve(import.meta.dirname, '../../../..');
 
 export function perfettoToolDir(): string {
   const candidates = [path.join(REPO, '../shared/tools/perfetto'), '/work/shared/tools/perfetto'];

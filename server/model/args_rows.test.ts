@@ -3,11 +3,11 @@
 // reads both the same way. The cap is what keeps an ingest of events whose
 // values rarely repeat (kmem pointers) from growing with the file.
 import { afterEach, describe, expect, it } from 'vitest';
-import { openDuckDb, type Engine } from '../../server/engine/engine.ts';
-import { ArgsRows, SID_BASE_FIELD_WORKER } from '../../server/model/args_rows.ts';
-import { appendRows, ColumnAppender } from '../../server/model/column_appender.ts';
-import { ColumnChunk } from '../../server/model/column_chunk.ts';
-import { ModelStore } from '../../server/model/model_store.ts';
+import { openDuckDb, type Engine } from '../engine/engine.ts';
+import { ArgsRows, SID_BASE_FIELD_WORKER } from './args_rows.ts';
+import { appendRows, ColumnAppender } from './column_appender.ts';
+import { ColumnChunk } from './column_chunk.ts';
+import { ModelStore } from './model_store.ts';
 
 let engine: Engine | null = null;
 afterEach(() => {

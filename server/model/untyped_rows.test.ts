@@ -4,10 +4,10 @@
 // field stored as text, or `_args`), the views read back exactly the
 // fields written, in order, each as an integer or as its text.
 import { afterEach, describe, expect, it } from 'vitest';
-import type { EventFields } from '../../server/decode/decoded_event.ts';
-import { openDuckDb, type Engine } from '../../server/engine/engine.ts';
-import { ModelStore } from '../../server/model/model_store.ts';
-import { isCanonicalHex, MAX_FIELDS, SHAPE_TABLE_BASE, UntypedRows } from '../../server/model/untyped_rows.ts';
+import type { EventFields } from '../decode/decoded_event.ts';
+import { openDuckDb, type Engine } from '../engine/engine.ts';
+import { ModelStore } from './model_store.ts';
+import { isCanonicalHex, MAX_FIELDS, SHAPE_TABLE_BASE, UntypedRows } from './untyped_rows.ts';
 
 let engine: Engine | null = null;
 afterEach(() => {

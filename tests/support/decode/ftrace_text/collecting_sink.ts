@@ -1,5 +1,5 @@
 /** An EventSink that keeps everything in arrays (tests, tools). */
-import type { DecodedEvent, EventSink, SkippedInput, TraceHeader } from '../decoded_event.ts';
+import type { DecodedEvent, EventSink, SkippedInput, TraceHeader } from '../../../../server/decode/decoded_event.ts';
 
 export class CollectingSink implements EventSink {
   headers: TraceHeader[] = [];

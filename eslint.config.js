@@ -42,6 +42,9 @@ export default tseslint.config(
       'no-control-regex': 'off',
       // The house idiom `let x = fallback; try { x = … } catch { … }` keeps a value on every path; all 17 hits were that, none a bug.
       'no-useless-assignment': 'off',
+      // Prettier breaks long member chains before `[Symbol.asyncIterator]()`; every statement ends in `;`, so ASI cannot bite
+      // (eslint-config-prettier turns this rule off for the same reason).
+      'no-unexpected-multiline': 'off',
     },
   },
   {

@@ -385,13 +385,14 @@ cli
   .option('--public-url <url>', '[string] the URL users reach this server at (links are written with it; its host is allowed)')
   .option('--allow-host <name>', '[string] also answer to this Host name (repeatable; a team server\'s DNS names)')
   .option('--desktop', '[boolean] serve one desktop window: token on stdin, address on stdout, exits when stdin ends (desktop/)')
-  .action(async (opts: GlobalOptions & { port: number; host: string; sample?: boolean; token?: string; maxUpload?: number; publicUrl?: string; allowHost?: string | string[]; desktop?: boolean }) => {
+  .option('--fleet <dir>', '[string] offer this fleet dataset (batch/fleet --out DIR) in the app at /?fleet=NAME (repeatable)')
+  .action(async (opts: GlobalOptions & { port: number; host: string; sample?: boolean; token?: string; maxUpload?: number; publicUrl?: string; allowHost?: string | string[]; desktop?: boolean; fleet?: string | string[] }) => {
     const { serve } = await import('./serve.ts');
     if (opts.desktop && opts.token) throw new UsageError('serve --desktop reads its token from stdin, not --token');
     await serve({
       dataDir: opts.dataDir, port: Number(opts.port), host: opts.host, sample: opts.sample, token: opts.token,
       maxUploadBytes: opts.maxUpload ? Number(opts.maxUpload) : undefined,
-      publicUrl: opts.publicUrl, allowHosts: list(opts.allowHost), desktop: opts.desktop,
+      publicUrl: opts.publicUrl, allowHosts: list(opts.allowHost), desktop: opts.desktop, fleets: list(opts.fleet),
     });
   });
 

@@ -6,6 +6,7 @@ import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createServer } from './api/create_server.ts';
+import { registerFleets } from './fleet/registry.ts';
 import { resolveDataDir } from './ingest/data_dir.ts';
 import { TraceLibrary } from './ingest/library.ts';
 import { prestartIngestThreads } from './ingest/worker_pool.ts';
@@ -27,6 +28,8 @@ export interface ServeOptions {
   /** `--public-url`, `--allow-host` (server/api/public_url.ts). */
   publicUrl?: string;
   allowHosts?: string[];
+  /** `--fleet DIR` (repeatable): fleet datasets the app may open, named by their directory's name (server/fleet/registry.ts). */
+  fleets?: string[];
   openFile?: string;
   openBrowser?: boolean;
   /** A share link's view and fragment to open here (`stallscope open URL`); its trace is `openFile` when given. */
@@ -47,9 +50,11 @@ export async function serve(opts: ServeOptions): Promise<void> {
     throw new Error('serve --desktop listens on 127.0.0.1 only and opens files on the desktop shell\'s request');
   }
   const token = channel ? await channel.token : opts.token ?? process.env.STALLSCOPE_TOKEN ?? undefined;
+  const fleets = await registerFleets(opts.fleets ?? []);
   const library = await TraceLibrary.open(dataDir);
   const server = await createServer({
     library,
+    fleets,
     port: opts.port,
     host: opts.host,
     maxUploadBytes: opts.maxUploadBytes,

@@ -46,6 +46,8 @@ export interface ApiContext {
     /** Findings answers by trace, with the detector output each was built from. */
     findingsAnswers: ByteLru<string, { source: object; text: Promise<string> }>;
   };
+  /** Fleet datasets given at start (`serve --fleet DIR`), by name -> directory (routes/fleet.ts). */
+  fleets: Map<string, string>;
   /** createServer: the port it got (port 0 picks one). */
   setListeningPort: (port: number) => void;
 }

@@ -31,6 +31,7 @@ import { registerExportRoutes } from './routes/export.ts';
 import { registerQueryRoutes } from './routes/query.ts';
 import { registerAnnotationRoutes } from './routes/annotations.ts';
 import { registerCompareRoutes } from './routes/compare.ts';
+import { registerFleetRoutes } from './routes/fleet.ts';
 import { NotesStore } from '../notes/notes_store.ts';
 import { RateLimiter, type RateLimit } from '../notes/rate_limit.ts';
 
@@ -67,6 +68,8 @@ export interface ServerOptions {
   notesDir?: string;
   /** Per-client rate limits (token buckets): note writes, and excerpt/export reads. */
   rateLimits?: { writes?: RateLimit; reads?: RateLimit };
+  /** Fleet datasets to offer (`serve --fleet DIR`): name -> directory; only these are ever read (routes/fleet.ts). */
+  fleets?: Map<string, string>;
   /** Cache budgets in bytes (default DEFAULT_CACHE_BUDGETS). */
   cacheBudgets?: Partial<CacheBudgets>;
 }
@@ -122,6 +125,7 @@ export async function buildApi(opts: ServerOptions): Promise<{ app: FastifyInsta
       reads: new RateLimiter(opts.rateLimits?.reads ?? DEFAULT_RATE_LIMITS.reads),
     },
     publicBaseUrl: () => resolvePublicBaseUrl({ host: opts.host, port, publicUrl }),
+    fleets: opts.fleets ?? new Map(),
     setListeningPort: (p: number) => {
       port = p;
     },
@@ -172,6 +176,7 @@ export async function buildApi(opts: ServerOptions): Promise<{ app: FastifyInsta
   await registerQueryRoutes(app, ctx);
   await registerAnnotationRoutes(app, ctx);
   await registerCompareRoutes(app, ctx);
+  await registerFleetRoutes(app, ctx);
   await registerAppRoutes(app, opts.appDir ?? DEFAULT_APP_DIR);
   // Shutting down: unfinished ingests fail now (their feeds end, so close does not wait on them).
   app.addHook('preClose', async () => ctx.jobs.stopAll());

@@ -96,23 +96,45 @@ export async function regressionByLabel(engine: Engine, opts: Pick<FleetReportOp
   return { compare, settings: sides.map((s) => ({ value: s.label, traces: s.traces.map((t) => t.name) })) };
 }
 
+/** What fleet-report prints and the app's fleet view shows: the regression per setting, percentiles across traces, top lists. */
+export interface FleetQuestions {
+  reg: Regression;
+  percentiles: { setting: string; metric: string; key: string | null; p50: number; p90: number; traces: bigint }[];
+  tops: Record<'shrinkers' | 'tasks' | 'detectors' | 'worst_traces', Record<string, unknown>[]>;
+}
+
+export async function fleetQuestions(engine: Engine, opts: Pick<FleetReportOptions, 'by' | 'baseline' | 'alpha' | 'failOnRegressionPct' | 'metric' | 'top'>): Promise<FleetQuestions> {
+  const reg = await regressionByLabel(engine, opts);
+  const top = async (view: string, orderBy: string) => engine.query(`SELECT * FROM ${view} ORDER BY ${orderBy} LIMIT ${Math.max(1, opts.top)}`);
+  const tops = {
+    shrinkers: await top('top_shrinker', 'blocked_ns DESC NULLS LAST, shrinker'),
+    tasks: await top('top_task', 'impact_ns DESC, task'),
+    detectors: await top('top_detector', 'impact_ns DESC, detector'),
+    worst_traces: await top('worst_trace', 'critical DESC, impact_ns DESC, file'),
+  };
+  const percentiles = await engine.query<FleetQuestions['percentiles'][number]>(
+    `SELECT setting, metric, key, p50, p90, traces FROM label_metric WHERE label = ${sqlString(opts.by)}`,
+  );
+  return { reg, percentiles, tops };
+}
+
+/** The label names of a dataset (the keys of trace_label), sorted. */
+export async function fleetLabels(engine: Engine): Promise<string[]> {
+  return (await engine.query<{ label: string }>('SELECT DISTINCT label FROM trace_label ORDER BY label')).map((r) => r.label);
+}
+
+/** fleet-report --json's document (also the app's fleet view: /api/fleet/:name). */
+export function fleetReportJson(by: string, q: FleetQuestions): Record<string, unknown> {
+  return { format: 'stallscope-fleet-report', version: 1, by, settings: q.reg.settings, compare: compareResultToJson(q.reg.compare), percentiles: q.percentiles, top: q.tops };
+}
+
 export async function runFleetReport(dir: string, opts: FleetReportOptions, out: NodeJS.WritableStream = process.stdout): Promise<number> {
   const engine = await openFleet(dir);
   try {
-    const reg = await regressionByLabel(engine, opts);
-    const top = async (view: string, orderBy: string) => engine.query(`SELECT * FROM ${view} ORDER BY ${orderBy} LIMIT ${Math.max(1, opts.top)}`);
-    const tops = {
-      shrinkers: await top('top_shrinker', 'blocked_ns DESC NULLS LAST, shrinker'),
-      tasks: await top('top_task', 'impact_ns DESC, task'),
-      detectors: await top('top_detector', 'impact_ns DESC, detector'),
-      worst_traces: await top('worst_trace', 'critical DESC, impact_ns DESC, file'),
-    };
-    const percentiles = await engine.query<{ setting: string; metric: string; key: string | null; p50: number; p90: number; traces: bigint }>(
-      `SELECT setting, metric, key, p50, p90, traces FROM label_metric WHERE label = ${sqlString(opts.by)}`,
-    );
+    const { reg, percentiles, tops } = await fleetQuestions(engine, opts);
     if (opts.json) {
       const { toJson } = await import('../engine/engine.ts');
-      out.write(`${toJson({ format: 'stallscope-fleet-report', version: 1, by: opts.by, settings: reg.settings, compare: compareResultToJson(reg.compare), percentiles, top: tops }, 2)}\n`);
+      out.write(`${toJson(fleetReportJson(opts.by, { reg, percentiles, tops }), 2)}\n`);
     } else {
       out.write(formatReport(reg, opts, percentiles, tops));
     }

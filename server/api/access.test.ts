@@ -18,7 +18,10 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { apiRoutes } from './access.ts';
+import { registerFleets } from '../fleet/registry.ts';
 import { FIXTURES, rawRequest, sha256, startRealServer, tmpEntries, until, type RealServer } from '../../tests/support/api/test_server.ts';
 
 const TOKEN = 'tok-3c9f8e21a7';
@@ -39,7 +42,13 @@ beforeAll(async () => {
   const appDir = path.join(dataDir, 'app');
   fs.mkdirSync(appDir);
   fs.writeFileSync(path.join(appDir, 'index.html'), INDEX_HTML);
-  s = await startRealServer(dataDir, { token: TOKEN, appDir, allowHosts: ['stalls.team.example'] });
+  // A fleet dataset (serve --fleet): its answers name the trace's file, so a leak shows.
+  const fleetDir = path.join(dataDir, 'fleet-ds');
+  fs.writeFileSync(path.join(dataDir, 'labels.csv'), 'file,host\nreclaim_kswapd.v7.dat,vm\nsyscalls.v7.dat,laptop\n');
+  const b = spawnSync(process.execPath, [fileURLToPath(new URL('../../bin/stallscope.mjs', import.meta.url)), '--data-dir', path.join(dataDir, 'batch-data'),
+    'batch', FILE, path.join(FIXTURES, 'syscalls.v7.dat'), '--out', fleetDir, '--labels', path.join(dataDir, 'labels.csv')], { encoding: 'utf8' });
+  expect(b.status, b.stderr).toBe(0);
+  s = await startRealServer(dataDir, { token: TOKEN, appDir, allowHosts: ['stalls.team.example'], fleets: await registerFleets([fleetDir]) });
   // A trace (through an upload, so there is a finished job for the progress stream) and a note.
   const up = await rawRequest(s.base, 'POST', '/api/traces?name=reclaim_kswapd.v7.dat', { ...auth, 'content-type': 'application/octet-stream' }, fs.readFileSync(FILE));
   expect(up.status).toBe(202);
@@ -63,7 +72,7 @@ afterAll(async () => {
 
 /** A concrete URL (and body) for a route pattern. */
 function concrete(method: string, pattern: string): { target: string; body?: string; type?: string } {
-  const fill: Record<string, string> = { id: pattern.startsWith('/api/jobs') ? jobId : TRACE, noteId, eventId: '1', rowId: '0', table: 'sched_slice', kind: 'cpu', fid: String(findingId) };
+  const fill: Record<string, string> = { id: pattern.startsWith('/api/jobs') ? jobId : TRACE, noteId, eventId: '1', rowId: '0', table: 'sched_slice', kind: 'cpu', fid: String(findingId), name: 'fleet-ds' };
   const p = pattern.replace(/:(\w+)/g, (_m, k: string) => fill[k] ?? 'x');
   const q: Record<string, string> = {
     '/api/traces/:id/tracks/:kind': '?cpu=0&t0=0&t1=1000000000&px=100',
@@ -117,7 +126,7 @@ describe('the access token, decided on the matched route', () => {
     for (const r of ['GET /api/traces', 'POST /api/traces', 'GET /api/traces/:id', 'GET /api/jobs/:id', 'GET /api/jobs/:id/events',
       'GET /api/traces/:id/findings', 'GET /api/traces/:id/tracks', 'GET /api/traces/:id/tracks/:kind', 'GET /api/traces/:id/events',
       'GET /api/traces/:id/notes', 'POST /api/traces/:id/notes', 'PATCH /api/traces/:id/notes/:noteId', 'DELETE /api/traces/:id/notes/:noteId',
-      'GET /api/traces/:id/export.md', 'GET /api/traces/:id/export.json', 'GET /api/traces/:id/excerpt']) {
+      'GET /api/traces/:id/export.md', 'GET /api/traces/:id/export.json', 'GET /api/traces/:id/excerpt', 'GET /api/fleet', 'GET /api/fleet/:name']) {
       expect(routes).toContain(r);
     }
   });

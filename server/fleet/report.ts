@@ -65,6 +65,7 @@ export async function regressionByLabel(engine: Engine, opts: Pick<FleetReportOp
   const values = [...new Set(traces.map((t) => t.value))];
   const baseline = opts.baseline ?? values[0]!;
   if (!values.includes(baseline)) throw new FleetError(`no trace has ${opts.by}=${baseline} (settings: ${values.join(', ')})`);
+  if (values.length < 2) throw new FleetError(`every trace has ${opts.by}=${baseline}: one setting, nothing to compare it against (label the traces of another setting)`);
   const order = [baseline, ...values.filter((v) => v !== baseline)];
   const metrics = await engine.query<Metric & { trace_id: string }>(
     `SELECT m.trace_id, m.metric, m.detector, m.scope, m.key, m.value, m.unit, m.better FROM metrics m JOIN trace_label tl ON tl.trace_id = m.trace_id AND tl.label = ${sqlString(opts.by)}`,

@@ -1,6 +1,8 @@
-/** The app: the start page, the open trace named by the URL (`?trace=<sha256>`), or a comparison (`?compare=ID,ID`). */
+/** The app: the start page, the open trace named by the URL (`?trace=<sha256>`), a comparison (`?compare=ID,ID`), or a fleet dataset (`?fleet=NAME`). */
 import { CompareView } from './compare/compare_view.tsx';
 import { useCompareRoute } from './compare/compare_route.ts';
+import { FleetView } from './fleet/fleet_view.tsx';
+import { useFleetRoute } from './fleet/fleet_route.ts';
 import { searchProblems } from './notes/link_check.ts';
 import { notesModel } from './notes/notes_model.ts';
 import { LinkBanner, ToastView } from './notes/notes_ui.tsx';
@@ -19,10 +21,11 @@ if (typeof location !== 'undefined') {
 export function App() {
   const trace = useView((v) => v.trace);
   const compare = useCompareRoute();
+  const fleet = useFleetRoute();
   return (
     <>
       <LinkBanner />
-      {compare ? <CompareView route={compare} /> : trace ? <TraceView key={trace} traceId={trace} /> : <StartPage />}
+      {fleet ? <FleetView route={fleet} /> : compare ? <CompareView route={compare} /> : trace ? <TraceView key={trace} traceId={trace} /> : <StartPage />}
       <ToastView />
     </>
   );

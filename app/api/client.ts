@@ -2,6 +2,7 @@
  * Typed client for the stallscope API. Every request goes through `getJson`,
  * which turns a `{error}` answer into an ApiError carrying the message.
  */
+import type { FleetListAnswer, FleetViewAnswer } from '../../shared/contract/fleet.ts';
 import type { EventInfo, FindingsResponse, JobState, TraceRecord, TrackData, TrackList } from './types.ts';
 
 export class ApiError extends Error {
@@ -142,6 +143,11 @@ class TrackBatcher {
 const batcher = new TrackBatcher();
 
 export const api = {
+  /** Fleet datasets the server was started with (serve --fleet DIR). */
+  fleets: () => getJson<FleetListAnswer>('/api/fleet'),
+  /** One dataset's fleet-report document and worst traces, by label `by` (default: the first label). */
+  fleet: (name: string, by: string | null, baseline: string | null) =>
+    getJson<FleetViewAnswer>(`/api/fleet/${enc(name)}?${new URLSearchParams({ ...(by ? { by } : {}), ...(baseline ? { baseline } : {}) }).toString()}`),
   traces: () => getJson<{ traces: TraceRecord[]; jobs: JobState[] }>('/api/traces'),
   trace: (id: string) => getJson<TraceRecord>(`/api/traces/${enc(id)}`),
   findings: (id: string) => getJson<FindingsResponse>(`/api/traces/${enc(id)}/findings`),

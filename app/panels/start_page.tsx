@@ -11,6 +11,8 @@ import { formatBytes, formatCount } from '../timeline/time_format.ts';
 import { OutdatedModel } from './outdated_model.tsx';
 import { OpenLinkBox } from '../links/open_link.tsx';
 import { openCompare } from '../compare/compare_route.ts';
+import { openFleet } from '../fleet/fleet_route.ts';
+import type { FleetDatasetInfo } from '../../shared/contract/fleet.ts';
 
 export interface Upload {
   name: string;
@@ -51,6 +53,28 @@ export function progressOf(s: { phase: string; bytesDone: number; bytesTotal: nu
   if (!span) return null;
   const within = s.bytesTotal ? Math.min(1, s.bytesDone / s.bytesTotal) : 0.5;
   return span[0] + (span[1] - span[0]) * within;
+}
+
+/** The fleet datasets the server was started with (serve --fleet DIR); nothing when there are none. */
+function FleetList() {
+  const [datasets, setDatasets] = useState<FleetDatasetInfo[]>([]);
+  useEffect(() => {
+    api.fleets().then((r) => setDatasets(r.datasets), () => setDatasets([]));
+  }, []);
+  if (datasets.length === 0) return null;
+  return (
+    <section className="library" data-testid="fleet-list">
+      <h2>Fleet</h2>
+      <ul>
+        {datasets.map((d) => (
+          <li key={d.name}>
+            <a href={`?fleet=${encodeURIComponent(d.name)}`} data-testid="fleet-dataset" onClick={(e) => { e.preventDefault(); openFleet({ name: d.name, by: null, baseline: null }); }}>{d.name}</a>
+            <span className="muted"> {d.traces} traces{d.failures ? `, ${d.failures} failed` : ''}; labels: {d.labels.join(', ') || 'none'}</span>
+          </li>
+        ))}
+      </ul>
+    </section>
+  );
 }
 
 export function StartPage() {
@@ -184,6 +208,7 @@ export function StartPage() {
         />
       ))}
       <OpenLinkBox />
+      <FleetList />
       <section className="library" data-testid="library">
         <h2>Library</h2>
         {listError && <div className="error">Could not load the library: {listError}</div>}

@@ -188,15 +188,37 @@ def main():
             seen.add(trace_id)
             units.append((file, trace_id))
 
+    # Resume (as batch does, same files): a trace analysed by an earlier run (batch's or fleet's)
+    # left <out>/.work/done/<sha256>.ndjson, its fleet-task lines; it is not analysed again.
+    # Failures leave no done file, so every rerun retries them. The executors write the done
+    # files: --out must be a path they share with the driver (it is where the tables go too).
+    done_dir = os.path.join(os.path.abspath(args.out), '.work', 'done')
+    os.makedirs(done_dir, exist_ok=True)
+    reused, to_run = [], []
+    for file, trace_id in units:
+        path = os.path.join(done_dir, f'{trace_id}.ndjson')
+        if os.path.exists(path):
+            with open(path, encoding='utf-8') as f:
+                reused.append((file, trace_id, [json.loads(l) for l in f if l.strip()]))
+        else:
+            to_run.append((file, trace_id))
+    log(f'fleet: {len(reused)} already analysed, {len(to_run)} to analyse')
+
     # Stage 2: one task per trace runs the stallscope analysis there.
     node, cli = args.node, args.cli
 
     def analyse(unit):
         file, trace_id = unit
         log(f'fleet: analysing {file}')
-        return (file, trace_id, run_fleet_task(node, cli, file))
+        lines = run_fleet_task(node, cli, file)
+        if not (len(lines) == 1 and lines[0]['table'] == 'failures'):
+            tmp = os.path.join(done_dir, f'{trace_id}.ndjson.tmp-{os.getpid()}')
+            with open(tmp, 'w', encoding='utf-8') as f:
+                f.write(''.join(json.dumps(l, separators=(',', ':')) + '\n' for l in lines))
+            os.replace(tmp, os.path.join(done_dir, f'{trace_id}.ndjson'))
+        return (file, trace_id, lines)
 
-    results = sc.parallelize(units, max(1, len(units))).map(analyse)
+    results = sc.parallelize(to_run, max(1, len(to_run))).map(analyse).union(sc.parallelize(reused, max(1, min(len(reused), 8))))
     lab = labels
 
     def to_rows(result):

@@ -19,7 +19,7 @@
  *   t computed here; --fail-on-regression exits 2 naming the blocked time.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -158,6 +158,7 @@ describe('stallscope fleet on Spark local[2]', () => {
   it('writes the same dataset as batch, row for row', async () => {
     const r = cli(['fleet', corpus, '--out', sparkOut, '--labels', labelsCsv, '--master', 'local[2]']);
     expect(r.status, r.stderr.slice(-3000)).toBe(0);
+    expect(r.stderr).toContain('fleet: 0 already analysed, 26 to analyse');
     expect(JSON.parse(readFileSync(join(sparkOut, 'dataset.json'), 'utf8'))).toMatchObject({ format: 'stallscope-fleet', schema_version: 1, writer: 'spark' });
     const schema = await loadSchema();
     for (const [table, cols] of Object.entries(schema.tables)) {
@@ -170,6 +171,21 @@ describe('stallscope fleet on Spark local[2]', () => {
       expect(b.length, table).toBe(a.length);
       expect(b, table).toEqual(a);
     }
+  }, 600_000);
+
+  it('resumes: a rerun analyses only the two failures (finished traces\' done files untouched) and writes the same dataset', async () => {
+    const doneDir = join(sparkOut, '.work', 'done');
+    const done = readdirSync(doneDir).filter((f) => f.endsWith('.ndjson')).sort();
+    expect(done).toHaveLength(24); // one per analysed trace; the two bad files leave none
+    const mtimes = done.map((f) => statSync(join(doneDir, f)).mtimeMs);
+    const schema = await loadSchema();
+    const before: Record<string, unknown[]> = {};
+    for (const t of Object.keys(schema.tables)) before[t] = await readTable(engine, sparkOut, t);
+    const r = cli(['fleet', corpus, '--out', sparkOut, '--labels', labelsCsv, '--master', 'local[2]']);
+    expect(r.status, r.stderr.slice(-3000)).toBe(0);
+    expect(r.stderr).toContain('fleet: 24 already analysed, 2 to analyse');
+    expect(done.map((f) => statSync(join(doneDir, f)).mtimeMs)).toEqual(mtimes);
+    for (const t of Object.keys(schema.tables)) expect(await readTable(engine, sparkOut, t), t).toEqual(before[t]);
   }, 600_000);
 });
 

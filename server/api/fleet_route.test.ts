@@ -17,7 +17,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { registerFleets } from '../fleet/registry.ts';
-import { type RealServer, sha256, startRealServer } from './test_server.ts';
+import { type RealServer, sha256, startRealServer } from '../../tests/support/api/test_server.ts';
 import type { FleetListAnswer, FleetViewAnswer } from '../../shared/contract/fleet.ts';
 
 const FIXTURES = fileURLToPath(new URL('../../fixtures/compare/', import.meta.url));

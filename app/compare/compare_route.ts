@@ -85,6 +85,14 @@ export function setCompareAlign(route: CompareRoute, align: string | null): void
   emit();
 }
 
+/** Makes side `i` the baseline (moved first; the others keep their order). The window and alignment stay. */
+export function setCompareBaseline(route: CompareRoute, i: number): void {
+  if (i <= 0 || i >= route.sides.length) return;
+  const sides = [route.sides[i]!, ...route.sides.filter((_, j) => j !== i)];
+  history.pushState(null, '', `${location.pathname}${compareToSearch({ ...route, sides })}`);
+  emit();
+}
+
 export function leaveCompare(): void {
   history.pushState(null, '', location.pathname);
   emit();

@@ -13,7 +13,7 @@ import { formatCompareTable, formatValue, significanceMark } from '../../shared/
 import { requestJson } from '../api/client.ts';
 import { copyText } from '../notes/share.ts';
 import { notesModel } from '../notes/notes_model.ts';
-import { type CompareRoute, isEventName, leaveCompare, replaceCompareWindow, setCompareAlign } from './compare_route.ts';
+import { type CompareRoute, isEventName, leaveCompare, replaceCompareWindow, setCompareAlign, setCompareBaseline } from './compare_route.ts';
 import { CdfChart, HistogramChart, SeriesChart, sideColor } from './compare_charts.tsx';
 import { StackedTimelines } from './stacked_timelines.tsx';
 import './compare.css';
@@ -88,6 +88,11 @@ export function CompareView({ route }: { route: CompareRoute }) {
                 {i === 0 ? 'baseline ' : ''}
                 <strong>{s.label}</strong>
                 {s.traces.length > 1 ? ` (${s.traces.length} runs)` : ''}
+                {i > 0 && (
+                  <button className="compare-make-baseline" data-testid="compare-make-baseline" title={`Compare against ${s.label}`} onClick={() => setCompareBaseline(route, i)}>
+                    make baseline
+                  </button>
+                )}
               </span>
             ))}
           </span>

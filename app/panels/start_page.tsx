@@ -1,6 +1,8 @@
 /**
  * Start page: drop a trace (or pick one), watch it upload and ingest with a
- * real progress bar, or open one from the library.
+ * real progress bar, or open one from the library. Dropping (or picking)
+ * several files ingests each in turn and opens their comparison, the first
+ * file as the baseline unless the user picks another.
  */
 import { useCallback, useEffect, useRef, useState } from 'react';
 import { ApiError, api } from '../api/client.ts';
@@ -77,6 +79,45 @@ function FleetList() {
   );
 }
 
+/** One file of a multi-file drop: its upload's progress, then its trace (or its error). */
+interface BatchItem {
+  upload: Upload;
+  traceId?: string;
+}
+
+/** Uploads a file and follows its job to the end: the trace id, or an Error whose message names the file. */
+function ingestFile(file: File, onState: (u: Upload) => void, cancels: Set<() => void>): Promise<string> {
+  return new Promise<string>((resolve, reject) => {
+    const fail = (error: string) => reject(new Error(explain(error, file.name)));
+    onState({ name: file.name, file, phase: 'uploading', fraction: 0, detail: formatBytes(file.size) });
+    api.upload(file, (sent, total) =>
+      onState({
+        name: file.name, file, phase: 'uploading', fraction: progressOf({ phase: 'uploading', bytesDone: sent, bytesTotal: total }),
+        detail: `${formatBytes(sent)} of ${formatBytes(total)}`,
+      }),
+    ).then(
+      ({ jobId }) => {
+        const cancel = api.followJob(
+          jobId,
+          (s) => {
+            if (s.phase === 'failed') return fail(s.error ?? s.message ?? 'ingest failed');
+            onState({ name: file.name, file, phase: s.phase, fraction: progressOf(s), detail: s.events ? `${formatCount(s.events)} events` : '' });
+            if (s.phase === 'done') {
+              cancels.delete(cancel);
+              if (s.traceId) resolve(s.traceId);
+              else fail('the server finished without a trace');
+            }
+          },
+          fail,
+          { onReconnecting: () => onState({ name: file.name, file, phase: 'reconnecting', fraction: null, detail: '' }) },
+        );
+        cancels.add(cancel);
+      },
+      (e) => fail(e instanceof ApiError ? e.message : String(e)),
+    );
+  });
+}
+
 export function StartPage() {
   const [traces, setTraces] = useState<TraceRecord[] | null>(null);
   const [listError, setListError] = useState<string | null>(null);
@@ -88,6 +129,13 @@ export function StartPage() {
   const cancelRef = useRef<(() => void) | null>(null);
 
   const [jobs, setJobs] = useState<JobState[]>([]);
+  /** A multi-file drop in progress (or finished with an error): one entry per file, in the order dropped. */
+  const [batch, setBatch] = useState<BatchItem[] | null>(null);
+  /** Which of the batch's files is the comparison's baseline (index into batch); a ref too, read when the last finishes. */
+  const [baseline, setBaselineState] = useState(0);
+  const baselineRef = useRef(0);
+  const setBaseline = (i: number) => { baselineRef.current = i; setBaselineState(i); };
+  const batchCancels = useRef(new Set<() => void>());
   const refresh = useCallback(() => {
     api.traces().then(
       (r) => { setTraces(r.traces); setJobs(r.jobs); setListError(null); },
@@ -97,7 +145,8 @@ export function StartPage() {
 
   useEffect(() => {
     refresh();
-    return () => cancelRef.current?.();
+    const cancels = batchCancels.current;
+    return () => { cancelRef.current?.(); for (const c of cancels) c(); };
   }, [refresh]);
 
   // While something is ingesting (another tab, or this page was reloaded), keep the library fresh.
@@ -134,6 +183,7 @@ export function StartPage() {
 
   const start = useCallback(async (file: File) => {
     cancelRef.current?.();
+    setBatch(null);
     setUpload({ name: file.name, file, phase: 'uploading', fraction: 0, detail: formatBytes(file.size) });
     try {
       const { jobId } = await api.upload(file, (sent, total) =>
@@ -150,6 +200,40 @@ export function StartPage() {
     }
   }, [follow, refresh]);
 
+  /**
+   * Several files: each is uploaded and ingested in turn (one at a time, so the
+   * first finishes first and the machine is not asked for N ingests at once).
+   * A file that fails is reported by name and the others go on; when every file
+   * is in, the comparison opens; if some failed, the ones that made it can still
+   * be compared (a button) and are in the library either way.
+   */
+  const startBatch = useCallback(async (files: File[]) => {
+    cancelRef.current?.();
+    setUpload(null);
+    setBaseline(0);
+    const items: BatchItem[] = files.map((f) => ({ upload: { name: f.name, file: f, phase: 'uploading', fraction: 0, detail: 'waiting' } }));
+    setBatch(items);
+    const update = (i: number, patch: Partial<BatchItem>) => {
+      items[i] = { ...items[i]!, ...patch };
+      setBatch([...items]);
+    };
+    for (let i = 0; i < files.length; i++) {
+      const file = files[i]!;
+      try {
+        const traceId = await ingestFile(file, (u) => update(i, { upload: u }), batchCancels.current);
+        update(i, { traceId });
+      } catch (e) {
+        update(i, { upload: { name: file.name, file, phase: 'failed', fraction: null, detail: '', error: (e as Error).message } });
+      }
+    }
+    refresh();
+    if (items.every((it) => it.traceId)) openBatchCompare(items, baselineRef.current);
+  }, [refresh]);
+  const startFiles = (files: File[]) => {
+    if (files.length === 1) void start(files[0]!);
+    else if (files.length > 1) void startBatch(files);
+  };
+
   // Files the desktop window opens by path (app/desktop/desktop_bridge.ts): followed like uploads.
   useEffect(() => onDesktopOpen((o) => {
     cancelRef.current?.();
@@ -161,9 +245,10 @@ export function StartPage() {
   const onDrop = (e: React.DragEvent) => {
     e.preventDefault();
     setDragging(false);
-    const file = e.dataTransfer?.files?.[0];
-    if (file) void start(file);
+    startFiles(Array.from(e.dataTransfer?.files ?? []));
   };
+  const batchIn = batch?.filter((it) => it.traceId) ?? [];
+  const batchDone = batch !== null && batch.every((it) => it.traceId || it.upload.phase === 'failed');
 
   return (
     <div className="start-page" data-testid="start-page">
@@ -185,14 +270,53 @@ export function StartPage() {
       >
         <div className="drop-title">Drop a trace file here</div>
         <div className="drop-sub">or <span className="link">choose a file</span> — multi-GB traces are fine; they stream to the server</div>
+        <div className="drop-sub">Drop (or choose) two or more to compare them; the first is the baseline</div>
         <input
           ref={inputRef}
           type="file"
+          multiple
           data-testid="file-input"
           style={{ display: 'none' }}
-          onChange={(e) => { const f = e.target.files?.[0]; if (f) void start(f); e.target.value = ''; }}
+          onChange={(e) => { startFiles(Array.from(e.target.files ?? [])); e.target.value = ''; }}
         />
       </div>
+      {batch && (
+        <section className="compare-batch" data-testid="compare-batch">
+          <div className="muted">
+            Comparing {batch.length} files{batchDone ? '' : ': each is added to the library in turn, then the comparison opens'}. Baseline:
+          </div>
+          {batch.map((it, i) => (
+            <div key={i} className="compare-batch-file" data-testid="compare-batch-file" data-name={it.upload.name} data-trace-id={it.traceId ?? ''}>
+              <label className="compare-batch-baseline">
+                <input
+                  type="radio"
+                  name="compare-baseline"
+                  data-testid="compare-batch-baseline"
+                  aria-label={`baseline ${it.upload.name}`}
+                  checked={baseline === i}
+                  disabled={it.upload.phase === 'failed'}
+                  onChange={() => setBaseline(i)}
+                />
+              </label>
+              <UploadStatus upload={it.upload} onChoose={choose} />
+            </div>
+          ))}
+          {batchDone && batchIn.length < batch.length && (
+            <div className="compare-batch-actions">
+              {batchIn.length >= 2 ? (
+                <button data-testid="compare-batch-open" onClick={() => openBatchCompare(batch, baseline)}>
+                  Compare the {batchIn.length} that were added
+                </button>
+              ) : (
+                <span className="muted" data-testid="compare-batch-short">
+                  Fewer than two files were added: nothing to compare. {batchIn.length === 1 ? `${batchIn[0]!.upload.name} is in the library.` : ''}
+                </span>
+              )}
+              <button onClick={() => setBatch(null)}>Dismiss</button>
+            </div>
+          )}
+        </section>
+      )}
       {upload && (
         <UploadStatus
           upload={upload}
@@ -200,7 +324,7 @@ export function StartPage() {
           onChoose={choose}
         />
       )}
-      {!upload && jobs.filter((j) => j.phase !== 'done' && j.phase !== 'failed').map((j) => (
+      {!upload && !batch && jobs.filter((j) => j.phase !== 'done' && j.phase !== 'failed').map((j) => (
         <UploadStatus
           key={j.jobId}
           upload={{ name: j.name, phase: j.phase, fraction: progressOf(j), detail: j.events ? `${formatCount(j.events)} events` : '' }}
@@ -274,6 +398,15 @@ export function StartPage() {
       </section>
     </div>
   );
+}
+
+/** Opens the comparison of a batch's added traces, in the order dropped with the baseline moved first. */
+function openBatchCompare(items: BatchItem[], baseline: number): void {
+  const ids = items.map((it) => it.traceId);
+  const first = ids[baseline] ? [ids[baseline]!] : [];
+  const rest = ids.filter((id, i): id is string => id !== undefined && i !== baseline);
+  const order = [...first, ...rest];
+  if (order.length >= 2) openCompare(order.map((id) => [id]));
 }
 
 /** The file itself is the problem: sending it again cannot help. */

@@ -183,6 +183,8 @@ cli
   .option('--metric <regex>', '[string] only metrics whose id matches')
   .option('--no-histograms', '[boolean] the table only, no log2 histograms')
   .option('--top <n>', '[number] per-key histograms for the N keys with the most total time, the rest summed as (others) (default 10)')
+  .option('--series', '[boolean] also the time series: peak, when, mean per trace (all points in --json as time_series)')
+  .option('--align <event>', "[string] the series' times from each trace's first EVENT (name or system:name; implies --series)")
   .action(async (_files: string[], opts: GlobalOptions) => {
     const { runCompare } = await import('./compare/compare_cli.ts');
     const at = process.argv.indexOf('compare');

@@ -189,4 +189,14 @@ describe('compare arguments', () => {
     expect(() => parseCompareArgs(['a', 'b', '-x'])).toThrow(/unknown option -x/);
     expect(defaultLabel(['k/patched-1.dat', 'k/patched-2.dat'])).toBe('patched');
   });
+
+  it('--series and --align: the align event (name or system:name) implies the series; files stay files', () => {
+    const p = parseCompareArgs(['--a', 'v.1.dat', '--align', 'vmscan:mm_vmscan_direct_reclaim_begin', '--b', 'p.1.dat']);
+    expect([p.align, p.series]).toEqual(['vmscan:mm_vmscan_direct_reclaim_begin', true]);
+    expect(p.sides.map((s) => s.files)).toEqual([['v.1.dat'], ['p.1.dat']]);
+    expect(parseCompareArgs(['a', 'b', '--series'])).toMatchObject({ series: true, align: null });
+    expect(parseCompareArgs(['a', 'b'])).toMatchObject({ series: false, align: null });
+    expect(() => parseCompareArgs(['a', 'b', '--align', 'sched/switch'])).toThrow(/--align wants an event name/);
+    expect(() => parseCompareArgs(['a', 'b', '--align'])).toThrow(/--align needs a value/);
+  });
 });

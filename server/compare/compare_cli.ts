@@ -5,6 +5,8 @@
  *   stallscope compare A B [C ...]                 one trace per side, A the baseline
  *   stallscope compare --a a1 a2 a3 --b b1 b2 b3   sets of iterations (any --x starts side x)
  *   ... --json --fail-on-regression 10 --alpha 0.01 --labels vanilla,patched --no-histograms --top 10
+ *   ... --series                                   also the time series (peak and mean per trace)
+ *   ... --align mm_vmscan_direct_reclaim_begin     the series' times from each trace's first such event (implies --series)
  */
 import path from 'node:path';
 import { ingestFile } from '../ingest/ingest_file.ts';
@@ -15,6 +17,8 @@ import { type CompareResult, type SideInput, compareSides } from './compare.ts';
 import { compareResultToJson } from './compare_json.ts';
 import { formatCompare } from '../../shared/compare/format_compare.ts';
 import { loadTraceInput } from './load_trace.ts';
+import { ALIGN_EVENT_RE, compareSeries } from './series.ts';
+import { formatSeriesSummary } from './format_series.ts';
 
 export class CompareUsageError extends Error {
   constructor(message: string) {
@@ -32,11 +36,15 @@ export interface CompareArgs {
   metric: RegExp | null;
   /** per-key histograms: the keys with the most total time, the rest summed (--top, default 10) */
   top: number;
+  /** print the time series (--series, or --align) */
+  series: boolean;
+  /** the series' 0 in each trace: its first such event (--align); null: each trace's start */
+  align: string | null;
 }
 
 /** Options that take a value, and flags, of `compare` (the rest of argv is files and --<side> markers). */
-const VALUE_OPTS = new Set(['--fail-on-regression', '--alpha', '--labels', '--data-dir', '--metric', '--top']);
-const FLAG_OPTS = new Set(['--json', '--no-histograms']);
+const VALUE_OPTS = new Set(['--fail-on-regression', '--alpha', '--labels', '--data-dir', '--metric', '--top', '--align']);
+const FLAG_OPTS = new Set(['--json', '--no-histograms', '--series']);
 
 /** The words after `compare` (process.argv.slice(3)). */
 export function parseCompareArgs(words: string[]): CompareArgs {
@@ -75,6 +83,8 @@ export function parseCompareArgs(words: string[]): CompareArgs {
   if (!(alpha > 0 && alpha < 1)) throw new CompareUsageError(`--alpha wants a number between 0 and 1, got ${values.get('--alpha')}`);
   const top = values.has('--top') ? Number(values.get('--top')) : 10;
   if (!(Number.isInteger(top) && top >= 0)) throw new CompareUsageError(`--top wants a whole number of keys, got ${values.get('--top')}`);
+  const align = values.get('--align') ?? null;
+  if (align !== null && !ALIGN_EVENT_RE.test(align)) throw new CompareUsageError(`--align wants an event name (name or system:name), got ${align}`);
   let metric: RegExp | null = null;
   if (values.has('--metric')) {
     try {
@@ -92,6 +102,8 @@ export function parseCompareArgs(words: string[]): CompareArgs {
     histograms: !flags.has('--no-histograms'),
     metric,
     top,
+    series: flags.has('--series') || align !== null,
+    align,
   };
 }
 
@@ -112,17 +124,32 @@ export async function runCompare(words: string[], dataDirOpt: string | undefined
   const lib = await TraceLibrary.open(dataDir);
   try {
     const sides: SideInput[] = [];
+    const ingested: { id: string; name: string; durationNs: number }[][] = [];
     for (const s of args.sides) {
       const traces = [];
+      const side = [];
       for (const f of s.files) {
         const { summary } = await ingestFile(f, { dataDir });
         traces.push(await loadTraceInput(lib, summary.id, path.basename(f)));
+        side.push({ id: summary.id, name: path.basename(f), durationNs: await durationOf(lib, summary.id) });
       }
       sides.push({ label: s.label, traces });
+      ingested.push(side);
     }
     let result: CompareResult = compareSides(sides, { alpha: args.alpha, regressionPct: args.failOnRegression, histogramTop: args.top });
     if (args.metric) result = filterRows(result, args.metric);
-    out.write(args.json ? `${toJson(compareResultToJson(result), 2)}\n` : formatCompare(result, { histograms: args.histograms }));
+    const series = args.series
+      ? await compareSeries(ingested.map((side) => side.map((t) => ({ engine: () => lib.openEngine(t.id), durationNs: t.durationNs }))), args.align)
+      : null;
+    // the app's fallback: a trace without the event stays on its start; said here, and null in the JSON
+    series?.align?.offset_s.forEach((side, si) =>
+      side.forEach((o, ti) => {
+        if (o === null) process.stderr.write(`stallscope: no ${args.align} in ${ingested[si]![ti]!.name}: its series stay on its first event\n`);
+      }),
+    );
+    const names = ingested.map((side) => side.map((t) => t.name));
+    if (args.json) out.write(`${toJson({ ...(compareResultToJson(result) as object), ...(series ? { time_series: { ...series, names } } : {}) }, 2)}\n`);
+    else out.write(formatCompare(result, { histograms: args.histograms }) + (series ? formatSeriesSummary(series, names) : ''));
     if (args.failOnRegression !== null && result.regressions.length > 0) {
       process.stderr.write(`stallscope: ${result.regressions.length} metric(s) regressed by more than ${args.failOnRegression}%\n`);
       return 2;
@@ -131,6 +158,13 @@ export async function runCompare(words: string[], dataDirOpt: string | undefined
   } finally {
     await lib.close();
   }
+}
+
+/** ns from a trace's first event to its last (the series' extent). */
+async function durationOf(lib: TraceLibrary, id: string): Promise<number> {
+  const r = await lib.get(id);
+  if (!r || r.firstTs === null || r.lastTs === null) return 0;
+  return Math.max(0, Number(BigInt(r.lastTs) - BigInt(r.firstTs)));
 }
 
 /** Keeps the rows whose metric matches (regressions re-indexed). */

@@ -122,3 +122,39 @@ export function binFor(durationsNs: number[]): number {
   for (const m of [1, 2, 5, 10]) if (m * p >= raw) return m * p;
   return 10 * p;
 }
+
+/** What `align` accepts: an ftrace event name, or system:name (the app's `&align=`, the API's, the CLI's `--align`). */
+export const ALIGN_EVENT_RE = /^[A-Za-z0-9_]{1,64}(:[A-Za-z0-9_]{1,64})?$/;
+
+/** The series of every trace of a comparison on one bin width, optionally aligned (GET /api/compare, `compare --align`). */
+export interface CompareSeries {
+  bin_ns: number;
+  /** per side, per trace */
+  series: Series[][][];
+  /** per side, per trace: the series ids its events give none of ("not traced") */
+  not_traced: string[][][];
+  /**
+   * Series times are from each trace's first `event`: offset_s[side][trace] seconds after its start, or null where
+   * the trace has no such event (that trace stays on its start). null: every trace from its own start.
+   */
+  align: { event: string; offset_s: (number | null)[][] } | null;
+}
+
+/** `sides`: per side, per trace, its engine and duration (ns, first to last event). */
+export async function compareSeries(
+  sides: { engine: () => Promise<Engine>; durationNs: number }[][],
+  align: string | null,
+): Promise<CompareSeries> {
+  if (align !== null && !ALIGN_EVENT_RE.test(align)) throw new Error(`align: not an event name (name or system:name): ${align}`);
+  const bin = binFor(sides.flat().map((t) => t.durationNs));
+  const offsets = await Promise.all(sides.map((ts) => Promise.all(ts.map(async (t) => (align === null ? null : alignOffsetS(await t.engine(), align))))));
+  const series = await Promise.all(
+    sides.map((ts, si) => Promise.all(ts.map(async (t, ti) => shiftSeries(await traceSeries(await t.engine(), bin, t.durationNs), offsets[si]![ti]!)))),
+  );
+  return {
+    bin_ns: bin,
+    series,
+    not_traced: series.map((side) => side.map(notTraced)),
+    align: align === null ? null : { event: align, offset_s: offsets },
+  };
+}

@@ -13,7 +13,7 @@
  *   setting against two others of the same setting, show no significant change;
  * - log2 histogram buckets of memcg stalls and of each shrinker's calls.
  */
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -227,4 +227,46 @@ describe('compare: log2 histograms against awk', () => {
     const side = (files: string[]) => counts(files.flatMap((f) => awkFacts.get(f)!.calls.get('super_cache_scan') ?? []));
     expect(h.counts).toEqual([side(A), side(B)]);
   });
+
+  it('--align EVENT: the time series from each trace\'s first EVENT (awk: its ts minus the first event\'s), in the JSON and the terminal', () => {
+    const files = [A[0]!, B[0]!];
+    // awk over trace-cmd report -t: ns of a line ("[001] 13921.946261034:" or, on these traces' clock, "[001]13879853205740:")
+    const awk = `match($0, /\\] ?[0-9]+(\\.[0-9]+)?: /) { t = substr($0, RSTART + 1, RLENGTH - 3); sub(/^ /, "", t)
+        if (index(t, ".")) { split(t, p, "."); ns = p[1] * 1000000000 + p[2] } else ns = t + 0 }
+      t0 == "" { t0 = ns }
+      / mm_vmscan_lru_shrink_inactive: / && first == "" { first = ns - t0 }
+      END { print first }`;
+    const offsetsNs = files.map((f) => {
+      const report = execFileSync('trace-cmd', ['report', '-t', '-i', join(FIXTURES, f)], { maxBuffer: 1 << 28, stdio: ['ignore', 'pipe', 'ignore'] });
+      return Number(execFileSync('awk', [awk], { input: report, encoding: 'utf8' }).trim());
+    });
+    for (const o of offsetsNs) expect(o).toBeGreaterThan(0);
+    const base = [CLI, 'compare', '--data-dir', dataDir, ...files.map((f) => join(FIXTURES, f)), '--no-histograms', '--align', 'vmscan:mm_vmscan_lru_shrink_inactive'];
+    const j = JSON.parse(execFileSync('node', [...base, '--json'], { encoding: 'utf8', maxBuffer: 1 << 26 })) as {
+      time_series: { align: { event: string; offset_s: (number | null)[][] }; names: string[][]; series: { series: string; points: [number, number][] }[][][] };
+    };
+    expect(j.time_series.align.event).toBe('vmscan:mm_vmscan_lru_shrink_inactive');
+    expect(j.time_series.names).toEqual([[files[0]], [files[1]]]);
+    files.forEach((_, i) => {
+      expect(j.time_series.align.offset_s[i]![0]).toBeCloseTo(offsetsNs[i]! / 1e9, 9);
+      // every rate moved: its first bin (the trace's start) at minus the offset (gauges have points only where measured)
+      for (const s of j.time_series.series[i]![0]!.filter((x) => x.series.endsWith('_per_s'))) expect(s.points[0]![0]).toBeCloseTo(-offsetsNs[i]! / 1e9, 9);
+      const scanned = j.time_series.series[i]![0]!.find((s) => s.series === 'vmscan.pages_scanned_per_s')!;
+      expect(scanned.points[0]![0]).toBeCloseTo(-offsetsNs[i]! / 1e9, 9);
+    });
+    // the terminal names each trace's 0
+    const text = execFileSync('node', base, { encoding: 'utf8', maxBuffer: 1 << 26 });
+    expect(text).toContain('times in s from the first vmscan:mm_vmscan_lru_shrink_inactive in each trace');
+    files.forEach((f, i) => expect(text).toContain(`${f}: vmscan:mm_vmscan_lru_shrink_inactive at ${(offsetsNs[i]! / 1e9).toFixed(6)} s`));
+    // an event no trace has: the app's fallback (each on its start), said on stderr naming the trace; a bad name: exit 1
+    const r = spawnSync('node', [...base.slice(0, -1), 'sched_process_exec', '--json'], { encoding: 'utf8', maxBuffer: 1 << 26 });
+    expect(r.status).toBe(0);
+    for (const f of files) expect(r.stderr).toContain(`no sched_process_exec in ${f}`);
+    const none = JSON.parse(r.stdout) as typeof j;
+    expect(none.time_series.align.offset_s).toEqual([[null], [null]]);
+    expect(none.time_series.series[0]![0]![0]!.points[0]![0]).toBe(0);
+    const bad = spawnSync('node', [...base.slice(0, -1), 'not an event'], { encoding: 'utf8' });
+    expect(bad.status).toBe(1);
+    expect(bad.stderr).toContain('--align wants an event name');
+  }, 180_000);
 });

@@ -14,7 +14,7 @@ import { HttpError } from '../http_errors.ts';
 import { compareSides } from '../../compare/compare.ts';
 import { compareResultToJson } from '../../compare/compare_json.ts';
 import { type CompareLibrary, forgetSamples, loadTraceInput } from '../../compare/load_trace.ts';
-import { alignOffsetS, binFor, notTraced, shiftSeries, traceSeries } from '../../compare/series.ts';
+import { ALIGN_EVENT_RE, compareSeries } from '../../compare/series.ts';
 
 import { TRACE_ID_RE as ID_RE } from '../../../shared/contract/trace_id.ts';
 /** Traces in one comparison, all sides together. */
@@ -41,7 +41,7 @@ export async function registerCompareRoutes(app: FastifyInstance, ctx: ApiContex
   app.get('/api/compare', async (req) => {
     const q = req.query as { sides?: string; alpha?: string; align?: string };
     const align = q.align === undefined || q.align === '' ? null : String(q.align);
-    if (align !== null && !/^[A-Za-z0-9_]{1,64}(:[A-Za-z0-9_]{1,64})?$/.test(align))
+    if (align !== null && !ALIGN_EVENT_RE.test(align))
       throw new HttpError(400, 'align must be an event name (name or system:name)');
     const sides = parseSidesParam(q.sides);
     const alpha = q.alpha === undefined ? 0.05 : Number(q.alpha);
@@ -61,29 +61,15 @@ export async function registerCompareRoutes(app: FastifyInstance, ctx: ApiContex
       })),
     );
     const result = compareSides(inputs, { alpha });
-    const bin = binFor([...records.values()].map((r) => r.duration));
-    const offsets = await Promise.all(
-      sides.map((ids) => Promise.all(ids.map(async (id) => (align === null ? null : alignOffsetS(await ctx.library.openEngine(id), align))))),
-    );
-    const series = await Promise.all(
-      sides.map((ids, si) =>
-        Promise.all(
-          ids.map(async (id, ti) =>
-            shiftSeries(await traceSeries(await ctx.library.openEngine(id), bin, records.get(id)!.duration), offsets[si]![ti]!),
-          ),
-        ),
-      ),
+    const ts = await compareSeries(
+      sides.map((ids) => ids.map((id) => ({ engine: () => ctx.library.openEngine(id), durationNs: records.get(id)!.duration }))),
+      align,
     );
     return {
       compare: compareResultToJson(result),
       traces: sides.map((ids) => ids.map((id) => ({ id, name: records.get(id)!.name, duration_ns: records.get(id)!.duration }))),
-      bin_ns: bin,
-      series,
-      // per side, per trace: the series ids its events give none of ("not traced")
-      not_traced: series.map((side) => side.map(notTraced)),
-      // series times are from each trace's first `event` (offset_s[side][trace] after its start; null: not in
-      // that trace, which stays aligned on its start); null: from each trace's start
-      align: align === null ? null : { event: align, offset_s: offsets },
+      // bin_ns, series, not_traced, align: server/compare/series.ts CompareSeries
+      ...ts,
     };
   });
 }

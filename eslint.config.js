@@ -36,7 +36,13 @@ export default tseslint.config(
       // `_`-prefixed names are deliberate placeholders (unused parameters of an interface, skipped tuple slots).
       '@typescript-eslint/no-unused-vars': [
         'error',
-        { argsIgnorePattern: '^_', varsIgnorePattern: '^_', destructuredArrayIgnorePattern: '^_', caughtErrors: 'none', ignoreRestSiblings: true },
+        {
+          argsIgnorePattern: '^_',
+          varsIgnorePattern: '^_',
+          destructuredArrayIgnorePattern: '^_',
+          caughtErrors: 'none',
+          ignoreRestSiblings: true,
+        },
       ],
       // Stripping control characters from names, notes and ids is exactly what those regexes are for.
       'no-control-regex': 'off',

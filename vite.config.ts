@@ -10,7 +10,16 @@ export default defineConfig({
   server: { proxy: { '/api': 'http://127.0.0.1:7420' } },
   test: {
     root: '.',
-    include: ['server/**/*.test.ts', 'tests/unit/**/*.test.ts', 'tests/sql/**/*.test.ts', 'tests/golden/**/*.test.ts', 'tests/query/**/*.test.ts', 'tests/model_version/**/*.test.ts', 'app/**/*.test.ts', 'shared/**/*.test.ts'],
+    include: [
+      'server/**/*.test.ts',
+      'tests/unit/**/*.test.ts',
+      'tests/sql/**/*.test.ts',
+      'tests/golden/**/*.test.ts',
+      'tests/query/**/*.test.ts',
+      'tests/model_version/**/*.test.ts',
+      'app/**/*.test.ts',
+      'shared/**/*.test.ts',
+    ],
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: 'forks',

@@ -25,7 +25,15 @@ export function App() {
   return (
     <>
       <LinkBanner />
-      {fleet ? <FleetView route={fleet} /> : compare ? <CompareView route={compare} /> : trace ? <TraceView key={trace} traceId={trace} /> : <StartPage />}
+      {fleet ? (
+        <FleetView route={fleet} />
+      ) : compare ? (
+        <CompareView route={compare} />
+      ) : trace ? (
+        <TraceView key={trace} traceId={trace} />
+      ) : (
+        <StartPage />
+      )}
       <ToastView />
     </>
   );

@@ -25,7 +25,12 @@ const FIXTURE = path.join(ROOT, 'fixtures', 'handmade', 'kernel4x_writeback_io.t
 
 function timeOnce(args: string[], env: NodeJS.ProcessEnv): number {
   const t0 = performance.now();
-  const r = spawnSync(process.execPath, args, { cwd: ROOT, env, stdio: ['ignore', 'ignore', 'pipe'], encoding: 'utf8' });
+  const r = spawnSync(process.execPath, args, {
+    cwd: ROOT,
+    env,
+    stdio: ['ignore', 'ignore', 'pipe'],
+    encoding: 'utf8',
+  });
   const ms = performance.now() - t0;
   if (r.status !== 0) throw new Error(`node ${args.join(' ')}: rc ${r.status}: ${r.stderr.slice(0, 400)}`);
   return ms;
@@ -64,7 +69,10 @@ export function benchCliStart(opts: { runs: number; log: (s: string) => void }):
       ratioToNode: median(runs[j]!) / nodeMs,
       runsMs: runs[j]!.map((x) => Math.round(x)),
     }));
-    for (const r of rows) opts.log(`cli: ${r.what.padEnd(34)} median ${r.medianMs.toFixed(0).padStart(5)} ms  x${r.ratioToNode.toFixed(2)} of node -e 0  (${r.runsMs.join(', ')})`);
+    for (const r of rows)
+      opts.log(
+        `cli: ${r.what.padEnd(34)} median ${r.medianMs.toFixed(0).padStart(5)} ms  x${r.ratioToNode.toFixed(2)} of node -e 0  (${r.runsMs.join(', ')})`,
+      );
     return rows;
   } finally {
     fs.rmSync(dataDir, { recursive: true, force: true });

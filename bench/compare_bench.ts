@@ -34,13 +34,18 @@ export interface CompareBench {
   load: [string, string];
 }
 
-const load = () => os.loadavg().map((x) => x.toFixed(2)).join(' ');
+const load = () =>
+  os
+    .loadavg()
+    .map((x) => x.toFixed(2))
+    .join(' ');
 
 export async function benchCompare(
   models: { dataDir: string; id: string; events: number }[],
   log: (s: string) => void,
 ): Promise<CompareBench> {
-  const kept = (m: { dataDir: string; id: string }, name: string) => path.join(dataDirPaths(m.dataDir).traceDir(m.id), name);
+  const kept = (m: { dataDir: string; id: string }, name: string) =>
+    path.join(dataDirPaths(m.dataDir).traceDir(m.id), name);
   for (const m of models) for (const f of ['findings.json', 'samples.bin']) fs.rmSync(kept(m, f), { force: true });
   let libs = await Promise.all(models.map((m) => TraceLibrary.open(m.dataDir)));
   const findingsMs: number[] = [];
@@ -50,7 +55,9 @@ export async function benchCompare(
       const t = performance.now();
       await libs[i]!.findings(models[i]!.id);
       findingsMs.push(performance.now() - t);
-      log(`compare: detectors (with samples) on model ${i + 1}: ${(findingsMs[i]! / 1000).toFixed(1)} s, samples.bin ${(fs.statSync(kept(models[i]!, 'samples.bin')).size / 1e6).toFixed(1)} MB`);
+      log(
+        `compare: detectors (with samples) on model ${i + 1}: ${(findingsMs[i]! / 1000).toFixed(1)} s, samples.bin ${(fs.statSync(kept(models[i]!, 'samples.bin')).size / 1e6).toFixed(1)} MB`,
+      );
     }
     // As a new process: libraries that have read nothing yet.
     await Promise.all(libs.map((l) => l.close()));
@@ -75,9 +82,25 @@ export async function benchCompare(
     const fresh = await Promise.all(models.map((m, i) => loadTraceInput(libs[i]!, m.id, `model ${i + 1}`)));
     compareSides(fresh.map((t) => ({ label: t.name, traces: [t] })));
     const noKeptSamplesMs = performance.now() - t3;
-    const sampleEvents = inputs.reduce((n, t) => n + [...t.samples.values()].reduce((m, s) => m + [...s.byKey.values()].reduce((k, v) => k + v.length, 0), 0), 0);
-    log(`compare: ${result.rows.length} rows, ${result.histograms.length} histograms, ${sampleEvents.toLocaleString('en-US')} per-event samples, ${text.length} characters of text`);
-    return { events: models.map((m) => m.events), coldMs, warmMs, noKeptSamplesMs, findingsMs, textMs, rows: result.rows.length, sampleEvents, load: [load0, load()] };
+    const sampleEvents = inputs.reduce(
+      (n, t) =>
+        n + [...t.samples.values()].reduce((m, s) => m + [...s.byKey.values()].reduce((k, v) => k + v.length, 0), 0),
+      0,
+    );
+    log(
+      `compare: ${result.rows.length} rows, ${result.histograms.length} histograms, ${sampleEvents.toLocaleString('en-US')} per-event samples, ${text.length} characters of text`,
+    );
+    return {
+      events: models.map((m) => m.events),
+      coldMs,
+      warmMs,
+      noKeptSamplesMs,
+      findingsMs,
+      textMs,
+      rows: result.rows.length,
+      sampleEvents,
+      load: [load0, load()],
+    };
   } finally {
     await Promise.all(libs.map((l) => l.close()));
   }

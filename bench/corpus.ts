@@ -77,7 +77,9 @@ export function corpusMixes(): string[] {
   if (!fs.existsSync(CORPUS_SRC)) return [];
   return fs
     .readdirSync(CORPUS_SRC)
-    .filter((n) => n.endsWith('.v7.dat') && fs.existsSync(path.join(CORPUS_SRC, n.replace(/\.v7\.dat$/, '.counts.json'))))
+    .filter(
+      (n) => n.endsWith('.v7.dat') && fs.existsSync(path.join(CORPUS_SRC, n.replace(/\.v7\.dat$/, '.counts.json'))),
+    )
     .map((n) => n.replace(/\.v7\.dat$/, ''))
     .sort();
 }
@@ -93,7 +95,12 @@ function readManifest(): Manifest {
 }
 
 /** Reuses `file` when made with `key`, else makes it through `tmp` and renames (a killed run leaves no file that looks complete). */
-async function produce(file: string, key: string, log: (s: string) => void, make: (tmp: string) => Promise<number>): Promise<number> {
+async function produce(
+  file: string,
+  key: string,
+  log: (s: string) => void,
+  make: (tmp: string) => Promise<number>,
+): Promise<number> {
   const m = readManifest();
   const e = m[path.basename(file)];
   if (e && e.key === key && fs.existsSync(file) && fs.statSync(file).size === e.size) return e.events;
@@ -111,7 +118,9 @@ async function produce(file: string, key: string, log: (s: string) => void, make
   const m2 = readManifest();
   m2[path.basename(file)] = { size: fs.statSync(file).size, key, events };
   fs.writeFileSync(MANIFEST, JSON.stringify(m2, null, 2));
-  log(`  made  ${path.relative(ROOT, file)} (${mb(fs.statSync(file).size)}, ${events.toLocaleString('en-US')} events) in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+  log(
+    `  made  ${path.relative(ROOT, file)} (${mb(fs.statSync(file).size)}, ${events.toLocaleString('en-US')} events) in ${((performance.now() - t0) / 1000).toFixed(1)} s`,
+  );
   return events;
 }
 
@@ -149,10 +158,15 @@ export async function makeCorpus(opts: { quick?: boolean; log?: (s: string) => v
   await fsp.mkdir(CORPUS_OUT, { recursive: true });
   for (const mix of mixes) {
     const src = path.join(CORPUS_SRC, `${mix}.v7.dat`);
-    const counts = JSON.parse(fs.readFileSync(path.join(CORPUS_SRC, `${mix}.counts.json`), 'utf8')) as { events_total: number; cpus: number };
+    const counts = JSON.parse(fs.readFileSync(path.join(CORPUS_SRC, `${mix}.counts.json`), 'utf8')) as {
+      events_total: number;
+      cpus: number;
+    };
     const st = fs.statSync(src);
     const srcKey = `${mix}:${st.size}:${await fileSha(src)}`;
-    log(`${mix}: ${path.relative(ROOT, src)} (${mb(st.size)}, ${counts.events_total.toLocaleString('en-US')} events by trace-cmd report)`);
+    log(
+      `${mix}: ${path.relative(ROOT, src)} (${mb(st.size)}, ${counts.events_total.toLocaleString('en-US')} events by trace-cmd report)`,
+    );
     const add = (size: CorpusFile['size'], format: CorpusFormat, file: string, events: number, traceDat: string) =>
       files.push({ mix, size, format, file, bytes: fs.statSync(file).size, events, traceDat });
 
@@ -163,14 +177,18 @@ export async function makeCorpus(opts: { quick?: boolean; log?: (s: string) => v
       if (err.trim()) throw new Error(`trace-cmd report ${mix}: ${err.slice(0, 300)}`);
       return countReportEvents(tmp);
     });
-    if (reportEvents !== counts.events_total) throw new Error(`${mix}: trace-cmd report prints ${reportEvents} events, ${mix}.counts.json says ${counts.events_total}`);
+    if (reportEvents !== counts.events_total)
+      throw new Error(
+        `${mix}: trace-cmd report prints ${reportEvents} events, ${mix}.counts.json says ${counts.events_total}`,
+      );
     const v6 = path.join(CORPUS_OUT, `${mix}.v6.dat`);
     await produce(v6, `v6:${srcKey}`, log, async (tmp) => {
       await runTraceCmd(['convert', '--file-version', '6', '--compression', 'none', '-i', src, '-o', tmp], '/dev/null');
       const check = `${tmp}.report`;
       try {
         await runTraceCmd(['report', '-i', tmp], check);
-        if ((await fileSha(check)) !== (await fileSha(report))) throw new Error(`${mix}: trace-cmd report of the v6 conversion differs from the recording's`);
+        if ((await fileSha(check)) !== (await fileSha(report)))
+          throw new Error(`${mix}: trace-cmd report of the v6 conversion differs from the recording's`);
       } finally {
         await fsp.rm(check, { force: true });
       }
@@ -178,11 +196,13 @@ export async function makeCorpus(opts: { quick?: boolean; log?: (s: string) => v
     });
     const tracefs = path.join(CORPUS_OUT, `${mix}.tracefs.txt`);
     const facts = await fixtureFacts(v6);
-    if (facts.events !== reportEvents) throw new Error(`${mix}: the v6 file decodes to ${facts.events} events, trace-cmd report prints ${reportEvents}`);
+    if (facts.events !== reportEvents)
+      throw new Error(`${mix}: the v6 file decodes to ${facts.events} events, trace-cmd report prints ${reportEvents}`);
     let base: Awaited<ReturnType<typeof tracefsBase>> | null = null;
     const tracefsBaseOnce = async () => {
       base ??= await tracefsBase(v6);
-      if (base.us.length !== reportEvents) throw new Error(`${mix}: tracefs text has ${base.us.length} events, trace-cmd report ${reportEvents}`);
+      if (base.us.length !== reportEvents)
+        throw new Error(`${mix}: tracefs text has ${base.us.length} events, trace-cmd report ${reportEvents}`);
       return base;
     };
     await produce(tracefs, `tracefs:${srcKey}`, log, async (tmp) => {
@@ -213,7 +233,10 @@ export async function makeCorpus(opts: { quick?: boolean; log?: (s: string) => v
       const err = await runTraceCmd(['report', '-i', lv6], tmp);
       checkReport(path.basename(lv6), tmp, err, fixtureReport, copies, facts.shiftNs, log);
       const n = await countReportEvents(tmp);
-      if (n !== events) throw new Error(`${path.basename(lv6)}: trace-cmd report prints ${n} events, expected ${copies} x ${reportEvents}`);
+      if (n !== events)
+        throw new Error(
+          `${path.basename(lv6)}: trace-cmd report prints ${n} events, expected ${copies} x ${reportEvents}`,
+        );
       return n;
     });
     const lv7 = path.join(CORPUS_OUT, `${mix}.x${copies}.v7.dat`);
@@ -223,7 +246,8 @@ export async function makeCorpus(opts: { quick?: boolean; log?: (s: string) => v
       try {
         const err = await runTraceCmd(['report', '-i', tmp], check);
         checkReport(path.basename(lv7), check, err, fixtureReport, copies, facts.shiftNs, log);
-        if ((await fileSha(check)) !== (await fileSha(lreport))) throw new Error(`${path.basename(lv7)}: trace-cmd report differs from the large v6's`);
+        if ((await fileSha(check)) !== (await fileSha(lreport)))
+          throw new Error(`${path.basename(lv7)}: trace-cmd report differs from the large v6's`);
       } finally {
         await fsp.rm(check, { force: true });
       }
@@ -245,5 +269,8 @@ export async function makeCorpus(opts: { quick?: boolean; log?: (s: string) => v
 
 if (import.meta.url === `file://${process.argv[1]}`) {
   const c = await makeCorpus({ quick: process.argv.includes('--quick') });
-  for (const f of c.files) process.stdout.write(`${f.mix.padEnd(13)} ${f.size.padEnd(5)} ${f.format.padEnd(7)} ${mb(f.bytes).padStart(9)} ${f.events.toLocaleString('en-US').padStart(11)}  ${path.relative(ROOT, f.file)}\n`);
+  for (const f of c.files)
+    process.stdout.write(
+      `${f.mix.padEnd(13)} ${f.size.padEnd(5)} ${f.format.padEnd(7)} ${mb(f.bytes).padStart(9)} ${f.events.toLocaleString('en-US').padStart(11)}  ${path.relative(ROOT, f.file)}\n`,
+    );
 }

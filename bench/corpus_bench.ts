@@ -63,11 +63,19 @@ export interface CorpusRow {
 const load1 = () => os.loadavg()[0]!;
 
 /** Runs a command under /usr/bin/time; resolves with its figures, stderr and stdout tail. */
-function timed(cmd: string, args: string[], stdout: 'ignore' | 'pipe', timeoutMs: number): Promise<Timed & { code: number | null; stderr: string; stdout: string }> {
+function timed(
+  cmd: string,
+  args: string[],
+  stdout: 'ignore' | 'pipe',
+  timeoutMs: number,
+): Promise<Timed & { code: number | null; stderr: string; stdout: string }> {
   return new Promise((resolve) => {
     const load = load1();
     const t0 = performance.now();
-    const child = spawn('/usr/bin/time', ['-f', 'TIMEV %e %U %S %M', cmd, ...args], { cwd: ROOT, stdio: ['ignore', stdout, 'pipe'] });
+    const child = spawn('/usr/bin/time', ['-f', 'TIMEV %e %U %S %M', cmd, ...args], {
+      cwd: ROOT,
+      stdio: ['ignore', stdout, 'pipe'],
+    });
     let err = '';
     let out = '';
     child.stderr!.on('data', (d: Buffer) => {
@@ -134,10 +142,17 @@ function peakRssOf(pid: number): number {
  * it), the file uploaded through the API, until its job is done (model,
  * findings and timeline summaries ready).
  */
-async function firstView(file: string, dataDir: string, timeoutMs: number): Promise<{ s: number; serverPeakRssMB: number }> {
+async function firstView(
+  file: string,
+  dataDir: string,
+  timeoutMs: number,
+): Promise<{ s: number; serverPeakRssMB: number }> {
   await fsp.rm(dataDir, { recursive: true, force: true });
   const port = await freePort();
-  const child = spawn(process.execPath, [CLI, 'serve', '--port', String(port), '--data-dir', dataDir], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [CLI, 'serve', '--port', String(port), '--data-dir', dataDir], {
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let err = '';
   child.stderr.on('data', (d: Buffer) => {
     if (err.length < 1 << 14) err += d.toString();
@@ -203,14 +218,26 @@ export async function benchCorpus(corpus: Corpus, opts: CorpusBenchOptions = {})
   const timeoutMs = opts.timeoutMs ?? 20 * 60_000;
   const dataDir = path.join(OUT_DIR, `tmp-corpus-${process.pid}`);
   const rows: CorpusRow[] = [];
-  const wanted = (f: CorpusFile) => !opts.filter?.length || opts.filter.every((w) => [f.mix, f.size, f.format].includes(w));
+  const wanted = (f: CorpusFile) =>
+    !opts.filter?.length || opts.filter.every((w) => [f.mix, f.size, f.format].includes(w));
   for (const f of corpus.files.filter(wanted)) {
     const row: CorpusRow = {
-      mix: f.mix, size: f.size, format: f.format, file: path.relative(ROOT, f.file), bytes: f.bytes, events: f.events,
-      traceCmd: null, ingest: null, ingestInProcessS: null, pairs: [], firstView: null,
+      mix: f.mix,
+      size: f.size,
+      format: f.format,
+      file: path.relative(ROOT, f.file),
+      bytes: f.bytes,
+      events: f.events,
+      traceCmd: null,
+      ingest: null,
+      ingestInProcessS: null,
+      pairs: [],
+      firstView: null,
     };
     rows.push(row);
-    log(`\n== ${f.mix} ${f.size} ${f.format}: ${row.file} (${mb(f.bytes)}, ${f.events.toLocaleString('en-US')} events), load ${load1().toFixed(2)}`);
+    log(
+      `\n== ${f.mix} ${f.size} ${f.format}: ${row.file} (${mb(f.bytes)}, ${f.events.toLocaleString('en-US')} events), load ${load1().toFixed(2)}`,
+    );
     const pairs = opts.noTraceCmd ? 1 : f.size === 'small' ? (opts.pairsSmall ?? 3) : (opts.pairsLarge ?? 1);
     try {
       for (let k = 0; k < pairs; k++) {
@@ -223,7 +250,8 @@ export async function benchCorpus(corpus: Corpus, opts: CorpusBenchOptions = {})
         const ing = await cliIngest(f.file, dataDir, timeoutMs);
         if (ing.code !== 0) throw new Error(`stallscope ingest exited ${ing.code}: ${ing.stderr.slice(-600)}`);
         const events = /([\d,]+) events in/.exec(ing.stderr)?.[1]?.replace(/,/g, '');
-        if (Number(events) !== f.events) throw new Error(`stallscope ingest counted ${events} events, trace-cmd report ${f.events}`);
+        if (Number(events) !== f.events)
+          throw new Error(`stallscope ingest counted ${events} events, trace-cmd report ${f.events}`);
         if (k === 0) {
           row.traceCmd = tc;
           row.ingest = { wallS: ing.wallS, cpuS: ing.cpuS, peakRssMB: ing.peakRssMB, load: ing.load };
@@ -238,7 +266,9 @@ export async function benchCorpus(corpus: Corpus, opts: CorpusBenchOptions = {})
       }
       if (!opts.noFirstView) {
         row.firstView = await firstView(f.file, dataDir, timeoutMs);
-        log(`   first view ${row.firstView.s.toFixed(2)} s (upload -> model, findings, timeline ready; server peak RSS ${row.firstView.serverPeakRssMB.toFixed(0)} MB)`);
+        log(
+          `   first view ${row.firstView.s.toFixed(2)} s (upload -> model, findings, timeline ready; server peak RSS ${row.firstView.serverPeakRssMB.toFixed(0)} MB)`,
+        );
       }
     } catch (e) {
       row.error = (e as Error).message;
@@ -252,7 +282,21 @@ const met = (ok: boolean) => (ok ? 'met' : 'NOT MET');
 
 /** The table: one line per file, every figure against its target. */
 export function formatCorpusTable(rows: CorpusRow[]): string {
-  const head = ['mix', 'size', 'format', 'MB', 'events', 'ingest s', 'M ev/s', 'MB/s', 'trace-cmd s', 'ratio', 'peak RSS', 'first view', 'targets'];
+  const head = [
+    'mix',
+    'size',
+    'format',
+    'MB',
+    'events',
+    'ingest s',
+    'M ev/s',
+    'MB/s',
+    'trace-cmd s',
+    'ratio',
+    'peak RSS',
+    'first view',
+    'targets',
+  ];
   const lines: string[][] = [head];
   for (const r of rows) {
     const i = r.ingest;
@@ -264,10 +308,15 @@ export function formatCorpusTable(rows: CorpusRow[]): string {
       if (text) checks.push(`>=${TARGETS.textMBs}MB/s ${met(r.bytes / i.wallS / 1e6 >= TARGETS.textMBs)}`);
       checks.push(`RSS ${met(i.peakRssMB <= TARGETS.peakRssMB)}`);
     }
-    if (r.firstView && r.size === 'small') checks.push(`view<=${TARGETS.firstViewS}s ${met(r.firstView.s <= TARGETS.firstViewS)}`);
+    if (r.firstView && r.size === 'small')
+      checks.push(`view<=${TARGETS.firstViewS}s ${met(r.firstView.s <= TARGETS.firstViewS)}`);
     if (r.error) checks.push(`ERROR ${r.error.slice(0, 60)}`);
     lines.push([
-      r.mix, r.size, r.format, (r.bytes / 1e6).toFixed(1), `${(r.events / 1e6).toFixed(2)}M`,
+      r.mix,
+      r.size,
+      r.format,
+      (r.bytes / 1e6).toFixed(1),
+      `${(r.events / 1e6).toFixed(2)}M`,
       i ? i.wallS.toFixed(2) : '-',
       i ? (r.events / i.wallS / 1e6).toFixed(2) : '-',
       i ? (r.bytes / i.wallS / 1e6).toFixed(0) : '-',
@@ -279,7 +328,12 @@ export function formatCorpusTable(rows: CorpusRow[]): string {
     ]);
   }
   const w = head.map((_, c) => Math.max(...lines.map((l) => l[c]!.length)));
-  const out = lines.map((l) => l.map((cell, c) => (c <= 2 || c === l.length - 1 ? cell.padEnd(w[c]!) : cell.padStart(w[c]!))).join('  ').trimEnd());
+  const out = lines.map((l) =>
+    l
+      .map((cell, c) => (c <= 2 || c === l.length - 1 ? cell.padEnd(w[c]!) : cell.padStart(w[c]!)))
+      .join('  ')
+      .trimEnd(),
+  );
   out.splice(1, 0, w.map((n) => '-'.repeat(n)).join('  '));
   return `${out.join('\n')}\n`;
 }

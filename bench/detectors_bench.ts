@@ -63,14 +63,19 @@ export const DERIVED_TABLES = ['sched_slice', 'thread_state', 'slice', 'counter_
  * (--derive empties the derived tables and re-runs derive on that file
  * first, with the ingest's 1 GB memory limit: use a copy.)
  */
-export async function modelFingerprint(engine: Engine, opts: { detectors?: boolean } = {}): Promise<Record<string, string>> {
+export async function modelFingerprint(
+  engine: Engine,
+  opts: { detectors?: boolean } = {},
+): Promise<Record<string, string>> {
   const out: Record<string, string> = {};
   for (const t of DERIVED_TABLES) {
     const cols = await engine.query<{ column_name: string }>(
       `SELECT column_name FROM duckdb_columns() WHERE table_name = '${t}' AND NOT internal ORDER BY column_index`,
     );
     const list = cols.map((c) => `"${c.column_name}"`).join(', ');
-    const r = await engine.query<{ n: bigint; h: bigint | null }>(`SELECT count(*) AS n, sum(hash(${list})::HUGEINT) AS h FROM ${t}`);
+    const r = await engine.query<{ n: bigint; h: bigint | null }>(
+      `SELECT count(*) AS n, sum(hash(${list})::HUGEINT) AS h FROM ${t}`,
+    );
     out[t] = `${r[0]!.n}:${r[0]!.h ?? 0}`;
   }
   if (opts.detectors ?? true) {
@@ -79,13 +84,17 @@ export async function modelFingerprint(engine: Engine, opts: { detectors?: boole
     const sha = (v: unknown) => createHash('sha256').update(toJson(v)).digest('hex').slice(0, 16);
     const r = await runDetectors(engine);
     out.findings = `${r.findings.length}:${sha(r.findings)}`;
-    for (const [k, v] of Object.entries(r.summaries).sort(([a], [b]) => a.localeCompare(b))) out[`summary.${k}`] = `${v.length}:${sha(v)}`;
+    for (const [k, v] of Object.entries(r.summaries).sort(([a], [b]) => a.localeCompare(b)))
+      out[`summary.${k}`] = `${v.length}:${sha(v)}`;
   }
   return out;
 }
 
 /** Times each detector, then all together. Prints nothing; see formatDetectorBench. */
-export async function benchDetectors(engine: Engine, opts: { extraDirs?: string[] } = {}): Promise<DetectorBenchResult> {
+export async function benchDetectors(
+  engine: Engine,
+  opts: { extraDirs?: string[] } = {},
+): Promise<DetectorBenchResult> {
   const dets = await loadDetectors(opts.extraDirs ?? []);
   // warm-up: macros, catalog, file cache
   await runDetectors(engine, { detectors: [dets[0]!.id], extraDirs: opts.extraDirs });

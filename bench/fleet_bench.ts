@@ -21,9 +21,21 @@ const FIX = path.join(ROOT, 'fixtures');
 
 export const FLEET_BENCH_TRACES = [
   ...[1, 2, 3, 4].flatMap((i) => [`compare/vfs100.${i}.v7.dat`, `compare/vfs1000.${i}.v7.dat`]),
-  'build_balance.v7.dat', 'dirty_throttle.v7.dat', 'fsync_xfs.v7.dat', 'memcg_escalation.v7.dat', 'memcg_reclaim.v7.dat',
-  'memcg_writer.v7.dat', 'multi_instance.dat', 'perfetto_reclaim.pftrace', 'reclaim_kswapd.v6.dat', 'swap_writeback.v7.dat',
-  'syscalls.v7.dat', 'tracefs_plain.txt', 'writeback_flood.v7.dat', 'printed_args.report.txt', 'perfetto_compact.pftrace.gz',
+  'build_balance.v7.dat',
+  'dirty_throttle.v7.dat',
+  'fsync_xfs.v7.dat',
+  'memcg_escalation.v7.dat',
+  'memcg_reclaim.v7.dat',
+  'memcg_writer.v7.dat',
+  'multi_instance.dat',
+  'perfetto_reclaim.pftrace',
+  'reclaim_kswapd.v6.dat',
+  'swap_writeback.v7.dat',
+  'syscalls.v7.dat',
+  'tracefs_plain.txt',
+  'writeback_flood.v7.dat',
+  'printed_args.report.txt',
+  'perfetto_compact.pftrace.gz',
   'latency_format.tracefs.txt',
 ].map((f) => path.join(FIX, f));
 
@@ -40,33 +52,81 @@ function timed(what: string, args: string[], traces: number, log: (s: string) =>
   const r = spawnSync(process.execPath, [CLI, ...args], { encoding: 'utf8', maxBuffer: 1 << 26 });
   const seconds = (performance.now() - t) / 1000;
   if (r.status !== 0) throw new Error(`${what}: exit ${r.status}: ${r.stderr.slice(-500)}`);
-  const row = { what, traces, seconds, tracesPerMinute: (traces / seconds) * 60, load: os.loadavg().map((x) => x.toFixed(2)).join(' ') };
-  log(`fleet: ${what}: ${traces} traces in ${seconds.toFixed(1)} s = ${row.tracesPerMinute.toFixed(1)} traces/min (load ${row.load})`);
+  const row = {
+    what,
+    traces,
+    seconds,
+    tracesPerMinute: (traces / seconds) * 60,
+    load: os
+      .loadavg()
+      .map((x) => x.toFixed(2))
+      .join(' '),
+  };
+  log(
+    `fleet: ${what}: ${traces} traces in ${seconds.toFixed(1)} s = ${row.tracesPerMinute.toFixed(1)} traces/min (load ${row.load})`,
+  );
   return row;
 }
 
-export async function benchFleet(log: (s: string) => void): Promise<{ rows: FleetBenchRow[]; perTraceSeconds: number; childStartSeconds: number; sparkFixedSeconds: number }> {
+export async function benchFleet(
+  log: (s: string) => void,
+): Promise<{ rows: FleetBenchRow[]; perTraceSeconds: number; childStartSeconds: number; sparkFixedSeconds: number }> {
   const work = mkdtempSync(path.join(os.tmpdir(), 'stallscope-fleet-bench-'));
   const n = FLEET_BENCH_TRACES.length;
   try {
     const rows: FleetBenchRow[] = [];
     const start = timed('child start (stallscope --help)', ['--help'], 1, log);
-    rows.push(timed('batch --jobs 1', ['batch', ...FLEET_BENCH_TRACES, '--out', path.join(work, 'b1'), '--jobs', '1'], n, log));
-    rows.push(timed('batch --jobs 2', ['batch', ...FLEET_BENCH_TRACES, '--out', path.join(work, 'b2'), '--jobs', '2'], n, log));
-    rows.push(timed('batch rerun (all done)', ['batch', ...FLEET_BENCH_TRACES, '--out', path.join(work, 'b2'), '--jobs', '2'], n, log));
-    const spark1 = timed('fleet local[2], one trace', ['fleet', FLEET_BENCH_TRACES[0]!, '--out', path.join(work, 's1'), '--master', 'local[2]'], 1, log);
+    rows.push(
+      timed('batch --jobs 1', ['batch', ...FLEET_BENCH_TRACES, '--out', path.join(work, 'b1'), '--jobs', '1'], n, log),
+    );
+    rows.push(
+      timed('batch --jobs 2', ['batch', ...FLEET_BENCH_TRACES, '--out', path.join(work, 'b2'), '--jobs', '2'], n, log),
+    );
+    rows.push(
+      timed(
+        'batch rerun (all done)',
+        ['batch', ...FLEET_BENCH_TRACES, '--out', path.join(work, 'b2'), '--jobs', '2'],
+        n,
+        log,
+      ),
+    );
+    const spark1 = timed(
+      'fleet local[2], one trace',
+      ['fleet', FLEET_BENCH_TRACES[0]!, '--out', path.join(work, 's1'), '--master', 'local[2]'],
+      1,
+      log,
+    );
     rows.push(spark1);
-    rows.push(timed('fleet local[2]', ['fleet', ...FLEET_BENCH_TRACES, '--out', path.join(work, 's2'), '--master', 'local[2]'], n, log));
+    rows.push(
+      timed(
+        'fleet local[2]',
+        ['fleet', ...FLEET_BENCH_TRACES, '--out', path.join(work, 's2'), '--master', 'local[2]'],
+        n,
+        log,
+      ),
+    );
     const perTrace = rows[0]!.seconds / n;
-    return { rows, perTraceSeconds: perTrace, childStartSeconds: start.seconds, sparkFixedSeconds: spark1.seconds - perTrace };
+    return {
+      rows,
+      perTraceSeconds: perTrace,
+      childStartSeconds: start.seconds,
+      sparkFixedSeconds: spark1.seconds - perTrace,
+    };
   } finally {
     rmSync(work, { recursive: true, force: true });
   }
 }
 
 export function formatFleetBench(r: Awaited<ReturnType<typeof benchFleet>>): string {
-  const lines = ['', '## fleet: traces per minute (24 real recordings, 0.1-2.6 MB)', '', '| run | traces | seconds | traces/min | load |', '| --- | ---: | ---: | ---: | --- |'];
-  for (const x of r.rows) lines.push(`| ${x.what} | ${x.traces} | ${x.seconds.toFixed(1)} | ${x.tracesPerMinute.toFixed(1)} | ${x.load} |`);
+  const lines = [
+    '',
+    '## fleet: traces per minute (24 real recordings, 0.1-2.6 MB)',
+    '',
+    '| run | traces | seconds | traces/min | load |',
+    '| --- | ---: | ---: | ---: | --- |',
+  ];
+  for (const x of r.rows)
+    lines.push(`| ${x.what} | ${x.traces} | ${x.seconds.toFixed(1)} | ${x.tracesPerMinute.toFixed(1)} | ${x.load} |`);
   const b2 = r.rows.find((x) => x.what === 'batch --jobs 2')!;
   const f2 = r.rows.find((x) => x.what === 'fleet local[2]')!;
   lines.push(

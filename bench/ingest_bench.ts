@@ -77,7 +77,8 @@ export interface IngestRow {
  */
 export function ratioOf(row: IngestRow): number | null {
   if (!row.traceCmd || !row.ingest) return null;
-  const pairs = row.pairs && row.pairs.length > 0 ? row.pairs : [{ traceCmdS: row.traceCmd.wallS, ingestS: row.ingest.totalS }];
+  const pairs =
+    row.pairs && row.pairs.length > 0 ? row.pairs : [{ traceCmdS: row.traceCmd.wallS, ingestS: row.ingest.totalS }];
   const r = pairs.map((p) => p.traceCmdS / p.ingestS).sort((a, b) => a - b);
   const m = r.length >> 1;
   return r.length % 2 ? r[m]! : (r[m - 1]! + r[m]!) / 2;
@@ -97,7 +98,21 @@ export interface ChildResult {
   maxRssKB: number;
   /** Mode ingest-again: the second ingest's own seconds (wall is the whole child's). */
   again?: { totalS: number; cpuS: number };
-  summary?: { id: string; eventsTotal: number; format: string; formatVersion: string | null; seconds: { hash: number; hashOverlapped?: boolean; setup?: number; decode: number; derive: number; commit?: number; total: number } };
+  summary?: {
+    id: string;
+    eventsTotal: number;
+    format: string;
+    formatVersion: string | null;
+    seconds: {
+      hash: number;
+      hashOverlapped?: boolean;
+      setup?: number;
+      decode: number;
+      derive: number;
+      commit?: number;
+      total: number;
+    };
+  };
   dbBytes?: number;
 }
 
@@ -121,7 +136,14 @@ export function runChild(args: string[], timeoutMs: number): Promise<ChildResult
       clearTimeout(timer);
       const line = out.split('\n').find((l) => l.startsWith(RESULT_TAG));
       if (line) resolve(JSON.parse(line.slice(RESULT_TAG.length)) as ChildResult);
-      else resolve({ ok: false, error: `child exited ${code ?? signal}: ${err.slice(-800)}`, wallS: 0, cpuS: 0, maxRssKB: 0 });
+      else
+        resolve({
+          ok: false,
+          error: `child exited ${code ?? signal}: ${err.slice(-800)}`,
+          wallS: 0,
+          cpuS: 0,
+          maxRssKB: 0,
+        });
     });
   });
 }
@@ -199,9 +221,30 @@ function allTargets(set: LargeTraceSet): Target[] {
   if (set.v7) t.push({ label: 'trace.dat v7 zstd', file: set.v7, events: set.events, traceCmd: true });
   t.push({ label: 'report text', file: set.report, events: set.events, traceCmd: false });
   t.push({ label: 'tracefs text', file: set.tracefs.file, events: set.tracefs.events, traceCmd: false });
-  if (set.v6Quarter) t.push({ label: 'trace.dat v6 1/4', file: set.v6Quarter.file, events: set.v6Quarter.events, traceCmd: false, again: true });
-  if (set.tracefsQuarter) t.push({ label: 'tracefs text 1/4', file: set.tracefsQuarter.file, events: set.tracefsQuarter.events, traceCmd: false, again: true });
-  if (set.tracefsSched) t.push({ label: 'tracefs text, sched-heavy', file: set.tracefsSched.file, events: set.tracefsSched.events, traceCmd: false, again: true });
+  if (set.v6Quarter)
+    t.push({
+      label: 'trace.dat v6 1/4',
+      file: set.v6Quarter.file,
+      events: set.v6Quarter.events,
+      traceCmd: false,
+      again: true,
+    });
+  if (set.tracefsQuarter)
+    t.push({
+      label: 'tracefs text 1/4',
+      file: set.tracefsQuarter.file,
+      events: set.tracefsQuarter.events,
+      traceCmd: false,
+      again: true,
+    });
+  if (set.tracefsSched)
+    t.push({
+      label: 'tracefs text, sched-heavy',
+      file: set.tracefsSched.file,
+      events: set.tracefsSched.events,
+      traceCmd: false,
+      again: true,
+    });
   return t;
 }
 
@@ -225,7 +268,16 @@ export async function benchIngest(set: LargeTraceSet, opts: IngestBenchOptions =
   const scratchDataDir = path.join(OUT_DIR, `tmp-data-${process.pid}`);
   for (const t of targetsOf(set, opts.datOnly)) {
     const bytes = fs.statSync(t.file).size;
-    const row: IngestRow = { label: t.label, file: path.relative(ROOT, t.file), format: '', bytes, events: t.events, ingest: null, decode: null, traceCmd: null };
+    const row: IngestRow = {
+      label: t.label,
+      file: path.relative(ROOT, t.file),
+      format: '',
+      bytes,
+      events: t.events,
+      ingest: null,
+      decode: null,
+      traceCmd: null,
+    };
     rows.push(row);
     log(`\n== ${t.label}: ${path.relative(ROOT, t.file)} (${mb(bytes)}, ${t.events.toLocaleString('en-US')} events)`);
 
@@ -235,7 +287,9 @@ export async function benchIngest(set: LargeTraceSet, opts: IngestBenchOptions =
     if (dec.ok) {
       row.decode = measureOf(dec, [load0, os.loadavg()[0]!]);
       if (dec.events !== t.events) notes.push(`${t.label}: decoder emitted ${dec.events} events, expected ${t.events}`);
-      log(`   decode only : ${fmtRate(t.events, bytes, dec.wallS)}  cpu ${dec.cpuS.toFixed(1)} s  peak RSS ${(dec.maxRssKB / 1024).toFixed(0)} MB`);
+      log(
+        `   decode only : ${fmtRate(t.events, bytes, dec.wallS)}  cpu ${dec.cpuS.toFixed(1)} s  peak RSS ${(dec.maxRssKB / 1024).toFixed(0)} MB`,
+      );
     } else {
       row.error = `decode: ${dec.error}`;
       log(`   decode only : FAILED ${dec.error}`);
@@ -248,7 +302,9 @@ export async function benchIngest(set: LargeTraceSet, opts: IngestBenchOptions =
       row.traceCmd = tc;
       traceCmdFailed = tc.error !== undefined;
       if (tc.error) notes.push(`${t.label}: ${tc.error}`);
-      log(`   trace-cmd   : ${fmtRate(t.events, bytes, tc.wallS)}  cpu ${tc.cpuS.toFixed(1)} s  peak RSS ${tc.peakRssMB.toFixed(0)} MB${tc.error ? `  (${tc.error})` : ''}`);
+      log(
+        `   trace-cmd   : ${fmtRate(t.events, bytes, tc.wallS)}  cpu ${tc.cpuS.toFixed(1)} s  peak RSS ${tc.peakRssMB.toFixed(0)} MB${tc.error ? `  (${tc.error})` : ''}`,
+      );
     }
 
     // 3. the full ingest into a fresh data directory
@@ -260,8 +316,16 @@ export async function benchIngest(set: LargeTraceSet, opts: IngestBenchOptions =
       if (ing.ok && ing.summary) {
         const s = ing.summary.seconds;
         row.format = `${ing.summary.format}${ing.summary.formatVersion ? ` v${ing.summary.formatVersion}` : ''}`;
-        row.ingest = { ...measureOf(ing, [load0, os.loadavg()[0]!]), hashS: s.hash, decodeS: s.decode, deriveS: s.derive, totalS: s.total, dbBytes: ing.dbBytes ?? 0 };
-        if (ing.summary.eventsTotal !== t.events) notes.push(`${t.label}: ingest counted ${ing.summary.eventsTotal} events, expected ${t.events}`);
+        row.ingest = {
+          ...measureOf(ing, [load0, os.loadavg()[0]!]),
+          hashS: s.hash,
+          decodeS: s.decode,
+          deriveS: s.derive,
+          totalS: s.total,
+          dbBytes: ing.dbBytes ?? 0,
+        };
+        if (ing.summary.eventsTotal !== t.events)
+          notes.push(`${t.label}: ingest counted ${ing.summary.eventsTotal} events, expected ${t.events}`);
         log(
           `   ingest      : ${fmtRate(t.events, bytes, s.total)} (hash ${s.hash.toFixed(1)} s${s.hashOverlapped ? ' on its own thread' : ''}, setup ${(s.setup ?? 0).toFixed(1)} s, decode+write ${s.decode.toFixed(1)} s = ${(t.events / s.decode / 1e6).toFixed(2)} M ev/s, ` +
             `derive ${s.derive.toFixed(1)} s, commit ${(s.commit ?? 0).toFixed(1)} s)  cpu ${ing.cpuS.toFixed(1)} s  peak RSS ${(ing.maxRssKB / 1024).toFixed(0)} MB  db ${mb(ing.dbBytes ?? 0)}`,
@@ -280,7 +344,9 @@ export async function benchIngest(set: LargeTraceSet, opts: IngestBenchOptions =
       await fsp.rm(scratchDataDir, { recursive: true, force: true });
       if (ing.ok && ing.again) {
         row.again = ing.again;
-        log(`   again       : ${fmtRate(t.events, bytes, ing.again.totalS)}  cpu ${ing.again.cpuS.toFixed(1)} s  (second ingest in one process, threads kept: the server's next upload)`);
+        log(
+          `   again       : ${fmtRate(t.events, bytes, ing.again.totalS)}  cpu ${ing.again.cpuS.toFixed(1)} s  (second ingest in one process, threads kept: the server's next upload)`,
+        );
       } else {
         notes.push(`${t.label}: second ingest failed: ${ing.error}`);
       }
@@ -303,7 +369,9 @@ export async function benchIngest(set: LargeTraceSet, opts: IngestBenchOptions =
         }
         const pair = { traceCmdS: tc.wallS, ingestS: ing.summary.seconds.total };
         row.pairs.push(pair);
-        log(`   pair ${k}      : trace-cmd ${pair.traceCmdS.toFixed(1)} s, ingest ${pair.ingestS.toFixed(1)} s -> ${(pair.traceCmdS / pair.ingestS).toFixed(2)}x`);
+        log(
+          `   pair ${k}      : trace-cmd ${pair.traceCmdS.toFixed(1)} s, ingest ${pair.ingestS.toFixed(1)} s -> ${(pair.traceCmdS / pair.ingestS).toFixed(2)}x`,
+        );
       }
     }
     if (row.traceCmd && row.ingest) {
@@ -322,7 +390,23 @@ function fmtRate(events: number, bytes: number, s: number): string {
 
 /** The table printed by run.ts. */
 export function formatIngestTable(r: IngestBenchResult): string {
-  const head = ['input', 'size', 'events', 'ingest s', 'ev/s', 'MB/s', 'decode+write', 'derive', 'peak RSS', 'decode-only ev/s', 'MB/s', 'RSS', 'trace-cmd ev/s', 'ratio', 'cpu ratio'];
+  const head = [
+    'input',
+    'size',
+    'events',
+    'ingest s',
+    'ev/s',
+    'MB/s',
+    'decode+write',
+    'derive',
+    'peak RSS',
+    'decode-only ev/s',
+    'MB/s',
+    'RSS',
+    'trace-cmd ev/s',
+    'ratio',
+    'cpu ratio',
+  ];
   const lines: string[][] = [head];
   for (const row of r.rows) {
     const i = row.ingest;
@@ -342,7 +426,9 @@ export function formatIngestTable(r: IngestBenchResult): string {
       d ? (row.bytes / d.wallS / 1e6).toFixed(0) : '-',
       d ? `${d.peakRssMB.toFixed(0)} MB` : '-',
       tc ? `${(row.events / tc.wallS / 1e6).toFixed(2)}M` : '',
-      tc && i ? `${ratioOf(row)!.toFixed(2)}x${row.pairs && row.pairs.length > 1 ? ` (median of ${row.pairs.length})` : ''}` : '',
+      tc && i
+        ? `${ratioOf(row)!.toFixed(2)}x${row.pairs && row.pairs.length > 1 ? ` (median of ${row.pairs.length})` : ''}`
+        : '',
       tc && i ? `${(tc.cpuS / i.cpuS).toFixed(2)}x` : '',
     ]);
   }

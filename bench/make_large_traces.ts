@@ -127,7 +127,12 @@ function record(file: string, key: string): void {
 }
 
 /** Makes `file` by running `make(tmp)`, then renames: a killed run never leaves a file that looks complete. */
-export async function produce(file: string, key: string, log: (s: string) => void, make: (tmp: string) => Promise<void>): Promise<boolean> {
+export async function produce(
+  file: string,
+  key: string,
+  log: (s: string) => void,
+  make: (tmp: string) => Promise<void>,
+): Promise<boolean> {
   if (reusable(file, key)) {
     log(`  reuse ${path.relative(ROOT, file)} (${mb(fs.statSync(file).size)})`);
     return false;
@@ -143,7 +148,9 @@ export async function produce(file: string, key: string, log: (s: string) => voi
   }
   await fsp.rename(tmp, file);
   record(file, key);
-  log(`  made  ${path.relative(ROOT, file)} (${mb(fs.statSync(file).size)}) in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+  log(
+    `  made  ${path.relative(ROOT, file)} (${mb(fs.statSync(file).size)}) in ${((performance.now() - t0) / 1000).toFixed(1)} s`,
+  );
   return true;
 }
 
@@ -177,13 +184,15 @@ export async function fixtureFacts(file: string): Promise<FixtureFacts> {
     info = await readTraceDatHeader(src);
     if (info.version !== 6) throw new Error(`${file}: expected trace.dat v6, found v${info.version}`);
     if (!info.littleEndian) throw new Error(`${file}: big-endian trace.dat not handled by the generator`);
-    if (info.buffers.length !== 1 || info.buffers[0]!.compressed) throw new Error(`${file}: expected one uncompressed buffer`);
+    if (info.buffers.length !== 1 || info.buffers[0]!.compressed)
+      throw new Error(`${file}: expected one uncompressed buffer`);
     const cpus = info.buffers[0]!.cpus;
     const dataStart = Math.min(...cpus.map((c) => c.offset));
     // The data must be the file's tail, CPU after CPU, page aligned.
     let expect = dataStart;
     for (const c of [...cpus].sort((a, b) => a.offset - b.offset)) {
-      if (c.offset !== expect || c.size % info.pageSize !== 0) throw new Error(`${file}: per-CPU data not contiguous/page aligned`);
+      if (c.offset !== expect || c.size % info.pageSize !== 0)
+        throw new Error(`${file}: per-CPU data not contiguous/page aligned`);
       expect += c.size;
     }
     if (expect !== info.fileSize) throw new Error(`${file}: ${info.fileSize - expect} bytes follow the per-CPU data`);
@@ -195,7 +204,8 @@ export async function fixtureFacts(file: string): Promise<FixtureFacts> {
     cpus.forEach((c, i) => {
       const off = Number(header.readBigUInt64LE(tableAt + i * 16));
       const size = Number(header.readBigUInt64LE(tableAt + i * 16 + 8));
-      if (off !== c.offset || size !== c.size) throw new Error(`${file}: flyrecord table at ${tableAt} does not match the parsed CPU data`);
+      if (off !== c.offset || size !== c.size)
+        throw new Error(`${file}: flyrecord table at ${tableAt} does not match the parsed CPU data`);
     });
     let events = 0;
     let maxTs = 0;
@@ -358,7 +368,11 @@ export function tailLines(file: string, n: number): string[] {
     const len = Math.min(size, 1 << 16);
     const b = Buffer.alloc(len);
     fs.readSync(fd, b, 0, len, size - len);
-    return b.toString('utf8').split('\n').filter((l) => l.length > 0).slice(-n);
+    return b
+      .toString('utf8')
+      .split('\n')
+      .filter((l) => l.length > 0)
+      .slice(-n);
   } finally {
     fs.closeSync(fd);
   }
@@ -391,15 +405,19 @@ export function checkReport(
   log(`  trace-cmd report ${what} | head -3:\n${head.map((l) => `      ${l}`).join('\n')}`);
   log(`  trace-cmd report ${what} | tail -2:\n${tail.map((l) => `      ${l}`).join('\n')}`);
   const firstEvent = head.find((l) => lineTsNs(l) !== null) ?? '';
-  if (firstEvent !== fixtureReport.first) throw new Error(`${what}: first event differs from the fixture's:\n  ${firstEvent}\n  ${fixtureReport.first}`);
+  if (firstEvent !== fixtureReport.first)
+    throw new Error(`${what}: first event differs from the fixture's:\n  ${firstEvent}\n  ${fixtureReport.first}`);
   const lastTs = lineTsNs(tail[tail.length - 1] ?? '');
   const want = lineTsNs(fixtureReport.last)! + (copies - 1) * shiftNs;
   if (lastTs === null || Math.abs(lastTs - want) > 500) {
-    throw new Error(`${what}: last event at ${lastTs} ns, expected ${want} (fixture's last + ${copies - 1} x ${shiftNs} ns)`);
+    throw new Error(
+      `${what}: last event at ${lastTs} ns, expected ${want} (fixture's last + ${copies - 1} x ${shiftNs} ns)`,
+    );
   }
   // Same event text as the fixture's last event, only the timestamp moved.
   const strip = (l: string) => l.replace(/\s\d+\.\d{6,9}:\s/, ' T: ');
-  if (strip(tail[tail.length - 1]!) !== strip(fixtureReport.last)) throw new Error(`${what}: last event text differs from the fixture's`);
+  if (strip(tail[tail.length - 1]!) !== strip(fixtureReport.last))
+    throw new Error(`${what}: last event text differs from the fixture's`);
 }
 
 // ---------------------------------------------------------------------------
@@ -448,7 +466,10 @@ export async function tracefsBase(fixture: string): Promise<TracefsBase> {
 
 /** Bytes of one copy of `base` as writeTracefs lays it out (the timestamp is `%5lu.%06lu`). */
 function tracefsBytesPerCopy(base: TracefsBase): number {
-  return base.us.reduce((a, us, i) => a + Buffer.byteLength(base.pre[i]!) + Buffer.byteLength(base.post[i]!) + 12 + (us >= 1e11 ? 1 : 0), 0);
+  return base.us.reduce(
+    (a, us, i) => a + Buffer.byteLength(base.pre[i]!) + Buffer.byteLength(base.post[i]!) + 12 + (us >= 1e11 ? 1 : 0),
+    0,
+  );
 }
 
 function tracefsHeader(events: number, cpus: number): string {
@@ -469,7 +490,13 @@ function tracefsHeader(events: number, cpus: number): string {
   ].join('\n');
 }
 
-export async function writeTracefs(base: TracefsBase, copies: number, shiftNs: number, cpus: number, out: string): Promise<void> {
+export async function writeTracefs(
+  base: TracefsBase,
+  copies: number,
+  shiftNs: number,
+  cpus: number,
+  out: string,
+): Promise<void> {
   const fh = await fsp.open(out, 'w');
   try {
     await fh.write(tracefsHeader(base.us.length * copies, cpus));
@@ -508,7 +535,9 @@ async function fixtureSource(notes: string[], log: (s: string) => void): Promise
     return FIXTURE_V6;
   }
   if (fs.existsSync(cached)) {
-    notes.push(`${path.relative(ROOT, FIXTURE_V6)} missing: used the copy from an earlier run (${path.relative(ROOT, cached)})`);
+    notes.push(
+      `${path.relative(ROOT, FIXTURE_V6)} missing: used the copy from an earlier run (${path.relative(ROOT, cached)})`,
+    );
     log(`  ${notes[notes.length - 1]}`);
     return cached;
   }
@@ -534,7 +563,10 @@ export async function makeLargeTraces(opts: MakeOptions = {}): Promise<LargeTrac
   await fsp.mkdir(OUT_DIR, { recursive: true });
   const notes: string[] = [];
   const fixture = await fixtureSource(notes, log);
-  if (!traceCmdAvailable()) throw new Error('trace-cmd is not installed (needed to verify the generated trace.dat and to write the report text)');
+  if (!traceCmdAvailable())
+    throw new Error(
+      'trace-cmd is not installed (needed to verify the generated trace.dat and to write the report text)',
+    );
   const facts = await fixtureFacts(fixture);
   const copies = Math.ceil((quick ? QUICK_EVENTS : TARGET_EVENTS) / facts.events);
   const fixtureKey = `${facts.fileSize}:${facts.events}:${facts.shiftNs}`;
@@ -560,7 +592,10 @@ export async function makeLargeTraces(opts: MakeOptions = {}): Promise<LargeTrac
     const err = await runTraceCmd(['report', '-i', v6], tmp);
     checkReport(path.basename(v6), tmp, err, fixtureReport, copies, facts.shiftNs, log);
   });
-  if (madeV6) log('  trace-cmd reads the generated v6: first event = fixture\'s, last = fixture\'s last + (copies-1) x shift, stderr empty');
+  if (madeV6)
+    log(
+      "  trace-cmd reads the generated v6: first event = fixture's, last = fixture's last + (copies-1) x shift, stderr empty",
+    );
 
   let v6Quarter: LargeTraceSet['v6Quarter'] = null;
   if (wantQuarter) {
@@ -605,7 +640,8 @@ export async function makeLargeTraces(opts: MakeOptions = {}): Promise<LargeTrac
   if (readManifest()['tracefs.bytes-per-copy']?.key !== tracefsKeyBase) bytesPerCopy = 0;
   if (bytesPerCopy === 0) {
     base = await tracefsBase(fixture);
-    if (base.us.length !== facts.events) throw new Error(`tracefs base has ${base.us.length} events, fixture ${facts.events}`);
+    if (base.us.length !== facts.events)
+      throw new Error(`tracefs base has ${base.us.length} events, fixture ${facts.events}`);
     bytesPerCopy = tracefsBytesPerCopy(base);
     const m = readManifest();
     m['tracefs.bytes-per-copy'] = { size: bytesPerCopy, key: tracefsKeyBase };
@@ -632,7 +668,8 @@ export async function makeLargeTraces(opts: MakeOptions = {}): Promise<LargeTrac
     notes.push(`scheduler-heavy tracefs text not made: ${(e as Error).message}`);
     log(`  ${notes[notes.length - 1]}`);
   }
-  if (!quick && fs.statSync(report).size < TEXT_TARGET_BYTES) notes.push(`report text is ${mb(fs.statSync(report).size)} (< 1 GB)`);
+  if (!quick && fs.statSync(report).size < TEXT_TARGET_BYTES)
+    notes.push(`report text is ${mb(fs.statSync(report).size)} (< 1 GB)`);
 
   // Files made from an earlier version of the fixture will never be reused: delete them.
   const m = readManifest();
@@ -643,8 +680,14 @@ export async function makeLargeTraces(opts: MakeOptions = {}): Promise<LargeTrac
     log(`  deleted ${name} (made from an earlier version of the fixture)`);
   }
   writeManifest(m);
-  const keep = new Set([v6, report, v7, tracefs.file, v6Quarter?.file, tracefsQuarter?.file, tracefsSched?.file].filter(Boolean).map((f) => path.basename(f!)));
-  const stale = fs.readdirSync(OUT_DIR).filter((n) => /^(large|tracefs|tracefs-sched)\..*\.(dat|txt)$/.test(n) && !keep.has(n));
+  const keep = new Set(
+    [v6, report, v7, tracefs.file, v6Quarter?.file, tracefsQuarter?.file, tracefsSched?.file]
+      .filter(Boolean)
+      .map((f) => path.basename(f!)),
+  );
+  const stale = fs
+    .readdirSync(OUT_DIR)
+    .filter((n) => /^(large|tracefs|tracefs-sched)\..*\.(dat|txt)$/.test(n) && !keep.has(n));
   if (stale.length) log(`  other generated traces in bench/out (not used by this run): ${stale.join(', ')}`);
 
   return {
@@ -671,7 +714,11 @@ export async function makeLargeTraces(opts: MakeOptions = {}): Promise<LargeTrac
  * carries the main fixture's key too, so the clean-up of files from an
  * earlier fixture leaves it alone.
  */
-async function makeSchedText(targetBytes: number, fixtureKey: string, log: (s: string) => void): Promise<NonNullable<LargeTraceSet['tracefsSched']>> {
+async function makeSchedText(
+  targetBytes: number,
+  fixtureKey: string,
+  log: (s: string) => void,
+): Promise<NonNullable<LargeTraceSet['tracefsSched']>> {
   const base = await tracefsBase(FIXTURE_SCHED);
   let first = Infinity;
   let last = -Infinity;

@@ -18,12 +18,15 @@ import { OUT_DIR, writeV6Copies } from './make_large_traces.ts';
 async function main(): Promise<void> {
   // The files make_large_traces.ts made (its manifest): the largest v6 is the bench's 1x.
   const manifestFile = path.join(OUT_DIR, 'manifest.json');
-  const made = fs.existsSync(manifestFile) ? Object.keys(JSON.parse(fs.readFileSync(manifestFile, 'utf8')) as object) : [];
+  const made = fs.existsSync(manifestFile)
+    ? Object.keys(JSON.parse(fs.readFileSync(manifestFile, 'utf8')) as object)
+    : [];
   const copiesOf = (f: string) => Number(/\.[xq](\d+)\.dat$/.exec(f)?.[1] ?? 0);
   const present = made.filter((f) => fs.existsSync(path.join(OUT_DIR, f)));
   const full = present.filter((f) => /^large\.v6\.x\d+\.dat$/.test(f)).sort((a, b) => copiesOf(b) - copiesOf(a))[0];
   const quarter = present.find((f) => /^large\.v6\.q\d+\.dat$/.test(f));
-  if (!full || !quarter) throw new Error('run `npm run bench` (or `npx tsx bench/make_large_traces.ts`) first: no large v6 in bench/out');
+  if (!full || !quarter)
+    throw new Error('run `npm run bench` (or `npx tsx bench/make_large_traces.ts`) first: no large v6 in bench/out');
   const copies = Number(/x(\d+)/.exec(full)![1]);
   const double = path.join(OUT_DIR, `large.v6.x${copies * 2}.dat`);
   if (!fs.existsSync(double)) {

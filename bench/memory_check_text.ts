@@ -23,7 +23,8 @@ import { OUT_DIR } from './make_large_traces.ts';
 /** A tracefs text of `events` kmalloc events on two CPUs, 3 µs apart, each with its own pointer. */
 async function writeKmemText(events: number, out: string): Promise<void> {
   const file = fs.createWriteStream(out);
-  const write = (s: string) => (file.write(s) ? Promise.resolve() : new Promise<void>((r) => file.once('drain', () => r())));
+  const write = (s: string) =>
+    file.write(s) ? Promise.resolve() : new Promise<void>((r) => file.once('drain', () => r()));
   await write(`# tracer: nop\n#\n# entries-in-buffer/entries-written: ${events}/${events}   #P:2\n#\n`);
   let buf = '';
   for (let i = 0; i < events; i++) {

@@ -66,7 +66,8 @@ function replicate(src: Uint8Array, copies: number): Uint8Array {
               if (bno === F.bundle.event && bwire === WIRE_LEN) {
                 w.nested(F.bundle.event, () =>
                   eachField(src, bs, be, (eno, ewire, es, ee, etag) => {
-                    if (eno === F.event.timestamp && ewire === WIRE_VARINT) w.uintField(F.event.timestamp, new ProtoReader(src, es, ee).varint() + shift);
+                    if (eno === F.event.timestamp && ewire === WIRE_VARINT)
+                      w.uintField(F.event.timestamp, new ProtoReader(src, es, ee).varint() + shift);
                     else w.raw(src.subarray(etag, ee));
                   }),
                 );
@@ -74,7 +75,11 @@ function replicate(src: Uint8Array, copies: number): Uint8Array {
                 w.nested(F.bundle.compactSched, () =>
                   eachField(src, bs, be, (cno, cwire, cs, ce, ctag) => {
                     // Delta-encoded: only the first timestamp of each array is absolute.
-                    if ((cno === F.compact.switchTimestamp || cno === F.compact.wakingTimestamp) && cwire === WIRE_LEN && ce > cs) {
+                    if (
+                      (cno === F.compact.switchTimestamp || cno === F.compact.wakingTimestamp) &&
+                      cwire === WIRE_LEN &&
+                      ce > cs
+                    ) {
                       const r = new ProtoReader(src, cs, ce);
                       const p = new ProtoWriter();
                       p.varint(r.varint() + shift);
@@ -95,7 +100,12 @@ function replicate(src: Uint8Array, copies: number): Uint8Array {
 }
 
 /** Calls fn(field, wire, valueStart, valueEnd, tagStart) for each field of buf[start, end) (values of varints: their bytes). */
-function eachField(buf: Uint8Array, start: number, end: number, fn: (no: number, wire: number, s: number, e: number, tagStart: number) => void): void {
+function eachField(
+  buf: Uint8Array,
+  start: number,
+  end: number,
+  fn: (no: number, wire: number, s: number, e: number, tagStart: number) => void,
+): void {
   const r = new ProtoReader(buf, start, end);
   for (;;) {
     const tagStart = r.pos;
@@ -121,7 +131,13 @@ function forEachEventTs(buf: Uint8Array, fn: (ts: number) => void): void {
       if (pno !== F.packet.ftraceEvents || pwire !== WIRE_LEN) return;
       eachField(buf, ps, pe, (bno, bwire, bs, be) => {
         if (bno === F.bundle.event && bwire === WIRE_LEN)
-          eachField(buf, bs, be, (eno, ewire, es, ee) => eno === F.event.timestamp && ewire === WIRE_VARINT && fn(new ProtoReader(buf, es, ee).varint()));
+          eachField(
+            buf,
+            bs,
+            be,
+            (eno, ewire, es, ee) =>
+              eno === F.event.timestamp && ewire === WIRE_VARINT && fn(new ProtoReader(buf, es, ee).varint()),
+          );
       });
     });
   });
@@ -141,7 +157,9 @@ async function secondsAsync(fn: () => Promise<unknown>): Promise<number> {
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
-export async function benchPerfetto(opts: { quick?: boolean; runs?: number; log?: (s: string) => void } = {}): Promise<PerfettoBenchRow[]> {
+export async function benchPerfetto(
+  opts: { quick?: boolean; runs?: number; log?: (s: string) => void } = {},
+): Promise<PerfettoBenchRow[]> {
   const log = opts.log ?? ((s: string) => process.stdout.write(`${s}\n`));
   const runs = opts.runs ?? (opts.quick ? 1 : 3);
   fs.mkdirSync(OUT, { recursive: true });
@@ -167,7 +185,18 @@ export async function benchPerfetto(opts: { quick?: boolean; runs?: number; log?
         dec.push(
           await secondsAsync(async () => {
             let n = 0;
-            await decodePerfetto(file, { header() {}, event() { n++; }, lostEvents() {}, skipped() {} }, { fileLabel: file });
+            await decodePerfetto(
+              file,
+              {
+                header() {},
+                event() {
+                  n++;
+                },
+                lostEvents() {},
+                skipped() {},
+              },
+              { fileLabel: file },
+            );
             events = n;
           }),
         );

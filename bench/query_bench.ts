@@ -75,7 +75,9 @@ function rowNumbers(n: number, count: number): number[] {
 
 export async function benchQuery(dbPath: string, log: (s: string) => void = () => {}): Promise<QueryBenchResult> {
   // The trace's meta as the server computes it (time base, end, longest durations).
-  const engines = new TraceEngines({ openEngine: () => openDuckDb(dbPath, { readOnly: true }) } as unknown as LibraryLike);
+  const engines = new TraceEngines({
+    openEngine: () => openDuckDb(dbPath, { readOnly: true }),
+  } as unknown as LibraryLike);
   const open = await engines.get('bench');
   const meta = open.meta;
   const [{ n }] = await open.query<{ n: bigint }>('SELECT count(*) AS n FROM ftrace_event');
@@ -118,11 +120,24 @@ export async function benchQuery(dbPath: string, log: (s: string) => void = () =
       const scroll: number[] = [];
       const start = Math.floor(first.total / 2);
       for (let k = 0; k < 20; k++) scroll.push(await time(start + k * PAGE));
-      const stat = (xs: number[]) => ({ medianMs: round(median(xs)), p95Ms: round(p95(xs)), maxMs: round(Math.max(...xs)), pages: xs.length });
-      const b: ListBench = { label, total: first.total, indexMs: round(indexMs), randomPage: stat(random), scrollPage: stat(scroll) };
+      const stat = (xs: number[]) => ({
+        medianMs: round(median(xs)),
+        p95Ms: round(p95(xs)),
+        maxMs: round(Math.max(...xs)),
+        pages: xs.length,
+      });
+      const b: ListBench = {
+        label,
+        total: first.total,
+        indexMs: round(indexMs),
+        randomPage: stat(random),
+        scrollPage: stat(scroll),
+      };
       result.eventList.push(b);
-      log(`event list, ${label}: ${b.total.toLocaleString('en-US')} rows; index + first page ${b.indexMs} ms; ` +
-        `random pages median ${b.randomPage.medianMs} / p95 ${b.randomPage.p95Ms} ms; scrolling pages median ${b.scrollPage.medianMs} / p95 ${b.scrollPage.p95Ms} ms`);
+      log(
+        `event list, ${label}: ${b.total.toLocaleString('en-US')} rows; index + first page ${b.indexMs} ms; ` +
+          `random pages median ${b.randomPage.medianMs} / p95 ${b.randomPage.p95Ms} ms; scrolling pages median ${b.scrollPage.medianMs} / p95 ${b.scrollPage.p95Ms} ms`,
+      );
     }
   } finally {
     qp.close();
@@ -133,11 +148,15 @@ export async function benchQuery(dbPath: string, log: (s: string) => void = () =
 export function formatQueryBench(r: QueryBenchResult): string {
   const lines = [`query page on ${r.events.toLocaleString('en-US')} events (target < ${r.targetMs} ms each):`];
   for (const [label, q] of Object.entries(r.queries)) {
-    lines.push(`  ${label.padEnd(34)} first ${String(q.firstMs).padStart(7)} ms, warm median ${String(q.medianMs).padStart(7)} ms: ${q.medianMs < r.targetMs ? 'MET' : 'NOT MET'}`);
+    lines.push(
+      `  ${label.padEnd(34)} first ${String(q.firstMs).padStart(7)} ms, warm median ${String(q.medianMs).padStart(7)} ms: ${q.medianMs < r.targetMs ? 'MET' : 'NOT MET'}`,
+    );
   }
   for (const b of r.eventList) {
-    lines.push(`  event list, ${b.label}: ${b.total.toLocaleString('en-US')} rows, index + first page ${b.indexMs} ms, ` +
-      `page of ${PAGE} at a random row: median ${b.randomPage.medianMs} / p95 ${b.randomPage.p95Ms} ms, scrolling: median ${b.scrollPage.medianMs} / p95 ${b.scrollPage.p95Ms} ms`);
+    lines.push(
+      `  event list, ${b.label}: ${b.total.toLocaleString('en-US')} rows, index + first page ${b.indexMs} ms, ` +
+        `page of ${PAGE} at a random row: median ${b.randomPage.medianMs} / p95 ${b.randomPage.p95Ms} ms, scrolling: median ${b.scrollPage.medianMs} / p95 ${b.scrollPage.p95Ms} ms`,
+    );
   }
   return `${lines.join('\n')}\n`;
 }

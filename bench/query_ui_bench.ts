@@ -15,14 +15,33 @@
  */
 import { chromium, type Page } from '@playwright/test';
 
-export interface FrameStats { frames: number; medianMs: number; p95Ms: number; maxMs: number }
+export interface FrameStats {
+  frames: number;
+  medianMs: number;
+  p95Ms: number;
+  maxMs: number;
+}
 
 export interface QueryUiBenchResult {
   results: { rows: number; shownMs: number; wheel: FrameStats; jumps: FrameStats };
-  eventList: { rows: number; firstRowsMs: number; wheel: FrameStats; jumpFilledMs: { medianMs: number; p95Ms: number; maxMs: number } };
+  eventList: {
+    rows: number;
+    firstRowsMs: number;
+    wheel: FrameStats;
+    jumpFilledMs: { medianMs: number; p95Ms: number; maxMs: number };
+  };
 }
 
-const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+const CHROMIUM_ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
 
 const round = (x: number) => Math.round(x * 10) / 10;
 
@@ -42,7 +61,9 @@ async function measure(page: Page, action: () => Promise<void>): Promise<number[
     requestAnimationFrame(loop);
   })()`);
   await action();
-  const stamps = (await page.evaluate('(() => { window.__qbench.run = false; return window.__qbench.stamps; })()')) as number[];
+  const stamps = (await page.evaluate(
+    '(() => { window.__qbench.run = false; return window.__qbench.stamps; })()',
+  )) as number[];
   const out: number[] = [];
   for (let i = 1; i < stamps.length; i++) out.push(stamps[i]! - stamps[i - 1]!);
   return out;
@@ -59,8 +80,15 @@ function jumps(n: number): number[] {
   return out;
 }
 
-export async function runQueryUiBench(opts: { baseUrl: string; traceId: string; executablePath?: string }): Promise<QueryUiBenchResult> {
-  const browser = await chromium.launch({ executablePath: opts.executablePath ?? '/usr/bin/chromium', args: CHROMIUM_ARGS });
+export async function runQueryUiBench(opts: {
+  baseUrl: string;
+  traceId: string;
+  executablePath?: string;
+}): Promise<QueryUiBenchResult> {
+  const browser = await chromium.launch({
+    executablePath: opts.executablePath ?? '/usr/bin/chromium',
+    args: CHROMIUM_ARGS,
+  });
   try {
     const page = await browser.newPage({ viewport: { width: 1600, height: 1000 } });
     await page.goto(`${opts.baseUrl.replace(/\/$/, '')}/?trace=${opts.traceId}`);
@@ -82,11 +110,16 @@ export async function runQueryUiBench(opts: { baseUrl: string; traceId: string; 
     const rb = (await res.boundingBox())!;
     await page.mouse.move(rb.x + rb.width / 2, rb.y + rb.height / 2);
     const wheel = await measure(page, async () => {
-      for (let i = 0; i < 60; i++) { await page.mouse.wheel(0, 600); await page.waitForTimeout(16); }
+      for (let i = 0; i < 60; i++) {
+        await page.mouse.wheel(0, 600);
+        await page.waitForTimeout(16);
+      }
     });
     const jumpFrames = await measure(page, async () => {
       for (const f of jumps(20)) {
-        await res.evaluate((el, f) => { el.scrollTop = f * (el.scrollHeight - el.clientHeight); }, f);
+        await res.evaluate((el, f) => {
+          el.scrollTop = f * (el.scrollHeight - el.clientHeight);
+        }, f);
         await page.waitForTimeout(50);
       }
     });
@@ -103,29 +136,43 @@ export async function runQueryUiBench(opts: { baseUrl: string; traceId: string; 
     const lb = (await list.boundingBox())!;
     await page.mouse.move(lb.x + lb.width / 2, lb.y + lb.height / 2);
     const listWheel = await measure(page, async () => {
-      for (let i = 0; i < 60; i++) { await page.mouse.wheel(0, 600); await page.waitForTimeout(16); }
+      for (let i = 0; i < 60; i++) {
+        await page.mouse.wheel(0, 600);
+        await page.waitForTimeout(16);
+      }
     });
     const filled: number[] = [];
     for (const f of jumps(15)) {
-      await list.evaluate((el, f) => { el.scrollTop = f * (el.scrollHeight - el.clientHeight); }, f);
+      await list.evaluate((el, f) => {
+        el.scrollTop = f * (el.scrollHeight - el.clientHeight);
+      }, f);
       const s = performance.now();
       // Filled: every row in view has its event (no "…" placeholder).
-      await page.waitForFunction(() => {
-        const el = document.querySelector('.event-rows');
-        if (!el) return false;
-        const box = el.getBoundingClientRect();
-        const rowsInView = [...el.querySelectorAll('[data-testid="event-row"]')].filter((r) => {
-          const b = r.getBoundingClientRect();
-          return b.bottom > box.top + 20 && b.top < box.bottom;
-        });
-        return rowsInView.length > 0 && rowsInView.every((r) => r.getAttribute('data-id') !== '');
-      }, undefined, { timeout: 60_000, polling: 10 });
+      await page.waitForFunction(
+        () => {
+          const el = document.querySelector('.event-rows');
+          if (!el) return false;
+          const box = el.getBoundingClientRect();
+          const rowsInView = [...el.querySelectorAll('[data-testid="event-row"]')].filter((r) => {
+            const b = r.getBoundingClientRect();
+            return b.bottom > box.top + 20 && b.top < box.bottom;
+          });
+          return rowsInView.length > 0 && rowsInView.every((r) => r.getAttribute('data-id') !== '');
+        },
+        undefined,
+        { timeout: 60_000, polling: 10 },
+      );
       filled.push(performance.now() - s);
     }
     const fs = stats(filled);
     return {
       results: { rows: resultRows, shownMs: round(shownMs), wheel: stats(wheel), jumps: stats(jumpFrames) },
-      eventList: { rows, firstRowsMs: round(firstRowsMs), wheel: stats(listWheel), jumpFilledMs: { medianMs: fs.medianMs, p95Ms: fs.p95Ms, maxMs: fs.maxMs } },
+      eventList: {
+        rows,
+        firstRowsMs: round(firstRowsMs),
+        wheel: stats(listWheel),
+        jumpFilledMs: { medianMs: fs.medianMs, p95Ms: fs.p95Ms, maxMs: fs.maxMs },
+      },
     };
   } finally {
     await browser.close();
@@ -142,9 +189,13 @@ export function formatQueryUiBench(r: QueryUiBenchResult): string {
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const arg = (k: string) => { const i = process.argv.indexOf(k); return i > 0 ? process.argv[i + 1] : undefined; };
+  const arg = (k: string) => {
+    const i = process.argv.indexOf(k);
+    return i > 0 ? process.argv[i + 1] : undefined;
+  };
   const url = arg('--url');
   const trace = arg('--trace');
-  if (!url || !trace) throw new Error('usage: npx tsx bench/query_ui_bench.ts --url http://127.0.0.1:7420 --trace <sha256>');
+  if (!url || !trace)
+    throw new Error('usage: npx tsx bench/query_ui_bench.ts --url http://127.0.0.1:7420 --trace <sha256>');
   process.stdout.write(formatQueryUiBench(await runQueryUiBench({ baseUrl: url, traceId: trace })));
 }

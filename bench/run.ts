@@ -38,7 +38,14 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { makeCorpus } from './corpus.ts';
 import { benchCorpus, formatCorpusTable } from './corpus_bench.ts';
-import { benchIngest, formatIngestTable, modelDataDir, pruneModels, ratioOf, type IngestBenchResult } from './ingest_bench.ts';
+import {
+  benchIngest,
+  formatIngestTable,
+  modelDataDir,
+  pruneModels,
+  ratioOf,
+  type IngestBenchResult,
+} from './ingest_bench.ts';
 import { makeLargeTraces, mb, OUT_DIR, ROOT, type LargeTraceSet } from './make_large_traces.ts';
 import { serverUrl } from './server_url.ts';
 
@@ -76,21 +83,32 @@ function parseArgs(argv: string[]): Args {
     else if (a === '--dat-only') datOnly = true;
     else if (a === '--ratio-runs' || a.startsWith('--ratio-runs=')) {
       const v = Number(a === '--ratio-runs' ? argv[++i] : a.slice('--ratio-runs='.length));
-      if (!Number.isInteger(v) || v < 1) throw new Error(`--ratio-runs: expected a whole number >= 1, got ${JSON.stringify(v)}`);
+      if (!Number.isInteger(v) || v < 1)
+        throw new Error(`--ratio-runs: expected a whole number >= 1, got ${JSON.stringify(v)}`);
       ratioRuns = v;
-    }
-    else if (a === '--only' || a.startsWith('--only=')) {
+    } else if (a === '--only' || a.startsWith('--only=')) {
       const v = a === '--only' ? argv[++i] : a.slice('--only='.length);
       for (const p of (v ?? '').split(',')) {
-        if (!PARTS.includes(p as Part)) throw new Error(`--only: expected one of ${PARTS.join('|')}, got ${JSON.stringify(p)}`);
+        if (!PARTS.includes(p as Part))
+          throw new Error(`--only: expected one of ${PARTS.join('|')}, got ${JSON.stringify(p)}`);
         parts.add(p as Part);
       }
     } else if (a === '--help' || a === '-h') {
-      process.stdout.write('usage: npm run bench -- [--quick] [--only corpus|ingest|detectors|ui|perfetto|query|compare|fleet|cli]... [--file MIX|SIZE|FORMAT]... [--no-first-view] [--no-trace-cmd] [--dat-only] [--ratio-runs N]\n');
+      process.stdout.write(
+        'usage: npm run bench -- [--quick] [--only corpus|ingest|detectors|ui|perfetto|query|compare|fleet|cli]... [--file MIX|SIZE|FORMAT]... [--no-first-view] [--no-trace-cmd] [--dat-only] [--ratio-runs N]\n',
+      );
       process.exit(0);
     } else throw new Error(`unknown argument ${a}`);
   }
-  return { parts: parts.size ? parts : new Set(DEFAULT_PARTS), quick, noTraceCmd, datOnly, ratioRuns, files, noFirstView };
+  return {
+    parts: parts.size ? parts : new Set(DEFAULT_PARTS),
+    quick,
+    noTraceCmd,
+    datOnly,
+    ratioRuns,
+    files,
+    noFirstView,
+  };
 }
 
 const log = (s: string) => process.stdout.write(`${s}\n`);
@@ -102,7 +120,11 @@ const uptime = () => {
     return `load average: ${load()}`;
   }
 };
-const load = () => os.loadavg().map((x) => x.toFixed(2)).join(' ');
+const load = () =>
+  os
+    .loadavg()
+    .map((x) => x.toFixed(2))
+    .join(' ');
 
 interface DetectorPart {
   modelEvents: number;
@@ -143,8 +165,18 @@ async function detectorPart(set: LargeTraceSet, notes: string[]): Promise<Detect
     if (typeof db.formatDetectorBench === 'function') process.stdout.write(db.formatDetectorBench(r));
     else log(JSON.stringify(r, null, 2));
     const totalMs = typeof r?.allTogetherMs === 'number' ? r.allTogetherMs : null;
-    if (totalMs !== null) log(`detectors all together: ${(totalMs / 1000).toFixed(2)} s on ${model.summary.eventsTotal.toLocaleString('en-US')} events (target < 5 s): ${totalMs < 5000 ? 'MET' : 'NOT MET'}`);
-    return { modelEvents: model.summary.eventsTotal, modelBuiltS: builtS, result: r, totalMs, targetMs: 5000, load: [load0, load()] };
+    if (totalMs !== null)
+      log(
+        `detectors all together: ${(totalMs / 1000).toFixed(2)} s on ${model.summary.eventsTotal.toLocaleString('en-US')} events (target < 5 s): ${totalMs < 5000 ? 'MET' : 'NOT MET'}`,
+      );
+    return {
+      modelEvents: model.summary.eventsTotal,
+      modelBuiltS: builtS,
+      result: r,
+      totalMs,
+      targetMs: 5000,
+      load: [load0, load()],
+    };
   } finally {
     engine.close();
   }
@@ -190,7 +222,9 @@ async function comparePart(set: LargeTraceSet, notes: string[]): Promise<unknown
   const t = performance.now();
   const b = await ingestFile(set.v7, { dataDir: bDir });
   await pruneModels(bDir, b.id);
-  log(`compare: second model ${b.reused ? 'reused' : `ingested in ${((performance.now() - t) / 1000).toFixed(1)} s`}: ${b.summary.eventsTotal.toLocaleString('en-US')} events`);
+  log(
+    `compare: second model ${b.reused ? 'reused' : `ingested in ${((performance.now() - t) / 1000).toFixed(1)} s`}: ${b.summary.eventsTotal.toLocaleString('en-US')} events`,
+  );
   const r = await benchCompare(
     [
       { dataDir: modelDataDir(set), id: a.id, events: a.summary.eventsTotal },
@@ -217,10 +251,14 @@ function freePort(): Promise<number> {
 /** `stallscope serve` on the bench's data directory, as a child; resolves with its URL once it listens. */
 async function startServer(dataDir: string): Promise<{ url: string; stop: () => Promise<void> }> {
   const port = await freePort();
-  const child = spawn(process.execPath, [path.join(ROOT, 'bin', 'stallscope.mjs'), 'serve', '--port', String(port), '--data-dir', dataDir], {
-    cwd: ROOT,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    [path.join(ROOT, 'bin', 'stallscope.mjs'), 'serve', '--port', String(port), '--data-dir', dataDir],
+    {
+      cwd: ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   let err = '';
   child.stderr!.on('data', (d: Buffer) => {
     if (err.length < 1 << 14) err += d.toString();
@@ -258,7 +296,10 @@ async function uiPart(set: LargeTraceSet | null, notes: string[]): Promise<unkno
     log('ui: bench/ui_bench.ts exports no runUiBench: skipped');
     return null;
   }
-  if (!fs.existsSync(path.join(ROOT, 'dist', 'app', 'index.html')) && !fs.existsSync(path.join(ROOT, 'dist', 'index.html'))) {
+  if (
+    !fs.existsSync(path.join(ROOT, 'dist', 'app', 'index.html')) &&
+    !fs.existsSync(path.join(ROOT, 'dist', 'index.html'))
+  ) {
     notes.push('ui: the app is not built (dist/): run `npm run build` first; part skipped');
     log('ui: no built app in dist/ (npm run build): skipped');
     return null;
@@ -288,19 +329,27 @@ async function uiPart(set: LargeTraceSet | null, notes: string[]): Promise<unkno
   try {
     const r0 = await mod.runUiBench({ baseUrl: coldServer.url, traceId: model.id });
     firstEverMs = typeof r0?.firstPaintMs === 'number' ? r0.firstPaintMs : null;
-    log(`ui: first view of a never-viewed (CLI-ingested) model: first painted timeline ${firstEverMs?.toFixed(0) ?? '?'} ms (builds the timeline summaries)`);
+    log(
+      `ui: first view of a never-viewed (CLI-ingested) model: first painted timeline ${firstEverMs?.toFixed(0) ?? '?'} ms (builds the timeline summaries)`,
+    );
   } finally {
     await coldServer.stop();
   }
   const server = await startServer(modelDataDir(set));
   try {
-    log(`ui: serving ${model.summary.eventsTotal.toLocaleString('en-US')} events at ${server.url} (fresh server, summaries on disk as after an upload); runUiBench(...)`);
+    log(
+      `ui: serving ${model.summary.eventsTotal.toLocaleString('en-US')} events at ${server.url} (fresh server, summaries on disk as after an upload); runUiBench(...)`,
+    );
     const load0 = load();
     const r = await mod.runUiBench({ baseUrl: server.url, traceId: model.id });
     const fp = r?.firstPaintMs;
     const p95 = r?.all?.p95Ms;
-    log(`ui: first painted timeline ${typeof fp === 'number' ? fp.toFixed(0) : '?'} ms (target < 2000), frames median ${r?.all?.medianMs} ms / p95 ${p95} ms (target p95 < 33)`);
-    log(`    zoom median ${r?.zoom?.medianMs} / p95 ${r?.zoom?.p95Ms} ms; pan median ${r?.pan?.medianMs} / p95 ${r?.pan?.p95Ms} ms; draw() p95 ${r?.draw?.p95Ms} ms; ${r?.trackRequests} track requests`);
+    log(
+      `ui: first painted timeline ${typeof fp === 'number' ? fp.toFixed(0) : '?'} ms (target < 2000), frames median ${r?.all?.medianMs} ms / p95 ${p95} ms (target p95 < 33)`,
+    );
+    log(
+      `    zoom median ${r?.zoom?.medianMs} / p95 ${r?.zoom?.p95Ms} ms; pan median ${r?.pan?.medianMs} / p95 ${r?.pan?.p95Ms} ms; draw() p95 ${r?.draw?.p95Ms} ms; ${r?.trackRequests} track requests`,
+    );
     return { events: model.summary.eventsTotal, load: [load0, load()], result: r, firstViewNeverViewedMs: firstEverMs };
   } finally {
     await server.stop();
@@ -318,7 +367,9 @@ async function uiPart(set: LargeTraceSet | null, notes: string[]): Promise<unkno
 function scaledTextTarget(r: IngestBenchResult): { traceCmdEvps: number; mbs: number } | null {
   const v6 = r.rows.find((x) => x.label === 'trace.dat v6');
   if (!v6?.traceCmd) return null;
-  const walls = (v6.pairs && v6.pairs.length > 0 ? v6.pairs.map((p) => p.traceCmdS) : [v6.traceCmd.wallS]).sort((a, b) => a - b);
+  const walls = (v6.pairs && v6.pairs.length > 0 ? v6.pairs.map((p) => p.traceCmdS) : [v6.traceCmd.wallS]).sort(
+    (a, b) => a - b,
+  );
   const traceCmdEvps = v6.events / walls[walls.length >> 1]!;
   return { traceCmdEvps, mbs: 150 * (traceCmdEvps / 0.5e6) };
 }
@@ -337,11 +388,15 @@ function ingestHeadline(r: IngestBenchResult): string[] {
     if (!row.ingest) continue;
     const evs = row.events / row.ingest.totalS;
     let s = `${row.label.padEnd(width)} ingest ${(evs / 1e6).toFixed(2)} M events/s, ${(row.bytes / row.ingest.totalS / 1e6).toFixed(0)} MB/s`;
-    if (row.decode) s += `; decoder alone ${(row.events / row.decode.wallS / 1e6).toFixed(2)} M events/s, ${(row.bytes / row.decode.wallS / 1e6).toFixed(0)} MB/s`;
+    if (row.decode)
+      s += `; decoder alone ${(row.events / row.decode.wallS / 1e6).toFixed(2)} M events/s, ${(row.bytes / row.decode.wallS / 1e6).toFixed(0)} MB/s`;
     if (row.traceCmd) {
       const ratio = ratioOf(row)!;
       const pairs = row.pairs ?? [];
-      const each = pairs.length > 1 ? ` = median of ${pairs.map((p) => `${(p.traceCmdS / p.ingestS).toFixed(2)}x`).join(', ')}` : '';
+      const each =
+        pairs.length > 1
+          ? ` = median of ${pairs.map((p) => `${(p.traceCmdS / p.ingestS).toFixed(2)}x`).join(', ')}`
+          : '';
       s += `; trace-cmd report ${(row.events / row.traceCmd.wallS / 1e6).toFixed(2)} M events/s -> ratio ${ratio.toFixed(2)}x${each} (target >= 3x: ${ratio >= 3 ? 'MET' : 'NOT MET'})`;
       s += `, by CPU seconds ${(row.traceCmd.cpuS / row.ingest.cpuS).toFixed(2)}x`;
       // The issue's own absolute reading of the target: trace-cmd at ~0.5M events/s, so ~1.5M events/s.
@@ -349,21 +404,27 @@ function ingestHeadline(r: IngestBenchResult): string[] {
     } else if (/text/.test(row.label)) {
       const mbs = row.bytes / row.ingest.totalS / 1e6;
       s += ` (target >= 150 MB/s: ${mbs >= 150 ? 'MET' : 'NOT MET'}`;
-      if (scaled !== null) s += `; scaled to this machine's trace-cmd speed: >= ${scaled.mbs.toFixed(0)} MB/s: ${mbs >= scaled.mbs ? 'MET' : 'NOT MET'}`;
+      if (scaled !== null)
+        s += `; scaled to this machine's trace-cmd speed: >= ${scaled.mbs.toFixed(0)} MB/s: ${mbs >= scaled.mbs ? 'MET' : 'NOT MET'}`;
       s += ')';
     }
-    if (row.again) s += `; second ingest in one process (server, threads kept) ${(row.bytes / row.again.totalS / 1e6).toFixed(0)} MB/s, ${(row.events / row.again.totalS / 1e6).toFixed(2)} M events/s`;
+    if (row.again)
+      s += `; second ingest in one process (server, threads kept) ${(row.bytes / row.again.totalS / 1e6).toFixed(0)} MB/s, ${(row.events / row.again.totalS / 1e6).toFixed(2)} M events/s`;
     out.push(s);
   }
   const full = r.rows.find((x) => x.label === 'trace.dat v6');
   const q = r.rows.find((x) => x.label === 'trace.dat v6 1/4');
   if (full?.ingest && q?.ingest) {
-    out.push(`peak RSS, trace.dat v6 ingest: ${q.ingest.peakRssMB.toFixed(0)} MB at ${mb(q.bytes)} vs ${full.ingest.peakRssMB.toFixed(0)} MB at ${mb(full.bytes)}`);
+    out.push(
+      `peak RSS, trace.dat v6 ingest: ${q.ingest.peakRssMB.toFixed(0)} MB at ${mb(q.bytes)} vs ${full.ingest.peakRssMB.toFixed(0)} MB at ${mb(full.bytes)}`,
+    );
   }
   const tf = r.rows.find((x) => x.label === 'tracefs text');
   const tq = r.rows.find((x) => x.label === 'tracefs text 1/4');
   if (tf?.ingest && tq?.ingest) {
-    out.push(`peak RSS, tracefs text ingest: ${tq.ingest.peakRssMB.toFixed(0)} MB at ${mb(tq.bytes)} vs ${tf.ingest.peakRssMB.toFixed(0)} MB at ${mb(tf.bytes)}`);
+    out.push(
+      `peak RSS, tracefs text ingest: ${tq.ingest.peakRssMB.toFixed(0)} MB at ${mb(tq.bytes)} vs ${tf.ingest.peakRssMB.toFixed(0)} MB at ${mb(tf.bytes)}`,
+    );
   }
   return out;
 }
@@ -376,10 +437,18 @@ async function main(): Promise<void> {
     startedAt: started.toISOString(),
     quick: args.quick,
     parts: [...args.parts],
-    machine: { cpus: os.cpus().length, model: os.cpus()[0]?.model ?? '', memGB: +(os.totalmem() / 2 ** 30).toFixed(1), node: process.version, loadAtStart: os.loadavg() },
+    machine: {
+      cpus: os.cpus().length,
+      model: os.cpus()[0]?.model ?? '',
+      memGB: +(os.totalmem() / 2 ** 30).toFixed(1),
+      node: process.version,
+      loadAtStart: os.loadavg(),
+    },
     notes,
   };
-  log(`stallscope bench ${args.quick ? '(quick) ' : ''}${started.toISOString()}: ${os.cpus().length} CPUs, load ${load()}`);
+  log(
+    `stallscope bench ${args.quick ? '(quick) ' : ''}${started.toISOString()}: ${os.cpus().length} CPUs, load ${load()}`,
+  );
   results.uptimeStart = uptime();
   log(`uptime: ${results.uptimeStart}`);
 
@@ -399,11 +468,24 @@ async function main(): Promise<void> {
     log(`\nuptime: ${uptime()}`);
     process.stdout.write(formatCorpusTable(rows));
     fs.mkdirSync(OUT_DIR, { recursive: true });
-    fs.writeFileSync(path.join(OUT_DIR, args.quick ? 'corpus.quick.json' : 'corpus.json'), JSON.stringify({ at: started.toISOString(), uptimeStart: results.uptimeStart, uptimeEnd: uptime(), rows }, null, 2));
+    fs.writeFileSync(
+      path.join(OUT_DIR, args.quick ? 'corpus.quick.json' : 'corpus.json'),
+      JSON.stringify(
+        { at: started.toISOString(), uptimeStart: results.uptimeStart, uptimeEnd: uptime(), rows },
+        null,
+        2,
+      ),
+    );
   }
 
   let set: LargeTraceSet | null = null;
-  if (args.parts.has('ingest') || args.parts.has('detectors') || args.parts.has('ui') || args.parts.has('query') || args.parts.has('compare')) {
+  if (
+    args.parts.has('ingest') ||
+    args.parts.has('detectors') ||
+    args.parts.has('ui') ||
+    args.parts.has('query') ||
+    args.parts.has('compare')
+  ) {
     log('\n# traces');
     set = await makeLargeTraces({ quick: args.quick, log });
     notes.push(...set.notes);
@@ -412,7 +494,12 @@ async function main(): Promise<void> {
 
   if (args.parts.has('ingest') && set) {
     log('\n# ingest');
-    const r = await benchIngest(set, { log, noTraceCmd: args.noTraceCmd, datOnly: args.datOnly, ratioRuns: args.ratioRuns ?? (args.quick ? 1 : 3) });
+    const r = await benchIngest(set, {
+      log,
+      noTraceCmd: args.noTraceCmd,
+      datOnly: args.datOnly,
+      ratioRuns: args.ratioRuns ?? (args.quick ? 1 : 3),
+    });
     notes.push(...r.notes);
     results.ingest = r;
     log('');
@@ -501,10 +588,15 @@ async function main(): Promise<void> {
   (results.machine as Record<string, unknown>).loadAtEnd = os.loadavg();
   fs.mkdirSync(OUT_DIR, { recursive: true });
   const out = path.join(OUT_DIR, args.quick ? 'results.quick.json' : 'results.json');
-  fs.writeFileSync(out, JSON.stringify(results, (_k, v) => (typeof v === 'bigint' ? v.toString() : v), 2));
+  fs.writeFileSync(
+    out,
+    JSON.stringify(results, (_k, v) => (typeof v === 'bigint' ? v.toString() : v), 2),
+  );
   if (notes.length) log(`\nnotes:\n${notes.map((n) => `  - ${n}`).join('\n')}`);
   log(`\nuptime: ${uptime()}`);
-  log(`\nload ${load()}; results in ${path.relative(ROOT, out)} (${((Date.now() - started.getTime()) / 1000).toFixed(0)} s)`);
+  log(
+    `\nload ${load()}; results in ${path.relative(ROOT, out)} (${((Date.now() - started.getTime()) / 1000).toFixed(0)} s)`,
+  );
 }
 
 await main();

@@ -9,7 +9,10 @@ import type { ChildProcess } from 'node:child_process';
 export function serverUrl(child: ChildProcess, stderr: () => string, timeoutMs: number): Promise<string> {
   return new Promise<string>((resolve, reject) => {
     let out = '';
-    const timer = setTimeout(() => reject(new Error(`server did not start within ${timeoutMs / 1000} s: ${stderr().slice(-500)}`)), timeoutMs);
+    const timer = setTimeout(
+      () => reject(new Error(`server did not start within ${timeoutMs / 1000} s: ${stderr().slice(-500)}`)),
+      timeoutMs,
+    );
     child.stdout!.on('data', (d: Buffer) => {
       out += d.toString();
       const m = /running at (http:\/\/\S+)/.exec(out);

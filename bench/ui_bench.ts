@@ -58,18 +58,29 @@ export interface UiBenchResult {
 }
 
 const CHROMIUM_ARGS = [
-  '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-  '--disable-background-networking', '--disable-component-update', '--disable-sync',
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
 ];
 
 export async function runUiBench(opts: UiBenchOptions): Promise<UiBenchResult> {
   const base = opts.baseUrl.replace(/\/$/, '');
   const holdMs = opts.holdMs ?? 1500;
-  const browser = await chromium.launch({ executablePath: opts.executablePath ?? '/usr/bin/chromium', args: CHROMIUM_ARGS });
+  const browser = await chromium.launch({
+    executablePath: opts.executablePath ?? '/usr/bin/chromium',
+    args: CHROMIUM_ARGS,
+  });
   try {
     const page = await browser.newPage({ viewport: opts.viewport ?? { width: 1600, height: 1000 } });
     let trackRequests = 0;
-    page.on('request', (r) => { if (r.url().includes('/tracks/')) trackRequests++; });
+    page.on('request', (r) => {
+      if (r.url().includes('/tracks/')) trackRequests++;
+    });
     const token = opts.token ? `&token=${encodeURIComponent(opts.token)}` : '';
     await page.goto(`${base}/?trace=${opts.traceId}${token}`);
     await page.locator('[data-testid="timeline"][data-painted="true"]').waitFor({ timeout: 120_000 });
@@ -79,11 +90,15 @@ export async function runUiBench(opts: UiBenchOptions): Promise<UiBenchResult> {
       return nav ? nav.domContentLoadedEventEnd : NaN;
     });
     const events = await page.evaluate(async (id) => {
-      const r = await fetch(`/api/traces/${id}`, { headers: { 'x-stallscope-token': sessionStorage.getItem('stallscope.token') ?? '' } });
+      const r = await fetch(`/api/traces/${id}`, {
+        headers: { 'x-stallscope-token': sessionStorage.getItem('stallscope.token') ?? '' },
+      });
       return r.ok ? ((await r.json()) as { eventsTotal: number }).eventsTotal : null;
     }, opts.traceId);
     trackRequests = 0;
-    await page.evaluate(() => { if (window.__stallscope) window.__stallscope.drawMs = []; });
+    await page.evaluate(() => {
+      if (window.__stallscope) window.__stallscope.drawMs = [];
+    });
 
     const box = (await page.getByTestId('track-scroll').boundingBox())!;
     const cx = box.x + 220 + (box.width - 220) / 2;
@@ -93,31 +108,55 @@ export async function runUiBench(opts: UiBenchOptions): Promise<UiBenchResult> {
     const zoomFrames: number[] = [];
     const panFrames: number[] = [];
     // Zoom: hold W (in), then S (out), then Ctrl+wheel both ways.
-    zoomFrames.push(...await measure(page, async () => holdKey(page, 'w', holdMs)));
-    zoomFrames.push(...await measure(page, async () => holdKey(page, 's', holdMs)));
-    zoomFrames.push(...await measure(page, async () => {
-      await page.keyboard.down('Control');
-      for (let i = 0; i < 20; i++) { await page.mouse.wheel(0, -120); await page.waitForTimeout(30); }
-      for (let i = 0; i < 20; i++) { await page.mouse.wheel(0, 120); await page.waitForTimeout(30); }
-      await page.keyboard.up('Control');
-    }));
+    zoomFrames.push(...(await measure(page, async () => holdKey(page, 'w', holdMs))));
+    zoomFrames.push(...(await measure(page, async () => holdKey(page, 's', holdMs))));
+    zoomFrames.push(
+      ...(await measure(page, async () => {
+        await page.keyboard.down('Control');
+        for (let i = 0; i < 20; i++) {
+          await page.mouse.wheel(0, -120);
+          await page.waitForTimeout(30);
+        }
+        for (let i = 0; i < 20; i++) {
+          await page.mouse.wheel(0, 120);
+          await page.waitForTimeout(30);
+        }
+        await page.keyboard.up('Control');
+      })),
+    );
     // Pan: zoom in a little first so there is room, then hold D, A, and drag.
     for (let i = 0; i < 3; i++) await page.keyboard.press('w');
-    panFrames.push(...await measure(page, async () => holdKey(page, 'd', holdMs)));
-    panFrames.push(...await measure(page, async () => holdKey(page, 'a', holdMs)));
-    panFrames.push(...await measure(page, async () => {
-      await page.mouse.move(cx, cy);
-      await page.mouse.down();
-      for (let i = 1; i <= 30; i++) { await page.mouse.move(cx - i * 12, cy); await page.waitForTimeout(16); }
-      for (let i = 29; i >= -30; i--) { await page.mouse.move(cx - i * 12, cy); await page.waitForTimeout(16); }
-      await page.mouse.up();
-    }));
+    panFrames.push(...(await measure(page, async () => holdKey(page, 'd', holdMs))));
+    panFrames.push(...(await measure(page, async () => holdKey(page, 'a', holdMs))));
+    panFrames.push(
+      ...(await measure(page, async () => {
+        await page.mouse.move(cx, cy);
+        await page.mouse.down();
+        for (let i = 1; i <= 30; i++) {
+          await page.mouse.move(cx - i * 12, cy);
+          await page.waitForTimeout(16);
+        }
+        for (let i = 29; i >= -30; i--) {
+          await page.mouse.move(cx - i * 12, cy);
+          await page.waitForTimeout(16);
+        }
+        await page.mouse.up();
+      })),
+    );
     const zoom = stats(zoomFrames);
     const pan = stats(panFrames);
     const all = stats([...zoomFrames, ...panFrames]);
     const draw = stats(await page.evaluate(() => window.__stallscope?.drawMs ?? []));
     return {
-      traceId: opts.traceId, events, firstPaintMs, domContentLoadedMs, zoom, pan, all, draw, trackRequests,
+      traceId: opts.traceId,
+      events,
+      firstPaintMs,
+      domContentLoadedMs,
+      zoom,
+      pan,
+      all,
+      draw,
+      trackRequests,
       targets: { firstPaintUnder2s: firstPaintMs < 2000, p95Under33ms: all.p95Ms < 33 },
     };
   } finally {
@@ -178,9 +217,22 @@ function median(xs: number[]): number {
  * process on `dataDir` (opened as it is: nothing is ingested or deleted), and
  * reports every run plus the medians.
  */
-export async function runColdUiBench(opts: { dataDir: string; runs: number; traceId?: string; holdMs?: number }): Promise<{
+export async function runColdUiBench(opts: {
+  dataDir: string;
+  runs: number;
+  traceId?: string;
+  holdMs?: number;
+}): Promise<{
   runs: UiBenchResult[];
-  median: { firstPaintMs: number; p95Ms: number; zoomP95Ms: number; panP95Ms: number; medianMs: number; drawP95Ms: number; trackRequests: number };
+  median: {
+    firstPaintMs: number;
+    p95Ms: number;
+    zoomP95Ms: number;
+    panP95Ms: number;
+    medianMs: number;
+    drawP95Ms: number;
+    trackRequests: number;
+  };
 }> {
   const { spawn } = await import('node:child_process');
   const net = await import('node:net');
@@ -194,10 +246,18 @@ export async function runColdUiBench(opts: { dataDir: string; runs: number; trac
         srv.close(() => res(p));
       });
     });
-    const child = spawn(process.execPath, [path.join(root, 'bin/stallscope.mjs'), 'serve', '--port', String(port), '--data-dir', opts.dataDir], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(
+      process.execPath,
+      [path.join(root, 'bin/stallscope.mjs'), 'serve', '--port', String(port), '--data-dir', opts.dataDir],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
     let out = '';
-    child.stdout.on('data', (d) => { out += d; });
-    child.stderr.on('data', (d) => { out += d; });
+    child.stdout.on('data', (d) => {
+      out += d;
+    });
+    child.stderr.on('data', (d) => {
+      out += d;
+    });
     try {
       const end = Date.now() + 60_000;
       while (!/is running at/.test(out)) {
@@ -208,7 +268,9 @@ export async function runColdUiBench(opts: { dataDir: string; runs: number; trac
       const traceId = opts.traceId ?? (await largestTrace(baseUrl));
       const r = await runUiBench({ baseUrl, traceId, holdMs: opts.holdMs });
       runs.push(r);
-      process.stderr.write(`run ${i + 1}/${opts.runs}: first paint ${r.firstPaintMs.toFixed(0)} ms, frames median ${r.all.medianMs} / p95 ${r.all.p95Ms} ms (zoom p95 ${r.zoom.p95Ms}, pan p95 ${r.pan.p95Ms}), draw p95 ${r.draw.p95Ms} ms, ${r.trackRequests} track requests\n`);
+      process.stderr.write(
+        `run ${i + 1}/${opts.runs}: first paint ${r.firstPaintMs.toFixed(0)} ms, frames median ${r.all.medianMs} / p95 ${r.all.p95Ms} ms (zoom p95 ${r.zoom.p95Ms}, pan p95 ${r.pan.p95Ms}), draw p95 ${r.draw.p95Ms} ms, ${r.trackRequests} track requests\n`,
+      );
     } finally {
       const gone = new Promise((r) => child.once('exit', r));
       if (child.exitCode === null) process.kill(child.pid!, 'SIGTERM');
@@ -248,7 +310,15 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   const serveDir = arg('--serve');
   if (serveDir) {
     const r = await runColdUiBench({ dataDir: serveDir, runs: Number(arg('--runs') ?? 5), traceId: arg('--trace') });
-    console.log(JSON.stringify(process.argv.includes('--all') ? r : { median: r.median, firstPaints: r.runs.map((x) => x.firstPaintMs), p95s: r.runs.map((x) => x.all.p95Ms) }, null, 2));
+    console.log(
+      JSON.stringify(
+        process.argv.includes('--all')
+          ? r
+          : { median: r.median, firstPaints: r.runs.map((x) => x.firstPaintMs), p95s: r.runs.map((x) => x.all.p95Ms) },
+        null,
+        2,
+      ),
+    );
   } else {
     const baseUrl = arg('--url') ?? 'http://127.0.0.1:7420';
     const traceId = arg('--trace') ?? (await largestTrace(baseUrl));

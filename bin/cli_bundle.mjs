@@ -42,7 +42,10 @@ export async function buildCliBundle(outdir, { portable }) {
         name: 'packages-left-outside',
         setup(build) {
           const filter = new RegExp(`^(${EXTERNAL.map((p) => p.replace(/[/.]/g, '\\$&')).join('|')})(/|$)`);
-          build.onResolve({ filter }, (args) => ({ path: portable ? args.path : requireHere.resolve(args.path), external: true }));
+          build.onResolve({ filter }, (args) => ({
+            path: portable ? args.path : requireHere.resolve(args.path),
+            external: true,
+          }));
         },
       },
       {
@@ -50,14 +53,18 @@ export async function buildCliBundle(outdir, { portable }) {
         setup(build) {
           // import.meta.url of each source module names its own file (not in a string literal).
           build.onLoad({ filter: /[\\/]server[\\/].*\.ts$/ }, (args) => ({
-            contents: fs.readFileSync(args.path, 'utf8').replace(/(?<!['"`])\bimport\.meta\.url\b/g, sourceUrl(args.path)),
+            contents: fs
+              .readFileSync(args.path, 'utf8')
+              .replace(/(?<!['"`])\bimport\.meta\.url\b/g, sourceUrl(args.path)),
             loader: 'ts',
           }));
         },
       },
     ],
     // Bundled CommonJS packages call require() on node builtins.
-    banner: { js: `import { createRequire as __stallscopeRequire } from 'node:module'; const require = __stallscopeRequire(${'import.meta'}.url);` },
+    banner: {
+      js: `import { createRequire as __stallscopeRequire } from 'node:module'; const require = __stallscopeRequire(${'import.meta'}.url);`,
+    },
   });
   // The chunks need an ESM package scope wherever they are.
   fs.writeFileSync(path.join(absOut, 'package.json'), '{"type":"module"}\n');

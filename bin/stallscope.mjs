@@ -30,7 +30,10 @@ function stamp() {
   const hash = createHash('sha256');
   // server/ and shared/ (the wire contract and the link codec the server imports).
   for (const dir of [SERVER, path.join(ROOT, 'shared')]) {
-    const sources = fs.readdirSync(dir, { recursive: true }).filter((f) => f.endsWith('.ts') && !f.endsWith('.test.ts')).sort();
+    const sources = fs
+      .readdirSync(dir, { recursive: true })
+      .filter((f) => f.endsWith('.ts') && !f.endsWith('.test.ts'))
+      .sort();
     for (const f of sources) {
       const st = fs.statSync(path.join(dir, f));
       hash.update(`${path.relative(ROOT, path.join(dir, f))}\0${st.size}\0${st.mtimeMs}\n`);
@@ -49,7 +52,10 @@ function stamp() {
 }
 
 function cacheDir() {
-  for (const dir of [path.join(ROOT, 'node_modules', '.cache', 'stallscope'), path.join(os.tmpdir(), 'stallscope-cli')]) {
+  for (const dir of [
+    path.join(ROOT, 'node_modules', '.cache', 'stallscope'),
+    path.join(os.tmpdir(), 'stallscope-cli'),
+  ]) {
     try {
       fs.mkdirSync(dir, { recursive: true });
       fs.accessSync(dir, fs.constants.W_OK);

@@ -24,7 +24,11 @@ const DIRS = ['app', 'server', 'shared'];
 const RULES = [
   { from: 'app/', to: ['server/'], why: 'the app may import shared/ but not server/' },
   { from: 'shared/', to: ['server/', 'app/'], why: 'shared/ is the pure contract: it imports nothing outside shared/' },
-  { from: 'server/decode/', to: ['server/model/', 'server/api/', 'server/ingest/'], why: 'decoders emit events; they do not know the model, the API or ingest' },
+  {
+    from: 'server/decode/',
+    to: ['server/model/', 'server/api/', 'server/ingest/'],
+    why: 'decoders emit events; they do not know the model, the API or ingest',
+  },
   { from: 'server/model/', to: ['server/api/'], why: 'the model does not know the HTTP API' },
 ];
 
@@ -35,16 +39,18 @@ const RULES = [
  * bench that must stay in a source folder goes in this list, by name.
  */
 const isTest = (f) => /\.test\.tsx?$/.test(f) || /\.spec\.tsx?$/.test(f);
-const NOT_YET_MOVED = new Set([
-]);
+const NOT_YET_MOVED = new Set([]);
 
 /** Cycles that predate this check, by their sorted member files. Remove an entry when its cycle is broken. */
-const KNOWN_CYCLES = new Set([
-]);
+const KNOWN_CYCLES = new Set([]);
 
 function walk(dir, out) {
   let names;
-  try { names = readdirSync(dir); } catch { return out; }
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return out;
+  }
   for (const n of names) {
     if (n === 'node_modules' || n === 'dist' || n.startsWith('.')) continue;
     const p = join(dir, n);
@@ -67,7 +73,8 @@ const DYNAMIC = /import\(\s*['"]([^'"]+)['"]\s*\)/g;
 function resolveSpec(fromFile, spec) {
   if (!spec.startsWith('.')) return null;
   const base = rel(resolve(dirname(fromFile), spec));
-  for (const cand of [base, base.replace(/\.js$/, '.ts'), base + '.ts', base + '.tsx', base + '/index.ts']) if (known.has(cand)) return cand;
+  for (const cand of [base, base.replace(/\.js$/, '.ts'), base + '.ts', base + '.tsx', base + '/index.ts'])
+    if (known.has(cand)) return cand;
   return base; // outside the scanned folders (or missing): still checked against the rules
 }
 
@@ -85,7 +92,13 @@ for (const f of files) {
   for (const m of src.matchAll(STATIC)) {
     const clause = m[4] ?? '';
     // `import { type A, type B }` is type-only too.
-    const allTyped = /^\{[^}]*\}$/.test(clause.trim()) && clause.replace(/[{}\s]/g, '').split(',').filter(Boolean).every((x) => x.startsWith('type'));
+    const allTyped =
+      /^\{[^}]*\}$/.test(clause.trim()) &&
+      clause
+        .replace(/[{}\s]/g, '')
+        .split(',')
+        .filter(Boolean)
+        .every((x) => x.startsWith('type'));
     add(m[5], Boolean(m[3]) || allTyped);
   }
   for (const m of src.matchAll(BARE)) add(m[2], false);
@@ -93,7 +106,8 @@ for (const f of files) {
   for (const e of edges) {
     if (isTest(from) || NOT_YET_MOVED.has(from)) break;
     for (const r of RULES) {
-      if (from.startsWith(r.from) && r.to.some((t) => e.to.startsWith(t))) violations.push(`${from} imports ${e.to}: ${r.why}`);
+      if (from.startsWith(r.from) && r.to.some((t) => e.to.startsWith(t)))
+        violations.push(`${from} imports ${e.to}: ${r.why}`);
     }
   }
   graph.set(from, [...new Set(edges.filter((e) => !e.typeOnly && known.has(e.to)).map((e) => e.to))]);
@@ -101,17 +115,31 @@ for (const f of files) {
 
 // Tarjan's strongly connected components.
 let index = 0;
-const idx = new Map(), low = new Map(), onStack = new Set(), stack = [], sccs = [];
+const idx = new Map(),
+  low = new Map(),
+  onStack = new Set(),
+  stack = [],
+  sccs = [];
 function strong(v) {
-  idx.set(v, index); low.set(v, index); index++; stack.push(v); onStack.add(v);
+  idx.set(v, index);
+  low.set(v, index);
+  index++;
+  stack.push(v);
+  onStack.add(v);
   for (const w of graph.get(v) ?? []) {
-    if (!idx.has(w)) { strong(w); low.set(v, Math.min(low.get(v), low.get(w))); }
-    else if (onStack.has(w)) low.set(v, Math.min(low.get(v), idx.get(w)));
+    if (!idx.has(w)) {
+      strong(w);
+      low.set(v, Math.min(low.get(v), low.get(w)));
+    } else if (onStack.has(w)) low.set(v, Math.min(low.get(v), idx.get(w)));
   }
   if (low.get(v) === idx.get(v)) {
     const comp = [];
     let w;
-    do { w = stack.pop(); onStack.delete(w); comp.push(w); } while (w !== v);
+    do {
+      w = stack.pop();
+      onStack.delete(w);
+      comp.push(w);
+    } while (w !== v);
     if (comp.length > 1 || (graph.get(v) ?? []).includes(v)) sccs.push(comp.sort());
   }
 }
@@ -121,11 +149,14 @@ const cycles = sccs.map((c) => c.join(' <-> '));
 const newCycles = cycles.filter((c) => !KNOWN_CYCLES.has(c));
 const gone = [...KNOWN_CYCLES].filter((c) => !cycles.includes(c));
 for (const c of newCycles) violations.push(`import cycle: ${c}`);
-for (const c of gone) violations.push(`KNOWN_CYCLES lists a cycle that is gone (remove it from scripts/check_boundaries.mjs): ${c}`);
+for (const c of gone)
+  violations.push(`KNOWN_CYCLES lists a cycle that is gone (remove it from scripts/check_boundaries.mjs): ${c}`);
 
 if (violations.length) {
   console.error(`check_boundaries: ${violations.length} violation(s) over ${files.length} files`);
   for (const v of violations) console.error('  ' + v);
   process.exit(1);
 }
-console.log(`check_boundaries: ${files.length} files, ${RULES.length} boundary rules, no new import cycle (${KNOWN_CYCLES.size} known)`);
+console.log(
+  `check_boundaries: ${files.length} files, ${RULES.length} boundary rules, no new import cycle (${KNOWN_CYCLES.size} known)`,
+);

@@ -21,10 +21,18 @@ function newestMtime(p) {
 const builtAt = fs.existsSync(built) ? fs.statSync(built).mtimeMs : -1;
 const sourcesAt = Math.max(...sources.filter((s) => fs.existsSync(s)).map(newestMtime));
 if (builtAt < sourcesAt) {
-  process.stderr.write(builtAt < 0 ? 'stallscope: building the app (first start) ...\n' : 'stallscope: app sources changed, rebuilding ...\n');
-  const r = spawnSync(process.execPath, [path.join(root, 'node_modules', 'vite', 'bin', 'vite.js'), 'build', '--logLevel', 'warn'], {
-    cwd: root,
-    stdio: 'inherit',
-  });
+  process.stderr.write(
+    builtAt < 0
+      ? 'stallscope: building the app (first start) ...\n'
+      : 'stallscope: app sources changed, rebuilding ...\n',
+  );
+  const r = spawnSync(
+    process.execPath,
+    [path.join(root, 'node_modules', 'vite', 'bin', 'vite.js'), 'build', '--logLevel', 'warn'],
+    {
+      cwd: root,
+      stdio: 'inherit',
+    },
+  );
   if (r.status !== 0) process.exit(r.status ?? 1);
 }

@@ -24,7 +24,13 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { gzipSync } from 'node:zlib';
 import { DecodeError } from '../server/decode/decoded_event.ts';
-import { gzipBomb, textHeaderZstd, v7Chunk, v7WithCraftedBuffer, zstdRleFrame } from '../tests/support/decode/test_bombs.ts';
+import {
+  gzipBomb,
+  textHeaderZstd,
+  v7Chunk,
+  v7WithCraftedBuffer,
+  zstdRleFrame,
+} from '../tests/support/decode/test_bombs.ts';
 import { IngestError, ingestFile } from '../server/ingest/ingest_file.ts';
 
 const { values, positionals } = parseArgs({
@@ -38,10 +44,19 @@ const { values, positionals } = parseArgs({
   allowPositionals: true,
 });
 const FIXTURES = path.resolve(import.meta.dirname, '../fixtures');
-const seeds = positionals.length > 0 ? positionals : [
-  'reclaim_kswapd.v7.dat', 'reclaim_kswapd.v6.dat', 'memcg_reclaim.v7.dat', 'ftrace_specials.tracefs.txt',
-  'compressed/dat_gz.bin', 'compressed/dat_xz.bin', 'compressed/dat_zst.bin', 'compressed/tracefs_zst.bin',
-].map((f) => path.join(FIXTURES, f));
+const seeds =
+  positionals.length > 0
+    ? positionals
+    : [
+        'reclaim_kswapd.v7.dat',
+        'reclaim_kswapd.v6.dat',
+        'memcg_reclaim.v7.dat',
+        'ftrace_specials.tracefs.txt',
+        'compressed/dat_gz.bin',
+        'compressed/dat_xz.bin',
+        'compressed/dat_zst.bin',
+        'compressed/tracefs_zst.bin',
+      ].map((f) => path.join(FIXTURES, f));
 const deadline = values.seconds ? Date.now() + Number(values.seconds) * 1000 : Infinity;
 const maxRss = Number(values['max-rss-mb']) * 2 ** 20;
 const v7Seeds = seeds.filter((f) => isLittleEndianV7(fs.readFileSync(f)));
@@ -55,7 +70,9 @@ const work = fs.mkdtempSync(path.join(os.tmpdir(), 'stallscope-fuzz-'));
 const dataDir = path.join(work, 'data');
 
 function isLittleEndianV7(b: Buffer): boolean {
-  return b.length > 12 && b.toString('latin1', 3, 10) === 'tracing' && b.toString('latin1', 10, 12) === '7\0' && b[12] === 0;
+  return (
+    b.length > 12 && b.toString('latin1', 3, 10) === 'tracing' && b.toString('latin1', 10, 12) === '7\0' && b[12] === 0
+  );
 }
 
 const MiB = 2 ** 20;
@@ -65,7 +82,11 @@ const pick = <T>(xs: readonly T[]): T => xs[rand(xs.length)]!;
 function v7ChunkHeaders(b: Buffer): number[] {
   // Found by content: a chunk header is (csize, usize) with usize a multiple of 4096 followed by a zstd magic.
   const out: number[] = [];
-  for (let i = b.indexOf(Buffer.from([0x28, 0xb5, 0x2f, 0xfd])); i >= 8 && out.length < 10_000; i = b.indexOf(Buffer.from([0x28, 0xb5, 0x2f, 0xfd]), i + 4)) {
+  for (
+    let i = b.indexOf(Buffer.from([0x28, 0xb5, 0x2f, 0xfd]));
+    i >= 8 && out.length < 10_000;
+    i = b.indexOf(Buffer.from([0x28, 0xb5, 0x2f, 0xfd]), i + 4)
+  ) {
     const usize = b.readUInt32LE(i - 4);
     if (usize > 0 && usize % 4096 === 0) out.push(i - 8);
   }
@@ -81,13 +102,22 @@ function bomb(): { bytes: Buffer; what: string } {
       // Empty lines are decoded at ~8M a second: a GiB of them is minutes of honest work, not a bomb to find.
       const size = (1 + rand(fill === 0x0a ? 32 : 3000)) * MiB;
       const windowLog = rand(4) === 0 ? 10 + rand(22) : 17 + rand(11); // mostly windows a decoder accepts
-      const frame = Buffer.concat([textHeaderZstd(), zstdRleFrame(size, { fill, windowLog, contentSize: rand(4) === 0 })]);
+      const frame = Buffer.concat([
+        textHeaderZstd(),
+        zstdRleFrame(size, { fill, windowLog, contentSize: rand(4) === 0 }),
+      ]);
       const gz = rand(3) === 0;
-      return { bytes: gz ? gzipSync(frame) : frame, what: `zstd RLE frame of ${size / MiB} MiB of 0x${fill.toString(16)}, window 2^${windowLog}${gz ? ', in gzip' : ''}` };
+      return {
+        bytes: gz ? gzipSync(frame) : frame,
+        what: `zstd RLE frame of ${size / MiB} MiB of 0x${fill.toString(16)}, window 2^${windowLog}${gz ? ', in gzip' : ''}`,
+      };
     }
     case 1: {
       const mib = 4 * (1 + rand(400));
-      return { bytes: Buffer.concat([gzipSync(Buffer.from('# tracer: nop\n#\n')), gzipBomb(mib)]), what: `gzip bomb of ${mib} MiB` };
+      return {
+        bytes: Buffer.concat([gzipSync(Buffer.from('# tracer: nop\n#\n')), gzipBomb(mib)]),
+        what: `gzip bomb of ${mib} MiB`,
+      };
     }
     case 2: {
       if (!base) return mutate(fs.readFileSync(pick(seeds)));
@@ -107,8 +137,14 @@ function bomb(): { bytes: Buffer; what: string } {
     default: {
       if (!base) return mutate(fs.readFileSync(pick(seeds)));
       const runs = Array.from({ length: 1 + rand(8) }, () =>
-        Array.from({ length: 1 + rand(40) }, () => v7Chunk(rand(8) ? 'zstd' : 'zlib', 4096 * (1 + rand(rand(2) ? 4096 : 64)))));
-      const cpus = Array.from({ length: 1 + rand(64) }, () => ({ cpu: rand(8) === 0 ? 0 : rand(256), data: rand(runs.length) }));
+        Array.from({ length: 1 + rand(40) }, () =>
+          v7Chunk(rand(8) ? 'zstd' : 'zlib', 4096 * (1 + rand(rand(2) ? 4096 : 64))),
+        ),
+      );
+      const cpus = Array.from({ length: 1 + rand(64) }, () => ({
+        cpu: rand(8) === 0 ? 0 : rand(256),
+        data: rand(runs.length),
+      }));
       return {
         bytes: v7WithCraftedBuffer(base, runs, cpus),
         what: `v7 buffer: ${runs.length} runs of ${runs.map((r) => r.length).join('/')} chunks, ${cpus.length} CPU entries`,
@@ -144,7 +180,10 @@ function mutate(src: Buffer): { bytes: Buffer; what: string } {
     default: {
       const o = rand(b.length);
       const fill = Buffer.alloc(rand(4096), rand(2) ? 0xff : 0);
-      return { bytes: Buffer.concat([b.subarray(0, o), fill, b.subarray(o)]), what: `${fill.length} bytes inserted at ${o}` };
+      return {
+        bytes: Buffer.concat([b.subarray(0, o), fill, b.subarray(o)]),
+        what: `${fill.length} bytes inserted at ${o}`,
+      };
     }
   }
 }
@@ -154,7 +193,9 @@ const bad: string[] = [];
 const total = values.seconds ? Infinity : Number(values.count);
 // Peak RSS while each mutant is ingested (the budgets are per input, so the bound is too).
 let peak = 0;
-const sampler = setInterval(() => { peak = Math.max(peak, process.memoryUsage.rss()); }, 10);
+const sampler = setInterval(() => {
+  peak = Math.max(peak, process.memoryUsage.rss());
+}, 10);
 sampler.unref();
 let i = 0;
 for (; i < total && Date.now() < deadline; i++) {
@@ -169,7 +210,9 @@ for (; i < total && Date.now() < deadline; i++) {
     let timer: NodeJS.Timeout | undefined;
     const r = await Promise.race([
       ingestFile(file, { dataDir, force: true }),
-      new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`no answer in ${HANG_MS / 1000} s`)), HANG_MS))),
+      new Promise<never>(
+        (_, reject) => (timer = setTimeout(() => reject(new Error(`no answer in ${HANG_MS / 1000} s`)), HANG_MS)),
+      ),
     ]).finally(() => clearTimeout(timer));
     counts.ingested++;
     outcome = `ingested ${r.summary.eventsTotal} events, ${r.summary.skippedInputs} skipped`;
@@ -191,10 +234,13 @@ for (; i < total && Date.now() < deadline; i++) {
     bad.push(`${file} (${path.basename(seed)}, ${what}): ${outcome}`);
   }
   if (!keep) fs.rmSync(file);
-  if (i % 20 === 0 || (values.bombs && seed === 'bomb')) process.stdout.write(`${i} ${path.basename(seed)} ${what}: ${outcome} [peak ${Math.round(peak / MiB)} MB]\n`);
+  if (i % 20 === 0 || (values.bombs && seed === 'bomb'))
+    process.stdout.write(`${i} ${path.basename(seed)} ${what}: ${outcome} [peak ${Math.round(peak / MiB)} MB]\n`);
 }
 clearInterval(sampler);
-process.stdout.write(`${i} mutants (seed ${values.seed}${values.bombs ? ', with bombs' : ''}): ${JSON.stringify(counts)}; bad: ${bad.length}\n${bad.join('\n')}\n`);
+process.stdout.write(
+  `${i} mutants (seed ${values.seed}${values.bombs ? ', with bombs' : ''}): ${JSON.stringify(counts)}; bad: ${bad.length}\n${bad.join('\n')}\n`,
+);
 fs.rmSync(dataDir, { recursive: true, force: true });
 if (bad.length === 0) fs.rmSync(work, { recursive: true, force: true });
 process.exit(bad.length ? 1 : 0);

@@ -30,43 +30,71 @@ const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'stallscope-pack-'));
 try {
   // dist/ is already built (npm test runs `npm run build` first): skip prepack's rebuild.
   const packed = JSON.parse(
-    execFileSync(npm, ['pack', '--json', '--ignore-scripts', '--pack-destination', tmp], { cwd: ROOT, encoding: 'utf8' }),
+    execFileSync(npm, ['pack', '--json', '--ignore-scripts', '--pack-destination', tmp], {
+      cwd: ROOT,
+      encoding: 'utf8',
+    }),
   )[0];
   const files = new Set(packed.files.map((f) => f.path));
   console.log(`packed ${packed.filename}: ${packed.files.length} files, ${(packed.size / 1e6).toFixed(1)} MB`);
-  check(files.has('dist/cli/cli.js') && files.has('dist/app/index.html'), 'the tarball holds the prepared dist/cli/cli.js and dist/app/index.html');
+  check(
+    files.has('dist/cli/cli.js') && files.has('dist/app/index.html'),
+    'the tarball holds the prepared dist/cli/cli.js and dist/app/index.html',
+  );
   check(files.has('fixtures/reclaim_kswapd.v7.dat'), 'the tarball holds the sample trace (serve --sample)');
-  check(![...files].some((f) => f.startsWith('tests/') || f.endsWith('.test.ts') || f.startsWith('node_modules/')), 'no tests or node_modules in the tarball');
+  check(
+    ![...files].some((f) => f.startsWith('tests/') || f.endsWith('.test.ts') || f.startsWith('node_modules/')),
+    'no tests or node_modules in the tarball',
+  );
 
   const home = path.join(tmp, 'user');
   fs.mkdirSync(home);
   fs.writeFileSync(path.join(home, 'package.json'), '{"name":"pack-test","private":true}\n');
   // --ignore-scripts: the installed CLI must not need esbuild's (or anyone's) install step.
-  execFileSync(npm, ['install', '--prefer-offline', '--no-audit', '--no-fund', '--ignore-scripts', path.join(tmp, packed.filename)], {
-    cwd: home,
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
+  execFileSync(
+    npm,
+    ['install', '--prefer-offline', '--no-audit', '--no-fund', '--ignore-scripts', path.join(tmp, packed.filename)],
+    {
+      cwd: home,
+      stdio: ['ignore', 'ignore', 'inherit'],
+    },
+  );
   const bin = path.join(home, 'node_modules', '.bin', 'stallscope');
   const installed = path.join(home, 'node_modules', 'stallscope');
   const env = { ...process.env, STALLSCOPE_DATA_DIR: path.join(tmp, 'data') };
   delete env.STALLSCOPE_CLI_TSX;
 
   const help = spawnSync(bin, ['--help'], { encoding: 'utf8', env });
-  check(help.status === 0 && /stallscope\/\d/.test(help.stdout), `installed \`stallscope --help\` runs (rc ${help.status})`);
+  check(
+    help.status === 0 && /stallscope\/\d/.test(help.stdout),
+    `installed \`stallscope --help\` runs (rc ${help.status})`,
+  );
 
   const run = spawnSync(bin, ['analyze', '--json', FIXTURE], { encoding: 'utf8', env, maxBuffer: 64 << 20 });
-  check(run.status === 0, `installed \`stallscope analyze --json\` exits 0 (rc ${run.status}${run.stderr ? `: ${run.stderr.trim().slice(0, 400)}` : ''})`);
+  check(
+    run.status === 0,
+    `installed \`stallscope analyze --json\` exits 0 (rc ${run.status}${run.stderr ? `: ${run.stderr.trim().slice(0, 400)}` : ''})`,
+  );
   if (run.status === 0) {
     const out = JSON.parse(run.stdout);
     check(out.trace.events_total === 23, `23 events (got ${out.trace.events_total})`);
     check(out.findings.length === 2, `2 findings (got ${out.findings.length})`);
     const io = out.findings.filter((f) => f.detector === 'io_latency' && f.severity === 'critical');
-    check(io.length === 1 && io[0].title.includes('kworker/u8:2'), 'one critical io_latency finding naming kworker/u8:2');
+    check(
+      io.length === 1 && io[0].title.includes('kworker/u8:2'),
+      'one critical io_latency finding naming kworker/u8:2',
+    );
     const dd = out.findings.filter((f) => f.detector === 'dirty_throttled' && f.severity === 'warn');
-    check(dd.length === 1 && dd[0].title.includes('dd[4242] paused 452.0 ms'), 'one warn dirty_throttled finding: dd[4242] paused 452.0 ms');
+    check(
+      dd.length === 1 && dd[0].title.includes('dd[4242] paused 452.0 ms'),
+      'one warn dirty_throttled finding: dd[4242] paused 452.0 ms',
+    );
   }
   // It ran the prepared bundle: no esbuild cache was made, and no TypeScript was compiled.
-  check(!fs.existsSync(path.join(installed, 'node_modules', '.cache', 'stallscope')), 'no esbuild bundle cache in the installed package (it ran dist/cli)');
+  check(
+    !fs.existsSync(path.join(installed, 'node_modules', '.cache', 'stallscope')),
+    'no esbuild bundle cache in the installed package (it ran dist/cli)',
+  );
 } finally {
   fs.rmSync(tmp, { recursive: true, force: true });
 }

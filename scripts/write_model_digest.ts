@@ -4,7 +4,13 @@
 // would keep the older models (server/model/model_version.ts).
 import fs from 'node:fs';
 import { MODEL_VERSION } from '../server/model/model_version.ts';
-import { changedRelations, DIGEST_FILE, fixtureDigests, readDigestFile, type DigestFile } from '../tests/model_version/fixture_digests.ts';
+import {
+  changedRelations,
+  DIGEST_FILE,
+  fixtureDigests,
+  readDigestFile,
+  type DigestFile,
+} from '../tests/model_version/fixture_digests.ts';
 
 const models = await fixtureDigests();
 const recorded = readDigestFile();
@@ -20,4 +26,6 @@ if (recorded && recorded.modelVersion === MODEL_VERSION) {
 }
 const file: DigestFile = { modelVersion: MODEL_VERSION, models };
 fs.writeFileSync(DIGEST_FILE, `${JSON.stringify(file, null, 2)}\n`);
-process.stderr.write(`model-digest: recorded ${Object.keys(models).length} fixtures' models under model version ${MODEL_VERSION}\n`);
+process.stderr.write(
+  `model-digest: recorded ${Object.keys(models).length} fixtures' models under model version ${MODEL_VERSION}\n`,
+);

@@ -25,7 +25,10 @@ interface GlobalOptions {
 }
 
 const cli = cac('stallscope');
-cli.option('--data-dir <dir>', '[string] where ingested traces live (default: $STALLSCOPE_DATA_DIR or ~/.local/share/stallscope)');
+cli.option(
+  '--data-dir <dir>',
+  '[string] where ingested traces live (default: $STALLSCOPE_DATA_DIR or ~/.local/share/stallscope)',
+);
 
 cli
   .command('ingest <file>', 'Decode a trace file into the trace model (reused if ingested before)')
@@ -103,14 +106,26 @@ cli
   .option('--sort <order>', '[impact|time] findings worst first (default) or in time order')
   .option('--top <n>', '[number] only the first N findings (in --sort order)')
   .option('--detector <id>', '[string, repeatable] run only these detectors')
-  .option('--param <id.name=value>', '[string, repeatable] override a detector parameter, e.g. shrinker_blocking.warn_ms=5')
+  .option(
+    '--param <id.name=value>',
+    '[string, repeatable] override a detector parameter, e.g. shrinker_blocking.warn_ms=5',
+  )
   .option('--queries <dir>', '[string, repeatable] also run the .sql detectors in this directory')
   .option('--no-saved', '[boolean] skip the detectors saved from the query page (<data-dir>/detectors)')
   .option('--fail-on <severity>', '[warn|critical] exit with status 2 if a finding has at least this severity')
   .action(
     async (
       file: string,
-      opts: GlobalOptions & { json?: boolean; detector?: string | string[]; param?: string | string[]; queries?: string | string[]; saved?: boolean; failOn?: string; sort?: string; top?: string | number },
+      opts: GlobalOptions & {
+        json?: boolean;
+        detector?: string | string[];
+        param?: string | string[];
+        queries?: string | string[];
+        saved?: boolean;
+        failOn?: string;
+        sort?: string;
+        top?: string | number;
+      },
     ) => {
       if (opts.failOn && opts.failOn !== 'warn' && opts.failOn !== 'critical') {
         throw new UsageError(`--fail-on must be warn or critical, not ${opts.failOn}`);
@@ -118,7 +133,8 @@ cli
       const sort = opts.sort ?? 'impact';
       if (sort !== 'impact' && sort !== 'time') throw new UsageError(`--sort must be impact or time, not ${opts.sort}`);
       const top = opts.top === undefined ? undefined : Number(opts.top);
-      if (top !== undefined && (!Number.isInteger(top) || top < 1)) throw new UsageError(`--top wants a positive integer, got ${opts.top}`);
+      if (top !== undefined && (!Number.isInteger(top) || top < 1))
+        throw new UsageError(`--top wants a positive integer, got ${opts.top}`);
       const params: Record<string, string> = {};
       for (const p of list(opts.param)) {
         const eq = p.indexOf('=');
@@ -128,7 +144,10 @@ cli
       const { ingestFile } = await import('./ingest/ingest_file.ts');
       const { openDuckDb, toJson } = await import('./engine/engine.ts');
       const { runDetectors } = await import('./findings/run_detectors.ts');
-      const { summary, dbPath } = await ingestFile(file, { dataDir: opts.dataDir, onProgress: process.stderr.isTTY ? progressPrinter().update : undefined });
+      const { summary, dbPath } = await ingestFile(file, {
+        dataDir: opts.dataDir,
+        onProgress: process.stderr.isTTY ? progressPrinter().update : undefined,
+      });
       // User SQL runs here (--queries, saved detectors): no file or URL access besides the model.
       const engine = await openDuckDb(dbPath, { readOnly: true, noExternalAccess: true });
       try {
@@ -174,17 +193,32 @@ cli
   );
 
 cli
-  .command('compare [...files]', 'Compare traces: A B [C...] (A the baseline), or sets of iterations --a a1 a2 --b b1 b2')
+  .command(
+    'compare [...files]',
+    'Compare traces: A B [C...] (A the baseline), or sets of iterations --a a1 a2 --b b1 b2',
+  )
   .allowUnknownOptions()
   .option('--json', '[boolean] print the comparison as JSON (server/compare/COMPARE.md)')
-  .option('--fail-on-regression <pct>', '[number] exit with status 2 if a metric got significantly worse by more than PCT percent')
+  .option(
+    '--fail-on-regression <pct>',
+    '[number] exit with status 2 if a metric got significantly worse by more than PCT percent',
+  )
   .option('--alpha <p>', '[number] significance level (default 0.05)')
   .option('--labels <a,b>', '[string] names of the sides, comma separated')
   .option('--metric <regex>', '[string] only metrics whose id matches')
   .option('--no-histograms', '[boolean] the table only, no log2 histograms')
-  .option('--top <n>', '[number] per-key histograms for the N keys with the most total time, the rest summed as (others) (default 10)')
-  .option('--series', '[boolean] also the time series: peak, when, mean per trace (all points in --json as time_series)')
-  .option('--align <event>', "[string] the series' times from each trace's first EVENT (name or system:name; implies --series)")
+  .option(
+    '--top <n>',
+    '[number] per-key histograms for the N keys with the most total time, the rest summed as (others) (default 10)',
+  )
+  .option(
+    '--series',
+    '[boolean] also the time series: peak, when, mean per trace (all points in --json as time_series)',
+  )
+  .option(
+    '--align <event>',
+    "[string] the series' times from each trace's first EVENT (name or system:name; implies --series)",
+  )
   .action(async (_files: string[], opts: GlobalOptions) => {
     const { runCompare } = await import('./compare/compare_cli.ts');
     const at = process.argv.indexOf('compare');
@@ -193,7 +227,10 @@ cli
 
 cli
   .command('export <file>', 'Write a trace with its findings and notes in another format (ingests it first if needed)')
-  .option('--format <format>', '[perfetto|notes] perfetto (a Perfetto trace for ui.perfetto.dev and trace_processor), notes (the notes file, <name>.stallscope-notes.json)')
+  .option(
+    '--format <format>',
+    '[perfetto|notes] perfetto (a Perfetto trace for ui.perfetto.dev and trace_processor), notes (the notes file, <name>.stallscope-notes.json)',
+  )
   .option('-o, --output <path>', '[string] the file to write (notes: default <name>.stallscope-notes.json here)')
   .action(async (file: string, opts: GlobalOptions & { format?: string; output?: string }) => {
     if (opts.format === 'notes') {
@@ -202,7 +239,8 @@ cli
       process.stderr.write(`${r.path}: ${r.notes} note${r.notes === 1 ? '' : 's'} of ${r.name}\n`);
       return;
     }
-    if (opts.format !== 'perfetto') throw new UsageError(`--format must be perfetto or notes${opts.format ? `, not ${opts.format}` : ''}`);
+    if (opts.format !== 'perfetto')
+      throw new UsageError(`--format must be perfetto or notes${opts.format ? `, not ${opts.format}` : ''}`);
     if (!opts.output) throw new UsageError('-o <path> names the file to write');
     const { ingestFile } = await import('./ingest/ingest_file.ts');
     const { openDuckDb } = await import('./engine/engine.ts');
@@ -212,7 +250,10 @@ cli
     const { resolveDataDir } = await import('./ingest/data_dir.ts');
     const { writeFile } = await import('node:fs/promises');
     const path = await import('node:path');
-    const { summary, dbPath } = await ingestFile(file, { dataDir: opts.dataDir, onProgress: process.stderr.isTTY ? progressPrinter().update : undefined });
+    const { summary, dbPath } = await ingestFile(file, {
+      dataDir: opts.dataDir,
+      onProgress: process.stderr.isTTY ? progressPrinter().update : undefined,
+    });
     const engine = await openDuckDb(dbPath, { readOnly: true });
     try {
       const { findings } = await runDetectors(engine, {});
@@ -228,7 +269,10 @@ cli
   });
 
 cli
-  .command('query <file> [sql]', 'Run SQL on a trace (ingests it first if needed), in the same sandbox as the query page')
+  .command(
+    'query <file> [sql]',
+    'Run SQL on a trace (ingests it first if needed), in the same sandbox as the query page',
+  )
   .option('-f, --file <sqlFile>', '[string] read the SQL from this file')
   .option('--format <format>', '[table|csv|json] output format (default table)', { default: 'table' })
   .option('--timeout <seconds>', '[number] cancel the query after this many seconds (default 30)')
@@ -239,8 +283,10 @@ cli
       sqlArg: string | undefined,
       opts: GlobalOptions & { file?: string; format: string; timeout?: number; maxRows?: number },
     ) => {
-      if (!['table', 'csv', 'json'].includes(opts.format)) throw new UsageError(`--format must be table, csv or json, not ${opts.format}`);
-      if ((sqlArg === undefined) === (opts.file === undefined)) throw new UsageError('give the SQL as an argument or with -f FILE (one of them)');
+      if (!['table', 'csv', 'json'].includes(opts.format))
+        throw new UsageError(`--format must be table, csv or json, not ${opts.format}`);
+      if ((sqlArg === undefined) === (opts.file === undefined))
+        throw new UsageError('give the SQL as an argument or with -f FILE (one of them)');
       const { readFile } = await import('node:fs/promises');
       const sql = opts.file !== undefined ? await readFile(String(opts.file), 'utf8') : String(sqlArg);
       const timeoutS = opts.timeout === undefined ? 30 : Number(opts.timeout);
@@ -250,12 +296,16 @@ cli
       const { ingestFile } = await import('./ingest/ingest_file.ts');
       const { QuerySandbox, QueryError } = await import('./query/sandbox.ts');
       const { formatResult } = await import('./query/format_result.ts');
-      const { dbPath } = await ingestFile(file, { dataDir: opts.dataDir, onProgress: process.stderr.isTTY ? progressPrinter().update : undefined });
+      const { dbPath } = await ingestFile(file, {
+        dataDir: opts.dataDir,
+        onProgress: process.stderr.isTTY ? progressPrinter().update : undefined,
+      });
       const sandbox = await QuerySandbox.open(dbPath);
       try {
         const r = await sandbox.run(sql, { timeoutMs: Math.round(timeoutS * 1000), maxRows });
         process.stdout.write(formatResult(r, opts.format as 'table' | 'csv' | 'json'));
-        if (r.truncated) process.stderr.write(`stallscope: only the first ${r.rowCount} rows are printed (--max-rows)\n`);
+        if (r.truncated)
+          process.stderr.write(`stallscope: only the first ${r.rowCount} rows are printed (--max-rows)\n`);
       } catch (e) {
         if (e instanceof QueryError) {
           const where = e.line !== null ? ` (line ${e.line}, column ${e.column})` : '';
@@ -269,21 +319,31 @@ cli
   );
 
 cli
-  .command('excerpt <file> <sel>', 'Print a finding, an event or a time range as text for a review mail (ingests the file first if needed)')
+  .command(
+    'excerpt <file> <sel>',
+    'Print a finding, an event or a time range as text for a review mail (ingests the file first if needed)',
+  )
   .option('--max <lines>', '[number] at most this many event lines (default 200)')
   .option('--public-url <url>', '[string] the server address share links should name (default http://127.0.0.1:7420)')
   .example('stallscope excerpt trace.dat finding:183405219980422')
   .example('stallscope excerpt trace.dat event:1234')
-  .example('stallscope excerpt trace.dat 5201.2s-5201.5s      # absolute trace time; or t0=<ns>,t1=<ns> from the first event')
+  .example(
+    'stallscope excerpt trace.dat 5201.2s-5201.5s      # absolute trace time; or t0=<ns>,t1=<ns> from the first event',
+  )
   .action(async (file: string, sel: string, opts: GlobalOptions & { max?: string | number; publicUrl?: string }) => {
     const max = opts.max === undefined ? 200 : Number(opts.max);
     if (!Number.isInteger(max) || max < 1) throw new UsageError(`--max wants a positive integer, got ${opts.max}`);
     const { excerptForFile } = await import('./notes/excerpt_cli.ts');
-    process.stdout.write(await excerptForFile(file, sel, { dataDir: opts.dataDir, maxLines: max, publicUrl: opts.publicUrl }));
+    process.stdout.write(
+      await excerptForFile(file, sel, { dataDir: opts.dataDir, maxLines: max, publicUrl: opts.publicUrl }),
+    );
   });
 
 cli
-  .command('import-notes <file> <notes>', 'Add the notes of a notes file (.stallscope-notes.json) to a trace\'s notes, merged by note id (ingests the trace first if needed)')
+  .command(
+    'import-notes <file> <notes>',
+    "Add the notes of a notes file (.stallscope-notes.json) to a trace's notes, merged by note id (ingests the trace first if needed)",
+  )
   .action(async (file: string, notes: string, opts: GlobalOptions) => {
     const { importNotesFile } = await import('./notes/notes_file_cli.ts');
     const r = await importNotesFile(file, notes, { dataDir: opts.dataDir });
@@ -310,51 +370,97 @@ cli
       if (d.requires.length) process.stdout.write(`    needs: ${d.requires.join(' ')}\n`);
       if (d.impact) process.stdout.write(`    impact: ${d.impact}\n`);
       if (d.severity_rule) process.stdout.write(`    severity: ${d.severity_rule}\n`);
-      for (const p of d.params) process.stdout.write(`    --param ${d.id}.${p.name}=${p.default}  ${p.description ?? ''}\n`);
+      for (const p of d.params)
+        process.stdout.write(`    --param ${d.id}.${p.name}=${p.default}  ${p.description ?? ''}\n`);
     }
   });
 
 cli
-  .command('batch [...inputs]', 'Analyse many traces (FILE, DIR, @LIST) in parallel processes into one Parquet dataset (server/fleet/DATASET.md)')
+  .command(
+    'batch [...inputs]',
+    'Analyse many traces (FILE, DIR, @LIST) in parallel processes into one Parquet dataset (server/fleet/DATASET.md)',
+  )
   .option('--out <dir>', '[string] the dataset directory (required); a rerun there skips traces already analysed')
   .option('--labels <csv>', '[string] labels.csv: file,<label>,<label>... (e.g. file,kernel,config,host,iteration)')
   .option('--jobs <n>', '[number] child processes at once (default: the CPUs)')
   .option('--queries <dir>', '[string, repeatable] also run the .sql detectors in this directory')
-  .action(async (inputs: string[], opts: GlobalOptions & { out?: string; labels?: string; jobs?: string | number; queries?: string | string[] }) => {
-    if (!opts.out) throw new UsageError('batch needs --out DIR');
-    if (inputs.length === 0) throw new UsageError('batch needs at least one FILE, DIR or @LIST');
-    const jobs = opts.jobs === undefined ? undefined : Number(opts.jobs);
-    if (jobs !== undefined && (!Number.isInteger(jobs) || jobs < 1)) throw new UsageError(`--jobs wants a positive integer, got ${opts.jobs}`);
-    const { runBatch } = await import('./fleet/batch.ts');
-    await runBatch(inputs, { out: opts.out, labels: opts.labels, jobs, dataDir: opts.dataDir, queries: list(opts.queries) });
-  });
+  .action(
+    async (
+      inputs: string[],
+      opts: GlobalOptions & { out?: string; labels?: string; jobs?: string | number; queries?: string | string[] },
+    ) => {
+      if (!opts.out) throw new UsageError('batch needs --out DIR');
+      if (inputs.length === 0) throw new UsageError('batch needs at least one FILE, DIR or @LIST');
+      const jobs = opts.jobs === undefined ? undefined : Number(opts.jobs);
+      if (jobs !== undefined && (!Number.isInteger(jobs) || jobs < 1))
+        throw new UsageError(`--jobs wants a positive integer, got ${opts.jobs}`);
+      const { runBatch } = await import('./fleet/batch.ts');
+      await runBatch(inputs, {
+        out: opts.out,
+        labels: opts.labels,
+        jobs,
+        dataDir: opts.dataDir,
+        queries: list(opts.queries),
+      });
+    },
+  );
 
 cli
-  .command('fleet [...inputs]', 'The same as batch on Apache Spark (PySpark): --master local[2] or a cluster URL (fleet/spark/README.md)')
+  .command(
+    'fleet [...inputs]',
+    'The same as batch on Apache Spark (PySpark): --master local[2] or a cluster URL (fleet/spark/README.md)',
+  )
   .option('--out <dir>', '[string] the dataset directory (required)')
   .option('--master <url>', '[string] Spark master (default local[2])')
   .option('--labels <csv>', '[string] labels.csv, as for batch')
-  .option('--python <path>', '[string] the Python with pyspark (default: $STALLSCOPE_SPARK_PYTHON, else ~/.cache/stallscope/spark-venv/bin/python)')
-  .action(async (inputs: string[], opts: GlobalOptions & { out?: string; master?: string; labels?: string; python?: string }) => {
-    if (!opts.out) throw new UsageError('fleet needs --out DIR');
-    if (inputs.length === 0) throw new UsageError('fleet needs at least one FILE, DIR or @LIST');
-    const { runFleet } = await import('./fleet/spark.ts');
-    process.exitCode = await runFleet(inputs, { out: opts.out, master: opts.master ?? 'local[2]', labels: opts.labels, python: opts.python });
-  });
+  .option(
+    '--python <path>',
+    '[string] the Python with pyspark (default: $STALLSCOPE_SPARK_PYTHON, else ~/.cache/stallscope/spark-venv/bin/python)',
+  )
+  .action(
+    async (
+      inputs: string[],
+      opts: GlobalOptions & { out?: string; master?: string; labels?: string; python?: string },
+    ) => {
+      if (!opts.out) throw new UsageError('fleet needs --out DIR');
+      if (inputs.length === 0) throw new UsageError('fleet needs at least one FILE, DIR or @LIST');
+      const { runFleet } = await import('./fleet/spark.ts');
+      process.exitCode = await runFleet(inputs, {
+        out: opts.out,
+        master: opts.master ?? 'local[2]',
+        labels: opts.labels,
+        python: opts.python,
+      });
+    },
+  );
 
 cli
-  .command('fleet-report <dataset>', 'Fleet questions over a dataset: metrics per label against a baseline label, top shrinkers / tasks / detectors')
+  .command(
+    'fleet-report <dataset>',
+    'Fleet questions over a dataset: metrics per label against a baseline label, top shrinkers / tasks / detectors',
+  )
   .option('--by <label>', '[string] the label that names the settings (default kernel)', { default: 'kernel' })
   .option('--baseline <value>', '[string] the baseline setting (default: the first in sorted order)')
   .option('--alpha <p>', '[number] significance level (default 0.05)')
   .option('--metric <regex>', '[string] only metrics whose id matches')
   .option('--top <n>', '[number] rows of each top list (default 10)')
   .option('--json', '[boolean] print JSON')
-  .option('--fail-on-regression <pct>', '[number] exit with status 2 if a metric got significantly worse by more than PCT percent in a setting')
+  .option(
+    '--fail-on-regression <pct>',
+    '[number] exit with status 2 if a metric got significantly worse by more than PCT percent in a setting',
+  )
   .action(
     async (
       dataset: string,
-      opts: { by: string; baseline?: string; alpha?: string | number; metric?: string; top?: string | number; json?: boolean; failOnRegression?: string | number },
+      opts: {
+        by: string;
+        baseline?: string;
+        alpha?: string | number;
+        metric?: string;
+        top?: string | number;
+        json?: boolean;
+        failOnRegression?: string | number;
+      },
     ) => {
       const { runFleetReport } = await import('./fleet/report.ts');
       process.exitCode = await runFleetReport(dataset, {
@@ -370,7 +476,10 @@ cli
   );
 
 cli
-  .command('fleet-task <file>', 'One trace of a fleet run: the analysis of analyze --json as dataset rows, NDJSON on stdout (run by batch and the Spark job)')
+  .command(
+    'fleet-task <file>',
+    'One trace of a fleet run: the analysis of analyze --json as dataset rows, NDJSON on stdout (run by batch and the Spark job)',
+  )
   .option('--queries <dir>', '[string, repeatable] also run the .sql detectors in this directory')
   .action(async (file: string, opts: GlobalOptions & { queries?: string | string[] }) => {
     const { traceRows, linesToNdjson } = await import('./fleet/trace_rows.ts');
@@ -384,53 +493,104 @@ cli
   .option('--sample', '[boolean] add the bundled sample trace to the library')
   .option('--token <token>', '[string] require this access token (or $STALLSCOPE_TOKEN)')
   .option('--max-upload <bytes>', '[number] upload size cap in bytes (default 16 GiB)')
-  .option('--public-url <url>', '[string] the URL users reach this server at (links are written with it; its host is allowed)')
-  .option('--allow-host <name>', '[string] also answer to this Host name (repeatable; a team server\'s DNS names)')
-  .option('--desktop', '[boolean] serve one desktop window: token on stdin, address on stdout, exits when stdin ends (desktop/)')
-  .option('--fleet <dir>', '[string] offer this fleet dataset (batch/fleet --out DIR) in the app at /?fleet=NAME (repeatable)')
-  .action(async (opts: GlobalOptions & { port: number; host: string; sample?: boolean; token?: string; maxUpload?: number; publicUrl?: string; allowHost?: string | string[]; desktop?: boolean; fleet?: string | string[] }) => {
-    const { serve } = await import('./serve.ts');
-    if (opts.desktop && opts.token) throw new UsageError('serve --desktop reads its token from stdin, not --token');
-    await serve({
-      dataDir: opts.dataDir, port: Number(opts.port), host: opts.host, sample: opts.sample, token: opts.token,
-      maxUploadBytes: opts.maxUpload ? Number(opts.maxUpload) : undefined,
-      publicUrl: opts.publicUrl, allowHosts: list(opts.allowHost), desktop: opts.desktop, fleets: list(opts.fleet),
-    });
-  });
+  .option(
+    '--public-url <url>',
+    '[string] the URL users reach this server at (links are written with it; its host is allowed)',
+  )
+  .option('--allow-host <name>', "[string] also answer to this Host name (repeatable; a team server's DNS names)")
+  .option(
+    '--desktop',
+    '[boolean] serve one desktop window: token on stdin, address on stdout, exits when stdin ends (desktop/)',
+  )
+  .option(
+    '--fleet <dir>',
+    '[string] offer this fleet dataset (batch/fleet --out DIR) in the app at /?fleet=NAME (repeatable)',
+  )
+  .action(
+    async (
+      opts: GlobalOptions & {
+        port: number;
+        host: string;
+        sample?: boolean;
+        token?: string;
+        maxUpload?: number;
+        publicUrl?: string;
+        allowHost?: string | string[];
+        desktop?: boolean;
+        fleet?: string | string[];
+      },
+    ) => {
+      const { serve } = await import('./serve.ts');
+      if (opts.desktop && opts.token) throw new UsageError('serve --desktop reads its token from stdin, not --token');
+      await serve({
+        dataDir: opts.dataDir,
+        port: Number(opts.port),
+        host: opts.host,
+        sample: opts.sample,
+        token: opts.token,
+        maxUploadBytes: opts.maxUpload ? Number(opts.maxUpload) : undefined,
+        publicUrl: opts.publicUrl,
+        allowHosts: list(opts.allowHost),
+        desktop: opts.desktop,
+        fleets: list(opts.fleet),
+      });
+    },
+  );
 
 cli
-  .command('open <file-or-link> [file]', 'Ingest a trace, serve the app and open the browser on it; or open a share link (with FILE, the trace it needs) here')
+  .command(
+    'open <file-or-link> [file]',
+    'Ingest a trace, serve the app and open the browser on it; or open a share link (with FILE, the trace it needs) here',
+  )
   .option('--port <port>', '[number] port (default 7420)', { default: 7420 })
   .option('--no-browser', '[boolean] only print the URL')
-  .action(async (target: string, file: string | undefined, opts: GlobalOptions & { port: number; browser?: boolean }) => {
-    const { serve } = await import('./serve.ts');
-    const { looksLikeLink, readSharedLink, describeNeeded, sha256OfFile, LinkError } = await import('./notes/open_link.ts');
-    if (!looksLikeLink(target)) {
-      if (file !== undefined) throw new UsageError(`open takes one trace file, or a link and a file (got ${target} and ${file})`);
-      await serve({ dataDir: opts.dataDir, port: Number(opts.port), host: '127.0.0.1', openFile: target, openBrowser: opts.browser !== false });
-      return;
-    }
-    let link;
-    try {
-      link = await readSharedLink(target);
-    } catch (e) {
-      if (e instanceof LinkError) throw new UsageError(e.message);
-      throw e;
-    }
-    process.stderr.write(`stallscope: the link needs ${describeNeeded(link)}${link.notes ? `; it carries ${link.notes} note${link.notes === 1 ? '' : 's'}` : ''}\n`);
-    if (link.problem) process.stderr.write(`stallscope: ${link.problem}\n`);
-    if (file !== undefined) {
-      // Checked before anything is ingested: a wrong file never enters the library.
-      const sha = await sha256OfFile(file);
-      if (sha !== link.trace) {
-        throw new UsageError(`${file} is not the trace this link needs: its sha256 is ${sha}, the link's trace has sha256 ${link.trace}${link.facts ? ` (${link.facts.name}, ${link.facts.size.toLocaleString('en')} bytes)` : ''}`);
+  .action(
+    async (target: string, file: string | undefined, opts: GlobalOptions & { port: number; browser?: boolean }) => {
+      const { serve } = await import('./serve.ts');
+      const { looksLikeLink, readSharedLink, describeNeeded, sha256OfFile, LinkError } =
+        await import('./notes/open_link.ts');
+      if (!looksLikeLink(target)) {
+        if (file !== undefined)
+          throw new UsageError(`open takes one trace file, or a link and a file (got ${target} and ${file})`);
+        await serve({
+          dataDir: opts.dataDir,
+          port: Number(opts.port),
+          host: '127.0.0.1',
+          openFile: target,
+          openBrowser: opts.browser !== false,
+        });
+        return;
       }
-    }
-    await serve({
-      dataDir: opts.dataDir, port: Number(opts.port), host: '127.0.0.1', openFile: file, openBrowser: opts.browser !== false,
-      openLink: { trace: link.trace, search: link.search, hash: link.hash },
-    });
-  });
+      let link;
+      try {
+        link = await readSharedLink(target);
+      } catch (e) {
+        if (e instanceof LinkError) throw new UsageError(e.message);
+        throw e;
+      }
+      process.stderr.write(
+        `stallscope: the link needs ${describeNeeded(link)}${link.notes ? `; it carries ${link.notes} note${link.notes === 1 ? '' : 's'}` : ''}\n`,
+      );
+      if (link.problem) process.stderr.write(`stallscope: ${link.problem}\n`);
+      if (file !== undefined) {
+        // Checked before anything is ingested: a wrong file never enters the library.
+        const sha = await sha256OfFile(file);
+        if (sha !== link.trace) {
+          throw new UsageError(
+            `${file} is not the trace this link needs: its sha256 is ${sha}, the link's trace has sha256 ${link.trace}${link.facts ? ` (${link.facts.name}, ${link.facts.size.toLocaleString('en')} bytes)` : ''}`,
+          );
+        }
+      }
+      await serve({
+        dataDir: opts.dataDir,
+        port: Number(opts.port),
+        host: '127.0.0.1',
+        openFile: file,
+        openBrowser: opts.browser !== false,
+        openLink: { trace: link.trace, search: link.search, hash: link.hash },
+      });
+    },
+  );
 
 cli.help();
 cli.version('0.1.0');
@@ -495,7 +655,11 @@ async function main(): Promise<void> {
     await cli.runMatchedCommand();
   } catch (err) {
     // IngestError by name: ingest_file.ts is imported lazily, for a fast start.
-    if (err instanceof DecodeError || err instanceof UsageError || ['IngestError', 'ExcerptError', 'CompareUsageError', 'FleetError'].includes((err as Error | null)?.name ?? '')) {
+    if (
+      err instanceof DecodeError ||
+      err instanceof UsageError ||
+      ['IngestError', 'ExcerptError', 'CompareUsageError', 'FleetError'].includes((err as Error | null)?.name ?? '')
+    ) {
       process.stderr.write(`stallscope: ${(err as Error).message}\n`);
     } else {
       process.stderr.write(`stallscope: ${(err as Error).stack ?? err}\n`);

@@ -47,9 +47,9 @@ export async function serve(opts: ServeOptions): Promise<void> {
   // Desktop: listen to the parent before anything slow, so its pipe's end is never missed.
   const channel = opts.desktop ? openDesktopChannel() : null;
   if (channel && (opts.host !== '127.0.0.1' || opts.openFile || opts.openLink || opts.openBrowser)) {
-    throw new Error('serve --desktop listens on 127.0.0.1 only and opens files on the desktop shell\'s request');
+    throw new Error("serve --desktop listens on 127.0.0.1 only and opens files on the desktop shell's request");
   }
-  const token = channel ? await channel.token : opts.token ?? process.env.STALLSCOPE_TOKEN ?? undefined;
+  const token = channel ? await channel.token : (opts.token ?? process.env.STALLSCOPE_TOKEN ?? undefined);
   const fleets = await registerFleets(opts.fleets ?? []);
   const library = await TraceLibrary.open(dataDir);
   const server = await createServer({
@@ -89,7 +89,10 @@ export async function serve(opts: ServeOptions): Promise<void> {
       // so the first view paints at once (bounded: a failure or a slow trace
       // only means the first view builds the summaries itself).
       if (record.status !== 'failed') {
-        await Promise.race([server.warm(record.id).catch(() => undefined), new Promise((r) => setTimeout(r, 20_000).unref())]);
+        await Promise.race([
+          server.warm(record.id).catch(() => undefined),
+          new Promise((r) => setTimeout(r, 20_000).unref()),
+        ]);
       }
     }
   }
@@ -97,7 +100,9 @@ export async function serve(opts: ServeOptions): Promise<void> {
     const l = opts.openLink;
     target = `${base}${l.search}`;
     if (!(await library.get(l.trace))) {
-      process.stderr.write(`stallscope: that trace is not in this library: the page asks for its file (or run: stallscope open URL FILE)\n`);
+      process.stderr.write(
+        `stallscope: that trace is not in this library: the page asks for its file (or run: stallscope open URL FILE)\n`,
+      );
     }
   }
   if (channel) {

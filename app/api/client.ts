@@ -8,7 +8,10 @@ import type { EventInfo, FindingsResponse, JobState, TraceRecord, TrackData, Tra
 export class ApiError extends Error {
   /** The parsed answer, when there was one. */
   body: unknown = null;
-  constructor(readonly status: number, message: string) {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
     super(message);
     this.name = 'ApiError';
   }
@@ -55,7 +58,8 @@ export async function requestJson<T>(method: string, url: string, body?: unknown
   try {
     parsed = text ? JSON.parse(text) : null;
   } catch {
-    if (!res.ok) throw new ApiError(res.status, `unexpected answer from the server (${res.status}): ${text.slice(0, 120)}`);
+    if (!res.ok)
+      throw new ApiError(res.status, `unexpected answer from the server (${res.status}): ${text.slice(0, 120)}`);
     return text as T;
   }
   if (!res.ok) {
@@ -72,7 +76,11 @@ export async function requestText(url: string): Promise<string> {
   const text = await res.text();
   if (!res.ok) {
     let msg = `HTTP ${res.status}`;
-    try { msg = (JSON.parse(text) as { error?: string }).error ?? msg; } catch { /* not JSON */ }
+    try {
+      msg = (JSON.parse(text) as { error?: string }).error ?? msg;
+    } catch {
+      /* not JSON */
+    }
     throw new ApiError(res.status, msg);
   }
   return text;
@@ -83,7 +91,12 @@ const enc = encodeURIComponent;
 export type TrackKind = 'cpu' | 'thread' | 'slice' | 'counter' | 'instant' | 'flow';
 
 /** The parameter that names the track, for kinds the server can answer for several tracks at once. */
-const BATCH_KEY: Partial<Record<TrackKind, string>> = { cpu: 'cpu', thread: 'utid', slice: 'category', counter: 'track' };
+const BATCH_KEY: Partial<Record<TrackKind, string>> = {
+  cpu: 'cpu',
+  thread: 'utid',
+  slice: 'category',
+  counter: 'track',
+};
 
 interface Waiter {
   value: string;
@@ -94,10 +107,19 @@ interface Waiter {
 
 /** Collects track requests made in the same tick into one request per (path, other params). */
 class TrackBatcher {
-  private readonly groups = new Map<string, { path: string; key: string; params: Record<string, string>; waiters: Waiter[] }>();
+  private readonly groups = new Map<
+    string,
+    { path: string; key: string; params: Record<string, string>; waiters: Waiter[] }
+  >();
   private scheduled = false;
 
-  add(path: string, key: string, value: string, params: Record<string, string>, signal?: AbortSignal): Promise<TrackData> {
+  add(
+    path: string,
+    key: string,
+    value: string,
+    params: Record<string, string>,
+    signal?: AbortSignal,
+  ): Promise<TrackData> {
     const id = `${path}?${new URLSearchParams(params)}|${key}`;
     let g = this.groups.get(id);
     if (!g) {
@@ -125,16 +147,22 @@ class TrackBatcher {
       const q = new URLSearchParams({ ...g.params, [g.key]: values.join(',') });
       // Abort the request only when every track waiting on it gave up.
       const abort = new AbortController();
-      for (const w of live) w.signal?.addEventListener('abort', () => { if (live.every((x) => x.signal?.aborted)) abort.abort(); });
+      for (const w of live)
+        w.signal?.addEventListener('abort', () => {
+          if (live.every((x) => x.signal?.aborted)) abort.abort();
+        });
       getJson<TrackData | { batch: Record<string, TrackData> }>(`${g.path}?${q}`, abort.signal).then(
         (r) => {
           for (const w of live) {
-            const d = values.length === 1 ? (r as TrackData) : (r as { batch: Record<string, TrackData> }).batch[w.value];
+            const d =
+              values.length === 1 ? (r as TrackData) : (r as { batch: Record<string, TrackData> }).batch[w.value];
             if (d) w.resolve(d);
             else w.reject(new ApiError(500, `no data for ${g.key}=${w.value}`));
           }
         },
-        (e) => { for (const w of live) w.reject(e); },
+        (e) => {
+          for (const w of live) w.reject(e);
+        },
       );
     }
   }
@@ -147,7 +175,9 @@ export const api = {
   fleets: () => getJson<FleetListAnswer>('/api/fleet'),
   /** One dataset's fleet-report document and worst traces, by label `by` (default: the first label). */
   fleet: (name: string, by: string | null, baseline: string | null) =>
-    getJson<FleetViewAnswer>(`/api/fleet/${enc(name)}?${new URLSearchParams({ ...(by ? { by } : {}), ...(baseline ? { baseline } : {}) }).toString()}`),
+    getJson<FleetViewAnswer>(
+      `/api/fleet/${enc(name)}?${new URLSearchParams({ ...(by ? { by } : {}), ...(baseline ? { baseline } : {}) }).toString()}`,
+    ),
   traces: () => getJson<{ traces: TraceRecord[]; jobs: JobState[] }>('/api/traces'),
   trace: (id: string) => getJson<TraceRecord>(`/api/traces/${enc(id)}`),
   findings: (id: string) => getJson<FindingsResponse>(`/api/traces/${enc(id)}/findings`),
@@ -165,20 +195,32 @@ export const api = {
     signal?: AbortSignal,
   ): Promise<TrackData> => {
     const key = BATCH_KEY[kind];
-    const q: Record<string, string> = { ...Object.fromEntries(Object.entries(params).map(([k, v]) => [k, String(v)])), t0: String(Math.floor(win.t0)), t1: String(Math.ceil(win.t1)), px: String(Math.round(win.px)) };
-    if (!key || !(key in q)) return getJson<TrackData>(`/api/traces/${enc(id)}/tracks/${kind}?${new URLSearchParams(q)}`, signal);
+    const q: Record<string, string> = {
+      ...Object.fromEntries(Object.entries(params).map(([k, v]) => [k, String(v)])),
+      t0: String(Math.floor(win.t0)),
+      t1: String(Math.ceil(win.t1)),
+      px: String(Math.round(win.px)),
+    };
+    if (!key || !(key in q))
+      return getJson<TrackData>(`/api/traces/${enc(id)}/tracks/${kind}?${new URLSearchParams(q)}`, signal);
     const value = q[key]!;
     delete q[key];
     return batcher.add(`/api/traces/${enc(id)}/tracks/${kind}`, key, value, q, signal);
   },
   row: (id: string, table: 'sched_slice' | 'thread_state' | 'slice', rowId: number) =>
-    getJson<{ table: string; row: Record<string, unknown>; events: EventInfo[] }>(`/api/traces/${enc(id)}/rows/${table}/${rowId}`),
+    getJson<{ table: string; row: Record<string, unknown>; events: EventInfo[] }>(
+      `/api/traces/${enc(id)}/rows/${table}/${rowId}`,
+    ),
   event: (id: string, eventId: number) => getJson<EventInfo>(`/api/traces/${enc(id)}/events/${eventId}`),
   /** A finding's events, a page at a time (its ids stay on the server: a large finding's do not fit a URL). */
   findingEvents: (id: string, findingId: number, offset: number, limit: number) =>
-    getJson<{ total: number; offset: number; events: EventInfo[] }>(`/api/traces/${enc(id)}/findings/${findingId}/events?offset=${offset}&limit=${limit}`),
+    getJson<{ total: number; offset: number; events: EventInfo[] }>(
+      `/api/traces/${enc(id)}/findings/${findingId}/events?offset=${offset}&limit=${limit}`,
+    ),
   events: (id: string, ids: number[]) =>
-    ids.length === 0 ? Promise.resolve({ events: [] as EventInfo[] }) : getJson<{ events: EventInfo[] }>(`/api/traces/${enc(id)}/events?ids=${ids.join(',')}`),
+    ids.length === 0
+      ? Promise.resolve({ events: [] as EventInfo[] })
+      : getJson<{ events: EventInfo[] }>(`/api/traces/${enc(id)}/events?ids=${ids.join(',')}`),
 
   /** Streams a file to the server (raw body) with upload progress; resolves with the ingest job id. */
   upload(
@@ -189,13 +231,24 @@ export const api = {
   ): Promise<{ jobId: string; name: string; bytes: number }> {
     return new Promise((resolve, reject) => {
       const xhr = new XMLHttpRequest();
-      xhr.open('POST', `/api/traces?name=${enc(file.name)}${opts.expectSha256 ? `&expect=${enc(opts.expectSha256)}` : ''}`);
+      xhr.open(
+        'POST',
+        `/api/traces?name=${enc(file.name)}${opts.expectSha256 ? `&expect=${enc(opts.expectSha256)}` : ''}`,
+      );
       xhr.setRequestHeader('content-type', 'application/octet-stream');
       let sent = 0;
-      xhr.upload.onprogress = (e) => { sent = e.loaded; onProgress(e.loaded, e.lengthComputable ? e.total : file.size); };
-      xhr.onerror = () => reject(new ApiError(0,
-        `the upload was cut off after ${sent === 0 ? 'no bytes' : `${sent.toLocaleString('en')} of ${file.size.toLocaleString('en')} bytes`}: ` +
-        'the connection to the server was lost (network down, or the server stopped); nothing was added to the library'));
+      xhr.upload.onprogress = (e) => {
+        sent = e.loaded;
+        onProgress(e.loaded, e.lengthComputable ? e.total : file.size);
+      };
+      xhr.onerror = () =>
+        reject(
+          new ApiError(
+            0,
+            `the upload was cut off after ${sent === 0 ? 'no bytes' : `${sent.toLocaleString('en')} of ${file.size.toLocaleString('en')} bytes`}: ` +
+              'the connection to the server was lost (network down, or the server stopped); nothing was added to the library',
+          ),
+        );
       xhr.onabort = () => reject(new ApiError(0, 'the upload was cancelled'));
       xhr.onload = () => {
         let body: { error?: string; jobId?: string; name?: string; bytes?: number } = {};
@@ -204,7 +257,8 @@ export const api = {
         } catch {
           /* handled below */
         }
-        if (xhr.status >= 200 && xhr.status < 300 && body.jobId) resolve(body as { jobId: string; name: string; bytes: number });
+        if (xhr.status >= 200 && xhr.status < 300 && body.jobId)
+          resolve(body as { jobId: string; name: string; bytes: number });
         else {
           const err = new ApiError(xhr.status, body.error ?? `upload failed (HTTP ${xhr.status})`);
           err.body = body;
@@ -245,16 +299,23 @@ export const api = {
         (s) => {
           if (cancelled) return;
           if (s.phase === 'done' || s.phase === 'failed') settle(s);
-          else { onState(s); listen(); } // still running: back to the live feed
+          else {
+            onState(s);
+            listen();
+          } // still running: back to the live feed
         },
         (e: unknown) => {
           if (cancelled) return;
           if (e instanceof ApiError && e.status === 404) {
             cancel();
-            onLost('the server restarted and no longer knows this upload; nothing was added to the library. Upload the file again.');
+            onLost(
+              'the server restarted and no longer knows this upload; nothing was added to the library. Upload the file again.',
+            );
           } else if (Date.now() > deadline) {
             cancel();
-            onLost('lost the connection to the server while ingesting, and it did not come back; check that it is running, then retry');
+            onLost(
+              'lost the connection to the server while ingesting, and it did not come back; check that it is running, then retry',
+            );
           } else {
             timer = setTimeout(() => poll(deadline), 1000);
           }

@@ -99,8 +99,6 @@ export interface FindingsResponse {
   detectors: DetectorRun[];
 }
 
-
-
 export type Column = Array<number | string | null>;
 
 export interface TrackData {

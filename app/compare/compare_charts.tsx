@@ -38,9 +38,18 @@ export function HistogramChart({ counts, labels }: { counts: number[][]; labels:
   const ih = H - PAD.t - PAD.b;
   const bw = iw / slots;
   return (
-    <svg className="chart histogram" viewBox={`0 0 ${W} ${H}`} width={W} height={H} role="img" aria-label="log2 histogram">
+    <svg
+      className="chart histogram"
+      viewBox={`0 0 ${W} ${H}`}
+      width={W}
+      height={H}
+      role="img"
+      aria-label="log2 histogram"
+    >
       <line x1={PAD.l} y1={PAD.t + ih} x2={PAD.l + iw} y2={PAD.t + ih} className="axis" />
-      <text x={4} y={PAD.t + 10} className="tick">{Math.round(maxShare * 100)}%</text>
+      <text x={4} y={PAD.t + 10} className="tick">
+        {Math.round(maxShare * 100)}%
+      </text>
       {Array.from({ length: slots }, (_, k) => (
         <text key={k} x={PAD.l + k * bw + bw / 2} y={H - 8} className="tick" textAnchor="middle">
           {k % Math.ceil(slots / 8) === 0 ? bucketLabel(first + k) : ''}
@@ -53,7 +62,15 @@ export function HistogramChart({ counts, labels }: { counts: number[][]; labels:
             const h = (n / totals[si]! / maxShare) * ih;
             const x = PAD.l + k * bw + (bw * si) / counts.length;
             return n > 0 ? (
-              <rect key={k} x={x} y={PAD.t + ih - h} width={Math.max(1, bw / counts.length - 1)} height={h} fill={sideColor(si)} opacity={0.8}>
+              <rect
+                key={k}
+                x={x}
+                y={PAD.t + ih - h}
+                width={Math.max(1, bw / counts.length - 1)}
+                height={h}
+                fill={sideColor(si)}
+                opacity={0.8}
+              >
                 <title>{`${labels[si]}: ${n} in ${bucketLabel(first + k)}..${bucketLabel(first + k + 1)}`}</title>
               </rect>
             ) : null;
@@ -74,7 +91,9 @@ export function CdfChart({ counts, labels }: { counts: number[][]; labels: strin
   return (
     <svg className="chart cdf" viewBox={`0 0 ${W} ${H}`} width={W} height={H} role="img" aria-label="CDF">
       <line x1={PAD.l} y1={PAD.t + ih} x2={PAD.l + iw} y2={PAD.t + ih} className="axis" />
-      <text x={4} y={PAD.t + 10} className="tick">100%</text>
+      <text x={4} y={PAD.t + 10} className="tick">
+        100%
+      </text>
       <text x={PAD.l} y={H - 8} className="tick">{`≤${bucketLabel(first + 1)}`}</text>
       <text x={PAD.l + iw} y={H - 8} className="tick" textAnchor="end">{`≤${bucketLabel(last + 1)}`}</text>
       {counts.map((c, si) => {
@@ -85,7 +104,15 @@ export function CdfChart({ counts, labels }: { counts: number[][]; labels: strin
           return `${x(k).toFixed(1)},${(PAD.t + ih - (acc / total) * ih).toFixed(1)}`;
         });
         return (
-          <polyline key={si} className="cdf-line" data-testid="cdf-line" points={pts.join(' ')} fill="none" stroke={sideColor(si)} strokeWidth={2}>
+          <polyline
+            key={si}
+            className="cdf-line"
+            data-testid="cdf-line"
+            points={pts.join(' ')}
+            fill="none"
+            stroke={sideColor(si)}
+            strokeWidth={2}
+          >
             <title>{labels[si]}</title>
           </polyline>
         );
@@ -107,12 +134,17 @@ export function SeriesChart({ lines }: { lines: SeriesLine[] }) {
   const ymax = Math.max(1e-9, ...lines.flatMap((l) => l.points.map((p) => p[1])));
   const iw = W - PAD.l - PAD.r;
   const ih = H - PAD.t - PAD.b;
-  const fmt = (v: number) => (v >= 1e6 ? `${(v / 1e6).toFixed(1)}M` : v >= 1e3 ? `${(v / 1e3).toFixed(1)}k` : v.toFixed(v < 10 ? 1 : 0));
+  const fmt = (v: number) =>
+    v >= 1e6 ? `${(v / 1e6).toFixed(1)}M` : v >= 1e3 ? `${(v / 1e3).toFixed(1)}k` : v.toFixed(v < 10 ? 1 : 0);
   return (
     <svg className="chart series" viewBox={`0 0 ${W} ${H}`} width={W} height={H} role="img" aria-label="time series">
       <line x1={PAD.l} y1={PAD.t + ih} x2={PAD.l + iw} y2={PAD.t + ih} className="axis" />
-      <text x={4} y={PAD.t + 10} className="tick">{fmt(ymax)}</text>
-      <text x={PAD.l} y={H - 8} className="tick">0 s</text>
+      <text x={4} y={PAD.t + 10} className="tick">
+        {fmt(ymax)}
+      </text>
+      <text x={PAD.l} y={H - 8} className="tick">
+        0 s
+      </text>
       <text x={PAD.l + iw} y={H - 8} className="tick" textAnchor="end">{`${xmax.toFixed(2)} s`}</text>
       {lines.map((l, i) => (
         <polyline
@@ -120,7 +152,9 @@ export function SeriesChart({ lines }: { lines: SeriesLine[] }) {
           className="series-line"
           data-testid="series-line"
           data-side={l.side}
-          points={l.points.map(([t, v]) => `${(PAD.l + (t / xmax) * iw).toFixed(1)},${(PAD.t + ih - (v / ymax) * ih).toFixed(1)}`).join(' ')}
+          points={l.points
+            .map(([t, v]) => `${(PAD.l + (t / xmax) * iw).toFixed(1)},${(PAD.t + ih - (v / ymax) * ih).toFixed(1)}`)
+            .join(' ')}
           fill="none"
           stroke={sideColor(l.side)}
           strokeWidth={1.5}

@@ -26,11 +26,15 @@ export function compareFromSearch(search: string): CompareRoute | null {
   const p = new URLSearchParams(search);
   const text = p.get('compare');
   if (!text) return null;
-  const sides = text.split(',').map((s) => s.split('~').filter((id) => ID_RE.test(id))).filter((s) => s.length > 0);
+  const sides = text
+    .split(',')
+    .map((s) => s.split('~').filter((id) => ID_RE.test(id)))
+    .filter((s) => s.length > 0);
   if (sides.length < 2) return null;
   const t0 = Number(p.get('ct0'));
   const t1 = Number(p.get('ct1'));
-  const window = p.has('ct0') && p.has('ct1') && Number.isFinite(t0) && Number.isFinite(t1) && t1 > t0 ? { t0, t1 } : null;
+  const window =
+    p.has('ct0') && p.has('ct1') && Number.isFinite(t0) && Number.isFinite(t1) && t1 > t0 ? { t0, t1 } : null;
   const align = p.get('align');
   return { sides, window, align: align && EVENT_RE.test(align) ? align : null };
 }

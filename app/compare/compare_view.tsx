@@ -13,7 +13,14 @@ import { formatCompareTable, formatValue, significanceMark } from '../../shared/
 import { requestJson } from '../api/client.ts';
 import { copyText } from '../notes/share.ts';
 import { notesModel } from '../notes/notes_model.ts';
-import { type CompareRoute, isEventName, leaveCompare, replaceCompareWindow, setCompareAlign, setCompareBaseline } from './compare_route.ts';
+import {
+  type CompareRoute,
+  isEventName,
+  leaveCompare,
+  replaceCompareWindow,
+  setCompareAlign,
+  setCompareBaseline,
+} from './compare_route.ts';
 import { CdfChart, HistogramChart, SeriesChart, sideColor } from './compare_charts.tsx';
 import { StackedTimelines } from './stacked_timelines.tsx';
 import './compare.css';
@@ -37,7 +44,8 @@ export interface CompareAnswer {
 }
 
 export function CompareView({ route }: { route: CompareRoute }) {
-  const key = route.sides.map((s) => s.join('~')).join(',') + (route.align ? `&align=${encodeURIComponent(route.align)}` : '');
+  const key =
+    route.sides.map((s) => s.join('~')).join(',') + (route.align ? `&align=${encodeURIComponent(route.align)}` : '');
   const [alignText, setAlignText] = useState(route.align ?? '');
   const [answer, setAnswer] = useState<CompareAnswer | null>(null);
   const [error, setError] = useState<string | null>(null);
@@ -48,7 +56,12 @@ export function CompareView({ route }: { route: CompareRoute }) {
     let live = true;
     setAnswer(null);
     setError(null);
-    requestJson<CompareAnswer>('GET', `/api/compare?sides=${encodeURIComponent(route.sides.map((s) => s.join('~')).join(',')).replace(/%2C/g, ',').replace(/%7E/gi, '~')}${route.align ? `&align=${encodeURIComponent(route.align)}` : ''}`)
+    requestJson<CompareAnswer>(
+      'GET',
+      `/api/compare?sides=${encodeURIComponent(route.sides.map((s) => s.join('~')).join(','))
+        .replace(/%2C/g, ',')
+        .replace(/%7E/gi, '~')}${route.align ? `&align=${encodeURIComponent(route.align)}` : ''}`,
+    )
       .then((a) => live && setAnswer(a))
       .catch((e: Error) => live && setError(e.message));
     return () => {
@@ -62,7 +75,11 @@ export function CompareView({ route }: { route: CompareRoute }) {
     if (!c) return [];
     return c.rows
       .map((r, i) => ({ r, i }))
-      .filter(({ r }) => (!filter || `${r.metric} ${r.key ?? ''}`.includes(filter)) && (!onlySignificant || r.changes.some((x) => x?.significant)));
+      .filter(
+        ({ r }) =>
+          (!filter || `${r.metric} ${r.key ?? ''}`.includes(filter)) &&
+          (!onlySignificant || r.changes.some((x) => x?.significant)),
+      );
   }, [c, filter, onlySignificant]);
 
   const copyTable = async () => {
@@ -79,7 +96,9 @@ export function CompareView({ route }: { route: CompareRoute }) {
   return (
     <div className="compare-view" data-testid="compare-view">
       <header className="compare-header">
-        <button className="brand" onClick={leaveCompare} data-testid="compare-home" title="Back to the library">stallscope</button>
+        <button className="brand" onClick={leaveCompare} data-testid="compare-home" title="Back to the library">
+          stallscope
+        </button>
         <h1>Compare</h1>
         {c && (
           <span className="compare-sides">
@@ -89,7 +108,12 @@ export function CompareView({ route }: { route: CompareRoute }) {
                 <strong>{s.label}</strong>
                 {s.traces.length > 1 ? ` (${s.traces.length} runs)` : ''}
                 {i > 0 && (
-                  <button className="compare-make-baseline" data-testid="compare-make-baseline" title={`Compare against ${s.label}`} onClick={() => setCompareBaseline(route, i)}>
+                  <button
+                    className="compare-make-baseline"
+                    data-testid="compare-make-baseline"
+                    title={`Compare against ${s.label}`}
+                    onClick={() => setCompareBaseline(route, i)}
+                  >
                     make baseline
                   </button>
                 )}
@@ -98,24 +122,47 @@ export function CompareView({ route }: { route: CompareRoute }) {
           </span>
         )}
         <span className="spacer" />
-        <button onClick={copyLink} data-testid="compare-copy-link">Copy link</button>
+        <button onClick={copyLink} data-testid="compare-copy-link">
+          Copy link
+        </button>
       </header>
-      {error && <div className="error" role="alert">Could not compare: {error}</div>}
+      {error && (
+        <div className="error" role="alert">
+          Could not compare: {error}
+        </div>
+      )}
       {!answer && !error && <div className="muted">Comparing…</div>}
       {answer && c && (
         <>
           <section className="compare-section">
             <h2>Metrics</h2>
             <div className="compare-legend muted">
-              Change against <strong>{c.sides[0]!.label}</strong>; * p &lt; {c.alpha}, ** p &lt; {c.alpha / 5}, *** p &lt; {c.alpha / 50}{' '}
-              ({c.sides.every((s) => s.traces.length >= 2) ? "Welch's t over the runs" : 'Mann-Whitney U on the events of stall and call percentiles; one run a side: record iterations for the rest'}).
+              Change against <strong>{c.sides[0]!.label}</strong>; * p &lt; {c.alpha}, ** p &lt; {c.alpha / 5}, *** p
+              &lt; {c.alpha / 50} (
+              {c.sides.every((s) => s.traces.length >= 2)
+                ? "Welch's t over the runs"
+                : 'Mann-Whitney U on the events of stall and call percentiles; one run a side: record iterations for the rest'}
+              ).
             </div>
             <div className="compare-tools">
-              <input placeholder="filter metrics" value={filter} onChange={(e) => setFilter(e.target.value)} data-testid="compare-filter" />
+              <input
+                placeholder="filter metrics"
+                value={filter}
+                onChange={(e) => setFilter(e.target.value)}
+                data-testid="compare-filter"
+              />
               <label>
-                <input type="checkbox" checked={onlySignificant} onChange={(e) => setOnlySignificant(e.target.checked)} data-testid="compare-only-significant" /> significant only
+                <input
+                  type="checkbox"
+                  checked={onlySignificant}
+                  onChange={(e) => setOnlySignificant(e.target.checked)}
+                  data-testid="compare-only-significant"
+                />{' '}
+                significant only
               </label>
-              <button onClick={copyTable} data-testid="compare-copy-table">Copy table as text</button>
+              <button onClick={copyTable} data-testid="compare-copy-table">
+                Copy table as text
+              </button>
             </div>
             <div className="compare-table-wrap">
               <table className="compare-table" data-testid="compare-table">
@@ -141,11 +188,22 @@ export function CompareView({ route }: { route: CompareRoute }) {
                         const ch = r.changes[si];
                         const mark = ch ? significanceMark(ch.test?.p, c.alpha) : '';
                         return (
-                          <td key={si} className={`num ${ch?.direction ?? ''} ${ch?.significant ? 'significant' : ''}`} data-testid="compare-cell">
+                          <td
+                            key={si}
+                            className={`num ${ch?.direction ?? ''} ${ch?.significant ? 'significant' : ''}`}
+                            data-testid="compare-cell"
+                          >
                             {formatValue(sv.mean, r.unit)}
                             {sv.n > 1 && <span className="muted"> ± {formatValue(sv.stddev, r.unit)}</span>}
                             {ch && ch.change_pct !== null && (
-                              <span className="pct" title={ch.test ? `${ch.test.method === 'welch_t' ? "Welch's t" : 'Mann-Whitney U'}, p = ${ch.test.p.toPrecision(3)}` : 'no test'}>
+                              <span
+                                className="pct"
+                                title={
+                                  ch.test
+                                    ? `${ch.test.method === 'welch_t' ? "Welch's t" : 'Mann-Whitney U'}, p = ${ch.test.p.toPrecision(3)}`
+                                    : 'no test'
+                                }
+                              >
                                 {' '}
                                 ({ch.change_pct > 0 ? '+' : ''}
                                 {ch.change_pct.toFixed(1)}%{mark ? ` ${mark}` : ''})
@@ -164,7 +222,13 @@ export function CompareView({ route }: { route: CompareRoute }) {
             <h2>Latency distributions</h2>
             <div className="compare-grid">
               {c.histograms.map((h) => (
-                <figure key={`${h.samples}:${h.key ?? ''}`} className="compare-figure" data-testid="compare-histogram" data-samples={h.samples} data-key={h.key ?? ''}>
+                <figure
+                  key={`${h.samples}:${h.key ?? ''}`}
+                  className="compare-figure"
+                  data-testid="compare-histogram"
+                  data-samples={h.samples}
+                  data-key={h.key ?? ''}
+                >
                   <figcaption>
                     {h.samples}
                     {h.key !== null ? ` [${h.key}]` : ''} <span className="muted">log2 buckets, µs</span>
@@ -216,12 +280,15 @@ export function CompareView({ route }: { route: CompareRoute }) {
                   <figcaption>
                     {s.id}{' '}
                     <span className="muted">
-                      {s.unit === 'per_s' ? 'per second' : s.unit}, seconds from each trace's {answer.align ? `first ${answer.align.event}` : 'start'}
+                      {s.unit === 'per_s' ? 'per second' : s.unit}, seconds from each trace's{' '}
+                      {answer.align ? `first ${answer.align.event}` : 'start'}
                     </span>
                   </figcaption>
                   <SeriesChart lines={s.lines} />
                   {s.notTraced.length > 0 && (
-                    <div className="muted" data-testid="series-not-traced">not traced in {s.notTraced.join(', ')}</div>
+                    <div className="muted" data-testid="series-not-traced">
+                      not traced in {s.notTraced.join(', ')}
+                    </div>
                   )}
                 </figure>
               ))}
@@ -256,8 +323,21 @@ function unaligned(a: CompareAnswer): CompareAnswer {
 }
 
 /** One chart per series id (and key), a line per trace: side colour, iterations dashed after the first. */
-function seriesList(a: CompareAnswer): { id: string; unit: string; notTraced: string[]; lines: { label: string; side: number; run: number; points: [number, number][] }[] }[] {
-  const out = new Map<string, { id: string; unit: string; notTraced: string[]; lines: { label: string; side: number; run: number; points: [number, number][] }[] }>();
+function seriesList(a: CompareAnswer): {
+  id: string;
+  unit: string;
+  notTraced: string[];
+  lines: { label: string; side: number; run: number; points: [number, number][] }[];
+}[] {
+  const out = new Map<
+    string,
+    {
+      id: string;
+      unit: string;
+      notTraced: string[];
+      lines: { label: string; side: number; run: number; points: [number, number][] }[];
+    }
+  >();
   a.series.forEach((side, si) =>
     side.forEach((trace, ti) =>
       trace.forEach((s) => {

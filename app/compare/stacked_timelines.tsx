@@ -17,8 +17,18 @@ interface Window {
 
 const ROW_H = 46;
 
-export function StackedTimelines({ answer, initial, onWindow }: { answer: CompareAnswer; initial: Window | null; onWindow(w: Window | null): void }) {
-  const rows = answer.traces.flatMap((side, si) => side.map((t, ti) => ({ ...t, side: si, series: answer.series[si]![ti]! })));
+export function StackedTimelines({
+  answer,
+  initial,
+  onWindow,
+}: {
+  answer: CompareAnswer;
+  initial: Window | null;
+  onWindow(w: Window | null): void;
+}) {
+  const rows = answer.traces.flatMap((side, si) =>
+    side.map((t, ti) => ({ ...t, side: si, series: answer.series[si]![ti]! })),
+  );
   const span = Math.max(1, ...rows.map((r) => r.duration_ns));
   const [win, setWin] = useState<Window>(initial ?? { t0: 0, t1: span });
   const first = useRef(true);
@@ -39,10 +49,17 @@ export function StackedTimelines({ answer, initial, onWindow }: { answer: Compar
   return (
     <div className="stacked-timelines" data-testid="stacked-timelines">
       <div className="muted">
-        {fmtS(win.t0)} – {fmtS(win.t1)} from each trace's first event · wheel: zoom all · drag: pan all · double-click: everything
+        {fmtS(win.t0)} – {fmtS(win.t1)} from each trace's first event · wheel: zoom all · drag: pan all · double-click:
+        everything
       </div>
       {rows.map((r, i) => (
-        <TimelineRow key={`${r.id}:${i}`} row={r} win={win} onChange={(w) => setWin(clamp(w))} onReset={() => setWin({ t0: 0, t1: span })} />
+        <TimelineRow
+          key={`${r.id}:${i}`}
+          row={r}
+          win={win}
+          onChange={(w) => setWin(clamp(w))}
+          onReset={() => setWin({ t0: 0, t1: span })}
+        />
       ))}
     </div>
   );
@@ -128,9 +145,18 @@ function TimelineRow({
   }, [onChange]);
 
   return (
-    <div className="timeline-row" data-testid="compare-timeline" data-trace-id={row.id} data-t0={Math.floor(win.t0)} data-t1={Math.ceil(win.t1)}>
+    <div
+      className="timeline-row"
+      data-testid="compare-timeline"
+      data-trace-id={row.id}
+      data-t0={Math.floor(win.t0)}
+      data-t1={Math.ceil(win.t1)}
+    >
       <div className="timeline-label" style={{ borderColor: sideColor(row.side) }}>
-        <a href={`/?trace=${row.id}&t0=${Math.floor(win.t0)}&t1=${Math.ceil(win.t1)}`} title="Open this trace at this window">
+        <a
+          href={`/?trace=${row.id}&t0=${Math.floor(win.t0)}&t1=${Math.ceil(win.t1)}`}
+          title="Open this trace at this window"
+        >
           {row.name}
         </a>
       </div>

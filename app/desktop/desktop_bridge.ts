@@ -16,7 +16,8 @@
  */
 import { viewStore } from '../state/view_store.ts';
 
-export type DesktopOpen = { jobId: string; name: string; error?: undefined } | { name: string; error: string; jobId?: undefined };
+export type DesktopOpen =
+  { jobId: string; name: string; error?: undefined } | { name: string; error: string; jobId?: undefined };
 
 interface DesktopGlobals {
   __STALLSCOPE_DESKTOP__?: { shareOrigin?: string };
@@ -68,7 +69,8 @@ let listener: ((o: DesktopOpen) => void) | null = null;
 
 function deliver(o: DesktopOpen): void {
   // Progress is shown on the start page: leave an open trace for it.
-  if (viewStore.get().trace) viewStore.update({ trace: null, t0: null, t1: null, sel: null, note: null }, { history: 'push' });
+  if (viewStore.get().trace)
+    viewStore.update({ trace: null, t0: null, t1: null, sel: null, note: null }, { history: 'push' });
   if (listener) listener(o);
   else pending.push(o);
 }
@@ -101,5 +103,7 @@ if (inDesktop) {
       if (button && !button.disabled) button.click();
     },
   };
-  void globals.__TAURI_INTERNALS__?.invoke('desktop_action', { action: 'ready' }).catch((e: unknown) => console.error('desktop bridge:', e));
+  void globals.__TAURI_INTERNALS__
+    ?.invoke('desktop_action', { action: 'ready' })
+    .catch((e: unknown) => console.error('desktop bridge:', e));
 }

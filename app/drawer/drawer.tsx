@@ -43,10 +43,10 @@ interface Props {
 }
 
 const TABS: Array<[DrawerTab, string, string]> = [
-  ['details', 'Details', 'The selection\'s fields and trace lines'],
+  ['details', 'Details', "The selection's fields and trace lines"],
   ['overview', 'Overview', 'What each detector found, in a few lines'],
   ['summaries', 'Summaries', 'Per process, per shrinker, per kswapd, per task: sortable tables'],
-  ['query', 'Query', 'SQL on the trace\'s model (Ctrl+Enter runs)'],
+  ['query', 'Query', "SQL on the trace's model (Ctrl+Enter runs)"],
   ['events', 'Events', 'Every event of the visible window, filtered'],
   ['range', 'Range', 'Thread states, CPU time, events and slices of the shift+drag range'],
 ];
@@ -70,21 +70,24 @@ export function Drawer({ traceId, info, tracks, details, overview, summaries }: 
   useEffect(() => {
     const prev = lastRange.current;
     lastRange.current = range;
-    if (range && (!prev || prev.t0 !== range.t0 || prev.t1 !== range.t1 || prev.track !== range.track)) showDrawerTab('range');
+    if (range && (!prev || prev.t0 !== range.t0 || prev.t1 !== range.t1 || prev.track !== range.track))
+      showDrawerTab('range');
   }, [range]);
 
   // Something selected while the Range tab is open: show its details (Events and Query follow the selection themselves).
   useEffect(() => {
     const prev = lastSel.current;
     lastSel.current = sel;
-    if (sel && (prev?.kind !== sel.kind || prev?.id !== sel.id) && drawerState.get().tab === 'range') showDrawerTab('details');
+    if (sel && (prev?.kind !== sel.kind || prev?.id !== sel.id) && drawerState.get().tab === 'range')
+      showDrawerTab('details');
   }, [sel]);
 
   const onDrag = (e: React.MouseEvent) => {
     e.preventDefault();
     const y0 = e.clientY;
     const h0 = height;
-    const move = (ev: MouseEvent) => drawerState.set({ height: Math.max(MIN_H, Math.min(window.innerHeight - 200, h0 + (y0 - ev.clientY))) });
+    const move = (ev: MouseEvent) =>
+      drawerState.set({ height: Math.max(MIN_H, Math.min(window.innerHeight - 200, h0 + (y0 - ev.clientY))) });
     const up = () => {
       window.removeEventListener('mousemove', move);
       window.removeEventListener('mouseup', up);
@@ -99,18 +102,49 @@ export function Drawer({ traceId, info, tracks, details, overview, summaries }: 
       <div className="drawer-grip" onMouseDown={onDrag} title="Drag to resize" />
       <div className="drawer-tabs" role="tablist">
         {TABS.map(([id, label, title]) => (
-          <button key={id} role="tab" aria-selected={tab === id} className={tab === id ? 'on' : ''} onClick={() => showDrawerTab(id)} title={title} data-testid={`tab-${id}`}>
-            {label}{id === 'range' && range ? ' •' : ''}
+          <button
+            key={id}
+            role="tab"
+            aria-selected={tab === id}
+            className={tab === id ? 'on' : ''}
+            onClick={() => showDrawerTab(id)}
+            title={title}
+            data-testid={`tab-${id}`}
+          >
+            {label}
+            {id === 'range' && range ? ' •' : ''}
           </button>
         ))}
       </div>
       <div className="drawer-body">
         {tab === 'details' && <div className="drawer-details">{details}</div>}
-        {tab === 'overview' && <div className="drawer-details details-panel" data-kind="overview">{overview}</div>}
-        {tab === 'summaries' && <div className="drawer-details details-panel" data-kind="summaries">{summaries}</div>}
-        {queryMounted && <div className="drawer-pane" style={{ display: tab === 'query' ? undefined : 'none' }}><Suspense fallback={<div className="muted pad">Loading the query page…</div>}><QueryPage traceId={traceId} info={info} /></Suspense></div>}
-        {tab === 'events' && <div className="drawer-pane"><EventList traceId={traceId} info={info} /></div>}
-        {tab === 'range' && <div className="drawer-pane"><RangePanel traceId={traceId} tracks={tracks} /></div>}
+        {tab === 'overview' && (
+          <div className="drawer-details details-panel" data-kind="overview">
+            {overview}
+          </div>
+        )}
+        {tab === 'summaries' && (
+          <div className="drawer-details details-panel" data-kind="summaries">
+            {summaries}
+          </div>
+        )}
+        {queryMounted && (
+          <div className="drawer-pane" style={{ display: tab === 'query' ? undefined : 'none' }}>
+            <Suspense fallback={<div className="muted pad">Loading the query page…</div>}>
+              <QueryPage traceId={traceId} info={info} />
+            </Suspense>
+          </div>
+        )}
+        {tab === 'events' && (
+          <div className="drawer-pane">
+            <EventList traceId={traceId} info={info} />
+          </div>
+        )}
+        {tab === 'range' && (
+          <div className="drawer-pane">
+            <RangePanel traceId={traceId} tracks={tracks} />
+          </div>
+        )}
       </div>
     </div>
   );

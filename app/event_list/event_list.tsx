@@ -55,8 +55,14 @@ export function EventList({ traceId, info }: Props) {
   }, [t0, t1]);
 
   useEffect(() => {
-    queryApi.run(traceId, 'SELECT name FROM ftrace_event GROUP BY 1 ORDER BY count(*) DESC', { queryId: `n${Date.now().toString(36)}` })
-      .then((r) => setKnownNames((r.cols[0] ?? []) as string[]), () => undefined);
+    queryApi
+      .run(traceId, 'SELECT name FROM ftrace_event GROUP BY 1 ORDER BY count(*) DESC', {
+        queryId: `n${Date.now().toString(36)}`,
+      })
+      .then(
+        (r) => setKnownNames((r.cols[0] ?? []) as string[]),
+        () => undefined,
+      );
   }, [traceId]);
 
   const key = useMemo(() => JSON.stringify([win, applied]), [win, applied]);
@@ -85,7 +91,12 @@ export function EventList({ traceId, info }: Props) {
     // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [key, traceId]);
 
-  const v = useVirtualizer({ count: total ?? 0, getScrollElement: () => scroller.current, estimateSize: () => ROW_H, overscan: 30 });
+  const v = useVirtualizer({
+    count: total ?? 0,
+    getScrollElement: () => scroller.current,
+    estimateSize: () => ROW_H,
+    overscan: 30,
+  });
   const items = v.getVirtualItems();
 
   // Pages of the rows in view.
@@ -112,28 +123,43 @@ export function EventList({ traceId, info }: Props) {
   useEffect(() => {
     if (!sel || !win || total === null || sel.kind === 'finding') return;
     let live = true;
-    const at = sel.kind === 'event'
-      ? api.event(traceId, sel.id).then((e) => ({ ts: e.ts, id: e.id as number | null }))
-      : api.row(traceId, sel.kind === 'sched' ? 'sched_slice' : sel.kind === 'state' ? 'thread_state' : 'slice', sel.id).then((r) => ({ ts: Number(r.row.ts), id: null }));
-    at.then((p) => queryApi.position(traceId, win, applied, p.ts, p.id))
-      .then((r) => {
+    const at =
+      sel.kind === 'event'
+        ? api.event(traceId, sel.id).then((e) => ({ ts: e.ts, id: e.id as number | null }))
+        : api
+            .row(
+              traceId,
+              sel.kind === 'sched' ? 'sched_slice' : sel.kind === 'state' ? 'thread_state' : 'slice',
+              sel.id,
+            )
+            .then((r) => ({ ts: Number(r.row.ts), id: null }));
+    at.then((p) => queryApi.position(traceId, win, applied, p.ts, p.id)).then(
+      (r) => {
         if (!live) return;
         const i = Math.min(r.index, Math.max(0, (total ?? 1) - 1));
         setSelectedIndex(i);
         v.scrollToIndex(i, { align: 'center' });
-      }, () => undefined);
-    return () => { live = false; };
+      },
+      () => undefined,
+    );
+    return () => {
+      live = false;
+    };
     // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [sel?.kind, sel?.id, key, total]);
 
   const apply = () => {
-    const cpuList = cpus.split(/[\s,]+/).filter(Boolean).map(Number).filter((n) => Number.isInteger(n) && n >= 0);
+    const cpuList = cpus
+      .split(/[\s,]+/)
+      .filter(Boolean)
+      .map(Number)
+      .filter((n) => Number.isInteger(n) && n >= 0);
     setApplied({ names: names.split(/[\s,]+/).filter(Boolean), cpus: cpuList, task: task.trim(), expr: expr.trim() });
   };
 
   const rowAt = (i: number): EventListRow | null => {
     const page = pages.current.get(Math.floor(i / PAGE));
-    return page && page !== 'loading' ? page[i % PAGE] ?? null : null;
+    return page && page !== 'loading' ? (page[i % PAGE] ?? null) : null;
   };
 
   const utidOfTid = useMemo(() => {
@@ -149,28 +175,80 @@ export function EventList({ traceId, info }: Props) {
 
   return (
     <div className="event-list" data-testid="event-list">
-      <form className="event-filters" onSubmit={(e) => { e.preventDefault(); apply(); }}>
-        <input list="event-names" placeholder="events (comma-separated)" value={names} onChange={(e) => setNames(e.target.value)} data-testid="filter-names" title="Event names, e.g. mm_shrink_slab_start,mm_shrink_slab_end" />
-        <datalist id="event-names">{knownNames.map((n) => <option key={n} value={n} />)}</datalist>
-        <input placeholder="CPUs" value={cpus} onChange={(e) => setCpus(e.target.value)} data-testid="filter-cpus" className="narrow" title={`CPU numbers, e.g. 0,1 (this trace: ${info.cpus.map((c) => c.cpu).join(', ')})`} />
-        <input placeholder="task (name or tid)" value={task} onChange={(e) => setTask(e.target.value)} data-testid="filter-task" />
-        <input placeholder="field expression: nr_reclaimed < 10 && comm ~ kworker" value={expr} onChange={(e) => setExpr(e.target.value)} data-testid="filter-expr"
+      <form
+        className="event-filters"
+        onSubmit={(e) => {
+          e.preventDefault();
+          apply();
+        }}
+      >
+        <input
+          list="event-names"
+          placeholder="events (comma-separated)"
+          value={names}
+          onChange={(e) => setNames(e.target.value)}
+          data-testid="filter-names"
+          title="Event names, e.g. mm_shrink_slab_start,mm_shrink_slab_end"
+        />
+        <datalist id="event-names">
+          {knownNames.map((n) => (
+            <option key={n} value={n} />
+          ))}
+        </datalist>
+        <input
+          placeholder="CPUs"
+          value={cpus}
+          onChange={(e) => setCpus(e.target.value)}
+          data-testid="filter-cpus"
+          className="narrow"
+          title={`CPU numbers, e.g. 0,1 (this trace: ${info.cpus.map((c) => c.cpu).join(', ')})`}
+        />
+        <input
+          placeholder="task (name or tid)"
+          value={task}
+          onChange={(e) => setTask(e.target.value)}
+          data-testid="filter-task"
+        />
+        <input
+          placeholder="field expression: nr_reclaimed < 10 && comm ~ kworker"
+          value={expr}
+          onChange={(e) => setExpr(e.target.value)}
+          data-testid="filter-expr"
           className={`wide${error?.field === 'expr' ? ' invalid' : ''}`}
-          title="A field compared with a value: == != < <= > >= (numbers or text), ~ !~ (contains; * ? [ ] make it a glob), & (bit test). Join with && || ! ( ). CPU, common_pid and COMM are the event's CPU, task tid and task name." />
-        <button type="submit" data-testid="filter-apply">Filter</button>
+          title="A field compared with a value: == != < <= > >= (numbers or text), ~ !~ (contains; * ? [ ] make it a glob), & (bit test). Join with && || ! ( ). CPU, common_pid and COMM are the event's CPU, task tid and task name."
+        />
+        <button type="submit" data-testid="filter-apply">
+          Filter
+        </button>
         <span className="muted event-count" data-testid="event-count" data-total={total ?? ''}>
           {total === null ? 'loading…' : `${formatCount(total)} event${total === 1 ? '' : 's'}`}
           {win ? ` in ${formatDuration(win.t1 - win.t0)} shown` : ''}
         </span>
       </form>
-      {error && <div className="error event-error" data-testid="event-list-error">{error.message}</div>}
+      {error && (
+        <div className="error event-error" data-testid="event-list-error">
+          {error.message}
+        </div>
+      )}
       <div className="event-rows" ref={scroller}>
         <div className="event-row head">
-          <span className="c-ts">ts</span><span className="c-cpu">CPU</span><span className="c-task">task</span><span className="c-name">event</span><span className="c-args">fields</span>
+          <span className="c-ts">ts</span>
+          <span className="c-cpu">CPU</span>
+          <span className="c-task">task</span>
+          <span className="c-name">event</span>
+          <span className="c-args">fields</span>
         </div>
         <div style={{ height: v.getTotalSize(), position: 'relative' }}>
           {items.map((it) => (
-            <EventRow key={it.index} index={it.index} start={it.start} row={rowAt(it.index)} selected={it.index === selectedIndex} onRow={onRow} utidOfTid={utidOfTid} />
+            <EventRow
+              key={it.index}
+              index={it.index}
+              start={it.start}
+              row={rowAt(it.index)}
+              selected={it.index === selectedIndex}
+              onRow={onRow}
+              utidOfTid={utidOfTid}
+            />
           ))}
         </div>
       </div>
@@ -179,19 +257,45 @@ export function EventList({ traceId, info }: Props) {
 }
 
 /** One row; a row whose event and place did not change is not rendered again as the list scrolls (memo). */
-const EventRow = memo(function EventRow({ index, start, row: r, selected, onRow, utidOfTid }: { index: number; start: number; row: EventListRow | null; selected: boolean; onRow(r: EventListRow): void; utidOfTid(tid: number): number | null }) {
+const EventRow = memo(function EventRow({
+  index,
+  start,
+  row: r,
+  selected,
+  onRow,
+  utidOfTid,
+}: {
+  index: number;
+  start: number;
+  row: EventListRow | null;
+  selected: boolean;
+  onRow(r: EventListRow): void;
+  utidOfTid(tid: number): number | null;
+}) {
   return (
-    <div className={`event-row${selected ? ' selected' : ''}`} style={{ transform: `translateY(${start}px)`, height: ROW_H }}
-      onClick={() => r && onRow(r)} data-testid="event-row" data-index={index} data-id={r?.id ?? ''}>
+    <div
+      className={`event-row${selected ? ' selected' : ''}`}
+      style={{ transform: `translateY(${start}px)`, height: ROW_H }}
+      onClick={() => r && onRow(r)}
+      data-testid="event-row"
+      data-index={index}
+      data-id={r?.id ?? ''}
+    >
       {r ? (
         <>
           <span className="c-ts">{formatDuration(r.ts, 6)}</span>
           <span className="c-cpu">{r.cpu}</span>
-          <span className="c-task"><TaskText utid={r.utid} name={r.comm} tid={r.tid} /></span>
+          <span className="c-task">
+            <TaskText utid={r.utid} name={r.comm} tid={r.tid} />
+          </span>
           <span className="c-name">{r.name}</span>
-          <span className="c-args" title={r.args}><ArgsText text={r.args} utidOfTid={utidOfTid} /></span>
+          <span className="c-args" title={r.args}>
+            <ArgsText text={r.args} utidOfTid={utidOfTid} />
+          </span>
         </>
-      ) : <span className="muted">…</span>}
+      ) : (
+        <span className="muted">…</span>
+      )}
     </div>
   );
 });

@@ -14,8 +14,10 @@ const base = (trace: string) => `/api/traces/${encodeURIComponent(trace)}`;
 export async function downloadAnnotations(trace: string): Promise<string> {
   // The access token, when there is one, travels in its cookie.
   const res = await fetch(`${base(trace)}/annotations`);
-  if (!res.ok) throw new Error(((await res.json().catch(() => null)) as { error?: string } | null)?.error ?? `HTTP ${res.status}`);
-  const name = /filename="([^"]+)"/.exec(res.headers.get('content-disposition') ?? '')?.[1] ?? 'trace.stallscope-notes.json';
+  if (!res.ok)
+    throw new Error(((await res.json().catch(() => null)) as { error?: string } | null)?.error ?? `HTTP ${res.status}`);
+  const name =
+    /filename="([^"]+)"/.exec(res.headers.get('content-disposition') ?? '')?.[1] ?? 'trace.stallscope-notes.json';
   const url = URL.createObjectURL(await res.blob());
   const a = document.createElement('a');
   a.href = url;
@@ -33,13 +35,17 @@ export class AnnotationsFileError extends Error {}
 /** Imports an annotations file into `trace`'s notes. */
 export async function importAnnotations(trace: string, traceName: string, file: File): Promise<ImportAnswer> {
   if (file.size > ANNOTATIONS_MAX_BYTES) {
-    throw new AnnotationsFileError(`${file.name} is too large for a notes file (${file.size.toLocaleString('en')} bytes, at most ${ANNOTATIONS_MAX_BYTES.toLocaleString('en')})`);
+    throw new AnnotationsFileError(
+      `${file.name} is too large for a notes file (${file.size.toLocaleString('en')} bytes, at most ${ANNOTATIONS_MAX_BYTES.toLocaleString('en')})`,
+    );
   }
   const read = readAnnotations(await file.text());
   if (!read.ok) throw new AnnotationsFileError(`${file.name}: ${read.error}`);
   const t = read.file.trace;
   if (t.sha256 !== trace) {
-    throw new AnnotationsFileError(`${file.name} holds notes for another trace: ${t.name} (sha256 ${t.sha256}), not ${traceName} (sha256 ${trace})`);
+    throw new AnnotationsFileError(
+      `${file.name} holds notes for another trace: ${t.name} (sha256 ${t.sha256}), not ${traceName} (sha256 ${trace})`,
+    );
   }
   return requestJson<ImportAnswer>('POST', `${base(trace)}/annotations`, read.file);
 }
@@ -48,7 +54,8 @@ export async function importAnnotations(trace: string, traceName: string, file: 
 export function describeImport(a: ImportAnswer, from: string): string {
   const parts = [`${a.added} note${a.added === 1 ? '' : 's'} added from ${from}`];
   if (a.existing) parts.push(`${a.existing} already here (kept as they are)`);
-  if (a.reanchored.length) parts.push(`${a.reanchored.length} anchored to their time range (${a.reanchored[0]!.reason})`);
+  if (a.reanchored.length)
+    parts.push(`${a.reanchored.length} anchored to their time range (${a.reanchored[0]!.reason})`);
   if (a.skipped.length) parts.push(`${a.skipped.length} skipped (${a.skipped[0]!.reason})`);
   return `${parts.join('; ')}.`;
 }

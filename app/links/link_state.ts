@@ -107,7 +107,11 @@ class LinkModel {
     if (!p) throw new Error('this link has no notes to keep');
     this.set({ busy: true });
     try {
-      const answer = await requestJson<ImportAnswer>('POST', `/api/traces/${encodeURIComponent(trace)}/annotations`, annotationsDocument(p.trace, p.notes));
+      const answer = await requestJson<ImportAnswer>(
+        'POST',
+        `/api/traces/${encodeURIComponent(trace)}/annotations`,
+        annotationsDocument(p.trace, p.notes),
+      );
       this.set({ decided: 'kept', busy: false });
       this.forgetFragment();
       return answer;

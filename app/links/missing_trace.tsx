@@ -33,38 +33,56 @@ export function MissingTrace({ traceId, onReady }: { traceId: string; onReady():
   const cancelRef = useRef<(() => void) | null>(null);
   useEffect(() => () => cancelRef.current?.(), []);
 
-  const start = useCallback(async (file: File) => {
-    cancelRef.current?.();
-    setRefused(null);
-    const fail = (error: string) => setUpload({ name: file.name, file, phase: 'failed', fraction: null, detail: '', error });
-    setUpload({ name: file.name, file, phase: 'uploading', fraction: 0, detail: formatBytes(file.size) });
-    try {
-      const { jobId } = await api.upload(file, (sent, total) =>
-        setUpload({ name: file.name, file, phase: 'uploading', fraction: progressOf({ phase: 'uploading', bytesDone: sent, bytesTotal: total }), detail: `${formatBytes(sent)} of ${formatBytes(total)}` }),
-        { expectSha256: traceId },
-      );
-      cancelRef.current = api.followJob(
-        jobId,
-        (s) => {
-          if (s.phase === 'failed') return fail(s.error ?? s.message ?? 'ingest failed');
-          setUpload({ name: file.name, file, phase: s.phase, fraction: progressOf(s), detail: s.events ? `${formatCount(s.events)} events` : '' });
-          if (s.phase === 'done') {
-            if (s.traceId === traceId) onReady();
-            else fail(`the server ingested it as trace ${s.traceId ?? '?'}, not ${traceId}`);
-          }
-        },
-        fail,
-      );
-    } catch (e) {
-      const body = (e as ApiError).body as { actual?: string } | null;
-      if (e instanceof ApiError && e.status === 409 && body?.actual) {
-        setUpload(null);
-        setRefused({ name: file.name, actual: body.actual, message: e.message });
-        return;
+  const start = useCallback(
+    async (file: File) => {
+      cancelRef.current?.();
+      setRefused(null);
+      const fail = (error: string) =>
+        setUpload({ name: file.name, file, phase: 'failed', fraction: null, detail: '', error });
+      setUpload({ name: file.name, file, phase: 'uploading', fraction: 0, detail: formatBytes(file.size) });
+      try {
+        const { jobId } = await api.upload(
+          file,
+          (sent, total) =>
+            setUpload({
+              name: file.name,
+              file,
+              phase: 'uploading',
+              fraction: progressOf({ phase: 'uploading', bytesDone: sent, bytesTotal: total }),
+              detail: `${formatBytes(sent)} of ${formatBytes(total)}`,
+            }),
+          { expectSha256: traceId },
+        );
+        cancelRef.current = api.followJob(
+          jobId,
+          (s) => {
+            if (s.phase === 'failed') return fail(s.error ?? s.message ?? 'ingest failed');
+            setUpload({
+              name: file.name,
+              file,
+              phase: s.phase,
+              fraction: progressOf(s),
+              detail: s.events ? `${formatCount(s.events)} events` : '',
+            });
+            if (s.phase === 'done') {
+              if (s.traceId === traceId) onReady();
+              else fail(`the server ingested it as trace ${s.traceId ?? '?'}, not ${traceId}`);
+            }
+          },
+          fail,
+        );
+      } catch (e) {
+        const body = (e as ApiError).body as { actual?: string } | null;
+        if (e instanceof ApiError && e.status === 409 && body?.actual) {
+          setUpload(null);
+          setRefused({ name: file.name, actual: body.actual, message: e.message });
+          return;
+        }
+        fail(e instanceof ApiError ? e.message : String(e));
       }
-      fail(e instanceof ApiError ? e.message : String(e));
-    }
-  }, [traceId, onReady]);
+    },
+    [traceId, onReady],
+  );
 
   const onDrop = (e: React.DragEvent) => {
     e.preventDefault();
@@ -80,49 +98,112 @@ export function MissingTrace({ traceId, onReady }: { traceId: string; onReady():
         <h1>This link needs a trace you do not have here yet</h1>
         <p>
           The link opens a view of a trace that is not in this stallscope's library.
-          {facts ? ' Add this exact file (it is recognised by its content, whatever its name):' : ' It names the trace only by its content hash:'}
+          {facts
+            ? ' Add this exact file (it is recognised by its content, whatever its name):'
+            : ' It names the trace only by its content hash:'}
         </p>
       </header>
       <table className="trace-facts-table" data-testid="missing-trace-facts">
         <tbody>
-          {facts && <tr><th>File</th><td data-testid="missing-name">{facts.name}</td></tr>}
-          {facts && <tr><th>Size</th><td data-testid="missing-size">{formatBytes(facts.size)} ({facts.size.toLocaleString('en')} bytes)</td></tr>}
-          <tr><th>sha256</th><td><code data-testid="missing-sha256">{traceId}</code></td></tr>
-          {facts?.format && <tr><th>Format</th><td>{facts.format}</td></tr>}
-          {facts?.kernel && <tr><th>Kernel</th><td data-testid="missing-kernel">{facts.kernel}</td></tr>}
-          {facts?.cpus != null && <tr><th>CPUs</th><td>{facts.cpus}</td></tr>}
-          {facts?.events != null && <tr><th>Events</th><td>{formatCount(facts.events)}</td></tr>}
+          {facts && (
+            <tr>
+              <th>File</th>
+              <td data-testid="missing-name">{facts.name}</td>
+            </tr>
+          )}
+          {facts && (
+            <tr>
+              <th>Size</th>
+              <td data-testid="missing-size">
+                {formatBytes(facts.size)} ({facts.size.toLocaleString('en')} bytes)
+              </td>
+            </tr>
+          )}
+          <tr>
+            <th>sha256</th>
+            <td>
+              <code data-testid="missing-sha256">{traceId}</code>
+            </td>
+          </tr>
+          {facts?.format && (
+            <tr>
+              <th>Format</th>
+              <td>{facts.format}</td>
+            </tr>
+          )}
+          {facts?.kernel && (
+            <tr>
+              <th>Kernel</th>
+              <td data-testid="missing-kernel">{facts.kernel}</td>
+            </tr>
+          )}
+          {facts?.cpus != null && (
+            <tr>
+              <th>CPUs</th>
+              <td>{facts.cpus}</td>
+            </tr>
+          )}
+          {facts?.events != null && (
+            <tr>
+              <th>Events</th>
+              <td>{formatCount(facts.events)}</td>
+            </tr>
+          )}
           <tr>
             <th>Recorded</th>
-            <td data-testid="missing-recorded">{facts?.recorded ? new Date(facts.recorded).toISOString().replace('T', ' ').replace(/\.\d+Z$/, ' UTC') : <span className="muted">not known (the file does not say)</span>}</td>
+            <td data-testid="missing-recorded">
+              {facts?.recorded ? (
+                new Date(facts.recorded)
+                  .toISOString()
+                  .replace('T', ' ')
+                  .replace(/\.\d+Z$/, ' UTC')
+              ) : (
+                <span className="muted">not known (the file does not say)</span>
+              )}
+            </td>
           </tr>
         </tbody>
       </table>
       {!facts && !reading && (
         <p className="muted" data-testid="missing-no-facts">
-          The link does not say more about the file (it was made by an older stallscope, or its notes could not be read): any file with this sha256 opens it.
+          The link does not say more about the file (it was made by an older stallscope, or its notes could not be
+          read): any file with this sha256 opens it.
         </p>
       )}
       <div
         className={`drop-zone${dragging ? ' dragging' : ''}`}
         data-testid="missing-drop-zone"
-        onDragOver={(e) => { e.preventDefault(); setDragging(true); }}
-        onDragEnter={(e) => { e.preventDefault(); setDragging(true); }}
+        onDragOver={(e) => {
+          e.preventDefault();
+          setDragging(true);
+        }}
+        onDragEnter={(e) => {
+          e.preventDefault();
+          setDragging(true);
+        }}
         onDragLeave={() => setDragging(false)}
         onDrop={onDrop}
         onClick={() => inputRef.current?.click()}
         role="button"
         tabIndex={0}
-        onKeyDown={(e) => { if (e.key === 'Enter' || e.key === ' ') inputRef.current?.click(); }}
+        onKeyDown={(e) => {
+          if (e.key === 'Enter' || e.key === ' ') inputRef.current?.click();
+        }}
       >
         <div className="drop-title">Drop {name} here</div>
-        <div className="drop-sub">or <span className="link">choose it</span> — it is checked against the sha256 above before anything is added</div>
+        <div className="drop-sub">
+          or <span className="link">choose it</span> — it is checked against the sha256 above before anything is added
+        </div>
         <input
           ref={inputRef}
           type="file"
           data-testid="missing-file-input"
           style={{ display: 'none' }}
-          onChange={(e) => { const f = e.target.files?.[0]; if (f) void start(f); e.target.value = ''; }}
+          onChange={(e) => {
+            const f = e.target.files?.[0];
+            if (f) void start(f);
+            e.target.value = '';
+          }}
         />
       </div>
       {refused && (
@@ -130,17 +211,36 @@ export function MissingTrace({ traceId, onReady }: { traceId: string; onReady():
           <strong>Refused: {refused.name} is not the trace this link needs.</strong> Nothing was added to the library.
           <table className="trace-facts-table">
             <tbody>
-              <tr><th>{refused.name}</th><td><code data-testid="refused-actual">{refused.actual}</code></td></tr>
-              <tr><th>The link needs</th><td><code data-testid="refused-expected">{traceId}</code></td></tr>
+              <tr>
+                <th>{refused.name}</th>
+                <td>
+                  <code data-testid="refused-actual">{refused.actual}</code>
+                </td>
+              </tr>
+              <tr>
+                <th>The link needs</th>
+                <td>
+                  <code data-testid="refused-expected">{traceId}</code>
+                </td>
+              </tr>
             </tbody>
           </table>
         </div>
       )}
-      {upload && <UploadStatus upload={upload} onRetry={upload.file ? () => void start(upload.file!) : undefined} onChoose={() => inputRef.current?.click()} />}
+      {upload && (
+        <UploadStatus
+          upload={upload}
+          onRetry={upload.file ? () => void start(upload.file!) : undefined}
+          onChoose={() => inputRef.current?.click()}
+        />
+      )}
       <p className="muted">
-        From a shell: <code>stallscope open '&lt;this link&gt;' path/to/{facts?.name ?? 'trace.dat'}</code> checks the file, adds it and opens this view.
+        From a shell: <code>stallscope open '&lt;this link&gt;' path/to/{facts?.name ?? 'trace.dat'}</code> checks the
+        file, adds it and opens this view.
       </p>
-      <button data-testid="missing-back" onClick={() => viewStore.update({ ...EMPTY_VIEW }, { history: 'push' })}>Back to the library</button>
+      <button data-testid="missing-back" onClick={() => viewStore.update({ ...EMPTY_VIEW }, { history: 'push' })}>
+        Back to the library
+      </button>
     </div>
   );
 }

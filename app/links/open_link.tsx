@@ -15,8 +15,10 @@ export function localLinkFor(text: string, origin: string): { url: string } | { 
   } catch {
     return { error: 'That is not a link.' };
   }
-  if (u.protocol !== 'http:' && u.protocol !== 'https:') return { error: 'That is not a stallscope link (it must start with http:// or https://).' };
-  if (!/^[0-9a-f]{64}$/.test(u.searchParams.get('trace') ?? '')) return { error: 'That is not a stallscope share link: it has no trace=<sha256>.' };
+  if (u.protocol !== 'http:' && u.protocol !== 'https:')
+    return { error: 'That is not a stallscope link (it must start with http:// or https://).' };
+  if (!/^[0-9a-f]{64}$/.test(u.searchParams.get('trace') ?? ''))
+    return { error: 'That is not a stallscope share link: it has no trace=<sha256>.' };
   // Another server's access token is no use here (and not this page's to keep).
   u.searchParams.delete('token');
   return { url: `${origin}/${u.search}${u.hash}` };
@@ -31,13 +33,34 @@ export function OpenLinkBox() {
     location.assign(r.url);
   };
   return (
-    <form className="open-link" data-testid="open-link" onSubmit={(e) => { e.preventDefault(); open(); }}>
+    <form
+      className="open-link"
+      data-testid="open-link"
+      onSubmit={(e) => {
+        e.preventDefault();
+        open();
+      }}
+    >
       <label>
         Open a link from another stallscope{' '}
-        <input data-testid="open-link-input" value={text} onChange={(e) => { setText(e.target.value); setError(null); }} placeholder="http://127.0.0.1:7420/?trace=…#link=v1.…" />
+        <input
+          data-testid="open-link-input"
+          value={text}
+          onChange={(e) => {
+            setText(e.target.value);
+            setError(null);
+          }}
+          placeholder="http://127.0.0.1:7420/?trace=…#link=v1.…"
+        />
       </label>
-      <button type="submit" data-testid="open-link-go" disabled={!text.trim()}>Open here</button>
-      {error && <span className="error" data-testid="open-link-error">{error}</span>}
+      <button type="submit" data-testid="open-link-go" disabled={!text.trim()}>
+        Open here
+      </button>
+      {error && (
+        <span className="error" data-testid="open-link-error">
+          {error}
+        </span>
+      )}
     </form>
   );
 }

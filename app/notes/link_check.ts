@@ -31,18 +31,26 @@ export function searchProblems(search: string): string[] {
   const t1 = p.get('t1');
   if (t0 !== null || t1 !== null) {
     const int = (v: string | null) => v !== null && /^-?\d{1,18}$/.test(v);
-    if (!int(t0) || !int(t1)) out.push(`The link's time window (t0=${show(t0 ?? '')}, t1=${show(t1 ?? '')}) is not two integers (ns from the trace start): showing the default view.`);
-    else if (Number(t1) <= Number(t0)) out.push(`The link's time window ends before it starts (t0=${t0} > t1=${t1}): showing the default view.`);
+    if (!int(t0) || !int(t1))
+      out.push(
+        `The link's time window (t0=${show(t0 ?? '')}, t1=${show(t1 ?? '')}) is not two integers (ns from the trace start): showing the default view.`,
+      );
+    else if (Number(t1) <= Number(t0))
+      out.push(`The link's time window ends before it starts (t0=${t0} > t1=${t1}): showing the default view.`);
   }
   const sel = p.get('sel');
-  if (sel && !parseSelection(sel)) out.push(`The link's selection ${show(sel)} is not understood (finding:<n>, event:<id>, slice:<id>): nothing selected.`);
+  if (sel && !parseSelection(sel))
+    out.push(
+      `The link's selection ${show(sel)} is not understood (finding:<n>, event:<id>, slice:<id>): nothing selected.`,
+    );
   const bad: string[] = [];
   for (const key of ['pin', 'hide', 'fold']) {
     for (const u of (p.get(key) ?? '').split(',')) if (u && !URI_RE.test(uriFromParam(u))) bad.push(u);
   }
   if (bad.length) out.push(`Ignored malformed track names in the link: ${bad.slice(0, 5).map(show).join(', ')}.`);
   const note = p.get('note');
-  if (note !== null && !NOTE_ID_RE.test(note)) out.push(`The link's note id ${show(note)} is malformed: no note in focus.`);
+  if (note !== null && !NOTE_ID_RE.test(note))
+    out.push(`The link's note id ${show(note)} is malformed: no note in focus.`);
   return out;
 }
 
@@ -65,7 +73,9 @@ export function reconcileView(v: ViewState, f: TraceFacts): { patch: Partial<Vie
   const problems: string[] = [];
   let sel: Selection | null = v.sel;
   if (sel?.kind === 'finding' && !(f.hasFinding ? f.hasFinding(sel.id) : sel.id >= 0 && sel.id < f.findings)) {
-    problems.push(`Finding ${sel.id} of the link does not exist in this trace (it has ${f.findings} finding${f.findings === 1 ? '' : 's'}): nothing selected.`);
+    problems.push(
+      `Finding ${sel.id} of the link does not exist in this trace (it has ${f.findings} finding${f.findings === 1 ? '' : 's'}): nothing selected.`,
+    );
     sel = null;
     patch.sel = null;
   }
@@ -82,28 +92,33 @@ export function reconcileView(v: ViewState, f: TraceFacts): { patch: Partial<Vie
       if (hi - lo >= MIN_WINDOW_NS) {
         patch.t0 = Math.floor(lo);
         patch.t1 = Math.ceil(hi);
-        problems.push(`The link's time window (${was}) reaches outside this trace (0 – ${formatDuration(full)}): showing the part inside it.`);
+        problems.push(
+          `The link's time window (${was}) reaches outside this trace (0 – ${formatDuration(full)}): showing the part inside it.`,
+        );
       } else if (span < MIN_WINDOW_NS && v.t0 >= bounds.t0 && v.t1 <= bounds.t1) {
         const mid = (v.t0 + v.t1) / 2;
         patch.t0 = Math.floor(mid - MIN_WINDOW_NS / 2);
         patch.t1 = Math.ceil(mid + MIN_WINDOW_NS / 2);
         problems.push(`The link's time window (${was}) is narrower than 1 us: widened to 1 us.`);
       } else {
-        const w = sel?.kind === 'finding' ? f.findingWindow?.(sel.id) ?? null : null;
+        const w = sel?.kind === 'finding' ? (f.findingWindow?.(sel.id) ?? null) : null;
         patch.t0 = Math.floor(w?.t0 ?? bounds.t0);
         patch.t1 = Math.ceil(w?.t1 ?? bounds.t1);
-        problems.push(`The link's time window (${was}) is outside this trace (0 – ${formatDuration(full)}): showing ${w ? 'the selected finding' : 'the whole trace'}.`);
+        problems.push(
+          `The link's time window (${was}) is outside this trace (0 – ${formatDuration(full)}): showing ${w ? 'the selected finding' : 'the whole trace'}.`,
+        );
       }
     }
   }
   if (!f.uris) return { patch, problems };
   const uris = f.uris;
   const unknown: string[] = [];
-  const keep = (list: string[]) => list.filter((u) => {
-    const ok = uris.has(u) || u.startsWith('group#');
-    if (!ok) unknown.push(u);
-    return ok;
-  });
+  const keep = (list: string[]) =>
+    list.filter((u) => {
+      const ok = uris.has(u) || u.startsWith('group#');
+      if (!ok) unknown.push(u);
+      return ok;
+    });
   const pinned = keep(v.pinned);
   const hidden = keep(v.hidden);
   const collapsed = keep(v.collapsed);
@@ -111,7 +126,12 @@ export function reconcileView(v: ViewState, f: TraceFacts): { patch: Partial<Vie
     patch.pinned = pinned;
     patch.hidden = hidden;
     patch.collapsed = collapsed;
-    problems.push(`This trace has no track${unknown.length > 1 ? 's' : ''} ${unknown.slice(0, 5).map((u) => show(u)).join(', ')}: ignored.`);
+    problems.push(
+      `This trace has no track${unknown.length > 1 ? 's' : ''} ${unknown
+        .slice(0, 5)
+        .map((u) => show(u))
+        .join(', ')}: ignored.`,
+    );
   }
   return { patch, problems };
 }
@@ -131,7 +151,9 @@ export function reconcileNote(v: ViewState, notes: Note[]): { patch: Partial<Vie
   if (!n) {
     return {
       patch: { note: null },
-      problems: ['The note this link points to has been deleted (or never existed on this server): showing the rest of the view.'],
+      problems: [
+        'The note this link points to has been deleted (or never existed on this server): showing the rest of the view.',
+      ],
     };
   }
   const patch: Partial<ViewState> = {};

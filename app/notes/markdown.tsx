@@ -23,7 +23,31 @@ export function safeHref(url: string | null | undefined): string | null {
   }
 }
 
-const TAGS = new Set(['p', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'ul', 'ol', 'li', 'blockquote', 'em', 'strong', 's', 'code', 'pre', 'table', 'thead', 'tbody', 'tr', 'th', 'td', 'a']);
+const TAGS = new Set([
+  'p',
+  'h1',
+  'h2',
+  'h3',
+  'h4',
+  'h5',
+  'h6',
+  'ul',
+  'ol',
+  'li',
+  'blockquote',
+  'em',
+  'strong',
+  's',
+  'code',
+  'pre',
+  'table',
+  'thead',
+  'tbody',
+  'tr',
+  'th',
+  'td',
+  'a',
+]);
 
 interface Open {
   token: Token;

@@ -51,7 +51,16 @@ export interface NotesState {
   banner: string[];
 }
 
-const INITIAL: NotesState = { trace: null, notes: [], loaded: false, error: null, editor: null, range: null, toast: null, banner: [] };
+const INITIAL: NotesState = {
+  trace: null,
+  notes: [],
+  loaded: false,
+  error: null,
+  editor: null,
+  range: null,
+  toast: null,
+  banner: [],
+};
 
 type Listener = (s: NotesState) => void;
 
@@ -79,10 +88,12 @@ class NotesModel {
   /** Loads (or reloads) a trace's notes. */
   async load(trace: string): Promise<Note[]> {
     const seq = ++this.loadSeq;
-    if (this.state.trace !== trace) this.set({ trace, notes: [], loaded: false, error: null, editor: null, range: null });
+    if (this.state.trace !== trace)
+      this.set({ trace, notes: [], loaded: false, error: null, editor: null, range: null });
     try {
       const notes = await notesApi.list(trace);
-      if (seq === this.loadSeq && this.state.trace === trace) this.set({ notes: sortNotes(notes), loaded: true, error: null });
+      if (seq === this.loadSeq && this.state.trace === trace)
+        this.set({ notes: sortNotes(notes), loaded: true, error: null });
       return notes;
     } catch (e) {
       if (seq === this.loadSeq && this.state.trace === trace) this.set({ loaded: true, error: (e as Error).message });
@@ -134,7 +145,10 @@ class NotesModel {
       }
       this.upsert(note);
       // A range noted is done with: clear it (the note now marks it).
-      this.set({ editor: null, ...(ed.mode === 'new' && ed.anchor?.kind === 'range' && !ed.anchor.ref ? { range: null } : {}) });
+      this.set({
+        editor: null,
+        ...(ed.mode === 'new' && ed.anchor?.kind === 'range' && !ed.anchor.ref ? { range: null } : {}),
+      });
       return note;
     } catch (e) {
       const err = e as ApiError;
@@ -168,7 +182,10 @@ class NotesModel {
       }
       if (err.status === 409 && (err.body as { note?: Note } | null)?.note) {
         this.upsert((err.body as { note: Note }).note);
-        this.toast('error', `Not deleted: ${err.message}. Look at the new text, then delete again if you still want to.`);
+        this.toast(
+          'error',
+          `Not deleted: ${err.message}. Look at the new text, then delete again if you still want to.`,
+        );
       } else {
         this.toast('error', `Could not delete the note: ${err.message}`);
       }
@@ -213,7 +230,13 @@ export function anchorOf(n: Note): NewAnchor {
   const a = n.anchor;
   if (a.kind === 'finding') return { kind: 'finding', finding: a.finding, ...(a.track ? { track: a.track } : {}) };
   if (a.kind === 'event') return { kind: 'event', event: a.event, ...(a.track ? { track: a.track } : {}) };
-  return { kind: 'range', t0: a.t0, t1: a.t1, ...(a.track ? { track: a.track } : {}), ...(a.ref ? { ref: a.ref } : {}) };
+  return {
+    kind: 'range',
+    t0: a.t0,
+    t1: a.t1,
+    ...(a.track ? { track: a.track } : {}),
+    ...(a.ref ? { ref: a.ref } : {}),
+  };
 }
 
 export const notesModel = new NotesModel();

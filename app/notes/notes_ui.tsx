@@ -49,26 +49,67 @@ export function NoteCard({ note, label, focused, compact, fromLink, onFocus, onC
         <button className="link note-anchor" onClick={() => onFocus(note)} title="Show this note on the timeline">
           {label}
         </button>
-        <span className="note-meta muted" title={`created ${note.created_at}${note.version > 1 ? `, edited ${note.updated_at}` : ''}`}>
-          <span className="note-author" data-testid="note-author">{note.author}</span> · {timeAgo(note.updated_at)}{note.version > 1 ? ' (edited)' : ''}
+        <span
+          className="note-meta muted"
+          title={`created ${note.created_at}${note.version > 1 ? `, edited ${note.updated_at}` : ''}`}
+        >
+          <span className="note-author" data-testid="note-author">
+            {note.author}
+          </span>{' '}
+          · {timeAgo(note.updated_at)}
+          {note.version > 1 ? ' (edited)' : ''}
         </span>
-        {fromLink && <span className="from-link-badge" data-testid="from-link-badge" title="This note came with the link you opened; it is not in your notes unless you keep it">from the link</span>}
+        {fromLink && (
+          <span
+            className="from-link-badge"
+            data-testid="from-link-badge"
+            title="This note came with the link you opened; it is not in your notes unless you keep it"
+          >
+            from the link
+          </span>
+        )}
       </div>
       <Markdown text={note.text} className="note-text" />
       <div className="note-actions">
         {fromLink ? (
-          <button className="link" data-testid="note-copy-link" onClick={() => onCopyLink(note)} title="Copy a link to this note">Link</button>
+          <button
+            className="link"
+            data-testid="note-copy-link"
+            onClick={() => onCopyLink(note)}
+            title="Copy a link to this note"
+          >
+            Link
+          </button>
         ) : confirm ? (
           <>
             <span className="muted">Delete this note?</span>
-            <button data-testid="note-delete-yes" onClick={() => { setConfirm(false); void notesModel.remove(note); }}>Delete</button>
+            <button
+              data-testid="note-delete-yes"
+              onClick={() => {
+                setConfirm(false);
+                void notesModel.remove(note);
+              }}
+            >
+              Delete
+            </button>
             <button onClick={() => setConfirm(false)}>Keep</button>
           </>
         ) : (
           <>
-            <button className="link" data-testid="note-edit" onClick={() => notesModel.openEdit(note, label)}>Edit</button>
-            <button className="link" data-testid="note-delete" onClick={() => setConfirm(true)}>Delete</button>
-            <button className="link" data-testid="note-copy-link" onClick={() => onCopyLink(note)} title="Copy a link to this note">Link</button>
+            <button className="link" data-testid="note-edit" onClick={() => notesModel.openEdit(note, label)}>
+              Edit
+            </button>
+            <button className="link" data-testid="note-delete" onClick={() => setConfirm(true)}>
+              Delete
+            </button>
+            <button
+              className="link"
+              data-testid="note-copy-link"
+              onClick={() => onCopyLink(note)}
+              title="Copy a link to this note"
+            >
+              Link
+            </button>
           </>
         )}
       </div>
@@ -76,7 +117,15 @@ export function NoteCard({ note, label, focused, compact, fromLink, onFocus, onC
   );
 }
 
-export function NotesPanel({ labelFor, focused, onFocus, onCopyLink, onExport, exportExtra, top }: {
+export function NotesPanel({
+  labelFor,
+  focused,
+  onFocus,
+  onCopyLink,
+  onExport,
+  exportExtra,
+  top,
+}: {
   /** Shown above the list (a share link's notes). */
   top?: ReactNode;
   labelFor(n: Note): string;
@@ -93,11 +142,30 @@ export function NotesPanel({ labelFor, focused, onFocus, onCopyLink, onExport, e
   return (
     <section className="notes-panel" data-testid="notes-panel">
       <div className="notes-head">
-        <h2>Notes <span className="muted" data-testid="notes-count">({notes.length})</span></h2>
+        <h2>
+          Notes{' '}
+          <span className="muted" data-testid="notes-count">
+            ({notes.length})
+          </span>
+        </h2>
         <span className="notes-export">
           Export
-          <button className="link" onClick={() => onExport('md')} data-testid="export-md" title="Findings and notes as Markdown">Markdown</button>
-          <button className="link" onClick={() => onExport('json')} data-testid="export-json" title="Findings and notes as JSON">JSON</button>
+          <button
+            className="link"
+            onClick={() => onExport('md')}
+            data-testid="export-md"
+            title="Findings and notes as Markdown"
+          >
+            Markdown
+          </button>
+          <button
+            className="link"
+            onClick={() => onExport('json')}
+            data-testid="export-json"
+            title="Findings and notes as JSON"
+          >
+            JSON
+          </button>
           {exportExtra}
         </span>
       </div>
@@ -105,10 +173,19 @@ export function NotesPanel({ labelFor, focused, onFocus, onCopyLink, onExport, e
       <div className="notes-list" data-testid="notes-list">
         {error && <div className="error pad">Could not load notes: {error}</div>}
         {loaded && !notes.length && !error && (
-          <div className="muted pad">No notes yet. Select a finding or an event, or shift+drag a time range, then press N.</div>
+          <div className="muted pad">
+            No notes yet. Select a finding or an event, or shift+drag a time range, then press N.
+          </div>
         )}
         {notes.map((n) => (
-          <NoteCard key={n.id} note={n} label={labelFor(n)} focused={n.id === focused} onFocus={onFocus} onCopyLink={onCopyLink} />
+          <NoteCard
+            key={n.id}
+            note={n}
+            label={labelFor(n)}
+            focused={n.id === focused}
+            onFocus={onFocus}
+            onCopyLink={onCopyLink}
+          />
         ))}
       </div>
     </section>
@@ -129,7 +206,14 @@ export function NoteEditor() {
     if (!editor) return;
     setText(editor.note?.text ?? '');
     setPreview(false);
-    setTimeout(() => (askName ? document.querySelector<HTMLInputElement>('[data-testid="note-author-input"]') : taRef.current)?.focus(), 0);
+    setTimeout(
+      () =>
+        (askName
+          ? document.querySelector<HTMLInputElement>('[data-testid="note-author-input"]')
+          : taRef.current
+        )?.focus(),
+      0,
+    );
     // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [key]);
 
@@ -146,23 +230,41 @@ export function NoteEditor() {
     });
   };
   const onKey = (e: React.KeyboardEvent) => {
-    if (e.key === 'Escape') { e.preventDefault(); e.stopPropagation(); notesModel.closeEditor(); }
-    if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) { e.preventDefault(); save(); }
+    if (e.key === 'Escape') {
+      e.preventDefault();
+      e.stopPropagation();
+      notesModel.closeEditor();
+    }
+    if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) {
+      e.preventDefault();
+      save();
+    }
   };
   return (
     <div className="note-editor" data-testid="note-editor" role="dialog" aria-label="Note editor" onKeyDown={onKey}>
       <div className="note-editor-head">
         <b>{editor.mode === 'new' ? 'New note' : 'Edit note'}</b> <span className="muted">on {editor.label}</span>
-        <button className="icon close" onClick={() => notesModel.closeEditor()} aria-label="close">×</button>
+        <button className="icon close" onClick={() => notesModel.closeEditor()} aria-label="close">
+          ×
+        </button>
       </div>
       {askName ? (
         <label className="note-author-row">
           Your name <span className="muted">(shown with your notes; asked once)</span>
-          <input data-testid="note-author-input" value={author} maxLength={80} onChange={(e) => setAuthor(e.target.value)} placeholder="e.g. Jane Doe" />
+          <input
+            data-testid="note-author-input"
+            value={author}
+            maxLength={80}
+            onChange={(e) => setAuthor(e.target.value)}
+            placeholder="e.g. Jane Doe"
+          />
         </label>
       ) : (
         <div className="note-author-row muted">
-          as <b data-testid="note-author-name">{name}</b> <button className="link" onClick={() => setAskName(true)}>change</button>
+          as <b data-testid="note-author-name">{name}</b>{' '}
+          <button className="link" onClick={() => setAskName(true)}>
+            change
+          </button>
         </div>
       )}
       {editor.conflict && (
@@ -170,8 +272,12 @@ export function NoteEditor() {
           <b>{editor.conflict.author}</b> changed this note meanwhile (version {editor.conflict.version}). Their text:
           <Markdown text={editor.conflict.text} className="note-text theirs" />
           <div>
-            <button data-testid="note-keep-theirs" onClick={() => notesModel.closeEditor()}>Keep theirs</button>{' '}
-            <button data-testid="note-overwrite" onClick={() => save(true)}>Save mine over it</button>
+            <button data-testid="note-keep-theirs" onClick={() => notesModel.closeEditor()}>
+              Keep theirs
+            </button>{' '}
+            <button data-testid="note-overwrite" onClick={() => save(true)}>
+              Save mine over it
+            </button>
           </div>
         </div>
       )}
@@ -181,7 +287,9 @@ export function NoteEditor() {
         </div>
       )}
       {preview ? (
-        <div className="note-preview"><Markdown text={text || '*nothing yet*'} className="note-text" /></div>
+        <div className="note-preview">
+          <Markdown text={text || '*nothing yet*'} className="note-text" />
+        </div>
       ) : (
         <textarea
           ref={taRef}
@@ -195,7 +303,9 @@ export function NoteEditor() {
       )}
       {editor.error && <div className="error">{editor.error}</div>}
       <div className="note-editor-actions">
-        <button className="link" onClick={() => setPreview((p) => !p)}>{preview ? 'Edit' : 'Preview'}</button>
+        <button className="link" onClick={() => setPreview((p) => !p)}>
+          {preview ? 'Edit' : 'Preview'}
+        </button>
         <span className="muted">Ctrl+Enter saves</span>
         <button onClick={() => notesModel.closeEditor()}>Cancel</button>
         <button className="primary" data-testid="note-save" disabled={!canSave} onClick={() => save(false)}>
@@ -214,9 +324,20 @@ export function LinkBanner() {
     <div className="link-banner" data-testid="link-banner" role="alert">
       <div className="link-banner-body">
         <b>This link could not be opened exactly as shared.</b>
-        <ul>{banner.map((m) => <li key={m}>{m}</li>)}</ul>
+        <ul>
+          {banner.map((m) => (
+            <li key={m}>{m}</li>
+          ))}
+        </ul>
       </div>
-      <button className="icon close" onClick={() => notesModel.clearBanner()} aria-label="dismiss" data-testid="link-banner-close">×</button>
+      <button
+        className="icon close"
+        onClick={() => notesModel.clearBanner()}
+        aria-label="dismiss"
+        data-testid="link-banner-close"
+      >
+        ×
+      </button>
     </div>
   );
 }
@@ -228,12 +349,28 @@ export function ToastView() {
     <div className={`toast ${toast.kind}`} data-testid="toast" role="status">
       <span data-testid="toast-text">{toast.text}</span>
       {toast.link && (
-        <input className="share-link" data-testid="share-link" readOnly value={toast.link} onFocus={(e) => e.currentTarget.select()} />
+        <input
+          className="share-link"
+          data-testid="share-link"
+          readOnly
+          value={toast.link}
+          onFocus={(e) => e.currentTarget.select()}
+        />
       )}
       {toast.action && (
-        <button data-testid={toast.action.testid ?? 'toast-action'} onClick={() => { toast.action!.run(); notesModel.closeToast(); }}>{toast.action.label}</button>
+        <button
+          data-testid={toast.action.testid ?? 'toast-action'}
+          onClick={() => {
+            toast.action!.run();
+            notesModel.closeToast();
+          }}
+        >
+          {toast.action.label}
+        </button>
       )}
-      <button className="icon close" onClick={() => notesModel.closeToast()} aria-label="close">×</button>
+      <button className="icon close" onClick={() => notesModel.closeToast()} aria-label="close">
+        ×
+      </button>
     </div>
   );
 }

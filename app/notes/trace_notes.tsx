@@ -75,7 +75,9 @@ export function useTraceNotes(traceId: string, findings: Finding[], record: Trac
       if (Object.keys(patch).length) viewStore.update(patch, { history: 'replace' });
       notesModel.warn(problems);
     });
-    const onVisible = () => { if (document.visibilityState === 'visible') void notesModel.load(traceId); };
+    const onVisible = () => {
+      if (document.visibilityState === 'visible') void notesModel.load(traceId);
+    };
     document.addEventListener('visibilitychange', onVisible);
     return () => {
       live = false;
@@ -84,30 +86,37 @@ export function useTraceNotes(traceId: string, findings: Finding[], record: Trac
     };
   }, [traceId]);
 
-  const labelFor = useCallback((n: Note): string => {
-    const a = n.anchor;
-    if (a.kind === 'finding') {
-      const f = byIndex.get(a.finding);
-      return f ? `Finding ${a.finding}: ${plainPreview(f.title, 70)}` : `Finding ${a.finding}`;
-    }
-    if (a.kind === 'event') return `Event ${a.event} at ${formatDuration(a.t0, 6)}${a.track ? ` on ${a.track}` : ''}`;
-    const what = a.ref ? `${a.ref.replace(':', ' ')}, ` : '';
-    return `${what}${formatDuration(a.t0, 6)} + ${formatDuration(a.t1 - a.t0)}${a.track ? ` on ${a.track}` : ' (all tracks)'}`;
-  }, [byIndex]);
+  const labelFor = useCallback(
+    (n: Note): string => {
+      const a = n.anchor;
+      if (a.kind === 'finding') {
+        const f = byIndex.get(a.finding);
+        return f ? `Finding ${a.finding}: ${plainPreview(f.title, 70)}` : `Finding ${a.finding}`;
+      }
+      if (a.kind === 'event') return `Event ${a.event} at ${formatDuration(a.t0, 6)}${a.track ? ` on ${a.track}` : ''}`;
+      const what = a.ref ? `${a.ref.replace(':', ' ')}, ` : '';
+      return `${what}${formatDuration(a.t0, 6)} + ${formatDuration(a.t1 - a.t0)}${a.track ? ` on ${a.track}` : ' (all tracks)'}`;
+    },
+    [byIndex],
+  );
 
-  const marks: NoteMark[] = useMemo(() => notes.map((n) => ({
-    id: n.id,
-    t0: n.anchor.t0,
-    t1: n.anchor.t1,
-    track: n.anchor.kind === 'finding' ? null : n.anchor.track ?? null,
-    tip: `${linkIds.has(n.id) ? '(from the link) ' : ''}${n.author}: ${plainPreview(n.text, 300)}`,
-  })), [notes, linkIds]);
+  const marks: NoteMark[] = useMemo(
+    () =>
+      notes.map((n) => ({
+        id: n.id,
+        t0: n.anchor.t0,
+        t1: n.anchor.t1,
+        track: n.anchor.kind === 'finding' ? null : (n.anchor.track ?? null),
+        tip: `${linkIds.has(n.id) ? '(from the link) ' : ''}${n.author}: ${plainPreview(n.text, 300)}`,
+      })),
+    [notes, linkIds],
+  );
 
   const focusNote = useCallback((n: Note) => {
     const v = viewStore.get();
     const patch: Parameters<typeof viewStore.update>[0] = { note: n.id, sel: selectionForNote(n) };
     const { t0, t1 } = n.anchor;
-    if (v.t0 === null || v.t1 === null || t0 < v.t0 || t1 > v.t1 || (v.t1 - v.t0) > Math.max(t1 - t0, 100_000) * 50) {
+    if (v.t0 === null || v.t1 === null || t0 < v.t0 || t1 > v.t1 || v.t1 - v.t0 > Math.max(t1 - t0, 100_000) * 50) {
       const pad = Math.max((t1 - t0) * 0.35, 50_000);
       patch.t0 = Math.floor(t0 - pad);
       patch.t1 = Math.ceil(t1 + pad);
@@ -115,57 +124,70 @@ export function useTraceNotes(traceId: string, findings: Finding[], record: Trac
     viewStore.update(patch, { history: 'push' });
   }, []);
 
-  const focusNoteId = useCallback((id: string) => {
-    const n = notesRef.current.find((x) => x.id === id);
-    if (n) focusNote(n);
-  }, [focusNote]);
+  const focusNoteId = useCallback(
+    (id: string) => {
+      const n = notesRef.current.find((x) => x.id === id);
+      if (n) focusNote(n);
+    },
+    [focusNote],
+  );
 
   const exportAnnotations = useCallback(() => {
     downloadAnnotations(traceId).then(
-      (name) => notesModel.toast('ok', `Downloaded ${name}: send it with the trace; stallscope imports it with "Import notes".`),
+      (name) =>
+        notesModel.toast(
+          'ok',
+          `Downloaded ${name}: send it with the trace; stallscope imports it with "Import notes".`,
+        ),
       (e: Error) => notesModel.toast('error', `Could not export the notes: ${e.message}`),
     );
   }, [traceId]);
 
   /** Copies a link to view `v`, carrying the notes in focus; says when some did not fit. */
-  const copyViewLink = useCallback(async (v: ReturnType<typeof viewStore.get>) => {
-    const carried = notesInFocus(v, notesRef.current, (n) => noteOnSelection(n, v.sel));
-    let made;
-    try {
-      made = await makeShareLink(v, record, carried);
-    } catch (e) {
-      notesModel.toast('error', `Could not make the link: ${(e as Error).message}`);
-      return;
-    }
-    const w = window as Window & { __stallscopeLink?: typeof made };
-    w.__stallscopeLink = made;
-    if (!made.omitted) {
-      await copyLink(made.url);
-      return;
-    }
-    const ok = await copyText(made.url);
-    notesModel.toast(
-      'error',
-      `${ok ? 'Link copied' : 'Could not copy: select the link below'}, without ${made.omitted} of its ${carried.length} note${carried.length === 1 ? '' : 's'}: ` +
-        'they would make the link longer than 8 KB. Send the notes file with it.',
-      made.url,
-      { label: 'Download notes file', run: exportAnnotations, testid: 'toast-download-annotations' },
-    );
-  }, [record, exportAnnotations]);
+  const copyViewLink = useCallback(
+    async (v: ReturnType<typeof viewStore.get>) => {
+      const carried = notesInFocus(v, notesRef.current, (n) => noteOnSelection(n, v.sel));
+      let made;
+      try {
+        made = await makeShareLink(v, record, carried);
+      } catch (e) {
+        notesModel.toast('error', `Could not make the link: ${(e as Error).message}`);
+        return;
+      }
+      const w = window as Window & { __stallscopeLink?: typeof made };
+      w.__stallscopeLink = made;
+      if (!made.omitted) {
+        await copyLink(made.url);
+        return;
+      }
+      const ok = await copyText(made.url);
+      notesModel.toast(
+        'error',
+        `${ok ? 'Link copied' : 'Could not copy: select the link below'}, without ${made.omitted} of its ${carried.length} note${carried.length === 1 ? '' : 's'}: ` +
+          'they would make the link longer than 8 KB. Send the notes file with it.',
+        made.url,
+        { label: 'Download notes file', run: exportAnnotations, testid: 'toast-download-annotations' },
+      );
+    },
+    [record, exportAnnotations],
+  );
 
   const copyCurrentLink = useCallback(() => void copyViewLink(viewStore.get()), [copyViewLink]);
 
-  const copyNoteLink = useCallback((n: Note) => {
-    const v = viewStore.get();
-    const pad = Math.max((n.anchor.t1 - n.anchor.t0) * 0.35, 50_000);
-    const inView = v.t0 !== null && v.t1 !== null && n.anchor.t0 >= v.t0 && n.anchor.t1 <= v.t1;
-    void copyViewLink({
-      ...v,
-      note: n.id,
-      sel: selectionForNote(n),
-      ...(inView ? {} : { t0: Math.floor(n.anchor.t0 - pad), t1: Math.ceil(n.anchor.t1 + pad) }),
-    });
-  }, [copyViewLink]);
+  const copyNoteLink = useCallback(
+    (n: Note) => {
+      const v = viewStore.get();
+      const pad = Math.max((n.anchor.t1 - n.anchor.t0) * 0.35, 50_000);
+      const inView = v.t0 !== null && v.t1 !== null && n.anchor.t0 >= v.t0 && n.anchor.t1 <= v.t1;
+      void copyViewLink({
+        ...v,
+        note: n.id,
+        sel: selectionForNote(n),
+        ...(inView ? {} : { t0: Math.floor(n.anchor.t0 - pad), t1: Math.ceil(n.anchor.t1 + pad) }),
+      });
+    },
+    [copyViewLink],
+  );
 
   const keepLinkNotes = useCallback(async () => {
     try {
@@ -179,22 +201,33 @@ export function useTraceNotes(traceId: string, findings: Finding[], record: Trac
 
   const dismissLinkNotes = useCallback(() => linkModel.dismiss(), []);
 
-  const importNotesFile = useCallback(async (file: File) => {
-    try {
-      const answer = await importAnnotations(traceId, record.name, file);
-      await notesModel.load(traceId);
-      notesModel.toast(answer.added || answer.existing ? 'ok' : 'error', `Imported ${file.name}: ${describeImport(answer, 'the file')}`);
-    } catch (e) {
-      notesModel.toast('error', `Could not import notes: ${(e as Error).message}`);
-    }
-  }, [traceId, record.name]);
+  const importNotesFile = useCallback(
+    async (file: File) => {
+      try {
+        const answer = await importAnnotations(traceId, record.name, file);
+        await notesModel.load(traceId);
+        notesModel.toast(
+          answer.added || answer.existing ? 'ok' : 'error',
+          `Imported ${file.name}: ${describeImport(answer, 'the file')}`,
+        );
+      } catch (e) {
+        notesModel.toast('error', `Could not import notes: ${(e as Error).message}`);
+      }
+    },
+    [traceId, record.name],
+  );
 
   /** The anchor and label for what is selected now (a range first), or null. */
   const currentTarget = useCallback(async (): Promise<{ anchor: NewAnchor; label: string } | null> => {
     const r = notesModel.get().range;
     if (r) {
       return {
-        anchor: { kind: 'range', t0: Math.max(0, Math.floor(r.t0)), t1: Math.max(0, Math.ceil(r.t1)), ...(r.track ? { track: r.track } : {}) },
+        anchor: {
+          kind: 'range',
+          t0: Math.max(0, Math.floor(r.t0)),
+          t1: Math.max(0, Math.ceil(r.t1)),
+          ...(r.track ? { track: r.track } : {}),
+        },
         label: `${formatDuration(r.t0, 6)} + ${formatDuration(r.t1 - r.t0)}${r.track ? ` on ${r.track}` : ' (all tracks)'}`,
       };
     }
@@ -202,16 +235,27 @@ export function useTraceNotes(traceId: string, findings: Finding[], record: Trac
     if (!sel) return null;
     if (sel.kind === 'finding') {
       const f = byIndex.get(sel.id);
-      return f ? { anchor: { kind: 'finding', finding: f.index }, label: `finding ${f.index}: ${plainPreview(f.title, 60)}` } : null;
+      return f
+        ? { anchor: { kind: 'finding', finding: f.index }, label: `finding ${f.index}: ${plainPreview(f.title, 60)}` }
+        : null;
     }
     if (sel.kind === 'event') {
-      return { anchor: { kind: 'event', event: sel.id, ...(lastTrack.current ? { track: lastTrack.current } : {}) }, label: `event ${sel.id}` };
+      return {
+        anchor: { kind: 'event', event: sel.id, ...(lastTrack.current ? { track: lastTrack.current } : {}) },
+        label: `event ${sel.id}`,
+      };
     }
     const row = await api.row(traceId, ROW_TABLE[sel.kind], sel.id);
     const ts = Number(row.row.ts);
     const dur = Math.max(0, Number(row.row.dur));
     return {
-      anchor: { kind: 'range', t0: Math.max(0, ts), t1: Math.max(0, ts + dur), ref: `${sel.kind}:${sel.id}`, ...(lastTrack.current ? { track: lastTrack.current } : {}) },
+      anchor: {
+        kind: 'range',
+        t0: Math.max(0, ts),
+        t1: Math.max(0, ts + dur),
+        ref: `${sel.kind}:${sel.id}`,
+        ...(lastTrack.current ? { track: lastTrack.current } : {}),
+      },
       label: `${row.table} ${sel.id}`,
     };
   }, [byIndex, traceId]);
@@ -225,7 +269,10 @@ export function useTraceNotes(traceId: string, findings: Finding[], record: Trac
     try {
       const t = await currentTarget();
       if (!t) {
-        notesModel.toast('error', 'Select a finding, an event or a slice, or shift+drag a time range first, then add a note.');
+        notesModel.toast(
+          'error',
+          'Select a finding, an event or a slice, or shift+drag a time range first, then add a note.',
+        );
         return;
       }
       notesModel.openNew(t.anchor, t.label);
@@ -269,15 +316,39 @@ export function useTraceNotes(traceId: string, findings: Finding[], record: Trac
     }
   }, [traceId]);
 
-  const exportFile = useCallback((kind: 'json' | 'md') => {
-    notesApi.download(traceId, kind).catch((e: Error) => notesModel.toast('error', `Export failed: ${e.message}`));
-  }, [traceId]);
+  const exportFile = useCallback(
+    (kind: 'json' | 'md') => {
+      notesApi.download(traceId, kind).catch((e: Error) => notesModel.toast('error', `Export failed: ${e.message}`));
+    },
+    [traceId],
+  );
 
   const onRange = useCallback((r: RangeMark | null) => notesModel.setRange(r), []);
 
   return {
-    traceId, notes, local, linkNotes, linkIds, link, marks, range, focused, lastTrack, labelFor, focusNote, focusNoteId, copyCurrentLink, copyNoteLink, addNote,
-    copyAsText, exportFile, onRange, exportAnnotations, importNotesFile, keepLinkNotes, dismissLinkNotes,
+    traceId,
+    notes,
+    local,
+    linkNotes,
+    linkIds,
+    link,
+    marks,
+    range,
+    focused,
+    lastTrack,
+    labelFor,
+    focusNote,
+    focusNoteId,
+    copyCurrentLink,
+    copyNoteLink,
+    addNote,
+    copyAsText,
+    exportFile,
+    onRange,
+    exportAnnotations,
+    importNotesFile,
+    keepLinkNotes,
+    dismissLinkNotes,
   };
 }
 
@@ -289,12 +360,27 @@ export function SelectionNotes({ tn, sel }: { tn: TraceNotes; sel: Selection }) 
   return (
     <div className="selection-notes" data-testid="selection-notes">
       <div className="selection-actions">
-        <button onClick={() => void tn.addNote()} data-testid="add-note" title="Add a note (N)">Add note</button>
-        <button onClick={() => void tn.copyAsText()} data-testid="copy-text" title="Copy as text for an email (T)">Copy as text</button>
-        <button onClick={tn.copyCurrentLink} title="Copy a link to this view (L)">Copy link</button>
+        <button onClick={() => void tn.addNote()} data-testid="add-note" title="Add a note (N)">
+          Add note
+        </button>
+        <button onClick={() => void tn.copyAsText()} data-testid="copy-text" title="Copy as text for an email (T)">
+          Copy as text
+        </button>
+        <button onClick={tn.copyCurrentLink} title="Copy a link to this view (L)">
+          Copy link
+        </button>
       </div>
       {mine.map((n) => (
-        <NoteCard key={n.id} note={n} label={tn.labelFor(n)} focused={n.id === tn.focused} compact fromLink={tn.linkIds.has(n.id)} onFocus={tn.focusNote} onCopyLink={tn.copyNoteLink} />
+        <NoteCard
+          key={n.id}
+          note={n}
+          label={tn.labelFor(n)}
+          focused={n.id === tn.focused}
+          compact
+          fromLink={tn.linkIds.has(n.id)}
+          onFocus={tn.focusNote}
+          onCopyLink={tn.copyNoteLink}
+        />
       ))}
     </div>
   );
@@ -307,12 +393,27 @@ export function RangeBar({ tn }: { tn: TraceNotes }) {
   return (
     <div className="range-bar" data-testid="range-bar">
       <span>
-        Range <b>{formatDuration(r.t1 - r.t0)}</b> from {formatDuration(r.t0, 6)} {r.track ? <>on <b>{r.track}</b></> : '(all tracks)'}
+        Range <b>{formatDuration(r.t1 - r.t0)}</b> from {formatDuration(r.t0, 6)}{' '}
+        {r.track ? (
+          <>
+            on <b>{r.track}</b>
+          </>
+        ) : (
+          '(all tracks)'
+        )}
       </span>
-      <button onClick={() => void tn.addNote()} data-testid="range-add-note">Add note (N)</button>
-      <button onClick={() => void tn.copyAsText()} data-testid="range-copy-text">Copy as text (T)</button>
-      <button onClick={() => viewStore.update({ t0: r.t0, t1: Math.max(r.t1, r.t0 + 1000) }, { history: 'push' })}>Zoom to range</button>
-      <button className="icon close" onClick={() => notesModel.setRange(null)} aria-label="clear range">×</button>
+      <button onClick={() => void tn.addNote()} data-testid="range-add-note">
+        Add note (N)
+      </button>
+      <button onClick={() => void tn.copyAsText()} data-testid="range-copy-text">
+        Copy as text (T)
+      </button>
+      <button onClick={() => viewStore.update({ t0: r.t0, t1: Math.max(r.t1, r.t0 + 1000) }, { history: 'push' })}>
+        Zoom to range
+      </button>
+      <button className="icon close" onClick={() => notesModel.setRange(null)} aria-label="clear range">
+        ×
+      </button>
     </div>
   );
 }

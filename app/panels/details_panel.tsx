@@ -47,7 +47,20 @@ type Loaded =
 
 const ROW_TABLE = { sched: 'sched_slice', state: 'thread_state', slice: 'slice' } as const;
 
-export function DetailsPanel({ traceId, selection, finding, findingEvents, children, parent, detector, threads, onSelect, onSelectFinding, onTask, extra }: Props) {
+export function DetailsPanel({
+  traceId,
+  selection,
+  finding,
+  findingEvents,
+  children,
+  parent,
+  detector,
+  threads,
+  onSelect,
+  onSelectFinding,
+  onTask,
+  extra,
+}: Props) {
   const [loaded, setLoaded] = useState<Loaded | null>(null);
 
   useEffect(() => {
@@ -62,7 +75,9 @@ export function DetailsPanel({ traceId, selection, finding, findingEvents, child
       (l) => live && setLoaded(l),
       (e: Error) => live && setLoaded({ kind: 'error', message: e.message }),
     );
-    return () => { live = false; };
+    return () => {
+      live = false;
+    };
   }, [traceId, selection?.kind, selection?.id]);
 
   if (!selection) {
@@ -73,7 +88,12 @@ export function DetailsPanel({ traceId, selection, finding, findingEvents, child
     );
   }
   if (selection.kind === 'finding') {
-    if (!finding) return <div className="details-panel" data-testid="details-panel"><div className="error">No finding {selection.id} in this trace (the link may be stale).</div></div>;
+    if (!finding)
+      return (
+        <div className="details-panel" data-testid="details-panel">
+          <div className="error">No finding {selection.id} in this trace (the link may be stale).</div>
+        </div>
+      );
     return (
       <div className="details-panel" data-testid="details-panel" data-kind="finding">
         <div className="details-cols">
@@ -83,9 +103,23 @@ export function DetailsPanel({ traceId, selection, finding, findingEvents, child
             </h3>
             <table className="kv">
               <tbody>
-                <tr><th>Detector</th><td>{detectorLabel(finding.detector)} <span className="muted">({kindLabel(finding.detector, finding.kind)})</span></td></tr>
-                <tr><th>Start</th><td>{formatDuration(finding.ts, 6)} <span className="muted">({formatAbsTs(finding.ts_ns)} s)</span></td></tr>
-                <tr><th>Duration</th><td data-testid="details-duration">{formatDuration(finding.dur)}</td></tr>
+                <tr>
+                  <th>Detector</th>
+                  <td>
+                    {detectorLabel(finding.detector)}{' '}
+                    <span className="muted">({kindLabel(finding.detector, finding.kind)})</span>
+                  </td>
+                </tr>
+                <tr>
+                  <th>Start</th>
+                  <td>
+                    {formatDuration(finding.ts, 6)} <span className="muted">({formatAbsTs(finding.ts_ns)} s)</span>
+                  </td>
+                </tr>
+                <tr>
+                  <th>Duration</th>
+                  <td data-testid="details-duration">{formatDuration(finding.dur)}</td>
+                </tr>
                 <tr>
                   <th>Impact</th>
                   <td data-testid="details-impact" title={detector?.impact ? `Impact: ${detector.impact}` : undefined}>
@@ -104,12 +138,29 @@ export function DetailsPanel({ traceId, selection, finding, findingEvents, child
                     </td>
                   </tr>
                 )}
-                {finding.cpu !== null && <tr><th>CPU</th><td>{finding.cpu}</td></tr>}
+                {finding.cpu !== null && (
+                  <tr>
+                    <th>CPU</th>
+                    <td>{finding.cpu}</td>
+                  </tr>
+                )}
                 {(finding.comm || finding.tid !== null) && (
-                  <tr><th>Task</th><td><TaskLink t={{ utid: null, tid: finding.tid, comm: finding.comm }} onTask={onTask} /></td></tr>
+                  <tr>
+                    <th>Task</th>
+                    <td>
+                      <TaskLink t={{ utid: null, tid: finding.tid, comm: finding.comm }} onTask={onTask} />
+                    </td>
+                  </tr>
                 )}
                 {parent && (
-                  <tr><th>Part of</th><td><button className="link" data-testid="details-parent" onClick={() => onSelectFinding(parent)}>{parent.title}</button></td></tr>
+                  <tr>
+                    <th>Part of</th>
+                    <td>
+                      <button className="link" data-testid="details-parent" onClick={() => onSelectFinding(parent)}>
+                        {parent.title}
+                      </button>
+                    </td>
+                  </tr>
                 )}
                 {Object.entries(finding.values).map(([k, v]) => (
                   <ValueRow key={k} name={k} v={v} finding={finding} threads={threads} onTask={onTask} />
@@ -118,10 +169,17 @@ export function DetailsPanel({ traceId, selection, finding, findingEvents, child
             </table>
             {children.length > 0 && (
               <div className="children" data-testid="details-children">
-                <h4>Covers {children.length} finding{children.length === 1 ? '' : 's'}</h4>
+                <h4>
+                  Covers {children.length} finding{children.length === 1 ? '' : 's'}
+                </h4>
                 <ul>
                   {children.map((c) => (
-                    <li key={c.index}><span className={`sev-dot ${c.severity}`} /> <button className="link" onClick={() => onSelectFinding(c)}>{c.title}</button></li>
+                    <li key={c.index}>
+                      <span className={`sev-dot ${c.severity}`} />{' '}
+                      <button className="link" onClick={() => onSelectFinding(c)}>
+                        {c.title}
+                      </button>
+                    </li>
                   ))}
                 </ul>
               </div>
@@ -135,21 +193,51 @@ export function DetailsPanel({ traceId, selection, finding, findingEvents, child
       </div>
     );
   }
-  if (!loaded) return <div className="details-panel" data-testid="details-panel"><span className="muted">Loading…</span></div>;
-  if (loaded.kind === 'error') return <div className="details-panel" data-testid="details-panel"><div className="error">{loaded.message}</div></div>;
+  if (!loaded)
+    return (
+      <div className="details-panel" data-testid="details-panel">
+        <span className="muted">Loading…</span>
+      </div>
+    );
+  if (loaded.kind === 'error')
+    return (
+      <div className="details-panel" data-testid="details-panel">
+        <div className="error">{loaded.message}</div>
+      </div>
+    );
   if (loaded.kind === 'event') {
     const e = loaded.event;
     return (
       <div className="details-panel" data-testid="details-panel" data-kind="event">
         <div className="details-cols">
           <div className="details-main">
-            <h3>{e.name} <span className="muted">event {e.id}</span></h3>
+            <h3>
+              {e.name} <span className="muted">event {e.id}</span>
+            </h3>
             <table className="kv">
               <tbody>
-                <tr><th>Time</th><td>{formatDuration(e.ts, 6)} <span className="muted">({formatAbsTs(e.ts_ns)} s)</span></td></tr>
-                <tr><th>CPU</th><td>{e.cpu}</td></tr>
-                <tr><th>Task</th><td><TaskLink t={{ utid: e.utid, tid: e.tid, comm: e.comm }} onTask={onTask} /></td></tr>
-                {Object.entries(e.fields).map(([k, v]) => <tr key={k}><th>{k}</th><td>{formatValue(v)}</td></tr>)}
+                <tr>
+                  <th>Time</th>
+                  <td>
+                    {formatDuration(e.ts, 6)} <span className="muted">({formatAbsTs(e.ts_ns)} s)</span>
+                  </td>
+                </tr>
+                <tr>
+                  <th>CPU</th>
+                  <td>{e.cpu}</td>
+                </tr>
+                <tr>
+                  <th>Task</th>
+                  <td>
+                    <TaskLink t={{ utid: e.utid, tid: e.tid, comm: e.comm }} onTask={onTask} />
+                  </td>
+                </tr>
+                {Object.entries(e.fields).map(([k, v]) => (
+                  <tr key={k}>
+                    <th>{k}</th>
+                    <td>{formatValue(v)}</td>
+                  </tr>
+                ))}
               </tbody>
             </table>
             {extra}
@@ -163,36 +251,78 @@ export function DetailsPanel({ traceId, selection, finding, findingEvents, child
     );
   }
   const r = loaded.row;
-  const title = loaded.table === 'sched_slice' ? 'Running' : loaded.table === 'thread_state' ? `Thread state ${String(r.state ?? '')}` : `${String(r.category ?? 'slice')}: ${String(r.name ?? '')}`;
+  const title =
+    loaded.table === 'sched_slice'
+      ? 'Running'
+      : loaded.table === 'thread_state'
+        ? `Thread state ${String(r.state ?? '')}`
+        : `${String(r.category ?? 'slice')}: ${String(r.name ?? '')}`;
   const skip = new Set(['ts', 'ts_ns', 'dur', 'tid', 'thread_name', 'utid', 'waker_utid', 'waker_id']);
   const endLost = loaded.table === 'slice' && r.end_id === null && Number(r.dur) >= 0;
-  const wakerEvent = loaded.table === 'thread_state' && r.waker_id !== null && r.waker_id !== undefined ? loaded.events.find((e) => e.id === Number(r.waker_id)) : undefined;
+  const wakerEvent =
+    loaded.table === 'thread_state' && r.waker_id !== null && r.waker_id !== undefined
+      ? loaded.events.find((e) => e.id === Number(r.waker_id))
+      : undefined;
   const waker = r.waker_utid !== null && r.waker_utid !== undefined ? threads.get(Number(r.waker_utid)) : undefined;
   return (
     <div className="details-panel" data-testid="details-panel" data-kind={loaded.table}>
       <div className="details-cols">
         <div className="details-main">
-          <h3>{title} <span className="muted">{r.thread_name ? `${String(r.thread_name)} (${String(r.tid)})` : ''}</span></h3>
+          <h3>
+            {title} <span className="muted">{r.thread_name ? `${String(r.thread_name)} (${String(r.tid)})` : ''}</span>
+          </h3>
           <table className="kv">
             <tbody>
-              <tr><th>Start</th><td>{formatDuration(Number(r.ts), 6)} <span className="muted">({formatAbsTs(String(r.ts_ns))} s)</span></td></tr>
+              <tr>
+                <th>Start</th>
+                <td>
+                  {formatDuration(Number(r.ts), 6)} <span className="muted">({formatAbsTs(String(r.ts_ns))} s)</span>
+                </td>
+              </tr>
               <tr>
                 <th>Duration</th>
                 <td data-testid="details-duration">
                   {Number(r.dur) < 0 ? 'did not end in the trace' : formatDuration(Number(r.dur))}
-                  {endLost && <span className="muted" data-testid="details-end-lost"> (its end event was lost: drawn to the thread's next event, which it had returned by)</span>}
+                  {endLost && (
+                    <span className="muted" data-testid="details-end-lost">
+                      {' '}
+                      (its end event was lost: drawn to the thread's next event, which it had returned by)
+                    </span>
+                  )}
                 </td>
               </tr>
               {(waker || wakerEvent) && (
                 <tr>
                   <th>Woken by</th>
                   <td data-testid="details-waker">
-                    <TaskLink t={{ utid: Number(r.waker_utid ?? null), tid: waker?.tid ?? wakerEvent?.tid ?? null, comm: waker?.name ?? wakerEvent?.comm ?? null }} cpu={wakerEvent?.cpu ?? null} onTask={onTask} />
-                    {wakerEvent && <> <button className="link muted" onClick={() => onSelect({ kind: 'event', id: wakerEvent.id })}>(its sched_waking)</button></>}
+                    <TaskLink
+                      t={{
+                        utid: Number(r.waker_utid ?? null),
+                        tid: waker?.tid ?? wakerEvent?.tid ?? null,
+                        comm: waker?.name ?? wakerEvent?.comm ?? null,
+                      }}
+                      cpu={wakerEvent?.cpu ?? null}
+                      onTask={onTask}
+                    />
+                    {wakerEvent && (
+                      <>
+                        {' '}
+                        <button className="link muted" onClick={() => onSelect({ kind: 'event', id: wakerEvent.id })}>
+                          (its sched_waking)
+                        </button>
+                      </>
+                    )}
                   </td>
                 </tr>
               )}
-              {Object.entries(r).filter(([k, v]) => !skip.has(k) && v !== null).map(([k, v]) => <tr key={k}><th>{k}</th><td>{formatValue(v)}</td></tr>)}
+              {Object.entries(r)
+                .filter(([k, v]) => !skip.has(k) && v !== null)
+                .map(([k, v]) => (
+                  <tr key={k}>
+                    <th>{k}</th>
+                    <td>{formatValue(v)}</td>
+                  </tr>
+                ))}
             </tbody>
           </table>
           {extra}
@@ -207,17 +337,47 @@ export function DetailsPanel({ traceId, selection, finding, findingEvents, child
 }
 
 /** "comm pid on CPU n": selects the task (filters its findings, pins its thread). */
-function TaskLink({ t, cpu = null, count, onTask }: { t: TaskRef; cpu?: number | null; count?: number; onTask(t: TaskRef): void }) {
+function TaskLink({
+  t,
+  cpu = null,
+  count,
+  onTask,
+}: {
+  t: TaskRef;
+  cpu?: number | null;
+  count?: number;
+  onTask(t: TaskRef): void;
+}) {
   const text = `${t.comm ?? '?'} ${t.tid ?? '?'}${cpu !== null ? ` on CPU ${cpu}` : ''}`;
   return (
     <span className="task-ref">
-      <button className="link" data-testid="task-link" data-tid={t.tid ?? ''} onClick={() => onTask(t)} title="Show this task: its findings, its thread pinned on the timeline">{text}</button>
+      <button
+        className="link"
+        data-testid="task-link"
+        data-tid={t.tid ?? ''}
+        onClick={() => onTask(t)}
+        title="Show this task: its findings, its thread pinned on the timeline"
+      >
+        {text}
+      </button>
       {count !== undefined && <span className="muted"> ×{count}</span>}
     </span>
   );
 }
 
-function ValueRow({ name, v, finding, threads, onTask }: { name: string; v: unknown; finding: Finding; threads: Map<number, ThreadInfo>; onTask(t: TaskRef): void }) {
+function ValueRow({
+  name,
+  v,
+  finding,
+  threads,
+  onTask,
+}: {
+  name: string;
+  v: unknown;
+  finding: Finding;
+  threads: Map<number, ThreadInfo>;
+  onTask(t: TaskRef): void;
+}) {
   if (v === false) return null; // flags that are not set say nothing
   if (name === 'priority_steps' && Array.isArray(v)) {
     return (
@@ -225,13 +385,22 @@ function ValueRow({ name, v, finding, threads, onTask }: { name: string; v: unkn
         <th>priority steps</th>
         <td>
           <table className="mini" data-testid="priority-steps">
-            <thead><tr><th>priority</th><th>after</th><th>at</th></tr></thead>
+            <thead>
+              <tr>
+                <th>priority</th>
+                <th>after</th>
+                <th>at</th>
+              </tr>
+            </thead>
             <tbody>
               {(v as Array<{ priority: number; at_ns: number }>).map((s, i) => (
                 <tr key={i}>
                   <td>{s.priority}</td>
                   <td>+{formatDuration(Number(s.at_ns))}</td>
-                  <td className="muted">{formatDuration(finding.ts + Number(s.at_ns), 6)} <span>({formatAbsTs(String(BigInt(finding.ts_ns) + BigInt(Math.round(Number(s.at_ns)))))} s)</span></td>
+                  <td className="muted">
+                    {formatDuration(finding.ts + Number(s.at_ns), 6)}{' '}
+                    <span>({formatAbsTs(String(BigInt(finding.ts_ns) + BigInt(Math.round(Number(s.at_ns)))))} s)</span>
+                  </td>
                 </tr>
               ))}
             </tbody>
@@ -245,9 +414,26 @@ function ValueRow({ name, v, finding, threads, onTask }: { name: string; v: unkn
       <tr data-testid={`value-${name}`}>
         <th>{name === 'movers' ? 'moved by' : 'woken by'}</th>
         <td>
-          {(v as Array<{ tid: number | null; comm: string | null; cpu?: number | null; utid?: number | null; count: number }>).map((t, i) => (
+          {(
+            v as Array<{
+              tid: number | null;
+              comm: string | null;
+              cpu?: number | null;
+              utid?: number | null;
+              count: number;
+            }>
+          ).map((t, i) => (
             <div key={i}>
-              <TaskLink t={{ utid: t.utid ?? null, tid: t.tid, comm: t.comm ?? (t.utid != null ? threads.get(t.utid)?.name ?? null : null) }} cpu={t.cpu ?? null} count={t.count} onTask={onTask} />
+              <TaskLink
+                t={{
+                  utid: t.utid ?? null,
+                  tid: t.tid,
+                  comm: t.comm ?? (t.utid != null ? (threads.get(t.utid)?.name ?? null) : null),
+                }}
+                cpu={t.cpu ?? null}
+                count={t.count}
+                onTask={onTask}
+              />
             </div>
           ))}
         </td>
@@ -260,33 +446,64 @@ function ValueRow({ name, v, finding, threads, onTask }: { name: string; v: unkn
   else if (v === true) text = 'yes';
   else if (Array.isArray(v) && v.every((x) => typeof x !== 'object')) text = v.join(', ');
   else text = formatValue(v);
-  return <tr data-testid={`value-${name}`}><th>{label}</th><td>{text}</td></tr>;
+  return (
+    <tr data-testid={`value-${name}`}>
+      <th>{label}</th>
+      <td>{text}</td>
+    </tr>
+  );
 }
 
 /** A finding's events, a page at a time from the server (never their ids in a URL). */
-function FindingLines({ traceId, finding, first, onSelect }: { traceId: string; finding: Finding; first: { total: number; events: EventInfo[] } | null; onSelect(sel: Selection): void }) {
+function FindingLines({
+  traceId,
+  finding,
+  first,
+  onSelect,
+}: {
+  traceId: string;
+  finding: Finding;
+  first: { total: number; events: EventInfo[] } | null;
+  onSelect(sel: Selection): void;
+}) {
   const [more, setMore] = useState<EventInfo[]>([]);
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
-  useEffect(() => { setMore([]); setError(null); }, [finding.index]);
+  useEffect(() => {
+    setMore([]);
+    setError(null);
+  }, [finding.index]);
   const events = first ? [...first.events, ...more] : null;
   const total = first?.total ?? finding.event_ids.length;
   const loadMore = () => {
     if (!events) return;
     setBusy(true);
     api.findingEvents(traceId, finding.index, events.length, PAGE).then(
-      (r) => { setMore((m) => [...m, ...r.events]); setBusy(false); },
-      (e: Error) => { setError(e.message); setBusy(false); },
+      (r) => {
+        setMore((m) => [...m, ...r.events]);
+        setBusy(false);
+      },
+      (e: Error) => {
+        setError(e.message);
+        setBusy(false);
+      },
     );
   };
   return (
     <>
-      <h4>Trace lines <span className="muted" data-testid="raw-lines-count">({total.toLocaleString('en')} event{total === 1 ? '' : 's'})</span></h4>
+      <h4>
+        Trace lines{' '}
+        <span className="muted" data-testid="raw-lines-count">
+          ({total.toLocaleString('en')} event{total === 1 ? '' : 's'})
+        </span>
+      </h4>
       {error && <div className="error">{error}</div>}
       <RawLines events={events} onSelect={onSelect} />
       {events && events.length < total && (
         <button className="link" disabled={busy} onClick={loadMore} data-testid="raw-lines-more">
-          {busy ? 'loading…' : `show ${Math.min(PAGE, total - events.length).toLocaleString('en')} more of ${(total - events.length).toLocaleString('en')}`}
+          {busy
+            ? 'loading…'
+            : `show ${Math.min(PAGE, total - events.length).toLocaleString('en')} more of ${(total - events.length).toLocaleString('en')}`}
         </button>
       )}
     </>
@@ -299,7 +516,12 @@ function RawLines({ events, onSelect }: { events: EventInfo[] | null; onSelect(s
   return (
     <div className="raw-lines" data-testid="raw-lines">
       {events.map((e) => (
-        <div key={e.id} className="raw-line" onClick={() => onSelect({ kind: 'event', id: e.id })} title="Select this event">
+        <div
+          key={e.id}
+          className="raw-line"
+          onClick={() => onSelect({ kind: 'event', id: e.id })}
+          title="Select this event"
+        >
           {e.line}
         </div>
       ))}
@@ -308,7 +530,8 @@ function RawLines({ events, onSelect }: { events: EventInfo[] | null; onSelect(s
 }
 
 function formatValue(v: unknown): string {
-  if (typeof v === 'number') return Number.isInteger(v) ? v.toLocaleString('en') : v.toLocaleString('en', { maximumFractionDigits: 3 });
+  if (typeof v === 'number')
+    return Number.isInteger(v) ? v.toLocaleString('en') : v.toLocaleString('en', { maximumFractionDigits: 3 });
   if (v === null || v === undefined) return '';
   if (typeof v === 'object') return JSON.stringify(v);
   return String(v);

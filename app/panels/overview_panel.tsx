@@ -32,10 +32,22 @@ export function OverviewPanel({ findings, onLine }: Props) {
       {lines.length === 0 && <div className="muted">No detector ran on this trace.</div>}
       <ul className="overview-lines">
         {lines.map((l, i) => (
-          <li key={i} className={`overview-line ${l.status}`} data-testid={l.status === 'not_traced' ? 'overview-not-traced' : 'overview-line'} data-overview-detector={l.detector} data-finding-id={l.finding_id ?? ''}>
-            <span className={`sev-chip ${l.status === 'not_traced' ? 'none' : l.severity ?? 'ok'}`}>{l.status === 'not_traced' ? 'not traced' : l.severity ?? 'ok'}</span>
+          <li
+            key={i}
+            className={`overview-line ${l.status}`}
+            data-testid={l.status === 'not_traced' ? 'overview-not-traced' : 'overview-line'}
+            data-overview-detector={l.detector}
+            data-finding-id={l.finding_id ?? ''}
+          >
+            <span className={`sev-chip ${l.status === 'not_traced' ? 'none' : (l.severity ?? 'ok')}`}>
+              {l.status === 'not_traced' ? 'not traced' : (l.severity ?? 'ok')}
+            </span>
             {l.finding_id !== null ? (
-              <button className="link overview-link" onClick={() => onLine(l)} title={`Show ${l.count === 1 ? 'this finding' : `these ${l.count} findings`} and select the worst`}>
+              <button
+                className="link overview-link"
+                onClick={() => onLine(l)}
+                title={`Show ${l.count === 1 ? 'this finding' : `these ${l.count} findings`} and select the worst`}
+              >
                 {l.text}
               </button>
             ) : (

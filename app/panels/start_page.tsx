@@ -61,7 +61,10 @@ export function progressOf(s: { phase: string; bytesDone: number; bytesTotal: nu
 function FleetList() {
   const [datasets, setDatasets] = useState<FleetDatasetInfo[]>([]);
   useEffect(() => {
-    api.fleets().then((r) => setDatasets(r.datasets), () => setDatasets([]));
+    api.fleets().then(
+      (r) => setDatasets(r.datasets),
+      () => setDatasets([]),
+    );
   }, []);
   if (datasets.length === 0) return null;
   return (
@@ -70,8 +73,20 @@ function FleetList() {
       <ul>
         {datasets.map((d) => (
           <li key={d.name}>
-            <a href={`?fleet=${encodeURIComponent(d.name)}`} data-testid="fleet-dataset" onClick={(e) => { e.preventDefault(); openFleet({ name: d.name, by: null, baseline: null }); }}>{d.name}</a>
-            <span className="muted"> {d.traces} traces{d.failures ? `, ${d.failures} failed` : ''}; labels: {d.labels.join(', ') || 'none'}</span>
+            <a
+              href={`?fleet=${encodeURIComponent(d.name)}`}
+              data-testid="fleet-dataset"
+              onClick={(e) => {
+                e.preventDefault();
+                openFleet({ name: d.name, by: null, baseline: null });
+              }}
+            >
+              {d.name}
+            </a>
+            <span className="muted">
+              {' '}
+              {d.traces} traces{d.failures ? `, ${d.failures} failed` : ''}; labels: {d.labels.join(', ') || 'none'}
+            </span>
           </li>
         ))}
       </ul>
@@ -90,31 +105,45 @@ function ingestFile(file: File, onState: (u: Upload) => void, cancels: Set<() =>
   return new Promise<string>((resolve, reject) => {
     const fail = (error: string) => reject(new Error(explain(error, file.name)));
     onState({ name: file.name, file, phase: 'uploading', fraction: 0, detail: formatBytes(file.size) });
-    api.upload(file, (sent, total) =>
-      onState({
-        name: file.name, file, phase: 'uploading', fraction: progressOf({ phase: 'uploading', bytesDone: sent, bytesTotal: total }),
-        detail: `${formatBytes(sent)} of ${formatBytes(total)}`,
-      }),
-    ).then(
-      ({ jobId }) => {
-        const cancel = api.followJob(
-          jobId,
-          (s) => {
-            if (s.phase === 'failed') return fail(s.error ?? s.message ?? 'ingest failed');
-            onState({ name: file.name, file, phase: s.phase, fraction: progressOf(s), detail: s.events ? `${formatCount(s.events)} events` : '' });
-            if (s.phase === 'done') {
-              cancels.delete(cancel);
-              if (s.traceId) resolve(s.traceId);
-              else fail('the server finished without a trace');
-            }
-          },
-          fail,
-          { onReconnecting: () => onState({ name: file.name, file, phase: 'reconnecting', fraction: null, detail: '' }) },
-        );
-        cancels.add(cancel);
-      },
-      (e) => fail(e instanceof ApiError ? e.message : String(e)),
-    );
+    api
+      .upload(file, (sent, total) =>
+        onState({
+          name: file.name,
+          file,
+          phase: 'uploading',
+          fraction: progressOf({ phase: 'uploading', bytesDone: sent, bytesTotal: total }),
+          detail: `${formatBytes(sent)} of ${formatBytes(total)}`,
+        }),
+      )
+      .then(
+        ({ jobId }) => {
+          const cancel = api.followJob(
+            jobId,
+            (s) => {
+              if (s.phase === 'failed') return fail(s.error ?? s.message ?? 'ingest failed');
+              onState({
+                name: file.name,
+                file,
+                phase: s.phase,
+                fraction: progressOf(s),
+                detail: s.events ? `${formatCount(s.events)} events` : '',
+              });
+              if (s.phase === 'done') {
+                cancels.delete(cancel);
+                if (s.traceId) resolve(s.traceId);
+                else fail('the server finished without a trace');
+              }
+            },
+            fail,
+            {
+              onReconnecting: () =>
+                onState({ name: file.name, file, phase: 'reconnecting', fraction: null, detail: '' }),
+            },
+          );
+          cancels.add(cancel);
+        },
+        (e) => fail(e instanceof ApiError ? e.message : String(e)),
+      );
   });
 }
 
@@ -134,11 +163,18 @@ export function StartPage() {
   /** Which of the batch's files is the comparison's baseline (index into batch); a ref too, read when the last finishes. */
   const [baseline, setBaselineState] = useState(0);
   const baselineRef = useRef(0);
-  const setBaseline = (i: number) => { baselineRef.current = i; setBaselineState(i); };
+  const setBaseline = (i: number) => {
+    baselineRef.current = i;
+    setBaselineState(i);
+  };
   const batchCancels = useRef(new Set<() => void>());
   const refresh = useCallback(() => {
     api.traces().then(
-      (r) => { setTraces(r.traces); setJobs(r.jobs); setListError(null); },
+      (r) => {
+        setTraces(r.traces);
+        setJobs(r.jobs);
+        setListError(null);
+      },
       (e: Error) => setListError(e.message),
     );
   }, []);
@@ -146,11 +182,16 @@ export function StartPage() {
   useEffect(() => {
     refresh();
     const cancels = batchCancels.current;
-    return () => { cancelRef.current?.(); for (const c of cancels) c(); };
+    return () => {
+      cancelRef.current?.();
+      for (const c of cancels) c();
+    };
   }, [refresh]);
 
   // While something is ingesting (another tab, or this page was reloaded), keep the library fresh.
-  const busy = (traces ?? []).some((t) => t.status === 'ingesting') || jobs.some((j) => j.phase !== 'done' && j.phase !== 'failed');
+  const busy =
+    (traces ?? []).some((t) => t.status === 'ingesting') ||
+    jobs.some((j) => j.phase !== 'done' && j.phase !== 'failed');
   useEffect(() => {
     if (!busy) return;
     const id = setInterval(refresh, 2000);
@@ -158,47 +199,71 @@ export function StartPage() {
   }, [busy, refresh]);
 
   /** Follows an ingest job to its end: progress, then the trace (or the error). `file`: an upload's, to retry. */
-  const follow = useCallback((jobId: string, name: string, file?: File) => {
-    const fail = (error: string) => {
-      setUpload({ name, file, phase: 'failed', fraction: null, detail: '', error: explain(error, name) });
-      refresh();
-    };
-    cancelRef.current = api.followJob(
-      jobId,
-      (s) => {
-        if (s.phase === 'failed') return fail(s.error ?? s.message ?? 'ingest failed');
-        const bytes = s.bytesTotal ? `${formatBytes(s.bytesDone)} of ${formatBytes(s.bytesTotal)}` : formatBytes(s.bytesDone);
-        setUpload({
-          name, file, phase: s.phase, fraction: progressOf(s),
-          detail: `${s.events ? `${formatCount(s.events)} events · ` : ''}${s.phase === 'decoding' || s.phase === 'hashing' || s.phase === 'decompressing' ? bytes : ''}`,
-        });
-        if (s.phase === 'done' && s.traceId) {
-          viewStore.update({ trace: s.traceId, t0: null, t1: null, sel: null }, { history: 'push' });
-        }
-      },
-      fail,
-      { onReconnecting: () => setUpload((u) => (u && u.phase !== 'failed' ? { ...u, phase: 'reconnecting', fraction: null } : u)) },
-    );
-  }, [refresh]);
-
-  const start = useCallback(async (file: File) => {
-    cancelRef.current?.();
-    setBatch(null);
-    setUpload({ name: file.name, file, phase: 'uploading', fraction: 0, detail: formatBytes(file.size) });
-    try {
-      const { jobId } = await api.upload(file, (sent, total) =>
-        setUpload({
-          name: file.name, file, phase: 'uploading', fraction: progressOf({ phase: 'uploading', bytesDone: sent, bytesTotal: total }),
-          detail: `${formatBytes(sent)} of ${formatBytes(total)}`,
-        }),
+  const follow = useCallback(
+    (jobId: string, name: string, file?: File) => {
+      const fail = (error: string) => {
+        setUpload({ name, file, phase: 'failed', fraction: null, detail: '', error: explain(error, name) });
+        refresh();
+      };
+      cancelRef.current = api.followJob(
+        jobId,
+        (s) => {
+          if (s.phase === 'failed') return fail(s.error ?? s.message ?? 'ingest failed');
+          const bytes = s.bytesTotal
+            ? `${formatBytes(s.bytesDone)} of ${formatBytes(s.bytesTotal)}`
+            : formatBytes(s.bytesDone);
+          setUpload({
+            name,
+            file,
+            phase: s.phase,
+            fraction: progressOf(s),
+            detail: `${s.events ? `${formatCount(s.events)} events · ` : ''}${s.phase === 'decoding' || s.phase === 'hashing' || s.phase === 'decompressing' ? bytes : ''}`,
+          });
+          if (s.phase === 'done' && s.traceId) {
+            viewStore.update({ trace: s.traceId, t0: null, t1: null, sel: null }, { history: 'push' });
+          }
+        },
+        fail,
+        {
+          onReconnecting: () =>
+            setUpload((u) => (u && u.phase !== 'failed' ? { ...u, phase: 'reconnecting', fraction: null } : u)),
+        },
       );
-      follow(jobId, file.name, file);
-    } catch (e) {
-      const error = e instanceof ApiError ? e.message : String(e);
-      setUpload({ name: file.name, file, phase: 'failed', fraction: null, detail: '', error: explain(error, file.name) });
-      refresh();
-    }
-  }, [follow, refresh]);
+    },
+    [refresh],
+  );
+
+  const start = useCallback(
+    async (file: File) => {
+      cancelRef.current?.();
+      setBatch(null);
+      setUpload({ name: file.name, file, phase: 'uploading', fraction: 0, detail: formatBytes(file.size) });
+      try {
+        const { jobId } = await api.upload(file, (sent, total) =>
+          setUpload({
+            name: file.name,
+            file,
+            phase: 'uploading',
+            fraction: progressOf({ phase: 'uploading', bytesDone: sent, bytesTotal: total }),
+            detail: `${formatBytes(sent)} of ${formatBytes(total)}`,
+          }),
+        );
+        follow(jobId, file.name, file);
+      } catch (e) {
+        const error = e instanceof ApiError ? e.message : String(e);
+        setUpload({
+          name: file.name,
+          file,
+          phase: 'failed',
+          fraction: null,
+          detail: '',
+          error: explain(error, file.name),
+        });
+        refresh();
+      }
+    },
+    [follow, refresh],
+  );
 
   /**
    * Several files: each is uploaded and ingested in turn (one at a time, so the
@@ -207,39 +272,51 @@ export function StartPage() {
    * is in, the comparison opens; if some failed, the ones that made it can still
    * be compared (a button) and are in the library either way.
    */
-  const startBatch = useCallback(async (files: File[]) => {
-    cancelRef.current?.();
-    setUpload(null);
-    setBaseline(0);
-    const items: BatchItem[] = files.map((f) => ({ upload: { name: f.name, file: f, phase: 'uploading', fraction: 0, detail: 'waiting' } }));
-    setBatch(items);
-    const update = (i: number, patch: Partial<BatchItem>) => {
-      items[i] = { ...items[i]!, ...patch };
-      setBatch([...items]);
-    };
-    for (let i = 0; i < files.length; i++) {
-      const file = files[i]!;
-      try {
-        const traceId = await ingestFile(file, (u) => update(i, { upload: u }), batchCancels.current);
-        update(i, { traceId });
-      } catch (e) {
-        update(i, { upload: { name: file.name, file, phase: 'failed', fraction: null, detail: '', error: (e as Error).message } });
+  const startBatch = useCallback(
+    async (files: File[]) => {
+      cancelRef.current?.();
+      setUpload(null);
+      setBaseline(0);
+      const items: BatchItem[] = files.map((f) => ({
+        upload: { name: f.name, file: f, phase: 'uploading', fraction: 0, detail: 'waiting' },
+      }));
+      setBatch(items);
+      const update = (i: number, patch: Partial<BatchItem>) => {
+        items[i] = { ...items[i]!, ...patch };
+        setBatch([...items]);
+      };
+      for (let i = 0; i < files.length; i++) {
+        const file = files[i]!;
+        try {
+          const traceId = await ingestFile(file, (u) => update(i, { upload: u }), batchCancels.current);
+          update(i, { traceId });
+        } catch (e) {
+          update(i, {
+            upload: { name: file.name, file, phase: 'failed', fraction: null, detail: '', error: (e as Error).message },
+          });
+        }
       }
-    }
-    refresh();
-    if (items.every((it) => it.traceId)) openBatchCompare(items, baselineRef.current);
-  }, [refresh]);
+      refresh();
+      if (items.every((it) => it.traceId)) openBatchCompare(items, baselineRef.current);
+    },
+    [refresh],
+  );
   const startFiles = (files: File[]) => {
     if (files.length === 1) void start(files[0]!);
     else if (files.length > 1) void startBatch(files);
   };
 
   // Files the desktop window opens by path (app/desktop/desktop_bridge.ts): followed like uploads.
-  useEffect(() => onDesktopOpen((o) => {
-    cancelRef.current?.();
-    if (o.jobId === undefined) setUpload({ name: o.name, phase: 'failed', fraction: null, detail: '', error: explain(o.error, o.name) });
-    else follow(o.jobId, o.name);
-  }), [follow]);
+  useEffect(
+    () =>
+      onDesktopOpen((o) => {
+        cancelRef.current?.();
+        if (o.jobId === undefined)
+          setUpload({ name: o.name, phase: 'failed', fraction: null, detail: '', error: explain(o.error, o.name) });
+        else follow(o.jobId, o.name);
+      }),
+    [follow],
+  );
   const choose = () => desktopOpenDialog() || inputRef.current?.click();
 
   const onDrop = (e: React.DragEvent) => {
@@ -254,22 +331,35 @@ export function StartPage() {
     <div className="start-page" data-testid="start-page">
       <header className="start-header">
         <h1>stallscope</h1>
-        <p>Find memory-reclaim and scheduler stalls in Linux ftrace traces: trace.dat (trace-cmd record), trace-cmd report text or tracefs text, optionally gzip/zstd/xz-compressed.</p>
+        <p>
+          Find memory-reclaim and scheduler stalls in Linux ftrace traces: trace.dat (trace-cmd record), trace-cmd
+          report text or tracefs text, optionally gzip/zstd/xz-compressed.
+        </p>
       </header>
       <div
         className={`drop-zone${dragging ? ' dragging' : ''}`}
         data-testid="drop-zone"
-        onDragOver={(e) => { e.preventDefault(); setDragging(true); }}
-        onDragEnter={(e) => { e.preventDefault(); setDragging(true); }}
+        onDragOver={(e) => {
+          e.preventDefault();
+          setDragging(true);
+        }}
+        onDragEnter={(e) => {
+          e.preventDefault();
+          setDragging(true);
+        }}
         onDragLeave={() => setDragging(false)}
         onDrop={onDrop}
         onClick={choose}
         role="button"
         tabIndex={0}
-        onKeyDown={(e) => { if (e.key === 'Enter' || e.key === ' ') choose(); }}
+        onKeyDown={(e) => {
+          if (e.key === 'Enter' || e.key === ' ') choose();
+        }}
       >
         <div className="drop-title">Drop a trace file here</div>
-        <div className="drop-sub">or <span className="link">choose a file</span> — multi-GB traces are fine; they stream to the server</div>
+        <div className="drop-sub">
+          or <span className="link">choose a file</span> — multi-GB traces are fine; they stream to the server
+        </div>
         <div className="drop-sub">Drop (or choose) two or more to compare them; the first is the baseline</div>
         <input
           ref={inputRef}
@@ -277,16 +367,26 @@ export function StartPage() {
           multiple
           data-testid="file-input"
           style={{ display: 'none' }}
-          onChange={(e) => { startFiles(Array.from(e.target.files ?? [])); e.target.value = ''; }}
+          onChange={(e) => {
+            startFiles(Array.from(e.target.files ?? []));
+            e.target.value = '';
+          }}
         />
       </div>
       {batch && (
         <section className="compare-batch" data-testid="compare-batch">
           <div className="muted">
-            Comparing {batch.length} files{batchDone ? '' : ': each is added to the library in turn, then the comparison opens'}. Baseline:
+            Comparing {batch.length} files
+            {batchDone ? '' : ': each is added to the library in turn, then the comparison opens'}. Baseline:
           </div>
           {batch.map((it, i) => (
-            <div key={i} className="compare-batch-file" data-testid="compare-batch-file" data-name={it.upload.name} data-trace-id={it.traceId ?? ''}>
+            <div
+              key={i}
+              className="compare-batch-file"
+              data-testid="compare-batch-file"
+              data-name={it.upload.name}
+              data-trace-id={it.traceId ?? ''}
+            >
               <label className="compare-batch-baseline">
                 <input
                   type="radio"
@@ -309,7 +409,8 @@ export function StartPage() {
                 </button>
               ) : (
                 <span className="muted" data-testid="compare-batch-short">
-                  Fewer than two files were added: nothing to compare. {batchIn.length === 1 ? `${batchIn[0]!.upload.name} is in the library.` : ''}
+                  Fewer than two files were added: nothing to compare.{' '}
+                  {batchIn.length === 1 ? `${batchIn[0]!.upload.name} is in the library.` : ''}
                 </span>
               )}
               <button onClick={() => setBatch(null)}>Dismiss</button>
@@ -324,13 +425,22 @@ export function StartPage() {
           onChoose={choose}
         />
       )}
-      {!upload && !batch && jobs.filter((j) => j.phase !== 'done' && j.phase !== 'failed').map((j) => (
-        <UploadStatus
-          key={j.jobId}
-          upload={{ name: j.name, phase: j.phase, fraction: progressOf(j), detail: j.events ? `${formatCount(j.events)} events` : '' }}
-          onChoose={choose}
-        />
-      ))}
+      {!upload &&
+        !batch &&
+        jobs
+          .filter((j) => j.phase !== 'done' && j.phase !== 'failed')
+          .map((j) => (
+            <UploadStatus
+              key={j.jobId}
+              upload={{
+                name: j.name,
+                phase: j.phase,
+                fraction: progressOf(j),
+                detail: j.events ? `${formatCount(j.events)} events` : '',
+              }}
+              onChoose={choose}
+            />
+          ))}
       <OpenLinkBox />
       <FleetList />
       <section className="library" data-testid="library">
@@ -339,7 +449,11 @@ export function StartPage() {
         {traces && traces.length === 0 && <div className="muted">No traces yet. Drop one above.</div>}
         {traces && traces.length > 0 && (
           <div className="library-compare">
-            <button data-testid="compare-selected" disabled={picked.length < 2} onClick={() => openCompare(picked.map((id) => [id]))}>
+            <button
+              data-testid="compare-selected"
+              disabled={picked.length < 2}
+              onClick={() => openCompare(picked.map((id) => [id]))}
+            >
               Compare {picked.length >= 2 ? picked.length : ''} selected
             </button>
             <span className="muted">tick two or more traces; the first ticked is the baseline</span>
@@ -348,7 +462,17 @@ export function StartPage() {
         {traces && traces.length > 0 && (
           <table className="library-table">
             <thead>
-              <tr><th aria-label="compare" /><th>Name</th><th>Format</th><th>Kernel</th><th className="num">CPUs</th><th className="num">Events</th><th className="num">Size</th><th>Findings</th><th>Added</th></tr>
+              <tr>
+                <th aria-label="compare" />
+                <th>Name</th>
+                <th>Format</th>
+                <th>Kernel</th>
+                <th className="num">CPUs</th>
+                <th className="num">Events</th>
+                <th className="num">Size</th>
+                <th>Findings</th>
+                <th>Added</th>
+              </tr>
             </thead>
             <tbody>
               {traces.map((t) => (
@@ -358,7 +482,10 @@ export function StartPage() {
                   data-trace-id={t.id}
                   data-status={t.status}
                   className={t.status === 'ready' ? 'clickable' : 'inactive'}
-                  onClick={() => t.status === 'ready' && viewStore.update({ trace: t.id, t0: null, t1: null, sel: null }, { history: 'push' })}
+                  onClick={() =>
+                    t.status === 'ready' &&
+                    viewStore.update({ trace: t.id, t0: null, t1: null, sel: null }, { history: 'push' })
+                  }
                 >
                   <td onClick={(e) => e.stopPropagation()}>
                     {t.status === 'ready' && (
@@ -367,24 +494,40 @@ export function StartPage() {
                         data-testid="compare-pick"
                         aria-label={`compare ${t.name}`}
                         checked={picked.includes(t.id)}
-                        onChange={(e) => setPicked((p) => (e.target.checked ? [...p, t.id] : p.filter((x) => x !== t.id)))}
+                        onChange={(e) =>
+                          setPicked((p) => (e.target.checked ? [...p, t.id] : p.filter((x) => x !== t.id)))
+                        }
                       />
                     )}
                   </td>
                   <td className="name">
                     {t.name}
-                    {t.status !== 'ready' && <span className={`status ${t.status}`}>{t.status}{t.error ? `: ${t.error}` : ''}</span>}
+                    {t.status !== 'ready' && (
+                      <span className={`status ${t.status}`}>
+                        {t.status}
+                        {t.error ? `: ${t.error}` : ''}
+                      </span>
+                    )}
                     {t.status === 'ready' && t.outdated && <OutdatedModel record={t} />}
                   </td>
-                  <td>{t.format ?? ''}{t.formatVersion ? ` v${t.formatVersion}` : ''}</td>
+                  <td>
+                    {t.format ?? ''}
+                    {t.formatVersion ? ` v${t.formatVersion}` : ''}
+                  </td>
                   <td>{t.kernel ?? ''}</td>
-                  <td className="num">{t.status === 'ready' ? t.cpus ?? '' : ''}</td>
+                  <td className="num">{t.status === 'ready' ? (t.cpus ?? '') : ''}</td>
                   <td className="num">{t.status === 'ready' ? formatCount(t.eventsTotal) : ''}</td>
                   <td className="num">{t.sizeBytes ? formatBytes(t.sizeBytes) : ''}</td>
                   <td>
                     {t.status === 'ready' &&
                       (t.findingsComputed === false ? (
-                        <span className="muted" data-testid="findings-not-run" title="The detectors run when the trace is first opened (it was ingested by the command line)">not run yet</span>
+                        <span
+                          className="muted"
+                          data-testid="findings-not-run"
+                          title="The detectors run when the trace is first opened (it was ingested by the command line)"
+                        >
+                          not run yet
+                        </span>
                       ) : (
                         <SeverityCounts counts={t.findingsBySeverity} />
                       ))}
@@ -411,24 +554,44 @@ function openBatchCompare(items: BatchItem[], baseline: number): void {
 
 /** The file itself is the problem: sending it again cannot help. */
 function isNotATrace(message: string): boolean {
-  return /not a trace|no (ftrace )?events|unknown format|unrecogni[sz]ed|not recogni[sz]ed|magic|not an? (ftrace|trace)|is empty|larger than the limit/i.test(message);
+  return /not a trace|no (ftrace )?events|unknown format|unrecogni[sz]ed|not recogni[sz]ed|magic|not an? (ftrace|trace)|is empty|larger than the limit/i.test(
+    message,
+  );
 }
 
 function explain(message: string, name: string): string {
-  if (/not a trace|no (ftrace )?events|unknown format|unrecogni[sz]ed|not recogni[sz]ed|magic|not an? (ftrace|trace)/i.test(message)) {
+  if (
+    /not a trace|no (ftrace )?events|unknown format|unrecogni[sz]ed|not recogni[sz]ed|magic|not an? (ftrace|trace)/i.test(
+      message,
+    )
+  ) {
     return `${name} is not a trace stallscope can read. ${message}`;
   }
   return message;
 }
 
-export function UploadStatus({ upload, onRetry, onChoose }: { upload: Upload; onRetry?: () => void; onChoose(): void }) {
+export function UploadStatus({
+  upload,
+  onRetry,
+  onChoose,
+}: {
+  upload: Upload;
+  onRetry?: () => void;
+  onChoose(): void;
+}) {
   if (upload.phase === 'failed') {
     return (
       <div className="upload-status failed" data-testid="ingest-error" role="alert">
         <strong>Could not add {upload.name}.</strong> <span data-testid="ingest-error-reason">{upload.error}</span>
         <span className="upload-actions">
-          {onRetry && <button data-testid="retry-upload" onClick={onRetry}>Retry {upload.name}</button>}
-          <button data-testid="choose-another" onClick={onChoose}>{onRetry ? 'Choose another file' : 'Try another file'}</button>
+          {onRetry && (
+            <button data-testid="retry-upload" onClick={onRetry}>
+              Retry {upload.name}
+            </button>
+          )}
+          <button data-testid="choose-another" onClick={onChoose}>
+            {onRetry ? 'Choose another file' : 'Try another file'}
+          </button>
         </span>
       </div>
     );
@@ -441,8 +604,17 @@ export function UploadStatus({ upload, onRetry, onChoose }: { upload: Upload; on
         <span className="muted"> {upload.detail}</span>
         {pct !== null && <span className="pct">{pct}%</span>}
       </div>
-      <div className="progress" role="progressbar" aria-valuemin={0} aria-valuemax={100} aria-valuenow={pct ?? undefined}>
-        <div className={`bar${pct === null ? ' indeterminate' : ''}`} style={{ width: pct === null ? '30%' : `${pct}%` }} />
+      <div
+        className="progress"
+        role="progressbar"
+        aria-valuemin={0}
+        aria-valuemax={100}
+        aria-valuenow={pct ?? undefined}
+      >
+        <div
+          className={`bar${pct === null ? ' indeterminate' : ''}`}
+          style={{ width: pct === null ? '30%' : `${pct}%` }}
+        />
       </div>
     </div>
   );

@@ -37,7 +37,12 @@ const HIDDEN = new Set(['upid', 'worst_tid']);
 
 export function SummariesPanel({ findings, base, onFilter }: Props) {
   const entries = Object.entries(findings.summaries ?? {}).filter(([, rows]) => Array.isArray(rows) && rows.length > 0);
-  if (entries.length === 0) return <div className="summaries-panel muted" data-testid="summaries-panel">No summary tables: the detectors that make them found nothing to summarise.</div>;
+  if (entries.length === 0)
+    return (
+      <div className="summaries-panel muted" data-testid="summaries-panel">
+        No summary tables: the detectors that make them found nothing to summarise.
+      </div>
+    );
   return (
     <div className="summaries-panel" data-testid="summaries-panel">
       {entries.map(([detector, rows]) => (
@@ -56,16 +61,32 @@ function num(v: unknown): number | null {
 function cellText(col: string, v: unknown, base: bigint | null): string {
   if (v === null || v === undefined) return '';
   if (/_ns$/.test(col) && num(v) !== null) return formatDuration(num(v)!);
-  if (/(^|_)ts$/.test(col) && base !== null && (typeof v === 'number' || typeof v === 'string') && /^\d+$/.test(String(v))) {
+  if (
+    /(^|_)ts$/.test(col) &&
+    base !== null &&
+    (typeof v === 'number' || typeof v === 'string') &&
+    /^\d+$/.test(String(v))
+  ) {
     return formatDuration(Number(BigInt(String(v)) - base), 4);
   }
-  if (typeof v === 'number') return Number.isInteger(v) ? v.toLocaleString('en') : v.toLocaleString('en', { maximumFractionDigits: 4 });
+  if (typeof v === 'number')
+    return Number.isInteger(v) ? v.toLocaleString('en') : v.toLocaleString('en', { maximumFractionDigits: 4 });
   if (typeof v === 'boolean') return v ? 'yes' : 'no';
   if (typeof v === 'object') return JSON.stringify(v);
   return String(v);
 }
 
-function SummaryTable({ detector, rows, base, onFilter }: { detector: string; rows: Array<Record<string, unknown>>; base: bigint | null; onFilter: Props['onFilter'] }) {
+function SummaryTable({
+  detector,
+  rows,
+  base,
+  onFilter,
+}: {
+  detector: string;
+  rows: Array<Record<string, unknown>>;
+  base: bigint | null;
+  onFilter: Props['onFilter'];
+}) {
   const cols = Object.keys(rows[0]!).filter((c) => !HIDDEN.has(c));
   const [sort, setSort] = useState<{ col: string; desc: boolean } | null>(null);
   const sorted = useMemo(() => {
@@ -84,7 +105,9 @@ function SummaryTable({ detector, rows, base, onFilter }: { detector: string; ro
   const link = FILTER_COLUMNS[detector];
   return (
     <section className="summary" data-testid={`summary-${detector}`}>
-      <h4>{TITLES[detector] ?? detector} <span className="muted">({rows.length})</span></h4>
+      <h4>
+        {TITLES[detector] ?? detector} <span className="muted">({rows.length})</span>
+      </h4>
       <table className="summary-table">
         <thead>
           <tr>
@@ -93,10 +116,15 @@ function SummaryTable({ detector, rows, base, onFilter }: { detector: string; ro
                 key={c}
                 data-testid={`summary-th-${c}`}
                 aria-sort={sort?.col === c ? (sort.desc ? 'descending' : 'ascending') : 'none'}
-                onClick={() => setSort((s) => (s?.col === c ? { col: c, desc: !s.desc } : { col: c, desc: typeof rows[0]![c] !== 'string' }))}
+                onClick={() =>
+                  setSort((s) =>
+                    s?.col === c ? { col: c, desc: !s.desc } : { col: c, desc: typeof rows[0]![c] !== 'string' },
+                  )
+                }
                 title="Sort by this column (again: the other way)"
               >
-                {c.replace(/_/g, ' ')}{sort?.col === c ? (sort.desc ? ' ▾' : ' ▴') : ''}
+                {c.replace(/_/g, ' ')}
+                {sort?.col === c ? (sort.desc ? ' ▾' : ' ▴') : ''}
               </th>
             ))}
           </tr>
@@ -107,10 +135,16 @@ function SummaryTable({ detector, rows, base, onFilter }: { detector: string; ro
               {cols.map((c) => (
                 <td key={c} className={typeof r[c] === 'string' && num(r[c]) === null ? 'text' : 'num'}>
                   {link && c === link.col && r[c] ? (
-                    <button className="link" onClick={() => onFilter({ detector, [link.as]: String(r[c]) })} title="Show this one's findings">
+                    <button
+                      className="link"
+                      onClick={() => onFilter({ detector, [link.as]: String(r[c]) })}
+                      title="Show this one's findings"
+                    >
                       {cellText(c, r[c], base)}
                     </button>
-                  ) : cellText(c, r[c], base)}
+                  ) : (
+                    cellText(c, r[c], base)
+                  )}
                 </td>
               ))}
             </tr>

@@ -8,7 +8,16 @@ import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import { api, ApiError } from '../api/client.ts';
 import type { EventInfo, Finding, FindingsResponse, OverviewLine, TraceRecord, TrackList } from '../api/types.ts';
 import { windowFor } from '../state/finding_nav.ts';
-import { DEFAULT_QUERY, type FindingsQuery, childrenOf, listRows, navOrder, queryFindings, queryFromFilter, stepThrough } from '../state/findings_query.ts';
+import {
+  DEFAULT_QUERY,
+  type FindingsQuery,
+  childrenOf,
+  listRows,
+  navOrder,
+  queryFindings,
+  queryFromFilter,
+  stepThrough,
+} from '../state/findings_query.ts';
 import { useView, viewStore } from '../state/view_store.ts';
 import type { Selection } from '../state/view_state.ts';
 import { formatBytes, formatCount, formatDuration } from '../timeline/time_format.ts';
@@ -66,7 +75,10 @@ export function TraceView({ traceId }: { traceId: string }) {
           findings: findings.findings.length,
           hasFinding: (id) => byIndex.has(id),
           uris: null,
-          findingWindow: (i) => { const f = byIndex.get(i); return f ? windowFor(f) : null; },
+          findingWindow: (i) => {
+            const f = byIndex.get(i);
+            return f ? windowFor(f) : null;
+          },
         });
         if (Object.keys(patch).length) viewStore.update(patch, { history: 'replace' });
         notesModel.warn(problems);
@@ -80,20 +92,31 @@ export function TraceView({ traceId }: { traceId: string }) {
           return;
         }
         if (e instanceof ApiError && (e.status === 404 || e.status === 400)) {
-          notesModel.warn([`This link names trace ${traceId.slice(0, 12)}…, which is not a trace content hash (64 hex digits): showing the library.`]);
+          notesModel.warn([
+            `This link names trace ${traceId.slice(0, 12)}…, which is not a trace content hash (64 hex digits): showing the library.`,
+          ]);
           viewStore.update({ ...EMPTY_VIEW }, { history: 'replace' });
           return;
         }
         setError(e.message);
       },
     );
-    return () => { live = false; };
+    return () => {
+      live = false;
+    };
   }, [traceId, attempt]);
 
   // A detector saved from the query page: its findings join the list.
-  useEffect(() => onFindingsChanged(traceId, () => {
-    api.findings(traceId).then((findings) => setLoaded((l) => (l ? { ...l, findings } : l)), () => undefined);
-  }), [traceId]);
+  useEffect(
+    () =>
+      onFindingsChanged(traceId, () => {
+        api.findings(traceId).then(
+          (findings) => setLoaded((l) => (l ? { ...l, findings } : l)),
+          () => undefined,
+        );
+      }),
+    [traceId],
+  );
 
   if (missing) return <MissingTrace traceId={traceId} onReady={() => setAttempt((a) => a + 1)} />;
 
@@ -102,11 +125,18 @@ export function TraceView({ traceId }: { traceId: string }) {
       <div className="trace-error" data-testid="trace-error" role="alert">
         <h2>Cannot open this trace</h2>
         <p>{error}</p>
-        <button onClick={() => viewStore.update({ trace: null, t0: null, t1: null, sel: null }, { history: 'push' })}>Back to the library</button>
+        <button onClick={() => viewStore.update({ trace: null, t0: null, t1: null, sel: null }, { history: 'push' })}>
+          Back to the library
+        </button>
       </div>
     );
   }
-  if (!loaded) return <div className="loading-trace" data-testid="trace-loading">Opening trace…</div>;
+  if (!loaded)
+    return (
+      <div className="loading-trace" data-testid="trace-loading">
+        Opening trace…
+      </div>
+    );
   return <LoadedTrace traceId={traceId} {...loaded} />;
 }
 
@@ -138,7 +168,9 @@ function LoadedTrace({ traceId, record, tracks, findings }: Loaded & { traceId: 
   // The tab's (and the desktop window's) title names the trace.
   useEffect(() => {
     document.title = `${record.name} — stallscope`;
-    return () => { document.title = 'stallscope'; };
+    return () => {
+      document.title = 'stallscope';
+    };
   }, [record.name]);
 
   // The findings list as the user has it: sorted, filtered, grouped; `]`/`[` step through it.
@@ -146,22 +178,28 @@ function LoadedTrace({ traceId, record, tracks, findings }: Loaded & { traceId: 
   const list = useMemo(() => queryFindings(findings.findings, query), [findings, query]);
   const rows = useMemo(() => listRows(list, query.group), [list, query.group]);
   const [expanded, setExpanded] = useState<ReadonlySet<string>>(new Set());
-  const toggleGroup = useCallback((key: string) => setExpanded((s) => {
-    const n = new Set(s);
-    if (n.has(key)) n.delete(key);
-    else n.add(key);
-    return n;
-  }), []);
+  const toggleGroup = useCallback(
+    (key: string) =>
+      setExpanded((s) => {
+        const n = new Set(s);
+        if (n.has(key)) n.delete(key);
+        else n.add(key);
+        return n;
+      }),
+    [],
+  );
   const byIndex = useMemo(() => new Map(findings.findings.map((f) => [f.index, f])), [findings]);
-  const finding = sel?.kind === 'finding' ? byIndex.get(sel.id) ?? null : null;
+  const finding = sel?.kind === 'finding' ? (byIndex.get(sel.id) ?? null) : null;
   const order = useMemo(() => navOrder(rows, expanded, finding?.index ?? null), [rows, expanded, finding]);
   const children = useMemo(() => (finding ? childrenOf(findings.findings, finding.index) : []), [findings, finding]);
-  const parent = finding && finding.parent_id !== null ? byIndex.get(finding.parent_id) ?? null : null;
-  const detectorRun = finding ? findings.detectors.find((d) => d.id === finding.detector) ?? null : null;
+  const parent = finding && finding.parent_id !== null ? (byIndex.get(finding.parent_id) ?? null) : null;
+  const detectorRun = finding ? (findings.detectors.find((d) => d.id === finding.detector) ?? null) : null;
 
   // The selected finding's first events (paged from the server: a finding of 30,000 events
   // cannot name them in a URL): for the details panel and for linking on the timeline.
-  const [findingEvents, setFindingEvents] = useState<{ index: number; total: number; events: EventInfo[] } | null>(null);
+  const [findingEvents, setFindingEvents] = useState<{ index: number; total: number; events: EventInfo[] } | null>(
+    null,
+  );
   useEffect(() => {
     if (!finding) return;
     let live = true;
@@ -169,7 +207,9 @@ function LoadedTrace({ traceId, record, tracks, findings }: Loaded & { traceId: 
       (r) => live && setFindingEvents({ index: finding.index, total: r.total, events: r.events }),
       () => live && setFindingEvents({ index: finding.index, total: finding.event_ids.length, events: [] }),
     );
-    return () => { live = false; };
+    return () => {
+      live = false;
+    };
   }, [traceId, finding]);
   const firstEvents = finding && findingEvents?.index === finding.index ? findingEvents : null;
   const events = firstEvents ? firstEvents.events : null;
@@ -184,9 +224,21 @@ function LoadedTrace({ traceId, record, tracks, findings }: Loaded & { traceId: 
 
   const hl: Highlight = useMemo(() => {
     if (finding) {
-      return { active: finding.event_ids.length > 0, ids: new Set(finding.event_ids), events: events ?? [], range: { ts: finding.ts, dur: finding.dur }, selection: sel };
+      return {
+        active: finding.event_ids.length > 0,
+        ids: new Set(finding.event_ids),
+        events: events ?? [],
+        range: { ts: finding.ts, dur: finding.dur },
+        selection: sel,
+      };
     }
-    if (sel) return { ...NO_HIGHLIGHT, ids: sel.kind === 'event' ? new Set([sel.id]) : new Set<number>(), events: selectedEvent ? [selectedEvent] : [], selection: sel };
+    if (sel)
+      return {
+        ...NO_HIGHLIGHT,
+        ids: sel.kind === 'event' ? new Set([sel.id]) : new Set<number>(),
+        events: selectedEvent ? [selectedEvent] : [],
+        selection: sel,
+      };
     return NO_HIGHLIGHT;
   }, [finding, events, sel, selectedEvent]);
 
@@ -196,28 +248,45 @@ function LoadedTrace({ traceId, record, tracks, findings }: Loaded & { traceId: 
     viewStore.update({ sel, note: keepNoteRef.current(sel), ...windowFor(f) }, { history: 'push' });
   }, []);
 
-  const step = useCallback((dir: 1 | -1) => {
-    const v = viewStore.get();
-    const next = stepThrough(order, v.sel?.kind === 'finding' ? v.sel.id : null, dir);
-    if (next) selectFinding(next);
-  }, [order, selectFinding]);
+  const step = useCallback(
+    (dir: 1 | -1) => {
+      const v = viewStore.get();
+      const next = stepThrough(order, v.sel?.kind === 'finding' ? v.sel.id : null, dir);
+      if (next) selectFinding(next);
+    },
+    [order, selectFinding],
+  );
 
-  const onOverviewLine = useCallback((l: OverviewLine) => {
-    if (l.filter) setQuery((q) => queryFromFilter(l.filter!, q));
-    const f = l.finding_id !== null ? byIndex.get(l.finding_id) : undefined;
-    if (f) selectFinding(f);
-  }, [byIndex, selectFinding]);
+  const onOverviewLine = useCallback(
+    (l: OverviewLine) => {
+      if (l.filter) setQuery((q) => queryFromFilter(l.filter!, q));
+      const f = l.finding_id !== null ? byIndex.get(l.finding_id) : undefined;
+      if (f) selectFinding(f);
+    },
+    [byIndex, selectFinding],
+  );
 
   /** A task named in a finding's values: its findings, its thread pinned at the top of the timeline. */
-  const onTask = useCallback((t: TaskRef) => {
-    if (t.comm) setQuery((q) => ({ ...DEFAULT_QUERY, sort: q.sort, group: q.group, comm: t.comm }));
-    const utid = t.utid ?? (t.tid !== null ? tracks.threads.find((th) => th.tid === t.tid && (t.comm === null || th.name === t.comm))?.utid ?? null : null);
-    if (utid !== null) {
-      const uri = `thread#${utid}`;
-      const v = viewStore.get();
-      if (!v.pinned.includes(uri)) viewStore.update({ pinned: [...v.pinned, uri], hidden: v.hidden.filter((h) => h !== uri) }, { history: 'push' });
-    }
-  }, [tracks]);
+  const onTask = useCallback(
+    (t: TaskRef) => {
+      if (t.comm) setQuery((q) => ({ ...DEFAULT_QUERY, sort: q.sort, group: q.group, comm: t.comm }));
+      const utid =
+        t.utid ??
+        (t.tid !== null
+          ? (tracks.threads.find((th) => th.tid === t.tid && (t.comm === null || th.name === t.comm))?.utid ?? null)
+          : null);
+      if (utid !== null) {
+        const uri = `thread#${utid}`;
+        const v = viewStore.get();
+        if (!v.pinned.includes(uri))
+          viewStore.update(
+            { pinned: [...v.pinned, uri], hidden: v.hidden.filter((h) => h !== uri) },
+            { history: 'push' },
+          );
+      }
+    },
+    [tracks],
+  );
 
   const tn = useTraceNotes(traceId, findings.findings, record);
   const tnRef = useRef(tn);
@@ -240,8 +309,15 @@ function LoadedTrace({ traceId, record, tracks, findings }: Loaded & { traceId: 
   // Tracks named by a share link that this trace does not have: dropped, with a message.
   useEffect(() => {
     const uris = new Set([...set.tracks.map((t) => t.uri), ...set.flows.map((f) => f.uri)]);
-    const { patch, problems } = reconcileView(viewStore.get(), { start: tracks.start, end: tracks.end, findings: findings.findings.length, uris });
-    const trackPatch = { ...(patch.pinned ? { pinned: patch.pinned, hidden: patch.hidden, collapsed: patch.collapsed } : {}) };
+    const { patch, problems } = reconcileView(viewStore.get(), {
+      start: tracks.start,
+      end: tracks.end,
+      findings: findings.findings.length,
+      uris,
+    });
+    const trackPatch = {
+      ...(patch.pinned ? { pinned: patch.pinned, hidden: patch.hidden, collapsed: patch.collapsed } : {}),
+    };
     if (Object.keys(trackPatch).length) viewStore.update(trackPatch, { history: 'replace' });
     notesModel.warn(problems.filter((p) => /track/.test(p)));
   }, [set, tracks, findings]);
@@ -249,17 +325,26 @@ function LoadedTrace({ traceId, record, tracks, findings }: Loaded & { traceId: 
   useEffect(() => {
     const onKey = (e: KeyboardEvent) => {
       if (isTyping(e) || e.ctrlKey || e.metaKey || e.altKey) return;
-      if (e.key === ']') { e.preventDefault(); step(1); }
-      else if (e.key === '[') { e.preventDefault(); step(-1); }
-      else if (e.key === 'Escape') {
+      if (e.key === ']') {
+        e.preventDefault();
+        step(1);
+      } else if (e.key === '[') {
+        e.preventDefault();
+        step(-1);
+      } else if (e.key === 'Escape') {
         if (notesModel.get().editor) notesModel.closeEditor();
         else if (notesModel.get().range) notesModel.setRange(null);
         else viewStore.update({ sel: null, note: null }, { history: 'push' });
-      }
-      else if (e.key === 'l' || e.key === 'L') { e.preventDefault(); tnRef.current.copyCurrentLink(); }
-      else if (e.key === 'n' || e.key === 'N') { e.preventDefault(); void tnRef.current.addNote(); }
-      else if (e.key === 't' || e.key === 'T') { e.preventDefault(); void tnRef.current.copyAsText(); }
-      else if (e.key === 'f' && viewStore.get().sel?.kind === 'finding') {
+      } else if (e.key === 'l' || e.key === 'L') {
+        e.preventDefault();
+        tnRef.current.copyCurrentLink();
+      } else if (e.key === 'n' || e.key === 'N') {
+        e.preventDefault();
+        void tnRef.current.addNote();
+      } else if (e.key === 't' || e.key === 'T') {
+        e.preventDefault();
+        void tnRef.current.copyAsText();
+      } else if (e.key === 'f' && viewStore.get().sel?.kind === 'finding') {
         const f = byIndex.get(viewStore.get().sel!.id);
         if (f) viewStore.update(windowFor(f), { history: 'replace' });
       }
@@ -277,12 +362,20 @@ function LoadedTrace({ traceId, record, tracks, findings }: Loaded & { traceId: 
   return (
     <div className="trace-view" data-testid="trace-view" data-trace-id={traceId}>
       <header className="topbar">
-        <button className="brand" onClick={() => viewStore.update({ trace: null, t0: null, t1: null, sel: null }, { history: 'push' })} title="Back to the library" data-testid="home">
+        <button
+          className="brand"
+          onClick={() => viewStore.update({ trace: null, t0: null, t1: null, sel: null }, { history: 'push' })}
+          title="Back to the library"
+          data-testid="home"
+        >
           stallscope
         </button>
-        <span className="trace-name" data-testid="trace-name">{record.name}</span>
+        <span className="trace-name" data-testid="trace-name">
+          {record.name}
+        </span>
         <span className="trace-facts muted">
-          {record.format}{record.formatVersion ? ` v${record.formatVersion}` : ''}
+          {record.format}
+          {record.formatVersion ? ` v${record.formatVersion}` : ''}
           {record.kernel ? ` · ${record.kernel}` : ''}
           {record.cpus ? ` · ${record.cpus} CPUs` : ''}
           {` · ${formatCount(record.eventsTotal)} events · ${formatBytes(record.sizeBytes)} · ${formatDuration(tracks.end - tracks.start)}`}
@@ -291,9 +384,28 @@ function LoadedTrace({ traceId, record, tracks, findings }: Loaded & { traceId: 
         <IngestGaps record={record} />
         {record.outdated && <OutdatedModel record={record} />}
         <span className="topbar-actions">
-          <button onClick={() => void tn.addNote()} title="Add a note to the selection or the shift+drag range (N)" data-testid="topbar-add-note">Add note</button>
-          <button onClick={() => void tn.copyAsText()} title="Copy the selection as text for an email: trace lines, values, notes, link (T)" data-testid="topbar-copy-text">Copy as text</button>
-          <button className="primary" onClick={tn.copyCurrentLink} title="Copy a link to exactly this view (L)" data-testid="copy-link">Copy link</button>
+          <button
+            onClick={() => void tn.addNote()}
+            title="Add a note to the selection or the shift+drag range (N)"
+            data-testid="topbar-add-note"
+          >
+            Add note
+          </button>
+          <button
+            onClick={() => void tn.copyAsText()}
+            title="Copy the selection as text for an email: trace lines, values, notes, link (T)"
+            data-testid="topbar-copy-text"
+          >
+            Copy as text
+          </button>
+          <button
+            className="primary"
+            onClick={tn.copyCurrentLink}
+            title="Copy a link to exactly this view (L)"
+            data-testid="copy-link"
+          >
+            Copy link
+          </button>
         </span>
       </header>
       <div className="trace-body">
@@ -304,7 +416,9 @@ function LoadedTrace({ traceId, record, tracks, findings }: Loaded & { traceId: 
             set={set}
             hl={hl}
             onSelect={onSelect}
-            onController={(c) => { redrawRef.current = c ? () => c.redraw() : () => {}; }}
+            onController={(c) => {
+              redrawRef.current = c ? () => c.redraw() : () => {};
+            }}
             notes={tn.marks}
             focusedNote={tn.focused}
             range={tn.range}
@@ -329,43 +443,59 @@ function LoadedTrace({ traceId, record, tracks, findings }: Loaded & { traceId: 
                 onSelect={onSelect}
                 onSelectFinding={selectFinding}
                 onTask={onTask}
-                extra={sel ? <><SelectionTasks traceId={traceId} sel={sel} info={tracks} /><SelectionNotes tn={tn} sel={sel} /></> : null}
+                extra={
+                  sel ? (
+                    <>
+                      <SelectionTasks traceId={traceId} sel={sel} info={tracks} />
+                      <SelectionNotes tn={tn} sel={sel} />
+                    </>
+                  ) : null
+                }
               />
             }
             overview={<OverviewPanel findings={findings} onLine={onOverviewLine} />}
             summaries={
               <SummariesPanel
                 findings={findings}
-                base={record.firstTs !== null && /^\d+$/.test(String(record.firstTs)) ? BigInt(String(record.firstTs)) : null}
+                base={
+                  record.firstTs !== null && /^\d+$/.test(String(record.firstTs))
+                    ? BigInt(String(record.firstTs))
+                    : null
+                }
                 onFilter={(f) => setQuery((q) => queryFromFilter(f, q))}
               />
             }
           />
         </div>
         <div className="side-col">
-        <FindingsPanel
-          findings={findings.findings}
-          rows={rows}
-          shown={list.length}
-          counts={findings.counts}
-          detectors={findings.detectors ?? []}
-          query={query}
-          onQuery={setQuery}
-          expanded={expanded}
-          onToggleGroup={toggleGroup}
-          selected={finding?.index ?? null}
-          onSelect={selectFinding}
-          onStep={step}
-        />
-        <NotesPanel
-          labelFor={tn.labelFor}
-          focused={tn.focused}
-          onFocus={tn.focusNote}
-          onCopyLink={tn.copyNoteLink}
-          onExport={tn.exportFile}
-          exportExtra={<><AnnotationsButtons tn={tn} /><OpenInPerfetto traceId={traceId} title={record.name} /></>}
-          top={<LinkNotesSection tn={tn} />}
-        />
+          <FindingsPanel
+            findings={findings.findings}
+            rows={rows}
+            shown={list.length}
+            counts={findings.counts}
+            detectors={findings.detectors ?? []}
+            query={query}
+            onQuery={setQuery}
+            expanded={expanded}
+            onToggleGroup={toggleGroup}
+            selected={finding?.index ?? null}
+            onSelect={selectFinding}
+            onStep={step}
+          />
+          <NotesPanel
+            labelFor={tn.labelFor}
+            focused={tn.focused}
+            onFocus={tn.focusNote}
+            onCopyLink={tn.copyNoteLink}
+            onExport={tn.exportFile}
+            exportExtra={
+              <>
+                <AnnotationsButtons tn={tn} />
+                <OpenInPerfetto traceId={traceId} title={record.name} />
+              </>
+            }
+            top={<LinkNotesSection tn={tn} />}
+          />
         </div>
       </div>
       <NoteEditor />
@@ -388,12 +518,14 @@ function IngestGaps({ record }: { record: TraceRecord }) {
   const unit = record.format === 'trace_dat' ? 'damaged byte range' : 'line';
   const parts: string[] = [];
   // A cut-off download: everything after the cut is missing, which matters more than any skipped line.
-  if (cutOff) parts.push(`file cut off at compressed byte ${cutOff.where.toLocaleString("en")}: the rest is missing`);
+  if (cutOff) parts.push(`file cut off at compressed byte ${cutOff.where.toLocaleString('en')}: the rest is missing`);
   if (skipped > 0) parts.push(`${formatCount(skipped)} ${unit}${skipped === 1 ? '' : 's'} skipped`);
   if (lost > 0) parts.push(`${formatCount(lost)} event${lost === 1 ? '' : 's'} lost by the kernel`);
   // Notices without a count: the kernel overwrote or dropped events and did not say how many.
   else if (notices > 0) parts.push('events lost by the kernel (count not recorded)');
-  const first = (record.firstSkipped ?? []).map((p) => `${p.unit === 'line' ? 'line' : 'offset'} ${p.where}: ${p.reason}`);
+  const first = (record.firstSkipped ?? []).map(
+    (p) => `${p.unit === 'line' ? 'line' : 'offset'} ${p.where}: ${p.reason}`,
+  );
   return (
     <span
       className="ingest-gaps"

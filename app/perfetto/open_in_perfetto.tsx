@@ -20,8 +20,10 @@ const PONG_TIMEOUT_MS = 15_000;
 
 async function fetchExport(traceId: string): Promise<{ buffer: ArrayBuffer; name: string }> {
   const res = await fetch(`/api/traces/${encodeURIComponent(traceId)}/export.perfetto-trace`);
-  if (!res.ok) throw new Error(((await res.json().catch(() => null)) as { error?: string } | null)?.error ?? `HTTP ${res.status}`);
-  const name = /filename="([^"]+)"/.exec(res.headers.get('content-disposition') ?? '')?.[1] ?? 'stallscope.perfetto-trace';
+  if (!res.ok)
+    throw new Error(((await res.json().catch(() => null)) as { error?: string } | null)?.error ?? `HTTP ${res.status}`);
+  const name =
+    /filename="([^"]+)"/.exec(res.headers.get('content-disposition') ?? '')?.[1] ?? 'stallscope.perfetto-trace';
   return { buffer: await res.arrayBuffer(), name };
 }
 
@@ -41,7 +43,14 @@ function saveFile(buffer: ArrayBuffer, name: string): void {
  * PONG (only messages from that window and origin count), then posts the
  * buffer. Resolves true once posted, false on timeout or a closed window.
  */
-export function postToPerfettoUi(win: Window, buffer: ArrayBuffer, title: string, url: string, origin = PERFETTO_UI_ORIGIN, timeoutMs = PONG_TIMEOUT_MS): Promise<boolean> {
+export function postToPerfettoUi(
+  win: Window,
+  buffer: ArrayBuffer,
+  title: string,
+  url: string,
+  origin = PERFETTO_UI_ORIGIN,
+  timeoutMs = PONG_TIMEOUT_MS,
+): Promise<boolean> {
   return new Promise((resolve) => {
     let done = false;
     const finish = (ok: boolean) => {
@@ -105,13 +114,27 @@ export function OpenInPerfetto({ traceId, title }: { traceId: string; title: str
 
   return (
     <span className="open-in-perfetto" data-testid="open-in-perfetto">
-      <button className="link" onClick={download} data-testid="export-perfetto" title="The trace with its findings and notes as a Perfetto trace file">
+      <button
+        className="link"
+        onClick={download}
+        data-testid="export-perfetto"
+        title="The trace with its findings and notes as a Perfetto trace file"
+      >
         Perfetto trace
       </button>
-      <button className="link" onClick={open} data-testid="open-perfetto" title="Open the trace with its findings in ui.perfetto.dev">
+      <button
+        className="link"
+        onClick={open}
+        data-testid="open-perfetto"
+        title="Open the trace with its findings in ui.perfetto.dev"
+      >
         Open in Perfetto
       </button>
-      {status && <span className="muted" data-testid="perfetto-status">{status}</span>}
+      {status && (
+        <span className="muted" data-testid="perfetto-status">
+          {status}
+        </span>
+      )}
     </span>
   );
 }

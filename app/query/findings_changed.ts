@@ -9,7 +9,9 @@ export function findingsChanged(traceId: string): void {
 }
 
 export function onFindingsChanged(traceId: string, f: () => void): () => void {
-  const l = (e: Event) => { if ((e as CustomEvent<string>).detail === traceId) f(); };
+  const l = (e: Event) => {
+    if ((e as CustomEvent<string>).detail === traceId) f();
+  };
   bus.addEventListener('changed', l);
   return () => bus.removeEventListener('changed', l);
 }

@@ -100,7 +100,9 @@ export function QueryPage({ traceId, info }: Props) {
     if (status.kind !== 'running') return;
     // By id; if the server had not handed it on yet, closing the request stops it there too.
     void queryApi.cancel(status.queryId).then(
-      (r) => { if (!r.cancelled) abort.current?.abort(); },
+      (r) => {
+        if (!r.cancelled) abort.current?.abort();
+      },
       () => abort.current?.abort(),
     );
   };
@@ -115,7 +117,11 @@ export function QueryPage({ traceId, info }: Props) {
       setTrackId(null);
       return;
     }
-    const first = status.sql.split('\n').map((l) => l.replace(/--.*$/, '').trim()).find(Boolean) ?? 'query';
+    const first =
+      status.sql
+        .split('\n')
+        .map((l) => l.replace(/--.*$/, '').trim())
+        .find(Boolean) ?? 'query';
     const id = addQueryTrack({
       title: `Query: ${first.slice(0, 60)}`,
       sql: status.sql,
@@ -127,48 +133,72 @@ export function QueryPage({ traceId, info }: Props) {
     setTrackId(id);
   };
 
-  const onRowClick = useCallback((row: number) => {
-    if (!answer) return;
-    setSelectedRow(row);
-    const base = BigInt(answer.base);
-    const tsCol = columnIndex(columns, 'ts');
-    if (tsCol < 0) return;
-    const ts = relativeNs(answer.cols[tsCol]![row], base);
-    if (!Number.isFinite(ts)) return;
-    const durCol = columnIndex(columns, 'dur');
-    const dur = durCol >= 0 ? Math.max(0, Number(answer.cols[durCol]![row]) || 0) : 0;
-    revealTime(ts, dur, true);
-    const eventId = eventIdOf(columns, answer.cols, row);
-    if (eventId !== null) viewStore.update({ sel: { kind: 'event', id: eventId } }, { history: 'push' });
-  }, [answer, columns]);
+  const onRowClick = useCallback(
+    (row: number) => {
+      if (!answer) return;
+      setSelectedRow(row);
+      const base = BigInt(answer.base);
+      const tsCol = columnIndex(columns, 'ts');
+      if (tsCol < 0) return;
+      const ts = relativeNs(answer.cols[tsCol]![row], base);
+      if (!Number.isFinite(ts)) return;
+      const durCol = columnIndex(columns, 'dur');
+      const dur = durCol >= 0 ? Math.max(0, Number(answer.cols[durCol]![row]) || 0) : 0;
+      revealTime(ts, dur, true);
+      const eventId = eventIdOf(columns, answer.cols, row);
+      if (eventId !== null) viewStore.update({ sel: { kind: 'event', id: eventId } }, { history: 'push' });
+    },
+    [answer, columns],
+  );
 
   // The timeline's selection picks the row of the same event, if the result has it.
   useEffect(() => {
     if (!answer || sel?.kind !== 'event') return;
-    const k = columnIndex(columns, 'event_id') >= 0 ? columnIndex(columns, 'event_id') : columnIndex(columns, 'state') < 0 ? columnIndex(columns, 'id') : -1;
+    const k =
+      columnIndex(columns, 'event_id') >= 0
+        ? columnIndex(columns, 'event_id')
+        : columnIndex(columns, 'state') < 0
+          ? columnIndex(columns, 'id')
+          : -1;
     if (k < 0) return;
     const i = answer.cols[k]!.indexOf(sel.id);
     if (i >= 0) setSelectedRow(i);
     // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [sel, answer]);
 
-  const onEntity = useCallback((kind: 'utid' | 'tid' | 'upid' | 'pid' | 'cpu', value: number) => {
-    if (kind === 'cpu') showCpu(value);
-    else if (kind === 'utid') showThread(value);
-    else if (kind === 'tid') {
-      const t = info.threads.find((x) => x.tid === value);
-      if (t) showThread(t.utid);
-      else notesModel.toast('error', `No thread with tid ${value} in this trace.`);
-    } else {
-      // A process: its threads (upid / pid both resolved by the server's thread table).
-      void queryApi.run(traceId, `SELECT t.utid FROM thread t JOIN process p USING (upid) WHERE p.${kind} = ${Math.trunc(value)} LIMIT 64`, { queryId: `p${Date.now().toString(36)}` })
-        .then((r) => { for (const u of r.cols[0] ?? []) if (typeof u === 'number') showThread(u); })
-        .catch((e: Error) => notesModel.toast('error', e.message));
-    }
-  }, [info, traceId]);
+  const onEntity = useCallback(
+    (kind: 'utid' | 'tid' | 'upid' | 'pid' | 'cpu', value: number) => {
+      if (kind === 'cpu') showCpu(value);
+      else if (kind === 'utid') showThread(value);
+      else if (kind === 'tid') {
+        const t = info.threads.find((x) => x.tid === value);
+        if (t) showThread(t.utid);
+        else notesModel.toast('error', `No thread with tid ${value} in this trace.`);
+      } else {
+        // A process: its threads (upid / pid both resolved by the server's thread table).
+        void queryApi
+          .run(
+            traceId,
+            `SELECT t.utid FROM thread t JOIN process p USING (upid) WHERE p.${kind} = ${Math.trunc(value)} LIMIT 64`,
+            { queryId: `p${Date.now().toString(36)}` },
+          )
+          .then((r) => {
+            for (const u of r.cols[0] ?? []) if (typeof u === 'number') showThread(u);
+          })
+          .catch((e: Error) => notesModel.toast('error', e.message));
+      }
+    },
+    [info, traceId],
+  );
 
   const saveAs = () => {
-    const name = prompt('Save this query as:', text.split('\n')[0]!.replace(/^--\s*/, '').slice(0, 60));
+    const name = prompt(
+      'Save this query as:',
+      text
+        .split('\n')[0]!
+        .replace(/^--\s*/, '')
+        .slice(0, 60),
+    );
     if (name) saveQuery(name, text);
   };
 
@@ -176,27 +206,68 @@ export function QueryPage({ traceId, info }: Props) {
   return (
     <div className="query-page" data-testid="query-page">
       <div className="query-toolbar">
-        <button className="primary" onClick={() => void run()} disabled={status.kind === 'running'} data-testid="query-run" title="Run (Ctrl+Enter)">Run</button>
-        <button onClick={cancel} disabled={status.kind !== 'running'} data-testid="query-cancel" title="Cancel the running query">Cancel</button>
+        <button
+          className="primary"
+          onClick={() => void run()}
+          disabled={status.kind === 'running'}
+          data-testid="query-run"
+          title="Run (Ctrl+Enter)"
+        >
+          Run
+        </button>
+        <button
+          onClick={cancel}
+          disabled={status.kind !== 'running'}
+          data-testid="query-cancel"
+          title="Cancel the running query"
+        >
+          Cancel
+        </button>
         <label className="muted" title="The query is cancelled after this long">
           time limit{' '}
           <select value={timeoutMs} onChange={(e) => setTimeoutMs(Number(e.target.value))} data-testid="query-timeout">
-            {TIMEOUTS.map((t) => <option key={t} value={t}>{t >= 60_000 ? `${t / 60_000} min` : `${t / 1000} s`}</option>)}
+            {TIMEOUTS.map((t) => (
+              <option key={t} value={t}>
+                {t >= 60_000 ? `${t / 60_000} min` : `${t / 1000} s`}
+              </option>
+            ))}
           </select>
         </label>
         <span className="query-status" data-testid="query-status" data-state={status.kind}>
           {status.kind === 'running' && `running… ${elapsed.toFixed(1)} s`}
-          {status.kind === 'done' && `${formatCount(status.answer.rowCount)} row${status.answer.rowCount === 1 ? '' : 's'}${status.answer.truncated ? ' (first ones only)' : ''} in ${status.answer.elapsedMs} ms`}
-          {status.kind === 'error' && <span className="error" data-testid="query-error">{status.message}{status.where ? ` (${status.where})` : ''}</span>}
+          {status.kind === 'done' &&
+            `${formatCount(status.answer.rowCount)} row${status.answer.rowCount === 1 ? '' : 's'}${status.answer.truncated ? ' (first ones only)' : ''} in ${status.answer.elapsedMs} ms`}
+          {status.kind === 'error' && (
+            <span className="error" data-testid="query-error">
+              {status.message}
+              {status.where ? ` (${status.where})` : ''}
+            </span>
+          )}
         </span>
         <span className="query-actions">
-          <button onClick={showAsTrack} disabled={!answer || !hasTimeColumn(columns)} data-testid="query-show-track"
-            title={answer && !hasTimeColumn(columns) ? 'A result needs a ts column (and optionally dur, cpu or utid/tid) to be drawn' : 'Draw the rows on the timeline'}>
+          <button
+            onClick={showAsTrack}
+            disabled={!answer || !hasTimeColumn(columns)}
+            data-testid="query-show-track"
+            title={
+              answer && !hasTimeColumn(columns)
+                ? 'A result needs a ts column (and optionally dur, cpu or utid/tid) to be drawn'
+                : 'Draw the rows on the timeline'
+            }
+          >
             {trackId !== null && tracks.some((t) => t.id === trackId) ? 'Remove track' : 'Show as track'}
           </button>
-          <button onClick={saveAs} data-testid="query-save">Save query</button>
-          <button onClick={() => setSaving(true)} disabled={!answer || !hasTimeColumn(columns)} data-testid="query-save-detector"
-            title="Keep this query as a detector: it runs with the built-in ones on every trace, and its rows become findings">Save as detector…</button>
+          <button onClick={saveAs} data-testid="query-save">
+            Save query
+          </button>
+          <button
+            onClick={() => setSaving(true)}
+            disabled={!answer || !hasTimeColumn(columns)}
+            data-testid="query-save-detector"
+            title="Keep this query as a detector: it runs with the built-in ones on every trace, and its rows become findings"
+          >
+            Save as detector…
+          </button>
         </span>
       </div>
       <div className="query-top">
@@ -205,14 +276,33 @@ export function QueryPage({ traceId, info }: Props) {
         </div>
         <div className="query-side">
           <div className="query-side-tabs">
-            <button className={side === 'history' ? 'on' : ''} onClick={() => setSide('history')}>History</button>
-            <button className={side === 'saved' ? 'on' : ''} onClick={() => setSide('saved')} data-testid="query-saved-tab">Saved ({saved.length})</button>
+            <button className={side === 'history' ? 'on' : ''} onClick={() => setSide('history')}>
+              History
+            </button>
+            <button
+              className={side === 'saved' ? 'on' : ''}
+              onClick={() => setSide('saved')}
+              data-testid="query-saved-tab"
+            >
+              Saved ({saved.length})
+            </button>
           </div>
           <ul className="query-list" data-testid={`query-${side}`}>
             {(side === 'history' ? history.map((h) => ({ name: h, sql: h })) : saved).map((q) => (
               <li key={q.name} title={q.sql} onClick={() => setText(q.sql)}>
                 <span className="query-list-text">{q.name.replace(/\s+/g, ' ').slice(0, 120)}</span>
-                {side === 'saved' && <button className="icon" onClick={(e) => { e.stopPropagation(); deleteSaved(q.name); }} aria-label="delete saved query">×</button>}
+                {side === 'saved' && (
+                  <button
+                    className="icon"
+                    onClick={(e) => {
+                      e.stopPropagation();
+                      deleteSaved(q.name);
+                    }}
+                    aria-label="delete saved query"
+                  >
+                    ×
+                  </button>
+                )}
               </li>
             ))}
             {side === 'history' && history.length === 0 && <li className="muted">Queries you run appear here.</li>}
@@ -220,7 +310,14 @@ export function QueryPage({ traceId, info }: Props) {
         </div>
       </div>
       {answer && answer.columns.length > 0 && (
-        <ResultsTable columns={answer.columns} cols={answer.cols} rowCount={answer.rowCount} selectedRow={selectedRow} onRowClick={onRowClick} onEntity={onEntity} />
+        <ResultsTable
+          columns={answer.columns}
+          cols={answer.cols}
+          rowCount={answer.rowCount}
+          selectedRow={selectedRow}
+          onRowClick={onRowClick}
+          onEntity={onEntity}
+        />
       )}
       {answer && answer.columns.length === 0 && <div className="muted pad">The statement ran; it returns no rows.</div>}
       {saving && status.kind === 'done' && (
@@ -242,7 +339,10 @@ function SaveDetectorDialog({ traceId, sql, onClose }: { traceId: string; sql: s
     setError(null);
     try {
       const r = await queryApi.saveDetector({ traceId, id, title: title || id, description, severity, sql, replace });
-      notesModel.toast('ok', `Detector ${r.id} saved (${r.file}): ${r.findings} finding${r.findings === 1 ? '' : 's'} in this trace.`);
+      notesModel.toast(
+        'ok',
+        `Detector ${r.id} saved (${r.file}): ${r.findings} finding${r.findings === 1 ? '' : 's'} in this trace.`,
+      );
       findingsChanged(traceId);
       onClose();
     } catch (e) {
@@ -253,26 +353,63 @@ function SaveDetectorDialog({ traceId, sql, onClose }: { traceId: string; sql: s
   };
   return (
     <div className="modal-backdrop" onClick={onClose}>
-      <div className="modal save-detector" onClick={(e) => e.stopPropagation()} data-testid="save-detector-dialog" role="dialog" aria-label="Save as detector">
+      <div
+        className="modal save-detector"
+        onClick={(e) => e.stopPropagation()}
+        data-testid="save-detector-dialog"
+        role="dialog"
+        aria-label="Save as detector"
+      >
         <h3>Save as detector</h3>
         <p className="muted">
           The query becomes a detector file in this server's detector directory. It runs with the built-in detectors on
-          every trace (like <code>stallscope analyze --queries DIR</code>); each row is a finding.
-          Columns it lacks get defaults: severity below, dur 0, utid from tid, event_ids from id.
+          every trace (like <code>stallscope analyze --queries DIR</code>); each row is a finding. Columns it lacks get
+          defaults: severity below, dur 0, utid from tid, event_ids from id.
         </p>
-        <label>Id <input value={id} onChange={(e) => setId(e.target.value)} data-testid="detector-id" pattern="[a-z][a-z0-9_]*" /></label>
-        <label>Title <input value={title} onChange={(e) => setTitle(e.target.value)} data-testid="detector-title" placeholder="What each finding is, e.g. Shrinker call over 10 ms" /></label>
-        <label>Description <input value={description} onChange={(e) => setDescription(e.target.value)} /></label>
-        <label>Severity
+        <label>
+          Id{' '}
+          <input
+            value={id}
+            onChange={(e) => setId(e.target.value)}
+            data-testid="detector-id"
+            pattern="[a-z][a-z0-9_]*"
+          />
+        </label>
+        <label>
+          Title{' '}
+          <input
+            value={title}
+            onChange={(e) => setTitle(e.target.value)}
+            data-testid="detector-title"
+            placeholder="What each finding is, e.g. Shrinker call over 10 ms"
+          />
+        </label>
+        <label>
+          Description <input value={description} onChange={(e) => setDescription(e.target.value)} />
+        </label>
+        <label>
+          Severity
           <select value={severity} onChange={(e) => setSeverity(e.target.value)} data-testid="detector-severity">
-            <option value="info">info</option><option value="warn">warn</option><option value="critical">critical</option>
+            <option value="info">info</option>
+            <option value="warn">warn</option>
+            <option value="critical">critical</option>
           </select>
         </label>
-        {error && <div className="error" data-testid="detector-error">{error}</div>}
+        {error && (
+          <div className="error" data-testid="detector-error">
+            {error}
+          </div>
+        )}
         <div className="modal-actions">
           <button onClick={onClose}>Cancel</button>
-          {error && /already have a detector/.test(error) && <button onClick={() => void save(true)} disabled={busy}>Replace it</button>}
-          <button className="primary" onClick={() => void save()} disabled={busy || !id} data-testid="detector-save">{busy ? 'Saving…' : 'Save'}</button>
+          {error && /already have a detector/.test(error) && (
+            <button onClick={() => void save(true)} disabled={busy}>
+              Replace it
+            </button>
+          )}
+          <button className="primary" onClick={() => void save()} disabled={busy || !id} data-testid="detector-save">
+            {busy ? 'Saving…' : 'Save'}
+          </button>
         </div>
       </div>
     </div>

@@ -66,7 +66,11 @@ export class QueryTrack implements Track {
   /** The result row a click selected (outlined). */
   selectedRow = -1;
 
-  constructor(readonly src: QueryTrackSource, threadName: (utid: number | null) => string, tidToUtid: (tid: number) => number | null) {
+  constructor(
+    readonly src: QueryTrackSource,
+    threadName: (utid: number | null) => string,
+    tidToUtid: (tid: number) => number | null,
+  ) {
     this.uri = `query#${src.id}`;
     this.title = src.title;
     const base = BigInt(src.base);
@@ -76,7 +80,9 @@ export class QueryTrack implements Track {
     const utidCol = c('utid');
     const tidCol = c('tid');
     const cpuCol = c('cpu');
-    this.labelCol = [c('name'), c('title'), c('state'), c('category')].find((i) => i >= 0) ?? src.columns.findIndex((_, k) => typeof src.cols[k]?.[0] === 'string');
+    this.labelCol =
+      [c('name'), c('title'), c('state'), c('category')].find((i) => i >= 0) ??
+      src.columns.findIndex((_, k) => typeof src.cols[k]?.[0] === 'string');
     const n = src.rowCount;
     const ts = new Float64Array(n);
     const dur = new Float64Array(n);
@@ -103,7 +109,14 @@ export class QueryTrack implements Track {
             keys.set(k, lane);
             const v = src.cols[col]![i];
             const num = typeof v === 'number' ? v : null;
-            labels[lane] = col === cpuCol ? `CPU ${String(v)}` : col === utidCol ? threadName(num) : num !== null ? threadName(tidToUtid(num)) : String(v);
+            labels[lane] =
+              col === cpuCol
+                ? `CPU ${String(v)}`
+                : col === utidCol
+                  ? threadName(num)
+                  : num !== null
+                    ? threadName(tidToUtid(num))
+                    : String(v);
           } else {
             lane = MAX_KEY_LANES;
             labels[lane] = 'other';
@@ -155,7 +168,11 @@ export class QueryTrack implements Track {
       const r = lane.rows;
       // Instants: widen to a few px so they can be seen and clicked.
       const minDur = scale.nsPerPx * INSTANT_PX;
-      const shown: SliceRows = { ...r, dur: r.dur.map((d) => (d > 0 ? d : minDur)), maxDur: Math.max(r.maxDur, minDur) };
+      const shown: SliceRows = {
+        ...r,
+        dur: r.dur.map((d) => (d > 0 ? d : minDur)),
+        maxDur: Math.max(r.maxDur, minDur),
+      };
       drawSlices(ctx, scale, top, LANE_H - 2, shown, {
         color: (i) => colorFor(this.label(r.row[i]!) ?? lane.label ?? this.title),
         label: (i) => this.label(r.row[i]!),

@@ -37,10 +37,16 @@ export function ResultsTable({ columns, cols, rowCount, selectedRow, onRowClick,
     [columns, cols, rowCount],
   );
   const total = widths.reduce((a, b) => a + b, 0) + 56;
-  const v = useVirtualizer({ count: rowCount, getScrollElement: () => scroller.current, estimateSize: () => ROW_H, overscan: 16 });
+  const v = useVirtualizer({
+    count: rowCount,
+    getScrollElement: () => scroller.current,
+    estimateSize: () => ROW_H,
+    overscan: 16,
+  });
 
   useEffect(() => {
-    if (selectedRow !== null && selectedRow >= 0 && selectedRow < rowCount) v.scrollToIndex(selectedRow, { align: 'auto' });
+    if (selectedRow !== null && selectedRow >= 0 && selectedRow < rowCount)
+      v.scrollToIndex(selectedRow, { align: 'auto' });
   }, [selectedRow, rowCount, v]);
 
   const numeric = useMemo(() => columns.map((c) => /INT|DOUBLE|FLOAT|DECIMAL/.test(c.type)), [columns]);
@@ -56,7 +62,18 @@ export function ResultsTable({ columns, cols, rowCount, selectedRow, onRowClick,
       </div>
       <div style={{ height: v.getTotalSize(), width: total, position: 'relative' }}>
         {v.getVirtualItems().map((item) => (
-          <ResultRow key={item.index} i={item.index} start={item.start} selected={item.index === selectedRow} columns={columns} cols={cols} widths={widths} numeric={numeric} onRowClick={onRowClick} onEntity={onEntity} />
+          <ResultRow
+            key={item.index}
+            i={item.index}
+            start={item.start}
+            selected={item.index === selectedRow}
+            columns={columns}
+            cols={cols}
+            widths={widths}
+            numeric={numeric}
+            onRowClick={onRowClick}
+            onEntity={onEntity}
+          />
         ))}
       </div>
     </div>
@@ -76,7 +93,17 @@ interface RowProps {
 }
 
 /** One row; unchanged rows are not rendered again as the list scrolls (memo). */
-const ResultRow = memo(function ResultRow({ i, start, selected, columns, cols, widths, numeric, onRowClick, onEntity }: RowProps) {
+const ResultRow = memo(function ResultRow({
+  i,
+  start,
+  selected,
+  columns,
+  cols,
+  widths,
+  numeric,
+  onRowClick,
+  onEntity,
+}: RowProps) {
   return (
     <div
       className={`results-row${selected ? ' selected' : ''}`}
@@ -92,17 +119,33 @@ const ResultRow = memo(function ResultRow({ i, start, selected, columns, cols, w
         const name = c.name.toLowerCase();
         const link = ENTITY.has(name) && typeof val === 'number';
         return (
-          <span key={k} className={`results-cell${numeric[k] ? ' num' : ''}${val === null ? ' null' : ''}`} style={{ width: widths[k] }} title={text.length > 40 ? text : undefined}>
+          <span
+            key={k}
+            className={`results-cell${numeric[k] ? ' num' : ''}${val === null ? ' null' : ''}`}
+            style={{ width: widths[k] }}
+            title={text.length > 40 ? text : undefined}
+          >
             {link ? (
               <button
                 className="link"
-                title={name === 'cpu' ? `Show CPU ${text}'s track` : name === 'upid' || name === 'pid' ? 'Give each thread of this process a track' : 'Give this thread a track'}
+                title={
+                  name === 'cpu'
+                    ? `Show CPU ${text}'s track`
+                    : name === 'upid' || name === 'pid'
+                      ? 'Give each thread of this process a track'
+                      : 'Give this thread a track'
+                }
                 data-testid={`entity-${name}`}
-                onClick={(e) => { e.stopPropagation(); onEntity(name as 'utid', val); }}
+                onClick={(e) => {
+                  e.stopPropagation();
+                  onEntity(name as 'utid', val);
+                }}
               >
                 {text}
               </button>
-            ) : text}
+            ) : (
+              text
+            )}
           </span>
         );
       })}

@@ -30,14 +30,33 @@ interface Props {
 function namespaceOf(catalog: Catalog): SQLNamespace {
   const ns: Record<string, SQLNamespace> = {};
   for (const t of catalog.tables) {
-    const cols: Completion[] = t.columns.map((c) => ({ label: c.name, type: 'property', detail: c.type, info: c.description }));
-    ns[t.name] = { self: { label: t.name, type: t.kind === 'view' ? 'type' : 'class', detail: t.typed ? 'event table' : t.kind, info: t.description }, children: cols };
+    const cols: Completion[] = t.columns.map((c) => ({
+      label: c.name,
+      type: 'property',
+      detail: c.type,
+      info: c.description,
+    }));
+    ns[t.name] = {
+      self: {
+        label: t.name,
+        type: t.kind === 'view' ? 'type' : 'class',
+        detail: t.typed ? 'event table' : t.kind,
+        info: t.description,
+      },
+      children: cols,
+    };
   }
   return ns;
 }
 
 function macroSource(catalog: Catalog) {
-  const options: Completion[] = catalog.macros.map((m) => ({ label: m.name, type: 'function', detail: `(${m.params})`, info: m.description, apply: `${m.name}(` }));
+  const options: Completion[] = catalog.macros.map((m) => ({
+    label: m.name,
+    type: 'function',
+    detail: `(${m.params})`,
+    info: m.description,
+    apply: `${m.name}(`,
+  }));
   return (ctx: CompletionContext): CompletionResult | null => {
     const w = ctx.matchBefore(/ss_\w*/);
     if (!w || (w.from === w.to && !ctx.explicit)) return null;
@@ -46,7 +65,11 @@ function macroSource(catalog: Catalog) {
 }
 
 function languageFor(catalog: Catalog | null) {
-  const lang = sql({ dialect: PostgreSQL, schema: catalog ? namespaceOf(catalog) : undefined, upperCaseKeywords: false });
+  const lang = sql({
+    dialect: PostgreSQL,
+    schema: catalog ? namespaceOf(catalog) : undefined,
+    upperCaseKeywords: false,
+  });
   return catalog ? [lang, lang.language.data.of({ autocomplete: macroSource(catalog) })] : [lang];
 }
 
@@ -66,12 +89,27 @@ export function SqlEditor({ value, onChange, onRun, catalog, error }: Props) {
       state: EditorState.create({
         doc: value,
         extensions: [
-          Prec.highest(keymap.of([{ key: 'Mod-Enter', run: () => { onRunRef.current(); return true; } }])),
+          Prec.highest(
+            keymap.of([
+              {
+                key: 'Mod-Enter',
+                run: () => {
+                  onRunRef.current();
+                  return true;
+                },
+              },
+            ]),
+          ),
           basicSetup,
           language.current.of(languageFor(null)),
           placeholder('SELECT name, count(*) FROM ftrace_event GROUP BY 1 ORDER BY 2 DESC   — Ctrl+Enter runs'),
-          EditorView.updateListener.of((u) => { if (u.docChanged) onChangeRef.current(u.state.doc.toString()); }),
-          EditorView.theme({ '&': { height: '100%', fontSize: '12.5px' }, '.cm-scroller': { fontFamily: "ui-monospace, 'DejaVu Sans Mono', monospace" } }),
+          EditorView.updateListener.of((u) => {
+            if (u.docChanged) onChangeRef.current(u.state.doc.toString());
+          }),
+          EditorView.theme({
+            '&': { height: '100%', fontSize: '12.5px' },
+            '.cm-scroller': { fontFamily: "ui-monospace, 'DejaVu Sans Mono', monospace" },
+          }),
         ],
       }),
     });
@@ -92,7 +130,8 @@ export function SqlEditor({ value, onChange, onRun, catalog, error }: Props) {
   // Text set from outside (history, saved queries).
   useEffect(() => {
     const v = view.current;
-    if (v && v.state.doc.toString() !== value) v.dispatch({ changes: { from: 0, to: v.state.doc.length, insert: value } });
+    if (v && v.state.doc.toString() !== value)
+      v.dispatch({ changes: { from: 0, to: v.state.doc.length, insert: value } });
   }, [value]);
 
   useEffect(() => {
@@ -110,7 +149,16 @@ export function SqlEditor({ value, onChange, onRun, catalog, error }: Props) {
     const rest = v.state.sliceDoc(from, line.to);
     const word = /^[\w$."']+/.exec(rest)?.[0].length ?? 1;
     const to = error.position === null ? line.to : Math.min(len, from + Math.max(1, word));
-    v.dispatch(setDiagnostics(v.state, [{ from: error.position === null ? line.from : from, to: Math.max(to, from + (len > from ? 1 : 0)), severity: 'error', message: error.message }]));
+    v.dispatch(
+      setDiagnostics(v.state, [
+        {
+          from: error.position === null ? line.from : from,
+          to: Math.max(to, from + (len > from ? 1 : 0)),
+          severity: 'error',
+          message: error.message,
+        },
+      ]),
+    );
   }, [error]);
 
   return <div className="sql-editor" ref={host} data-testid="sql-editor" data-schema={catalog ? 'ready' : 'loading'} />;

@@ -1,7 +1,25 @@
 /** Colours: one stable hue per task, fixed colours per scheduling state. */
 const PALETTE = [
-  '#4e79a7', '#f28e2b', '#59a14f', '#b07aa1', '#76b7b2', '#edc948', '#e15759', '#9c755f', '#ff9da7', '#7f9fbf',
-  '#2f7ebc', '#c9782c', '#3e8e4f', '#8f5ea2', '#3f9c96', '#c4a32a', '#c2413e', '#7b5a46', '#d9779a', '#5b7fa3',
+  '#4e79a7',
+  '#f28e2b',
+  '#59a14f',
+  '#b07aa1',
+  '#76b7b2',
+  '#edc948',
+  '#e15759',
+  '#9c755f',
+  '#ff9da7',
+  '#7f9fbf',
+  '#2f7ebc',
+  '#c9782c',
+  '#3e8e4f',
+  '#8f5ea2',
+  '#3f9c96',
+  '#c4a32a',
+  '#c2413e',
+  '#7b5a46',
+  '#d9779a',
+  '#5b7fa3',
 ];
 
 export function taskColor(utid: number | null): string {
@@ -27,17 +45,26 @@ export const STATE_COLOR: Record<string, string> = {
 
 export function stateColor(state: string | null): string {
   if (!state) return '#dadce0';
-  return STATE_COLOR[state] ?? (state.startsWith('D') ? STATE_COLOR.D! : state.startsWith('R') ? STATE_COLOR.R! : '#bdc1c6');
+  return (
+    STATE_COLOR[state] ?? (state.startsWith('D') ? STATE_COLOR.D! : state.startsWith('R') ? STATE_COLOR.R! : '#bdc1c6')
+  );
 }
 
 export function stateLabel(state: string | null): string {
   switch (state) {
-    case 'Running': return 'Running';
-    case 'R': case 'R+': return 'Runnable';
-    case 'D': return 'Uninterruptible sleep';
-    case 'S': return 'Sleeping';
-    case 'I': return 'Idle';
-    default: return state ?? '';
+    case 'Running':
+      return 'Running';
+    case 'R':
+    case 'R+':
+      return 'Runnable';
+    case 'D':
+      return 'Uninterruptible sleep';
+    case 'S':
+      return 'Sleeping';
+    case 'I':
+      return 'Idle';
+    default:
+      return state ?? '';
   }
 }
 

@@ -39,7 +39,10 @@ export function drawCounter(
     const ts = rows.ts[i]!;
     if (ts > scale.t1) break;
     x = scale.tsToPx(ts);
-    if (x < -2) { cur = rows.last[i]!; continue; }
+    if (x < -2) {
+      cur = rows.last[i]!;
+      continue;
+    }
     ctx.lineTo(x, cur === null ? bottom : vy(cur));
     if (rows.n[i]! > 1) spans.push([x, vy(rows.hi[i]!), vy(rows.lo[i]!)]);
     cur = rows.last[i]!;

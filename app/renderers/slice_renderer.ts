@@ -60,8 +60,14 @@ export function drawSlices(
   let lastAlpha = 1;
   const flush = () => {
     if (runX1 === -Infinity) return;
-    if (runColor !== lastColor) { ctx.fillStyle = runColor; lastColor = runColor; }
-    if (runAlpha !== lastAlpha) { ctx.globalAlpha = runAlpha; lastAlpha = runAlpha; }
+    if (runColor !== lastColor) {
+      ctx.fillStyle = runColor;
+      lastColor = runColor;
+    }
+    if (runAlpha !== lastAlpha) {
+      ctx.globalAlpha = runAlpha;
+      lastAlpha = runAlpha;
+    }
     // A summary of many narrow slices is drawn a little lower, so it reads as "busy", not as one slice.
     if (runSummary) ctx.fillRect(runX0, y + h * 0.2, runX1 - runX0, h * 0.6);
     else ctx.fillRect(runX0, y, runX1 - runX0, h);
@@ -79,7 +85,13 @@ export function drawSlices(
     const color = style.color(i);
     const alpha = style.dim?.(i) ? DIM_ALPHA : 1;
     const summary = rows.n[i]! > 1;
-    if (color === runColor && alpha === runAlpha && summary === runSummary && x0 <= runX1 + 0.01 && runX1 !== -Infinity) {
+    if (
+      color === runColor &&
+      alpha === runAlpha &&
+      summary === runSummary &&
+      x0 <= runX1 + 0.01 &&
+      runX1 !== -Infinity
+    ) {
       runX1 = Math.max(runX1, x0 + w);
     } else {
       flush();
@@ -105,7 +117,10 @@ export function drawSlices(
     ctx.font = '11px system-ui, sans-serif';
     ctx.textBaseline = 'middle';
     for (const l of labels) {
-      if (l.alpha !== lastAlpha) { ctx.globalAlpha = l.alpha; lastAlpha = l.alpha; }
+      if (l.alpha !== lastAlpha) {
+        ctx.globalAlpha = l.alpha;
+        lastAlpha = l.alpha;
+      }
       ctx.fillText(fitText(ctx, l.text, l.avail), l.x, y + h / 2 + 0.5);
     }
   }

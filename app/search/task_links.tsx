@@ -16,7 +16,17 @@ export function TaskText({ utid, name, tid }: { utid: number | null; name: strin
   return (
     <span className="task-text">
       {label}
-      <button className="icon task-add" title={`Give ${label} a track`} onClick={(e) => { e.stopPropagation(); showThread(utid); }} data-testid="task-add">+</button>
+      <button
+        className="icon task-add"
+        title={`Give ${label} a track`}
+        onClick={(e) => {
+          e.stopPropagation();
+          showThread(utid);
+        }}
+        data-testid="task-add"
+      >
+        +
+      </button>
     </span>
   );
 }
@@ -38,9 +48,24 @@ export function ArgsText({ text, utidOfTid }: { text: string; utidOfTid(tid: num
   parts.push(text.slice(at));
   return (
     <>
-      {parts.map((p, i) => (typeof p === 'string' ? p : (
-        <button key={i} className="link task-pid" title="Give this thread a track" onClick={(e) => { e.stopPropagation(); showThread(p.utid); }} data-testid="field-task-link">{p.label}</button>
-      )))}
+      {parts.map((p, i) =>
+        typeof p === 'string' ? (
+          p
+        ) : (
+          <button
+            key={i}
+            className="link task-pid"
+            title="Give this thread a track"
+            onClick={(e) => {
+              e.stopPropagation();
+              showThread(p.utid);
+            }}
+            data-testid="field-task-link"
+          >
+            {p.label}
+          </button>
+        ),
+      )}
     </>
   );
 }
@@ -62,13 +87,24 @@ const TASK_FIELDS: Array<[string, string, string]> = [
 ];
 
 const ROLE_OF_NAMED: Record<string, string> = {
-  sched_waking: 'woken', sched_wakeup: 'woken', sched_wakeup_new: 'woken', sched_migrate_task: 'moved', sched_process_exit: 'exiting',
-  sched_stat_runtime: 'ran', sched_process_wait: 'waited for',
+  sched_waking: 'woken',
+  sched_wakeup: 'woken',
+  sched_wakeup_new: 'woken',
+  sched_migrate_task: 'moved',
+  sched_process_exit: 'exiting',
+  sched_stat_runtime: 'ran',
+  sched_process_wait: 'waited for',
 };
 
 export function tasksOfEvent(e: EventInfo, info: TrackList): TaskRef[] {
   const out: TaskRef[] = [];
-  if (e.utid !== null) out.push({ role: e.name === 'sched_migrate_task' ? 'mover' : e.name.startsWith('sched_wak') ? 'waker' : 'running', utid: e.utid, name: e.comm, tid: e.tid });
+  if (e.utid !== null)
+    out.push({
+      role: e.name === 'sched_migrate_task' ? 'mover' : e.name.startsWith('sched_wak') ? 'waker' : 'running',
+      utid: e.utid,
+      name: e.comm,
+      tid: e.tid,
+    });
   for (const [nameField, pidField, role] of TASK_FIELDS) {
     const pid = e.fields[pidField];
     if (typeof pid !== 'number') continue;
@@ -76,7 +112,12 @@ export function tasksOfEvent(e: EventInfo, info: TrackList): TaskRef[] {
     const candidates = info.threads.filter((t) => t.tid === pid);
     const th = candidates.find((t) => t.name === comm) ?? candidates[0];
     if (!th || out.some((x) => x.utid === th.utid)) continue;
-    out.push({ role: role === 'named' ? ROLE_OF_NAMED[e.name] ?? 'named' : role, utid: th.utid, name: comm ?? th.name, tid: pid });
+    out.push({
+      role: role === 'named' ? (ROLE_OF_NAMED[e.name] ?? 'named') : role,
+      utid: th.utid,
+      name: comm ?? th.name,
+      tid: pid,
+    });
   }
   return out;
 }
@@ -90,8 +131,13 @@ export function useSelectedEvent(traceId: string, sel: Selection | null): EventI
       return;
     }
     let live = true;
-    api.event(traceId, sel.id).then((e) => live && setEvent(e), () => live && setEvent(null));
-    return () => { live = false; };
+    api.event(traceId, sel.id).then(
+      (e) => live && setEvent(e),
+      () => live && setEvent(null),
+    );
+    return () => {
+      live = false;
+    };
   }, [traceId, sel?.kind, sel?.id]);
   return event?.id === (sel?.kind === 'event' ? sel.id : -1) ? event : null;
 }
@@ -108,22 +154,41 @@ export function SelectionTasks({ traceId, sel, info }: { traceId: string; sel: S
       const t = typeof utid === 'number' ? byUtid.get(utid) : undefined;
       return t ? [{ role, utid: t.utid, name: t.name, tid: t.tid }] : [];
     };
-    const p: Promise<TaskRef[]> = sel.kind === 'event'
-      ? api.event(traceId, sel.id).then((e) => tasksOfEvent(e, info))
-      : api.row(traceId, sel.kind === 'sched' ? 'sched_slice' : sel.kind === 'state' ? 'thread_state' : 'slice', sel.id).then((r) => [
-        ...ref(sel.kind === 'sched' ? 'ran' : 'thread', r.row.utid),
-        ...ref('waker', r.row.waker_utid),
-      ]);
-    p.then((t) => live && setTasks(t.filter((x) => x.utid !== 0)), () => undefined);
-    return () => { live = false; };
+    const p: Promise<TaskRef[]> =
+      sel.kind === 'event'
+        ? api.event(traceId, sel.id).then((e) => tasksOfEvent(e, info))
+        : api
+            .row(
+              traceId,
+              sel.kind === 'sched' ? 'sched_slice' : sel.kind === 'state' ? 'thread_state' : 'slice',
+              sel.id,
+            )
+            .then((r) => [
+              ...ref(sel.kind === 'sched' ? 'ran' : 'thread', r.row.utid),
+              ...ref('waker', r.row.waker_utid),
+            ]);
+    p.then(
+      (t) => live && setTasks(t.filter((x) => x.utid !== 0)),
+      () => undefined,
+    );
+    return () => {
+      live = false;
+    };
   }, [traceId, sel.kind, sel.id, info]);
   if (!tasks.length) return null;
   return (
     <div className="selection-tasks" data-testid="selection-tasks">
       <span className="muted">Tasks:</span>
       {tasks.map((t) => (
-        <button key={`${t.role}-${t.utid}`} className="task-link" onClick={() => showThread(t.utid)} title={`Give ${t.name ?? 'this thread'} (${t.tid ?? '?'}) a track`} data-testid={`task-link-${t.role}`}>
-          <span className="muted">{t.role}</span> {t.name ?? '?'} {t.tid ?? ''} <span className="task-add">+ track</span>
+        <button
+          key={`${t.role}-${t.utid}`}
+          className="task-link"
+          onClick={() => showThread(t.utid)}
+          title={`Give ${t.name ?? 'this thread'} (${t.tid ?? '?'}) a track`}
+          data-testid={`task-link-${t.role}`}
+        >
+          <span className="muted">{t.role}</span> {t.name ?? '?'} {t.tid ?? ''}{' '}
+          <span className="task-add">+ track</span>
         </button>
       ))}
     </div>

@@ -1,12 +1,45 @@
 import { describe, expect, it } from 'vitest';
 import type { Finding } from '../api/types.ts';
 import { windowFor } from './finding_nav.ts';
-import { DEFAULT_QUERY, childrenOf, facets, listRows, navOrder, queryFindings, queryFromFilter, stepThrough } from './findings_query.ts';
+import {
+  DEFAULT_QUERY,
+  childrenOf,
+  facets,
+  listRows,
+  navOrder,
+  queryFindings,
+  queryFromFilter,
+  stepThrough,
+} from './findings_query.ts';
 
 let rank = 0;
-const f = (index: number, detector: string, severity: Finding['severity'], ts: number, extra: Partial<Finding> = {}): Finding => ({
-  index, id: index, rank: ++rank, parent_id: null, impact_ns: '10', impact: 10,
-  detector, kind: detector, severity, ts, dur: 10, ts_ns: String(ts), dur_ns: '10', cpu: 0, tid: 1, comm: 'x', title: '', values: {}, event_ids: [], ...extra,
+const f = (
+  index: number,
+  detector: string,
+  severity: Finding['severity'],
+  ts: number,
+  extra: Partial<Finding> = {},
+): Finding => ({
+  index,
+  id: index,
+  rank: ++rank,
+  parent_id: null,
+  impact_ns: '10',
+  impact: 10,
+  detector,
+  kind: detector,
+  severity,
+  ts,
+  dur: 10,
+  ts_ns: String(ts),
+  dur_ns: '10',
+  cpu: 0,
+  tid: 1,
+  comm: 'x',
+  title: '',
+  values: {},
+  event_ids: [],
+  ...extra,
 });
 
 describe('findings list', () => {
@@ -29,7 +62,8 @@ describe('findings list', () => {
   });
 
   it('filters by severity, detector, task, shrinker, CPU and text', () => {
-    const ids = (q: Partial<typeof DEFAULT_QUERY>) => queryFindings(all, { ...DEFAULT_QUERY, ...q }).map((x) => x.index);
+    const ids = (q: Partial<typeof DEFAULT_QUERY>) =>
+      queryFindings(all, { ...DEFAULT_QUERY, ...q }).map((x) => x.index);
     expect(ids({ severities: ['warn'] })).toEqual([0, 1, 4]);
     expect(ids({ detector: 'a' })).toEqual([1, 3]);
     expect(ids({ comm: 'kswapd0' })).toEqual([2, 0]);
@@ -41,9 +75,11 @@ describe('findings list', () => {
 
   it('groups one detector and task (or one shrinker) into a row, where its first finding is', () => {
     const rows = listRows(queryFindings(all, DEFAULT_QUERY), true);
-    expect(rows.map((r) => (r.kind === 'group' ? `${r.label}:${r.findings.map((x) => x.index).join(',')}` : r.finding.index))).toEqual([
-      'kswapd0:2,0', 'dd 7:1,3', 'super_cache_scan:4,5',
-    ]);
+    expect(
+      rows.map((r) =>
+        r.kind === 'group' ? `${r.label}:${r.findings.map((x) => x.index).join(',')}` : r.finding.index,
+      ),
+    ).toEqual(['kswapd0:2,0', 'dd 7:1,3', 'super_cache_scan:4,5']);
     const g = rows[0]!;
     expect(g.kind === 'group' && g.worst.index).toBe(2);
     expect(g.kind === 'group' && g.counts).toEqual({ critical: 1, warn: 1, info: 0 });
@@ -68,9 +104,18 @@ describe('findings list', () => {
 
   it('counts what the filters can choose', () => {
     const fc = facets(all);
-    expect(fc.comms).toEqual([['kswapd0', 2], ['dd', 2], ['x', 2]].sort((a, b) => (b[1] as number) - (a[1] as number) || (a[0]! < b[0]! ? -1 : 1)));
+    expect(fc.comms).toEqual(
+      [
+        ['kswapd0', 2],
+        ['dd', 2],
+        ['x', 2],
+      ].sort((a, b) => (b[1] as number) - (a[1] as number) || (a[0]! < b[0]! ? -1 : 1)),
+    );
     expect(fc.shrinkers).toEqual([['super_cache_scan', 2]]);
-    expect(fc.cpus).toEqual([['0', 5], ['1', 1]]);
+    expect(fc.cpus).toEqual([
+      ['0', 5],
+      ['1', 1],
+    ]);
   });
 
   it('shows a finding with context on both sides', () => {

@@ -29,12 +29,29 @@ export interface FindingsQuery {
 }
 
 export const DEFAULT_QUERY: FindingsQuery = {
-  sort: 'impact', severities: [], detector: null, kind: null, comm: null, shrinker: null, cpu: null, text: '', group: true,
+  sort: 'impact',
+  severities: [],
+  detector: null,
+  kind: null,
+  comm: null,
+  shrinker: null,
+  cpu: null,
+  text: '',
+  group: true,
 };
 
 /** The query an overview line's filter stands for (everything else reset). */
 export function queryFromFilter(f: OverviewFilter, base: FindingsQuery = DEFAULT_QUERY): FindingsQuery {
-  return { ...base, severities: [], detector: f.detector, kind: f.kind ?? null, comm: f.comm ?? null, shrinker: f.shrinker ?? null, cpu: null, text: '' };
+  return {
+    ...base,
+    severities: [],
+    detector: f.detector,
+    kind: f.kind ?? null,
+    comm: f.comm ?? null,
+    shrinker: f.shrinker ?? null,
+    cpu: null,
+    text: '',
+  };
 }
 
 export function shrinkerOf(f: Finding): string | null {
@@ -42,7 +59,15 @@ export function shrinkerOf(f: Finding): string | null {
 }
 
 export function isFiltered(q: FindingsQuery): boolean {
-  return q.severities.length > 0 || q.detector !== null || q.kind !== null || q.comm !== null || q.shrinker !== null || q.cpu !== null || q.text.trim() !== '';
+  return (
+    q.severities.length > 0 ||
+    q.detector !== null ||
+    q.kind !== null ||
+    q.comm !== null ||
+    q.shrinker !== null ||
+    q.cpu !== null ||
+    q.text.trim() !== ''
+  );
 }
 
 export function matchesQuery(f: Finding, q: FindingsQuery): boolean {
@@ -54,7 +79,9 @@ export function matchesQuery(f: Finding, q: FindingsQuery): boolean {
   if (q.cpu !== null && f.cpu !== q.cpu) return false;
   const text = q.text.trim().toLowerCase();
   if (text) {
-    const hay = `${f.title} ${f.comm ?? ''} ${f.tid ?? ''} ${f.detector} ${f.kind} ${Object.values(f.values).filter((v) => typeof v === 'string' || typeof v === 'number').join(' ')}`.toLowerCase();
+    const hay = `${f.title} ${f.comm ?? ''} ${f.tid ?? ''} ${f.detector} ${f.kind} ${Object.values(f.values)
+      .filter((v) => typeof v === 'string' || typeof v === 'number')
+      .join(' ')}`.toLowerCase();
     if (!text.split(/\s+/).every((w) => hay.includes(w))) return false;
   }
   return true;
@@ -70,18 +97,32 @@ export function compareTime(a: Finding, b: Finding): number {
 
 /** The findings shown, in order: matching the query, not covered by another finding. */
 export function queryFindings(findings: readonly Finding[], q: FindingsQuery): Finding[] {
-  return findings.filter((f) => f.parent_id === null && matchesQuery(f, q)).sort(q.sort === 'time' ? compareTime : compareRank);
+  return findings
+    .filter((f) => f.parent_id === null && matchesQuery(f, q))
+    .sort(q.sort === 'time' ? compareTime : compareRank);
 }
 
 export type ListRow =
   | { kind: 'finding'; finding: Finding }
-  | { kind: 'group'; key: string; label: string; detector: string; findings: Finding[]; worst: Finding; counts: Record<Severity, number> };
+  | {
+      kind: 'group';
+      key: string;
+      label: string;
+      detector: string;
+      findings: Finding[];
+      worst: Finding;
+      counts: Record<Severity, number>;
+    };
 
 /** What a finding groups by: its shrinker for shrinker calls, else its detector and task. */
 export function groupKey(f: Finding): { key: string; label: string } {
   const shr = shrinkerOf(f);
   if (f.detector === 'shrinker_blocking' && shr) return { key: `${f.detector}|shrinker:${shr}`, label: shr };
-  const who = f.comm ? `${f.comm}${f.tid !== null && !/^kswapd\d/.test(f.comm) ? ` ${f.tid}` : ''}` : f.tid !== null ? `tid ${f.tid}` : '(no task)';
+  const who = f.comm
+    ? `${f.comm}${f.tid !== null && !/^kswapd\d/.test(f.comm) ? ` ${f.tid}` : ''}`
+    : f.tid !== null
+      ? `tid ${f.tid}`
+      : '(no task)';
   return { key: `${f.detector}|${f.kind}|task:${f.comm ?? ''}:${f.tid ?? ''}`, label: who };
 }
 
@@ -124,8 +165,15 @@ export function groupMembers(g: Extract<ListRow, { kind: 'group' }>): Finding[] 
 }
 
 /** Is the group unfolded: by the user, or because the selected finding is one of its folded members. */
-export function groupOpen(g: Extract<ListRow, { kind: 'group' }>, expanded: ReadonlySet<string>, selected: number | null): boolean {
-  return expanded.has(g.key) || (selected !== null && selected !== g.worst.index && g.findings.some((f) => f.index === selected));
+export function groupOpen(
+  g: Extract<ListRow, { kind: 'group' }>,
+  expanded: ReadonlySet<string>,
+  selected: number | null,
+): boolean {
+  return (
+    expanded.has(g.key) ||
+    (selected !== null && selected !== g.worst.index && g.findings.some((f) => f.index === selected))
+  );
 }
 
 /**
@@ -133,8 +181,14 @@ export function groupOpen(g: Extract<ListRow, { kind: 'group' }>, expanded: Read
  * folded group shows (and steps through) its worst only, an unfolded one all
  * of its findings.
  */
-export function navOrder(rows: readonly ListRow[], expanded: ReadonlySet<string> = new Set(), selected: number | null = null): Finding[] {
-  return rows.flatMap((r) => (r.kind === 'finding' ? [r.finding] : groupOpen(r, expanded, selected) ? groupMembers(r) : [r.worst]));
+export function navOrder(
+  rows: readonly ListRow[],
+  expanded: ReadonlySet<string> = new Set(),
+  selected: number | null = null,
+): Finding[] {
+  return rows.flatMap((r) =>
+    r.kind === 'finding' ? [r.finding] : groupOpen(r, expanded, selected) ? groupMembers(r) : [r.worst],
+  );
 }
 
 /** The next (dir 1) or previous (dir -1) finding of `order` from the finding with id `current`, wrapping around. */
@@ -152,7 +206,9 @@ export function childrenOf(findings: readonly Finding[], id: number): Finding[] 
 
 /** What the filters can choose from, each with its count among the top-level findings. */
 export function facets(findings: readonly Finding[]) {
-  const count = (m: Map<string, number>, k: string | null) => { if (k !== null) m.set(k, (m.get(k) ?? 0) + 1); };
+  const count = (m: Map<string, number>, k: string | null) => {
+    if (k !== null) m.set(k, (m.get(k) ?? 0) + 1);
+  };
   const detectors = new Map<string, number>();
   const kinds = new Map<string, number>();
   const comms = new Map<string, number>();

@@ -6,10 +6,15 @@ describe('view state <-> URL', () => {
     const v = {
       ...EMPTY_VIEW,
       trace: 'e962771d9db3e49446f2687e216ade7f07fe4ca264df386c33a869782c8c4132',
-      t0: 7_632_053_756, t1: 9_984_066_876,
+      t0: 7_632_053_756,
+      t1: 9_984_066_876,
       sel: { kind: 'finding' as const, id: 3 },
-      pinned: ['cpu#1', 'thread#93'], hidden: ['flow#wakeup'], collapsed: ['group#Counters'],
-      filter: 'kswapd', scope: 'detector' as const, note: 'AbCdEfGhIjKlMnOpQrStU_',
+      pinned: ['cpu#1', 'thread#93'],
+      hidden: ['flow#wakeup'],
+      collapsed: ['group#Counters'],
+      filter: 'kswapd',
+      scope: 'detector' as const,
+      note: 'AbCdEfGhIjKlMnOpQrStU_',
     };
     const s = viewToSearch(v);
     expect(s).toContain('t0=7632053756&t1=9984066876');

@@ -42,7 +42,18 @@ export interface ViewState {
 }
 
 export const EMPTY_VIEW: ViewState = {
-  trace: null, t0: null, t1: null, sel: null, pinned: [], hidden: [], collapsed: [], filter: '', scope: 'all', note: null, added: [], range: null,
+  trace: null,
+  t0: null,
+  t1: null,
+  sel: null,
+  pinned: [],
+  hidden: [],
+  collapsed: [],
+  filter: '',
+  scope: 'all',
+  note: null,
+  added: [],
+  range: null,
 };
 
 const SEL_KINDS: readonly SelectionKind[] = ['finding', 'event', 'sched', 'state', 'slice'];
@@ -71,7 +82,10 @@ export function uriToParam(uri: string): string {
 }
 
 function list(v: string | null): string[] {
-  return (v ?? '').split(',').map(uriFromParam).filter((u) => URI_RE.test(u));
+  return (v ?? '')
+    .split(',')
+    .map(uriFromParam)
+    .filter((u) => URI_RE.test(u));
 }
 
 function int(v: string | null): number | null {
@@ -90,7 +104,8 @@ export function viewFromSearch(search: string): ViewState {
   const rtrack = list(p.get('rtrack'))[0] ?? null;
   return {
     trace: trace && /^[0-9a-f]{8,128}$/.test(trace) ? trace : null,
-    t0, t1,
+    t0,
+    t1,
     sel: parseSelection(p.get('sel')),
     pinned: list(p.get('pin')),
     hidden: list(p.get('hide')),

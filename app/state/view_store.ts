@@ -35,7 +35,11 @@ export class ViewStore {
     if (viewToSearch(next) === viewToSearch(prev) && next.sel === prev.sel) return;
     this.state = next;
     for (const l of this.listeners) l(next, prev);
-    const push = opts.history === 'push' || next.trace !== prev.trace || next.sel?.kind !== prev.sel?.kind || next.sel?.id !== prev.sel?.id;
+    const push =
+      opts.history === 'push' ||
+      next.trace !== prev.trace ||
+      next.sel?.kind !== prev.sel?.kind ||
+      next.sel?.id !== prev.sel?.id;
     this.syncUrl(push && opts.history !== 'replace');
   }
 

@@ -21,7 +21,12 @@ export function computeTicks(scale: TimeScale): Tick[] {
   const first = Math.ceil(scale.t0 / step) * step;
   const ticks: Tick[] = [];
   for (let ts = first; ts <= scale.t1 && ticks.length < 200; ts += step) {
-    ticks.push({ ts, x: scale.tsToPx(ts), label: formatTick(ts, step, Math.max(Math.abs(scale.t0), Math.abs(scale.t1))), major: true });
+    ticks.push({
+      ts,
+      x: scale.tsToPx(ts),
+      label: formatTick(ts, step, Math.max(Math.abs(scale.t0), Math.abs(scale.t1))),
+      major: true,
+    });
   }
   return ticks;
 }

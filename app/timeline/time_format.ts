@@ -17,7 +17,8 @@ function trim(s: string): string {
  * neighbouring ticks apart (`7.632054 s` when ticks are 1 us apart).
  */
 export function formatTick(ns: number, step: number, magnitude = Math.abs(ns)): string {
-  const [div, unit] = magnitude >= 1e9 ? [1e9, 's'] : magnitude >= 1e6 ? [1e6, 'ms'] : magnitude >= 1e3 ? [1e3, 'us'] : [1, 'ns'];
+  const [div, unit] =
+    magnitude >= 1e9 ? [1e9, 's'] : magnitude >= 1e6 ? [1e6, 'ms'] : magnitude >= 1e3 ? [1e3, 'us'] : [1, 'ns'];
   const decimals = Math.max(0, Math.ceil(-Math.log10(step / div) - 1e-9));
   return `${(ns / div).toFixed(decimals)} ${unit}`;
 }

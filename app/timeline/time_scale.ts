@@ -1,7 +1,11 @@
 /** Maps ns (relative to the trace start) to CSS pixels within a track's drawing area. */
 export class TimeScale {
   readonly nsPerPx: number;
-  constructor(readonly t0: number, readonly t1: number, readonly width: number) {
+  constructor(
+    readonly t0: number,
+    readonly t1: number,
+    readonly width: number,
+  ) {
     this.nsPerPx = (t1 - t0) / Math.max(1, width);
   }
   tsToPx(ts: number): number {

@@ -47,7 +47,19 @@ function toggle(list: string[], uri: string): string[] {
   return list.includes(uri) ? list.filter((u) => u !== uri) : [...list, uri];
 }
 
-export function Timeline({ traceId, info, set, hl, onSelect, onController, notes, focusedNote, range, onRange, onNote }: Props) {
+export function Timeline({
+  traceId,
+  info,
+  set,
+  hl,
+  onSelect,
+  onController,
+  notes,
+  focusedNote,
+  range,
+  onRange,
+  onNote,
+}: Props) {
   const rootRef = useRef<HTMLDivElement>(null);
   const rulerRef = useRef<HTMLCanvasElement>(null);
   const pinnedCanvas = useRef<HTMLCanvasElement>(null);
@@ -112,7 +124,11 @@ export function Timeline({ traceId, info, set, hl, onSelect, onController, notes
       // up to WINDOW_PUBLISH_MS; other changes, like a selection, must not pull it back), and it
       // replaces any window the controller has not published yet.
       if (next.t0 === prev.t0 && next.t1 === prev.t1) return;
-      if (next.t0 !== null && next.t1 !== null && (Math.abs(next.t0 - c.win.t0) > 1 || Math.abs(next.t1 - c.win.t1) > 1)) {
+      if (
+        next.t0 !== null &&
+        next.t1 !== null &&
+        (Math.abs(next.t0 - c.win.t0) > 1 || Math.abs(next.t1 - c.win.t1) > 1)
+      ) {
         pending = null;
         c.setWindow({ t0: next.t0, t1: next.t1 });
       }
@@ -197,7 +213,10 @@ export function Timeline({ traceId, info, set, hl, onSelect, onController, notes
 
   useLayoutEffect(() => {
     if (!controller) return;
-    controller.setArea('pinned', layout.pinnedRows.length ? { canvas: pinnedCanvas.current!, scroller: null, rows: layout.pinnedRows } : null);
+    controller.setArea(
+      'pinned',
+      layout.pinnedRows.length ? { canvas: pinnedCanvas.current!, scroller: null, rows: layout.pinnedRows } : null,
+    );
     controller.setArea('scroll', { canvas: scrollCanvas.current!, scroller: scrollerRef.current, rows: layout.rows });
   }, [controller, layout]);
 
@@ -236,12 +255,7 @@ export function Timeline({ traceId, info, set, hl, onSelect, onController, notes
 
   return (
     <div className="timeline" ref={rootRef} data-testid="timeline">
-      <TimelineToolbar
-        info={info}
-        set={set}
-        hiddenCount={layout.hiddenCount}
-        controller={controller}
-      />
+      <TimelineToolbar info={info} set={set} hiddenCount={layout.hiddenCount} controller={controller} />
       <div className="ruler-row">
         <div className="ruler-corner" style={{ width: HEADER_W }}>
           <WindowLabel />
@@ -265,11 +279,16 @@ export function Timeline({ traceId, info, set, hl, onSelect, onController, notes
               data-testid={`group-${g.group}`}
               onClick={() => setView({ collapsed: toggle(collapsed, `group#${g.group}`) })}
             >
-              <span className="chevron">{g.folded ? '▸' : '▾'}</span> {g.group} <span className="muted">({g.count})</span>
+              <span className="chevron">{g.folded ? '▸' : '▾'}</span> {g.group}{' '}
+              <span className="muted">({g.count})</span>
             </div>
           ))}
           {layout.rows.map(header)}
-          {layout.rows.length === 0 && <div className="empty-tracks" style={{ top: layout.totalH + 8 }}>No tracks match “{filter}”.</div>}
+          {layout.rows.length === 0 && (
+            <div className="empty-tracks" style={{ top: layout.totalH + 8 }}>
+              No tracks match “{filter}”.
+            </div>
+          )}
         </div>
       </div>
       <div className="tooltip" ref={tooltipRef} data-testid="tooltip" />
@@ -277,7 +296,19 @@ export function Timeline({ traceId, info, set, hl, onSelect, onController, notes
   );
 }
 
-function TrackHeader({ row, pinned, onCollapse, onPin, onHide }: { row: LayoutRow; pinned: boolean; onCollapse(): void; onPin(): void; onHide(): void }) {
+function TrackHeader({
+  row,
+  pinned,
+  onCollapse,
+  onPin,
+  onHide,
+}: {
+  row: LayoutRow;
+  pinned: boolean;
+  onCollapse(): void;
+  onPin(): void;
+  onHide(): void;
+}) {
   const t = row.track;
   return (
     <div
@@ -293,7 +324,12 @@ function TrackHeader({ row, pinned, onCollapse, onPin, onHide }: { row: LayoutRo
       <span className="track-title">{t.title}</span>
       {!row.collapsed && row.h >= 30 && <span className="track-subtitle">{t.subtitle}</span>}
       <span className="track-actions">
-        <button className={`icon${pinned ? ' on' : ''}`} onClick={onPin} aria-label={pinned ? 'unpin track' : 'pin track'} data-testid={`pin-${t.uri}`}>
+        <button
+          className={`icon${pinned ? ' on' : ''}`}
+          onClick={onPin}
+          aria-label={pinned ? 'unpin track' : 'pin track'}
+          data-testid={`pin-${t.uri}`}
+        >
           <PinIcon />
         </button>
         <button className="icon" onClick={onHide} aria-label="hide track">
@@ -323,7 +359,17 @@ function WindowLabel() {
   );
 }
 
-function TimelineToolbar({ info, set, hiddenCount, controller }: { info: TrackList; set: TrackSet; hiddenCount: number; controller: TimelineController | null }) {
+function TimelineToolbar({
+  info,
+  set,
+  hiddenCount,
+  controller,
+}: {
+  info: TrackList;
+  set: TrackSet;
+  hiddenCount: number;
+  controller: TimelineController | null;
+}) {
   const filter = useView((v) => v.filter);
   const hidden = useView((v) => v.hidden);
   const fit = () => controller?.setWindow({ t0: info.start, t1: info.end }, true);
@@ -343,9 +389,15 @@ function TimelineToolbar({ info, set, hiddenCount, controller }: { info: TrackLi
         value={filter}
         onChange={(e) => viewStore.update({ filter: e.target.value }, { history: 'replace' })}
       />
-      <button onClick={() => zoom(0.5)} title="Zoom in (W)" data-testid="zoom-in">+</button>
-      <button onClick={() => zoom(2)} title="Zoom out (S)" data-testid="zoom-out">−</button>
-      <button onClick={fit} title="Show the whole trace" data-testid="zoom-fit">Fit</button>
+      <button onClick={() => zoom(0.5)} title="Zoom in (W)" data-testid="zoom-in">
+        +
+      </button>
+      <button onClick={() => zoom(2)} title="Zoom out (S)" data-testid="zoom-out">
+        −
+      </button>
+      <button onClick={fit} title="Show the whole trace" data-testid="zoom-fit">
+        Fit
+      </button>
       {set.flows.length > 0 && (
         <span className="flow-toggles">
           Arrows:
@@ -355,7 +407,10 @@ function TimelineToolbar({ info, set, hiddenCount, controller }: { info: TrackLi
                 type="checkbox"
                 checked={!hidden.includes(f.uri)}
                 onChange={() =>
-                  viewStore.update({ hidden: hidden.includes(f.uri) ? hidden.filter((u) => u !== f.uri) : [...hidden, f.uri] }, { history: 'replace' })
+                  viewStore.update(
+                    { hidden: hidden.includes(f.uri) ? hidden.filter((u) => u !== f.uri) : [...hidden, f.uri] },
+                    { history: 'replace' },
+                  )
                 }
               />
               {f.title}
@@ -366,12 +421,19 @@ function TimelineToolbar({ info, set, hiddenCount, controller }: { info: TrackLi
       {hiddenCount > 0 && (
         <button
           className="link"
-          onClick={() => viewStore.update({ hidden: hidden.filter((u) => u.startsWith('flow#')) }, { history: 'replace' })}
+          onClick={() =>
+            viewStore.update({ hidden: hidden.filter((u) => u.startsWith('flow#')) }, { history: 'replace' })
+          }
         >
           show {hiddenCount} hidden
         </button>
       )}
-      <span className="help" title="W/S zoom · A/D pan · drag to pan · Ctrl+wheel zoom · [ ] findings · shift+drag a range · N add a note · L copy link · T copy as text">W/S zoom · A/D pan · [ ] findings · shift+drag range · N note · L link · T text</span>
+      <span
+        className="help"
+        title="W/S zoom · A/D pan · drag to pan · Ctrl+wheel zoom · [ ] findings · shift+drag a range · N add a note · L copy link · T copy as text"
+      >
+        W/S zoom · A/D pan · [ ] findings · shift+drag range · N note · L link · T text
+      </span>
     </div>
   );
 }

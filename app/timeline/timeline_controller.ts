@@ -99,7 +99,8 @@ export class TimelineController {
   private notes: NoteMark[] = [];
   private focusedNote: string | null = null;
   private range: RangeMark | null = null;
-  private rangeDrag: { el: HTMLElement; startTs: number; startX: number; track: string | null; moved: boolean } | null = null;
+  private rangeDrag: { el: HTMLElement; startTs: number; startX: number; track: string | null; moved: boolean } | null =
+    null;
   private suppressClick = false;
 
   constructor(
@@ -245,7 +246,10 @@ export class TimelineController {
       const s = window.__stallscope!;
       s.drawMs.push(performance.now() - t);
       s.frames.push(now);
-      if (s.frames.length > 5000) { s.frames.splice(0, 2500); s.drawMs.splice(0, 2500); }
+      if (s.frames.length > 5000) {
+        s.frames.splice(0, 2500);
+        s.drawMs.splice(0, 2500);
+      }
     });
   }
 
@@ -332,7 +336,13 @@ export class TimelineController {
     }
   }
 
-  private drawFindingRange(ctx: CanvasRenderingContext2D, scale: TimeScale, y: number, h: number, ruler: boolean): void {
+  private drawFindingRange(
+    ctx: CanvasRenderingContext2D,
+    scale: TimeScale,
+    y: number,
+    h: number,
+    ruler: boolean,
+  ): void {
     const r = this.hl.range;
     if (!r) return;
     const x0 = scale.tsToPx(r.ts);
@@ -459,7 +469,10 @@ export class TimelineController {
       const hit = trackUri === null ? inside : n.track === trackUri ? inside : !n.track && nearEdge;
       if (!hit) continue;
       const d = Math.abs(x - (s.x0 + s.x1) / 2);
-      if (d < bestD) { best = n; bestD = d; }
+      if (d < bestD) {
+        best = n;
+        bestD = d;
+      }
     }
     return best;
   }
@@ -536,7 +549,7 @@ export class TimelineController {
       e.preventDefault();
       const el = e.currentTarget as HTMLElement;
       const x = this.localX(e, el);
-      const track = area ? this.rowAt(area, e.clientY)?.row.track.uri ?? null : null;
+      const track = area ? (this.rowAt(area, e.clientY)?.row.track.uri ?? null) : null;
       this.rangeDrag = { el, startTs: this.scale().pxToTs(x), startX: x, track, moved: false };
       return;
     }
@@ -569,8 +582,13 @@ export class TimelineController {
     if (rd) {
       this.rangeDrag = null;
       this.suppressClick = true;
-      setTimeout(() => { this.suppressClick = false; }, 0);
-      const r = rd.moved && this.range && this.range.t1 > this.range.t0 ? { ...this.range, t0: Math.floor(this.range.t0), t1: Math.ceil(this.range.t1) } : null;
+      setTimeout(() => {
+        this.suppressClick = false;
+      }, 0);
+      const r =
+        rd.moved && this.range && this.range.t1 > this.range.t0
+          ? { ...this.range, t0: Math.floor(this.range.t0), t1: Math.ceil(this.range.t1) }
+          : null;
       this.range = r;
       this.publishRange();
       this.cb.onRange?.(r);
@@ -579,7 +597,9 @@ export class TimelineController {
     }
     // Keep `moved` until the click event that follows has seen it.
     const d = this.drag;
-    setTimeout(() => { if (this.drag === d) this.drag = null; }, 0);
+    setTimeout(() => {
+      if (this.drag === d) this.drag = null;
+    }, 0);
   };
 
   private hitAt(e: MouseEvent, area: Area): Hit | null {
@@ -700,7 +720,16 @@ function prepare(canvas: HTMLCanvasElement, w: number, h: number, dpr: number): 
  * (left edge at round(x) - `lineShift`) under a downward triangle of half
  * width `head` and height `headH`, in the current fill style.
  */
-function drawPin(ctx: CanvasRenderingContext2D, x: number, y: number, h: number, lineWidth: number, head: number, headH: number, lineShift: number): void {
+function drawPin(
+  ctx: CanvasRenderingContext2D,
+  x: number,
+  y: number,
+  h: number,
+  lineWidth: number,
+  head: number,
+  headH: number,
+  lineShift: number,
+): void {
   ctx.fillRect(Math.round(x) - lineShift, y, lineWidth, h);
   ctx.beginPath();
   ctx.moveTo(x - head, y);

@@ -82,6 +82,7 @@ export function showThread(utid: number): string {
 export function showCpu(cpu: number): string {
   const uri = `cpu#${cpu}`;
   const v = viewStore.get();
-  if (!v.pinned.includes(uri)) viewStore.update({ pinned: [...v.pinned, uri], hidden: v.hidden.filter((u) => u !== uri) }, { history: 'push' });
+  if (!v.pinned.includes(uri))
+    viewStore.update({ pinned: [...v.pinned, uri], hidden: v.hidden.filter((u) => u !== uri) }, { history: 'push' });
   return uri;
 }

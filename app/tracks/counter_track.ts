@@ -23,7 +23,14 @@ export class CounterTrack implements Track {
   private readonly data: WindowedData<CounterData>;
   private readonly color: string;
 
-  constructor(private readonly env: TrackEnv, readonly trackId: number, name: string, private readonly unit: string | null, description: string | null, series = name) {
+  constructor(
+    private readonly env: TrackEnv,
+    readonly trackId: number,
+    name: string,
+    private readonly unit: string | null,
+    description: string | null,
+    series = name,
+  ) {
     this.uri = `counter#${trackId}`;
     this.title = name;
     this.subtitle = description ?? unit ?? '';
@@ -32,7 +39,13 @@ export class CounterTrack implements Track {
       const d = await env.api.trackData(env.traceId, 'counter', { track: trackId }, b, signal);
       const prev = d.extra?.prev as { value: number } | null;
       return {
-        count: d.rows, ts: f64(d.cols.ts), lo: f64(d.cols.lo), hi: f64(d.cols.hi), last: f64(d.cols.last), n: f64(d.cols.n), id: f64(d.cols.id),
+        count: d.rows,
+        ts: f64(d.cols.ts),
+        lo: f64(d.cols.lo),
+        hi: f64(d.cols.hi),
+        last: f64(d.cols.last),
+        n: f64(d.cols.n),
+        id: f64(d.cols.id),
         prev: prev ? prev.value : null,
         yMin: Math.min(0, Number(d.extra?.lo ?? 0)),
         yMax: Number(d.extra?.hi ?? 1),
@@ -40,8 +53,12 @@ export class CounterTrack implements Track {
     }, env.redraw);
   }
 
-  get loading() { return this.data.loading; }
-  get error() { return this.data.error; }
+  get loading() {
+    return this.data.loading;
+  }
+  get error() {
+    return this.data.error;
+  }
 
   height(collapsed: boolean): number {
     return collapsed ? 14 : 38;

@@ -21,7 +21,11 @@ export class CpuTrack implements Track {
   readonly group = 'CPUs' as const;
   private readonly data: WindowedData<CpuData>;
 
-  constructor(private readonly env: TrackEnv, readonly cpu: number, events: number) {
+  constructor(
+    private readonly env: TrackEnv,
+    readonly cpu: number,
+    events: number,
+  ) {
     this.uri = `cpu#${cpu}`;
     this.title = `CPU ${cpu}`;
     this.subtitle = `${events.toLocaleString('en')} events`;
@@ -29,12 +33,24 @@ export class CpuTrack implements Track {
       const d = await env.api.trackData(env.traceId, 'cpu', { cpu }, b, signal);
       const ts = f64(d.cols.ts);
       const dur = f64(d.cols.dur);
-      return { count: d.rows, ts, dur, n: f64(d.cols.n), maxDur: maxOf(dur), id: f64(d.cols.id), utid: f64(d.cols.utid) };
+      return {
+        count: d.rows,
+        ts,
+        dur,
+        n: f64(d.cols.n),
+        maxDur: maxOf(dur),
+        id: f64(d.cols.id),
+        utid: f64(d.cols.utid),
+      };
     }, env.redraw);
   }
 
-  get loading() { return this.data.loading; }
-  get error() { return this.data.error; }
+  get loading() {
+    return this.data.loading;
+  }
+  get error() {
+    return this.data.error;
+  }
 
   height(collapsed: boolean): number {
     return collapsed ? 14 : HEIGHT;

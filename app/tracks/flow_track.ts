@@ -14,12 +14,22 @@ export const MAX_FLOW_WINDOW_NS = 500_000_000;
 
 interface FlowData {
   count: number;
-  outId: Float64Array; outTs: Float64Array; outCpu: Float64Array; outUtid: Float64Array;
-  inId: Float64Array; inTs: Float64Array; inCpu: Float64Array; inUtid: Float64Array;
+  outId: Float64Array;
+  outTs: Float64Array;
+  outCpu: Float64Array;
+  outUtid: Float64Array;
+  inId: Float64Array;
+  inTs: Float64Array;
+  inCpu: Float64Array;
+  inUtid: Float64Array;
 }
 
 const COLORS: Record<string, string> = { migration: '#a142f4', wakeup: '#188038', begin_end: '#c2185b' };
-export const FLOW_TITLES: Record<string, string> = { migration: 'Migrations', wakeup: 'Wakeups', begin_end: 'Begin → end' };
+export const FLOW_TITLES: Record<string, string> = {
+  migration: 'Migrations',
+  wakeup: 'Wakeups',
+  begin_end: 'Begin → end',
+};
 
 export type Locate = (cpu: number, utid: number | null) => number | null;
 
@@ -29,7 +39,11 @@ export class FlowOverlay {
   private readonly data: WindowedData<FlowData>;
   private active = false;
 
-  constructor(env: TrackEnv, readonly kind: string, readonly count: number) {
+  constructor(
+    env: TrackEnv,
+    readonly kind: string,
+    readonly count: number,
+  ) {
     this.uri = `flow#${kind}`;
     this.title = FLOW_TITLES[kind] ?? kind;
     this.data = new WindowedData(async (b, signal) => {
@@ -37,8 +51,14 @@ export class FlowOverlay {
       const c = d.cols;
       return {
         count: d.rows,
-        outId: f64(c.out_id), outTs: f64(c.out_ts), outCpu: f64(c.out_cpu), outUtid: f64(c.out_utid),
-        inId: f64(c.in_id), inTs: f64(c.in_ts), inCpu: f64(c.in_cpu), inUtid: f64(c.in_utid),
+        outId: f64(c.out_id),
+        outTs: f64(c.out_ts),
+        outCpu: f64(c.out_cpu),
+        outUtid: f64(c.out_utid),
+        inId: f64(c.in_id),
+        inTs: f64(c.in_ts),
+        inCpu: f64(c.in_cpu),
+        inUtid: f64(c.in_utid),
       };
     }, env.redraw);
   }
@@ -60,7 +80,10 @@ export class FlowOverlay {
       const y1 = locate(d.inCpu[i]!, d.inUtid[i]!);
       if (y0 === null || y1 === null) continue;
       arrows.push({
-        x0: scale.tsToPx(a), y0, x1: scale.tsToPx(b), y1,
+        x0: scale.tsToPx(a),
+        y0,
+        x1: scale.tsToPx(b),
+        y1,
         emphasis: hl.ids.has(d.outId[i]!) || hl.ids.has(d.inId[i]!),
       });
       if (arrows.length > 1500) break;

@@ -37,7 +37,13 @@ export function buildTracks(info: TrackList, env: TrackEnv): TrackSet {
     let title = c.name;
     if (nameCount.get(c.name)! > 1) {
       const prefix = /^([\w.-]+):/.exec(c.description ?? '')?.[1];
-      title = prefix ? `${c.name} · ${prefix}` : c.utid !== null ? `${c.name} · ${env.threadName(c.utid)}` : c.cpu !== null ? `${c.name} · CPU ${c.cpu}` : c.name;
+      title = prefix
+        ? `${c.name} · ${prefix}`
+        : c.utid !== null
+          ? `${c.name} · ${env.threadName(c.utid)}`
+          : c.cpu !== null
+            ? `${c.name} · CPU ${c.cpu}`
+            : c.name;
     }
     tracks.push(new CounterTrack(env, c.id, title, c.unit, c.description, c.name));
   }

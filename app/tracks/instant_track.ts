@@ -17,18 +17,33 @@ export class InstantTrack implements Track {
   readonly group = 'Reclaim & work' as const;
   private readonly data: WindowedData<InstantData>;
 
-  constructor(private readonly env: TrackEnv, readonly name: 'writepage', count: number) {
+  constructor(
+    private readonly env: TrackEnv,
+    readonly name: 'writepage',
+    count: number,
+  ) {
     this.uri = `instant#${name}`;
     this.subtitle = `${count.toLocaleString('en')} pages written`;
     this.data = new WindowedData(async (b, signal) => {
       const d = await env.api.trackData(env.traceId, 'instant', { name }, b, signal);
       const n = f64(d.cols.n);
-      return { count: d.rows, ts: f64(d.cols.ts), n, maxN: Math.max(1, maxOf(n)), id: f64(d.cols.id), utid: f64(d.cols.utid) };
+      return {
+        count: d.rows,
+        ts: f64(d.cols.ts),
+        n,
+        maxN: Math.max(1, maxOf(n)),
+        id: f64(d.cols.id),
+        utid: f64(d.cols.utid),
+      };
     }, env.redraw);
   }
 
-  get loading() { return this.data.loading; }
-  get error() { return this.data.error; }
+  get loading() {
+    return this.data.loading;
+  }
+  get error() {
+    return this.data.error;
+  }
 
   height(collapsed: boolean): number {
     return collapsed ? 14 : 18;
@@ -55,11 +70,18 @@ export class InstantTrack implements Track {
     let bestD = scale.nsPerPx * 4;
     for (let i = 0; i < d.count; i++) {
       const dd = Math.abs(d.ts[i]! - at);
-      if (dd <= bestD) { best = i; bestD = dd; }
+      if (dd <= bestD) {
+        best = i;
+        bestD = dd;
+      }
     }
     if (best < 0) return null;
     if (d.n[best]! > 1) return { selection: null, utid: null, tooltip: `${d.n[best]} pages written here — zoom in` };
-    return { selection: { kind: 'event', id: d.id[best]! }, utid: d.utid[best]!, tooltip: `writepage by ${this.env.threadName(d.utid[best]!)}` };
+    return {
+      selection: { kind: 'event', id: d.id[best]! },
+      utid: d.utid[best]!,
+      tooltip: `writepage by ${this.env.threadName(d.utid[best]!)}`,
+    };
   }
 
   ownsEvent(e: EventInfo): boolean {

@@ -35,7 +35,11 @@ export class SliceTrack implements Track {
   private readonly data: WindowedData<SliceData>;
   private lanes = 1;
 
-  constructor(private readonly env: TrackEnv, readonly category: string, count: number) {
+  constructor(
+    private readonly env: TrackEnv,
+    readonly category: string,
+    count: number,
+  ) {
     this.uri = `slice#${category}`;
     this.title = CATEGORY_TITLES[category] ?? category;
     this.subtitle = `${count.toLocaleString('en')} slices`;
@@ -54,15 +58,28 @@ export class SliceTrack implements Track {
       }
       this.lanes = Math.max(this.lanes, Math.max(1, ends.length));
       return {
-        count: d.rows, ts, dur, n: f64(d.cols.n), maxDur: maxOf(dur), id: f64(d.cols.id), utid: f64(d.cols.utid),
-        begin: f64(d.cols.begin_id), end: f64(d.cols.end_id), name: (d.cols.name ?? []) as Array<string | null>,
-        lane, lanes: Math.max(1, ends.length),
+        count: d.rows,
+        ts,
+        dur,
+        n: f64(d.cols.n),
+        maxDur: maxOf(dur),
+        id: f64(d.cols.id),
+        utid: f64(d.cols.utid),
+        begin: f64(d.cols.begin_id),
+        end: f64(d.cols.end_id),
+        name: (d.cols.name ?? []) as Array<string | null>,
+        lane,
+        lanes: Math.max(1, ends.length),
       };
     }, env.redraw);
   }
 
-  get loading() { return this.data.loading; }
-  get error() { return this.data.error; }
+  get loading() {
+    return this.data.loading;
+  }
+  get error() {
+    return this.data.error;
+  }
 
   height(collapsed: boolean): number {
     return collapsed ? 14 : 4 + this.lanes * ROW_H;
@@ -93,7 +110,14 @@ export class SliceTrack implements Track {
     const d = this.data.data;
     if (!d) return null;
     const lane = collapsed ? -1 : Math.max(0, Math.floor((y - 2) / ROW_H));
-    const i = rowAt(d.ts, d.dur, d.count, scale.pxToTs(x), scale.nsPerPx * 2, lane < 0 ? undefined : (k) => d.lane[k] === lane);
+    const i = rowAt(
+      d.ts,
+      d.dur,
+      d.count,
+      scale.pxToTs(x),
+      scale.nsPerPx * 2,
+      lane < 0 ? undefined : (k) => d.lane[k] === lane,
+    );
     if (i < 0) return null;
     const utid = d.utid[i]!;
     if (d.n[i]! > 1) return { selection: null, utid, tooltip: `${d.n[i]} short ${this.category} slices — zoom in` };

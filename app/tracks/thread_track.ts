@@ -13,7 +13,14 @@ import { WindowedData, f64, maxOf, rowAt } from './windowed_data.ts';
 
 interface ThreadData {
   states: SliceRows & { id: Float64Array; state: Array<string | null> };
-  slices: SliceRows & { id: Float64Array; depth: Float64Array; name: Array<string | null>; category: Array<string | null>; begin: Float64Array; end: Float64Array };
+  slices: SliceRows & {
+    id: Float64Array;
+    depth: Float64Array;
+    name: Array<string | null>;
+    category: Array<string | null>;
+    begin: Float64Array;
+    end: Float64Array;
+  };
   depths: number;
 }
 
@@ -29,7 +36,13 @@ export class ThreadTrack implements Track {
   private readonly data: WindowedData<ThreadData>;
   private depths = 1;
 
-  constructor(env: TrackEnv, readonly utid: number, tid: number | null, name: string | null, reason: string) {
+  constructor(
+    env: TrackEnv,
+    readonly utid: number,
+    tid: number | null,
+    name: string | null,
+    reason: string,
+  ) {
     this.uri = `thread#${utid}`;
     this.title = `${name ?? 'thread'} ${tid ?? ''}`.trim();
     this.subtitle = reason;
@@ -42,11 +55,27 @@ export class ThreadTrack implements Track {
       const tsA = f64(d.cols.ts);
       const durA = f64(d.cols.dur);
       const out: ThreadData = {
-        states: { count: d.rows, ts: tsA, dur: durA, n: f64(d.cols.n), maxDur: maxOf(durA), id: f64(d.cols.id), state: (d.cols.state ?? []) as Array<string | null> },
+        states: {
+          count: d.rows,
+          ts: tsA,
+          dur: durA,
+          n: f64(d.cols.n),
+          maxDur: maxOf(durA),
+          id: f64(d.cols.id),
+          state: (d.cols.state ?? []) as Array<string | null>,
+        },
         slices: {
-          count: sts.length, ts: sts, dur: sdur, n: f64(s.n), maxDur: maxOf(sdur), id: f64(s.id), depth,
-          name: (s.name ?? []) as Array<string | null>, category: (s.category ?? []) as Array<string | null>,
-          begin: f64(s.begin_id), end: f64(s.end_id),
+          count: sts.length,
+          ts: sts,
+          dur: sdur,
+          n: f64(s.n),
+          maxDur: maxOf(sdur),
+          id: f64(s.id),
+          depth,
+          name: (s.name ?? []) as Array<string | null>,
+          category: (s.category ?? []) as Array<string | null>,
+          begin: f64(s.begin_id),
+          end: f64(s.end_id),
         },
         depths: Math.min(MAX_DEPTHS, Math.max(1, maxOf(depth) + 1)),
       };
@@ -55,8 +84,12 @@ export class ThreadTrack implements Track {
     }, env.redraw);
   }
 
-  get loading() { return this.data.loading; }
-  get error() { return this.data.error; }
+  get loading() {
+    return this.data.loading;
+  }
+  get error() {
+    return this.data.error;
+  }
 
   height(collapsed: boolean): number {
     return collapsed ? STATE_H + 4 : STATE_H + 6 + this.depths * ROW_H;
@@ -102,14 +135,24 @@ export class ThreadTrack implements Track {
       const i = rowAt(sl.ts, sl.dur, sl.count, at, slop, (k) => (sl.depth[k] || 0) === depth);
       if (i >= 0) {
         const label = sl.name[i] ?? sl.category[i] ?? 'slice';
-        if (sl.n[i]! > 1) return { selection: null, utid: this.utid, tooltip: `${sl.n[i]} short slices (${label}…) — zoom in` };
-        return { selection: Number.isNaN(sl.id[i]!) ? null : { kind: 'slice', id: sl.id[i]! }, utid: this.utid, tooltip: `${sl.category[i] ?? ''} ${label} · ${formatDuration(sl.dur[i]!)}` };
+        if (sl.n[i]! > 1)
+          return { selection: null, utid: this.utid, tooltip: `${sl.n[i]} short slices (${label}…) — zoom in` };
+        return {
+          selection: Number.isNaN(sl.id[i]!) ? null : { kind: 'slice', id: sl.id[i]! },
+          utid: this.utid,
+          tooltip: `${sl.category[i] ?? ''} ${label} · ${formatDuration(sl.dur[i]!)}`,
+        };
       }
     }
     const st = d.states;
     const i = rowAt(st.ts, st.dur, st.count, at, slop);
     if (i < 0) return null;
-    if (st.n[i]! > 1) return { selection: null, utid: this.utid, tooltip: `${st.n[i]} short states, mostly ${stateLabel(st.state[i] ?? null)} — zoom in` };
+    if (st.n[i]! > 1)
+      return {
+        selection: null,
+        utid: this.utid,
+        tooltip: `${st.n[i]} short states, mostly ${stateLabel(st.state[i] ?? null)} — zoom in`,
+      };
     return {
       selection: Number.isNaN(st.id[i]!) ? null : { kind: 'state', id: st.id[i]! },
       utid: this.utid,

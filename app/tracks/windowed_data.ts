@@ -80,7 +80,14 @@ export function maxOf(a: Float64Array): number {
 }
 
 /** Index of the row under x (ts at px), preferring real slices over summaries; -1 if none. */
-export function rowAt(ts: Float64Array, dur: Float64Array, count: number, at: number, slop: number, include?: (i: number) => boolean): number {
+export function rowAt(
+  ts: Float64Array,
+  dur: Float64Array,
+  count: number,
+  at: number,
+  slop: number,
+  include?: (i: number) => boolean,
+): number {
   let best = -1;
   let bestDist = Infinity;
   // Rows are sorted by ts; scan back from the first row starting after `at + slop`.

@@ -33,7 +33,10 @@ const sourceUrls = {
     b.onLoad({ filter: /[\\/](server|shared)[\\/].*\.ts$/ }, async (args) => {
       const rel = path.relative(repo, args.path).split(path.sep).join('/');
       const text = await fs.promises.readFile(args.path, 'utf8');
-      return { contents: replaceInCode(text, 'import.meta.url', `new URL(${JSON.stringify(rel)}, __stallscopeRoot).href`), loader: 'ts' };
+      return {
+        contents: replaceInCode(text, 'import.meta.url', `new URL(${JSON.stringify(rel)}, __stallscopeRoot).href`),
+        loader: 'ts',
+      };
     });
   },
 };
@@ -47,16 +50,27 @@ function replaceInCode(text, word, by) {
     const c = text[i];
     const two = text.slice(i, i + 2);
     if (state === 'code') {
-      if (text.startsWith(word, i)) { out += by; i += word.length; continue; }
+      if (text.startsWith(word, i)) {
+        out += by;
+        i += word.length;
+        continue;
+      }
       if (two === '//') state = 'line';
       else if (two === '/*') state = 'block';
       else if (c === "'" || c === '"' || c === '`') state = c;
     } else if (state === 'line') {
       if (c === '\n') state = 'code';
     } else if (state === 'block') {
-      if (two === '*/') { out += two; i += 2; state = 'code'; continue; }
+      if (two === '*/') {
+        out += two;
+        i += 2;
+        state = 'code';
+        continue;
+      }
     } else if (c === '\\') {
-      out += two; i += 2; continue;
+      out += two;
+      i += 2;
+      continue;
     } else if (c === state) {
       state = 'code';
     }
@@ -94,36 +108,58 @@ fs.rmSync(out, { recursive: true, force: true });
 fs.mkdirSync(out, { recursive: true });
 
 const started = performance.now();
-await build({ ...common, entryPoints: [path.join(repo, 'server/cli.ts')], outfile: path.join(out, 'stallscope-server.mjs'), banner: banner(0) });
+await build({
+  ...common,
+  entryPoints: [path.join(repo, 'server/cli.ts')],
+  outfile: path.join(out, 'stallscope-server.mjs'),
+  banner: banner(0),
+});
 for (const w of ['store_worker', 'field_worker']) {
-  await build({ ...common, entryPoints: [path.join(repo, `server/ingest/${w}.ts`)], outfile: path.join(out, `server/ingest/${w}.mjs`), banner: banner(2) });
+  await build({
+    ...common,
+    entryPoints: [path.join(repo, `server/ingest/${w}.ts`)],
+    outfile: path.join(out, `server/ingest/${w}.mjs`),
+    banner: banner(2),
+  });
 }
 
 const copy = (from, to = from, filter = () => true) =>
-  fs.cpSync(path.join(repo, from), path.join(out, to), { recursive: true, filter: (src) => fs.statSync(src).isDirectory() || filter(src) });
+  fs.cpSync(path.join(repo, from), path.join(out, to), {
+    recursive: true,
+    filter: (src) => fs.statSync(src).isDirectory() || filter(src),
+  });
 copy('queries', 'queries', (f) => f.endsWith('.sql'));
 copy('server/decode/ftrace_text/native', 'server/decode/ftrace_text/native', (f) => f.endsWith('.wasm'));
 copy('server/decode/perfetto/protos', 'server/decode/perfetto/protos', (f) => f.endsWith('.proto'));
-if (!fs.existsSync(path.join(repo, 'dist/app/index.html'))) throw new Error('dist/app is not built: run `npm run build` first');
+if (!fs.existsSync(path.join(repo, 'dist/app/index.html')))
+  throw new Error('dist/app is not built: run `npm run build` first');
 copy('dist/app');
 for (const pkg of ['@duckdb/node-api', '@duckdb/node-bindings', '@duckdb/node-bindings-linux-x64']) {
   copy(`node_modules/${pkg}`, `node_modules/${pkg}`, (f) => !/\.(d\.ts|map|md)$/.test(f));
 }
 // Not "type": "module" at the root: every bundle is .mjs.
-fs.writeFileSync(path.join(out, 'package.json'), `${JSON.stringify({ name: 'stallscope-server-bundle', private: true, version: JSON.parse(fs.readFileSync(path.join(repo, 'package.json'), 'utf8')).version }, null, 2)}\n`);
+fs.writeFileSync(
+  path.join(out, 'package.json'),
+  `${JSON.stringify({ name: 'stallscope-server-bundle', private: true, version: JSON.parse(fs.readFileSync(path.join(repo, 'package.json'), 'utf8')).version }, null, 2)}\n`,
+);
 
 /** Makes `to` hold exactly what `from` holds, writing only files whose bytes differ. */
 function syncTree(from, to) {
   fs.mkdirSync(to, { recursive: true });
   const want = new Set(fs.readdirSync(from));
-  for (const name of fs.readdirSync(to)) if (!want.has(name)) fs.rmSync(path.join(to, name), { recursive: true, force: true });
+  for (const name of fs.readdirSync(to))
+    if (!want.has(name)) fs.rmSync(path.join(to, name), { recursive: true, force: true });
   for (const name of want) {
     const a = path.join(from, name);
     const b = path.join(to, name);
     if (fs.statSync(a).isDirectory()) {
       if (fs.existsSync(b) && !fs.statSync(b).isDirectory()) fs.rmSync(b, { force: true });
       syncTree(a, b);
-    } else if (!fs.existsSync(b) || fs.statSync(b).size !== fs.statSync(a).size || !fs.readFileSync(a).equals(fs.readFileSync(b))) {
+    } else if (
+      !fs.existsSync(b) ||
+      fs.statSync(b).size !== fs.statSync(a).size ||
+      !fs.readFileSync(a).equals(fs.readFileSync(b))
+    ) {
       fs.rmSync(b, { recursive: true, force: true });
       fs.copyFileSync(a, b);
     }
@@ -137,8 +173,13 @@ let files = 0;
 const walk = (d) => {
   for (const e of fs.readdirSync(d, { withFileTypes: true })) {
     if (e.isDirectory()) walk(path.join(d, e.name));
-    else { files++; bytes += fs.statSync(path.join(d, e.name)).size; }
+    else {
+      files++;
+      bytes += fs.statSync(path.join(d, e.name)).size;
+    }
   }
 };
 walk(dest);
-process.stderr.write(`bundled the server into ${path.relative(process.cwd(), dest) || dest}: ${files} files, ${(bytes / 1e6).toFixed(1)} MB in ${((performance.now() - started) / 1000).toFixed(1)} s\n`);
+process.stderr.write(
+  `bundled the server into ${path.relative(process.cwd(), dest) || dest}: ${files} files, ${(bytes / 1e6).toFixed(1)} MB in ${((performance.now() - started) / 1000).toFixed(1)} s\n`,
+);

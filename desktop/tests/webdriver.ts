@@ -15,7 +15,10 @@ export interface Element {
 }
 
 export class Session {
-  private constructor(private readonly base: string, readonly id: string) {}
+  private constructor(
+    private readonly base: string,
+    readonly id: string,
+  ) {}
 
   /** Starts the application (`tauri:options`) and a session on its window. */
   static async start(driverUrl: string, application: string, args: string[] = []): Promise<Session> {
@@ -37,7 +40,10 @@ export class Session {
   }
 
   async find(css: string): Promise<Element[]> {
-    const found = (await this.cmd('POST', '/elements', { using: 'css selector', value: css })) as Record<string, string>[];
+    const found = (await this.cmd('POST', '/elements', { using: 'css selector', value: css })) as Record<
+      string,
+      string
+    >[];
     // W3C's key; WebKitWebDriver may answer with the older protocol's `ELEMENT`.
     return found.map((e) => ({ id: e[ELEMENT_KEY] ?? e.ELEMENT ?? Object.values(e)[0] }));
   }
@@ -99,7 +105,12 @@ async function call(base: string, method: string, path: string, body: unknown, t
 }
 
 /** Polls `probe` until it returns something other than undefined (errors count as not yet). */
-export async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs: number, everyMs = 250): Promise<T> {
+export async function waitFor<T>(
+  what: string,
+  probe: () => Promise<T | undefined>,
+  timeoutMs: number,
+  everyMs = 250,
+): Promise<T> {
   const until = Date.now() + timeoutMs;
   let last: unknown;
   for (;;) {
@@ -109,7 +120,10 @@ export async function waitFor<T>(what: string, probe: () => Promise<T | undefine
     } catch (e) {
       last = e;
     }
-    if (Date.now() > until) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last ? ` (last error: ${(last as Error).message})` : ''}`);
+    if (Date.now() > until)
+      throw new Error(
+        `timed out after ${timeoutMs} ms waiting for ${what}${last ? ` (last error: ${(last as Error).message})` : ''}`,
+      );
     await new Promise((r) => setTimeout(r, everyMs));
   }
 }

@@ -102,7 +102,10 @@ function givenToken(req: FastifyRequest, cookieName: string): string | undefined
 function checkSameOrigin(req: FastifyRequest): void {
   const site = header(req, 'sec-fetch-site');
   if (site !== undefined && site !== 'same-origin' && site !== 'none') {
-    throw new HttpError(403, `refused: this request came from another site (Sec-Fetch-Site: ${site.slice(0, 20)}); stallscope only answers its own pages`);
+    throw new HttpError(
+      403,
+      `refused: this request came from another site (Sec-Fetch-Site: ${site.slice(0, 20)}); stallscope only answers its own pages`,
+    );
   }
   const origin = header(req, 'origin');
   if (origin === undefined) return;
@@ -110,11 +113,18 @@ function checkSameOrigin(req: FastifyRequest): void {
   try {
     const o = new URL(origin);
     const host = header(req, 'host');
-    ok = host !== undefined && (o.protocol === 'http:' || o.protocol === 'https:') && o.host === new URL(`http://${host}`).host;
+    ok =
+      host !== undefined &&
+      (o.protocol === 'http:' || o.protocol === 'https:') &&
+      o.host === new URL(`http://${host}`).host;
   } catch {
     ok = false;
   }
-  if (!ok) throw new HttpError(403, `refused: this request came from another origin (${origin.slice(0, 80)}); stallscope only answers its own pages`);
+  if (!ok)
+    throw new HttpError(
+      403,
+      `refused: this request came from another origin (${origin.slice(0, 80)}); stallscope only answers its own pages`,
+    );
 }
 
 const routesOf = new WeakMap<FastifyInstance, Array<{ method: string; url: string }>>();
@@ -129,7 +139,8 @@ export function registerAccessControl(app: FastifyInstance, opts: AccessOptions)
   routesOf.set(app, routes);
   app.addHook('onRoute', (r) => {
     if (r.url !== '/api' && !r.url.startsWith('/api/')) return;
-    for (const m of Array.isArray(r.method) ? r.method : [r.method]) if (m !== 'HEAD') routes.push({ method: m, url: r.url });
+    for (const m of Array.isArray(r.method) ? r.method : [r.method])
+      if (m !== 'HEAD') routes.push({ method: m, url: r.url });
   });
   app.addHook('onRequest', async (req, reply) => {
     reply
@@ -144,8 +155,11 @@ export function registerAccessControl(app: FastifyInstance, opts: AccessOptions)
 
     const host = header(req, 'host');
     if (!opts.hosts.allows(host)) {
-      const name = host === undefined ? '' : hostName(host) ?? host.slice(0, 80);
-      throw new HttpError(421, `refused: this server does not answer to the name ${JSON.stringify(name)} (start it with --allow-host ${name || 'NAME'} or --public-url to add one)`);
+      const name = host === undefined ? '' : (hostName(host) ?? host.slice(0, 80));
+      throw new HttpError(
+        421,
+        `refused: this server does not answer to the name ${JSON.stringify(name)} (start it with --allow-host ${name || 'NAME'} or --public-url to add one)`,
+      );
     }
 
     const api = isApiRoute(req);
@@ -157,7 +171,10 @@ export function registerAccessControl(app: FastifyInstance, opts: AccessOptions)
     if (api) {
       const given = givenToken(req, cookieName);
       if (!given || !safeEqual(given, token)) {
-        throw new HttpError(401, 'this server needs an access token: open the URL it printed (with ?token=...) once, or send Authorization: Bearer <token>');
+        throw new HttpError(
+          401,
+          'this server needs an access token: open the URL it printed (with ?token=...) once, or send Authorization: Bearer <token>',
+        );
       }
       return;
     }

@@ -11,7 +11,10 @@ export class ByteLru<K, V> {
   private readonly map = new Map<K, { value: V; bytes: number }>();
   private total = 0;
 
-  constructor(readonly maxBytes: number, private readonly onEvict?: (key: K, value: V) => void) {}
+  constructor(
+    readonly maxBytes: number,
+    private readonly onEvict?: (key: K, value: V) => void,
+  ) {}
 
   /** Bytes held now (never more than maxBytes once set() returns). */
   get bytes(): number {

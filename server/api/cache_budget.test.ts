@@ -10,11 +10,20 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ByteLru } from './byte_lru.ts';
 import { DEFAULT_CACHE_BUDGETS } from './create_server.ts';
-import { FIXTURES, freePort, sha256, startRealServer, until, type RealServer } from '../../tests/support/api/test_server.ts';
+import {
+  FIXTURES,
+  freePort,
+  sha256,
+  startRealServer,
+  until,
+  type RealServer,
+} from '../../tests/support/api/test_server.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const cleanup: Array<() => Promise<void> | void> = [];
-afterAll(async () => { for (const c of cleanup.splice(0)) await c(); });
+afterAll(async () => {
+  for (const c of cleanup.splice(0)) await c();
+});
 
 describe('ByteLru', () => {
   it('keeps the most recently used entries within its budget in bytes, and nothing bigger than the budget', () => {
@@ -41,7 +50,10 @@ describe('caches of a real server', () => {
   it('track answers, overviews and findings answers stay within their budgets over many distinct requests', async () => {
     const budgets = { trackAnswers: 256 << 10, overviews: 64 << 10, findingsAnswers: 8 << 10 };
     const s: RealServer = await startRealServer(undefined, { cacheBudgets: budgets });
-    cleanup.push(async () => { await s.close(); fs.rmSync(s.dataDir, { recursive: true, force: true }); });
+    cleanup.push(async () => {
+      await s.close();
+      fs.rmSync(s.dataDir, { recursive: true, force: true });
+    });
     const ids: string[] = [];
     for (const f of ['reclaim_kswapd.v7.dat', 'fsync_xfs.v7.dat', 'memcg_reclaim.v7.dat']) {
       const rec = await s.library.ingest(path.join(FIXTURES, f), { name: f });
@@ -53,7 +65,9 @@ describe('caches of a real server', () => {
       expect((await fetch(`${s.base}/api/traces/${id}/findings`)).status).toBe(200);
       expect(ctx.caches.findingsAnswers.bytes).toBeLessThanOrEqual(budgets.findingsAnswers);
       for (let i = 0; i < 60; i++) {
-        const r = await fetch(`${s.base}/api/traces/${id}/tracks/cpu?cpu=0,1&t0=0&t1=${2_000_000_000 + i}&px=${2000 + i}`);
+        const r = await fetch(
+          `${s.base}/api/traces/${id}/tracks/cpu?cpu=0,1&t0=0&t1=${2_000_000_000 + i}&px=${2000 + i}`,
+        );
         expect(r.status).toBe(200);
         answered += (await r.text()).length;
         expect(ctx.caches.trackAnswers.bytes).toBeLessThanOrEqual(budgets.trackAnswers);
@@ -66,26 +80,58 @@ describe('caches of a real server', () => {
     const last = `${ids[2]}|/tracks/cpu?cpu=0,1&t0=0&t1=${2_000_000_000 + 59}&px=${2000 + 59}`;
     expect(ctx.caches.trackAnswers.peek(last)).toBeDefined();
     // Answers from the cache are the same as fresh ones.
-    const again = await (await fetch(`${s.base}/api/traces/${ids[2]}/tracks/cpu?cpu=0,1&t0=0&t1=${2_000_000_000 + 59}&px=${2000 + 59}`)).text();
+    const again = await (
+      await fetch(`${s.base}/api/traces/${ids[2]}/tracks/cpu?cpu=0,1&t0=0&t1=${2_000_000_000 + 59}&px=${2000 + 59}`)
+    ).text();
     expect(again).toBe(ctx.caches.trackAnswers.peek(last));
   }, 180_000);
 
   it(`the issue's case in a server process: many distinct 2 MB track windows keep at most the budget (${DEFAULT_CACHE_BUDGETS.trackAnswers >> 20} MiB) alive`, async () => {
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'stallscope-cache-'));
     const port = await freePort();
-    const child = spawn(process.execPath, ['--expose-gc', '--import', path.join(import.meta.dirname, 'test_heap_probe.mjs'), path.join(ROOT, 'bin/stallscope.mjs'), 'serve', '--port', String(port), '--data-dir', dataDir], {
-      cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = spawn(
+      process.execPath,
+      [
+        '--expose-gc',
+        '--import',
+        path.join(import.meta.dirname, 'test_heap_probe.mjs'),
+        path.join(ROOT, 'bin/stallscope.mjs'),
+        'serve',
+        '--port',
+        String(port),
+        '--data-dir',
+        dataDir,
+      ],
+      {
+        cwd: ROOT,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     let out = '';
-    child.stdout.on('data', (d) => { out += d; });
-    child.stderr.on('data', (d) => { out += d; });
-    cleanup.push(() => { child.kill(); fs.rmSync(dataDir, { recursive: true, force: true }); });
+    child.stdout.on('data', (d) => {
+      out += d;
+    });
+    child.stderr.on('data', (d) => {
+      out += d;
+    });
+    cleanup.push(() => {
+      child.kill();
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    });
     await until('the server to start', () => /is running at/.test(out), 60_000);
     const base = `http://127.0.0.1:${port}`;
     const file = path.join(FIXTURES, 'fsync_xfs.full.v7.dat');
-    const up = await fetch(`${base}/api/traces?name=x.dat`, { method: 'POST', headers: { 'content-type': 'application/octet-stream' }, body: fs.readFileSync(file) });
+    const up = await fetch(`${base}/api/traces?name=x.dat`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/octet-stream' },
+      body: fs.readFileSync(file),
+    });
     const { jobId } = (await up.json()) as { jobId: string };
-    await until('the ingest', async () => ((await (await fetch(`${base}/api/jobs/${jobId}`)).json()) as { phase: string }).phase === 'done', 120_000);
+    await until(
+      'the ingest',
+      async () => ((await (await fetch(`${base}/api/jobs/${jobId}`)).json()) as { phase: string }).phase === 'done',
+      120_000,
+    );
     const id = sha256(file);
     const liveHeapMB = async () => {
       const before = out.length;
@@ -94,13 +140,16 @@ describe('caches of a real server', () => {
       return Number(/LIVE_HEAP_KB=(\d+)/.exec(out.slice(before))![1]) / 1024;
     };
     const utids = Array.from({ length: 200 }, (_, i) => i + 1).join(',');
-    const window = (i: number) => `${base}/api/traces/${id}/tracks/thread?utid=${utids}&t0=0&t1=${2_000_000_000 + i}&px=20000`;
+    const window = (i: number) =>
+      `${base}/api/traces/${id}/tracks/thread?utid=${utids}&t0=0&t1=${2_000_000_000 + i}&px=20000`;
     expect((await (await fetch(window(0))).text()).length).toBeGreaterThan(1_000_000); // each answer is MBs
     const baseline = await liveHeapMB();
     let bytes = 0;
     for (let i = 1; i <= 120; i++) bytes += (await (await fetch(window(i))).text()).length;
     const after = await liveHeapMB();
-    console.log(`live heap ${baseline.toFixed(0)} MB before, ${after.toFixed(0)} MB after ${(bytes / 2 ** 20).toFixed(0)} MB of answers`);
+    console.log(
+      `live heap ${baseline.toFixed(0)} MB before, ${after.toFixed(0)} MB after ${(bytes / 2 ** 20).toFixed(0)} MB of answers`,
+    );
     expect(bytes).toBeGreaterThan(150 << 20); // far more than the budget went out
     expect(after - baseline).toBeLessThan((DEFAULT_CACHE_BUDGETS.trackAnswers >> 20) + 40);
   }, 300_000);

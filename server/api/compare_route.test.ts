@@ -6,7 +6,13 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FIXTURES, type RealServer, startRealServer, uploadFile, waitJob } from '../../tests/support/api/test_server.ts';
+import {
+  FIXTURES,
+  type RealServer,
+  startRealServer,
+  uploadFile,
+  waitJob,
+} from '../../tests/support/api/test_server.ts';
 
 let s: RealServer;
 const ids: string[] = [];
@@ -37,7 +43,12 @@ describe('GET /api/compare', () => {
     const res = await fetch(`${s.base}/api/compare?sides=${ids[0]},${ids[1]}`);
     expect(res.status).toBe(200);
     const a = (await res.json()) as {
-      compare: { format: string; sides: { label: string }[]; rows: { metric: string; key: string | null }[]; histograms: unknown[] };
+      compare: {
+        format: string;
+        sides: { label: string }[];
+        rows: { metric: string; key: string | null }[];
+        histograms: unknown[];
+      };
       traces: { id: string; name: string; duration_ns: number }[][];
       bin_ns: number;
       series: { series: string; key: string | null; points: [number, number][] }[][][];
@@ -64,13 +75,19 @@ describe('GET /api/compare', () => {
       not_traced: string[][][];
     };
     // awk over trace-cmd report -t: t0 = the first event, the last dirty/writeback value in each bin
-    const report = execFileSync('trace-cmd', ['report', '-t', '-i', path.join(FIXTURES, FILES[2]!)], { maxBuffer: 1 << 28, stdio: ['ignore', 'pipe', 'ignore'] });
+    const report = execFileSync('trace-cmd', ['report', '-t', '-i', path.join(FIXTURES, FILES[2]!)], {
+      maxBuffer: 1 << 28,
+      stdio: ['ignore', 'pipe', 'ignore'],
+    });
     const awk = `${AWK_NS}
       t0 == "" { t0 = ns }
       / global_dirty_state: / { b = int((ns - t0) / ${a.bin_ns}); for (i = 1; i <= NF; i++) { if ($i ~ /^dirty=/) { d[b] = substr($i, 7) } if ($i ~ /^writeback=/) { w[b] = substr($i, 11) } } }
       END { for (b in d) print b, d[b], w[b] }`;
     const expected = execFileSync('awk', [awk], { input: report, encoding: 'utf8' })
-      .trim().split('\n').map((l) => l.split(' ').map(Number)).sort((x, y) => x[0]! - y[0]!);
+      .trim()
+      .split('\n')
+      .map((l) => l.split(' ').map(Number))
+      .sort((x, y) => x[0]! - y[0]!);
     expect(expected.length).toBeGreaterThan(5);
     const binS = a.bin_ns / 1e9;
     const dirty = a.series[0]![0]!.find((x) => x.series === 'dirty.dirty_pages')!;
@@ -85,7 +102,7 @@ describe('GET /api/compare', () => {
     expect(a.not_traced[0]![0]).not.toContain('dirty.dirty_pages');
   }, 60_000);
 
-  it('align=EVENT: each trace\'s times from its first such event (awk: its ts minus the first event\'s)', async () => {
+  it("align=EVENT: each trace's times from its first such event (awk: its ts minus the first event's)", async () => {
     const res = await fetch(`${s.base}/api/compare?sides=${ids[0]},${ids[1]}&align=mm_vmscan_memcg_reclaim_begin`);
     expect(res.status).toBe(200);
     const a = (await res.json()) as {
@@ -94,7 +111,10 @@ describe('GET /api/compare', () => {
     };
     expect(a.align.event).toBe('mm_vmscan_memcg_reclaim_begin');
     for (const i of [0, 1]) {
-      const report = execFileSync('trace-cmd', ['report', '-t', '-i', path.join(FIXTURES, FILES[i]!)], { maxBuffer: 1 << 28, stdio: ['ignore', 'pipe', 'ignore'] });
+      const report = execFileSync('trace-cmd', ['report', '-t', '-i', path.join(FIXTURES, FILES[i]!)], {
+        maxBuffer: 1 << 28,
+        stdio: ['ignore', 'pipe', 'ignore'],
+      });
       const awk = `${AWK_NS}
         t0 == "" { t0 = ns }
         / mm_vmscan_memcg_reclaim_begin: / && first == "" { first = ns - t0 }
@@ -107,7 +127,9 @@ describe('GET /api/compare', () => {
       expect(starts.points[0]![0]).toBeCloseTo(-offsetNs / 1e9, 9);
     }
     // an event neither trace has: offsets null, times from each start; a bad name is 400
-    const none = (await (await fetch(`${s.base}/api/compare?sides=${ids[0]},${ids[1]}&align=sched_process_exec`)).json()) as {
+    const none = (await (
+      await fetch(`${s.base}/api/compare?sides=${ids[0]},${ids[1]}&align=sched_process_exec`)
+    ).json()) as {
       align: { offset_s: (number | null)[][] };
       series: { points: [number, number][] }[][][];
     };
@@ -119,7 +141,9 @@ describe('GET /api/compare', () => {
   it('iterations of a side with ~; bad requests are 400, unknown traces 404', async () => {
     const it2 = await fetch(`${s.base}/api/compare?sides=${ids[0]}~${ids[0]},${ids[1]}~${ids[1]}`);
     expect(it2.status).toBe(200);
-    expect(((await it2.json()) as { compare: { sides: { traces: unknown[] }[] } }).compare.sides[0]!.traces).toHaveLength(2);
+    expect(
+      ((await it2.json()) as { compare: { sides: { traces: unknown[] }[] } }).compare.sides[0]!.traces,
+    ).toHaveLength(2);
     expect((await fetch(`${s.base}/api/compare`)).status).toBe(400);
     expect((await fetch(`${s.base}/api/compare?sides=${ids[0]}`)).status).toBe(400);
     expect((await fetch(`${s.base}/api/compare?sides=${ids[0]},../etc`)).status).toBe(400);

@@ -11,7 +11,16 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
-  FIXTURES, followJobEvents, listTraces, sha256, startRealServer, tmpEntries, traceDirs, uploadFile, waitJob, type RealServer,
+  FIXTURES,
+  followJobEvents,
+  listTraces,
+  sha256,
+  startRealServer,
+  tmpEntries,
+  traceDirs,
+  uploadFile,
+  waitJob,
+  type RealServer,
 } from '../../tests/support/api/test_server.ts';
 
 const A = path.join(FIXTURES, 'reclaim_kswapd.v7.dat');
@@ -41,7 +50,13 @@ function watchLibrary(srv: RealServer): { stop(): Promise<void>; violations: str
       await new Promise((r) => setTimeout(r, 20));
     }
   })();
-  return { violations, async stop() { running = false; await loop; } };
+  return {
+    violations,
+    async stop() {
+      running = false;
+      await loop;
+    },
+  };
 }
 
 describe('two uploads at once', () => {
@@ -55,7 +70,10 @@ describe('two uploads at once', () => {
     const [j1, j2] = await Promise.all([waitJob(s.base, r1.body.jobId!), waitJob(s.base, r2.body.jobId!)]);
     await Promise.all([f1.ended, f2.ended]);
     // Only one of the two decoded the file; the other waited for it and reused the result.
-    expect([f1.phases, f2.phases].filter((p) => p.includes('decoding')), JSON.stringify([f1.phases, f2.phases])).toHaveLength(1);
+    expect(
+      [f1.phases, f2.phases].filter((p) => p.includes('decoding')),
+      JSON.stringify([f1.phases, f2.phases]),
+    ).toHaveLength(1);
     await watch.stop();
     expect(watch.violations).toEqual([]);
     expect([j1.phase, j2.phase]).toEqual(['done', 'done']);
@@ -77,7 +95,12 @@ describe('two uploads at once', () => {
     expect([ja.phase, ja.traceId]).toEqual(['done', sha256(A)]);
     expect([jb.phase, jb.traceId]).toEqual(['done', sha256(B)]);
     const { traces } = await listTraces(s.base);
-    expect(traces.filter((t) => t.status === 'ready').map((t) => t.id).sort()).toEqual([sha256(A), sha256(B)].sort());
+    expect(
+      traces
+        .filter((t) => t.status === 'ready')
+        .map((t) => t.id)
+        .sort(),
+    ).toEqual([sha256(A), sha256(B)].sort());
     expect(traces.some((t) => t.status !== 'ready')).toBe(false);
     // Both models answer queries.
     for (const id of [sha256(A), sha256(B)]) {
@@ -89,7 +112,10 @@ describe('two uploads at once', () => {
 
   it('a file that is not a trace next to a good one: each ends on its own terms', async () => {
     s = await startRealServer();
-    const [rg, rb] = await Promise.all([uploadFile(s.base, A, 'good.dat'), uploadFile(s.base, NOT_A_TRACE, 'photo.bin')]);
+    const [rg, rb] = await Promise.all([
+      uploadFile(s.base, A, 'good.dat'),
+      uploadFile(s.base, NOT_A_TRACE, 'photo.bin'),
+    ]);
     const [jg, jb] = await Promise.all([waitJob(s.base, rg.body.jobId!), waitJob(s.base, rb.body.jobId!)]);
     expect(jg.phase).toBe('done');
     expect(jb.phase).toBe('failed');

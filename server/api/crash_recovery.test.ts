@@ -9,7 +9,16 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, expect, it } from 'vitest';
-import { FIXTURES, followJobEvents, freePort, listTraces, sha256, spawnServer, uploadFile, type ServerProcess } from '../../tests/support/api/test_server.ts';
+import {
+  FIXTURES,
+  followJobEvents,
+  freePort,
+  listTraces,
+  sha256,
+  spawnServer,
+  uploadFile,
+  type ServerProcess,
+} from '../../tests/support/api/test_server.ts';
 
 const FILE = path.join(FIXTURES, 'fsync_xfs.full.v7.dat');
 const ID = sha256(FILE);
@@ -18,7 +27,11 @@ const started: ServerProcess[] = [];
 const dirs: string[] = [];
 afterEach(async () => {
   for (const p of started.splice(0)) {
-    try { process.kill(p.pid, 'SIGKILL'); } catch { /* already gone */ }
+    try {
+      process.kill(p.pid, 'SIGKILL');
+    } catch {
+      /* already gone */
+    }
     await p.exited;
   }
   for (const d of dirs.splice(0)) fs.rmSync(d, { recursive: true, force: true });
@@ -44,13 +57,20 @@ it('killed while detecting (the model committed): after a restart the job is don
   await first.exited;
   expect(killed, `phases seen: ${follow.phases.join(',')}`).toBe(true);
   // It died mid-job: the job record on disk still says so, and the model is complete.
-  const record = JSON.parse(fs.readFileSync(path.join(dataDir, 'jobs', `${jobId}.json`), 'utf8')) as { state: { phase: string } };
+  const record = JSON.parse(fs.readFileSync(path.join(dataDir, 'jobs', `${jobId}.json`), 'utf8')) as {
+    state: { phase: string };
+  };
   expect(record.state.phase).toBe('detecting');
   expect(fs.existsSync(path.join(dataDir, 'traces', ID, 'info.json'))).toBe(true);
 
   const second = await spawnServer(dataDir, port);
   started.push(second);
-  const job = (await (await fetch(`${second.base}/api/jobs/${jobId}`)).json()) as { phase: string; traceId?: string; error?: string; interrupted?: boolean };
+  const job = (await (await fetch(`${second.base}/api/jobs/${jobId}`)).json()) as {
+    phase: string;
+    traceId?: string;
+    error?: string;
+    interrupted?: boolean;
+  };
   expect(job.phase).toBe('done');
   expect(job.traceId).toBe(ID);
   expect(job.error).toBeUndefined();

@@ -8,11 +8,24 @@ import type { IngestProgress, LibraryLike, TraceRecordLike } from './library_con
 
 const ID = 'a'.repeat(64);
 
-function fakeLibrary(root: string, behaviour: 'ok' | 'not-a-trace' = 'ok', openEngine = (): Promise<never> => Promise.reject(new Error('no engine in this test'))) {
+function fakeLibrary(
+  root: string,
+  behaviour: 'ok' | 'not-a-trace' = 'ok',
+  openEngine = (): Promise<never> => Promise.reject(new Error('no engine in this test')),
+) {
   const seen: Array<{ path: string; name: string; bytes: string }> = [];
   const rec: TraceRecordLike = {
-    id: ID, name: 'x.dat', sizeBytes: 5, format: 'trace_dat', cpus: 2, eventsTotal: 10, firstTs: '1', lastTs: '2',
-    findingsBySeverity: { info: 0, warn: 0, critical: 0 }, addedAt: new Date().toISOString(), status: 'ready',
+    id: ID,
+    name: 'x.dat',
+    sizeBytes: 5,
+    format: 'trace_dat',
+    cpus: 2,
+    eventsTotal: 10,
+    firstTs: '1',
+    lastTs: '2',
+    findingsBySeverity: { info: 0, warn: 0, critical: 0 },
+    addedAt: new Date().toISOString(),
+    status: 'ready',
   };
   const lib: LibraryLike = {
     paths: { root, tmp: join(root, 'tmp') },
@@ -31,12 +44,27 @@ function fakeLibrary(root: string, behaviour: 'ok' | 'not-a-trace' = 'ok', openE
 }
 
 const apps: Array<{ close(): Promise<unknown> }> = [];
-afterEach(async () => { for (const a of apps.splice(0)) await a.close(); });
+afterEach(async () => {
+  for (const a of apps.splice(0)) await a.close();
+});
 
-async function setup(opts: { behaviour?: 'ok' | 'not-a-trace'; max?: number; token?: string; appDir?: string; openEngine?: () => Promise<never> } = {}) {
+async function setup(
+  opts: {
+    behaviour?: 'ok' | 'not-a-trace';
+    max?: number;
+    token?: string;
+    appDir?: string;
+    openEngine?: () => Promise<never>;
+  } = {},
+) {
   const root = mkdtempSync(join(tmpdir(), 'stallscope-api-'));
   const { lib, seen } = fakeLibrary(root, opts.behaviour, opts.openEngine);
-  const { app } = await buildApi({ library: lib, maxUploadBytes: opts.max, token: opts.token, appDir: opts.appDir ?? join(root, 'no-app') });
+  const { app } = await buildApi({
+    library: lib,
+    maxUploadBytes: opts.max,
+    token: opts.token,
+    appDir: opts.appDir ?? join(root, 'no-app'),
+  });
   apps.push(app);
   return { app, seen, root };
 }
@@ -54,7 +82,12 @@ async function waitJob(app: Awaited<ReturnType<typeof setup>>['app'], jobId: str
 describe('uploads', () => {
   it('streams a raw body to a server-named file, whatever the client calls it', async () => {
     const { app, seen, root } = await setup();
-    const r = await app.inject({ method: 'POST', url: '/api/traces?name=../../../etc/passwd', payload: 'hello', headers: { 'content-type': 'application/octet-stream' } });
+    const r = await app.inject({
+      method: 'POST',
+      url: '/api/traces?name=../../../etc/passwd',
+      payload: 'hello',
+      headers: { 'content-type': 'application/octet-stream' },
+    });
     expect(r.statusCode).toBe(202);
     const job = await waitJob(app, r.json().jobId);
     expect(job.phase).toBe('done');
@@ -69,7 +102,11 @@ describe('uploads', () => {
     const { app, seen, root } = await setup();
     const boundary = 'XBOUNDARY';
     const payload = `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="my trace.dat"\r\nContent-Type: application/octet-stream\r\n\r\nabc\r\n--${boundary}--\r\n`;
-    for (const type of [`multipart/form-data; boundary=${boundary}`, 'application/x-www-form-urlencoded', 'text/plain']) {
+    for (const type of [
+      `multipart/form-data; boundary=${boundary}`,
+      'application/x-www-form-urlencoded',
+      'text/plain',
+    ]) {
       const r = await app.inject({ method: 'POST', url: '/api/traces', payload, headers: { 'content-type': type } });
       expect(r.statusCode, type).toBe(415);
       expect(r.json().error, type).toMatch(/application\/octet-stream/);
@@ -80,10 +117,20 @@ describe('uploads', () => {
 
   it('refuses uploads over the cap and empty ones, leaving nothing behind', async () => {
     const { app, root } = await setup({ max: 10 });
-    const big = await app.inject({ method: 'POST', url: '/api/traces?name=a', payload: 'x'.repeat(11), headers: { 'content-type': 'application/octet-stream' } });
+    const big = await app.inject({
+      method: 'POST',
+      url: '/api/traces?name=a',
+      payload: 'x'.repeat(11),
+      headers: { 'content-type': 'application/octet-stream' },
+    });
     expect(big.statusCode).toBe(413);
     expect(big.json().error).toMatch(/larger than the limit/);
-    const empty = await app.inject({ method: 'POST', url: '/api/traces?name=a', payload: '', headers: { 'content-type': 'application/octet-stream' } });
+    const empty = await app.inject({
+      method: 'POST',
+      url: '/api/traces?name=a',
+      payload: '',
+      headers: { 'content-type': 'application/octet-stream' },
+    });
     expect(empty.statusCode).toBe(400);
     expect(readdirSync(join(root, 'tmp'))).toEqual([]);
   });
@@ -91,14 +138,25 @@ describe('uploads', () => {
   it('lists a trace once while its timelines are summarised: the library has it, the job is not shown as an upload', async () => {
     // Summarising needs the trace's engine: it opens (here: fails) only when the test says.
     let letEngineFail!: () => void;
-    const engineOpens = new Promise<never>((_res, rej) => (letEngineFail = () => rej(new Error('no engine in this test'))));
+    const engineOpens = new Promise<never>(
+      (_res, rej) => (letEngineFail = () => rej(new Error('no engine in this test'))),
+    );
     engineOpens.catch(() => undefined); // its consumers handle the failure; this only marks it expected
     const { app } = await setup({ openEngine: () => engineOpens });
-    const r = await app.inject({ method: 'POST', url: '/api/traces?name=x.dat', payload: 'hello', headers: { 'content-type': 'application/octet-stream' } });
+    const r = await app.inject({
+      method: 'POST',
+      url: '/api/traces?name=x.dat',
+      payload: 'hello',
+      headers: { 'content-type': 'application/octet-stream' },
+    });
     const jobId = r.json().jobId as string;
-    for (let i = 0; i < 100 && (await app.inject({ url: `/api/jobs/${jobId}` })).json().phase !== 'detecting'; i++) await new Promise((res) => setTimeout(res, 10));
+    for (let i = 0; i < 100 && (await app.inject({ url: `/api/jobs/${jobId}` })).json().phase !== 'detecting'; i++)
+      await new Promise((res) => setTimeout(res, 10));
     expect((await app.inject({ url: `/api/jobs/${jobId}` })).json()).toMatchObject({ phase: 'detecting', traceId: ID });
-    const listing = (await app.inject({ url: '/api/traces' })).json() as { traces: { id: string }[]; jobs: { jobId: string }[] };
+    const listing = (await app.inject({ url: '/api/traces' })).json() as {
+      traces: { id: string }[];
+      jobs: { jobId: string }[];
+    };
     expect(listing.traces.map((t) => t.id)).toEqual([ID]);
     expect(listing.jobs.map((j) => j.jobId)).not.toContain(jobId);
     letEngineFail();
@@ -107,7 +165,12 @@ describe('uploads', () => {
 
   it('reports a failed ingest with the upload name, not the server path', async () => {
     const { app } = await setup({ behaviour: 'not-a-trace' });
-    const r = await app.inject({ method: 'POST', url: '/api/traces?name=notes.txt', payload: 'hi', headers: { 'content-type': 'application/octet-stream' } });
+    const r = await app.inject({
+      method: 'POST',
+      url: '/api/traces?name=notes.txt',
+      payload: 'hi',
+      headers: { 'content-type': 'application/octet-stream' },
+    });
     const job = await waitJob(app, r.json().jobId);
     expect(job.phase).toBe('failed');
     expect(job.error).toBe('notes.txt: line 1: no ftrace events found');
@@ -151,7 +214,9 @@ describe('validation and errors', () => {
     const { app } = await setup({ token: 's3cret' });
     expect((await app.inject({ url: '/api/traces' })).statusCode).toBe(401);
     expect((await app.inject({ url: '/api/traces', headers: { 'x-stallscope-token': 'wrong' } })).statusCode).toBe(401);
-    expect((await app.inject({ url: '/api/traces', headers: { authorization: 'Bearer s3cret' } })).statusCode).toBe(200);
+    expect((await app.inject({ url: '/api/traces', headers: { authorization: 'Bearer s3cret' } })).statusCode).toBe(
+      200,
+    );
     // ?token= is only read on the app page (it becomes a cookie there), never on the API.
     expect((await app.inject({ url: '/api/traces?token=s3cret' })).statusCode).toBe(401);
   });

@@ -79,7 +79,11 @@ export interface ServerOptions {
  * a budget the least recently used answers go (they are rebuilt, mostly from
  * files kept beside each model). 224 MiB in all.
  */
-export const DEFAULT_CACHE_BUDGETS: CacheBudgets = { trackAnswers: 64 << 20, overviews: 128 << 20, findingsAnswers: 32 << 20 };
+export const DEFAULT_CACHE_BUDGETS: CacheBudgets = {
+  trackAnswers: 64 << 20,
+  overviews: 128 << 20,
+  findingsAnswers: 32 << 20,
+};
 
 /** Defaults: a burst of 120 note writes, then 2 a second; 60 excerpts/exports, then 5 a second. */
 export const DEFAULT_RATE_LIMITS = { writes: { burst: 120, perSecond: 2 }, reads: { burst: 60, perSecond: 5 } };
@@ -114,12 +118,17 @@ export async function buildApi(opts: ServerOptions): Promise<{ app: FastifyInsta
     library: opts.library,
     engines: new TraceEngines(opts.library, cacheDirOf),
     overviews: new Overviews(cacheDirOf, cacheBudgets.overviews),
-    caches: { trackAnswers: new ByteLru(cacheBudgets.trackAnswers), findingsAnswers: new ByteLru(cacheBudgets.findingsAnswers) },
+    caches: {
+      trackAnswers: new ByteLru(cacheBudgets.trackAnswers),
+      findingsAnswers: new ByteLru(cacheBudgets.findingsAnswers),
+    },
     cacheDirOf,
     jobs: new Jobs(root ? join(root, 'jobs') : undefined),
     uploadDir: opts.library.paths?.tmp ?? join(opts.dataDir ?? opts.library.dataDir ?? tmpdir(), 'tmp'),
     maxUploadBytes: opts.maxUploadBytes ?? DEFAULT_MAX_UPLOAD_BYTES,
-    notes: new NotesStore(opts.notesDir ?? join(opts.library.paths?.root ?? opts.dataDir ?? opts.library.dataDir ?? tmpdir(), 'notes')),
+    notes: new NotesStore(
+      opts.notesDir ?? join(opts.library.paths?.root ?? opts.dataDir ?? opts.library.dataDir ?? tmpdir(), 'notes'),
+    ),
     limits: {
       writes: new RateLimiter(opts.rateLimits?.writes ?? DEFAULT_RATE_LIMITS.writes),
       reads: new RateLimiter(opts.rateLimits?.reads ?? DEFAULT_RATE_LIMITS.reads),
@@ -147,17 +156,33 @@ export async function buildApi(opts: ServerOptions): Promise<{ app: FastifyInsta
     logger: opts.logger ?? false,
     routerOptions: { maxParamLength: 200 },
     serverFactory: (handler) =>
-      createHttpServer({ requestTimeout: 0, headersTimeout, connectionsCheckingInterval: Math.max(100, Math.min(5_000, headersTimeout / 4)) }, handler),
+      createHttpServer(
+        {
+          requestTimeout: 0,
+          headersTimeout,
+          connectionsCheckingInterval: Math.max(100, Math.min(5_000, headersTimeout / 4)),
+        },
+        handler,
+      ),
   });
   app.setErrorHandler((err: Error & { statusCode?: number; validation?: unknown }, req, reply) => {
     if (err instanceof HttpError) return reply.code(err.statusCode).send({ error: err.message });
     if ((err as { code?: string }).code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
       const type = String(req.headers['content-type'] ?? 'none').slice(0, 60);
-      return reply.code(415).send({ error: `unsupported content type ${type}: upload a trace as application/octet-stream (the raw file), send notes as application/json` });
+      return reply.code(415).send({
+        error: `unsupported content type ${type}: upload a trace as application/octet-stream (the raw file), send notes as application/json`,
+      });
     }
     const status = err.statusCode && err.statusCode >= 400 && err.statusCode < 600 ? err.statusCode : 500;
     if (status >= 500) req.log.error(err);
-    const { status: code, message } = userFacingError(err, status, [root, opts.notesDir, opts.dataDir, opts.library.dataDir, ctx.uploadDir, tmpdir()]);
+    const { status: code, message } = userFacingError(err, status, [
+      root,
+      opts.notesDir,
+      opts.dataDir,
+      opts.library.dataDir,
+      ctx.uploadDir,
+      tmpdir(),
+    ]);
     return reply.code(code).send({ error: message });
   });
   registerAccessControl(app, {
@@ -214,8 +239,15 @@ export async function createServer(opts: ServerOptions): Promise<StallscopeServe
   const host = opts.host ?? '127.0.0.1';
   await app.listen({ port: opts.port ?? 7420, host });
   const addr = app.server.address();
-  const port = typeof addr === 'object' && addr ? addr.port : opts.port ?? 7420;
+  const port = typeof addr === 'object' && addr ? addr.port : (opts.port ?? 7420);
   ctx.setListeningPort(port);
   const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}/`;
-  return { app, url, publicBaseUrl: ctx.publicBaseUrl(), ctx, warm: (id) => warmTrace(ctx, id), close: () => app.close() };
+  return {
+    app,
+    url,
+    publicBaseUrl: ctx.publicBaseUrl(),
+    ctx,
+    warm: (id) => warmTrace(ctx, id),
+    close: () => app.close(),
+  };
 }

@@ -15,8 +15,16 @@ export async function lookupEvents(tr: OpenTrace, ids: bigint[]): Promise<EventI
   if (ids.length === 0) return [];
   const list = ids.map(String).join(',');
   const base = await tr.query<{
-    id: bigint; ts: bigint; cpu: number; utid: number | null; name: string; system: string | null;
-    raw: string | null; arg_set_id: bigint | null; tid: number | null; comm: string | null;
+    id: bigint;
+    ts: bigint;
+    cpu: number;
+    utid: number | null;
+    name: string;
+    system: string | null;
+    raw: string | null;
+    arg_set_id: bigint | null;
+    tid: number | null;
+    comm: string | null;
   }>(`
     SELECT e.id, e.ts, e.cpu, e.utid, e.name, e.system, e.raw, e.arg_set_id, t.tid, t.name AS comm
     FROM ftrace_event e LEFT JOIN thread t ON t.utid = e.utid
@@ -35,7 +43,13 @@ export async function lookupEvents(tr: OpenTrace, ids: bigint[]): Promise<EventI
   const argIds = base.filter((e) => e.arg_set_id !== null && !typed.has(String(e.id))).map((e) => e.arg_set_id!);
   const args = new Map<string, Record<string, unknown>>();
   if (argIds.length && tr.meta.tables.has('args')) {
-    const rows = await tr.query<{ arg_set_id: bigint; key: string; int_value: bigint | null; string_value: string | null; real_value: number | null }>(
+    const rows = await tr.query<{
+      arg_set_id: bigint;
+      key: string;
+      int_value: bigint | null;
+      string_value: string | null;
+      real_value: number | null;
+    }>(
       `SELECT arg_set_id, key, int_value, string_value, real_value FROM args WHERE arg_set_id IN (${argIds.map(String).join(',')}) ORDER BY arg_set_id, arg_index`,
     );
     for (const r of rows) {
@@ -78,7 +92,12 @@ export async function lookupEvents(tr: OpenTrace, ids: bigint[]): Promise<EventI
 function jsonable(o: Record<string, unknown>): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(o)) {
-    out[k] = typeof v === 'bigint' ? (v <= BigInt(Number.MAX_SAFE_INTEGER) && v >= -BigInt(Number.MAX_SAFE_INTEGER) ? Number(v) : v.toString()) : v;
+    out[k] =
+      typeof v === 'bigint'
+        ? v <= BigInt(Number.MAX_SAFE_INTEGER) && v >= -BigInt(Number.MAX_SAFE_INTEGER)
+          ? Number(v)
+          : v.toString()
+        : v;
   }
   return out;
 }

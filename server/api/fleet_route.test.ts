@@ -35,7 +35,10 @@ interface Analysis {
 const analyses = new Map<string, Analysis>();
 
 function cli(args: string[]): string {
-  const r = spawnSync(process.execPath, [CLI, '--data-dir', join(work, 'cli-data'), ...args], { encoding: 'utf8', maxBuffer: 1 << 28 });
+  const r = spawnSync(process.execPath, [CLI, '--data-dir', join(work, 'cli-data'), ...args], {
+    encoding: 'utf8',
+    maxBuffer: 1 << 28,
+  });
   if (r.status !== 0) throw new Error(`stallscope ${args.join(' ')}: ${r.stderr}`);
   return r.stdout;
 }
@@ -45,7 +48,8 @@ beforeAll(async () => {
   for (const f of FILES) symlinkSync(join(FIXTURES, f), join(corpus, f));
   writeFileSync(join(work, 'labels.csv'), `file,config\n${FILES.map((f) => `${f},${f.split('.')[0]}`).join('\n')}\n`);
   cli(['batch', corpus, '--out', out, '--labels', join(work, 'labels.csv'), '--jobs', '2']);
-  for (const f of FILES) analyses.set(f, JSON.parse(cli(['analyze', '--json', '--no-saved', join(corpus, f)])) as Analysis);
+  for (const f of FILES)
+    analyses.set(f, JSON.parse(cli(['analyze', '--json', '--no-saved', join(corpus, f)])) as Analysis);
   s = await startRealServer(join(work, 'data'), { fleets: await registerFleets([out]) });
   await s.library.ingest(join(FIXTURES, 'vfs100.1.v7.dat'), { name: 'vfs100.1.v7.dat' });
 }, 300_000);
@@ -73,34 +77,54 @@ describe('GET /api/fleet/:name', () => {
     const { status, body } = await get<FleetViewAnswer>('/api/fleet/pair?by=config&baseline=vfs100');
     expect(status).toBe(200);
     expect(body.by).toBe('config');
-    expect(body.report.settings.map((x) => [x.value, x.traces.length])).toEqual([['vfs100', 2], ['vfs1000', 2]]);
+    expect(body.report.settings.map((x) => [x.value, x.traces.length])).toEqual([
+      ['vfs100', 2],
+      ['vfs1000', 2],
+    ]);
     for (const setting of ['vfs100', 'vfs1000']) {
       const values = FILES.filter((f) => f.startsWith(`${setting}.`)).map(
-        (f) => analyses.get(f)!.metrics.find((m) => m.metric === 'shrinker.blocked_ns' && m.key === 'super_cache_scan')?.value ?? 0,
+        (f) =>
+          analyses.get(f)!.metrics.find((m) => m.metric === 'shrinker.blocked_ns' && m.key === 'super_cache_scan')
+            ?.value ?? 0,
       );
       expect(Math.max(...values)).toBeGreaterThan(0);
-      const p = body.report.percentiles.find((x) => x.setting === setting && x.metric === 'shrinker.blocked_ns' && x.key === 'super_cache_scan');
+      const p = body.report.percentiles.find(
+        (x) => x.setting === setting && x.metric === 'shrinker.blocked_ns' && x.key === 'super_cache_scan',
+      );
       expect(p?.p50).toBeCloseTo((values[0]! + values[1]!) / 2, 6); // the median of two values
       expect(p?.traces).toBe(2);
     }
     // The comparison: baseline first, one row per metric, as compare's JSON.
     expect(body.report.compare.sides.map((x) => x.label)).toEqual(['vfs100', 'vfs1000']);
-    const row = body.report.compare.rows.find((r) => r.metric === 'shrinker.blocked_ns' && r.key === 'super_cache_scan')!;
+    const row = body.report.compare.rows.find(
+      (r) => r.metric === 'shrinker.blocked_ns' && r.key === 'super_cache_scan',
+    )!;
     const mean = (setting: string) =>
       FILES.filter((f) => f.startsWith(`${setting}.`))
-        .map((f) => analyses.get(f)!.metrics.find((m) => m.metric === 'shrinker.blocked_ns' && m.key === 'super_cache_scan')?.value ?? 0)
+        .map(
+          (f) =>
+            analyses.get(f)!.metrics.find((m) => m.metric === 'shrinker.blocked_ns' && m.key === 'super_cache_scan')
+              ?.value ?? 0,
+        )
         .reduce((a, b) => a + b, 0) / 2;
     expect(row.sides[0]!.mean).toBeCloseTo(mean('vfs100'), 3);
     expect(row.sides[1]!.mean).toBeCloseTo(mean('vfs1000'), 3);
   });
 
-  it('the worst traces in fleet-report\'s order, each saying whether the library holds it and naming its file', async () => {
+  it("the worst traces in fleet-report's order, each saying whether the library holds it and naming its file", async () => {
     const { body } = await get<FleetViewAnswer>('/api/fleet/pair?by=config');
     const expected = FILES.map((f) => {
       const top = analyses.get(f)!.findings.filter((x) => x.parent_id === null);
-      return { file: join(corpus, f), critical: top.filter((x) => x.severity === 'critical').length, impact: top.reduce((a, x) => a + x.impact_ns, 0), id: sha256(join(FIXTURES, f)) };
+      return {
+        file: join(corpus, f),
+        critical: top.filter((x) => x.severity === 'critical').length,
+        impact: top.reduce((a, x) => a + x.impact_ns, 0),
+        id: sha256(join(FIXTURES, f)),
+      };
     }).sort((a, b) => b.critical - a.critical || b.impact - a.impact || (a.file < b.file ? -1 : 1));
-    expect(body.worst_traces.map((w) => [w.file, w.trace_id, w.critical, w.impact_ns])).toEqual(expected.map((e) => [e.file, e.id, e.critical, e.impact]));
+    expect(body.worst_traces.map((w) => [w.file, w.trace_id, w.critical, w.impact_ns])).toEqual(
+      expected.map((e) => [e.file, e.id, e.critical, e.impact]),
+    );
     const inLib = sha256(join(FIXTURES, 'vfs100.1.v7.dat'));
     for (const w of body.worst_traces) expect(w.in_library, w.file).toBe(w.trace_id === inLib);
     expect(JSON.parse(body.worst_traces[0]!.labels)).toHaveProperty('config');

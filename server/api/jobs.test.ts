@@ -14,10 +14,23 @@ function leftBehind(dir: string, rec: { state: Record<string, unknown>; pid: num
 }
 
 const dirs: string[] = [];
-afterEach(() => { for (const d of dirs.splice(0)) fs.rmSync(d, { recursive: true, force: true }); });
-const tempDir = () => { const d = fs.mkdtempSync(path.join(os.tmpdir(), 'stallscope-jobs-')); dirs.push(d); return d; };
+afterEach(() => {
+  for (const d of dirs.splice(0)) fs.rmSync(d, { recursive: true, force: true });
+});
+const tempDir = () => {
+  const d = fs.mkdtempSync(path.join(os.tmpdir(), 'stallscope-jobs-'));
+  dirs.push(d);
+  return d;
+};
 
-const base = { name: 'big.dat', bytesDone: 10, bytesTotal: 100, events: 5, startedAt: new Date().toISOString(), sizeBytes: 100 };
+const base = {
+  name: 'big.dat',
+  bytesDone: 10,
+  bytesTotal: 100,
+  events: 5,
+  startedAt: new Date().toISOString(),
+  sizeBytes: 100,
+};
 
 describe('jobs across a restart', () => {
   it('a job whose process died mid-ingest comes back failed, saying so; live and finished ones are left as they are', () => {
@@ -28,14 +41,24 @@ describe('jobs across a restart', () => {
     const old = '44444444-4444-4444-4444-444444444444';
     leftBehind(dir, { state: { ...base, jobId: dead, phase: 'deriving' }, pid: DEAD_PID });
     leftBehind(dir, { state: { ...base, jobId: live, phase: 'decoding' }, pid: process.pid });
-    leftBehind(dir, { state: { ...base, jobId: done, phase: 'done', traceId: 'a'.repeat(64) }, pid: DEAD_PID, finishedAt: Date.now() - 1000 });
-    leftBehind(dir, { state: { ...base, jobId: old, phase: 'done' }, pid: DEAD_PID, finishedAt: Date.now() - 2 * 3600_000 });
+    leftBehind(dir, {
+      state: { ...base, jobId: done, phase: 'done', traceId: 'a'.repeat(64) },
+      pid: DEAD_PID,
+      finishedAt: Date.now() - 1000,
+    });
+    leftBehind(dir, {
+      state: { ...base, jobId: old, phase: 'done' },
+      pid: DEAD_PID,
+      finishedAt: Date.now() - 2 * 3600_000,
+    });
 
     const jobs = new Jobs(dir);
     const d = jobs.get(dead)!;
     expect(d.phase).toBe('failed');
     expect(d.interrupted).toBe(true);
-    expect(d.error).toBe('big.dat: the server stopped (while deriving) before the ingest finished (it was restarted or crashed); nothing was added to the library. Upload the file again.');
+    expect(d.error).toBe(
+      'big.dat: the server stopped (while deriving) before the ingest finished (it was restarted or crashed); nothing was added to the library. Upload the file again.',
+    );
     expect(jobs.get(live)).toBeUndefined(); // still running elsewhere: not judged
     expect(jobs.get(done)?.phase).toBe('done');
     expect(jobs.get(old)).toBeUndefined();
@@ -59,7 +82,9 @@ describe('jobs across a restart', () => {
     const seen: string[] = [];
     jobs.subscribe(j.jobId, (s) => seen.push(`${s.phase}: ${s.error ?? ''}`));
     jobs.stopAll();
-    expect(seen).toEqual(['failed: t.dat: the server was stopped (while decoding) before the ingest finished; nothing was added to the library. Upload the file again.']);
+    expect(seen).toEqual([
+      'failed: t.dat: the server was stopped (while decoding) before the ingest finished; nothing was added to the library. Upload the file again.',
+    ]);
     expect(new Jobs(dir).get(j.jobId)?.phase).toBe('failed');
   });
 });

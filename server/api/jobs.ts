@@ -47,7 +47,14 @@ export class Jobs {
 
   create(name: string, bytesTotal: number | null, contentSha256?: string): JobState {
     const state: JobState = {
-      jobId: randomUUID(), name, phase: 'hashing', bytesDone: 0, bytesTotal, events: 0, startedAt: new Date().toISOString(), sizeBytes: bytesTotal,
+      jobId: randomUUID(),
+      name,
+      phase: 'hashing',
+      bytesDone: 0,
+      bytesTotal,
+      events: 0,
+      startedAt: new Date().toISOString(),
+      sizeBytes: bytesTotal,
       ...(contentSha256 ? { contentSha256 } : {}),
     };
     this.jobs.set(state.jobId, { state, listeners: new Set() });
@@ -129,7 +136,11 @@ export class Jobs {
       if (!ready || this.jobs.get(id)?.state !== state) continue;
       delete state.interrupted;
       delete state.error;
-      Object.assign(state, { phase: 'done', traceId, message: `${state.name} was ingested before the server stopped` } satisfies Partial<JobState>);
+      Object.assign(state, {
+        phase: 'done',
+        traceId,
+        message: `${state.name} was ingested before the server stopped`,
+      } satisfies Partial<JobState>);
       this.persist(state, Date.now());
     }
   }
@@ -140,10 +151,13 @@ export class Jobs {
   }
 
   private forgetLater(id: string, ms: number): void {
-    setTimeout(() => {
-      this.jobs.delete(id);
-      if (this.dir) rmSync(join(this.dir, `${id}.json`), { force: true });
-    }, Math.max(0, ms)).unref();
+    setTimeout(
+      () => {
+        this.jobs.delete(id);
+        if (this.dir) rmSync(join(this.dir, `${id}.json`), { force: true });
+      },
+      Math.max(0, ms),
+    ).unref();
   }
 
   private persist(state: JobState, finishedAt?: number): void {

@@ -10,8 +10,6 @@ import type { Engine } from '../engine/engine.ts';
 import type { IngestProgress, Severity } from '../../shared/contract/api.ts';
 export type { IngestPhase, IngestProgress, Severity } from '../../shared/contract/api.ts';
 
-
-
 export interface TraceRecordLike {
   id: string;
   name: string;

@@ -43,7 +43,10 @@ export class Overview {
   onGrow: (() => void) | null = null;
 
   /** `cacheDir`: where built parts are kept across restarts (null: memory only). */
-  constructor(private readonly tr: OpenTrace, private readonly cacheDir: string | null = null) {
+  constructor(
+    private readonly tr: OpenTrace,
+    private readonly cacheDir: string | null = null,
+  ) {
     const span = tr.meta.last - tr.meta.base + 1n;
     let res = 1n;
     while (res * BigInt(OVERVIEW_BUCKETS) < span) res *= 2n;
@@ -52,7 +55,9 @@ export class Overview {
 
   /** The file a part is kept in (its name says the format version and the base resolution). */
   private cacheFile(name: string): string | null {
-    return this.cacheDir && path.join(this.cacheDir, `v${CACHE_VERSION}-res${this.res}`, `${name.replace('#', '-')}.bin`);
+    return (
+      this.cacheDir && path.join(this.cacheDir, `v${CACHE_VERSION}-res${this.res}`, `${name.replace('#', '-')}.bin`)
+    );
   }
 
   /** A part from disk, else built (and then written to disk, without waiting). */
@@ -101,13 +106,25 @@ export class Overview {
   isReadySoon(kind: 'cpu' | 'thread' | 'slice' | 'counter' | 'instant', utids: number[] = []): boolean {
     if (this.isReady(kind, utids)) return true;
     if (!this.cacheDir) return false;
-    const names = kind === 'thread' ? utids.flatMap((u) => [`state#${u}`, `slice#${u}`]) : [kind === 'instant' ? 'writepage' : kind];
+    const names =
+      kind === 'thread'
+        ? utids.flatMap((u) => [`state#${u}`, `slice#${u}`])
+        : [kind === 'instant' ? 'writepage' : kind];
     return names.every((n) => this.done.has(n) || existsSync(this.cacheFile(n)!));
   }
 
   /** Starts building what a request for `kind` needs, without waiting. */
   prepare(kind: 'cpu' | 'thread' | 'slice' | 'counter' | 'instant', utids: number[] = []): void {
-    const p = kind === 'cpu' ? this.cpu() : kind === 'thread' ? this.threads(utids) : kind === 'slice' ? this.slice() : kind === 'counter' ? this.counter() : this.writepage();
+    const p =
+      kind === 'cpu'
+        ? this.cpu()
+        : kind === 'thread'
+          ? this.threads(utids)
+          : kind === 'slice'
+            ? this.slice()
+            : kind === 'counter'
+              ? this.counter()
+              : this.writepage();
     p.catch(() => undefined);
   }
 
@@ -120,10 +137,16 @@ export class Overview {
     return this.part('cpu', async () => {
       if (!this.tr.meta.tables.has('sched_slice')) return new Map();
       const d = durExpr(this.tr.meta.last);
-      const rows = await this.tr.query(binnedSql(
-        `SELECT cpu AS k, id, ts, ${d} AS dur, ${d} AS maxdur, utid FROM sched_slice`,
-        [{ col: 'maxdur', agg: 'max(dur)' }, { col: 'utid', agg: 'arg_max(utid, dur)' }], this.b,
-      ));
+      const rows = await this.tr.query(
+        binnedSql(
+          `SELECT cpu AS k, id, ts, ${d} AS dur, ${d} AS maxdur, utid FROM sched_slice`,
+          [
+            { col: 'maxdur', agg: 'max(dur)' },
+            { col: 'utid', agg: 'arg_max(utid, dur)' },
+          ],
+          this.b,
+        ),
+      );
       return split(rows, [...SLICE_COLS, 'utid']);
     });
   }
@@ -133,10 +156,15 @@ export class Overview {
     let missing = utids.filter((u) => !this.parts.has(`state#${u}`));
     // Threads summarised before (this run or an earlier one): from disk.
     if (missing.length && this.cacheDir) {
-      const fromDisk = await Promise.all(missing.map(async (u) => {
-        const [st, sl] = await Promise.all([readPart(this.cacheFile(`state#${u}`)!), readPart(this.cacheFile(`slice#${u}`)!)]);
-        return { u, st, sl };
-      }));
+      const fromDisk = await Promise.all(
+        missing.map(async (u) => {
+          const [st, sl] = await Promise.all([
+            readPart(this.cacheFile(`state#${u}`)!),
+            readPart(this.cacheFile(`slice#${u}`)!),
+          ]);
+          return { u, st, sl };
+        }),
+      );
       for (const { u, st, sl } of fromDisk) {
         if (!st || !sl || this.parts.has(`state#${u}`)) continue;
         this.track(`state#${u}`, Promise.resolve(st));
@@ -149,13 +177,27 @@ export class Overview {
         const d = durExpr(this.tr.meta.last);
         const list = missing.map((u) => String(Math.trunc(u))).join(', ');
         const states = this.tr.meta.tables.has('thread_state')
-          ? split(await this.tr.query(binnedSql(
-              `SELECT utid AS k, id, ts, ${d} AS dur, ${d} AS maxdur, state FROM thread_state WHERE utid IN (${list})`,
-              [{ col: 'maxdur', agg: 'max(dur)' }, { col: 'state', agg: 'arg_max(state, dur)' }], this.b,
-            )), [...SLICE_COLS, 'state'])
+          ? split(
+              await this.tr.query(
+                binnedSql(
+                  `SELECT utid AS k, id, ts, ${d} AS dur, ${d} AS maxdur, state FROM thread_state WHERE utid IN (${list})`,
+                  [
+                    { col: 'maxdur', agg: 'max(dur)' },
+                    { col: 'state', agg: 'arg_max(state, dur)' },
+                  ],
+                  this.b,
+                ),
+              ),
+              [...SLICE_COLS, 'state'],
+            )
           : new Map<string, Rows>();
         const slices = this.tr.meta.tables.has('slice')
-          ? split(await this.tr.query(binnedSql(sliceSrc(d, 'utid', `WHERE utid IN (${list})`), slicePayload(true), this.b, ', depth')), SLICE_ROW_COLS)
+          ? split(
+              await this.tr.query(
+                binnedSql(sliceSrc(d, 'utid', `WHERE utid IN (${list})`), slicePayload(true), this.b, ', depth'),
+              ),
+              SLICE_ROW_COLS,
+            )
           : new Map<string, Rows>();
         if (this.cacheDir) {
           for (const u of missing) {
@@ -167,8 +209,14 @@ export class Overview {
         return { states, slices };
       })();
       for (const u of missing) {
-        this.track(`state#${u}`, both.then((x) => new Map(x.states.has(String(u)) ? [[String(u), x.states.get(String(u))!]] : [])));
-        this.track(`slice#${u}`, both.then((x) => new Map(x.slices.has(String(u)) ? [[String(u), x.slices.get(String(u))!]] : [])));
+        this.track(
+          `state#${u}`,
+          both.then((x) => new Map(x.states.has(String(u)) ? [[String(u), x.states.get(String(u))!]] : [])),
+        );
+        this.track(
+          `slice#${u}`,
+          both.then((x) => new Map(x.slices.has(String(u)) ? [[String(u), x.slices.get(String(u))!]] : [])),
+        );
       }
     }
     const states = new Map<string, Rows>();
@@ -184,7 +232,10 @@ export class Overview {
     return this.part('slice', async () => {
       if (!this.tr.meta.tables.has('slice')) return new Map();
       const d = durExpr(this.tr.meta.last);
-      return split(await this.tr.query(binnedSql(sliceSrc(d, 'category', ''), slicePayload(false), this.b)), SLICE_ROW_COLS);
+      return split(
+        await this.tr.query(binnedSql(sliceSrc(d, 'category', ''), slicePayload(false), this.b)),
+        SLICE_ROW_COLS,
+      );
     });
   }
 
@@ -243,7 +294,13 @@ async function readPart(file: string): Promise<Map<string, Rows> | null> {
   }
   try {
     const hlen = buf.readUInt32LE(0);
-    const head = JSON.parse(buf.toString('utf8', 4, 4 + hlen)) as { keys: Array<{ k: string; n: number; cols: Array<{ c: string; f64?: [number, number]; json?: [number, number] }> }> };
+    const head = JSON.parse(buf.toString('utf8', 4, 4 + hlen)) as {
+      keys: Array<{
+        k: string;
+        n: number;
+        cols: Array<{ c: string; f64?: [number, number]; json?: [number, number] }>;
+      }>;
+    };
     const body = 4 + hlen;
     const out = new Map<string, Rows>();
     for (const key of head.keys) {
@@ -251,7 +308,9 @@ async function readPart(file: string): Promise<Map<string, Rows> | null> {
       for (const col of key.cols) {
         if (col.f64) {
           const [off, n] = col.f64;
-          const f = new Float64Array(buf.buffer.slice(buf.byteOffset + body + off, buf.byteOffset + body + off + n * 8));
+          const f = new Float64Array(
+            buf.buffer.slice(buf.byteOffset + body + off, buf.byteOffset + body + off + n * 8),
+          );
           const a: Cell[] = new Array(n);
           for (let i = 0; i < n; i++) {
             const v = f[i]!;
@@ -345,7 +404,7 @@ function split(rows: Record<string, unknown>[], cols: string[]): Map<string, Row
     }
     for (const c of cols) {
       const v = r[c];
-      g[c]!.push(typeof v === 'bigint' ? Number(v) : (v as Cell) ?? null);
+      g[c]!.push(typeof v === 'bigint' ? Number(v) : ((v as Cell) ?? null));
     }
   }
   return out;
@@ -371,7 +430,12 @@ function out(w: Window, res: number, cols: Columns, rows: number, extra?: Record
  * Re-aggregates slice rows (ts-sorted; `n` > 1 for base buckets) for a window:
  * returns columns `id, ts, dur, n` plus `payload`, sorted by ts.
  */
-export function reaggSlices(r: Rows | undefined, w: Window, payload: string[], groupCol?: string): { cols: Columns; rows: number } {
+export function reaggSlices(
+  r: Rows | undefined,
+  w: Window,
+  payload: string[],
+  groupCol?: string,
+): { cols: Columns; rows: number } {
   const { t0, t1, res } = windowOf(w);
   const cols: Columns = Object.fromEntries(['id', 'ts', 'dur', 'n', ...payload].map((c) => [c, [] as Cell[]]));
   if (!r) return { cols, rows: 0 };
@@ -397,7 +461,10 @@ export function reaggSlices(r: Rows | undefined, w: Window, payload: string[], g
       a.end = Math.max(a.end, e);
       a.n += n[i]!;
       a.id = null;
-      if (maxdur[i]! > a.best) { a.best = maxdur[i]!; a.i = i; }
+      if (maxdur[i]! > a.best) {
+        a.best = maxdur[i]!;
+        a.i = i;
+      }
     }
   }
   const items: Array<{ ts: number; row: () => void }> = [];
@@ -412,7 +479,8 @@ export function reaggSlices(r: Rows | undefined, w: Window, payload: string[], g
     }
   };
   for (const i of raw) items.push({ ts: ts[i]!, row: () => push(r.id![i]!, ts[i]!, dur[i]!, 1, i, true) });
-  for (const a of accs.values()) items.push({ ts: a.ts, row: () => push(a.id, a.ts, Math.max(1, a.end - a.ts), a.n, a.i, a.n === 1) });
+  for (const a of accs.values())
+    items.push({ ts: a.ts, row: () => push(a.id, a.ts, Math.max(1, a.end - a.ts), a.n, a.i, a.n === 1) });
   items.sort((x, y) => x.ts - y.ts);
   for (const it of items) it.row();
   return { cols, rows: items.length };
@@ -421,65 +489,76 @@ export function reaggSlices(r: Rows | undefined, w: Window, payload: string[], g
 export async function cpuFromOverview(ov: Overview, w: Window, keys: number[]): Promise<Map<number, TrackData>> {
   const res = windowOf(w).res;
   const cpu = await ov.cpu();
-  return new Map(keys.map((k) => {
-    const { cols, rows } = reaggSlices(cpu.get(String(k)), w, ['utid']);
-    cols.end_state = new Array(rows).fill(null);
-    return [k, out(w, res, cols, rows)];
-  }));
+  return new Map(
+    keys.map((k) => {
+      const { cols, rows } = reaggSlices(cpu.get(String(k)), w, ['utid']);
+      cols.end_state = new Array(rows).fill(null);
+      return [k, out(w, res, cols, rows)];
+    }),
+  );
 }
 
 export async function threadFromOverview(ov: Overview, w: Window, keys: number[]): Promise<Map<number, TrackData>> {
   const res = windowOf(w).res;
   const { states, slices } = await ov.threads(keys);
-  return new Map(keys.map((k) => {
-    const st = reaggSlices(states.get(String(k)), w, ['state']);
-    st.cols.cpu = new Array(st.rows).fill(null);
-    const sl = reaggSlices(slices.get(String(k)), w, ['name', 'category', 'depth', 'begin_id', 'end_id'], 'depth');
-    return [k, out(w, res, st.cols, st.rows, { slices: sl.cols, sliceRows: sl.rows })];
-  }));
+  return new Map(
+    keys.map((k) => {
+      const st = reaggSlices(states.get(String(k)), w, ['state']);
+      st.cols.cpu = new Array(st.rows).fill(null);
+      const sl = reaggSlices(slices.get(String(k)), w, ['name', 'category', 'depth', 'begin_id', 'end_id'], 'depth');
+      return [k, out(w, res, st.cols, st.rows, { slices: sl.cols, sliceRows: sl.rows })];
+    }),
+  );
 }
 
 export async function sliceFromOverview(ov: Overview, w: Window, keys: string[]): Promise<Map<string, TrackData>> {
   const res = windowOf(w).res;
   const slice = await ov.slice();
-  return new Map(keys.map((k) => {
-    const { cols, rows } = reaggSlices(slice.get(k), w, ['name', 'utid', 'depth', 'begin_id', 'end_id']);
-    return [k, out(w, res, cols, rows)];
-  }));
+  return new Map(
+    keys.map((k) => {
+      const { cols, rows } = reaggSlices(slice.get(k), w, ['name', 'utid', 'depth', 'begin_id', 'end_id']);
+      return [k, out(w, res, cols, rows)];
+    }),
+  );
 }
 
 /** Counter columns for a window: per column min/max/last, plus the value in force at t0. */
 export async function counterFromOverview(ov: Overview, w: Window, keys: number[]): Promise<Map<number, TrackData>> {
   const { t0, t1, res } = windowOf(w);
   const counter = await ov.counter();
-  return new Map(keys.map((k) => {
-    const r = counter.get(String(k));
-    const cols: Columns = { id: [], ts: [], n: [], lo: [], hi: [], last: [] };
-    let prev: { ts: number; value: number } | null = null;
-    let j = Number.NaN;
-    if (r) {
-      const ts = r.ts as number[];
-      for (let i = 0; i < ts.length; i++) {
-        const s = ts[i]!;
-        if (s < t0) { prev = { ts: s, value: r.last![i] as number }; continue; }
-        if (s >= t1) break;
-        const b = Math.floor((s - t0) / res);
-        const at = cols.ts!.length - 1;
-        if (b === j) {
-          cols.n![at] = (cols.n![at] as number) + (r.n![i] as number);
-          cols.lo![at] = Math.min(cols.lo![at] as number, r.lo![i] as number);
-          cols.hi![at] = Math.max(cols.hi![at] as number, r.hi![i] as number);
-          cols.last![at] = r.last![i]!;
-          cols.id![at] = null;
-        } else {
-          j = b;
-          for (const c of ['id', 'ts', 'n', 'lo', 'hi', 'last']) cols[c]!.push(r[c]![i]!);
+  return new Map(
+    keys.map((k) => {
+      const r = counter.get(String(k));
+      const cols: Columns = { id: [], ts: [], n: [], lo: [], hi: [], last: [] };
+      let prev: { ts: number; value: number } | null = null;
+      let j = Number.NaN;
+      if (r) {
+        const ts = r.ts as number[];
+        for (let i = 0; i < ts.length; i++) {
+          const s = ts[i]!;
+          if (s < t0) {
+            prev = { ts: s, value: r.last![i] as number };
+            continue;
+          }
+          if (s >= t1) break;
+          const b = Math.floor((s - t0) / res);
+          const at = cols.ts!.length - 1;
+          if (b === j) {
+            cols.n![at] = (cols.n![at] as number) + (r.n![i] as number);
+            cols.lo![at] = Math.min(cols.lo![at] as number, r.lo![i] as number);
+            cols.hi![at] = Math.max(cols.hi![at] as number, r.hi![i] as number);
+            cols.last![at] = r.last![i]!;
+            cols.id![at] = null;
+          } else {
+            j = b;
+            for (const c of ['id', 'ts', 'n', 'lo', 'hi', 'last']) cols[c]!.push(r[c]![i]!);
+          }
         }
       }
-    }
-    const range = ov.counterRange.get(String(k));
-    return [k, out(w, res, cols, cols.ts!.length, { prev, lo: range?.lo ?? 0, hi: range?.hi ?? 0 })];
-  }));
+      const range = ov.counterRange.get(String(k));
+      return [k, out(w, res, cols, cols.ts!.length, { prev, lo: range?.lo ?? 0, hi: range?.hi ?? 0 })];
+    }),
+  );
 }
 
 export async function writepageFromOverview(ov: Overview, w: Window): Promise<TrackData> {
@@ -529,7 +608,10 @@ export class Overviews {
   private readonly byTrace: ByteLru<string, Overview>;
 
   /** `cacheDirOf`: where a trace's overview is kept on disk (none: memory only). `maxBytes`: the budget. */
-  constructor(private readonly cacheDirOf?: (id: string) => string | null, maxBytes = 128 << 20) {
+  constructor(
+    private readonly cacheDirOf?: (id: string) => string | null,
+    maxBytes = 128 << 20,
+  ) {
     this.byTrace = new ByteLru(maxBytes, (_id, o) => {
       o.onGrow = null;
     });

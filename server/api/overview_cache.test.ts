@@ -33,13 +33,15 @@ afterAll(async () => {
 
 /** A fresh API (as after a restart); `cached: false` hides the data directory, so nothing is kept. */
 async function api(cached: boolean) {
-  const lib = cached ? library : new Proxy(library, {
-    get: (t, k) => {
-      if (k === 'paths') return undefined;
-      const v = Reflect.get(t, k, t);
-      return typeof v === 'function' ? v.bind(t) : v;
-    },
-  });
+  const lib = cached
+    ? library
+    : new Proxy(library, {
+        get: (t, k) => {
+          if (k === 'paths') return undefined;
+          const v = Reflect.get(t, k, t);
+          return typeof v === 'function' ? v.bind(t) : v;
+        },
+      });
   const { app, ctx } = await buildApi({ library: lib as unknown as LibraryLike, appDir: path.join(dataDir, 'no-app') });
   apps.push(app);
   return { app, ctx };
@@ -48,8 +50,12 @@ async function api(cached: boolean) {
 /** Zoomed-out answers of every kind the overview serves, plus the list and findings. */
 async function answers(app: Awaited<ReturnType<typeof api>>['app']): Promise<Record<string, string>> {
   const list = (await app.inject({ url: `/api/traces/${id}/tracks` })).json() as {
-    end: number; cpus: Array<{ cpu: number }>; threadsOfInterest: Array<{ utid: number }>; counters: Array<{ id: number }>;
-    sliceCategories: Array<{ category: string }>; instants: unknown[];
+    end: number;
+    cpus: Array<{ cpu: number }>;
+    threadsOfInterest: Array<{ utid: number }>;
+    counters: Array<{ id: number }>;
+    sliceCategories: Array<{ category: string }>;
+    instants: unknown[];
   };
   const w = `t0=0&t1=${list.end + 1}&px=300`;
   const urls = [
@@ -72,7 +78,12 @@ async function answers(app: Awaited<ReturnType<typeof api>>['app']): Promise<Rec
 }
 
 const overviewDir = () => path.join(dataDir, 'traces', id, 'overview');
-const files = (dir: string): string[] => fs.readdirSync(dir, { recursive: true, withFileTypes: true }).filter((d) => d.isFile()).map((d) => path.relative(dir, path.join(d.parentPath, d.name))).sort();
+const files = (dir: string): string[] =>
+  fs
+    .readdirSync(dir, { recursive: true, withFileTypes: true })
+    .filter((d) => d.isFile())
+    .map((d) => path.relative(dir, path.join(d.parentPath, d.name)))
+    .sort();
 
 describe('first-view caches beside the model', () => {
   it('answers the same with and without them, and after a restart from them', async () => {

@@ -40,8 +40,10 @@ export function parsePublicUrl(raw: string): string {
   } catch {
     throw new Error(`--public-url ${JSON.stringify(raw)} is not a URL (give e.g. https://stallscope.example.org)`);
   }
-  if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error(`--public-url must be http:// or https://, got ${u.protocol}`);
-  if (u.search || u.hash || u.username || u.password) throw new Error('--public-url must not carry a query, fragment or credentials');
+  if (u.protocol !== 'http:' && u.protocol !== 'https:')
+    throw new Error(`--public-url must be http:// or https://, got ${u.protocol}`);
+  if (u.search || u.hash || u.username || u.password)
+    throw new Error('--public-url must not carry a query, fragment or credentials');
   return `${u.protocol}//${u.host}${u.pathname.replace(/\/+$/, '')}`;
 }
 
@@ -81,7 +83,8 @@ export class HostAllowList {
   constructor(opts: PublicUrlOptions) {
     const bound = (opts.host ?? '127.0.0.1').toLowerCase();
     if (WILDCARDS.has(bound)) {
-      for (const list of Object.values(networkInterfaces())) for (const a of list ?? []) this.names.add(a.address.toLowerCase());
+      for (const list of Object.values(networkInterfaces()))
+        for (const a of list ?? []) this.names.add(a.address.toLowerCase());
     } else {
       this.add(bound);
     }

@@ -12,7 +12,18 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
-  FIXTURES, followJobEvents, freePort, listTraces, sha256, spawnServer, tmpEntries, traceDirs, until, uploadFile, waitJob, type ServerProcess,
+  FIXTURES,
+  followJobEvents,
+  freePort,
+  listTraces,
+  sha256,
+  spawnServer,
+  tmpEntries,
+  traceDirs,
+  until,
+  uploadFile,
+  waitJob,
+  type ServerProcess,
 } from '../../tests/support/api/test_server.ts';
 
 // 148k events: ingest takes seconds, so "mid-ingest" is easy to hit.
@@ -23,14 +34,23 @@ const started: ServerProcess[] = [];
 const dirs: string[] = [];
 afterEach(async () => {
   for (const p of started.splice(0)) {
-    try { process.kill(p.pid, 'SIGKILL'); } catch { /* already gone */ }
+    try {
+      process.kill(p.pid, 'SIGKILL');
+    } catch {
+      /* already gone */
+    }
     await p.exited;
   }
   for (const d of dirs.splice(0)) fs.rmSync(d, { recursive: true, force: true });
 });
 
 function alive(pid: number): boolean {
-  try { process.kill(pid, 0); return true; } catch { return false; }
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 for (const signal of ['SIGKILL', 'SIGTERM'] as const) {
@@ -69,10 +89,16 @@ for (const signal of ['SIGKILL', 'SIGTERM'] as const) {
       expect(tmpEntries(dataDir)).toEqual([]); // staged upload and work dir removed at start
       expect(traceDirs(dataDir)).toEqual([]);
 
-      const job = await (await fetch(`${second.base}/api/jobs/${jobId}`)).json() as { phase: string; error: string; interrupted: boolean };
+      const job = (await (await fetch(`${second.base}/api/jobs/${jobId}`)).json()) as {
+        phase: string;
+        error: string;
+        interrupted: boolean;
+      };
       expect(job.phase).toBe('failed');
       expect(job.interrupted).toBe(true);
-      expect(job.error).toMatch(/^fsync\.dat: the server (was )?stopped \(while (decoding|deriving)\) before the ingest finished/);
+      expect(job.error).toMatch(
+        /^fsync\.dat: the server (was )?stopped \(while (decoding|deriving)\) before the ingest finished/,
+      );
       expect(job.error).toMatch(/nothing was added to the library/);
       // The SSE feed ends at once with the same outcome.
       const again = followJobEvents(second.base, jobId);
@@ -80,7 +106,11 @@ for (const signal of ['SIGKILL', 'SIGTERM'] as const) {
 
       const list = await listTraces(second.base);
       expect(list.traces.filter((t) => t.status === 'ready')).toEqual([]);
-      expect(list.traces.filter((t) => t.status === 'failed').map((t) => [t.name, /server (was )?stopped/.test(t.error ?? '')])).toEqual([['fsync.dat', true]]);
+      expect(
+        list.traces
+          .filter((t) => t.status === 'failed')
+          .map((t) => [t.name, /server (was )?stopped/.test(t.error ?? '')]),
+      ).toEqual([['fsync.dat', true]]);
 
       // Upload again: ingested and listed as ready.
       const retry = await uploadFile(second.base, FILE, 'fsync.dat');
@@ -88,7 +118,8 @@ for (const signal of ['SIGKILL', 'SIGTERM'] as const) {
       expect(done.phase).toBe('done');
       expect(done.traceId).toBe(ID);
       await until('the trace to be listed ready', async () =>
-        (await listTraces(second.base)).traces.some((t) => t.id === ID && t.status === 'ready'));
+        (await listTraces(second.base)).traces.some((t) => t.id === ID && t.status === 'ready'),
+      );
       // ...and the failed attempt is no longer listed next to it.
       expect((await listTraces(second.base)).traces.map((t) => t.status)).toEqual(['ready']);
       expect(tmpEntries(dataDir)).toEqual([]);

@@ -5,5 +5,7 @@ process.on('SIGUSR2', () => {
   globalThis.gc?.();
   globalThis.gc?.();
   const m = process.memoryUsage();
-  process.stderr.write(`\nLIVE_HEAP_KB=${Math.round((m.heapUsed + m.external) / 1024)} RSS_KB=${Math.round(m.rss / 1024)}\n`);
+  process.stderr.write(
+    `\nLIVE_HEAP_KB=${Math.round((m.heapUsed + m.external) / 1024)} RSS_KB=${Math.round(m.rss / 1024)}\n`,
+  );
 });

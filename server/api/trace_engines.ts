@@ -26,7 +26,10 @@ export interface OpenTrace {
 class SerialEngine implements OpenTrace {
   private tail: Promise<unknown> = Promise.resolve();
   /** The engine may still be opening (meta read from disk): queries wait for it. */
-  constructor(readonly engine: Promise<Engine>, readonly meta: TraceMeta) {}
+  constructor(
+    readonly engine: Promise<Engine>,
+    readonly meta: TraceMeta,
+  ) {}
   query<T = Row>(sql: string, params?: QueryParams): Promise<T[]> {
     const run = this.tail.then(async () => (await this.engine).query<T>(sql, params));
     this.tail = run.catch(() => undefined);
@@ -44,7 +47,10 @@ export class TraceEngines {
    * restart the first answers need not wait for the model to open and be
    * scanned (none: computed on each start).
    */
-  constructor(private readonly library: LibraryLike, private readonly cacheDirOf?: (id: string) => string | null) {}
+  constructor(
+    private readonly library: LibraryLike,
+    private readonly cacheDirOf?: (id: string) => string | null,
+  ) {}
 
   get(id: string): Promise<OpenTrace> {
     let p = this.open.get(id);
@@ -86,15 +92,22 @@ export class TraceEngines {
 
 async function computeMeta(engine: Engine): Promise<TraceMeta> {
   const tables = new Set(
-    (await engine.query<{ name: string }>(`SELECT table_name AS name FROM information_schema.tables`)).map((r) => r.name),
+    (await engine.query<{ name: string }>(`SELECT table_name AS name FROM information_schema.tables`)).map(
+      (r) => r.name,
+    ),
   );
   const info = new Map(
-    (await engine.query<{ key: string; value: string }>(`SELECT key, value FROM trace_info`)).map((r) => [r.key, r.value]),
+    (await engine.query<{ key: string; value: string }>(`SELECT key, value FROM trace_info`)).map((r) => [
+      r.key,
+      r.value,
+    ]),
   );
   let base = toBig(info.get('first_ts'));
   let last = toBig(info.get('last_ts'));
   if (base === null || last === null) {
-    const [r] = await engine.query<{ lo: bigint | null; hi: bigint | null }>(`SELECT min(ts) AS lo, max(ts) AS hi FROM ftrace_event`);
+    const [r] = await engine.query<{ lo: bigint | null; hi: bigint | null }>(
+      `SELECT min(ts) AS lo, max(ts) AS hi FROM ftrace_event`,
+    );
     base ??= r?.lo ?? 0n;
     last ??= r?.hi ?? base;
   }
@@ -113,11 +126,20 @@ async function computeMeta(engine: Engine): Promise<TraceMeta> {
 
 async function readMeta(file: string): Promise<TraceMeta | null> {
   try {
-    const j = JSON.parse(await fs.readFile(file, 'utf8')) as { base: string; last: string; maxDur: Record<string, string>; tables: string[] };
+    const j = JSON.parse(await fs.readFile(file, 'utf8')) as {
+      base: string;
+      last: string;
+      maxDur: Record<string, string>;
+      tables: string[];
+    };
     return {
       base: BigInt(j.base),
       last: BigInt(j.last),
-      maxDur: { sched_slice: BigInt(j.maxDur.sched_slice!), thread_state: BigInt(j.maxDur.thread_state!), slice: BigInt(j.maxDur.slice!) },
+      maxDur: {
+        sched_slice: BigInt(j.maxDur.sched_slice!),
+        thread_state: BigInt(j.maxDur.thread_state!),
+        slice: BigInt(j.maxDur.slice!),
+      },
       tables: new Set(j.tables),
     };
   } catch {
@@ -129,11 +151,15 @@ async function writeMeta(file: string, m: TraceMeta): Promise<void> {
   const tmp = `${file}.${process.pid}.tmp`;
   try {
     await fs.mkdir(path.dirname(file), { recursive: true });
-    await fs.writeFile(tmp, JSON.stringify({
-      base: String(m.base), last: String(m.last),
-      maxDur: Object.fromEntries(Object.entries(m.maxDur).map(([k, v]) => [k, String(v)])),
-      tables: [...m.tables],
-    }));
+    await fs.writeFile(
+      tmp,
+      JSON.stringify({
+        base: String(m.base),
+        last: String(m.last),
+        maxDur: Object.fromEntries(Object.entries(m.maxDur).map(([k, v]) => [k, String(v)])),
+        tables: [...m.tables],
+      }),
+    );
     await fs.rename(tmp, file);
   } catch {
     await fs.rm(tmp, { force: true }).catch(() => undefined);

@@ -56,8 +56,22 @@ export function toColumns(rows: Record<string, unknown>[], keys: string[]): Colu
   return cols;
 }
 
-export function result(w: Window, res: bigint, rows: Record<string, unknown>[], keys: string[], extra?: Record<string, unknown>): TrackData {
-  return { t0: Number(w.t0), t1: Number(w.t1), px: w.px, res: Number(res), rows: rows.length, cols: toColumns(rows, keys), extra };
+export function result(
+  w: Window,
+  res: bigint,
+  rows: Record<string, unknown>[],
+  keys: string[],
+  extra?: Record<string, unknown>,
+): TrackData {
+  return {
+    t0: Number(w.t0),
+    t1: Number(w.t1),
+    px: w.px,
+    res: Number(res),
+    rows: rows.length,
+    cols: toColumns(rows, keys),
+    extra,
+  };
 }
 
 /**
@@ -91,7 +105,13 @@ export const durExpr = (last: bigint) => `CASE WHEN dur < 0 THEN ${last} - ts EL
 type Key = number | string;
 
 /** Splits rows (sorted by k) into one TrackData per requested key. */
-function perKey(w: Window, res: bigint, keys: Key[], rows: Record<string, unknown>[], cols: string[]): Map<Key, TrackData> {
+function perKey(
+  w: Window,
+  res: bigint,
+  keys: Key[],
+  rows: Record<string, unknown>[],
+  cols: string[],
+): Map<Key, TrackData> {
   const groups = new Map<string, Record<string, unknown>[]>(keys.map((k) => [String(k), []]));
   for (const r of rows) groups.get(String(r.k))?.push(r);
   return new Map(keys.map((k) => [k, result(w, res, groups.get(String(k))!, cols)]));
@@ -109,10 +129,16 @@ export async function cpuTracks(tr: OpenTrace, w: Window, cpus: number[]): Promi
   const src = `SELECT cpu AS k, id, ts, ${durExpr(b.last)} AS dur, utid, end_state FROM sched_slice
     WHERE cpu IN (${intList(cpus)}) AND ts < ${b.a1} AND ts >= ${b.a0 - tr.meta.maxDur.sched_slice}
       AND ts + ${durExpr(b.last)} > ${b.a0}`;
-  const rows = await tr.query(binnedSql(src, [
-    { col: 'utid', agg: 'arg_max(utid, dur)' },
-    { col: 'end_state', agg: 'NULL::VARCHAR' },
-  ], b));
+  const rows = await tr.query(
+    binnedSql(
+      src,
+      [
+        { col: 'utid', agg: 'arg_max(utid, dur)' },
+        { col: 'end_state', agg: 'NULL::VARCHAR' },
+      ],
+      b,
+    ),
+  );
   return perKey(w, b.res, cpus, rows, cols);
 }
 
@@ -122,29 +148,36 @@ export async function threadTracks(tr: OpenTrace, w: Window, utids: number[]): P
   const stateCols = ['id', 'ts', 'dur', 'n', 'state', 'cpu'];
   const sliceCols = ['id', 'ts', 'dur', 'n', 'name', 'category', 'depth', 'begin_id', 'end_id'];
   const states = tr.meta.tables.has('thread_state')
-    ? await tr.query(binnedSql(
-        `SELECT utid AS k, id, ts, ${durExpr(b.last)} AS dur, state, cpu FROM thread_state
+    ? await tr.query(
+        binnedSql(
+          `SELECT utid AS k, id, ts, ${durExpr(b.last)} AS dur, state, cpu FROM thread_state
          WHERE utid IN (${intList(utids)}) AND ts < ${b.a1} AND ts >= ${b.a0 - tr.meta.maxDur.thread_state}
            AND ts + ${durExpr(b.last)} > ${b.a0}`,
-        [{ col: 'state', agg: 'arg_max(state, dur)' }, { col: 'cpu', agg: 'NULL::INTEGER' }],
-        b,
-      ))
+          [
+            { col: 'state', agg: 'arg_max(state, dur)' },
+            { col: 'cpu', agg: 'NULL::INTEGER' },
+          ],
+          b,
+        ),
+      )
     : [];
   const slices = tr.meta.tables.has('slice')
-    ? await tr.query(binnedSql(
-        `SELECT utid AS k, id, ts, ${durExpr(b.last)} AS dur, name, category, depth, begin_id, end_id FROM slice
+    ? await tr.query(
+        binnedSql(
+          `SELECT utid AS k, id, ts, ${durExpr(b.last)} AS dur, name, category, depth, begin_id, end_id FROM slice
          WHERE utid IN (${intList(utids)}) AND ts < ${b.a1} AND ts >= ${b.a0 - tr.meta.maxDur.slice}
            AND ts + ${durExpr(b.last)} > ${b.a0}`,
-        [
-          { col: 'name', agg: 'arg_max(name, dur)' },
-          { col: 'category', agg: 'arg_max(category, dur)' },
-          { col: 'depth', agg: 'depth' },
-          { col: 'begin_id', agg: 'CASE WHEN count(*) = 1 THEN any_value(begin_id) END' },
-          { col: 'end_id', agg: 'CASE WHEN count(*) = 1 THEN any_value(end_id) END' },
-        ],
-        b,
-        ', depth',
-      ))
+          [
+            { col: 'name', agg: 'arg_max(name, dur)' },
+            { col: 'category', agg: 'arg_max(category, dur)' },
+            { col: 'depth', agg: 'depth' },
+            { col: 'begin_id', agg: 'CASE WHEN count(*) = 1 THEN any_value(begin_id) END' },
+            { col: 'end_id', agg: 'CASE WHEN count(*) = 1 THEN any_value(end_id) END' },
+          ],
+          b,
+          ', depth',
+        ),
+      )
     : [];
   const out = perKey(w, b.res, utids, states, stateCols);
   const sl = perKey(w, b.res, utids, slices, sliceCols);
@@ -161,7 +194,9 @@ export async function sliceTracks(tr: OpenTrace, w: Window, categories: string[]
   const cols = ['id', 'ts', 'dur', 'n', 'name', 'utid', 'depth', 'begin_id', 'end_id'];
   if (!tr.meta.tables.has('slice')) return perKey(w, b.res, categories, [], cols);
   const params: Record<string, string> = {};
-  categories.forEach((c, i) => { params[`c${i}`] = c; });
+  categories.forEach((c, i) => {
+    params[`c${i}`] = c;
+  });
   const rows = await tr.query(
     binnedSql(
       `SELECT category AS k, id, ts, ${durExpr(b.last)} AS dur, name, utid, depth, begin_id, end_id FROM slice
@@ -190,7 +225,10 @@ export async function counterTracks(tr: OpenTrace, w: Window, ids: number[]): Pr
   if (!tr.meta.tables.has('counter')) return perKey(w, b.res, ids, [], cols);
   let ranges = counterRanges.get(tr);
   if (!ranges) {
-    ranges = tr.query<{ k: number; lo: number; hi: number }>(`SELECT track_id AS k, min(value) AS lo, max(value) AS hi FROM counter GROUP BY 1`)
+    ranges = tr
+      .query<{ k: number; lo: number; hi: number }>(
+        `SELECT track_id AS k, min(value) AS lo, max(value) AS hi FROM counter GROUP BY 1`,
+      )
       .then((rows) => new Map(rows.map((r) => [String(r.k), { lo: r.lo, hi: r.hi }])));
     counterRanges.set(tr, ranges);
   }

@@ -58,7 +58,10 @@ describe('track data on a real trace', () => {
   // built behind them; the second (a few pixels wide, so each pixel spans
   // more than the overview's resolution; another px so no cached answer)
   // from the overview.
-  for (const [round, px] of [['first', 4], ['second', 5]] as const) {
+  for (const [round, px] of [
+    ['first', 4],
+    ['second', 5],
+  ] as const) {
     it(`writepage markers, whole trace and zoomed in (${round} round)`, async () => {
       if (round === 'second') await new Promise((r) => setTimeout(r, 500));
       const whole = await track('instant', 'name=writepage', 0, end - start, px);

@@ -71,7 +71,8 @@ export function compareSides(sides: SideInput[], opts: CompareOptions = {}): Com
 
   // Every (metric, scope, key) any trace has, with its definition.
   const defs = new Map<string, Metric>();
-  for (const s of sides) for (const t of s.traces) for (const m of t.metrics) if (!defs.has(rowKey(m))) defs.set(rowKey(m), m);
+  for (const s of sides)
+    for (const t of s.traces) for (const m of t.metrics) if (!defs.has(rowKey(m))) defs.set(rowKey(m), m);
   const index = sides.map((s) => s.traces.map((t) => new Map(t.metrics.map((m) => [rowKey(m), m.value]))));
 
   const sorted = [...defs.values()].sort((a, b) => {
@@ -91,11 +92,19 @@ export function compareSides(sides: SideInput[], opts: CompareOptions = {}): Com
     let pooled: (Float64Array | null)[] = sides.map(() => null);
     if (hasSamples) {
       let p = pooledCache.get(sampleKey);
-      if (!p) pooledCache.set(sampleKey, (p = sides.map((s) => pool(s.traces.map((t) => samplesOf(t.samples, samplesId!, def.key))))));
+      if (!p)
+        pooledCache.set(
+          sampleKey,
+          (p = sides.map((s) => pool(s.traces.map((t) => samplesOf(t.samples, samplesId!, def.key))))),
+        );
       pooled = p;
     }
     let tests = hasSamples ? eventTests.get(sampleKey) : undefined;
-    if (hasSamples && !tests) eventTests.set(sampleKey, (tests = sides.map((_, si) => (si === 0 ? null : mannWhitneyU(pooled[0]!, pooled[si]!)))));
+    if (hasSamples && !tests)
+      eventTests.set(
+        sampleKey,
+        (tests = sides.map((_, si) => (si === 0 ? null : mannWhitneyU(pooled[0]!, pooled[si]!)))),
+      );
     const sideValues: SideValues[] = sides.map((s, si) => {
       const values = s.traces.map((t, ti) => {
         const v = index[si]![ti]!.get(k);
@@ -127,10 +136,14 @@ export function compareSides(sides: SideInput[], opts: CompareOptions = {}): Com
       }
       let direction: Change['direction'] = null;
       if (def.better && base.mean !== null && sv.mean !== null) {
-        direction = sv.mean === base.mean ? 'same' : (sv.mean < base.mean) === (def.better === 'lower') ? 'better' : 'worse';
+        direction =
+          sv.mean === base.mean ? 'same' : sv.mean < base.mean === (def.better === 'lower') ? 'better' : 'worse';
       }
       const regression =
-        regressionPct !== null && significant && direction === 'worse' && (change_pct === null || Math.abs(change_pct) > regressionPct);
+        regressionPct !== null &&
+        significant &&
+        direction === 'worse' &&
+        (change_pct === null || Math.abs(change_pct) > regressionPct);
       return { change_pct, test, event_test: iterations ? eventTest : null, significant, direction, regression };
     });
     return {
@@ -207,7 +220,9 @@ function histograms(sides: SideInput[], top: number): CompareHistogram[] {
       out.push({ samples: id, key, scope: key === null ? 'trace' : scope, unit: 'usecs', counts });
     }
     if (rest.length > 0) {
-      const counts = sides.map((s) => sumCounts(s.traces.flatMap((t) => rest.map((k) => log2Counts(samplesOf(t.samples, id, k))))));
+      const counts = sides.map((s) =>
+        sumCounts(s.traces.flatMap((t) => rest.map((k) => log2Counts(samplesOf(t.samples, id, k))))),
+      );
       out.push({ samples: id, key: OTHER_KEYS, scope, unit: 'usecs', counts, other_keys: rest.length });
     }
   }

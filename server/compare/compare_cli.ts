@@ -43,7 +43,15 @@ export interface CompareArgs {
 }
 
 /** Options that take a value, and flags, of `compare` (the rest of argv is files and --<side> markers). */
-const VALUE_OPTS = new Set(['--fail-on-regression', '--alpha', '--labels', '--data-dir', '--metric', '--top', '--align']);
+const VALUE_OPTS = new Set([
+  '--fail-on-regression',
+  '--alpha',
+  '--labels',
+  '--data-dir',
+  '--metric',
+  '--top',
+  '--align',
+]);
 const FLAG_OPTS = new Set(['--json', '--no-histograms', '--series']);
 
 /** The words after `compare` (process.argv.slice(3)). */
@@ -54,7 +62,8 @@ export function parseCompareArgs(words: string[]): CompareArgs {
   let current: { label: string | null; files: string[] } | null = null;
   for (let i = 0; i < words.length; i++) {
     const w = words[i]!;
-    const [name, inline] = w.startsWith('--') && w.includes('=') ? [w.slice(0, w.indexOf('=')), w.slice(w.indexOf('=') + 1)] : [w, null];
+    const [name, inline] =
+      w.startsWith('--') && w.includes('=') ? [w.slice(0, w.indexOf('=')), w.slice(w.indexOf('=') + 1)] : [w, null];
     if (VALUE_OPTS.has(name)) {
       const v = inline ?? words[++i];
       if (v === undefined) throw new CompareUsageError(`${name} needs a value`);
@@ -76,15 +85,20 @@ export function parseCompareArgs(words: string[]): CompareArgs {
   for (const s of sides) if (s.files.length === 0) throw new CompareUsageError(`--${s.label} names no file`);
   if (sides.length < 2) throw new CompareUsageError('compare needs two traces (A B) or two sets (--a a1 a2 --b b1 b2)');
   const labels = values.get('--labels')?.split(',');
-  if (labels && labels.length !== sides.length) throw new CompareUsageError(`--labels names ${labels.length} sides, there are ${sides.length}`);
+  if (labels && labels.length !== sides.length)
+    throw new CompareUsageError(`--labels names ${labels.length} sides, there are ${sides.length}`);
   const pct = values.has('--fail-on-regression') ? Number(values.get('--fail-on-regression')) : null;
-  if (pct !== null && !(Number.isFinite(pct) && pct >= 0)) throw new CompareUsageError(`--fail-on-regression wants a percentage, got ${values.get('--fail-on-regression')}`);
+  if (pct !== null && !(Number.isFinite(pct) && pct >= 0))
+    throw new CompareUsageError(`--fail-on-regression wants a percentage, got ${values.get('--fail-on-regression')}`);
   const alpha = values.has('--alpha') ? Number(values.get('--alpha')) : 0.05;
-  if (!(alpha > 0 && alpha < 1)) throw new CompareUsageError(`--alpha wants a number between 0 and 1, got ${values.get('--alpha')}`);
+  if (!(alpha > 0 && alpha < 1))
+    throw new CompareUsageError(`--alpha wants a number between 0 and 1, got ${values.get('--alpha')}`);
   const top = values.has('--top') ? Number(values.get('--top')) : 10;
-  if (!(Number.isInteger(top) && top >= 0)) throw new CompareUsageError(`--top wants a whole number of keys, got ${values.get('--top')}`);
+  if (!(Number.isInteger(top) && top >= 0))
+    throw new CompareUsageError(`--top wants a whole number of keys, got ${values.get('--top')}`);
   const align = values.get('--align') ?? null;
-  if (align !== null && !ALIGN_EVENT_RE.test(align)) throw new CompareUsageError(`--align wants an event name (name or system:name), got ${align}`);
+  if (align !== null && !ALIGN_EVENT_RE.test(align))
+    throw new CompareUsageError(`--align wants an event name (name or system:name), got ${align}`);
   let metric: RegExp | null = null;
   if (values.has('--metric')) {
     try {
@@ -95,7 +109,10 @@ export function parseCompareArgs(words: string[]): CompareArgs {
   }
   return {
     // --a, --b: the files' common name; --vanilla: that word
-    sides: sides.map((s, i) => ({ label: labels?.[i] ?? (s.label && s.label.length > 1 ? s.label : defaultLabel(s.files)), files: s.files })),
+    sides: sides.map((s, i) => ({
+      label: labels?.[i] ?? (s.label && s.label.length > 1 ? s.label : defaultLabel(s.files)),
+      files: s.files,
+    })),
     json: flags.has('--json'),
     failOnRegression: pct,
     alpha,
@@ -118,7 +135,11 @@ export function defaultLabel(files: string[]): string {
 }
 
 /** Runs the command; returns the process exit code (0, or 2 for a regression under --fail-on-regression). */
-export async function runCompare(words: string[], dataDirOpt: string | undefined, out: NodeJS.WritableStream = process.stdout): Promise<number> {
+export async function runCompare(
+  words: string[],
+  dataDirOpt: string | undefined,
+  out: NodeJS.WritableStream = process.stdout,
+): Promise<number> {
   const args = parseCompareArgs(words);
   const dataDir = resolveDataDir(dataDirOpt);
   const lib = await TraceLibrary.open(dataDir);
@@ -136,22 +157,40 @@ export async function runCompare(words: string[], dataDirOpt: string | undefined
       sides.push({ label: s.label, traces });
       ingested.push(side);
     }
-    let result: CompareResult = compareSides(sides, { alpha: args.alpha, regressionPct: args.failOnRegression, histogramTop: args.top });
+    let result: CompareResult = compareSides(sides, {
+      alpha: args.alpha,
+      regressionPct: args.failOnRegression,
+      histogramTop: args.top,
+    });
     if (args.metric) result = filterRows(result, args.metric);
     const series = args.series
-      ? await compareSeries(ingested.map((side) => side.map((t) => ({ engine: () => lib.openEngine(t.id), durationNs: t.durationNs }))), args.align)
+      ? await compareSeries(
+          ingested.map((side) => side.map((t) => ({ engine: () => lib.openEngine(t.id), durationNs: t.durationNs }))),
+          args.align,
+        )
       : null;
     // the app's fallback: a trace without the event stays on its start; said here, and null in the JSON
     series?.align?.offset_s.forEach((side, si) =>
       side.forEach((o, ti) => {
-        if (o === null) process.stderr.write(`stallscope: no ${args.align} in ${ingested[si]![ti]!.name}: its series stay on its first event\n`);
+        if (o === null)
+          process.stderr.write(
+            `stallscope: no ${args.align} in ${ingested[si]![ti]!.name}: its series stay on its first event\n`,
+          );
       }),
     );
     const names = ingested.map((side) => side.map((t) => t.name));
-    if (args.json) out.write(`${toJson({ ...(compareResultToJson(result) as object), ...(series ? { time_series: { ...series, names } } : {}) }, 2)}\n`);
-    else out.write(formatCompare(result, { histograms: args.histograms }) + (series ? formatSeriesSummary(series, names) : ''));
+    if (args.json)
+      out.write(
+        `${toJson({ ...(compareResultToJson(result) as object), ...(series ? { time_series: { ...series, names } } : {}) }, 2)}\n`,
+      );
+    else
+      out.write(
+        formatCompare(result, { histograms: args.histograms }) + (series ? formatSeriesSummary(series, names) : ''),
+      );
     if (args.failOnRegression !== null && result.regressions.length > 0) {
-      process.stderr.write(`stallscope: ${result.regressions.length} metric(s) regressed by more than ${args.failOnRegression}%\n`);
+      process.stderr.write(
+        `stallscope: ${result.regressions.length} metric(s) regressed by more than ${args.failOnRegression}%\n`,
+      );
       return 2;
     }
     return 0;

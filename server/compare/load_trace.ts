@@ -59,7 +59,9 @@ async function keptOrComputed(lib: CompareLibrary, id: string, stamp: string | n
     if (kept) return kept;
   }
   const userDir = lib.paths ? userDetectorDir(lib.paths.root) : null;
-  const computed = await loadSamples(await lib.openEngine(id), { extraDirs: userDir && existsSync(userDir) ? [userDir] : [] });
+  const computed = await loadSamples(await lib.openEngine(id), {
+    extraDirs: userDir && existsSync(userDir) ? [userDir] : [],
+  });
   if (file) await writeSamplesFile(file, computed, stamp!).catch(() => undefined);
   return computed;
 }

@@ -23,7 +23,10 @@ export type { SampleSet, TraceSamples } from '../findings/samples.ts';
  * The library keeps what the detector run produced (samples.bin); this is
  * for traces analysed before that, or by hand.
  */
-export async function loadSamples(engine: Engine, opts: { extraDirs?: string[]; params?: Record<string, string> } = {}): Promise<TraceSamples> {
+export async function loadSamples(
+  engine: Engine,
+  opts: { extraDirs?: string[]; params?: Record<string, string> } = {},
+): Promise<TraceSamples> {
   const detectors = (await loadDetectors(opts.extraDirs ?? [])).filter((d) => d.samplesSql !== null);
   await loadDetectorMacros(engine);
   const traced = await tracedEventNames(engine);

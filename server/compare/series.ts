@@ -145,11 +145,20 @@ export async function compareSeries(
   sides: { engine: () => Promise<Engine>; durationNs: number }[][],
   align: string | null,
 ): Promise<CompareSeries> {
-  if (align !== null && !ALIGN_EVENT_RE.test(align)) throw new Error(`align: not an event name (name or system:name): ${align}`);
+  if (align !== null && !ALIGN_EVENT_RE.test(align))
+    throw new Error(`align: not an event name (name or system:name): ${align}`);
   const bin = binFor(sides.flat().map((t) => t.durationNs));
-  const offsets = await Promise.all(sides.map((ts) => Promise.all(ts.map(async (t) => (align === null ? null : alignOffsetS(await t.engine(), align))))));
+  const offsets = await Promise.all(
+    sides.map((ts) =>
+      Promise.all(ts.map(async (t) => (align === null ? null : alignOffsetS(await t.engine(), align)))),
+    ),
+  );
   const series = await Promise.all(
-    sides.map((ts, si) => Promise.all(ts.map(async (t, ti) => shiftSeries(await traceSeries(await t.engine(), bin, t.durationNs), offsets[si]![ti]!)))),
+    sides.map((ts, si) =>
+      Promise.all(
+        ts.map(async (t, ti) => shiftSeries(await traceSeries(await t.engine(), bin, t.durationNs), offsets[si]![ti]!)),
+      ),
+    ),
   );
   return {
     bin_ns: bin,

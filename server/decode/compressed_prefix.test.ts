@@ -5,7 +5,11 @@ import { CompressedPrefix } from './compressed_prefix.ts';
 import { DecodeError } from './decoded_event.ts';
 
 const TEXT = Buffer.from(
-  Array.from({ length: 200 }, (_, i) => `  kswapd0-45 [001] ..... 100.${String(i).padStart(6, '0')}: mm_vmscan_kswapd_wake: nid=0 order=${i % 4}\n`).join(''),
+  Array.from(
+    { length: 200 },
+    (_, i) =>
+      `  kswapd0-45 [001] ..... 100.${String(i).padStart(6, '0')}: mm_vmscan_kswapd_wake: nid=0 order=${i % 4}\n`,
+  ).join(''),
 );
 
 /** The text in chunks cut at the given offsets, then (optionally) a decompressor's failure. */
@@ -15,7 +19,8 @@ async function* chunked(data: Buffer, cuts: number[], fail: boolean): AsyncGener
     if (c > at) yield data.subarray(at, c);
     at = c;
   }
-  if (fail) throw new DecodeError('t.gz', 1234, 'offset', 'corrupt or truncated gzip stream (...): unexpected end of file');
+  if (fail)
+    throw new DecodeError('t.gz', 1234, 'offset', 'corrupt or truncated gzip stream (...): unexpected end of file');
 }
 
 async function read(p: CompressedPrefix): Promise<string> {
@@ -28,7 +33,7 @@ async function read(p: CompressedPrefix): Promise<string> {
 function cutsOf(seed: number, length: number): number[] {
   const cuts: number[] = [];
   let x = seed;
-  for (let at = 0; at < length; ) {
+  for (let at = 0; at < length;) {
     x = (x * 1103515245 + 12345) & 0x7fffffff;
     at += 1 + (x % 300);
     if (at < length) cuts.push(at);
@@ -84,7 +89,7 @@ describe('CompressedPrefix.wholeLines', () => {
     }
   });
 
-  it('errors that are not the decompressor\'s pass through', async () => {
+  it("errors that are not the decompressor's pass through", async () => {
     async function* broken(): AsyncGenerator<Uint8Array> {
       yield TEXT.subarray(0, 10);
       throw new TypeError('a bug');

@@ -37,7 +37,12 @@ export async function decodeFile(file: string, sink: EventSink, opts: DecodeFile
   if (opened.format === 'unknown') {
     // Closed now, not when the collector finds the handle (a server rejects many such uploads).
     await opened.chunks[Symbol.asyncIterator]().return?.(undefined);
-    throw new DecodeError(label, 0, 'offset', 'not a trace: neither trace.dat, a Perfetto trace nor ftrace text (binary content)');
+    throw new DecodeError(
+      label,
+      0,
+      'offset',
+      'not a trace: neither trace.dat, a Perfetto trace nor ftrace text (binary content)',
+    );
   }
   if (opened.format === 'text') {
     const prefix = opened.compression.length > 0 ? new CompressedPrefix(opened.chunks) : null;
@@ -62,7 +67,9 @@ export async function decodeFile(file: string, sink: EventSink, opts: DecodeFile
   }
   const decodeOpts = { fileLabel: label, onProgress: progress, decompressed: prefix !== null };
   const { cutOff } = await upToCut(prefix, sink, () =>
-    perfetto ? decodePerfetto(plainPath, sink, decodeOpts).then(() => undefined) : decodeTraceDat(plainPath, sink, decodeOpts),
+    perfetto
+      ? decodePerfetto(plainPath, sink, decodeOpts).then(() => undefined)
+      : decodeTraceDat(plainPath, sink, decodeOpts),
   );
   return { compression: opened.compression, outOfOrderLines: 0, cutOff };
 }

@@ -182,7 +182,15 @@ export interface DirectRowColumns {
 /** Rows of one event name, written column by column (see DirectRowSink). */
 export interface DirectRows extends DirectRowColumns {
   /** Starts a row with what a DecodedEvent carries besides fields and raw (flags / preemptCount null: not recorded). */
-  begin(ts: number, cpu: number, pid: number, comm: string | null, flags: number | null, preemptCount: number | null, where: number): void;
+  begin(
+    ts: number,
+    cpu: number,
+    pid: number,
+    comm: string | null,
+    flags: number | null,
+    preemptCount: number | null,
+    where: number,
+  ): void;
   /** Ends the row begun last. */
   end(): void;
 }
@@ -231,7 +239,18 @@ export interface RawRecords {
    */
   page(buf: Uint8Array, start: number, end: number): void;
   /** One record of the current page: the event's framing and its bytes buf[off, off + len) (common fields first). */
-  record(formatId: number, ts: number, cpu: number, pid: number, comm: string | null, flags: number, preemptCount: number, where: number, off: number, len: number): void;
+  record(
+    formatId: number,
+    ts: number,
+    cpu: number,
+    pid: number,
+    comm: string | null,
+    flags: number,
+    preemptCount: number,
+    where: number,
+    off: number,
+    len: number,
+  ): void;
 }
 
 export function isRawRecordSink(sink: EventSink): sink is RawRecordSink {

@@ -116,9 +116,13 @@ describe('decompressToFile', () => {
   it('stops with a DecodeError before the output would leave less than the given space free', async () => {
     const src = write('d.gz', gzipSync(ORIG));
     // Asks for more free space than any disk has: the first check stops it.
-    const err = await decompressToFile(src, join(dir, 'd.out'), 'd.gz', Number.MAX_SAFE_INTEGER).catch((e: unknown) => e);
+    const err = await decompressToFile(src, join(dir, 'd.out'), 'd.gz', Number.MAX_SAFE_INTEGER).catch(
+      (e: unknown) => e,
+    );
     expect(err).toBeInstanceOf(DecodeError);
-    expect((err as DecodeError).message).toMatch(/^d\.gz: offset 0: decompressing would fill the disk: 0 MB written to .*, \d+ MB free, and at least \d+ MB must stay free/);
+    expect((err as DecodeError).message).toMatch(
+      /^d\.gz: offset 0: decompressing would fill the disk: 0 MB written to .*, \d+ MB free, and at least \d+ MB must stay free/,
+    );
   });
   // A truncated download of a compressed trace.dat: the stream ends while a
   // write of the decompressed file is in flight. That write's late failure

@@ -45,7 +45,7 @@ export const MAX_COMPRESSION_LAYERS = 4;
  * stopped after seconds of work (with 1 GiB, a 100 KB zstd frame of
  * newlines kept an ingest busy for two minutes before it was judged).
  * A real trace that produced 64 MiB from less than 128 KiB would compress
- * seven times better than any recording measured. 
+ * seven times better than any recording measured.
  * STALLSCOPE_MAX_DECOMPRESSION_RATIO overrides the ratio (0: no limit).
  */
 export const MAX_DECOMPRESSION_RATIO = 500;
@@ -70,7 +70,10 @@ export interface BombGuard {
 export function defaultBombGuard(): BombGuard {
   const v = process.env.STALLSCOPE_MAX_DECOMPRESSION_RATIO;
   const n = v === undefined || v.trim() === '' ? NaN : Number(v);
-  return { maxRatio: Number.isFinite(n) && n >= 0 ? n : MAX_DECOMPRESSION_RATIO, checkAfterBytes: BOMB_CHECK_AFTER_BYTES };
+  return {
+    maxRatio: Number.isFinite(n) && n >= 0 ? n : MAX_DECOMPRESSION_RATIO,
+    checkAfterBytes: BOMB_CHECK_AFTER_BYTES,
+  };
 }
 
 /** MAX_DECOMPRESSED_BYTES, or STALLSCOPE_MAX_DECOMPRESSED_BYTES. */
@@ -172,7 +175,15 @@ async function* unxzLayer(src: AsyncIterable<Uint8Array>, file: string, layer: n
         ended = true;
         // xz-embedded's XZ_MEMLIMIT_ERROR: the block's LZMA2 dictionary is larger than the decoder allows.
         if (/error code 4\b/.test(describeError(e))) {
-          throw layerError(file, 'xz', layer, counter, new Error('its LZMA2 dictionary is larger than the 64 MiB this decoder allows (xz -9 uses 64 MiB; recompress with a preset)'));
+          throw layerError(
+            file,
+            'xz',
+            layer,
+            counter,
+            new Error(
+              'its LZMA2 dictionary is larger than the 64 MiB this decoder allows (xz -9 uses 64 MiB; recompress with a preset)',
+            ),
+          );
         }
         throw layerError(file, 'xz', layer, counter, e);
       }
@@ -194,7 +205,12 @@ async function* unxzLayer(src: AsyncIterable<Uint8Array>, file: string, layer: n
   }
 }
 
-function decompressLayer(kind: Compression, src: AsyncIterable<Uint8Array>, file: string, layer: number): AsyncGenerator<Uint8Array> {
+function decompressLayer(
+  kind: Compression,
+  src: AsyncIterable<Uint8Array>,
+  file: string,
+  layer: number,
+): AsyncGenerator<Uint8Array> {
   switch (kind) {
     case 'gzip':
       return gunzipLayer(src, file, layer);

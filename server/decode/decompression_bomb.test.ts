@@ -11,7 +11,14 @@ import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
 import { DecodeError, DecompressionBombError } from './decoded_event.ts';
-import { decompressToFile, defaultBombGuard, MAX_DECOMPRESSION_RATIO, openDecompressed, openInput, type BombGuard } from './decompress.ts';
+import {
+  decompressToFile,
+  defaultBombGuard,
+  MAX_DECOMPRESSION_RATIO,
+  openDecompressed,
+  openInput,
+  type BombGuard,
+} from './decompress.ts';
 
 const FIXTURES = join(import.meta.dirname, '../../fixtures');
 const dir = mkdtempSync(join(tmpdir(), 'stallscope-bomb-'));
@@ -55,11 +62,16 @@ describe('decompression bomb guard', () => {
     expect(e.unit).toBe('offset');
     expect(e.where).toBeGreaterThan(0);
     expect(e.where).toBeLessThanOrEqual(bomb.length);
-    expect(e.message).toMatch(/^bomb\.gz: offset \d+: refused as a likely decompression bomb: [\d.]+ MB of gzip data decompressed to [\d.]+ MB, more than 500 times as much/);
+    expect(e.message).toMatch(
+      /^bomb\.gz: offset \d+: refused as a likely decompression bomb: [\d.]+ MB of gzip data decompressed to [\d.]+ MB, more than 500 times as much/,
+    );
   });
 
   it('nested layers count together: a gzip of an xz bomb is refused although the outer layer barely compresses', async () => {
-    const inner = execFileSync('xz', ['-c', '-9'], { input: Buffer.concat([Buffer.from('# tracer: nop\n'), Buffer.alloc(64 * MiB, 32)]), maxBuffer: 1 << 28 });
+    const inner = execFileSync('xz', ['-c', '-9'], {
+      input: Buffer.concat([Buffer.from('# tracer: nop\n'), Buffer.alloc(64 * MiB, 32)]),
+      maxBuffer: 1 << 28,
+    });
     const p = write('nested.gz', gzipSync(inner));
     const opened = await openInput(p, 'nested.gz', { bombGuard: EARLY });
     expect(opened.compression).toEqual(['gzip', 'xz']);
@@ -85,7 +97,9 @@ describe('decompression bomb guard', () => {
       ];
       for (const [ext, data] of copies) {
         const p = write(`${name}.${ext}`, data);
-        expect(await drain(openDecompressed(p, p, { maxRatio: MAX_DECOMPRESSION_RATIO, checkAfterBytes: 0 }))).toBe(plain.length);
+        expect(await drain(openDecompressed(p, p, { maxRatio: MAX_DECOMPRESSION_RATIO, checkAfterBytes: 0 }))).toBe(
+          plain.length,
+        );
       }
     }
   });
@@ -104,15 +118,23 @@ describe('decompression bomb guard', () => {
 
   it('a total-size budget refuses any input past it, whatever the ratio (STALLSCOPE_MAX_DECOMPRESSED_BYTES)', async () => {
     const p = write('total.gz', gzipBomb(4)); // 16 MiB of content, a ratio the guard allows when lifted
-    const err = await drain(openDecompressed(p, 'total.gz', { maxRatio: 0, checkAfterBytes: 0, maxTotalBytes: 10 * MiB })).catch((e: unknown) => e);
+    const err = await drain(
+      openDecompressed(p, 'total.gz', { maxRatio: 0, checkAfterBytes: 0, maxTotalBytes: 10 * MiB }),
+    ).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(DecompressionBombError);
-    expect((err as Error).message).toMatch(/^total\.gz: offset \d+: refused: its gzip content passes 0\.010 GiB, the most one input may decompress to/);
+    expect((err as Error).message).toMatch(
+      /^total\.gz: offset \d+: refused: its gzip content passes 0\.010 GiB, the most one input may decompress to/,
+    );
     process.env.STALLSCOPE_MAX_DECOMPRESSED_BYTES = String(12 * MiB);
     try {
-      const e2 = await drain(openDecompressed(p, 'total.gz', { maxRatio: 0, checkAfterBytes: 0 })).catch((e: unknown) => e);
+      const e2 = await drain(openDecompressed(p, 'total.gz', { maxRatio: 0, checkAfterBytes: 0 })).catch(
+        (e: unknown) => e,
+      );
       expect(e2).toBeInstanceOf(DecompressionBombError);
       process.env.STALLSCOPE_MAX_DECOMPRESSED_BYTES = String(20 * MiB);
-      expect(await drain(openDecompressed(p, 'total.gz', { maxRatio: 0, checkAfterBytes: 0 }))).toBe(16 * MiB + '# tracer: nop\n#\n'.length);
+      expect(await drain(openDecompressed(p, 'total.gz', { maxRatio: 0, checkAfterBytes: 0 }))).toBe(
+        16 * MiB + '# tracer: nop\n#\n'.length,
+      );
     } finally {
       delete process.env.STALLSCOPE_MAX_DECOMPRESSED_BYTES;
     }

@@ -24,7 +24,15 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { FileSource } from './trace_dat/file_source.ts';
 import { readTraceDatHeader } from './trace_dat/read_file_header.ts';
 import { recompressV7 } from '../../tests/support/decode/trace_dat/test_v7_file.ts';
-import { gzipBomb, textHeaderZstd, v7Chunk, v7WithCraftedBuffer, xzBigDictionary, xzZeros, zstdRleFrame } from '../../tests/support/decode/test_bombs.ts';
+import {
+  gzipBomb,
+  textHeaderZstd,
+  v7Chunk,
+  v7WithCraftedBuffer,
+  xzBigDictionary,
+  xzZeros,
+  zstdRleFrame,
+} from '../../tests/support/decode/test_bombs.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const FIXTURE = path.join(ROOT, 'fixtures/reclaim_kswapd.v7.dat');
@@ -33,18 +41,40 @@ const MiB = 1 << 20;
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'stallscope-bombs-'));
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 
-interface ChildIngest { code: number | null; peakMB: number; out: string }
+interface ChildIngest {
+  code: number | null;
+  peakMB: number;
+  out: string;
+}
 
 /** `stallscope ingest FILE` in a child process, with its peak RSS. */
 function ingestInChild(file: string, env: Record<string, string> = {}): Promise<ChildIngest> {
   const data = fs.mkdtempSync(path.join(dir, 'data-'));
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', path.join(import.meta.dirname, 'test_peak_rss.mjs'), path.join(ROOT, 'bin/stallscope.mjs'), 'ingest', file, '--data-dir', data], {
-      cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = spawn(
+      process.execPath,
+      [
+        '--import',
+        path.join(import.meta.dirname, 'test_peak_rss.mjs'),
+        path.join(ROOT, 'bin/stallscope.mjs'),
+        'ingest',
+        file,
+        '--data-dir',
+        data,
+      ],
+      {
+        cwd: ROOT,
+        env: { ...process.env, ...env },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     let out = '';
-    child.stdout.on('data', (d) => { out += d; });
-    child.stderr.on('data', (d) => { out += d; });
+    child.stdout.on('data', (d) => {
+      out += d;
+    });
+    child.stderr.on('data', (d) => {
+      out += d;
+    });
     child.on('error', reject);
     child.on('close', (code) => {
       const kb = Number(/PEAK_RSS_KB=(\d+)/.exec(out)?.[1] ?? NaN);
@@ -76,12 +106,17 @@ describe('outer compression layers: bounded streaming', () => {
       expect(fs.statSync(f).size).toBeLessThan(150_000);
       const r = await ingestInChild(f, js ? { STALLSCOPE_NO_NATIVE_ZSTD: '1' } : {});
       expect(r.code).not.toBe(0);
-      expect(r.out).toMatch(/bomb\.zst: offset \d+: refused as a likely decompression bomb: 0\.1 MB of zstd data decompressed to (6[4-9]|7\d)\.\d MB/);
+      expect(r.out).toMatch(
+        /bomb\.zst: offset \d+: refused as a likely decompression bomb: 0\.1 MB of zstd data decompressed to (6[4-9]|7\d)\.\d MB/,
+      );
       expectBounded(r);
     }, 120_000);
 
     it(`zstd (${js ? 'fzstd' : 'binary'}): a frame asking for a 1 GiB window is refused before anything is allocated`, async () => {
-      const f = write('window.zst', Buffer.concat([textHeaderZstd(), zstdRleFrame(64 * MiB, { windowLog: 30, fill: 32 })]));
+      const f = write(
+        'window.zst',
+        Buffer.concat([textHeaderZstd(), zstdRleFrame(64 * MiB, { windowLog: 30, fill: 32 })]),
+      );
       const r = await ingestInChild(f, js ? { STALLSCOPE_NO_NATIVE_ZSTD: '1' } : {});
       expect(r.code).not.toBe(0);
       expect(r.out).toMatch(/window/i);
@@ -120,7 +155,11 @@ describe('trace.dat v7 chunks: one budget across all CPU streams', () => {
   const base = fs.readFileSync(FIXTURE);
 
   it('CPU entries that share one chunk run are refused (all but the first), naming both offsets; bounded', async () => {
-    const bomb = v7WithCraftedBuffer(base, [Array.from({ length: 4 }, () => v7Chunk('zstd', 16 * MiB))], cpus(64, true));
+    const bomb = v7WithCraftedBuffer(
+      base,
+      [Array.from({ length: 4 }, () => v7Chunk('zstd', 16 * MiB))],
+      cpus(64, true),
+    );
     const f = write('shared.dat', bomb);
     const src = await FileSource.open(f);
     try {
@@ -129,7 +168,9 @@ describe('trace.dat v7 chunks: one budget across all CPU streams', () => {
       expect(bombBuffer.cpus.map((c) => c.cpu)).toEqual([0]);
       const overlaps = info.problems.filter((p) => /overlaps cpu 0's/.test(p.reason));
       expect(overlaps).toHaveLength(63);
-      expect(overlaps[0]!.reason).toMatch(/^buffer "bomb": cpu \d+'s data \(offset \d+, size \d+\) overlaps cpu 0's \(offset \d+, size \d+\); refused$/);
+      expect(overlaps[0]!.reason).toMatch(
+        /^buffer "bomb": cpu \d+'s data \(offset \d+, size \d+\) overlaps cpu 0's \(offset \d+, size \d+\); refused$/,
+      );
     } finally {
       await src.close();
     }
@@ -139,27 +180,47 @@ describe('trace.dat v7 chunks: one budget across all CPU streams', () => {
     expectBounded(r);
   }, 120_000);
 
-  for (const [algo, env] of [['zstd', {}], ['zstd', { STALLSCOPE_NO_NATIVE_ZSTD: '1' }], ['zlib', {}]] as const) {
+  for (const [algo, env] of [
+    ['zstd', {}],
+    ['zstd', { STALLSCOPE_NO_NATIVE_ZSTD: '1' }],
+    ['zlib', {}],
+  ] as const) {
     it(`${algo}${'STALLSCOPE_NO_NATIVE_ZSTD' in env ? ' (fzstd)' : ''}: 32 CPUs of distinct 16 MiB chunks need more than the budget at once: refused, bounded`, async () => {
-      const file = algo === 'zlib'
-        ? recompressV7(base, { name: 'zlib', version: '1.2.13', compress: (b) => deflateSync(b, { level: 9 }) })
-        : base;
-      const f = write(`distinct-${algo}.dat`, v7WithCraftedBuffer(file, Array.from({ length: 32 }, () => [v7Chunk(algo, 16 * MiB)]), cpus(32, false)));
+      const file =
+        algo === 'zlib'
+          ? recompressV7(base, { name: 'zlib', version: '1.2.13', compress: (b) => deflateSync(b, { level: 9 }) })
+          : base;
+      const f = write(
+        `distinct-${algo}.dat`,
+        v7WithCraftedBuffer(
+          file,
+          Array.from({ length: 32 }, () => [v7Chunk(algo, 16 * MiB)]),
+          cpus(32, false),
+        ),
+      );
       expect(fs.statSync(f).size).toBeLessThan(1_000_000);
       // The ratio guard alone would refuse this file early (as in the next test); lifted here so the
       // held-memory budget is the one tested.
       const r = await ingestInChild(f, { ...env, STALLSCOPE_MAX_DECOMPRESSION_RATIO: '0' });
       expect(r.code).not.toBe(0);
-      expect(r.out).toMatch(/refused: its CPU streams need \d+ MiB of decompressed data in memory at once, more than the 256 MiB allowed/);
+      expect(r.out).toMatch(
+        /refused: its CPU streams need \d+ MiB of decompressed data in memory at once, more than the 256 MiB allowed/,
+      );
       expectBounded(r);
     }, 120_000);
   }
 
   it('one CPU with 400 chunks claiming 6.4 GB: refused by the total (ratio) budget before most are inflated', async () => {
-    const f = write('long.dat', v7WithCraftedBuffer(base, [Array.from({ length: 400 }, () => v7Chunk('zstd', 16 * MiB))], cpus(1, false)));
+    const f = write(
+      'long.dat',
+      v7WithCraftedBuffer(base, [Array.from({ length: 400 }, () => v7Chunk('zstd', 16 * MiB))], cpus(1, false)),
+    );
     const r = await ingestInChild(f);
     expect(r.code).not.toBe(0);
-    const m = /refused as a likely decompression bomb: (\d+\.\d) MB of compressed trace\.dat chunks claim (\d+\.\d) MB/.exec(r.out);
+    const m =
+      /refused as a likely decompression bomb: (\d+\.\d) MB of compressed trace\.dat chunks claim (\d+\.\d) MB/.exec(
+        r.out,
+      );
     expect(m, r.out).not.toBeNull();
     const [compressed, claimed] = [Number(m![1]), Number(m![2])];
     // Refused at the first 16 MiB chunk that takes the claim past 500x what was read (and past 64 MiB): a few
@@ -177,7 +238,9 @@ describe('trace.dat v7 chunks: one budget across all CPU streams', () => {
     // 7 of the 8 entries refused as overlapping, and the one chunk skipped (the CLI lists the first few).
     expect(r.out).toMatch(/skipped inputs: 8\b/);
     // The recording's own events, all of them (counted from trace-cmd report, fixtures/README.md).
-    const counts = JSON.parse(fs.readFileSync(path.join(ROOT, 'fixtures/reclaim_kswapd.counts.json'), 'utf8')) as { events_by_name: Record<string, number> };
+    const counts = JSON.parse(fs.readFileSync(path.join(ROOT, 'fixtures/reclaim_kswapd.counts.json'), 'utf8')) as {
+      events_by_name: Record<string, number>;
+    };
     const total = Object.values(counts.events_by_name).reduce((a, b) => a + b, 0);
     expect(r.out).toContain(`${total.toLocaleString('en')} events`);
     expectBounded(r);

@@ -42,8 +42,14 @@ describe('zstd streams', () => {
   const cases: Array<[string, Buffer]> = [
     ['a real compressed fixture', fs.readFileSync(path.join(FIXTURES, 'compressed/tracefs_zst.bin'))],
     ['level 19 with a checksum', zstd(['-19', '--check'], text)],
-    ['no checksum, content size omitted (streamed)', spawnSync('bash', ['-c', 'cat | zstd -c -q --no-check'], { input: text }).stdout],
-    ['two frames and a skippable frame between', Buffer.concat([zstd([], text.subarray(0, 100_000)), skippable, zstd(['--check'], text.subarray(100_000))])],
+    [
+      'no checksum, content size omitted (streamed)',
+      spawnSync('bash', ['-c', 'cat | zstd -c -q --no-check'], { input: text }).stdout,
+    ],
+    [
+      'two frames and a skippable frame between',
+      Buffer.concat([zstd([], text.subarray(0, 100_000)), skippable, zstd(['--check'], text.subarray(100_000))]),
+    ],
   ];
   for (const [what, file] of cases) {
     it(`${what}: the JS path (fed in 1, 7 and 65536-byte pieces) and the binary agree with zstd -d`, async () => {
@@ -62,8 +68,12 @@ describe('zstd streams', () => {
   it('a truncated stream and a bad frame are errors on both paths', async () => {
     const f = zstd([], text);
     for (const run of [unzstdJs, unzstdNative]) {
-      await expect(collect(run(pieces(f.subarray(0, f.length - 10), 4096)))).rejects.toThrow(/truncated|unexpected end|incomplete|premature/i);
-      await expect(collect(run(pieces(Buffer.concat([f, Buffer.from('not zstd at all')]), 4096)))).rejects.toThrow(/zstd|unknown|frame/i);
+      await expect(collect(run(pieces(f.subarray(0, f.length - 10), 4096)))).rejects.toThrow(
+        /truncated|unexpected end|incomplete|premature/i,
+      );
+      await expect(collect(run(pieces(Buffer.concat([f, Buffer.from('not zstd at all')]), 4096)))).rejects.toThrow(
+        /zstd|unknown|frame/i,
+      );
     }
   });
 
@@ -98,7 +108,9 @@ describe('the v7 decompression budget (DecompressBudget)', () => {
     const a = { held: 0 };
     await b.reserve(a, 45, 1);
     let done = false;
-    const ahead = b.reserve(a, 10, 2).then(() => { done = true; });
+    const ahead = b.reserve(a, 10, 2).then(() => {
+      done = true;
+    });
     await new Promise((r) => setTimeout(r, 10));
     expect(done).toBe(false); // 55 > half, and a still has data
     b.release(a, 45); // a used up its block: now it must get the next
@@ -110,6 +122,8 @@ describe('the v7 decompression budget (DecompressBudget)', () => {
   it('counts compressed against decompressed bytes across everything: past the ratio after the first bytes, refused', () => {
     const b = new DecompressBudget(limits);
     b.count(1, 900, 0); // under checkAfterBytes: not judged yet
-    expect(() => b.count(1, 200, 10)).toThrow(/refused as a likely decompression bomb: .* claim .* more than 500 times/);
+    expect(() => b.count(1, 200, 10)).toThrow(
+      /refused as a likely decompression bomb: .* claim .* more than 500 times/,
+    );
   });
 });

@@ -46,7 +46,9 @@ export class ZstdStreamError extends Error {}
 
 /** Decompresses through the zstd binary. `src` is read only as fast as the output is taken. */
 export async function* unzstdNative(src: AsyncIterable<Uint8Array>): AsyncGenerator<Uint8Array> {
-  const child = spawn('zstd', ['-d', '-c', '-q', `--memory=${ZSTD_NATIVE_MEMORY}`], { stdio: ['pipe', 'pipe', 'pipe'] });
+  const child = spawn('zstd', ['-d', '-c', '-q', `--memory=${ZSTD_NATIVE_MEMORY}`], {
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
   let stderr = '';
   child.stderr.on('data', (d: Buffer) => {
     if (stderr.length < 4000) stderr += d.toString();
@@ -90,7 +92,12 @@ export async function* unzstdNative(src: AsyncIterable<Uint8Array>): AsyncGenera
     if (feedError) throw feedError;
     if (spawnError) throw new ZstdStreamError(`could not run zstd: ${(spawnError as Error).message}`);
     if (code !== 0) {
-      const why = stderr.replace(/^\S*stdin\S*\s*:\s*/gm, '').trim().split('\n').slice(-2).join('; ');
+      const why = stderr
+        .replace(/^\S*stdin\S*\s*:\s*/gm, '')
+        .trim()
+        .split('\n')
+        .slice(-2)
+        .join('; ');
       throw new ZstdStreamError(why || `zstd exited with status ${code}`);
     }
   } finally {
@@ -208,7 +215,8 @@ class ZstdBlockSplitter {
       const type = (h >> 1) & 3;
       const size = h >>> 3;
       if (type === 3) throw new ZstdStreamError('corrupt zstd stream (reserved block type)');
-      if (size > MAX_BLOCK) throw new ZstdStreamError(`corrupt zstd stream (a block of ${size} bytes, the limit is ${MAX_BLOCK})`);
+      if (size > MAX_BLOCK)
+        throw new ZstdStreamError(`corrupt zstd stream (a block of ${size} bytes, the limit is ${MAX_BLOCK})`);
       const piece = take(3 + (type === 1 ? 1 : size));
       if (piece && last) this.state = this.checksum ? 'checksum' : 'frame';
       return piece;
@@ -217,7 +225,10 @@ class ZstdBlockSplitter {
 }
 
 /** Decompresses with fzstd, one block per push (see the module comment). */
-export async function* unzstdJs(src: AsyncIterable<Uint8Array>, maxWindow = ZSTD_JS_MAX_WINDOW): AsyncGenerator<Uint8Array> {
+export async function* unzstdJs(
+  src: AsyncIterable<Uint8Array>,
+  maxWindow = ZSTD_JS_MAX_WINDOW,
+): AsyncGenerator<Uint8Array> {
   let out: Uint8Array[] = [];
   // fzstd may hand out views of buffers it reuses: copy before yielding.
   const dec = new ZstdDecompress((data) => {

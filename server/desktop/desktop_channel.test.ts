@@ -31,7 +31,11 @@ afterAll(() => {
 
 async function startDesktop(args: string[] = []): Promise<Desktop> {
   const dataDir = mkdtempSync(join(tmpdir(), 'stallscope-desktop-'));
-  const child = spawn(process.execPath, [resolve('bin/stallscope.mjs'), 'serve', '--desktop', '--port', '0', '--data-dir', dataDir, ...args], { stdio: 'pipe' });
+  const child = spawn(
+    process.execPath,
+    [resolve('bin/stallscope.mjs'), 'serve', '--desktop', '--port', '0', '--data-dir', dataDir, ...args],
+    { stdio: 'pipe' },
+  );
   const lines = readline.createInterface({ input: child.stdout })[Symbol.asyncIterator]();
   const next = async () => {
     const r = await lines.next();
@@ -50,13 +54,19 @@ const bearer = { authorization: `Bearer ${TOKEN}` };
 
 /** A finding of the trace (addressed by its stable id). */
 async function firstFindingId(d: Desktop, traceId: string): Promise<number> {
-  const r = (await (await fetch(`${d.url}api/traces/${traceId}/findings`, { headers: bearer })).json()) as { findings: { id: number }[] };
+  const r = (await (await fetch(`${d.url}api/traces/${traceId}/findings`, { headers: bearer })).json()) as {
+    findings: { id: number }[];
+  };
   return r.findings[0].id;
 }
 
 async function waitJob(d: Desktop, jobId: string): Promise<{ phase: string; traceId?: string; error?: string }> {
   for (let i = 0; i < 600; i++) {
-    const s = (await (await fetch(`${d.url}api/jobs/${jobId}`, { headers: bearer })).json()) as { phase: string; traceId?: string; error?: string };
+    const s = (await (await fetch(`${d.url}api/jobs/${jobId}`, { headers: bearer })).json()) as {
+      phase: string;
+      traceId?: string;
+      error?: string;
+    };
     if (s.phase === 'done' || s.phase === 'failed') return s;
     await new Promise((r) => setTimeout(r, 100));
   }
@@ -67,13 +77,18 @@ function exited(d: Desktop, ms: number): Promise<boolean> {
   if (d.child.exitCode !== null || d.child.signalCode !== null) return Promise.resolve(true);
   return new Promise((res) => {
     const t = setTimeout(() => res(false), ms);
-    d.child.once('exit', () => { clearTimeout(t); res(true); });
+    d.child.once('exit', () => {
+      clearTimeout(t);
+      res(true);
+    });
   });
 }
 
 // One server for most tests (each start costs seconds on a loaded 2-CPU machine).
 let d: Desktop;
-beforeAll(async () => { d = await startDesktop(); });
+beforeAll(async () => {
+  d = await startDesktop();
+});
 
 describe('serve --desktop', () => {
   it('takes its token from stdin only: not in argv, and every API route needs it', async () => {
@@ -86,7 +101,7 @@ describe('serve --desktop', () => {
     expect(page.headers.get('set-cookie')).toMatch(/HttpOnly; SameSite=Strict/);
   });
 
-  it('ingests a file by path on the shell\'s request, and leaves the file where it was', async () => {
+  it("ingests a file by path on the shell's request, and leaves the file where it was", async () => {
     const copy = join(d.dataDir, '..', `desktop-open-${process.pid}.dat`);
     copyFileSync(FIXTURE, copy);
     try {
@@ -98,11 +113,16 @@ describe('serve --desktop', () => {
       expect(job.phase).toBe('done');
       expect(job.traceId).toMatch(/^[0-9a-f]{64}$/);
       expect(statSync(copy).size).toBe(statSync(FIXTURE).size);
-      const rec = (await (await fetch(`${d.url}api/traces/${job.traceId}`, { headers: bearer })).json()) as { status: string; name: string };
+      const rec = (await (await fetch(`${d.url}api/traces/${job.traceId}`, { headers: bearer })).json()) as {
+        status: string;
+        name: string;
+      };
       expect(rec).toMatchObject({ status: 'ready', name: `desktop-open-${process.pid}.dat` });
       // No team server set: links in excerpts are ones the desktop app opens, not this window's port.
       const fid = await firstFindingId(d, job.traceId!);
-      const excerpt = await (await fetch(`${d.url}api/traces/${job.traceId}/excerpt?sel=finding:${fid}`, { headers: bearer })).text();
+      const excerpt = await (
+        await fetch(`${d.url}api/traces/${job.traceId}/excerpt?sel=finding:${fid}`, { headers: bearer })
+      ).text();
       expect(excerpt).toContain(`stallscope://open/?trace=${job.traceId}`);
       expect(excerpt).not.toContain(d.url.slice(0, -1));
     } finally {
@@ -121,12 +141,14 @@ describe('serve --desktop', () => {
     expect((await d.next()).error).toMatch(/unknown request/);
   });
 
-  it('writes links with the team server\'s address when one is set; stops when its stdin ends, even while ingesting', async () => {
+  it("writes links with the team server's address when one is set; stops when its stdin ends, even while ingesting", async () => {
     const team = await startDesktop(['--public-url', 'https://stalls.example.org']);
     team.send({ open: { id: 1, path: FIXTURE } });
     const job = await waitJob(team, ((await team.next()).opened as { jobId: string }).jobId);
     const fid = await firstFindingId(team, job.traceId!);
-    const excerpt = await (await fetch(`${team.url}api/traces/${job.traceId}/excerpt?sel=finding:${fid}`, { headers: bearer })).text();
+    const excerpt = await (
+      await fetch(`${team.url}api/traces/${job.traceId}/excerpt?sel=finding:${fid}`, { headers: bearer })
+    ).text();
     expect(excerpt).toContain(`https://stalls.example.org/?trace=${job.traceId}`);
     // The window closed or the shell died: its end of the pipe is gone.
     const copy = join(team.dataDir, 'again.dat');
@@ -140,7 +162,11 @@ describe('serve --desktop', () => {
 
   it('refuses to start without a token on its first line', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'stallscope-desktop-'));
-    const child = spawn(process.execPath, [resolve('bin/stallscope.mjs'), 'serve', '--desktop', '--port', '0', '--data-dir', dataDir], { stdio: 'pipe' });
+    const child = spawn(
+      process.execPath,
+      [resolve('bin/stallscope.mjs'), 'serve', '--desktop', '--port', '0', '--data-dir', dataDir],
+      { stdio: 'pipe' },
+    );
     let err = '';
     child.stderr.on('data', (b: Buffer) => (err += b));
     child.stdin.end('{"token":"short"}\n');

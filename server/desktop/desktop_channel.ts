@@ -101,7 +101,9 @@ export function openDesktopChannel(input: Readable = process.stdin, output: Writ
         if (typeof t !== 'string' || !/^[A-Za-z0-9_-]{32,256}$/.test(t)) throw new Error('bad token');
         resolveToken(t);
       } catch {
-        rejectToken(new Error('serve --desktop: the first line on stdin must be {"token":"<32 to 256 letters, digits, - or _>"}'));
+        rejectToken(
+          new Error('serve --desktop: the first line on stdin must be {"token":"<32 to 256 letters, digits, - or _>"}'),
+        );
       }
       return;
     }
@@ -126,13 +128,19 @@ export function openDesktopChannel(input: Readable = process.stdin, output: Writ
 }
 
 /** Starts ingesting a file the user chose; the page follows the job as it follows an upload's. */
-export async function openPath(ctx: ApiContext, file: string): Promise<{ jobId: string; name: string } | { error: string }> {
+export async function openPath(
+  ctx: ApiContext,
+  file: string,
+): Promise<{ jobId: string; name: string } | { error: string }> {
   const name = displayName(path.basename(file));
   if (!path.isAbsolute(file)) return { error: `${name}: the desktop shell must name the file by its absolute path` };
   let size: number;
   try {
     const st = await stat(file);
-    if (st.isDirectory()) return { error: `${file} is a folder: open a trace file (trace.dat, trace-cmd report text, tracefs text, a Perfetto trace)` };
+    if (st.isDirectory())
+      return {
+        error: `${file} is a folder: open a trace file (trace.dat, trace-cmd report text, tracefs text, a Perfetto trace)`,
+      };
     if (!st.isFile()) return { error: `${file} is not a regular file` };
     size = st.size;
   } catch (e) {

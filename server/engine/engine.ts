@@ -119,11 +119,7 @@ class DuckDbEngine implements Engine {
  */
 export function toJson(value: unknown, indent?: number): string {
   const marker = '\u0000bigint:';
-  const text = JSON.stringify(
-    value,
-    (_k, v) => (typeof v === 'bigint' ? `${marker}${v.toString()}` : v),
-    indent,
-  );
+  const text = JSON.stringify(value, (_k, v) => (typeof v === 'bigint' ? `${marker}${v.toString()}` : v), indent);
   return text.replace(/"\\u0000bigint:(-?\d+)"/g, '$1');
 }
 

@@ -33,17 +33,26 @@ export interface DetectorCoverage {
 export async function tracedEventNames(engine: Engine): Promise<Set<string>> {
   const names = new Set<string>();
   const tables = new Set(
-    (await engine.query<{ name: string }>(`SELECT table_name AS name FROM duckdb_tables() UNION SELECT view_name FROM duckdb_views()`)).map((r) => r.name),
+    (
+      await engine.query<{ name: string }>(
+        `SELECT table_name AS name FROM duckdb_tables() UNION SELECT view_name FROM duckdb_views()`,
+      )
+    ).map((r) => r.name),
   );
   if (tables.has('trace_info')) {
-    const [row] = await engine.query<{ value: string }>(`SELECT value FROM trace_info WHERE key = 'meta.events' LIMIT 1`);
+    const [row] = await engine.query<{ value: string }>(
+      `SELECT value FROM trace_info WHERE key = 'meta.events' LIMIT 1`,
+    );
     if (row?.value) {
       for (const e of row.value.split(',')) if (e) names.add(e.slice(e.indexOf(':') + 1));
       return names;
     }
   }
   if (tables.has('_event_name')) {
-    for (const r of await engine.query<{ name: string }>('SELECT DISTINCT name FROM _event_name WHERE name IS NOT NULL')) names.add(r.name);
+    for (const r of await engine.query<{ name: string }>(
+      'SELECT DISTINCT name FROM _event_name WHERE name IS NOT NULL',
+    ))
+      names.add(r.name);
   }
   if (names.size > 0) return names;
   // A model filled without the event name table (hand-made databases): the typed tables say it.
@@ -53,7 +62,10 @@ export async function tracedEventNames(engine: Engine): Promise<Set<string>> {
       `SELECT column_name FROM duckdb_columns() WHERE table_name = '${t}' AND column_name = 'event'`,
     );
     if (cols.length) {
-      for (const r of await engine.query<{ e: string | null }>(`SELECT DISTINCT coalesce(event, '${t}') AS e FROM "${t}"`)) if (r.e) names.add(r.e);
+      for (const r of await engine.query<{ e: string | null }>(
+        `SELECT DISTINCT coalesce(event, '${t}') AS e FROM "${t}"`,
+      ))
+        if (r.e) names.add(r.e);
     } else if ((await engine.query(`SELECT 1 FROM "${t}" LIMIT 1`)).length) {
       names.add(t);
     }
@@ -67,7 +79,11 @@ const eventOf = (req: string) => req.slice(req.indexOf(':') + 1);
 export function detectorCoverage(det: Pick<DetectorDef, 'requires'>, traced: ReadonlySet<string>): DetectorCoverage {
   const missing = det.requires.filter((group) => !group.some((r) => traced.has(eventOf(r))));
   if (missing.length === 0) return { status: 'traced', missing: [], hint: '' };
-  return { status: 'not_traced', missing: missing.map((g) => g.join('|')), hint: `enable ${enableList(missing.map((g) => g[0]!))}` };
+  return {
+    status: 'not_traced',
+    missing: missing.map((g) => g.join('|')),
+    hint: `enable ${enableList(missing.map((g) => g[0]!))}`,
+  };
 }
 
 /**

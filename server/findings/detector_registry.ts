@@ -31,25 +31,13 @@ import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /** Built-in detectors: <repo>/queries/detectors. */
-export const BUILTIN_DETECTOR_DIR = resolve(
-  dirname(fileURLToPath(import.meta.url)),
-  '../../queries/detectors',
-);
+export const BUILTIN_DETECTOR_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '../../queries/detectors');
 
 /** Macros run on the connection before any detector (server/findings/run_detectors.ts). */
 export const DETECTOR_MACROS_FILE = join(BUILTIN_DETECTOR_DIR, 'lib', 'macros.sql');
 
 /** Columns every detector SELECT returns; `kind` is optional (defaults to the id). */
-export const REQUIRED_COLUMNS = [
-  'severity',
-  'ts',
-  'dur',
-  'cpu',
-  'utid',
-  'title',
-  'values',
-  'event_ids',
-] as const;
+export const REQUIRED_COLUMNS = ['severity', 'ts', 'dur', 'cpu', 'utid', 'title', 'values', 'event_ids'] as const;
 
 export type ParamType = 'INTEGER' | 'BIGINT' | 'DOUBLE' | 'VARCHAR' | 'BOOLEAN';
 const PARAM_TYPES: readonly ParamType[] = ['INTEGER', 'BIGINT', 'DOUBLE', 'VARCHAR', 'BOOLEAN'];
@@ -124,8 +112,7 @@ export class DetectorDefinitionError extends Error {
   }
 }
 
-const PARAM_LINE =
-  /^@param\s+([A-Za-z_][A-Za-z0-9_]*)\s+([A-Za-z0-9]+)\s+('(?:[^']|'')*'|\S+)\s*(?:--\s*(.*))?$/;
+const PARAM_LINE = /^@param\s+([A-Za-z_][A-Za-z0-9_]*)\s+([A-Za-z0-9]+)\s+('(?:[^']|'')*'|\S+)\s*(?:--\s*(.*))?$/;
 
 export interface ParsedHeader {
   id: string | null;
@@ -141,7 +128,15 @@ const REQUIREMENT = /^[A-Za-z0-9_]+:[A-Za-z0-9_]+$/;
 
 /** Parses the `--` comment lines before the first line of SQL. */
 export function parseDetectorHeader(text: string, file: string): ParsedHeader {
-  const out: ParsedHeader = { id: null, title: null, description: null, params: [], requires: [], impact: null, severityRule: null };
+  const out: ParsedHeader = {
+    id: null,
+    title: null,
+    description: null,
+    params: [],
+    requires: [],
+    impact: null,
+    severityRule: null,
+  };
   const lines = text.split(/\r?\n/);
   for (let i = 0; i < lines.length; i++) {
     const line = lines[i]!.trim();
@@ -168,7 +163,11 @@ export function parseDetectorHeader(text: string, file: string): ParsedHeader {
           const alts = group.split('|');
           const bad = alts.find((a) => !REQUIREMENT.test(a));
           if (bad !== undefined) {
-            throw new DetectorDefinitionError(file, lineNo, `@requires: '${bad}' is not a tracepoint written system:event`);
+            throw new DetectorDefinitionError(
+              file,
+              lineNo,
+              `@requires: '${bad}' is not a tracepoint written system:event`,
+            );
           }
           out.requires.push(alts);
         }
@@ -224,7 +223,7 @@ export function parseDetectorHeader(text: string, file: string): ParsedHeader {
   return out;
 }
 
-const DURATION_UNITS: Record<string, number> = { ns: 1, us: 1e3, 'µs': 1e3, ms: 1e6, s: 1e9 };
+const DURATION_UNITS: Record<string, number> = { ns: 1, us: 1e3, µs: 1e3, ms: 1e6, s: 1e9 };
 
 /**
  * Parses a parameter value given as text (header default, or `--param
@@ -404,7 +403,14 @@ async function detectorFilesIn(dir: string): Promise<string[]> {
   if (!st || !st.isDirectory()) throw new Error(`detector directory not found: ${dir}`);
   const names = await readdir(dir);
   return names
-    .filter((n) => n.endsWith('.sql') && !n.endsWith('.summary.sql') && !n.endsWith('.metrics.sql') && !n.endsWith('.samples.sql') && !n.startsWith('_'))
+    .filter(
+      (n) =>
+        n.endsWith('.sql') &&
+        !n.endsWith('.summary.sql') &&
+        !n.endsWith('.metrics.sql') &&
+        !n.endsWith('.samples.sql') &&
+        !n.startsWith('_'),
+    )
     .sort()
     .map((n) => join(dir, n));
 }
@@ -428,11 +434,7 @@ export async function loadDetectors(extraDirs: readonly string[] = []): Promise<
       const def = await loadDetectorFile(file, builtin);
       const prev = byId.get(def.id);
       if (prev) {
-        throw new DetectorDefinitionError(
-          file,
-          null,
-          `detector id '${def.id}' is already defined by ${prev.file}`,
-        );
+        throw new DetectorDefinitionError(file, null, `detector id '${def.id}' is already defined by ${prev.file}`);
       }
       byId.set(def.id, def);
       out.push(def);
@@ -471,10 +473,7 @@ export async function listDetectors(extraDirs: readonly string[] = []): Promise<
  * ('id.name' -> text, as given on the command line). Throws on an unknown
  * parameter of this detector or a value that does not parse.
  */
-export function resolveParams(
-  det: DetectorDef,
-  overrides: Record<string, string> = {},
-): Record<string, ParamValue> {
+export function resolveParams(det: DetectorDef, overrides: Record<string, string> = {}): Record<string, ParamValue> {
   const out: Record<string, ParamValue> = {};
   for (const p of det.params) out[p.name] = p.default;
   for (const [key, text] of Object.entries(overrides)) {
@@ -515,7 +514,11 @@ export async function builtinDetectorsStamp(): Promise<string> {
     for (const name of (await readdir(dir)).sort()) {
       const full = join(dir, name);
       if ((await stat(full)).isDirectory()) await walk(full, `${rel}${name}/`);
-      else if (name.endsWith('.sql')) hash.update(`${rel}${name}\0`).update(await readFile(full)).update('\0');
+      else if (name.endsWith('.sql'))
+        hash
+          .update(`${rel}${name}\0`)
+          .update(await readFile(full))
+          .update('\0');
     }
   };
   await walk(BUILTIN_DETECTOR_DIR, '');

@@ -105,7 +105,13 @@ const ID_SPACE = 2 ** 48;
  * on parameters that only change severities, or on any sort order, so a
  * link or a note made today names the same finding after a re-run.
  */
-export function findingId(f: { detector: string; kind: string; ts_ns: bigint; utid: number | null; event_ids: readonly bigint[] }): number {
+export function findingId(f: {
+  detector: string;
+  kind: string;
+  ts_ns: bigint;
+  utid: number | null;
+  event_ids: readonly bigint[];
+}): number {
   const key = `${f.detector}\0${f.kind}\0${f.ts_ns}\0${f.utid ?? ''}\0${f.event_ids[0] ?? ''}`;
   const h = createHash('sha256').update(key).digest();
   return h.readUIntBE(0, 6) % ID_SPACE;
@@ -129,7 +135,9 @@ export function assignIds(findings: Finding[]): Map<number, Finding> {
 /** Numbers `rank` (1 = worst) and sorts the list by it. */
 export function assignRanks(findings: Finding[]): void {
   findings.sort(compareByRank);
-  findings.forEach((f, i) => { f.rank = i + 1; });
+  findings.forEach((f, i) => {
+    f.rank = i + 1;
+  });
 }
 
 /** The contract object with its keys in documented order (serialise with `toJson`). */

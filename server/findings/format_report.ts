@@ -114,7 +114,9 @@ export function formatReport(result: ReportInput, trace: ReportTrace = {}, opts:
     trace.eventsTotal != null ? `${trace.eventsTotal} events` : null,
   ].filter(Boolean);
   out.push(`stallscope report${trace.name ? `: ${trace.name}` : ''}${about.length ? ` (${about.join(', ')})` : ''}`);
-  out.push(`${result.findings.length} finding${result.findings.length === 1 ? '' : 's'}: ${countsText(result.findings)}`);
+  out.push(
+    `${result.findings.length} finding${result.findings.length === 1 ? '' : 's'}: ${countsText(result.findings)}`,
+  );
 
   if (result.overview && result.overview.lines.length) {
     out.push('');
@@ -123,11 +125,16 @@ export function formatReport(result: ReportInput, trace: ReportTrace = {}, opts:
   }
 
   const covered = new Map<number, number>();
-  for (const f of result.findings) if (f.parent_id !== null) covered.set(f.parent_id, (covered.get(f.parent_id) ?? 0) + 1);
-  const listed = result.findings.filter((f) => f.parent_id === null).sort(opts.sort === 'time' ? compareByTime : compareByRank);
+  for (const f of result.findings)
+    if (f.parent_id !== null) covered.set(f.parent_id, (covered.get(f.parent_id) ?? 0) + 1);
+  const listed = result.findings
+    .filter((f) => f.parent_id === null)
+    .sort(opts.sort === 'time' ? compareByTime : compareByRank);
   const shown = opts.top != null ? listed.slice(0, opts.top) : listed;
   out.push('');
-  out.push(`-- findings${opts.sort === 'time' ? ', in time order' : ', worst first'}${shown.length < listed.length ? ` (top ${shown.length} of ${listed.length})` : ''}`);
+  out.push(
+    `-- findings${opts.sort === 'time' ? ', in time order' : ', worst first'}${shown.length < listed.length ? ` (top ${shown.length} of ${listed.length})` : ''}`,
+  );
   for (const f of shown) {
     const who = f.comm != null ? `${f.comm}${f.tid != null ? `[${f.tid}]` : ''}` : f.tid != null ? `tid ${f.tid}` : '';
     out.push(

@@ -41,11 +41,15 @@ export function rowsToMetrics(detector: string, rows: Row[]): Metric[] {
     }
     const scope = r.scope as MetricScope;
     if (!(METRIC_SCOPES as readonly string[]).includes(scope as string)) {
-      throw new Error(`${where} (${metric}): scope must be one of ${METRIC_SCOPES.join(', ')}, got ${JSON.stringify(r.scope)}`);
+      throw new Error(
+        `${where} (${metric}): scope must be one of ${METRIC_SCOPES.join(', ')}, got ${JSON.stringify(r.scope)}`,
+      );
     }
     const unit = r.unit as MetricUnit;
     if (!(METRIC_UNITS as readonly string[]).includes(unit as string)) {
-      throw new Error(`${where} (${metric}): unit must be one of ${METRIC_UNITS.join(', ')}, got ${JSON.stringify(r.unit)}`);
+      throw new Error(
+        `${where} (${metric}): unit must be one of ${METRIC_UNITS.join(', ')}, got ${JSON.stringify(r.unit)}`,
+      );
     }
     const better = r.better ?? null;
     if (better !== null && better !== 'lower' && better !== 'higher') {
@@ -76,5 +80,7 @@ export function metricValue(all: readonly Metric[], metric: string, key: string 
 
 /** All rows of one metric with a key (e.g. per shrinker), largest value first. */
 export function metricByKey(all: readonly Metric[], metric: string): Metric[] {
-  return all.filter((x) => x.metric === metric && x.key !== null).sort((a, b) => b.value - a.value || (a.key! < b.key! ? -1 : 1));
+  return all
+    .filter((x) => x.metric === metric && x.key !== null)
+    .sort((a, b) => b.value - a.value || (a.key! < b.key! ? -1 : 1));
 }

@@ -80,7 +80,8 @@ function plural(n: number, one: string, many = `${one}s`): string {
 function worstOf(f: Finding): string {
   const d = fmtDur(Number(f.impact_ns));
   if (f.values.begin_missing === true) return `at least ${d} (it began before the trace)`;
-  if (f.values.open === true && f.values.end_lost !== true) return `at least ${d} (still running at the end of the trace)`;
+  if (f.values.open === true && f.values.end_lost !== true)
+    return `at least ${d} (still running at the end of the trace)`;
   return d;
 }
 
@@ -108,7 +109,10 @@ function paramMs(p: Record<string, string>, name: string, fallback: number): str
 
 class Lines {
   readonly out: OverviewLine[] = [];
-  constructor(private readonly findings: readonly Finding[], private readonly detector: string) {}
+  constructor(
+    private readonly findings: readonly Finding[],
+    private readonly detector: string,
+  ) {}
 
   /** Adds a line; with a filter, links it to the top-ranked matching finding (findings come ranked). */
   add(text: string, metrics: string[], filter: OverviewFilter | null): void {
@@ -152,19 +156,32 @@ const WRITERS: Record<string, Writer> = {
       if (minP !== null) {
         const start = v('worst_start_priority');
         const ttm = v('worst_time_to_min_ns');
-        parts.push(`reached priority ${minP}${start !== null && ttm !== null ? ` (${start} -> ${minP} in ${fmtDur(ttm)})` : ''}`);
+        parts.push(
+          `reached priority ${minP}${start !== null && ttm !== null ? ` (${start} -> ${minP} in ${fmtDur(ttm)})` : ''}`,
+        );
       }
       const low = v('low_priority_ns') ?? 0;
       if (low > 0) parts.push(`${fmtDur(low)} at priority ${warnP} or lower`);
       const eff = v('efficiency');
       const scanned = v('pages_scanned');
-      if (eff !== null && scanned) parts.push(`reclaimed ${Math.round(eff * 100)}% of ${fmtInt(scanned)} pages scanned`);
+      if (eff !== null && scanned)
+        parts.push(`reclaimed ${Math.round(eff * 100)}% of ${fmtInt(scanned)} pages scanned`);
       const rampups = l.count({ detector: 'kswapd_escalation', kind: 'repeated_rampup', comm: k });
       if (rampups > 0) parts.push(`wound up again and again (${plural(rampups, 'repeated ramp-up')})`);
       l.add(
         parts.join('; '),
-        ['kswapd.episodes', 'kswapd.min_priority', 'kswapd.worst_start_priority', 'kswapd.worst_time_to_min_ns', 'kswapd.low_priority_ns', 'kswapd.efficiency', 'kswapd.pages_scanned'].filter((id) => metricValue(m, id, k) !== null),
-        rampups ? { detector: 'kswapd_escalation', kind: 'repeated_rampup', comm: k } : { detector: 'kswapd_escalation', kind: 'escalation', comm: k },
+        [
+          'kswapd.episodes',
+          'kswapd.min_priority',
+          'kswapd.worst_start_priority',
+          'kswapd.worst_time_to_min_ns',
+          'kswapd.low_priority_ns',
+          'kswapd.efficiency',
+          'kswapd.pages_scanned',
+        ].filter((id) => metricValue(m, id, k) !== null),
+        rampups
+          ? { detector: 'kswapd_escalation', kind: 'repeated_rampup', comm: k }
+          : { detector: 'kswapd_escalation', kind: 'escalation', comm: k },
       );
     }
     for (const family of ['direct', 'memcg', 'node']) {
@@ -186,7 +203,11 @@ const WRITERS: Record<string, Writer> = {
     if (l.out.length === 0) {
       // nothing wound down far: say how far reclaim went, where it ran at all
       const seen = ['direct', 'memcg', 'node']
-        .map((f) => ({ f, passes: metricValue(m, `reclaim_priority.${f}.passes`), minP: metricValue(m, `reclaim_priority.${f}.min_priority`) }))
+        .map((f) => ({
+          f,
+          passes: metricValue(m, `reclaim_priority.${f}.passes`),
+          minP: metricValue(m, `reclaim_priority.${f}.min_priority`),
+        }))
         .filter((x) => x.passes);
       l.add(
         seen.length
@@ -211,30 +232,52 @@ const WRITERS: Record<string, Writer> = {
       const oc = metricValue(m, 'shrinker.calls_over_critical', k) ?? 0;
       const ow = over(k);
       // the task of the longest completed call (the metric's), not of a call whose end was lost
-      const worst = l.all({ detector: 'shrinker_blocking', shrinker: k, kind: 'call' }).find((f) => Number(f.dur_ns) === s.value && f.values.open !== true && f.values.begin_missing !== true);
+      const worst = l
+        .all({ detector: 'shrinker_blocking', shrinker: k, kind: 'call' })
+        .find((f) => Number(f.dur_ns) === s.value && f.values.open !== true && f.values.begin_missing !== true);
       l.add(
         `${k}: ${plural(calls, 'call')}, ${oc > 0 ? `${fmtInt(oc)} over ${crit}` : `${fmtInt(ow)} over ${warn}`}, worst ${fmtDur(s.value)}` +
           (worst ? ` in ${taskOf(worst)}` : ''),
-        ['shrinker.calls', oc > 0 ? 'shrinker.calls_over_critical' : 'shrinker.calls_over_warn', 'shrinker.call_max_ns'],
+        [
+          'shrinker.calls',
+          oc > 0 ? 'shrinker.calls_over_critical' : 'shrinker.calls_over_warn',
+          'shrinker.call_max_ns',
+        ],
         { detector: 'shrinker_blocking', shrinker: k },
       );
     }
     const more = slow.filter((x) => over(x.key!) > 0).length - shown.length;
-    if (more > 0) l.add(`${plural(more, 'more shrinker')} had calls over ${warn}`, ['shrinker.calls_over_warn'], { detector: 'shrinker_blocking' });
+    if (more > 0)
+      l.add(`${plural(more, 'more shrinker')} had calls over ${warn}`, ['shrinker.calls_over_warn'], {
+        detector: 'shrinker_blocking',
+      });
     // calls cut by the trace's edges: measured only in part, and not in the metrics
-    const cut = l.all({ detector: 'shrinker_blocking' })
-      .filter((f) => f.parent_id === null && f.severity !== 'info' && (f.values.begin_missing === true || (f.values.open === true && f.values.end_lost !== true)))
+    const cut = l
+      .all({ detector: 'shrinker_blocking' })
+      .filter(
+        (f) =>
+          f.parent_id === null &&
+          f.severity !== 'info' &&
+          (f.values.begin_missing === true || (f.values.open === true && f.values.end_lost !== true)),
+      )
       .slice(0, 2);
     for (const f of cut) {
       const sym = String(f.values.shrinker ?? '?');
-      l.add(`${sym}: a call by ${taskOf(f)} ${f.values.begin_missing === true ? 'began before the trace, ' : 'was still running at its end, '}at least ${fmtDur(Number(f.impact_ns))}`, [], {
-        detector: 'shrinker_blocking', shrinker: sym,
-      });
+      l.add(
+        `${sym}: a call by ${taskOf(f)} ${f.values.begin_missing === true ? 'began before the trace, ' : 'was still running at its end, '}at least ${fmtDur(Number(f.impact_ns))}`,
+        [],
+        {
+          detector: 'shrinker_blocking',
+          shrinker: sym,
+        },
+      );
     }
     if (shown.length === 0) {
       const mx = metricValue(m, 'shrinker.call_max_ns');
       l.add(
-        total > 0 ? `shrinkers: ${plural(total, 'completed call')}, none over ${warn} (longest ${fmtDur(mx ?? 0)})` : 'shrinkers: no completed call in the trace',
+        total > 0
+          ? `shrinkers: ${plural(total, 'completed call')}, none over ${warn} (longest ${fmtDur(mx ?? 0)})`
+          : 'shrinkers: no completed call in the trace',
         ['shrinker.calls', 'shrinker.call_max_ns'],
         null,
       );
@@ -255,11 +298,14 @@ const WRITERS: Record<string, Writer> = {
         `${family} reclaim: ${plural(stalls, 'stall')} in ${plural(v('tasks'), 'task')}, ${fmtRate(v('stalls_per_s'))}/s, ` +
           `p50/p95/p99/max ${ms(v('stall_p50_ns'))}/${ms(v('stall_p95_ns'))}/${ms(v('stall_p99_ns'))}/${ms(v('stall_max_ns'))} ms` +
           (top ? `, worst ${taskOf(top)} ${worstOf(top)}` : `, none over ${warn}`),
-        ['stalls', 'tasks', 'stalls_per_s', 'stall_p50_ns', 'stall_p95_ns', 'stall_p99_ns', 'stall_max_ns'].map((n) => `${base}.${n}`),
+        ['stalls', 'tasks', 'stalls_per_s', 'stall_p50_ns', 'stall_p95_ns', 'stall_p99_ns', 'stall_max_ns'].map(
+          (n) => `${base}.${n}`,
+        ),
         { detector: 'direct_reclaim_stall', kind: family },
       );
     }
-    if (!any) l.add('direct / memcg reclaim: no completed stall in the trace', [], { detector: 'direct_reclaim_stall' });
+    if (!any)
+      l.add('direct / memcg reclaim: no completed stall in the trace', [], { detector: 'direct_reclaim_stall' });
   },
 
   reclaim_writeback(l, m) {
@@ -273,12 +319,25 @@ const WRITERS: Record<string, Writer> = {
     const sync = metricValue(m, 'writeback.sync_pages') ?? 0;
     const from = metricValue(m, 'writeback.first_write_ns') ?? 0;
     const span = metricValue(m, 'writeback.span_ns') ?? 0;
-    const what = file > 0 && anon > 0 ? `${fmtInt(file)} file (flushers fell behind) + ${fmtInt(anon)} anon to swap`
-      : file > 0 ? 'file pages: the flushers fell behind' : 'anon to swap';
-    const by = metricByKey(m, 'writeback.pages').slice(0, 2).map((x) => x.key).join(', ');
+    const what =
+      file > 0 && anon > 0
+        ? `${fmtInt(file)} file (flushers fell behind) + ${fmtInt(anon)} anon to swap`
+        : file > 0
+          ? 'file pages: the flushers fell behind'
+          : 'anon to swap';
+    const by = metricByKey(m, 'writeback.pages')
+      .slice(0, 2)
+      .map((x) => x.key)
+      .join(', ');
     l.add(
       `reclaim wrote ${fmtInt(pages)} pages (${what}) starting ${fmtDur(from)} into the trace, over ${fmtDur(span)}${sync ? `, ${fmtInt(sync)} synchronously` : ''}${by ? `, by ${by}` : ''}`,
-      ['writeback.pages', 'writeback.file_pages', 'writeback.anon_pages', 'writeback.first_write_ns', 'writeback.span_ns'],
+      [
+        'writeback.pages',
+        'writeback.file_pages',
+        'writeback.anon_pages',
+        'writeback.first_write_ns',
+        'writeback.span_ns',
+      ],
       { detector: 'reclaim_writeback' },
     );
   },
@@ -292,14 +351,17 @@ const WRITERS: Record<string, Writer> = {
     const tasks = metricByKey(m, 'migration.bounces').filter((x) => x.value > 0);
     // tasks with ping-pong findings, the one with the worst finding first (findings come ranked)
     const rankOf = (k: string) => l.top({ detector: 'migration_pingpong', comm: k })?.rank ?? Infinity;
-    const withFindings = tasks.filter((x) => rankOf(x.key!) !== Infinity).sort((a, b) => rankOf(a.key!) - rankOf(b.key!));
+    const withFindings = tasks
+      .filter((x) => rankOf(x.key!) !== Infinity)
+      .sort((a, b) => rankOf(a.key!) - rankOf(b.key!));
     for (const t of withFindings.slice(0, 3)) {
       const k = t.key!;
       const mig = metricValue(m, 'migration.migrations', k) ?? 0;
       const wake = metricValue(m, 'migration.wakeup_migrations', k) ?? 0;
       const top = l.top({ detector: 'migration_pingpong', comm: k });
       const cpus = Array.isArray(top?.values.cpus) ? (top!.values.cpus as unknown[]).map(String) : null;
-      const between = cpus && cpus.length >= 2 ? ` between CPUs ${cpus.slice(0, -1).join(', ')} and ${cpus.at(-1)}` : '';
+      const between =
+        cpus && cpus.length >= 2 ? ` between CPUs ${cpus.slice(0, -1).join(', ')} and ${cpus.at(-1)}` : '';
       l.add(
         `${k} migrated ${plural(mig, 'time')}${between}, ${plural(t.value, 'bounce')} (${fmtInt(wake)} of the migrations at wakeup, ${fmtInt(mig - wake)} by load balancing)`,
         ['migration.migrations', 'migration.bounces', 'migration.wakeup_migrations'],
@@ -326,15 +388,23 @@ const WRITERS: Record<string, Writer> = {
       return;
     }
     const rankOf = (k: string) => l.top({ detector: 'reclaim_throttled', comm: k })?.rank ?? Infinity;
-    const tasks = metricByKey(m, 'throttle.slept_ns').filter((x) => rankOf(x.key!) !== Infinity).sort((a, b) => rankOf(a.key!) - rankOf(b.key!));
-    const reasons = metricByKey(m, 'throttle.sleeps').filter((x) => x.scope === 'reason').map((x) => `${x.key} ${fmtInt(x.value)}`).join(', ');
+    const tasks = metricByKey(m, 'throttle.slept_ns')
+      .filter((x) => rankOf(x.key!) !== Infinity)
+      .sort((a, b) => rankOf(a.key!) - rankOf(b.key!));
+    const reasons = metricByKey(m, 'throttle.sleeps')
+      .filter((x) => x.scope === 'reason')
+      .map((x) => `${x.key} ${fmtInt(x.value)}`)
+      .join(', ');
     for (const t of tasks.slice(0, 3)) {
       const k = t.key!;
       const n = metricValue(m, 'throttle.sleeps', k) ?? 0;
       const mx = metricValue(m, 'throttle.max_sleep_ns', k) ?? 0;
       const tmo = metricValue(m, 'throttle.timed_out', k) ?? 0;
       const top = l.top({ detector: 'reclaim_throttled', comm: k });
-      const ctx = top && typeof top.values.context === 'string' && top.values.context !== 'other' ? ` in ${top.values.context}` : '';
+      const ctx =
+        top && typeof top.values.context === 'string' && top.values.context !== 'other'
+          ? ` in ${top.values.context}`
+          : '';
       l.add(
         `${k} slept ${fmtDur(t.value)} throttled${ctx || ' in reclaim'} (${plural(n, 'sleep')}, longest ${fmtDur(mx)}${tmo ? `, ${fmtInt(tmo)} ran the full timeout` : ''})`,
         ['throttle.slept_ns', 'throttle.sleeps', 'throttle.max_sleep_ns', 'throttle.timed_out'],
@@ -356,26 +426,50 @@ const WRITERS: Record<string, Writer> = {
     const thresh = metricValue(m, 'dirty.dirty_thresh_pages');
     const runs = metricValue(m, 'dirty.flusher_runs');
     const state = [
-      maxDirty !== null ? `dirty pages peaked at ${fmtInt(maxDirty)}${thresh !== null ? ` (threshold ${fmtInt(thresh)})` : ''}` : null,
+      maxDirty !== null
+        ? `dirty pages peaked at ${fmtInt(maxDirty)}${thresh !== null ? ` (threshold ${fmtInt(thresh)})` : ''}`
+        : null,
       runs ? `the flusher started ${plural(runs, 'time')}` : null,
-    ].filter(Boolean).join(', ');
+    ]
+      .filter(Boolean)
+      .join(', ');
     if (!calls) {
-      l.add(`no task was dirty-throttled${state ? `; ${state}` : ''}`, ['dirty.max_dirty_pages', 'dirty.dirty_thresh_pages', 'dirty.flusher_runs'].filter((id) => metricValue(m, id) !== null), null);
+      l.add(
+        `no task was dirty-throttled${state ? `; ${state}` : ''}`,
+        ['dirty.max_dirty_pages', 'dirty.dirty_thresh_pages', 'dirty.flusher_runs'].filter(
+          (id) => metricValue(m, id) !== null,
+        ),
+        null,
+      );
       return;
     }
     const rankOf = (k: string) => l.top({ detector: 'dirty_throttled', comm: k })?.rank ?? Infinity;
-    const tasks = metricByKey(m, 'dirty.paused_ns').filter((x) => x.value > 0).sort((a, b) => rankOf(a.key!) - rankOf(b.key!) || b.value - a.value);
+    const tasks = metricByKey(m, 'dirty.paused_ns')
+      .filter((x) => x.value > 0)
+      .sort((a, b) => rankOf(a.key!) - rankOf(b.key!) || b.value - a.value);
     for (const t of tasks.slice(0, 3)) {
       const k = t.key!;
       const n = metricValue(m, 'dirty.pauses', k) ?? 0;
       const mx = metricValue(m, 'dirty.max_pause_ns', k) ?? 0;
       l.add(
         `${k} paused ${fmtDur(t.value)} in balance_dirty_pages (${plural(n, 'pause')}, longest ${fmtDur(mx)})${state ? `; ${state}` : ''}`,
-        ['dirty.paused_ns', 'dirty.pauses', 'dirty.max_pause_ns', 'dirty.max_dirty_pages', 'dirty.dirty_thresh_pages', 'dirty.flusher_runs'].filter((id) => metricValue(m, id) !== null),
+        [
+          'dirty.paused_ns',
+          'dirty.pauses',
+          'dirty.max_pause_ns',
+          'dirty.max_dirty_pages',
+          'dirty.dirty_thresh_pages',
+          'dirty.flusher_runs',
+        ].filter((id) => metricValue(m, id) !== null),
         { detector: 'dirty_throttled', comm: k },
       );
     }
-    if (tasks.length === 0) l.add(`balance_dirty_pages ran ${plural(calls, 'time')} and never paused a task${state ? `; ${state}` : ''}`, ['dirty.calls'], { detector: 'dirty_throttled' });
+    if (tasks.length === 0)
+      l.add(
+        `balance_dirty_pages ran ${plural(calls, 'time')} and never paused a task${state ? `; ${state}` : ''}`,
+        ['dirty.calls'],
+        { detector: 'dirty_throttled' },
+      );
   },
 
   io_latency(l, m, params) {
@@ -392,21 +486,47 @@ const WRITERS: Record<string, Writer> = {
       const parts: string[] = [];
       const reads = v('reads') ?? 0;
       const writes = v('writes') ?? 0;
-      if (reads) parts.push(`${plural(reads, 'read')} p50/p99/max ${ms(v('read_p50_ns') ?? 0)}/${ms(v('read_p99_ns') ?? 0)}/${ms(v('read_max_ns') ?? 0)} ms`);
-      if (writes) parts.push(`${plural(writes, 'write')} p50/p99/max ${ms(v('write_p50_ns') ?? 0)}/${ms(v('write_p99_ns') ?? 0)}/${ms(v('write_max_ns') ?? 0)} ms`);
+      if (reads)
+        parts.push(
+          `${plural(reads, 'read')} p50/p99/max ${ms(v('read_p50_ns') ?? 0)}/${ms(v('read_p99_ns') ?? 0)}/${ms(v('read_max_ns') ?? 0)} ms`,
+        );
+      if (writes)
+        parts.push(
+          `${plural(writes, 'write')} p50/p99/max ${ms(v('write_p50_ns') ?? 0)}/${ms(v('write_p99_ns') ?? 0)}/${ms(v('write_max_ns') ?? 0)} ms`,
+        );
       const pw = v('peak_write_bps');
       const pr = (v('peak_read_bps') ?? 0) >= 1e5 ? v('peak_read_bps') : null;
-      if (pw || pr) parts.push(`peak ${pr ? `${fmtMB(pr)} read` : ''}${pr && pw ? ' / ' : ''}${pw ? `${fmtMB(pw)} written` : ''} in a second`);
+      if (pw || pr)
+        parts.push(
+          `peak ${pr ? `${fmtMB(pr)} read` : ''}${pr && pw ? ' / ' : ''}${pw ? `${fmtMB(pw)} written` : ''} in a second`,
+        );
       const top = l.top({ detector: 'io_latency', device: k });
-      if (top) parts.push(`${plural(Number(top.values.slow_reads ?? 0), 'read')} over ${paramMs(params, 'warn_ns', 1e7)} behind writes, worst ${fmtDur(Number(top.impact_ns))}`);
+      if (top)
+        parts.push(
+          `${plural(Number(top.values.slow_reads ?? 0), 'read')} over ${paramMs(params, 'warn_ns', 1e7)} behind writes, worst ${fmtDur(Number(top.impact_ns))}`,
+        );
       l.add(
         `${k}: ${plural(d.value, 'request')}, ${parts.join('; ')}`,
-        ['requests', 'reads', 'writes', 'read_p50_ns', 'read_p99_ns', 'read_max_ns', 'write_p50_ns', 'write_p99_ns', 'write_max_ns', 'peak_read_bps', 'peak_write_bps']
-          .map((n) => `io.${n}`).filter((id) => metricValue(m, id, k) !== null),
+        [
+          'requests',
+          'reads',
+          'writes',
+          'read_p50_ns',
+          'read_p99_ns',
+          'read_max_ns',
+          'write_p50_ns',
+          'write_p99_ns',
+          'write_max_ns',
+          'peak_read_bps',
+          'peak_write_bps',
+        ]
+          .map((n) => `io.${n}`)
+          .filter((id) => metricValue(m, id, k) !== null),
         { detector: 'io_latency', device: k },
       );
     }
-    if (devices.length > 4) l.add(`${plural(devices.length - 4, 'more device')} with block requests`, ['io.requests'], null);
+    if (devices.length > 4)
+      l.add(`${plural(devices.length - 4, 'more device')} with block requests`, ['io.requests'], null);
   },
 };
 
@@ -426,7 +546,18 @@ export function buildOverview(input: Input): Overview {
   input.detectors.forEach((det, order) => {
     if (det.status === 'not_traced') {
       groups.push({
-        lines: [{ detector: det.id, status: 'not_traced', severity: null, text: `${DETECTOR_LABELS[det.id] ?? det.title}: not traced: ${det.hint}`, finding_id: null, filter: null, count: 0, metrics: [] }],
+        lines: [
+          {
+            detector: det.id,
+            status: 'not_traced',
+            severity: null,
+            text: `${DETECTOR_LABELS[det.id] ?? det.title}: not traced: ${det.hint}`,
+            finding_id: null,
+            filter: null,
+            count: 0,
+            metrics: [],
+          },
+        ],
         worst: 4,
         impact: 0n,
         order,
@@ -441,7 +572,9 @@ export function buildOverview(input: Input): Overview {
     const top = input.findings.find((f) => f.detector === det.id);
     groups.push({ lines: l.out, worst: top ? SEV_ORDER[top.severity] : 3, impact: top?.impact_ns ?? 0n, order });
   });
-  groups.sort((a, b) => a.worst - b.worst || (a.impact > b.impact ? -1 : a.impact < b.impact ? 1 : 0) || a.order - b.order);
+  groups.sort(
+    (a, b) => a.worst - b.worst || (a.impact > b.impact ? -1 : a.impact < b.impact ? 1 : 0) || a.order - b.order,
+  );
   return { lines: groups.flatMap((g) => g.lines) };
 }
 
@@ -450,7 +583,8 @@ export function overviewText(o: Overview): string[] {
   const mark: Record<Severity, string> = { critical: 'CRITICAL', warn: 'WARN', info: 'info' };
   return o.lines.map((l) => {
     const tag = l.status === 'not_traced' ? '[not traced]' : l.severity ? `[${mark[l.severity]}]` : '[ok]';
-    const link = l.finding_id !== null ? `  (finding:${l.finding_id}${l.count > 1 ? `, ${l.count} findings` : ''})` : '';
+    const link =
+      l.finding_id !== null ? `  (finding:${l.finding_id}${l.count > 1 ? `, ${l.count} findings` : ''})` : '';
     return `${tag.padEnd(12)} ${l.text}${link}`;
   });
 }

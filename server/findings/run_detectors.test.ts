@@ -21,7 +21,16 @@ import { formatDuration, formatReport, formatTs } from './format_report.ts';
 import { DetectorRunError, perRunMacroNames, runDetectors } from './run_detectors.ts';
 
 const SCHEMA = readFileSync(new URL('../../queries/schema.sql', import.meta.url), 'utf8');
-const BUILTIN = ['direct_reclaim_stall', 'dirty_throttled', 'io_latency', 'kswapd_escalation', 'migration_pingpong', 'reclaim_throttled', 'reclaim_writeback', 'shrinker_blocking'];
+const BUILTIN = [
+  'direct_reclaim_stall',
+  'dirty_throttled',
+  'io_latency',
+  'kswapd_escalation',
+  'migration_pingpong',
+  'reclaim_throttled',
+  'reclaim_writeback',
+  'shrinker_blocking',
+];
 
 let db: Engine;
 let dir: string;
@@ -72,23 +81,44 @@ describe('detector header', () => {
       impact: null,
       severityRule: null,
       params: [
-        { name: 'min_ns', type: 'BIGINT', defaultText: '5000000', default: 5000000n, description: 'report slices at least this long' },
-        { name: 'category', type: 'VARCHAR', defaultText: "'shrinker'", default: 'shrinker', description: 'slice category to look at' },
+        {
+          name: 'min_ns',
+          type: 'BIGINT',
+          defaultText: '5000000',
+          default: 5000000n,
+          description: 'report slices at least this long',
+        },
+        {
+          name: 'category',
+          type: 'VARCHAR',
+          defaultText: "'shrinker'",
+          default: 'shrinker',
+          description: 'slice category to look at',
+        },
       ],
     });
   });
 
   it('parses @requires (alternatives with |), @impact and @severity', () => {
-    const h = parseDetectorHeader('-- @requires vmscan:a|vmscan:b sched:c\n-- @requires sched:d\n-- @impact the stall\n-- @severity critical at 100 ms;\n-- @severity warn at 1 ms\nSELECT 1', 'x.sql');
+    const h = parseDetectorHeader(
+      '-- @requires vmscan:a|vmscan:b sched:c\n-- @requires sched:d\n-- @impact the stall\n-- @severity critical at 100 ms;\n-- @severity warn at 1 ms\nSELECT 1',
+      'x.sql',
+    );
     expect(h.requires).toEqual([['vmscan:a', 'vmscan:b'], ['sched:c'], ['sched:d']]);
     expect(h.impact).toBe('the stall');
     expect(h.severityRule).toBe('critical at 100 ms; warn at 1 ms');
-    expect(() => parseDetectorHeader('-- @requires mm_shrink_slab_start\nSELECT 1', 'bad.sql')).toThrow(/bad\.sql:1: @requires: 'mm_shrink_slab_start' is not a tracepoint written system:event/);
+    expect(() => parseDetectorHeader('-- @requires mm_shrink_slab_start\nSELECT 1', 'bad.sql')).toThrow(
+      /bad\.sql:1: @requires: 'mm_shrink_slab_start' is not a tracepoint written system:event/,
+    );
   });
 
   it('rejects a malformed @param line with file and line', () => {
-    expect(() => parseDetectorHeader('-- x\n-- @param warn\nSELECT 1', 'bad.sql')).toThrow(/bad\.sql:2: bad @param line/);
-    expect(() => parseDetectorHeader('-- @param x FLOAT8 1\nSELECT 1', 'bad.sql')).toThrow(/bad\.sql:1: @param x: type FLOAT8/);
+    expect(() => parseDetectorHeader('-- x\n-- @param warn\nSELECT 1', 'bad.sql')).toThrow(
+      /bad\.sql:2: bad @param line/,
+    );
+    expect(() => parseDetectorHeader('-- @param x FLOAT8 1\nSELECT 1', 'bad.sql')).toThrow(
+      /bad\.sql:1: @param x: type FLOAT8/,
+    );
   });
 
   it('parses values: integers, durations for _ns params, booleans, quoted text', () => {
@@ -126,7 +156,14 @@ describe('registry', () => {
   it('adds user detectors from extra directories, ignoring _files', async () => {
     const list = await listDetectors([dir]);
     expect(list.map((d) => d.id)).toEqual([...BUILTIN, 'my_long_slices']);
-    expect(list.at(-1)).toMatchObject({ builtin: false, hasSummary: false, params: [{ name: 'min_ns', default: '5000000' }, { name: 'category', default: "'shrinker'" }] });
+    expect(list.at(-1)).toMatchObject({
+      builtin: false,
+      hasSummary: false,
+      params: [
+        { name: 'min_ns', default: '5000000' },
+        { name: 'category', default: "'shrinker'" },
+      ],
+    });
   });
 
   it('rejects a duplicate id, an undeclared $param and two statements', async () => {
@@ -147,8 +184,13 @@ describe('registry', () => {
 
   it('resolves overrides, including warn_ms=5 for a warn_ns parameter', async () => {
     const [det] = (await loadDetectors()).filter((d) => d.id === 'shrinker_blocking');
-    expect(resolveParams(det!, { 'shrinker_blocking.warn_ms': '5', 'other.x': '1' })).toEqual({ warn_ns: 5_000_000n, critical_ns: 100_000_000n });
-    expect(() => resolveParams(det!, { 'shrinker_blocking.nope': '1' })).toThrow(/has no parameter 'nope' \(parameters: warn_ns, critical_ns\)/);
+    expect(resolveParams(det!, { 'shrinker_blocking.warn_ms': '5', 'other.x': '1' })).toEqual({
+      warn_ns: 5_000_000n,
+      critical_ns: 100_000_000n,
+    });
+    expect(() => resolveParams(det!, { 'shrinker_blocking.nope': '1' })).toThrow(
+      /has no parameter 'nope' \(parameters: warn_ns, critical_ns\)/,
+    );
   });
 });
 
@@ -158,18 +200,47 @@ describe('runDetectors', () => {
     const ids = r.findings.map((f) => f.id);
     expect(r.findings).toEqual([
       {
-        detector: 'my_long_slices', kind: 'my_long_slices', severity: 'critical',
-        ts_ns: 9007199254740000n, dur_ns: 12_000_000n, cpu: 1, tid: 4242, comm: 'dd', utid: 2,
-        title: 'ext4_es_scan took 12.0 ms', values: { name: 'ext4_es_scan' }, event_ids: [20n, 21n],
+        detector: 'my_long_slices',
+        kind: 'my_long_slices',
+        severity: 'critical',
+        ts_ns: 9007199254740000n,
+        dur_ns: 12_000_000n,
+        cpu: 1,
+        tid: 4242,
+        comm: 'dd',
+        utid: 2,
+        title: 'ext4_es_scan took 12.0 ms',
+        values: { name: 'ext4_es_scan' },
+        event_ids: [20n, 21n],
         // a detector without an impact column is rated by its duration
-        id: findingId({ detector: 'my_long_slices', kind: 'my_long_slices', ts_ns: 9007199254740000n, utid: 2, event_ids: [20n] }),
-        impact_ns: 12_000_000n, rank: 1, parent_id: null,
+        id: findingId({
+          detector: 'my_long_slices',
+          kind: 'my_long_slices',
+          ts_ns: 9007199254740000n,
+          utid: 2,
+          event_ids: [20n],
+        }),
+        impact_ns: 12_000_000n,
+        rank: 1,
+        parent_id: null,
       },
       {
-        detector: 'my_long_slices', kind: 'my_long_slices', severity: 'warn',
-        ts_ns: 9007199254740993n, dur_ns: 6_000_000n, cpu: 0, tid: 95, comm: 'kswapd0', utid: 1,
-        title: 'super_cache_scan took 6.0 ms', values: { name: 'super_cache_scan' }, event_ids: [10n, 11n],
-        id: ids[1], impact_ns: 6_000_000n, rank: 2, parent_id: null,
+        detector: 'my_long_slices',
+        kind: 'my_long_slices',
+        severity: 'warn',
+        ts_ns: 9007199254740993n,
+        dur_ns: 6_000_000n,
+        cpu: 0,
+        tid: 95,
+        comm: 'kswapd0',
+        utid: 1,
+        title: 'super_cache_scan took 6.0 ms',
+        values: { name: 'super_cache_scan' },
+        event_ids: [10n, 11n],
+        id: ids[1],
+        impact_ns: 6_000_000n,
+        rank: 2,
+        parent_id: null,
       },
     ]);
     // stable ids: the same with other detectors run alongside, or in another order
@@ -177,7 +248,9 @@ describe('runDetectors', () => {
     expect(again.findings.filter((f) => f.detector === 'my_long_slices').map((f) => f.id)).toEqual(ids);
     expect(Number.isSafeInteger(ids[1]) && ids[1]! < 2 ** 48).toBe(true);
     expect(Object.keys(r.timings)).toEqual(['my_long_slices']);
-    expect(r.detectors).toMatchObject([{ id: 'my_long_slices', status: 'ok', counts: { critical: 1, warn: 1, info: 0 } }]);
+    expect(r.detectors).toMatchObject([
+      { id: 'my_long_slices', status: 'ok', counts: { critical: 1, warn: 1, info: 0 } },
+    ]);
     // ts past 2^53 stays exact in the JSON contract; new keys come after the old ones
     expect(toJson(findingToJson(r.findings[1]!))).toBe(
       '{"detector":"my_long_slices","kind":"my_long_slices","severity":"warn","ts_ns":9007199254740993,"dur_ns":6000000,' +
@@ -203,7 +276,9 @@ describe('runDetectors', () => {
   it('rejects unknown detectors and parameters before running', async () => {
     await expect(runDetectors(db, { detectors: ['nope'] })).rejects.toThrow(/unknown detector 'nope'/);
     await expect(runDetectors(db, { params: { 'nope.x': '1' } })).rejects.toThrow(/unknown detector 'nope'/);
-    await expect(runDetectors(db, { params: { 'shrinker_blocking.warn_ns': 'soon' } })).rejects.toThrow(/expected an integer or a duration/);
+    await expect(runDetectors(db, { params: { 'shrinker_blocking.warn_ns': 'soon' } })).rejects.toThrow(
+      /expected an integer or a duration/,
+    );
   });
 
   it('names the detector file and line of a SQL error', async () => {
@@ -214,10 +289,17 @@ describe('runDetectors', () => {
       expect(err).toBeInstanceOf(DetectorRunError);
       expect((err as DetectorRunError).line).toBe(3);
       expect((err as Error).message).toMatch(/^detector broken \(.*broken\.sql:3\): Binder Error/);
-      writeFileSync(join(d3, 'broken.sql'), "SELECT 'bad' AS severity, 1 AS ts, 0 AS dur, 0 AS cpu, 0 AS utid, 't' AS title, NULL AS \"values\", [] AS event_ids");
-      await expect(runDetectors(db, { detectors: ['broken'], extraDirs: [d3] })).rejects.toThrow(/row 1: severity must be/);
+      writeFileSync(
+        join(d3, 'broken.sql'),
+        "SELECT 'bad' AS severity, 1 AS ts, 0 AS dur, 0 AS cpu, 0 AS utid, 't' AS title, NULL AS \"values\", [] AS event_ids",
+      );
+      await expect(runDetectors(db, { detectors: ['broken'], extraDirs: [d3] })).rejects.toThrow(
+        /row 1: severity must be/,
+      );
       writeFileSync(join(d3, 'broken.sql'), 'SELECT 1 AS ts');
-      await expect(runDetectors(db, { detectors: ['broken'], extraDirs: [d3] })).rejects.toThrow(/lacks column\(s\) severity, dur, cpu, utid, title, values, event_ids/);
+      await expect(runDetectors(db, { detectors: ['broken'], extraDirs: [d3] })).rejects.toThrow(
+        /lacks column\(s\) severity, dur, cpu, utid, title, values, event_ids/,
+      );
     } finally {
       rmSync(d3, { recursive: true, force: true });
     }
@@ -238,7 +320,10 @@ describe('runDetectors', () => {
       ['reclaim_writeback', 'not_traced', 'enable vmscan:mm_vmscan_write_folio'],
       ['shrinker_blocking', 'not_traced', 'enable vmscan:mm_shrink_slab_start/end'],
     ]);
-    expect(r.overview.lines.map((l) => [l.status, l.text])).toContainEqual(['not_traced', 'Slow shrinkers: not traced: enable vmscan:mm_shrink_slab_start/end']);
+    expect(r.overview.lines.map((l) => [l.status, l.text])).toContainEqual([
+      'not_traced',
+      'Slow shrinkers: not traced: enable vmscan:mm_shrink_slab_start/end',
+    ]);
     const path = join(dir, 'ro.duckdb');
     const w = await openDuckDb(path);
     await w.exec(SCHEMA);
@@ -256,14 +341,19 @@ describe('per-run table macros', () => {
   it('finds the @per_run macros of lib/macros.sql', () => {
     const macros = readFileSync(new URL('../../queries/detectors/lib/macros.sql', import.meta.url), 'utf8');
     expect(perRunMacroNames(macros).sort()).toEqual(['ss_reclaim_passes', 'ss_reclaim_windows', 'ss_shrinker_pairs']);
-    expect(perRunMacroNames('-- @per_run\nCREATE OR REPLACE TEMP MACRO a_b() AS TABLE SELECT 1;\nCREATE TEMP MACRO c() AS TABLE SELECT 2;')).toEqual(['a_b']);
+    expect(
+      perRunMacroNames(
+        '-- @per_run\nCREATE OR REPLACE TEMP MACRO a_b() AS TABLE SELECT 1;\nCREATE TEMP MACRO c() AS TABLE SELECT 2;',
+      ),
+    ).toEqual(['a_b']);
   });
 
   it('computes them for one run only: the next run sees new rows, no TEMP table is left', async () => {
     const e = await openDuckDb(':memory:', { threads: 2 });
     try {
       await e.exec(SCHEMA);
-      const windows = async () => (await runDetectors(e, { detectors: ['direct_reclaim_stall'] })).summaries.direct_reclaim_stall ?? [];
+      const windows = async () =>
+        (await runDetectors(e, { detectors: ['direct_reclaim_stall'] })).summaries.direct_reclaim_stall ?? [];
       // no reclaim events yet: not traced, no summary
       expect(await windows()).toEqual([]);
       await e.exec(`INSERT INTO thread (utid, tid, name) VALUES (1, 10, 'dd');

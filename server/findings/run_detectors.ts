@@ -98,7 +98,8 @@ export async function loadDetectorMacros(engine: Engine): Promise<void> {
  * blocks that several detectors or a detector and its summary call.
  */
 export function perRunMacroNames(macrosSql: string): string[] {
-  const re = /^--\s*@per_run\b[^\n]*\r?\n\s*CREATE\s+(?:OR\s+REPLACE\s+)?TEMP(?:ORARY)?\s+MACRO\s+([A-Za-z_][A-Za-z0-9_]*)\s*\(\s*\)\s*AS\s+TABLE\b/gim;
+  const re =
+    /^--\s*@per_run\b[^\n]*\r?\n\s*CREATE\s+(?:OR\s+REPLACE\s+)?TEMP(?:ORARY)?\s+MACRO\s+([A-Za-z_][A-Za-z0-9_]*)\s*\(\s*\)\s*AS\s+TABLE\b/gim;
   return [...macrosSql.matchAll(re)].map((m) => m[1]!);
 }
 
@@ -240,7 +241,10 @@ export function normalizeValues(v: unknown): Record<string, unknown> {
   return out;
 }
 
-type RawFinding = Omit<Finding, 'tid' | 'comm' | 'id' | 'rank' | 'parent_id'> & { ref: string | null; parent_ref: string | null };
+type RawFinding = Omit<Finding, 'tid' | 'comm' | 'id' | 'rank' | 'parent_id'> & {
+  ref: string | null;
+  parent_ref: string | null;
+};
 
 function rowToFinding(det: DetectorDef, row: Row, index: number): RawFinding {
   const where = `row ${index + 1}`;
@@ -253,7 +257,8 @@ function rowToFinding(det: DetectorDef, row: Row, index: number): RawFinding {
   const kind = row.kind;
   const dur = row.dur === null ? 0n : toBigInt(row.dur, `${where}: dur`);
   // impact: optional column; a detector that does not say is rated by its duration.
-  const impact = row.impact === undefined || row.impact === null ? (dur > 0n ? dur : 0n) : toBigInt(row.impact, `${where}: impact`);
+  const impact =
+    row.impact === undefined || row.impact === null ? (dur > 0n ? dur : 0n) : toBigInt(row.impact, `${where}: impact`);
   return {
     detector: det.id,
     kind: typeof kind === 'string' && kind !== '' ? kind : det.id,
@@ -271,7 +276,10 @@ function rowToFinding(det: DetectorDef, row: Row, index: number): RawFinding {
   };
 }
 
-async function threadsByUtid(engine: Engine, utids: Set<number>): Promise<Map<number, { tid: number | null; name: string | null }>> {
+async function threadsByUtid(
+  engine: Engine,
+  utids: Set<number>,
+): Promise<Map<number, { tid: number | null; name: string | null }>> {
   const out = new Map<number, { tid: number | null; name: string | null }>();
   if (utids.size === 0) return out;
   const list = [...utids].filter((u) => Number.isInteger(u)).join(',');
@@ -289,7 +297,10 @@ const runsByEngine = new WeakMap<Engine, Promise<unknown>>();
 export async function runDetectors(engine: Engine, opts: RunOptions = {}): Promise<RunResult> {
   const previous = runsByEngine.get(engine) ?? Promise.resolve();
   const run = previous.catch(() => undefined).then(() => runDetectorsNow(engine, opts));
-  runsByEngine.set(engine, run.catch(() => undefined));
+  runsByEngine.set(
+    engine,
+    run.catch(() => undefined),
+  );
   return run;
 }
 
@@ -389,10 +400,7 @@ async function runDetectorsNow(engine: Engine, opts: RunOptions): Promise<RunRes
     await perRun.release();
   }
 
-  const threads = await threadsByUtid(
-    engine,
-    new Set(raw.map((f) => f.utid).filter((u): u is number => u !== null)),
-  );
+  const threads = await threadsByUtid(engine, new Set(raw.map((f) => f.utid).filter((u): u is number => u !== null)));
   const findings: Finding[] = raw.map((f) => {
     const t = f.utid !== null ? threads.get(f.utid) : undefined;
     return {
@@ -417,7 +425,9 @@ async function runDetectorsNow(engine: Engine, opts: RunOptions): Promise<RunRes
   assignIds(findings);
   // parent_ref -> the parent's id (refs are per detector)
   const byRef = new Map<string, Finding>();
-  raw.forEach((r, i) => { if (r.ref !== null) byRef.set(`${r.detector}\0${r.ref}`, findings[i]!); });
+  raw.forEach((r, i) => {
+    if (r.ref !== null) byRef.set(`${r.detector}\0${r.ref}`, findings[i]!);
+  });
   raw.forEach((r, i) => {
     if (r.parent_ref === null) return;
     const parent = byRef.get(`${r.detector}\0${r.parent_ref}`);

@@ -15,13 +15,37 @@ import { type TraceSamples, decodeSamples, encodeSamples } from './samples.ts';
 
 const FIXTURE = path.resolve(__dirname, '../../fixtures/compare/vfs1000.2.v7.dat');
 
-const plain = (s: TraceSamples) => Object.fromEntries([...s].map(([id, set]) => [id, { ...set, byKey: Object.fromEntries([...set.byKey].map(([k, v]) => [k, [...v]])) }]));
+const plain = (s: TraceSamples) =>
+  Object.fromEntries(
+    [...s].map(([id, set]) => [id, { ...set, byKey: Object.fromEntries([...set.byKey].map(([k, v]) => [k, [...v]])) }]),
+  );
 
 describe('samples', () => {
   it('round trip through samples.bin; another stamp or a damaged file reads as none', () => {
     const s: TraceSamples = new Map([
-      ['shrinker.call', { id: 'shrinker.call', detector: 'shrinker_blocking', unit: 'ns', scope: 'shrinker', byKey: new Map([['a', Float64Array.of(1, 2.5, 3)], ['b', Float64Array.of()]]) }],
-      ['reclaim_stall.memcg.stall', { id: 'reclaim_stall.memcg.stall', detector: 'direct_reclaim_stall', unit: 'ns', scope: 'process', byKey: new Map([['cat', Float64Array.of(9)]]) }],
+      [
+        'shrinker.call',
+        {
+          id: 'shrinker.call',
+          detector: 'shrinker_blocking',
+          unit: 'ns',
+          scope: 'shrinker',
+          byKey: new Map([
+            ['a', Float64Array.of(1, 2.5, 3)],
+            ['b', Float64Array.of()],
+          ]),
+        },
+      ],
+      [
+        'reclaim_stall.memcg.stall',
+        {
+          id: 'reclaim_stall.memcg.stall',
+          detector: 'direct_reclaim_stall',
+          unit: 'ns',
+          scope: 'process',
+          byKey: new Map([['cat', Float64Array.of(9)]]),
+        },
+      ],
     ]);
     const buf = encodeSamples(s, 'stamp1');
     expect(plain(decodeSamples(buf, 'stamp1')!)).toEqual(plain(s));
@@ -42,8 +66,12 @@ describe('samples', () => {
         expect(plain(run.samples!)).toEqual(plain(alone));
         // and they back the metrics: the largest super_cache_scan call is the metric's max
         const calls = run.samples!.get('shrinker.call')!.byKey.get('super_cache_scan')!;
-        expect(run.metrics.find((m) => m.metric === 'shrinker.call_max_ns' && m.key === 'super_cache_scan')!.value).toBe(calls[calls.length - 1]);
-        expect(run.metrics.find((m) => m.metric === 'shrinker.calls' && m.key === 'super_cache_scan')!.value).toBe(calls.length);
+        expect(
+          run.metrics.find((m) => m.metric === 'shrinker.call_max_ns' && m.key === 'super_cache_scan')!.value,
+        ).toBe(calls[calls.length - 1]);
+        expect(run.metrics.find((m) => m.metric === 'shrinker.calls' && m.key === 'super_cache_scan')!.value).toBe(
+          calls.length,
+        );
       } finally {
         engine.close();
       }

@@ -35,7 +35,12 @@ export const SAMPLES_FILE = 'samples.bin';
 const ID_RE = /^[a-z][a-z0-9_]*(\.[a-z0-9_]+)+$/;
 
 /** Runs one detector's samples statement (macros loaded by the caller) and adds its rows to `out`. */
-export async function querySamples(engine: Engine, det: DetectorDef, values: Record<string, ParamValue>, out: TraceSamples): Promise<void> {
+export async function querySamples(
+  engine: Engine,
+  det: DetectorDef,
+  values: Record<string, ParamValue>,
+  out: TraceSamples,
+): Promise<void> {
   const sql = det.samplesSql!;
   const params: Record<string, DuckDBValue> = {};
   for (const name of referencedParams(sql)) params[name] = values[name] as DuckDBValue;
@@ -44,13 +49,23 @@ export async function querySamples(engine: Engine, det: DetectorDef, values: Rec
     `SELECT samples, scope, key, unit, list(value ORDER BY value) AS vals FROM (${sql}) GROUP BY ALL ORDER BY samples, key`,
     Object.keys(params).length ? params : undefined,
   );
-  const rows = reader.getRowObjectsJS() as { samples: string; scope: string; key: string | null; unit: string; vals: (number | null)[] }[];
+  const rows = reader.getRowObjectsJS() as {
+    samples: string;
+    scope: string;
+    key: string | null;
+    unit: string;
+    vals: (number | null)[];
+  }[];
   for (const r of rows) {
     if (typeof r.samples !== 'string' || !ID_RE.test(r.samples)) {
       throw new Error(`${det.samplesFile}: samples must be an id like area.name, got ${JSON.stringify(r.samples)}`);
     }
     let set = out.get(r.samples);
-    if (!set) out.set(r.samples, (set = { id: r.samples, detector: det.id, unit: String(r.unit), scope: String(r.scope), byKey: new Map() }));
+    if (!set)
+      out.set(
+        r.samples,
+        (set = { id: r.samples, detector: det.id, unit: String(r.unit), scope: String(r.scope), byKey: new Map() }),
+      );
     set.byKey.set(r.key ?? '?', Float64Array.from(r.vals.filter((v): v is number => v !== null && Number.isFinite(v))));
   }
 }
@@ -58,7 +73,13 @@ export async function querySamples(engine: Engine, det: DetectorDef, values: Rec
 const VERSION = 1;
 
 export function encodeSamples(samples: TraceSamples, stamp: string): Buffer {
-  const sets = [...samples.values()].map((s) => ({ id: s.id, detector: s.detector, unit: s.unit, scope: s.scope, keys: [...s.byKey].map(([k, v]) => [k, v.length]) }));
+  const sets = [...samples.values()].map((s) => ({
+    id: s.id,
+    detector: s.detector,
+    unit: s.unit,
+    scope: s.scope,
+    keys: [...s.byKey].map(([k, v]) => [k, v.length]),
+  }));
   const header = Buffer.from(JSON.stringify({ version: VERSION, stamp, sets }), 'utf8');
   const start = Math.ceil((4 + header.length) / 8) * 8;
   const n = [...samples.values()].reduce((a, s) => a + [...s.byKey.values()].reduce((b, v) => b + v.length, 0), 0);

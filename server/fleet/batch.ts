@@ -123,15 +123,30 @@ export function failureLine(stage: string, message: string): string {
 export async function runTask(file: string, opts: Pick<BatchOptions, 'dataDir' | 'queries'>): Promise<string[]> {
   const dataDir = opts.dataDir ?? (await mkdtemp(path.join(os.tmpdir(), 'stallscope-fleet-')));
   try {
-    const args = [CLI_PATH, '--data-dir', dataDir, 'fleet-task', file, ...(opts.queries ?? []).flatMap((q) => ['--queries', q])];
-    const { status, stdout, stderr } = await new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve) => {
-      const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
-      const out: Buffer[] = [];
-      const err: Buffer[] = [];
-      child.stdout.on('data', (b: Buffer) => out.push(b));
-      child.stderr.on('data', (b: Buffer) => err.push(b));
-      child.on('close', (code, signal) => resolve({ status: code ?? (signal ? 128 : null), stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8') }));
-    });
+    const args = [
+      CLI_PATH,
+      '--data-dir',
+      dataDir,
+      'fleet-task',
+      file,
+      ...(opts.queries ?? []).flatMap((q) => ['--queries', q]),
+    ];
+    const { status, stdout, stderr } = await new Promise<{ status: number | null; stdout: string; stderr: string }>(
+      (resolve) => {
+        const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+        const out: Buffer[] = [];
+        const err: Buffer[] = [];
+        child.stdout.on('data', (b: Buffer) => out.push(b));
+        child.stderr.on('data', (b: Buffer) => err.push(b));
+        child.on('close', (code, signal) =>
+          resolve({
+            status: code ?? (signal ? 128 : null),
+            stdout: Buffer.concat(out).toString('utf8'),
+            stderr: Buffer.concat(err).toString('utf8'),
+          }),
+        );
+      },
+    );
     if (status !== 0) return [failureLine('task', taskFailureMessage(status, stderr))];
     return splitLines(stdout);
   } finally {

@@ -42,7 +42,9 @@ export const CANONICAL_ORDER: Record<string, string> = {
 
 /** Spark sorts nulls first in ascending order, DuckDB last unless told: say it. */
 function orderBy(table: string): string {
-  return CANONICAL_ORDER[table]!.split(', ').map((c) => `"${c}" ASC NULLS FIRST`).join(', ');
+  return CANONICAL_ORDER[table]!.split(', ')
+    .map((c) => `"${c}" ASC NULLS FIRST`)
+    .join(', ');
 }
 
 const DUCK_TYPE = { string: 'VARCHAR', long: 'BIGINT', int: 'INTEGER', double: 'DOUBLE' } as const;
@@ -115,7 +117,11 @@ export async function writeDataset(outDir: string, lines: string[], workDir: str
       await rm(dir, { recursive: true, force: true });
       await mkdir(dir, { recursive: true });
       const select = cols
-        .map(([c, t]) => ((FROM_INPUT[table] ?? []).includes(c) ? `CAST("${c}" AS ${DUCK_TYPE[t]}) AS "${c}"` : `CAST("row"->>${sqlString(c)} AS ${DUCK_TYPE[t]}) AS "${c}"`))
+        .map(([c, t]) =>
+          (FROM_INPUT[table] ?? []).includes(c)
+            ? `CAST("${c}" AS ${DUCK_TYPE[t]}) AS "${c}"`
+            : `CAST("row"->>${sqlString(c)} AS ${DUCK_TYPE[t]}) AS "${c}"`,
+        )
         .join(', ');
       await engine.exec(
         `COPY (SELECT ${select} FROM staged WHERE "table" = ${sqlString(table)} ORDER BY ${orderBy(table)}) ` +
@@ -144,16 +150,23 @@ export function sqlString(s: string): string {
 export async function openDataset(dir: string): Promise<Engine> {
   const schema = await loadSchema();
   const text = await readFile(path.join(dir, 'dataset.json'), 'utf8').catch(() => {
-    throw new FleetError(`${dir}: not a stallscope fleet dataset (no dataset.json: write one with stallscope batch or fleet)`);
+    throw new FleetError(
+      `${dir}: not a stallscope fleet dataset (no dataset.json: write one with stallscope batch or fleet)`,
+    );
   });
   const manifest = JSON.parse(text) as { format?: string; schema_version?: number };
-  if (manifest.format !== schema.format) throw new FleetError(`${dir}: not a stallscope fleet dataset (dataset.json format ${manifest.format})`);
+  if (manifest.format !== schema.format)
+    throw new FleetError(`${dir}: not a stallscope fleet dataset (dataset.json format ${manifest.format})`);
   if (manifest.schema_version !== schema.schema_version) {
-    throw new FleetError(`${dir}: dataset schema version ${manifest.schema_version}, this stallscope reads ${schema.schema_version}: rerun batch`);
+    throw new FleetError(
+      `${dir}: dataset schema version ${manifest.schema_version}, this stallscope reads ${schema.schema_version}: rerun batch`,
+    );
   }
   const engine = await openDuckDb(':memory:');
   for (const table of Object.keys(schema.tables)) {
-    await engine.exec(`CREATE VIEW ${table} AS SELECT * FROM read_parquet(${sqlString(path.join(dir, table, '*.parquet'))})`);
+    await engine.exec(
+      `CREATE VIEW ${table} AS SELECT * FROM read_parquet(${sqlString(path.join(dir, table, '*.parquet'))})`,
+    );
   }
   return engine;
 }

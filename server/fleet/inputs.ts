@@ -71,8 +71,13 @@ export async function readLabels(file: string | undefined): Promise<Labels> {
   const out: Labels = new Map();
   if (!file) return out;
   const lines = (await readFile(file, 'utf8')).split(/\r?\n/).filter((l) => l.trim() && !l.startsWith('#'));
-  const head = lines.shift()?.split(',').map((s) => s.trim()) ?? [];
-  if (head[0] !== 'file') throw new FleetError(`${file}: line 1: the first column must be "file", got ${head[0] ?? 'nothing'}`);
+  const head =
+    lines
+      .shift()
+      ?.split(',')
+      .map((s) => s.trim()) ?? [];
+  if (head[0] !== 'file')
+    throw new FleetError(`${file}: line 1: the first column must be "file", got ${head[0] ?? 'nothing'}`);
   for (const line of lines) {
     const cells = line.split(',').map((s) => s.trim());
     const rec: Record<string, string> = {};

@@ -57,41 +57,49 @@ export interface Regression {
 }
 
 /** Sides per value of label `by` (baseline first), compared as compare does. */
-export async function regressionByLabel(engine: Engine, opts: Pick<FleetReportOptions, 'by' | 'baseline' | 'alpha' | 'failOnRegressionPct' | 'metric'>): Promise<Regression> {
+export async function regressionByLabel(
+  engine: Engine,
+  opts: Pick<FleetReportOptions, 'by' | 'baseline' | 'alpha' | 'failOnRegressionPct' | 'metric'>,
+): Promise<Regression> {
   const traces = await engine.query<{ trace_id: string; file: string; value: string }>(
     `SELECT trace_id, file, value FROM trace_label WHERE label = ${sqlString(opts.by)} ORDER BY value, file`,
   );
   if (traces.length === 0) throw new FleetError(`no trace has the label ${opts.by}`);
   const values = [...new Set(traces.map((t) => t.value))];
   const baseline = opts.baseline ?? values[0]!;
-  if (!values.includes(baseline)) throw new FleetError(`no trace has ${opts.by}=${baseline} (settings: ${values.join(', ')})`);
-  if (values.length < 2) throw new FleetError(`every trace has ${opts.by}=${baseline}: one setting, nothing to compare it against (label the traces of another setting)`);
+  if (!values.includes(baseline))
+    throw new FleetError(`no trace has ${opts.by}=${baseline} (settings: ${values.join(', ')})`);
+  if (values.length < 2)
+    throw new FleetError(
+      `every trace has ${opts.by}=${baseline}: one setting, nothing to compare it against (label the traces of another setting)`,
+    );
   const order = [baseline, ...values.filter((v) => v !== baseline)];
   const metrics = await engine.query<Metric & { trace_id: string }>(
     `SELECT m.trace_id, m.metric, m.detector, m.scope, m.key, m.value, m.unit, m.better FROM metrics m JOIN trace_label tl ON tl.trace_id = m.trace_id AND tl.label = ${sqlString(opts.by)}`,
   );
-  const ran = await engine.query<{ trace_id: string; detector: string }>(`SELECT trace_id, detector FROM detectors WHERE status = 'ok'`);
+  const ran = await engine.query<{ trace_id: string; detector: string }>(
+    `SELECT trace_id, detector FROM detectors WHERE status = 'ok'`,
+  );
   const byTrace = new Map<string, Metric[]>();
   for (const m of metrics) {
     const { trace_id, ...rest } = m;
     (byTrace.get(trace_id) ?? byTrace.set(trace_id, []).get(trace_id)!).push(rest);
   }
   const ranBy = new Map<string, Set<string>>();
-  for (const r of ran) (ranBy.get(r.trace_id) ?? ranBy.set(r.trace_id, new Set(['trace'])).get(r.trace_id)!).add(r.detector);
+  for (const r of ran)
+    (ranBy.get(r.trace_id) ?? ranBy.set(r.trace_id, new Set(['trace'])).get(r.trace_id)!).add(r.detector);
   const re = opts.metric ? new RegExp(opts.metric) : null;
   const sides: SideInput[] = order.map((value) => ({
     label: value,
     traces: traces
       .filter((t) => t.value === value)
-      .map(
-        (t): TraceInput => ({
-          name: t.file,
-          id: t.trace_id,
-          metrics: (byTrace.get(t.trace_id) ?? []).filter((m) => !re || re.test(m.metric)),
-          samples: new Map(),
-          ran: ranBy.get(t.trace_id) ?? new Set(['trace']),
-        }),
-      ),
+      .map((t): TraceInput => ({
+        name: t.file,
+        id: t.trace_id,
+        metrics: (byTrace.get(t.trace_id) ?? []).filter((m) => !re || re.test(m.metric)),
+        samples: new Map(),
+        ran: ranBy.get(t.trace_id) ?? new Set(['trace']),
+      })),
   }));
   const compare = compareSides(sides, { alpha: opts.alpha, regressionPct: opts.failOnRegressionPct });
   return { compare, settings: sides.map((s) => ({ value: s.label, traces: s.traces.map((t) => t.name) })) };
@@ -104,9 +112,13 @@ export interface FleetQuestions {
   tops: Record<'shrinkers' | 'tasks' | 'detectors' | 'worst_traces', Record<string, unknown>[]>;
 }
 
-export async function fleetQuestions(engine: Engine, opts: Pick<FleetReportOptions, 'by' | 'baseline' | 'alpha' | 'failOnRegressionPct' | 'metric' | 'top'>): Promise<FleetQuestions> {
+export async function fleetQuestions(
+  engine: Engine,
+  opts: Pick<FleetReportOptions, 'by' | 'baseline' | 'alpha' | 'failOnRegressionPct' | 'metric' | 'top'>,
+): Promise<FleetQuestions> {
   const reg = await regressionByLabel(engine, opts);
-  const top = async (view: string, orderBy: string) => engine.query(`SELECT * FROM ${view} ORDER BY ${orderBy} LIMIT ${Math.max(1, opts.top)}`);
+  const top = async (view: string, orderBy: string) =>
+    engine.query(`SELECT * FROM ${view} ORDER BY ${orderBy} LIMIT ${Math.max(1, opts.top)}`);
   const tops = {
     shrinkers: await top('top_shrinker', 'blocked_ns DESC NULLS LAST, shrinker'),
     tasks: await top('top_task', 'impact_ns DESC, task'),
@@ -121,15 +133,29 @@ export async function fleetQuestions(engine: Engine, opts: Pick<FleetReportOptio
 
 /** The label names of a dataset (the keys of trace_label), sorted. */
 export async function fleetLabels(engine: Engine): Promise<string[]> {
-  return (await engine.query<{ label: string }>('SELECT DISTINCT label FROM trace_label ORDER BY label')).map((r) => r.label);
+  return (await engine.query<{ label: string }>('SELECT DISTINCT label FROM trace_label ORDER BY label')).map(
+    (r) => r.label,
+  );
 }
 
 /** fleet-report --json's document (also the app's fleet view: /api/fleet/:name). */
 export function fleetReportJson(by: string, q: FleetQuestions): Record<string, unknown> {
-  return { format: 'stallscope-fleet-report', version: 1, by, settings: q.reg.settings, compare: compareResultToJson(q.reg.compare), percentiles: q.percentiles, top: q.tops };
+  return {
+    format: 'stallscope-fleet-report',
+    version: 1,
+    by,
+    settings: q.reg.settings,
+    compare: compareResultToJson(q.reg.compare),
+    percentiles: q.percentiles,
+    top: q.tops,
+  };
 }
 
-export async function runFleetReport(dir: string, opts: FleetReportOptions, out: NodeJS.WritableStream = process.stdout): Promise<number> {
+export async function runFleetReport(
+  dir: string,
+  opts: FleetReportOptions,
+  out: NodeJS.WritableStream = process.stdout,
+): Promise<number> {
   const engine = await openFleet(dir);
   try {
     const { reg, percentiles, tops } = await fleetQuestions(engine, opts);
@@ -141,7 +167,9 @@ export async function runFleetReport(dir: string, opts: FleetReportOptions, out:
     }
     if (opts.failOnRegressionPct !== null) {
       if (reg.compare.regressions.length > 0) {
-        process.stderr.write(`stallscope: ${reg.compare.regressions.length} metric(s) regressed by more than ${opts.failOnRegressionPct}%\n`);
+        process.stderr.write(
+          `stallscope: ${reg.compare.regressions.length} metric(s) regressed by more than ${opts.failOnRegressionPct}%\n`,
+        );
         return 2;
       }
     }
@@ -159,8 +187,12 @@ function formatReport(
 ): string {
   const c = reg.compare;
   const lines: string[] = [];
-  lines.push(`Settings by ${opts.by}: ${reg.settings.map((s, i) => `${s.value} (${s.traces.length} traces${i === 0 ? ', baseline' : ''})`).join(', ')}`);
-  lines.push(`Welch's t on per-trace values; * p < ${c.alpha}, ** p < ${c.alpha / 5}, *** p < ${c.alpha / 50}; ! a regression`);
+  lines.push(
+    `Settings by ${opts.by}: ${reg.settings.map((s, i) => `${s.value} (${s.traces.length} traces${i === 0 ? ', baseline' : ''})`).join(', ')}`,
+  );
+  lines.push(
+    `Welch's t on per-trace values; * p < ${c.alpha}, ** p < ${c.alpha / 5}, *** p < ${c.alpha / 50}; ! a regression`,
+  );
   const pct = new Map(percentiles.map((p) => [`${p.setting}\0${p.metric}\0${p.key ?? ''}`, p]));
   for (let side = 1; side < c.sides.length; side++) {
     const setting = c.sides[side]!.label;
@@ -179,15 +211,32 @@ function formatReport(
   }
   const ms = (v: unknown) => (v === null || v === undefined ? '-' : formatValue(Number(v), 'ns'));
   lines.push('', 'Top shrinkers by time blocked in them');
-  for (const s of tops.shrinkers!) lines.push(`  ${String(s.shrinker).padEnd(40)} ${ms(s.blocked_ns).padStart(10)}  worst call ${ms(s.worst_call_ns)}, ${s.calls} calls in ${s.traces} traces`);
+  for (const s of tops.shrinkers!)
+    lines.push(
+      `  ${String(s.shrinker).padEnd(40)} ${ms(s.blocked_ns).padStart(10)}  worst call ${ms(s.worst_call_ns)}, ${s.calls} calls in ${s.traces} traces`,
+    );
   lines.push('', 'Top tasks by impact of their findings');
-  for (const s of tops.tasks!) lines.push(`  ${String(s.task).padEnd(40)} ${ms(s.impact_ns).padStart(10)}  ${s.findings} findings (${s.critical} critical) in ${s.traces} traces`);
+  for (const s of tops.tasks!)
+    lines.push(
+      `  ${String(s.task).padEnd(40)} ${ms(s.impact_ns).padStart(10)}  ${s.findings} findings (${s.critical} critical) in ${s.traces} traces`,
+    );
   lines.push('', 'Top detectors by impact of their findings');
-  for (const s of tops.detectors!) lines.push(`  ${String(s.detector).padEnd(40)} ${ms(s.impact_ns).padStart(10)}  ${s.findings} findings (${s.critical} critical) in ${s.traces} traces`);
+  for (const s of tops.detectors!)
+    lines.push(
+      `  ${String(s.detector).padEnd(40)} ${ms(s.impact_ns).padStart(10)}  ${s.findings} findings (${s.critical} critical) in ${s.traces} traces`,
+    );
   lines.push('', 'Worst traces');
-  for (const s of tops.worst_traces!) lines.push(`  ${String(s.file).padEnd(56)} ${ms(s.impact_ns).padStart(10)}  ${s.critical} critical, ${s.findings} findings  ${s.labels}`);
+  for (const s of tops.worst_traces!)
+    lines.push(
+      `  ${String(s.file).padEnd(56)} ${ms(s.impact_ns).padStart(10)}  ${s.critical} critical, ${s.findings} findings  ${s.labels}`,
+    );
   if (opts.failOnRegressionPct !== null) {
-    lines.push('', c.regressions.length ? `${c.regressions.length} regression(s) of more than ${opts.failOnRegressionPct}%` : `no regression of more than ${opts.failOnRegressionPct}%`);
+    lines.push(
+      '',
+      c.regressions.length
+        ? `${c.regressions.length} regression(s) of more than ${opts.failOnRegressionPct}%`
+        : `no regression of more than ${opts.failOnRegressionPct}%`,
+    );
   }
   return `${lines.join('\n')}\n`;
 }

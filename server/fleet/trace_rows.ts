@@ -99,7 +99,16 @@ export function findingRow(traceId: string, f: Finding): Record<string, unknown>
 }
 
 export function metricRow(traceId: string, m: Metric): Record<string, unknown> {
-  return { trace_id: traceId, metric: m.metric, detector: m.detector, scope: m.scope, key: m.key, value: m.value, unit: m.unit, better: m.better };
+  return {
+    trace_id: traceId,
+    metric: m.metric,
+    detector: m.detector,
+    scope: m.scope,
+    key: m.key,
+    value: m.value,
+    unit: m.unit,
+    better: m.better,
+  };
 }
 
 function failure(stage: string, e: unknown): FleetLine {

@@ -20,19 +20,30 @@ afterEach(async () => {
 async function startStore(): Promise<StoreWorkerClient> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'stallscope-field-'));
   dirs.push(dir);
-  const store = await StoreWorkerClient.start({ dbPath: path.join(dir, 'trace.duckdb'), memoryLimit: '256MB', tempDirectory: path.join(dir, 'spill') });
+  const store = await StoreWorkerClient.start({
+    dbPath: path.join(dir, 'trace.duckdb'),
+    memoryLimit: '256MB',
+    tempDirectory: path.join(dir, 'spill'),
+  });
   clients.push(store);
   return store;
 }
 
 describe('field worker failures', () => {
-  it('a format it cannot compile: the main thread, blocked on batches, gets the worker\'s own error', async () => {
+  it("a format it cannot compile: the main thread, blocked on batches, gets the worker's own error", async () => {
     const store = await startStore();
     const fields = await FieldWorkerClient.prepare(await store.ready(), store);
     clients.push(fields);
     // Main parsed this format; the worker is handed text it cannot parse.
     fields.start(
-      { format: 'trace_dat', littleEndian: true, longSize: 8, formats: [{ id: 7, name: 'mm_vmscan_kswapd_sleep', system: 'vmscan', text: 'not a format' }], kallsyms: null, printk: null },
+      {
+        format: 'trace_dat',
+        littleEndian: true,
+        longSize: 8,
+        formats: [{ id: 7, name: 'mm_vmscan_kswapd_sleep', system: 'vmscan', text: 'not a format' }],
+        kallsyms: null,
+        printk: null,
+      },
       0n,
       ['mm_vmscan_kswapd_sleep'],
     );

@@ -27,7 +27,14 @@ import { SHAPE_BASE_FIELD_WORKER, SHAPE_TABLE_BASE, UntypedRows, type ShapeResul
 import { CONTINUATION, OWN_TEXT, RecordBatchReader } from '../model/record_batch.ts';
 import { TableRowWriter, TypedRows } from '../model/typed_rows.ts';
 import { typedTableFor } from '../model/typed_tables.ts';
-import { BATCHES_CONSUMED, FIELD_FAILED, type FieldToStore, type FieldWorkerInput, type FromFieldWorker, type ToFieldWorker } from './field_protocol.ts';
+import {
+  BATCHES_CONSUMED,
+  FIELD_FAILED,
+  type FieldToStore,
+  type FieldWorkerInput,
+  type FromFieldWorker,
+  type ToFieldWorker,
+} from './field_protocol.ts';
 import { FAILED, FIELD_CHUNKS_CONSUMED, MAX_IN_FLIGHT } from './store_protocol.ts';
 import { RecycledBuffers, sendBuffersBack } from './recycled_buffers.ts';
 import { waitForCounter } from './wait_for_counter.ts';
@@ -108,7 +115,13 @@ function startJob(input: FieldWorkerInput, onEnd: () => void): (m: ToFieldWorker
         decoder.finish();
         typed.flush();
         // The store closes the channel once it has read `end` (closing it here could drop it); main closes batchReturn.
-        toStore({ type: 'end', dicts: typed.dictLists(), strings: decoder.strings(), shapes: decoder.shapes(), unparsed: decoder.unparsed });
+        toStore({
+          type: 'end',
+          dicts: typed.dictLists(),
+          strings: decoder.strings(),
+          shapes: decoder.shapes(),
+          unparsed: decoder.unparsed,
+        });
         onEnd();
         reply({ type: 'done' });
       } else if (m.type === 'abort') {
@@ -139,7 +152,13 @@ function traceDatDecoder(
   if (spec.format !== 'trace_dat') throw new Error('not a trace.dat spec');
   const readers = compileRawFieldReaders(spec, rowsFor);
   const untypedReaders = compileUntypedFieldReaders(spec, (name) => typedTableFor(name) === null);
-  const untyped = new UntypedRows(input.layout, postChunk, SHAPE_TABLE_BASE + SHAPE_BASE_FIELD_WORKER, SID_BASE_FIELD_WORKER, chunkMemory);
+  const untyped = new UntypedRows(
+    input.layout,
+    postChunk,
+    SHAPE_TABLE_BASE + SHAPE_BASE_FIELD_WORKER,
+    SID_BASE_FIELD_WORKER,
+    chunkMemory,
+  );
   untyped.setBase(BigInt(input.tsBaseNs), false);
   /** name_id of untyped events by format id (the batches name them: model_builder.ts rawRecords). */
   const nameIdOf: number[] = [];
@@ -170,7 +189,18 @@ function traceDatDecoder(
         const len = r.length(i);
         const fields = len >= u.minLen ? u.fast(bytes, off, len) : u.safe(bytes, off, len);
         const [flags, preemptCount] = unpackCommon(r.common(i));
-        untyped.write(r.id(i), r.ts(i), r.cpu(i), r.utid(i), nameIdOf[format]!, flags, preemptCount, r.where(i), null, fields);
+        untyped.write(
+          r.id(i),
+          r.ts(i),
+          r.cpu(i),
+          r.utid(i),
+          nameIdOf[format]!,
+          flags,
+          preemptCount,
+          r.where(i),
+          null,
+          fields,
+        );
       }
     },
     finish() {
@@ -200,11 +230,29 @@ function textDecoder(
   chunkMemory: BufferSource,
 ): BatchDecoder {
   /** Per name id: its parser, and its typed table's writer (null: no typed table). */
-  const names: ({ parse: TextFieldParser; rows: TableRowWriter | null; direct: KvColumnWriter | null; stack: boolean } | undefined)[] = [];
-  const untyped = new UntypedRows(layout, postChunk, SHAPE_TABLE_BASE + SHAPE_BASE_FIELD_WORKER, SID_BASE_FIELD_WORKER, chunkMemory);
+  const names: (
+    { parse: TextFieldParser; rows: TableRowWriter | null; direct: KvColumnWriter | null; stack: boolean } | undefined
+  )[] = [];
+  const untyped = new UntypedRows(
+    layout,
+    postChunk,
+    SHAPE_TABLE_BASE + SHAPE_BASE_FIELD_WORKER,
+    SID_BASE_FIELD_WORKER,
+    chunkMemory,
+  );
   untyped.setBase(tsBaseNs, true);
   /** The event held for continuation lines; `fields`: an untyped event's (written to _args), null: text that did not parse. */
-  let held: { id: number; ts: number; cpu: number; utid: number; nameId: number; common: number | null; where: number; raw: string; fields: EventFields | null } | null = null;
+  let held: {
+    id: number;
+    ts: number;
+    cpu: number;
+    utid: number;
+    nameId: number;
+    common: number | null;
+    where: number;
+    raw: string;
+    fields: EventFields | null;
+  } | null = null;
   const flushHeld = () => {
     if (held === null) return;
     const h = held;
@@ -224,7 +272,8 @@ function textDecoder(
       for (const [id, name] of r.batch.names) {
         const rows = writerFor(name);
         // An event of a typed table this job does not fill would land in _ftrace_event instead: a framing bug.
-        if (rows === null && typedTableFor(name) !== null) throw new Error(`field worker: no typed table takes event ${name}`);
+        if (rows === null && typedTableFor(name) !== null)
+          throw new Error(`field worker: no typed table takes event ${name}`);
         const direct = rows !== null ? directTextWriter(name, rows) : null;
         if (direct !== null && native !== null) {
           direct.useNative(native, id);
@@ -285,7 +334,17 @@ function textDecoder(
         if (fields === null) self.unparsed++;
         const rows = n.rows;
         if (fields === null || rows === null) {
-          held = { id: r.id(i), ts: r.ts(i), cpu: r.cpu(i), utid: r.utid(i), nameId: format, common: r.common(i), where: r.where(i), raw: text, fields };
+          held = {
+            id: r.id(i),
+            ts: r.ts(i),
+            cpu: r.cpu(i),
+            utid: r.utid(i),
+            nameId: format,
+            common: r.common(i),
+            where: r.where(i),
+            raw: text,
+            fields,
+          };
           continue;
         }
         rows.startRow(r.id(i), r.ts(i), r.cpu(i), r.utid(i), r.common(i), r.where(i));

@@ -79,7 +79,13 @@ export class FieldWorkerClient implements RawRecordTarget {
 
   /** Hands a batch over (transferred). Blocks while MAX_BATCHES_IN_FLIGHT wait in the thread's queue. */
   batch(b: RecordBatchData): void {
-    waitForCounter(this.counters, BATCHES_CONSUMED, this.posted - MAX_BATCHES_IN_FLIGHT + 1, FIELD_FAILED, 'the field worker');
+    waitForCounter(
+      this.counters,
+      BATCHES_CONSUMED,
+      this.posted - MAX_BATCHES_IN_FLIGHT + 1,
+      FIELD_FAILED,
+      'the field worker',
+    );
     this.worker!.postMessage({ type: 'batch', batch: b } satisfies ToFieldWorker, batchTransferList(b));
     this.posted++;
   }

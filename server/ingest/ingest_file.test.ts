@@ -35,7 +35,9 @@ describe('ingestFile contentSha256', () => {
 
   it('a malformed hash is refused before anything is written', async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'stallscope-ingest-bad-'));
-    await expect(ingestFile(FIXTURE, { dataDir: dir, contentSha256: '../../etc' })).rejects.toThrow(/contentSha256 must be 64 lowercase hex/);
+    await expect(ingestFile(FIXTURE, { dataDir: dir, contentSha256: '../../etc' })).rejects.toThrow(
+      /contentSha256 must be 64 lowercase hex/,
+    );
     expect(fs.existsSync(path.join(dir, 'traces'))).toBe(false);
     fs.rmSync(dir, { recursive: true, force: true });
   });

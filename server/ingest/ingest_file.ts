@@ -159,7 +159,9 @@ export async function ingestFile(file: string, opts: IngestOptions = {}): Promis
   // when there may be one: a trace of the same size in the library or being
   // built here. Otherwise nothing can be reused, so hash while decoding.
   const hashFirst =
-    opts.contentSha256 !== undefined || inFlightSizes.has(stat.size) || (!opts.force && (await libraryHasSize(dirs, stat.size)));
+    opts.contentSha256 !== undefined ||
+    inFlightSizes.has(stat.size) ||
+    (!opts.force && (await libraryHasSize(dirs, stat.size)));
   report({ phase: hashFirst ? 'hashing' : 'decoding', bytesDone: 0, bytesTotal: stat.size, events: 0 });
   // The workspace (and the store thread's start-up) opens where the build
   // starts, which then owns it (buildIntoPlace discards it on failure). With
@@ -177,7 +179,16 @@ export async function ingestFile(file: string, opts: IngestOptions = {}): Promis
       const hashing = hashFileOnThread(file);
       try {
         const work = await openWork();
-        return await wrapBuildError(label, buildIntoPlace({ ...common, work, id: hashing.sha256, hashSeconds: () => hashing.seconds() ?? 0, hashOverlapped: true }));
+        return await wrapBuildError(
+          label,
+          buildIntoPlace({
+            ...common,
+            work,
+            id: hashing.sha256,
+            hashSeconds: () => hashing.seconds() ?? 0,
+            hashOverlapped: true,
+          }),
+        );
       } finally {
         hashing.cancel();
       }
@@ -202,7 +213,13 @@ export async function ingestFile(file: string, opts: IngestOptions = {}): Promis
     // content must find this build and wait for it.
     const build = (async () => {
       const work = await openWork();
-      return buildIntoPlace({ ...common, work, id: Promise.resolve(id), hashSeconds: () => hashSeconds, hashOverlapped: false });
+      return buildIntoPlace({
+        ...common,
+        work,
+        id: Promise.resolve(id),
+        hashSeconds: () => hashSeconds,
+        hashOverlapped: false,
+      });
     })();
     inFlight.set(finalDir, build);
     try {
@@ -314,7 +331,9 @@ export async function estimatedEvents(file: string, sizeBytes: number): Promise<
   if (version !== '7' || versionEnd < 0) return sizeBytes / DAT_BYTES_PER_EVENT;
   const algoStart = versionEnd + 1 + 2 + 4;
   const algo = head.toString('latin1', algoStart, Math.max(algoStart, head.indexOf(0, algoStart)));
-  return algo === '' || algo === 'none' ? sizeBytes / DAT_BYTES_PER_EVENT : (sizeBytes * COMPRESSION_RATIO) / DAT_BYTES_PER_EVENT;
+  return algo === '' || algo === 'none'
+    ? sizeBytes / DAT_BYTES_PER_EVENT
+    : (sizeBytes * COMPRESSION_RATIO) / DAT_BYTES_PER_EVENT;
 }
 
 /** Ingests in flight in this process, by final trace directory (when hashed first). */
@@ -372,7 +391,8 @@ async function buildIntoPlace(x: {
     // ingests in one process must not share it.
     const old = `${finalDir}.old-${path.basename(workDir)}`;
     const previous = await readSummary(finalDir);
-    const replaced = previous !== null && modelVersionOf(previous) !== MODEL_VERSION ? modelVersionOf(previous) : undefined;
+    const replaced =
+      previous !== null && modelVersionOf(previous) !== MODEL_VERSION ? modelVersionOf(previous) : undefined;
     if (opts.force || replaced !== undefined || (previous === null && (await exists(finalDir)))) {
       await fs.rename(finalDir, old).catch(() => undefined);
     }
@@ -382,7 +402,8 @@ async function buildIntoPlace(x: {
       // Another ingest of the same content put its complete trace there
       // between the check above and this rename: keep theirs.
       const code = (err as NodeJS.ErrnoException).code;
-      const theirs = code === 'ENOTEMPTY' || code === 'EEXIST' ? await reuseExisting(finalDir, id, x.sizeBytes, report) : null;
+      const theirs =
+        code === 'ENOTEMPTY' || code === 'EEXIST' ? await reuseExisting(finalDir, id, x.sizeBytes, report) : null;
       if (!theirs) throw err;
       await work.discard();
       await fs.rm(old, { recursive: true, force: true });
@@ -494,7 +515,9 @@ async function buildTrace(
 
   // The events are committed (derive's scans of uncommitted, transaction-local
   // rows were 5x slower: 10M-event trace.dat, derive 50 s before, 10.4 s after).
-  const engine = loaded.engine ?? (await openDuckDb(target.dbPath, { memoryLimit: target.memoryLimit, tempDirectory: target.tempDirectory }));
+  const engine =
+    loaded.engine ??
+    (await openDuckDb(target.dbPath, { memoryLimit: target.memoryLimit, tempDirectory: target.tempDirectory }));
   try {
     await engine.exec('BEGIN TRANSACTION');
     timer.mark('derive open');
@@ -607,7 +630,13 @@ async function loadOnStoreWorker(
 }
 
 /** Decodes the file into the builder, reporting progress in events. */
-function decodeRows(file: string, label: string, workDir: string, builder: ModelBuilder, report: (p: IngestProgress) => void) {
+function decodeRows(
+  file: string,
+  label: string,
+  workDir: string,
+  builder: ModelBuilder,
+  report: (p: IngestProgress) => void,
+) {
   return decodeFile(file, builder, {
     label,
     scratchDir: workDir,
@@ -625,14 +654,22 @@ async function loadInProcess(
   timer: PhaseTimer,
 ): Promise<Loaded> {
   const setupStarted = performance.now();
-  const engine = await openDuckDb(target.dbPath, { memoryLimit: target.memoryLimit, tempDirectory: target.tempDirectory });
+  const engine = await openDuckDb(target.dbPath, {
+    memoryLimit: target.memoryLimit,
+    tempDirectory: target.tempDirectory,
+  });
   try {
     timer.mark('open');
     const store = await ModelStore.beginLoad(engine);
     timer.mark('schema');
     const decodeStarted = performance.now();
     const buffers = new PooledBuffers();
-    const builder = new ModelBuilder(store.layout, (table, data) => store.append(table, data, () => buffers.give(data.buffer)), null, buffers);
+    const builder = new ModelBuilder(
+      store.layout,
+      (table, data) => store.append(table, data, () => buffers.give(data.buffer)),
+      null,
+      buffers,
+    );
     const decoded = await decodeRows(file, label, workDir, builder, report);
     timer.mark('decode');
     const writerSummary = await store.commitLoad(builder.finish());

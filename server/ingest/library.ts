@@ -160,9 +160,13 @@ export class TraceLibrary {
         if (result.replacedModelVersion !== undefined) await this.forget(result.id);
         const findingsStarted = performance.now();
         await this.findings(result.id);
-        if (process.env.STALLSCOPE_TIMING) process.stderr.write(`[timing] findings ${(performance.now() - findingsStarted).toFixed(0)} ms\n`);
+        if (process.env.STALLSCOPE_TIMING)
+          process.stderr.write(`[timing] findings ${(performance.now() - findingsStarted).toFixed(0)} ms\n`);
         const record = (await this.get(result.id))!;
-        emit({ phase: 'done', bytesDone: record.sizeBytes, bytesTotal: record.sizeBytes, events: record.eventsTotal }, record);
+        emit(
+          { phase: 'done', bytesDone: record.sizeBytes, bytesTotal: record.sizeBytes, events: record.eventsTotal },
+          record,
+        );
         return record;
       } catch (err) {
         const message = (err as Error).message;
@@ -255,7 +259,8 @@ export class TraceLibrary {
     const detectors = await this.currentDetectors();
     const result = await runWithUserDetectors(engine, this.userDetectorDir);
     // The per-event values behind the percentile metrics, for comparing traces (server/findings/samples.ts).
-    if (result.samples) await writeSamplesFile(path.join(this.paths.traceDir(id), SAMPLES_FILE), result.samples, detectors);
+    if (result.samples)
+      await writeSamplesFile(path.join(this.paths.traceDir(id), SAMPLES_FILE), result.samples, detectors);
     const file: FindingsFile = {
       detectors,
       findings: result.findings,
@@ -356,7 +361,9 @@ function toRecord(s: TraceSummary, findings: FindingsFile | null): TraceRecord {
     lostEvents: s.lostEvents,
     lostEventNotices: s.lostEventNotices ?? 0,
     skippedInputs: s.skippedInputs,
-    firstSkipped: (s.firstSkipped ?? []).slice(0, FIRST_SKIPPED_SHOWN).map(({ where, unit, reason }) => ({ where, unit, reason })),
+    firstSkipped: (s.firstSkipped ?? [])
+      .slice(0, FIRST_SKIPPED_SHOWN)
+      .map(({ where, unit, reason }) => ({ where, unit, reason })),
     cutOff: s.cutOff ?? null,
   };
 }
@@ -395,12 +402,17 @@ function failedRecord(id: string, name: string, error: string): TraceRecord {
  * and the failure is reported on stderr.
  */
 async function runWithUserDetectors(engine: Engine, userDir: string): Promise<RunResult> {
-  const hasUser = await fs.readdir(userDir).then((n) => n.some((x) => x.endsWith('.sql')), () => false);
+  const hasUser = await fs.readdir(userDir).then(
+    (n) => n.some((x) => x.endsWith('.sql')),
+    () => false,
+  );
   if (!hasUser) return runDetectors(engine, { samples: true });
   try {
     return await runDetectors(engine, { extraDirs: [userDir], samples: true });
   } catch (e) {
-    process.stderr.write(`stallscope: saved detectors in ${userDir} did not run, built-in detectors only: ${(e as Error).message}\n`);
+    process.stderr.write(
+      `stallscope: saved detectors in ${userDir} did not run, built-in detectors only: ${(e as Error).message}\n`,
+    );
     return runDetectors(engine, { samples: true });
   }
 }

@@ -17,7 +17,11 @@ export class PhaseTimer {
     const now = performance.now();
     const cpu = process.cpuUsage(this.lastCpu);
     const mu = process.memoryUsage();
-    this.phases.push([`${name}@${Math.round(mu.rss / 1048576)}MB(heap ${Math.round(mu.heapTotal / 1048576)} ab ${Math.round(mu.arrayBuffers / 1048576)})`, now - this.last, (cpu.user + cpu.system) / 1000]);
+    this.phases.push([
+      `${name}@${Math.round(mu.rss / 1048576)}MB(heap ${Math.round(mu.heapTotal / 1048576)} ab ${Math.round(mu.arrayBuffers / 1048576)})`,
+      now - this.last,
+      (cpu.user + cpu.system) / 1000,
+    ]);
     this.last = now;
     this.lastCpu = process.cpuUsage();
   }
@@ -26,6 +30,8 @@ export class PhaseTimer {
   report(label: string): void {
     if (!this.enabled) return;
     const total = performance.now() - this.started;
-    process.stderr.write(`[timing] ${label}: ${this.phases.map(([n, ms, cpu]) => `${n} ${ms.toFixed(0)}/${cpu.toFixed(0)}`).join(', ')}; total ${total.toFixed(0)} ms (wall/CPU ms)\n`);
+    process.stderr.write(
+      `[timing] ${label}: ${this.phases.map(([n, ms, cpu]) => `${n} ${ms.toFixed(0)}/${cpu.toFixed(0)}`).join(', ')}; total ${total.toFixed(0)} ms (wall/CPU ms)\n`,
+    );
   }
 }

@@ -62,7 +62,11 @@ describe('RecycledBuffers', () => {
     const seen: { sum: number; nulls: number; rows: number }[] = [];
     worker.on('message', (m) => seen.push(m));
 
-    const chunk = new ColumnChunk([{ name: 'v', kind: 'i32' }], (d: ChunkData) => worker.postMessage(d, [d.buffer]), buffers);
+    const chunk = new ColumnChunk(
+      [{ name: 'v', kind: 'i32' }],
+      (d: ChunkData) => worker.postMessage(d, [d.buffer]),
+      buffers,
+    );
     const expected: { sum: number; nulls: number; rows: number }[] = [];
     for (let c = 0; c < 40; c++) {
       // Even chunks: every 3rd row NULL; odd chunks: no NULL, fewer rows in the last one.

@@ -20,7 +20,14 @@ import { mergeDicts, sameLayout, type BuilderResult } from '../model/model_layou
 import { ModelStore } from '../model/model_store.ts';
 import type { FieldToStore } from './field_protocol.ts';
 import { sendBuffersBack } from './recycled_buffers.ts';
-import { CONSUMED, FAILED, FIELD_CHUNKS_CONSUMED, type FromStoreWorker, type StoreWorkerInput, type ToStoreWorker } from './store_protocol.ts';
+import {
+  CONSUMED,
+  FAILED,
+  FIELD_CHUNKS_CONSUMED,
+  type FromStoreWorker,
+  type StoreWorkerInput,
+  type ToStoreWorker,
+} from './store_protocol.ts';
 import { serveJobs } from './job_loop.ts';
 
 const port = parentPort!;
@@ -67,10 +74,11 @@ function startJob(input: StoreWorkerInput, onEnd: () => void): (m: ToStoreWorker
     engine = null;
     if (e === null) return;
     if (running === null) closeQuietly(e);
-    else void running.then(
-      () => closeQuietly(e),
-      () => closeQuietly(e),
-    );
+    else
+      void running.then(
+        () => closeQuietly(e),
+        () => closeQuietly(e),
+      );
   };
 
   const fail = (err: unknown) => {
@@ -172,7 +180,11 @@ function startJob(input: StoreWorkerInput, onEnd: () => void): (m: ToStoreWorker
     // second one the load took more CPU for nothing (10M-event trace.dat, five
     // runs each: 27-33 CPU-s, median 30.2, vs 31-34, median 33.4; wall median
     // 19.6 vs 20.7 s). Derive, later on the main thread, uses all cores.
-    engine = await openDuckDb(input.dbPath, { memoryLimit: input.memoryLimit, tempDirectory: input.tempDirectory, threads: 1 });
+    engine = await openDuckDb(input.dbPath, {
+      memoryLimit: input.memoryLimit,
+      tempDirectory: input.tempDirectory,
+      threads: 1,
+    });
     if (failed) {
       closeQuietly(engine); // aborted while opening
       return;
@@ -181,7 +193,9 @@ function startJob(input: StoreWorkerInput, onEnd: () => void): (m: ToStoreWorker
     if (failed) return; // aborted meanwhile: closeEngine() closes it once beginLoad ended
     if (input.expectedLayout && !sameLayout(input.expectedLayout, opened.layout)) {
       // Rows built for another layout would land in the wrong columns.
-      throw new Error('the cached table layout does not match the schema (delete stallscope-layout-*.json in the OS temp dir)');
+      throw new Error(
+        'the cached table layout does not match the schema (delete stallscope-layout-*.json in the OS temp dir)',
+      );
     }
     store = opened;
     store.onAsyncError = fail;

@@ -23,11 +23,17 @@ describe('store thread aborted during its start-up', () => {
     for (let delayMs = 0; delayMs <= 570; delayMs += 30) {
       const at = path.join(dir, String(delayMs));
       fs.mkdirSync(at);
-      const store = await StoreWorkerClient.start({ dbPath: path.join(at, 'trace.duckdb'), memoryLimit: '1GB', tempDirectory: path.join(at, 'spill') });
+      const store = await StoreWorkerClient.start({
+        dbPath: path.join(at, 'trace.duckdb'),
+        memoryLimit: '1GB',
+        tempDirectory: path.join(at, 'spill'),
+      });
       await new Promise((r) => setTimeout(r, delayMs));
       const outcome = await Promise.race([
         store.close().then(() => 'ended'),
-        new Promise<string>((r) => setTimeout(() => r(`still running 10 s after an abort at ${delayMs} ms`), 10_000).unref()),
+        new Promise<string>((r) =>
+          setTimeout(() => r(`still running 10 s after an abort at ${delayMs} ms`), 10_000).unref(),
+        ),
       ]);
       outcomes.push(outcome);
       if (outcome !== 'ended') break; // a stuck thread cannot be ended: stop here

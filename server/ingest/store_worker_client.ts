@@ -34,7 +34,6 @@ export interface LoadTarget {
   tempDirectory: string;
 }
 
-
 export class StoreWorkerClient {
   private posted = 0;
   private finished = false;
@@ -56,7 +55,13 @@ export class StoreWorkerClient {
     const entry = await workerEntry('store_worker');
     const control = new SharedArrayBuffer(CONTROL_BYTES);
     const { port1, port2 } = new MessageChannel();
-    const input: StoreWorkerInput = { ...target, schemaSqlPath: SCHEMA_SQL_PATH, control, expectedLayout, chunkReturn: port2 };
+    const input: StoreWorkerInput = {
+      ...target,
+      schemaSqlPath: SCHEMA_SQL_PATH,
+      control,
+      expectedLayout,
+      chunkReturn: port2,
+    };
     const worker = storeWorkers.take(entry);
     const replies = workerReplies<FromStoreWorker>(worker, 'store worker');
     worker.postMessage({ type: 'job', input } satisfies ToStoreWorker, [port2]);

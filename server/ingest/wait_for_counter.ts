@@ -11,7 +11,13 @@ export class WorkerStalled extends Error {}
 /** No consumer takes a minute for a few MB of rows: past this it is gone. */
 const STALL_MS = 60_000;
 
-export function waitForCounter(shared: Int32Array, counter: number, target: number, failedFlag: number, who: string): void {
+export function waitForCounter(
+  shared: Int32Array,
+  counter: number,
+  target: number,
+  failedFlag: number,
+  who: string,
+): void {
   let last = Atomics.load(shared, counter);
   let idleMs = 0;
   while (last < target) {

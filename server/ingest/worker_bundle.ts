@@ -90,7 +90,10 @@ async function buildBundle(name: WorkerName): Promise<string> {
           // their .wasm next to themselves: in the bundle (in the temp dir)
           // import.meta.url must still name the source file.
           build.onLoad({ filter: /[\\/]native[\\/][^\\/]+\.ts$/ }, async (args) => ({
-            contents: (await fs.readFile(args.path, 'utf8')).replaceAll('import.meta.url', JSON.stringify(pathToFileURL(args.path).href)),
+            contents: (await fs.readFile(args.path, 'utf8')).replaceAll(
+              'import.meta.url',
+              JSON.stringify(pathToFileURL(args.path).href),
+            ),
             loader: 'ts',
           }));
         },

@@ -32,8 +32,17 @@ async function tableDigests(dbPath: string): Promise<Record<string, string>> {
   const e = await openDuckDb(dbPath, { readOnly: true });
   try {
     const out: Record<string, string> = {};
-    for (const t of ['ftrace_event', 'sched_switch', 'mm_vmscan_lru_shrink_inactive', 'mm_shrink_slab_start', 'thread', 'thread_state']) {
-      const [{ n, h }] = await e.query<{ n: bigint; h: string }>(`SELECT count(*) AS n, bit_xor(hash(r))::VARCHAR AS h FROM ${t} r`);
+    for (const t of [
+      'ftrace_event',
+      'sched_switch',
+      'mm_vmscan_lru_shrink_inactive',
+      'mm_shrink_slab_start',
+      'thread',
+      'thread_state',
+    ]) {
+      const [{ n, h }] = await e.query<{ n: bigint; h: string }>(
+        `SELECT count(*) AS n, bit_xor(hash(r))::VARCHAR AS h FROM ${t} r`,
+      );
       out[t] = `${n} rows, ${h}`;
     }
     return out;
@@ -94,8 +103,15 @@ describe('ingest threads kept between ingests', () => {
   it('prestart resolves once both threads have loaded, in a process with nothing else to wait for', () => {
     const pool = path.join(ROOT, 'server/ingest/worker_pool.ts');
     const script = path.join(dir, 'prestart.mts');
-    fs.writeFileSync(script, `import { prestartIngestThreads } from ${JSON.stringify(pool)};\nawait prestartIngestThreads();\nconsole.log('booted');\n`);
-    const r = spawnSync(process.execPath, ['--import', 'tsx', script], { cwd: ROOT, encoding: 'utf8', timeout: 60_000 });
+    fs.writeFileSync(
+      script,
+      `import { prestartIngestThreads } from ${JSON.stringify(pool)};\nawait prestartIngestThreads();\nconsole.log('booted');\n`,
+    );
+    const r = spawnSync(process.execPath, ['--import', 'tsx', script], {
+      cwd: ROOT,
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
     expect(r.error).toBeUndefined();
     // Exit 13 (a top-level await never settled) if the booting threads did not keep the process waiting.
     expect({ status: r.status, out: r.stdout.trim() }).toEqual({ status: 0, out: 'booted' });
@@ -104,12 +120,16 @@ describe('ingest threads kept between ingests', () => {
   it('idle threads do not keep a process alive: the CLI exits after its ingest', () => {
     const cli = path.join(ROOT, 'server/cli.ts');
     const env = { ...process.env, STALLSCOPE_STORE_WORKER: '1' };
-    const r = spawnSync(process.execPath, ['--import', 'tsx', cli, 'ingest', TRACE_DAT, '--data-dir', path.join(dir, 'cli'), '--force'], {
-      cwd: ROOT,
-      env,
-      encoding: 'utf8',
-      timeout: 60_000,
-    });
+    const r = spawnSync(
+      process.execPath,
+      ['--import', 'tsx', cli, 'ingest', TRACE_DAT, '--data-dir', path.join(dir, 'cli'), '--force'],
+      {
+        cwd: ROOT,
+        env,
+        encoding: 'utf8',
+        timeout: 60_000,
+      },
+    );
     expect(r.error).toBeUndefined(); // a timeout (a thread kept the process alive) is an error here
     expect(r.status).toBe(0);
   });

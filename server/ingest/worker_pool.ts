@@ -119,7 +119,6 @@ class WorkerPool {
     worker.on('error', () => undefined);
     return worker;
   }
-
 }
 
 export const storeWorkers = new WorkerPool('store_worker');

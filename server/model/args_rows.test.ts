@@ -25,23 +25,63 @@ async function argsOf(events: Record<string, string | number>[], maxInterned: nu
   rows.flush();
   appender.close();
   const strings = rows.stringRows();
-  await appendRows(engine.connection, '_string', [
-    { name: 'sid', kind: 'i32' },
-    { name: 'str', kind: 'str' },
-  ], strings);
-  const view = await engine.query<{ arg_set_id: bigint; arg_index: number; key: string; int_value: bigint | null; string_value: string | null; value_type: string }>(
-    'SELECT arg_set_id, arg_index, key, int_value, string_value, value_type FROM args ORDER BY arg_set_id, arg_index',
+  await appendRows(
+    engine.connection,
+    '_string',
+    [
+      { name: 'sid', kind: 'i32' },
+      { name: 'str', kind: 'str' },
+    ],
+    strings,
   );
-  const [inline] = await engine.query<{ keys: bigint; values: bigint }>('SELECT count(key_str) AS keys, count(str) AS values FROM _args');
-  return { view: view.map((r) => [Number(r.arg_set_id), r.arg_index, r.key, r.int_value === null ? null : Number(r.int_value), r.string_value, r.value_type]), interned: strings.length, inline };
+  const view = await engine.query<{
+    arg_set_id: bigint;
+    arg_index: number;
+    key: string;
+    int_value: bigint | null;
+    string_value: string | null;
+    value_type: string;
+  }>('SELECT arg_set_id, arg_index, key, int_value, string_value, value_type FROM args ORDER BY arg_set_id, arg_index');
+  const [inline] = await engine.query<{ keys: bigint; values: bigint }>(
+    'SELECT count(key_str) AS keys, count(str) AS values FROM _args',
+  );
+  return {
+    view: view.map((r) => [
+      Number(r.arg_set_id),
+      r.arg_index,
+      r.key,
+      r.int_value === null ? null : Number(r.int_value),
+      r.string_value,
+      r.value_type,
+    ]),
+    interned: strings.length,
+    inline,
+  };
 }
 
-const kmalloc = (ptr: string) => ({ call_site: '__alloc_skb+0x4e/0x180', ptr, bytes_req: 1024, gfp_flags: 'GFP_KERNEL' });
-const events = [kmalloc('0000000010000000'), kmalloc('0000000010000040'), kmalloc('0000000010000080'), { new_key: 'x', ptr: '0000000010000000' }];
+const kmalloc = (ptr: string) => ({
+  call_site: '__alloc_skb+0x4e/0x180',
+  ptr,
+  bytes_req: 1024,
+  gfp_flags: 'GFP_KERNEL',
+});
+const events = [
+  kmalloc('0000000010000000'),
+  kmalloc('0000000010000040'),
+  kmalloc('0000000010000080'),
+  { new_key: 'x', ptr: '0000000010000000' },
+];
 
 /** What the view must read for `events`, whatever was interned. */
 const expected = events.flatMap((fields, id) =>
-  Object.entries(fields).map(([key, v], index) => [id, index, key, typeof v === 'number' ? v : null, typeof v === 'string' ? v : null, typeof v === 'number' ? 'int' : 'string']),
+  Object.entries(fields).map(([key, v], index) => [
+    id,
+    index,
+    key,
+    typeof v === 'number' ? v : null,
+    typeof v === 'string' ? v : null,
+    typeof v === 'number' ? 'int' : 'string',
+  ]),
 );
 
 describe('args: a capped string dictionary', () => {

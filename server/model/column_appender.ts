@@ -56,12 +56,19 @@ export class ColumnAppender {
     const plain = columns.slice(0, structFrom).map((c) => DUCK_TYPE[c.kind]);
     const fields = columns.slice(structFrom);
     this.chunk = DuckDBDataChunk.create(
-      fields.length === 0 ? plain : [...plain, STRUCT(Object.fromEntries(fields.map((c) => [c.name, DUCK_TYPE[c.kind]])))],
+      fields.length === 0
+        ? plain
+        : [...plain, STRUCT(Object.fromEntries(fields.map((c) => [c.name, DUCK_TYPE[c.kind]])))],
       CHUNK_ROWS,
     );
   }
 
-  static async create(connection: DuckDBConnection, table: string, columns: readonly ColumnSpec[], structFrom = columns.length): Promise<ColumnAppender> {
+  static async create(
+    connection: DuckDBConnection,
+    table: string,
+    columns: readonly ColumnSpec[],
+    structFrom = columns.length,
+  ): Promise<ColumnAppender> {
     return new ColumnAppender(await connection.createAppender(table), columns, structFrom);
   }
 
@@ -74,7 +81,10 @@ export class ColumnAppender {
     const struct = structFrom < data.columns.length ? duckdb.data_chunk_get_vector(chunk.chunk, structFrom) : null;
     for (let c = 0; c < data.columns.length; c++) {
       const col = data.columns[c];
-      const vector = c < structFrom ? duckdb.data_chunk_get_vector(chunk.chunk, c) : duckdb.struct_vector_get_child(struct!, c - structFrom);
+      const vector =
+        c < structFrom
+          ? duckdb.data_chunk_get_vector(chunk.chunk, c)
+          : duckdb.struct_vector_get_child(struct!, c - structFrom);
       const hasNull = col.validityOffset >= 0;
       if (col.kind === 'str') {
         const strings = col.strings;

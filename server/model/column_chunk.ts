@@ -130,7 +130,12 @@ export class ColumnChunk {
       return {
         kind: c.kind,
         is64: c.kind === 'i64',
-        ints: c.kind === 'i32' ? new Int32Array(buffer, at, CHUNK_ROWS) : c.kind === 'i64' ? new Int32Array(buffer, at, CHUNK_ROWS * 2) : EMPTY_INTS,
+        ints:
+          c.kind === 'i32'
+            ? new Int32Array(buffer, at, CHUNK_ROWS)
+            : c.kind === 'i64'
+              ? new Int32Array(buffer, at, CHUNK_ROWS * 2)
+              : EMPTY_INTS,
         floats: c.kind === 'f64' ? new Float64Array(buffer, at, CHUNK_ROWS) : EMPTY_FLOATS,
         bytes: c.kind === 'bool' ? new Uint8Array(buffer, at, CHUNK_ROWS) : EMPTY_BYTES,
         strings: c.kind === 'str' ? packedNulls(CHUNK_ROWS) : [],

@@ -222,10 +222,16 @@ export class ModelBuilder implements DirectRowSink, RawRecordSink, RawTextSink {
     const target = this.rawTarget;
     if (target === null || !this.headerInfo) return null;
     // Typed rows that need only their own fields, and events without a typed table (rows of their shape, untyped_rows.ts).
-    const taken = new Map(spec.formats.filter((f) => this.rawTable(f.name) !== null || typedTableFor(f.name) === null).map((f) => [f.id, f]));
+    const taken = new Map(
+      spec.formats
+        .filter((f) => this.rawTable(f.name) !== null || typedTableFor(f.name) === null)
+        .map((f) => [f.id, f]),
+    );
     if (taken.size === 0) return null;
     const batches = (this.rawBatches = new RecordBatchWriter((b) => target.batch(b), undefined, target.batchMemory));
-    target.start(spec, this.headerInfo.tsBaseNs, [...new Set([...taken.values()].map((f) => this.rawTable(f.name)).filter((t) => t !== null))]);
+    target.start(spec, this.headerInfo.tsBaseNs, [
+      ...new Set([...taken.values()].map((f) => this.rawTable(f.name)).filter((t) => t !== null)),
+    ]);
     const byFormat: (EventNameInfo | undefined)[] = [];
     return {
       takes: (formatId) => taken.has(formatId),
@@ -256,7 +262,11 @@ export class ModelBuilder implements DirectRowSink, RawRecordSink, RawTextSink {
     const target = this.rawTarget;
     if (target === null || !this.headerInfo) return null;
     const tables = this.typed.tables().filter(rowsNeedOnlyFields);
-    const batches = (this.rawBatches = new RecordBatchWriter((b) => target.batch(b), TEXT_BATCH_BYTES, target.batchMemory));
+    const batches = (this.rawBatches = new RecordBatchWriter(
+      (b) => target.batch(b),
+      TEXT_BATCH_BYTES,
+      target.batchMemory,
+    ));
     target.start({ format: 'text' }, this.headerInfo.tsBaseNs, tables);
     // The batches' reader is told a name with its first event.
     const nameOf = (name: string, system: string | null): EventNameInfo => {
@@ -273,12 +283,31 @@ export class ModelBuilder implements DirectRowSink, RawRecordSink, RawTextSink {
       record: (name, system, ts, cpu, pid, comm, tgid, flags, preemptCount, where, off, len) => {
         const info = nameOf(name, system);
         const utid = this.frame(info, ts, cpu, pid, comm, tgid);
-        batches.add(info.id, this.framedId, ts, cpu, utid, packCommon(flags, preemptCount) ?? COMMON_NULL, where, off, len);
+        batches.add(
+          info.id,
+          this.framedId,
+          ts,
+          cpu,
+          utid,
+          packCommon(flags, preemptCount) ?? COMMON_NULL,
+          where,
+          off,
+          len,
+        );
       },
       recordText: (name, system, ts, cpu, pid, comm, tgid, flags, preemptCount, where, args) => {
         const info = nameOf(name, system);
         const utid = this.frame(info, ts, cpu, pid, comm, tgid);
-        batches.addText(info.id, this.framedId, ts, cpu, utid, packCommon(flags, preemptCount) ?? COMMON_NULL, where, args);
+        batches.addText(
+          info.id,
+          this.framedId,
+          ts,
+          cpu,
+          utid,
+          packCommon(flags, preemptCount) ?? COMMON_NULL,
+          where,
+          args,
+        );
       },
       continuation: (text) => batches.continuation(text),
     };
@@ -310,7 +339,14 @@ export class ModelBuilder implements DirectRowSink, RawRecordSink, RawTextSink {
   }
 
   /** Bookkeeping every event shares: its thread (named from the line prefix), per-name and per-CPU counts. */
-  private startEvent(info: EventNameInfo, ts: number, cpuNo: number, pid: number, comm: string | null, tgid: number | null): number {
+  private startEvent(
+    info: EventNameInfo,
+    ts: number,
+    cpuNo: number,
+    pid: number,
+    comm: string | null,
+    tgid: number | null,
+  ): number {
     // Events come in runs of one CPU and one task: skip both map lookups then.
     let thread = this.lastThread;
     if (thread.tid !== pid) thread = this.lastThread = this.threadOf(pid, ts);
@@ -337,7 +373,15 @@ export class ModelBuilder implements DirectRowSink, RawRecordSink, RawTextSink {
   private newName(name: string, system: string | null): EventNameInfo {
     const table = typedTableFor(name);
     const target = table ? (this.typed.target(table) ?? null) : null;
-    const info: EventNameInfo = { name, id: this.nameList.length, system, count: 0, target, eventValue: -2, rawNamed: false };
+    const info: EventNameInfo = {
+      name,
+      id: this.nameList.length,
+      system,
+      count: 0,
+      target,
+      eventValue: -2,
+      rawNamed: false,
+    };
     this.names.set(name, info);
     this.nameList.push(info);
     return info;
@@ -350,7 +394,9 @@ export class ModelBuilder implements DirectRowSink, RawRecordSink, RawTextSink {
   threadName(tid: number, name: string | null, tgid: number | null): void {
     this.statedNames.set(tid, { name, tgid });
     // A thread created before (utid 0, the idle task, always is) takes it now.
-    const t = isIndexBelow(tid, this.utidByTid.length) ? this.threadList[this.utidByTid[tid]! - 1] : this.threads.get(tid);
+    const t = isIndexBelow(tid, this.utidByTid.length)
+      ? this.threadList[this.utidByTid[tid]! - 1]
+      : this.threads.get(tid);
     if (t) this.applyStated(t, 0);
   }
 
@@ -370,7 +416,8 @@ export class ModelBuilder implements DirectRowSink, RawRecordSink, RawTextSink {
 
   skipped(problem: SkippedInput): void {
     this.problemCount++;
-    if (this.problems.length < MAX_PROBLEMS_KEPT) this.problems.push({ ...problem, excerpt: problem.excerpt.slice(0, 200) });
+    if (this.problems.length < MAX_PROBLEMS_KEPT)
+      this.problems.push({ ...problem, excerpt: problem.excerpt.slice(0, 200) });
   }
 
   /**
@@ -401,7 +448,14 @@ export class ModelBuilder implements DirectRowSink, RawRecordSink, RawTextSink {
 
   // ---- rows --------------------------------------------------------------
 
-  private writeTyped(t: TypedTarget, id: number, e: DecodedEvent, utid: number, name: EventNameInfo, fields: EventFields): void {
+  private writeTyped(
+    t: TypedTarget,
+    id: number,
+    e: DecodedEvent,
+    utid: number,
+    name: EventNameInfo,
+    fields: EventFields,
+  ): void {
     if (name.eventValue === -2) name.eventValue = this.typed.eventValue(t, name.name);
     this.typed.head(t, id, e.ts, e.cpu, utid, name.eventValue);
     this.typed.fields(t, fields);
@@ -412,7 +466,8 @@ export class ModelBuilder implements DirectRowSink, RawRecordSink, RawTextSink {
       for (let k = 0; k < nameFields.length; k++) {
         const comm = fields[nameFields[k][0]];
         const pid = fields[nameFields[k][1]];
-        if (typeof comm === 'string' && typeof pid === 'number') this.noteTaskComm(this.threadOf(pid, e.ts), comm, e.ts);
+        if (typeof comm === 'string' && typeof pid === 'number')
+          this.noteTaskComm(this.threadOf(pid, e.ts), comm, e.ts);
       }
       if (t.layout.table === 'sched_process_fork' && typeof fields.child_pid === 'number') {
         this.threadOf(fields.child_pid).forkTs = e.ts;
@@ -426,7 +481,9 @@ export class ModelBuilder implements DirectRowSink, RawRecordSink, RawTextSink {
 
   /** The thread of a tid, created (at ts) on its first appearance. */
   private threadOf(tid: number, ts = 0): ThreadInfo {
-    let t = isIndexBelow(tid, this.utidByTid.length) ? this.threadList[this.utidByTid[tid]! - 1] : this.threads.get(tid);
+    let t = isIndexBelow(tid, this.utidByTid.length)
+      ? this.threadList[this.utidByTid[tid]! - 1]
+      : this.threads.get(tid);
     if (!t) {
       t = { utid: this.threadList.length, tid, name: null, tgid: null, forkTs: null, exitTs: null };
       this.threads.set(tid, t);
@@ -488,7 +545,15 @@ class BuilderDirectRows extends TableRowWriter implements DirectRows {
     super(rows, target, eventName);
   }
 
-  begin(ts: number, cpu: number, pid: number, comm: string | null, flags: number | null, preemptCount: number | null, where: number): void {
+  begin(
+    ts: number,
+    cpu: number,
+    pid: number,
+    comm: string | null,
+    flags: number | null,
+    preemptCount: number | null,
+    where: number,
+  ): void {
     // The name is registered on its first event, as event() does: name ids follow first appearance.
     const info = this.info ?? (this.info = this.builder.nameInfo(this.eventName, this.system));
     const utid = this.builder.frame(info, ts, cpu, pid, comm, null);

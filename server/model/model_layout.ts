@@ -93,7 +93,10 @@ export const PREEMPT_UNKNOWN = 1 << 17;
  */
 export function packCommon(flags: number | null, preemptCount: number | null): number | null {
   if (flags === null && preemptCount === null) return null;
-  return (flags === null ? FLAGS_UNKNOWN : flags & 255) | (preemptCount === null ? PREEMPT_UNKNOWN : (preemptCount & 255) << 8);
+  return (
+    (flags === null ? FLAGS_UNKNOWN : flags & 255) |
+    (preemptCount === null ? PREEMPT_UNKNOWN : (preemptCount & 255) << 8)
+  );
 }
 
 /**
@@ -107,7 +110,8 @@ export function mergeDicts(main: string[][], field: string[][]): string[][] {
   for (let d = 0; d < n; d++) {
     const a = main[d] ?? [];
     const b = field[d] ?? [];
-    if (a.length > 0 && b.length > 0) throw new Error(`typed column dictionary ${d} was written by both the main thread and the field worker`);
+    if (a.length > 0 && b.length > 0)
+      throw new Error(`typed column dictionary ${d} was written by both the main thread and the field worker`);
     out.push(a.length > 0 ? a : b);
   }
   return out;

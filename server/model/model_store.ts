@@ -13,7 +13,14 @@ import type { SkippedInput } from '../decode/decoded_event.ts';
 import type { Engine } from '../engine/engine.ts';
 import { appendRows, ColumnAppender } from './column_appender.ts';
 import type { ChunkData, ColumnKind, ColumnSpec } from './column_chunk.ts';
-import { FLAGS_UNKNOWN, PREEMPT_UNKNOWN, type BuilderResult, type ModelLayout, type TypedColumn, type TypedTableLayout } from './model_layout.ts';
+import {
+  FLAGS_UNKNOWN,
+  PREEMPT_UNKNOWN,
+  type BuilderResult,
+  type ModelLayout,
+  type TypedColumn,
+  type TypedTableLayout,
+} from './model_layout.ts';
 import { EVENT_TABLE, FIELD_ALIASES, TYPED_TABLES, typedTableFor } from './typed_tables.ts';
 import { SHAPE_TABLE_BASE, type ShapeDecl, type ShapeResult } from './untyped_rows.ts';
 
@@ -51,7 +58,12 @@ const KEY_COLUMNS = 4;
 
 /** Column definitions for CREATE TABLE or STRUCT(...). */
 function columnDdl(specs: ColumnSpec[]): string {
-  return specs.map((s) => `"${s.name}" ${s.kind === 'i32' ? 'INTEGER' : s.kind === 'f64' ? 'DOUBLE' : s.kind === 'str' ? 'VARCHAR' : 'BIGINT'}`).join(', ');
+  return specs
+    .map(
+      (s) =>
+        `"${s.name}" ${s.kind === 'i32' ? 'INTEGER' : s.kind === 'f64' ? 'DOUBLE' : s.kind === 'str' ? 'VARCHAR' : 'BIGINT'}`,
+    )
+    .join(', ');
 }
 
 /** A shape table's name (untyped_rows.ts): `_shape_<n>`. */
@@ -143,9 +155,14 @@ export class ModelStore {
       await ColumnAppender.create(con, '_ftrace_event', FTRACE_EVENT_COLUMNS),
       await ColumnAppender.create(con, '_args', ARGS_COLUMNS),
     ];
-    for (const t of typed) appenders.push(await ColumnAppender.create(con, `_stage_${t.table}`, t.columns, KEY_COLUMNS));
+    for (const t of typed)
+      appenders.push(await ColumnAppender.create(con, `_stage_${t.table}`, t.columns, KEY_COLUMNS));
     const dictCount = typed.reduce((n, t) => Math.max(n, ...t.viewColumns.map((c) => c.dict + 1)), 0);
-    return new ModelStore(engine, { ftraceEvent: FTRACE_EVENT_COLUMNS, args: ARGS_COLUMNS, typed, dictCount }, appenders);
+    return new ModelStore(
+      engine,
+      { ftraceEvent: FTRACE_EVENT_COLUMNS, args: ARGS_COLUMNS, typed, dictCount },
+      appenders,
+    );
   }
 
   /**
@@ -197,7 +214,8 @@ export class ModelStore {
       return;
     }
     const a = this.shapeAppenders.get(table);
-    if (a === undefined) throw new Error(`model store: a chunk for shape table ${table - SHAPE_TABLE_BASE} came before its declaration`);
+    if (a === undefined)
+      throw new Error(`model store: a chunk for shape table ${table - SHAPE_TABLE_BASE} came before its declaration`);
     a.append(data);
   }
 
@@ -216,7 +234,9 @@ export class ModelStore {
 
   private async createShape(d: ShapeDecl): Promise<void> {
     const name = shapeTableName(d.table);
-    await this.engine.exec(`CREATE TABLE ${name} (${columnDdl(d.columns.slice(0, KEY_COLUMNS))}, f STRUCT(${columnDdl(d.columns.slice(KEY_COLUMNS))}))`);
+    await this.engine.exec(
+      `CREATE TABLE ${name} (${columnDdl(d.columns.slice(0, KEY_COLUMNS))}, f STRUCT(${columnDdl(d.columns.slice(KEY_COLUMNS))}))`,
+    );
     this.shapeAppenders.set(d.table, await ColumnAppender.create(this.engine.connection, name, d.columns, KEY_COLUMNS));
   }
 
@@ -230,69 +250,111 @@ export class ModelStore {
     const base = r.header?.tsBaseNs ?? 0n;
     const abs = (rel: number) => base + BigInt(rel);
 
-    await appendRows(con, '_string', [
-      { name: 'sid', kind: 'i32' },
-      { name: 'str', kind: 'str' },
-    ], r.strings);
+    await appendRows(
+      con,
+      '_string',
+      [
+        { name: 'sid', kind: 'i32' },
+        { name: 'str', kind: 'str' },
+      ],
+      r.strings,
+    );
     for (const t of this.layout.typed) await createTypedView(this.engine, t, r.dicts);
-    await appendRows(con, '_event_name', [
-      { name: 'name_id', kind: 'i32' },
-      { name: 'name', kind: 'str' },
-      { name: 'system', kind: 'str' },
-    ], r.eventNames.map(([name, system], id) => [id, name, system]));
+    await appendRows(
+      con,
+      '_event_name',
+      [
+        { name: 'name_id', kind: 'i32' },
+        { name: 'name', kind: 'str' },
+        { name: 'system', kind: 'str' },
+      ],
+      r.eventNames.map(([name, system], id) => [id, name, system]),
+    );
     await createShapeViews(this.engine, r.shapes);
     await createFtraceEventView(this.engine, this.layout.typed, r);
 
-    const tgids = [...new Set(r.threads.map((t) => t.tgid).filter((g): g is number => g !== null))].sort((a, b) => a - b);
+    const tgids = [...new Set(r.threads.map((t) => t.tgid).filter((g): g is number => g !== null))].sort(
+      (a, b) => a - b,
+    );
     const upidOf = new Map(tgids.map((pid, i) => [pid, i]));
     const byTid = new Map(r.threads.map((t) => [t.tid, t]));
-    await appendRows(con, 'thread', [
-      { name: 'utid', kind: 'i32' },
-      { name: 'tid', kind: 'i32' },
-      { name: 'name', kind: 'str' },
-      { name: 'upid', kind: 'i32' },
-      { name: 'start_ts', kind: 'i64' },
-      { name: 'end_ts', kind: 'i64' },
-      { name: 'is_main_thread', kind: 'bool' },
-    ], r.threads.map((t) => [
-      t.utid,
-      t.tid,
-      t.tid === 0 ? (t.name ?? 'swapper') : t.name,
-      t.tgid === null ? null : upidOf.get(t.tgid)!,
-      t.forkTs === null ? null : abs(t.forkTs),
-      t.exitTs === null ? null : abs(t.exitTs),
-      t.tgid === null ? null : t.tgid === t.tid,
-    ]));
-    await appendRows(con, 'process', [
-      { name: 'upid', kind: 'i32' },
-      { name: 'pid', kind: 'i32' },
-      { name: 'name', kind: 'str' },
-    ], tgids.map((pid) => [upidOf.get(pid)!, pid, byTid.get(pid)?.name ?? null]));
-    await appendRows(con, 'thread_name_history', [
-      { name: 'utid', kind: 'i32' },
-      { name: 'ts', kind: 'i64' },
-      { name: 'name', kind: 'str' },
-    ], r.nameHistory.map((h) => [h.utid, abs(h.ts), h.name]));
+    await appendRows(
+      con,
+      'thread',
+      [
+        { name: 'utid', kind: 'i32' },
+        { name: 'tid', kind: 'i32' },
+        { name: 'name', kind: 'str' },
+        { name: 'upid', kind: 'i32' },
+        { name: 'start_ts', kind: 'i64' },
+        { name: 'end_ts', kind: 'i64' },
+        { name: 'is_main_thread', kind: 'bool' },
+      ],
+      r.threads.map((t) => [
+        t.utid,
+        t.tid,
+        t.tid === 0 ? (t.name ?? 'swapper') : t.name,
+        t.tgid === null ? null : upidOf.get(t.tgid)!,
+        t.forkTs === null ? null : abs(t.forkTs),
+        t.exitTs === null ? null : abs(t.exitTs),
+        t.tgid === null ? null : t.tgid === t.tid,
+      ]),
+    );
+    await appendRows(
+      con,
+      'process',
+      [
+        { name: 'upid', kind: 'i32' },
+        { name: 'pid', kind: 'i32' },
+        { name: 'name', kind: 'str' },
+      ],
+      tgids.map((pid) => [upidOf.get(pid)!, pid, byTid.get(pid)?.name ?? null]),
+    );
+    await appendRows(
+      con,
+      'thread_name_history',
+      [
+        { name: 'utid', kind: 'i32' },
+        { name: 'ts', kind: 'i64' },
+        { name: 'name', kind: 'str' },
+      ],
+      r.nameHistory.map((h) => [h.utid, abs(h.ts), h.name]),
+    );
     const cpuRows = [...r.cpus].sort((a, b) => a[0] - b[0]);
-    await appendRows(con, 'cpu', [
-      { name: 'ucpu', kind: 'i32' },
-      { name: 'cpu', kind: 'i32' },
-      { name: 'event_count', kind: 'i64' },
-      { name: 'first_ts', kind: 'i64' },
-      { name: 'last_ts', kind: 'i64' },
-    ], cpuRows.map(([cpu, n, first, last]) => [cpu, cpu, n, abs(first), abs(last)]));
-    await appendRows(con, 'lost_events', [
-      { name: 'cpu', kind: 'i32' },
-      { name: 'ts', kind: 'i64' },
-      { name: 'count', kind: 'i64' },
-      { name: 'source_where', kind: 'i64' },
-    ], r.lost.map((l) => [l.cpu, null, l.count, l.where]));
-    await appendRows(con, 'ingest_problem', [
-      { name: 'source_where', kind: 'i64' },
-      { name: 'unit', kind: 'str' },
-      { name: 'reason', kind: 'str' },
-      { name: 'excerpt', kind: 'str' },
-    ], r.problems.map((p) => [p.where, p.unit, p.reason, p.excerpt]));
+    await appendRows(
+      con,
+      'cpu',
+      [
+        { name: 'ucpu', kind: 'i32' },
+        { name: 'cpu', kind: 'i32' },
+        { name: 'event_count', kind: 'i64' },
+        { name: 'first_ts', kind: 'i64' },
+        { name: 'last_ts', kind: 'i64' },
+      ],
+      cpuRows.map(([cpu, n, first, last]) => [cpu, cpu, n, abs(first), abs(last)]),
+    );
+    await appendRows(
+      con,
+      'lost_events',
+      [
+        { name: 'cpu', kind: 'i32' },
+        { name: 'ts', kind: 'i64' },
+        { name: 'count', kind: 'i64' },
+        { name: 'source_where', kind: 'i64' },
+      ],
+      r.lost.map((l) => [l.cpu, null, l.count, l.where]),
+    );
+    await appendRows(
+      con,
+      'ingest_problem',
+      [
+        { name: 'source_where', kind: 'i64' },
+        { name: 'unit', kind: 'str' },
+        { name: 'reason', kind: 'str' },
+        { name: 'excerpt', kind: 'str' },
+      ],
+      r.problems.map((p) => [p.where, p.unit, p.reason, p.excerpt]),
+    );
 
     let firstTs: bigint | null = null;
     let lastTs: bigint | null = null;
@@ -301,7 +363,8 @@ export class ModelStore {
       if (lastTs === null || abs(last) > lastTs) lastTs = abs(last);
     }
     const eventsByName: Record<string, number> = {};
-    for (const [name, , count] of [...r.eventNames].sort((a, b) => a[0].localeCompare(b[0]))) eventsByName[name] = count;
+    for (const [name, , count] of [...r.eventNames].sort((a, b) => a[0].localeCompare(b[0])))
+      eventsByName[name] = count;
     const maxCpu = cpuRows.length ? cpuRows[cpuRows.length - 1][0] + 1 : 0;
     return {
       format: r.header?.format ?? 'unknown',
@@ -345,7 +408,10 @@ async function createTypedStorage(engine: Engine): Promise<TypedTableLayout[]> {
   const ddl: string[] = [];
   const layouts = TYPED_TABLES.map((table): TypedTableLayout => {
     const cols = colsOf.get(table) ?? [];
-    const leading = cols.slice(0, 4).map((c) => c.column_name).join(',');
+    const leading = cols
+      .slice(0, 4)
+      .map((c) => c.column_name)
+      .join(',');
     if (leading !== 'id,ts,cpu,utid') throw new Error(`schema.sql: ${table} must start with id, ts, cpu, utid`);
     const aliases = FIELD_ALIASES[table] ?? {};
     const columns: ColumnSpec[] = [];
@@ -362,11 +428,14 @@ async function createTypedStorage(engine: Engine): Promise<TypedTableLayout[]> {
       if (c.column_name === 'event') {
         eventColumn = index;
         eventDict = dict;
-      } else if (index >= 4) fieldColumns.push({ index, name: c.column_name, aliases: aliases[c.column_name] ?? [], dict });
+      } else if (index >= 4)
+        fieldColumns.push({ index, name: c.column_name, aliases: aliases[c.column_name] ?? [], dict });
     });
     // name_id is not stored: a table receiving several event names must say which in `event`.
     if (eventColumn < 0 && Object.values(EVENT_TABLE).includes(table)) {
-      throw new Error(`schema.sql: ${table} receives several events (typed_tables.ts EVENT_TABLE) and needs an event column`);
+      throw new Error(
+        `schema.sql: ${table} receives several events (typed_tables.ts EVENT_TABLE) and needs an event column`,
+      );
     }
     const width = columns.length;
     columns.push(...STORAGE_EXTRA_COLUMNS);
@@ -404,15 +473,22 @@ async function createTypedView(engine: Engine, t: TypedTableLayout, dicts: strin
     } else {
       const dictTable = `_dict_${t.table}_${c.name}`;
       await engine.exec(`CREATE TABLE ${dictTable} (id INTEGER, str VARCHAR)`);
-      await appendRows(engine.connection, dictTable, [
-        { name: 'id', kind: 'i32' },
-        { name: 'str', kind: 'str' },
-      ], words.map((w, i) => [i, w]));
+      await appendRows(
+        engine.connection,
+        dictTable,
+        [
+          { name: 'id', kind: 'i32' },
+          { name: 'str', kind: 'str' },
+        ],
+        words.map((w, i) => [i, w]),
+      );
       joins.push(`LEFT JOIN ${dictTable} d_${c.name} ON d_${c.name}.id = ${stored}`);
       select.push(`d_${c.name}.str AS "${c.name}"`);
     }
   }
-  await engine.exec(`CREATE VIEW ${t.table} AS SELECT ${select.join(', ')} FROM _stage_${t.table} s ${joins.join(' ')}`);
+  await engine.exec(
+    `CREATE VIEW ${t.table} AS SELECT ${select.join(', ')} FROM _stage_${t.table} s ${joins.join(' ')}`,
+  );
 }
 
 function sqlString(s: string): string {
@@ -422,7 +498,8 @@ function sqlString(s: string): string {
 /** ftrace_event: every event, untyped and typed, each stored once (see schema.sql). */
 async function createFtraceEventView(engine: Engine, typed: TypedTableLayout[], r: BuilderResult): Promise<void> {
   const nameIds = new Map(r.eventNames.map(([name], id) => [name, id]));
-  const unpack = (c: string) => `CASE WHEN ${c} & ${FLAGS_UNKNOWN} = 0 THEN ${c} & 255 END, CASE WHEN ${c} & ${PREEMPT_UNKNOWN} = 0 THEN (${c} >> 8) & 255 END`;
+  const unpack = (c: string) =>
+    `CASE WHEN ${c} & ${FLAGS_UNKNOWN} = 0 THEN ${c} & 255 END, CASE WHEN ${c} & ${PREEMPT_UNKNOWN} = 0 THEN (${c} >> 8) & 255 END`;
   const branches = [
     'SELECT id, ts, cpu, utid, name_id, common_flags, preempt_count, arg_set_id, raw, source_where FROM _ftrace_event',
     ...r.shapes.map((sh) => {
@@ -447,7 +524,9 @@ async function createFtraceEventView(engine: Engine, typed: TypedTableLayout[], 
 function nameIdOf(t: TypedTableLayout, r: BuilderResult, nameIds: Map<string, number>): string {
   if (t.eventColumn >= 0) {
     const ids = (r.dicts[t.eventDict] ?? []).map((name) => nameIds.get(name) ?? 'NULL');
-    return ids.length === 0 ? 'NULL::INTEGER' : `list_extract([${ids.join(', ')}]::INTEGER[], ${stageColumn(t.eventColumn, 'event')} + 1)`;
+    return ids.length === 0
+      ? 'NULL::INTEGER'
+      : `list_extract([${ids.join(', ')}]::INTEGER[], ${stageColumn(t.eventColumn, 'event')} + 1)`;
   }
   const names = r.eventNames.filter(([name, , count]) => count > 0 && typedTableFor(name) === t.table);
   return names.length === 1 ? String(nameIds.get(names[0][0])) : 'NULL::INTEGER';
@@ -460,7 +539,9 @@ function nameIdOf(t: TypedTableLayout, r: BuilderResult, nameIds: Map<string, nu
  */
 async function createShapeViews(engine: Engine, shapes: ShapeResult[]): Promise<void> {
   if (shapes.length === 0) return;
-  const [{ sql }] = await engine.query<{ sql: string }>(`SELECT sql FROM duckdb_views() WHERE view_name = 'args' AND schema_name = 'main'`);
+  const [{ sql }] = await engine.query<{ sql: string }>(
+    `SELECT sql FROM duckdb_views() WHERE view_name = 'args' AND schema_name = 'main'`,
+  );
   const base = /^CREATE VIEW args AS\s+([\s\S]*?);?\s*$/i.exec(sql.trim());
   if (!base) throw new Error(`schema.sql: cannot read the args view's definition: ${sql.slice(0, 80)}`);
   const branches = [base[1]!];
@@ -476,14 +557,20 @@ async function createShapeViews(engine: Engine, shapes: ShapeResult[]): Promise<
       else if (f.kind === 'text') stringValue = v;
       else {
         const words = sh.dicts[k] ?? [];
-        if (words.length <= INLINE_DICT_MAX) stringValue = `list_extract([${words.map(sqlString).join(',')}]::VARCHAR[], ${v} + 1)`;
+        if (words.length <= INLINE_DICT_MAX)
+          stringValue = `list_extract([${words.map(sqlString).join(',')}]::VARCHAR[], ${v} + 1)`;
         else {
           const dictTable = `_dict${table}_v${k}`;
           await engine.exec(`CREATE TABLE ${dictTable} (id INTEGER, str VARCHAR)`);
-          await appendRows(engine.connection, dictTable, [
-            { name: 'id', kind: 'i32' },
-            { name: 'str', kind: 'str' },
-          ], words.map((w, i) => [i, w]));
+          await appendRows(
+            engine.connection,
+            dictTable,
+            [
+              { name: 'id', kind: 'i32' },
+              { name: 'str', kind: 'str' },
+            ],
+            words.map((w, i) => [i, w]),
+          );
           join = ` LEFT JOIN ${dictTable} d ON d.id = ${v}`;
           stringValue = 'd.str';
         }

@@ -115,7 +115,17 @@ export class RecordBatchWriter {
   }
 
   /** A record at buf[off, off + len) of the current page. */
-  add(format: number, id: number, ts: number, cpu: number, utid: number, common: number, where: number, off: number, len: number): void {
+  add(
+    format: number,
+    id: number,
+    ts: number,
+    cpu: number,
+    utid: number,
+    common: number,
+    where: number,
+    off: number,
+    len: number,
+  ): void {
     if (this.count === BATCH_RECORDS) this.flush();
     // Records of a page come in increasing offsets: the copy starts at the first one taken.
     if (this.pageCopy < 0 || off < this.pageCopyBase) this.copyPage(off);
@@ -123,7 +133,16 @@ export class RecordBatchWriter {
   }
 
   /** A record whose text travels on its own (not in a page). */
-  addText(format: number, id: number, ts: number, cpu: number, utid: number, common: number, where: number, text: string): void {
+  addText(
+    format: number,
+    id: number,
+    ts: number,
+    cpu: number,
+    utid: number,
+    common: number,
+    where: number,
+    text: string,
+  ): void {
     if (this.count === BATCH_RECORDS) this.flush();
     const encoded = Buffer.from(text, 'utf8');
     this.reserve(encoded.length);
@@ -137,7 +156,18 @@ export class RecordBatchWriter {
     this.addText(CONTINUATION, 0, 0, 0, 0, COMMON_NULL, 0, text);
   }
 
-  private put(format: number, id: number, ts: number, cpu: number, utid: number, common: number, where: number, at: number, len: number, kind: number): void {
+  private put(
+    format: number,
+    id: number,
+    ts: number,
+    cpu: number,
+    utid: number,
+    common: number,
+    where: number,
+    at: number,
+    len: number,
+    kind: number,
+  ): void {
     const n = this.count++;
     const ints = this.ints;
     const i = n * INTS;

@@ -32,7 +32,11 @@ export class TypedRows {
   private readonly targets = new Map<string, TypedTarget>();
   private readonly dicts: Map<string, number>[];
 
-  constructor(layout: ModelLayout, onChunk: (table: number, data: ChunkData) => void, memory: BufferSource = NEW_BUFFERS) {
+  constructor(
+    layout: ModelLayout,
+    onChunk: (table: number, data: ChunkData) => void,
+    memory: BufferSource = NEW_BUFFERS,
+  ) {
     this.dicts = Array.from({ length: layout.dictCount }, () => new Map<string, number>());
     layout.typed.forEach((t, i) => {
       this.targets.set(t.table, {
@@ -285,7 +289,10 @@ function compileFieldWriter(layout: TypedTableLayout): FieldWriter {
     for (const a of col.aliases) lines.push(`if (v === undefined) v = f[${JSON.stringify(a)}];`);
     lines.push(`if (v === undefined) c.setNull(${i}); else store(c, ${i}, ${col.dict}, v, internIn);`);
   }
-  const make = new Function('store', `return function writeFields_${layout.table}(c, f, internIn) {\n${lines.join('\n')}\n};`);
+  const make = new Function(
+    'store',
+    `return function writeFields_${layout.table}(c, f, internIn) {\n${lines.join('\n')}\n};`,
+  );
   return make(storeFieldValue) as FieldWriter;
 }
 
@@ -294,7 +301,13 @@ function compileFieldWriter(layout: TypedTableLayout): FieldWriter {
  * by (compileFieldWriter, TableRowWriter): strings of VARCHAR columns by
  * dictionary id, numbers as they are, integers printed as text parsed.
  */
-function storeFieldValue(c: ColumnChunk, column: number, dict: number, v: FieldValue, internIn: (dict: number, s: string) => number): void {
+function storeFieldValue(
+  c: ColumnChunk,
+  column: number,
+  dict: number,
+  v: FieldValue,
+  internIn: (dict: number, s: string) => number,
+): void {
   if (dict >= 0) c.setInt(column, internIn(dict, typeof v === 'string' ? v : String(v)));
   else if (typeof v === 'number') c.setNumber(column, v);
   else if (typeof v === 'string') c.set(column, parseIntegerText(v));

@@ -25,10 +25,19 @@ interface Ev {
 async function modelOf(events: Ev[], opts: { maxInterned?: number; text?: boolean } = {}) {
   engine = await openDuckDb(':memory:');
   const store = await ModelStore.create(engine);
-  const rows = new UntypedRows(store.layout, (t, d) => store.append(t, d), SHAPE_TABLE_BASE, 0, undefined, opts.maxInterned);
+  const rows = new UntypedRows(
+    store.layout,
+    (t, d) => store.append(t, d),
+    SHAPE_TABLE_BASE,
+    0,
+    undefined,
+    opts.maxInterned,
+  );
   rows.setBase(1_000_000_000n, opts.text ?? false);
   const names = [...new Set(events.map((e) => e.name))];
-  events.forEach((e, id) => rows.write(id, id * 10, id % 2, 0, names.indexOf(e.name), 1, 0, 100 + id, e.raw ?? null, e.fields));
+  events.forEach((e, id) =>
+    rows.write(id, id * 10, id % 2, 0, names.indexOf(e.name), 1, 0, 100 + id, e.raw ?? null, e.fields),
+  );
   rows.flush();
   await store.finish({
     header: null,
@@ -45,17 +54,38 @@ async function modelOf(events: Ev[], opts: { maxInterned?: number; text?: boolea
     problemCount: 0,
     unparsed: 0,
   });
-  const args = await engine.query<{ arg_set_id: bigint; arg_index: number; key: string; int_value: bigint | null; string_value: string | null; value_type: string }>(
-    'SELECT arg_set_id, arg_index, key, int_value, string_value, value_type FROM args ORDER BY arg_set_id, arg_index',
+  const args = await engine.query<{
+    arg_set_id: bigint;
+    arg_index: number;
+    key: string;
+    int_value: bigint | null;
+    string_value: string | null;
+    value_type: string;
+  }>('SELECT arg_set_id, arg_index, key, int_value, string_value, value_type FROM args ORDER BY arg_set_id, arg_index');
+  const events_ = await engine.query<{
+    id: bigint;
+    ts: bigint;
+    name: string;
+    arg_set_id: bigint | null;
+    raw: string | null;
+    source_where: bigint;
+    common_flags: number;
+  }>('SELECT id, ts, name, arg_set_id, raw, source_where, common_flags FROM ftrace_event ORDER BY id');
+  const tables = await engine.query<{ name: string }>(
+    `SELECT table_name AS name FROM duckdb_tables() WHERE starts_with(table_name, '_shape_') ORDER BY 1`,
   );
-  const events_ = await engine.query<{ id: bigint; ts: bigint; name: string; arg_set_id: bigint | null; raw: string | null; source_where: bigint; common_flags: number }>(
-    'SELECT id, ts, name, arg_set_id, raw, source_where, common_flags FROM ftrace_event ORDER BY id',
-  );
-  const tables = await engine.query<{ name: string }>(`SELECT table_name AS name FROM duckdb_tables() WHERE starts_with(table_name, '_shape_') ORDER BY 1`);
   const [{ n: argsRows }] = await engine.query<{ n: bigint }>('SELECT count(*) AS n FROM _args');
   return {
     args: args.map((r) => [Number(r.arg_set_id), r.arg_index, r.key, r.int_value, r.string_value, r.value_type]),
-    events: events_.map((e) => ({ id: Number(e.id), ts: e.ts, name: e.name, argSet: e.arg_set_id === null ? null : Number(e.arg_set_id), raw: e.raw, where: Number(e.source_where), flags: e.common_flags })),
+    events: events_.map((e) => ({
+      id: Number(e.id),
+      ts: e.ts,
+      name: e.name,
+      argSet: e.arg_set_id === null ? null : Number(e.arg_set_id),
+      raw: e.raw,
+      where: Number(e.source_where),
+      flags: e.common_flags,
+    })),
     shapeTables: tables.length,
     argsRows: Number(argsRows),
     shapes: rows.shapeResults(),
@@ -76,7 +106,15 @@ function expectedArgs(events: Ev[]) {
   );
 }
 
-const kmalloc = (ptr: string, site = 'kmem_cache_alloc_noprof+0x1a2') => ({ call_site: site, ptr, bytes_req: 1024, bytes_alloc: 1024, gfp_flags: 'GFP_KERNEL|__GFP_ZERO', node: -1, accounted: 'false' });
+const kmalloc = (ptr: string, site = 'kmem_cache_alloc_noprof+0x1a2') => ({
+  call_site: site,
+  ptr,
+  bytes_req: 1024,
+  bytes_alloc: 1024,
+  gfp_flags: 'GFP_KERNEL|__GFP_ZERO',
+  node: -1,
+  accounted: 'false',
+});
 
 describe('untyped events: one row per event in a table of its shape', () => {
   it('reads back every field, in order; hex text is stored as its integer and read back as the same text', async () => {
@@ -84,29 +122,60 @@ describe('untyped events: one row per event in a table of its shape', () => {
       { name: 'kmalloc', fields: kmalloc('0xffff888109c64000') },
       { name: 'kmalloc', fields: kmalloc('0xffff888109c64400') },
       { name: 'kfree', fields: { call_site: 'kfree_skb+0x2', ptr: '0x0' } },
-      { name: 'mm_page_alloc', fields: { page: '0x27b01a', pfn: '0x27b01a', order: 0, migratetype: 1, gfp_flags: 'GFP_HIGHUSER_MOVABLE' } },
-      { name: 'big', fields: { all_bits: '0xffffffffffffffff', top: '0x8000000000000000', huge: 9007199254740993n, neg: -5 } },
+      {
+        name: 'mm_page_alloc',
+        fields: { page: '0x27b01a', pfn: '0x27b01a', order: 0, migratetype: 1, gfp_flags: 'GFP_HIGHUSER_MOVABLE' },
+      },
+      {
+        name: 'big',
+        fields: { all_bits: '0xffffffffffffffff', top: '0x8000000000000000', huge: 9007199254740993n, neg: -5 },
+      },
     ];
     const m = await modelOf(events);
     expect(m.args).toEqual(expectedArgs(events));
     expect(m.argsRows).toBe(0);
     expect(m.shapeTables).toBe(4);
-    expect(m.shapes.find((s) => s.fields[0]!.key === 'call_site')!.fields.map((f) => f.kind)).toEqual(['str', 'hex', 'int', 'int', 'str', 'int', 'str']);
+    expect(m.shapes.find((s) => s.fields[0]!.key === 'call_site')!.fields.map((f) => f.kind)).toEqual([
+      'str',
+      'hex',
+      'int',
+      'int',
+      'str',
+      'int',
+      'str',
+    ]);
     // ftrace_event: each event once, with its own id as arg_set_id, its position, flags and absolute ts.
-    expect(m.events).toEqual(events.map((e, id) => ({ id, ts: 1_000_000_000n + BigInt(id * 10), name: e.name, argSet: id, raw: null, where: 100 + id, flags: 1 })));
+    expect(m.events).toEqual(
+      events.map((e, id) => ({
+        id,
+        ts: 1_000_000_000n + BigInt(id * 10),
+        name: e.name,
+        argSet: id,
+        raw: null,
+        where: 100 + id,
+        flags: 1,
+      })),
+    );
   });
 
   it('text that only looks like hex stays text: leading zeros, upper case, no digits', async () => {
-    for (const v of ['0x00ab', '0xAB', '0x', '0x1g', '00000000dbab40df', '0x10000000000000000']) expect(isCanonicalHex(v)).toBe(false);
+    for (const v of ['0x00ab', '0xAB', '0x', '0x1g', '00000000dbab40df', '0x10000000000000000'])
+      expect(isCanonicalHex(v)).toBe(false);
     for (const v of ['0x0', '0xab', '0xffffffffffffffff']) expect(isCanonicalHex(v)).toBe(true);
-    const events: Ev[] = ['0x00ab', '0xAB', '0xab', '00000000dbab40df'].map((ptr) => ({ name: 'kfree', fields: { call_site: 'x', ptr } }));
+    const events: Ev[] = ['0x00ab', '0xAB', '0xab', '00000000dbab40df'].map((ptr) => ({
+      name: 'kfree',
+      fields: { call_site: 'x', ptr },
+    }));
     const m = await modelOf(events);
     expect(m.args).toEqual(expectedArgs(events));
   });
 
   it('a text field whose dictionary is full moves to a shape storing it as text; the views read the same', async () => {
     // Room for 4 strings in all: the call site, the flags, `false` and one pointer-like text.
-    const events: Ev[] = ['00000000dbab40df', '00000000dbab40e0', '00000000dbab40e1', '00000000dbab40df'].map((p) => ({ name: 'kmalloc', fields: kmalloc(p) }));
+    const events: Ev[] = ['00000000dbab40df', '00000000dbab40e0', '00000000dbab40e1', '00000000dbab40df'].map((p) => ({
+      name: 'kmalloc',
+      fields: kmalloc(p),
+    }));
     const m = await modelOf(events, { maxInterned: 4 });
     expect(m.args).toEqual(expectedArgs(events));
     expect(m.argsRows).toBe(0);

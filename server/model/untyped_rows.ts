@@ -205,7 +205,8 @@ export class UntypedRows {
     if (fields !== null) {
       let shape = this.shapeFor(nameId, fields);
       // A text its dictionary cannot take: the shape with that field as text (repeatedly, for several).
-      for (let k: number; shape !== null && shape.hasDict && (k = this.fullDictField(shape, fields)) >= 0; ) shape = this.textVariant(shape, k);
+      for (let k: number; shape !== null && shape.hasDict && (k = this.fullDictField(shape, fields)) >= 0;)
+        shape = this.textVariant(shape, k);
       if (shape !== null) {
         this.writeShapeRow(shape, id, ts, cpu, utid, packCommon(flags, preemptCount), where, raw, fields);
         return;
@@ -241,7 +242,9 @@ export class UntypedRows {
 
   /** The shapes written, with their dictionaries (call after flush()). */
   shapeResults(): ShapeResult[] {
-    return this.shapes.filter((s) => s.declared).map((s) => ({ ...s.decl, dicts: s.dicts.map((d) => (d === null ? null : [...d.keys()])) }));
+    return this.shapes
+      .filter((s) => s.declared)
+      .map((s) => ({ ...s.decl, dicts: s.dicts.map((d) => (d === null ? null : [...d.keys()])) }));
   }
 
   /** The shape of these fields: one of the name's recent ones, else by signature (created on first sight); null when they fit none. */
@@ -292,7 +295,12 @@ export class UntypedRows {
       cols[k] = columns.length;
       columns.push({ name: `v${k}`, kind: kind === KIND_STR ? 'i32' : kind === KIND_TEXT ? 'str' : 'i64' });
     });
-    const decl: ShapeDecl = { table, nameId, fields: keys.map((key, k) => ({ key, kind: KIND_NAMES[kinds[k]!]! })), columns };
+    const decl: ShapeDecl = {
+      table,
+      nameId,
+      fields: keys.map((key, k) => ({ key, kind: KIND_NAMES[kinds[k]!]! })),
+      columns,
+    };
     const shape: Shape = {
       decl,
       sig,
@@ -359,7 +367,17 @@ export class UntypedRows {
     s.chunk.flush();
   }
 
-  private writeShapeRow(s: Shape, id: number, ts: number, cpu: number, utid: number, common: number | null, where: number, raw: string | null, fields: EventFields): void {
+  private writeShapeRow(
+    s: Shape,
+    id: number,
+    ts: number,
+    cpu: number,
+    utid: number,
+    common: number | null,
+    where: number,
+    raw: string | null,
+    fields: EventFields,
+  ): void {
     const c = s.chunk;
     const A = c.arrays;
     const r = c.rows;

@@ -30,12 +30,21 @@ function what(a: PortableAnchor): string {
 }
 
 /** Incoming notes as this trace's notes (not yet stored). */
-export async function planImport(traceId: string, incoming: PortableNote[], resolve: AnchorResolver): Promise<ImportPlan> {
+export async function planImport(
+  traceId: string,
+  incoming: PortableNote[],
+  resolve: AnchorResolver,
+): Promise<ImportPlan> {
   const plan: ImportPlan = { notes: [], reanchored: [], skipped: [] };
   for (const n of incoming) {
     const carried = n.anchor;
     let anchor: NoteAnchor | null = null;
-    const asRange = (): NoteAnchor => ({ kind: 'range', t0: carried.t0, t1: carried.t1, ...(carried.track ? { track: carried.track } : {}) });
+    const asRange = (): NoteAnchor => ({
+      kind: 'range',
+      t0: carried.t0,
+      t1: carried.t1,
+      ...(carried.track ? { track: carried.track } : {}),
+    });
     if (carried.kind !== 'range') {
       const r = await resolve({ ...carried });
       if (!('error' in r) && r.t0 === carried.t0 && r.t1 === carried.t1) {
@@ -43,7 +52,10 @@ export async function planImport(traceId: string, incoming: PortableNote[], reso
       } else {
         const why = 'error' in r ? r.error : `this trace's ${what(carried)} is at another time`;
         anchor = asRange();
-        plan.reanchored.push({ id: n.id, reason: `${why}: anchored to the time range ${carried.t0}-${carried.t1} ns instead` });
+        plan.reanchored.push({
+          id: n.id,
+          reason: `${why}: anchored to the time range ${carried.t0}-${carried.t1} ns instead`,
+        });
       }
     } else {
       anchor = { ...carried };

@@ -46,7 +46,9 @@ export function formatExcerpt(x: ExcerptInput): string {
   out.push(oneLine(x.sentence));
   if (x.values) out.push(`Values: ${oneLine(x.values)}`);
   const facts = [x.trace.kernel ? x.trace.kernel : null, x.trace.cpus ? `${x.trace.cpus} CPUs` : null].filter(Boolean);
-  out.push(`Trace: ${x.trace.name}${facts.length ? ` (${facts.join(', ')})` : ''}, sha256 ${x.trace.id.slice(0, 12)}...`);
+  out.push(
+    `Trace: ${x.trace.name}${facts.length ? ` (${facts.join(', ')})` : ''}, sha256 ${x.trace.id.slice(0, 12)}...`,
+  );
   out.push('');
   if (x.lines.length) {
     out.push(...x.lines);
@@ -81,9 +83,12 @@ export function measuredLine(f: {
   if (f.comm !== null || f.tid !== null) parts.push(`task=${f.comm ?? '?'}-${f.tid ?? '?'}`);
   for (const [k, v] of Object.entries(f.values)) {
     if (v === null || v === undefined || v === false) continue;
-    const s = /_ns$/.test(k) && (typeof v === 'number' || typeof v === 'bigint' || /^\d+$/.test(String(v)))
-      ? formatNs(Number(v))
-      : typeof v === 'object' ? JSON.stringify(v) : String(v);
+    const s =
+      /_ns$/.test(k) && (typeof v === 'number' || typeof v === 'bigint' || /^\d+$/.test(String(v)))
+        ? formatNs(Number(v))
+        : typeof v === 'object'
+          ? JSON.stringify(v)
+          : String(v);
     parts.push(`${k}=${/\s/.test(s) ? JSON.stringify(s) : s}`);
   }
   return parts.join(' ');
@@ -113,7 +118,9 @@ export function valuesInWords(values: Record<string, unknown>): string {
       continue;
     }
     if (k === 'priority_steps' && Array.isArray(v)) {
-      parts.push(`priority steps ${v.map((x: { priority?: unknown; at_ns?: unknown }) => `${x.priority} at +${formatNs(Number(x.at_ns))}`).join(', ')}`);
+      parts.push(
+        `priority steps ${v.map((x: { priority?: unknown; at_ns?: unknown }) => `${x.priority} at +${formatNs(Number(x.at_ns))}`).join(', ')}`,
+      );
       continue;
     }
     if (Array.isArray(v) && v.every((x) => x && typeof x === 'object' && 'comm' in (x as object))) {
@@ -129,7 +136,9 @@ export function valuesInWords(values: Record<string, unknown>): string {
       continue;
     }
     if (typeof v === 'number' || typeof v === 'bigint') {
-      parts.push(`${name} ${typeof v === 'number' && !Number.isInteger(v) ? String(v) : BigInt(v).toLocaleString('en')}`);
+      parts.push(
+        `${name} ${typeof v === 'number' && !Number.isInteger(v) ? String(v) : BigInt(v).toLocaleString('en')}`,
+      );
       continue;
     }
     if (typeof v === 'object') {
@@ -187,7 +196,13 @@ export interface ExportNote extends Note {
   link: string;
 }
 
-export function formatMarkdown(x: { trace: ExcerptTrace & { eventsTotal?: number }; findings: ExportFinding[]; notes: ExportNote[]; exportedAt: string; link: string }): string {
+export function formatMarkdown(x: {
+  trace: ExcerptTrace & { eventsTotal?: number };
+  findings: ExportFinding[];
+  notes: ExportNote[];
+  exportedAt: string;
+  link: string;
+}): string {
   const out: string[] = [];
   out.push(`# stallscope: ${mdInline(x.trace.name)}`, '');
   out.push(`- trace: \`${x.trace.id}\``);
@@ -203,7 +218,14 @@ export function formatMarkdown(x: { trace: ExcerptTrace & { eventsTotal?: number
     out.push(`### ${mdInline(detector)} (${list.length})`, '');
     out.push('| # | severity | start | duration | finding | measured |', '| --: | --- | --: | --: | --- | --- |');
     for (const f of list) {
-      out.push(`| [${f.index}](${f.link}) | ${f.severity} | ${formatAbs(BigInt(f.ts_ns))} | ${formatNs(f.dur)} | ${mdCell(f.title)} | ${mdCell(measuredLine({ ...f, ts_ns: f.ts_ns, dur_ns: f.dur_ns }).split(' ').slice(2).join(' '))} |`);
+      out.push(
+        `| [${f.index}](${f.link}) | ${f.severity} | ${formatAbs(BigInt(f.ts_ns))} | ${formatNs(f.dur)} | ${mdCell(f.title)} | ${mdCell(
+          measuredLine({ ...f, ts_ns: f.ts_ns, dur_ns: f.dur_ns })
+            .split(' ')
+            .slice(2)
+            .join(' '),
+        )} |`,
+      );
     }
     out.push('');
   }

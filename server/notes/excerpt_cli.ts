@@ -61,10 +61,15 @@ export function parseSelection(text: string, base: bigint): Selection {
     const a = secondsToNs(abs[1]!);
     const b = secondsToNs(abs[2]!);
     if (b <= a) throw new ExcerptError('the range must end after it starts');
-    if (a < base) throw new ExcerptError(`the range starts before the trace (its first event is at ${base / 1_000_000_000n}.${(base % 1_000_000_000n).toString().padStart(9, '0')} s)`);
+    if (a < base)
+      throw new ExcerptError(
+        `the range starts before the trace (its first event is at ${base / 1_000_000_000n}.${(base % 1_000_000_000n).toString().padStart(9, '0')} s)`,
+      );
     return { kind: 'range', t0: a - base, t1: b - base };
   }
-  throw new ExcerptError(`SEL must be finding:<id>, event:<id>, sched:<id>, state:<id>, slice:<id>, t0=<ns>,t1=<ns>, <sec>-<sec> or a share link; got ${text}`);
+  throw new ExcerptError(
+    `SEL must be finding:<id>, event:<id>, sched:<id>, state:<id>, slice:<id>, t0=<ns>,t1=<ns>, <sec>-<sec> or a share link; got ${text}`,
+  );
 }
 
 async function openTrace(engine: Engine): Promise<OpenTrace> {
@@ -72,7 +77,11 @@ async function openTrace(engine: Engine): Promise<OpenTrace> {
     `SELECT (SELECT TRY_CAST(value AS BIGINT) FROM trace_info WHERE key = 'first_ts') AS a, (SELECT TRY_CAST(value AS BIGINT) FROM trace_info WHERE key = 'last_ts') AS z`,
   );
   const tables = new Set(
-    (await engine.query<{ n: string }>(`SELECT table_name AS n FROM duckdb_tables() UNION SELECT view_name FROM duckdb_views()`)).map((r) => r.n),
+    (
+      await engine.query<{ n: string }>(
+        `SELECT table_name AS n FROM duckdb_tables() UNION SELECT view_name FROM duckdb_views()`,
+      )
+    ).map((r) => r.n),
   );
   return {
     meta: { base: b?.a ?? 0n, last: b?.z ?? 0n, maxDur: { sched_slice: 0n, thread_state: 0n, slice: 0n }, tables },
@@ -89,7 +98,8 @@ export async function excerptForFile(
   const { summary, dbPath, id } = await ingestFile(file, { dataDir });
   const library = await TraceLibrary.open(dataDir);
   try {
-    const sel0 = /^finding:/.test(selText.trim()) || /sel=finding/.test(selText) ? await library.findings(id) : { findings: [] };
+    const sel0 =
+      /^finding:/.test(selText.trim()) || /sel=finding/.test(selText) ? await library.findings(id) : { findings: [] };
     const engine = await openDuckDb(dbPath, { readOnly: true });
     try {
       const tr = await openTrace(engine);
@@ -98,16 +108,28 @@ export async function excerptForFile(
       try {
         r = await resolveSelection(tr, sel0.findings, selection, opts.maxLines ?? 200);
       } catch (e) {
-        if ((e as Error).name === 'SelectionNotFound') throw new ExcerptError(`${summary.name}: ${(e as Error).message}`);
+        if ((e as Error).name === 'SelectionNotFound')
+          throw new ExcerptError(`${summary.name}: ${(e as Error).message}`);
         throw e;
       }
-      const notes = (await new NotesStore(join(dataDir, 'notes')).list(id)).filter((n) =>
-        r.sel !== null && (n.anchor.kind === 'finding' ? `finding:${n.anchor.finding}` : n.anchor.kind === 'event' ? `event:${n.anchor.event}` : n.anchor.ref) === r.sel,
+      const notes = (await new NotesStore(join(dataDir, 'notes')).list(id)).filter(
+        (n) =>
+          r.sel !== null &&
+          (n.anchor.kind === 'finding'
+            ? `finding:${n.anchor.finding}`
+            : n.anchor.kind === 'event'
+              ? `event:${n.anchor.event}`
+              : n.anchor.ref) === r.sel,
       );
       const origin = parsePublicUrl(opts.publicUrl ?? 'http://127.0.0.1:7420');
       const link = `${origin}/${shareSearch({ trace: id, t0: r.window.t0, t1: r.window.t1, sel: r.sel, note: notes.length === 1 ? notes[0]!.id : null })}`;
       return formatExcerpt({
-        trace: { id, name: summary.name, kernel: (summary.meta?.kernel as string | undefined) ?? null, cpus: summary.cpus },
+        trace: {
+          id,
+          name: summary.name,
+          kernel: (summary.meta?.kernel as string | undefined) ?? null,
+          cpus: summary.cpus,
+        },
         sentence: r.sentence,
         values: r.values,
         lines: r.lines,

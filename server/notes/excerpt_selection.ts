@@ -49,7 +49,12 @@ export function windowAround(ts: number, dur: number): { t0: number; t1: number 
   return { t0: Math.max(0, Math.floor(ts - pad)), t1: Math.ceil(ts + d + pad) };
 }
 
-export async function resolveSelection(tr: OpenTrace, findings: readonly FindingLike[], s: Selection, maxLines: number): Promise<Resolved> {
+export async function resolveSelection(
+  tr: OpenTrace,
+  findings: readonly FindingLike[],
+  s: Selection,
+  maxLines: number,
+): Promise<Resolved> {
   const base = tr.meta.base;
   const linesOf = async (ids: bigint[]) => (await lookupEvents(tr, ids.slice(0, maxLines))).map((e) => e.line);
   if (s.kind === 'finding') {
@@ -81,8 +86,13 @@ export async function resolveSelection(tr: OpenTrace, findings: readonly Finding
     let where = `ts >= ${base + s.t0} AND ts <= ${base + s.t1}`;
     const tm = s.track ? /^(cpu|thread)[#:](\d{1,9})$/.exec(s.track) : null;
     if (tm) where += tm[1] === 'cpu' ? ` AND cpu = ${Number(tm[2])}` : ` AND utid = ${Number(tm[2])}`;
-    const rows = await tr.query<{ id: bigint }>(`SELECT id FROM ftrace_event WHERE ${where} ORDER BY ts, id LIMIT ${Math.min(maxLines, MAX_EXCERPT_EVENTS) + 1}`);
-    const [cnt] = rows.length > Math.min(maxLines, MAX_EXCERPT_EVENTS) ? await tr.query<{ n: bigint }>(`SELECT count(*) AS n FROM ftrace_event WHERE ${where}`) : [{ n: BigInt(rows.length) }];
+    const rows = await tr.query<{ id: bigint }>(
+      `SELECT id FROM ftrace_event WHERE ${where} ORDER BY ts, id LIMIT ${Math.min(maxLines, MAX_EXCERPT_EVENTS) + 1}`,
+    );
+    const [cnt] =
+      rows.length > Math.min(maxLines, MAX_EXCERPT_EVENTS)
+        ? await tr.query<{ n: bigint }>(`SELECT count(*) AS n FROM ftrace_event WHERE ${where}`)
+        : [{ n: BigInt(rows.length) }];
     const total = Number(cnt?.n ?? rows.length);
     const on = s.track ? ` on ${s.track.replace(':', '#')}` : '';
     return {
@@ -103,9 +113,16 @@ export async function resolveSelection(tr: OpenTrace, findings: readonly Finding
   const ts = Number((row.ts as bigint) - base);
   const dur = Number(row.dur ?? 0);
   const who = `${String(row.thread_name ?? '?')} ${String(row.tid ?? '?')}`;
-  const what = table === 'slice' ? `${String(row.name ?? '')} (${String(row.category ?? 'slice')})` : table === 'sched_slice' ? 'running' : `in state ${String(row.state ?? '')}`;
+  const what =
+    table === 'slice'
+      ? `${String(row.name ?? '')} (${String(row.category ?? 'slice')})`
+      : table === 'sched_slice'
+        ? 'running'
+        : `in state ${String(row.state ?? '')}`;
   const refs = table === 'slice' ? [row.begin_id, row.end_id] : table === 'thread_state' ? [row.waker_id] : [row.id];
-  const ids = refs.filter((v): v is bigint | number => typeof v === 'bigint' || typeof v === 'number').map((v) => BigInt(v));
+  const ids = refs
+    .filter((v): v is bigint | number => typeof v === 'bigint' || typeof v === 'number')
+    .map((v) => BigInt(v));
   return {
     sel: `${s.kind}:${s.id}`,
     sentence: `${who} ${what} for ${dur < 0 ? 'the rest of the trace' : formatNs(dur)}, from ${formatAbs(row.ts as bigint)}${row.cpu !== undefined && row.cpu !== null ? ` on CPU ${String(row.cpu)}` : ''}.`,

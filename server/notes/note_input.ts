@@ -19,19 +19,22 @@ function isObj(v: unknown): v is Obj {
 }
 
 function onlyKeys(o: Obj, allowed: readonly string[], what: string): void {
-  for (const k of Object.keys(o)) if (!allowed.includes(k)) throw new NoteInputError(`${what}: unknown field ${JSON.stringify(k.slice(0, 40))}`);
+  for (const k of Object.keys(o))
+    if (!allowed.includes(k)) throw new NoteInputError(`${what}: unknown field ${JSON.stringify(k.slice(0, 40))}`);
 }
 
 function nonNegInt(v: unknown, what: string): number {
   if (typeof v === 'string' && /^\d{1,16}$/.test(v)) v = Number(v);
-  if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 0) throw new NoteInputError(`${what} must be a non-negative integer`);
+  if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 0)
+    throw new NoteInputError(`${what} must be a non-negative integer`);
   return v;
 }
 
 /** Note text: a string, at most NOTE_LIMITS.textChars, control characters other than tab/newline removed, not blank. */
 export function parseText(v: unknown): string {
   if (typeof v !== 'string') throw new NoteInputError('text must be a string');
-  if (v.length > NOTE_LIMITS.textChars) throw new NoteInputError(`text is too long (${v.length} characters, at most ${NOTE_LIMITS.textChars})`);
+  if (v.length > NOTE_LIMITS.textChars)
+    throw new NoteInputError(`text is too long (${v.length} characters, at most ${NOTE_LIMITS.textChars})`);
   const text = v.replace(/\r\n?/g, '\n').replace(/[\u0000-\u0008\u000b-\u001f\u007f]/g, '');
   if (!text.trim()) throw new NoteInputError('text is empty');
   return text;
@@ -41,7 +44,8 @@ export function parseAuthor(v: unknown): string {
   if (typeof v !== 'string') throw new NoteInputError('author must be a string (the name you set once)');
   const a = v.replace(/[\u0000-\u001f\u007f]/g, '').trim();
   if (!a) throw new NoteInputError('author is empty: set your name first');
-  if (a.length > NOTE_LIMITS.authorChars) throw new NoteInputError(`author is too long (at most ${NOTE_LIMITS.authorChars} characters)`);
+  if (a.length > NOTE_LIMITS.authorChars)
+    throw new NoteInputError(`author is too long (at most ${NOTE_LIMITS.authorChars} characters)`);
   return a;
 }
 
@@ -52,7 +56,10 @@ export function parseAuthor(v: unknown): string {
 export function parseAnchor(v: unknown): NoteAnchor {
   if (!isObj(v)) throw new NoteInputError('anchor must be an object {kind: "finding"|"event"|"range", ...}');
   const track = v.track === undefined || v.track === null ? undefined : v.track;
-  if (track !== undefined && (typeof track !== 'string' || track.length > NOTE_LIMITS.trackChars || !TRACK_URI_RE.test(track))) {
+  if (
+    track !== undefined &&
+    (typeof track !== 'string' || track.length > NOTE_LIMITS.trackChars || !TRACK_URI_RE.test(track))
+  ) {
     throw new NoteInputError('anchor.track must be a track uri like cpu#0 or thread#12');
   }
   const withTrack = <T extends object>(a: T): T => (track === undefined ? a : { ...a, track });
@@ -70,7 +77,8 @@ export function parseAnchor(v: unknown): NoteAnchor {
       if (t1 < t0) throw new NoteInputError('anchor.t1 must not be before anchor.t0');
       let ref: string | undefined;
       if (v.ref !== undefined && v.ref !== null) {
-        if (typeof v.ref !== 'string' || !ROW_REF_RE.test(v.ref)) throw new NoteInputError('anchor.ref must look like slice:12, sched:3 or state:7');
+        if (typeof v.ref !== 'string' || !ROW_REF_RE.test(v.ref))
+          throw new NoteInputError('anchor.ref must look like slice:12, sched:3 or state:7');
         ref = v.ref;
       }
       return withTrack({ kind: 'range' as const, t0, t1, ...(ref ? { ref } : {}) });

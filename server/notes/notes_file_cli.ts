@@ -14,7 +14,11 @@ import { TraceLibrary } from '../ingest/library.ts';
 import { ANNOTATIONS_MAX_BYTES } from '../../shared/links/annotations_file.ts';
 import type { FastifyInstance } from 'fastify';
 
-async function withTrace<T>(file: string, dataDir: string | undefined, fn: (app: FastifyInstance, id: string) => Promise<T>): Promise<T> {
+async function withTrace<T>(
+  file: string,
+  dataDir: string | undefined,
+  fn: (app: FastifyInstance, id: string) => Promise<T>,
+): Promise<T> {
   const library = await TraceLibrary.open(resolveDataDir(dataDir));
   try {
     const rec = await library.ingest(file, { name: path.basename(file) });
@@ -30,11 +34,15 @@ async function withTrace<T>(file: string, dataDir: string | undefined, fn: (app:
   }
 }
 
-export async function exportNotesFile(file: string, opts: { dataDir?: string; output?: string }): Promise<{ path: string; notes: number; name: string }> {
+export async function exportNotesFile(
+  file: string,
+  opts: { dataDir?: string; output?: string },
+): Promise<{ path: string; notes: number; name: string }> {
   return withTrace(file, opts.dataDir, async (app, id) => {
     const r = await app.inject({ url: `/api/traces/${id}/annotations` });
     if (r.statusCode !== 200) throw new Error(r.json().error ?? `HTTP ${r.statusCode}`);
-    const name = /filename="([^"]+)"/.exec(String(r.headers['content-disposition']))?.[1] ?? 'trace.stallscope-notes.json';
+    const name =
+      /filename="([^"]+)"/.exec(String(r.headers['content-disposition']))?.[1] ?? 'trace.stallscope-notes.json';
     const out = opts.output ?? name;
     await writeFile(out, r.body);
     const doc = r.json() as { notes: unknown[]; trace: { name: string } };
@@ -43,16 +51,35 @@ export async function exportNotesFile(file: string, opts: { dataDir?: string; ou
 }
 
 export type ImportResult =
-  | { ok: true; answer: { added: number; existing: number; reanchored: Array<{ id: string; reason: string }>; skipped: Array<{ id: string; reason: string }> } }
+  | {
+      ok: true;
+      answer: {
+        added: number;
+        existing: number;
+        reanchored: Array<{ id: string; reason: string }>;
+        skipped: Array<{ id: string; reason: string }>;
+      };
+    }
   | { ok: false; error: string };
 
-export async function importNotesFile(file: string, notesPath: string, opts: { dataDir?: string }): Promise<ImportResult> {
+export async function importNotesFile(
+  file: string,
+  notesPath: string,
+  opts: { dataDir?: string },
+): Promise<ImportResult> {
   const size = (await stat(notesPath)).size;
-  if (size > ANNOTATIONS_MAX_BYTES) return { ok: false, error: `too large for a notes file (${size} bytes, at most ${ANNOTATIONS_MAX_BYTES})` };
+  if (size > ANNOTATIONS_MAX_BYTES)
+    return { ok: false, error: `too large for a notes file (${size} bytes, at most ${ANNOTATIONS_MAX_BYTES})` };
   const text = await readFile(notesPath, 'utf8');
   return withTrace(file, opts.dataDir, async (app, id) => {
-    const r = await app.inject({ method: 'POST', url: `/api/traces/${id}/annotations`, headers: { 'content-type': 'application/json' }, payload: text });
-    if (r.statusCode !== 200) return { ok: false, error: (r.json() as { error?: string }).error ?? `HTTP ${r.statusCode}` };
+    const r = await app.inject({
+      method: 'POST',
+      url: `/api/traces/${id}/annotations`,
+      headers: { 'content-type': 'application/json' },
+      payload: text,
+    });
+    if (r.statusCode !== 200)
+      return { ok: false, error: (r.json() as { error?: string }).error ?? `HTTP ${r.statusCode}` };
     return { ok: true, answer: r.json() };
   });
 }

@@ -11,12 +11,20 @@ import { NOTE_LIMITS, NotesLimitError, NotesStore, type Note } from './notes_sto
 
 const TRACE = 'c'.repeat(64);
 const dirs: string[] = [];
-afterAll(() => { for (const d of dirs) fs.rmSync(d, { recursive: true, force: true }); });
+afterAll(() => {
+  for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
+});
 
 function theirs(i: number, text = `from the link ${i}`): Note {
   return {
-    id: `L${String(i).padStart(21, '0')}`, trace: TRACE, anchor: { kind: 'range', t0: i, t1: i + 10 }, text, author: 'Alice',
-    created_at: '2024-05-01T10:00:00.000Z', updated_at: '2024-05-02T11:00:00.000Z', version: 3,
+    id: `L${String(i).padStart(21, '0')}`,
+    trace: TRACE,
+    anchor: { kind: 'range', t0: i, t1: i + 10 },
+    text,
+    author: 'Alice',
+    created_at: '2024-05-01T10:00:00.000Z',
+    updated_at: '2024-05-02T11:00:00.000Z',
+    version: 3,
   };
 }
 
@@ -29,7 +37,11 @@ describe('importNotes', () => {
     const mine = await store.create(TRACE, { anchor: { kind: 'range', t0: 0, t1: 1 }, text: 'mine', author: 'Bob' });
     const lines = () => (fs.existsSync(log) ? fs.readFileSync(log, 'utf8').split('\n').filter(Boolean).length : 0);
     const before = lines();
-    const r = await store.importNotes(TRACE, [theirs(1), theirs(2), { ...theirs(3), id: mine.id, text: 'an impostor with my id' }]);
+    const r = await store.importNotes(TRACE, [
+      theirs(1),
+      theirs(2),
+      { ...theirs(3), id: mine.id, text: 'an impostor with my id' },
+    ]);
     expect(r.added.map((n) => n.id)).toEqual([theirs(1).id, theirs(2).id]);
     expect(r.existing.map((n) => n.text)).toEqual(['mine']);
     expect(lines() - before).toBe(2);

@@ -18,7 +18,9 @@ import { NotesStore, newNoteId, type NewNote } from './notes_store.ts';
 const TRACE = 'e'.repeat(64);
 const range = (t0: number): NewNote['anchor'] => ({ kind: 'range', t0, t1: t0 + 1 });
 const dirs: string[] = [];
-afterAll(() => { for (const d of dirs) fs.rmSync(d, { recursive: true, force: true }); });
+afterAll(() => {
+  for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
+});
 
 function fresh(): { dir: string; store: NotesStore } {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'stallscope-notes-log-'));
@@ -49,7 +51,8 @@ describe('notes on disk', () => {
       expect(size(snap)).toBe(snapSize);
     }
     // Past 64 KiB of log (and the snapshot's size), a write folds it into a new snapshot.
-    for (let i = 41; size(log) > 0 && i < 2000; i++) await store.create(TRACE, { anchor: range(i), text: `bulk ${i} ${'y'.repeat(300)}`, author: 'b' });
+    for (let i = 41; size(log) > 0 && i < 2000; i++)
+      await store.create(TRACE, { anchor: range(i), text: `bulk ${i} ${'y'.repeat(300)}`, author: 'b' });
     expect(size(log)).toBe(0);
     expect(fs.statSync(snap).ino).not.toBe(snapIno);
     const all = await store.list(TRACE);
@@ -62,8 +65,20 @@ describe('notes on disk', () => {
   it('reads a notes file written before the change log (no seq), and keeps adding to it', async () => {
     const { dir } = fresh();
     const old = {
-      format: 'stallscope-notes', version: 1,
-      notes: [{ id: newNoteId(), trace: TRACE, anchor: { kind: 'range', t0: 1, t1: 2 }, text: 'from 2025', author: 'grace', created_at: '2025-11-22T08:31:00.000Z', updated_at: '2025-11-22T08:31:00.000Z', version: 3 }],
+      format: 'stallscope-notes',
+      version: 1,
+      notes: [
+        {
+          id: newNoteId(),
+          trace: TRACE,
+          anchor: { kind: 'range', t0: 1, t1: 2 },
+          text: 'from 2025',
+          author: 'grace',
+          created_at: '2025-11-22T08:31:00.000Z',
+          updated_at: '2025-11-22T08:31:00.000Z',
+          version: 3,
+        },
+      ],
     };
     fs.writeFileSync(path.join(dir, `${TRACE}.json`), JSON.stringify(old, null, 1));
     const store = new NotesStore(dir);
@@ -71,7 +86,10 @@ describe('notes on disk', () => {
     const edited = await store.update(TRACE, old.notes[0]!.id, 3, { text: 'from 2025, edited' });
     expect(edited.version).toBe(4);
     await store.create(TRACE, { anchor: range(5), text: 'new', author: 'ada' });
-    expect((await new NotesStore(dir).list(TRACE)).map((n) => [n.text, n.version])).toEqual([['from 2025, edited', 4], ['new', 1]]);
+    expect((await new NotesStore(dir).list(TRACE)).map((n) => [n.text, n.version])).toEqual([
+      ['from 2025, edited', 4],
+      ['new', 1],
+    ]);
   });
 
   it('a torn last line (a crash mid-append) is cut off; the change before it and later writes are kept', async () => {
@@ -96,7 +114,8 @@ describe('notes on disk', () => {
     const stale = fs.readFileSync(log); // holds "v2"
     // Grow the log until a write folds it into the snapshot, editing the note to v3 on the way.
     await store.update(TRACE, n.id, 2, { text: 'v3' });
-    for (let i = 0; size(log) > 0 && i < 2000; i++) await store.create(TRACE, { anchor: range(i + 1), text: 'z'.repeat(400), author: 'b' });
+    for (let i = 0; size(log) > 0 && i < 2000; i++)
+      await store.create(TRACE, { anchor: range(i + 1), text: 'z'.repeat(400), author: 'b' });
     expect(size(log)).toBe(0);
     fs.writeFileSync(log, stale); // as if the crash came between the snapshot's rename and the log's removal
     expect((await new NotesStore(dir).get(TRACE, n.id))!.text).toBe('v3');
@@ -116,7 +135,9 @@ describe('notes on disk', () => {
   it('many clients at once: every note kept, on disk too', async () => {
     const { dir, store } = fresh();
     await store.create(TRACE, { anchor: range(0), text: 'first', author: 'a' });
-    const writes = Array.from({ length: 200 }, (_, i) => store.create(TRACE, { anchor: range(i + 1), text: `c${i}`, author: `client${i % 20}` }));
+    const writes = Array.from({ length: 200 }, (_, i) =>
+      store.create(TRACE, { anchor: range(i + 1), text: `c${i}`, author: `client${i % 20}` }),
+    );
     await Promise.all(writes);
     expect(await new NotesStore(dir).list(TRACE)).toHaveLength(201);
   });
@@ -132,7 +153,9 @@ describe('a full disk', () => {
     dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'stallscope-enospc-'));
     dirs.push(dataDir);
     library = await TraceLibrary.open(dataDir);
-    traceId = (await library.ingest(path.resolve(import.meta.dirname, '../../fixtures/reclaim_kswapd.v7.dat'), { name: 'r.dat' })).id;
+    traceId = (
+      await library.ingest(path.resolve(import.meta.dirname, '../../fixtures/reclaim_kswapd.v7.dat'), { name: 'r.dat' })
+    ).id;
     ({ app } = await buildApi({ library: library as unknown as LibraryLike, appDir: path.join(dataDir, 'no-app') }));
   }, 120_000);
   afterAll(async () => {
@@ -142,7 +165,13 @@ describe('a full disk', () => {
 
   it('a note that cannot be written (ENOSPC) is answered 507 in plain words, no server path; nothing half-saved', async () => {
     const json = { 'content-type': 'application/json' };
-    const post = (text: string) => app.inject({ method: 'POST', url: `/api/traces/${traceId}/notes`, headers: json, payload: { anchor: { kind: 'range', t0: 0, t1: 5 }, text, author: 'a' } });
+    const post = (text: string) =>
+      app.inject({
+        method: 'POST',
+        url: `/api/traces/${traceId}/notes`,
+        headers: json,
+        payload: { anchor: { kind: 'range', t0: 0, t1: 5 }, text, author: 'a' },
+      });
     expect((await post('kept')).statusCode).toBe(201);
     // The change log on a device that is always full.
     const log = path.join(dataDir, 'notes', `${traceId}.log.jsonl`);

@@ -9,7 +9,10 @@ const range = (t0: number, t1: number): NewNote['anchor'] => ({ kind: 'range', t
 
 /** The notes the files hold, read without the store: the snapshot's, then each logged change after its seq. */
 function notesOnDisk(dir: string, trace: string): Array<{ id: string; text: string }> {
-  const snap = JSON.parse(readFileSync(join(dir, `${trace}.json`), 'utf8')) as { seq?: number; notes: Array<{ id: string; text: string }> };
+  const snap = JSON.parse(readFileSync(join(dir, `${trace}.json`), 'utf8')) as {
+    seq?: number;
+    notes: Array<{ id: string; text: string }>;
+  };
   const notes = new Map(snap.notes.map((n) => [n.id, n]));
   let log = '';
   try {
@@ -48,7 +51,9 @@ describe('NotesStore', () => {
   it('keeps every note when two clients add many at the same time', async () => {
     const { dir, notes } = store();
     const client = (who: string) =>
-      Array.from({ length: 60 }, (_, i) => notes.create(TRACE, { anchor: range(i, i + 1), text: `${who} ${i}`, author: who }));
+      Array.from({ length: 60 }, (_, i) =>
+        notes.create(TRACE, { anchor: range(i, i + 1), text: `${who} ${i}`, author: who }),
+      );
     const created = await Promise.all([...client('alice'), ...client('bob')]);
     expect(new Set(created.map((n) => n.id)).size).toBe(120);
     const listed = await notes.list(TRACE);
@@ -57,7 +62,11 @@ describe('NotesStore', () => {
     expect(listed.filter((n) => n.author === 'bob')).toHaveLength(60);
     // ...and so do the files on disk (snapshot, then the change log after it: read here on their own),
     // with no temporary files left behind.
-    expect(notesOnDisk(dir, TRACE).map((n) => n.text).sort()).toEqual(created.map((n) => n.text).sort());
+    expect(
+      notesOnDisk(dir, TRACE)
+        .map((n) => n.text)
+        .sort(),
+    ).toEqual(created.map((n) => n.text).sort());
     expect(readdirSync(dir).filter((n) => !n.startsWith(TRACE) || n.endsWith('.tmp'))).toEqual([]);
     expect(await new NotesStore(dir).list(TRACE)).toHaveLength(120);
   });
@@ -87,11 +96,25 @@ describe('NotesStore', () => {
 
   it('never turns a malformed trace or note id into a path', async () => {
     const { notes } = store();
-    for (const bad of ['../../etc/passwd', `${TRACE}/../x`, TRACE.toUpperCase(), '', 'c'.repeat(63), `${'c'.repeat(64)}.json`]) {
+    for (const bad of [
+      '../../etc/passwd',
+      `${TRACE}/../x`,
+      TRACE.toUpperCase(),
+      '',
+      'c'.repeat(63),
+      `${'c'.repeat(64)}.json`,
+    ]) {
       expect(() => notes.fileOf(bad), bad).toThrow(/not a trace id/);
       await expect(notes.list(bad)).rejects.toThrow(/not a trace id/);
     }
-    for (const bad of ['../../../etc/passwd', '..', 'a'.repeat(21), 'a'.repeat(23), 'aaaaaaaaaaaaaaaaaaaa/.', '%2e%2e%2faaaaaaaaaaaaaaa']) {
+    for (const bad of [
+      '../../../etc/passwd',
+      '..',
+      'a'.repeat(21),
+      'a'.repeat(23),
+      'aaaaaaaaaaaaaaaaaaaa/.',
+      '%2e%2e%2faaaaaaaaaaaaaaa',
+    ]) {
       expect(isNoteId(bad), bad).toBe(false);
       expect(await notes.get(TRACE, bad)).toBeNull();
     }

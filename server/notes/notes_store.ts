@@ -66,8 +66,13 @@ export class NoteNotFoundError extends Error {
 
 /** An edit or delete named a version that is no longer current. `current` is the note as it is now. */
 export class ConflictError extends Error {
-  constructor(readonly current: Note, given: number) {
-    super(`note ${current.id} was changed by ${current.author} meanwhile (you edited version ${given}, it is now version ${current.version})`);
+  constructor(
+    readonly current: Note,
+    given: number,
+  ) {
+    super(
+      `note ${current.id} was changed by ${current.author} meanwhile (you edited version ${given}, it is now version ${current.version})`,
+    );
     this.name = 'ConflictError';
   }
 }
@@ -110,7 +115,10 @@ export class NotesStore {
   private readonly loaded = new Map<string, Promise<TraceNotes>>();
   private tmpCounter = 0;
 
-  constructor(readonly dir: string, private readonly clock: () => Date = () => new Date()) {
+  constructor(
+    readonly dir: string,
+    private readonly clock: () => Date = () => new Date(),
+  ) {
     removeDeadWritersTemp(dir);
   }
 
@@ -138,7 +146,8 @@ export class NotesStore {
 
   async create(traceId: string, input: NewNote): Promise<Note> {
     return this.mutate(traceId, (notes) => {
-      if (notes.size >= NOTE_LIMITS.notesPerTrace) throw new NotesLimitError(`this trace already has ${notes.size} notes (the limit)`);
+      if (notes.size >= NOTE_LIMITS.notesPerTrace)
+        throw new NotesLimitError(`this trace already has ${notes.size} notes (the limit)`);
       const now = this.clock().toISOString();
       const note: Note = {
         id: newNoteId(),
@@ -191,7 +200,9 @@ export class NotesStore {
         added.set(n.id, { ...n, trace: traceId, anchor: { ...n.anchor } });
       }
       if (notes.size + added.size > NOTE_LIMITS.notesPerTrace) {
-        throw new NotesLimitError(`this trace has ${notes.size} notes: ${added.size} more would pass the limit of ${NOTE_LIMITS.notesPerTrace}`);
+        throw new NotesLimitError(
+          `this trace has ${notes.size} notes: ${added.size} more would pass the limit of ${NOTE_LIMITS.notesPerTrace}`,
+        );
       }
       // One change per note (one line each in the log), written together.
       return { puts: [...added.values()], result: { added: [...added.values()], existing } };
@@ -214,7 +225,10 @@ export class NotesStore {
    * is on disk. A failed write fails every change not yet on disk, and the
    * notes are read again from disk next time.
    */
-  private async mutate<T>(traceId: string, fn: (notes: Map<string, Note>) => { put?: Note; puts?: Note[]; del?: string; result: T }): Promise<T> {
+  private async mutate<T>(
+    traceId: string,
+    fn: (notes: Map<string, Note>) => { put?: Note; puts?: Note[]; del?: string; result: T },
+  ): Promise<T> {
     this.fileOf(traceId);
     for (;;) {
       const t = await this.load(traceId);
@@ -323,7 +337,16 @@ export class NotesStore {
 
   /** The snapshot, then the log's changes after it; a torn last line is cut off the log. */
   private async read(traceId: string, file: string): Promise<TraceNotes> {
-    const t: TraceNotes = { notes: new Map(), seq: 0, hasSnapshot: false, snapshotBytes: 0, logBytes: 0, pending: [], flushing: false, dead: false };
+    const t: TraceNotes = {
+      notes: new Map(),
+      seq: 0,
+      hasSnapshot: false,
+      snapshotBytes: 0,
+      logBytes: 0,
+      pending: [],
+      flushing: false,
+      dead: false,
+    };
     let text: string | null = null;
     try {
       text = await fs.readFile(file, 'utf8');
@@ -332,7 +355,8 @@ export class NotesStore {
     }
     if (text !== null) {
       const parsed = JSON.parse(text) as NotesFile;
-      if (parsed?.format !== 'stallscope-notes' || !Array.isArray(parsed.notes)) throw new Error(`${path.basename(file)}: not a stallscope notes file`);
+      if (parsed?.format !== 'stallscope-notes' || !Array.isArray(parsed.notes))
+        throw new Error(`${path.basename(file)}: not a stallscope notes file`);
       for (const n of parsed.notes) if (n && isNoteId(n.id) && n.trace === traceId) t.notes.set(n.id, n);
       t.seq = Number.isSafeInteger(parsed.seq) ? parsed.seq! : 0;
       t.hasSnapshot = true;

@@ -36,14 +36,18 @@ export function looksLikeLink(arg: string): boolean {
 }
 
 export async function readSharedLink(text: string): Promise<SharedLink> {
-  if (text.length > LINK_LIMITS.urlChars * 2) throw new LinkError(`the link is ${text.length} characters long: no stallscope link is longer than ${LINK_LIMITS.urlChars}`);
+  if (text.length > LINK_LIMITS.urlChars * 2)
+    throw new LinkError(
+      `the link is ${text.length} characters long: no stallscope link is longer than ${LINK_LIMITS.urlChars}`,
+    );
   let u: URL;
   try {
     u = new URL(text);
   } catch {
     throw new LinkError(`not a URL: ${JSON.stringify(text.slice(0, 80))}`);
   }
-  if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new LinkError('a stallscope link starts with http:// or https://');
+  if (u.protocol !== 'http:' && u.protocol !== 'https:')
+    throw new LinkError('a stallscope link starts with http:// or https://');
   const trace = u.searchParams.get('trace') ?? '';
   if (!isTraceId(trace)) throw new LinkError('not a stallscope share link: it has no trace=<sha256 of the trace file>');
   u.searchParams.delete('token');

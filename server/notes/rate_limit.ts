@@ -15,7 +15,10 @@ interface Bucket {
 export class RateLimiter {
   private readonly buckets = new Map<string, Bucket>();
 
-  constructor(readonly limit: RateLimit, private readonly now: () => number = () => performance.now()) {}
+  constructor(
+    readonly limit: RateLimit,
+    private readonly now: () => number = () => performance.now(),
+  ) {}
 
   /** Takes one token for `key`: ok, or how many seconds until the next one. */
   take(key: string): { ok: true } | { ok: false; retryAfterS: number } {

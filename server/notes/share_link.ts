@@ -30,7 +30,8 @@ export function shareSearch(v: LinkView): string {
   if (v.t0 != null && v.t1 != null) p.push(`t0=${Math.floor(v.t0)}`, `t1=${Math.ceil(v.t1)}`);
   if (v.sel) p.push(`sel=${v.sel}`);
   const list = (key: string, uris: string[] | undefined) => {
-    if (uris?.length) p.push(`${key}=${uris.map((u) => encodeURIComponent(uriToParam(u)).replace(/%3A/g, ':')).join(',')}`);
+    if (uris?.length)
+      p.push(`${key}=${uris.map((u) => encodeURIComponent(uriToParam(u)).replace(/%3A/g, ':')).join(',')}`);
   };
   list('pin', v.pinned);
   list('hide', v.hidden);

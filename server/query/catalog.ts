@@ -35,10 +35,20 @@ export async function readCatalog(conn: DuckDBConnection): Promise<Catalog> {
     let t = byName.get(r.table_name);
     if (!t) {
       const doc = docs.get(r.table_name);
-      t = { name: r.table_name, kind: r.table_type === 'VIEW' ? 'view' : 'table', description: doc?.description, columns: [], typed: TYPED.has(r.table_name) };
+      t = {
+        name: r.table_name,
+        kind: r.table_type === 'VIEW' ? 'view' : 'table',
+        description: doc?.description,
+        columns: [],
+        typed: TYPED.has(r.table_name),
+      };
       byName.set(r.table_name, t);
     }
-    t.columns.push({ name: r.column_name, type: r.data_type, description: docs.get(r.table_name)?.columns.get(r.column_name) });
+    t.columns.push({
+      name: r.column_name,
+      type: r.data_type,
+      description: docs.get(r.table_name)?.columns.get(r.column_name),
+    });
   }
   return { tables: [...byName.values()], macros: macroDocs() };
 }
@@ -71,7 +81,10 @@ export function schemaDocs(): Map<string, TableDoc> {
     const c = /^--\s?(.*)$/.exec(line);
     if (c) {
       if (!current) comment.push(c[1]!);
-      else if (!/^\s*$/.test(c[1]!)) { current = null; comment = [c[1]!]; }
+      else if (!/^\s*$/.test(c[1]!)) {
+        current = null;
+        comment = [c[1]!];
+      }
       continue;
     }
     if (/^\s*$/.test(line) || /^\);?\s*$/.test(line)) {
@@ -82,7 +95,10 @@ export function schemaDocs(): Map<string, TableDoc> {
     if (current) {
       // `  name TYPE, -- what it is` (several columns may share a line and a comment)
       const m = /^\s*(.*?)\s*--\s*(.*)$/.exec(line);
-      const defs = (m ? m[1]! : line).split(',').map((s) => s.trim()).filter(Boolean);
+      const defs = (m ? m[1]! : line)
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean);
       for (const d of defs) {
         const name = /^"?(\w+)"?\s+[A-Z]/.exec(d)?.[1];
         if (name && m) current.columns.set(name, m[2]!.trim());
@@ -103,7 +119,14 @@ function macroDocs(): Catalog['macros'] {
   for (const line of text) {
     const m = /^CREATE OR REPLACE TEMP MACRO (\w+)\(([^)]*)\)/.exec(line);
     if (m) {
-      out.push({ name: m[1]!, params: m[2]!, description: comment.filter((c) => !c.startsWith('@')).join(' ').trim() });
+      out.push({
+        name: m[1]!,
+        params: m[2]!,
+        description: comment
+          .filter((c) => !c.startsWith('@'))
+          .join(' ')
+          .trim(),
+      });
       comment = [];
     } else if (/^--/.test(line)) comment.push(line.replace(/^--\s?/, ''));
     else if (line.trim() === '') comment = [];

@@ -67,7 +67,11 @@ export function argKeysLookup(catalog: Catalog): ListContext['argKeysFor'] {
   return async (conn, fields) => {
     for (const f of fields) {
       if (known.has(f) || !hasArgs) continue;
-      const [r] = await readRows<{ n: bigint }>(conn, `SELECT count(*) AS n FROM (SELECT 1 FROM args WHERE key = $1 LIMIT 1)`, [f] as never);
+      const [r] = await readRows<{ n: bigint }>(
+        conn,
+        `SELECT count(*) AS n FROM (SELECT 1 FROM args WHERE key = $1 LIMIT 1)`,
+        [f] as never,
+      );
       known.set(f, Number(r?.n ?? 0n) > 0);
     }
     return new Set(fields.filter((f) => known.get(f)));
@@ -75,7 +79,13 @@ export function argKeysLookup(catalog: Catalog): ListContext['argKeysFor'] {
 }
 
 /** The WHERE clause (over `ftrace_event e`) and its parameters for a window and filters. */
-export async function listWhere(conn: DuckDBConnection, lc: ListContext, a0: bigint, a1: bigint, f: EventListFilter): Promise<{ where: string; params: unknown[] }> {
+export async function listWhere(
+  conn: DuckDBConnection,
+  lc: ListContext,
+  a0: bigint,
+  a1: bigint,
+  f: EventListFilter,
+): Promise<{ where: string; params: unknown[] }> {
   const p = new ParamList();
   // The window's end is included: the trace's last event is at its very end.
   const conds = [`e.ts >= ${intLit(a0)}`, `e.ts <= ${intLit(a1)}`];
@@ -88,7 +98,10 @@ export async function listWhere(conn: DuckDBConnection, lc: ListContext, a0: big
   }
   if (f.expr?.trim()) {
     const tree = parseFilter(f.expr);
-    const [r] = await readRows<{ lo: bigint | null; hi: bigint | null }>(conn, `SELECT min(id) AS lo, max(id) AS hi FROM ftrace_event WHERE ts >= ${intLit(a0)} AND ts <= ${intLit(a1)}`);
+    const [r] = await readRows<{ lo: bigint | null; hi: bigint | null }>(
+      conn,
+      `SELECT min(id) AS lo, max(id) AS hi FROM ftrace_event WHERE ts >= ${intLit(a0)} AND ts <= ${intLit(a1)}`,
+    );
     const argKeys = await lc.argKeysFor(conn, fieldsOf(tree));
     const ctx: FilterContext = { catalog: lc.catalog, argKeys, a0, a1: a1 + 1n, idLo: r?.lo ?? 0n, idHi: r?.hi ?? -1n };
     conds.push(filterToSql(tree, ctx, p));
@@ -96,7 +109,13 @@ export async function listWhere(conn: DuckDBConnection, lc: ListContext, a0: big
   return { where: conds.join(' AND '), params: p.values };
 }
 
-async function buildNode(conn: DuckDBConnection, where: string, params: unknown[], start: bigint, end: bigint): Promise<IndexNode> {
+async function buildNode(
+  conn: DuckDBConnection,
+  where: string,
+  params: unknown[],
+  start: bigint,
+  end: bigint,
+): Promise<IndexNode> {
   const span = end - start;
   const width = span / BigInt(BUCKETS) + 1n;
   const rows = await readRows<{ b: bigint; n: bigint }>(
@@ -113,7 +132,13 @@ async function buildNode(conn: DuckDBConnection, where: string, params: unknown[
   return { start, width, counts, cum, children: new Map() };
 }
 
-export async function buildIndex(conn: DuckDBConnection, lc: ListContext, a0: bigint, a1: bigint, f: EventListFilter): Promise<ListIndex> {
+export async function buildIndex(
+  conn: DuckDBConnection,
+  lc: ListContext,
+  a0: bigint,
+  a1: bigint,
+  f: EventListFilter,
+): Promise<ListIndex> {
   const { where, params } = await listWhere(conn, lc, a0, a1, f);
   const root = await buildNode(conn, where, params, a0, a1 + 1n);
   return { total: root.cum[BUCKETS]!, root, where, params };
@@ -146,7 +171,13 @@ export async function rowIds(conn: DuckDBConnection, index: ListIndex, from: num
 }
 
 /** Up to `count` ids from row `i` of `node` (relative row numbers), staying inside one bucket run. */
-async function idsFrom(conn: DuckDBConnection, index: ListIndex, node: IndexNode, i: number, count: number): Promise<bigint[]> {
+async function idsFrom(
+  conn: DuckDBConnection,
+  index: ListIndex,
+  node: IndexNode,
+  i: number,
+  count: number,
+): Promise<bigint[]> {
   const b = bucketOf(node, i);
   if (node.counts[b]! > BUCKET_SPLIT && node.width > 1n) {
     let child = node.children.get(b);
@@ -186,7 +217,10 @@ export async function rowAt(conn: DuckDBConnection, index: ListIndex, ts: bigint
       continue;
     }
     const t0 = node.start + BigInt(b) * node.width;
-    const cond = id === null ? `e.ts < ${intLit(ts)}` : `(e.ts < ${intLit(ts)} OR (e.ts = ${intLit(ts)} AND e.id < ${intLit(id)}))`;
+    const cond =
+      id === null
+        ? `e.ts < ${intLit(ts)}`
+        : `(e.ts < ${intLit(ts)} OR (e.ts = ${intLit(ts)} AND e.id < ${intLit(id)}))`;
     const [r] = await readRows<{ c: bigint }>(
       conn,
       `SELECT count(*) AS c FROM ftrace_event e WHERE ${index.where} AND e.ts >= ${intLit(t0)} AND ${cond}`,
@@ -197,7 +231,12 @@ export async function rowAt(conn: DuckDBConnection, index: ListIndex, ts: bigint
 }
 
 /** The rows themselves: common columns and the arguments as trace-cmd prints them. */
-export async function listRows(conn: DuckDBConnection, meta: TraceMeta, ids: bigint[], firstIndex: number): Promise<EventListRow[]> {
+export async function listRows(
+  conn: DuckDBConnection,
+  meta: TraceMeta,
+  ids: bigint[],
+  firstIndex: number,
+): Promise<EventListRow[]> {
   const tr: OpenTrace = { meta, query: (sql, params) => readRows(conn, sql, params as never) };
   const events = await lookupEvents(tr, ids);
   const byId = new Map(events.map((e) => [String(e.id), e]));

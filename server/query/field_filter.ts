@@ -22,7 +22,10 @@
 import { COMMON_EVENT_COLUMNS, type Catalog } from './catalog.ts';
 
 export class FilterError extends Error {
-  constructor(message: string, readonly position: number) {
+  constructor(
+    message: string,
+    readonly position: number,
+  ) {
     super(message);
     this.name = 'FilterError';
   }
@@ -48,19 +51,50 @@ function lex(text: string): Tok[] {
   let i = 0;
   while (i < text.length) {
     const c = text[i]!;
-    if (/\s/.test(c)) { i++; continue; }
+    if (/\s/.test(c)) {
+      i++;
+      continue;
+    }
     const two = text.slice(i, i + 2);
-    if (two === '&&' || two === '||') { out.push({ kind: two === '&&' ? 'and' : 'or', text: two, pos: i }); i += 2; continue; }
-    if (['==', '!=', '<=', '>=', '!~'].includes(two)) { out.push({ kind: 'op', text: two, pos: i }); i += 2; continue; }
-    if (c === '(') { out.push({ kind: 'lparen', text: c, pos: i }); i++; continue; }
-    if (c === ')') { out.push({ kind: 'rparen', text: c, pos: i }); i++; continue; }
-    if (c === '!') { out.push({ kind: 'not', text: c, pos: i }); i++; continue; }
-    if ('=<>~&'.includes(c)) { out.push({ kind: 'op', text: c === '=' ? '==' : c, pos: i }); i++; continue; }
+    if (two === '&&' || two === '||') {
+      out.push({ kind: two === '&&' ? 'and' : 'or', text: two, pos: i });
+      i += 2;
+      continue;
+    }
+    if (['==', '!=', '<=', '>=', '!~'].includes(two)) {
+      out.push({ kind: 'op', text: two, pos: i });
+      i += 2;
+      continue;
+    }
+    if (c === '(') {
+      out.push({ kind: 'lparen', text: c, pos: i });
+      i++;
+      continue;
+    }
+    if (c === ')') {
+      out.push({ kind: 'rparen', text: c, pos: i });
+      i++;
+      continue;
+    }
+    if (c === '!') {
+      out.push({ kind: 'not', text: c, pos: i });
+      i++;
+      continue;
+    }
+    if ('=<>~&'.includes(c)) {
+      out.push({ kind: 'op', text: c === '=' ? '==' : c, pos: i });
+      i++;
+      continue;
+    }
     if (c === '"' || c === "'") {
       let j = i + 1;
       let v = '';
       while (j < text.length && text[j] !== c) {
-        if (text[j] === '\\' && j + 1 < text.length) { v += text[j + 1]; j += 2; continue; }
+        if (text[j] === '\\' && j + 1 < text.length) {
+          v += text[j + 1];
+          j += 2;
+          continue;
+        }
         v += text[j];
         j++;
       }
@@ -93,17 +127,26 @@ export function parseFilter(text: string): FilterNode {
   let depth = 0;
   const parseOr = (): FilterNode => {
     let left = parseAnd();
-    while (peek().kind === 'or') { take(); left = { kind: 'or', left, right: parseAnd() }; }
+    while (peek().kind === 'or') {
+      take();
+      left = { kind: 'or', left, right: parseAnd() };
+    }
     return left;
   };
   const parseAnd = (): FilterNode => {
     let left = parseUnary();
-    while (peek().kind === 'and') { take(); left = { kind: 'and', left, right: parseUnary() }; }
+    while (peek().kind === 'and') {
+      take();
+      left = { kind: 'and', left, right: parseUnary() };
+    }
     return left;
   };
   const parseUnary = (): FilterNode => {
     const t = peek();
-    if (t.kind === 'not') { take(); return { kind: 'not', inner: parseUnary() }; }
+    if (t.kind === 'not') {
+      take();
+      return { kind: 'not', inner: parseUnary() };
+    }
     if (t.kind === 'lparen') {
       take();
       if (++depth > 50) throw new FilterError('too deeply nested', t.pos);
@@ -118,14 +161,24 @@ export function parseFilter(text: string): FilterNode {
   const parseCompare = (): FilterNode => {
     const f = take();
     if (f.kind !== 'ident' || !/^[A-Za-z_][A-Za-z0-9_]*$/.test(f.text)) {
-      throw new FilterError(f.kind === 'end' ? 'expected a field name at the end' : `expected a field name, found ${JSON.stringify(f.text)}`, f.pos);
+      throw new FilterError(
+        f.kind === 'end'
+          ? 'expected a field name at the end'
+          : `expected a field name, found ${JSON.stringify(f.text)}`,
+        f.pos,
+      );
     }
     const op = take();
-    if (op.kind !== 'op') throw new FilterError(`expected an operator (== != < <= > >= ~ !~ &) after ${f.text}`, op.pos);
+    if (op.kind !== 'op')
+      throw new FilterError(`expected an operator (== != < <= > >= ~ !~ &) after ${f.text}`, op.pos);
     const v = take();
     let value: FilterValue;
     if (v.kind === 'num') {
-      const n = /^-?0x/i.test(v.text) ? (v.text.startsWith('-') ? -parseInt(v.text.slice(3), 16) : parseInt(v.text.slice(2), 16)) : Number(v.text);
+      const n = /^-?0x/i.test(v.text)
+        ? v.text.startsWith('-')
+          ? -parseInt(v.text.slice(3), 16)
+          : parseInt(v.text.slice(2), 16)
+        : Number(v.text);
       value = { kind: 'number', value: n, text: v.text };
     } else if (v.kind === 'str' || v.kind === 'ident') value = { kind: 'string', value: v.text };
     else throw new FilterError(`expected a value after ${f.text} ${op.text}`, v.pos);
@@ -133,7 +186,8 @@ export function parseFilter(text: string): FilterNode {
   };
   const tree = parseOr();
   const rest = peek();
-  if (rest.kind !== 'end') throw new FilterError(`unexpected ${JSON.stringify(rest.text)}: join conditions with && or ||`, rest.pos);
+  if (rest.kind !== 'end')
+    throw new FilterError(`unexpected ${JSON.stringify(rest.text)}: join conditions with && or ||`, rest.pos);
   return tree;
 }
 
@@ -183,7 +237,8 @@ export function quoteIdent(name: string): string {
   return `"${name}"`;
 }
 
-const NUMERIC = /^(TINYINT|SMALLINT|INTEGER|BIGINT|HUGEINT|UTINYINT|USMALLINT|UINTEGER|UBIGINT|FLOAT|DOUBLE|DECIMAL.*)$/;
+const NUMERIC =
+  /^(TINYINT|SMALLINT|INTEGER|BIGINT|HUGEINT|UTINYINT|USMALLINT|UINTEGER|UBIGINT|FLOAT|DOUBLE|DECIMAL.*)$/;
 
 /** Which sources hold a field: typed tables (with its type) and whether args may. */
 export interface FieldSources {
@@ -234,21 +289,29 @@ function compareToSql(n: Extract<FilterNode, { kind: 'cmp' }>, ctx: FilterContex
   // ftrace's special fields: the event's CPU, the running task.
   if (f === 'CPU' || f === 'cpu' || f === 'common_cpu') return cmp('e.cpu', 'INTEGER', n, params);
   if (f === 'common_pid') return `e.utid IN (SELECT utid FROM thread WHERE ${cmp('tid', 'INTEGER', n, params)})`;
-  if (f === 'COMM' || f === 'common_comm') return `e.utid IN (SELECT utid FROM thread WHERE ${cmp('name', 'VARCHAR', n, params)})`;
+  if (f === 'COMM' || f === 'common_comm')
+    return `e.utid IN (SELECT utid FROM thread WHERE ${cmp('name', 'VARCHAR', n, params)})`;
   const src = fieldSources(ctx.catalog, f, ctx.argKeys);
   if (src.typed.length === 0 && !src.args) {
     throw new FilterError(`no event in this trace has a field named ${f}${suggest(ctx, f)}`, n.position);
   }
   const parts: string[] = [];
   for (const s of src.typed) {
-    parts.push(`e.id IN (SELECT id FROM ${quoteIdent(s.table)} WHERE ts >= ${intLit(ctx.a0)} AND ts < ${intLit(ctx.a1)} AND ${cmp(quoteIdent(f), s.type, n, params)})`);
+    parts.push(
+      `e.id IN (SELECT id FROM ${quoteIdent(s.table)} WHERE ts >= ${intLit(ctx.a0)} AND ts < ${intLit(ctx.a1)} AND ${cmp(quoteIdent(f), s.type, n, params)})`,
+    );
   }
   if (src.args) {
     const key = params.add(f);
     const lo = intLit(ctx.idLo);
     const hi = intLit(ctx.idHi);
-    const valueCol = n.value.kind === 'number' && n.op !== '~' && n.op !== '!~' ? 'int_value' : 'coalesce(string_value, CAST(int_value AS VARCHAR))';
-    parts.push(`e.id IN (SELECT arg_set_id FROM args WHERE key = ${key} AND arg_set_id BETWEEN ${lo} AND ${hi} AND ${cmp(valueCol, valueCol === 'int_value' ? 'BIGINT' : 'VARCHAR', n, params)})`);
+    const valueCol =
+      n.value.kind === 'number' && n.op !== '~' && n.op !== '!~'
+        ? 'int_value'
+        : 'coalesce(string_value, CAST(int_value AS VARCHAR))';
+    parts.push(
+      `e.id IN (SELECT arg_set_id FROM args WHERE key = ${key} AND arg_set_id BETWEEN ${lo} AND ${hi} AND ${cmp(valueCol, valueCol === 'int_value' ? 'BIGINT' : 'VARCHAR', n, params)})`,
+    );
   }
   return parts.length === 1 ? parts[0]! : `(${parts.join(' OR ')})`;
 }
@@ -268,13 +331,18 @@ function cmp(col: string, type: string, n: Extract<FilterNode, { kind: 'cmp' }>,
     }
     case '&': {
       if (!numericCol) throw new FilterError(`${n.field} is text here: & tests bits of integer fields`, n.position);
-      if (v.kind !== 'number') throw new FilterError(`& wants a number (e.g. 0x400), not ${JSON.stringify(v.value)}`, n.position);
+      if (v.kind !== 'number')
+        throw new FilterError(`& wants a number (e.g. 0x400), not ${JSON.stringify(v.value)}`, n.position);
       return `(CAST(${col} AS BIGINT) & ${params.add(BigInt(Math.trunc(v.value)))}) != 0`;
     }
     default: {
       const op = n.op === '==' ? '=' : n.op;
       if (numericCol) {
-        if (v.kind !== 'number') throw new FilterError(`${n.field} is a number: compare it with a number, not ${JSON.stringify(v.value)}`, n.position);
+        if (v.kind !== 'number')
+          throw new FilterError(
+            `${n.field} is a number: compare it with a number, not ${JSON.stringify(v.value)}`,
+            n.position,
+          );
         return `${col} ${op} ${params.add(Number.isInteger(v.value) ? BigInt(v.value) : v.value)}`;
       }
       // Text fields compare as text (prev_state == D, comm == "kworker/0:1").
@@ -285,7 +353,8 @@ function cmp(col: string, type: string, n: Extract<FilterNode, { kind: 'cmp' }>,
 
 function suggest(ctx: FilterContext, f: string): string {
   const all = new Set<string>(ctx.argKeys);
-  for (const t of ctx.catalog.tables) if (t.typed) for (const c of t.columns) if (!COMMON_EVENT_COLUMNS.has(c.name)) all.add(c.name);
+  for (const t of ctx.catalog.tables)
+    if (t.typed) for (const c of t.columns) if (!COMMON_EVENT_COLUMNS.has(c.name)) all.add(c.name);
   const lf = f.toLowerCase();
   const near = [...all].filter((n) => n.toLowerCase().includes(lf) || lf.includes(n.toLowerCase())).slice(0, 5);
   return near.length ? ` (did you mean ${near.join(', ')}?)` : '';

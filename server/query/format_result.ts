@@ -8,7 +8,8 @@ import type { QueryResult } from './sandbox.ts';
 export type ResultFormat = 'table' | 'csv' | 'json';
 
 const INTEGER_TYPE = /^(TINYINT|SMALLINT|INTEGER|BIGINT|HUGEINT|UTINYINT|USMALLINT|UINTEGER|UBIGINT|UHUGEINT)$/;
-const NUMERIC_TYPE = /^(TINYINT|SMALLINT|INTEGER|BIGINT|HUGEINT|UTINYINT|USMALLINT|UINTEGER|UBIGINT|UHUGEINT|FLOAT|DOUBLE|DECIMAL.*)$/;
+const NUMERIC_TYPE =
+  /^(TINYINT|SMALLINT|INTEGER|BIGINT|HUGEINT|UTINYINT|USMALLINT|UINTEGER|UBIGINT|UHUGEINT|FLOAT|DOUBLE|DECIMAL.*)$/;
 
 /** A cell as text: NULL as empty, nested values as JSON. */
 export function cellText(v: unknown): string {
@@ -44,7 +45,8 @@ function toJsonRows(r: QueryResult): string {
     const fields = r.columns.map((c, k) => {
       const v = r.cols[k]![i];
       // Integers past 2^53 travel as decimal strings: write them back as the numbers they are.
-      const text = typeof v === 'string' && INTEGER_TYPE.test(c.type) && /^-?\d+$/.test(v) ? v : JSON.stringify(v ?? null);
+      const text =
+        typeof v === 'string' && INTEGER_TYPE.test(c.type) && /^-?\d+$/.test(v) ? v : JSON.stringify(v ?? null);
       return `${JSON.stringify(c.name)}: ${text}`;
     });
     out.push(`  {${fields.join(', ')}}`);
@@ -56,18 +58,31 @@ const MAX_CELL = 60;
 
 function toTable(r: QueryResult): string {
   if (r.columns.length === 0) return `(no result)\n`;
-  const cells = r.cols.map((col) => col.slice(0, r.rowCount).map((v) => {
-    const s = v === null || v === undefined ? 'NULL' : cellText(v).replace(/\n/g, '\\n');
-    return s.length > MAX_CELL ? `${s.slice(0, MAX_CELL - 1)}…` : s;
-  }));
+  const cells = r.cols.map((col) =>
+    col.slice(0, r.rowCount).map((v) => {
+      const s = v === null || v === undefined ? 'NULL' : cellText(v).replace(/\n/g, '\\n');
+      return s.length > MAX_CELL ? `${s.slice(0, MAX_CELL - 1)}…` : s;
+    }),
+  );
   const widths = r.columns.map((c, k) => Math.max(c.name.length, ...cells[k]!.map((s) => s.length)));
   const right = r.columns.map((c) => NUMERIC_TYPE.test(c.type));
   const pad = (s: string, k: number) => (right[k] ? s.padStart(widths[k]!) : s.padEnd(widths[k]!));
   const lines = [
-    r.columns.map((c, k) => pad(c.name, k)).join('  ').trimEnd(),
+    r.columns
+      .map((c, k) => pad(c.name, k))
+      .join('  ')
+      .trimEnd(),
     widths.map((w) => '-'.repeat(w)).join('  '),
   ];
-  for (let i = 0; i < r.rowCount; i++) lines.push(r.columns.map((_, k) => pad(cells[k]![i]!, k)).join('  ').trimEnd());
-  lines.push(`(${r.rowCount.toLocaleString('en')} row${r.rowCount === 1 ? '' : 's'}${r.truncated ? ', more not shown' : ''})`);
+  for (let i = 0; i < r.rowCount; i++)
+    lines.push(
+      r.columns
+        .map((_, k) => pad(cells[k]![i]!, k))
+        .join('  ')
+        .trimEnd(),
+    );
+  lines.push(
+    `(${r.rowCount.toLocaleString('en')} row${r.rowCount === 1 ? '' : 's'}${r.truncated ? ', more not shown' : ''})`,
+  );
   return `${lines.join('\n')}\n`;
 }

@@ -33,14 +33,16 @@ export interface SerializedError {
 }
 
 export function serializeError(e: unknown): SerializedError {
-  if (e instanceof QueryError) return { name: e.name, message: e.message, kind: e.kind, position: e.position, line: e.line, column: e.column };
+  if (e instanceof QueryError)
+    return { name: e.name, message: e.message, kind: e.kind, position: e.position, line: e.line, column: e.column };
   if (e instanceof FilterError) return { name: e.name, message: e.message, position: e.position };
   if (e instanceof SaveDetectorError) return { name: e.name, message: e.message, status: e.status };
   return { name: (e as Error)?.name ?? 'Error', message: (e as Error)?.message ?? String(e) };
 }
 
 export function deserializeError(s: SerializedError): Error {
-  if (s.name === 'QueryError') return new QueryError(s.message, s.kind ?? 'error', s.position ?? null, s.line ?? null, s.column ?? null);
+  if (s.name === 'QueryError')
+    return new QueryError(s.message, s.kind ?? 'error', s.position ?? null, s.line ?? null, s.column ?? null);
   if (s.name === 'FilterError') return new FilterError(s.message, s.position ?? 0);
   if (s.name === 'SaveDetectorError') return new SaveDetectorError(s.message, s.status);
   const e = new Error(s.message);
@@ -81,34 +83,47 @@ export class QueryProcess {
       env: {
         ...process.env,
         // Above the sandboxes' caps, with room for the catalogue reads and DuckDB's own async work.
-        UV_THREADPOOL_SIZE: String(Math.max(Number(process.env.UV_THREADPOOL_SIZE) || 0, DEFAULT_MAX_RUNNING + DEFAULT_MAX_READS + 4)),
+        UV_THREADPOOL_SIZE: String(
+          Math.max(Number(process.env.UV_THREADPOOL_SIZE) || 0, DEFAULT_MAX_RUNNING + DEFAULT_MAX_READS + 4),
+        ),
       },
     });
     this.child = child;
     this.starting = true;
     this.ready = new Promise<void>((resolve, reject) => {
-      const onEarlyExit = (code: number | null) => reject(new Error(`the query process exited while starting (${code})`));
+      const onEarlyExit = (code: number | null) =>
+        reject(new Error(`the query process exited while starting (${code})`));
       child.once('exit', onEarlyExit);
-      child.on('message', (m: { ready?: boolean; id?: number; ok?: boolean; started?: number; value?: unknown; error?: SerializedError }) => {
-        if (m.ready) {
-          child.off('exit', onEarlyExit);
-          this.starting = false;
+      child.on(
+        'message',
+        (m: {
+          ready?: boolean;
+          id?: number;
+          ok?: boolean;
+          started?: number;
+          value?: unknown;
+          error?: SerializedError;
+        }) => {
+          if (m.ready) {
+            child.off('exit', onEarlyExit);
+            this.starting = false;
+            this.refresh();
+            resolve();
+            return;
+          }
+          const p = m.id !== undefined ? this.pending.get(m.id) : undefined;
+          if (!p) return;
+          if (typeof m.started === 'number') {
+            p.started(m.started);
+            return;
+          }
+          this.pending.delete(m.id!);
+          p.cleanup();
           this.refresh();
-          resolve();
-          return;
-        }
-        const p = m.id !== undefined ? this.pending.get(m.id) : undefined;
-        if (!p) return;
-        if (typeof m.started === 'number') {
-          p.started(m.started);
-          return;
-        }
-        this.pending.delete(m.id!);
-        p.cleanup();
-        this.refresh();
-        if (m.ok) p.resolve(m.value);
-        else p.reject(deserializeError(m.error!));
-      });
+          if (m.ok) p.resolve(m.value);
+          else p.reject(deserializeError(m.error!));
+        },
+      );
     });
     child.on('exit', (code, signal) => {
       if (this.child === child) {
@@ -116,7 +131,10 @@ export class QueryProcess {
         this.ready = null;
         this.starting = false;
       }
-      const why = new QueryError(`the query process stopped (${signal ?? `exit ${code}`})${this.closed ? '' : '; it restarts with the next query'}`, 'cancelled');
+      const why = new QueryError(
+        `the query process stopped (${signal ?? `exit ${code}`})${this.closed ? '' : '; it restarts with the next query'}`,
+        'cancelled',
+      );
       for (const [id, p] of this.pending) {
         this.pending.delete(id);
         p.cleanup();

@@ -10,11 +10,29 @@
  */
 import type { TraceMeta } from '../api/trace_engines.ts';
 import { readCatalog, type Catalog } from './catalog.ts';
-import { argKeysLookup, buildIndex, listRows, rowAt, rowIds, type EventListFilter, type EventListRow, type ListContext, type ListIndex } from './event_list.ts';
+import {
+  argKeysLookup,
+  buildIndex,
+  listRows,
+  rowAt,
+  rowIds,
+  type EventListFilter,
+  type EventListRow,
+  type ListContext,
+  type ListIndex,
+} from './event_list.ts';
 import { coveredBy, rangeSummary, type RangeSummary } from './range_summary.ts';
 import { QueryError, type QueryResult } from './sandbox.ts';
 import { QuerySandboxes } from './sandboxes.ts';
-import { eventNameCounts, matches, search, type EventNameHit, type Match, type MatchSpec, type SearchResult } from './search.ts';
+import {
+  eventNameCounts,
+  matches,
+  search,
+  type EventNameHit,
+  type Match,
+  type MatchSpec,
+  type SearchResult,
+} from './search.ts';
 import { saveDetector, type SaveRequest } from './user_detectors.ts';
 
 /** The app's own reads get this long. */
@@ -35,7 +53,15 @@ export type ServiceRequest =
   | { op: 'status'; queryId: string }
   | { op: 'catalog'; trace: TraceRef }
   | { op: 'eventList'; trace: TraceRef; t0: bigint; t1: bigint; filter: EventListFilter; from: number; count: number }
-  | { op: 'position'; trace: TraceRef; t0: bigint; t1: bigint; filter: EventListFilter; ts: bigint; eventId: bigint | null }
+  | {
+      op: 'position';
+      trace: TraceRef;
+      t0: bigint;
+      t1: bigint;
+      filter: EventListFilter;
+      ts: bigint;
+      eventId: bigint | null;
+    }
   | { op: 'search'; trace: TraceRef; text: string }
   | { op: 'matches'; trace: TraceRef; spec: MatchSpec }
   | { op: 'range'; trace: TraceRef; t0: bigint; t1: bigint; tracks: string[] }
@@ -84,11 +110,17 @@ export class QueryService {
   private listContext(t: TraceRef, signal?: AbortSignal): Promise<ListContext> {
     const s = this.per(t);
     if (!s.lc) {
-      s.lc = this.sandboxes.read(t.id, async (conn) => {
-        const catalog = await readCatalog(conn);
-        return { meta: t.meta, catalog, argKeysFor: argKeysLookup(catalog) };
-      }, { timeoutMs: READ_TIMEOUT_MS, signal });
-      s.lc.catch(() => { s.lc = null; });
+      s.lc = this.sandboxes.read(
+        t.id,
+        async (conn) => {
+          const catalog = await readCatalog(conn);
+          return { meta: t.meta, catalog, argKeysFor: argKeysLookup(catalog) };
+        },
+        { timeoutMs: READ_TIMEOUT_MS, signal },
+      );
+      s.lc.catch(() => {
+        s.lc = null;
+      });
     }
     return s.lc;
   }
@@ -103,7 +135,11 @@ export class QueryService {
       return p;
     }
     p = this.listContext(t, signal).then((lc) =>
-      this.sandboxes.read(t.id, (conn) => buildIndex(conn, lc, t.meta.base + t0, t.meta.base + t1, f), { timeoutMs: READ_TIMEOUT_MS, signal }));
+      this.sandboxes.read(t.id, (conn) => buildIndex(conn, lc, t.meta.base + t0, t.meta.base + t1, f), {
+        timeoutMs: READ_TIMEOUT_MS,
+        signal,
+      }),
+    );
     s.indexes.set(key, p);
     p.catch(() => s.indexes.delete(key));
     if (s.indexes.size > INDEXES_KEPT) s.indexes.delete(s.indexes.keys().next().value!);
@@ -124,7 +160,12 @@ export class QueryService {
     switch (req.op) {
       case 'run':
         this.per(req.trace);
-        return this.sandboxes.run(req.trace.id, req.sql, { queryId: req.queryId, timeoutMs: req.timeoutMs, maxRows: req.maxRows, signal });
+        return this.sandboxes.run(req.trace.id, req.sql, {
+          queryId: req.queryId,
+          timeoutMs: req.timeoutMs,
+          maxRows: req.maxRows,
+          signal,
+        });
       case 'cancel':
         return { cancelled: this.sandboxes.cancel(req.queryId) };
       case 'status': {
@@ -135,12 +176,16 @@ export class QueryService {
         return (await this.listContext(req.trace, signal)).catalog;
       case 'eventList': {
         const index = await this.index(req.trace, req.t0, req.t1, req.filter, signal);
-        const rows = await read<EventListRow[]>(req.trace, async (conn) => listRows(conn, req.trace.meta, await rowIds(conn, index, req.from, req.count), req.from));
+        const rows = await read<EventListRow[]>(req.trace, async (conn) =>
+          listRows(conn, req.trace.meta, await rowIds(conn, index, req.from, req.count), req.from),
+        );
         return { total: index.total, rows };
       }
       case 'position': {
         const index = await this.index(req.trace, req.t0, req.t1, req.filter, signal);
-        const at = await read<number>(req.trace, (conn) => rowAt(conn, index, req.trace.meta.base + req.ts, req.eventId));
+        const at = await read<number>(req.trace, (conn) =>
+          rowAt(conn, index, req.trace.meta.base + req.ts, req.eventId),
+        );
         return { index: at, total: index.total };
       }
       case 'search': {
@@ -148,7 +193,9 @@ export class QueryService {
         const lc = await this.listContext(req.trace, signal);
         if (!s.names) {
           s.names = this.sandboxes.read(req.trace.id, (conn) => eventNameCounts(conn), { timeoutMs: READ_TIMEOUT_MS });
-          s.names.catch(() => { s.names = null; });
+          s.names.catch(() => {
+            s.names = null;
+          });
         }
         const names = await s.names;
         return read<SearchResult>(req.trace, (conn) => search(conn, lc.catalog, names, req.text));
@@ -158,16 +205,26 @@ export class QueryService {
         return read(req.trace, (conn) => matches(conn, lc.catalog, req.trace.meta, req.spec));
       }
       case 'range':
-        return read<RangeSummary>(req.trace, (conn) => rangeSummary(conn, req.trace.meta, req.t0, req.t1, coveredBy(req.tracks)));
+        return read<RangeSummary>(req.trace, (conn) =>
+          rangeSummary(conn, req.trace.meta, req.t0, req.t1, coveredBy(req.tracks)),
+        );
       case 'saveDetector': {
         this.per(req.trace);
         // The query's own columns first (no rows), then the detector's test run.
         const probe = await this.sandboxes.run(req.trace.id, req.request.sql, { maxRows: 0, signal });
         // A saved detector runs on every trace the library opens, without a time limit of its own:
         // one that does not finish here in SAVE_TEST_MS is not kept.
-        const saved = await this.sandboxes.read(req.trace.id, (conn) => saveDetector(req.dataDir, req.request, {
-          columns: probe.columns.map((c) => c.name), conn, origin: req.origin, replace: req.replace,
-        }), { timeoutMs: SAVE_TEST_MS, signal });
+        const saved = await this.sandboxes.read(
+          req.trace.id,
+          (conn) =>
+            saveDetector(req.dataDir, req.request, {
+              columns: probe.columns.map((c) => c.name),
+              conn,
+              origin: req.origin,
+              replace: req.replace,
+            }),
+          { timeoutMs: SAVE_TEST_MS, signal },
+        );
         return { id: saved.id, file: saved.file, findings: saved.findings, replaced: saved.replaced };
       }
       case 'forget':

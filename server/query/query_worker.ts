@@ -26,10 +26,16 @@ process.on('message', (msg: { id?: number; req?: Parameters<QueryService['handle
   const ac = new AbortController();
   running.set(id, ac);
   // Each stage that starts executing tells the server, which arms its kill timer from then.
-  runStarts.run((timeoutMs) => reply({ id, started: timeoutMs }), () => service.handle(msg.req!, ac.signal)).then(
-    (value) => reply({ id, ok: true, value }),
-    (e: unknown) => reply({ id, ok: false, error: serializeError(e) }),
-  ).finally(() => running.delete(id));
+  runStarts
+    .run(
+      (timeoutMs) => reply({ id, started: timeoutMs }),
+      () => service.handle(msg.req!, ac.signal),
+    )
+    .then(
+      (value) => reply({ id, ok: true, value }),
+      (e: unknown) => reply({ id, ok: false, error: serializeError(e) }),
+    )
+    .finally(() => running.delete(id));
 });
 
 process.on('disconnect', () => {

@@ -41,15 +41,31 @@ export function coveredBy(uris: string[]): Covered {
 
 const num = (v: unknown): number => (typeof v === 'bigint' ? Number(v) : (v as number));
 
-export async function rangeSummary(conn: DuckDBConnection, meta: TraceMeta, t0: bigint, t1: bigint, cov: Covered): Promise<RangeSummary> {
+export async function rangeSummary(
+  conn: DuckDBConnection,
+  meta: TraceMeta,
+  t0: bigint,
+  t1: bigint,
+  cov: Covered,
+): Promise<RangeSummary> {
   const a0 = meta.base + t0;
   const a1 = meta.base + t1;
-  const out: RangeSummary = { t0: Number(t0), t1: Number(t1), covered: cov, threadStates: [], cpuTime: [], eventCounts: [], slices: [] };
+  const out: RangeSummary = {
+    t0: Number(t0),
+    t1: Number(t1),
+    covered: cov,
+    threadStates: [],
+    cpuTime: [],
+    eventCounts: [],
+    slices: [],
+  };
   const has = (t: string) => meta.tables.has(t);
   // Numbers the server computed are literals (see intLit); text (slice categories) is bound.
-  const list = (p: ParamList, xs: Array<number | string>) => xs.map((x) => (typeof x === 'number' ? intLit(x) : p.add(x))).join(', ');
+  const list = (p: ParamList, xs: Array<number | string>) =>
+    xs.map((x) => (typeof x === 'number' ? intLit(x) : p.add(x))).join(', ');
   /** A row overlapping [a0, a1): its clipped duration (open rows end at the trace's end). */
-  const clipped = (_p: ParamList) => `greatest(0, least(CASE WHEN dur < 0 THEN ${intLit(meta.last)} ELSE ts + dur END, ${intLit(a1)}) - greatest(ts, ${intLit(a0)}))`;
+  const clipped = (_p: ParamList) =>
+    `greatest(0, least(CASE WHEN dur < 0 THEN ${intLit(meta.last)} ELSE ts + dur END, ${intLit(a1)}) - greatest(ts, ${intLit(a0)}))`;
   const overlap = (_p: ParamList, table: 'thread_state' | 'sched_slice' | 'slice') =>
     `ts < ${intLit(a1)} AND ts >= ${intLit(a0 - meta.maxDur[table])} AND (CASE WHEN dur < 0 THEN ${intLit(meta.last)} ELSE ts + dur END) > ${intLit(a0)}`;
 
@@ -64,7 +80,14 @@ export async function rangeSummary(conn: DuckDBConnection, meta: TraceMeta, t0: 
        GROUP BY 1, 2, 3, 4 HAVING d > 0 ORDER BY 1, d DESC LIMIT 5000`,
       p.values as never,
     );
-    out.threadStates = rows.map((r) => ({ utid: num(r.utid), tid: r.tid as number | null, name: r.name as string | null, state: String(r.state), durNs: num(r.d), count: num(r.n) }));
+    out.threadStates = rows.map((r) => ({
+      utid: num(r.utid),
+      tid: r.tid as number | null,
+      name: r.name as string | null,
+      state: String(r.state),
+      durNs: num(r.d),
+      count: num(r.n),
+    }));
   }
   if (has('sched_slice') && (cov.cpus === 'all' || cov.cpus.length > 0)) {
     const p = new ParamList();
@@ -77,7 +100,13 @@ export async function rangeSummary(conn: DuckDBConnection, meta: TraceMeta, t0: 
        GROUP BY 1, 2, 3 HAVING d > 0 ORDER BY d DESC LIMIT 500`,
       p.values as never,
     );
-    out.cpuTime = rows.map((r) => ({ utid: num(r.utid), tid: r.tid as number | null, name: r.name as string | null, durNs: num(r.d), cpus: (r.cpus as number[]).map(num) }));
+    out.cpuTime = rows.map((r) => ({
+      utid: num(r.utid),
+      tid: r.tid as number | null,
+      name: r.name as string | null,
+      durNs: num(r.d),
+      cpus: (r.cpus as number[]).map(num),
+    }));
   }
   {
     const p = new ParamList();
@@ -110,7 +139,13 @@ export async function rangeSummary(conn: DuckDBConnection, meta: TraceMeta, t0: 
         p.values as never,
       );
       out.slices = rows.map((r) => ({
-        category: String(r.category), name: r.name as string | null, count: num(r.n), sumNs: num(r.s), avgNs: Math.round(Number(r.a)), maxNs: num(r.m), open: num(r.open),
+        category: String(r.category),
+        name: r.name as string | null,
+        count: num(r.n),
+        sumNs: num(r.s),
+        avgNs: Math.round(Number(r.a)),
+        maxNs: num(r.m),
+        open: num(r.open),
       }));
     }
   }

@@ -22,7 +22,15 @@
 import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { DuckDBConnection, DuckDBInstance, DuckDBTypeId, StatementType, type DuckDBPreparedStatement, type DuckDBResultReader, type DuckDBValue } from '@duckdb/node-api';
+import {
+  DuckDBConnection,
+  DuckDBInstance,
+  DuckDBTypeId,
+  StatementType,
+  type DuckDBPreparedStatement,
+  type DuckDBResultReader,
+  type DuckDBValue,
+} from '@duckdb/node-api';
 import { DETECTOR_MACROS_FILE } from '../findings/detector_registry.ts';
 import { checkScript, RefusedStatement } from './statement_policy.ts';
 import { lineColumn, splitStatements, type Statement } from './sql_tokens.ts';
@@ -40,7 +48,9 @@ export const DEFAULT_MAX_ROWS = 200_000;
 
 /** The settings, in the order they must be applied (lock_configuration last: nothing can be set after it). */
 export function sandboxConfig(opts: SandboxOptions = {}): Record<string, string> {
-  const threads = opts.threads ?? (Number(process.env.STALLSCOPE_QUERY_THREADS) || Math.max(1, Math.floor(availableParallelism() / 2)));
+  const threads =
+    opts.threads ??
+    (Number(process.env.STALLSCOPE_QUERY_THREADS) || Math.max(1, Math.floor(availableParallelism() / 2)));
   return {
     access_mode: 'READ_ONLY',
     memory_limit: opts.memoryLimit ?? process.env.STALLSCOPE_QUERY_MEMORY ?? '1GB',
@@ -54,7 +64,6 @@ export function sandboxConfig(opts: SandboxOptions = {}): Record<string, string>
     lock_configuration: 'true',
   };
 }
-
 
 export type { ColumnInfo, QueryResult } from '../../shared/contract/query.ts';
 /** A query error with where it happened in the script (offset, 1-based line/column), when known. */
@@ -82,8 +91,15 @@ export interface RunOptions {
 
 /** Statement types a script may contain (what statement_policy.ts lets through, as DuckDB classifies it). */
 const ALLOWED_TYPES = new Set<StatementType>([
-  StatementType.SELECT, StatementType.EXPLAIN, StatementType.CREATE, StatementType.CREATE_FUNC, StatementType.DROP,
-  StatementType.VARIABLE_SET, StatementType.TRANSACTION, StatementType.PRAGMA, StatementType.RELATION,
+  StatementType.SELECT,
+  StatementType.EXPLAIN,
+  StatementType.CREATE,
+  StatementType.CREATE_FUNC,
+  StatementType.DROP,
+  StatementType.VARIABLE_SET,
+  StatementType.TRANSACTION,
+  StatementType.PRAGMA,
+  StatementType.RELATION,
 ]);
 
 /**
@@ -107,7 +123,10 @@ export class QuerySandbox {
   private closed = false;
   private readonly live = new Set<DuckDBConnection>();
 
-  private constructor(private readonly instance: DuckDBInstance, readonly dbPath: string) {}
+  private constructor(
+    private readonly instance: DuckDBInstance,
+    readonly dbPath: string,
+  ) {}
 
   static async open(dbPath: string, opts: SandboxOptions = {}): Promise<QuerySandbox> {
     const instance = await DuckDBInstance.create(dbPath, sandboxConfig(opts));
@@ -128,36 +147,48 @@ export class QuerySandbox {
       throw e;
     }
     const maxRows = opts.maxRows ?? DEFAULT_MAX_ROWS;
-    return this.withConnection(async (conn) => {
-      let reader: DuckDBResultReader | null = null;
-      for (let k = 0; k < statements.length; k++) {
-        const st = statements[k]!;
-        const last = k === statements.length - 1;
-        let prepared: DuckDBPreparedStatement;
-        try {
-          prepared = await conn.prepare(st.text);
-        } catch (e) {
-          throw fromDuckDb(sql, st, e);
+    return this.withConnection(
+      async (conn) => {
+        let reader: DuckDBResultReader | null = null;
+        for (let k = 0; k < statements.length; k++) {
+          const st = statements[k]!;
+          const last = k === statements.length - 1;
+          let prepared: DuckDBPreparedStatement;
+          try {
+            prepared = await conn.prepare(st.text);
+          } catch (e) {
+            throw fromDuckDb(sql, st, e);
+          }
+          if (!opts.unchecked && !ALLOWED_TYPES.has(prepared.statementType)) {
+            throw positioned(
+              sql,
+              `${StatementType[prepared.statementType]} statements do not run in the query sandbox: only queries (and TEMP objects for one run)`,
+              'refused',
+              st.start,
+            );
+          }
+          try {
+            reader = await prepared.streamAndReadUntil(last ? maxRows + 1 : 1);
+          } catch (e) {
+            throw fromDuckDb(sql, st, e);
+          }
         }
-        if (!opts.unchecked && !ALLOWED_TYPES.has(prepared.statementType)) {
-          throw positioned(sql, `${StatementType[prepared.statementType]} statements do not run in the query sandbox: only queries (and TEMP objects for one run)`, 'refused', st.start);
-        }
-        try {
-          reader = await prepared.streamAndReadUntil(last ? maxRows + 1 : 1);
-        } catch (e) {
-          throw fromDuckDb(sql, st, e);
-        }
-      }
-      return toResult(reader!, maxRows, statements.length, performance.now() - started);
-    }, { timeoutMs: opts.timeoutMs, signal: opts.signal, macros: true });
+        return toResult(reader!, maxRows, statements.length, performance.now() - started);
+      },
+      { timeoutMs: opts.timeoutMs, signal: opts.signal, macros: true },
+    );
   }
 
   /**
    * A fresh connection for `fn` (the app's own parameterised reads), cancelled
    * on timeout or abort, closed after. `macros`: with the detectors' ss_* macros.
    */
-  async withConnection<T>(fn: (conn: DuckDBConnection) => Promise<T>, opts: { timeoutMs?: number; signal?: AbortSignal; macros?: boolean } = {}): Promise<T> {
-    if (this.closed || this.closeWhenIdle) throw new QueryError('the trace was closed (its model was replaced or the server is stopping)', 'cancelled');
+  async withConnection<T>(
+    fn: (conn: DuckDBConnection) => Promise<T>,
+    opts: { timeoutMs?: number; signal?: AbortSignal; macros?: boolean } = {},
+  ): Promise<T> {
+    if (this.closed || this.closeWhenIdle)
+      throw new QueryError('the trace was closed (its model was replaced or the server is stopping)', 'cancelled');
     this.running++;
     let conn: DuckDBConnection | null = null;
     const state: { stopped: 'timeout' | 'cancelled' | null } = { stopped: null };
@@ -179,7 +210,8 @@ export class QuerySandbox {
       if (opts.macros) await conn.run(detectorMacros());
       return await fn(conn);
     } catch (e) {
-      if (state.stopped === 'timeout') throw new QueryError(`the query ran past its time limit of ${fmtMs(timeoutMs)} and was cancelled`, 'timeout');
+      if (state.stopped === 'timeout')
+        throw new QueryError(`the query ran past its time limit of ${fmtMs(timeoutMs)} and was cancelled`, 'timeout');
       if (state.stopped === 'cancelled') throw new QueryError('the query was cancelled', 'cancelled');
       if (e instanceof QueryError) throw e;
       // Our own errors (a bad filter expression, a detector that cannot be saved) pass as they are.
@@ -233,7 +265,13 @@ export function fromDuckDb(sql: string, st: Statement | null, e: unknown): Query
   const kind: QueryError['kind'] = /Out of Memory Error|memory limit/i.test(msg) ? 'memory' : 'error';
   const m = /\n\s*LINE (\d+): (.*)\n( *)\^/.exec(msg);
   const text = msg.replace(/\n\s*LINE \d+: [\s\S]*$/, '').trim();
-  if (!m || !st) return new QueryError(kind === 'memory' ? `${text} (the query sandbox's memory cap; narrow the query: fewer rows, fewer columns, a LIMIT)` : text, kind);
+  if (!m || !st)
+    return new QueryError(
+      kind === 'memory'
+        ? `${text} (the query sandbox's memory cap; narrow the query: fewer rows, fewer columns, a LIMIT)`
+        : text,
+      kind,
+    );
   const lineNo = Number(m[1]);
   const excerpt = m[2]!;
   const caret = m[3]!.length - `LINE ${m[1]}: `.length;
@@ -249,7 +287,12 @@ export function fromDuckDb(sql: string, st: Statement | null, e: unknown): Query
   return positioned(sql, text, kind, st.start + lineStart + inLine);
 }
 
-const INTEGER_TYPES = new Set<DuckDBTypeId>([DuckDBTypeId.BIGINT, DuckDBTypeId.UBIGINT, DuckDBTypeId.HUGEINT, DuckDBTypeId.UHUGEINT]);
+const INTEGER_TYPES = new Set<DuckDBTypeId>([
+  DuckDBTypeId.BIGINT,
+  DuckDBTypeId.UBIGINT,
+  DuckDBTypeId.HUGEINT,
+  DuckDBTypeId.UHUGEINT,
+]);
 
 function toResult(reader: DuckDBResultReader, maxRows: number, statements: number, elapsedMs: number): QueryResult {
   const n = reader.columnCount;
@@ -268,11 +311,22 @@ function toResult(reader: DuckDBResultReader, maxRows: number, statements: numbe
       return Number.isSafeInteger(x) ? x : v;
     });
   });
-  return { columns, cols, rowCount, truncated: all > maxRows || !reader.done, statements, elapsedMs: Math.round(elapsedMs) };
+  return {
+    columns,
+    cols,
+    rowCount,
+    truncated: all > maxRows || !reader.done,
+    statements,
+    elapsedMs: Math.round(elapsedMs),
+  };
 }
 
 /** Rows of a parameterised read on a sandbox connection, as JS values (BIGINT as bigint). */
-export async function readRows<T = Record<string, unknown>>(conn: DuckDBConnection, sql: string, params?: Record<string, DuckDBValue> | DuckDBValue[]): Promise<T[]> {
+export async function readRows<T = Record<string, unknown>>(
+  conn: DuckDBConnection,
+  sql: string,
+  params?: Record<string, DuckDBValue> | DuckDBValue[],
+): Promise<T[]> {
   const reader = await conn.runAndReadAll(sql, params as never);
   return reader.getRowObjectsJS() as T[];
 }

@@ -60,7 +60,10 @@ function listing(dir: string): string[] {
 }
 
 /** Runs `sql` while watching the FIFOs for a reader; returns the error and whether a FIFO was opened. */
-async function attempt(sql: string, unchecked: boolean): Promise<{ error: QueryError | null; rows: string; fifoOpened: boolean }> {
+async function attempt(
+  sql: string,
+  unchecked: boolean,
+): Promise<{ error: QueryError | null; rows: string; fifoOpened: boolean }> {
   let fifoOpened = false;
   const fifos = ['fifo.csv', 'fifo.parquet'].map((f) => path.join(canary, f));
   const timer = setInterval(() => {
@@ -68,7 +71,11 @@ async function attempt(sql: string, unchecked: boolean): Promise<{ error: QueryE
       try {
         const fd = fs.openSync(f, fs.constants.O_WRONLY | fs.constants.O_NONBLOCK);
         fifoOpened = true;
-        try { fs.writeSync(fd, 'x,y\n1,2\n'); } catch { /* reader gone */ }
+        try {
+          fs.writeSync(fd, 'x,y\n1,2\n');
+        } catch {
+          /* reader gone */
+        }
         fs.closeSync(fd);
       } catch {
         // ENXIO: nobody has it open for reading
@@ -156,22 +163,30 @@ describe('the query sandbox holds', () => {
     );
     const settings = Object.fromEntries(r.cols[0]!.map((n, i) => [n, r.cols[1]![i]]));
     expect(settings).toEqual({
-      access_mode: 'read_only', autoinstall_known_extensions: 'false', autoload_known_extensions: 'false',
-      enable_external_access: 'false', lock_configuration: 'true', temp_directory: '',
+      access_mode: 'read_only',
+      autoinstall_known_extensions: 'false',
+      autoload_known_extensions: 'false',
+      enable_external_access: 'false',
+      lock_configuration: 'true',
+      temp_directory: '',
     });
   });
 
   it('runs queries, TEMP objects for one run only', async () => {
     const r = await sandbox.run(`CREATE TEMP MACRO twice(x) AS x * 2; SELECT twice(count(*)) AS n FROM sched_switch`);
     const awk = fs.readFileSync(path.resolve(__dirname, '../../fixtures/reclaim_kswapd.counts.json'), 'utf8');
-    expect(r.cols[0]![0]).toBe(2 * (JSON.parse(awk) as { events_by_name: Record<string, number> }).events_by_name.sched_switch!);
+    expect(r.cols[0]![0]).toBe(
+      2 * (JSON.parse(awk) as { events_by_name: Record<string, number> }).events_by_name.sched_switch!,
+    );
     // A new run is a new connection: the macro is gone.
     await expect(sandbox.run('SELECT twice(1)')).rejects.toThrow(/twice/);
   });
 
   it('cancels a query past its time limit, and the sandbox goes on', async () => {
     const t0 = performance.now();
-    const e = await sandbox.run('SELECT count(*) FROM range(10000000000) a, range(10) b', { timeoutMs: 300 }).catch((x: unknown) => x);
+    const e = await sandbox
+      .run('SELECT count(*) FROM range(10000000000) a, range(10) b', { timeoutMs: 300 })
+      .catch((x: unknown) => x);
     const took = performance.now() - t0;
     expect(e).toBeInstanceOf(QueryError);
     expect((e as QueryError).kind).toBe('timeout');
@@ -183,13 +198,17 @@ describe('the query sandbox holds', () => {
   it('cancels on abort (the cancel button)', async () => {
     const ac = new AbortController();
     setTimeout(() => ac.abort(), 200);
-    const e = await sandbox.run('SELECT count(*) FROM range(10000000000)', { signal: ac.signal, timeoutMs: 60_000 }).catch((x: unknown) => x);
+    const e = await sandbox
+      .run('SELECT count(*) FROM range(10000000000)', { signal: ac.signal, timeoutMs: 60_000 })
+      .catch((x: unknown) => x);
     expect((e as QueryError).kind).toBe('cancelled');
   });
 
   it('stops a query at its memory cap instead of spilling to disk', async () => {
     const before = listing(dataDir);
-    const e = await sandbox.run('SELECT list(repeat(\'x\', 1000) || i) FROM range(2000000) t(i)', { timeoutMs: 60_000 }).catch((x: unknown) => x);
+    const e = await sandbox
+      .run("SELECT list(repeat('x', 1000) || i) FROM range(2000000) t(i)", { timeoutMs: 60_000 })
+      .catch((x: unknown) => x);
     expect((e as QueryError).kind).toBe('memory');
     expect(listing(dataDir)).toEqual(before);
   });

@@ -68,8 +68,13 @@ export class QuerySandboxes {
   private readonly slots: Slots;
   private readonly readSlots: Slots;
 
-  constructor(private readonly dbPathOf: (traceId: string) => string | null, private readonly opts: SandboxesOptions = {}) {
-    this.slots = new Slots(opts.maxRunning ?? (Number(process.env.STALLSCOPE_QUERY_CONCURRENCY) || DEFAULT_MAX_RUNNING));
+  constructor(
+    private readonly dbPathOf: (traceId: string) => string | null,
+    private readonly opts: SandboxesOptions = {},
+  ) {
+    this.slots = new Slots(
+      opts.maxRunning ?? (Number(process.env.STALLSCOPE_QUERY_CONCURRENCY) || DEFAULT_MAX_RUNNING),
+    );
     this.readSlots = new Slots(opts.maxReads ?? DEFAULT_MAX_READS);
   }
 
@@ -86,9 +91,14 @@ export class QuerySandboxes {
   }
 
   /** A user's script. `queryId` (client-chosen, for cancel) defaults to a fresh one. */
-  async run(traceId: string, sql: string, opts: RunOptions & { queryId?: string } = {}): Promise<QueryResult & { queryId: string }> {
+  async run(
+    traceId: string,
+    sql: string,
+    opts: RunOptions & { queryId?: string } = {},
+  ): Promise<QueryResult & { queryId: string }> {
     const queryId = opts.queryId ?? randomUUID();
-    if (this.runningQueries.has(queryId)) throw new QueryError(`a query with id ${queryId} is already running`, 'error');
+    if (this.runningQueries.has(queryId))
+      throw new QueryError(`a query with id ${queryId} is already running`, 'error');
     const abort = new AbortController();
     const onOuter = () => abort.abort();
     opts.signal?.addEventListener('abort', onOuter);
@@ -111,7 +121,11 @@ export class QuerySandboxes {
   }
 
   /** The app's own parameterised reads (event list, search, range aggregates), on a fresh sandbox connection. */
-  async read<T>(traceId: string, fn: (conn: DuckDBConnection) => Promise<T>, opts: { timeoutMs?: number; signal?: AbortSignal } = {}): Promise<T> {
+  async read<T>(
+    traceId: string,
+    fn: (conn: DuckDBConnection) => Promise<T>,
+    opts: { timeoutMs?: number; signal?: AbortSignal } = {},
+  ): Promise<T> {
     const release = await this.readSlots.take(opts.signal);
     try {
       const sb = await this.sandbox(traceId);
@@ -138,7 +152,10 @@ export class QuerySandboxes {
     const p = this.open.get(traceId);
     this.open.delete(traceId);
     for (const q of this.runningQueries.values()) if (q.traceId === traceId) q.abort.abort();
-    void p?.then((sb) => sb.close(), () => undefined);
+    void p?.then(
+      (sb) => sb.close(),
+      () => undefined,
+    );
   }
 
   closeAll(): void {

@@ -31,7 +31,10 @@ export interface Statement {
 }
 
 export class SqlLexError extends Error {
-  constructor(message: string, readonly position: number) {
+  constructor(
+    message: string,
+    readonly position: number,
+  ) {
     super(message);
     this.name = 'SqlLexError';
   }
@@ -61,9 +64,13 @@ export function tokenize(sql: string): Token[] {
       let depth = 1;
       let j = i + 2;
       while (j < n && depth > 0) {
-        if (sql[j] === '/' && sql[j + 1] === '*') { depth++; j += 2; }
-        else if (sql[j] === '*' && sql[j + 1] === '/') { depth--; j += 2; }
-        else j++;
+        if (sql[j] === '/' && sql[j + 1] === '*') {
+          depth++;
+          j += 2;
+        } else if (sql[j] === '*' && sql[j + 1] === '/') {
+          depth--;
+          j += 2;
+        } else j++;
       }
       if (depth > 0) throw new SqlLexError('unterminated /* comment', i);
       i = j;
@@ -96,7 +103,13 @@ export function tokenize(sql: string): Token[] {
         const close = sql.indexOf(tag[0], i + tag[0].length);
         if (close < 0) throw new SqlLexError(`unterminated ${tag[0]} string`, i);
         const end = close + tag[0].length;
-        out.push({ kind: 'string', text: sql.slice(start, end), value: sql.slice(i + tag[0].length, close), start, end });
+        out.push({
+          kind: 'string',
+          text: sql.slice(start, end),
+          value: sql.slice(i + tag[0].length, close),
+          start,
+          end,
+        });
         i = end;
         continue;
       }

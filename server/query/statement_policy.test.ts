@@ -72,29 +72,33 @@ describe('statement check: refused', () => {
   }
 
   it('refuses in any case and after comments', () => {
-    expect(refusal('/* a comment */ -- another\n  cOpY thread TO \'/tmp/x\'').message).toMatch(/COPY/);
-    expect(refusal('/* nested /* comment */ still */ Export Database \'/tmp/e\'').message).toMatch(/EXPORT/);
+    expect(refusal("/* a comment */ -- another\n  cOpY thread TO '/tmp/x'").message).toMatch(/COPY/);
+    expect(refusal("/* nested /* comment */ still */ Export Database '/tmp/e'").message).toMatch(/EXPORT/);
   });
 
   it('refuses a statement joined with ; after an allowed one, at its position', () => {
-    const sql = 'SELECT 1; SELECT 2;\nATTACH \'/tmp/x.db\'';
+    const sql = "SELECT 1; SELECT 2;\nATTACH '/tmp/x.db'";
     const e = refusal(sql);
     expect(e.message).toMatch(/ATTACH/);
     expect(e.position).toBe(sql.indexOf('ATTACH'));
   });
 
   it('refuses table functions in subqueries, CTEs, macro bodies and EXPLAIN', () => {
-    expect(refusal('SELECT * FROM thread WHERE name IN (SELECT column0 FROM read_csv(\'/etc/passwd\'))').message).toMatch(/read_csv/);
-    expect(refusal('WITH x AS (FROM glob(\'/*\')) SELECT * FROM x').message).toMatch(/glob/);
-    expect(refusal('CREATE TEMP MACRO m() AS TABLE SELECT * FROM read_text(\'/etc/hostname\'); FROM m()').message).toMatch(/read_text/);
-    expect(refusal('EXPLAIN ANALYZE SELECT * FROM read_parquet(\'x\')').message).toMatch(/read_parquet/);
-    expect(refusal('EXPLAIN COPY thread TO \'/tmp/x\'').message).toMatch(/COPY/);
+    expect(refusal("SELECT * FROM thread WHERE name IN (SELECT column0 FROM read_csv('/etc/passwd'))").message).toMatch(
+      /read_csv/,
+    );
+    expect(refusal("WITH x AS (FROM glob('/*')) SELECT * FROM x").message).toMatch(/glob/);
+    expect(
+      refusal("CREATE TEMP MACRO m() AS TABLE SELECT * FROM read_text('/etc/hostname'); FROM m()").message,
+    ).toMatch(/read_text/);
+    expect(refusal("EXPLAIN ANALYZE SELECT * FROM read_parquet('x')").message).toMatch(/read_parquet/);
+    expect(refusal("EXPLAIN COPY thread TO '/tmp/x'").message).toMatch(/COPY/);
     expect(refusal('SELECT (SELECT count(*) FROM "read_csv"(\'/etc/passwd\'))').message).toMatch(/read_csv/);
-    expect(refusal('SELECT * FROM main.read_csv(\'/etc/passwd\')').message).toMatch(/read_csv/);
+    expect(refusal("SELECT * FROM main.read_csv('/etc/passwd')").message).toMatch(/read_csv/);
   });
 
   it('points at the offending call', () => {
-    const sql = 'SELECT 1\nFROM thread t\nJOIN read_csv(\'/x\') c ON true';
+    const sql = "SELECT 1\nFROM thread t\nJOIN read_csv('/x') c ON true";
     expect(refusal(sql).position).toBe(sql.indexOf('read_csv'));
   });
 });
@@ -109,14 +113,14 @@ describe('statement check: allowed', () => {
     'SHOW TABLES',
     'SUMMARIZE thread',
     'EXPLAIN SELECT 1',
-    'PRAGMA table_info(\'thread\')',
-    'SET VARIABLE x = 3; SELECT getvariable(\'x\')',
+    "PRAGMA table_info('thread')",
+    "SET VARIABLE x = 3; SELECT getvariable('x')",
     'CREATE TEMP MACRO twice(x) AS x * 2; SELECT twice(2)',
     'CREATE OR REPLACE TEMP VIEW v AS SELECT 1; FROM v',
-    'SELECT \'COPY thread TO x\' AS text_not_a_statement -- read_csv(\'x\') in a comment',
+    "SELECT 'COPY thread TO x' AS text_not_a_statement -- read_csv('x') in a comment",
     'SELECT "read_csv" FROM (SELECT 1 AS "read_csv")',
     '(SELECT 1) UNION ALL (SELECT 2)',
-    'SELECT * FROM thread WHERE name = \'/etc/passwd\'',
+    "SELECT * FROM thread WHERE name = '/etc/passwd'",
     'SELECT $$ COPY x TO y; $$ AS s',
   ];
   for (const sql of ALLOWED) {
@@ -138,7 +142,11 @@ describe('lexer', () => {
 
   it('unquotes strings and identifiers', () => {
     const t = tokenize(`'it''s' "a""b" E'x\\'y'`);
-    expect(t.map((x) => [x.kind, x.value])).toEqual([['string', "it's"], ['qident', 'a"b'], ['string', "x'y"]]);
+    expect(t.map((x) => [x.kind, x.value])).toEqual([
+      ['string', "it's"],
+      ['qident', 'a"b'],
+      ['string', "x'y"],
+    ]);
   });
 
   it('reports an unterminated string where it starts', () => {

@@ -46,12 +46,18 @@ export async function userDetectorsStamp(dir: string): Promise<string> {
   }
   if (names.length === 0) return '';
   const h = createHash('sha256');
-  for (const n of names) h.update(`${n}\0`).update(await fs.readFile(path.join(dir, n)).catch(() => Buffer.alloc(0))).update('\0');
+  for (const n of names)
+    h.update(`${n}\0`)
+      .update(await fs.readFile(path.join(dir, n)).catch(() => Buffer.alloc(0)))
+      .update('\0');
   return h.digest('hex');
 }
 
 export class SaveDetectorError extends Error {
-  constructor(message: string, readonly status = 400) {
+  constructor(
+    message: string,
+    readonly status = 400,
+  ) {
     super(message);
     this.name = 'SaveDetectorError';
   }
@@ -59,7 +65,10 @@ export class SaveDetectorError extends Error {
 
 /** A one-line comment value (no line breaks: they would end the header). */
 function oneLine(s: string, max: number): string {
-  return s.replace(/[\r\n\t]+/g, ' ').trim().slice(0, max);
+  return s
+    .replace(/[\r\n\t]+/g, ' ')
+    .trim()
+    .slice(0, max);
 }
 
 function sqlString(s: string): string {
@@ -89,8 +98,11 @@ export function detectorText(req: SaveRequest, columns: string[], origin: string
     '',
   ].join('\n');
   if (REQUIRED_COLUMNS.every((c) => has.has(c))) return `${header}${body}\n`;
-  if (!has.has('ts')) throw new SaveDetectorError('a detector needs a ts column (the time of each finding): add one to the query');
-  const extra = columns.filter((c) => !(REQUIRED_COLUMNS as readonly string[]).includes(c) && c !== 'kind' && c !== 'tid' && c !== 'id');
+  if (!has.has('ts'))
+    throw new SaveDetectorError('a detector needs a ts column (the time of each finding): add one to the query');
+  const extra = columns.filter(
+    (c) => !(REQUIRED_COLUMNS as readonly string[]).includes(c) && c !== 'kind' && c !== 'tid' && c !== 'id',
+  );
   const valuesExpr = has.has('values')
     ? 'q."values"'
     : extra.length
@@ -149,8 +161,12 @@ export async function saveDetector(
   req: SaveRequest,
   opts: { columns: string[]; conn: DuckDBConnection; origin: string; replace?: boolean },
 ): Promise<SaveResult & { result: RunResult }> {
-  if (!/^[a-z][a-z0-9_]{0,63}$/.test(req.id)) throw new SaveDetectorError('the detector id must be lower case letters, digits and _ (starting with a letter, at most 64)');
-  if (!['info', 'warn', 'critical'].includes(req.severity)) throw new SaveDetectorError('severity must be info, warn or critical');
+  if (!/^[a-z][a-z0-9_]{0,63}$/.test(req.id))
+    throw new SaveDetectorError(
+      'the detector id must be lower case letters, digits and _ (starting with a letter, at most 64)',
+    );
+  if (!['info', 'warn', 'critical'].includes(req.severity))
+    throw new SaveDetectorError('severity must be info, warn or critical');
   if (!req.title.trim()) throw new SaveDetectorError('the detector needs a title');
   let statements;
   try {
@@ -159,14 +175,20 @@ export async function saveDetector(
     if (e instanceof RefusedStatement) throw new SaveDetectorError(e.message);
     throw e;
   }
-  if (statements.length !== 1) throw new SaveDetectorError('a detector is ONE SELECT: remove the other statements (macros go in a lib file)');
-  if (!/^(select|with|from|\()$/.test(statements[0]!.tokens[0]!.value)) throw new SaveDetectorError('a detector is a SELECT (or WITH ... SELECT)');
+  if (statements.length !== 1)
+    throw new SaveDetectorError('a detector is ONE SELECT: remove the other statements (macros go in a lib file)');
+  if (!/^(select|with|from|\()$/.test(statements[0]!.tokens[0]!.value))
+    throw new SaveDetectorError('a detector is a SELECT (or WITH ... SELECT)');
   const dir = userDetectorDir(dataDir);
   const target = path.join(dir, `${req.id}.sql`);
   const existing = await loadDetectors(existsSync(dir) ? [dir] : []);
   const clash = existing.find((d) => d.id === req.id);
   if (clash?.builtin) throw new SaveDetectorError(`${req.id} is a built-in detector's id: choose another`, 409);
-  if (clash && !opts.replace) throw new SaveDetectorError(`you already have a detector ${req.id} (${clash.file}): choose another id, or replace it`, 409);
+  if (clash && !opts.replace)
+    throw new SaveDetectorError(
+      `you already have a detector ${req.id} (${clash.file}): choose another id, or replace it`,
+      409,
+    );
   const text = detectorText(req, opts.columns, opts.origin);
   // Test it from a directory of its own: the loader validates the header and statement, then one run.
   const tmpDir = path.join(dataDir, 'tmp', `detector-${randomBytes(6).toString('hex')}`);
@@ -183,7 +205,9 @@ export async function saveDetector(
     try {
       result = await runDetectors(engineOver(opts.conn), { detectors: [req.id], extraDirs: [tmpDir] });
     } catch (e) {
-      throw new SaveDetectorError(`the detector does not run: ${(e as Error).message.split(tmpFile).join(`${req.id}.sql`)}`);
+      throw new SaveDetectorError(
+        `the detector does not run: ${(e as Error).message.split(tmpFile).join(`${req.id}.sql`)}`,
+      );
     }
     await fs.mkdir(dir, { recursive: true });
     await fs.rename(tmpFile, target);

@@ -48,8 +48,18 @@ export interface SideBySideHistogram {
  * own largest bucket (as argdist does per histogram).
  */
 export function formatSideBySide(h: SideBySideHistogram, barWidth = 24): string {
-  const first = Math.min(...h.counts.map((c) => { const i = c.findIndex((x) => x > 0); return i < 0 ? Infinity : i; }));
-  const last = Math.max(...h.counts.map((c) => { for (let i = c.length - 1; i >= 0; i--) if (c[i]! > 0) return i; return -1; }));
+  const first = Math.min(
+    ...h.counts.map((c) => {
+      const i = c.findIndex((x) => x > 0);
+      return i < 0 ? Infinity : i;
+    }),
+  );
+  const last = Math.max(
+    ...h.counts.map((c) => {
+      for (let i = c.length - 1; i >= 0; i--) if (c[i]! > 0) return i;
+      return -1;
+    }),
+  );
   const lines = [h.title];
   if (!Number.isFinite(first) || last < 0) {
     lines.push('    (no events)', '');
@@ -58,7 +68,9 @@ export function formatSideBySide(h: SideBySideHistogram, barWidth = 24): string 
   const countW = Math.max(6, ...h.counts.flat().map((n) => String(n).length));
   const colW = countW + 1 + barWidth + 2;
   const rangeW = 22;
-  const head = `${'usecs'.padStart(14).padEnd(rangeW)} : ` + h.labels.map((l) => `${l.length > colW - 1 ? l.slice(0, colW - 1) : l}`.padEnd(colW)).join(' ');
+  const head =
+    `${'usecs'.padStart(14).padEnd(rangeW)} : ` +
+    h.labels.map((l) => `${l.length > colW - 1 ? l.slice(0, colW - 1) : l}`.padEnd(colW)).join(' ');
   lines.push(head.trimEnd());
   for (let s = first; s <= last; s++) {
     const b = slotBounds(s);

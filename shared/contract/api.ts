@@ -32,7 +32,15 @@ export interface TrackList {
   cpus: Array<{ cpu: number; events: number }>;
   threads: ThreadInfo[];
   threadsOfInterest: Array<ThreadInfo & { reason: string }>;
-  counters: Array<{ id: number; name: string; unit: string | null; utid: number | null; cpu: number | null; description: string | null; values: number }>;
+  counters: Array<{
+    id: number;
+    name: string;
+    unit: string | null;
+    utid: number | null;
+    cpu: number | null;
+    description: string | null;
+    values: number;
+  }>;
   sliceCategories: Array<{ category: string; count: number }>;
   instants: Array<{ name: string; count: number }>;
   flows: Array<{ kind: string; count: number }>;

@@ -3,7 +3,17 @@
 export const METRIC_SCOPES = ['trace', 'process', 'shrinker', 'kswapd', 'task', 'cpu', 'device', 'reason'] as const;
 export type MetricScope = (typeof METRIC_SCOPES)[number];
 
-export const METRIC_UNITS = ['ns', 'count', 'per_s', 'ratio', 'pages', 'objects', 'priority', 'bytes', 'bytes_per_s'] as const;
+export const METRIC_UNITS = [
+  'ns',
+  'count',
+  'per_s',
+  'ratio',
+  'pages',
+  'objects',
+  'priority',
+  'bytes',
+  'bytes_per_s',
+] as const;
 export type MetricUnit = (typeof METRIC_UNITS)[number];
 
 export interface Metric {

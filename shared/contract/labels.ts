@@ -43,5 +43,8 @@ export function detectorLabel(detector: string): string {
 
 /** 'memcg reclaim priority' for kswapd_escalation/memcg_escalation; the detector's label for unknown kinds. */
 export function kindLabel(detector: string, kind: string): string {
-  return KIND_LABELS[`${detector}/${kind}`] ?? (kind === detector ? detectorLabel(detector) : `${detectorLabel(detector)}: ${kind.replace(/_/g, ' ')}`);
+  return (
+    KIND_LABELS[`${detector}/${kind}`] ??
+    (kind === detector ? detectorLabel(detector) : `${detectorLabel(detector)}: ${kind.replace(/_/g, ' ')}`)
+  );
 }

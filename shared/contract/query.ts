@@ -38,13 +38,35 @@ export interface Catalog {
   macros: Array<{ name: string; params: string; description: string }>;
 }
 
-export interface ThreadHit { utid: number; tid: number | null; name: string | null; upid: number | null; pid: number | null; process: string | null; runNs: number; events: number }
+export interface ThreadHit {
+  utid: number;
+  tid: number | null;
+  name: string | null;
+  upid: number | null;
+  pid: number | null;
+  process: string | null;
+  runNs: number;
+  events: number;
+}
 
-export interface ProcessHit { upid: number; pid: number | null; name: string | null; threads: Array<{ utid: number; tid: number | null; name: string | null }> }
+export interface ProcessHit {
+  upid: number;
+  pid: number | null;
+  name: string | null;
+  threads: Array<{ utid: number; tid: number | null; name: string | null }>;
+}
 
-export interface EventNameHit { name: string; count: number }
+export interface EventNameHit {
+  name: string;
+  count: number;
+}
 
-export interface ValueHit { table: string; field: string; value: string; count: number }
+export interface ValueHit {
+  table: string;
+  field: string;
+  value: string;
+  count: number;
+}
 
 export interface SearchResult {
   query: string;
@@ -65,11 +87,32 @@ export interface Match {
   utid: number | null;
 }
 
-export interface StateTime { utid: number; tid: number | null; name: string | null; state: string; durNs: number; count: number }
+export interface StateTime {
+  utid: number;
+  tid: number | null;
+  name: string | null;
+  state: string;
+  durNs: number;
+  count: number;
+}
 
-export interface CpuTime { utid: number; tid: number | null; name: string | null; durNs: number; cpus: number[] }
+export interface CpuTime {
+  utid: number;
+  tid: number | null;
+  name: string | null;
+  durNs: number;
+  cpus: number[];
+}
 
-export interface SliceStats { category: string; name: string | null; count: number; sumNs: number; avgNs: number; maxNs: number; open: number }
+export interface SliceStats {
+  category: string;
+  name: string | null;
+  count: number;
+  sumNs: number;
+  avgNs: number;
+  maxNs: number;
+  open: number;
+}
 
 export interface RangeSummary {
   /** Relative ns. */

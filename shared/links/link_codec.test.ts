@@ -3,7 +3,14 @@ import { describe, expect, it } from 'vitest';
 import { NOTE_LIMITS } from '../../server/notes/notes_store.ts';
 import { ROW_REF_RE as SERVER_REF_RE, TRACK_URI_RE as SERVER_TRACK_RE } from '../../server/notes/note_input.ts';
 import {
-  LINK_LIMITS, base64urlToBytes, buildShareLink, bytesToBase64url, decodeLinkFragment, encodeLinkFragment, inflateRawBounded, linkFragmentValue,
+  LINK_LIMITS,
+  base64urlToBytes,
+  buildShareLink,
+  bytesToBase64url,
+  decodeLinkFragment,
+  encodeLinkFragment,
+  inflateRawBounded,
+  linkFragmentValue,
   type LinkPayload,
 } from './link_codec.ts';
 import { PORTABLE_LIMITS, ROW_REF_RE, TRACK_URI_RE, type PortableNote } from './portable_notes.ts';
@@ -55,7 +62,15 @@ const FACTS = { sha256: SHA, name: 'trace.dat', size: 42 };
 
 function note(i: number, text: string): PortableNote {
   const id = `n${String(i).padStart(21, '0')}`;
-  return { id, anchor: { kind: 'range', t0: i * 1000, t1: i * 1000 + 500 }, text, author: 'Tester', created_at: '2024-01-01T00:00:00Z', updated_at: '2024-01-01T00:00:00Z', version: 1 };
+  return {
+    id,
+    anchor: { kind: 'range', t0: i * 1000, t1: i * 1000 + 500 },
+    text,
+    author: 'Tester',
+    created_at: '2024-01-01T00:00:00Z',
+    updated_at: '2024-01-01T00:00:00Z',
+    version: 1,
+  };
 }
 
 /** A fragment of any JSON, compressed as the codec does (zlib's own deflate, not the codec's). */
@@ -89,11 +104,17 @@ describe('link codec: stable across versions', () => {
   });
 
   it('what this version writes, this version and zlib read back', async () => {
-    const payload: LinkPayload = { trace: { ...FACTS, kernel: '6.8.0', recorded: '2024-03-01T09:00:00Z' }, notes: [note(1, 'one'), note(2, 'two *md*')], omitted: 0 };
+    const payload: LinkPayload = {
+      trace: { ...FACTS, kernel: '6.8.0', recorded: '2024-03-01T09:00:00Z' },
+      notes: [note(1, 'one'), note(2, 'two *md*')],
+      omitted: 0,
+    };
     const frag = await encodeLinkFragment(payload);
     expect(frag).toMatch(/^link=v1\.[A-Za-z0-9_-]+$/);
     expect(await decodeLinkFragment(`#${frag}`)).toEqual({ kind: 'ok', payload, version: 1 });
-    expect(JSON.parse(inflateRawSync(Buffer.from(frag.slice('link=v1.'.length), 'base64url')).toString())).toEqual(payload);
+    expect(JSON.parse(inflateRawSync(Buffer.from(frag.slice('link=v1.'.length), 'base64url')).toString())).toEqual(
+      payload,
+    );
   });
 
   it('a link from a newer stallscope says so and is not misread', async () => {
@@ -108,7 +129,7 @@ describe('link codec: stable across versions', () => {
     expect(linkFragmentValue('#x=1&link=v1.abc')).toBe('v1.abc');
   });
 
-  it('shares the notes store\'s limits and shapes', () => {
+  it("shares the notes store's limits and shapes", () => {
     expect(PORTABLE_LIMITS.textChars).toBe(NOTE_LIMITS.textChars);
     expect(PORTABLE_LIMITS.authorChars).toBe(NOTE_LIMITS.authorChars);
     expect(PORTABLE_LIMITS.trackChars).toBe(NOTE_LIMITS.trackChars);
@@ -188,23 +209,86 @@ describe('link codec: malformed input gives a message, never an exception', () =
     ['no version', '#link=abc', /format version like v1/],
     ['not base64url', '#link=v1.ab$cd', /character 3 \("\$"\) is not base64url/],
     ['impossible length', '#link=v1.abcde', /cannot be base64url/],
-    ['not deflate', `#link=v1.${Buffer.from('hello, this is not compressed at all').toString('base64url')}`, /compressed data is corrupt or cut short/],
-    ['cut short', `#link=v1.${deflateRawSync(Buffer.from(JSON.stringify({ trace: FACTS, notes: [note(1, noise(400, 3))] }))).subarray(0, 50).toString('base64url')}`, /corrupt or cut short/],
+    [
+      'not deflate',
+      `#link=v1.${Buffer.from('hello, this is not compressed at all').toString('base64url')}`,
+      /compressed data is corrupt or cut short/,
+    ],
+    [
+      'cut short',
+      `#link=v1.${deflateRawSync(Buffer.from(JSON.stringify({ trace: FACTS, notes: [note(1, noise(400, 3))] })))
+        .subarray(0, 50)
+        .toString('base64url')}`,
+      /corrupt or cut short/,
+    ],
     ['not JSON', `#link=v1.${deflateRawSync(Buffer.from('{"trace": ')).toString('base64url')}`, /not JSON/],
     ['not UTF-8', `#link=v1.${deflateRawSync(Buffer.from([0xff, 0xfe, 0x22])).toString('base64url')}`, /not JSON/],
     ['a list', fragmentOf([1, 2]), /payload must be an object/],
     ['unknown field', fragmentOf({ trace: FACTS, notes: [], run: 'rm -rf /' }), /payload: unknown field "run"/],
-    ['bad hash', fragmentOf({ trace: { ...FACTS, sha256: '../../etc/passwd' }, notes: [] }), /trace.sha256 must be 64 lower-case hex digits/],
-    ['negative time', fragmentOf({ trace: FACTS, notes: [{ ...note(1, 'x'), anchor: { kind: 'range', t0: -5, t1: 3 } }] }), /notes\[0\]\.anchor\.t0 must be a non-negative integer/],
-    ['t1 before t0', fragmentOf({ trace: FACTS, notes: [{ ...note(1, 'x'), anchor: { kind: 'range', t0: 9, t1: 3 } }] }), /notes\[0\]\.anchor\.t1 must not be before/],
-    ['bad kind', fragmentOf({ trace: FACTS, notes: [{ ...note(1, 'x'), anchor: { kind: 'file', t0: 0, t1: 0, path: '/etc/passwd' } }] }), /anchor\.kind must be/],
-    ['bad id', fragmentOf({ trace: FACTS, notes: [{ ...note(1, 'x'), id: '../../x' }] }), /notes\[0\]\.id must be a note id/],
-    ['same id twice', fragmentOf({ trace: FACTS, notes: [note(1, 'x'), note(1, 'y')] }), /notes\[1\]\.id n0+1 is there twice/],
-    ['blank text', fragmentOf({ trace: FACTS, notes: [{ ...note(1, 'x'), text: ' \u0000 ' }] }), /notes\[0\]\.text is empty/],
-    ['text too long', fragmentOf({ trace: FACTS, notes: [{ ...note(1, 'x'), text: 'a'.repeat(16_001) }] }), /text is too long \(16001 characters, at most 16000\)/],
-    ['bad date', fragmentOf({ trace: FACTS, notes: [{ ...note(1, 'x'), created_at: 'yesterday' }] }), /created_at must be a date and time/],
-    ['bad track', fragmentOf({ trace: FACTS, notes: [{ ...note(1, 'x'), anchor: { kind: 'range', t0: 0, t1: 1, track: 'javascript:alert(1)' } }] }), /track must be a track uri/],
-    ['huge number', fragmentOf({ trace: FACTS, notes: [{ ...note(1, 'x'), anchor: { kind: 'finding', finding: 1e300, t0: 0, t1: 1 } }] }), /anchor\.finding must be a non-negative integer/],
+    [
+      'bad hash',
+      fragmentOf({ trace: { ...FACTS, sha256: '../../etc/passwd' }, notes: [] }),
+      /trace.sha256 must be 64 lower-case hex digits/,
+    ],
+    [
+      'negative time',
+      fragmentOf({ trace: FACTS, notes: [{ ...note(1, 'x'), anchor: { kind: 'range', t0: -5, t1: 3 } }] }),
+      /notes\[0\]\.anchor\.t0 must be a non-negative integer/,
+    ],
+    [
+      't1 before t0',
+      fragmentOf({ trace: FACTS, notes: [{ ...note(1, 'x'), anchor: { kind: 'range', t0: 9, t1: 3 } }] }),
+      /notes\[0\]\.anchor\.t1 must not be before/,
+    ],
+    [
+      'bad kind',
+      fragmentOf({
+        trace: FACTS,
+        notes: [{ ...note(1, 'x'), anchor: { kind: 'file', t0: 0, t1: 0, path: '/etc/passwd' } }],
+      }),
+      /anchor\.kind must be/,
+    ],
+    [
+      'bad id',
+      fragmentOf({ trace: FACTS, notes: [{ ...note(1, 'x'), id: '../../x' }] }),
+      /notes\[0\]\.id must be a note id/,
+    ],
+    [
+      'same id twice',
+      fragmentOf({ trace: FACTS, notes: [note(1, 'x'), note(1, 'y')] }),
+      /notes\[1\]\.id n0+1 is there twice/,
+    ],
+    [
+      'blank text',
+      fragmentOf({ trace: FACTS, notes: [{ ...note(1, 'x'), text: ' \u0000 ' }] }),
+      /notes\[0\]\.text is empty/,
+    ],
+    [
+      'text too long',
+      fragmentOf({ trace: FACTS, notes: [{ ...note(1, 'x'), text: 'a'.repeat(16_001) }] }),
+      /text is too long \(16001 characters, at most 16000\)/,
+    ],
+    [
+      'bad date',
+      fragmentOf({ trace: FACTS, notes: [{ ...note(1, 'x'), created_at: 'yesterday' }] }),
+      /created_at must be a date and time/,
+    ],
+    [
+      'bad track',
+      fragmentOf({
+        trace: FACTS,
+        notes: [{ ...note(1, 'x'), anchor: { kind: 'range', t0: 0, t1: 1, track: 'javascript:alert(1)' } }],
+      }),
+      /track must be a track uri/,
+    ],
+    [
+      'huge number',
+      fragmentOf({
+        trace: FACTS,
+        notes: [{ ...note(1, 'x'), anchor: { kind: 'finding', finding: 1e300, t0: 0, t1: 1 } }],
+      }),
+      /anchor\.finding must be a non-negative integer/,
+    ],
   ];
   for (const [what, frag, message] of cases) {
     it(what, async () => {
@@ -215,7 +299,9 @@ describe('link codec: malformed input gives a message, never an exception', () =
   }
 
   it('a name with a path in it is shown as its last part only', async () => {
-    const r = await decodeLinkFragment(fragmentOf({ trace: { ...FACTS, name: '/home/me/../../etc/passwd\u0007' }, notes: [] }));
+    const r = await decodeLinkFragment(
+      fragmentOf({ trace: { ...FACTS, name: '/home/me/../../etc/passwd\u0007' }, notes: [] }),
+    );
     expect((r as { payload: LinkPayload }).payload.trace.name).toBe('passwd');
   });
 
@@ -248,6 +334,8 @@ describe('link codec: malformed input gives a message, never an exception', () =
       const r = await decodeLinkFragment(`#link=v1.${bytesToBase64url(bytes)}`);
       expect(r.kind).toBe('error');
     }
-    expect(base64urlToBytes(bytesToBase64url(new Uint8Array([0, 255, 128, 7])))).toEqual(new Uint8Array([0, 255, 128, 7]));
+    expect(base64urlToBytes(bytesToBase64url(new Uint8Array([0, 255, 128, 7])))).toEqual(
+      new Uint8Array([0, 255, 128, 7]),
+    );
   });
 });

@@ -32,7 +32,15 @@
  * same code in the app and the command line, and a streaming decompressor
  * that lets us stop at the bound.
  */
-import { PortableError, isObj, onlyKeys, parsePortableNotes, parseTraceFacts, type PortableNote, type TraceFacts } from './portable_notes.ts';
+import {
+  PortableError,
+  isObj,
+  onlyKeys,
+  parsePortableNotes,
+  parseTraceFacts,
+  type PortableNote,
+  type TraceFacts,
+} from './portable_notes.ts';
 
 export const LINK_FORMAT_VERSION = 1;
 
@@ -58,9 +66,7 @@ export interface LinkPayload {
 }
 
 export type LinkDecodeResult =
-  | { kind: 'none' }
-  | { kind: 'ok'; payload: LinkPayload; version: number }
-  | { kind: 'error'; message: string };
+  { kind: 'none' } | { kind: 'ok'; payload: LinkPayload; version: number } | { kind: 'error'; message: string };
 
 const FRAGMENT_KEY = 'link';
 
@@ -106,7 +112,10 @@ export async function deflateRaw(bytes: Uint8Array): Promise<Uint8Array> {
  * Inflates at most `maxBytes`: 'too-big' as soon as the output passes it
  * (the decompressor is cancelled there), 'corrupt' for damaged or cut-off data.
  */
-export async function inflateRawBounded(input: Uint8Array, maxBytes: number): Promise<Uint8Array | 'too-big' | 'corrupt'> {
+export async function inflateRawBounded(
+  input: Uint8Array,
+  maxBytes: number,
+): Promise<Uint8Array | 'too-big' | 'corrupt'> {
   const ds = new DecompressionStream('deflate-raw');
   const writer = ds.writable.getWriter();
   const reader = ds.readable.getReader();
@@ -162,14 +171,17 @@ export function linkFragmentValue(hash: string): string | null {
   return null;
 }
 
-const DAMAGED = "The notes in this link are damaged";
+const DAMAGED = 'The notes in this link are damaged';
 
 /** Reads a URL fragment. Never throws: a link that cannot be read gives a message saying why. */
 export async function decodeLinkFragment(hash: string): Promise<LinkDecodeResult> {
   try {
     return await decode(hash);
   } catch (e) {
-    return { kind: 'error', message: `${DAMAGED} (${(e as Error)?.message ?? String(e)}): the view is shown without them.` };
+    return {
+      kind: 'error',
+      message: `${DAMAGED} (${(e as Error)?.message ?? String(e)}): the view is shown without them.`,
+    };
   }
 }
 
@@ -185,21 +197,34 @@ async function decode(hash: string): Promise<LinkDecodeResult> {
   const value = linkFragmentValue(hash);
   if (value === null) return { kind: 'none' };
   const m = /^v(\d{1,6})\.(.*)$/s.exec(value);
-  if (!m) return { kind: 'error', message: `${DAMAGED} (the fragment does not start with a format version like v1.): the view is shown without them.` };
+  if (!m)
+    return {
+      kind: 'error',
+      message: `${DAMAGED} (the fragment does not start with a format version like v1.): the view is shown without them.`,
+    };
   const version = Number(m[1]);
   if (version !== LINK_FORMAT_VERSION) {
     return {
       kind: 'error',
-      message: version > LINK_FORMAT_VERSION
-        ? `This link was made by a newer stallscope (link format v${version}; this one reads v${LINK_FORMAT_VERSION}): its notes are not shown, the view is. Update stallscope, or ask for the annotations file.`
-        : `This link's format v${version} is not one stallscope ever wrote: its notes are not shown, the view is.`,
+      message:
+        version > LINK_FORMAT_VERSION
+          ? `This link was made by a newer stallscope (link format v${version}; this one reads v${LINK_FORMAT_VERSION}): its notes are not shown, the view is. Update stallscope, or ask for the annotations file.`
+          : `This link's format v${version} is not one stallscope ever wrote: its notes are not shown, the view is.`,
     };
   }
   if (!hasDeflateRaw()) {
-    return { kind: 'error', message: "This browser cannot decompress the link's notes (no CompressionStream 'deflate-raw'): the view is shown without them." };
+    return {
+      kind: 'error',
+      message:
+        "This browser cannot decompress the link's notes (no CompressionStream 'deflate-raw'): the view is shown without them.",
+    };
   }
   const bytes = base64urlToBytes(m[2]!);
-  if (typeof bytes === 'string') return { kind: 'error', message: `${DAMAGED} (${bytes}; was the link cut or edited?): the view is shown without them.` };
+  if (typeof bytes === 'string')
+    return {
+      kind: 'error',
+      message: `${DAMAGED} (${bytes}; was the link cut or edited?): the view is shown without them.`,
+    };
   const inflated = await inflateRawBounded(bytes, LINK_LIMITS.jsonBytes);
   if (inflated === 'too-big') {
     return {
@@ -207,7 +232,11 @@ async function decode(hash: string): Promise<LinkDecodeResult> {
       message: `The notes in this link expand to more than ${LINK_LIMITS.jsonBytes / 1024} KiB: refused (no link stallscope writes is that large). The view is shown without them.`,
     };
   }
-  if (inflated === 'corrupt') return { kind: 'error', message: `${DAMAGED} (the compressed data is corrupt or cut short; was the link cut or edited?): the view is shown without them.` };
+  if (inflated === 'corrupt')
+    return {
+      kind: 'error',
+      message: `${DAMAGED} (the compressed data is corrupt or cut short; was the link cut or edited?): the view is shown without them.`,
+    };
   let json: unknown;
   try {
     json = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(inflated));
@@ -217,7 +246,8 @@ async function decode(hash: string): Promise<LinkDecodeResult> {
   try {
     return { kind: 'ok', payload: parsePayloadV1(json), version };
   } catch (e) {
-    if (e instanceof PortableError) return { kind: 'error', message: `${DAMAGED} (${e.message}): the view is shown without them.` };
+    if (e instanceof PortableError)
+      return { kind: 'error', message: `${DAMAGED} (${e.message}): the view is shown without them.` };
     throw e;
   }
 }
@@ -226,7 +256,8 @@ export function parsePayloadV1(json: unknown): LinkPayload {
   if (!isObj(json)) throw new PortableError('the payload must be an object {trace, notes}');
   onlyKeys(json, ['trace', 'notes', 'omitted'], 'payload');
   const omitted = json.omitted ?? 0;
-  if (typeof omitted !== 'number' || !Number.isSafeInteger(omitted) || omitted < 0) throw new PortableError('omitted must be a non-negative integer');
+  if (typeof omitted !== 'number' || !Number.isSafeInteger(omitted) || omitted < 0)
+    throw new PortableError('omitted must be a non-negative integer');
   return {
     trace: parseTraceFacts(json.trace, 'trace'),
     notes: parsePortableNotes(json.notes ?? [], 'notes', LINK_LIMITS.notes),
@@ -241,7 +272,12 @@ export function parsePayloadV1(json: unknown): LinkPayload {
  * a note that does not fit is left out and the next is tried. `omitted`
  * counts the notes left out: the app then offers the annotations file.
  */
-export async function buildShareLink(base: string, trace: TraceFacts, notes: PortableNote[], maxChars: number = LINK_LIMITS.urlChars): Promise<{ url: string; included: number; omitted: number }> {
+export async function buildShareLink(
+  base: string,
+  trace: TraceFacts,
+  notes: PortableNote[],
+  maxChars: number = LINK_LIMITS.urlChars,
+): Promise<{ url: string; included: number; omitted: number }> {
   const kept: PortableNote[] = [];
   const link = (omitted: number) => encodeLinkFragment({ trace, notes: kept, omitted }).then((f) => `${base}#${f}`);
   // Compression is not additive, so each candidate set is encoded whole
@@ -254,7 +290,8 @@ export async function buildShareLink(base: string, trace: TraceFacts, notes: Por
   // Deflate is not monotonic to the byte: if the final count's encoding came out longer, drop from the end.
   for (;;) {
     const url = await link(notes.length - kept.length);
-    if (url.length <= maxChars || kept.length === 0) return { url, included: kept.length, omitted: notes.length - kept.length };
+    if (url.length <= maxChars || kept.length === 0)
+      return { url, included: kept.length, omitted: notes.length - kept.length };
     kept.pop();
   }
 }

@@ -85,7 +85,7 @@ export function isObj(v: unknown): v is Obj {
 export function shown(v: unknown): string {
   let s: string;
   try {
-    s = typeof v === 'string' ? v : JSON.stringify(v) ?? String(v);
+    s = typeof v === 'string' ? v : (JSON.stringify(v) ?? String(v));
   } catch {
     s = String(v);
   }
@@ -100,7 +100,8 @@ export function onlyKeys(o: Obj, allowed: readonly string[], where: string): voi
 }
 
 function nonNegInt(v: unknown, where: string): number {
-  if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 0) throw new PortableError(`${where} must be a non-negative integer, not ${shown(v)}`);
+  if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 0)
+    throw new PortableError(`${where} must be a non-negative integer, not ${shown(v)}`);
   return v;
 }
 
@@ -111,7 +112,8 @@ function optional<T>(v: unknown, parse: (v: unknown) => T): T | undefined {
 /** Note text: at most PORTABLE_LIMITS.textChars, control characters other than tab/newline removed, not blank (as note_input.ts parseText). */
 export function portableText(v: unknown, where: string): string {
   if (typeof v !== 'string') throw new PortableError(`${where} must be a string`);
-  if (v.length > PORTABLE_LIMITS.textChars) throw new PortableError(`${where} is too long (${v.length} characters, at most ${PORTABLE_LIMITS.textChars})`);
+  if (v.length > PORTABLE_LIMITS.textChars)
+    throw new PortableError(`${where} is too long (${v.length} characters, at most ${PORTABLE_LIMITS.textChars})`);
   const text = v.replace(/\r\n?/g, '\n').replace(/[\u0000-\u0008\u000b-\u001f\u007f]/g, '');
   if (!text.trim()) throw new PortableError(`${where} is empty`);
   return text;
@@ -121,7 +123,8 @@ export function portableAuthor(v: unknown, where: string): string {
   if (typeof v !== 'string') throw new PortableError(`${where} must be a string`);
   const a = v.replace(/[\u0000-\u001f\u007f]/g, '').trim();
   if (!a) throw new PortableError(`${where} is empty`);
-  if (a.length > PORTABLE_LIMITS.authorChars) throw new PortableError(`${where} is too long (at most ${PORTABLE_LIMITS.authorChars} characters)`);
+  if (a.length > PORTABLE_LIMITS.authorChars)
+    throw new PortableError(`${where} is too long (at most ${PORTABLE_LIMITS.authorChars} characters)`);
   return a;
 }
 
@@ -135,7 +138,8 @@ export function portableTime(v: unknown, where: string): string {
 export function portableAnchor(v: unknown, where: string): PortableAnchor {
   if (!isObj(v)) throw new PortableError(`${where} must be an object {kind: "finding"|"event"|"range", t0, t1, ...}`);
   const track = optional(v.track, (t) => {
-    if (typeof t !== 'string' || t.length > PORTABLE_LIMITS.trackChars || !TRACK_URI_RE.test(t)) throw new PortableError(`${where}.track must be a track uri like cpu#0 or thread#12, not ${shown(t)}`);
+    if (typeof t !== 'string' || t.length > PORTABLE_LIMITS.trackChars || !TRACK_URI_RE.test(t))
+      throw new PortableError(`${where}.track must be a track uri like cpu#0 or thread#12, not ${shown(t)}`);
     return t;
   });
   const t0 = nonNegInt(v.t0, `${where}.t0`);
@@ -152,7 +156,8 @@ export function portableAnchor(v: unknown, where: string): PortableAnchor {
     case 'range': {
       onlyKeys(v, ['kind', 't0', 't1', 'track', 'ref'], where);
       const ref = optional(v.ref, (r) => {
-        if (typeof r !== 'string' || !ROW_REF_RE.test(r)) throw new PortableError(`${where}.ref must look like slice:12, sched:3 or state:7, not ${shown(r)}`);
+        if (typeof r !== 'string' || !ROW_REF_RE.test(r))
+          throw new PortableError(`${where}.ref must look like slice:12, sched:3 or state:7, not ${shown(r)}`);
         return r;
       });
       return withTrack({ kind: 'range' as const, t0, t1, ...(ref ? { ref } : {}) });
@@ -163,9 +168,11 @@ export function portableAnchor(v: unknown, where: string): PortableAnchor {
 }
 
 export function parsePortableNote(v: unknown, where: string): PortableNote {
-  if (!isObj(v)) throw new PortableError(`${where} must be an object {id, anchor, text, author, created_at, updated_at, version}`);
+  if (!isObj(v))
+    throw new PortableError(`${where} must be an object {id, anchor, text, author, created_at, updated_at, version}`);
   onlyKeys(v, ['id', 'anchor', 'text', 'author', 'created_at', 'updated_at', 'version', 'trace'], where);
-  if (typeof v.id !== 'string' || !NOTE_ID_RE.test(v.id)) throw new PortableError(`${where}.id must be a note id (22 characters A-Z a-z 0-9 _ -), not ${shown(v.id)}`);
+  if (typeof v.id !== 'string' || !NOTE_ID_RE.test(v.id))
+    throw new PortableError(`${where}.id must be a note id (22 characters A-Z a-z 0-9 _ -), not ${shown(v.id)}`);
   const version = nonNegInt(v.version ?? 1, `${where}.version`);
   const created = portableTime(v.created_at, `${where}.created_at`);
   const updated = v.updated_at === undefined ? created : portableTime(v.updated_at, `${where}.updated_at`);
@@ -189,7 +196,8 @@ function printable(v: unknown, max: number, where: string): string {
 export function parseTraceFacts(v: unknown, where: string): TraceFacts {
   if (!isObj(v)) throw new PortableError(`${where} must be an object {sha256, name, size, ...}`);
   onlyKeys(v, ['sha256', 'name', 'size', 'format', 'kernel', 'cpus', 'events', 'recorded'], where);
-  if (typeof v.sha256 !== 'string' || !SHA256_RE.test(v.sha256)) throw new PortableError(`${where}.sha256 must be 64 lower-case hex digits, not ${shown(v.sha256)}`);
+  if (typeof v.sha256 !== 'string' || !SHA256_RE.test(v.sha256))
+    throw new PortableError(`${where}.sha256 must be 64 lower-case hex digits, not ${shown(v.sha256)}`);
   // Display only: a path in it is cut to its last part, so nothing looks like a place to read from.
   const name = printable(v.name, PORTABLE_LIMITS.nameChars, `${where}.name`).replace(/^.*[\\/]/, '') || 'trace';
   const facts: TraceFacts = { sha256: v.sha256, name, size: nonNegInt(v.size, `${where}.size`) };
@@ -223,10 +231,26 @@ export function parsePortableNotes(v: unknown, where: string, max: number): Port
 export function toPortable(n: PortableNote): PortableNote {
   const a = n.anchor;
   const anchor: PortableAnchor =
-    a.kind === 'finding' ? { kind: 'finding', finding: a.finding, t0: a.t0, t1: a.t1, ...(a.track ? { track: a.track } : {}) }
-      : a.kind === 'event' ? { kind: 'event', event: a.event, t0: a.t0, t1: a.t1, ...(a.track ? { track: a.track } : {}) }
-        : { kind: 'range', t0: a.t0, t1: a.t1, ...(a.track ? { track: a.track } : {}), ...(a.ref ? { ref: a.ref } : {}) };
-  return { id: n.id, anchor, text: n.text, author: n.author, created_at: n.created_at, updated_at: n.updated_at, version: n.version };
+    a.kind === 'finding'
+      ? { kind: 'finding', finding: a.finding, t0: a.t0, t1: a.t1, ...(a.track ? { track: a.track } : {}) }
+      : a.kind === 'event'
+        ? { kind: 'event', event: a.event, t0: a.t0, t1: a.t1, ...(a.track ? { track: a.track } : {}) }
+        : {
+            kind: 'range',
+            t0: a.t0,
+            t1: a.t1,
+            ...(a.track ? { track: a.track } : {}),
+            ...(a.ref ? { ref: a.ref } : {}),
+          };
+  return {
+    id: n.id,
+    anchor,
+    text: n.text,
+    author: n.author,
+    created_at: n.created_at,
+    updated_at: n.updated_at,
+    version: n.version,
+  };
 }
 
 /** The fields of a library record (server TraceRecordLike, app TraceRecord) the facts come from. */

@@ -37,7 +37,8 @@ let bob: ServerProcess;
 /** The link Alice copied, and what it showed. */
 let link = '';
 let shown: { t0: number; t1: number; finding: string; noteId: string };
-const NOTE_TEXT = 'kswapd **escalates** here: priority drops while `shrink_slab` runs. <img src=x onerror="window.__pwned=1"> [do not](javascript:window.__pwned=2) [lore](https://lore.kernel.org/linux-mm/)';
+const NOTE_TEXT =
+  'kswapd **escalates** here: priority drops while `shrink_slab` runs. <img src=x onerror="window.__pwned=1"> [do not](javascript:window.__pwned=2) [lore](https://lore.kernel.org/linux-mm/)';
 
 async function shot(page: Page, name: string) {
   mkdirSync(SCREENSHOTS, { recursive: true });
@@ -81,14 +82,18 @@ test.afterAll(async () => {
   await bob?.dispose();
 });
 
-test('Alice notes a finding and copies a link that carries the note and the file\'s facts', async ({ browser }) => {
+test("Alice notes a finding and copies a link that carries the note and the file's facts", async ({ browser }) => {
   const page = await fresh(browser);
   await page.goto(alice.base);
   await dropFile(page, page.getByTestId('drop-zone'), TRACE);
   await expect(page.getByTestId('timeline')).toHaveAttribute('data-painted', 'true', { timeout: 60_000 });
   expect(new URL(page.url()).searchParams.get('trace')).toBe(TRACE_SHA);
 
-  const finding = page.locator('[data-detector="kswapd_escalation"]').first().or(page.locator('[data-finding-index]').first()).first();
+  const finding = page
+    .locator('[data-detector="kswapd_escalation"]')
+    .first()
+    .or(page.locator('[data-finding-index]').first())
+    .first();
   const index = (await finding.getAttribute('data-finding-index'))!;
   await finding.click();
   await expect(finding).toHaveAttribute('data-selected', 'true');
@@ -118,7 +123,9 @@ test('Alice notes a finding and copies a link that carries the note and the file
   await page.context().close();
 });
 
-test('Bob, who has never seen the trace, is asked for exactly that file; a wrong one is refused', async ({ browser }) => {
+test('Bob, who has never seen the trace, is asked for exactly that file; a wrong one is refused', async ({
+  browser,
+}) => {
   expect(link).not.toBe('');
   const page = await fresh(browser);
   // Bob pastes Alice's link into his own stallscope.
@@ -170,7 +177,10 @@ test('Bob, who has never seen the trace, is asked for exactly that file; a wrong
   await page.getByTestId('keep-link-notes').click();
   await expect(page.getByTestId('toast')).toContainText('1 note added from the link');
   await expect(page.getByTestId('link-notes')).toHaveCount(0);
-  await expect(page.getByTestId('notes-list').getByTestId(`note-${shown.noteId}`)).toHaveAttribute('data-from-link', 'false');
+  await expect(page.getByTestId('notes-list').getByTestId(`note-${shown.noteId}`)).toHaveAttribute(
+    'data-from-link',
+    'false',
+  );
   expect(new URL(page.url()).hash).toBe('');
   const alices = await apiJson(alice.base, `/api/traces/${TRACE_SHA}/notes/${shown.noteId}`);
   const bobs = await apiJson(bob.base, `/api/traces/${TRACE_SHA}/notes/${shown.noteId}`);
@@ -190,7 +200,9 @@ test('Bob, who has never seen the trace, is asked for exactly that file; a wrong
   const after = await fresh(browser);
   await after.goto(`${bob.base}/?trace=${TRACE_SHA}`);
   await expect(after.getByTestId('timeline')).toHaveAttribute('data-painted', 'true', { timeout: 60_000 });
-  await expect(after.getByTestId('notes-list').getByTestId(`note-${shown.noteId}`)).toContainText('kswapd escalates here');
+  await expect(after.getByTestId('notes-list').getByTestId(`note-${shown.noteId}`)).toContainText(
+    'kswapd escalates here',
+  );
   await shot(after, '37-05-bob-after-restart');
   await after.context().close();
 });
@@ -199,10 +211,22 @@ test('a tampered or oversized fragment: a clear message and the nearest sensible
   const u = new URL(onBob(link));
   const cases: Array<[string, string, RegExp]> = [
     // One character of the compressed notes changed.
-    ['tampered', `${u.origin}/${u.search}${u.hash.slice(0, 40)}${u.hash[40] === 'A' ? 'B' : 'A'}${u.hash.slice(41)}`, /notes in this link are damaged|notes in this link are for another trace/],
+    [
+      'tampered',
+      `${u.origin}/${u.search}${u.hash.slice(0, 40)}${u.hash[40] === 'A' ? 'B' : 'A'}${u.hash.slice(41)}`,
+      /notes in this link are damaged|notes in this link are for another trace/,
+    ],
     // Cut short (a mail client wrapped it).
-    ['cut', `${u.origin}/${u.search}${u.hash.slice(0, 60)}`, /notes in this link are damaged \(.*(corrupt or cut short|cannot be base64url)/],
-    ['oversized', `${u.origin}/${u.search}#link=v1.${'A'.repeat(9000)}`, /too large to read \(9,\d{3} characters, at most 8,192\)/],
+    [
+      'cut',
+      `${u.origin}/${u.search}${u.hash.slice(0, 60)}`,
+      /notes in this link are damaged \(.*(corrupt or cut short|cannot be base64url)/,
+    ],
+    [
+      'oversized',
+      `${u.origin}/${u.search}#link=v1.${'A'.repeat(9000)}`,
+      /too large to read \(9,\d{3} characters, at most 8,192\)/,
+    ],
     ['newer', `${u.origin}/${u.search}#link=v9.abc`, /newer stallscope \(link format v9; this one reads v1\)/],
   ];
   for (const [what, url, message] of cases) {
@@ -221,7 +245,7 @@ test('a tampered or oversized fragment: a clear message and the nearest sensible
   }
 });
 
-test('the notes file goes from Bob\'s server to Alice\'s, merged by note id', async ({ browser }) => {
+test("the notes file goes from Bob's server to Alice's, merged by note id", async ({ browser }) => {
   // Bob adds a note of his own, then downloads the trace's notes file.
   const page = await fresh(browser);
   await page.goto(`${bob.base}/?trace=${TRACE_SHA}`);
@@ -237,7 +261,11 @@ test('the notes file goes from Bob\'s server to Alice\'s, merged by note id', as
   const file = join(test.info().outputDir, download.suggestedFilename());
   await download.saveAs(file);
   const doc = JSON.parse(readFileSync(file, 'utf8'));
-  expect(doc).toMatchObject({ format: 'stallscope-annotations', version: 1, trace: { sha256: TRACE_SHA, name: basename(TRACE), size: statSync(TRACE).size } });
+  expect(doc).toMatchObject({
+    format: 'stallscope-annotations',
+    version: 1,
+    trace: { sha256: TRACE_SHA, name: basename(TRACE), size: statSync(TRACE).size },
+  });
   expect(doc.notes).toHaveLength(2);
   const bobsNote = doc.notes.find((n: { author: string }) => n.author === 'Bob');
   await page.context().close();
@@ -252,13 +280,18 @@ test('the notes file goes from Bob\'s server to Alice\'s, merged by note id', as
   await expect(a.getByTestId('notes-count')).toHaveText('(2)');
   await expect(a.getByTestId(`note-${bobsNote.id}`)).toContainText('the same escalation on the second node');
   const alicesNotes = (await apiJson(alice.base, `/api/traces/${TRACE_SHA}/notes`)).notes;
-  expect(alicesNotes.find((n: { id: string }) => n.id === bobsNote.id)).toMatchObject({ author: 'Bob', created_at: bobsNote.created_at });
+  expect(alicesNotes.find((n: { id: string }) => n.id === bobsNote.id)).toMatchObject({
+    author: 'Bob',
+    created_at: bobsNote.created_at,
+  });
 
   // A file for another trace, and a file that is not one, are refused with a message.
   const other = join(test.info().outputDir, 'other.stallscope-notes.json');
   writeFileSync(other, JSON.stringify({ ...doc, trace: { ...doc.trace, sha256: WRONG_SHA, name: basename(WRONG) } }));
   await a.getByTestId('import-annotations-input').setInputFiles(other);
-  await expect(a.getByTestId('toast')).toContainText(`holds notes for another trace: ${basename(WRONG)} (sha256 ${WRONG_SHA})`);
+  await expect(a.getByTestId('toast')).toContainText(
+    `holds notes for another trace: ${basename(WRONG)} (sha256 ${WRONG_SHA})`,
+  );
   const junk = join(test.info().outputDir, 'junk.json');
   writeFileSync(junk, JSON.stringify({ ...doc, version: 7 }));
   await a.getByTestId('import-annotations-input').setInputFiles(junk);
@@ -269,7 +302,9 @@ test('the notes file goes from Bob\'s server to Alice\'s, merged by note id', as
   await a.context().close();
 });
 
-test('notes too long for a link: the link keeps the view and the file\'s facts, and offers the notes file', async ({ browser }) => {
+test("notes too long for a link: the link keeps the view and the file's facts, and offers the notes file", async ({
+  browser,
+}) => {
   const page = await fresh(browser);
   await page.goto(`${alice.base}/?trace=${TRACE_SHA}`);
   await expect(page.getByTestId('timeline')).toHaveAttribute('data-painted', 'true', { timeout: 60_000 });
@@ -277,7 +312,10 @@ test('notes too long for a link: the link keeps the view and the file\'s facts, 
   await page.keyboard.press('n');
   // 12,000 characters that do not compress: past what fits in 8 KB of link.
   let x = 7;
-  const text = Array.from({ length: 12_000 }, () => { x = (x * 1103515245 + 12345) >>> 0; return String.fromCharCode(48 + ((x >>> 16) % 74)); }).join('');
+  const text = Array.from({ length: 12_000 }, () => {
+    x = (x * 1103515245 + 12345) >>> 0;
+    return String.fromCharCode(48 + ((x >>> 16) % 74));
+  }).join('');
   await page.getByTestId('note-author-input').fill('Alice');
   await page.getByTestId('note-text').fill(text);
   await page.getByTestId('note-save').click();
@@ -289,7 +327,10 @@ test('notes too long for a link: the link keeps the view and the file\'s facts, 
   const long = await page.getByTestId('share-link').inputValue();
   expect(long.length).toBeLessThanOrEqual(8192);
   expect(new URL(long).hash).toMatch(/^#link=v1\./);
-  const [download] = await Promise.all([page.waitForEvent('download'), page.getByTestId('toast-download-annotations').click()]);
+  const [download] = await Promise.all([
+    page.waitForEvent('download'),
+    page.getByTestId('toast-download-annotations').click(),
+  ]);
   expect(download.suggestedFilename()).toBe(`${basename(TRACE)}.stallscope-notes.json`);
   await page.context().close();
 

@@ -49,10 +49,12 @@ test('drop a trace, see findings, click through them on the timeline', async ({ 
   const durText = (await shrinker.locator('.finding-meta b').textContent())!.trim();
   await shrinker.click();
   await expect(shrinker).toHaveAttribute('data-selected', 'true');
-  await expect.poll(async () => {
-    const w = await visibleWindow(page);
-    return w.t0 <= ts && w.t1 >= ts + dur && w.t1 - w.t0 < (dur + 1) * 4;
-  }).toBe(true);
+  await expect
+    .poll(async () => {
+      const w = await visibleWindow(page);
+      return w.t0 <= ts && w.t1 >= ts + dur && w.t1 - w.t0 < (dur + 1) * 4;
+    })
+    .toBe(true);
   await expect(page.getByTestId('details-duration')).toHaveText(durText);
   await expect(page.getByTestId('raw-lines')).toContainText('mm_shrink_slab_start');
   await expect(page.getByTestId('raw-lines')).toContainText('mm_shrink_slab_end');
@@ -79,22 +81,29 @@ test('drop a trace, see findings, click through them on the timeline', async ({ 
   let y = 0;
   // Tracks that load late (counter tracks) can move the thread between the hover and the click,
   // so hover, check the tooltip and click as one step, retried until the click lands on the slice.
-  await expect.poll(async () => {
-    y = (await thread.boundingBox())!.y + 21;
-    await page.mouse.move(x, y);
-    const tip = (await page.getByTestId('tooltip').textContent()) ?? '';
-    if (!/shrinker|scan/.test(tip)) return `tooltip: ${tip}`;
-    await page.mouse.click(x, y);
-    // Every selection is a history entry: wait for this click's, then judge it by the link.
-    await expect(page).not.toHaveURL(/sel=finding:/, { timeout: 5_000 }).catch(() => undefined);
-    if (/sel=slice:/.test(page.url())) return 'slice';
-    // It landed on something else (the track moved): undo that entry, so Back below returns to the finding.
-    if (!/sel=finding:/.test(page.url())) {
-      await page.goBack();
-      await expect(page).toHaveURL(/sel=finding:\d+/);
-    }
-    return `clicked: ${page.url()}`;
-  }, { timeout: 30_000 }).toBe('slice');
+  await expect
+    .poll(
+      async () => {
+        y = (await thread.boundingBox())!.y + 21;
+        await page.mouse.move(x, y);
+        const tip = (await page.getByTestId('tooltip').textContent()) ?? '';
+        if (!/shrinker|scan/.test(tip)) return `tooltip: ${tip}`;
+        await page.mouse.click(x, y);
+        // Every selection is a history entry: wait for this click's, then judge it by the link.
+        await expect(page)
+          .not.toHaveURL(/sel=finding:/, { timeout: 5_000 })
+          .catch(() => undefined);
+        if (/sel=slice:/.test(page.url())) return 'slice';
+        // It landed on something else (the track moved): undo that entry, so Back below returns to the finding.
+        if (!/sel=finding:/.test(page.url())) {
+          await page.goBack();
+          await expect(page).toHaveURL(/sel=finding:\d+/);
+        }
+        return `clicked: ${page.url()}`;
+      },
+      { timeout: 30_000 },
+    )
+    .toBe('slice');
   await expect(page.getByTestId('details-panel')).toHaveAttribute('data-kind', 'slice');
   await expect(page.getByTestId('details-duration')).toHaveText(durText);
   await expect(page).toHaveURL(/sel=slice:\d+/);
@@ -107,7 +116,9 @@ test('drop a trace, see findings, click through them on the timeline', async ({ 
   const ticksBefore = await ruler.getAttribute('data-ticks');
   const before = await visibleWindow(page);
   for (let i = 0; i < 4; i++) await page.keyboard.press('w');
-  await expect.poll(async () => (await visibleWindow(page)).t1 - (await visibleWindow(page)).t0).toBeLessThan((before.t1 - before.t0) * 0.5);
+  await expect
+    .poll(async () => (await visibleWindow(page)).t1 - (await visibleWindow(page)).t0)
+    .toBeLessThan((before.t1 - before.t0) * 0.5);
   await expect(ruler).not.toHaveAttribute('data-ticks', ticksBefore!);
   await shot(page, '04-zoomed-in');
   const zoomedTicks = await ruler.getAttribute('data-ticks');
@@ -168,7 +179,13 @@ test('a file that is not a trace shows a clear error', async ({ page }) => {
 test('a trace with skipped lines says so where it is named', async ({ page }) => {
   await page.goto('/');
   // two garbage lines between real events (fixtures/handmade/README.md)
-  await dropFile(page, page.getByTestId('drop-zone'), 'fixtures/handmade/bad_garbage_middle.txt', 'bad_garbage_middle.txt', 'text/plain');
+  await dropFile(
+    page,
+    page.getByTestId('drop-zone'),
+    'fixtures/handmade/bad_garbage_middle.txt',
+    'bad_garbage_middle.txt',
+    'text/plain',
+  );
   await expect(page.getByTestId('trace-view')).toBeVisible({ timeout: 60_000 });
   const gaps = page.getByTestId('ingest-gaps');
   await expect(gaps).toHaveText('2 lines skipped');

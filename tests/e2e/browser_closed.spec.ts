@@ -18,7 +18,9 @@ const ID = sha256(FIXTURE);
 test.describe.configure({ mode: 'serial' });
 const env = useServerBehindProxy();
 
-test('closed while uploading: nothing added, the partial upload removed, uploading again works', async ({ browser }) => {
+test('closed while uploading: nothing added, the partial upload removed, uploading again works', async ({
+  browser,
+}) => {
   const { server, proxy, base } = env;
   const ctx1 = await browser.newContext();
   const page = await ctx1.newPage();
@@ -27,7 +29,13 @@ test('closed while uploading: nothing added, the partial upload removed, uploadi
   proxy.cutAfter = Math.floor(readFileSync(FIXTURE).length / 2);
   await dropFile(page, page.getByTestId('drop-zone'), FIXTURE);
   await expect(page.getByTestId('ingest-progress')).toHaveAttribute('data-phase', 'uploading');
-  await expect.poll(() => server.tmpEntries().filter((n) => n.startsWith('upload-') && statSync(join(server.dataDir, 'tmp', n)).size > 0).length).toBe(1);
+  await expect
+    .poll(
+      () =>
+        server.tmpEntries().filter((n) => n.startsWith('upload-') && statSync(join(server.dataDir, 'tmp', n)).size > 0)
+          .length,
+    )
+    .toBe(1);
   await ctx1.close(); // the browser window goes away mid-upload
 
   await expect.poll(() => server.tmpEntries()).toEqual([]);
@@ -45,7 +53,9 @@ test('closed while uploading: nothing added, the partial upload removed, uploadi
   await ctx2.close();
 });
 
-test('closed while the server ingests: the ingest finishes and the trace is in the library on the next visit', async ({ browser }) => {
+test('closed while the server ingests: the ingest finishes and the trace is in the library on the next visit', async ({
+  browser,
+}) => {
   const { server, base } = env;
   // Another recording than the first test's, so this one is ingested from scratch.
   const other = 'fixtures/memcg_reclaim.full.v7.dat';
@@ -54,7 +64,10 @@ test('closed while the server ingests: the ingest finishes and the trace is in t
   const page = await ctx1.newPage();
   await page.goto(`${base}/`);
   await dropFile(page, page.getByTestId('drop-zone'), other);
-  await expect(page.getByTestId('ingest-progress')).toHaveAttribute('data-phase', /hashing|decompressing|decoding|deriving/);
+  await expect(page.getByTestId('ingest-progress')).toHaveAttribute(
+    'data-phase',
+    /hashing|decompressing|decoding|deriving/,
+  );
   expect(existsSync(join(server.dataDir, 'traces', otherId, 'info.json'))).toBe(false);
   await ctx1.close(); // the browser window goes away while the server ingests
 
@@ -63,13 +76,18 @@ test('closed while the server ingests: the ingest finishes and the trace is in t
   await next.goto(`${base}/`);
   const row = next.locator(`[data-testid="library-row"][data-trace-id="${otherId}"]`);
   // Until it is complete, it is not listed as ready (at most as ingesting); then it is.
-  await expect.poll(async () => {
-    await next.reload();
-    await next.getByTestId('library').waitFor();
-    const status = await row.getAttribute('data-status', { timeout: 1000 }).catch(() => null);
-    if (status === 'ready') expect(existsSync(join(server.dataDir, 'traces', otherId, 'info.json'))).toBe(true);
-    return status;
-  }, { timeout: 120_000, intervals: [300] }).toBe('ready');
+  await expect
+    .poll(
+      async () => {
+        await next.reload();
+        await next.getByTestId('library').waitFor();
+        const status = await row.getAttribute('data-status', { timeout: 1000 }).catch(() => null);
+        if (status === 'ready') expect(existsSync(join(server.dataDir, 'traces', otherId, 'info.json'))).toBe(true);
+        return status;
+      },
+      { timeout: 120_000, intervals: [300] },
+    )
+    .toBe('ready');
   await expect(next.locator('[data-testid="library-row"][data-status="failed"]')).toHaveCount(0);
   await row.click();
   await expect(next.getByTestId('timeline')).toHaveAttribute('data-painted', 'true', { timeout: 30_000 });

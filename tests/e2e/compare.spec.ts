@@ -14,7 +14,11 @@ import { FIXTURES, awkFacts } from './compare_facts.ts';
 
 const FILES = ['vfs100.1.v7.dat', 'vfs1000.1.v7.dat'];
 
-test('compare two traces from the library: table, histograms, a chart with two lines, synchronised timelines, copy, share link', async ({ page, request, context }) => {
+test('compare two traces from the library: table, histograms, a chart with two lines, synchronised timelines, copy, share link', async ({
+  page,
+  request,
+  context,
+}) => {
   const ids = [];
   for (const f of FILES) ids.push(await ingest(request, join(FIXTURES, f)));
   const facts = FILES.map(awkFacts);
@@ -28,14 +32,18 @@ test('compare two traces from the library: table, histograms, a chart with two l
   await expect(page.getByTestId('compare-view')).toBeVisible();
 
   // the table: super_cache_scan freed nothing at 100, what awk sums at 1000
-  const freed = page.locator('[data-testid="compare-row"][data-metric="shrinker.freed"][data-key="super_cache_scan"] [data-testid="compare-cell"]');
+  const freed = page.locator(
+    '[data-testid="compare-row"][data-metric="shrinker.freed"][data-key="super_cache_scan"] [data-testid="compare-cell"]',
+  );
   await expect(freed).toHaveCount(2);
   await expect(freed.nth(0)).toHaveText(facts[0]!.freed.toLocaleString('en'));
   await expect(freed.nth(1)).toContainText(facts[1]!.freed.toLocaleString('en'));
   expect(facts[1]!.freed).toBeGreaterThan(0);
 
   // both histograms of super_cache_scan's calls, each side with the calls awk pairs
-  const hist = page.locator('[data-testid="compare-histogram"][data-samples="shrinker.call"][data-key="super_cache_scan"]');
+  const hist = page.locator(
+    '[data-testid="compare-histogram"][data-samples="shrinker.call"][data-key="super_cache_scan"]',
+  );
   const sides = hist.getByTestId('histogram-side');
   await expect(sides).toHaveCount(2);
   await expect(sides.nth(0)).toHaveAttribute('data-events', String(facts[0]!.calls));
@@ -54,7 +62,11 @@ test('compare two traces from the library: table, histograms, a chart with two l
   const box = (await rows.nth(0).locator('canvas').boundingBox())!;
   await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
   for (let i = 0; i < 5; i++) await page.mouse.wheel(0, -200);
-  await expect.poll(async () => Number(await rows.nth(1).getAttribute('data-t1')) - Number(await rows.nth(1).getAttribute('data-t0'))).toBeLessThan(before / 2);
+  await expect
+    .poll(
+      async () => Number(await rows.nth(1).getAttribute('data-t1')) - Number(await rows.nth(1).getAttribute('data-t0')),
+    )
+    .toBeLessThan(before / 2);
   const win = [await rows.nth(0).getAttribute('data-t0'), await rows.nth(0).getAttribute('data-t1')];
   expect([await rows.nth(1).getAttribute('data-t0'), await rows.nth(1).getAttribute('data-t1')]).toEqual(win);
   // drag the second: the first pans with it
@@ -73,8 +85,15 @@ test('compare two traces from the library: table, histograms, a chart with two l
   await page.getByTestId('compare-copy-table').click();
   const text: string = await page.evaluate(() => navigator.clipboard.readText());
   const line = text.split('\n').find((l) => l.startsWith('shrinker.freed [super_cache_scan]'))!;
-  expect(line).toMatch(new RegExp(`^shrinker\\.freed \\[super_cache_scan\\] +0 +${facts[1]!.freed.toLocaleString('en')} \\(new\\)$`));
-  const widths = new Set(text.split('\n').filter((l) => l.startsWith('shrinker.')).map((l) => l.length));
+  expect(line).toMatch(
+    new RegExp(`^shrinker\\.freed \\[super_cache_scan\\] +0 +${facts[1]!.freed.toLocaleString('en')} \\(new\\)$`),
+  );
+  const widths = new Set(
+    text
+      .split('\n')
+      .filter((l) => l.startsWith('shrinker.'))
+      .map((l) => l.length),
+  );
   expect(widths.size).toBe(1);
 
   mkdirSync(SCREENSHOTS, { recursive: true });
@@ -84,7 +103,9 @@ test('compare two traces from the library: table, histograms, a chart with two l
   const link = page.url();
   const again = await context.newPage();
   await again.goto(link);
-  await expect(again.locator('[data-testid="compare-row"][data-metric="shrinker.freed"][data-key="super_cache_scan"]')).toBeVisible();
+  await expect(
+    again.locator('[data-testid="compare-row"][data-metric="shrinker.freed"][data-key="super_cache_scan"]'),
+  ).toBeVisible();
   await expect(again.getByTestId('compare-timeline').nth(0)).toHaveAttribute('data-t0', moved[0]!);
   await expect(again.getByTestId('compare-timeline').nth(1)).toHaveAttribute('data-t1', moved[1]!);
   // back to the library
@@ -94,7 +115,10 @@ test('compare two traces from the library: table, histograms, a chart with two l
 
 /** From trace-cmd report -t: seconds from the first event to the first mm_vmscan_memcg_reclaim_begin. */
 function awkAlignOffsetS(file: string): number {
-  const report = execFileSync('trace-cmd', ['report', '-t', '-i', join(FIXTURES, file)], { maxBuffer: 1 << 28, stdio: ['ignore', 'pipe', 'ignore'] });
+  const report = execFileSync('trace-cmd', ['report', '-t', '-i', join(FIXTURES, file)], {
+    maxBuffer: 1 << 28,
+    stdio: ['ignore', 'pipe', 'ignore'],
+  });
   // -t prints "[001] 13921.946261034:" or, on these traces' clock, "[001]13879853205740:" (ns)
   const out = execFileSync(
     'awk',
@@ -126,7 +150,9 @@ test('compare: align the charts on a picked event, kept in the share link', asyn
     expect(m, text).not.toBeNull();
     expect(Number(m![1])).toBeCloseTo(awkAlignOffsetS(f), 5);
   });
-  await expect(page.getByTestId('compare-series').first().locator('figcaption')).toContainText('first mm_vmscan_memcg_reclaim_begin');
+  await expect(page.getByTestId('compare-series').first().locator('figcaption')).toContainText(
+    'first mm_vmscan_memcg_reclaim_begin',
+  );
   // the link reopens aligned
   await page.goto(page.url());
   await expect(page.getByTestId('compare-align-offsets')).toBeVisible({ timeout: 60_000 });

@@ -17,7 +17,9 @@ const VANILLA = 'vfs100.1.v7.dat';
 const PRESSED = 'vfs1000.1.v7.dat';
 
 const freedCells = (page: Page) =>
-  page.locator('[data-testid="compare-row"][data-metric="shrinker.freed"][data-key="super_cache_scan"] [data-testid="compare-cell"]');
+  page.locator(
+    '[data-testid="compare-row"][data-metric="shrinker.freed"][data-key="super_cache_scan"] [data-testid="compare-cell"]',
+  );
 
 function notATrace(name: string): string {
   const path = join(process.env.STALLSCOPE_E2E_DATA ?? '/tmp', name);
@@ -25,7 +27,9 @@ function notATrace(name: string): string {
   return path;
 }
 
-test('dropping two traces opens their comparison, the first dropped as the baseline; make baseline swaps them', async ({ page }) => {
+test('dropping two traces opens their comparison, the first dropped as the baseline; make baseline swaps them', async ({
+  page,
+}) => {
   const [vanilla, pressed] = [VANILLA, PRESSED].map(awkFacts);
   expect(vanilla!.freed).toBe(0);
   expect(pressed!.freed).toBeGreaterThan(0);
@@ -62,7 +66,10 @@ test('dropping two traces opens their comparison, the first dropped as the basel
 
 test('a bad file among two: an error naming it, the good one still added, no comparison', async ({ page }) => {
   await page.goto('/');
-  await dropFiles(page, page.getByTestId('drop-zone'), [join(FIXTURES, VANILLA), { path: notATrace('minutes.txt'), type: 'text/plain' }]);
+  await dropFiles(page, page.getByTestId('drop-zone'), [
+    join(FIXTURES, VANILLA),
+    { path: notATrace('minutes.txt'), type: 'text/plain' },
+  ]);
   const files = page.getByTestId('compare-batch-file');
   const err = files.nth(1).getByTestId('ingest-error');
   await expect(err).toBeVisible({ timeout: 120_000 });
@@ -71,7 +78,10 @@ test('a bad file among two: an error naming it, the good one still added, no com
   await expect(files.nth(0)).toHaveAttribute('data-trace-id', /^[0-9a-f]{64}$/);
   const id = await files.nth(0).getAttribute('data-trace-id');
   await expect(page.getByTestId('compare-batch-short')).toContainText(`${VANILLA} is in the library`);
-  await expect(page.locator(`[data-testid="library-row"][data-trace-id="${id}"]`)).toHaveAttribute('data-status', 'ready');
+  await expect(page.locator(`[data-testid="library-row"][data-trace-id="${id}"]`)).toHaveAttribute(
+    'data-status',
+    'ready',
+  );
   await expect(page.getByTestId('compare-view')).toHaveCount(0);
 });
 

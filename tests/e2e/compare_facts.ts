@@ -10,7 +10,10 @@ export const FIXTURES = fileURLToPath(new URL('../../fixtures/compare/', import.
 
 /** From trace-cmd report -t: super_cache_scan's freed sum and its completed calls (start then end on one task). */
 export function awkFacts(file: string): { freed: number; calls: number } {
-  const report = execFileSync('trace-cmd', ['report', '-t', '-i', join(FIXTURES, file)], { maxBuffer: 1 << 28, stdio: ['ignore', 'pipe', 'ignore'] });
+  const report = execFileSync('trace-cmd', ['report', '-t', '-i', join(FIXTURES, file)], {
+    maxBuffer: 1 << 28,
+    stdio: ['ignore', 'pipe', 'ignore'],
+  });
   const out = execFileSync(
     'awk',
     [
@@ -29,4 +32,3 @@ export function awkFacts(file: string): { freed: number; calls: number } {
   const [freed, calls] = out.trim().split(' ').map(Number);
   return { freed: freed!, calls: calls! };
 }
-

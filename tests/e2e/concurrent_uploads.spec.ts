@@ -16,7 +16,9 @@ test.beforeAll(async () => {
   server = new ServerProcess(await freePort());
   await server.start();
 });
-test.afterAll(async () => { await server?.dispose(); });
+test.afterAll(async () => {
+  await server?.dispose();
+});
 
 async function opened(page: Page, id: string) {
   await expect(page.getByTestId('trace-view')).toBeVisible({ timeout: 120_000 });
@@ -27,17 +29,27 @@ async function opened(page: Page, id: string) {
 test('two tabs upload at once: the same file is ingested once, different files both', async ({ context }) => {
   const [p1, p2] = [await context.newPage(), await context.newPage()];
   await Promise.all([p1.goto(`${server.base}/`), p2.goto(`${server.base}/`)]);
-  await Promise.all([dropFile(p1, p1.getByTestId('drop-zone'), A, 'first.dat'), dropFile(p2, p2.getByTestId('drop-zone'), A, 'second.dat')]);
+  await Promise.all([
+    dropFile(p1, p1.getByTestId('drop-zone'), A, 'first.dat'),
+    dropFile(p2, p2.getByTestId('drop-zone'), A, 'second.dat'),
+  ]);
   await Promise.all([opened(p1, sha256(A)), opened(p2, sha256(A))]);
   expect(server.traceDirs()).toEqual([sha256(A)]);
 
   await Promise.all([p1.goto(`${server.base}/`), p2.goto(`${server.base}/`)]);
-  await Promise.all([dropFile(p1, p1.getByTestId('drop-zone'), B), dropFile(p2, p2.getByTestId('drop-zone'), 'fixtures/memcg_reclaim.v7.dat')]);
+  await Promise.all([
+    dropFile(p1, p1.getByTestId('drop-zone'), B),
+    dropFile(p2, p2.getByTestId('drop-zone'), 'fixtures/memcg_reclaim.v7.dat'),
+  ]);
   await Promise.all([opened(p1, sha256(B)), opened(p2, sha256('fixtures/memcg_reclaim.v7.dat'))]);
 
   await p1.goto(`${server.base}/`);
   const rows = p1.getByTestId('library-row');
   await expect(rows).toHaveCount(3);
-  expect(await rows.evaluateAll((els) => els.map((e) => e.getAttribute('data-status')))).toEqual(['ready', 'ready', 'ready']);
+  expect(await rows.evaluateAll((els) => els.map((e) => e.getAttribute('data-status')))).toEqual([
+    'ready',
+    'ready',
+    'ready',
+  ]);
   expect(server.tmpEntries().filter((n) => n.startsWith('upload-'))).toEqual([]);
 });

@@ -82,12 +82,17 @@ test.afterAll(async () => {
 });
 
 for (const host of ['localhost', '127.0.0.1']) {
-  test(`a page on http://${host}:<other port> can neither upload, nor read through a rebound name, nor frame the app`, async ({ page, request }) => {
+  test(`a page on http://${host}:<other port> can neither upload, nor read through a rebound name, nor frame the app`, async ({
+    page,
+    request,
+  }) => {
     const before = await (await request.get('/api/traces')).json();
     const consoleErrors: string[] = [];
     page.on('console', (m) => consoleErrors.push(m.text()));
     await page.goto(`http://${host}:${attackerPort}/`);
-    await expect.poll(() => page.evaluate(() => (window as unknown as { done?: boolean }).done === true), { timeout: 30_000 }).toBe(true);
+    await expect
+      .poll(() => page.evaluate(() => (window as unknown as { done?: boolean }).done === true), { timeout: 30_000 })
+      .toBe(true);
 
     // Nothing was uploaded: no job, no trace beyond those there before.
     await new Promise((r) => setTimeout(r, 1000));
@@ -98,7 +103,13 @@ for (const host of ['localhost', '127.0.0.1']) {
 
     // The frame shows no part of the app (frame-ancestors 'none').
     const framed = page.frames().filter((f) => f !== page.mainFrame() && f.url().includes(String(E2E_PORT)));
-    for (const f of framed) expect(await f.locator('#root').count().catch(() => 0)).toBe(0);
+    for (const f of framed)
+      expect(
+        await f
+          .locator('#root')
+          .count()
+          .catch(() => 0),
+      ).toBe(0);
     expect(consoleErrors.some((t) => /frame-ancestors|X-Frame-Options|Refused to (display|frame)/i.test(t))).toBe(true);
   });
 }

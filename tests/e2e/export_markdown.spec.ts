@@ -57,12 +57,22 @@ async function ingest(request: APIRequestContext): Promise<string> {
   throw new Error('ingest did not finish');
 }
 
-test('export.md with hostile notes renders as text in markdown-it (html: true): nothing runs, no foreign element or link', async ({ page, request, baseURL }) => {
+test('export.md with hostile notes renders as text in markdown-it (html: true): nothing runs, no foreign element or link', async ({
+  page,
+  request,
+  baseURL,
+}) => {
   const trace = await ingest(request);
   const old = (await (await request.get(`/api/traces/${trace}/notes`)).json()).notes as Array<{ id: string }>;
   for (const n of old) await request.delete(`/api/traces/${trace}/notes/${n.id}`);
   for (const [i, text] of PAYLOADS.entries()) {
-    const r = await request.post(`/api/traces/${trace}/notes`, { data: { anchor: { kind: 'range', t0: i * 1000, t1: i * 1000 + 10 }, text, author: `<img src=x onerror="window.__pwned=${100 + i}"> #${i}` } });
+    const r = await request.post(`/api/traces/${trace}/notes`, {
+      data: {
+        anchor: { kind: 'range', t0: i * 1000, t1: i * 1000 + 10 },
+        text,
+        author: `<img src=x onerror="window.__pwned=${100 + i}"> #${i}`,
+      },
+    });
     expect(r.status(), text).toBe(201);
   }
   const md = await (await request.get(`/api/traces/${trace}/export.md`)).text();
@@ -82,7 +92,8 @@ test('export.md with hostile notes renders as text in markdown-it (html: true): 
       tags.add(el.tagName.toLowerCase());
       for (const a of Array.from(el.attributes)) {
         if (el.tagName === 'A' && a.name === 'href') hrefs.push(a.value);
-        else if (!(el.tagName === 'TH' || el.tagName === 'TD') || a.name !== 'style') attrs.push(`${el.tagName.toLowerCase()}[${a.name}]`);
+        else if (!(el.tagName === 'TH' || el.tagName === 'TD') || a.name !== 'style')
+          attrs.push(`${el.tagName.toLowerCase()}[${a.name}]`);
       }
     }
     const quotes = Array.from(out.querySelectorAll(':scope > blockquote')).map((q) => (q as HTMLElement).innerText);
@@ -92,7 +103,24 @@ test('export.md with hostile notes renders as text in markdown-it (html: true): 
 
   expect(result.pwned).toBeNull();
   // Only the export's own structure: headings, lists, the findings tables, paragraphs, quotes, breaks, links.
-  const allowed = new Set(['h1', 'h2', 'h3', 'ul', 'li', 'p', 'blockquote', 'br', 'a', 'code', 'table', 'thead', 'tbody', 'tr', 'th', 'td']);
+  const allowed = new Set([
+    'h1',
+    'h2',
+    'h3',
+    'ul',
+    'li',
+    'p',
+    'blockquote',
+    'br',
+    'a',
+    'code',
+    'table',
+    'thead',
+    'tbody',
+    'tr',
+    'th',
+    'td',
+  ]);
   expect(result.tags.filter((t) => !allowed.has(t))).toEqual([]);
   expect(result.attrs).toEqual([]);
   // Links: the server's own share links (one per note, one per finding, the trace's), and plain web
@@ -104,9 +132,14 @@ test('export.md with hostile notes renders as text in markdown-it (html: true): 
     expect(['http://example.com', 'http://www.example.com'], h).toContain(h);
   }
   // Each note reads back as exactly what was typed (the renderer's whitespace aside).
-  const norm = (s: string) => s.replace(/\u00a0/g, ' ').replace(/\s+/g, ' ').trim();
+  const norm = (s: string) =>
+    s
+      .replace(/\u00a0/g, ' ')
+      .replace(/\s+/g, ' ')
+      .trim();
   expect(result.quotes.map(norm)).toEqual(PAYLOADS.map(norm));
-  for (const [i] of PAYLOADS.entries()) expect(result.headings.some((h) => h.includes(`<img src=x onerror="window.__pwned=${100 + i}"> #${i}`))).toBe(true);
+  for (const [i] of PAYLOADS.entries())
+    expect(result.headings.some((h) => h.includes(`<img src=x onerror="window.__pwned=${100 + i}"> #${i}`))).toBe(true);
 
   for (const n of (await (await request.get(`/api/traces/${trace}/notes`)).json()).notes as Array<{ id: string }>) {
     await request.delete(`/api/traces/${trace}/notes/${n.id}`);

@@ -27,7 +27,11 @@ const blocked = new Map<string, number>(); // file -> super_cache_scan blocked n
 let server: ServerProcess;
 
 function cli(args: string[]): string {
-  const r = spawnSync(process.execPath, [resolve('bin/stallscope.mjs'), '--data-dir', join(work, 'cli-data'), ...args], { encoding: 'utf8', maxBuffer: 1 << 28 });
+  const r = spawnSync(
+    process.execPath,
+    [resolve('bin/stallscope.mjs'), '--data-dir', join(work, 'cli-data'), ...args],
+    { encoding: 'utf8', maxBuffer: 1 << 28 },
+  );
   if (r.status !== 0) throw new Error(`stallscope ${args.join(' ')}: ${r.stderr}`);
   return r.stdout;
 }
@@ -44,15 +48,27 @@ test.beforeAll(async ({ request }) => {
   writeFileSync(join(work, 'labels.csv'), `file,config\n${FILES.map((f) => `${f},${f.split('.')[0]}`).join('\n')}\n`);
   cli(['batch', corpus, '--out', dataset, '--labels', join(work, 'labels.csv'), '--jobs', '2']);
   for (const f of FILES) {
-    const a = JSON.parse(cli(['analyze', '--json', '--no-saved', join(corpus, f)])) as { metrics: { metric: string; key: string | null; value: number }[] };
-    blocked.set(f, a.metrics.find((m) => m.metric === 'shrinker.blocked_ns' && m.key === 'super_cache_scan')?.value ?? 0);
+    const a = JSON.parse(cli(['analyze', '--json', '--no-saved', join(corpus, f)])) as {
+      metrics: { metric: string; key: string | null; value: number }[];
+    };
+    blocked.set(
+      f,
+      a.metrics.find((m) => m.metric === 'shrinker.blocked_ns' && m.key === 'super_cache_scan')?.value ?? 0,
+    );
   }
   server = new ServerProcess(await freePort(), undefined, ['--fleet', dataset]);
   await server.start();
-  const r = await request.post(`${server.base}/api/traces?name=${IN_LIBRARY}`, { data: readFileSync(join(FIXTURES, IN_LIBRARY)), headers: { 'content-type': 'application/octet-stream' } });
+  const r = await request.post(`${server.base}/api/traces?name=${IN_LIBRARY}`, {
+    data: readFileSync(join(FIXTURES, IN_LIBRARY)),
+    headers: { 'content-type': 'application/octet-stream' },
+  });
   expect(r.status()).toBe(202);
   const { jobId } = await r.json();
-  await expect.poll(async () => (await (await request.get(`${server.base}/api/jobs/${jobId}`)).json()).phase, { timeout: 120_000 }).toBe('done');
+  await expect
+    .poll(async () => (await (await request.get(`${server.base}/api/jobs/${jobId}`)).json()).phase, {
+      timeout: 120_000,
+    })
+    .toBe('done');
 });
 
 test.afterAll(async () => {
@@ -60,7 +76,9 @@ test.afterAll(async () => {
   rmSync(work, { recursive: true, force: true });
 });
 
-test('a fleet dataset: per-setting table with medians across traces, reload, a worst trace opens in the trace view', async ({ page }) => {
+test('a fleet dataset: per-setting table with medians across traces, reload, a worst trace opens in the trace view', async ({
+  page,
+}) => {
   await page.goto(`${server.base}/`);
   await page.getByTestId('fleet-dataset').filter({ hasText: 'pair' }).click();
   await expect(page).toHaveURL(/\?fleet=pair$/);
@@ -84,7 +102,11 @@ test('a fleet dataset: per-setting table with medians across traces, reload, a w
   await expect(worst).toHaveCount(FILES.length);
   const inLib = sha(join(FIXTURES, IN_LIBRARY));
   for (const f of FILES.filter((x) => x !== IN_LIBRARY)) {
-    await expect(page.locator(`[data-testid="fleet-worst-row"][data-trace="${sha(join(FIXTURES, f))}"] [data-testid="fleet-not-in-library"]`)).toContainText(join(corpus, f));
+    await expect(
+      page.locator(
+        `[data-testid="fleet-worst-row"][data-trace="${sha(join(FIXTURES, f))}"] [data-testid="fleet-not-in-library"]`,
+      ),
+    ).toContainText(join(corpus, f));
   }
   await page.locator(`[data-testid="fleet-worst-row"][data-trace="${inLib}"] [data-testid="fleet-open"]`).click();
   await expect(page).toHaveURL(new RegExp(`\\?trace=${inLib}`));

@@ -5,17 +5,29 @@ import { expect, type APIRequestContext, type Locator, type Page } from '@playwr
 export const SCREENSHOTS = 'test-results/screenshots';
 
 /** Drops a file on the element the way a user's drag and drop does: a real DataTransfer on a drop event. */
-export async function dropFile(page: Page, target: Locator, path: string, name = basename(path), type = 'application/octet-stream'): Promise<void> {
+export async function dropFile(
+  page: Page,
+  target: Locator,
+  path: string,
+  name = basename(path),
+  type = 'application/octet-stream',
+): Promise<void> {
   await dropFiles(page, target, [{ path, name, type }]);
 }
 
 /** Drops several files at once (one DataTransfer holding them all, in this order), as a multi-file drag does. */
-export async function dropFiles(page: Page, target: Locator, files: Array<string | { path: string; name?: string; type?: string }>): Promise<void> {
-  const items = files.map((f) => (typeof f === 'string' ? { path: f } : f)).map((f) => ({
-    b64: readFileSync(f.path).toString('base64'),
-    name: f.name ?? basename(f.path),
-    type: f.type ?? 'application/octet-stream',
-  }));
+export async function dropFiles(
+  page: Page,
+  target: Locator,
+  files: Array<string | { path: string; name?: string; type?: string }>,
+): Promise<void> {
+  const items = files
+    .map((f) => (typeof f === 'string' ? { path: f } : f))
+    .map((f) => ({
+      b64: readFileSync(f.path).toString('base64'),
+      name: f.name ?? basename(f.path),
+      type: f.type ?? 'application/octet-stream',
+    }));
   const dataTransfer = await page.evaluateHandle((items) => {
     const dt = new DataTransfer();
     for (const { b64, name, type } of items) {

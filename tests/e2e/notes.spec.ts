@@ -13,8 +13,11 @@ import { basename, join } from 'node:path';
 import { expect, test, type APIRequestContext, type Page } from '@playwright/test';
 import { SCREENSHOTS, visibleWindow } from './helpers.ts';
 
-const FIXTURE = process.env.STALLSCOPE_E2E_TRACE
-  ?? (existsSync('fixtures/reclaim_kswapd.v7.dat') ? 'fixtures/reclaim_kswapd.v7.dat' : 'fixtures/handmade/kernel4x_kswapd_escalation.txt');
+const FIXTURE =
+  process.env.STALLSCOPE_E2E_TRACE ??
+  (existsSync('fixtures/reclaim_kswapd.v7.dat')
+    ? 'fixtures/reclaim_kswapd.v7.dat'
+    : 'fixtures/handmade/kernel4x_kswapd_escalation.txt');
 
 test.describe.configure({ mode: 'serial' });
 
@@ -68,11 +71,18 @@ test.beforeAll(async ({ request }) => {
   await clearNotes(request, trace);
 });
 
-test('add a note on a finding: on the timeline, in the list and the details; edit, conflict, delete', async ({ page, request }) => {
+test('add a note on a finding: on the timeline, in the list and the details; edit, conflict, delete', async ({
+  page,
+  request,
+}) => {
   const errors: string[] = [];
   page.on('pageerror', (e) => errors.push(e.message));
   await openTrace(page, trace);
-  const finding = page.locator('[data-detector="shrinker_blocking"]').first().or(page.locator('[data-finding-index]').first()).first();
+  const finding = page
+    .locator('[data-detector="shrinker_blocking"]')
+    .first()
+    .or(page.locator('[data-finding-index]').first())
+    .first();
   const index = Number(await finding.getAttribute('data-finding-index'));
   await finding.click();
   await expect(page.getByTestId('details-panel')).toHaveAttribute('data-kind', 'finding');
@@ -81,7 +91,10 @@ test('add a note on a finding: on the timeline, in the list and the details; edi
   await page.keyboard.press('n');
   await expect(page.getByTestId('note-editor')).toContainText(`finding ${index}`);
   await expect(page.getByTestId('note-editor').getByTestId('note-author-input')).toBeVisible();
-  await writeNote(page, 'kswapd is **stuck** in `super_cache_scan` here.\n\n- see the priority drop\n- [lore thread](https://lore.kernel.org/linux-mm/)');
+  await writeNote(
+    page,
+    'kswapd is **stuck** in `super_cache_scan` here.\n\n- see the priority drop\n- [lore thread](https://lore.kernel.org/linux-mm/)',
+  );
 
   const card = page.getByTestId('notes-list').locator('.note-card').first();
   await expect(card).toContainText('kswapd is stuck in super_cache_scan here.');
@@ -119,7 +132,9 @@ test('add a note on a finding: on the timeline, in the list and the details; edi
 
   // Someone else edits it meanwhile (another browser): our stale edit shows the conflict, nothing is lost.
   await card.getByTestId('note-edit').click();
-  const other = await request.patch(`/api/traces/${trace}/notes/${noteId}`, { data: { version: 2, text: 'Grace: it is the inode cache' } });
+  const other = await request.patch(`/api/traces/${trace}/notes/${noteId}`, {
+    data: { version: 2, text: 'Grace: it is the inode cache' },
+  });
   expect(other.status()).toBe(200);
   await page.getByTestId('note-editor').getByTestId('note-text').fill('my stale edit');
   await page.getByTestId('note-editor').getByTestId('note-save').click();
@@ -142,12 +157,18 @@ test('add a note on a finding: on the timeline, in the list and the details; edi
 
 test('a note with HTML in it renders as text and runs nothing', async ({ page, request }) => {
   const dialogs: string[] = [];
-  page.on('dialog', (d) => { dialogs.push(d.message()); void d.dismiss(); });
-  await page.addInitScript(() => { (window as unknown as { __xss: number }).__xss = 0; });
+  page.on('dialog', (d) => {
+    dialogs.push(d.message());
+    void d.dismiss();
+  });
+  await page.addInitScript(() => {
+    (window as unknown as { __xss: number }).__xss = 0;
+  });
   await openTrace(page, trace);
   await page.locator('[data-finding-index]').first().click();
   await page.getByTestId('add-note').click();
-  const evil = '<img src=x onerror=alert(1)> <script>window.__xss=1</script> [click](javascript:alert(2)) <b onmouseover=alert(3)>bold?</b>';
+  const evil =
+    '<img src=x onerror=alert(1)> <script>window.__xss=1</script> [click](javascript:alert(2)) <b onmouseover=alert(3)>bold?</b>';
   await writeNote(page, evil);
   const card = page.getByTestId('notes-list').locator('.note-card').first();
   await expect(card.locator('.md')).toContainText('<img src=x onerror=alert(1)>');
@@ -211,7 +232,8 @@ test('shift+drag a range (all tracks, or one track), note it, copy it as text', 
   const text = await page.evaluate(() => navigator.clipboard.readText());
   // the range in one plain sentence (no tool tag), then its lines as trace-cmd report prints them
   expect(text).toMatch(new RegExp(`^[\\d,]+ events? on ${cpuUri} from \\d+\\.\\d{6} to \\d+\\.\\d{6} \\(`));
-  if (!/^0 events/.test(text)) expect(text).toMatch(new RegExp(`^\\s*\\S+-\\d+\\s+\\[${cpuNo.padStart(3, '0')}\\] +\\d+\\.\\d{6}: \\w+: `, 'm'));
+  if (!/^0 events/.test(text))
+    expect(text).toMatch(new RegExp(`^\\s*\\S+-\\d+\\s+\\[${cpuNo.padStart(3, '0')}\\] +\\d+\\.\\d{6}: \\w+: `, 'm'));
   expect(text).toMatch(new RegExp(`^Link: http://127\\.0\\.0\\.1:\\d+/\\?trace=${trace}&t0=\\d+&t1=\\d+`, 'm'));
   await page.getByTestId('range-add-note').click();
   await writeNote(page, 'cpu0 only');
@@ -239,7 +261,12 @@ test('copy a finding as text for an email: trace lines, values, note, link', asy
   expect(text).toMatch(/^\s*\S+-\d+\s+\[\d{3}\] +\d+\.\d{6}: \w+: /m);
   expect(text).toContain('Note (Ada Lovelace, ');
   expect(text).toContain('Reproduces on 6.1 too.');
-  expect(text).toMatch(new RegExp(`^Link: http://127\\.0\\.0\\.1:\\d+/\\?trace=${trace}&t0=\\d+&t1=\\d+&sel=finding:${index}&note=[\\w-]{22}#link=v1\\.[\\w-]+$`, 'm'));
+  expect(text).toMatch(
+    new RegExp(
+      `^Link: http://127\\.0\\.0\\.1:\\d+/\\?trace=${trace}&t0=\\d+&t1=\\d+&sel=finding:${index}&note=[\\w-]{22}#link=v1\\.[\\w-]+$`,
+      'm',
+    ),
+  );
   await clearNotes(request, trace);
 });
 
@@ -265,10 +292,12 @@ test('two browsers adding notes at the same time both keep theirs', async ({ bro
   await Promise.all(pages.map((p) => openTrace(p, trace)));
   for (const p of pages) await p.locator('[data-finding-index]').first().click();
   await Promise.all(pages.map((p) => p.keyboard.press('n')));
-  await Promise.all(pages.map(async (p, i) => {
-    await p.getByTestId('note-author-input').fill(i ? 'Bob' : 'Alice');
-    await p.getByTestId('note-text').fill(`from browser ${i}`);
-  }));
+  await Promise.all(
+    pages.map(async (p, i) => {
+      await p.getByTestId('note-author-input').fill(i ? 'Bob' : 'Alice');
+      await p.getByTestId('note-text').fill(`from browser ${i}`);
+    }),
+  );
   await Promise.all(pages.map((p) => p.getByTestId('note-save').click()));
   for (const p of pages) await expect(p.getByTestId('note-editor')).toBeHidden();
   const { notes } = await (await request.get(`/api/traces/${trace}/notes`)).json();

@@ -19,14 +19,20 @@ const ID = sha256(FIXTURE);
 let server: ServerProcess;
 test.beforeAll(async () => {
   server = new ServerProcess(await freePort());
-  execFileSync(process.execPath, [resolve('bin/stallscope.mjs'), 'ingest', FIXTURE, '--quiet', '--data-dir', server.dataDir], { stdio: 'pipe' });
+  execFileSync(
+    process.execPath,
+    [resolve('bin/stallscope.mjs'), 'ingest', FIXTURE, '--quiet', '--data-dir', server.dataDir],
+    { stdio: 'pipe' },
+  );
   const infoFile = join(server.dataDir, 'traces', ID, 'info.json');
   const { modelVersion, ...older } = JSON.parse(readFileSync(infoFile, 'utf8'));
   expect(modelVersion).toBeGreaterThan(0);
   writeFileSync(infoFile, JSON.stringify(older));
   await server.start();
 });
-test.afterAll(async () => { await server?.dispose(); });
+test.afterAll(async () => {
+  await server?.dispose();
+});
 
 test('an outdated trace is marked, and dropping its file again rebuilds it', async ({ page }) => {
   const errors: string[] = [];

@@ -18,7 +18,10 @@ const FIXTURE = 'fixtures/perfetto_reclaim.pftrace';
 test.describe.configure({ mode: 'serial' });
 
 async function ingest(request: APIRequestContext): Promise<string> {
-  const r = await request.post(`/api/traces?name=perfetto_reclaim.pftrace`, { data: readFileSync(FIXTURE), headers: { 'content-type': 'application/octet-stream' } });
+  const r = await request.post(`/api/traces?name=perfetto_reclaim.pftrace`, {
+    data: readFileSync(FIXTURE),
+    headers: { 'content-type': 'application/octet-stream' },
+  });
   expect(r.status()).toBe(202);
   const { jobId } = await r.json();
   for (let i = 0; i < 600; i++) {
@@ -32,7 +35,10 @@ async function ingest(request: APIRequestContext): Promise<string> {
 
 let trace = '';
 
-test('a tracebox recording opens with its reclaim findings; the Perfetto export downloads and loads in trace_processor', async ({ page, request }) => {
+test('a tracebox recording opens with its reclaim findings; the Perfetto export downloads and loads in trace_processor', async ({
+  page,
+  request,
+}) => {
   trace = await ingest(request);
   await page.goto(`/?trace=${trace}`);
   await expect(page.getByTestId('timeline')).toHaveAttribute('data-painted', 'true', { timeout: 30_000 });
@@ -41,9 +47,12 @@ test('a tracebox recording opens with its reclaim findings; the Perfetto export 
   expect(download.suggestedFilename()).toMatch(/^stallscope-perfetto_reclaim-[0-9a-f]{12}\.perfetto-trace$/);
   const file = (await download.path())!;
   const { findings } = await (await request.get(`/api/traces/${trace}/findings`)).json();
-  const [tracks] = queryTraceProcessor(file, ["select t.name as track, count(*) as n from slice s join track t on s.track_id = t.id where t.name like 'stallscope: %' group by 1 order by 1"]);
+  const [tracks] = queryTraceProcessor(file, [
+    "select t.name as track, count(*) as n from slice s join track t on s.track_id = t.id where t.name like 'stallscope: %' group by 1 order by 1",
+  ]);
   const expected: Record<string, number> = {};
-  for (const f of findings as { detector: string }[]) expected[`stallscope: ${f.detector}`] = (expected[`stallscope: ${f.detector}`] ?? 0) + 1;
+  for (const f of findings as { detector: string }[])
+    expected[`stallscope: ${f.detector}`] = (expected[`stallscope: ${f.detector}`] ?? 0) + 1;
   expect(Object.fromEntries(tracks!.map((r) => [r.track, Number(r.n)]))).toEqual(expected);
 });
 
@@ -63,7 +72,10 @@ test('Open in Perfetto posts the trace to the Perfetto UI window once it answers
   await page.goto(`/?trace=${trace}`);
   await expect(page.getByTestId('timeline')).toHaveAttribute('data-painted', 'true', { timeout: 30_000 });
   const [popup] = await Promise.all([context.waitForEvent('page'), page.getByTestId('open-perfetto').click()]);
-  await expect(popup).toHaveTitle(/^received \d+ bytes: stallscope: perfetto_reclaim\.pftrace from http:\/\/127\.0\.0\.1:\d+$/, { timeout: 30_000 });
+  await expect(popup).toHaveTitle(
+    /^received \d+ bytes: stallscope: perfetto_reclaim\.pftrace from http:\/\/127\.0\.0\.1:\d+$/,
+    { timeout: 30_000 },
+  );
   const bytes = Number(/received (\d+) bytes/.exec(await popup.title())![1]);
   const exported = await page.request.get(`/api/traces/${trace}/export.perfetto-trace`);
   expect(bytes).toBe((await exported.body()).length);

@@ -38,12 +38,21 @@ test.beforeAll(async () => {
   server = new ServerProcess(await freePort());
   await server.start();
   const r = await fetch(`${server.base}/api/traces?name=${encodeURIComponent(basename(FIXTURE))}`, {
-    method: 'POST', body: readFileSync(FIXTURE), headers: { 'content-type': 'application/octet-stream' },
+    method: 'POST',
+    body: readFileSync(FIXTURE),
+    headers: { 'content-type': 'application/octet-stream' },
   });
   const { jobId } = (await r.json()) as { jobId: string };
   for (let i = 0; ; i++) {
-    const s = (await (await fetch(`${server.base}/api/jobs/${jobId}`)).json()) as { phase: string; traceId?: string; error?: string };
-    if (s.phase === 'done') { trace = s.traceId!; break; }
+    const s = (await (await fetch(`${server.base}/api/jobs/${jobId}`)).json()) as {
+      phase: string;
+      traceId?: string;
+      error?: string;
+    };
+    if (s.phase === 'done') {
+      trace = s.traceId!;
+      break;
+    }
     if (s.phase === 'failed' || i > 600) throw new Error(`ingest failed: ${s.error}`);
     await new Promise((res) => setTimeout(res, 250));
   }
@@ -83,25 +92,33 @@ async function xOf(page: Page, ts: number): Promise<number> {
 
 /** The colour drawn at a page point of a canvas (r, g, b). */
 async function pixel(page: Page, selector: string, x: number, y: number): Promise<[number, number, number]> {
-  return page.evaluate(({ selector, x, y }) => {
-    const c = document.querySelector(selector) as HTMLCanvasElement;
-    const r = c.getBoundingClientRect();
-    const k = c.width / r.width;
-    const d = c.getContext('2d')!.getImageData(Math.round((x - r.left) * k), Math.round((y - r.top) * k), 1, 1).data;
-    return [d[0]!, d[1]!, d[2]!] as [number, number, number];
-  }, { selector, x, y });
+  return page.evaluate(
+    ({ selector, x, y }) => {
+      const c = document.querySelector(selector) as HTMLCanvasElement;
+      const r = c.getBoundingClientRect();
+      const k = c.width / r.width;
+      const d = c.getContext('2d')!.getImageData(Math.round((x - r.left) * k), Math.round((y - r.top) * k), 1, 1).data;
+      return [d[0]!, d[1]!, d[2]!] as [number, number, number];
+    },
+    { selector, x, y },
+  );
 }
 
 /** A track header's box once the layout has settled (tracks grow as their data arrives: slice depths). */
 async function settledBox(header: Locator): Promise<{ x: number; y: number; width: number; height: number }> {
   let box = (await header.boundingBox())!;
-  await expect.poll(async () => {
-    await header.scrollIntoViewIfNeeded();
-    const now = (await header.boundingBox())!;
-    const same = now.y === box.y && now.height === box.height;
-    box = now;
-    return same;
-  }, { intervals: [500] }).toBe(true);
+  await expect
+    .poll(
+      async () => {
+        await header.scrollIntoViewIfNeeded();
+        const now = (await header.boundingBox())!;
+        const same = now.y === box.y && now.height === box.height;
+        box = now;
+        return same;
+      },
+      { intervals: [500] },
+    )
+    .toBe(true);
   return box;
 }
 
@@ -110,7 +127,9 @@ const saturated = ([r, g, b]: [number, number, number]) => Math.max(r, g, b) - M
 
 const longestKswapdCall = () => {
   const kswapd = events.find((e) => e.comm.startsWith('kswapd'))!.tid;
-  return shrinkerCalls(events).filter((c) => c.tid === kswapd).sort((a, b) => Number((b.end - b.start) - (a.end - a.start)))[0]!;
+  return shrinkerCalls(events)
+    .filter((c) => c.tid === kswapd)
+    .sort((a, b) => Number(b.end - b.start - (a.end - a.start)))[0]!;
 };
 
 test('type a query, see its rows; show it as a track; click a row and the timeline moves there', async ({ page }) => {
@@ -149,7 +168,10 @@ test('type a query, see its rows; show it as a track; click a row and the timeli
 
   // The shrinker calls, longest first: as a track, and the first row clicked.
   const call = longestKswapdCall();
-  await runQuery(page, "SELECT ts, dur, utid, name, id FROM slice WHERE category = 'shrinker' ORDER BY dur DESC LIMIT 50");
+  await runQuery(
+    page,
+    "SELECT ts, dur, utid, name, id FROM slice WHERE category = 'shrinker' ORDER BY dur DESC LIMIT 50",
+  );
   await expect(page.getByTestId('query-results')).toHaveAttribute('data-rows', '50');
   await page.getByTestId('query-show-track').click();
   const header = page.locator('[data-uri="query#1"]');
@@ -157,10 +179,12 @@ test('type a query, see its rows; show it as a track; click a row and the timeli
   await expect(page.getByTestId('group-Queries')).toBeVisible();
 
   await page.getByTestId('query-row').first().click();
-  await expect.poll(async () => {
-    const w = await visibleWindow(page);
-    return w.t0 <= rel(call.start) && w.t1 >= rel(call.end);
-  }).toBe(true);
+  await expect
+    .poll(async () => {
+      const w = await visibleWindow(page);
+      return w.t0 <= rel(call.start) && w.t1 >= rel(call.end);
+    })
+    .toBe(true);
   const begin = events.find((e) => e.name === 'mm_shrink_slab_start' && e.ts === call.start)!;
   await expect(page).toHaveURL(new RegExp(`sel=event:\\d+`));
   // The track draws the call where it is: a coloured slice in the query track's row, at the call's middle.
@@ -168,7 +192,9 @@ test('type a query, see its rows; show it as a track; click a row and the timeli
   const box = (await header.boundingBox())!;
   const mid = await xOf(page, rel(call.start + (call.end - call.start) / 2n));
   const kswapdLaneY = box.y + 3 + 6;
-  const rgbs = await Promise.all([0, 1, 2, 3, 4].map((k) => pixel(page, '.track-canvas.sticky', mid, kswapdLaneY + k * 14)));
+  const rgbs = await Promise.all(
+    [0, 1, 2, 3, 4].map((k) => pixel(page, '.track-canvas.sticky', mid, kswapdLaneY + k * 14)),
+  );
   expect(rgbs.some(saturated), `query track pixels ${JSON.stringify(rgbs)}`).toBe(true);
   // The selected event is the call's mm_shrink_slab_start, whatever its id: the details say so.
   await page.getByTestId('tab-details').click();
@@ -207,7 +233,9 @@ test('filter the event list and follow a row; a timeline selection scrolls the l
   await openTrace(page);
   await page.getByTestId('tab-events').click();
   // The whole trace is in view: every event is listed.
-  await expect(page.getByTestId('event-count')).toHaveAttribute('data-total', String(events.length), { timeout: 30_000 });
+  await expect(page.getByTestId('event-count')).toHaveAttribute('data-total', String(events.length), {
+    timeout: 30_000,
+  });
 
   await page.getByTestId('filter-expr').fill('nr_reclaimed < 10');
   await page.getByTestId('filter-apply').click();
@@ -260,9 +288,15 @@ test('filter the event list and follow a row; a timeline selection scrolls the l
   const wakings = events.filter((e) => e.name === 'sched_waking' && e.ts >= call.start - pad && e.ts <= call.end + pad);
   await expect(page.getByTestId('event-count')).toHaveAttribute('data-total', String(wakings.length));
   const pid = Number(wakings[0]!.fields.pid);
-  const tracks = await (await fetch(`${server.base}/api/traces/${trace}/tracks`)).json() as { threads: Array<{ utid: number; tid: number; name: string }> };
+  const tracks = (await (await fetch(`${server.base}/api/traces/${trace}/tracks`)).json()) as {
+    threads: Array<{ utid: number; tid: number; name: string }>;
+  };
   const woken = tracks.threads.find((t) => t.tid === pid)!;
-  await page.locator('[data-testid="event-row"][data-index="0"]').getByTestId('field-task-link').filter({ hasText: `pid=${pid}` }).click();
+  await page
+    .locator('[data-testid="event-row"][data-index="0"]')
+    .getByTestId('field-task-link')
+    .filter({ hasText: `pid=${pid}` })
+    .click();
   await expect(page.locator(`[data-uri="thread#${woken.utid}"]`)).toBeVisible();
   await expect(page).toHaveURL(new RegExp(`add=(thread:\\d+,)*thread:${woken.utid}`));
 });
@@ -271,9 +305,16 @@ test('search a worker thread that had no track, add it, see its states', async (
   await openTrace(page);
   // A kworker with runs in the trace that is not among the threads of interest.
   const runs = new Map<number, ReportEvent[]>();
-  for (const e of events) if (e.name === 'sched_switch' && /^kworker/.test(e.fields.next_comm ?? '')) runs.set(Number(e.fields.next_pid), [...(runs.get(Number(e.fields.next_pid)) ?? []), e]);
-  const tracks = await (await fetch(`${server.base}/api/traces/${trace}/tracks`)).json() as { threadsOfInterest: Array<{ tid: number }>; threads: Array<{ utid: number; tid: number; name: string }> };
-  const [tid, switchIns] = [...runs].filter(([t]) => !tracks.threadsOfInterest.some((x) => x.tid === t)).sort((a, b) => b[1].length - a[1].length)[0]!;
+  for (const e of events)
+    if (e.name === 'sched_switch' && /^kworker/.test(e.fields.next_comm ?? ''))
+      runs.set(Number(e.fields.next_pid), [...(runs.get(Number(e.fields.next_pid)) ?? []), e]);
+  const tracks = (await (await fetch(`${server.base}/api/traces/${trace}/tracks`)).json()) as {
+    threadsOfInterest: Array<{ tid: number }>;
+    threads: Array<{ utid: number; tid: number; name: string }>;
+  };
+  const [tid, switchIns] = [...runs]
+    .filter(([t]) => !tracks.threadsOfInterest.some((x) => x.tid === t))
+    .sort((a, b) => b[1].length - a[1].length)[0]!;
   const name = switchIns[0]!.fields.next_comm!;
   const utid = tracks.threads.find((t) => t.tid === tid && t.name === name)!.utid;
   await expect(page.locator(`[data-uri="thread#${utid}"]`)).toHaveCount(0);
@@ -295,9 +336,16 @@ test('search a worker thread that had no track, add it, see its states', async (
   await page.getByTestId('search-input').press('Enter');
   await expect(page.getByTestId('search-position')).toHaveText(`2 / ${switchIns.length}`);
   const second = switchIns[1]!;
-  await expect.poll(async () => { const w = await visibleWindow(page); return w.t0 <= rel(second.ts) && w.t1 >= rel(second.ts); }).toBe(true);
+  await expect
+    .poll(async () => {
+      const w = await visibleWindow(page);
+      return w.t0 <= rel(second.ts) && w.t1 >= rel(second.ts);
+    })
+    .toBe(true);
   // Its track draws its states: zoomed in on that run (a link to it, which keeps the added track), the Running colour.
-  const run = (await (await fetch(`${server.base}/api/traces/${trace}/search/matches?kind=thread&utid=${utid}`)).json()) as { matches: Array<{ ts: number; dur: number }> };
+  const run = (await (
+    await fetch(`${server.base}/api/traces/${trace}/search/matches?kind=thread&utid=${utid}`)
+  ).json()) as { matches: Array<{ ts: number; dur: number }> };
   const { ts: runTs, dur: runDur } = run.matches[1]!;
   expect(runTs).toBe(rel(second.ts));
   const url = new URL(page.url());
@@ -314,11 +362,13 @@ test('search a worker thread that had no track, add it, see its states', async (
   await shot(page, '34-search-thread-added');
 });
 
-test('shift+drag a range over a shrinker call: kswapd\'s time per state, kept in the link', async ({ page }) => {
+test("shift+drag a range over a shrinker call: kswapd's time per state, kept in the link", async ({ page }) => {
   const call = longestKswapdCall();
   const span = call.end - call.start;
   await openTrace(page, `&t0=${rel(call.start - span / 4n)}&t1=${rel(call.end + span / 4n)}`);
-  const kswapd = page.locator('[data-uri^="thread#"]', { has: page.locator('.track-title', { hasText: /^kswapd0 \d+$/ }) }).first();
+  const kswapd = page
+    .locator('[data-uri^="thread#"]', { has: page.locator('.track-title', { hasText: /^kswapd0 \d+$/ }) })
+    .first();
   const utid = Number((await kswapd.getAttribute('data-uri'))!.slice('thread#'.length));
   const kb = await settledBox(kswapd);
   const y = kb.y + 6;
@@ -339,9 +389,14 @@ test('shift+drag a range over a shrinker call: kswapd\'s time per state, kept in
   for (const [state, ns] of want) {
     await expect(panel.getByTestId(`range-state-${utid}-${state}`)).toHaveAttribute('data-ns', String(ns));
   }
-  expect(await panel.locator(`[data-testid^="range-state-${utid}-"][data-ns]:not([data-ns="0"])`).count()).toBe(want.size);
+  expect(await panel.locator(`[data-testid^="range-state-${utid}-"][data-ns]:not([data-ns="0"])`).count()).toBe(
+    want.size,
+  );
   // The call itself is among the slices in the range, at its length.
-  await expect(panel.getByTestId('range-slice-shrinker').locator('[data-ns]')).toHaveAttribute('data-ns', String(call.end - call.start));
+  await expect(panel.getByTestId('range-slice-shrinker').locator('[data-ns]')).toHaveAttribute(
+    'data-ns',
+    String(call.end - call.start),
+  );
   await shot(page, '35-range-states');
 
   // The range is in the link: a reload shows the same aggregates.
@@ -349,7 +404,10 @@ test('shift+drag a range over a shrinker call: kswapd\'s time per state, kept in
   await page.reload();
   await expect(page.getByTestId('drawer')).toHaveAttribute('data-tab', 'range');
   const [state, ns] = [...want][0]!;
-  await expect(page.getByTestId('range-panel').getByTestId(`range-state-${utid}-${state}`)).toHaveAttribute('data-ns', String(ns));
+  await expect(page.getByTestId('range-panel').getByTestId(`range-state-${utid}-${state}`)).toHaveAttribute(
+    'data-ns',
+    String(ns),
+  );
   await expect(page.getByTestId('timeline')).toHaveAttribute('data-range-t0', String(r0));
 });
 

@@ -17,7 +17,11 @@ export class ServerProcess {
   readonly dataDir: string;
 
   /** `args`: more `serve` options (e.g. --token). */
-  constructor(readonly port: number, dataDir?: string, private readonly args: string[] = []) {
+  constructor(
+    readonly port: number,
+    dataDir?: string,
+    private readonly args: string[] = [],
+  ) {
     this.dataDir = dataDir ?? mkdtempSync(join(tmpdir(), 'stallscope-e2e-own-'));
   }
 
@@ -35,12 +39,20 @@ export class ServerProcess {
 
   async start(): Promise<void> {
     this.out = '';
-    const child = spawn(process.execPath, [resolve('bin/stallscope.mjs'), 'serve', '--port', String(this.port), '--data-dir', this.dataDir, ...this.args], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = spawn(
+      process.execPath,
+      [resolve('bin/stallscope.mjs'), 'serve', '--port', String(this.port), '--data-dir', this.dataDir, ...this.args],
+      {
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     this.child = child;
-    child.stdout!.on('data', (d) => { this.out += d; });
-    child.stderr!.on('data', (d) => { this.out += d; });
+    child.stdout!.on('data', (d) => {
+      this.out += d;
+    });
+    child.stderr!.on('data', (d) => {
+      this.out += d;
+    });
     const end = Date.now() + 60_000;
     while (!/is running at/.test(this.out)) {
       if (child.exitCode !== null) throw new Error(`server exited: ${this.out}`);
@@ -126,17 +138,25 @@ export class CutOffProxy {
   private onConnection(client: Socket): void {
     const upstream = connect(this.target, '127.0.0.1');
     let uploadBytes = -1; // -1: this connection carries no upload (yet)
-    const cut = () => { client.resetAndDestroy(); upstream.resetAndDestroy(); };
+    const cut = () => {
+      client.resetAndDestroy();
+      upstream.resetAndDestroy();
+    };
     client.on('data', (chunk: Buffer) => {
       if (uploadBytes < 0 && this.cutAfter !== null) {
         const at = chunk.indexOf('POST /api/traces');
-        if (at >= 0) { uploadBytes = 0; chunk = chunk.subarray(at); }
+        if (at >= 0) {
+          uploadBytes = 0;
+          chunk = chunk.subarray(at);
+        }
       }
       if (uploadBytes >= 0 && this.cutAfter !== null) {
         const room = this.cutAfter - uploadBytes;
         if (chunk.length >= room) {
           if (room > 0) {
-            upstream.write(chunk.subarray(0, room), () => { if (this.mode === 'cut') setTimeout(cut, 200); });
+            upstream.write(chunk.subarray(0, room), () => {
+              if (this.mode === 'cut') setTimeout(cut, 200);
+            });
             this.cuts.push(this.cutAfter);
           }
           uploadBytes = this.cutAfter;

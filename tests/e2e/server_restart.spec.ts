@@ -18,7 +18,9 @@ test.beforeAll(async () => {
   server = new ServerProcess(await freePort());
   await server.start();
 });
-test.afterAll(async () => { await server?.dispose(); });
+test.afterAll(async () => {
+  await server?.dispose();
+});
 
 test('server killed mid-ingest and restarted: clear error, nothing half-listed, retry works', async ({ page }) => {
   const errors: string[] = [];

@@ -15,8 +15,11 @@ import { basename, join } from 'node:path';
 import { expect, request as pwRequest, test, type APIRequestContext, type Browser, type Page } from '@playwright/test';
 import { SCREENSHOTS, visibleWindow } from './helpers.ts';
 
-const FIXTURE = process.env.STALLSCOPE_E2E_TRACE
-  ?? (existsSync('fixtures/reclaim_kswapd.v7.dat') ? 'fixtures/reclaim_kswapd.v7.dat' : 'fixtures/handmade/kernel4x_kswapd_escalation.txt');
+const FIXTURE =
+  process.env.STALLSCOPE_E2E_TRACE ??
+  (existsSync('fixtures/reclaim_kswapd.v7.dat')
+    ? 'fixtures/reclaim_kswapd.v7.dat'
+    : 'fixtures/handmade/kernel4x_kswapd_escalation.txt');
 const PORT = 7433;
 const BASE = `http://127.0.0.1:${PORT}`;
 const DATA = mkdtempSync(join(tmpdir(), 'stallscope-links-'));
@@ -28,13 +31,27 @@ let api: APIRequestContext;
 let trace = '';
 /** The link copied in the first test, and what it showed. */
 let link = '';
-let shown: { t0: number; t1: number; finding: string; noteId: string; noteText: string; pinned: string; hiddenTrack: string };
+let shown: {
+  t0: number;
+  t1: number;
+  finding: string;
+  noteId: string;
+  noteText: string;
+  pinned: string;
+  hiddenTrack: string;
+};
 
 async function startServer(): Promise<void> {
-  const child = spawn(process.execPath, ['bin/stallscope.mjs', 'serve', '--port', String(PORT), '--data-dir', DATA], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['bin/stallscope.mjs', 'serve', '--port', String(PORT), '--data-dir', DATA], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let log = '';
-  child.stdout!.on('data', (d) => { log += d; });
-  child.stderr!.on('data', (d) => { log += d; });
+  child.stdout!.on('data', (d) => {
+    log += d;
+  });
+  child.stderr!.on('data', (d) => {
+    log += d;
+  });
   server = child;
   for (let i = 0; i < 200; i++) {
     if (child.exitCode !== null) throw new Error(`server exited: ${log}`);
@@ -125,7 +142,11 @@ test('a copied link opens the same view in a fresh browser, and again after a se
   await expect(page.getByTestId('timeline')).toHaveAttribute('data-painted', 'true', { timeout: 30_000 });
 
   // A view worth sharing: a finding, zoomed in, one track pinned, one hidden, a note.
-  const finding = page.locator('[data-detector="shrinker_blocking"]').first().or(page.locator('[data-finding-index]').first()).first();
+  const finding = page
+    .locator('[data-detector="shrinker_blocking"]')
+    .first()
+    .or(page.locator('[data-finding-index]').first())
+    .first();
   const index = (await finding.getAttribute('data-finding-index'))!;
   await finding.click();
   await expect(finding).toHaveAttribute('data-selected', 'true');
@@ -166,7 +187,11 @@ test('a copied link opens the same view in a fresh browser, and again after a se
   expect(u.searchParams.get('pin')).toBe(pinned.replace('#', ':'));
   expect(u.searchParams.get('hide')).toBe(hiddenTrack.replace('#', ':'));
   expect(u.searchParams.get('note')).toBe(noteId);
-  expect(link).toMatch(new RegExp(`^${BASE}/\\?trace=[0-9a-f]{64}&t0=\\d+&t1=\\d+&sel=finding:\\d+&pin=cpu:\\d+&hide=counter:\\d+&note=[\\w-]{22}#link=v1\\.[\\w-]+$`));
+  expect(link).toMatch(
+    new RegExp(
+      `^${BASE}/\\?trace=[0-9a-f]{64}&t0=\\d+&t1=\\d+&sel=finding:\\d+&pin=cpu:\\d+&hide=counter:\\d+&note=[\\w-]{22}#link=v1\\.[\\w-]+$`,
+    ),
+  );
   await shot(page, '12-share-link-copied');
   await context.close();
 
@@ -202,7 +227,10 @@ test('tampered and stale links open with a clear message and the nearest sensibl
   const dialogs: string[] = [];
   const open = async (url: string) => {
     const page = await openFresh(browser, url);
-    page.on('dialog', (d) => { dialogs.push(d.message()); void d.dismiss(); });
+    page.on('dialog', (d) => {
+      dialogs.push(d.message());
+      void d.dismiss();
+    });
     return page;
   };
 
@@ -258,7 +286,9 @@ test('tampered and stale links open with a clear message and the nearest sensibl
   await outside2.context().close();
 
   // Garbage everywhere: the library, every problem named, nothing executed.
-  const garbage = await open(`${BASE}/?trace=../../etc/passwd&t0=abc&t1=1&sel=<script>alert(1)</script>&pin=../../x&note=<img src=x onerror=alert(2)>`);
+  const garbage = await open(
+    `${BASE}/?trace=../../etc/passwd&t0=abc&t1=1&sel=<script>alert(1)</script>&pin=../../x&note=<img src=x onerror=alert(2)>`,
+  );
   const banner = garbage.getByTestId('link-banner');
   await expect(banner).toContainText('is not a trace content hash');
   await expect(banner).toContainText('is not two integers');

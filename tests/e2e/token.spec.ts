@@ -18,18 +18,32 @@ test.beforeAll(async ({ request }) => {
   await server.start();
   expect(server.output()).toContain(`/?token=${TOKEN}`);
   const r = await request.post(`${server.base}/api/traces?name=reclaim.dat`, {
-    data: readFileSync(FIXTURE), headers: { 'content-type': 'application/octet-stream', authorization: `Bearer ${TOKEN}` },
+    data: readFileSync(FIXTURE),
+    headers: { 'content-type': 'application/octet-stream', authorization: `Bearer ${TOKEN}` },
   });
   expect(r.status()).toBe(202);
   const { jobId } = await r.json();
-  await expect.poll(async () => (await (await request.get(`${server.base}/api/jobs/${jobId}`, { headers: { authorization: `Bearer ${TOKEN}` } })).json()).phase, { timeout: 60_000 }).toBe('done');
+  await expect
+    .poll(
+      async () =>
+        (
+          await (
+            await request.get(`${server.base}/api/jobs/${jobId}`, { headers: { authorization: `Bearer ${TOKEN}` } })
+          ).json()
+        ).phase,
+      { timeout: 60_000 },
+    )
+    .toBe('done');
 });
 
 test.afterAll(async () => {
   await server?.dispose();
 });
 
-test('the printed URL is opened once: token to an HttpOnly cookie, out of the address bar and history; the app works on the cookie', async ({ page, context }) => {
+test('the printed URL is opened once: token to an HttpOnly cookie, out of the address bar and history; the app works on the cookie', async ({
+  page,
+  context,
+}) => {
   await page.goto(`${server.base}/?token=${TOKEN}`);
   await expect(page.getByTestId('library-row')).toHaveCount(1);
   expect(page.url()).toBe(`${server.base}/`);
@@ -37,7 +51,15 @@ test('the printed URL is opened once: token to an HttpOnly cookie, out of the ad
   const c = cookies.find((x) => x.name === `stallscope_token_${server.port}`);
   expect(c).toMatchObject({ value: TOKEN, httpOnly: true, sameSite: 'Strict' });
   // Nothing the page's scripts can read holds the token.
-  const visible = await page.evaluate(() => [document.cookie, JSON.stringify(sessionStorage), JSON.stringify(localStorage), location.href, document.referrer].join(' '));
+  const visible = await page.evaluate(() =>
+    [
+      document.cookie,
+      JSON.stringify(sessionStorage),
+      JSON.stringify(localStorage),
+      location.href,
+      document.referrer,
+    ].join(' '),
+  );
   expect(visible).not.toContain(TOKEN);
   // Back in history is not the token URL either.
   expect(await page.evaluate(() => history.length)).toBe(2);

@@ -36,7 +36,7 @@ test('an upload cut off half-way: clear error, nothing added, retry works', asyn
   // Server side: the partial file is gone, nothing is listed, and it still answers.
   await expect.poll(() => server.tmpEntries()).toEqual([]);
   expect(server.traceDirs()).toEqual([]);
-  const list = await (await fetch(`${server.base}/api/traces`)).json() as { traces: unknown[]; jobs: unknown[] };
+  const list = (await (await fetch(`${server.base}/api/traces`)).json()) as { traces: unknown[]; jobs: unknown[] };
   expect(list).toEqual({ traces: [], jobs: [] });
   await expect(page.getByTestId('library')).toContainText('No traces yet');
 

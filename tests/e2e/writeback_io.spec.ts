@@ -38,10 +38,15 @@ function blockFacts(): Map<string, { requests: number; maxRead: number }> {
     ],
     { input: report, encoding: 'utf8' },
   );
-  return new Map(out.trim().split('\n').map((l) => {
-    const [d, n, m] = l.split(' ');
-    return [d!, { requests: Number(n), maxRead: Number(m) }];
-  }));
+  return new Map(
+    out
+      .trim()
+      .split('\n')
+      .map((l) => {
+        const [d, n, m] = l.split(' ');
+        return [d!, { requests: Number(n), maxRead: Number(m) }];
+      }),
+  );
 }
 
 let trace = '';
@@ -54,7 +59,9 @@ async function openTrace(page: Page) {
   await expect(page.getByTestId('timeline')).toHaveAttribute('data-painted', 'true', { timeout: 60_000 });
 }
 
-test('an I/O latency overview line leads to its finding: the device, the slowest read, the block events', async ({ page }) => {
+test('an I/O latency overview line leads to its finding: the device, the slowest read, the block events', async ({
+  page,
+}) => {
   const errors: string[] = [];
   page.on('pageerror', (e) => errors.push(e.message));
   const facts = blockFacts();
@@ -62,7 +69,9 @@ test('an I/O latency overview line leads to its finding: the device, the slowest
   expect(loop.requests).toBeGreaterThan(1000);
   await openTrace(page);
   const overview = page.getByTestId('overview-panel');
-  const line = overview.locator('[data-testid="overview-line"][data-overview-detector="io_latency"]', { hasText: '7,2:' });
+  const line = overview.locator('[data-testid="overview-line"][data-overview-detector="io_latency"]', {
+    hasText: '7,2:',
+  });
   await expect(line).toHaveCount(1);
   await expect(line).toContainText(`7,2: ${loop.requests.toLocaleString('en')} requests`);
   await expect(line).toContainText(/^warn/);
@@ -83,7 +92,9 @@ test('an I/O latency overview line leads to its finding: the device, the slowest
   expect(errors).toEqual([]);
 });
 
-test('the timeline has dirty / writeback counter tracks and a read and a write latency track per device', async ({ page }) => {
+test('the timeline has dirty / writeback counter tracks and a read and a write latency track per device', async ({
+  page,
+}) => {
   await openTrace(page);
   await page.getByTestId('track-filter').fill('latency');
   for (const name of ['block R latency 7,2', 'block W latency 7,2', 'block R latency 254,0', 'block W latency 254,0']) {

@@ -10,7 +10,11 @@ import { ingestFile, type IngestResult } from '../../server/ingest/ingest_file.t
 export const FIXTURES = path.resolve(__dirname, '../../fixtures');
 
 /** A fixture's counts file (fixtures/README.md: made with awk, independently of stallscope). */
-export function fixtureCounts(file: string): { events_by_name: Record<string, number>; events_total: number; cpus: number } {
+export function fixtureCounts(file: string): {
+  events_by_name: Record<string, number>;
+  events_total: number;
+  cpus: number;
+} {
   return JSON.parse(fs.readFileSync(path.join(FIXTURES, file), 'utf8'));
 }
 
@@ -21,7 +25,10 @@ export interface AttachedModels<K extends string> {
 }
 
 /** Ingests fixtures/`files[k]` for each k, attached as `k`. */
-export async function attachModels<K extends string>(files: Record<K, string>, label: string): Promise<AttachedModels<K>> {
+export async function attachModels<K extends string>(
+  files: Record<K, string>,
+  label: string,
+): Promise<AttachedModels<K>> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), `stallscope-${label}-`));
   const engine = await openDuckDb(':memory:');
   const results = {} as Record<K, IngestResult>;
@@ -54,7 +61,12 @@ export async function differingRows(engine: Engine, a: string, b: string): Promi
  * that differ from the model attached as `alias` (built on one thread, as
  * small files are).
  */
-export async function workerBuildDifferences(engine: Engine, alias: string, file: string, tables: string[]): Promise<{ table: string; differing: bigint }[]> {
+export async function workerBuildDifferences(
+  engine: Engine,
+  alias: string,
+  file: string,
+  tables: string[],
+): Promise<{ table: string; differing: bigint }[]> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'stallscope-worker-'));
   try {
     const r = await ingestFile(path.resolve(FIXTURES, file), { dataDir: dir, worker: true });
@@ -62,7 +74,8 @@ export async function workerBuildDifferences(engine: Engine, alias: string, file
     await engine.exec(`ATTACH '${r.dbPath}' AS ${onWorker} (READ_ONLY)`);
     try {
       const out: { table: string; differing: bigint }[] = [];
-      for (const table of tables) out.push({ table, differing: await differingRows(engine, `${onWorker}.${table}`, `${alias}.${table}`) });
+      for (const table of tables)
+        out.push({ table, differing: await differingRows(engine, `${onWorker}.${table}`, `${alias}.${table}`) });
       return out;
     } finally {
       await engine.exec(`DETACH ${onWorker}`);

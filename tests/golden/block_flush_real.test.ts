@@ -46,7 +46,13 @@ function awkFacts(report: string): Facts[] {
     report,
   ).map((l) => {
     const [dev, issues, flushes, flushesDone, dataDone] = l.split(' ');
-    return { dev: dev!, issues: Number(issues), flushes: Number(flushes), flushesDone: Number(flushesDone), dataDone: Number(dataDone) };
+    return {
+      dev: dev!,
+      issues: Number(issues),
+      flushes: Number(flushes),
+      flushesDone: Number(flushesDone),
+      dataDone: Number(dataDone),
+    };
   });
 }
 
@@ -62,7 +68,13 @@ describe.each([
     const { dbPath } = await ingestFile(dat, { dataDir: join(dir, 'data') });
     const engine = await openDuckDb(dbPath, { readOnly: true });
     engines.push(engine);
-    const rows = await engine.query<{ dev: string; issues: bigint; flushes: bigint; flushes_done: bigint; data_done: bigint }>(
+    const rows = await engine.query<{
+      dev: string;
+      issues: bigint;
+      flushes: bigint;
+      flushes_done: bigint;
+      data_done: bigint;
+    }>(
       `SELECT CAST(dev >> 20 AS VARCHAR) || ',' || CAST(dev & 1048575 AS VARCHAR) AS dev, count(*) AS issues,
          count(*) FILTER (WHERE op = 'F') AS flushes,
          count(*) FILTER (WHERE op = 'F' AND complete_ts IS NOT NULL) AS flushes_done,
@@ -77,9 +89,13 @@ describe.each([
       expect(Number(r.flushes), `${f.dev} flushes`).toBe(f.flushes);
       expect(Number(r.flushes_done), `${f.dev} flushes completed`).toBe(f.flushesDone);
       // data requests: SQL measures a requeued request from its last issue, awk from its first open one
-      expect(Math.abs(Number(r.data_done) - f.dataDone), `${f.dev} data requests completed`).toBeLessThanOrEqual(dataSlack);
+      expect(Math.abs(Number(r.data_done) - f.dataDone), `${f.dev} data requests completed`).toBeLessThanOrEqual(
+        dataSlack,
+      );
       // the detector's request count per device is every completed request, flushes included
-      expect(metricValue(run.metrics, 'io.requests', f.dev), `${f.dev} io.requests`).toBe(Number(r.flushes_done) + Number(r.data_done));
+      expect(metricValue(run.metrics, 'io.requests', f.dev), `${f.dev} io.requests`).toBe(
+        Number(r.flushes_done) + Number(r.data_done),
+      );
     }
   }, 600_000);
 });

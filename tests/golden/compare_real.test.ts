@@ -62,7 +62,10 @@ const AWK = `
 }`;
 
 function facts(file: string): Facts {
-  const report = execFileSync('trace-cmd', ['report', '-t', '-i', join(FIXTURES, file)], { maxBuffer: 1 << 28, stdio: ['ignore', 'pipe', 'ignore'] });
+  const report = execFileSync('trace-cmd', ['report', '-t', '-i', join(FIXTURES, file)], {
+    maxBuffer: 1 << 28,
+    stdio: ['ignore', 'pipe', 'ignore'],
+  });
   const out = execFileSync('awk', [AWK], { input: report, encoding: 'utf8', maxBuffer: 1 << 28 });
   const f: Facts = { calls: new Map(), freed: new Map(), stalls: new Map() };
   for (const line of out.split('\n')) {
@@ -128,7 +131,10 @@ describe('compare: vm.vfs_cache_pressure 100 against 1000, four runs each', () =
     const r = compareSides(sides(A, B));
     const blocked = row(r, 'shrinker.blocked_ns', 'super_cache_scan');
     const maxCall = row(r, 'shrinker.call_max_ns', 'super_cache_scan');
-    for (const [side, files] of [[0, A], [1, B]] as const) {
+    for (const [side, files] of [
+      [0, A],
+      [1, B],
+    ] as const) {
       const calls = files.map((f) => awkFacts.get(f)!.calls.get('super_cache_scan') ?? []);
       expect(blocked.sides[side]!.values).toEqual(calls.map((c) => sum(c)));
       expect(maxCall.sides[side]!.values).toEqual(calls.map((c) => Math.max(...c)));
@@ -153,23 +159,53 @@ describe('compare: vm.vfs_cache_pressure 100 against 1000, four runs each', () =
   });
 
   it('--fail-on-regression: exit 2 naming the regressions; JSON on stdout', () => {
-    const args = [CLI, 'compare', '--data-dir', dataDir, '--a', ...A.map((f) => join(FIXTURES, f)), '--b', ...B.map((f) => join(FIXTURES, f))];
+    const args = [
+      CLI,
+      'compare',
+      '--data-dir',
+      dataDir,
+      '--a',
+      ...A.map((f) => join(FIXTURES, f)),
+      '--b',
+      ...B.map((f) => join(FIXTURES, f)),
+    ];
     let status = 0;
     let stdout = '';
     try {
-      stdout = execFileSync('node', [...args, '--json', '--fail-on-regression', '50', '--no-histograms'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+      stdout = execFileSync('node', [...args, '--json', '--fail-on-regression', '50', '--no-histograms'], {
+        encoding: 'utf8',
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
     } catch (e) {
       status = (e as { status: number }).status;
       stdout = (e as { stdout: string }).stdout;
     }
     expect(status).toBe(2);
     const j = JSON.parse(stdout) as CompareResult;
-    expect(j.sides.map((s) => [s.label, s.traces.length])).toEqual([['vfs100', 4], ['vfs1000', 4]]);
+    expect(j.sides.map((s) => [s.label, s.traces.length])).toEqual([
+      ['vfs100', 4],
+      ['vfs1000', 4],
+    ]);
     const regressed = j.regressions.map((i) => `${j.rows[i]!.metric} [${j.rows[i]!.key}]`);
     expect(regressed).toContain('shrinker.blocked_ns [super_cache_scan]');
     expect(regressed).not.toContain('shrinker.freed [super_cache_scan]'); // more freed is better
     // the same sets against themselves: no regression, exit 0
-    const same = execFileSync('node', [CLI, 'compare', '--data-dir', dataDir, '--a', ...A.map((f) => join(FIXTURES, f)), '--b', ...A.map((f) => join(FIXTURES, f)), '--fail-on-regression', '0'], { encoding: 'utf8' });
+    const same = execFileSync(
+      'node',
+      [
+        CLI,
+        'compare',
+        '--data-dir',
+        dataDir,
+        '--a',
+        ...A.map((f) => join(FIXTURES, f)),
+        '--b',
+        ...A.map((f) => join(FIXTURES, f)),
+        '--fail-on-regression',
+        '0',
+      ],
+      { encoding: 'utf8' },
+    );
     expect(same).toContain('no regression of more than 0%');
   }, 120_000);
 });
@@ -224,11 +260,12 @@ describe('compare: log2 histograms against awk', () => {
   it('iterations: each side is the sum of its runs', () => {
     const r = compareSides(sides(A, B));
     const h = r.histograms.find((x) => x.samples === 'shrinker.call' && x.key === 'super_cache_scan')!;
-    const side = (files: string[]) => counts(files.flatMap((f) => awkFacts.get(f)!.calls.get('super_cache_scan') ?? []));
+    const side = (files: string[]) =>
+      counts(files.flatMap((f) => awkFacts.get(f)!.calls.get('super_cache_scan') ?? []));
     expect(h.counts).toEqual([side(A), side(B)]);
   });
 
-  it('--align EVENT: the time series from each trace\'s first EVENT (awk: its ts minus the first event\'s), in the JSON and the terminal', () => {
+  it("--align EVENT: the time series from each trace's first EVENT (awk: its ts minus the first event's), in the JSON and the terminal", () => {
     const files = [A[0]!, B[0]!];
     // awk over trace-cmd report -t: ns of a line ("[001] 13921.946261034:" or, on these traces' clock, "[001]13879853205740:")
     const awk = `match($0, /\\] ?[0-9]+(\\.[0-9]+)?: /) { t = substr($0, RSTART + 1, RLENGTH - 3); sub(/^ /, "", t)
@@ -237,29 +274,51 @@ describe('compare: log2 histograms against awk', () => {
       / mm_vmscan_lru_shrink_inactive: / && first == "" { first = ns - t0 }
       END { print first }`;
     const offsetsNs = files.map((f) => {
-      const report = execFileSync('trace-cmd', ['report', '-t', '-i', join(FIXTURES, f)], { maxBuffer: 1 << 28, stdio: ['ignore', 'pipe', 'ignore'] });
+      const report = execFileSync('trace-cmd', ['report', '-t', '-i', join(FIXTURES, f)], {
+        maxBuffer: 1 << 28,
+        stdio: ['ignore', 'pipe', 'ignore'],
+      });
       return Number(execFileSync('awk', [awk], { input: report, encoding: 'utf8' }).trim());
     });
     for (const o of offsetsNs) expect(o).toBeGreaterThan(0);
-    const base = [CLI, 'compare', '--data-dir', dataDir, ...files.map((f) => join(FIXTURES, f)), '--no-histograms', '--align', 'vmscan:mm_vmscan_lru_shrink_inactive'];
+    const base = [
+      CLI,
+      'compare',
+      '--data-dir',
+      dataDir,
+      ...files.map((f) => join(FIXTURES, f)),
+      '--no-histograms',
+      '--align',
+      'vmscan:mm_vmscan_lru_shrink_inactive',
+    ];
     const j = JSON.parse(execFileSync('node', [...base, '--json'], { encoding: 'utf8', maxBuffer: 1 << 26 })) as {
-      time_series: { align: { event: string; offset_s: (number | null)[][] }; names: string[][]; series: { series: string; points: [number, number][] }[][][] };
+      time_series: {
+        align: { event: string; offset_s: (number | null)[][] };
+        names: string[][];
+        series: { series: string; points: [number, number][] }[][][];
+      };
     };
     expect(j.time_series.align.event).toBe('vmscan:mm_vmscan_lru_shrink_inactive');
     expect(j.time_series.names).toEqual([[files[0]], [files[1]]]);
     files.forEach((_, i) => {
       expect(j.time_series.align.offset_s[i]![0]).toBeCloseTo(offsetsNs[i]! / 1e9, 9);
       // every rate moved: its first bin (the trace's start) at minus the offset (gauges have points only where measured)
-      for (const s of j.time_series.series[i]![0]!.filter((x) => x.series.endsWith('_per_s'))) expect(s.points[0]![0]).toBeCloseTo(-offsetsNs[i]! / 1e9, 9);
+      for (const s of j.time_series.series[i]![0]!.filter((x) => x.series.endsWith('_per_s')))
+        expect(s.points[0]![0]).toBeCloseTo(-offsetsNs[i]! / 1e9, 9);
       const scanned = j.time_series.series[i]![0]!.find((s) => s.series === 'vmscan.pages_scanned_per_s')!;
       expect(scanned.points[0]![0]).toBeCloseTo(-offsetsNs[i]! / 1e9, 9);
     });
     // the terminal names each trace's 0
     const text = execFileSync('node', base, { encoding: 'utf8', maxBuffer: 1 << 26 });
     expect(text).toContain('times in s from the first vmscan:mm_vmscan_lru_shrink_inactive in each trace');
-    files.forEach((f, i) => expect(text).toContain(`${f}: vmscan:mm_vmscan_lru_shrink_inactive at ${(offsetsNs[i]! / 1e9).toFixed(6)} s`));
+    files.forEach((f, i) =>
+      expect(text).toContain(`${f}: vmscan:mm_vmscan_lru_shrink_inactive at ${(offsetsNs[i]! / 1e9).toFixed(6)} s`),
+    );
     // an event no trace has: the app's fallback (each on its start), said on stderr naming the trace; a bad name: exit 1
-    const r = spawnSync('node', [...base.slice(0, -1), 'sched_process_exec', '--json'], { encoding: 'utf8', maxBuffer: 1 << 26 });
+    const r = spawnSync('node', [...base.slice(0, -1), 'sched_process_exec', '--json'], {
+      encoding: 'utf8',
+      maxBuffer: 1 << 26,
+    });
     expect(r.status).toBe(0);
     for (const f of files) expect(r.stderr).toContain(`no sched_process_exec in ${f}`);
     const none = JSON.parse(r.stdout) as typeof j;

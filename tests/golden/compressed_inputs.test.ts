@@ -28,7 +28,9 @@ const COMPRESSION = { gz: 'gzip', zst: 'zstd', xz: 'xz' } as const;
 /** The model's digest without the facts that name the file or its compression. */
 const digestOf = (r: IngestResult) => recordingDigest(r.dbPath);
 
-async function problemsOf(r: IngestResult): Promise<{ source_where: bigint; unit: string; reason: string; excerpt: string }[]> {
+async function problemsOf(
+  r: IngestResult,
+): Promise<{ source_where: bigint; unit: string; reason: string; excerpt: string }[]> {
   const engine = await openDuckDb(r.dbPath, { readOnly: true });
   try {
     return await engine.query(`SELECT source_where, unit, reason, excerpt FROM ingest_problem ORDER BY source_where`);
@@ -68,11 +70,17 @@ describe('compressed copies, cut off', () => {
 
       const r = await ingestFile(file, { dataDir });
       expect(r.summary.eventsTotal).toBe(expectedEvents);
-      expect(r.summary.cutOff).toMatchObject({ where: cut, unit: 'offset', reason: expect.stringMatching(/^corrupt or truncated gzip stream/) });
+      expect(r.summary.cutOff).toMatchObject({
+        where: cut,
+        unit: 'offset',
+        reason: expect.stringMatching(/^corrupt or truncated gzip stream/),
+      });
       const problems = await problemsOf(r);
       expect(problems).toHaveLength(1);
       expect(problems[0]).toMatchObject({ source_where: BigInt(cut), unit: 'offset' });
-      expect(problems[0]!.reason).toMatch(/^corrupt or truncated gzip stream .*unexpected end of file; the input ends here/);
+      expect(problems[0]!.reason).toMatch(
+        /^corrupt or truncated gzip stream .*unexpected end of file; the input ends here/,
+      );
       if (cutLine.length > 0) expect(cutLine.startsWith(problems[0]!.excerpt)).toBe(true);
     }
   });
@@ -93,7 +101,9 @@ describe('compressed copies, cut off', () => {
             r = await ingestFile(file, { dataDir });
           } catch (e) {
             expect(e).toBeInstanceOf(DecodeError);
-            expect((e as Error).message).toMatch(new RegExp(`^${file}: offset \\d+: corrupt or truncated ${name} stream`));
+            expect((e as Error).message).toMatch(
+              new RegExp(`^${file}: offset \\d+: corrupt or truncated ${name} stream`),
+            );
             continue;
           }
           ingested++;
@@ -104,7 +114,8 @@ describe('compressed copies, cut off', () => {
           expect(cutProblems).toHaveLength(1);
           expect(cutProblems[0]!.reason).toContain('the input ends here');
           // The trace.dat decoder's own problems are at offsets of the decompressed data, and say so.
-          for (const p of problems) if (p !== cutProblems[0]) expect(p.reason).toMatch(/\(offset in the decompressed trace\.dat\)$/);
+          for (const p of problems)
+            if (p !== cutProblems[0]) expect(p.reason).toMatch(/\(offset in the decompressed trace\.dat\)$/);
         }
         // The larger cuts of each file leave something to ingest.
         expect(ingested).toBeGreaterThanOrEqual(what === 'dat' ? 1 : 3);

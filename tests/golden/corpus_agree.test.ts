@@ -22,7 +22,11 @@ import { TYPED_TABLES } from '../../server/model/typed_tables.ts';
 import { tracefsTextOf } from './report_to_tracefs.ts';
 
 const CORPUS = path.resolve(__dirname, '../../fixtures/corpus');
-const MIXES = fs.readdirSync(CORPUS).filter((f) => f.endsWith('.v7.dat')).map((f) => f.replace(/\.v7\.dat$/, '')).sort();
+const MIXES = fs
+  .readdirSync(CORPUS)
+  .filter((f) => f.endsWith('.v7.dat'))
+  .map((f) => f.replace(/\.v7\.dat$/, ''))
+  .sort();
 
 type Form = 'v7' | 'v6' | 'report' | 'tracefs';
 const TEXT: Form[] = ['report', 'tracefs'];
@@ -38,10 +42,31 @@ const TEXT: Form[] = ['report', 'tracefs'];
  * was_armed).
  */
 const ONLY_IN_DAT: Record<string, string[]> = {
-  report: ['hrtimer_start.mode', 'hrtimer_start.was_armed', 'itimer_state.interval_nsec', 'itimer_state.interval_sec', 'itimer_state.value_nsec', 'itimer_state.value_sec', 'timer_start.now'],
-  tracefs: ['itimer_state.interval_nsec', 'itimer_state.interval_sec', 'itimer_state.value_nsec', 'itimer_state.value_sec', 'timer_start.now'],
+  report: [
+    'hrtimer_start.mode',
+    'hrtimer_start.was_armed',
+    'itimer_state.interval_nsec',
+    'itimer_state.interval_sec',
+    'itimer_state.value_nsec',
+    'itimer_state.value_sec',
+    'timer_start.now',
+  ],
+  tracefs: [
+    'itimer_state.interval_nsec',
+    'itimer_state.interval_sec',
+    'itimer_state.value_nsec',
+    'itimer_state.value_sec',
+    'timer_start.now',
+  ],
 };
-const ONLY_IN_TEXT = ['itimer_state.it_interval', 'itimer_state.it_value', 'kmalloc.accounted', 'mm_page_alloc.page', 'timer_start.cpu', 'timer_start.idx'];
+const ONLY_IN_TEXT = [
+  'itimer_state.it_interval',
+  'itimer_state.it_value',
+  'kmalloc.accounted',
+  'mm_page_alloc.page',
+  'timer_start.cpu',
+  'timer_start.idx',
+];
 /** Fields both print but whose text cannot give trace.dat's value, with why. */
 const UNRECOVERABLE: Record<string, string> = {
   // trace-cmd prints `flags=D|P|I` where the kernel prints `flags=` for the
@@ -51,7 +76,10 @@ const UNRECOVERABLE: Record<string, string> = {
 };
 
 describe.each(MIXES)('bench corpus %s: trace.dat v7, v6, report and tracefs text give one model', (mix) => {
-  const counts = JSON.parse(fs.readFileSync(path.join(CORPUS, `${mix}.counts.json`), 'utf8')) as { events_by_name: Record<string, number>; events_total: number };
+  const counts = JSON.parse(fs.readFileSync(path.join(CORPUS, `${mix}.counts.json`), 'utf8')) as {
+    events_by_name: Record<string, number>;
+    events_total: number;
+  };
   let dir: string;
   let engine: Engine;
   const results = {} as Record<Form, IngestResult>;
@@ -65,7 +93,9 @@ describe.each(MIXES)('bench corpus %s: trace.dat v7, v6, report and tracefs text
       report: path.join(dir, `${mix}.report.txt`),
       tracefs: path.join(dir, `${mix}.tracefs.txt`),
     };
-    execFileSync('trace-cmd', ['convert', '--file-version', '6', '--compression', 'none', '-i', v7, '-o', files.v6], { stdio: 'ignore' });
+    execFileSync('trace-cmd', ['convert', '--file-version', '6', '--compression', 'none', '-i', v7, '-o', files.v6], {
+      stdio: 'ignore',
+    });
     execFileSync('sh', ['-c', 'trace-cmd report -i "$1" > "$2"', 'sh', v7, files.report], { stdio: 'ignore' });
     expect(await tracefsTextOf(v7, files.tracefs)).toBe(counts.events_total);
     engine = await openDuckDb(':memory:');
@@ -82,53 +112,76 @@ describe.each(MIXES)('bench corpus %s: trace.dat v7, v6, report and tracefs text
 
   /** Rows in one relation and not the other, either way (as multisets). */
   async function differing(a: string, b: string): Promise<bigint> {
-    const [{ n }] = await engine.query<{ n: bigint }>(`SELECT count(*) AS n FROM ((${a} EXCEPT ALL ${b}) UNION ALL (${b} EXCEPT ALL ${a}))`);
+    const [{ n }] = await engine.query<{ n: bigint }>(
+      `SELECT count(*) AS n FROM ((${a} EXCEPT ALL ${b}) UNION ALL (${b} EXCEPT ALL ${a}))`,
+    );
     return n;
   }
 
-  it.each(['v7', 'v6', 'report', 'tracefs'] as Form[])('%s: counts per event name equal trace-cmd report\'s, every event parsed', (form) => {
-    const s = results[form].summary;
-    expect(s.eventsByName).toEqual(counts.events_by_name);
-    expect(s.eventsTotal).toBe(counts.events_total);
-    expect(s.skippedInputs).toBe(0);
-    expect(s.unparsedEvents).toBe(0);
-  });
+  it.each(['v7', 'v6', 'report', 'tracefs'] as Form[])(
+    "%s: counts per event name equal trace-cmd report's, every event parsed",
+    (form) => {
+      const s = results[form].summary;
+      expect(s.eventsByName).toEqual(counts.events_by_name);
+      expect(s.eventsTotal).toBe(counts.events_total);
+      expect(s.skippedInputs).toBe(0);
+      expect(s.unparsedEvents).toBe(0);
+    },
+  );
 
   it('v6 and v7 give identical rows in every table, to the nanosecond', async () => {
     for (const table of [...TYPED_TABLES, 'ftrace_event', 'args', 'thread', 'sched_slice', 'thread_state', 'slice']) {
       // source_where: the record's byte offset, which the two layouts place differently.
       const cols = table === 'ftrace_event' ? '* EXCLUDE (source_where)' : '*';
-      expect({ table, differing: await differing(`SELECT ${cols} FROM v7.${table}`, `SELECT ${cols} FROM v6.${table}`) }).toEqual({ table, differing: 0n });
+      expect({
+        table,
+        differing: await differing(`SELECT ${cols} FROM v7.${table}`, `SELECT ${cols} FROM v6.${table}`),
+      }).toEqual({ table, differing: 0n });
     }
   });
 
   it.each(TEXT)('%s: every event at the same position, CPU and microsecond, named alike', async (form) => {
-    const cols = (db: string, us: boolean) => `SELECT id, name, cpu, ${us ? 'CAST(round(ts / 1000) * 1000 AS BIGINT)' : 'ts'} AS ts FROM ${db}.ftrace_event`;
+    const cols = (db: string, us: boolean) =>
+      `SELECT id, name, cpu, ${us ? 'CAST(round(ts / 1000) * 1000 AS BIGINT)' : 'ts'} AS ts FROM ${db}.ftrace_event`;
     expect(await differing(cols('v7', true), cols(form, false))).toBe(0n);
   });
 
-  it.each(TEXT)('%s: typed tables hold the same field values as trace.dat (at the text\'s microsecond)', async (form) => {
-    for (const table of TYPED_TABLES) {
-      // Columns both have for every row (the binary has fields the text does not print, e.g. kswapd_wake.zid).
-      const columns = (await engine.query<{ column_name: string }>(`SELECT column_name FROM (DESCRIBE ${form}.${table}) WHERE column_name NOT IN ('id', 'utid')`)).map((c) => c.column_name);
-      const countsOf = async (db: string) =>
-        (await engine.query<Record<string, bigint>>(`SELECT count(*) AS "#total", ${columns.map((c) => `count("${c}") AS "${c}"`).join(', ')} FROM ${db}.${table}`))[0]!;
-      const [t, d] = [await countsOf(form), await countsOf('v7')];
-      const both = columns.filter((c) => t[c] === t['#total'] && d[c] === t['#total']);
-      const fromDat = both
-        .map((c) =>
-          c === 'ts'
-            ? 'CAST(round(ts / 1000) * 1000 AS BIGINT) AS ts'
-            : // trace-cmd's sched_switch plugin prints a preempted task as R, the kernel as R+.
-              c === 'prev_state' && form === 'report'
-              ? `replace(prev_state, '+', '') AS prev_state`
-              : `"${c}"`,
-        )
-        .join(', ');
-      const n = await differing(`SELECT ${fromDat} FROM v7.${table}`, `SELECT ${both.map((c) => `"${c}"`).join(', ')} FROM ${form}.${table}`);
-      expect({ table, differing: n }).toEqual({ table, differing: 0n });
-    }
-  });
+  it.each(TEXT)(
+    "%s: typed tables hold the same field values as trace.dat (at the text's microsecond)",
+    async (form) => {
+      for (const table of TYPED_TABLES) {
+        // Columns both have for every row (the binary has fields the text does not print, e.g. kswapd_wake.zid).
+        const columns = (
+          await engine.query<{ column_name: string }>(
+            `SELECT column_name FROM (DESCRIBE ${form}.${table}) WHERE column_name NOT IN ('id', 'utid')`,
+          )
+        ).map((c) => c.column_name);
+        const countsOf = async (db: string) =>
+          (
+            await engine.query<Record<string, bigint>>(
+              `SELECT count(*) AS "#total", ${columns.map((c) => `count("${c}") AS "${c}"`).join(', ')} FROM ${db}.${table}`,
+            )
+          )[0]!;
+        const [t, d] = [await countsOf(form), await countsOf('v7')];
+        const both = columns.filter((c) => t[c] === t['#total'] && d[c] === t['#total']);
+        const fromDat = both
+          .map((c) =>
+            c === 'ts'
+              ? 'CAST(round(ts / 1000) * 1000 AS BIGINT) AS ts'
+              : // trace-cmd's sched_switch plugin prints a preempted task as R, the kernel as R+.
+                c === 'prev_state' && form === 'report'
+                ? `replace(prev_state, '+', '') AS prev_state`
+                : `"${c}"`,
+          )
+          .join(', ');
+        const n = await differing(
+          `SELECT ${fromDat} FROM v7.${table}`,
+          `SELECT ${both.map((c) => `"${c}"`).join(', ')} FROM ${form}.${table}`,
+        );
+        expect({ table, differing: n }).toEqual({ table, differing: 0n });
+      }
+    },
+  );
 
   it.each(TEXT)('%s: events without a typed table have the same fields, with the same values', async (form) => {
     const argsOf = (db: string) =>
@@ -142,12 +195,23 @@ describe.each(MIXES)('bench corpus %s: trace.dat v7, v6, report and tracefs text
        ORDER BY ALL`,
     );
     const present = new Set(oneSided.map((r) => r.field));
-    expect(oneSided.filter((r) => r.side === 'dat').map((r) => r.field).filter((f) => !ONLY_IN_DAT[form]!.includes(f))).toEqual([]);
-    expect(oneSided.filter((r) => r.side === 'text').map((r) => r.field).filter((f) => !ONLY_IN_TEXT.includes(f))).toEqual([]);
+    expect(
+      oneSided
+        .filter((r) => r.side === 'dat')
+        .map((r) => r.field)
+        .filter((f) => !ONLY_IN_DAT[form]!.includes(f)),
+    ).toEqual([]);
+    expect(
+      oneSided
+        .filter((r) => r.side === 'text')
+        .map((r) => r.field)
+        .filter((f) => !ONLY_IN_TEXT.includes(f)),
+    ).toEqual([]);
     // Where both have a field: the same value and type, event by event (the order of fields may differ:
     // trace.dat gives the format's, dedicated text parsers the printed one).
     const skip = [...present].map((f) => `'${f}'`).join(', ') || "''";
-    const shared = (db: string) => `SELECT id, name, key, v, value_type FROM (${argsOf(db)}) WHERE name || '.' || key NOT IN (${skip})`;
+    const shared = (db: string) =>
+      `SELECT id, name, key, v, value_type FROM (${argsOf(db)}) WHERE name || '.' || key NOT IN (${skip})`;
     const values = await engine.query<{ field: string; n: bigint; dat: string; text: string }>(
       `WITH d AS (${shared('v7')}), t AS (${shared(form)})
        SELECT coalesce(d.name, t.name) || '.' || coalesce(d.key, t.key) AS field, count(*) AS n,
@@ -158,7 +222,8 @@ describe.each(MIXES)('bench corpus %s: trace.dat v7, v6, report and tracefs text
     );
     expect(values.filter((d) => !(d.field in UNRECOVERABLE))).toEqual([]);
     // The same events have fields (arg_set_id) from both sources, and there were some to compare.
-    const withArgs = async (db: string) => (await engine.query<{ n: bigint }>(`SELECT count(arg_set_id) AS n FROM ${db}.ftrace_event`))[0]!.n;
+    const withArgs = async (db: string) =>
+      (await engine.query<{ n: bigint }>(`SELECT count(arg_set_id) AS n FROM ${db}.ftrace_event`))[0]!.n;
     expect(await withArgs(form)).toBe(await withArgs('v7'));
     expect(await withArgs('v7')).toBeGreaterThan(0n);
   });

@@ -12,7 +12,12 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDuckDb, type Engine } from '../../server/engine/engine.ts';
 import { decodeFile } from '../../server/decode/decode_file.ts';
-import { estimatedEvents, ingestFile, STORE_WORKER_MIN_EVENTS, type IngestResult } from '../../server/ingest/ingest_file.ts';
+import {
+  estimatedEvents,
+  ingestFile,
+  STORE_WORKER_MIN_EVENTS,
+  type IngestResult,
+} from '../../server/ingest/ingest_file.ts';
 import { ModelWriter } from '../../server/model/model_writer.ts';
 import { TYPED_TABLES } from '../../server/model/typed_tables.ts';
 import { workerBuildDifferences } from './attached_models.ts';
@@ -81,7 +86,7 @@ describe('reclaim_kswapd: every decoder agrees with trace-cmd', () => {
     }
   });
 
-  it('report text and trace.dat give the same field values (at the text\'s microsecond precision)', async () => {
+  it("report text and trace.dat give the same field values (at the text's microsecond precision)", async () => {
     for (const table of TYPED_TABLES) {
       // Columns both have. The binary has fields the kernel's print format
       // omits (kswapd_wake.zid); the text has values computed at print time
@@ -120,9 +125,17 @@ describe('reclaim_kswapd: every decoder agrees with trace-cmd', () => {
    * read into the plain report's model: every event parsed, the same rows in
    * `tables`, and the same ftrace_event rows but for `eventsExcept`.
    */
-  async function reportVariantDifferences(flag: string, looksLike: RegExp, tables: string[], eventsExcept: string | null) {
+  async function reportVariantDifferences(
+    flag: string,
+    looksLike: RegExp,
+    tables: string[],
+    eventsExcept: string | null,
+  ) {
     const file = path.join(dataDir, `reclaim_kswapd.report${flag}.txt`);
-    fs.writeFileSync(file, execFileSync('trace-cmd', ['report', flag, path.join(FIXTURES, FILES.v7)], { maxBuffer: 1 << 28 }));
+    fs.writeFileSync(
+      file,
+      execFileSync('trace-cmd', ['report', flag, path.join(FIXTURES, FILES.v7)], { maxBuffer: 1 << 28 }),
+    );
     expect(fs.readFileSync(file, 'latin1')).toMatch(looksLike);
     const r = await ingestFile(file, { dataDir });
     expect(r.summary.eventsByName).toEqual(counts.events_by_name);
@@ -131,11 +144,14 @@ describe('reclaim_kswapd: every decoder agrees with trace-cmd', () => {
     await engine.exec(`ATTACH '${r.dbPath}' AS variant (READ_ONLY)`);
     try {
       const out: { table: string; differing: bigint }[] = [];
-      for (const table of tables) out.push({ table, differing: await differingRows(`variant.${table}`, `report.${table}`) });
-      const events = (db: string) => `(SELECT * ${eventsExcept ? `EXCLUDE (${eventsExcept})` : ''} FROM ${db}.ftrace_event)`;
+      for (const table of tables)
+        out.push({ table, differing: await differingRows(`variant.${table}`, `report.${table}`) });
+      const events = (db: string) =>
+        `(SELECT * ${eventsExcept ? `EXCLUDE (${eventsExcept})` : ''} FROM ${db}.ftrace_event)`;
       out.push({ table: 'ftrace_event', differing: await differingRows(events('variant'), events('report')) });
       // and the same model when built on the worker threads, as large files are
-      for (const d of await workerBuildDifferences(engine, 'variant', file, [...tables, 'ftrace_event'])) out.push({ table: `worker ${d.table}`, differing: d.differing });
+      for (const d of await workerBuildDifferences(engine, 'variant', file, [...tables, 'ftrace_event']))
+        out.push({ table: `worker ${d.table}`, differing: d.differing });
       return out;
     } finally {
       await engine.exec('DETACH variant');
@@ -144,11 +160,19 @@ describe('reclaim_kswapd: every decoder agrees with trace-cmd', () => {
 
   const MODEL_TABLES = [...TYPED_TABLES, 'thread', 'thread_state', 'sched_slice', 'args'];
   const noneDiffer = (tables: string[]) =>
-    [...tables, 'ftrace_event', ...[...tables, 'ftrace_event'].map((t) => `worker ${t}`)].map((table) => ({ table, differing: 0n }));
+    [...tables, 'ftrace_event', ...[...tables, 'ftrace_event'].map((t) => `worker ${t}`)].map((table) => ({
+      table,
+      differing: 0n,
+    }));
 
   it('`trace-cmd report --ts-diff` text reads into the same model as the plain report', async () => {
     // --ts-diff puts `(+ns since the previous event)` between the timestamp and the name.
-    const d = await reportVariantDifferences('--ts-diff', /^ +smallfiles-15104 +\[001\] +5200\.905061: \(\+96775\) sched_waking: /m, MODEL_TABLES, null);
+    const d = await reportVariantDifferences(
+      '--ts-diff',
+      /^ +smallfiles-15104 +\[001\] +5200\.905061: \(\+96775\) sched_waking: /m,
+      MODEL_TABLES,
+      null,
+    );
     expect(d).toEqual(noneDiffer(MODEL_TABLES));
   });
 
@@ -191,9 +215,23 @@ describe('reclaim_kswapd: every decoder agrees with trace-cmd', () => {
     // An alias per case: a failed case never reaches its DETACH.
     const onWorker = `onWorker_${alias}`;
     await engine.exec(`ATTACH '${r.dbPath}' AS ${onWorker} (READ_ONLY)`);
-    const tables = [...TYPED_TABLES, 'thread', 'thread_name_history', 'thread_state', 'sched_slice', 'slice', 'flow', 'counter', 'ftrace_event', 'args'];
+    const tables = [
+      ...TYPED_TABLES,
+      'thread',
+      'thread_name_history',
+      'thread_state',
+      'sched_slice',
+      'slice',
+      'flow',
+      'counter',
+      'ftrace_event',
+      'args',
+    ];
     for (const table of tables) {
-      expect({ table, differing: await differingRows(`${onWorker}.${table}`, `${alias}.${table}`) }).toEqual({ table, differing: 0n });
+      expect({ table, differing: await differingRows(`${onWorker}.${table}`, `${alias}.${table}`) }).toEqual({
+        table,
+        differing: 0n,
+      });
     }
     await engine.exec(`DETACH ${onWorker}`);
     fs.rmSync(dir, { recursive: true, force: true });
@@ -210,9 +248,14 @@ describe('reclaim_kswapd: every decoder agrees with trace-cmd', () => {
     own.close();
     await engine.exec(`ATTACH '${dbPath}' AS viaEvents (READ_ONLY)`);
     for (const table of [...TYPED_TABLES, 'thread', 'ftrace_event']) {
-      expect({ table, differing: await differingRows(`viaEvents.${table}`, `v6.${table}`) }).toEqual({ table, differing: 0n });
+      expect({ table, differing: await differingRows(`viaEvents.${table}`, `v6.${table}`) }).toEqual({
+        table,
+        differing: 0n,
+      });
     }
-    const [{ n }] = await engine.query<{ n: bigint }>('SELECT count(*) AS n FROM viaEvents.mm_vmscan_lru_shrink_inactive');
+    const [{ n }] = await engine.query<{ n: bigint }>(
+      'SELECT count(*) AS n FROM viaEvents.mm_vmscan_lru_shrink_inactive',
+    );
     expect(n).toBeGreaterThan(1000n);
     await engine.exec('DETACH viaEvents');
   });

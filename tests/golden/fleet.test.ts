@@ -19,7 +19,17 @@
  *   t computed here; --fail-on-regression exits 2 naming the blocked time.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  copyFileSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -38,9 +48,21 @@ const labelsCsv = join(work, 'labels.csv');
 
 const COMPARE = [1, 2, 3, 4].flatMap((i) => [`compare/vfs100.${i}.v7.dat`, `compare/vfs1000.${i}.v7.dat`]);
 const OTHERS = [
-  'build_balance.v7.dat', 'dirty_throttle.v7.dat', 'fsync_xfs.v7.dat', 'memcg_escalation.v7.dat', 'memcg_reclaim.v7.dat',
-  'memcg_writer.v7.dat', 'multi_instance.dat', 'perfetto_reclaim.pftrace', 'reclaim_kswapd.v6.dat', 'swap_writeback.v7.dat',
-  'syscalls.v7.dat', 'tracefs_plain.txt', 'writeback_flood.v7.dat', 'printed_args.report.txt', 'perfetto_compact.pftrace.gz',
+  'build_balance.v7.dat',
+  'dirty_throttle.v7.dat',
+  'fsync_xfs.v7.dat',
+  'memcg_escalation.v7.dat',
+  'memcg_reclaim.v7.dat',
+  'memcg_writer.v7.dat',
+  'multi_instance.dat',
+  'perfetto_reclaim.pftrace',
+  'reclaim_kswapd.v6.dat',
+  'swap_writeback.v7.dat',
+  'syscalls.v7.dat',
+  'tracefs_plain.txt',
+  'writeback_flood.v7.dat',
+  'printed_args.report.txt',
+  'perfetto_compact.pftrace.gz',
   'latency_format.tracefs.txt',
 ];
 const GOOD = [...COMPARE, ...OTHERS];
@@ -52,12 +74,27 @@ function cli(args: string[]): { status: number | null; stdout: string; stderr: s
 }
 
 async function readTable(engine: Engine, dir: string, table: string): Promise<Record<string, unknown>[]> {
-  return engine.query(`SELECT * FROM read_parquet('${join(dir, table, '*.parquet')}') ORDER BY ${CANONICAL_ORDER[table]!.split(', ').map((c) => `"${c}" NULLS FIRST`).join(', ')}`);
+  return engine.query(
+    `SELECT * FROM read_parquet('${join(dir, table, '*.parquet')}') ORDER BY ${CANONICAL_ORDER[table]!.split(', ')
+      .map((c) => `"${c}" NULLS FIRST`)
+      .join(', ')}`,
+  );
 }
 
 let engine: Engine;
 /** analyze --json of every trace, by trace id (the second test fills it). */
-const analyses = new Map<string, { findings: { detector: string; impact_ns: number; severity: string; parent_id: number | null; comm: string | null }[] }>();
+const analyses = new Map<
+  string,
+  {
+    findings: {
+      detector: string;
+      impact_ns: number;
+      severity: string;
+      parent_id: number | null;
+      comm: string | null;
+    }[];
+  }
+>();
 let firstRun: ReturnType<typeof cli>;
 
 beforeAll(async () => {
@@ -66,7 +103,10 @@ beforeAll(async () => {
   const corrupt = readFileSync(join(FIXTURES, 'syscalls.v7.dat'));
   corrupt.write('NOT A TRACE FILE', 0);
   writeFileSync(join(corpus, 'corrupt.v7.dat'), corrupt);
-  writeFileSync(join(corpus, 'truncated.v7.dat'), readFileSync(join(FIXTURES, 'compare/vfs100.2.v7.dat')).subarray(0, 150_000));
+  writeFileSync(
+    join(corpus, 'truncated.v7.dat'),
+    readFileSync(join(FIXTURES, 'compare/vfs100.2.v7.dat')).subarray(0, 150_000),
+  );
   copyFileSync(join(FIXTURES, 'README.md'), join(corpus, 'README.md')); // a side file: not an input
   const lines = ['file,config,iteration,host'];
   for (const f of COMPARE) {
@@ -120,24 +160,78 @@ describe('stallscope batch', () => {
       expect(r.status, r.stderr).toBe(0);
       const a = JSON.parse(r.stdout);
       analyses.set(String(t.trace_id), a);
-      expect([t.trace_id, t.name, t.format, t.cpus, Number(t.events)]).toEqual([a.trace.id, a.trace.name, a.trace.format, a.trace.cpus, a.trace.events_total]);
+      expect([t.trace_id, t.name, t.format, t.cpus, Number(t.events)]).toEqual([
+        a.trace.id,
+        a.trace.name,
+        a.trace.format,
+        a.trace.cpus,
+        a.trace.events_total,
+      ]);
       expect(Number(t.span_ns)).toBe(a.trace.last_ts_ns - a.trace.first_ts_ns);
       const mine = findings.filter((f) => f.trace_id === t.trace_id);
       expect(mine.length, String(t.file)).toBe(a.findings.length);
       mine.forEach((f, i) => {
         const e = a.findings[i];
-        expect(
-          [Number(f.finding_id), Number(f.rank), f.parent_id === null ? null : Number(f.parent_id), f.detector, f.kind, f.severity, Number(f.ts_ns), Number(f.dur_ns), Number(f.impact_ns), f.cpu === null ? null : Number(f.cpu), f.tid === null ? null : Number(f.tid), f.comm, f.title],
-        ).toEqual([e.id, e.rank, e.parent_id, e.detector, e.kind, e.severity, e.ts_ns, e.dur_ns, e.impact_ns, e.cpu, e.tid, e.comm, e.title]);
+        expect([
+          Number(f.finding_id),
+          Number(f.rank),
+          f.parent_id === null ? null : Number(f.parent_id),
+          f.detector,
+          f.kind,
+          f.severity,
+          Number(f.ts_ns),
+          Number(f.dur_ns),
+          Number(f.impact_ns),
+          f.cpu === null ? null : Number(f.cpu),
+          f.tid === null ? null : Number(f.tid),
+          f.comm,
+          f.title,
+        ]).toEqual([
+          e.id,
+          e.rank,
+          e.parent_id,
+          e.detector,
+          e.kind,
+          e.severity,
+          e.ts_ns,
+          e.dur_ns,
+          e.impact_ns,
+          e.cpu,
+          e.tid,
+          e.comm,
+          e.title,
+        ]);
         expect(JSON.parse(String(f.values))).toEqual(e.values);
         expect(JSON.parse(String(f.event_ids))).toEqual(e.event_ids);
       });
-      const mm = metrics.filter((m) => m.trace_id === t.trace_id).map((m) => [m.detector, m.metric, m.scope, m.key, m.value, m.unit, m.better]);
-      const em = a.metrics.map((m: Record<string, unknown>) => [m.detector, m.metric, m.scope, m.key, m.value, m.unit, m.better]);
+      const mm = metrics
+        .filter((m) => m.trace_id === t.trace_id)
+        .map((m) => [m.detector, m.metric, m.scope, m.key, m.value, m.unit, m.better]);
+      const em = a.metrics.map((m: Record<string, unknown>) => [
+        m.detector,
+        m.metric,
+        m.scope,
+        m.key,
+        m.value,
+        m.unit,
+        m.better,
+      ]);
       const order = (x: unknown[]) => JSON.stringify(x);
       expect(mm.map(order).sort()).toEqual(em.map(order).sort());
-      const dd = detectors.filter((d) => d.trace_id === t.trace_id).map((d) => [d.detector, d.status, Number(d.critical), Number(d.warn), Number(d.info)]);
-      expect(dd.sort()).toEqual(a.detectors.map((d: { id: string; status: string; counts: Record<string, number> }) => [d.id, d.status, d.counts.critical, d.counts.warn, d.counts.info]).sort());
+      const dd = detectors
+        .filter((d) => d.trace_id === t.trace_id)
+        .map((d) => [d.detector, d.status, Number(d.critical), Number(d.warn), Number(d.info)]);
+      expect(dd.sort()).toEqual(
+        a.detectors
+          .map((d: { id: string; status: string; counts: Record<string, number> }) => [
+            d.id,
+            d.status,
+            d.counts.critical,
+            d.counts.warn,
+            d.counts.info,
+          ])
+          .sort(),
+      );
       compared += mine.length;
     }
     expect(compared).toBeGreaterThan(100);
@@ -145,7 +239,9 @@ describe('stallscope batch', () => {
 
   it('analyses nothing it finished on a rerun, retries the failures, and writes the same dataset', async () => {
     const schema = await loadSchema();
-    const before = Object.fromEntries(await Promise.all(Object.keys(schema.tables).map(async (t) => [t, await readTable(engine, batchOut, t)])));
+    const before = Object.fromEntries(
+      await Promise.all(Object.keys(schema.tables).map(async (t) => [t, await readTable(engine, batchOut, t)])),
+    );
     const r = cli(['--data-dir', dataDir, 'batch', corpus, '--out', batchOut, '--labels', labelsCsv, '--jobs', '2']);
     expect(r.status, r.stderr).toBe(0);
     expect(r.stderr).toContain('batch: 26 inputs, 24 already analysed, 2 to analyse');
@@ -159,11 +255,17 @@ describe('stallscope fleet on Spark local[2]', () => {
     const r = cli(['fleet', corpus, '--out', sparkOut, '--labels', labelsCsv, '--master', 'local[2]']);
     expect(r.status, r.stderr.slice(-3000)).toBe(0);
     expect(r.stderr).toContain('fleet: 0 already analysed, 26 to analyse');
-    expect(JSON.parse(readFileSync(join(sparkOut, 'dataset.json'), 'utf8'))).toMatchObject({ format: 'stallscope-fleet', schema_version: 1, writer: 'spark' });
+    expect(JSON.parse(readFileSync(join(sparkOut, 'dataset.json'), 'utf8'))).toMatchObject({
+      format: 'stallscope-fleet',
+      schema_version: 1,
+      writer: 'spark',
+    });
     const schema = await loadSchema();
     for (const [table, cols] of Object.entries(schema.tables)) {
       const types = async (dir: string) =>
-        engine.query(`SELECT column_name, column_type FROM (DESCRIBE SELECT * FROM read_parquet('${join(dir, table, '*.parquet')}'))`);
+        engine.query(
+          `SELECT column_name, column_type FROM (DESCRIBE SELECT * FROM read_parquet('${join(dir, table, '*.parquet')}'))`,
+        );
       expect(await types(sparkOut), table).toEqual(await types(batchOut));
       expect((await types(batchOut)).map((c) => c.column_name)).toEqual(cols.map(([c]) => c));
       const a = await readTable(engine, batchOut, table);
@@ -173,9 +275,11 @@ describe('stallscope fleet on Spark local[2]', () => {
     }
   }, 600_000);
 
-  it('resumes: a rerun analyses only the two failures (finished traces\' done files untouched) and writes the same dataset', async () => {
+  it("resumes: a rerun analyses only the two failures (finished traces' done files untouched) and writes the same dataset", async () => {
     const doneDir = join(sparkOut, '.work', 'done');
-    const done = readdirSync(doneDir).filter((f) => f.endsWith('.ndjson')).sort();
+    const done = readdirSync(doneDir)
+      .filter((f) => f.endsWith('.ndjson'))
+      .sort();
     expect(done).toHaveLength(24); // one per analysed trace; the two bad files leave none
     const mtimes = done.map((f) => statSync(join(doneDir, f)).mtimeMs);
     const schema = await loadSchema();
@@ -200,11 +304,20 @@ describe('the fleet views in Spark SQL and DuckDB', () => {
     ];
     const duck = await openFleet(batchOut);
     try {
-      const r = spawnSync(sparkPython(), [fileURLToPath(new URL('../../fleet/spark/views.py', import.meta.url)), sparkOut, ...queries, '--json'], {
-        encoding: 'utf8', env: { ...process.env, SPARK_LOCAL_IP: '127.0.0.1' }, maxBuffer: 1 << 26,
-      });
+      const r = spawnSync(
+        sparkPython(),
+        [fileURLToPath(new URL('../../fleet/spark/views.py', import.meta.url)), sparkOut, ...queries, '--json'],
+        {
+          encoding: 'utf8',
+          env: { ...process.env, SPARK_LOCAL_IP: '127.0.0.1' },
+          maxBuffer: 1 << 26,
+        },
+      );
       expect(r.status, r.stderr.slice(-2000)).toBe(0);
-      const all = r.stdout.trim().split('\n').map((l) => JSON.parse(l) as { query: number; row: Record<string, unknown> });
+      const all = r.stdout
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as { query: number; row: Record<string, unknown> });
       for (const [qi, q] of queries.entries()) {
         const spark = all.filter((x) => x.query === qi).map((x) => x.row);
         const mine = await duck.query(q);
@@ -213,7 +326,8 @@ describe('the fleet views in Spark SQL and DuckDB', () => {
         mine.forEach((row, i) => {
           for (const [k, v] of Object.entries(row)) {
             const w = spark[i]![k];
-            if (typeof v === 'number' && !Number.isInteger(v)) expect(Math.abs(Number(w) - v), `${q} ${k}`).toBeLessThanOrEqual(1e-9 * Math.abs(v)); // sums in another order
+            if (typeof v === 'number' && !Number.isInteger(v))
+              expect(Math.abs(Number(w) - v), `${q} ${k}`).toBeLessThanOrEqual(1e-9 * Math.abs(v)); // sums in another order
             else expect(w === null ? null : String(w), `${q} ${k}`).toBe(v === null ? null : String(v));
           }
         });
@@ -227,7 +341,11 @@ describe('the fleet views in Spark SQL and DuckDB', () => {
 describe('stallscope fleet-report on the compare pair', () => {
   /** Per trace from trace-cmd report: super_cache_scan's end retvals summed, and its calls (start to the task's next end of it) summed. */
   function shrinkerFacts(file: string): { freed: number; blocked: number } {
-    const report = execFileSync('trace-cmd', ['report', '-t', '-i', join(FIXTURES, file)], { encoding: 'utf8', maxBuffer: 1 << 28, stdio: ['ignore', 'pipe', 'ignore'] });
+    const report = execFileSync('trace-cmd', ['report', '-t', '-i', join(FIXTURES, file)], {
+      encoding: 'utf8',
+      maxBuffer: 1 << 28,
+      stdio: ['ignore', 'pipe', 'ignore'],
+    });
     let freed = 0;
     let blocked = 0;
     const open = new Map<string, { t: number; sym: string }>();
@@ -251,21 +369,43 @@ describe('stallscope fleet-report on the compare pair', () => {
   function welch(a: number[], b: number[]) {
     const va = sd(a) ** 2 / a.length;
     const vb = sd(b) ** 2 / b.length;
-    return { t: (avg(a) - avg(b)) / Math.sqrt(va + vb), df: (va + vb) ** 2 / (va ** 2 / (a.length - 1) + vb ** 2 / (b.length - 1)) };
+    return {
+      t: (avg(a) - avg(b)) / Math.sqrt(va + vb),
+      df: (va + vb) ** 2 / (va ** 2 / (a.length - 1) + vb ** 2 / (b.length - 1)),
+    };
   }
 
   it('shows super_cache_scan moving at vfs_cache_pressure 1000, with the values of trace-cmd report', () => {
-    const r = cli(['fleet-report', batchOut, '--by', 'config', '--baseline', 'vfs100', '--json', '--metric', '^shrinker\\.']);
+    const r = cli([
+      'fleet-report',
+      batchOut,
+      '--by',
+      'config',
+      '--baseline',
+      'vfs100',
+      '--json',
+      '--metric',
+      '^shrinker\\.',
+    ]);
     expect(r.status, r.stderr).toBe(0);
     const j = JSON.parse(r.stdout);
-    expect(j.settings.map((s: { value: string; traces: string[] }) => [s.value, s.traces.length])).toEqual([['vfs100', 4], ['vfs1000', 4]]);
+    expect(j.settings.map((s: { value: string; traces: string[] }) => [s.value, s.traces.length])).toEqual([
+      ['vfs100', 4],
+      ['vfs1000', 4],
+    ]);
     const files = (cfg: string) => [1, 2, 3, 4].map((i) => `compare/${cfg}.${i}.v7.dat`);
     // side order follows the settings' trace files (sorted by path)
     const facts = (cfg: string) => files(cfg).map(shrinkerFacts);
     const A = facts('vfs100');
     const B = facts('vfs1000');
-    const row = (metric: string) => j.compare.rows.find((x: { metric: string; key: string | null }) => x.metric === metric && x.key === 'super_cache_scan');
-    for (const [metric, pick] of [['shrinker.freed', 'freed'], ['shrinker.blocked_ns', 'blocked']] as const) {
+    const row = (metric: string) =>
+      j.compare.rows.find(
+        (x: { metric: string; key: string | null }) => x.metric === metric && x.key === 'super_cache_scan',
+      );
+    for (const [metric, pick] of [
+      ['shrinker.freed', 'freed'],
+      ['shrinker.blocked_ns', 'blocked'],
+    ] as const) {
       const x = row(metric);
       const a = A.map((f) => f[pick]);
       const b = B.map((f) => f[pick]);
@@ -295,9 +435,14 @@ describe('stallscope fleet-report on the compare pair', () => {
       }
     }
     const expected = [...byDetector].sort((x, y) => y[1].impact - x[1].impact || (x[0] < y[0] ? -1 : 1)).slice(0, 10);
-    expect(j.top.detectors.map((d: Record<string, unknown>) => [d.detector, Number(d.findings), Number(d.impact_ns), Number(d.critical)])).toEqual(
-      expected.map(([id, d]) => [id, d.findings, d.impact, d.critical]),
-    );
+    expect(
+      j.top.detectors.map((d: Record<string, unknown>) => [
+        d.detector,
+        Number(d.findings),
+        Number(d.impact_ns),
+        Number(d.critical),
+      ]),
+    ).toEqual(expected.map(([id, d]) => [id, d.findings, d.impact, d.critical]));
   }, 300_000);
 
   it('--fail-on-regression exits 2 and names the time blocked in super_cache_scan; the text report lists it', () => {

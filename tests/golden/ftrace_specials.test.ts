@@ -14,7 +14,13 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Engine } from '../../server/engine/engine.ts';
 import type { IngestResult } from '../../server/ingest/ingest_file.ts';
-import { attachModels, FIXTURES, fixtureCounts, workerBuildDifferences, type AttachedModels } from './attached_models.ts';
+import {
+  attachModels,
+  FIXTURES,
+  fixtureCounts,
+  workerBuildDifferences,
+  type AttachedModels,
+} from './attached_models.ts';
 
 const FILES = {
   dat: 'ftrace_specials.v7.dat',
@@ -107,7 +113,10 @@ describe('ftrace print and kernel_stack events', () => {
 
   it('the kernel text: each stack holds the frames printed under it', async () => {
     const text = fs.readFileSync(path.join(FIXTURES, FILES.tracefs), 'utf8');
-    const frameLines = text.split('\n').filter((l) => l.startsWith(' => ')).map((l) => l.slice(4));
+    const frameLines = text
+      .split('\n')
+      .filter((l) => l.startsWith(' => '))
+      .map((l) => l.slice(4));
     const stacks = await argOf('tracefs', 'kernel_stack', 'caller');
     expect(stacks.flatMap((r) => r.v!.split('\n'))).toEqual(frameLines);
     expect(stacks[0]!.v!.split('\n')[0]).toBe('trace_event_raw_event_sched_switch');
@@ -115,7 +124,11 @@ describe('ftrace print and kernel_stack events', () => {
 
   // Large files are parsed on the field worker (continuation lines and the
   // print alias travel in record batches): it must read them alike.
-  it.each([['dat'], ['report'], ['tracefs']] as const)('%s built with the store and field workers equals the one-thread build', async (alias) => {
-    for (const d of await workerBuildDifferences(engine, alias, FILES[alias], ['ftrace_event', 'args'])) expect(d).toEqual({ table: d.table, differing: 0n });
-  });
+  it.each([['dat'], ['report'], ['tracefs']] as const)(
+    '%s built with the store and field workers equals the one-thread build',
+    async (alias) => {
+      for (const d of await workerBuildDifferences(engine, alias, FILES[alias], ['ftrace_event', 'args']))
+        expect(d).toEqual({ table: d.table, differing: 0n });
+    },
+  );
 });

@@ -17,7 +17,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Engine } from '../../server/engine/engine.ts';
 import { TYPED_TABLES } from '../../server/model/typed_tables.ts';
 import type { IngestResult } from '../../server/ingest/ingest_file.ts';
-import { attachModels, differingRows, fixtureCounts, workerBuildDifferences, type AttachedModels } from './attached_models.ts';
+import {
+  attachModels,
+  differingRows,
+  fixtureCounts,
+  workerBuildDifferences,
+  type AttachedModels,
+} from './attached_models.ts';
 
 const FILES = { tracefs: 'latency_format.tracefs.txt', latency: 'latency_format.latency.txt' } as const;
 type Key = keyof typeof FILES;
@@ -116,7 +122,9 @@ describe('the kernel latency format reads like the default layout of the same bu
 
   it('built with the store and field workers (as large files are), the same model', async () => {
     const tables = [...TYPED_TABLES, 'thread', 'thread_state', 'sched_slice', 'ftrace_event', 'args'];
-    expect(await workerBuildDifferences(engine, 'latency', FILES.latency, tables)).toEqual(tables.map((table) => ({ table, differing: 0n })));
+    expect(await workerBuildDifferences(engine, 'latency', FILES.latency, tables)).toEqual(
+      tables.map((table) => ({ table, differing: 0n })),
+    );
   });
 });
 
@@ -142,17 +150,24 @@ describe('the kernel verbose latency format reads like the default layout of the
 
   it('the same model: events with their flags, preempt depth and time, typed rows, threads, scheduler', async () => {
     for (const table of [...TYPED_TABLES, 'thread', 'sched_slice', 'thread_state', 'args']) {
-      expect({ table, differing: await differingRows(v.engine, `tracefs.${table}`, `verboseText.${table}`) }).toEqual({ table, differing: 0n });
+      expect({ table, differing: await differingRows(v.engine, `tracefs.${table}`, `verboseText.${table}`) }).toEqual({
+        table,
+        differing: 0n,
+      });
     }
     // only the line numbers differ (the headers have other lengths)
     const events = (db: string) => `(SELECT * EXCLUDE (source_where) FROM ${db}.ftrace_event)`;
     expect(await differingRows(v.engine, events('tracefs'), events('verboseText'))).toBe(0n);
-    const [{ n }] = await v.engine.query<{ n: bigint }>('SELECT count(*) AS n FROM verboseText.ftrace_event WHERE common_flags <> 0');
+    const [{ n }] = await v.engine.query<{ n: bigint }>(
+      'SELECT count(*) AS n FROM verboseText.ftrace_event WHERE common_flags <> 0',
+    );
     expect(n).toBeGreaterThan(100n);
   });
 
   it('built with the store and field workers, the same model', async () => {
     const tables = [...TYPED_TABLES, 'thread', 'thread_state', 'sched_slice', 'ftrace_event', 'args'];
-    expect(await workerBuildDifferences(v.engine, 'verboseText', VERBOSE.verboseText, tables)).toEqual(tables.map((table) => ({ table, differing: 0n })));
+    expect(await workerBuildDifferences(v.engine, 'verboseText', VERBOSE.verboseText, tables)).toEqual(
+      tables.map((table) => ({ table, differing: 0n })),
+    );
   });
 });

@@ -13,9 +13,17 @@ import type { Engine } from '../../server/engine/engine.ts';
 import type { IngestResult } from '../../server/ingest/ingest_file.ts';
 import { attachModels, fixtureCounts, workerBuildDifferences, type AttachedModels } from './attached_models.ts';
 
-const FILES = { dat: 'printed_args.v7.dat', report: 'printed_args.report.txt', tracefs: 'printed_args.tracefs.txt' } as const;
+const FILES = {
+  dat: 'printed_args.v7.dat',
+  report: 'printed_args.report.txt',
+  tracefs: 'printed_args.tracefs.txt',
+} as const;
 type Key = keyof typeof FILES;
-const COUNTS: Record<Key, string> = { dat: 'printed_args.counts.json', report: 'printed_args.counts.json', tracefs: 'printed_args.tracefs.counts.json' };
+const COUNTS: Record<Key, string> = {
+  dat: 'printed_args.counts.json',
+  report: 'printed_args.counts.json',
+  tracefs: 'printed_args.tracefs.counts.json',
+};
 
 /**
  * Fields whose report text cannot give the binary value, with why: these
@@ -67,7 +75,13 @@ describe('fields of events without a typed table', () => {
   // not print (timer_start now; hrtimer_start mode and was_armed, which
   // trace-cmd's hrtimer plugin leaves out).
   it('trace.dat and its report give every field both have the same value', async () => {
-    const differing = await engine.query<{ name: string; key: string; n: bigint; dat: string | null; report: string | null }>(
+    const differing = await engine.query<{
+      name: string;
+      key: string;
+      n: bigint;
+      dat: string | null;
+      report: string | null;
+    }>(
       `WITH d AS (${argsOf('dat')}), r AS (${argsOf('report')})
        SELECT coalesce(d.name, r.name) AS name, coalesce(d.key, r.key) AS key, count(*) AS n,
               any_value(d.v || ' (' || d.value_type || ')') AS dat, any_value(r.v || ' (' || r.value_type || ')') AS report
@@ -90,7 +104,8 @@ describe('fields of events without a typed table', () => {
          ${(['dat', 'report', 'tracefs'] as const).map((db) => `SELECT '${db}' AS db, name, key, v, value_type FROM (${argsOf(db)})`).join(' UNION ALL ')})
        ORDER BY db, name, key, v`,
     );
-    const values = (db: string, name: string, key: string) => rows.filter((r) => r.db === db && r.name === name && r.key === key);
+    const values = (db: string, name: string, key: string) =>
+      rows.filter((r) => r.db === db && r.name === name && r.key === key);
     for (const db of ['dat', 'report', 'tracefs']) {
       // kmalloc's call site: `function+0xoffset`, never without the offset, never with the kernel's /size.
       const sites = values(db, 'kmalloc', 'call_site');
@@ -103,7 +118,8 @@ describe('fields of events without a typed table', () => {
       // kmem_cache_alloc's accounted: the word the kernel prints.
       expect(new Set(values(db, 'kmem_cache_alloc', 'accounted').map((r) => r.v))).toEqual(new Set(['true', 'false']));
       // softirq_entry's vec: the number (its name is the print format's table, the same on every machine).
-      for (const v of values(db, 'softirq_entry', 'vec')) expect([v.value_type, Number(v.v)]).toEqual(['int', expect.any(Number)]);
+      for (const v of values(db, 'softirq_entry', 'vec'))
+        expect([v.value_type, Number(v.v)]).toEqual(['int', expect.any(Number)]);
       // csd_function_entry's func: the symbol alone, without the comma that follows it in the text.
       for (const f of values(db, 'csd_function_entry', 'func')) expect(f.v).toMatch(/^[A-Za-z_][\w.]*$/);
     }
@@ -125,7 +141,11 @@ describe('fields of events without a typed table', () => {
 
   // Large files decode these events' fields on the field worker, into the
   // worker's own shape tables (server/model/untyped_rows.ts).
-  it.each([['dat'], ['report'], ['tracefs']] as const)('%s built with the store and field workers equals the one-thread build', async (alias) => {
-    for (const d of await workerBuildDifferences(engine, alias, FILES[alias], ['ftrace_event', 'args'])) expect(d).toEqual({ table: d.table, differing: 0n });
-  });
+  it.each([['dat'], ['report'], ['tracefs']] as const)(
+    '%s built with the store and field workers equals the one-thread build',
+    async (alias) => {
+      for (const d of await workerBuildDifferences(engine, alias, FILES[alias], ['ftrace_event', 'args']))
+        expect(d).toEqual({ table: d.table, differing: 0n });
+    },
+  );
 });

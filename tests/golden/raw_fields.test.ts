@@ -68,11 +68,18 @@ afterAll(() => {
 
 /** Columns of `table` in model `a` whose values differ from model `b`'s for the same event id (ts compared to the µs). */
 async function differingColumns(a: string, b: string, table: string): Promise<string[]> {
-  const cols = (await engine.query<{ column_name: string }>(`SELECT column_name FROM (DESCRIBE ${a}.${table})`)).map((r) => r.column_name);
+  const cols = (await engine.query<{ column_name: string }>(`SELECT column_name FROM (DESCRIBE ${a}.${table})`)).map(
+    (r) => r.column_name,
+  );
   const out: string[] = [];
   for (const c of cols) {
-    const differs = c === 'ts' ? 'CAST(round(x.ts / 1000) AS BIGINT) <> CAST(round(y.ts / 1000) AS BIGINT)' : `x."${c}" IS DISTINCT FROM y."${c}"`;
-    const [{ n }] = await engine.query<{ n: bigint }>(`SELECT count(*) AS n FROM ${a}.${table} x JOIN ${b}.${table} y USING (id) WHERE ${differs}`);
+    const differs =
+      c === 'ts'
+        ? 'CAST(round(x.ts / 1000) AS BIGINT) <> CAST(round(y.ts / 1000) AS BIGINT)'
+        : `x."${c}" IS DISTINCT FROM y."${c}"`;
+    const [{ n }] = await engine.query<{ n: bigint }>(
+      `SELECT count(*) AS n FROM ${a}.${table} x JOIN ${b}.${table} y USING (id) WHERE ${differs}`,
+    );
     if (n > 0n) out.push(c);
   }
   return out;
@@ -88,7 +95,11 @@ describe('trace-cmd report -R: raw fields read into the typed tables', () => {
     for (const alias of ['rawText', 'failed']) {
       const s = results[alias]!.summary;
       expect({ alias, byName: s.eventsByName }).toEqual({ alias, byName: reclaimCounts.events_by_name });
-      expect({ alias, unparsed: s.unparsedEvents, skipped: s.skippedInputs }).toEqual({ alias, unparsed: 0, skipped: 0 });
+      expect({ alias, unparsed: s.unparsedEvents, skipped: s.skippedInputs }).toEqual({
+        alias,
+        unparsed: 0,
+        skipped: 0,
+      });
     }
   });
 
@@ -100,7 +111,11 @@ describe('trace-cmd report -R: raw fields read into the typed tables', () => {
       if (cols.length > 0) named[table] = cols;
     }
     // Only named numbers differ, e.g. gfp_flags `0x140dca` for GFP_HIGHUSER_MOVABLE|__GFP_ZERO|__GFP_COMP.
-    expect(Object.values(named).flat().every((c) => NAMED_NUMBERS.includes(c))).toBe(true);
+    expect(
+      Object.values(named)
+        .flat()
+        .every((c) => NAMED_NUMBERS.includes(c)),
+    ).toBe(true);
     expect(named).toEqual({
       mm_shrink_slab_start: ['gfp_flags'],
       mm_vmscan_direct_reclaim_begin: ['gfp_flags'],
@@ -121,17 +136,30 @@ describe('trace-cmd report -R: raw fields read into the typed tables', () => {
       `SELECT count(*) AS n FROM dat.sched_switch x JOIN rawText.sched_switch y USING (id) WHERE x.prev_state <> y.prev_state`,
     );
     expect(n).toBe(0n);
-    const states = await engine.query<{ prev_state: string }>('SELECT DISTINCT prev_state FROM rawText.sched_switch ORDER BY 1');
+    const states = await engine.query<{ prev_state: string }>(
+      'SELECT DISTINCT prev_state FROM rawText.sched_switch ORDER BY 1',
+    );
     expect(states.map((r) => r.prev_state)).toEqual(['D', 'I', 'R', 'R+', 'S', 'X', 'Z']);
-    expect(await differingRows(engine, '(SELECT * EXCLUDE (ts, dur) FROM dat.sched_slice)', '(SELECT * EXCLUDE (ts, dur) FROM rawText.sched_slice)')).toBe(0n);
+    expect(
+      await differingRows(
+        engine,
+        '(SELECT * EXCLUDE (ts, dur) FROM dat.sched_slice)',
+        '(SELECT * EXCLUDE (ts, dur) FROM rawText.sched_slice)',
+      ),
+    ).toBe(0n);
   });
 
   it('[FAILED TO PARSE] text reads as the raw fields after it', async () => {
     for (const table of [...TYPED_TABLES, 'thread', 'sched_slice', 'thread_state', 'args']) {
-      expect({ table, differing: await differingRows(engine, `failed.${table}`, `rawText.${table}`) }).toEqual({ table, differing: 0n });
+      expect({ table, differing: await differingRows(engine, `failed.${table}`, `rawText.${table}`) }).toEqual({
+        table,
+        differing: 0n,
+      });
     }
     // The marker stays in the text kept for the event.
-    const [{ raw }] = await engine.query<{ raw: string }>(`SELECT raw FROM failed.ftrace_event WHERE raw IS NOT NULL ORDER BY id LIMIT 1`);
+    const [{ raw }] = await engine.query<{ raw: string }>(
+      `SELECT raw FROM failed.ftrace_event WHERE raw IS NOT NULL ORDER BY id LIMIT 1`,
+    );
     expect(raw.startsWith('[FAILED TO PARSE] ')).toBe(true);
   });
 });
@@ -141,7 +169,11 @@ describe("the kernel's options/fields layout", () => {
     for (const alias of ['tracefs', 'fieldsMode']) {
       const s = results[alias]!.summary;
       expect({ alias, byName: s.eventsByName }).toEqual({ alias, byName: fieldsCounts.events_by_name });
-      expect({ alias, unparsed: s.unparsedEvents, skipped: s.skippedInputs }).toEqual({ alias, unparsed: 0, skipped: 0 });
+      expect({ alias, unparsed: s.unparsedEvents, skipped: s.skippedInputs }).toEqual({
+        alias,
+        unparsed: 0,
+        skipped: 0,
+      });
     }
     expect(results.fieldsMode!.summary.meta.text_layout).toBe('fields');
   });
@@ -149,7 +181,10 @@ describe("the kernel's options/fields layout", () => {
   it('the default layout of the same buffer, but for hashed pointers and named numbers', async () => {
     const differing: Record<string, string[]> = {};
     for (const table of TYPED_TABLES) {
-      expect({ table, rows: await rowCount('fieldsMode', table) }).toEqual({ table, rows: await rowCount('tracefs', table) });
+      expect({ table, rows: await rowCount('fieldsMode', table) }).toEqual({
+        table,
+        rows: await rowCount('tracefs', table),
+      });
       const cols = await differingColumns('tracefs', 'fieldsMode', table);
       if (cols.length > 0) differing[table] = cols;
     }
@@ -163,7 +198,10 @@ describe("the kernel's options/fields layout", () => {
       writeback_single_inode: ['state', 'age'],
     });
     for (const table of ['sched_slice', 'thread_state', 'thread']) {
-      expect({ table, differing: await differingRows(engine, `tracefs.${table}`, `fieldsMode.${table}`) }).toEqual({ table, differing: 0n });
+      expect({ table, differing: await differingRows(engine, `tracefs.${table}`, `fieldsMode.${table}`) }).toEqual({
+        table,
+        differing: 0n,
+      });
     }
   });
 
@@ -191,18 +229,26 @@ describe("the kernel's options/fields layout", () => {
 // framed on the main thread, their text parsed on the field worker): every
 // raw-field form must build the same model there.
 describe('raw fields on the worker threads', () => {
-  it.each(['rawText', 'failed', 'fieldsMode'])('%s built with the store and field workers equals the one-thread build', async (alias) => {
-    const tables = [...TYPED_TABLES, 'thread', 'thread_state', 'sched_slice', 'ftrace_event', 'args'];
-    expect(await workerBuildDifferences(engine, alias, files[alias]!, tables)).toEqual(tables.map((table) => ({ table, differing: 0n })));
-  });
+  it.each(['rawText', 'failed', 'fieldsMode'])(
+    '%s built with the store and field workers equals the one-thread build',
+    async (alias) => {
+      const tables = [...TYPED_TABLES, 'thread', 'thread_state', 'sched_slice', 'ftrace_event', 'args'];
+      expect(await workerBuildDifferences(engine, alias, files[alias]!, tables)).toEqual(
+        tables.map((table) => ({ table, differing: 0n })),
+      );
+    },
+  );
 });
 
 // Raw text leaves reclaim_flags a number (9 for RECLAIM_WB_ANON|RECLAIM_WB_ASYNC):
 // the detectors read it either way (ss_reclaim_wb in queries/detectors/lib/macros.sql).
 describe('detectors on raw fields', () => {
-  it('swap_writeback: the -R report gives the printed report\'s findings', async () => {
+  it("swap_writeback: the -R report gives the printed report's findings", async () => {
     const rawFile = path.join(dataDir, 'swap_writeback.report-R.txt');
-    fs.writeFileSync(rawFile, execFileSync('trace-cmd', ['report', '-R', path.join(FIXTURES, 'swap_writeback.v7.dat')], { maxBuffer: 1 << 28 }));
+    fs.writeFileSync(
+      rawFile,
+      execFileSync('trace-cmd', ['report', '-R', path.join(FIXTURES, 'swap_writeback.v7.dat')], { maxBuffer: 1 << 28 }),
+    );
     expect(fs.readFileSync(rawFile, 'latin1')).toMatch(/mm_vmscan_write_folio: +pfn=0x[0-9a-f]+ reclaim_flags=9$/m);
     const findingsOf = async (file: string) => {
       const r = await ingestFile(file, { dataDir });
@@ -211,7 +257,12 @@ describe('detectors on raw fields', () => {
         // gfp_flags stays a number in raw text (`0x100cca` for GFP_HIGHUSER_MOVABLE): compared without it.
         return (await runDetectors(e)).findings.map((f) => {
           const { gfp_flags: gfp, ...values } = f.values as Record<string, unknown>;
-          return { detector: f.detector, severity: f.severity, title: gfp === undefined ? f.title : f.title.replace(String(gfp), '<gfp_flags>'), values };
+          return {
+            detector: f.detector,
+            severity: f.severity,
+            title: gfp === undefined ? f.title : f.title.replace(String(gfp), '<gfp_flags>'),
+            values,
+          };
         });
       } finally {
         e.close();

@@ -44,9 +44,23 @@ afterAll(() => {
  * offset the model drops (hrtimer_start, timer_start).
  */
 const KNOWN_GAPS = new Set([
-  'sched_process_exit', 'writeback_written', 'writeback_start', 'writeback_queue', 'writeback_exec', 'writeback_wait',
-  'writeback_single_inode', 'writeback_single_inode_start', 'kernel_stack', 'kmalloc', 'sys_enter_futex',
-  'signal_deliver', 'task_newtask', 'hrtimer_start', 'timer_start', 'csd_function_entry', 'csd_function_exit',
+  'sched_process_exit',
+  'writeback_written',
+  'writeback_start',
+  'writeback_queue',
+  'writeback_exec',
+  'writeback_wait',
+  'writeback_single_inode',
+  'writeback_single_inode_start',
+  'kernel_stack',
+  'kmalloc',
+  'sys_enter_futex',
+  'signal_deliver',
+  'task_newtask',
+  'hrtimer_start',
+  'timer_start',
+  'csd_function_entry',
+  'csd_function_exit',
 ]);
 
 /** The report's event texts in file order (a multi-line event, a stack, as one text). */
@@ -65,8 +79,20 @@ async function open(dat: string): Promise<{ tr: OpenTrace; engine: Engine }> {
   const engine = await openDuckDb(dbPath, { readOnly: true });
   engines.push(engine);
   const [b] = await engine.query<{ a: bigint; z: bigint }>(`SELECT min(ts) AS a, max(ts) AS z FROM ftrace_event`);
-  const tables = new Set((await engine.query<{ n: string }>(`SELECT table_name AS n FROM duckdb_tables() UNION SELECT view_name FROM duckdb_views()`)).map((r) => r.n));
-  return { engine, tr: { meta: { base: b!.a, last: b!.z, maxDur: { sched_slice: 0n, thread_state: 0n, slice: 0n }, tables }, query: (sql, p) => engine.query(sql, p) } };
+  const tables = new Set(
+    (
+      await engine.query<{ n: string }>(
+        `SELECT table_name AS n FROM duckdb_tables() UNION SELECT view_name FROM duckdb_views()`,
+      )
+    ).map((r) => r.n),
+  );
+  return {
+    engine,
+    tr: {
+      meta: { base: b!.a, last: b!.z, maxDur: { sched_slice: 0n, thread_state: 0n, slice: 0n }, tables },
+      query: (sql, p) => engine.query(sql, p),
+    },
+  };
 }
 
 async function compare(tr: OpenTrace, lines: string[], ids: bigint[]): Promise<{ same: number; differ: string[] }> {
@@ -85,12 +111,28 @@ async function compare(tr: OpenTrace, lines: string[], ids: bigint[]): Promise<{
 }
 
 const DATS = [
-  'reclaim_kswapd.v7.dat', 'reclaim_kswapd.full.v7.dat', 'fsync_xfs.v7.dat', 'fsync_xfs.full.v7.dat',
-  'memcg_reclaim.v7.dat', 'memcg_reclaim.full.v7.dat', 'swap_writeback.v7.dat', 'memcg_escalation.v7.dat',
-  'memcg_escalation.full.v7.dat', 'build_balance.v7.dat',
+  'reclaim_kswapd.v7.dat',
+  'reclaim_kswapd.full.v7.dat',
+  'fsync_xfs.v7.dat',
+  'fsync_xfs.full.v7.dat',
+  'memcg_reclaim.v7.dat',
+  'memcg_reclaim.full.v7.dat',
+  'swap_writeback.v7.dat',
+  'memcg_escalation.v7.dat',
+  'memcg_escalation.full.v7.dat',
+  'build_balance.v7.dat',
 ];
 /** Checked event by event, whatever the findings (small enough to look up every event). */
-const EVERY_EVENT = ['reclaim_kswapd.v7.dat', 'fsync_xfs.v7.dat', 'memcg_reclaim.v7.dat', 'swap_writeback.v7.dat', 'memcg_escalation.v7.dat', 'ftrace_specials.v7.dat', 'syscalls.v7.dat', 'printed_args.v7.dat'];
+const EVERY_EVENT = [
+  'reclaim_kswapd.v7.dat',
+  'fsync_xfs.v7.dat',
+  'memcg_reclaim.v7.dat',
+  'swap_writeback.v7.dat',
+  'memcg_escalation.v7.dat',
+  'ftrace_specials.v7.dat',
+  'syscalls.v7.dat',
+  'printed_args.v7.dat',
+];
 
 describe('excerpt lines are byte-identical to trace-cmd report', () => {
   for (const name of DATS) {
@@ -121,19 +163,26 @@ describe('excerpt lines are byte-identical to trace-cmd report', () => {
     });
   }
 
-  it('stallscope excerpt FILE finding:<id>: the top finding of each detector, its lines as trace-cmd prints them', { timeout: 300_000 }, async () => {
-    const dat = join(FIXTURES, 'reclaim_kswapd.full.v7.dat');
-    const lines = new Set(reportEvents(traceCmdReport(dat, tmp)));
-    const { engine } = await open(dat);
-    const { findings } = await runDetectors(engine, {});
-    const detectors = [...new Set(findings.map((f) => f.detector))];
-    expect(detectors.length).toBeGreaterThanOrEqual(3);
-    for (const d of detectors) {
-      const top = findings.find((f) => f.detector === d)!;
-      const text = await excerptForFile(dat, `finding:${top.id}`, { dataDir, maxLines: 5000 });
-      const body = text.split('\n\n')[1]!.split('\n').filter((l) => !/^ {2}\.\.\. \d+ more events/.test(l));
-      expect(body.length).toBe(Math.min(top.event_ids.length, 5000));
-      for (const l of body) expect(lines.has(l), l).toBe(true);
-    }
-  });
+  it(
+    'stallscope excerpt FILE finding:<id>: the top finding of each detector, its lines as trace-cmd prints them',
+    { timeout: 300_000 },
+    async () => {
+      const dat = join(FIXTURES, 'reclaim_kswapd.full.v7.dat');
+      const lines = new Set(reportEvents(traceCmdReport(dat, tmp)));
+      const { engine } = await open(dat);
+      const { findings } = await runDetectors(engine, {});
+      const detectors = [...new Set(findings.map((f) => f.detector))];
+      expect(detectors.length).toBeGreaterThanOrEqual(3);
+      for (const d of detectors) {
+        const top = findings.find((f) => f.detector === d)!;
+        const text = await excerptForFile(dat, `finding:${top.id}`, { dataDir, maxLines: 5000 });
+        const body = text
+          .split('\n\n')[1]!
+          .split('\n')
+          .filter((l) => !/^ {2}\.\.\. \d+ more events/.test(l));
+        expect(body.length).toBe(Math.min(top.event_ids.length, 5000));
+        for (const l of body) expect(lines.has(l), l).toBe(true);
+      }
+    },
+  );
 });

@@ -31,9 +31,17 @@ export async function tracefsTextOf(dat: string, out: string): Promise<number> {
   const n = `${out}.report-N`;
   const l = `${out}.report-Nl`;
   try {
-    execFileSync('sh', ['-c', `trace-cmd report -N -i "$1" > "$2" && trace-cmd report -N -l -i "$1" > "$3"`, 'sh', dat, n, l], { stdio: ['ignore', 'ignore', 'pipe'] });
-    const linesN = readline.createInterface({ input: fs.createReadStream(n), crlfDelay: Infinity })[Symbol.asyncIterator]();
-    const linesL = readline.createInterface({ input: fs.createReadStream(l), crlfDelay: Infinity })[Symbol.asyncIterator]();
+    execFileSync(
+      'sh',
+      ['-c', `trace-cmd report -N -i "$1" > "$2" && trace-cmd report -N -l -i "$1" > "$3"`, 'sh', dat, n, l],
+      { stdio: ['ignore', 'ignore', 'pipe'] },
+    );
+    const linesN = readline
+      .createInterface({ input: fs.createReadStream(n), crlfDelay: Infinity })
+      [Symbol.asyncIterator]();
+    const linesL = readline
+      .createInterface({ input: fs.createReadStream(l), crlfDelay: Infinity })
+      [Symbol.asyncIterator]();
     const ws = fs.createWriteStream(out);
     ws.write(HEADER);
     let parts: string[] = [];
@@ -43,9 +51,12 @@ export async function tracefsTextOf(dat: string, out: string): Promise<number> {
       if (!m) continue;
       let ml: RegExpExecArray | null = null;
       for (let q = await linesL.next(); !q.done; q = await linesL.next()) if ((ml = LINE_L.exec(q.value))) break;
-      if (!ml || ml[1] !== m[2] || ml[4] !== m[4] || ml[5] !== m[5] || ml[6] !== m[6]) throw new Error(`report -N and -N -l disagree near: ${r.value}`);
+      if (!ml || ml[1] !== m[2] || ml[4] !== m[4] || ml[5] !== m[5] || ml[6] !== m[6])
+        throw new Error(`report -N and -N -l disagree near: ${r.value}`);
       const [, comm, pid, cpu, sec, usec, name, args] = m;
-      parts.push(`${comm!.padStart(16)}-${pid!.padEnd(7)} [${cpu!.padStart(3, '0')}] ${ml[3]} ${sec!.padStart(5)}.${usec}: ${name}: ${args}\n`);
+      parts.push(
+        `${comm!.padStart(16)}-${pid!.padEnd(7)} [${cpu!.padStart(3, '0')}] ${ml[3]} ${sec!.padStart(5)}.${usec}: ${name}: ${args}\n`,
+      );
       events++;
       if (parts.length === 4096) {
         if (!ws.write(parts.join(''))) await new Promise<void>((res) => ws.once('drain', () => res()));

@@ -11,7 +11,11 @@ import { attachModels, fixtureCounts, workerBuildDifferences, type AttachedModel
 
 const FILES = { dat: 'syscalls.v7.dat', report: 'syscalls.report.txt', tracefs: 'syscalls.tracefs.txt' } as const;
 type Key = keyof typeof FILES;
-const COUNTS: Record<Key, string> = { dat: 'syscalls.counts.json', report: 'syscalls.counts.json', tracefs: 'syscalls.tracefs.counts.json' };
+const COUNTS: Record<Key, string> = {
+  dat: 'syscalls.counts.json',
+  report: 'syscalls.counts.json',
+  tracefs: 'syscalls.tracefs.counts.json',
+};
 
 let models: AttachedModels<Key>;
 let results: Record<Key, IngestResult>;
@@ -42,7 +46,12 @@ describe('syscall events', () => {
     });
 
     it(`${FILES[key]}: arguments and return values are integers, errors negative`, async () => {
-      const [r] = await engine.query<{ enoent: bigint; open_args: bigint; getpid_args: bigint; getpid_is_tid: boolean }>(
+      const [r] = await engine.query<{
+        enoent: bigint;
+        open_args: bigint;
+        getpid_args: bigint;
+        getpid_is_tid: boolean;
+      }>(
         `SELECT
            (SELECT count(*) FROM (${argsOf(key, "e.name = 'sys_exit_openat'")}) WHERE key = 'ret' AND v = '-2' AND value_type = 'int') AS enoent,
            (SELECT count(DISTINCT key) FROM (${argsOf(key, "e.name = 'sys_enter_openat'")}) WHERE key IN ('dfd', 'filename', 'flags', 'mode') AND value_type = 'int') AS open_args,
@@ -71,7 +80,11 @@ describe('syscall events', () => {
     expect(differing).toBe(0n);
   });
 
-  it.each([['dat'], ['report'], ['tracefs']] as const)('%s built with the store and field workers equals the one-thread build', async (alias) => {
-    for (const d of await workerBuildDifferences(engine, alias, FILES[alias], ['ftrace_event', 'args'])) expect(d).toEqual({ table: d.table, differing: 0n });
-  });
+  it.each([['dat'], ['report'], ['tracefs']] as const)(
+    '%s built with the store and field workers equals the one-thread build',
+    async (alias) => {
+      for (const d of await workerBuildDifferences(engine, alias, FILES[alias], ['ftrace_event', 'args']))
+        expect(d).toEqual({ table: d.table, differing: 0n });
+    },
+  );
 });

@@ -15,12 +15,30 @@ import { TYPED_TABLES } from '../../server/model/typed_tables.ts';
 
 const FIXTURES = path.resolve(__dirname, '../../fixtures');
 const TEXT_FIXTURES = [
-  ...fs.readdirSync(path.join(FIXTURES, 'handmade')).filter((f) => f.endsWith('.txt') && f !== 'bad_empty.txt').map((f) => `handmade/${f}`),
+  ...fs
+    .readdirSync(path.join(FIXTURES, 'handmade'))
+    .filter((f) => f.endsWith('.txt') && f !== 'bad_empty.txt')
+    .map((f) => `handmade/${f}`),
   'tracefs_tgid.txt',
   'reclaim_kswapd.report.txt',
   'fsync_xfs.report.txt',
 ];
-const TABLES = [...TYPED_TABLES, 'ftrace_event', 'args', 'thread', 'thread_name_history', 'process', 'cpu', 'lost_events', 'ingest_problem', 'sched_slice', 'thread_state', 'slice', 'flow', 'counter'];
+const TABLES = [
+  ...TYPED_TABLES,
+  'ftrace_event',
+  'args',
+  'thread',
+  'thread_name_history',
+  'process',
+  'cpu',
+  'lost_events',
+  'ingest_problem',
+  'sched_slice',
+  'thread_state',
+  'slice',
+  'flow',
+  'counter',
+];
 
 let dir: string;
 let engine: Engine;
@@ -80,7 +98,10 @@ describe('text: fields parsed on the field worker give the one-thread model', ()
   });
 
   it('an unparsed typed event keeps its raw text and stack frames on the field worker', async () => {
-    const r = await ingestFile(path.join(FIXTURES, 'handmade/unparsed_typed_frames.txt'), { dataDir: path.join(dir, 'frames'), worker: true });
+    const r = await ingestFile(path.join(FIXTURES, 'handmade/unparsed_typed_frames.txt'), {
+      dataDir: path.join(dir, 'frames'),
+      worker: true,
+    });
     expect(r.summary).toMatchObject({ eventsTotal: 4, unparsedEvents: 1, skippedInputs: 0 });
     await engine.exec(`ATTACH '${r.dbPath}' AS frames (READ_ONLY)`);
     const rows = await engine.query<{ id: bigint; name: string; raw: string | null; source_where: bigint }>(
@@ -101,7 +122,10 @@ describe('text: fields parsed on the field worker give the one-thread model', ()
 
   it('events without a typed table get their args on the field worker, in its own shape tables', async () => {
     // fsync_xfs: a fifth of its events (writeback_mark_inode_dirty, track_foreign_dirty...) have no typed table.
-    const r = await ingestFile(path.join(FIXTURES, 'fsync_xfs.report.txt'), { dataDir: path.join(dir, 'untyped'), worker: true });
+    const r = await ingestFile(path.join(FIXTURES, 'fsync_xfs.report.txt'), {
+      dataDir: path.join(dir, 'untyped'),
+      worker: true,
+    });
     await engine.exec(`ATTACH '${r.dbPath}' AS untyped (READ_ONLY)`);
     // One row per event in the table of its shape (server/model/untyped_rows.ts); the field worker's are numbered from SHAPE_BASE_FIELD_WORKER.
     const tables = await engine.query<{ name: string }>(

@@ -59,7 +59,10 @@ const maxBy = (fs: Finding[], key: (f: Finding) => bigint) => fs.reduce((a, b) =
 
 /** First and last event timestamp of a report, ns. */
 function bounds(report: string): { first: bigint; last: bigint } {
-  const [a, b] = awk(`${PARSE} { parse(); if (ev != "") { if (first == "") first = ts; last = ts } } END { print first, last }`, report)[0]!.split(' ');
+  const [a, b] = awk(
+    `${PARSE} { parse(); if (ev != "") { if (first == "") first = ts; last = ts } } END { print first, last }`,
+    report,
+  )[0]!.split(' ');
   return { first: ns(a!), last: ns(b!) };
 }
 
@@ -67,75 +70,98 @@ describe('reclaim_kswapd (6.x): the overview and the top findings agree with awk
   const report = fx('reclaim_kswapd.report.txt');
 
   /** Completed direct reclaim stalls: a begin closed by the same task's next reclaim event, an end. */
-  const stalls = () => awk(
-    `${PARSE} { parse() }
+  const stalls = () =>
+    awk(
+      `${PARSE} { parse() }
      ev == "mm_vmscan_direct_reclaim_begin" { b[pid] = t; comm[pid] = task }
      ev == "mm_vmscan_direct_reclaim_end" { if (pid in b) printf "%.0f %s %s\\n", t - b[pid], pid, comm[pid]; else if (!(pid in seen)) printf "begin_missing %.0f %s\\n", t, pid; delete b[pid] }
      ev ~ /^mm_vmscan_direct_reclaim_/ { seen[pid] = 1 }`,
-    report,
-  );
+      report,
+    );
 
   /** Completed shrinker calls: symbol (without +0x..), duration, pid, task. */
-  const calls = () => awk(
-    `${PARSE} { parse() }
+  const calls = () =>
+    awk(
+      `${PARSE} { parse() }
      ev == "mm_shrink_slab_start" || ev == "mm_shrink_slab_end" {
        for (i = 1; i <= NF; i++) if ($i == ev ":") { sym = $(i + 1); break }
        sub(/\\+0x.*/, "", sym)
        if (ev == "mm_shrink_slab_start") { s[pid] = t; ss[pid] = sym }
        else { if ((pid in s) && ss[pid] == sym) printf "%s %.0f %s %s\\n", sym, t - s[pid], pid, task; delete s[pid] }
      }`,
-    report,
-  ).map((l) => { const [sym, d, pid, task] = l.split(' '); return { sym: sym!, dur: BigInt(d!), pid: Number(pid), task: task! }; });
+      report,
+    ).map((l) => {
+      const [sym, d, pid, task] = l.split(' ');
+      return { sym: sym!, dur: BigInt(d!), pid: Number(pid), task: task! };
+    });
 
-  it('direct reclaim: stalls, tasks, rate, p50/p95/p99/max, as metrics and as the overview line', { timeout: 240_000 }, async () => {
-    const rows = stalls().filter((l) => !l.startsWith('begin_missing'));
-    const durs = rows.map((l) => BigInt(l.split(' ')[0]!)).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
-    const tasks = new Set(rows.map((l) => l.split(' ')[1])).size;
-    const { first, last } = bounds(report);
-    const r = await analyze(report);
-    const m = (id: string) => metricValue(r.metrics, `reclaim_stall.direct.${id}`);
-    expect(m('stalls')).toBe(durs.length);
-    expect(m('tasks')).toBe(tasks);
-    expect(m('stall_p50_ns')).toBe(Number(pct(durs, 50)));
-    expect(m('stall_p95_ns')).toBe(Number(pct(durs, 95)));
-    expect(m('stall_p99_ns')).toBe(Number(pct(durs, 99)));
-    expect(m('stall_max_ns')).toBe(Number(durs.at(-1)));
-    expect(m('stalled_ns')).toBe(Number(durs.reduce((a, b) => a + b, 0n)));
-    expect(m('stalls_per_s')).toBeCloseTo(durs.length / (Number(last - first) / 1e9), 6);
-    const line = r.overview.lines.find((l) => l.detector === 'direct_reclaim_stall')!;
-    expect(line.text).toContain(`direct reclaim: ${durs.length} stalls in ${tasks} tasks, ${Math.round(durs.length / (Number(last - first) / 1e9))}/s`);
-    expect(line.text).toContain(`/${(Number(durs.at(-1)) / 1e6).toFixed(1)} ms`);
-  });
+  it(
+    'direct reclaim: stalls, tasks, rate, p50/p95/p99/max, as metrics and as the overview line',
+    { timeout: 240_000 },
+    async () => {
+      const rows = stalls().filter((l) => !l.startsWith('begin_missing'));
+      const durs = rows.map((l) => BigInt(l.split(' ')[0]!)).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+      const tasks = new Set(rows.map((l) => l.split(' ')[1])).size;
+      const { first, last } = bounds(report);
+      const r = await analyze(report);
+      const m = (id: string) => metricValue(r.metrics, `reclaim_stall.direct.${id}`);
+      expect(m('stalls')).toBe(durs.length);
+      expect(m('tasks')).toBe(tasks);
+      expect(m('stall_p50_ns')).toBe(Number(pct(durs, 50)));
+      expect(m('stall_p95_ns')).toBe(Number(pct(durs, 95)));
+      expect(m('stall_p99_ns')).toBe(Number(pct(durs, 99)));
+      expect(m('stall_max_ns')).toBe(Number(durs.at(-1)));
+      expect(m('stalled_ns')).toBe(Number(durs.reduce((a, b) => a + b, 0n)));
+      expect(m('stalls_per_s')).toBeCloseTo(durs.length / (Number(last - first) / 1e9), 6);
+      const line = r.overview.lines.find((l) => l.detector === 'direct_reclaim_stall')!;
+      expect(line.text).toContain(
+        `direct reclaim: ${durs.length} stalls in ${tasks} tasks, ${Math.round(durs.length / (Number(last - first) / 1e9))}/s`,
+      );
+      expect(line.text).toContain(`/${(Number(durs.at(-1)) / 1e6).toFixed(1)} ms`);
+    },
+  );
 
-  it('shrinkers: calls, calls over 10 ms, longest, per shrinker; the overview names the longest call\'s task', { timeout: 240_000 }, async () => {
-    const c = calls();
-    const syms = [...new Set(c.map((x) => x.sym))];
-    const r = await analyze(report);
-    for (const sym of syms) {
-      const mine = c.filter((x) => x.sym === sym).map((x) => x.dur).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
-      expect(metricValue(r.metrics, 'shrinker.calls', sym), sym).toBe(mine.length);
-      expect(metricValue(r.metrics, 'shrinker.calls_over_warn', sym), sym).toBe(mine.filter((d) => d >= 10_000_000n).length);
-      expect(metricValue(r.metrics, 'shrinker.call_max_ns', sym), sym).toBe(Number(mine.at(-1)));
-      expect(metricValue(r.metrics, 'shrinker.call_p99_ns', sym), sym).toBe(Number(pct(mine, 99)));
-    }
-    expect(metricValue(r.metrics, 'shrinker.calls')).toBe(c.length);
-    const longest = c.reduce((a, b) => (b.dur > a.dur ? b : a));
-    const over = c.filter((x) => x.sym === longest.sym && x.dur >= 10_000_000n).length;
-    const line = r.overview.lines.find((l) => l.detector === 'shrinker_blocking')!;
-    expect(line.text).toBe(
-      `${longest.sym}: ${c.filter((x) => x.sym === longest.sym).length.toLocaleString('en')} calls, ${over} over 10 ms, worst ${(Number(longest.dur) / 1e6).toFixed(1)} ms in ${longest.task.replace(/-\d+$/, '')}`,
-    );
-    expect(line.filter).toEqual({ detector: 'shrinker_blocking', shrinker: longest.sym });
-  });
+  it(
+    "shrinkers: calls, calls over 10 ms, longest, per shrinker; the overview names the longest call's task",
+    { timeout: 240_000 },
+    async () => {
+      const c = calls();
+      const syms = [...new Set(c.map((x) => x.sym))];
+      const r = await analyze(report);
+      for (const sym of syms) {
+        const mine = c
+          .filter((x) => x.sym === sym)
+          .map((x) => x.dur)
+          .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+        expect(metricValue(r.metrics, 'shrinker.calls', sym), sym).toBe(mine.length);
+        expect(metricValue(r.metrics, 'shrinker.calls_over_warn', sym), sym).toBe(
+          mine.filter((d) => d >= 10_000_000n).length,
+        );
+        expect(metricValue(r.metrics, 'shrinker.call_max_ns', sym), sym).toBe(Number(mine.at(-1)));
+        expect(metricValue(r.metrics, 'shrinker.call_p99_ns', sym), sym).toBe(Number(pct(mine, 99)));
+      }
+      expect(metricValue(r.metrics, 'shrinker.calls')).toBe(c.length);
+      const longest = c.reduce((a, b) => (b.dur > a.dur ? b : a));
+      const over = c.filter((x) => x.sym === longest.sym && x.dur >= 10_000_000n).length;
+      const line = r.overview.lines.find((l) => l.detector === 'shrinker_blocking')!;
+      expect(line.text).toBe(
+        `${longest.sym}: ${c.filter((x) => x.sym === longest.sym).length.toLocaleString('en')} calls, ${over} over 10 ms, worst ${(Number(longest.dur) / 1e6).toFixed(1)} ms in ${longest.task.replace(/-\d+$/, '')}`,
+      );
+      expect(line.filter).toEqual({ detector: 'shrinker_blocking', shrinker: longest.sym });
+    },
+  );
 
-  it('kswapd: episodes and the lowest priority; the top escalation by time at priority 6 or lower', { timeout: 240_000 }, async () => {
-    // Episodes of each kswapd thread (wake -> sleep / next wake; or from its first reclaim event after a
-    // sleep or the trace start). Per episode: each event's priority (lru_shrink_*: priority=, shrink_slab_start:
-    // "priority N"); at its end, the steps (each new lowest priority, with its first ts), and for the first
-    // step at <= 6 the start of its pass: the last event at a higher priority before it (its first when that
-    // priority also came after). Time at <= 6 = the episode's last reclaim event - the earliest such start.
-    const out = awk(
-      `${PARSE}
+  it(
+    'kswapd: episodes and the lowest priority; the top escalation by time at priority 6 or lower',
+    { timeout: 240_000 },
+    async () => {
+      // Episodes of each kswapd thread (wake -> sleep / next wake; or from its first reclaim event after a
+      // sleep or the trace start). Per episode: each event's priority (lru_shrink_*: priority=, shrink_slab_start:
+      // "priority N"); at its end, the steps (each new lowest priority, with its first ts), and for the first
+      // step at <= 6 the start of its pass: the last event at a higher priority before it (its first when that
+      // priority also came after). Time at <= 6 = the episode's last reclaim event - the earliest such start.
+      const out = awk(
+        `${PARSE}
        function close_ep(p,   k, s, q, h, best, v, low) {
          if (!open[p]) return
          episodes++
@@ -167,47 +193,72 @@ describe('reclaim_kswapd (6.x): the overview and the top findings agree with awk
          if (p < minp[pid]) { minp[pid] = p; nst[pid]++; st[pid, nst[pid]] = p; sf[pid, nst[pid]] = t }
        }
        END { for (q in open) close_ep(q); printf "episodes %d %d\\n", episodes, gmin }`,
-      report,
-    );
-    const [, episodes, gmin] = out.at(-1)!.split(' ');
-    const escs = out.filter((l) => l.startsWith('esc ')).map((l) => { const [, s, low, minp] = l.split(' '); return { start: BigInt(s!), low: BigInt(low!), minp: Number(minp) }; });
-    const r = await analyze(report);
-    expect(metricValue(r.metrics, 'kswapd.episodes')).toBe(Number(episodes));
-    expect(metricValue(r.metrics, 'kswapd.min_priority')).toBe(Number(gmin));
-    const mine = r.findings.filter((f) => f.detector === 'kswapd_escalation' && f.kind === 'escalation');
-    expect(mine.map((f) => [f.ts_ns, f.impact_ns, f.values.min_priority]).sort()).toEqual(escs.map((e) => [e.start, e.low, e.minp]).sort());
-    const top = maxBy(mine, (f) => f.impact_ns);
-    const want = escs.reduce((a, b) => (b.low > a.low ? b : a));
-    expect([top.ts_ns, top.impact_ns]).toEqual([want.start, want.low]);
-    expect(metricValue(r.metrics, 'kswapd.low_priority_ns')).toBe(Number(escs.reduce((a, b) => a + b.low, 0n)));
-  });
+        report,
+      );
+      const [, episodes, gmin] = out.at(-1)!.split(' ');
+      const escs = out
+        .filter((l) => l.startsWith('esc '))
+        .map((l) => {
+          const [, s, low, minp] = l.split(' ');
+          return { start: BigInt(s!), low: BigInt(low!), minp: Number(minp) };
+        });
+      const r = await analyze(report);
+      expect(metricValue(r.metrics, 'kswapd.episodes')).toBe(Number(episodes));
+      expect(metricValue(r.metrics, 'kswapd.min_priority')).toBe(Number(gmin));
+      const mine = r.findings.filter((f) => f.detector === 'kswapd_escalation' && f.kind === 'escalation');
+      expect(mine.map((f) => [f.ts_ns, f.impact_ns, f.values.min_priority]).sort()).toEqual(
+        escs.map((e) => [e.start, e.low, e.minp]).sort(),
+      );
+      const top = maxBy(mine, (f) => f.impact_ns);
+      const want = escs.reduce((a, b) => (b.low > a.low ? b : a));
+      expect([top.ts_ns, top.impact_ns]).toEqual([want.start, want.low]);
+      expect(metricValue(r.metrics, 'kswapd.low_priority_ns')).toBe(Number(escs.reduce((a, b) => a + b.low, 0n)));
+    },
+  );
 
-  it('the top finding by impact of each detector: the longest shrinker call and stall (the trace.dat within 1 us)', { timeout: 240_000 }, async () => {
-    const c = calls();
-    const s = stalls();
-    const { first } = bounds(report);
-    // stalls whose begin came before the trace count from its first event (a lower bound)
-    const stallImpacts = s.map((l) => (l.startsWith('begin_missing') ? BigInt(l.split(' ')[1]!) - first : BigInt(l.split(' ')[0]!)));
-    const longestCall = c.reduce((a, b) => (b.dur > a.dur ? b : a)).dur;
-    const longestStall = stallImpacts.reduce((a, b) => (b > a ? b : a));
-    for (const file of [report, fx('reclaim_kswapd.v7.dat')]) {
-      const tol = file.endsWith('.dat') ? US : 0n;
-      const r = await analyze(file);
-      const topCall = maxBy(r.findings.filter((f) => f.detector === 'shrinker_blocking'), (f) => f.impact_ns);
-      const topStall = maxBy(r.findings.filter((f) => f.detector === 'direct_reclaim_stall'), (f) => f.impact_ns);
-      expect(topCall.impact_ns - longestCall <= tol && longestCall - topCall.impact_ns <= tol, file).toBe(true);
-      expect(topStall.impact_ns - longestStall <= tol && longestStall - topStall.impact_ns <= tol, file).toBe(true);
-      // ranked: among its detector's findings of the same severity, the worst first
-      expect(r.findings.filter((f) => f.detector === 'shrinker_blocking' && f.severity === topCall.severity)[0]!.id).toBe(topCall.id);
-    }
-  });
+  it(
+    'the top finding by impact of each detector: the longest shrinker call and stall (the trace.dat within 1 us)',
+    { timeout: 240_000 },
+    async () => {
+      const c = calls();
+      const s = stalls();
+      const { first } = bounds(report);
+      // stalls whose begin came before the trace count from its first event (a lower bound)
+      const stallImpacts = s.map((l) =>
+        l.startsWith('begin_missing') ? BigInt(l.split(' ')[1]!) - first : BigInt(l.split(' ')[0]!),
+      );
+      const longestCall = c.reduce((a, b) => (b.dur > a.dur ? b : a)).dur;
+      const longestStall = stallImpacts.reduce((a, b) => (b > a ? b : a));
+      for (const file of [report, fx('reclaim_kswapd.v7.dat')]) {
+        const tol = file.endsWith('.dat') ? US : 0n;
+        const r = await analyze(file);
+        const topCall = maxBy(
+          r.findings.filter((f) => f.detector === 'shrinker_blocking'),
+          (f) => f.impact_ns,
+        );
+        const topStall = maxBy(
+          r.findings.filter((f) => f.detector === 'direct_reclaim_stall'),
+          (f) => f.impact_ns,
+        );
+        expect(topCall.impact_ns - longestCall <= tol && longestCall - topCall.impact_ns <= tol, file).toBe(true);
+        expect(topStall.impact_ns - longestStall <= tol && longestStall - topStall.impact_ns <= tol, file).toBe(true);
+        // ranked: among its detector's findings of the same severity, the worst first
+        expect(
+          r.findings.filter((f) => f.detector === 'shrinker_blocking' && f.severity === topCall.severity)[0]!.id,
+        ).toBe(topCall.id);
+      }
+    },
+  );
 });
 
 describe('fsync_xfs and swap_writeback: the top ping-pong and writeback bursts by impact', () => {
-  it('ping-pong: bursts of migrations (10 ms apart) with >= 3 bounces; impact = the waits to the next switch-in', { timeout: 240_000 }, async () => {
-    const report = fx('fsync_xfs.report.txt');
-    const out = awk(
-      `${PARSE} { parse() }
+  it(
+    'ping-pong: bursts of migrations (10 ms apart) with >= 3 bounces; impact = the waits to the next switch-in',
+    { timeout: 240_000 },
+    async () => {
+      const report = fx('fsync_xfs.report.txt');
+      const out = awk(
+        `${PARSE} { parse() }
        ev == "sched_migrate_task" {
          p = field("pid"); o = field("orig_cpu"); d = field("dest_cpu")
          if (p == "0" || o == d) next
@@ -225,37 +276,54 @@ describe('fsync_xfs and swap_writeback: the top ping-pong and writeback bursts b
          np[q] = 0
        }
        END { for (k in bounces) if (bounces[k] >= 3) { split(k, a, SUBSEP); printf "%s %.0f %d %.0f\\n", a[1], first[k], bounces[k], wait[k] } }`,
-      report,
-    ).map((l) => { const [pid, ts, b, w] = l.split(' '); return { pid: Number(pid), ts: BigInt(ts!), bounces: BigInt(b!), wait: BigInt(w!) }; });
-    const r = await analyze(report);
-    const mine = r.findings.filter((f) => f.detector === 'migration_pingpong');
-    expect(mine.map((f) => [f.values.pid, f.ts_ns, f.values.bounces, f.impact_ns]).sort()).toEqual(out.map((b) => [b.pid, b.ts, b.bounces, b.wait]).sort());
-    const top = maxBy(mine, (f) => f.impact_ns);
-    expect(top.impact_ns).toBe(out.reduce((a, b) => (b.wait > a ? b.wait : a), 0n));
-  });
+        report,
+      ).map((l) => {
+        const [pid, ts, b, w] = l.split(' ');
+        return { pid: Number(pid), ts: BigInt(ts!), bounces: BigInt(b!), wait: BigInt(w!) };
+      });
+      const r = await analyze(report);
+      const mine = r.findings.filter((f) => f.detector === 'migration_pingpong');
+      expect(mine.map((f) => [f.values.pid, f.ts_ns, f.values.bounces, f.impact_ns]).sort()).toEqual(
+        out.map((b) => [b.pid, b.ts, b.bounces, b.wait]).sort(),
+      );
+      const top = maxBy(mine, (f) => f.impact_ns);
+      expect(top.impact_ns).toBe(out.reduce((a, b) => (b.wait > a ? b.wait : a), 0n));
+    },
+  );
 
-  it('writeback: bursts of a task\'s writes at most 100 ms apart; impact = first to last write', { timeout: 240_000 }, async () => {
-    const report = fx('swap_writeback.report.txt');
-    const out = awk(
-      `${PARSE} { parse() }
+  it(
+    "writeback: bursts of a task's writes at most 100 ms apart; impact = first to last write",
+    { timeout: 240_000 },
+    async () => {
+      const report = fx('swap_writeback.report.txt');
+      const out = awk(
+        `${PARSE} { parse() }
        ev == "mm_vmscan_write_folio" || ev == "mm_vmscan_writepage" {
          if (!(pid in l) || t - l[pid] > 100000000) { nb++; cur[pid] = nb; f[nb] = t; who[nb] = pid }
          l[pid] = t; last[cur[pid]] = t; pages[cur[pid]]++; total++; if (fw == "") fw = t
        }
        END { for (b = 1; b <= nb; b++) printf "%s %.0f %.0f %d\\n", who[b], f[b], last[b] - f[b], pages[b]; printf "total %d %.0f\\n", total, fw }`,
-      report,
-    );
-    const [, total, fw] = out.at(-1)!.split(' ');
-    const bursts = out.slice(0, -1).map((l) => { const [pid, ts, span, pages] = l.split(' '); return { pid, ts: BigInt(ts!), span: BigInt(span!), pages: BigInt(pages!) }; });
-    const r = await analyze(report);
-    const mine = r.findings.filter((f) => f.detector === 'reclaim_writeback');
-    expect(mine.map((f) => [f.ts_ns, f.impact_ns, f.values.pages]).sort()).toEqual(bursts.map((b) => [b.ts, b.span, b.pages]).sort());
-    expect(maxBy(mine, (f) => f.impact_ns).impact_ns).toBe(bursts.reduce((a, b) => (b.span > a ? b.span : a), 0n));
-    const { first } = bounds(report);
-    expect(metricValue(r.metrics, 'writeback.pages')).toBe(Number(total));
-    expect(metricValue(r.metrics, 'writeback.first_write_ns')).toBe(Number(BigInt(fw!) - first));
-    expect(r.overview.lines.find((l) => l.detector === 'reclaim_writeback')!.text).toMatch(new RegExp(`^reclaim wrote ${Number(total).toLocaleString('en')} pages \\(anon to swap\\)`));
-  });
+        report,
+      );
+      const [, total, fw] = out.at(-1)!.split(' ');
+      const bursts = out.slice(0, -1).map((l) => {
+        const [pid, ts, span, pages] = l.split(' ');
+        return { pid, ts: BigInt(ts!), span: BigInt(span!), pages: BigInt(pages!) };
+      });
+      const r = await analyze(report);
+      const mine = r.findings.filter((f) => f.detector === 'reclaim_writeback');
+      expect(mine.map((f) => [f.ts_ns, f.impact_ns, f.values.pages]).sort()).toEqual(
+        bursts.map((b) => [b.ts, b.span, b.pages]).sort(),
+      );
+      expect(maxBy(mine, (f) => f.impact_ns).impact_ns).toBe(bursts.reduce((a, b) => (b.span > a ? b.span : a), 0n));
+      const { first } = bounds(report);
+      expect(metricValue(r.metrics, 'writeback.pages')).toBe(Number(total));
+      expect(metricValue(r.metrics, 'writeback.first_write_ns')).toBe(Number(BigInt(fw!) - first));
+      expect(r.overview.lines.find((l) => l.detector === 'reclaim_writeback')!.text).toMatch(
+        new RegExp(`^reclaim wrote ${Number(total).toLocaleString('en')} pages \\(anon to swap\\)`),
+      );
+    },
+  );
 });
 
 describe('memcg_escalation: a memcg-only trace', () => {
@@ -278,14 +346,18 @@ describe('memcg_escalation: a memcg-only trace', () => {
       expect(['escalation', 'repeated_rampup']).not.toContain(f.kind);
     }
     expect(r.findings.some((f) => f.kind === 'memcg_escalation')).toBe(true);
-    for (const l of r.overview.lines.filter((x) => x.status !== 'not_traced')) expect(l.text, l.text).not.toMatch(/kswapd(?! episode)/);
+    for (const l of r.overview.lines.filter((x) => x.status !== 'not_traced'))
+      expect(l.text, l.text).not.toMatch(/kswapd(?! episode)/);
   });
 
-  it('rates each memcg reclaim pass by its time at priority <= 6 / <= 3, as awk measures it', { timeout: 240_000 }, async () => {
-    // the generated report has microsecond timestamps: ingest it, so that both read the same numbers
-    const report = traceCmdReport(dat, tmp);
-    const passes = awk(
-      `${PARSE}
+  it(
+    'rates each memcg reclaim pass by its time at priority <= 6 / <= 3, as awk measures it',
+    { timeout: 240_000 },
+    async () => {
+      // the generated report has microsecond timestamps: ingest it, so that both read the same numbers
+      const report = traceCmdReport(dat, tmp);
+      const passes = awk(
+        `${PARSE}
        function close_p(p,   k, s, h, best, v, low3, low6, lim) {
          if (!open[p]) return
          open[p] = 0
@@ -314,15 +386,22 @@ describe('memcg_escalation: a memcg-only trace', () => {
          if (p < minp[pid]) { minp[pid] = p; nst[pid]++; st[pid, nst[pid]] = p; sf[pid, nst[pid]] = t }
        }
        END { for (q in open) close_p(q) }  # a pass still running when the trace ends`,
-      report,
-    ).map((l) => { const [s, l6, l3, mp] = l.split(' '); return { start: BigInt(s!), low6: BigInt(l6!), low3: BigInt(l3!), minp: Number(mp) }; });
-    const sev = (p: (typeof passes)[number]) => (p.minp <= 3 && p.low3 >= 100_000_000n ? 'critical' : p.low6 >= 10_000_000n ? 'warn' : 'info');
-    const r = await analyze(report);
-    const mine = r.findings.filter((f) => f.kind === 'memcg_escalation');
-    expect(mine.map((f) => [f.ts_ns, f.impact_ns, f.severity]).sort()).toEqual(passes.map((p) => [p.start, p.low6, sev(p)]).sort());
-    // a pass that reaches priority 0 or 1 for a moment is not critical by that alone
-    expect(passes.some((p) => p.minp <= 3 && sev(p) !== 'critical')).toBe(true);
-  });
+        report,
+      ).map((l) => {
+        const [s, l6, l3, mp] = l.split(' ');
+        return { start: BigInt(s!), low6: BigInt(l6!), low3: BigInt(l3!), minp: Number(mp) };
+      });
+      const sev = (p: (typeof passes)[number]) =>
+        p.minp <= 3 && p.low3 >= 100_000_000n ? 'critical' : p.low6 >= 10_000_000n ? 'warn' : 'info';
+      const r = await analyze(report);
+      const mine = r.findings.filter((f) => f.kind === 'memcg_escalation');
+      expect(mine.map((f) => [f.ts_ns, f.impact_ns, f.severity]).sort()).toEqual(
+        passes.map((p) => [p.start, p.low6, sev(p)]).sort(),
+      );
+      // a pass that reaches priority 0 or 1 for a moment is not critical by that alone
+      expect(passes.some((p) => p.minp <= 3 && sev(p) !== 'critical')).toBe(true);
+    },
+  );
 
   it('labels no task thread "kswapd" in the app\'s track list', { timeout: 240_000 }, async () => {
     const { TraceLibrary } = await import('../../server/ingest/library.ts');
@@ -331,9 +410,12 @@ describe('memcg_escalation: a memcg-only trace', () => {
     const { app } = await buildApi({ library: lib, appDir: join(tmp, 'no-app') });
     try {
       const id = (await lib.ingest(dat, { name: 'memcg_escalation.v7.dat' })).id;
-      const tracks = (await app.inject({ url: `/api/traces/${id}/tracks` })).json() as { threadsOfInterest: Array<{ name: string | null; reason: string }> };
+      const tracks = (await app.inject({ url: `/api/traces/${id}/tracks` })).json() as {
+        threadsOfInterest: Array<{ name: string | null; reason: string }>;
+      };
       expect(tracks.threadsOfInterest.length).toBeGreaterThan(0);
-      for (const t of tracks.threadsOfInterest) if (!/^kswapd/.test(t.name ?? '')) expect(t.reason, `${t.name}: ${t.reason}`).not.toMatch(/kswapd/);
+      for (const t of tracks.threadsOfInterest)
+        if (!/^kswapd/.test(t.name ?? '')) expect(t.reason, `${t.name}: ${t.reason}`).not.toMatch(/kswapd/);
       // dd's worst finding is its 428 ms asleep on writeback in memcg reclaim (reclaim_throttled), which
       // outranks its longest memcg reclaim stall (30.6 ms); the thread is labelled by its worst finding
       expect(tracks.threadsOfInterest.map((t) => t.reason)).toContain('finding: reclaim asleep on writeback');
@@ -349,52 +431,63 @@ describe('ping-pong at wakeup is rated above load / idle balancing', () => {
   afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 
   /** Per migration of `pid`: whether the pid's latest sched_waking came from the mover, on its CPU, <= 1 ms before. */
-  const classify = (report: string, pid: number, from: bigint, to: bigint) => awk(
-    `${PARSE} { parse() }
+  const classify = (report: string, pid: number, from: bigint, to: bigint) =>
+    awk(
+      `${PARSE} { parse() }
      ev == "sched_waking" { w = field("pid"); wpid[w] = pid; wcpu[w] = cpu; wt[w] = t }
      ev == "sched_migrate_task" && field("pid") == "${pid}" && t >= ${from} && t <= ${to} && field("orig_cpu") != field("dest_cpu") {
        p = field("pid"); print ((p in wt) && wpid[p] == pid && wcpu[p] == cpu && t - wt[p] <= 1000000) ? "wakeup" : "balance", task
      }`,
-    report,
+      report,
+    );
+
+  it(
+    'fsync kworkers bounced by their wakers (warn) vs a node build moved by the idle task (info)',
+    { timeout: 240_000 },
+    async () => {
+      const fsync = fx('fsync_xfs.report.txt');
+      const r1 = await analyze(fsync);
+      const wake = r1.findings.find((f) => f.detector === 'migration_pingpong')!; // ranked: the worst
+      const c1 = classify(fsync, Number(wake.values.pid), wake.ts_ns, wake.ts_ns + wake.dur_ns);
+      expect(c1.filter((x) => x.startsWith('wakeup')).length).toBe(Number(wake.values.wakeup_migrations));
+      expect(c1.length).toBe(Number(wake.values.migrations));
+      expect(wake).toMatchObject({ kind: 'wakeup', severity: 'warn' });
+
+      const memcg = traceCmdReport(fx('memcg_escalation.v7.dat'), tmp);
+      const r2 = await analyze(memcg);
+      const bal = r2.findings.find((f) => f.detector === 'migration_pingpong' && f.kind === 'balance')!;
+      const c2 = classify(memcg, Number(bal.values.pid), bal.ts_ns, bal.ts_ns + bal.dur_ns);
+      expect(c2.filter((x) => x.startsWith('balance')).length).toBe(Number(bal.values.balance_migrations));
+      // moved most by the idle task (idle balancing)
+      expect(c2.filter((x) => x.endsWith('<idle>')).length * 2).toBeGreaterThan(c2.length);
+      expect(bal.severity).toBe('info');
+      expect(SEV[wake.severity]!).toBeLessThan(SEV[bal.severity]!);
+    },
   );
 
-  it('fsync kworkers bounced by their wakers (warn) vs a node build moved by the idle task (info)', { timeout: 240_000 }, async () => {
-    const fsync = fx('fsync_xfs.report.txt');
-    const r1 = await analyze(fsync);
-    const wake = r1.findings.find((f) => f.detector === 'migration_pingpong')!; // ranked: the worst
-    const c1 = classify(fsync, Number(wake.values.pid), wake.ts_ns, wake.ts_ns + wake.dur_ns);
-    expect(c1.filter((x) => x.startsWith('wakeup')).length).toBe(Number(wake.values.wakeup_migrations));
-    expect(c1.length).toBe(Number(wake.values.migrations));
-    expect(wake).toMatchObject({ kind: 'wakeup', severity: 'warn' });
-
-    const memcg = traceCmdReport(fx('memcg_escalation.v7.dat'), tmp);
-    const r2 = await analyze(memcg);
-    const bal = r2.findings.find((f) => f.detector === 'migration_pingpong' && f.kind === 'balance')!;
-    const c2 = classify(memcg, Number(bal.values.pid), bal.ts_ns, bal.ts_ns + bal.dur_ns);
-    expect(c2.filter((x) => x.startsWith('balance')).length).toBe(Number(bal.values.balance_migrations));
-    // moved most by the idle task (idle balancing)
-    expect(c2.filter((x) => x.endsWith('<idle>')).length * 2).toBeGreaterThan(c2.length);
-    expect(bal.severity).toBe('info');
-    expect(SEV[wake.severity]!).toBeLessThan(SEV[bal.severity]!);
-  });
-
-  it('a parallel C build: its compilers are only balanced (no finding), while a wakeup ping-pong in the same trace is one', { timeout: 240_000 }, async () => {
-    const report = traceCmdReport(fx('build_balance.v7.dat'), tmp);
-    const cc1 = awk(
-      `${PARSE} { parse() }
+  it(
+    'a parallel C build: its compilers are only balanced (no finding), while a wakeup ping-pong in the same trace is one',
+    { timeout: 240_000 },
+    async () => {
+      const report = traceCmdReport(fx('build_balance.v7.dat'), tmp);
+      const cc1 = awk(
+        `${PARSE} { parse() }
        ev == "sched_waking" { w = field("pid"); wpid[w] = pid; wcpu[w] = cpu; wt[w] = t }
        ev == "sched_migrate_task" && field("comm") == "cc1" && field("orig_cpu") != field("dest_cpu") {
          p = field("pid"); n++; if ((p in wt) && wpid[p] == pid && wcpu[p] == cpu && t - wt[p] <= 1000000) w1++
        }
        END { print n + 0, w1 + 0 }`,
-      report,
-    )[0]!.split(' ').map(Number);
-    expect(cc1[0]).toBeGreaterThan(20); // the build's compilers were moved...
-    expect(cc1[1]).toBe(0); // ... never at wakeup
-    const r = await analyze(report);
-    expect(r.findings.filter((f) => f.comm === 'cc1')).toEqual([]);
-    const w = r.findings.filter((f) => f.detector === 'migration_pingpong' && f.kind === 'wakeup');
-    expect(w.length).toBeGreaterThan(0);
-    expect(SEV[w[0]!.severity]!).toBeLessThanOrEqual(SEV.warn!);
-  });
+        report,
+      )[0]!
+        .split(' ')
+        .map(Number);
+      expect(cc1[0]).toBeGreaterThan(20); // the build's compilers were moved...
+      expect(cc1[1]).toBe(0); // ... never at wakeup
+      const r = await analyze(report);
+      expect(r.findings.filter((f) => f.comm === 'cc1')).toEqual([]);
+      const w = r.findings.filter((f) => f.detector === 'migration_pingpong' && f.kind === 'wakeup');
+      expect(w.length).toBeGreaterThan(0);
+      expect(SEV[w[0]!.severity]!).toBeLessThanOrEqual(SEV.warn!);
+    },
+  );
 });

@@ -82,7 +82,10 @@ describe('memcg_writer: reclaim throttled on writeback (mm_vmscan_throttled)', (
   });
 
   it('the dd burst is one warn finding: its time asleep, in memcg reclaim, named by task', () => {
-    const [pid, n, sum] = awk(`${PARSE} { parse() } ev == "mm_vmscan_throttled" && task == "dd" { p = pid; n++; s += field("usect_delayed") * 1000 } END { print p, n, s }`, report)[0]!.split(' ');
+    const [pid, n, sum] = awk(
+      `${PARSE} { parse() } ev == "mm_vmscan_throttled" && task == "dd" { p = pid; n++; s += field("usect_delayed") * 1000 } END { print p, n, s }`,
+      report,
+    )[0]!.split(' ');
     const f = run.findings.filter((x) => x.detector === 'reclaim_throttled');
     expect(f).toHaveLength(1); // one burst: the sleeps come well under 1 s apart
     expect(f[0]!.tid).toBe(Number(pid));
@@ -154,8 +157,14 @@ describe('writeback_flood: block request latency per device', () => {
     const devices = [...new Set(reqs.map((r) => r.dev))];
     expect(devices.sort()).toEqual(['254,0', '7,2']);
     for (const dev of devices) {
-      for (const [op, name] of [['R', 'read'], ['W', 'write']] as const) {
-        const lat = reqs.filter((r) => r.dev === dev && r.op === op).map((r) => BigInt(r.lat)).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+      for (const [op, name] of [
+        ['R', 'read'],
+        ['W', 'write'],
+      ] as const) {
+        const lat = reqs
+          .filter((r) => r.dev === dev && r.op === op)
+          .map((r) => BigInt(r.lat))
+          .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
         expect(metricValue(run.metrics, `io.${name}s`, dev), `${dev} ${op}`).toBe(lat.length);
         expect(metricValue(run.metrics, `io.${name}_p50_ns`, dev)).toBe(Number(pct(lat, 50)));
         expect(metricValue(run.metrics, `io.${name}_p99_ns`, dev)).toBe(Number(pct(lat, 99)));
@@ -174,24 +183,37 @@ describe('writeback_flood: block request latency per device', () => {
     for (const dev of ['7,2', '254,0']) {
       // reads only: writes split into sync and async rows, which awk does not need to know
       const want = new Map<number, number>();
-      for (const r of reqs.filter((x) => x.dev === dev && x.op === 'R')) want.set(bucket(r.lat), (want.get(bucket(r.lat)) ?? 0) + 1);
-      const got = new Map(rows.filter((r) => r.device === dev && r.op === 'R').map((r) => [num(r.usecs_from), num(r.count)]));
+      for (const r of reqs.filter((x) => x.dev === dev && x.op === 'R'))
+        want.set(bucket(r.lat), (want.get(bucket(r.lat)) ?? 0) + 1);
+      const got = new Map(
+        rows.filter((r) => r.device === dev && r.op === 'R').map((r) => [num(r.usecs_from), num(r.count)]),
+      );
       expect(got, dev).toEqual(want);
-      for (const r of rows.filter((x) => x.device === dev && x.op === 'R')) expect(num(r.usecs_to)).toBe(num(r.usecs_from) === 0 ? 1 : 2 * num(r.usecs_from) - 1);
+      for (const r of rows.filter((x) => x.device === dev && x.op === 'R'))
+        expect(num(r.usecs_to)).toBe(num(r.usecs_from) === 0 ? 1 : 2 * num(r.usecs_from) - 1);
     }
   });
 
   it('reads of 10 ms or more with writes in flight on their device are warn findings, one episode per device', () => {
     for (const dev of ['7,2', '254,0']) {
       const writes = reqs.filter((r) => r.dev === dev && r.op === 'W');
-      const slow = reqs.filter((r) => r.dev === dev && r.op === 'R' && r.lat >= 10_000_000 && writes.some((w) => w.issue <= r.complete && w.complete >= r.issue));
+      const slow = reqs.filter(
+        (r) =>
+          r.dev === dev &&
+          r.op === 'R' &&
+          r.lat >= 10_000_000 &&
+          writes.some((w) => w.issue <= r.complete && w.complete >= r.issue),
+      );
       const f = run.findings.filter((x) => x.detector === 'io_latency' && x.values.device === dev);
       if (slow.length === 0) {
         expect(f).toHaveLength(0);
         continue;
       }
       const worst = Math.max(...slow.map((r) => r.lat));
-      expect(f.reduce((a, x) => a + Number(x.values.slow_reads), 0), dev).toBe(slow.length);
+      expect(
+        f.reduce((a, x) => a + Number(x.values.slow_reads), 0),
+        dev,
+      ).toBe(slow.length);
       expect(Math.max(...f.map((x) => Number(x.impact_ns)))).toBe(worst);
       // 16-17 ms behind writeback: warn (10 ms), far from critical (500 ms)
       for (const x of f) expect(x.severity).toBe(Number(x.impact_ns) >= 5e8 ? 'critical' : 'warn');
@@ -205,7 +227,8 @@ describe('writeback_flood: block request latency per device', () => {
   it('the report text, ingested as text, gives the same block requests (the text parser reads dev as the dev_t)', async () => {
     const text = await analyze(report);
     expect(text.summaries.io_latency).toEqual(run.summaries.io_latency);
-    const pick = (r: RunResult) => r.metrics.filter((m) => m.detector === 'io_latency').map((m) => [m.metric, m.key, m.value]);
+    const pick = (r: RunResult) =>
+      r.metrics.filter((m) => m.detector === 'io_latency').map((m) => [m.metric, m.key, m.value]);
     expect(pick(text)).toEqual(pick(run));
   });
 });
@@ -222,7 +245,14 @@ describe('4.x tracefs excerpt (fixtures/handmade/kernel4x_writeback_io.txt)', ()
 
   it('dirty throttling: 452 ms paused in 4 pauses, one call not slept, a warn finding', () => {
     const row = run.summaries.dirty_throttled![0]!;
-    expect([num(row.tid), row.bdi, num(row.pauses), num(row.not_paused), num(row.paused_ns), num(row.max_pause_ns)]).toEqual([4242, '8:0', 4, 1, 452e6, 200e6]);
+    expect([
+      num(row.tid),
+      row.bdi,
+      num(row.pauses),
+      num(row.not_paused),
+      num(row.paused_ns),
+      num(row.max_pause_ns),
+    ]).toEqual([4242, '8:0', 4, 1, 452e6, 200e6]);
     const f = run.findings.filter((x) => x.detector === 'dirty_throttled');
     expect(f.map((x) => [x.severity, Number(x.impact_ns), x.tid])).toEqual([['warn', 452e6, 4242]]);
     expect(f[0]!.values.bdi).toBe('8:0');
@@ -240,11 +270,28 @@ describe('4.x tracefs excerpt (fixtures/handmade/kernel4x_writeback_io.txt)', ()
     expect(Number(f[0]!.impact_ns)).toBe(620e6);
     expect(f[0]!.ts_ns).toBe(8100_010_000_000n);
     expect(f[0]!.tid).toBe(4300);
-    expect(Object.fromEntries(Object.entries(f[0]!.values).map(([k, v]) => [k, typeof v === 'bigint' ? Number(v) : v]))).toMatchObject({ device: '8,0', slow_reads: 2, writes_in_flight: 2, flusher_reason: 'background', dirtied_by: 'dd[4242]', reader: 'cat' });
+    expect(
+      Object.fromEntries(Object.entries(f[0]!.values).map(([k, v]) => [k, typeof v === 'bigint' ? Number(v) : v])),
+    ).toMatchObject({
+      device: '8,0',
+      slow_reads: 2,
+      writes_in_flight: 2,
+      flusher_reason: 'background',
+      dirtied_by: 'dd[4242]',
+      reader: 'cat',
+    });
     expect(String(f[0]!.title)).toContain('written by kworker/u8:2 for background writeback');
-    const hist = run.summaries.io_latency!.filter((r) => r.op === 'R' || r.op === 'R sync').map((r) => [r.op, num(r.usecs_from), num(r.count)]);
+    const hist = run.summaries
+      .io_latency!.filter((r) => r.op === 'R' || r.op === 'R sync')
+      .map((r) => [r.op, num(r.usecs_from), num(r.count)]);
     // 180000 us -> [131072, 262143]; 620000 us -> [524288, 1048575]; 30000 us -> [16384, 32767]
-    expect(hist).toEqual([['R', 131072, 1], ['R', 524288, 1], ['R', 16384, 1]].sort((a, b) => (a[1] as number) - (b[1] as number)));
+    expect(hist).toEqual(
+      [
+        ['R', 131072, 1],
+        ['R', 524288, 1],
+        ['R', 16384, 1],
+      ].sort((a, b) => (a[1] as number) - (b[1] as number)),
+    );
   });
 });
 
@@ -257,7 +304,9 @@ describe('writeback_flood: the counter tracks the app draws', () => {
     const [n, maxDirty, maxWb] = awk(
       `${PARSE} { parse() } ev == "global_dirty_state" { n++; d = field("dirty") + 0; w = field("writeback") + 0; if (d > md) md = d; if (w > mw) mw = w } END { print n, md + 0, mw + 0 }`,
       report,
-    )[0]!.split(' ').map(Number);
+    )[0]!
+      .split(' ')
+      .map(Number);
     const rows = await e.query<{ name: string; n: bigint; mx: number }>(
       'SELECT t.name, count(c.ts) AS n, max(c.value) AS mx FROM counter_track t JOIN counter c ON c.track_id = t.id GROUP BY t.name ORDER BY t.name',
     );

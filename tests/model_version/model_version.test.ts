@@ -18,7 +18,7 @@ describe('MODEL_VERSION', () => {
     expect(
       changed,
       'The model built from these fixtures changed. If that is intended, bump MODEL_VERSION in server/model/model_version.ts ' +
-        '(say what changed in its history) and run `npm run model-digest`; traces in users\' libraries are then rebuilt.',
+        "(say what changed in its history) and run `npm run model-digest`; traces in users' libraries are then rebuilt.",
     ).toEqual([]);
   });
 });

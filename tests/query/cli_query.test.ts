@@ -13,13 +13,17 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 const run = promisify(execFile);
 const ROOT = path.resolve(__dirname, '../..');
 const FIXTURE = path.join(ROOT, 'fixtures/fsync_xfs.v7.dat');
-const counts = JSON.parse(fs.readFileSync(path.join(ROOT, 'fixtures/fsync_xfs.counts.json'), 'utf8')) as { events_by_name: Record<string, number> };
+const counts = JSON.parse(fs.readFileSync(path.join(ROOT, 'fixtures/fsync_xfs.counts.json'), 'utf8')) as {
+  events_by_name: Record<string, number>;
+};
 
 let dataDir: string;
 
 async function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
-    const r = await run(process.execPath, [path.join(ROOT, 'bin/stallscope.mjs'), ...args, '--data-dir', dataDir], { maxBuffer: 1 << 26 });
+    const r = await run(process.execPath, [path.join(ROOT, 'bin/stallscope.mjs'), ...args, '--data-dir', dataDir], {
+      maxBuffer: 1 << 26,
+    });
     return { code: 0, stdout: r.stdout, stderr: r.stderr };
   } catch (e) {
     const x = e as { code: number; stdout: string; stderr: string };
@@ -37,7 +41,13 @@ afterAll(() => {
 
 describe('stallscope query', () => {
   it('prints rows as CSV', async () => {
-    const r = await cli('query', FIXTURE, 'SELECT name, count(*) AS n FROM ftrace_event GROUP BY 1 ORDER BY 1', '--format', 'csv');
+    const r = await cli(
+      'query',
+      FIXTURE,
+      'SELECT name, count(*) AS n FROM ftrace_event GROUP BY 1 ORDER BY 1',
+      '--format',
+      'csv',
+    );
     expect(r.code, r.stderr).toBe(0);
     const lines = r.stdout.trim().split('\r\n');
     expect(lines[0]).toBe('name,n');
@@ -47,7 +57,10 @@ describe('stallscope query', () => {
 
   it('reads the SQL from a file, prints JSON with exact integers', async () => {
     const q = path.join(dataDir, 'q.sql');
-    fs.writeFileSync(q, '-- the sched_switch count, and one big integer\nSELECT count(*) AS n, 9007199254740993::BIGINT AS big FROM sched_switch;\n');
+    fs.writeFileSync(
+      q,
+      '-- the sched_switch count, and one big integer\nSELECT count(*) AS n, 9007199254740993::BIGINT AS big FROM sched_switch;\n',
+    );
     const r = await cli('query', FIXTURE, '-f', q, '--format', 'json');
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toContain('"big": 9007199254740993');

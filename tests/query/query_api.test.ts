@@ -45,7 +45,10 @@ afterAll(async () => {
 const url = (p: string) => `/api/traces/${id}${p}`;
 async function query(sql: string, extra: Record<string, unknown> = {}) {
   const r = await app.inject({ method: 'POST', url: url('/query'), payload: { sql, ...extra } });
-  return { status: r.statusCode, body: r.json() as Record<string, unknown> & { cols: unknown[][]; columns: Array<{ name: string }> } };
+  return {
+    status: r.statusCode,
+    body: r.json() as Record<string, unknown> & { cols: unknown[][]; columns: Array<{ name: string }> },
+  };
 }
 const rel = (ns: bigint) => Number(ns - base);
 
@@ -81,7 +84,7 @@ describe('query', () => {
   });
 
   it('answers a refused statement with 403, the rule and its place', async () => {
-    const sql = 'SELECT 1;\n  COPY thread TO \'/tmp/stallscope-should-not-exist.csv\'';
+    const sql = "SELECT 1;\n  COPY thread TO '/tmp/stallscope-should-not-exist.csv'";
     const { status, body } = await query(sql);
     expect(status).toBe(403);
     expect(body.error).toMatch(/COPY reads or writes files/);
@@ -138,7 +141,10 @@ describe('query', () => {
       expect(r.statusCode).toBe(200);
     }
     const ingested = await ingest;
-    expect(ingested.eventsTotal).toBe(JSON.parse(fs.readFileSync(path.resolve(__dirname, '../../fixtures/tracefs_plain.counts.json'), 'utf8')).events_total);
+    expect(ingested.eventsTotal).toBe(
+      JSON.parse(fs.readFileSync(path.resolve(__dirname, '../../fixtures/tracefs_plain.counts.json'), 'utf8'))
+        .events_total,
+    );
     // Still running: the measurements were made under load.
     const stillRunning = await app.inject({ method: 'POST', url: '/api/queries/heavy-1/cancel' });
     for (const k of [2, 3, 4]) await app.inject({ method: 'POST', url: `/api/queries/heavy-${k}/cancel` });
@@ -157,22 +163,32 @@ describe('event list', () => {
   async function list(params: string) {
     const r = await app.inject({ url: url(`/event_list?t0=${w0()}&t1=${w1()}&${params}`) });
     expect(r.statusCode, r.body).toBe(200);
-    return r.json() as { total: number; rows: Array<{ index: number; id: number; ts: number; cpu: number; name: string; tid: number; args: string }> };
+    return r.json() as {
+      total: number;
+      rows: Array<{ index: number; id: number; ts: number; cpu: number; name: string; tid: number; args: string }>;
+    };
   }
 
   it('lists a window in time order, any stretch of it', async () => {
     const a0 = base + 100_000_000n;
     const a1 = base + 200_000_000n;
-    const want = events.filter((e) => e.ts >= a0 && e.ts <= a1).sort((x, y) => (x.ts < y.ts ? -1 : x.ts > y.ts ? 1 : x.order - y.order));
+    const want = events
+      .filter((e) => e.ts >= a0 && e.ts <= a1)
+      .sort((x, y) => (x.ts < y.ts ? -1 : x.ts > y.ts ? 1 : x.order - y.order));
     const r = await app.inject({ url: url(`/event_list?t0=${rel(a0)}&t1=${rel(a1)}&from=1000&count=50`) });
     const body = r.json() as { total: number; rows: Array<{ ts: number; name: string; cpu: number; tid: number }> };
     expect(body.total).toBe(want.length);
-    expect(body.rows.map((x) => [x.ts, x.name, x.cpu, x.tid])).toEqual(want.slice(1000, 1050).map((e) => [rel(e.ts), e.name, e.cpu, e.tid]));
+    expect(body.rows.map((x) => [x.ts, x.name, x.cpu, x.tid])).toEqual(
+      want.slice(1000, 1050).map((e) => [rel(e.ts), e.name, e.cpu, e.tid]),
+    );
   });
 
   it('filters by event name and CPU', async () => {
     const body = await list('names=mm_shrink_slab_start,mm_shrink_slab_end&cpus=1&count=5');
-    expect(body.total).toBe(events.filter((e) => (e.name === 'mm_shrink_slab_start' || e.name === 'mm_shrink_slab_end') && e.cpu === 1).length);
+    expect(body.total).toBe(
+      events.filter((e) => (e.name === 'mm_shrink_slab_start' || e.name === 'mm_shrink_slab_end') && e.cpu === 1)
+        .length,
+    );
     expect(body.rows.every((x) => x.cpu === 1 && x.name.startsWith('mm_shrink_slab_'))).toBe(true);
   });
 
@@ -185,76 +201,120 @@ describe('event list', () => {
     const body = await list(`expr=${encodeURIComponent('nr_reclaimed < 10')}&count=2000`);
     const want = events.filter((e) => e.fields.nr_reclaimed !== undefined && Number(e.fields.nr_reclaimed) < 10);
     expect(body.total).toBe(want.length);
-    expect(body.rows.map((x) => rel(BigInt(x.ts) + base)).slice(0, 20)).toEqual(want.slice(0, 20).map((e) => rel(e.ts)));
+    expect(body.rows.map((x) => rel(BigInt(x.ts) + base)).slice(0, 20)).toEqual(
+      want.slice(0, 20).map((e) => rel(e.ts)),
+    );
   });
 
   it('filters by a field expression: comm ~ kworker, and combinations', async () => {
     const body = await list(`expr=${encodeURIComponent('comm ~ kworker')}&count=1`);
     expect(body.total).toBe(events.filter((e) => (e.fields.comm ?? '').includes('kworker')).length);
-    const both = await list(`expr=${encodeURIComponent('prev_state == D || (nr_scanned >= 32 && priority < 12)')}&count=1`);
-    expect(both.total).toBe(events.filter((e) => e.fields.prev_state === 'D' || (Number(e.fields.nr_scanned ?? -1) >= 32 && e.fields.priority !== undefined && Number(e.fields.priority) < 12)).length);
+    const both = await list(
+      `expr=${encodeURIComponent('prev_state == D || (nr_scanned >= 32 && priority < 12)')}&count=1`,
+    );
+    expect(both.total).toBe(
+      events.filter(
+        (e) =>
+          e.fields.prev_state === 'D' ||
+          (Number(e.fields.nr_scanned ?? -1) >= 32 &&
+            e.fields.priority !== undefined &&
+            Number(e.fields.priority) < 12),
+      ).length,
+    );
   });
 
   it('answers a bad expression with its place', async () => {
     const r = await app.inject({ url: url(`/event_list?t0=0&t1=1000&expr=${encodeURIComponent('nr_reclaimed <')}`) });
     expect(r.statusCode).toBe(400);
     expect(r.json()).toMatchObject({ kind: 'filter', position: 14 });
-    const unknown = await app.inject({ url: url(`/event_list?t0=0&t1=1000&expr=${encodeURIComponent('nr_reclaim < 3')}`) });
+    const unknown = await app.inject({
+      url: url(`/event_list?t0=0&t1=1000&expr=${encodeURIComponent('nr_reclaim < 3')}`),
+    });
     expect(unknown.json().error).toMatch(/no event in this trace has a field named nr_reclaim.*nr_reclaimed/);
   });
 
   it('never pastes filter text into SQL', async () => {
     const evil = `comm ~ "x') OR 1=1 --" || name == "'; COPY thread TO '/tmp/x'"`;
-    const r = await app.inject({ url: url(`/event_list?t0=0&t1=${w1()}&expr=${encodeURIComponent(evil)}&task=${encodeURIComponent("' OR 1=1 --")}`) });
+    const r = await app.inject({
+      url: url(
+        `/event_list?t0=0&t1=${w1()}&expr=${encodeURIComponent(evil)}&task=${encodeURIComponent("' OR 1=1 --")}`,
+      ),
+    });
     expect(r.statusCode).toBe(200);
     expect(r.json().total).toBe(0);
   });
 
   it('finds the row of a time (a timeline selection scrolls the list to it)', async () => {
     const target = events.filter((e) => e.name === 'mm_shrink_slab_start')[100]!;
-    const r = await app.inject({ url: url(`/event_list/position?t0=0&t1=${w1()}&names=mm_shrink_slab_start&ts=${rel(target.ts)}`) });
+    const r = await app.inject({
+      url: url(`/event_list/position?t0=0&t1=${w1()}&names=mm_shrink_slab_start&ts=${rel(target.ts)}`),
+    });
     expect(r.json().index).toBe(events.filter((e) => e.name === 'mm_shrink_slab_start' && e.ts < target.ts).length);
   });
 });
 
 describe('search', () => {
   it('finds threads, event names and field values', async () => {
-    const r = (await app.inject({ url: url('/search?q=kworker/u8:0') })).json() as { threads: Array<{ tid: number; name: string }>; values: Array<{ table: string; field: string; value: string; count: number }> };
+    const r = (await app.inject({ url: url('/search?q=kworker/u8:0') })).json() as {
+      threads: Array<{ tid: number; name: string }>;
+      values: Array<{ table: string; field: string; value: string; count: number }>;
+    };
     const tid = events.find((e) => e.comm === 'kworker/u8:0')!.tid;
     expect(r.threads.map((t) => t.tid)).toContain(tid);
     const waking = r.values.find((v) => v.table === 'sched_waking' && v.field === 'comm' && v.value === 'kworker/u8:0');
-    expect(waking?.count).toBe(events.filter((e) => e.name === 'sched_waking' && e.fields.comm === 'kworker/u8:0').length);
-    const names = (await app.inject({ url: url('/search?q=shrink_slab') })).json() as { events: Array<{ name: string; count: number }> };
-    expect(names.events.find((n) => n.name === 'mm_shrink_slab_end')?.count).toBe(events.filter((e) => e.name === 'mm_shrink_slab_end').length);
+    expect(waking?.count).toBe(
+      events.filter((e) => e.name === 'sched_waking' && e.fields.comm === 'kworker/u8:0').length,
+    );
+    const names = (await app.inject({ url: url('/search?q=shrink_slab') })).json() as {
+      events: Array<{ name: string; count: number }>;
+    };
+    expect(names.events.find((n) => n.name === 'mm_shrink_slab_end')?.count).toBe(
+      events.filter((e) => e.name === 'mm_shrink_slab_end').length,
+    );
   });
 
-  it('steps through an event name\'s matches in time order', async () => {
-    const r = (await app.inject({ url: url('/search/matches?kind=event&name=mm_vmscan_kswapd_wake') })).json() as { total: number; matches: Array<{ ts: number }> };
+  it("steps through an event name's matches in time order", async () => {
+    const r = (await app.inject({ url: url('/search/matches?kind=event&name=mm_vmscan_kswapd_wake') })).json() as {
+      total: number;
+      matches: Array<{ ts: number }>;
+    };
     const want = events.filter((e) => e.name === 'mm_vmscan_kswapd_wake');
     expect(r.total).toBe(want.length);
     expect(r.matches.map((m) => m.ts)).toEqual(want.map((e) => rel(e.ts)));
   });
 
-  it('steps through a thread\'s runs on a CPU', async () => {
+  it("steps through a thread's runs on a CPU", async () => {
     const tid = events.find((e) => e.comm === 'kworker/u8:0')!.tid;
-    const th = (await app.inject({ url: url(`/search?q=${tid}`) })).json() as { threads: Array<{ utid: number; tid: number }> };
+    const th = (await app.inject({ url: url(`/search?q=${tid}`) })).json() as {
+      threads: Array<{ utid: number; tid: number }>;
+    };
     const utid = th.threads.find((t) => t.tid === tid)!.utid;
-    const r = (await app.inject({ url: url(`/search/matches?kind=thread&utid=${utid}`) })).json() as { matches: Array<{ kind: string; ts: number; cpu: number }> };
+    const r = (await app.inject({ url: url(`/search/matches?kind=thread&utid=${utid}`) })).json() as {
+      matches: Array<{ kind: string; ts: number; cpu: number }>;
+    };
     const switchIns = events.filter((e) => e.name === 'sched_switch' && Number(e.fields.next_pid) === tid);
     expect(r.matches.map((m) => [m.kind, m.ts, m.cpu])).toEqual(switchIns.map((e) => ['sched', rel(e.ts), e.cpu]));
   });
 });
 
 describe('range aggregates', () => {
-  it('gives kswapd\'s time per state over its longest shrinker call', async () => {
+  it("gives kswapd's time per state over its longest shrinker call", async () => {
     const kswapd = events.find((e) => e.comm.startsWith('kswapd'))!.tid;
-    const call = shrinkerCalls(events).filter((c) => c.tid === kswapd).sort((a, b) => Number((b.end - b.start) - (a.end - a.start)))[0]!;
+    const call = shrinkerCalls(events)
+      .filter((c) => c.tid === kswapd)
+      .sort((a, b) => Number(b.end - b.start - (a.end - a.start)))[0]!;
     // A range a little wider than the call, as a hand drag would be.
     const a0 = call.start - 200_000n;
     const a1 = call.end + 200_000n;
-    const th = (await app.inject({ url: url(`/search?q=${kswapd}`) })).json() as { threads: Array<{ utid: number; tid: number }> };
+    const th = (await app.inject({ url: url(`/search?q=${kswapd}`) })).json() as {
+      threads: Array<{ utid: number; tid: number }>;
+    };
     const utid = th.threads.find((t) => t.tid === kswapd)!.utid;
-    const r = (await app.inject({ url: url(`/range?t0=${rel(a0)}&t1=${rel(a1)}&tracks=${encodeURIComponent(`thread#${utid},slice#shrinker`)}`) })).json() as {
+    const r = (
+      await app.inject({
+        url: url(`/range?t0=${rel(a0)}&t1=${rel(a1)}&tracks=${encodeURIComponent(`thread#${utid},slice#shrinker`)}`),
+      })
+    ).json() as {
       threadStates: Array<{ utid: number; state: string; durNs: number }>;
       slices: Array<{ category: string; name: string; count: number; maxNs: number }>;
     };
@@ -268,14 +328,21 @@ describe('range aggregates', () => {
   });
   it('answers when a range is the first thing a server is asked about the trace (a link with a range)', async () => {
     // A fresh API over the same library: its query process has seen no request for this trace yet.
-    const { app: fresh } = await buildApi({ library: library as unknown as LibraryLike, appDir: path.join(dataDir, 'no-app') });
+    const { app: fresh } = await buildApi({
+      library: library as unknown as LibraryLike,
+      appDir: path.join(dataDir, 'no-app'),
+    });
     try {
       await fresh.ready();
       // The thread's utid from the other server (same model), so the fresh one is asked nothing before the range.
       const kswapd = events.find((e) => e.comm.startsWith('kswapd'))!.tid;
-      const th = (await app.inject({ url: url(`/search?q=${kswapd}`) })).json() as { threads: Array<{ utid: number; tid: number }> };
+      const th = (await app.inject({ url: url(`/search?q=${kswapd}`) })).json() as {
+        threads: Array<{ utid: number; tid: number }>;
+      };
       const utid = th.threads.find((t) => t.tid === kswapd)!.utid;
-      const r = await fresh.inject({ url: url(`/range?t0=0&t1=${rel(last)}&tracks=${encodeURIComponent(`thread#${utid}`)}`) });
+      const r = await fresh.inject({
+        url: url(`/range?t0=0&t1=${rel(last)}&tracks=${encodeURIComponent(`thread#${utid}`)}`),
+      });
       expect(r.statusCode, r.body).toBe(200);
       const body = r.json() as { threadStates: Array<{ utid: number; state: string; durNs: number }> };
       const got = new Map(body.threadStates.filter((x) => x.utid === utid).map((x) => [x.state, BigInt(x.durNs)]));
@@ -287,26 +354,60 @@ describe('range aggregates', () => {
 });
 
 describe('save as detector', () => {
-  it('writes the query as a detector whose findings join the trace\'s', async () => {
+  it("writes the query as a detector whose findings join the trace's", async () => {
     const sql = `SELECT ts, dur, utid, cpu, name, id FROM slice WHERE category = 'shrinker' AND dur > 10000000`;
-    const r = await app.inject({ method: 'POST', url: '/api/saved-detectors', payload: { traceId: id, id: 'slow_shrinks', title: 'Shrinker calls over 10 ms', severity: 'warn', sql } });
+    const r = await app.inject({
+      method: 'POST',
+      url: '/api/saved-detectors',
+      payload: { traceId: id, id: 'slow_shrinks', title: 'Shrinker calls over 10 ms', severity: 'warn', sql },
+    });
     expect(r.statusCode, r.body).toBe(200);
     const want = shrinkerCalls(events).filter((c) => c.end - c.start > 10_000_000n);
     expect(r.json()).toMatchObject({ id: 'slow_shrinks', findings: want.length });
     const file = path.join(dataDir, 'detectors', 'slow_shrinks.sql');
     expect(fs.readFileSync(file, 'utf8')).toMatch(/^-- slow_shrinks: Shrinker calls over 10 ms\n-- @title/);
-    const f = (await app.inject({ url: url('/findings') })).json() as { findings: Array<{ detector: string; ts: number; dur: number }> };
+    const f = (await app.inject({ url: url('/findings') })).json() as {
+      findings: Array<{ detector: string; ts: number; dur: number }>;
+    };
     const mine = f.findings.filter((x) => x.detector === 'slow_shrinks');
-    expect(mine.map((x) => [x.ts, x.dur]).sort((a, b) => a[0]! - b[0]!)).toEqual(want.map((c) => [rel(c.start), Number(c.end - c.start)]).sort((a, b) => a[0]! - b[0]!));
+    expect(mine.map((x) => [x.ts, x.dur]).sort((a, b) => a[0]! - b[0]!)).toEqual(
+      want.map((c) => [rel(c.start), Number(c.end - c.start)]).sort((a, b) => a[0]! - b[0]!),
+    );
     // The built-in detectors still ran.
     expect(f.findings.some((x) => x.detector === 'shrinker_blocking')).toBe(true);
     // Same id again: refused unless replacing; a built-in id: refused.
-    expect((await app.inject({ method: 'POST', url: '/api/saved-detectors', payload: { traceId: id, id: 'slow_shrinks', title: 'x', severity: 'info', sql } })).statusCode).toBe(409);
-    expect((await app.inject({ method: 'POST', url: '/api/saved-detectors', payload: { traceId: id, id: 'shrinker_blocking', title: 'x', severity: 'info', sql } })).statusCode).toBe(409);
+    expect(
+      (
+        await app.inject({
+          method: 'POST',
+          url: '/api/saved-detectors',
+          payload: { traceId: id, id: 'slow_shrinks', title: 'x', severity: 'info', sql },
+        })
+      ).statusCode,
+    ).toBe(409);
+    expect(
+      (
+        await app.inject({
+          method: 'POST',
+          url: '/api/saved-detectors',
+          payload: { traceId: id, id: 'shrinker_blocking', title: 'x', severity: 'info', sql },
+        })
+      ).statusCode,
+    ).toBe(409);
   });
 
   it('refuses what the sandbox refuses, and writes nothing', async () => {
-    const r = await app.inject({ method: 'POST', url: '/api/saved-detectors', payload: { traceId: id, id: 'evil', title: 'x', severity: 'info', sql: `SELECT * FROM read_text('/etc/hostname')` } });
+    const r = await app.inject({
+      method: 'POST',
+      url: '/api/saved-detectors',
+      payload: {
+        traceId: id,
+        id: 'evil',
+        title: 'x',
+        severity: 'info',
+        sql: `SELECT * FROM read_text('/etc/hostname')`,
+      },
+    });
     expect(r.statusCode).toBe(403);
     expect(fs.existsSync(path.join(dataDir, 'detectors', 'evil.sql'))).toBe(false);
   });

@@ -26,7 +26,11 @@ export interface ReportEvent {
 const LINE = /^\s*(.*)-(\d+)\s+\[(\d+)\]\s+(\d+)\.(\d{9}):\s+(\w+):\s*(.*)$/;
 
 export function reportEvents(datFile: string): ReportEvent[] {
-  const text = execFileSync('trace-cmd', ['report', '-t', '-N', datFile], { encoding: 'utf8', maxBuffer: 1 << 30, stdio: ['ignore', 'pipe', 'ignore'] });
+  const text = execFileSync('trace-cmd', ['report', '-t', '-N', datFile], {
+    encoding: 'utf8',
+    maxBuffer: 1 << 30,
+    stdio: ['ignore', 'pipe', 'ignore'],
+  });
   const out: ReportEvent[] = [];
   for (const line of text.split('\n')) {
     const m = LINE.exec(line);
@@ -34,9 +38,14 @@ export function reportEvents(datFile: string): ReportEvent[] {
     const name = m[6]!;
     const args = m[7]!;
     out.push({
-      comm: m[1]!.trim(), tid: Number(m[2]), cpu: Number(m[3]),
+      comm: m[1]!.trim(),
+      tid: Number(m[2]),
+      cpu: Number(m[3]),
       ts: BigInt(m[4]!) * 1_000_000_000n + BigInt(m[5]!),
-      name, args, fields: fieldsOf(args), order: out.length,
+      name,
+      args,
+      fields: fieldsOf(args),
+      order: out.length,
     });
   }
   return out;
@@ -49,21 +58,33 @@ function fieldsOf(args: string): Record<string, string> {
 }
 
 /** Time (ns) thread `tid` spent in each state within [a0, a1); `end` closes the last state (the trace's last event). */
-export function threadStateTimes(events: ReportEvent[], tid: number, a0: bigint, a1: bigint, end: bigint): Map<string, bigint> {
+export function threadStateTimes(
+  events: ReportEvent[],
+  tid: number,
+  a0: bigint,
+  a1: bigint,
+  end: bigint,
+): Map<string, bigint> {
   const hasWaking = events.some((e) => e.name === 'sched_waking');
   type Moment = { ts: bigint; kind: number; order: number; state: string };
   const moments: Moment[] = [];
   for (const e of events) {
     if (e.name === 'sched_switch') {
-      if (Number(e.fields.prev_pid) === tid) moments.push({ ts: e.ts, kind: 0, order: e.order, state: e.fields.prev_state! });
+      if (Number(e.fields.prev_pid) === tid)
+        moments.push({ ts: e.ts, kind: 0, order: e.order, state: e.fields.prev_state! });
       if (Number(e.fields.next_pid) === tid) moments.push({ ts: e.ts, kind: 2, order: e.order, state: 'Running' });
-    } else if (((e.name === 'sched_waking') || (e.name === 'sched_wakeup' && !hasWaking) || e.name === 'sched_wakeup_new') && Number(e.fields.pid) === tid) {
+    } else if (
+      (e.name === 'sched_waking' || (e.name === 'sched_wakeup' && !hasWaking) || e.name === 'sched_wakeup_new') &&
+      Number(e.fields.pid) === tid
+    ) {
       moments.push({ ts: e.ts, kind: 1, order: e.order, state: 'R' });
     }
   }
   moments.sort((x, y) => (x.ts < y.ts ? -1 : x.ts > y.ts ? 1 : x.kind - y.kind || x.order - y.order));
   // A wakeup counts only right after a switch-out into a blocked (not R...) state.
-  const kept = moments.filter((m, i) => m.kind !== 1 || (i > 0 && moments[i - 1]!.kind === 0 && !moments[i - 1]!.state.startsWith('R')));
+  const kept = moments.filter(
+    (m, i) => m.kind !== 1 || (i > 0 && moments[i - 1]!.kind === 0 && !moments[i - 1]!.state.startsWith('R')),
+  );
   const out = new Map<string, bigint>();
   kept.forEach((m, i) => {
     const stop = i + 1 < kept.length ? kept[i + 1]!.ts : end;

@@ -52,7 +52,9 @@ async function expectCount(expr: string, want: number): Promise<void> {
 }
 
 async function total(expr: string): Promise<number> {
-  const r = await app.inject({ url: `/api/traces/${id}/event_list?t0=0&t1=${10n ** 13n}&count=1&expr=${encodeURIComponent(expr)}` });
+  const r = await app.inject({
+    url: `/api/traces/${id}/event_list?t0=0&t1=${10n ** 13n}&count=1&expr=${encodeURIComponent(expr)}`,
+  });
   expect(r.statusCode, r.body).toBe(200);
   return (r.json() as { total: number }).total;
 }
@@ -64,26 +66,44 @@ describe('field filters on args', () => {
   });
 
   it('compares numbers', async () => {
-    await expectCount('bytes_alloc >= 64', lines.filter((l) => l.fields.bytes_alloc !== undefined && Number(l.fields.bytes_alloc) >= 64).length);
+    await expectCount(
+      'bytes_alloc >= 64',
+      lines.filter((l) => l.fields.bytes_alloc !== undefined && Number(l.fields.bytes_alloc) >= 64).length,
+    );
     await expectCount('vec == 7', lines.filter((l) => l.fields.vec === '7').length);
   });
 
   it('matches text: substring, glob, and combined', async () => {
-    await expectCount('gfp_flags ~ __GFP_ZERO', lines.filter((l) => (l.fields.gfp_flags ?? '').includes('__GFP_ZERO')).length);
+    await expectCount(
+      'gfp_flags ~ __GFP_ZERO',
+      lines.filter((l) => (l.fields.gfp_flags ?? '').includes('__GFP_ZERO')).length,
+    );
     await expectCount('call_site ~ "alloc_*"', lines.filter((l) => /^alloc_/.test(l.fields.call_site ?? '')).length);
-    await expectCount('bytes_req < 100 && !(gfp_flags ~ ACCOUNT)', 
-      lines.filter((l) => l.fields.bytes_req !== undefined && Number(l.fields.bytes_req) < 100 && !(l.fields.gfp_flags ?? '').includes('ACCOUNT')).length,
+    await expectCount(
+      'bytes_req < 100 && !(gfp_flags ~ ACCOUNT)',
+      lines.filter(
+        (l) =>
+          l.fields.bytes_req !== undefined &&
+          Number(l.fields.bytes_req) < 100 &&
+          !(l.fields.gfp_flags ?? '').includes('ACCOUNT'),
+      ).length,
     );
   });
 
   it('search finds field values, and steps through their events', async () => {
-    const r = (await app.inject({ url: `/api/traces/${id}/search?q=lsm_blob_alloc` })).json() as { values: Array<{ table: string; field: string; value: string; count: number }> };
+    const r = (await app.inject({ url: `/api/traces/${id}/search?q=lsm_blob_alloc` })).json() as {
+      values: Array<{ table: string; field: string; value: string; count: number }>;
+    };
     const hit = r.values.find((v) => v.table === 'args' && v.field === 'call_site');
     expect(hit).toBeDefined();
     const want = lines.filter((l) => (l.fields.call_site ?? '').replace(/\/0x[0-9a-f]+$/, '') === hit!.value).length;
     expect(want).toBeGreaterThan(0);
     expect(hit!.count).toBe(want);
-    const m = (await app.inject({ url: `/api/traces/${id}/search/matches?kind=value&table=args&field=call_site&value=${encodeURIComponent(hit!.value)}` })).json() as { total: number };
+    const m = (
+      await app.inject({
+        url: `/api/traces/${id}/search/matches?kind=value&table=args&field=call_site&value=${encodeURIComponent(hit!.value)}`,
+      })
+    ).json() as { total: number };
     expect(m.total).toBe(want);
   });
 });

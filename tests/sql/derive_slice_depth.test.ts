@@ -23,7 +23,13 @@ let db: Engine;
 
 beforeAll(async () => {
   db = await newTraceDb();
-  const ev = (id: number, t: number, utid: number, extra: Record<string, unknown> = {}) => ({ id, ts: ms(t), cpu: 0, utid, ...extra });
+  const ev = (id: number, t: number, utid: number, extra: Record<string, unknown> = {}) => ({
+    id,
+    ts: ms(t),
+    cpu: 0,
+    utid,
+    ...extra,
+  });
   await insert(db, 'mm_vmscan_direct_reclaim_begin', [
     ev(1, 0, 1, { event: 'mm_vmscan_direct_reclaim_begin', order: 0 }),
     ev(21, 21, 1, { event: 'mm_vmscan_direct_reclaim_begin', order: 0 }),
@@ -49,7 +55,9 @@ beforeAll(async () => {
   ]);
   // thread 3: a shrinker call whose end was lost; the thread reclaims again 7.7 ms later
   await insert(db, 'mm_shrink_slab_start', [ev(50, 50, 3, { shrink: 'super_cache_scan' })]);
-  await insert(db, 'mm_vmscan_lru_shrink_inactive', [ev(51, 57.7, 3, { nr_scanned: 32, nr_reclaimed: 0, priority: 4 })]);
+  await insert(db, 'mm_vmscan_lru_shrink_inactive', [
+    ev(51, 57.7, 3, { nr_scanned: 32, nr_reclaimed: 0, priority: 4 }),
+  ]);
   await insert(db, 'workqueue_execute_start', [ev(20, 20, 1, { work: '0xa', function: 'wb_workfn' })]);
   await insert(db, 'workqueue_execute_end', [ev(25, 25, 1, { work: '0xa', function: 'wb_workfn' })]);
   await deriveSched(db);
@@ -61,7 +69,8 @@ afterAll(() => db.close());
 describe('derive_slices depth', () => {
   it('nests all categories on a thread by time; slices whose end was lost end at the next begin of their kind', async () => {
     const rows = await db.query('SELECT id, utid, category, dur, depth, end_id FROM slice ORDER BY id');
-    const state = (r: Record<string, unknown>) => (r.end_id !== null ? 'closed' : r.dur === -1n ? 'open' : `end lost, ${Number(r.dur) / 1e6} ms`);
+    const state = (r: Record<string, unknown>) =>
+      r.end_id !== null ? 'closed' : r.dur === -1n ? 'open' : `end lost, ${Number(r.dur) / 1e6} ms`;
     expect(rows.map((r) => [Number(r.id), r.utid, r.category, state(r), r.depth])).toEqual([
       [1, 1, 'direct_reclaim', 'closed', 0],
       [2, 1, 'shrinker', 'closed', 1],

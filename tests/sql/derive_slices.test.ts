@@ -65,8 +65,25 @@ beforeAll(async () => {
     { id: 41, ts: T + ms(2), cpu: 0, utid: 1, nr_scanned: 64, nr_reclaimed: 5, priority: 10 },
     { id: 42, ts: T + ms(101.5), cpu: 1, utid: 2, nr_scanned: 32, nr_reclaimed: 32, priority: 12 },
   ]);
-  const sw = (id: number, t: number, cpu: number, utid: number, prev: [string, number, string], next: [string, number]) => ({
-    id, ts: T + ms(t), cpu, utid, prev_comm: prev[0], prev_pid: prev[1], prev_prio: 120, prev_state: prev[2], next_comm: next[0], next_pid: next[1], next_prio: 120,
+  const sw = (
+    id: number,
+    t: number,
+    cpu: number,
+    utid: number,
+    prev: [string, number, string],
+    next: [string, number],
+  ) => ({
+    id,
+    ts: T + ms(t),
+    cpu,
+    utid,
+    prev_comm: prev[0],
+    prev_pid: prev[1],
+    prev_prio: 120,
+    prev_state: prev[2],
+    next_comm: next[0],
+    next_pid: next[1],
+    next_prio: 120,
   });
   await insert(db, 'sched_switch', [
     sw(50, 300, 0, 4, ['fsync', 812, 'S'], ['swapper/0', 0]),
@@ -77,17 +94,42 @@ beforeAll(async () => {
     sw(63, 308, 0, 0, ['swapper/0', 0, 'R'], ['fsync', 812]),
     sw(71, 401, 1, 0, ['swapper/1', 0, 'R'], ['dd', 4242]),
   ]);
-  const wk = (id: number, t: number, pid: number) => ({ id, ts: T + ms(t), cpu: 1, utid: 3, comm: 'x', pid, prio: 120, target_cpu: 1 });
+  const wk = (id: number, t: number, pid: number) => ({
+    id,
+    ts: T + ms(t),
+    cpu: 1,
+    utid: 3,
+    comm: 'x',
+    pid,
+    prio: 120,
+    target_cpu: 1,
+  });
   await insert(db, 'sched_waking', [wk(51, 301, 812), wk(53, 301.5, 812), wk(60, 307, 812), wk(70, 400, 4242)]);
-  const mg = (id: number, t: number, pid: number, orig: number, dest: number) => ({ id, ts: T + ms(t), cpu: 1, utid: 3, comm: 'fsync', pid, prio: 120, orig_cpu: orig, dest_cpu: dest });
-  await insert(db, 'sched_migrate_task', [mg(52, 301, 812, 0, 1), mg(56, 303.5, 812, 1, 0), mg(61, 307, 812, 0, 1), mg(62, 307.5, 812, 1, 0)]);
+  const mg = (id: number, t: number, pid: number, orig: number, dest: number) => ({
+    id,
+    ts: T + ms(t),
+    cpu: 1,
+    utid: 3,
+    comm: 'fsync',
+    pid,
+    prio: 120,
+    orig_cpu: orig,
+    dest_cpu: dest,
+  });
+  await insert(db, 'sched_migrate_task', [
+    mg(52, 301, 812, 0, 1),
+    mg(56, 303.5, 812, 1, 0),
+    mg(61, 307, 812, 0, 1),
+    mg(62, 307.5, 812, 1, 0),
+  ]);
   await deriveSched(db);
   await deriveSlices(db);
 });
 
 afterAll(() => db.close());
 
-const slices = () => db.query('SELECT id, ts, dur, utid, cpu, category, name, depth, begin_id, end_id FROM slice ORDER BY id');
+const slices = () =>
+  db.query('SELECT id, ts, dur, utid, cpu, category, name, depth, begin_id, end_id FROM slice ORDER BY id');
 const tracks = () => db.query('SELECT id, name, unit, utid, cpu, description FROM counter_track ORDER BY id');
 const counters = () => db.query('SELECT id, ts, track_id, value FROM counter ORDER BY track_id, ts');
 const flows = () => db.query('SELECT id, slice_out, slice_in, kind FROM flow ORDER BY id');
@@ -95,15 +137,114 @@ const flows = () => db.query('SELECT id, slice_out, slice_in, kind FROM flow ORD
 describe('derive_slices', () => {
   it('fills slices with depth and open ends', async () => {
     expect(await slices()).toEqual([
-      { id: 10n, ts: T, dur: ms(10), utid: 1, cpu: 0, category: 'shrinker', name: 'super_cache_scan', depth: 0, begin_id: 10n, end_id: 11n },
-      { id: 12n, ts: T + ms(20), dur: -1n, utid: 1, cpu: 0, category: 'shrinker', name: 'super_cache_scan', depth: 0, begin_id: 12n, end_id: null },
-      { id: 20n, ts: T + ms(100), dur: ms(5), utid: 2, cpu: 1, category: 'direct_reclaim', name: 'direct reclaim', depth: 0, begin_id: 20n, end_id: 25n },
-      { id: 21n, ts: T + ms(101), dur: ms(1), utid: 2, cpu: 1, category: 'shrinker', name: 'ext4_es_scan', depth: 1, begin_id: 21n, end_id: 22n },
-      { id: 23n, ts: T + ms(103), dur: ms(1), utid: 2, cpu: 1, category: 'memcg_reclaim', name: 'memcg soft-limit reclaim', depth: 1, begin_id: 23n, end_id: 24n },
-      { id: 26n, ts: T + ms(200), dur: -1n, utid: 2, cpu: 1, category: 'memcg_reclaim', name: 'memcg reclaim', depth: 0, begin_id: 26n, end_id: null },
-      { id: 30n, ts: T + ms(50), dur: ms(1), utid: 3, cpu: 0, category: 'workqueue', name: 'blk_mq_run_work_fn', depth: 0, begin_id: 30n, end_id: 31n },
-      { id: 32n, ts: T + ms(52), dur: ms(1), utid: 3, cpu: 0, category: 'workqueue', name: 'vmstat_update', depth: 0, begin_id: 32n, end_id: null },
-      { id: 33n, ts: T + ms(53), dur: ms(7), utid: 3, cpu: 0, category: 'workqueue', name: 'wb_workfn', depth: 0, begin_id: 33n, end_id: 34n },
+      {
+        id: 10n,
+        ts: T,
+        dur: ms(10),
+        utid: 1,
+        cpu: 0,
+        category: 'shrinker',
+        name: 'super_cache_scan',
+        depth: 0,
+        begin_id: 10n,
+        end_id: 11n,
+      },
+      {
+        id: 12n,
+        ts: T + ms(20),
+        dur: -1n,
+        utid: 1,
+        cpu: 0,
+        category: 'shrinker',
+        name: 'super_cache_scan',
+        depth: 0,
+        begin_id: 12n,
+        end_id: null,
+      },
+      {
+        id: 20n,
+        ts: T + ms(100),
+        dur: ms(5),
+        utid: 2,
+        cpu: 1,
+        category: 'direct_reclaim',
+        name: 'direct reclaim',
+        depth: 0,
+        begin_id: 20n,
+        end_id: 25n,
+      },
+      {
+        id: 21n,
+        ts: T + ms(101),
+        dur: ms(1),
+        utid: 2,
+        cpu: 1,
+        category: 'shrinker',
+        name: 'ext4_es_scan',
+        depth: 1,
+        begin_id: 21n,
+        end_id: 22n,
+      },
+      {
+        id: 23n,
+        ts: T + ms(103),
+        dur: ms(1),
+        utid: 2,
+        cpu: 1,
+        category: 'memcg_reclaim',
+        name: 'memcg soft-limit reclaim',
+        depth: 1,
+        begin_id: 23n,
+        end_id: 24n,
+      },
+      {
+        id: 26n,
+        ts: T + ms(200),
+        dur: -1n,
+        utid: 2,
+        cpu: 1,
+        category: 'memcg_reclaim',
+        name: 'memcg reclaim',
+        depth: 0,
+        begin_id: 26n,
+        end_id: null,
+      },
+      {
+        id: 30n,
+        ts: T + ms(50),
+        dur: ms(1),
+        utid: 3,
+        cpu: 0,
+        category: 'workqueue',
+        name: 'blk_mq_run_work_fn',
+        depth: 0,
+        begin_id: 30n,
+        end_id: 31n,
+      },
+      {
+        id: 32n,
+        ts: T + ms(52),
+        dur: ms(1),
+        utid: 3,
+        cpu: 0,
+        category: 'workqueue',
+        name: 'vmstat_update',
+        depth: 0,
+        begin_id: 32n,
+        end_id: null,
+      },
+      {
+        id: 33n,
+        ts: T + ms(53),
+        dur: ms(7),
+        utid: 3,
+        cpu: 0,
+        category: 'workqueue',
+        name: 'wb_workfn',
+        depth: 0,
+        begin_id: 33n,
+        end_id: 34n,
+      },
     ]);
   });
 
@@ -112,7 +253,8 @@ describe('derive_slices', () => {
       kp: 'scan priority of each shrink_inactive_list() pass by this kswapd (12 = DEF_PRIORITY; each step lower scans twice as much)',
       rec: 'pages reclaimed by each shrink_inactive_list() pass of this thread (mm_vmscan_lru_shrink_inactive)',
       scan: 'pages scanned by each shrink_inactive_list() pass of this thread (mm_vmscan_lru_shrink_inactive)',
-      slab: (s: string) => `${s}: objects in the cache at each call of this shrinker, all callers (mm_shrink_slab_start cache_items)`,
+      slab: (s: string) =>
+        `${s}: objects in the cache at each call of this shrinker, all callers (mm_shrink_slab_start cache_items)`,
     };
     expect(await tracks()).toEqual([
       { id: 1, name: 'kswapd priority', unit: 'priority', utid: 1, cpu: null, description: d.kp },
@@ -121,7 +263,14 @@ describe('derive_slices', () => {
       { id: 4, name: 'lru nr_scanned', unit: 'pages', utid: 1, cpu: null, description: d.scan },
       { id: 5, name: 'lru nr_scanned', unit: 'pages', utid: 2, cpu: null, description: d.scan },
       { id: 6, name: 'slab cache_items', unit: 'objects', utid: null, cpu: null, description: d.slab('ext4_es_scan') },
-      { id: 7, name: 'slab cache_items', unit: 'objects', utid: null, cpu: null, description: d.slab('super_cache_scan') },
+      {
+        id: 7,
+        name: 'slab cache_items',
+        unit: 'objects',
+        utid: null,
+        cpu: null,
+        description: d.slab('super_cache_scan'),
+      },
     ]);
     expect(await counters()).toEqual([
       { id: 40n, ts: T + ms(1), track_id: 1, value: 12 },

@@ -35,8 +35,25 @@ beforeAll(async () => {
     { utid: 14, tid: 15, name: 'migration/0' },
     { utid: 20, tid: 812, name: 'fsync-loop', start_ts: T + ms(1000) }, // pid 812 reused later
   ]);
-  const mig = (id: number, ts: bigint, cpu: number, mover: number, pid: number, comm: string, orig: number, dest: number) => ({
-    id, ts, cpu, utid: mover, comm, pid, prio: 120, orig_cpu: orig, dest_cpu: dest,
+  const mig = (
+    id: number,
+    ts: bigint,
+    cpu: number,
+    mover: number,
+    pid: number,
+    comm: string,
+    orig: number,
+    dest: number,
+  ) => ({
+    id,
+    ts,
+    cpu,
+    utid: mover,
+    comm,
+    pid,
+    prio: 120,
+    orig_cpu: orig,
+    dest_cpu: dest,
   });
   await insert(db, 'sched_migrate_task', [
     mig(100, T, 1, 11, 812, 'fsync-loop', 0, 1),
@@ -54,7 +71,16 @@ beforeAll(async () => {
     mig(306, T + ms(105.5), 3, 12, 900, 'dbench', 3, 3), // orig = dest: ignored
     mig(307, T + ms(105.6), 3, 12, 0, 'swapper/3', 3, 0), // pid 0: ignored
   ]);
-  const waking = (id: number, ts: bigint, waker: number, pid: number, cpu: number) => ({ id, ts, cpu, utid: waker, comm: 'x', pid, prio: 120, target_cpu: cpu });
+  const waking = (id: number, ts: bigint, waker: number, pid: number, cpu: number) => ({
+    id,
+    ts,
+    cpu,
+    utid: waker,
+    comm: 'x',
+    pid,
+    prio: 120,
+    target_cpu: cpu,
+  });
   await insert(db, 'sched_waking', [
     waking(99, T - ms(0.01), 11, 812, 1), // 100 at wakeup: kworker/1:1H on CPU 1 wakes and pulls it
     waking(101, T + ms(1.99), 12, 812, 0), // 102 at wakeup: kworker/u8:0 on CPU 0
@@ -63,8 +89,25 @@ beforeAll(async () => {
     waking(50, T + ms(50), 12, 900, 0), // 50 ms before dbench's burst: too old to be its waker
   ]);
   // 812 runs 0.5, 0.1, 0.2 and 0.3 ms after each move of its first burst
-  const sw = (id: number, ts: bigint, cpu: number, pid: number) => ({ id, ts, cpu, utid: 99, prev_comm: 'x', prev_pid: 1, prev_prio: 120, prev_state: 'S', next_comm: 'fsync-loop', next_pid: pid, next_prio: 120 });
-  await insert(db, 'sched_switch', [sw(400, T + ms(0.5), 1, 812), sw(401, T + ms(2.1), 0, 812), sw(402, T + ms(4.2), 1, 812), sw(403, T + ms(6.3), 0, 812)]);
+  const sw = (id: number, ts: bigint, cpu: number, pid: number) => ({
+    id,
+    ts,
+    cpu,
+    utid: 99,
+    prev_comm: 'x',
+    prev_pid: 1,
+    prev_prio: 120,
+    prev_state: 'S',
+    next_comm: 'fsync-loop',
+    next_pid: pid,
+    next_prio: 120,
+  });
+  await insert(db, 'sched_switch', [
+    sw(400, T + ms(0.5), 1, 812),
+    sw(401, T + ms(2.1), 0, 812),
+    sw(402, T + ms(4.2), 1, 812),
+    sw(403, T + ms(6.3), 0, 812),
+  ]);
 });
 
 afterAll(() => db.close());
@@ -74,27 +117,66 @@ describe('migration_pingpong', () => {
     expect(await findingsOf(db, 'migration_pingpong')).toEqual([
       // 0->1->0->1->0: bounces at 102, 104, 106 (2 at wakeup: 102, 104); 3 bounces / 6 ms = 500/s
       {
-        kind: 'wakeup', severity: 'info', ts_ns: T, dur_ns: ms(6), cpu: 1, tid: 812, comm: 'fsync-loop',
-        title: 'fsync-loop[812] bounced 3 times between CPUs 0,1 in 6.0 ms (500/s), 2 of them at wakeup (woken most by kworker/1:1H[55] on CPU 1)',
+        kind: 'wakeup',
+        severity: 'info',
+        ts_ns: T,
+        dur_ns: ms(6),
+        cpu: 1,
+        tid: 812,
+        comm: 'fsync-loop',
+        title:
+          'fsync-loop[812] bounced 3 times between CPUs 0,1 in 6.0 ms (500/s), 2 of them at wakeup (woken most by kworker/1:1H[55] on CPU 1)',
         values: {
-          pid: 812, comm: 'fsync-loop', cpus: [0, 1], bounces: 3n, migrations: 4n, rate_per_s: 500,
-          wakeup_bounces: 2n, balance_bounces: 1n, wakeup_migrations: 3n, balance_migrations: 1n, wait_ns: ms(1.1),
-          movers: [{ tid: 55, comm: 'kworker/1:1H', cpu: 1, utid: 11, count: 3n }, { tid: 60, comm: 'kworker/u8:0', cpu: 0, utid: 12, count: 1n }],
+          pid: 812,
+          comm: 'fsync-loop',
+          cpus: [0, 1],
+          bounces: 3n,
+          migrations: 4n,
+          rate_per_s: 500,
+          wakeup_bounces: 2n,
+          balance_bounces: 1n,
+          wakeup_migrations: 3n,
+          balance_migrations: 1n,
+          wait_ns: ms(1.1),
+          movers: [
+            { tid: 55, comm: 'kworker/1:1H', cpu: 1, utid: 11, count: 3n },
+            { tid: 60, comm: 'kworker/u8:0', cpu: 0, utid: 12, count: 1n },
+          ],
           // 100 <- waking 99, 102 <- 101, 104 <- 103, 106 <- 105
-          wakers: [{ tid: 55, comm: 'kworker/1:1H', cpu: 1, utid: 11, count: 2n }, { tid: 60, comm: 'kworker/u8:0', cpu: 0, utid: 12, count: 2n }],
+          wakers: [
+            { tid: 55, comm: 'kworker/1:1H', cpu: 1, utid: 11, count: 2n },
+            { tid: 60, comm: 'kworker/u8:0', cpu: 0, utid: 12, count: 2n },
+          ],
         },
         event_ids: [99n, 100n, 101n, 102n, 103n, 104n, 105n, 106n],
       },
       // 0->1->2->0->1->2->3: 302, 303, 304 return to a CPU left 2 migrations before; 305 goes to a new CPU.
       // No waking near: load balancing
       {
-        kind: 'balance', severity: 'info', ts_ns: T + ms(100), dur_ns: ms(5), cpu: 0, tid: 900, comm: 'dbench',
-        title: 'dbench[900] bounced 3 times between CPUs 0,1,2,3 in 5.0 ms (600/s), by load balancing (moved most by kworker/u8:0[60] on CPU 1)',
+        kind: 'balance',
+        severity: 'info',
+        ts_ns: T + ms(100),
+        dur_ns: ms(5),
+        cpu: 0,
+        tid: 900,
+        comm: 'dbench',
+        title:
+          'dbench[900] bounced 3 times between CPUs 0,1,2,3 in 5.0 ms (600/s), by load balancing (moved most by kworker/u8:0[60] on CPU 1)',
         values: {
-          pid: 900, comm: 'dbench', cpus: [0, 1, 2, 3], bounces: 3n, migrations: 6n, rate_per_s: 600,
-          wakeup_bounces: 0n, balance_bounces: 3n, wakeup_migrations: 0n, balance_migrations: 6n, wait_ns: 0n,
+          pid: 900,
+          comm: 'dbench',
+          cpus: [0, 1, 2, 3],
+          bounces: 3n,
+          migrations: 6n,
+          rate_per_s: 600,
+          wakeup_bounces: 0n,
+          balance_bounces: 3n,
+          wakeup_migrations: 0n,
+          balance_migrations: 6n,
+          wait_ns: 0n,
           movers: [
-            { tid: 60, comm: 'kworker/u8:0', cpu: 1, utid: 12, count: 2n }, { tid: 60, comm: 'kworker/u8:0', cpu: 2, utid: 12, count: 2n },
+            { tid: 60, comm: 'kworker/u8:0', cpu: 1, utid: 12, count: 2n },
+            { tid: 60, comm: 'kworker/u8:0', cpu: 2, utid: 12, count: 2n },
             { tid: 15, comm: 'migration/0', cpu: 0, utid: 14, count: 1n },
           ],
         },
@@ -102,7 +184,10 @@ describe('migration_pingpong', () => {
       },
     ]);
     const ranked = await rankedOf(db, 'migration_pingpong');
-    expect(ranked.map((f) => [f.kind, f.impact_ns])).toEqual([['wakeup', ms(1.1)], ['balance', 0n]]);
+    expect(ranked.map((f) => [f.kind, f.impact_ns])).toEqual([
+      ['wakeup', ms(1.1)],
+      ['balance', 0n],
+    ]);
   });
 
   it('rates ping-pong at wakeup above balancing, and honours window_ns', async () => {
@@ -118,7 +203,10 @@ describe('migration_pingpong', () => {
       ['info', 'balance', T + ms(100), 3n],
     ]);
     const b = await findingsOf(db, 'migration_pingpong', { 'migration_pingpong.balance_warn_bounces': '3' });
-    expect(b.map((x) => [x.severity, x.kind])).toEqual([['warn', 'balance'], ['info', 'wakeup']]);
+    expect(b.map((x) => [x.severity, x.kind])).toEqual([
+      ['warn', 'balance'],
+      ['info', 'wakeup'],
+    ]);
     // with a 1.9 ms window, 812's migrations 2 ms apart no longer chain, and dbench's
     // returns come 2 ms after leaving a CPU: no bounces anywhere
     const g = await findingsOf(db, 'migration_pingpong', { 'migration_pingpong.window_ns': '1.9ms' });
@@ -127,8 +215,30 @@ describe('migration_pingpong', () => {
 
   it('summarises migrations per task per second of trace', async () => {
     expect(await summaryOf(db, 'migration_pingpong')).toEqual([
-      { pid: 812, task: 'fsync-loop', migrations: 6n, migrations_per_sec: 3, bounces: 4n, wakeup_migrations: 3n, balance_migrations: 3n, cpus: 2n, first_ts: T, last_ts: T + ms(26) + 1n },
-      { pid: 900, task: 'dbench', migrations: 6n, migrations_per_sec: 3, bounces: 3n, wakeup_migrations: 0n, balance_migrations: 6n, cpus: 4n, first_ts: T + ms(100), last_ts: T + ms(105) },
+      {
+        pid: 812,
+        task: 'fsync-loop',
+        migrations: 6n,
+        migrations_per_sec: 3,
+        bounces: 4n,
+        wakeup_migrations: 3n,
+        balance_migrations: 3n,
+        cpus: 2n,
+        first_ts: T,
+        last_ts: T + ms(26) + 1n,
+      },
+      {
+        pid: 900,
+        task: 'dbench',
+        migrations: 6n,
+        migrations_per_sec: 3,
+        bounces: 3n,
+        wakeup_migrations: 0n,
+        balance_migrations: 6n,
+        cpus: 4n,
+        first_ts: T + ms(100),
+        last_ts: T + ms(105),
+      },
     ]);
   });
 });

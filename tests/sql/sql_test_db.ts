@@ -70,12 +70,20 @@ export async function findingsOf(
   const { findings } = await runDetectors(engine, { detectors: [detector], params });
   const first = (f: Finding) => f.event_ids[0] ?? -1n;
   return [...findings]
-    .sort((a, b) => SEV[a.severity] - SEV[b.severity] || (a.ts_ns < b.ts_ns ? -1 : a.ts_ns > b.ts_ns ? 1 : first(a) < first(b) ? -1 : first(a) > first(b) ? 1 : 0))
+    .sort(
+      (a, b) =>
+        SEV[a.severity] - SEV[b.severity] ||
+        (a.ts_ns < b.ts_ns ? -1 : a.ts_ns > b.ts_ns ? 1 : first(a) < first(b) ? -1 : first(a) > first(b) ? 1 : 0),
+    )
     .map(({ utid: _u, detector: _d, id: _i, rank: _r, parent_id: _p, impact_ns: _m, ...rest }) => rest);
 }
 
 /** The findings of one detector as the runner ranks them (worst first), with id, rank, impact and parent. */
-export async function rankedOf(engine: Engine, detector: string, params: Record<string, string> = {}): Promise<Finding[]> {
+export async function rankedOf(
+  engine: Engine,
+  detector: string,
+  params: Record<string, string> = {},
+): Promise<Finding[]> {
   return (await runDetectors(engine, { detectors: [detector], params })).findings;
 }
 

@@ -42,7 +42,13 @@ describe('stallscope CLI', () => {
     const r = await stallscope(['info', K4X, '--json']);
     expect(r.code).toBe(0);
     const info = JSON.parse(r.stdout);
-    expect(info).toMatchObject({ format: 'tracefs_text', cpus: 4, events_total: 19, lost_events: 0, unparsed_lines: 0 });
+    expect(info).toMatchObject({
+      format: 'tracefs_text',
+      cpus: 4,
+      events_total: 19,
+      lost_events: 0,
+      unparsed_lines: 0,
+    });
     expect(Object.values(info.events_by_name as Record<string, number>).reduce((a, b) => a + b, 0)).toBe(19);
     expect(info.events_by_name.mm_vmscan_writepage).toBe(3); // lines 25-27
     // 6-decimal timestamps become exact ns; the file starts in second 5021.
@@ -66,25 +72,43 @@ describe('stallscope CLI', () => {
     // new keys only: the overview first, then findings, summaries, metrics and what each detector did
     expect(Object.keys(out)).toEqual(['trace', 'overview', 'findings', 'summaries', 'metrics', 'detectors']);
     // ranked worst first
-    expect(out.findings.map((f: { rank: number }) => f.rank)).toEqual(out.findings.map((_: unknown, i: number) => i + 1));
+    expect(out.findings.map((f: { rank: number }) => f.rank)).toEqual(
+      out.findings.map((_: unknown, i: number) => i + 1),
+    );
     const detectors = new Set(out.findings.map((f: { detector: string }) => f.detector));
-    expect(detectors).toEqual(new Set(['kswapd_escalation', 'shrinker_blocking', 'reclaim_writeback', 'direct_reclaim_stall']));
+    expect(detectors).toEqual(
+      new Set(['kswapd_escalation', 'shrinker_blocking', 'reclaim_writeback', 'direct_reclaim_stall']),
+    );
     const shrinker = out.findings.find((f: { detector: string }) => f.detector === 'shrinker_blocking');
     expect(shrinker.values.shrinker).toBe('super_cache_scan');
     expect(shrinker.dur_ns).toBe(252_785_000); // 252.785 ms between the two lines
-    const esc = out.findings.find((f: { detector: string; kind: string }) => f.detector === 'kswapd_escalation' && f.kind === 'escalation');
+    const esc = out.findings.find(
+      (f: { detector: string; kind: string }) => f.detector === 'kswapd_escalation' && f.kind === 'escalation',
+    );
     expect(esc.values.min_priority).toBe(1);
   });
 
   it('--sort time --top N: the first N findings in time order; the text report opens with the overview', async () => {
-    const all = JSON.parse((await stallscope(['analyze', K4X, '--json', '--sort', 'time'])).stdout).findings as Array<{ ts_ns: number; id: number; parent_id: number | null }>;
+    const all = JSON.parse((await stallscope(['analyze', K4X, '--json', '--sort', 'time'])).stdout).findings as Array<{
+      ts_ns: number;
+      id: number;
+      parent_id: number | null;
+    }>;
     const ts = all.map((f) => f.ts_ns);
     expect(ts).toEqual([...ts].sort((a, b) => a - b));
-    const top = JSON.parse((await stallscope(['analyze', K4X, '--json', '--sort', 'time', '--top', '2'])).stdout).findings as typeof all;
-    expect(top.map((f) => f.id)).toEqual(all.filter((f) => f.parent_id === null).slice(0, 2).map((f) => f.id));
+    const top = JSON.parse((await stallscope(['analyze', K4X, '--json', '--sort', 'time', '--top', '2'])).stdout)
+      .findings as typeof all;
+    expect(top.map((f) => f.id)).toEqual(
+      all
+        .filter((f) => f.parent_id === null)
+        .slice(0, 2)
+        .map((f) => f.id),
+    );
     const text = (await stallscope(['analyze', K4X, '--top', '1'])).stdout;
     expect(text.indexOf('-- overview')).toBeLessThan(text.indexOf('-- findings'));
-    expect(text).toMatch(/^ {2}\[CRITICAL\] +super_cache_scan: 1 call, 1 over 100 ms, worst 252\.8 ms in kswapd0 +\(finding:\d+\)$/m);
+    expect(text).toMatch(
+      /^ {2}\[CRITICAL\] +super_cache_scan: 1 call, 1 over 100 ms, worst 252\.8 ms in kswapd0 +\(finding:\d+\)$/m,
+    );
     expect(text).toMatch(/-- findings, worst first \(top 1 of \d+\)/);
     const bad = await stallscope(['analyze', K4X, '--sort', 'size']);
     expect(bad.code).toBe(1);
@@ -99,17 +123,32 @@ describe('stallscope CLI', () => {
     const lines = r.stdout.split('\n');
     expect(lines[0]).toBe(`${shrinker.title}, at 5021.530120 on CPU ${shrinker.cpu}.`);
     expect(r.stdout).toMatch(/^Values: shrinker super_cache_scan, /m);
-    expect(r.stdout).toMatch(new RegExp(`^Link: https://stalls\\.example/\\?trace=${out.trace.id}&t0=\\d+&t1=\\d+&sel=finding:${shrinker.id}$`, 'm'));
+    expect(r.stdout).toMatch(
+      new RegExp(
+        `^Link: https://stalls\\.example/\\?trace=${out.trace.id}&t0=\\d+&t1=\\d+&sel=finding:${shrinker.id}$`,
+        'm',
+      ),
+    );
     const missing = await stallscope(['excerpt', K4X, 'finding:1']);
     expect(missing.code).toBe(1);
     expect(missing.stderr).toMatch(/no finding 1 in this trace/);
   });
 
   it('--detector and --param narrow and tune the run', async () => {
-    const r = await stallscope(['analyze', K4X, '--json', '--detector', 'shrinker_blocking', '--param', 'shrinker_blocking.critical_ns=1000000000']);
+    const r = await stallscope([
+      'analyze',
+      K4X,
+      '--json',
+      '--detector',
+      'shrinker_blocking',
+      '--param',
+      'shrinker_blocking.critical_ns=1000000000',
+    ]);
     expect(r.code).toBe(0);
     const out = JSON.parse(r.stdout);
-    expect(out.findings.map((f: { detector: string; severity: string }) => [f.detector, f.severity])).toEqual([['shrinker_blocking', 'warn']]);
+    expect(out.findings.map((f: { detector: string; severity: string }) => [f.detector, f.severity])).toEqual([
+      ['shrinker_blocking', 'warn'],
+    ]);
   });
 
   it('runs a user detector from --queries alongside the built-in ones', async () => {
@@ -132,7 +171,9 @@ describe('stallscope CLI', () => {
     const bad = path.join(ROOT, 'fixtures/handmade/bad_binary_not_trace.bin');
     const r = await stallscope(['ingest', bad]);
     expect(r.code).toBe(1);
-    expect(r.stderr.trim().split('\n').at(-1)).toMatch(/^stallscope: .*bad_binary_not_trace\.bin: offset 0: not a trace/);
+    expect(r.stderr.trim().split('\n').at(-1)).toMatch(
+      /^stallscope: .*bad_binary_not_trace\.bin: offset 0: not a trace/,
+    );
     const empty = await stallscope(['info', path.join(ROOT, 'fixtures/handmade/bad_empty.txt')]);
     expect(empty.code).toBe(1);
     expect(empty.stderr).toMatch(/bad_empty\.txt: .*no ftrace events/);
@@ -149,14 +190,16 @@ describe('stallscope CLI', () => {
     for (let i = 0; i < 17; i++) parts.push(member);
     const bomb = path.join(dataDir, 'bomb.txt.gz');
     fs.writeFileSync(bomb, Buffer.concat(parts));
-    const traces = () => (fs.existsSync(path.join(dataDir, 'traces')) ? fs.readdirSync(path.join(dataDir, 'traces')).sort() : []);
+    const traces = () =>
+      fs.existsSync(path.join(dataDir, 'traces')) ? fs.readdirSync(path.join(dataDir, 'traces')).sort() : [];
     const tracesBefore = traces();
     try {
       const r = await stallscope(['ingest', bomb]);
       expect(r.code).toBe(1);
-      const m = /^stallscope: .*bomb\.txt\.gz: offset \d+: refused as a likely decompression bomb: (\d+\.\d) MB of gzip data decompressed to (\d+\.\d) MB, more than 500 times/.exec(
-        r.stderr.trim().split('\n').at(-1) ?? '',
-      );
+      const m =
+        /^stallscope: .*bomb\.txt\.gz: offset \d+: refused as a likely decompression bomb: (\d+\.\d) MB of gzip data decompressed to (\d+\.\d) MB, more than 500 times/.exec(
+          r.stderr.trim().split('\n').at(-1) ?? '',
+        );
       expect(m, r.stderr).not.toBeNull();
       // Judged as soon as the output passes 500x the compressed bytes read (in 1 MiB reads of the 1.1 MB file),
       // long before the 1.1 GiB it would inflate to.
@@ -176,10 +219,15 @@ describe('stallscope CLI', () => {
     const file = path.join(ROOT, 'fixtures/reclaim_kswapd.v6.dat');
     // STALLSCOPE_STORE_WORKER=1 forces the store worker thread (this file is small), =0 one thread.
     for (const worker of ['1', '0']) {
-      const r = await stallscope(['ingest', file, '--force'], { STALLSCOPE_INGEST_MEMORY: '2MB', STALLSCOPE_STORE_WORKER: worker });
+      const r = await stallscope(['ingest', file, '--force'], {
+        STALLSCOPE_INGEST_MEMORY: '2MB',
+        STALLSCOPE_STORE_WORKER: worker,
+      });
       expect(r.code).toBe(1);
       // Progress lines may come first (stderr is not a terminal here): the error is its own line.
-      expect(r.stderr).toMatch(/^stallscope: .*reclaim_kswapd\.v6\.dat: building the trace model failed: .*Out of Memory/m);
+      expect(r.stderr).toMatch(
+        /^stallscope: .*reclaim_kswapd\.v6\.dat: building the trace model failed: .*Out of Memory/m,
+      );
       expect(r.stderr).not.toMatch(/\n\s+at /); // no stack trace
       expect(fs.readdirSync(path.join(dataDir, 'tmp'))).toEqual([]);
     }
@@ -225,7 +273,9 @@ describe('stallscope CLI', () => {
       // The first view's summaries exist as soon as the URL is printed.
       const overview = path.join(dataDir, 'traces', id, 'overview');
       expect(fs.readdirSync(overview).length).toBeGreaterThan(0);
-      const list = (await (await fetch(`http://127.0.0.1:${port}/api/traces`)).json()) as { traces: { id: string; status: string }[] };
+      const list = (await (await fetch(`http://127.0.0.1:${port}/api/traces`)).json()) as {
+        traces: { id: string; status: string }[];
+      };
       expect(list.traces.find((t) => t.id === id)?.status).toBe('ready');
     } finally {
       child.kill('SIGTERM');

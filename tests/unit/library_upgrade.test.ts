@@ -28,7 +28,9 @@ afterEach(async () => {
 const traceDir = (id: string) => path.join(dataDir, 'traces', id);
 
 async function modelVersionIn(lib: TraceLibrary, id: string): Promise<string | null> {
-  const rows = await (await lib.openEngine(id)).query<{ value: string }>(`SELECT value FROM trace_info WHERE key = 'model_version'`);
+  const rows = await (
+    await lib.openEngine(id)
+  ).query<{ value: string }>(`SELECT value FROM trace_info WHERE key = 'model_version'`);
   return rows[0]?.value ?? null;
 }
 

@@ -36,7 +36,9 @@ afterEach(async () => {
     }
   }
 });
-afterAll(() => { for (const d of dirs) fs.rmSync(d, { recursive: true, force: true }); });
+afterAll(() => {
+  for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
+});
 
 function freePort(): Promise<number> {
   return new Promise((res) => {
@@ -48,10 +50,25 @@ function freePort(): Promise<number> {
 }
 
 async function link(): Promise<string> {
-  const note = { id: 'AbCdEfGhIjKlMnOpQrStU_', anchor: { kind: 'range' as const, t0: 0, t1: 1000 }, text: 'look here', author: 'Alice', created_at: '2024-05-01T10:00:00Z', updated_at: '2024-05-01T10:00:00Z', version: 1 };
-  const facts = { sha256: TRACE_SHA, name: 'kernel4x_kswapd_escalation.txt', size: fs.statSync(TRACE).size, kernel: '4.19.0' };
+  const note = {
+    id: 'AbCdEfGhIjKlMnOpQrStU_',
+    anchor: { kind: 'range' as const, t0: 0, t1: 1000 },
+    text: 'look here',
+    author: 'Alice',
+    created_at: '2024-05-01T10:00:00Z',
+    updated_at: '2024-05-01T10:00:00Z',
+    version: 1,
+  };
+  const facts = {
+    sha256: TRACE_SHA,
+    name: 'kernel4x_kswapd_escalation.txt',
+    size: fs.statSync(TRACE).size,
+    kernel: '4.19.0',
+  };
   // Made on Alice's server, on another port, with her token in it.
-  return (await buildShareLink(`http://127.0.0.1:7999/?trace=${TRACE_SHA}&t0=0&t1=5000000&token=alices-secret`, facts, [note])).url;
+  return (
+    await buildShareLink(`http://127.0.0.1:7999/?trace=${TRACE_SHA}&t0=0&t1=5000000&token=alices-secret`, facts, [note])
+  ).url;
 }
 
 /** Starts `stallscope open ...`; resolves with the URL it prints (it keeps serving). */
@@ -60,8 +77,12 @@ async function openServing(args: string[]): Promise<{ url: string; stderr: strin
   children.push(child);
   let out = '';
   let err = '';
-  child.stdout!.on('data', (d) => { out += d; });
-  child.stderr!.on('data', (d) => { err += d; });
+  child.stdout!.on('data', (d) => {
+    out += d;
+  });
+  child.stderr!.on('data', (d) => {
+    err += d;
+  });
   const end = Date.now() + 60_000;
   for (;;) {
     const m = /stallscope is running at (\S+)/.exec(out);
@@ -75,21 +96,36 @@ async function openServing(args: string[]): Promise<{ url: string; stderr: strin
 describe('stallscope open URL [FILE]', () => {
   it('refuses a file that is not the linked trace, naming both hashes, and starts nothing', async () => {
     const dir = dataDir();
-    const r = await run('node', [BIN, 'open', await link(), OTHER, '--no-browser', '--data-dir', dir, '--port', String(await freePort())], { cwd: ROOT, timeout: 30_000 }).then(
+    const r = await run(
+      'node',
+      [BIN, 'open', await link(), OTHER, '--no-browser', '--data-dir', dir, '--port', String(await freePort())],
+      { cwd: ROOT, timeout: 30_000 },
+    ).then(
       () => ({ code: 0, stderr: '' }),
       (e: { code: number; stderr: string }) => e,
     );
     expect(r.code).toBe(1);
     expect(r.stderr).toContain('the link needs kernel4x_kswapd_escalation.txt');
-    expect(r.stderr).toContain(`${OTHER} is not the trace this link needs: its sha256 is ${OTHER_SHA}, the link's trace has sha256 ${TRACE_SHA}`);
+    expect(r.stderr).toContain(
+      `${OTHER} is not the trace this link needs: its sha256 is ${OTHER_SHA}, the link's trace has sha256 ${TRACE_SHA}`,
+    );
     expect(fs.existsSync(path.join(dir, 'traces')) ? fs.readdirSync(path.join(dir, 'traces')) : []).toEqual([]);
   });
 
-  it('ingests the right file and opens the link\'s view and notes on this server', async () => {
+  it("ingests the right file and opens the link's view and notes on this server", async () => {
     const dir = dataDir();
     const port = await freePort();
     const l = await link();
-    const { url, stderr } = await openServing(['open', l, TRACE, '--no-browser', '--data-dir', dir, '--port', String(port)]);
+    const { url, stderr } = await openServing([
+      'open',
+      l,
+      TRACE,
+      '--no-browser',
+      '--data-dir',
+      dir,
+      '--port',
+      String(port),
+    ]);
     expect(stderr).toContain('it carries 1 note');
     const u = new URL(url);
     const from = new URL(l);
@@ -103,14 +139,30 @@ describe('stallscope open URL [FILE]', () => {
   });
 
   it('without the file, serves the page that asks for it', async () => {
-    const { url, stderr } = await openServing(['open', await link(), '--no-browser', '--data-dir', dataDir(), '--port', String(await freePort())]);
+    const { url, stderr } = await openServing([
+      'open',
+      await link(),
+      '--no-browser',
+      '--data-dir',
+      dataDir(),
+      '--port',
+      String(await freePort()),
+    ]);
     expect(stderr).toContain('not in this library: the page asks for its file');
     expect(new URL(url).hash).toMatch(/^#link=v1\./);
   });
 
   it('a tampered fragment: says why, and opens the view without it', async () => {
     const l = (await link()).replace(/#link=v1\.(.{10})/, '#link=v1.$$$$$$$$$$');
-    const { url, stderr } = await openServing(['open', l, '--no-browser', '--data-dir', dataDir(), '--port', String(await freePort())]);
+    const { url, stderr } = await openServing([
+      'open',
+      l,
+      '--no-browser',
+      '--data-dir',
+      dataDir(),
+      '--port',
+      String(await freePort()),
+    ]);
     expect(stderr).toMatch(/The notes in this link are damaged \(character 1 \("\$"\) is not base64url/);
     expect(new URL(url).hash).toBe('');
     expect(new URL(url).searchParams.get('trace')).toBe(TRACE_SHA);
@@ -118,7 +170,10 @@ describe('stallscope open URL [FILE]', () => {
 
   it('refuses what is not a share link', async () => {
     for (const bad of ['http://127.0.0.1:7420/?trace=../../etc/passwd', 'http://127.0.0.1:7420/']) {
-      const r = await run('node', [BIN, 'open', bad, '--no-browser', '--data-dir', dataDir()], { cwd: ROOT, timeout: 30_000 }).then(
+      const r = await run('node', [BIN, 'open', bad, '--no-browser', '--data-dir', dataDir()], {
+        cwd: ROOT,
+        timeout: 30_000,
+      }).then(
         () => ({ code: 0, stderr: '' }),
         (e: { code: number; stderr: string }) => e,
       );
@@ -129,15 +184,32 @@ describe('stallscope open URL [FILE]', () => {
 });
 
 describe('the notes file from the command line', () => {
-  it('import-notes adds a file\'s notes (merged by id); export --format notes writes them back', async () => {
+  it("import-notes adds a file's notes (merged by id); export --format notes writes them back", async () => {
     const dir = dataDir();
     const notesFile = path.join(dir, 'from-alice.stallscope-notes.json');
-    const note = { id: 'AbCdEfGhIjKlMnOpQrStU_', anchor: { kind: 'range', t0: 0, t1: 1000, track: 'cpu#0' }, text: 'look *here*', author: 'Alice', created_at: '2024-05-01T10:00:00Z', updated_at: '2024-05-01T10:05:00Z', version: 2 };
-    fs.writeFileSync(notesFile, JSON.stringify({ format: 'stallscope-annotations', version: 1, trace: { sha256: TRACE_SHA, name: 'k.txt', size: 1 }, notes: [note] }));
-    const cli = (args: string[]) => run('node', [BIN, ...args, '--data-dir', dir], { cwd: ROOT, timeout: 60_000 }).then(
-      (r) => ({ code: 0, stderr: r.stderr }),
-      (e: { code: number; stderr: string }) => e,
+    const note = {
+      id: 'AbCdEfGhIjKlMnOpQrStU_',
+      anchor: { kind: 'range', t0: 0, t1: 1000, track: 'cpu#0' },
+      text: 'look *here*',
+      author: 'Alice',
+      created_at: '2024-05-01T10:00:00Z',
+      updated_at: '2024-05-01T10:05:00Z',
+      version: 2,
+    };
+    fs.writeFileSync(
+      notesFile,
+      JSON.stringify({
+        format: 'stallscope-annotations',
+        version: 1,
+        trace: { sha256: TRACE_SHA, name: 'k.txt', size: 1 },
+        notes: [note],
+      }),
     );
+    const cli = (args: string[]) =>
+      run('node', [BIN, ...args, '--data-dir', dir], { cwd: ROOT, timeout: 60_000 }).then(
+        (r) => ({ code: 0, stderr: r.stderr }),
+        (e: { code: number; stderr: string }) => e,
+      );
     const first = await cli(['import-notes', TRACE, notesFile]);
     expect(first.code).toBe(0);
     expect(first.stderr).toContain('1 note added, 0 already there');
@@ -146,11 +218,17 @@ describe('the notes file from the command line', () => {
     const exp = await cli(['export', TRACE, '--format', 'notes', '-o', out]);
     expect(exp.stderr).toContain(`${out}: 1 note of kernel4x_kswapd_escalation.txt`);
     const doc = JSON.parse(fs.readFileSync(out, 'utf8'));
-    expect(doc).toMatchObject({ format: 'stallscope-annotations', version: 1, trace: { sha256: TRACE_SHA, name: 'kernel4x_kswapd_escalation.txt', size: fs.statSync(TRACE).size } });
+    expect(doc).toMatchObject({
+      format: 'stallscope-annotations',
+      version: 1,
+      trace: { sha256: TRACE_SHA, name: 'kernel4x_kswapd_escalation.txt', size: fs.statSync(TRACE).size },
+    });
     expect(doc.notes).toEqual([note]);
     // A notes file of another trace is refused, naming both.
     const wrong = await cli(['import-notes', OTHER, notesFile]);
     expect(wrong.code).toBe(1);
-    expect(wrong.stderr).toContain(`these notes are for another trace: k.txt (sha256 ${TRACE_SHA}), not kernel3x_writepage.txt (sha256 ${OTHER_SHA})`);
+    expect(wrong.stderr).toContain(
+      `these notes are for another trace: k.txt (sha256 ${TRACE_SHA}), not kernel3x_writepage.txt (sha256 ${OTHER_SHA})`,
+    );
   });
 });

@@ -30,7 +30,10 @@ describe('TraceLibrary', () => {
     expect(a.status).toBe('ready');
     expect(b.status).toBe('ready');
     expect(a.id).not.toBe(b.id);
-    const ids = (await library.list()).filter((r) => r.status === 'ready').map((r) => r.id).sort();
+    const ids = (await library.list())
+      .filter((r) => r.status === 'ready')
+      .map((r) => r.id)
+      .sort();
     expect(ids).toEqual([a.id, b.id].sort());
   });
 

@@ -17,7 +17,12 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { jsSafe } from '../../engine/engine.ts';
 import { HttpError } from '../http_errors.ts';
 import type { ApiContext } from '../context.ts';
-import { ANNOTATIONS_MAX_BYTES, annotationsDocument, annotationsFileName, parseAnnotations } from '../../../shared/links/annotations_file.ts';
+import {
+  ANNOTATIONS_MAX_BYTES,
+  annotationsDocument,
+  annotationsFileName,
+  parseAnnotations,
+} from '../../../shared/links/annotations_file.ts';
 import { PortableError, toPortable, traceFactsOf } from '../../../shared/links/portable_notes.ts';
 import { planImport } from '../../notes/annotations.ts';
 import { NotesLimitError } from '../../notes/notes_store.ts';
@@ -25,7 +30,8 @@ import { rateLimited, readyTrace, resolveAnchor } from './notes.ts';
 
 function requireJson(req: FastifyRequest): void {
   const type = String(req.headers['content-type'] ?? '');
-  if (!/^application\/json\b/i.test(type)) throw new HttpError(415, 'send the annotations file as JSON (content-type: application/json)');
+  if (!/^application\/json\b/i.test(type))
+    throw new HttpError(415, 'send the annotations file as JSON (content-type: application/json)');
 }
 
 export async function registerAnnotationRoutes(app: FastifyInstance, ctx: ApiContext): Promise<void> {
@@ -41,40 +47,47 @@ export async function registerAnnotationRoutes(app: FastifyInstance, ctx: ApiCon
       .send(`${JSON.stringify(jsSafe(doc), null, 1)}\n`);
   });
 
-  app.post('/api/traces/:id/annotations', { bodyLimit: ANNOTATIONS_MAX_BYTES, onRequest: rateLimited(ctx.limits.writes) }, async (req) => {
-    requireJson(req);
-    const t = await readyTrace(ctx, req.params);
-    let file;
-    try {
-      file = parseAnnotations(req.body);
-    } catch (e) {
-      if (e instanceof PortableError) throw new HttpError(400, e.message);
-      throw e;
-    }
-    if (file.trace.sha256 !== t.id) {
-      throw new HttpError(409, `these notes are for another trace: ${file.trace.name} (sha256 ${file.trace.sha256}), not ${t.rec.name} (sha256 ${t.id})`);
-    }
-    const plan = await planImport(t.id, file.notes, async (a) => {
+  app.post(
+    '/api/traces/:id/annotations',
+    { bodyLimit: ANNOTATIONS_MAX_BYTES, onRequest: rateLimited(ctx.limits.writes) },
+    async (req) => {
+      requireJson(req);
+      const t = await readyTrace(ctx, req.params);
+      let file;
       try {
-        return await resolveAnchor(ctx, t, a);
+        file = parseAnnotations(req.body);
       } catch (e) {
-        if (e instanceof HttpError && e.statusCode < 500) return { error: e.message };
+        if (e instanceof PortableError) throw new HttpError(400, e.message);
         throw e;
       }
-    });
-    try {
-      const { added, existing } = await ctx.notes.importNotes(t.id, plan.notes);
-      const addedIds = new Set(added.map((n) => n.id));
-      return {
-        added: added.length,
-        existing: existing.length,
-        reanchored: plan.reanchored.filter((r) => addedIds.has(r.id)),
-        skipped: plan.skipped,
-        notes: added,
-      };
-    } catch (e) {
-      if (e instanceof NotesLimitError) throw new HttpError(413, e.message);
-      throw e;
-    }
-  });
+      if (file.trace.sha256 !== t.id) {
+        throw new HttpError(
+          409,
+          `these notes are for another trace: ${file.trace.name} (sha256 ${file.trace.sha256}), not ${t.rec.name} (sha256 ${t.id})`,
+        );
+      }
+      const plan = await planImport(t.id, file.notes, async (a) => {
+        try {
+          return await resolveAnchor(ctx, t, a);
+        } catch (e) {
+          if (e instanceof HttpError && e.statusCode < 500) return { error: e.message };
+          throw e;
+        }
+      });
+      try {
+        const { added, existing } = await ctx.notes.importNotes(t.id, plan.notes);
+        const addedIds = new Set(added.map((n) => n.id));
+        return {
+          added: added.length,
+          existing: existing.length,
+          reanchored: plan.reanchored.filter((r) => addedIds.has(r.id)),
+          skipped: plan.skipped,
+          notes: added,
+        };
+      } catch (e) {
+        if (e instanceof NotesLimitError) throw new HttpError(413, e.message);
+        throw e;
+      }
+    },
+  );
 }

@@ -30,7 +30,10 @@ export async function registerAppRoutes(app: FastifyInstance, appDir: string): P
     }
     if (req.method !== 'GET' && req.method !== 'HEAD') return reply.code(404).send({ error: 'not found' });
     if (!built) {
-      return reply.code(503).type('text/plain').send('The app is not built: run `npx vite build` (it writes dist/app).');
+      return reply
+        .code(503)
+        .type('text/plain')
+        .send('The app is not built: run `npx vite build` (it writes dist/app).');
     }
     return reply.header('cache-control', 'no-cache').sendFile('index.html');
   });

@@ -21,12 +21,14 @@ import { TRACE_ID_RE as ID_RE } from '../../../shared/contract/trace_id.ts';
 const MAX_TRACES = 16;
 
 export function parseSidesParam(text: unknown): string[][] {
-  if (typeof text !== 'string' || text === '') throw new HttpError(400, 'sides=ID,ID (or ID~ID,ID~ID for iterations) names the traces to compare');
+  if (typeof text !== 'string' || text === '')
+    throw new HttpError(400, 'sides=ID,ID (or ID~ID,ID~ID for iterations) names the traces to compare');
   const sides = text.split(',').map((s) => s.split('~'));
   if (sides.length < 2) throw new HttpError(400, 'compare needs two sides: sides=ID,ID');
   const all = sides.flat();
   if (all.length > MAX_TRACES) throw new HttpError(400, `at most ${MAX_TRACES} traces in one comparison`);
-  for (const id of all) if (!ID_RE.test(id)) throw new HttpError(400, 'each trace must be named by its content hash (hex)');
+  for (const id of all)
+    if (!ID_RE.test(id)) throw new HttpError(400, 'each trace must be named by its content hash (hex)');
   return sides;
 }
 
@@ -49,25 +51,33 @@ export async function registerCompareRoutes(app: FastifyInstance, ctx: ApiContex
     const records = new Map<string, { name: string; duration: number }>();
     for (const id of new Set(sides.flat())) {
       const r = await ctx.library.get(id);
-      if (!r || (r as { status?: string }).status === 'failed') throw new HttpError(404, `no trace ${id.slice(0, 12)} in the library`);
+      if (!r || (r as { status?: string }).status === 'failed')
+        throw new HttpError(404, `no trace ${id.slice(0, 12)} in the library`);
       const first = r.firstTs === null ? 0 : Number(BigInt(r.firstTs));
       const last = r.lastTs === null ? 0 : Number(BigInt(r.lastTs));
       records.set(id, { name: r.name, duration: Math.max(0, last - first) });
     }
     const inputs = await Promise.all(
       sides.map(async (ids, i) => ({
-        label: sideLabel(ids.map((id) => records.get(id)!.name), i),
+        label: sideLabel(
+          ids.map((id) => records.get(id)!.name),
+          i,
+        ),
         traces: await Promise.all(ids.map((id) => loadTraceInput(lib, id, records.get(id)!.name))),
       })),
     );
     const result = compareSides(inputs, { alpha });
     const ts = await compareSeries(
-      sides.map((ids) => ids.map((id) => ({ engine: () => ctx.library.openEngine(id), durationNs: records.get(id)!.duration }))),
+      sides.map((ids) =>
+        ids.map((id) => ({ engine: () => ctx.library.openEngine(id), durationNs: records.get(id)!.duration })),
+      ),
       align,
     );
     return {
       compare: compareResultToJson(result),
-      traces: sides.map((ids) => ids.map((id) => ({ id, name: records.get(id)!.name, duration_ns: records.get(id)!.duration }))),
+      traces: sides.map((ids) =>
+        ids.map((id) => ({ id, name: records.get(id)!.name, duration_ns: records.get(id)!.duration })),
+      ),
       // bin_ns, series, not_traced, align: server/compare/series.ts CompareSeries
       ...ts,
     };

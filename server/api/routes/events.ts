@@ -39,7 +39,11 @@ export async function registerEventRoutes(app: FastifyInstance, ctx: ApiContext)
   app.get('/api/traces/:id/rows/:table/:rowId', async (req) => {
     const { table, rowId } = req.params as { table: string; rowId: string };
     const spec = ROW_TABLES[table];
-    if (!spec) throw new HttpError(404, `unknown table ${JSON.stringify(table.slice(0, 40))} (one of ${Object.keys(ROW_TABLES).join(', ')})`);
+    if (!spec)
+      throw new HttpError(
+        404,
+        `unknown table ${JSON.stringify(table.slice(0, 40))} (one of ${Object.keys(ROW_TABLES).join(', ')})`,
+      );
     if (!/^\d{1,20}$/.test(rowId)) throw new HttpError(400, 'row id must be a non-negative integer');
     const tr = await ready(req.params);
     if (!tr.meta.tables.has(table)) throw new HttpError(404, `this trace has no ${table} table`);
@@ -47,7 +51,10 @@ export async function registerEventRoutes(app: FastifyInstance, ctx: ApiContext)
       `SELECT r.*, t.tid, t.name AS thread_name FROM ${table} r LEFT JOIN thread t ON t.utid = r.utid WHERE r.id = ${BigInt(rowId)} LIMIT 1`,
     );
     if (!row) throw new HttpError(404, `no ${table} row ${rowId}`);
-    const ids = spec.events(row).filter((v): v is bigint | number => typeof v === 'bigint' || typeof v === 'number').map((v) => BigInt(v));
+    const ids = spec
+      .events(row)
+      .filter((v): v is bigint | number => typeof v === 'bigint' || typeof v === 'number')
+      .map((v) => BigInt(v));
     const out = jsSafe(row) as Record<string, unknown>;
     out.ts_ns = String(row.ts);
     out.ts = Number((row.ts as bigint) - tr.meta.base);

@@ -21,7 +21,15 @@ import type { FindingLike } from '../library_contract.ts';
 import { TRACK_URI_RE } from '../../notes/note_input.ts';
 import { isNoteId, type Note } from '../../notes/notes_store.ts';
 import { formatExcerpt, formatMarkdown, type ExportFinding } from '../../notes/excerpt.ts';
-import { MAX_EXCERPT_EVENTS, SEL_RE, SelectionNotFound, resolveSelection, windowAround, type Resolved, type Selection } from '../../notes/excerpt_selection.ts';
+import {
+  MAX_EXCERPT_EVENTS,
+  SEL_RE,
+  SelectionNotFound,
+  resolveSelection,
+  windowAround,
+  type Resolved,
+  type Selection,
+} from '../../notes/excerpt_selection.ts';
 import { shareSearch, withLinkFragment, type LinkView } from '../../notes/share_link.ts';
 import { publicBaseUrl } from '../public_url.ts';
 import { rateLimited, readyTrace, type ReadyTrace } from './notes.ts';
@@ -32,7 +40,11 @@ export { windowAround };
 function uriList(q: Record<string, unknown>, key: string): string[] {
   const s = stringParam(q, key, { maxLen: 4000 });
   if (!s) return [];
-  return s.split(',').map((u) => u.replace(':', '#')).filter((u) => TRACK_URI_RE.test(u)).slice(0, 200);
+  return s
+    .split(',')
+    .map((u) => u.replace(':', '#'))
+    .filter((u) => TRACK_URI_RE.test(u))
+    .slice(0, 200);
 }
 
 function noteSel(n: Note): string | null {
@@ -57,7 +69,12 @@ function findingJson(f: FindingLike, index: number, base: bigint) {
 }
 
 function fileName(name: string, id: string, ext: string): string {
-  const stem = name.replace(/\.[^.]*$/, '').replace(/[^A-Za-z0-9._-]+/g, '_').replace(/^[._]+/, '').slice(0, 60) || 'trace';
+  const stem =
+    name
+      .replace(/\.[^.]*$/, '')
+      .replace(/[^A-Za-z0-9._-]+/g, '_')
+      .replace(/^[._]+/, '')
+      .slice(0, 60) || 'trace';
   return `stallscope-${stem}-${id.slice(0, 12)}.${ext}`;
 }
 
@@ -82,7 +99,10 @@ export async function registerExportRoutes(app: FastifyInstance, ctx: ApiContext
       const j = findingJson(f, i, base);
       return { ...j, link: link({ ...windowAround(j.ts, j.dur), sel: `finding:${j.index}` }) };
     });
-    const ns = notes.map((n) => ({ ...n, link: link({ ...windowAround(n.anchor.t0, n.anchor.t1 - n.anchor.t0), sel: noteSel(n), note: n.id }) }));
+    const ns = notes.map((n) => ({
+      ...n,
+      link: link({ ...windowAround(n.anchor.t0, n.anchor.t1 - n.anchor.t0), sel: noteSel(n), note: n.id }),
+    }));
     return { findings: fs, notes: ns, link: link({}) };
   };
 
@@ -98,14 +118,25 @@ export async function registerExportRoutes(app: FastifyInstance, ctx: ApiContext
       findings: d.findings,
       notes: d.notes,
     };
-    return download(reply, 'application/json; charset=utf-8', fileName(t.rec.name, t.id, 'json'), `${JSON.stringify(body, null, 2)}\n`);
+    return download(
+      reply,
+      'application/json; charset=utf-8',
+      fileName(t.rec.name, t.id, 'json'),
+      `${JSON.stringify(body, null, 2)}\n`,
+    );
   });
 
   app.get('/api/traces/:id/export.md', { onRequest: readLimit }, async (req, reply) => {
     const t = await readyTrace(ctx, req.params);
     const d = await exportData(t, publicBaseUrl(ctx));
     const md = formatMarkdown({
-      trace: { id: t.id, name: t.rec.name, kernel: t.rec.kernel ?? null, cpus: t.rec.cpus, eventsTotal: t.rec.eventsTotal },
+      trace: {
+        id: t.id,
+        name: t.rec.name,
+        kernel: t.rec.kernel ?? null,
+        cpus: t.rec.cpus,
+        eventsTotal: t.rec.eventsTotal,
+      },
       findings: d.findings as unknown as ExportFinding[],
       notes: d.notes,
       exportedAt: new Date().toISOString(),
@@ -131,15 +162,18 @@ export async function registerExportRoutes(app: FastifyInstance, ctx: ApiContext
     const q = req.query as Record<string, unknown>;
     const selText = stringParam(q, 'sel', { maxLen: 40 });
     const m = selText ? SEL_RE.exec(selText) : null;
-    if (selText && !m) throw new HttpError(400, 'sel must be finding:<id>, event:<id>, sched:<id>, state:<id> or slice:<id>');
+    if (selText && !m)
+      throw new HttpError(400, 'sel must be finding:<id>, event:<id>, sched:<id>, state:<id> or slice:<id>');
     const qt0 = bigParam(q, 't0', { min: 0n });
     const qt1 = bigParam(q, 't1', { min: 0n });
     if (qt0 !== undefined && qt1 !== undefined && qt1 <= qt0) throw new HttpError(400, 't1 must be greater than t0');
-    if (!m && (qt0 === undefined || qt1 === undefined)) throw new HttpError(400, 'give sel=finding:<id>|event:<id>|... or a time range t0 and t1');
+    if (!m && (qt0 === undefined || qt1 === undefined))
+      throw new HttpError(400, 'give sel=finding:<id>|event:<id>|... or a time range t0 and t1');
     const noteParam = stringParam(q, 'note', { maxLen: 40 });
     if (noteParam !== undefined && !isNoteId(noteParam)) throw new HttpError(400, 'malformed note id');
     const track = stringParam(q, 'track', { maxLen: 100 });
-    if (track !== undefined && !TRACK_URI_RE.test(track.replace(':', '#'))) throw new HttpError(400, 'track must be a track uri like cpu#0');
+    if (track !== undefined && !TRACK_URI_RE.test(track.replace(':', '#')))
+      throw new HttpError(400, 'track must be a track uri like cpu#0');
     const maxLines = intParam(q, 'max', { min: 1, max: MAX_EXCERPT_EVENTS, def: 200 })!;
     const pinned = uriList(q, 'pin');
     const hidden = uriList(q, 'hide');
@@ -157,8 +191,11 @@ export async function registerExportRoutes(app: FastifyInstance, ctx: ApiContext
       throw e;
     }
     const all = await ctx.notes.list(t.id);
-    const notes = all.filter((n) => (noteParam !== undefined && n.id === noteParam) || (r.sel !== null && noteSel(n) === r.sel));
-    if (noteParam !== undefined && !notes.some((n) => n.id === noteParam)) throw new HttpError(404, `no note ${noteParam} on this trace (it may have been deleted)`);
+    const notes = all.filter(
+      (n) => (noteParam !== undefined && n.id === noteParam) || (r.sel !== null && noteSel(n) === r.sel),
+    );
+    if (noteParam !== undefined && !notes.some((n) => n.id === noteParam))
+      throw new HttpError(404, `no note ${noteParam} on this trace (it may have been deleted)`);
     const view = `${publicBaseUrl(ctx)}/${shareSearch({
       trace: t.id,
       t0: qt0 !== undefined ? Number(qt0) : r.window.t0,
@@ -179,6 +216,9 @@ export async function registerExportRoutes(app: FastifyInstance, ctx: ApiContext
       notes,
       link,
     });
-    return reply.header('content-type', 'text/plain; charset=utf-8').header('x-content-type-options', 'nosniff').send(text);
+    return reply
+      .header('content-type', 'text/plain; charset=utf-8')
+      .header('x-content-type-options', 'nosniff')
+      .send(text);
   });
 }

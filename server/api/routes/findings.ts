@@ -95,7 +95,8 @@ export async function registerFindingRoutes(app: FastifyInstance, ctx: ApiContex
     const id = traceParam(params);
     const rec = await ctx.library.get(id);
     if (!rec) throw new HttpError(404, `no trace ${id} in the library`);
-    if (rec.status !== 'ready') throw new HttpError(409, `trace ${id} is ${rec.status}${rec.error ? `: ${rec.error}` : ''}`);
+    if (rec.status !== 'ready')
+      throw new HttpError(409, `trace ${id} is ${rec.status}${rec.error ? `: ${rec.error}` : ''}`);
     return id;
   };
 

@@ -47,13 +47,23 @@ export async function registerJobRoutes(app: FastifyInstance, ctx: ApiContext): 
     // Progress can come thousands of times a second: send at most ~10 per second, but every phase change at once.
     const onUpdate = (s: JobState) => {
       const final = s.phase === 'done' || s.phase === 'failed';
-      if (final || s.phase !== pending?.phase && Date.now() - lastSent > 20 || Date.now() - lastSent > 100) {
-        if (timer) { clearTimeout(timer); timer = null; }
+      if (final || (s.phase !== pending?.phase && Date.now() - lastSent > 20) || Date.now() - lastSent > 100) {
+        if (timer) {
+          clearTimeout(timer);
+          timer = null;
+        }
         pending = null;
         write(s);
       } else {
         pending = s;
-        timer ??= setTimeout(() => { timer = null; if (pending) { const p = pending; pending = null; write(p); } }, 100);
+        timer ??= setTimeout(() => {
+          timer = null;
+          if (pending) {
+            const p = pending;
+            pending = null;
+            write(p);
+          }
+        }, 100);
       }
     };
     const heartbeat = setInterval(() => res.write(': keep-alive\n\n'), 15_000);

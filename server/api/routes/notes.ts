@@ -25,7 +25,13 @@ import { findingById } from '../library_contract.ts';
 import { lookupEvents } from '../event_lookup.ts';
 import { isTraceId } from '../../ingest/data_dir.ts';
 import { NoteInputError, parseNewNote, parsePatch } from '../../notes/note_input.ts';
-import { ConflictError, NoteNotFoundError, NotesLimitError, isNoteId, type NoteAnchor } from '../../notes/notes_store.ts';
+import {
+  ConflictError,
+  NoteNotFoundError,
+  NotesLimitError,
+  isNoteId,
+  type NoteAnchor,
+} from '../../notes/notes_store.ts';
 import type { RateLimiter } from '../../notes/rate_limit.ts';
 
 export const NOTE_BODY_LIMIT = 64 * 1024;
@@ -65,7 +71,8 @@ export function rateLimited(limiter: RateLimiter) {
 
 function requireJson(req: FastifyRequest): void {
   const type = String(req.headers['content-type'] ?? '');
-  if (!/^application\/json\b/i.test(type)) throw new HttpError(415, 'send the note as JSON (content-type: application/json)');
+  if (!/^application\/json\b/i.test(type))
+    throw new HttpError(415, 'send the note as JSON (content-type: application/json)');
 }
 
 /** Fills in and checks an anchor against the trace. */
@@ -125,26 +132,31 @@ export async function registerNoteRoutes(app: FastifyInstance, ctx: ApiContext):
     }
   });
 
-  app.patch('/api/traces/:id/notes/:noteId', { bodyLimit: NOTE_BODY_LIMIT, onRequest: writeLimit }, async (req, reply) => {
-    const noteId = noteIdParam(req.params);
-    requireJson(req);
-    const t = await readyTrace(ctx, req.params);
-    try {
-      const { version, patch } = parsePatch(req.body);
-      if (patch.anchor) patch.anchor = await resolveAnchor(ctx, t, patch.anchor);
-      return await ctx.notes.update(t.id, noteId, version, patch);
-    } catch (err) {
-      if (err instanceof ConflictError) return reply.code(409).send({ error: err.message, note: err.current });
-      mapStoreError(err);
-    }
-  });
+  app.patch(
+    '/api/traces/:id/notes/:noteId',
+    { bodyLimit: NOTE_BODY_LIMIT, onRequest: writeLimit },
+    async (req, reply) => {
+      const noteId = noteIdParam(req.params);
+      requireJson(req);
+      const t = await readyTrace(ctx, req.params);
+      try {
+        const { version, patch } = parsePatch(req.body);
+        if (patch.anchor) patch.anchor = await resolveAnchor(ctx, t, patch.anchor);
+        return await ctx.notes.update(t.id, noteId, version, patch);
+      } catch (err) {
+        if (err instanceof ConflictError) return reply.code(409).send({ error: err.message, note: err.current });
+        mapStoreError(err);
+      }
+    },
+  );
 
   app.delete('/api/traces/:id/notes/:noteId', { onRequest: writeLimit }, async (req, reply) => {
     const noteId = noteIdParam(req.params);
     const q = req.query as Record<string, unknown>;
     let version: number | undefined;
     if (q.version !== undefined) {
-      if (typeof q.version !== 'string' || !/^\d{1,9}$/.test(q.version)) throw new HttpError(400, 'version must be an integer');
+      if (typeof q.version !== 'string' || !/^\d{1,9}$/.test(q.version))
+        throw new HttpError(400, 'version must be an integer');
       version = Number(q.version);
     }
     const t = await readyTrace(ctx, req.params);

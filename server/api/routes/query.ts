@@ -41,10 +41,14 @@ const MAX_WINDOW_NS = 10n ** 15n;
 /** HTTP status for a sandbox error. */
 function statusOf(e: QueryError): number {
   switch (e.kind) {
-    case 'refused': return 403;
-    case 'timeout': return 408;
-    case 'cancelled': return 409;
-    default: return 400;
+    case 'refused':
+      return 403;
+    case 'timeout':
+      return 408;
+    case 'cancelled':
+      return 409;
+    default:
+      return 400;
   }
 }
 
@@ -85,9 +89,12 @@ export async function registerQueryRoutes(app: FastifyInstance, ctx: ApiContext)
       return await run();
     } catch (e) {
       if (e instanceof QueryError) {
-        return reply.code(statusOf(e)).send({ error: e.message, kind: e.kind, position: e.position, line: e.line, column: e.column });
+        return reply
+          .code(statusOf(e))
+          .send({ error: e.message, kind: e.kind, position: e.position, line: e.line, column: e.column });
       }
-      if (e instanceof FilterError) return reply.code(400).send({ error: e.message, kind: 'filter', position: e.position });
+      if (e instanceof FilterError)
+        return reply.code(400).send({ error: e.message, kind: 'filter', position: e.position });
       if (e instanceof SaveDetectorError) throw new HttpError(e.status, e.message);
       throw e;
     }
@@ -99,11 +106,14 @@ export async function registerQueryRoutes(app: FastifyInstance, ctx: ApiContext)
     if (body.sql.length > MAX_SQL) throw new HttpError(400, `the query is too long (${MAX_SQL} characters at most)`);
     const sql = body.sql;
     const queryId = body.queryId === undefined ? undefined : String(body.queryId);
-    if (queryId !== undefined && !/^[\w-]{1,64}$/.test(queryId)) throw new HttpError(400, 'queryId: letters, digits, - and _ (64 at most)');
+    if (queryId !== undefined && !/^[\w-]{1,64}$/.test(queryId))
+      throw new HttpError(400, 'queryId: letters, digits, - and _ (64 at most)');
     const timeoutMs = body.timeoutMs === undefined ? DEFAULT_TIMEOUT_MS : Number(body.timeoutMs);
-    if (!Number.isInteger(timeoutMs) || timeoutMs < 1 || timeoutMs > MAX_TIMEOUT_MS) throw new HttpError(400, `timeoutMs: 1 to ${MAX_TIMEOUT_MS}`);
+    if (!Number.isInteger(timeoutMs) || timeoutMs < 1 || timeoutMs > MAX_TIMEOUT_MS)
+      throw new HttpError(400, `timeoutMs: 1 to ${MAX_TIMEOUT_MS}`);
     const maxRows = body.maxRows === undefined ? undefined : Number(body.maxRows);
-    if (maxRows !== undefined && (!Number.isInteger(maxRows) || maxRows < 0 || maxRows > MAX_ROWS)) throw new HttpError(400, `maxRows: 0 to ${MAX_ROWS}`);
+    if (maxRows !== undefined && (!Number.isInteger(maxRows) || maxRows < 0 || maxRows > MAX_ROWS))
+      throw new HttpError(400, `maxRows: 0 to ${MAX_ROWS}`);
     const trace = await ready(req.params);
     return wrap(reply, async () => {
       const r = await queries.request({ op: 'run', trace, sql, queryId, timeoutMs, maxRows }, abortOnClose(reply));
@@ -165,7 +175,9 @@ export async function registerQueryRoutes(app: FastifyInstance, ctx: ApiContext)
     const ts = bigParam(q, 'ts', { required: true, min: -MAX_WINDOW_NS, max: MAX_WINDOW_NS })!;
     const eventId = bigParam(q, 'id', { min: 0n, max: 2n ** 62n }) ?? null;
     const trace = await ready(req.params);
-    return wrap(reply, () => queries.request({ op: 'position', trace, t0, t1, filter, ts, eventId }, abortOnClose(reply)));
+    return wrap(reply, () =>
+      queries.request({ op: 'position', trace, t0, t1, filter, ts, eventId }, abortOnClose(reply)),
+    );
   });
 
   app.get('/api/traces/:id/search', async (req, reply) => {
@@ -204,7 +216,9 @@ export async function registerQueryRoutes(app: FastifyInstance, ctx: ApiContext)
     const { t0, t1 } = windowOf(q);
     const tracks = stringParam(q, 'tracks', { maxLen: 20_000 });
     const trace = await ready(req.params);
-    return wrap(reply, () => queries.request({ op: 'range', trace, t0, t1, tracks: tracks ? tracks.split(',') : [] }, abortOnClose(reply)));
+    return wrap(reply, () =>
+      queries.request({ op: 'range', trace, t0, t1, tracks: tracks ? tracks.split(',') : [] }, abortOnClose(reply)),
+    );
   });
 
   app.get('/api/saved-detectors', async () => {
@@ -221,15 +235,26 @@ export async function registerQueryRoutes(app: FastifyInstance, ctx: ApiContext)
         if (required) throw new HttpError(400, `body.${k} is required`);
         return '';
       }
-      if (typeof v !== 'string' || v.length > max) throw new HttpError(400, `body.${k}: text of at most ${max} characters`);
+      if (typeof v !== 'string' || v.length > max)
+        throw new HttpError(400, `body.${k}: text of at most ${max} characters`);
       return v;
     };
     const trace = await ready({ id: str('traceId', 128) });
-    const request = { id: str('id', 64), title: str('title', 200), description: str('description', 300, false), severity: str('severity', 10) as Severity, sql: str('sql', MAX_SQL) };
+    const request = {
+      id: str('id', 64),
+      title: str('title', 200),
+      description: str('description', 300, false),
+      severity: str('severity', 10) as Severity,
+      sql: str('sql', MAX_SQL),
+    };
     const rec = await ctx.library.get(trace.id);
     return wrap(reply, async () => {
       const saved = await queries.request({
-        op: 'saveDetector', trace, dataDir: root, request, replace: body.replace === true,
+        op: 'saveDetector',
+        trace,
+        dataDir: root,
+        request,
+        replace: body.replace === true,
         origin: `trace ${rec?.name ?? trace.id.slice(0, 12)}, ${new Date().toISOString().slice(0, 10)}`,
       });
       // The findings list now includes it: this trace's findings are recomputed (others when next opened).

@@ -28,7 +28,11 @@ import { warmTrace } from './tracks.ts';
 
 export function displayName(raw: string | undefined | null): string {
   // Control characters and path separators are dropped; the name is never used in a path.
-  const name = (raw ?? '').replace(/[\u0000-\u001f\u007f]/g, '').replace(/^.*[\\/]/, '').trim().slice(0, 200);
+  const name = (raw ?? '')
+    .replace(/[\u0000-\u001f\u007f]/g, '')
+    .replace(/^.*[\\/]/, '')
+    .trim()
+    .slice(0, 200);
   return name || 'trace';
 }
 
@@ -45,14 +49,26 @@ export async function registerTraceRoutes(app: FastifyInstance, ctx: ApiContext)
     const staged = new RegExp(`${escapeRe(ctx.uploadDir)}[\\\\/]upload-[\\w-]+`, 'g');
     // Uploads a previous server process was ingesting when it stopped: listed as failed, with why.
     const interrupted = ctx.jobs.interrupted().map((j): TraceRecordLike => ({
-      id: j.jobId, name: j.name, sizeBytes: j.sizeBytes ?? 0, format: null, cpus: null, eventsTotal: 0, firstTs: null, lastTs: null,
-      findingsBySeverity: { info: 0, warn: 0, critical: 0 }, addedAt: j.startedAt, status: 'failed', error: j.error ?? 'interrupted',
+      id: j.jobId,
+      name: j.name,
+      sizeBytes: j.sizeBytes ?? 0,
+      format: null,
+      cpus: null,
+      eventsTotal: 0,
+      firstTs: null,
+      lastTs: null,
+      findingsBySeverity: { info: 0, warn: 0, critical: 0 },
+      addedAt: j.startedAt,
+      status: 'failed',
+      error: j.error ?? 'interrupted',
     }));
     // A job summarising the timelines of a trace the library already lists
     // is not an upload in progress any more: listing it too showed the trace twice.
     const listed = new Set(traces.filter((t) => t.status === 'ready').map((t) => t.id));
     return {
-      traces: [...traces, ...interrupted].map((t) => jsSafe(t.error ? { ...t, error: t.error.replace(staged, t.name) } : t)),
+      traces: [...traces, ...interrupted].map((t) =>
+        jsSafe(t.error ? { ...t, error: t.error.replace(staged, t.name) } : t),
+      ),
       jobs: ctx.jobs.active().filter((j) => isFinal(j) || j.traceId === undefined || !listed.has(j.traceId)),
     };
   });
@@ -71,7 +87,8 @@ export async function registerTraceRoutes(app: FastifyInstance, ctx: ApiContext)
     const q = req.query as Record<string, unknown>;
     const name = displayName(typeof q.name === 'string' ? q.name : (req.headers['x-file-name'] as string | undefined));
     const expect = q.expect === undefined ? undefined : String(q.expect);
-    if (expect !== undefined && !TRACE_ID_RE.test(expect)) throw new HttpError(400, 'expect must be the sha256 (64 hex digits) of the file the upload must be');
+    if (expect !== undefined && !TRACE_ID_RE.test(expect))
+      throw new HttpError(400, 'expect must be the sha256 (64 hex digits) of the file the upload must be');
     let bytes = 0;
     let declared = NaN;
     // The content hash (the trace's id) is computed on the way to disk, so the
@@ -80,7 +97,8 @@ export async function registerTraceRoutes(app: FastifyInstance, ctx: ApiContext)
     const limiter = new Transform({
       transform(chunk: Buffer, _enc, cb) {
         bytes += chunk.length;
-        if (bytes > ctx.maxUploadBytes) cb(new HttpError(413, `upload larger than the limit of ${formatBytes(ctx.maxUploadBytes)}`));
+        if (bytes > ctx.maxUploadBytes)
+          cb(new HttpError(413, `upload larger than the limit of ${formatBytes(ctx.maxUploadBytes)}`));
         else {
           sha.update(chunk);
           cb(null, chunk);
@@ -89,23 +107,37 @@ export async function registerTraceRoutes(app: FastifyInstance, ctx: ApiContext)
     });
     try {
       const body = req.body as Readable | undefined;
-      if (!body || typeof (body as Readable).pipe !== 'function') throw new HttpError(415, 'send the trace as the request body with content-type application/octet-stream');
+      if (!body || typeof (body as Readable).pipe !== 'function')
+        throw new HttpError(415, 'send the trace as the request body with content-type application/octet-stream');
       declared = Number(req.headers['content-length'] ?? NaN);
       if (Number.isFinite(declared) && declared > ctx.maxUploadBytes) {
-        throw new HttpError(413, `upload of ${formatBytes(declared)} is larger than the limit of ${formatBytes(ctx.maxUploadBytes)}`);
+        throw new HttpError(
+          413,
+          `upload of ${formatBytes(declared)} is larger than the limit of ${formatBytes(ctx.maxUploadBytes)}`,
+        );
       }
       await pipeline(body, limiter, createWriteStream(path, { flags: 'wx' }));
       if (Number.isFinite(declared) && bytes !== declared) {
-        throw new HttpError(400, `the upload of ${name} was cut off: the server received ${bytes} of ${declared} bytes; nothing was added to the library, please retry`);
+        throw new HttpError(
+          400,
+          `the upload of ${name} was cut off: the server received ${bytes} of ${declared} bytes; nothing was added to the library, please retry`,
+        );
       }
     } catch (e) {
       await rm(path, { force: true });
       if (e instanceof HttpError) throw e;
       const err = e as Error & { code?: string; statusCode?: number };
-      if (err.code === 'ERR_STREAM_PREMATURE_CLOSE' || err.code === 'ECONNRESET' || /aborted|Unexpected end/i.test(err.message)) {
+      if (
+        err.code === 'ERR_STREAM_PREMATURE_CLOSE' ||
+        err.code === 'ECONNRESET' ||
+        /aborted|Unexpected end/i.test(err.message)
+      ) {
         const of = Number.isFinite(declared) ? ` of ${declared}` : '';
         req.log.warn(`upload of ${name} cut off after ${bytes}${of} bytes: partial file removed`);
-        throw new HttpError(400, `the upload of ${name} was cut off after ${bytes}${of} bytes (the connection closed early); nothing was added to the library, please retry`);
+        throw new HttpError(
+          400,
+          `the upload of ${name} was cut off after ${bytes}${of} bytes (the connection closed early); nothing was added to the library, please retry`,
+        );
       }
       throw e;
     }
@@ -141,7 +173,12 @@ const OVERVIEW_WAIT_MS = 20_000;
  * desktop shell's files (server/desktop/) are the user's own and stay.
  */
 export async function runIngest(
-  ctx: ApiContext, jobId: string, path: string, name: string, contentSha256: string | undefined, opts: { staged: boolean } = { staged: true },
+  ctx: ApiContext,
+  jobId: string,
+  path: string,
+  name: string,
+  contentSha256: string | undefined,
+  opts: { staged: boolean } = { staged: true },
 ): Promise<void> {
   let outcome: Partial<JobState>;
   try {
@@ -149,21 +186,33 @@ export async function runIngest(
       name,
       contentSha256,
       // The library's own done/failed wait until the staged file is gone (below).
-      onProgress: (p) => ctx.jobs.update(jobId, p.phase === 'done' || p.phase === 'failed' ? { ...p, phase: ctx.jobs.get(jobId)!.phase } : p),
+      onProgress: (p) =>
+        ctx.jobs.update(
+          jobId,
+          p.phase === 'done' || p.phase === 'failed' ? { ...p, phase: ctx.jobs.get(jobId)!.phase } : p,
+        ),
     });
-    outcome = rec.status === 'failed'
-      ? { phase: 'failed', error: ingestFailure(ctx, rec.error ?? 'ingest failed', path, name) }
-      : { phase: 'done', traceId: rec.id, events: rec.eventsTotal };
+    outcome =
+      rec.status === 'failed'
+        ? { phase: 'failed', error: ingestFailure(ctx, rec.error ?? 'ingest failed', path, name) }
+        : { phase: 'done', traceId: rec.id, events: rec.eventsTotal };
     if (rec.status !== 'failed') {
       // Summarise the timeline now, so the first view of the trace is instant (bounded: never blocks done for long).
       ctx.jobs.update(jobId, { phase: 'detecting', message: 'summarising timelines', traceId: rec.id });
       const warmStarted = performance.now();
-      await Promise.race([warmTrace(ctx, rec.id).catch(() => null), new Promise((r) => setTimeout(r, OVERVIEW_WAIT_MS))]);
-      if (process.env.STALLSCOPE_TIMING) process.stderr.write(`[timing] timeline summaries ${(performance.now() - warmStarted).toFixed(0)} ms\n`);
+      await Promise.race([
+        warmTrace(ctx, rec.id).catch(() => null),
+        new Promise((r) => setTimeout(r, OVERVIEW_WAIT_MS)),
+      ]);
+      if (process.env.STALLSCOPE_TIMING)
+        process.stderr.write(`[timing] timeline summaries ${(performance.now() - warmStarted).toFixed(0)} ms\n`);
     }
   } catch (e) {
     // The staged file's path means nothing to the user (and is the server's business): name the upload instead.
-    outcome = { phase: 'failed', error: ingestFailure(ctx, (e as Error).message || String(e), path, name, (e as { code?: string }).code) };
+    outcome = {
+      phase: 'failed',
+      error: ingestFailure(ctx, (e as Error).message || String(e), path, name, (e as { code?: string }).code),
+    };
   }
   if (opts.staged) await rm(path, { force: true }).catch(() => undefined);
   if (outcome.error) outcome.message = outcome.error;
@@ -192,6 +241,9 @@ function escapeRe(s: string): string {
 export function formatBytes(n: number): string {
   const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
   let i = 0;
-  while (n >= 1024 && i < units.length - 1) { n /= 1024; i++; }
+  while (n >= 1024 && i < units.length - 1) {
+    n /= 1024;
+    i++;
+  }
   return `${n.toFixed(i === 0 ? 0 : 1)} ${units[i]}`;
 }

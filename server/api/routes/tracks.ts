@@ -13,8 +13,23 @@ import { HttpError, bigParam, enumParam, intParam, stringParam, traceParam } fro
 import type { ApiContext } from '../context.ts';
 import { kindLabel } from '../../../shared/contract/labels.ts';
 import type { OpenTrace } from '../trace_engines.ts';
-import { counterFromOverview, cpuFromOverview, servesWindow, sliceFromOverview, threadFromOverview, writepageFromOverview } from '../overview.ts';
-import { counterTracks, cpuTracks, flowTrack, instantTrack, sliceTracks, threadTracks, type Window } from '../track_queries.ts';
+import {
+  counterFromOverview,
+  cpuFromOverview,
+  servesWindow,
+  sliceFromOverview,
+  threadFromOverview,
+  writepageFromOverview,
+} from '../overview.ts';
+import {
+  counterTracks,
+  cpuTracks,
+  flowTrack,
+  instantTrack,
+  sliceTracks,
+  threadTracks,
+  type Window,
+} from '../track_queries.ts';
 import { stringBytes } from '../byte_lru.ts';
 
 export type { TrackList } from '../../../shared/contract/api.ts';
@@ -27,7 +42,8 @@ async function openReady(ctx: ApiContext, params: unknown): Promise<{ id: string
   const id = traceParam(params);
   const rec = await ctx.library.get(id);
   if (!rec) throw new HttpError(404, `no trace ${id} in the library`);
-  if (rec.status !== 'ready') throw new HttpError(409, `trace ${id} is ${rec.status}${rec.error ? `: ${rec.error}` : ''}`);
+  if (rec.status !== 'ready')
+    throw new HttpError(409, `trace ${id} is ${rec.status}${rec.error ? `: ${rec.error}` : ''}`);
   return { id, tr: await ctx.engines.get(id) };
 }
 
@@ -83,17 +99,31 @@ async function keep(file: string, text: string): Promise<void> {
 export async function warmTrace(ctx: ApiContext, id: string): Promise<void> {
   const tr = await ctx.engines.get(id);
   const list = await trackList(ctx, id, tr);
-  await ctx.overviews.warm(id, tr, list.threadsOfInterest.map((t) => t.utid));
+  await ctx.overviews.warm(
+    id,
+    tr,
+    list.threadsOfInterest.map((t) => t.utid),
+  );
 }
 
 async function buildTrackList(ctx: ApiContext, id: string, tr: OpenTrace): Promise<TrackList> {
   const t = tr.meta.tables;
   const q = async <T>(table: string, sql: string): Promise<T[]> => (t.has(table) ? tr.query<T>(sql) : []);
-  let cpus = (await q<{ cpu: number; events: bigint }>('cpu', 'SELECT cpu, event_count AS events FROM cpu ORDER BY cpu')).map((r) => ({ cpu: r.cpu, events: num(r.events) }));
+  let cpus = (
+    await q<{ cpu: number; events: bigint }>('cpu', 'SELECT cpu, event_count AS events FROM cpu ORDER BY cpu')
+  ).map((r) => ({ cpu: r.cpu, events: num(r.events) }));
   if (cpus.length === 0) {
-    cpus = (await q<{ cpu: number; events: bigint }>('ftrace_event', 'SELECT cpu, count(*) AS events FROM ftrace_event GROUP BY cpu ORDER BY cpu')).map((r) => ({ cpu: r.cpu, events: num(r.events) }));
+    cpus = (
+      await q<{ cpu: number; events: bigint }>(
+        'ftrace_event',
+        'SELECT cpu, count(*) AS events FROM ftrace_event GROUP BY cpu ORDER BY cpu',
+      )
+    ).map((r) => ({ cpu: r.cpu, events: num(r.events) }));
   }
-  const threads = await q<{ utid: number; tid: number | null; name: string | null }>('thread', `SELECT utid, tid, name FROM thread ORDER BY utid LIMIT ${MAX_THREADS_LISTED}`);
+  const threads = await q<{ utid: number; tid: number | null; name: string | null }>(
+    'thread',
+    `SELECT utid, tid, name FROM thread ORDER BY utid LIMIT ${MAX_THREADS_LISTED}`,
+  );
   const byTid = new Map<number, typeof threads>();
   for (const th of threads) if (th.tid !== null) byTid.set(th.tid, [...(byTid.get(th.tid) ?? []), th]);
   const interest = new Map<number, TrackList['threadsOfInterest'][number]>();
@@ -103,26 +133,52 @@ async function buildTrackList(ctx: ApiContext, id: string, tr: OpenTrace): Promi
   for (const f of findings) {
     // Findings name their thread by utid (exact); older ones only by tid.
     const utid = (f as { utid?: number | null }).utid;
-    const matches = utid !== null && utid !== undefined
-      ? [byUtid.get(Number(utid))].filter((th): th is NonNullable<typeof th> => !!th)
-      : f.tid ? byTid.get(Number(f.tid)) ?? [] : [];
+    const matches =
+      utid !== null && utid !== undefined
+        ? [byUtid.get(Number(utid))].filter((th): th is NonNullable<typeof th> => !!th)
+        : f.tid
+          ? (byTid.get(Number(f.tid)) ?? [])
+          : [];
     for (const th of matches) {
-      if (th.utid !== 0 && !interest.has(th.utid)) interest.set(th.utid, { ...th, reason: `finding: ${kindLabel(f.detector, f.kind)}` });
+      if (th.utid !== 0 && !interest.has(th.utid))
+        interest.set(th.utid, { ...th, reason: `finding: ${kindLabel(f.detector, f.kind)}` });
     }
   }
-  const counters = (await q<{ id: number; name: string; unit: string | null; utid: number | null; cpu: number | null; description: string | null; values: bigint }>(
-    'counter_track',
-    `SELECT t.id, t.name, t.unit, t.utid, t.cpu, t.description, (SELECT count(*) FROM counter c WHERE c.track_id = t.id) AS "values" FROM counter_track t ORDER BY t.id`,
-  )).map((r) => ({ ...r, values: num(r.values) }));
-  const sliceCategories = (await q<{ category: string; count: bigint }>('slice', 'SELECT category, count(*) AS count FROM slice GROUP BY 1 ORDER BY 2 DESC')).map((r) => ({ category: r.category, count: num(r.count) }));
-  const writes = await q<{ count: bigint }>('mm_vmscan_write_folio', 'SELECT count(*) AS count FROM mm_vmscan_write_folio');
-  const flows = (await q<{ kind: string; count: bigint }>('flow', 'SELECT kind, count(*) AS count FROM flow GROUP BY 1 ORDER BY 1')).map((r) => ({ kind: r.kind, count: num(r.count) }));
+  const counters = (
+    await q<{
+      id: number;
+      name: string;
+      unit: string | null;
+      utid: number | null;
+      cpu: number | null;
+      description: string | null;
+      values: bigint;
+    }>(
+      'counter_track',
+      `SELECT t.id, t.name, t.unit, t.utid, t.cpu, t.description, (SELECT count(*) FROM counter c WHERE c.track_id = t.id) AS "values" FROM counter_track t ORDER BY t.id`,
+    )
+  ).map((r) => ({ ...r, values: num(r.values) }));
+  const sliceCategories = (
+    await q<{ category: string; count: bigint }>(
+      'slice',
+      'SELECT category, count(*) AS count FROM slice GROUP BY 1 ORDER BY 2 DESC',
+    )
+  ).map((r) => ({ category: r.category, count: num(r.count) }));
+  const writes = await q<{ count: bigint }>(
+    'mm_vmscan_write_folio',
+    'SELECT count(*) AS count FROM mm_vmscan_write_folio',
+  );
+  const flows = (
+    await q<{ kind: string; count: bigint }>('flow', 'SELECT kind, count(*) AS count FROM flow GROUP BY 1 ORDER BY 1')
+  ).map((r) => ({ kind: r.kind, count: num(r.count) }));
   return {
     start: 0,
     end: Number(tr.meta.last - tr.meta.base),
     cpus,
     threads,
-    threadsOfInterest: [...interest.values()].sort((a, b) => (a.reason === b.reason ? (a.name ?? '').localeCompare(b.name ?? '') : a.reason === 'kswapd' ? -1 : 1)),
+    threadsOfInterest: [...interest.values()].sort((a, b) =>
+      a.reason === b.reason ? (a.name ?? '').localeCompare(b.name ?? '') : a.reason === 'kswapd' ? -1 : 1,
+    ),
     counters: counters.filter((c) => c.values > 0),
     sliceCategories,
     instants: writes.length && num(writes[0]!.count) > 0 ? [{ name: 'writepage', count: num(writes[0]!.count) }] : [],
@@ -157,7 +213,8 @@ export async function registerTrackRoutes(app: FastifyInstance, ctx: ApiContext)
 
   app.get('/api/traces/:id/tracks/:kind', async (req, reply) => {
     const kind = (req.params as { kind: string }).kind;
-    if (!(KINDS as readonly string[]).includes(kind)) throw new HttpError(404, `unknown track kind ${JSON.stringify(kind.slice(0, 40))} (one of ${KINDS.join(', ')})`);
+    if (!(KINDS as readonly string[]).includes(kind))
+      throw new HttpError(404, `unknown track kind ${JSON.stringify(kind.slice(0, 40))} (one of ${KINDS.join(', ')})`);
     const q = req.query as Record<string, unknown>;
     const t0 = bigParam(q, 't0', { required: true, min: -MAX_WINDOW_NS, max: MAX_WINDOW_NS })!;
     const t1 = bigParam(q, 't1', { required: true, min: -MAX_WINDOW_NS, max: MAX_WINDOW_NS })!;
@@ -186,20 +243,42 @@ export async function registerTrackRoutes(app: FastifyInstance, ctx: ApiContext)
     if (ov && servesWindow(ov, w) && !fromOverview) setTimeout(() => ov.prepare(okind, utids), 0);
     if (ov && fromOverview) {
       switch (kind) {
-        case 'cpu': body = await many('cpu', async () => cpuFromOverview(ov, w, ints(q, 'cpu', 100_000))); break;
-        case 'thread': body = await many('utid', async () => threadFromOverview(ov, w, ints(q, 'utid', 2 ** 31 - 1))); break;
-        case 'slice': body = await many('category', async () => sliceFromOverview(ov, w, strs(q, 'category'))); break;
-        case 'counter': body = await many('track', async () => counterFromOverview(ov, w, ints(q, 'track', 2 ** 31 - 1))); break;
-        default: enumParam(q, 'name', ['writepage'] as const); body = await writepageFromOverview(ov, w);
+        case 'cpu':
+          body = await many('cpu', async () => cpuFromOverview(ov, w, ints(q, 'cpu', 100_000)));
+          break;
+        case 'thread':
+          body = await many('utid', async () => threadFromOverview(ov, w, ints(q, 'utid', 2 ** 31 - 1)));
+          break;
+        case 'slice':
+          body = await many('category', async () => sliceFromOverview(ov, w, strs(q, 'category')));
+          break;
+        case 'counter':
+          body = await many('track', async () => counterFromOverview(ov, w, ints(q, 'track', 2 ** 31 - 1)));
+          break;
+        default:
+          enumParam(q, 'name', ['writepage'] as const);
+          body = await writepageFromOverview(ov, w);
       }
-    } else switch (kind) {
-      case 'cpu': body = await many('cpu', () => cpuTracks(tr, w, ints(q, 'cpu', 100_000))); break;
-      case 'thread': body = await many('utid', () => threadTracks(tr, w, ints(q, 'utid', 2 ** 31 - 1))); break;
-      case 'slice': body = await many('category', () => sliceTracks(tr, w, strs(q, 'category'))); break;
-      case 'counter': body = await many('track', () => counterTracks(tr, w, ints(q, 'track', 2 ** 31 - 1))); break;
-      case 'instant': body = await instantTrack(tr, w, enumParam(q, 'name', ['writepage'] as const)); break;
-      default: body = await flowTrack(tr, w, stringParam(q, 'kind', { required: true, maxLen: 32, pattern: /^\w+$/ })!);
-    }
+    } else
+      switch (kind) {
+        case 'cpu':
+          body = await many('cpu', () => cpuTracks(tr, w, ints(q, 'cpu', 100_000)));
+          break;
+        case 'thread':
+          body = await many('utid', () => threadTracks(tr, w, ints(q, 'utid', 2 ** 31 - 1)));
+          break;
+        case 'slice':
+          body = await many('category', () => sliceTracks(tr, w, strs(q, 'category')));
+          break;
+        case 'counter':
+          body = await many('track', () => counterTracks(tr, w, ints(q, 'track', 2 ** 31 - 1)));
+          break;
+        case 'instant':
+          body = await instantTrack(tr, w, enumParam(q, 'name', ['writepage'] as const));
+          break;
+        default:
+          body = await flowTrack(tr, w, stringParam(q, 'kind', { required: true, maxLen: 32, pattern: /^\w+$/ })!);
+      }
     const text = JSON.stringify(body);
     cache.set(cacheKey, text, stringBytes(text) + stringBytes(cacheKey));
     return text;

@@ -104,7 +104,10 @@ describe('byte path reads ASCII lines exactly as the string path', () => {
   for (const f of FILES) {
     it(f, () => {
       // the first 20k lines of each file: every event shape they hold, in bounded time
-      const lines = readFileSync(join(FIX, f), 'latin1').split('\n').slice(0, 20_000).map((l) => l.replace(/\r$/, ''));
+      const lines = readFileSync(join(FIX, f), 'latin1')
+        .split('\n')
+        .slice(0, 20_000)
+        .map((l) => l.replace(/\r$/, ''));
       const instances = f.startsWith('multi_instance');
       let checked = 0;
       let events = 0;
@@ -114,7 +117,10 @@ describe('byte path reads ASCII lines exactly as the string path', () => {
         for (const m of mutations(line)) {
           const { s, b, bytesSure } = both(m, instances);
           if (bytesSure) onBytes++;
-          if (JSON.stringify(s, (_k, v) => (typeof v === 'bigint' ? `${v}n` : v)) !== JSON.stringify(b, (_k, v) => (typeof v === 'bigint' ? `${v}n` : v))) {
+          if (
+            JSON.stringify(s, (_k, v) => (typeof v === 'bigint' ? `${v}n` : v)) !==
+            JSON.stringify(b, (_k, v) => (typeof v === 'bigint' ? `${v}n` : v))
+          ) {
             expect(b, m).toStrictEqual(s);
           }
           checked++;
@@ -242,7 +248,13 @@ describe('byte path reads ASCII lines exactly as the string path', () => {
     ];
     expectBytesReadAsString(head, lines);
     const fields = lines.map((l) => both(head + l, false).b.fields);
-    expect(fields.map((x) => x?.ptr)).toEqual(['0000000010000000', '00000000a1b2c3d4', '0000000012345678', undefined, undefined]);
+    expect(fields.map((x) => x?.ptr)).toEqual([
+      '0000000010000000',
+      '00000000a1b2c3d4',
+      '0000000012345678',
+      undefined,
+      undefined,
+    ]);
     expect(fields[3]).toEqual({ flags: '00000040', mask: '00001234', cpu: 3, n: 0, m: 0 });
   });
 });

@@ -20,17 +20,45 @@ const decodeHand = (name: string, chunk?: number) => decodeBytes(readFileSync(jo
 describe('handmade fixtures', () => {
   it('kernel 4.x kswapd escalation', async () => {
     const { sink, summary } = await decodeHand('kernel4x_kswapd_escalation.txt');
-    expect(summary).toMatchObject({ format: 'tracefs_text', events: 19, skippedLines: 0, unparsedEvents: 0, outOfOrderLines: 0, maxCpu: 3 });
+    expect(summary).toMatchObject({
+      format: 'tracefs_text',
+      events: 19,
+      skippedLines: 0,
+      unparsedEvents: 0,
+      outOfOrderLines: 0,
+      maxCpu: 3,
+    });
     expect(sink.calls[0]).toBe('header');
     expect(sink.headers).toHaveLength(1);
-    expect(sink.headers[0]).toMatchObject({ format: 'tracefs_text', formatVersion: null, cpus: 4, tsBaseNs: 5021_000_000_000n, meta: { tracer: 'nop', entries_in_buffer: '19', entries_written: '19' } });
+    expect(sink.headers[0]).toMatchObject({
+      format: 'tracefs_text',
+      formatVersion: null,
+      cpus: 4,
+      tsBaseNs: 5021_000_000_000n,
+      meta: { tracer: 'nop', entries_in_buffer: '19', entries_written: '19' },
+    });
     const prios = sink.events.filter((e) => e.name === 'mm_vmscan_lru_shrink_inactive').map((e) => e.fields!.priority);
     expect(prios).toEqual([12, 10, 8, 6, 4, 2, 1]);
     const start = sink.events.find((e) => e.name === 'mm_shrink_slab_start')!;
     const end = sink.events.find((e) => e.name === 'mm_shrink_slab_end')!;
-    expect(start.fields).toMatchObject({ shrink: 'super_cache_scan', shr: '0xa1b2c3d4', pgs_scanned: 45, lru_pgs: 198175 });
+    expect(start.fields).toMatchObject({
+      shrink: 'super_cache_scan',
+      shr: '0xa1b2c3d4',
+      pgs_scanned: 45,
+      lru_pgs: 198175,
+    });
     expect(end.ts - start.ts).toBe(252_785_000); // 5021.782905 - 5021.530120
-    expect(start).toMatchObject({ ts: 530_120_000, cpu: 1, pid: 52, comm: 'kswapd0', tgid: null, system: 'vmscan', flags: 0, preemptCount: 0, where: 22 });
+    expect(start).toMatchObject({
+      ts: 530_120_000,
+      cpu: 1,
+      pid: 52,
+      comm: 'kswapd0',
+      tgid: null,
+      system: 'vmscan',
+      flags: 0,
+      preemptCount: 0,
+      where: 22,
+    });
     const wp = sink.events.filter((e) => e.name === 'mm_vmscan_writepage');
     expect(wp.map((e) => e.fields)).toEqual([
       { pfn: 1215180, reclaim_flags: 'RECLAIM_WB_FILE|RECLAIM_WB_ASYNC' },
@@ -38,14 +66,27 @@ describe('handmade fixtures', () => {
       { pfn: 1215182, reclaim_flags: 'RECLAIM_WB_FILE|RECLAIM_WB_ASYNC' },
     ]);
     expect(wp.every((e) => e.comm === 'kswapd0')).toBe(true);
-    expect(sink.events[0]).toMatchObject({ comm: null, pid: 3121, flags: 0x1, preemptCount: 2, raw: 'comm=kswapd0 pid=52 prio=120 success=1 target_cpu=001' });
+    expect(sink.events[0]).toMatchObject({
+      comm: null,
+      pid: 3121,
+      flags: 0x1,
+      preemptCount: 2,
+      raw: 'comm=kswapd0 pid=52 prio=120 success=1 target_cpu=001',
+    });
   });
 
   it('kernel 3.x writepage excerpt', async () => {
     const { sink, summary } = await decodeHand('kernel3x_writepage.txt');
     expect(summary).toMatchObject({ events: 6, unparsedEvents: 0, skippedLines: 0 });
     expect(sink.events[3]!.fields).toEqual({ pfn: 478610, reclaim_flags: 'RECLAIM_WB_ANON|RECLAIM_WB_ASYNC' });
-    expect(sink.events[1]!.fields).toEqual({ shr: '0xffff88003690b400', shrink: 'super_cache_scan', unused_scan: 12, new_scan: 0, total_scan: 20, retval: 1024 });
+    expect(sink.events[1]!.fields).toEqual({
+      shr: '0xffff88003690b400',
+      shrink: 'super_cache_scan',
+      unused_scan: 12,
+      new_scan: 0,
+      total_scan: 20,
+      retval: 1024,
+    });
   });
 
   it('6.x tracefs: tgid column, odd task names, CPU 127, 9 decimals, lost events, stack trace', async () => {
@@ -57,26 +98,59 @@ describe('handmade fixtures', () => {
       { cpu: 3, count: 1234, where: 19 },
     ]);
     expect(sink.calls.slice(0, 3)).toEqual(['header', 'lost', 'event']);
-    expect(sink.events[0]).toMatchObject({ ts: 123_456_789, cpu: 127, pid: 1234, comm: 'Web Content', tgid: 1200, flags: 1, preemptCount: 2 });
+    expect(sink.events[0]).toMatchObject({
+      ts: 123_456_789,
+      cpu: 127,
+      pid: 1234,
+      comm: 'Web Content',
+      tgid: 1200,
+      flags: 1,
+      preemptCount: 2,
+    });
     expect(sink.events[3]).toMatchObject({ comm: null, pid: 5678, tgid: null, cpu: 3 });
     expect(sink.events[4]).toMatchObject({ comm: 'npm list @tauri', pid: 28184, tgid: 28180 });
     const stack = sink.events.find((e) => e.name === 'kernel_stack')!;
     expect(stack.raw).toBe('=> __alloc_pages\n=> alloc_pages_vma');
     const xfs = sink.events.find((e) => e.name === 'xfs_ilock')!;
-    expect(xfs).toMatchObject({ fields: {}, system: 'xfs', raw: 'dev 7:0 ino 0x83 flags ILOCK_SHARED caller xfs_ilock_data_map_shared' });
+    expect(xfs).toMatchObject({
+      fields: {},
+      system: 'xfs',
+      raw: 'dev 7:0 ino 0x83 flags ILOCK_SHARED caller xfs_ilock_data_map_shared',
+    });
   });
 
   it('old trace-cmd report (version = 6, cpus=128, empty CPUs, dropped events)', async () => {
     const { sink, summary } = await decodeHand('report_v6_trace_cmd_old.txt');
-    expect(summary).toMatchObject({ format: 'trace_cmd_report', events: 10, skippedLines: 0, unparsedEvents: 0, maxCpu: 127 });
-    expect(sink.headers[0]).toMatchObject({ format: 'trace_cmd_report', formatVersion: '6', cpus: 128, meta: { empty_cpus: '3,64' } });
+    expect(summary).toMatchObject({
+      format: 'trace_cmd_report',
+      events: 10,
+      skippedLines: 0,
+      unparsedEvents: 0,
+      maxCpu: 127,
+    });
+    expect(sink.headers[0]).toMatchObject({
+      format: 'trace_cmd_report',
+      formatVersion: '6',
+      cpus: 128,
+      meta: { empty_cpus: '3,64' },
+    });
     expect(sink.lost).toEqual([
       { cpu: 2, count: 37, where: 10 },
       { cpu: 5, count: 5, where: 12 },
     ]);
     expect(sink.events.every((e) => e.flags === null && e.preemptCount === null)).toBe(true);
-    expect(sink.events[5]!.fields).toEqual({ prev_comm: 'kworker/u161:6', prev_pid: 718, prev_prio: 120, prev_state: 'D', next_comm: 'npm list @tauri', next_pid: 28184, next_prio: 120 });
-    expect(sink.events[7]!.raw).toBe('super_cache_scan 0xffff888101d2c000: nid: 0 unused scan count 552 new scan count 556 total_scan 4 last shrinker return val 0');
+    expect(sink.events[5]!.fields).toEqual({
+      prev_comm: 'kworker/u161:6',
+      prev_pid: 718,
+      prev_prio: 120,
+      prev_state: 'D',
+      next_comm: 'npm list @tauri',
+      next_pid: 28184,
+      next_prio: 120,
+    });
+    expect(sink.events[7]!.raw).toBe(
+      'super_cache_scan 0xffff888101d2c000: nid: 0 unused scan count 552 new scan count 556 total_scan 4 last shrinker return val 0',
+    );
   });
 
   it('report -l latency layout', async () => {
@@ -108,7 +182,11 @@ describe('bad input', () => {
   it('non-UTF-8 task name decodes with replacement characters', async () => {
     const { sink, summary } = await decodeHand('bad_non_utf8_task.txt', 5);
     expect(summary).toMatchObject({ events: 5, skippedLines: 0 });
-    expect(sink.events[4]).toMatchObject({ comm: 'caf\uFFFD\uFFFD', pid: 300, fields: { comm: 'caf\uFFFD\uFFFD', pid: 300, prio: 120 } });
+    expect(sink.events[4]).toMatchObject({
+      comm: 'caf\uFFFD\uFFFD',
+      pid: 300,
+      fields: { comm: 'caf\uFFFD\uFFFD', pid: 300, prio: 120 },
+    });
   });
   it('per-CPU lines out of time order are kept in file order and counted', async () => {
     const { sink, summary } = await decodeHand('bad_out_of_order.txt');
@@ -160,7 +238,10 @@ describe('bad input', () => {
     ]);
     expect(sink.lost).toEqual([]);
     // the largest plausible CPU number is kept
-    expect(sink.events.map((e) => [e.cpu, e.fields])).toEqual([[0, { a: 1 }], [65535, { a: 4 }]]);
+    expect(sink.events.map((e) => [e.cpu, e.fields])).toEqual([
+      [0, { a: 1 }],
+      [65535, { a: 4 }],
+    ]);
   });
   it('pids and tgids past the kernel PID_MAX_LIMIT are skipped lines, not wrapped into INTEGER columns', async () => {
     // pid 99999999999 used to be stored as 1215752191
@@ -182,7 +263,9 @@ describe('bad input', () => {
     expect(sink.events[0]).toMatchObject({ pid: 4194304, tgid: 4194304, fields: { a: 4 } });
   });
   it('a report header claiming more CPUs than any machine has is reported, not believed', async () => {
-    const { sink } = await decodeBytes(Buffer.from('cpus=99999999999\n           bash-1234  [000]  1000.000001: kmalloc: a=1\n'));
+    const { sink } = await decodeBytes(
+      Buffer.from('cpus=99999999999\n           bash-1234  [000]  1000.000001: kmalloc: a=1\n'),
+    );
     expect(sink.headers[0]).toMatchObject({ format: 'trace_cmd_report', cpus: null });
     expect(sink.skips).toMatchObject([{ where: 1, reason: 'implausible CPU count 99999999999' }]);
   });
@@ -254,7 +337,8 @@ describe('compressed input decodes identically (generated copies)', () => {
     const { mkdtempSync, writeFileSync } = await import('node:fs');
     const { tmpdir } = await import('node:os');
     const real = join(FIX, 'reclaim_kswapd.report.txt');
-    const src = existsSync(real) && readFileSync(real).length > 1000 ? real : join(HAND, 'tracefs6x_odd_tasks_tgid.txt');
+    const src =
+      existsSync(real) && readFileSync(real).length > 1000 ? real : join(HAND, 'tracefs6x_odd_tasks_tgid.txt');
     const orig = readFileSync(src);
     const dir = mkdtempSync(join(tmpdir(), 'stallscope-text-'));
     const copies: string[] = [];
@@ -288,7 +372,10 @@ describe('ASCII blocks (byte path) and non-ASCII blocks (string path) decode ali
     // The same lines three times: LF, CRLF, then with a non-UTF-8 task name and
     // a garbage line in between. Chunk sizes cut lines (and CRLF pairs) at
     // every place; a 1 MiB chunk gives one block per part.
-    const bad = Buffer.from('   caf\xe9\xff-300   [000] .....   199.000001: sched_waking: comm=x pid=1 prio=120 target_cpu=000\n', 'latin1');
+    const bad = Buffer.from(
+      '   caf\xe9\xff-300   [000] .....   199.000001: sched_waking: comm=x pid=1 prio=120 target_cpu=000\n',
+      'latin1',
+    );
     const text = Buffer.concat([
       Buffer.from(`# tracer: nop\n${body}\n`, 'latin1'),
       Buffer.from(`${body.replace(/\n/g, '\r\n')}\r\n`, 'latin1'),

@@ -94,8 +94,7 @@ const PROGRESS_EVERY_BYTES = 8 << 20;
 const MAX_SKIPPED_BEFORE_FIRST_EVENT = 10_000;
 
 type Pending =
-  | { kind: 'lost'; cpu: number; count: number | null; where: number }
-  | { kind: 'skipped'; problem: SkippedInput };
+  { kind: 'lost'; cpu: number; count: number | null; where: number } | { kind: 'skipped'; problem: SkippedInput };
 
 class FtraceTextDecoder {
   private readonly ev: EventLine = newEventLine();
@@ -163,7 +162,14 @@ class FtraceTextDecoder {
 
   /** An ASCII line, block[start, end): the common event lines are read on its bytes, the rest as a string. */
   onAsciiLine(block: Uint8Array, start: number, end: number, lineNo: number): void {
-    if (end > start && block[start] !== 35 && !this.latencyMode && !this.instancePrefixes && parseNormalLineB(block, this.flagStyle, this.ev, start, end) && implausibleHead(this.ev) === null) {
+    if (
+      end > start &&
+      block[start] !== 35 &&
+      !this.latencyMode &&
+      !this.instancePrefixes &&
+      parseNormalLineB(block, this.flagStyle, this.ev, start, end) &&
+      implausibleHead(this.ev) === null
+    ) {
       this.summary.lines = lineNo;
       this.acceptEvent(lineNo);
       return;
@@ -188,7 +194,13 @@ class FtraceTextDecoder {
       let o = 0;
       for (let r = 0; r < count; r++, o += REC_WORDS) {
         lineNo++;
-        if (rec[o]! !== 0 && !this.latencyMode && !this.instancePrefixes && readFramedLine(block, rec, o, this.ev) && implausibleHead(this.ev) === null) {
+        if (
+          rec[o]! !== 0 &&
+          !this.latencyMode &&
+          !this.instancePrefixes &&
+          readFramedLine(block, rec, o, this.ev) &&
+          implausibleHead(this.ev) === null
+        ) {
           this.summary.lines = lineNo;
           this.acceptEvent(lineNo);
         } else this.onAsciiLine(block, rec[o + R_START]!, rec[o + R_END]!, lineNo);
@@ -398,9 +410,34 @@ class FtraceTextDecoder {
           this.raw.page(bytes, 0, bytes.length);
           this.rawPage = bytes;
         }
-        this.raw.record(info.name, info.system, ts, cpu, ev.pid, ev.comm, ev.tgid, ev.flags, ev.preemptCount, lineNo, ev.argsStart, ev.argsEnd - ev.argsStart);
+        this.raw.record(
+          info.name,
+          info.system,
+          ts,
+          cpu,
+          ev.pid,
+          ev.comm,
+          ev.tgid,
+          ev.flags,
+          ev.preemptCount,
+          lineNo,
+          ev.argsStart,
+          ev.argsEnd - ev.argsStart,
+        );
       } else {
-        this.raw.recordText(info.name, info.system, ts, cpu, ev.pid, ev.comm, ev.tgid, ev.flags, ev.preemptCount, lineNo, ev.args);
+        this.raw.recordText(
+          info.name,
+          info.system,
+          ts,
+          cpu,
+          ev.pid,
+          ev.comm,
+          ev.tgid,
+          ev.flags,
+          ev.preemptCount,
+          lineNo,
+          ev.args,
+        );
       }
       this.lastRaw = true;
       s.events++;
@@ -512,7 +549,12 @@ class FtraceTextDecoder {
     else {
       this.early.push({ kind: 'skipped', problem });
       if (this.summary.skippedLines >= MAX_SKIPPED_BEFORE_FIRST_EVENT) {
-        throw new DecodeError(this.label, where, 'line', `no ftrace events found in the first ${where} lines (${this.summary.skippedLines} unrecognised lines)`);
+        throw new DecodeError(
+          this.label,
+          where,
+          'line',
+          `no ftrace events found in the first ${where} lines (${this.summary.skippedLines} unrecognised lines)`,
+        );
       }
     }
   }
@@ -522,7 +564,8 @@ class FtraceTextDecoder {
     if (!this.headerSent) {
       const first = this.early.find((p) => p.kind === 'skipped');
       const where = first && first.kind === 'skipped' ? first.problem.where : Math.max(1, this.summary.lines);
-      const what = this.summary.lines === 0 ? 'the input is empty' : `${this.summary.lines} lines, none of them an event line`;
+      const what =
+        this.summary.lines === 0 ? 'the input is empty' : `${this.summary.lines} lines, none of them an event line`;
       throw new DecodeError(this.label, where, 'line', `no ftrace events found (${what})`);
     }
     this.summary.instances = [...this.instances];
@@ -545,7 +588,8 @@ export async function decodeFtraceText(
     asciiLine: (block, start, end, lineNo) => dec.onAsciiLine(block, start, end, lineNo),
     asciiBlock: framer !== null ? (block, lineNo) => dec.onAsciiBlock(block, lineNo, framer) : undefined,
     line: (text, lineNo) => dec.onLine(text, lineNo),
-    tooLong: (lineNo, _offset, ex, bytes) => dec.skip(lineNo, `line of ${bytes} bytes exceeds the line length limit`, ex),
+    tooLong: (lineNo, _offset, ex, bytes) =>
+      dec.skip(lineNo, `line of ${bytes} bytes exceeds the line length limit`, ex),
   });
   const total = opts.totalBytes ?? null;
   let bytes = 0;

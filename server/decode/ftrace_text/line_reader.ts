@@ -106,7 +106,12 @@ export class LineSplitter {
       this.carry = [];
       this.carryBytes = 0;
       if (lineBuf.length - 1 > this.maxLineBytes) {
-        this.longLine = { lineNo: this.lineNo + 1, offset: this.offset, excerpt: excerptOf(lineBuf), bytes: lineBuf.length - 1 };
+        this.longLine = {
+          lineNo: this.lineNo + 1,
+          offset: this.offset,
+          excerpt: excerptOf(lineBuf),
+          bytes: lineBuf.length - 1,
+        };
         this.finishLongLine(lineBuf.length);
       } else {
         this.emitBlock(lineBuf, 0, lineBuf.length);
@@ -210,7 +215,10 @@ function stripCr(s: string): string {
 }
 
 function excerptOf(buf: Buffer): string {
-  return buf.toString('utf8', 0, Math.min(buf.length, EXCERPT_CHARS * 2)).slice(0, EXCERPT_CHARS).replace(/[\r\n]+$/, '');
+  return buf
+    .toString('utf8', 0, Math.min(buf.length, EXCERPT_CHARS * 2))
+    .slice(0, EXCERPT_CHARS)
+    .replace(/[\r\n]+$/, '');
 }
 
 /** Excerpt of a line for SkippedInput (at most EXCERPT_CHARS characters). */

@@ -66,7 +66,25 @@ export interface EventLine {
 }
 
 export function newEventLine(): EventLine {
-  return { comm: null, pid: 0, tgid: null, cpu: 0, flags: null, preemptCount: null, secs: 0, nsec: 0, name: '', nameInfo: null, args: '', argsText: '', argsStart: 0, argsEnd: 0, argsBytes: null, instance: null, tsInUs: false };
+  return {
+    comm: null,
+    pid: 0,
+    tgid: null,
+    cpu: 0,
+    flags: null,
+    preemptCount: null,
+    secs: 0,
+    nsec: 0,
+    name: '',
+    nameInfo: null,
+    args: '',
+    argsText: '',
+    argsStart: 0,
+    argsEnd: 0,
+    argsBytes: null,
+    instance: null,
+    tsInUs: false,
+  };
 }
 
 const SP = 32;
@@ -99,12 +117,18 @@ const LATENCY_MARKS = '$@*#!+ ';
  */
 function irqsOffBits(c: number): number {
   switch (c) {
-    case 46: return 0; // .
-    case 100: return F.IRQS_OFF; // d
-    case 68: return F.IRQS_OFF | F.BH_OFF; // D
-    case 98: return F.BH_OFF; // b
-    case 88: return F.IRQS_NOSUPPORT; // X
-    default: return -1;
+    case 46:
+      return 0; // .
+    case 100:
+      return F.IRQS_OFF; // d
+    case 68:
+      return F.IRQS_OFF | F.BH_OFF; // D
+    case 98:
+      return F.BH_OFF; // b
+    case 88:
+      return F.IRQS_NOSUPPORT; // X
+    default:
+      return -1;
   }
 }
 
@@ -115,29 +139,46 @@ function irqsOffBits(c: number): number {
  */
 function needReschedBits(c: number, _style: FlagStyle): number {
   switch (c) {
-    case 46: return 0; // .
-    case 78: return F.NEED_RESCHED | F.PREEMPT_RESCHED; // N
-    case 110: return F.NEED_RESCHED; // n
-    case 112: return F.PREEMPT_RESCHED; // p
-    case 76: return 0x02 | F.PREEMPT_RESCHED; // L: lazy + preempt
-    case 108: return 0x02; // l: lazy
-    case 98: return F.NEED_RESCHED | 0x02; // b: need + lazy
-    case 66: return F.NEED_RESCHED | 0x02 | F.PREEMPT_RESCHED; // B
-    default: return -1;
+    case 46:
+      return 0; // .
+    case 78:
+      return F.NEED_RESCHED | F.PREEMPT_RESCHED; // N
+    case 110:
+      return F.NEED_RESCHED; // n
+    case 112:
+      return F.PREEMPT_RESCHED; // p
+    case 76:
+      return 0x02 | F.PREEMPT_RESCHED; // L: lazy + preempt
+    case 108:
+      return 0x02; // l: lazy
+    case 98:
+      return F.NEED_RESCHED | 0x02; // b: need + lazy
+    case 66:
+      return F.NEED_RESCHED | 0x02 | F.PREEMPT_RESCHED; // B
+    default:
+      return -1;
   }
 }
 
 /** hardirq/softirq column: Z nmi+hardirq, z nmi, H hard+soft, h, s; b = BH off on 5.18-5.19 kernels. */
 function hardSoftBits(c: number): number {
   switch (c) {
-    case 46: return 0; // .
-    case 104: return F.HARDIRQ; // h
-    case 115: return F.SOFTIRQ; // s
-    case 72: return F.HARDIRQ | F.SOFTIRQ; // H
-    case 122: return F.NMI; // z
-    case 90: return F.NMI | F.HARDIRQ; // Z
-    case 98: return F.BH_OFF; // b
-    default: return -1;
+    case 46:
+      return 0; // .
+    case 104:
+      return F.HARDIRQ; // h
+    case 115:
+      return F.SOFTIRQ; // s
+    case 72:
+      return F.HARDIRQ | F.SOFTIRQ; // H
+    case 122:
+      return F.NMI; // z
+    case 90:
+      return F.NMI | F.HARDIRQ; // Z
+    case 98:
+      return F.BH_OFF; // b
+    default:
+      return -1;
   }
 }
 
@@ -201,7 +242,13 @@ function parseTail(line: string, p: number, out: EventLine, n: number): boolean 
     if (k === 0) return false;
     nsec = frac * FRAC_SCALE[Math.min(k, 9)]!;
     if (intDigits > 15) return false; // seconds beyond any real uptime: not a timestamp
-  } else if (p + 3 < n && c === 117 && line.charCodeAt(p + 1) === 115 && LATENCY_MARKS.includes(line[p + 2]!) && line.charCodeAt(p + 3) === 58) {
+  } else if (
+    p + 3 < n &&
+    c === 117 &&
+    line.charCodeAt(p + 1) === 115 &&
+    LATENCY_MARKS.includes(line[p + 2]!) &&
+    line.charCodeAt(p + 3) === 58
+  ) {
     // `19016us!:`: the kernel's latency format, µs since the trace began,
     // then a mark for the gap to the next event (trace_find_mark)
     if (intDigits > 15) return false;
@@ -257,7 +304,8 @@ function parseNamed(line: string, p: number, out: EventLine, n: number): boolean
     // `sys_openat(dfd: 0xffffff9c, ...)` is sys_enter_openat and
     // `sys_openat -> 0x3` is sys_exit_openat (fields/syscalls.ts).
     const call = line.slice(nameStart + 4, p);
-    if (c === 40 && line.charCodeAt(n - 1) === 41) return setArgs(line, p + 1, n - 1, eventNameInfo('sys_enter_' + call), out);
+    if (c === 40 && line.charCodeAt(n - 1) === 41)
+      return setArgs(line, p + 1, n - 1, eventNameInfo('sys_enter_' + call), out);
     if (c === SP && line.startsWith(' -> ', p)) return setArgs(line, p + 4, n, eventNameInfo('sys_exit_' + call), out);
   }
   // Not a syscall: a '(' is part of the name, as before.
@@ -470,7 +518,13 @@ function indexOfBracket(line: string, from: number, end: number): number {
  * Latency-format line (`trace-cmd report -l`): `%8.8s-%-5d %3d<flags> <ts>: ...`.
  * The comm is at most 8 characters (cut by the printer), right-aligned.
  */
-export function parseLatencyLine(line: string, style: FlagStyle, out: EventLine, start = 0, end = line.length): boolean {
+export function parseLatencyLine(
+  line: string,
+  style: FlagStyle,
+  out: EventLine,
+  start = 0,
+  end = line.length,
+): boolean {
   const n = end;
   // Find `-<pid> +<cpu><flag char>`: the first '-' followed by digits,
   // spaces, digits and a non-digit, non-space character.
@@ -523,7 +577,8 @@ export function parseLatencyLine(line: string, style: FlagStyle, out: EventLine,
  * depth in hex, and the timestamp as hex microseconds of the trace clock
  * (kernel/trace/trace_output.c, trace_print_lat_context).
  */
-const VERBOSE_HEAD = /^ *(.*?) +(\d+) +(\d+) +(\d+) +([0-9a-f]{8}) +[0-9a-f]{8,16} +\[([0-9a-f]{1,16})\] +\d+\.\d{3}ms +\(\+\d+\.\d{3}ms\): +/;
+const VERBOSE_HEAD =
+  /^ *(.*?) +(\d+) +(\d+) +(\d+) +([0-9a-f]{8}) +[0-9a-f]{8,16} +\[([0-9a-f]{1,16})\] +\d+\.\d{3}ms +\(\+\d+\.\d{3}ms\): +/;
 
 export function parseVerboseLatencyLine(line: string, out: EventLine, start = 0, end = line.length): boolean {
   const head = line.slice(start, Math.min(end, start + 160));

@@ -14,7 +14,13 @@ import { VMSCAN_KV_SHAPES } from './fields/vmscan.ts';
  * not null, holds t's characters as bytes at the same positions). Null when
  * the text does not have the event's shape (it is then kept as raw text).
  */
-export type TextFieldParser = (t: string, s: number, e: number, args: string, b: Uint8Array | null) => EventFields | null;
+export type TextFieldParser = (
+  t: string,
+  s: number,
+  e: number,
+  args: string,
+  b: Uint8Array | null,
+) => EventFields | null;
 
 export function textFieldParser(name: string): TextFieldParser {
   return eventNameInfo(name).parse;

@@ -179,7 +179,14 @@ function sortByTs(out: BundleEvents): void {
   pick(out.b);
 }
 
-function unpackCompact(buf: Uint8Array, start: number, end: number, clockDelta: number, out: BundleEvents, recs: Rec[]): void {
+function unpackCompact(
+  buf: Uint8Array,
+  start: number,
+  end: number,
+  clockDelta: number,
+  out: BundleEvents,
+  recs: Rec[],
+): void {
   const intern: string[] = [];
   const swTs: number[] = [];
   const swState: number[] = [];
@@ -200,7 +207,19 @@ function unpackCompact(buf: Uint8Array, start: number, end: number, clockDelta: 
       // A non-packed repeated varint (allowed by the wire format): one value.
       if (r.wire === WIRE_VARINT) {
         const v = r.varint();
-        const arr = { [C.switchTimestamp]: swTs, [C.switchPrevState]: swState, [C.switchNextPid]: swPid, [C.switchNextPrio]: swPrio, [C.switchNextCommIndex]: swComm, [C.wakingTimestamp]: wkTs, [C.wakingPid]: wkPid, [C.wakingTargetCpu]: wkCpu, [C.wakingPrio]: wkPrio, [C.wakingCommIndex]: wkComm, [C.wakingCommonFlags]: wkFlags }[f];
+        const arr = {
+          [C.switchTimestamp]: swTs,
+          [C.switchPrevState]: swState,
+          [C.switchNextPid]: swPid,
+          [C.switchNextPrio]: swPrio,
+          [C.switchNextCommIndex]: swComm,
+          [C.wakingTimestamp]: wkTs,
+          [C.wakingPid]: wkPid,
+          [C.wakingTargetCpu]: wkCpu,
+          [C.wakingPrio]: wkPrio,
+          [C.wakingCommIndex]: wkComm,
+          [C.wakingCommonFlags]: wkFlags,
+        }[f];
         if (arr) arr.push(v);
       } else r.skip();
       continue;
@@ -208,24 +227,50 @@ function unpackCompact(buf: Uint8Array, start: number, end: number, clockDelta: 
     const s = r.bytes();
     const e = r.pos;
     switch (f) {
-      case C.internTable: intern.push(utf8Text(buf, s, e)); break;
-      case C.switchTimestamp: packedVarints(buf, s, e, swTs); break;
-      case C.switchPrevState: packedVarints(buf, s, e, swState); break;
-      case C.switchNextPid: packedVarints(buf, s, e, swPid); break;
-      case C.switchNextPrio: packedVarints(buf, s, e, swPrio); break;
-      case C.switchNextCommIndex: packedVarints(buf, s, e, swComm); break;
-      case C.wakingTimestamp: packedVarints(buf, s, e, wkTs); break;
-      case C.wakingPid: packedVarints(buf, s, e, wkPid); break;
-      case C.wakingTargetCpu: packedVarints(buf, s, e, wkCpu); break;
-      case C.wakingPrio: packedVarints(buf, s, e, wkPrio); break;
-      case C.wakingCommIndex: packedVarints(buf, s, e, wkComm); break;
-      case C.wakingCommonFlags: packedVarints(buf, s, e, wkFlags); break;
-      default: break;
+      case C.internTable:
+        intern.push(utf8Text(buf, s, e));
+        break;
+      case C.switchTimestamp:
+        packedVarints(buf, s, e, swTs);
+        break;
+      case C.switchPrevState:
+        packedVarints(buf, s, e, swState);
+        break;
+      case C.switchNextPid:
+        packedVarints(buf, s, e, swPid);
+        break;
+      case C.switchNextPrio:
+        packedVarints(buf, s, e, swPrio);
+        break;
+      case C.switchNextCommIndex:
+        packedVarints(buf, s, e, swComm);
+        break;
+      case C.wakingTimestamp:
+        packedVarints(buf, s, e, wkTs);
+        break;
+      case C.wakingPid:
+        packedVarints(buf, s, e, wkPid);
+        break;
+      case C.wakingTargetCpu:
+        packedVarints(buf, s, e, wkCpu);
+        break;
+      case C.wakingPrio:
+        packedVarints(buf, s, e, wkPrio);
+        break;
+      case C.wakingCommIndex:
+        packedVarints(buf, s, e, wkComm);
+        break;
+      case C.wakingCommonFlags:
+        packedVarints(buf, s, e, wkFlags);
+        break;
+      default:
+        break;
     }
   }
   // Switches: Perfetto walks the arrays in step and stops at the shortest.
   const ns = Math.min(swTs.length, swState.length, swPid.length, swPrio.length, swComm.length);
-  if (ns !== Math.max(swTs.length, swState.length, swPid.length, swPrio.length, swComm.length)) out.compactDamaged = true;
+  if (ns !== Math.max(swTs.length, swState.length, swPid.length, swPrio.length, swComm.length))
+    out.compactDamaged = true;
   out.switchNextPid.length = out.switchPrevState.length = out.switchNextPrio.length = out.switchNextComm.length = 0;
   let t = 0;
   for (let i = 0; i < ns; i++) {
@@ -241,7 +286,12 @@ function unpackCompact(buf: Uint8Array, start: number, end: number, clockDelta: 
     out.switchNextComm.push(intern[ci]!);
     recs.push({ ts: t + clockDelta, pid: 0, flags: -1, kind: COMPACT_SWITCH, a: out.switchNextPid.length - 1, b: 0 });
   }
-  out.wakingPid.length = out.wakingTargetCpu.length = out.wakingPrio.length = out.wakingComm.length = out.wakingFlags.length = 0;
+  out.wakingPid.length =
+    out.wakingTargetCpu.length =
+    out.wakingPrio.length =
+    out.wakingComm.length =
+    out.wakingFlags.length =
+      0;
   const nw = Math.min(wkTs.length, wkPid.length, wkCpu.length, wkPrio.length, wkComm.length);
   if (nw !== Math.max(wkTs.length, wkPid.length, wkCpu.length, wkPrio.length, wkComm.length)) out.compactDamaged = true;
   t = 0;
@@ -257,7 +307,14 @@ function unpackCompact(buf: Uint8Array, start: number, end: number, clockDelta: 
     out.wakingPrio.push(wkPrio[i]! | 0);
     out.wakingComm.push(intern[ci]!);
     out.wakingFlags.push(wkFlags[i] ?? -1);
-    recs.push({ ts: t + clockDelta, pid: 0, flags: wkFlags[i] ?? -1, kind: COMPACT_WAKING, a: out.wakingPid.length - 1, b: 0 });
+    recs.push({
+      ts: t + clockDelta,
+      pid: 0,
+      flags: wkFlags[i] ?? -1,
+      kind: COMPACT_WAKING,
+      a: out.wakingPid.length - 1,
+      b: 0,
+    });
   }
 }
 

@@ -37,7 +37,13 @@ interface TestEvent {
   fields: [number, number | bigint | string][];
 }
 
-function bundlePacket(seq: number, cpu: number, events: TestEvent[], extra?: (w: ProtoWriter) => void, bundleExtra?: (w: ProtoWriter) => void): Uint8Array {
+function bundlePacket(
+  seq: number,
+  cpu: number,
+  events: TestEvent[],
+  extra?: (w: ProtoWriter) => void,
+  bundleExtra?: (w: ProtoWriter) => void,
+): Uint8Array {
   const w = new ProtoWriter();
   w.nested(F.packet.ftraceEvents, () => {
     w.uintField(F.bundle.cpu, cpu);
@@ -60,7 +66,13 @@ function bundlePacket(seq: number, cpu: number, events: TestEvent[], extra?: (w:
   return w.finish().slice();
 }
 
-function descriptor(w: ProtoWriter, id: number, system: string, name: string, fields: [string, number, number][]): void {
+function descriptor(
+  w: ProtoWriter,
+  id: number,
+  system: string,
+  name: string,
+  fields: [string, number, number][],
+): void {
   w.nested(F.bundle.genericEventDescriptors, () => {
     w.uintField(F.descriptor.fieldId, id);
     w.stringField(F.descriptor.groupName, system);
@@ -101,8 +113,26 @@ describe('Perfetto decoder, hand-written traces', () => {
       1,
       0,
       [
-        { ts: T0 + 10, pid: 45, id: 65536, fields: [[1, 0], [2, 32], [3, 9]] },
-        { ts: T0 + 20, pid: 45, id: SHRINK_START, fields: [[8, 1], [7, 0xffff888101234500n], [11, 12]] },
+        {
+          ts: T0 + 10,
+          pid: 45,
+          id: 65536,
+          fields: [
+            [1, 0],
+            [2, 32],
+            [3, 9],
+          ],
+        },
+        {
+          ts: T0 + 20,
+          pid: 45,
+          id: SHRINK_START,
+          fields: [
+            [8, 1],
+            [7, 0xffff888101234500n],
+            [11, 12],
+          ],
+        },
         { ts: T0 + 30, pid: 45, id: SHRINK_START, fields: [[8, 0xffffffff81234567n]] },
       ],
       (w) =>
@@ -112,9 +142,16 @@ describe('Perfetto decoder, hand-written traces', () => {
             w.stringField(F.interned.str, 'super_cache_scan');
           }),
         ),
-      (w) => descriptor(w, 65536, 'vmscan', 'mm_vmscan_lru_shrink_inactive', [['nid', 1, 3], ['nr_scanned', 2, 3], ['reclaim_flags', 3, 4]]),
+      (w) =>
+        descriptor(w, 65536, 'vmscan', 'mm_vmscan_lru_shrink_inactive', [
+          ['nid', 1, 3],
+          ['nr_scanned', 2, 3],
+          ['reclaim_flags', 3, 4],
+        ]),
     );
-    const seq2 = bundlePacket(2, 1, [{ ts: T0 + 15, pid: 7, id: 65536, fields: [[1, '7:0']] }], undefined, (w) => descriptor(w, 65536, 'writeback', 'writeback_dirty_folio', [['name', 1, 9]]));
+    const seq2 = bundlePacket(2, 1, [{ ts: T0 + 15, pid: 7, id: 65536, fields: [[1, '7:0']] }], undefined, (w) =>
+      descriptor(w, 65536, 'writeback', 'writeback_dirty_folio', [['name', 1, 9]]),
+    );
     const legacy = bundlePacket(1, 1, [], undefined, (w) =>
       w.nested(F.bundle.event, () => {
         w.uintField(F.event.timestamp, T0 + 40);
@@ -142,7 +179,11 @@ describe('Perfetto decoder, hand-written traces', () => {
       [20, 0, 'mm_shrink_slab_start', 'vmscan'],
       [30, 1, 'my_event', null],
     ]);
-    expect(sink.events[0]!.fields).toEqual({ nid: 0, nr_scanned: 32, reclaim_flags: 'RECLAIM_WB_ANON|RECLAIM_WB_ASYNC' });
+    expect(sink.events[0]!.fields).toEqual({
+      nid: 0,
+      nr_scanned: 32,
+      reclaim_flags: 'RECLAIM_WB_ANON|RECLAIM_WB_ASYNC',
+    });
     expect(sink.events[1]!.fields).toEqual({ name: '7:0' });
     expect(sink.events[2]!.fields).toEqual({ shrink: 'super_cache_scan', shr: '0xffff888101234500', priority: 12 });
     expect(sink.events[3]!.fields).toEqual({ shrink: '0xffffffff81234567' });
@@ -151,22 +192,53 @@ describe('Perfetto decoder, hand-written traces', () => {
   });
 
   it('deflate- and zstd-compressed packets, another ftrace clock, events before tracing started, an undeclared typed event, lost events', async () => {
-    const inner = trace([bundlePacket(1, 0, [{ ts: T0 + 100, pid: 1, id: KSWAPD_WAKE, fields: [[1, 0], [2, 3]] }])]);
+    const inner = trace([
+      bundlePacket(1, 0, [
+        {
+          ts: T0 + 100,
+          pid: 1,
+          id: KSWAPD_WAKE,
+          fields: [
+            [1, 0],
+            [2, 3],
+          ],
+        },
+      ]),
+    ]);
     const compressed = packet({ compressed_packets: deflateSync(inner), trusted_packet_sequence_id: 1 });
     const zstdInner = trace([bundlePacket(1, 3, [{ ts: T0 + 150, pid: 4, id: KSWAPD_WAKE, fields: [[1, 0]] }])]);
-    const zstd = packet({ zstd_compressed_packets: execFileSync('zstd', ['-q', '-c'], { input: zstdInner }), trusted_packet_sequence_id: 1 });
-    const started = packet({ timestamp: T0 + 50, service_event: { tracing_started: true }, trusted_packet_sequence_id: 9 });
-    const early = bundlePacket(1, 1, [
-      { ts: T0 + 10, pid: 2, id: KSWAPD_WAKE, fields: [[1, 0]] },
-      { ts: T0 + 60, pid: 2, id: 11, fields: [[1, 5]] }, // cpu_frequency: not declared
-      { ts: T0 + 70, pid: 2, id: KSWAPD_WAKE, fields: [[1, 1]] },
-    ], undefined, (w) => w.uintField(F.bundle.lostEvents, 1));
-    // A bundle recorded on the ftrace `global` clock, 1000 ns behind boot time.
-    const global = bundlePacket(1, 2, [{ ts: T0 + 200 - 1000, pid: 3, id: KSWAPD_WAKE, fields: [[1, 0]] }], undefined, (w) => {
-      w.uintField(F.bundle.ftraceClock, 2);
-      w.uintField(F.bundle.ftraceTimestamp, 5000);
-      w.uintField(F.bundle.bootTimestamp, 6000);
+    const zstd = packet({
+      zstd_compressed_packets: execFileSync('zstd', ['-q', '-c'], { input: zstdInner }),
+      trusted_packet_sequence_id: 1,
     });
+    const started = packet({
+      timestamp: T0 + 50,
+      service_event: { tracing_started: true },
+      trusted_packet_sequence_id: 9,
+    });
+    const early = bundlePacket(
+      1,
+      1,
+      [
+        { ts: T0 + 10, pid: 2, id: KSWAPD_WAKE, fields: [[1, 0]] },
+        { ts: T0 + 60, pid: 2, id: 11, fields: [[1, 5]] }, // cpu_frequency: not declared
+        { ts: T0 + 70, pid: 2, id: KSWAPD_WAKE, fields: [[1, 1]] },
+      ],
+      undefined,
+      (w) => w.uintField(F.bundle.lostEvents, 1),
+    );
+    // A bundle recorded on the ftrace `global` clock, 1000 ns behind boot time.
+    const global = bundlePacket(
+      1,
+      2,
+      [{ ts: T0 + 200 - 1000, pid: 3, id: KSWAPD_WAKE, fields: [[1, 0]] }],
+      undefined,
+      (w) => {
+        w.uintField(F.bundle.ftraceClock, 2);
+        w.uintField(F.bundle.ftraceTimestamp, 5000);
+        w.uintField(F.bundle.bootTimestamp, 6000);
+      },
+    );
     const sink = await decode(trace([started, compressed, early, global, zstd]));
     expect(sink.events.map((e) => [e.ts + Number(sink.headers[0]!.tsBaseNs), e.cpu, e.pid])).toEqual([
       [T0 + 70, 1, 2],
@@ -175,7 +247,9 @@ describe('Perfetto decoder, hand-written traces', () => {
       [T0 + 200, 2, 3],
     ]);
     const reasons = sink.skips.map((s) => s.reason);
-    expect(reasons).toContain('1 ftrace events from before tracing started dropped (left in the kernel\'s buffer by an earlier session; trace_processor drops them too)');
+    expect(reasons).toContain(
+      "1 ftrace events from before tracing started dropped (left in the kernel's buffer by an earlier session; trace_processor drops them too)",
+    );
     expect(reasons.some((r) => r.startsWith('1 ftrace events of FtraceEvent field 11'))).toBe(true);
     expect(sink.lost).toEqual([{ cpu: 1, count: null, where: expect.any(Number) }]);
   });
@@ -211,8 +285,34 @@ describe('Perfetto decoder, hand-written traces', () => {
     expect(sink.headers[0]!.tsBaseNs).toBe(BigInt(T0 - 5));
     expect(sink.events.map((e) => [e.ts, e.name, e.pid, e.fields])).toEqual([
       [55, 'sched_waking', 45, { comm: 'dd', pid: 99, prio: 120, target_cpu: 0 }],
-      [105, 'sched_switch', 45, { prev_comm: 'kswapd0', prev_pid: 45, prev_prio: 120, prev_state: 'S', next_comm: 'dd', next_pid: 99, next_prio: 120 }],
-      [205, 'sched_switch', 99, { prev_comm: 'dd', prev_pid: 99, prev_prio: 120, prev_state: 'R+', next_comm: 'kswapd0', next_pid: 45, next_prio: 120 }],
+      [
+        105,
+        'sched_switch',
+        45,
+        {
+          prev_comm: 'kswapd0',
+          prev_pid: 45,
+          prev_prio: 120,
+          prev_state: 'S',
+          next_comm: 'dd',
+          next_pid: 99,
+          next_prio: 120,
+        },
+      ],
+      [
+        205,
+        'sched_switch',
+        99,
+        {
+          prev_comm: 'dd',
+          prev_pid: 99,
+          prev_prio: 120,
+          prev_state: 'R+',
+          next_comm: 'kswapd0',
+          next_pid: 45,
+          next_prio: 120,
+        },
+      ],
     ]);
     expect(sink.skips.map((s) => s.reason)).toEqual([
       '1 compact sched_switch events dropped: the first on each CPU has no previous task (as trace_processor)',
@@ -239,7 +339,10 @@ describe('Perfetto decoder, hand-written traces', () => {
     expect(sniffInput(readFileSync(join(FIXTURES, 'tracefs_plain.txt')).subarray(0, 8192)).format).toBe('text');
     expect(sniffInput(Buffer.from('\n# tracer: nop\n#\n')).format).toBe('text');
     expect(sniffInput(Buffer.from([0x0a, 0x05, 0x1b, 0x1c, 0x1d, 0x1e, 0x1f])).format).toBe('unknown');
-    const sink = await decode(gzipSync(trace([bundlePacket(1, 0, [{ ts: T0, pid: 1, id: KSWAPD_WAKE, fields: [[1, 0]] }])])), 'x.gz');
+    const sink = await decode(
+      gzipSync(trace([bundlePacket(1, 0, [{ ts: T0, pid: 1, id: KSWAPD_WAKE, fields: [[1, 0]] }])])),
+      'x.gz',
+    );
     expect(sink.events.map((e) => e.name)).toEqual(['mm_vmscan_kswapd_wake']);
   });
 });

@@ -42,7 +42,14 @@ import { compileFieldReader, readFields, type FieldReader, type SymbolTable } fr
 import { gfpTableFits, printTaskState } from './kernel_values.ts';
 import { BUILTIN_CLOCK, F, FIRST_GENERIC_EVENT_ID, TYPED_EVENTS } from './perfetto_schema.ts';
 import { ProtoError, ProtoReader, utf8Text, WIRE_LEN, WIRE_VARINT } from './proto_reader.ts';
-import { indexTrace, inflateBlob, MAX_INFLATED_BYTES, type BundleRef, type GenericEventSpec, type TraceIndex } from './trace_index.ts';
+import {
+  indexTrace,
+  inflateBlob,
+  MAX_INFLATED_BYTES,
+  type BundleRef,
+  type GenericEventSpec,
+  type TraceIndex,
+} from './trace_index.ts';
 
 export interface DecodePerfettoOptions {
   fileLabel: string;
@@ -81,7 +88,11 @@ const MAX_REPORTS_PER_KIND = 20;
 /** Largest read-ahead window of a stream in pass 2. */
 const READ_WINDOW_BYTES = 4 << 20;
 
-export async function decodePerfetto(path: string, sink: EventSink, opts: DecodePerfettoOptions): Promise<PerfettoDecodeSummary> {
+export async function decodePerfetto(
+  path: string,
+  sink: EventSink,
+  opts: DecodePerfettoOptions,
+): Promise<PerfettoDecodeSummary> {
   const label = opts.fileLabel;
   const note = opts.decompressed ? ' (offset in the decompressed trace)' : '';
   let src: FileSource;
@@ -116,9 +127,22 @@ export async function decodePerfetto(path: string, sink: EventSink, opts: Decode
   }
 }
 
-async function decodeEvents(src: FileSource, index: TraceIndex, sink: EventSink, opts: DecodePerfettoOptions, note: string): Promise<PerfettoDecodeSummary> {
+async function decodeEvents(
+  src: FileSource,
+  index: TraceIndex,
+  sink: EventSink,
+  opts: DecodePerfettoOptions,
+  note: string,
+): Promise<PerfettoDecodeSummary> {
   const skip = (p: SkippedInput) => sink.skipped(note ? { ...p, reason: p.reason + note } : p);
-  const summary: PerfettoDecodeSummary = { events: 0, droppedBeforeTracingStart: 0, compactSwitchSkipped: 0, compactWakingSkipped: 0, notDecoded: 0, outOfOrder: 0 };
+  const summary: PerfettoDecodeSummary = {
+    events: 0,
+    droppedBeforeTracingStart: 0,
+    compactSwitchSkipped: 0,
+    compactWakingSkipped: 0,
+    notDecoded: 0,
+    outOfOrder: 0,
+  };
 
   // Trace time: boot time, or the primary clock the snapshots name.
   let clockShift = 0;
@@ -126,18 +150,26 @@ async function decodeEvents(src: FileSource, index: TraceIndex, sink: EventSink,
   if (index.primaryClock !== BUILTIN_CLOCK.BOOTTIME) {
     const snap = index.clockSnapshots.find((s) => s.has(BUILTIN_CLOCK.BOOTTIME) && s.has(index.primaryClock));
     if (snap) clockShift = snap.get(index.primaryClock)! - snap.get(BUILTIN_CLOCK.BOOTTIME)!;
-    meta.clock_note = snap ? `boot time shifted by ${clockShift} ns to the primary trace clock ${index.primaryClock}` : `primary trace clock ${index.primaryClock} not in any clock snapshot: boot time kept`;
+    meta.clock_note = snap
+      ? `boot time shifted by ${clockShift} ns to the primary trace clock ${index.primaryClock}`
+      : `primary trace clock ${index.primaryClock} not in any clock snapshot: boot time kept`;
   }
-  meta.clock = index.primaryClock === BUILTIN_CLOCK.BOOTTIME || clockShift === 0 ? 'boot' : `clock ${index.primaryClock}`;
+  meta.clock =
+    index.primaryClock === BUILTIN_CLOCK.BOOTTIME || clockShift === 0 ? 'boot' : `clock ${index.primaryClock}`;
   meta.trace_clock = meta.clock;
-  const dropBefore = !index.preserveFtraceBuffer && index.tracingStartedTs !== null ? index.tracingStartedTs : -Infinity;
-  const minTs = Math.max(Number.isNaN(index.minTs) ? 0 : index.minTs, dropBefore === -Infinity ? -Infinity : dropBefore);
+  const dropBefore =
+    !index.preserveFtraceBuffer && index.tracingStartedTs !== null ? index.tracingStartedTs : -Infinity;
+  const minTs = Math.max(
+    Number.isNaN(index.minTs) ? 0 : index.minTs,
+    dropBefore === -Infinity ? -Infinity : dropBefore,
+  );
   const base = Math.floor(minTs + clockShift);
   const tsBaseNs = BigInt(base);
   const cpus = new Set(index.streams.map((s) => s.cpu));
   const maxCpu = Math.max(...cpus);
   const gfpKnown = gfpTableFits(index.kernelRelease);
-  if (!gfpKnown) meta.gfp_flags = `kept as numbers: GFP bit names are known for 6.3+ kernels, this is ${index.kernelRelease}`;
+  if (!gfpKnown)
+    meta.gfp_flags = `kept as numbers: GFP bit names are known for 6.3+ kernels, this is ${index.kernelRelease}`;
   meta.perfetto_streams = String(index.streams.length);
   meta.instances = [...new Set(index.instances)].join(',') || '(top)';
   meta.kernel_symbols = String([...index.symbols.values()].reduce((a, m) => a + m.size, 0));
@@ -155,14 +187,25 @@ async function decodeEvents(src: FileSource, index: TraceIndex, sink: EventSink,
   if (sink.threadName) {
     sink.threadName(0, 'swapper', null);
     const tids = new Set([...index.threadNames.keys(), ...index.threadTgids.keys()]);
-    for (const tid of tids) if (tid !== 0) sink.threadName(tid, index.threadNames.get(tid) ?? null, index.threadTgids.get(tid) ?? null);
+    for (const tid of tids)
+      if (tid !== 0) sink.threadName(tid, index.threadNames.get(tid) ?? null, index.threadTgids.get(tid) ?? null);
   }
   for (const p of index.problems) skip(p);
   if (index.droppedPacketNotices > 0) {
-    skip({ where: 0, unit: 'offset', reason: `${index.droppedPacketNotices} packets say the packets before them on their sequence were lost (Perfetto buffer overrun or reassembly gap)`, excerpt: '' });
+    skip({
+      where: 0,
+      unit: 'offset',
+      reason: `${index.droppedPacketNotices} packets say the packets before them on their sequence were lost (Perfetto buffer overrun or reassembly gap)`,
+      excerpt: '',
+    });
   }
   for (const [kind, n] of index.unread) {
-    skip({ where: 0, unit: 'offset', reason: `${n} ${kind} packets not read (stallscope reads the ftrace data, process names, clocks and statistics)`, excerpt: '' });
+    skip({
+      where: 0,
+      unit: 'offset',
+      reason: `${n} ${kind} packets not read (stallscope reads the ftrace data, process names, clocks and statistics)`,
+      excerpt: '',
+    });
   }
   // Per-CPU ring buffer overruns over the recording (FtraceStats at start and end).
   for (const end of index.ftraceStatsEnd) {
@@ -219,7 +262,11 @@ async function decodeEvents(src: FileSource, index: TraceIndex, sink: EventSink,
           // not one per bundle.
           if (ref.off < s.winStart || ref.off + ref.len > s.winStart + s.win.length) {
             s.winStart = ref.off;
-            s.win = await src.read(ref.off, Math.min(src.size - ref.off, Math.max(ref.len, windowBytes)), 'ftrace bundles');
+            s.win = await src.read(
+              ref.off,
+              Math.min(src.size - ref.off, Math.max(ref.len, windowBytes)),
+              'ftrace bundles',
+            );
           }
           buf = s.win;
           start = ref.off - s.winStart;
@@ -244,7 +291,12 @@ async function decodeEvents(src: FileSource, index: TraceIndex, sink: EventSink,
         frameBundle(buf, start, start + ref.len, ref.clockDelta, s.ev);
       } catch (e) {
         if (!(e instanceof ProtoError) && !(e instanceof TraceDatFormatError)) throw e;
-        skip({ where: ref.where, unit: 'offset', reason: `cpu ${s.cpu}: damaged ftrace bundle: ${e.message}`, excerpt: '' });
+        skip({
+          where: ref.where,
+          unit: 'offset',
+          reason: `cpu ${s.cpu}: damaged ftrace bundle: ${e.message}`,
+          excerpt: '',
+        });
         continue;
       }
       bytesDone += ref.len;
@@ -359,7 +411,10 @@ async function decodeEvents(src: FileSource, index: TraceIndex, sink: EventSink,
           name = typed.name;
           system = typed.system;
         } else {
-          const spec = kind >= FIRST_GENERIC_EVENT_ID ? (index.generic.get(`${s.seq}:${kind}`) ?? index.generic.get(String(kind))) : undefined;
+          const spec =
+            kind >= FIRST_GENERIC_EVENT_ID
+              ? (index.generic.get(`${s.seq}:${kind}`) ?? index.generic.get(String(kind)))
+              : undefined;
           if (!spec) {
             unknownTyped.set(kind, (unknownTyped.get(kind) ?? 0) + 1);
             summary.notDecoded++;
@@ -373,7 +428,19 @@ async function decodeEvents(src: FileSource, index: TraceIndex, sink: EventSink,
         if (fieldReader === null || fieldReader.buf !== ev.buf) fieldReader = new ProtoReader(ev.buf, a, b);
         const plan = directSink !== null ? planOf(reader, name, system) : null;
         if (plan !== null) {
-          writeDirect(plan, reader, fieldReader.reset(a, b), s.syms, unknownField, ts, cpu, pid, commOf(pid), flags, where);
+          writeDirect(
+            plan,
+            reader,
+            fieldReader.reset(a, b),
+            s.syms,
+            unknownField,
+            ts,
+            cpu,
+            pid,
+            commOf(pid),
+            flags,
+            where,
+          );
           summary.events++;
           return;
         }
@@ -440,12 +507,18 @@ async function decodeEvents(src: FileSource, index: TraceIndex, sink: EventSink,
           emitOne(s, k);
         } catch (e) {
           if (!(e instanceof ProtoError)) throw e;
-          skip({ where: s.ref!.where, unit: 'offset', reason: `cpu ${s.cpu}: damaged ftrace event: ${e.message}`, excerpt: '' });
+          skip({
+            where: s.ref!.where,
+            unit: 'offset',
+            reason: `cpu ${s.cpu}: damaged ftrace event: ${e.message}`,
+            excerpt: '',
+          });
         }
       }
       s.i = k;
       if (k < ev.count) break;
-      if (++progressTick % 16 === 0) opts.onProgress?.(src.size / 2 + (bytesDone / Math.max(1, totalBytes)) * (src.size / 2), src.size);
+      if (++progressTick % 16 === 0)
+        opts.onProgress?.(src.size / 2 + (bytesDone / Math.max(1, totalBytes)) * (src.size / 2), src.size);
       if (!(await load(s))) {
         done = true;
         break;
@@ -469,10 +542,20 @@ async function decodeEvents(src: FileSource, index: TraceIndex, sink: EventSink,
     });
   }
   if (summary.compactSwitchSkipped > 0) {
-    skip({ where: 0, unit: 'offset', reason: `${summary.compactSwitchSkipped} compact sched_switch events dropped: the first on each CPU has no previous task (as trace_processor)`, excerpt: '' });
+    skip({
+      where: 0,
+      unit: 'offset',
+      reason: `${summary.compactSwitchSkipped} compact sched_switch events dropped: the first on each CPU has no previous task (as trace_processor)`,
+      excerpt: '',
+    });
   }
   if (summary.compactWakingSkipped > 0) {
-    skip({ where: 0, unit: 'offset', reason: `${summary.compactWakingSkipped} compact sched_waking events dropped: no sched_switch on their CPU before them names the waker (as trace_processor)`, excerpt: '' });
+    skip({
+      where: 0,
+      unit: 'offset',
+      reason: `${summary.compactWakingSkipped} compact sched_waking events dropped: no sched_switch on their CPU before them names the waker (as trace_processor)`,
+      excerpt: '',
+    });
   }
   let reported = 0;
   for (const [id, n] of unknownTyped) {
@@ -487,10 +570,34 @@ async function decodeEvents(src: FileSource, index: TraceIndex, sink: EventSink,
       excerpt: '',
     });
   }
-  if (unknownField.n > 0) skip({ where: 0, unit: 'offset', reason: `${unknownField.n} event fields of unknown number or wire type skipped`, excerpt: '' });
-  if (malformed > 0) skip({ where: 0, unit: 'offset', reason: `${malformed} ftrace events without a timestamp or event skipped`, excerpt: '' });
-  if (bundleErrors > 0) skip({ where: 0, unit: 'offset', reason: `the recorder reported ${bundleErrors} errors reading the kernel's ftrace pages (FtraceEventBundle.error)`, excerpt: '' });
-  if (compactDamaged > 0) skip({ where: 0, unit: 'offset', reason: `${compactDamaged} bundles' compact_sched arrays did not line up: events past the shortest array dropped`, excerpt: '' });
+  if (unknownField.n > 0)
+    skip({
+      where: 0,
+      unit: 'offset',
+      reason: `${unknownField.n} event fields of unknown number or wire type skipped`,
+      excerpt: '',
+    });
+  if (malformed > 0)
+    skip({
+      where: 0,
+      unit: 'offset',
+      reason: `${malformed} ftrace events without a timestamp or event skipped`,
+      excerpt: '',
+    });
+  if (bundleErrors > 0)
+    skip({
+      where: 0,
+      unit: 'offset',
+      reason: `the recorder reported ${bundleErrors} errors reading the kernel's ftrace pages (FtraceEventBundle.error)`,
+      excerpt: '',
+    });
+  if (compactDamaged > 0)
+    skip({
+      where: 0,
+      unit: 'offset',
+      reason: `${compactDamaged} bundles' compact_sched arrays did not line up: events past the shortest array dropped`,
+      excerpt: '',
+    });
   if (summary.outOfOrder > 0) meta.out_of_order_events = String(summary.outOfOrder);
   opts.onProgress?.(src.size, src.size);
   return summary;
@@ -568,10 +675,23 @@ function writeDirect(
 }
 
 /** Events whose fields name tasks (noteNames): checked once per event before the switch. */
-const NAMING_EVENTS = new Set(['sched_switch', 'task_newtask', 'task_rename', 'sched_process_fork', 'sched_process_exit']);
+const NAMING_EVENTS = new Set([
+  'sched_switch',
+  'task_newtask',
+  'task_rename',
+  'sched_process_fork',
+  'sched_process_exit',
+]);
 
 /** Thread names and tgids events reveal, and the running task per CPU (for compact wakings). */
-function noteNames(name: string, f: EventFields, comms: Map<number, string>, tgids: Map<number, number>, cpuState: CpuState, cpu: number): void {
+function noteNames(
+  name: string,
+  f: EventFields,
+  comms: Map<number, string>,
+  tgids: Map<number, number>,
+  cpuState: CpuState,
+  cpu: number,
+): void {
   switch (name) {
     case 'sched_switch': {
       const pp = f.prev_pid;
@@ -590,7 +710,8 @@ function noteNames(name: string, f: EventFields, comms: Map<number, string>, tgi
       if (typeof f.pid === 'number' && typeof f.newcomm === 'string') setComm(comms, f.pid, f.newcomm);
       return;
     case 'sched_process_fork':
-      if (typeof f.child_pid === 'number' && typeof f.child_comm === 'string') setComm(comms, f.child_pid, f.child_comm);
+      if (typeof f.child_pid === 'number' && typeof f.child_comm === 'string')
+        setComm(comms, f.child_pid, f.child_comm);
       return;
     case 'sched_process_exit':
       if (typeof f.pid === 'number' && typeof f.tgid === 'number' && f.tgid > 0) tgids.set(f.pid, f.tgid);

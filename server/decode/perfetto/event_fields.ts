@@ -19,7 +19,16 @@
 import type { EventFields, FieldValue } from '../decoded_event.ts';
 import type { EventFieldSpec, ScalarKind } from './perfetto_schema.ts';
 import { printedField } from './kernel_values.ts';
-import { exact, ProtoReader, signed64, utf8Text, WIRE_FIXED32, WIRE_FIXED64, WIRE_LEN, WIRE_VARINT } from './proto_reader.ts';
+import {
+  exact,
+  ProtoReader,
+  signed64,
+  utf8Text,
+  WIRE_FIXED32,
+  WIRE_FIXED64,
+  WIRE_LEN,
+  WIRE_VARINT,
+} from './proto_reader.ts';
 
 /** Kernel symbols the bundle's sequence interned (iid -> name), or null. */
 export type SymbolTable = Map<number, string> | null;
@@ -127,7 +136,11 @@ export function wireOf(kind: ScalarKind): number {
 }
 
 /** The reader of one event kind's message. */
-export function compileFieldReader(event: string, fields: readonly (EventFieldSpec | undefined)[], gfpKnown: boolean): FieldReader {
+export function compileFieldReader(
+  event: string,
+  fields: readonly (EventFieldSpec | undefined)[],
+  gfpKnown: boolean,
+): FieldReader {
   const names: (string | undefined)[] = [];
   const convert: (Convert | undefined)[] = [];
   const wire: number[] = [];
@@ -170,7 +183,12 @@ export function compileFieldReader(event: string, fields: readonly (EventFieldSp
  * not know (a newer Perfetto's additions) are skipped: `unknown` counts
  * them for the report.
  */
-export function readFields(reader: FieldReader, r: ProtoReader, syms: SymbolTable, unknown: { n: number }): EventFields {
+export function readFields(
+  reader: FieldReader,
+  r: ProtoReader,
+  syms: SymbolTable,
+  unknown: { n: number },
+): EventFields {
   const out: EventFields = {};
   while (r.next()) {
     const c = reader.convert[r.field];

@@ -34,7 +34,11 @@ const bits = (n: number) => Array.from({ length: n }, (_, i) => 1n << BigInt(i))
 
 describe('printed flags and enumerations match the 6.18 kernel print fmts', () => {
   const cases: [string, string, bigint[]][] = [
-    ['mm_vmscan_wakeup_kswapd', 'gfp_flags', [...bits(26), 0n, 0xcc0n, 0x100ccan, 0x1c24can, 0x400dc0n, 0x140dcan, 0x2800n]],
+    [
+      'mm_vmscan_wakeup_kswapd',
+      'gfp_flags',
+      [...bits(26), 0n, 0xcc0n, 0x100ccan, 0x1c24can, 0x400dc0n, 0x140dcan, 0x2800n],
+    ],
     ['mm_vmscan_lru_shrink_inactive', 'reclaim_flags', [...bits(6), 0n, 0x9n, 0xan, 0x11n]],
     ['sched_switch', 'prev_state', [0n, 0x100n, ...bits(8), 0x81n, 0x102n, 0x3n]],
     ['mm_vmscan_lru_isolate', 'lru', [0n, 1n, 2n, 3n, 4n, 5n]],

@@ -173,12 +173,24 @@ export interface PrintedField {
   parse(text: string): bigint | null;
 }
 
-const gfp: PrintedField = { print: (v) => printFlags(GFP_FLAGS, v, 'none'), parse: (t) => parseFlags(GFP_FLAGS, t, 'none') };
-const reclaim: PrintedField = { print: (v) => printFlags(RECLAIM_FLAGS, v, 'RECLAIM_WB_NONE'), parse: (t) => parseFlags(RECLAIM_FLAGS, t, 'RECLAIM_WB_NONE') };
-const throttle: PrintedField = { print: (v) => printFlags(THROTTLE_REASONS, v, 'VMSCAN_THROTTLE_NONE'), parse: (t) => parseFlags(THROTTLE_REASONS, t, 'VMSCAN_THROTTLE_NONE') };
+const gfp: PrintedField = {
+  print: (v) => printFlags(GFP_FLAGS, v, 'none'),
+  parse: (t) => parseFlags(GFP_FLAGS, t, 'none'),
+};
+const reclaim: PrintedField = {
+  print: (v) => printFlags(RECLAIM_FLAGS, v, 'RECLAIM_WB_NONE'),
+  parse: (t) => parseFlags(RECLAIM_FLAGS, t, 'RECLAIM_WB_NONE'),
+};
+const throttle: PrintedField = {
+  print: (v) => printFlags(THROTTLE_REASONS, v, 'VMSCAN_THROTTLE_NONE'),
+  parse: (t) => parseFlags(THROTTLE_REASONS, t, 'VMSCAN_THROTTLE_NONE'),
+};
 const taskState: PrintedField = { print: printTaskState, parse: parseTaskState };
 const lru: PrintedField = { print: (v) => printSymbolic(LRU_LISTS, v), parse: (t) => parseSymbolic(LRU_LISTS, t) };
-const wbReason: PrintedField = { print: (v) => printSymbolic(WB_REASONS, v), parse: (t) => parseSymbolic(WB_REASONS, t) };
+const wbReason: PrintedField = {
+  print: (v) => printSymbolic(WB_REASONS, v),
+  parse: (t) => parseSymbolic(WB_REASONS, t),
+};
 
 /** Writeback events that print `reason` through __print_symbolic(wb_reason). */
 const WB_REASON_EVENTS = new Set([

@@ -54,7 +54,8 @@ const TP_QUERIES = [
   "select name, sum(value) as value from stats where name in ('mismatched_sched_switch_tids', 'compact_sched_switch_skipped', 'compact_sched_waking_skipped', 'ftrace_packet_before_tracing_start') group by name",
 ];
 
-const slice = (r: TpRow | Record<string, unknown>) => `${r.ts}|${r.dur}|${r.cpu}|${r.tid}|${r.end_state ?? null}|${r.priority}`;
+const slice = (r: TpRow | Record<string, unknown>) =>
+  `${r.ts}|${r.dur}|${r.cpu}|${r.tid}|${r.end_state ?? null}|${r.priority}`;
 
 describe.each([
   ['perfetto_reclaim.pftrace', 'compact_sched off, kernel symbols interned, memory pressure'],
@@ -67,7 +68,9 @@ describe.each([
   it('ingests; the same per-event counts as trace_processor', async () => {
     tp = queryTraceProcessor(plain(file), TP_QUERIES);
     engine = await ingest(file);
-    const ours = await engine.query<{ name: string; n: bigint }>('SELECT name, count(*) AS n FROM ftrace_event GROUP BY name ORDER BY name');
+    const ours = await engine.query<{ name: string; n: bigint }>(
+      'SELECT name, count(*) AS n FROM ftrace_event GROUP BY name ORDER BY name',
+    );
     const expected = Object.fromEntries(tp[0]!.map((r) => [r.name, Number(r.n)]));
     expect(Object.fromEntries(ours.map((r) => [r.name, Number(r.n)]))).toEqual(expected);
     expect(Object.keys(expected).length).toBeGreaterThan(10);
@@ -85,15 +88,21 @@ describe.each([
     // does from a full sched_waking's); stallscope does. Those threads have no name
     // there, and here the comm a sched_waking of theirs carries.
     const wakingNamed = new Set(
-      (await engine.query<{ pid: number; comm: string }>('SELECT DISTINCT pid, comm FROM sched_waking')).map((r) => `${r.pid}|${r.comm}`),
+      (await engine.query<{ pid: number; comm: string }>('SELECT DISTINCT pid, comm FROM sched_waking')).map(
+        (r) => `${r.pid}|${r.comm}`,
+      ),
     );
-    const unexplained = mismatches.filter((t) => !(tpName.get(t.tid) === null && wakingNamed.has(`${t.tid}|${t.name}`)));
+    const unexplained = mismatches.filter(
+      (t) => !(tpName.get(t.tid) === null && wakingNamed.has(`${t.tid}|${t.name}`)),
+    );
     expect(unexplained).toEqual([]);
     expect(mismatches.length).toBeLessThan(ours.length / 10);
   });
 
   it('the same scheduling slices, except those trace_processor leaves open on a prev_pid mismatch', async () => {
-    const ours = await engine.query('SELECT s.ts, s.dur, s.cpu, t.tid, s.end_state, s.priority FROM sched s JOIN thread t USING (utid) WHERE s.utid <> 0 ORDER BY s.cpu, s.ts');
+    const ours = await engine.query(
+      'SELECT s.ts, s.dur, s.cpu, t.tid, s.end_state, s.priority FROM sched s JOIN thread t USING (utid) WHERE s.utid <> 0 ORDER BY s.cpu, s.ts',
+    );
     expect(ours.length).toBe(tp[2]!.length);
     // trace_processor closes a slice only when the next sched_switch on its CPU
     // switches out the thread the slice ran (prev_pid); otherwise it counts
@@ -126,7 +135,9 @@ describe.each([
     const count = (re: RegExp) => Number(problems.map((p) => re.exec(p)?.[1]).find((x) => x !== undefined) ?? 0);
     expect(count(/^(\d+) compact sched_switch events dropped/)).toBe(stats.compact_sched_switch_skipped ?? 0);
     expect(count(/^(\d+) compact sched_waking events dropped/)).toBe(stats.compact_sched_waking_skipped ?? 0);
-    expect(count(/^(\d+) ftrace events from before tracing started dropped/)).toBe(stats.ftrace_packet_before_tracing_start ?? 0);
+    expect(count(/^(\d+) ftrace events from before tracing started dropped/)).toBe(
+      stats.ftrace_packet_before_tracing_start ?? 0,
+    );
   });
 
   it('every detector runs on it', async () => {
@@ -145,7 +156,8 @@ describe('one memory-pressure workload recorded with trace-cmd and with tracebox
     expect(kinds(pf.findings).filter((k) => reclaim.includes(k)).length).toBeGreaterThan(0);
     expect(kinds(pf.findings)).toEqual(kinds(tc.findings));
     // The shrinker findings name the callback as the trace.dat decoder does (kernel symbols interned by tracebox).
-    const names = (fs: Finding[]) => new Set(fs.filter((f) => f.detector === 'shrinker_blocking').map((f) => String(f.values.shrinker)));
+    const names = (fs: Finding[]) =>
+      new Set(fs.filter((f) => f.detector === 'shrinker_blocking').map((f) => String(f.values.shrinker)));
     for (const n of names(pf.findings)) expect(n).toMatch(/^[a-z_][a-z0-9_.]*$/);
   });
 });

@@ -35,9 +35,34 @@ export function fieldNo(type: string, field: string): number {
 }
 
 /** How the importer turns a scalar field's varint or bytes into a value. */
-export type ScalarKind = 'int32' | 'int64' | 'uint32' | 'uint64' | 'sint32' | 'sint64' | 'bool' | 'string' | 'bytes' | 'fixed64' | 'fixed32' | 'double';
+export type ScalarKind =
+  | 'int32'
+  | 'int64'
+  | 'uint32'
+  | 'uint64'
+  | 'sint32'
+  | 'sint64'
+  | 'bool'
+  | 'string'
+  | 'bytes'
+  | 'fixed64'
+  | 'fixed32'
+  | 'double';
 
-const SCALAR_KINDS = new Set<string>(['int32', 'int64', 'uint32', 'uint64', 'sint32', 'sint64', 'bool', 'string', 'bytes', 'fixed64', 'fixed32', 'double']);
+const SCALAR_KINDS = new Set<string>([
+  'int32',
+  'int64',
+  'uint32',
+  'uint64',
+  'sint32',
+  'sint64',
+  'bool',
+  'string',
+  'bytes',
+  'fixed64',
+  'fixed32',
+  'double',
+]);
 
 export interface EventFieldSpec {
   name: string;
@@ -95,7 +120,9 @@ function typedEvents(): Map<number, TypedEventSpec> {
 /** Typed ftrace events declared in protos/ftrace_event.proto, by FtraceEvent field number. */
 export const TYPED_EVENTS: ReadonlyMap<number, TypedEventSpec> = typedEvents();
 /** The same by event name. */
-export const TYPED_EVENTS_BY_NAME: ReadonlyMap<string, TypedEventSpec> = new Map([...TYPED_EVENTS.values()].map((e) => [e.name, e]));
+export const TYPED_EVENTS_BY_NAME: ReadonlyMap<string, TypedEventSpec> = new Map(
+  [...TYPED_EVENTS.values()].map((e) => [e.name, e]),
+);
 
 /** Field numbers the hot paths use, read once from the protos. */
 export const F = {

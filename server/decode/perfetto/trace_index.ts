@@ -17,7 +17,14 @@ import { inflateSync } from 'node:zlib';
 import { Decompress as ZstdDecompress } from 'fzstd';
 import type { SkippedInput } from '../decoded_event.ts';
 import type protobuf from 'protobufjs';
-import { F, FIRST_GENERIC_EVENT_ID, DESCRIPTOR_TYPES, fieldNo, perfettoType, type EventFieldSpec } from './perfetto_schema.ts';
+import {
+  F,
+  FIRST_GENERIC_EVENT_ID,
+  DESCRIPTOR_TYPES,
+  fieldNo,
+  perfettoType,
+  type EventFieldSpec,
+} from './perfetto_schema.ts';
 import { ProtoError, ProtoReader, utf8Text, WIRE_LEN, WIRE_VARINT } from './proto_reader.ts';
 
 /** Where one ftrace bundle's bytes are. */
@@ -260,7 +267,16 @@ class Indexer {
     }
   }
 
-  private bundle(buf: Uint8Array, start: number, end: number, where: number, blob: number, base: number, seq: number, symbolsKey: string): void {
+  private bundle(
+    buf: Uint8Array,
+    start: number,
+    end: number,
+    where: number,
+    blob: number,
+    base: number,
+    seq: number,
+    symbolsKey: string,
+  ): void {
     const r = new ProtoReader(buf, start, end);
     let cpu = -1;
     let first = NaN;
@@ -286,7 +302,12 @@ class Indexer {
       } else r.skip();
     }
     if (cpu < 0) {
-      this.index.problems.push({ where, unit: 'offset', reason: 'ftrace bundle without a cpu field: skipped', excerpt: '' });
+      this.index.problems.push({
+        where,
+        unit: 'offset',
+        reason: 'ftrace bundle without a cpu field: skipped',
+        excerpt: '',
+      });
       return;
     }
     // ftrace on another clock than boot time: Perfetto's bundles carry a pair
@@ -358,26 +379,55 @@ class Indexer {
   }
 
   /** A packet field decoded with protobufjs (rare packets), or a compressed run of packets. */
-  private sub(field: number, buf: Uint8Array, s: number, e: number, ts: number | null, where: number, blob: number, base: number): void {
+  private sub(
+    field: number,
+    buf: Uint8Array,
+    s: number,
+    e: number,
+    ts: number | null,
+    where: number,
+    blob: number,
+    base: number,
+  ): void {
     const ix = this.index;
     const bytes = buf.subarray(s, e);
     if (field === F.packet.compressedPackets || field === F.packet.zstdCompressedPackets) {
       const codec = field === F.packet.compressedPackets ? 'deflate' : 'zstd';
       if (blob >= 0) {
-        ix.problems.push({ where, unit: 'offset', reason: 'compressed packets inside compressed packets: skipped', excerpt: '' });
+        ix.problems.push({
+          where,
+          unit: 'offset',
+          reason: 'compressed packets inside compressed packets: skipped',
+          excerpt: '',
+        });
         return;
       }
       let inflated: Uint8Array;
       try {
         inflated = inflateBlob(codec, bytes);
       } catch (e) {
-        ix.problems.push({ where, unit: 'offset', reason: `${codec} compressed packets could not be inflated: ${(e as Error).message}`, excerpt: '' });
+        ix.problems.push({
+          where,
+          unit: 'offset',
+          reason: `${codec} compressed packets could not be inflated: ${(e as Error).message}`,
+          excerpt: '',
+        });
         return;
       }
       const id = ix.blobs.length;
       ix.blobs.push({ fileOffset: base + s, len: e - s, codec });
-      walkPackets(inflated, 0, inflated.length, (ps, pe) => this.packet(inflated, ps, pe, where, id, 0), (off, reason) =>
-        ix.problems.push({ where, unit: 'offset', reason: `inside ${codec} compressed packets at ${off}: ${reason}`, excerpt: '' }),
+      walkPackets(
+        inflated,
+        0,
+        inflated.length,
+        (ps, pe) => this.packet(inflated, ps, pe, where, id, 0),
+        (off, reason) =>
+          ix.problems.push({
+            where,
+            unit: 'offset',
+            reason: `inside ${codec} compressed packets at ${off}: ${reason}`,
+            excerpt: '',
+          }),
       );
       return;
     }
@@ -401,7 +451,8 @@ class Indexer {
       if (msg.num_cpus !== undefined) ix.systemInfo.cpu_count = String(msg.num_cpus);
       if (msg.page_size !== undefined) ix.systemInfo.page_size = String(msg.page_size);
     } else if (field === F.packet.traceConfig) {
-      for (const ds of (msg.data_sources as { config?: { name?: string; ftrace_config?: Record<string, unknown> } }[] | undefined) ?? []) {
+      for (const ds of (msg.data_sources as
+        { config?: { name?: string; ftrace_config?: Record<string, unknown> } }[] | undefined) ?? []) {
         const fc = ds.config?.ftrace_config;
         if (!fc) continue;
         if (fc.preserve_ftrace_buffer) ix.preserveFtraceBuffer = true;
@@ -425,7 +476,12 @@ class Indexer {
       }
       if (msg.preserve_ftrace_buffer) ix.preserveFtraceBuffer = true;
       for (const e of (msg.failed_ftrace_events as string[] | undefined) ?? []) {
-        ix.problems.push({ where, unit: 'offset', reason: `the recorder could not enable ftrace event ${e}`, excerpt: '' });
+        ix.problems.push({
+          where,
+          unit: 'offset',
+          reason: `the recorder could not enable ftrace event ${e}`,
+          excerpt: '',
+        });
       }
       for (const e of (msg.unknown_ftrace_events as string[] | undefined) ?? []) {
         ix.problems.push({ where, unit: 'offset', reason: `the recorder did not know ftrace event ${e}`, excerpt: '' });
@@ -439,7 +495,8 @@ class Indexer {
     // named kworker/N:M-queue lose the transient "-queue" (the last work item's
     // queue, which /proc appends); a kernel thread's "cmdline" is its comm.
     const kthreads = new Set<number>();
-    for (const p of (msg.processes as { pid?: number; ppid?: number; cmdline?: string[]; cmdline_is_comm?: boolean }[] | undefined) ?? []) {
+    for (const p of (msg.processes as
+      { pid?: number; ppid?: number; cmdline?: string[]; cmdline_is_comm?: boolean }[] | undefined) ?? []) {
       if (p.pid === undefined) continue;
       ix.threadTgids.set(p.pid, p.pid);
       if (!p.cmdline || p.cmdline.length === 0) continue;
@@ -454,7 +511,8 @@ class Indexer {
     for (const t of (msg.threads as { tid?: number; name?: string; tgid?: number }[] | undefined) ?? []) {
       if (t.tid === undefined) continue;
       if (t.tgid !== undefined && t.tgid > 0) ix.threadTgids.set(t.tid, t.tgid);
-      if (t.name !== undefined) ix.threadNames.set(t.tid, t.tid === t.tgid && kthreads.has(t.tid) ? truncateKworker(t.name) : t.name);
+      if (t.name !== undefined)
+        ix.threadNames.set(t.tid, t.tid === t.tgid && kthreads.has(t.tid) ? truncateKworker(t.name) : t.name);
     }
   }
 }
@@ -643,7 +701,12 @@ export async function indexTrace(src: ByteSource, onProgress?: (done: number) =>
       head.next();
       if (head.field !== F.trace.packet || head.wire !== WIRE_LEN) {
         // Not a packet: step over the field if its size can be read, else stop.
-        problems.push({ where: pos, unit: 'offset', reason: `not a trace packet (field ${head.field}, wire type ${head.wire})`, excerpt: '' });
+        problems.push({
+          where: pos,
+          unit: 'offset',
+          reason: `not a trace packet (field ${head.field}, wire type ${head.wire})`,
+          excerpt: '',
+        });
         if (head.wire !== WIRE_LEN) {
           head.skip();
           pos = winStart + head.pos;
@@ -653,7 +716,12 @@ export async function indexTrace(src: ByteSource, onProgress?: (done: number) =>
       len = head.varint();
     } catch (e) {
       if (!(e instanceof ProtoError)) throw e;
-      problems.push({ where: pos, unit: 'offset', reason: `damaged packet header: ${e.message}; the rest of the file is not read`, excerpt: '' });
+      problems.push({
+        where: pos,
+        unit: 'offset',
+        reason: `damaged packet header: ${e.message}; the rest of the file is not read`,
+        excerpt: '',
+      });
       break;
     }
     const body = winStart + head.pos;
@@ -661,7 +729,10 @@ export async function indexTrace(src: ByteSource, onProgress?: (done: number) =>
       problems.push({
         where: pos,
         unit: 'offset',
-        reason: body + len > src.size ? `packet of ${len} bytes runs past the end of the file (truncated)` : `packet of ${len} bytes is larger than ${MAX_PACKET_BYTES} (damaged)`,
+        reason:
+          body + len > src.size
+            ? `packet of ${len} bytes runs past the end of the file (truncated)`
+            : `packet of ${len} bytes is larger than ${MAX_PACKET_BYTES} (damaged)`,
         excerpt: '',
       });
       break;

@@ -61,7 +61,9 @@ function pack(args: Arg[]): Buffer {
   return Buffer.from(out);
 }
 
-const kallsyms = Kallsyms.parse('ffffffff81300000 t shrink_slab\nffffffff81300400 t do_shrink_slab\nffffffff81400000 t super_cache_scan\n');
+const kallsyms = Kallsyms.parse(
+  'ffffffff81300000 t shrink_slab\nffffffff81300400 t do_shrink_slab\nffffffff81400000 t super_cache_scan\n',
+);
 const render = (fmt: string, args: Arg[]) => {
   const b = pack(args);
   return renderBprint(fmt, b, 0, b.length, true, 8, kallsyms);
@@ -70,27 +72,56 @@ const render = (fmt: string, args: Arg[]) => {
 describe('renderBprint: the kernel packing', () => {
   it('integers of every length, with flags, width and precision', () => {
     expect(render('nr=%lu prio=%d neg=%d', [{ i64: 123n }, { i32: 12 }, { i32: -5 }])).toBe('nr=123 prio=12 neg=-5');
-    expect(render('[%5d|%-5d|%05d|%+d|% d|%.3d]', [{ i32: 42 }, { i32: 42 }, { i32: -42 }, { i32: 7 }, { i32: 7 }, { i32: 5 }])).toBe(
-      '[   42|42   |-0042|+7| 7|005]',
-    );
-    expect(render('%#x %#o %X %08lx %llu %zu', [{ i32: 255 }, { i32: 8 }, { i32: 0xbeef }, { i64: 0xabcn }, { i64: 2n ** 63n }, { i64: 4096n }])).toBe(
-      '0xff 010 BEEF 00000abc 9223372036854775808 4096',
-    );
+    expect(
+      render('[%5d|%-5d|%05d|%+d|% d|%.3d]', [
+        { i32: 42 },
+        { i32: 42 },
+        { i32: -42 },
+        { i32: 7 },
+        { i32: 7 },
+        { i32: 5 },
+      ]),
+    ).toBe('[   42|42   |-0042|+7| 7|005]');
+    expect(
+      render('%#x %#o %X %08lx %llu %zu', [
+        { i32: 255 },
+        { i32: 8 },
+        { i32: 0xbeef },
+        { i64: 0xabcn },
+        { i64: 2n ** 63n },
+        { i64: 4096n },
+      ]),
+    ).toBe('0xff 010 BEEF 00000abc 9223372036854775808 4096');
     expect(render('%lld %llx', [{ i64: -1n }, { i64: -1n }])).toBe('-1 ffffffffffffffff');
   });
 
   it('%c, %hd and %hhu take one and two bytes, aligned to their size', () => {
     // c (1 byte), then a short aligned to 2, a char, then an int aligned to 4
-    expect(render('%c%c %hd %hhu %d', [{ i8: 0x4f }, { i8: 0x4b }, { i16: -300 }, { i8: 200 }, { i32: 9 }])).toBe('OK -300 200 9');
+    expect(render('%c%c %hd %hhu %d', [{ i8: 0x4f }, { i8: 0x4b }, { i16: -300 }, { i8: 200 }, { i32: 9 }])).toBe(
+      'OK -300 200 9',
+    );
   });
 
   it('strings, * width and precision, pointers as symbols, pre-formatted %p extensions', () => {
-    expect(render('[%s] [%.3s] [%-6s] [%*d] [%.*s]', [{ str: 'kswapd0' }, { str: 'superblock' }, { str: 'ab' }, { i32: 4 }, { i32: 7 }, { i32: 2 }, { str: 'xyz' }])).toBe(
-      '[kswapd0] [sup] [ab    ] [   7] [xy]',
-    );
-    expect(render('%ps %pS %p %pI4 done', [{ i64: 0xffffffff81400010n }, { i64: 0xffffffff81300410n }, { i64: 0xffff8881n }, { str: '10.0.0.1' }])).toBe(
-      'super_cache_scan do_shrink_slab+0x10 0xffff8881 10.0.0.1 done',
-    );
+    expect(
+      render('[%s] [%.3s] [%-6s] [%*d] [%.*s]', [
+        { str: 'kswapd0' },
+        { str: 'superblock' },
+        { str: 'ab' },
+        { i32: 4 },
+        { i32: 7 },
+        { i32: 2 },
+        { str: 'xyz' },
+      ]),
+    ).toBe('[kswapd0] [sup] [ab    ] [   7] [xy]');
+    expect(
+      render('%ps %pS %p %pI4 done', [
+        { i64: 0xffffffff81400010n },
+        { i64: 0xffffffff81300410n },
+        { i64: 0xffff8881n },
+        { str: '10.0.0.1' },
+      ]),
+    ).toBe('super_cache_scan do_shrink_slab+0x10 0xffff8881 10.0.0.1 done');
     expect(render('100%% of %d', [{ i32: 3 }])).toBe('100% of 3');
   });
 
@@ -107,7 +138,9 @@ describe('renderBprint: the kernel packing', () => {
   });
 
   it('printk formats: the kernel file format, escapes undone, looked up by address', () => {
-    const p = PrintkFormats.parse('0xffffffff8281942f : "thaw_processes"\n0xffffffffc0de0040 : "a \\"quoted\\"\\tword %d\\n"\n');
+    const p = PrintkFormats.parse(
+      '0xffffffff8281942f : "thaw_processes"\n0xffffffffc0de0040 : "a \\"quoted\\"\\tword %d\\n"\n',
+    );
     expect(p.size).toBe(2);
     expect(p.lookup(0xffffffff, 0x8281942f)).toBe('thaw_processes');
     expect(p.lookup(0xffffffff, 0xc0de0040)).toBe('a "quoted"\tword %d\n');
@@ -131,9 +164,16 @@ interface Call {
 const CALLS: Call[] = [
   { fmt: 'shrink %s nr=%lu prio=%d\n', args: [{ str: 'super_cache_scan' }, { i64: 552n }, { i32: 12 }] },
   { fmt: '%ps took %llu ns (%d%%)\n', args: [{ i64: 0xffffffff816bcd00n }, { i64: 312_004_117n }, { i32: 97 }] },
-  { fmt: 'flags=%#x neg=%d hex=%08lx at %pS w=[%5d]\n', args: [{ i32: 0xcc0 }, { i32: -12 }, { i64: 0xdeadn }, { i64: 0xffffffff815adf90n }, { i32: 42 }] },
+  {
+    fmt: 'flags=%#x neg=%d hex=%08lx at %pS w=[%5d]\n',
+    args: [{ i32: 0xcc0 }, { i32: -12 }, { i64: 0xdeadn }, { i64: 0xffffffff815adf90n }, { i32: 42 }],
+  },
   { fmt: 'left [%-5d]\n', args: [{ i32: 7 }], message: 'left [7    ]' },
-  { fmt: 'width [%*d] size %zu\n', args: [{ i32: 6 }, { i32: 31 }, { i64: 4096n }], message: 'width [    31] size 4096' },
+  {
+    fmt: 'width [%*d] size %zu\n',
+    args: [{ i32: 6 }, { i32: 31 }, { i64: 4096n }],
+    message: 'width [    31] size 4096',
+  },
   { fmt: 'no arguments at all\n', args: [], message: 'no arguments at all' },
 ];
 const PUTS = 'reclaim: direct reclaim starts\n';
@@ -148,13 +188,17 @@ async function withPrintkEvents(): Promise<string> {
   const src = await FileSource.open(FIXTURE);
   const info = await readTraceDatHeader(src);
   await src.close();
-  const idOf = (name: string) => info.formats.map((f) => parseEventFormat(f.text, f.system)).find((f) => f.system === 'ftrace' && f.name === name)!.id;
+  const idOf = (name: string) =>
+    info.formats.map((f) => parseEventFormat(f.text, f.system)).find((f) => f.system === 'ftrace' && f.name === name)!
+      .id;
   const file = v6Layout(le);
   const out = Buffer.from(le);
 
   const addrOf = (i: number) => 0xffffffffc0de0000n + BigInt(i) * 0x40n;
   const escape = (s: string) => s.replace(/\n/g, '\\n').replace(/"/g, '\\"');
-  let printk = [...CALLS.map((c) => c.fmt), PUTS].map((f, i) => `0x${addrOf(i).toString(16)} : "${escape(f)}"\n`).join('');
+  let printk = [...CALLS.map((c) => c.fmt), PUTS]
+    .map((f, i) => `0x${addrOf(i).toString(16)} : "${escape(f)}"\n`)
+    .join('');
   const room = file.printk.size - Buffer.byteLength(printk);
   expect(room).toBeGreaterThan(9);
   printk += `0x1 : "${'x'.repeat(room - 9)}"\n`;
@@ -224,7 +268,10 @@ async function messagesOf(dbPath: string): Promise<string[]> {
 describe('trace_printk in a trace.dat', () => {
   it('messages as trace-cmd report prints them, in the model as ip and buf', async () => {
     const file = await withPrintkEvents();
-    const report = execFileSync('trace-cmd', ['report', file], { maxBuffer: 64 << 20, stdio: ['ignore', 'pipe', 'ignore'] }).toString();
+    const report = execFileSync('trace-cmd', ['report', file], {
+      maxBuffer: 64 << 20,
+      stdio: ['ignore', 'pipe', 'ignore'],
+    }).toString();
     const printed = report
       .split('\n')
       .map((l) => /\b(bprint|bputs):\s+(.*)$/.exec(l))
@@ -233,7 +280,10 @@ describe('trace_printk in a trace.dat', () => {
     expect(printed).toHaveLength(CALLS.length + 1);
     // trace-cmd prints the messages the calls make (a check of the packing above)
     expect(printed[0]).toBe('bprint: shrink_slab: shrink super_cache_scan nr=552 prio=12');
-    const expected = [...CALLS.map((c, i) => (c.message === undefined ? printed[i]! : `bprint: shrink_slab: ${c.message}`)), printed.at(-1)!];
+    const expected = [
+      ...CALLS.map((c, i) => (c.message === undefined ? printed[i]! : `bprint: shrink_slab: ${c.message}`)),
+      printed.at(-1)!,
+    ];
 
     const r = await ingestFile(file, { dataDir: path.join(scratch, 'data') });
     expect(r.summary.eventsByName.bprint).toBe(CALLS.length);

@@ -31,7 +31,10 @@ export class PrintkFormats {
     for (const line of (text ?? '').split('\n')) {
       const m = /^\s*0x([0-9a-fA-F]+)\s*:\s*"(.*)"\s*$/.exec(line);
       if (!m) continue;
-      map.set(m[1]!.toLowerCase().replace(/^0+(?=.)/, ''), m[2]!.replace(/\\([nt"])/g, (_s, c: string) => (c === 'n' ? '\n' : c === 't' ? '\t' : '"')));
+      map.set(
+        m[1]!.toLowerCase().replace(/^0+(?=.)/, ''),
+        m[2]!.replace(/\\([nt"])/g, (_s, c: string) => (c === 'n' ? '\n' : c === 't' ? '\t' : '"')),
+      );
     }
     return new PrintkFormats(map);
   }
@@ -69,9 +72,21 @@ class ArgReader {
     const p = this.pos;
     this.pos += size;
     if (size === 1) return BigInt(signed ? b.readInt8(p) : b.readUInt8(p));
-    if (size === 2) return BigInt(signed ? (this.le ? b.readInt16LE(p) : b.readInt16BE(p)) : this.le ? b.readUInt16LE(p) : b.readUInt16BE(p));
-    if (size === 4) return BigInt(signed ? (this.le ? b.readInt32LE(p) : b.readInt32BE(p)) : this.le ? b.readUInt32LE(p) : b.readUInt32BE(p));
-    return signed ? (this.le ? b.readBigInt64LE(p) : b.readBigInt64BE(p)) : this.le ? b.readBigUInt64LE(p) : b.readBigUInt64BE(p);
+    if (size === 2)
+      return BigInt(
+        signed ? (this.le ? b.readInt16LE(p) : b.readInt16BE(p)) : this.le ? b.readUInt16LE(p) : b.readUInt16BE(p),
+      );
+    if (size === 4)
+      return BigInt(
+        signed ? (this.le ? b.readInt32LE(p) : b.readInt32BE(p)) : this.le ? b.readUInt32LE(p) : b.readUInt32BE(p),
+      );
+    return signed
+      ? this.le
+        ? b.readBigInt64LE(p)
+        : b.readBigInt64BE(p)
+      : this.le
+        ? b.readBigUInt64LE(p)
+        : b.readBigUInt64BE(p);
   }
 
   /** A NUL-terminated string stored inline (%s, and %p extensions formatted when recorded). */
@@ -105,11 +120,20 @@ function pad(s: string, spec: Spec, zeroAllowed: boolean): string {
 function formatInt(v: bigint, conv: string, spec: Spec): string {
   const neg = v < 0n;
   const abs = neg ? -v : v;
-  let digits = conv === 'x' ? abs.toString(16) : conv === 'X' ? abs.toString(16).toUpperCase() : conv === 'o' ? abs.toString(8) : abs.toString(10);
+  let digits =
+    conv === 'x'
+      ? abs.toString(16)
+      : conv === 'X'
+        ? abs.toString(16).toUpperCase()
+        : conv === 'o'
+          ? abs.toString(8)
+          : abs.toString(10);
   if (spec.precision !== null) digits = spec.precision === 0 && abs === 0n ? '' : digits.padStart(spec.precision, '0');
   let prefix = '';
-  if (conv === 'd' || conv === 'i') prefix = neg ? '-' : spec.flags.includes('+') ? '+' : spec.flags.includes(' ') ? ' ' : '';
-  else if (spec.flags.includes('#') && abs !== 0n) prefix = conv === 'x' ? '0x' : conv === 'X' ? '0X' : conv === 'o' && !digits.startsWith('0') ? '0' : '';
+  if (conv === 'd' || conv === 'i')
+    prefix = neg ? '-' : spec.flags.includes('+') ? '+' : spec.flags.includes(' ') ? ' ' : '';
+  else if (spec.flags.includes('#') && abs !== 0n)
+    prefix = conv === 'x' ? '0x' : conv === 'X' ? '0X' : conv === 'o' && !digits.startsWith('0') ? '0' : '';
   return pad(prefix + digits, spec, spec.precision === null);
 }
 
@@ -153,10 +177,18 @@ const POINTER_KEPT = new Set(['S', 's', 'F', 'f', 'x', 'K', 'e']);
  * b[start, end). An argument missing from a short buffer prints as
  * nothing, as far as the buffer goes.
  */
-export function renderBprint(fmt: string, b: Buffer, start: number, end: number, le: boolean, longSize: number, kallsyms: Kallsyms): string {
+export function renderBprint(
+  fmt: string,
+  b: Buffer,
+  start: number,
+  end: number,
+  le: boolean,
+  longSize: number,
+  kallsyms: Kallsyms,
+): string {
   const args = new ArgReader(b, start, end, le);
   let out = '';
-  for (let i = 0; i < fmt.length; ) {
+  for (let i = 0; i < fmt.length;) {
     const pct = fmt.indexOf('%', i);
     if (pct < 0) {
       out += fmt.slice(i);
@@ -219,7 +251,12 @@ export function renderBprint(fmt: string, b: Buffer, start: number, end: number,
         if (v === null) break;
         const hi = Number(v >> 32n);
         const lo = Number(v & 0xffffffffn);
-        const sym = kind === 's' || kind === 'f' ? kallsyms.lookup(hi, lo) : kind === 'S' || kind === 'F' ? kallsyms.lookupWithOffset(hi, lo) : null;
+        const sym =
+          kind === 's' || kind === 'f'
+            ? kallsyms.lookup(hi, lo)
+            : kind === 'S' || kind === 'F'
+              ? kallsyms.lookupWithOffset(hi, lo)
+              : null;
         out += pad(sym ?? '0x' + v.toString(16), spec, false);
         break;
       }

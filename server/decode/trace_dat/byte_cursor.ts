@@ -106,7 +106,10 @@ export class ByteCursor {
     const at = this.where();
     const b = this.bytes(expected.length, JSON.stringify(expected));
     if (b.toString('latin1') !== expected) {
-      throw new TraceDatFormatError(at, `expected ${JSON.stringify(expected)}, found ${JSON.stringify(b.toString('latin1'))}`);
+      throw new TraceDatFormatError(
+        at,
+        `expected ${JSON.stringify(expected)}, found ${JSON.stringify(b.toString('latin1'))}`,
+      );
     }
   }
 }

@@ -8,7 +8,14 @@
  */
 import type { SkippedInput } from '../decoded_event.ts';
 import { hexExcerpt, TraceDatFormatError } from './byte_cursor.ts';
-import { decompress, DecompressError, MAX_CHUNK_UNCOMPRESSED, nativeZstdUsable, ZstdPipe, type DecompressBudget } from './decompress.ts';
+import {
+  decompress,
+  DecompressError,
+  MAX_CHUNK_UNCOMPRESSED,
+  nativeZstdUsable,
+  ZstdPipe,
+  type DecompressBudget,
+} from './decompress.ts';
 import type { PageLayout } from './event_format.ts';
 import type { FileSource } from './file_source.ts';
 export { NATIVE_BATCH_BYTES };
@@ -230,7 +237,12 @@ export class CpuStream {
       if ('error' in fetched) {
         const e = fetched.error;
         if (!(e instanceof TraceDatFormatError)) throw e;
-        this.cfg.report({ where: e.where, unit: 'offset', reason: `cpu ${this.cpu}: ${e.message}; rest of this CPU's data skipped`, excerpt: '' });
+        this.cfg.report({
+          where: e.where,
+          unit: 'offset',
+          reason: `cpu ${this.cpu}: ${e.message}; rest of this CPU's data skipped`,
+          excerpt: '',
+        });
         this.finished = true;
         this.dropBlock();
         return false;
@@ -321,7 +333,12 @@ export class CpuStream {
       const h = this.nextChunkHeader;
       if (!h || this.regionEnd - at < 8) {
         if (this.regionEnd >= this.declaredEnd) {
-          this.cfg.report({ where: at, unit: 'offset', reason: `cpu ${this.cpu}: ${this.chunksLeft} compressed chunks missing`, excerpt: '' });
+          this.cfg.report({
+            where: at,
+            unit: 'offset',
+            reason: `cpu ${this.cpu}: ${this.chunksLeft} compressed chunks missing`,
+            excerpt: '',
+          });
         }
         end = true;
         break;
@@ -346,7 +363,12 @@ export class CpuStream {
       this.filePos = at + 8 + csize;
       this.bytesDone += 8 + csize;
       if (usize > MAX_CHUNK_UNCOMPRESSED || usize % this.cfg.pageSize !== 0) {
-        this.cfg.report({ where: at, unit: 'offset', reason: `cpu ${this.cpu}: compressed chunk claims implausible size ${usize}; chunk skipped`, excerpt: hexExcerpt(h, 0, 8) });
+        this.cfg.report({
+          where: at,
+          unit: 'offset',
+          reason: `cpu ${this.cpu}: compressed chunk claims implausible size ${usize}; chunk skipped`,
+          excerpt: hexExcerpt(h, 0, 8),
+        });
         continue;
       }
       // Counted before anything is inflated: chunks that claim far more than they hold are refused here.
@@ -393,7 +415,13 @@ export class CpuStream {
         this.pipesStarted++;
       }
       const total = chunks.reduce((a, c) => a + c.usize, 0);
-      const out = this.pipe?.usable ? await this.pipe.decompress(chunks.map((c) => c.data), total, last) : null;
+      const out = this.pipe?.usable
+        ? await this.pipe.decompress(
+            chunks.map((c) => c.data),
+            total,
+            last,
+          )
+        : null;
       if (out) {
         let p = 0;
         return chunks.map((c) => {
@@ -409,7 +437,12 @@ export class CpuStream {
         blocks.push({ buf: decompress(this.cfg.algorithm, c.data, c.usize), where: c.where, compressed: true });
       } catch (e) {
         if (!(e instanceof DecompressError)) throw e;
-        this.cfg.report({ where: c.where, unit: 'offset', reason: `cpu ${this.cpu}: bad compressed chunk (${e.message}); chunk skipped`, excerpt: hexExcerpt(c.data, 0, 16) });
+        this.cfg.report({
+          where: c.where,
+          unit: 'offset',
+          reason: `cpu ${this.cpu}: bad compressed chunk (${e.message}); chunk skipped`,
+          excerpt: hexExcerpt(c.data, 0, 16),
+        });
       }
     }
     return blocks;

@@ -3,7 +3,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DecodeError, type DecodedEvent, type EventSink, type SkippedInput, type TraceHeader } from '../decoded_event.ts';
+import {
+  DecodeError,
+  type DecodedEvent,
+  type EventSink,
+  type SkippedInput,
+  type TraceHeader,
+} from '../decoded_event.ts';
 import { decodeTraceDat } from './decode_trace_dat.ts';
 import { FileSource } from './file_source.ts';
 import { readTraceDatHeader } from './read_file_header.ts';
@@ -85,7 +91,10 @@ function pluginState(kernel: string): string {
   if (letters.length === 1 && letters[0] === 'R') return 'R';
   const map: Record<string, string> = { S: 'S', D: 'D', T: 'T', t: 't', X: 'Z', Z: 'X', P: 'x', I: 'W' };
   const order = 'SDTtZXxW';
-  return letters.map((l) => map[l] ?? l).sort((a, b) => order.indexOf(a) - order.indexOf(b)).join('|');
+  return letters
+    .map((l) => map[l] ?? l)
+    .sort((a, b) => order.indexOf(a) - order.indexOf(b))
+    .join('|');
 }
 
 describe.skipIf(!haveFixtures)('decodeTraceDat on the reclaim_kswapd recording', () => {
@@ -118,7 +127,7 @@ describe.skipIf(!haveFixtures)('decodeTraceDat on the reclaim_kswapd recording',
     expect(full.header!.meta.trace_cmd_version).toMatch(/^3\.1\.6/);
   });
 
-  it('has trace-cmd report\'s total and per-name counts', () => {
+  it("has trace-cmd report's total and per-name counts", () => {
     for (const c of [v7, v6]) {
       expect(c.events.length).toBe(counts.events_total);
       const byName: Record<string, number> = {};
@@ -165,7 +174,8 @@ describe.skipIf(!haveFixtures)('decodeTraceDat on the reclaim_kswapd recording',
   });
 
   it('mm_shrink_slab_start fields match the report (shrink symbol, counts, gfp_flags)', () => {
-    const re = /^(\S+)\+0x0 (0x[0-9a-f]+): nid: (\d+) objects to shrink (-?\d+) gfp_flags (\S+) cache items (\d+) delta (\d+) total_scan (\d+) priority (-?\d+)/;
+    const re =
+      /^(\S+)\+0x0 (0x[0-9a-f]+): nid: (\d+) objects to shrink (-?\d+) gfp_flags (\S+) cache items (\d+) delta (\d+) total_scan (\d+) priority (-?\d+)/;
     let n = 0;
     let superCache = 0;
     report.forEach((r, i) => {
@@ -272,7 +282,16 @@ describe.skipIf(!haveFixtures)('damaged trace.dat input', () => {
       const data = readFileSync(`${base}.${version}.dat`);
       const info = await withHeader(`${base}.${version}.dat`);
       const firstData = Math.min(...info.buffers.flatMap((b) => b.cpus.filter((c) => c.size > 0).map((c) => c.offset)));
-      const cuts = [20, 300, Math.floor(firstData / 2), firstData + 100, firstData + 5000, Math.floor(data.length * 0.6), data.length - 3000, data.length - 1];
+      const cuts = [
+        20,
+        300,
+        Math.floor(firstData / 2),
+        firstData + 100,
+        firstData + 5000,
+        Math.floor(data.length * 0.6),
+        data.length - 3000,
+        data.length - 1,
+      ];
       const full = (await decode(`${base}.${version}.dat`)).events.length;
       for (const cut of cuts) {
         const r = await decodeBytes(data.subarray(0, cut), `${version}-cut-${cut}.dat`);
@@ -295,7 +314,10 @@ describe.skipIf(!haveFixtures)('damaged trace.dat input', () => {
         }
       }
       // a cut in the middle of the data still yields events (v7: found by scanning for the flyrecord section)
-      const mid = await decodeBytes(data.subarray(0, firstData + Math.floor((data.length - firstData) / 2)), `${version}-mid.dat`);
+      const mid = await decodeBytes(
+        data.subarray(0, firstData + Math.floor((data.length - firstData) / 2)),
+        `${version}-mid.dat`,
+      );
       expect(mid).not.toBeInstanceOf(DecodeError);
       expect((mid as Collected).events.length).toBeGreaterThan(0);
     }
@@ -345,7 +367,12 @@ describe.skipIf(!haveFixtures)('damaged trace.dat input', () => {
     expect(data.readUInt32LE(entry)).toBe(cpu.cpu);
     data.writeUInt32LE(0xfffffff0, entry);
     const r = (await decodeBytes(data, 'hostile-cpu.dat')) as Collected;
-    expect(r.skipped[0]).toEqual({ where: entry, unit: 'offset', reason: 'damaged option: buffer "": implausible CPU number 4294967280', excerpt: '' });
+    expect(r.skipped[0]).toEqual({
+      where: entry,
+      unit: 'offset',
+      reason: 'damaged option: buffer "": implausible CPU number 4294967280',
+      excerpt: '',
+    });
     expect(r.events).toEqual([]);
   });
 

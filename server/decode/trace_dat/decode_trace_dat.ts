@@ -67,14 +67,22 @@ export async function decodeTraceDat(path: string, sink: EventSink, opts: Decode
     try {
       info = await readTraceDatHeader(src, budget);
     } catch (e) {
-      if (e instanceof TraceDatBombError) throw new DecompressionBombError(label, e.where, 'offset', e.message + offsetNote(opts));
-      if (e instanceof TraceDatFormatError) throw new DecodeError(label, e.where, 'offset', e.message + offsetNote(opts));
-      throw new DecodeError(label, 0, 'offset', `unreadable trace.dat header: ${(e as Error).message}` + offsetNote(opts));
+      if (e instanceof TraceDatBombError)
+        throw new DecompressionBombError(label, e.where, 'offset', e.message + offsetNote(opts));
+      if (e instanceof TraceDatFormatError)
+        throw new DecodeError(label, e.where, 'offset', e.message + offsetNote(opts));
+      throw new DecodeError(
+        label,
+        0,
+        'offset',
+        `unreadable trace.dat header: ${(e as Error).message}` + offsetNote(opts),
+      );
     }
     try {
       await decodeBody(src, info, sink, opts, streams, budget);
     } catch (e) {
-      if (e instanceof TraceDatBombError) throw new DecompressionBombError(label, e.where, 'offset', e.message + offsetNote(opts));
+      if (e instanceof TraceDatBombError)
+        throw new DecompressionBombError(label, e.where, 'offset', e.message + offsetNote(opts));
       throw e;
     }
   } finally {
@@ -113,7 +121,14 @@ class CommTable {
   }
 }
 
-async function decodeBody(src: FileSource, info: TraceDatInfo, sink: EventSink, opts: DecodeTraceDatOptions, streams: CpuStream[], budget: DecompressBudget): Promise<void> {
+async function decodeBody(
+  src: FileSource,
+  info: TraceDatInfo,
+  sink: EventSink,
+  opts: DecodeTraceDatOptions,
+  streams: CpuStream[],
+  budget: DecompressBudget,
+): Promise<void> {
   const label = opts.fileLabel;
   const note = offsetNote(opts);
   const skip = (p: SkippedInput) => sink.skipped(note ? { ...p, reason: p.reason + note } : p);
@@ -129,7 +144,12 @@ async function decodeBody(src: FileSource, info: TraceDatInfo, sink: EventSink, 
       formatTexts.push({ id: parsed.id, name: parsed.name, system: parsed.system, text: f.text });
     } catch (e) {
       if (!(e instanceof FormatParseError)) throw e;
-      deferred.push({ where: f.where, unit: 'offset', reason: `unparsable ${f.system} event format: ${e.message}`, excerpt: f.text.slice(0, 200) });
+      deferred.push({
+        where: f.where,
+        unit: 'offset',
+        reason: `unparsable ${f.system} event format: ${e.message}`,
+        excerpt: f.text.slice(0, 200),
+      });
     }
   }
   if (formats.length === 0) throw new DecodeError(label, 0, 'offset', 'no readable event formats' + offsetNote(opts));
@@ -141,9 +161,21 @@ async function decodeBody(src: FileSource, info: TraceDatInfo, sink: EventSink, 
   for (const f of formats) {
     try {
       const rows = directSink?.directRows(f.name, f.system) ?? null;
-      byId[f.id] = compileEvent(f, helpers, info.littleEndian, info.longSize, rows, rows === null && readsAsPrinted(f.name, f.system));
+      byId[f.id] = compileEvent(
+        f,
+        helpers,
+        info.littleEndian,
+        info.longSize,
+        rows,
+        rows === null && readsAsPrinted(f.name, f.system),
+      );
     } catch (e) {
-      deferred.push({ where: 0, unit: 'offset', reason: `cannot compile reader for ${f.system}:${f.name}: ${(e as Error).message}`, excerpt: '' });
+      deferred.push({
+        where: 0,
+        unit: 'offset',
+        reason: `cannot compile reader for ${f.system}:${f.name}: ${(e as Error).message}`,
+        excerpt: '',
+      });
     }
   }
   // Common fields are the same for all events; take their layout from the first format that has them.
@@ -183,7 +215,10 @@ async function decodeBody(src: FileSource, info: TraceDatInfo, sink: EventSink, 
   // Bound read-ahead memory on many-CPU traces: about 64 MiB in flight overall.
   const nStreams = info.buffers.reduce((a, b) => a + b.cpus.filter((c) => c.size > 0).length, 0);
   // (Under 1 MiB only past 32 streams, so that one batch per stream fits the decompression budget.)
-  const batchBytes = Math.max(64 << 10, Math.min(NATIVE_BATCH_BYTES, Math.floor((64 << 20) / (2 * Math.max(1, nStreams)))));
+  const batchBytes = Math.max(
+    64 << 10,
+    Math.min(NATIVE_BATCH_BYTES, Math.floor((64 << 20) / (2 * Math.max(1, nStreams)))),
+  );
   // One converter for all streams: they share the base.
   const tsc = info.tsc2nsec !== null ? new TscToNs(info.tsc2nsec) : null;
   for (const b of info.buffers) {
@@ -191,7 +226,12 @@ async function decodeBody(src: FileSource, info: TraceDatInfo, sink: EventSink, 
     for (const c of b.cpus) {
       if (c.size <= 0) continue;
       if (c.offset >= src.size) {
-        report({ where: src.size, unit: 'offset', reason: `cpu ${c.cpu} data at offset ${c.offset} lies beyond the end of the file (truncated)`, excerpt: '' });
+        report({
+          where: src.size,
+          unit: 'offset',
+          reason: `cpu ${c.cpu} data at offset ${c.offset} lies beyond the end of the file (truncated)`,
+          excerpt: '',
+        });
         continue;
       }
       maxCpu = Math.max(maxCpu, c.cpu);
@@ -241,7 +281,9 @@ async function decodeBody(src: FileSource, info: TraceDatInfo, sink: EventSink, 
     page_size: String(info.pageSize),
     long_size: String(info.longSize),
     endian: info.littleEndian ? 'little' : 'big',
-    compression: info.compression ? `${info.compression.name}${info.compression.version ? ' ' + info.compression.version : ''}` : 'none',
+    compression: info.compression
+      ? `${info.compression.name}${info.compression.version ? ' ' + info.compression.version : ''}`
+      : 'none',
   };
   if (info.uname) meta.kernel = info.uname;
   if (info.traceClock) {
@@ -266,7 +308,11 @@ async function decodeBody(src: FileSource, info: TraceDatInfo, sink: EventSink, 
   meta.kallsyms_entries = String(kallsyms.size);
   // The events the recording enabled (trace-cmd saves the format of exactly those): what a
   // detector's @requires is checked against, so "enabled, none happened" is not "not traced".
-  meta.events = formats.filter((f) => f.system !== 'ftrace').map((f) => `${f.system}:${f.name}`).sort().join(',');
+  meta.events = formats
+    .filter((f) => f.system !== 'ftrace')
+    .map((f) => `${f.system}:${f.name}`)
+    .sort()
+    .join(',');
 
   sink.header({
     format: 'trace_dat',
@@ -279,7 +325,14 @@ async function decodeBody(src: FileSource, info: TraceDatInfo, sink: EventSink, 
   for (const [c, n, w] of lostQueue) sink.lostEvents(c, n, w);
   // A sink that decodes fields on another thread takes some formats' records raw.
   const raw: RawRecords | null = isRawRecordSink(sink)
-    ? sink.rawRecords({ format: 'trace_dat', littleEndian: le, longSize: info.longSize, formats: formatTexts, kallsyms: info.kallsyms, printk: info.printk })
+    ? sink.rawRecords({
+        format: 'trace_dat',
+        littleEndian: le,
+        longSize: info.longSize,
+        formats: formatTexts,
+        kallsyms: info.kallsyms,
+        printk: info.printk,
+      })
     : null;
   const takenRaw = new Uint8Array(65536);
   if (raw !== null) for (const f of formats) if (byId[f.id] !== undefined && raw.takes(f.id)) takenRaw[f.id] = 1;
@@ -346,16 +399,28 @@ async function decodeBody(src: FileSource, info: TraceDatInfo, sink: EventSink, 
         const len = lenA[i]!;
         const where = s.recordWhere(recs.recOff[i]!);
         if (len < commonLen) {
-          skip({ where, unit: 'offset', reason: `cpu ${cpu}: record of ${len} bytes is too short for an event`, excerpt: hexExcerpt(buf, off, 16) });
+          skip({
+            where,
+            unit: 'offset',
+            reason: `cpu ${cpu}: record of ${len} bytes is too short for an event`,
+            excerpt: hexExcerpt(buf, off, 16),
+          });
           continue;
         }
         // Byte reads: Buffer.readUInt16LE() validates its argument on each of millions of calls.
-        const type = le ? buf[off + typeOff]! | (buf[off + typeOff + 1]! << 8) : (buf[off + typeOff]! << 8) | buf[off + typeOff + 1]!;
+        const type = le
+          ? buf[off + typeOff]! | (buf[off + typeOff + 1]! << 8)
+          : (buf[off + typeOff]! << 8) | buf[off + typeOff + 1]!;
         const ev = byId[type];
         if (ev === undefined) {
           unknownCount++;
           if (unknownCount <= MAX_UNKNOWN_REPORTS) {
-            skip({ where, unit: 'offset', reason: `cpu ${cpu}: unknown event id ${type}`, excerpt: hexExcerpt(buf, off, 16) });
+            skip({
+              where,
+              unit: 'offset',
+              reason: `cpu ${cpu}: unknown event id ${type}`,
+              excerpt: hexExcerpt(buf, off, 16),
+            });
           }
           continue;
         }
@@ -429,10 +494,20 @@ async function decodeBody(src: FileSource, info: TraceDatInfo, sink: EventSink, 
   }
   flushProblems();
   if (unknownCount > MAX_UNKNOWN_REPORTS) {
-    skip({ where: src.size, unit: 'offset', reason: `${unknownCount - MAX_UNKNOWN_REPORTS} more records with unknown event ids skipped (first ${MAX_UNKNOWN_REPORTS} reported individually)`, excerpt: '' });
+    skip({
+      where: src.size,
+      unit: 'offset',
+      reason: `${unknownCount - MAX_UNKNOWN_REPORTS} more records with unknown event ids skipped (first ${MAX_UNKNOWN_REPORTS} reported individually)`,
+      excerpt: '',
+    });
   }
   if (shortCount > 0) {
-    skip({ where: src.size, unit: 'offset', reason: `${shortCount} records were shorter than their event format: fields beyond the record end omitted`, excerpt: '' });
+    skip({
+      where: src.size,
+      unit: 'offset',
+      reason: `${shortCount} records were shorter than their event format: fields beyond the record end omitted`,
+      excerpt: '',
+    });
   }
   if (onProgress) onProgress(bytesDone(), totalBytes);
 }
@@ -442,7 +517,14 @@ async function decodeBody(src: FileSource, info: TraceDatInfo, sink: EventSink, 
  * for pids the saved cmdlines do not know; later events of those pids then
  * show that comm in the report. Do the same so comm matches the report.
  */
-function registerComms(ev: CompiledEvent, buf: Buffer, off: number, len: number, le: boolean, comms: CommTable): boolean {
+function registerComms(
+  ev: CompiledEvent,
+  buf: Buffer,
+  off: number,
+  len: number,
+  le: boolean,
+  comms: CommTable,
+): boolean {
   let added = false;
   for (const r of ev.commRegistrations) {
     if (r.pidOff + 4 > len || r.commOff + r.commSize > len) continue;

@@ -34,7 +34,10 @@ export const MAX_HELD_DECOMPRESSED = 256 * 1024 * 1024;
 
 /** Refuses a file as a decompression bomb (decode_trace_dat.ts turns it into a DecompressionBombError). */
 export class TraceDatBombError extends Error {
-  constructor(readonly where: number, message: string) {
+  constructor(
+    readonly where: number,
+    message: string,
+  ) {
     super(message);
     this.name = 'TraceDatBombError';
   }

@@ -5,7 +5,13 @@
  * no per-event loops, regexes or bigint). Field names from the file only ever
  * appear JSON-quoted in the generated source, offsets/sizes only as integers.
  */
-import { isStackEvent, type DirectColumnKind, type DirectRowColumns, type EventFields, type FieldValue } from '../decoded_event.ts';
+import {
+  isStackEvent,
+  type DirectColumnKind,
+  type DirectRowColumns,
+  type EventFields,
+  type FieldValue,
+} from '../decoded_event.ts';
 import type { EventFormat, FieldDef } from './event_format.ts';
 import { PrintkFormats, renderBprint } from './bprint.ts';
 import type { Kallsyms } from './kallsyms.ts';
@@ -49,7 +55,16 @@ export interface Helpers {
   cstr(b: Buffer, p: number, max: number): string;
   dynstr(b: Buffer, recOff: number, recLen: number, fieldPos: number, fieldEnd: number, relative: boolean): string;
   arr(b: Buffer, p: number, count: number, elem: number, signed: boolean): string;
-  dynarr(b: Buffer, recOff: number, recLen: number, fieldPos: number, fieldEnd: number, relative: boolean, elem: number, signed: boolean): string;
+  dynarr(
+    b: Buffer,
+    recOff: number,
+    recLen: number,
+    fieldPos: number,
+    fieldEnd: number,
+    relative: boolean,
+    elem: number,
+    signed: boolean,
+  ): string;
   tailstr(b: Buffer, recOff: number, recLen: number, p: number): string;
   tailarr(b: Buffer, recOff: number, recLen: number, p: number, elem: number, signed: boolean): string;
   stack(b: Buffer, recOff: number, recLen: number, p: number, elem: number, kernel: boolean): string;
@@ -70,7 +85,11 @@ function withoutClosingNewline(text: string): string {
   return text.endsWith('\n') ? text.slice(0, -1) : text;
 }
 
-export function makeHelpers(littleEndian: boolean, kallsyms: Kallsyms, printk: PrintkFormats = PrintkFormats.none): Helpers {
+export function makeHelpers(
+  littleEndian: boolean,
+  kallsyms: Kallsyms,
+  printk: PrintkFormats = PrintkFormats.none,
+): Helpers {
   // Byte reads rather than Buffer.readUInt32LE(), which validates its
   // argument on every call: callers only read inside the record, and these
   // reads were a fifth of the decoder's time on a 10M-event trace.dat.
@@ -90,14 +109,26 @@ export function makeHelpers(littleEndian: boolean, kallsyms: Kallsyms, printk: P
     size === 8 ? [rd32(b, p + hiOff), rd32(b, p + loOff)] : [0, rd32(b, p)];
   const ptrHex = (hi: number, lo: number): string => {
     if (hi === 0) return '0x' + hex32(lo);
-    return '0x' + hi.toString(16) + HEX8[lo >>> 24]! + HEX8[(lo >>> 16) & 255]! + HEX8[(lo >>> 8) & 255]! + HEX8[lo & 255]!;
+    return (
+      '0x' + hi.toString(16) + HEX8[lo >>> 24]! + HEX8[(lo >>> 16) & 255]! + HEX8[(lo >>> 8) & 255]! + HEX8[lo & 255]!
+    );
   };
   const readNum = (b: Buffer, p: number, elem: number, signed: boolean): number | bigint => {
     switch (elem) {
-      case 1: return signed ? b.readInt8(p) : b.readUInt8(p);
-      case 2: return signed ? (littleEndian ? b.readInt16LE(p) : b.readInt16BE(p)) : littleEndian ? b.readUInt16LE(p) : b.readUInt16BE(p);
-      case 4: return signed ? rdS32(b, p) : rd32(b, p);
-      default: return signed ? h.s64(b, p) : h.u64(b, p);
+      case 1:
+        return signed ? b.readInt8(p) : b.readUInt8(p);
+      case 2:
+        return signed
+          ? littleEndian
+            ? b.readInt16LE(p)
+            : b.readInt16BE(p)
+          : littleEndian
+            ? b.readUInt16LE(p)
+            : b.readUInt16BE(p);
+      case 4:
+        return signed ? rdS32(b, p) : rd32(b, p);
+      default:
+        return signed ? h.s64(b, p) : h.u64(b, p);
     }
   };
   // comm-like strings repeat endlessly (same few tasks): intern them by a hash of
@@ -128,7 +159,14 @@ export function makeHelpers(littleEndian: boolean, kallsyms: Kallsyms, printk: P
     cache.set(key, { bytes: Uint8Array.prototype.slice.call(b, p, e), s: str });
     return str;
   };
-  const dynLoc = (b: Buffer, recOff: number, recLen: number, fieldPos: number, fieldEnd: number, relative: boolean): [number, number] | null => {
+  const dynLoc = (
+    b: Buffer,
+    recOff: number,
+    recLen: number,
+    fieldPos: number,
+    fieldEnd: number,
+    relative: boolean,
+  ): [number, number] | null => {
     const v = rd32(b, fieldPos);
     let start = (v & 0xffff) + (relative ? fieldEnd : recOff);
     let len = v >>> 16;
@@ -320,7 +358,8 @@ export function compileEvent<R extends DirectRowColumns>(
   const printkMessage = printkMessageOf(fmt);
   for (const f0 of fmt.fields) {
     const f: FieldDef = numericPointers && f0.kind === 'pointer' ? { ...f0, kind: 'int' } : f0;
-    const stackFrames = stackEvent && f.name === 'caller' && f.kind === 'array' && (f.elemSize === 4 || f.elemSize === 8);
+    const stackFrames =
+      stackEvent && f.name === 'caller' && f.kind === 'array' && (f.elemSize === 4 || f.elemSize === 8);
     let name = f.name;
     let fe: FieldExpr | null;
     if (printkMessage !== null && f.name !== 'ip') {
@@ -329,7 +368,11 @@ export function compileEvent<R extends DirectRowColumns>(
       fe = { expr: printkMessage.expr, int: null, key: null };
     } else {
       fe = stackFrames
-        ? { expr: `h.stack(b, o, n, o + ${f.offset}, ${f.elemSize}, ${fmt.name === 'kernel_stack'})`, int: null, key: null }
+        ? {
+            expr: `h.stack(b, o, n, o + ${f.offset}, ${f.elemSize}, ${fmt.name === 'kernel_stack'})`,
+            int: null,
+            key: null,
+          }
         : fieldExpr(f, info, asPrinted, helpers, E, longSize);
     }
     if (fe === null) continue;
@@ -366,13 +409,19 @@ export function compileEvent<R extends DirectRowColumns>(
   if (fmt.system === 'sched') {
     const byName = new Map(fmt.fields.map((f) => [f.name, f]));
     const pairs: [string, string][] =
-      fmt.name === 'sched_switch' ? [['prev_pid', 'prev_comm'], ['next_pid', 'next_comm']]
-      : fmt.name === 'sched_wakeup' || fmt.name === 'sched_wakeup_new' ? [['pid', 'comm']]
-      : [];
+      fmt.name === 'sched_switch'
+        ? [
+            ['prev_pid', 'prev_comm'],
+            ['next_pid', 'next_comm'],
+          ]
+        : fmt.name === 'sched_wakeup' || fmt.name === 'sched_wakeup_new'
+          ? [['pid', 'comm']]
+          : [];
     for (const [p, c] of pairs) {
       const pf = byName.get(p);
       const cf = byName.get(c);
-      if (pf && cf && pf.size === 4 && cf.kind === 'string') commRegistrations.push({ pidOff: pf.offset, commOff: cf.offset, commSize: cf.size });
+      if (pf && cf && pf.size === 4 && cf.kind === 'string')
+        commRegistrations.push({ pidOff: pf.offset, commOff: cf.offset, commSize: cf.size });
     }
   }
   return { id: fmt.id, name: fmt.name, system: fmt.system, minLen, fast, safe, direct, commRegistrations };
@@ -409,7 +458,8 @@ function columnWrite(fe: FieldExpr, col: number, kind: DirectColumnKind, le: boo
     }
     if (kind === 'f64' && int.size <= 4) return `A[${col}][r] = ${fe.expr};`;
   }
-  if (kind === 'text' && fe.key !== null) return `if (!w.keyed(${col}, ${fe.key.lo}, ${fe.key.hi})) w.text(${col}, ${fe.expr});`;
+  if (kind === 'text' && fe.key !== null)
+    return `if (!w.keyed(${col}, ${fe.key.lo}, ${fe.key.hi})) w.text(${col}, ${fe.expr});`;
   return `w.value(${col}, ${fe.expr});`;
 }
 
@@ -471,10 +521,15 @@ function fieldExpr(
         if (size === 8) return { expr: `h.ptr64(b, ${at})`, int: null, key: keyOf(size, at, num, le) };
         if (size === 4) return { expr: `h.ptr32(b, ${at})`, int: null, key: keyOf(size, at, num, le) };
       }
-      if (asPrinted && info.hexFields.has(f.name)) return { expr: `h.hex(${num}, ${size})`, int: null, key: keyOf(size, at, num, le) };
+      if (asPrinted && info.hexFields.has(f.name))
+        return { expr: `h.hex(${num}, ${size})`, int: null, key: keyOf(size, at, num, le) };
       // Printed: a field the text shows as a number is that number, even
       // when a flag or enum name is printed beside it (`vec=7 [action=SCHED]`).
-      const render = asPrinted ? (info.numericFields.has(f.name) ? undefined : info.printedText.get(f.name)) : info.symbolic.get(f.name);
+      const render = asPrinted
+        ? info.numericFields.has(f.name)
+          ? undefined
+          : info.printedText.get(f.name)
+        : info.symbolic.get(f.name);
       if (render) {
         const idx = helpers.sym.length;
         helpers.sym.push(memoSymbolic(render, f.signed ? size : null));
@@ -491,12 +546,15 @@ function numExpr(size: number, signed: boolean, at: string, E: string): string {
   const le = E === 'LE';
   const byte = (i: number) => `b[${at} + ${le ? i : size - 1 - i}]`;
   switch (size) {
-    case 1: return signed ? `((b[${at}] << 24) >> 24)` : `b[${at}]`;
-    case 2: return signed ? `(((${byte(0)} | (${byte(1)} << 8)) << 16) >> 16)` : `(${byte(0)} | (${byte(1)} << 8))`;
+    case 1:
+      return signed ? `((b[${at}] << 24) >> 24)` : `b[${at}]`;
+    case 2:
+      return signed ? `(((${byte(0)} | (${byte(1)} << 8)) << 16) >> 16)` : `(${byte(0)} | (${byte(1)} << 8))`;
     case 4:
       return signed
         ? `(${byte(0)} | (${byte(1)} << 8) | (${byte(2)} << 16) | (${byte(3)} << 24))`
         : `((${byte(0)} | (${byte(1)} << 8) | (${byte(2)} << 16)) + ${byte(3)} * 16777216)`;
-    default: return signed ? `h.s64(b, ${at})` : `h.u64(b, ${at})`;
+    default:
+      return signed ? `h.s64(b, ${at})` : `h.u64(b, ${at})`;
   }
 }

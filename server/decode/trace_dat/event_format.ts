@@ -75,7 +75,8 @@ export function parseEventFormat(text: string, system: string): EventFormat {
     }
   }
   if (name === null || name === '') throw new FormatParseError('format has no name');
-  if (id === null || !Number.isInteger(id) || id < 0 || id > 0xffff) throw new FormatParseError(`format ${name} has no valid ID`);
+  if (id === null || !Number.isInteger(id) || id < 0 || id > 0xffff)
+    throw new FormatParseError(`format ${name} has no valid ID`);
   return { id, name, system, commonFields, fields, printFmt };
 }
 
@@ -140,7 +141,10 @@ function parseFieldLine(line: string): FieldDef | null {
 }
 
 function scalarSizeOf(type: string): number | null {
-  const t = type.replace(/\b(const|volatile|unsigned|signed)\b/g, ' ').replace(/\s+/g, ' ').trim();
+  const t = type
+    .replace(/\b(const|volatile|unsigned|signed)\b/g, ' ')
+    .replace(/\s+/g, ' ')
+    .trim();
   if (t.includes('*')) return null;
   switch (t) {
     case 'char':
@@ -190,7 +194,12 @@ export interface PageLayout {
 
 export function parseHeaderPage(text: string | null, longSize: number): PageLayout {
   const fallbackCommit = longSize === 4 ? 4 : 8;
-  const layout: PageLayout = { timestampOffset: 0, commitOffset: 8, commitSize: fallbackCommit, dataOffset: 8 + fallbackCommit };
+  const layout: PageLayout = {
+    timestampOffset: 0,
+    commitOffset: 8,
+    commitSize: fallbackCommit,
+    dataOffset: 8 + fallbackCommit,
+  };
   if (!text) return layout;
   for (const line of text.split('\n')) {
     const m = /field:\s*(.*?)\s+(\w+);\s*offset:(\d+);\s*size:(\d+);/.exec(line);

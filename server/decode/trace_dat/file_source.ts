@@ -27,10 +27,16 @@ export class FileSource {
   /** Reads exactly len bytes at offset or throws TraceDatFormatError (truncated). */
   async read(offset: number, len: number, what: string): Promise<Buffer> {
     if (!Number.isSafeInteger(offset) || !Number.isSafeInteger(len) || offset < 0 || len < 0) {
-      throw new TraceDatFormatError(Math.max(0, Math.min(offset, this.size)), `invalid ${what} range (${offset}, ${len})`);
+      throw new TraceDatFormatError(
+        Math.max(0, Math.min(offset, this.size)),
+        `invalid ${what} range (${offset}, ${len})`,
+      );
     }
     if (offset + len > this.size) {
-      throw new TraceDatFormatError(Math.min(offset, this.size), `truncated: ${what} needs ${len} bytes at offset ${offset}, file has ${this.size}`);
+      throw new TraceDatFormatError(
+        Math.min(offset, this.size),
+        `truncated: ${what} needs ${len} bytes at offset ${offset}, file has ${this.size}`,
+      );
     }
     const buf = Buffer.allocUnsafe(len);
     let done = 0;

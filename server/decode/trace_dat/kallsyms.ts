@@ -74,9 +74,13 @@ export class Kallsyms {
 
   /** The symbol containing the address and the offset into it, as %pS prints them (`func+0x45`), or null. */
   lookupWithOffset(hi: number, lo: number): string | null {
-    return this.memoized(this.offsetMemo, hi, lo, (i) =>
-      // Addresses are below 2^64 and a symbol's offsets far below 2^53: exact as a number.
-      `${this.names[i]!}+0x${((hi - this.hi[i]!) * 4294967296 + (lo - this.lo[i]!)).toString(16)}`,
+    return this.memoized(
+      this.offsetMemo,
+      hi,
+      lo,
+      (i) =>
+        // Addresses are below 2^64 and a symbol's offsets far below 2^53: exact as a number.
+        `${this.names[i]!}+0x${((hi - this.hi[i]!) * 4294967296 + (lo - this.lo[i]!)).toString(16)}`,
     );
   }
 
@@ -86,7 +90,12 @@ export class Kallsyms {
   }
 
   /** name(index of the symbol at or below the address), or null if none, remembered per address. */
-  private memoized(memo: Map<number, Map<number, string | null>>, hi: number, lo: number, name: (i: number) => string): string | null {
+  private memoized(
+    memo: Map<number, Map<number, string | null>>,
+    hi: number,
+    lo: number,
+    name: (i: number) => string,
+  ): string | null {
     let byLo = memo.get(hi);
     if (!byLo) {
       byLo = new Map();

@@ -96,7 +96,8 @@ function bigEndianPage(le: Buffer, layout: PageLayout, formats: Map<number, Even
   swap(be, layout.commitOffset, layout.commitSize);
   const commit = le.readUInt32LE(layout.commitOffset);
   const end = layout.dataOffset + (commit & 0xfffff);
-  if (commit & 0x80000000 && commit & 0x40000000 && end + layout.commitSize <= le.length) swap(be, end, layout.commitSize);
+  if (commit & 0x80000000 && commit & 0x40000000 && end + layout.commitSize <= le.length)
+    swap(be, end, layout.commitSize);
   for (const r of pageRecordsLE(le, layout.dataOffset, end)) {
     be.writeUInt32BE(((r.typeLen << 27) | r.delta) >>> 0, r.at);
     if (r.wordAt >= 0) swap(be, r.wordAt, 4);
@@ -113,7 +114,12 @@ function bigEndianPage(le: Buffer, layout: PageLayout, formats: Map<number, Even
  * fixture's layout, test_v6_file.ts): every header integer swapped, the
  * endianness byte set, every page of CPU data converted by bigEndianPage().
  */
-function bigEndianTraceDatV6(le: Buffer, formats: Map<number, EventFormat>, layout: PageLayout, longSize: number): Buffer {
+function bigEndianTraceDatV6(
+  le: Buffer,
+  formats: Map<number, EventFormat>,
+  layout: PageLayout,
+  longSize: number,
+): Buffer {
   const file = v6Layout(le);
   const be = Buffer.from(le);
   be[file.endianAt] = 1;
@@ -131,7 +137,14 @@ interface Page {
   be: Buffer;
 }
 
-async function fixturePages(): Promise<{ pages: Page[]; formats: Map<number, EventFormat>; layout: PageLayout; longSize: number; kallsyms: Kallsyms; pageSize: number }> {
+async function fixturePages(): Promise<{
+  pages: Page[];
+  formats: Map<number, EventFormat>;
+  layout: PageLayout;
+  longSize: number;
+  kallsyms: Kallsyms;
+  pageSize: number;
+}> {
   const src = await FileSource.open(FIXTURE);
   try {
     const info = await readTraceDatHeader(src);
@@ -151,7 +164,14 @@ async function fixturePages(): Promise<{ pages: Page[]; formats: Map<number, Eve
         pages.push({ le, be: bigEndianPage(le, layout, formats, info.longSize) });
       }
     }
-    return { pages, formats, layout, longSize: info.longSize, kallsyms: Kallsyms.parse(info.kallsyms), pageSize: buffer.pageSize };
+    return {
+      pages,
+      formats,
+      layout,
+      longSize: info.longSize,
+      kallsyms: Kallsyms.parse(info.kallsyms),
+      pageSize: buffer.pageSize,
+    };
   } finally {
     await src.close();
   }
@@ -254,7 +274,8 @@ describe('big-endian trace.dat', () => {
     const beFile = path.join(scratch, 'reclaim_kswapd.be.v6.dat');
     fs.writeFileSync(beFile, bigEndianTraceDatV6(fs.readFileSync(FIXTURE), formats, layout, longSize));
     // trace-cmd reads either byte order: the same report checks the conversion.
-    const report = (f: string) => execFileSync('trace-cmd', ['report', f], { maxBuffer: 64 << 20, stdio: ['ignore', 'pipe', 'ignore'] }).toString();
+    const report = (f: string) =>
+      execFileSync('trace-cmd', ['report', f], { maxBuffer: 64 << 20, stdio: ['ignore', 'pipe', 'ignore'] }).toString();
     const expected = report(FIXTURE);
     expect(expected.split('\n').length).toBeGreaterThan(21_000);
     expect(report(beFile)).toBe(expected);

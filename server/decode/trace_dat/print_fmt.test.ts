@@ -48,7 +48,9 @@ describe('analyzePrintFmt', () => {
   });
 
   it('renders __print_symbolic with a hex fallback', () => {
-    const info = analyzePrintFmt('"lru=%s", __print_symbolic(REC->lru, { 0, "inactive_anon" }, { 1, "active_anon" }, { 2, "inactive_file" })');
+    const info = analyzePrintFmt(
+      '"lru=%s", __print_symbolic(REC->lru, { 0, "inactive_anon" }, { 1, "active_anon" }, { 2, "inactive_file" })',
+    );
     const r = info.symbolic.get('lru')!;
     expect(r(2n)).toBe('inactive_file');
     expect(r(9n)).toBe('0x9');
@@ -62,7 +64,9 @@ describe('analyzePrintFmt', () => {
 
 describe('libtraceevent quirks', () => {
   it('treats unresolved enum names in flag tables as 0, printing the first of them for a zero value', () => {
-    const info = analyzePrintFmt('"state=%s", __print_flags(REC->state, "|", {I_DIRTY_SYNC, "I_DIRTY_SYNC"}, {I_NEW, "I_NEW"})');
+    const info = analyzePrintFmt(
+      '"state=%s", __print_flags(REC->state, "|", {I_DIRTY_SYNC, "I_DIRTY_SYNC"}, {I_NEW, "I_NEW"})',
+    );
     const r = info.symbolic.get('state')!;
     expect(r(0n)).toBe('I_DIRTY_SYNC');
     expect(r(0x10n)).toBe('0x10');
@@ -71,14 +75,20 @@ describe('libtraceevent quirks', () => {
   // As trace-cmd printed the 6.18 kernel's events (fixtures/corpus): `ioprio`'s class 0 as 0x0, hrtimer modes in hex,
   // mm_vmscan_throttled's reason 1 as VMSCAN_THROTTLE_WRITEBACK.
   it('never matches a bare unresolved name in a symbol table, but counts one inside an expression as 0', () => {
-    const hrtimer = analyzePrintFmt('"mode=%s", __print_symbolic(REC->mode, { HRTIMER_MODE_ABS, "ABS" }, { HRTIMER_MODE_REL, "REL" }, { 2, "PINNED" })');
+    const hrtimer = analyzePrintFmt(
+      '"mode=%s", __print_symbolic(REC->mode, { HRTIMER_MODE_ABS, "ABS" }, { HRTIMER_MODE_REL, "REL" }, { 2, "PINNED" })',
+    );
     const mode = hrtimer.symbolic.get('mode')!;
     expect([mode(0n), mode(1n), mode(2n)]).toEqual(['0x0', '0x1', 'PINNED']);
     const throttled = analyzePrintFmt(
       '"reason=%s", (REC->reason) ? __print_flags(REC->reason, "|", {(1 << VMSCAN_THROTTLE_WRITEBACK), "VMSCAN_THROTTLE_WRITEBACK"}, {(1 << VMSCAN_THROTTLE_ISOLATED), "VMSCAN_THROTTLE_ISOLATED"} ) : "VMSCAN_THROTTLE_NONE"',
     );
     const reason = throttled.symbolic.get('reason')!;
-    expect([reason(0n), reason(1n), reason(3n)]).toEqual(['VMSCAN_THROTTLE_NONE', 'VMSCAN_THROTTLE_WRITEBACK', 'VMSCAN_THROTTLE_WRITEBACK|0x2']);
+    expect([reason(0n), reason(1n), reason(3n)]).toEqual([
+      'VMSCAN_THROTTLE_NONE',
+      'VMSCAN_THROTTLE_WRITEBACK',
+      'VMSCAN_THROTTLE_WRITEBACK|0x2',
+    ]);
   });
 });
 
@@ -124,4 +134,3 @@ describe('analyzePrintFmt: fields in printed form', () => {
     expect(softirq.symbolic.get('vec')!(7n)).toBe('SCHED');
   });
 });
-

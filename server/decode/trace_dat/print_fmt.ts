@@ -13,11 +13,7 @@
  * and on render-cache misses, never per event).
  */
 
-type Tok =
-  | { t: 'num'; v: bigint }
-  | { t: 'str'; v: string }
-  | { t: 'id'; v: string }
-  | { t: 'p'; v: string };
+type Tok = { t: 'num'; v: bigint } | { t: 'str'; v: string } | { t: 'id'; v: string } | { t: 'p'; v: string };
 
 export type Node =
   | { k: 'num'; v: bigint }
@@ -131,9 +127,36 @@ export function tokenize(src: string): Tok[] {
 }
 
 const TYPE_WORDS = new Set([
-  'unsigned', 'signed', 'int', 'long', 'short', 'char', 'void', 'bool', '_Bool', 'const', 'volatile',
-  'u8', 'u16', 'u32', 'u64', 's8', 's16', 's32', 's64',
-  '__u8', '__u16', '__u32', '__u64', '__s8', '__s16', '__s32', '__s64', 'struct', 'enum', 'union',
+  'unsigned',
+  'signed',
+  'int',
+  'long',
+  'short',
+  'char',
+  'void',
+  'bool',
+  '_Bool',
+  'const',
+  'volatile',
+  'u8',
+  'u16',
+  'u32',
+  'u64',
+  's8',
+  's16',
+  's32',
+  's64',
+  '__u8',
+  '__u16',
+  '__u32',
+  '__u64',
+  '__s8',
+  '__s16',
+  '__s32',
+  '__s64',
+  'struct',
+  'enum',
+  'union',
 ]);
 
 function isTypeWord(w: string): boolean {
@@ -141,8 +164,24 @@ function isTypeWord(w: string): boolean {
 }
 
 const BIN_PREC: Record<string, number> = {
-  '||': 1, '&&': 2, '|': 3, '^': 4, '&': 5, '==': 6, '!=': 6,
-  '<': 7, '>': 7, '<=': 7, '>=': 7, '<<': 8, '>>': 8, '+': 9, '-': 9, '*': 10, '/': 10, '%': 10,
+  '||': 1,
+  '&&': 2,
+  '|': 3,
+  '^': 4,
+  '&': 5,
+  '==': 6,
+  '!=': 6,
+  '<': 7,
+  '>': 7,
+  '<=': 7,
+  '>=': 7,
+  '<<': 8,
+  '>>': 8,
+  '+': 9,
+  '-': 9,
+  '*': 10,
+  '/': 10,
+  '%': 10,
 };
 
 export class Parser {
@@ -233,7 +272,9 @@ export class Parser {
     }
     if (!this.isP(')', j) || words.length === 0) return null;
     const first = words[0]!;
-    const ok = words.every((w) => w === '*' || isTypeWord(w) || words[0] === 'struct' || words[0] === 'enum' || words[0] === 'union');
+    const ok = words.every(
+      (w) => w === '*' || isTypeWord(w) || words[0] === 'struct' || words[0] === 'enum' || words[0] === 'union',
+    );
     if (!ok || first === '*') return null;
     return { type: words.join(' '), len: j + 1 };
   }
@@ -404,23 +445,40 @@ export function evaluate(node: Node, field: FieldLookup, ids?: bigint): Value {
         return undefined;
       }
       switch (node.op) {
-        case '|': return l | r;
-        case '&': return l & r;
-        case '^': return l ^ r;
-        case '+': return toU64(l + r);
-        case '-': return toU64(l - r);
-        case '*': return toU64(l * r);
-        case '/': return r === 0n ? undefined : l / r;
-        case '%': return r === 0n ? undefined : l % r;
-        case '<<': return r >= 64n ? 0n : toU64(l << r);
-        case '>>': return r >= 64n ? 0n : l >> r;
-        case '==': return l === r ? 1n : 0n;
-        case '!=': return l !== r ? 1n : 0n;
-        case '<': return l < r ? 1n : 0n;
-        case '>': return l > r ? 1n : 0n;
-        case '<=': return l <= r ? 1n : 0n;
-        case '>=': return l >= r ? 1n : 0n;
-        default: return undefined;
+        case '|':
+          return l | r;
+        case '&':
+          return l & r;
+        case '^':
+          return l ^ r;
+        case '+':
+          return toU64(l + r);
+        case '-':
+          return toU64(l - r);
+        case '*':
+          return toU64(l * r);
+        case '/':
+          return r === 0n ? undefined : l / r;
+        case '%':
+          return r === 0n ? undefined : l % r;
+        case '<<':
+          return r >= 64n ? 0n : toU64(l << r);
+        case '>>':
+          return r >= 64n ? 0n : l >> r;
+        case '==':
+          return l === r ? 1n : 0n;
+        case '!=':
+          return l !== r ? 1n : 0n;
+        case '<':
+          return l < r ? 1n : 0n;
+        case '>':
+          return l > r ? 1n : 0n;
+        case '<=':
+          return l <= r ? 1n : 0n;
+        case '>=':
+          return l >= r ? 1n : 0n;
+        default:
+          return undefined;
       }
     }
     case 'tern': {
@@ -442,8 +500,10 @@ function castValue(type: string, v: bigint): bigint {
   // Values are carried as unsigned 64-bit; narrowing casts truncate like C does.
   const t = type.replace(/\b(const|volatile)\b/g, '').trim();
   if (t.includes('*')) return toU64(v);
-  if (/^(unsigned )?char$|^(u8|__u8|s8|__s8|bool|_Bool)$/.test(t)) return toU64(/^(u8|__u8|unsigned char|bool|_Bool)$/.test(t) ? v & 0xffn : BigInt.asIntN(8, v));
-  if (/short|^(u16|__u16|s16|__s16)$/.test(t)) return toU64(/unsigned|u16/.test(t) ? v & 0xffffn : BigInt.asIntN(16, v));
+  if (/^(unsigned )?char$|^(u8|__u8|s8|__s8|bool|_Bool)$/.test(t))
+    return toU64(/^(u8|__u8|unsigned char|bool|_Bool)$/.test(t) ? v & 0xffn : BigInt.asIntN(8, v));
+  if (/short|^(u16|__u16|s16|__s16)$/.test(t))
+    return toU64(/unsigned|u16/.test(t) ? v & 0xffffn : BigInt.asIntN(16, v));
   if (/^(unsigned( int)?|u32|__u32|uint32_t|gfp_t|unsigned int)$/.test(t)) return v & 0xffffffffn;
   if (/^(int|signed|signed int|s32|__s32|int32_t|pid_t)$/.test(t)) return toU64(BigInt.asIntN(32, v));
   return toU64(v);
@@ -608,15 +668,37 @@ function unwrap(n: Node): Node {
 
 function fieldRefs(n: Node, out: Set<string>): Set<string> {
   switch (n.k) {
-    case 'field': out.add(n.name); break;
-    case 'call': for (const a of n.args) fieldRefs(a, out); break;
-    case 'un': case 'cast': fieldRefs(n.e, out); break;
-    case 'bin': fieldRefs(n.l, out); fieldRefs(n.r, out); break;
-    case 'tern': fieldRefs(n.c, out); fieldRefs(n.t, out); fieldRefs(n.f, out); break;
-    case 'list': for (const a of n.items) fieldRefs(a, out); break;
-    case 'member': fieldRefs(n.e, out); break;
-    case 'index': fieldRefs(n.e, out); fieldRefs(n.i, out); break;
-    default: break;
+    case 'field':
+      out.add(n.name);
+      break;
+    case 'call':
+      for (const a of n.args) fieldRefs(a, out);
+      break;
+    case 'un':
+    case 'cast':
+      fieldRefs(n.e, out);
+      break;
+    case 'bin':
+      fieldRefs(n.l, out);
+      fieldRefs(n.r, out);
+      break;
+    case 'tern':
+      fieldRefs(n.c, out);
+      fieldRefs(n.t, out);
+      fieldRefs(n.f, out);
+      break;
+    case 'list':
+      for (const a of n.items) fieldRefs(a, out);
+      break;
+    case 'member':
+      fieldRefs(n.e, out);
+      break;
+    case 'index':
+      fieldRefs(n.e, out);
+      fieldRefs(n.i, out);
+      break;
+    default:
+      break;
   }
   return out;
 }
@@ -624,19 +706,28 @@ function fieldRefs(n: Node, out: Set<string>): Set<string> {
 /** Whether n gives words by a conditional: `c ? "true" : "false"`, `c ? "M" : " "`. */
 function hasStringChoice(n: Node): boolean {
   switch (n.k) {
-    case 'tern': return unwrap(n.t).k === 'str' || unwrap(n.f).k === 'str' || hasStringChoice(n.t) || hasStringChoice(n.f);
-    case 'cast': return hasStringChoice(n.e);
-    default: return false;
+    case 'tern':
+      return unwrap(n.t).k === 'str' || unwrap(n.f).k === 'str' || hasStringChoice(n.t) || hasStringChoice(n.f);
+    case 'cast':
+      return hasStringChoice(n.e);
+    default:
+      return false;
   }
 }
 
 function hasSymbolicCall(n: Node): boolean {
   switch (n.k) {
-    case 'call': return n.name === '__print_flags' || n.name === '__print_symbolic' || n.args.some(hasSymbolicCall);
-    case 'un': case 'cast': return hasSymbolicCall(n.e);
-    case 'bin': return hasSymbolicCall(n.l) || hasSymbolicCall(n.r);
-    case 'tern': return hasSymbolicCall(n.c) || hasSymbolicCall(n.t) || hasSymbolicCall(n.f);
-    default: return false;
+    case 'call':
+      return n.name === '__print_flags' || n.name === '__print_symbolic' || n.args.some(hasSymbolicCall);
+    case 'un':
+    case 'cast':
+      return hasSymbolicCall(n.e);
+    case 'bin':
+      return hasSymbolicCall(n.l) || hasSymbolicCall(n.r);
+    case 'tern':
+      return hasSymbolicCall(n.c) || hasSymbolicCall(n.t) || hasSymbolicCall(n.f);
+    default:
+      return false;
   }
 }
 

@@ -66,13 +66,23 @@ export interface UntypedFieldReader {
  * EventSink.event() path. A format that does not compile gets none: the
  * decoding thread skips its records (as an unknown event id).
  */
-export function compileUntypedFieldReaders(spec: RawFieldSpec, wanted: (name: string, system: string) => boolean): (UntypedFieldReader | undefined)[] {
+export function compileUntypedFieldReaders(
+  spec: RawFieldSpec,
+  wanted: (name: string, system: string) => boolean,
+): (UntypedFieldReader | undefined)[] {
   const helpers = makeHelpers(spec.littleEndian, Kallsyms.parse(spec.kallsyms), PrintkFormats.parse(spec.printk));
   const readers: (UntypedFieldReader | undefined)[] = [];
   for (const f of spec.formats) {
     if (!wanted(f.name, f.system)) continue;
     try {
-      const ev = compileEvent(parseEventFormat(f.text, f.system), helpers, spec.littleEndian, spec.longSize, null, readsAsPrinted(f.name, f.system));
+      const ev = compileEvent(
+        parseEventFormat(f.text, f.system),
+        helpers,
+        spec.littleEndian,
+        spec.longSize,
+        null,
+        readsAsPrinted(f.name, f.system),
+      );
       readers[f.id] = { minLen: ev.minLen, fast: ev.fast, safe: ev.safe };
     } catch {
       // decodeTraceDat reported it, and frames none of its records

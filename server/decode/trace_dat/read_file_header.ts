@@ -15,7 +15,14 @@
  */
 import { MAX_CPUS, type SkippedInput } from '../decoded_event.ts';
 import { ByteCursor, TraceDatFormatError, hexExcerpt, readU64Number } from './byte_cursor.ts';
-import { DecompressBudget, decompress, DecompressError, MAX_CHUNK_UNCOMPRESSED, MAX_SECTION_BYTES, zstdNativeOnce } from './decompress.ts';
+import {
+  DecompressBudget,
+  decompress,
+  DecompressError,
+  MAX_CHUNK_UNCOMPRESSED,
+  MAX_SECTION_BYTES,
+  zstdNativeOnce,
+} from './decompress.ts';
 import type { FileSource } from './file_source.ts';
 import type { Tsc2Nsec } from './tsc_to_ns.ts';
 
@@ -23,9 +30,29 @@ export const TRACE_DAT_MAGIC = Buffer.from([0x17, 0x08, 0x44, ...Buffer.from('tr
 
 /** Option ids (trace-cmd's TRACECMD_OPTION_*). */
 const OPT = {
-  DONE: 0, DATE: 1, CPUSTAT: 2, BUFFER: 3, TRACECLOCK: 4, UNAME: 5, HOOK: 6, OFFSET: 7, CPUCOUNT: 8,
-  VERSION: 9, PROCMAPS: 10, TRACEID: 11, TIME_SHIFT: 12, GUEST: 13, TSC2NSEC: 14, STRINGS: 15,
-  HEADER_INFO: 16, FTRACE_EVENTS: 17, EVENT_FORMATS: 18, KALLSYMS: 19, PRINTK: 20, CMDLINES: 21, BUFFER_TEXT: 22,
+  DONE: 0,
+  DATE: 1,
+  CPUSTAT: 2,
+  BUFFER: 3,
+  TRACECLOCK: 4,
+  UNAME: 5,
+  HOOK: 6,
+  OFFSET: 7,
+  CPUCOUNT: 8,
+  VERSION: 9,
+  PROCMAPS: 10,
+  TRACEID: 11,
+  TIME_SHIFT: 12,
+  GUEST: 13,
+  TSC2NSEC: 14,
+  STRINGS: 15,
+  HEADER_INFO: 16,
+  FTRACE_EVENTS: 17,
+  EVENT_FORMATS: 18,
+  KALLSYMS: 19,
+  PRINTK: 20,
+  CMDLINES: 21,
+  BUFFER_TEXT: 22,
 } as const;
 
 const SECTION_FLAG_COMPRESSED = 1;
@@ -95,7 +122,10 @@ class AsyncCursor {
     const rel = this.pos - this.windowStart;
     if (rel >= 0 && rel + n <= this.window.length) return this.window.subarray(rel, rel + n);
     if (this.pos + n > this.src.size) {
-      throw new TraceDatFormatError(Math.min(this.pos, this.src.size), `truncated: ${what} needs ${n} bytes at ${this.pos}, file has ${this.src.size}`);
+      throw new TraceDatFormatError(
+        Math.min(this.pos, this.src.size),
+        `truncated: ${what} needs ${n} bytes at ${this.pos}, file has ${this.src.size}`,
+      );
     }
     const len = Math.min(Math.max(n, 1 << 16), this.src.size - this.pos);
     this.window = await this.src.read(this.pos, len, what);
@@ -147,10 +177,16 @@ class AsyncCursor {
   /** A length-prefixed blob whose length must fit in the file. */
   async sizedText(size: number, what: string): Promise<string> {
     if (size > MAX_SECTION_BYTES) {
-      throw new TraceDatFormatError(this.pos, `${what} claims ${size} bytes, more than any real one (${MAX_SECTION_BYTES >> 20} MiB)`);
+      throw new TraceDatFormatError(
+        this.pos,
+        `${what} claims ${size} bytes, more than any real one (${MAX_SECTION_BYTES >> 20} MiB)`,
+      );
     }
     if (size > this.src.size - this.pos) {
-      throw new TraceDatFormatError(this.pos, `${what} claims ${size} bytes, only ${this.src.size - this.pos} left in file`);
+      throw new TraceDatFormatError(
+        this.pos,
+        `${what} claims ${size} bytes, only ${this.src.size - this.pos} left in file`,
+      );
     }
     const at = this.pos;
     const b = size <= 1 << 16 ? await this.bytes(size, what) : await this.src.read(at, size, what);
@@ -178,7 +214,10 @@ async function readInitial(src: FileSource): Promise<InitialHeader> {
   const versionText = head.toString('latin1', 10, vEnd);
   const version = Number(versionText);
   if (!/^\d+$/.test(versionText) || (version !== 6 && version !== 7)) {
-    throw new TraceDatFormatError(10, `unsupported trace.dat version ${JSON.stringify(versionText)} (6 and 7 are supported)`);
+    throw new TraceDatFormatError(
+      10,
+      `unsupported trace.dat version ${JSON.stringify(versionText)} (6 and 7 are supported)`,
+    );
   }
   let p = vEnd + 1;
   if (head.length < p + 6) throw new TraceDatFormatError(p, 'truncated initial header');
@@ -251,7 +290,12 @@ function refuseSharedCpuData(info: TraceDatInfo): void {
     b.cpus = b.cpus.filter((c) => {
       if (c.size <= 0) return true;
       if (seenCpu.has(c.cpu)) {
-        info.problems.push({ where: c.offset, unit: 'offset', reason: `buffer ${JSON.stringify(b.name)}: cpu ${c.cpu} listed twice; the repeat (offset ${c.offset}, size ${c.size}) refused`, excerpt: '' });
+        info.problems.push({
+          where: c.offset,
+          unit: 'offset',
+          reason: `buffer ${JSON.stringify(b.name)}: cpu ${c.cpu} listed twice; the repeat (offset ${c.offset}, size ${c.size}) refused`,
+          excerpt: '',
+        });
         return false;
       }
       seenCpu.add(c.cpu);
@@ -291,7 +335,8 @@ async function readHeaderInfoSeq(c: AsyncCursor, info: TraceDatInfo): Promise<vo
 
 async function readFormatsSeq(c: AsyncCursor, info: TraceDatInfo, system: string): Promise<void> {
   const count = await c.u32(`${system} format count`);
-  if (count > (info.fileSize - c.pos) / 8) throw new TraceDatFormatError(c.pos - 4, `implausible ${system} format count ${count}`);
+  if (count > (info.fileSize - c.pos) / 8)
+    throw new TraceDatFormatError(c.pos - 4, `implausible ${system} format count ${count}`);
   for (let i = 0; i < count; i++) {
     const size = await c.u64('format size');
     const where = c.pos;
@@ -332,19 +377,42 @@ async function readV6(src: FileSource, init: InitialHeader, info: TraceDatInfo):
     label = (await c.bytes(10, 'section label')).toString('latin1');
   }
   if (label === 'latency  \0') {
-    info.problems.push({ where: c.pos, unit: 'offset', reason: 'latency-format trace.dat (text data) is not decoded', excerpt: '' });
+    info.problems.push({
+      where: c.pos,
+      unit: 'offset',
+      reason: 'latency-format trace.dat (text data) is not decoded',
+      excerpt: '',
+    });
     return;
   }
-  if (label !== 'flyrecord\0') throw new TraceDatFormatError(c.pos - 10, `expected "flyrecord", found ${JSON.stringify(label)}`);
-  info.buffers.push({ name: '', clock: info.traceClock, pageSize: init.pageSize, compressed: false, cpus: await readCpuTable(c, cpus) });
+  if (label !== 'flyrecord\0')
+    throw new TraceDatFormatError(c.pos - 10, `expected "flyrecord", found ${JSON.stringify(label)}`);
+  info.buffers.push({
+    name: '',
+    clock: info.traceClock,
+    pageSize: init.pageSize,
+    compressed: false,
+    cpus: await readCpuTable(c, cpus),
+  });
   for (const b of v6Buffers) {
     try {
       const bc = new AsyncCursor(src, b.offset, init.littleEndian);
       await bc.expect('flyrecord\0');
-      info.buffers.push({ name: b.name, clock: info.traceClock, pageSize: init.pageSize, compressed: false, cpus: await readCpuTable(bc, cpus) });
+      info.buffers.push({
+        name: b.name,
+        clock: info.traceClock,
+        pageSize: init.pageSize,
+        compressed: false,
+        cpus: await readCpuTable(bc, cpus),
+      });
     } catch (e) {
       if (!(e instanceof TraceDatFormatError)) throw e;
-      info.problems.push({ where: e.where, unit: 'offset', reason: `buffer ${JSON.stringify(b.name)}: ${e.message}`, excerpt: '' });
+      info.problems.push({
+        where: e.where,
+        unit: 'offset',
+        reason: `buffer ${JSON.stringify(b.name)}: ${e.message}`,
+        excerpt: '',
+      });
     }
   }
 }
@@ -371,26 +439,51 @@ interface Section {
   data: ByteCursor;
 }
 
-async function readSection(src: FileSource, offset: number, info: TraceDatInfo, expectId: number | null, budget: DecompressBudget): Promise<Section> {
+async function readSection(
+  src: FileSource,
+  offset: number,
+  info: TraceDatInfo,
+  expectId: number | null,
+  budget: DecompressBudget,
+): Promise<Section> {
   const hdr = new ByteCursor(await src.read(offset, 16, 'section header'), info.littleEndian, offset);
   const id = hdr.u16();
   const flags = hdr.u16();
   hdr.u32(); // description string id
   const size = hdr.u64('section size');
-  if (expectId !== null && id !== expectId) throw new TraceDatFormatError(offset, `expected section ${expectId}, found section id ${id}`);
+  if (expectId !== null && id !== expectId)
+    throw new TraceDatFormatError(offset, `expected section ${expectId}, found section id ${id}`);
   const bodyAt = offset + 16;
-  if (size > info.fileSize - bodyAt) throw new TraceDatFormatError(offset, `section ${id} claims ${size} bytes, file has ${info.fileSize - bodyAt} after it`);
-  if (size > MAX_SECTION_BYTES) throw new TraceDatFormatError(offset, `section ${id} claims ${size} bytes, more than any real one (${MAX_SECTION_BYTES >> 20} MiB)`);
+  if (size > info.fileSize - bodyAt)
+    throw new TraceDatFormatError(
+      offset,
+      `section ${id} claims ${size} bytes, file has ${info.fileSize - bodyAt} after it`,
+    );
+  if (size > MAX_SECTION_BYTES)
+    throw new TraceDatFormatError(
+      offset,
+      `section ${id} claims ${size} bytes, more than any real one (${MAX_SECTION_BYTES >> 20} MiB)`,
+    );
   if (!(flags & SECTION_FLAG_COMPRESSED)) {
-    return { id, flags, where: offset, data: new ByteCursor(await src.read(bodyAt, size, `section ${id}`), info.littleEndian, bodyAt) };
+    return {
+      id,
+      flags,
+      where: offset,
+      data: new ByteCursor(await src.read(bodyAt, size, `section ${id}`), info.littleEndian, bodyAt),
+    };
   }
   if (size < 8) throw new TraceDatFormatError(offset, `compressed section ${id} too small`);
   const raw = await src.read(bodyAt, size, `section ${id}`);
   const zc = new ByteCursor(raw, info.littleEndian, bodyAt);
   const csize = zc.u32();
   const usize = zc.u32();
-  if (csize > size - 8) throw new TraceDatFormatError(bodyAt, `compressed section ${id}: ${csize} bytes of data claimed, ${size - 8} present`);
-  if (usize > MAX_SECTION_BYTES) throw new TraceDatFormatError(bodyAt, `compressed section ${id}: implausible size ${usize}`);
+  if (csize > size - 8)
+    throw new TraceDatFormatError(
+      bodyAt,
+      `compressed section ${id}: ${csize} bytes of data claimed, ${size - 8} present`,
+    );
+  if (usize > MAX_SECTION_BYTES)
+    throw new TraceDatFormatError(bodyAt, `compressed section ${id}: implausible size ${usize}`);
   budget.count(8 + csize, usize, bodyAt);
   let body: Buffer;
   try {
@@ -405,7 +498,12 @@ async function readSection(src: FileSource, offset: number, info: TraceDatInfo, 
   return { id, flags, where: offset, data: new ByteCursor(body, info.littleEndian, offset, true) };
 }
 
-async function readV7(src: FileSource, init: InitialHeader, info: TraceDatInfo, budget: DecompressBudget): Promise<void> {
+async function readV7(
+  src: FileSource,
+  init: InitialHeader,
+  info: TraceDatInfo,
+  budget: DecompressBudget,
+): Promise<void> {
   const head = new ByteCursor(await src.readUpTo(init.end, 512), init.littleEndian, init.end);
   const name = head.cstring('compression name');
   const version = head.cstring('compression version');
@@ -434,7 +532,12 @@ async function readV7(src: FileSource, init: InitialHeader, info: TraceDatInfo, 
       if (firstOptions) throw e;
       // Later options sections sit at the end of the file (after the data): a truncated
       // file loses them, and with them the buffer descriptions. Keep what was found.
-      info.problems.push({ where: e.where, unit: 'offset', reason: `options section unreadable: ${e.message}`, excerpt: '' });
+      info.problems.push({
+        where: e.where,
+        unit: 'offset',
+        reason: `options section unreadable: ${e.message}`,
+        excerpt: '',
+      });
       optionsChainBroken = true;
       break;
     }
@@ -474,7 +577,12 @@ async function readV7(src: FileSource, init: InitialHeader, info: TraceDatInfo, 
       parse(sec.data);
     } catch (e) {
       if (!(e instanceof TraceDatFormatError) || !optional) throw e;
-      info.problems.push({ where: e.where, unit: 'offset', reason: `${what} section unreadable: ${e.message}`, excerpt: '' });
+      info.problems.push({
+        where: e.where,
+        unit: 'offset',
+        reason: `${what} section unreadable: ${e.message}`,
+        excerpt: '',
+      });
     }
   };
   await need(OPT.HEADER_INFO, 'header info', true, (c) => {
@@ -520,7 +628,12 @@ async function readV7(src: FileSource, init: InitialHeader, info: TraceDatInfo, 
       if (!(e instanceof TraceDatFormatError)) throw e;
       // The section header is only needed for its compression flag; fall back to the file's algorithm.
       compressed = info.compression.name !== 'none';
-      info.problems.push({ where: e.where, unit: 'offset', reason: `buffer ${JSON.stringify(b.name)}: ${e.message}`, excerpt: '' });
+      info.problems.push({
+        where: e.where,
+        unit: 'offset',
+        reason: `buffer ${JSON.stringify(b.name)}: ${e.message}`,
+        excerpt: '',
+      });
     }
     info.buffers.push({ name: b.name, clock: b.clock, pageSize: b.pageSize, compressed, cpus: b.cpus });
   }
@@ -539,7 +652,12 @@ async function readV7(src: FileSource, init: InitialHeader, info: TraceDatInfo, 
     }
   }
   if (!info.buffers.some((b) => b.cpus.some((c) => c.size > 0))) {
-    info.problems.push({ where: info.fileSize, unit: 'offset', reason: 'no per-CPU trace data found (file truncated before its data or buffer descriptions?)', excerpt: '' });
+    info.problems.push({
+      where: info.fileSize,
+      unit: 'offset',
+      reason: 'no per-CPU trace data found (file truncated before its data or buffer descriptions?)',
+      excerpt: '',
+    });
   }
 }
 
@@ -655,7 +773,8 @@ function parseV7BufferOption(c: ByteCursor, defaultPageSize: number) {
   for (let i = 0; i < count; i++) {
     const at = c.where();
     const cpu = c.u32();
-    if (cpu >= MAX_CPUS) throw new TraceDatFormatError(at, `buffer ${JSON.stringify(name)}: implausible CPU number ${cpu}`);
+    if (cpu >= MAX_CPUS)
+      throw new TraceDatFormatError(at, `buffer ${JSON.stringify(name)}: implausible CPU number ${cpu}`);
     const off = c.u64('cpu data offset');
     const size = c.u64('cpu data size');
     cpus.push({ cpu, offset: off, size });
@@ -669,7 +788,13 @@ function cstr(c: ByteCursor): string {
   return b.toString('utf8', 0, end < 0 ? b.length : end);
 }
 
-function applyOption(id: number, c: ByteCursor, info: TraceDatInfo, v6Buffers: { offset: number; name: string }[], version: number): void {
+function applyOption(
+  id: number,
+  c: ByteCursor,
+  info: TraceDatInfo,
+  v6Buffers: { offset: number; name: string }[],
+  version: number,
+): void {
   switch (id) {
     case OPT.DATE:
       info.date = cstr(c);

@@ -6,7 +6,12 @@ const PAGE = 4096;
 const layout: PageLayout = { timestampOffset: 0, commitOffset: 8, commitSize: 8, dataOffset: 16 };
 
 /** Builds a little-endian page from (typeLen, delta, payload words) records. */
-function page(ts: bigint, records: { typeLen: number; delta: number; words: number[] }[], flags = 0, lostCount?: number): Buffer {
+function page(
+  ts: bigint,
+  records: { typeLen: number; delta: number; words: number[] }[],
+  flags = 0,
+  lostCount?: number,
+): Buffer {
   const b = Buffer.alloc(PAGE);
   b.writeBigUInt64LE(ts, 0);
   let p = 16;
@@ -58,14 +63,33 @@ describe('decodePage', () => {
 
   it('reports missed events with and without a stored count', () => {
     const out = new PageRecords(PAGE);
-    decodePage(page(0n, [{ typeLen: 1, delta: 1, words: [1] }], 0x80000000 | 0x40000000, 42), 0, PAGE, layout, true, { hi: 0, lo: 0 }, out);
+    decodePage(
+      page(0n, [{ typeLen: 1, delta: 1, words: [1] }], 0x80000000 | 0x40000000, 42),
+      0,
+      PAGE,
+      layout,
+      true,
+      { hi: 0, lo: 0 },
+      out,
+    );
     expect(out.lost).toBe(42);
-    decodePage(page(0n, [{ typeLen: 1, delta: 1, words: [1] }], 0x80000000), 0, PAGE, layout, true, { hi: 0, lo: 0 }, out);
+    decodePage(
+      page(0n, [{ typeLen: 1, delta: 1, words: [1] }], 0x80000000),
+      0,
+      PAGE,
+      layout,
+      true,
+      { hi: 0, lo: 0 },
+      out,
+    );
     expect(out.lost).toBe(-1);
   });
 
   it('stops at damage and says where', () => {
-    const b = page(0n, [{ typeLen: 1, delta: 1, words: [1] }, { typeLen: 0, delta: 1, words: [100000] }]);
+    const b = page(0n, [
+      { typeLen: 1, delta: 1, words: [1] },
+      { typeLen: 0, delta: 1, words: [100000] },
+    ]);
     const out = new PageRecords(PAGE);
     decodePage(b, 0, PAGE, layout, true, { hi: 0, lo: 0 }, out);
     expect(out.count).toBe(1);

@@ -77,9 +77,7 @@ export function decodePage(
   let ts = (tsHi - base.hi) * TWO_POW_32 + (tsLo - base.lo);
   const cPos = start + layout.commitOffset;
   // The flag bits live in the low 32 bits of the commit word.
-  const commit = littleEndian
-    ? buf.readUInt32LE(cPos)
-    : buf.readUInt32BE(cPos + (layout.commitSize === 8 ? 4 : 0));
+  const commit = littleEndian ? buf.readUInt32LE(cPos) : buf.readUInt32BE(cPos + (layout.commitSize === 8 ? 4 : 0));
   let size = commit & COMMIT_MASK;
   const dataStart = start + layout.dataOffset;
   const maxData = pageSize - layout.dataOffset;

@@ -57,7 +57,9 @@ describe('TSC2NSEC: cycles to ns as trace-cmd converts them', () => {
     expect(expected.length).toBe(21_007);
     const { times, meta } = await modelTimes(file);
     expect(times).toEqual(expected);
-    expect(meta.tsc2nsec).toBe(`TSC cycles converted to ns: (cycles * ${mult}) >> ${shift} (offset ${offset} not applied, as trace-cmd)`);
+    expect(meta.tsc2nsec).toBe(
+      `TSC cycles converted to ns: (cycles * ${mult}) >> ${shift} (offset ${offset} not applied, as trace-cmd)`,
+    );
     // and not the file's own times: the option changed them
     expect(times[0]).not.toBe(reportTimes(FIXTURE)[0]);
     // the same on the worker threads (large files)

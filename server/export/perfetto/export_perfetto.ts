@@ -25,7 +25,14 @@
  */
 import { ProtoWriter } from './proto_writer.ts';
 import { gfpTableFits, printedField } from '../../decode/perfetto/kernel_values.ts';
-import { perfettoType, TYPED_EVENTS_BY_NAME, FIRST_GENERIC_EVENT_ID, F, type TypedEventSpec, type ScalarKind } from '../../decode/perfetto/perfetto_schema.ts';
+import {
+  perfettoType,
+  TYPED_EVENTS_BY_NAME,
+  FIRST_GENERIC_EVENT_ID,
+  F,
+  type TypedEventSpec,
+  type ScalarKind,
+} from '../../decode/perfetto/perfetto_schema.ts';
 
 export interface ExportFindingInput {
   detector: string;
@@ -99,20 +106,40 @@ interface Ev {
 
 function toValue(v: unknown): Value | null {
   if (v === null || v === undefined) return null;
-  if (typeof v === 'bigint') return v >= -BigInt(Number.MAX_SAFE_INTEGER) && v <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(v) : v;
+  if (typeof v === 'bigint')
+    return v >= -BigInt(Number.MAX_SAFE_INTEGER) && v <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(v) : v;
   if (typeof v === 'number' || typeof v === 'string') return v;
   if (typeof v === 'boolean') return v ? 1 : 0;
   return String(v);
 }
 
-
 async function readEvents(q: PerfettoExportInput['query']): Promise<Ev[]> {
-  const rows = await q<{ id: bigint; ts: bigint; cpu: number; tid: number | null; name: string; system: string | null; common_flags: number | null; arg_set_id: bigint | null; raw: string | null }>(
+  const rows = await q<{
+    id: bigint;
+    ts: bigint;
+    cpu: number;
+    tid: number | null;
+    name: string;
+    system: string | null;
+    common_flags: number | null;
+    arg_set_id: bigint | null;
+    raw: string | null;
+  }>(
     'SELECT e.id, e.ts, e.cpu, t.tid, e.name, e.system, e.common_flags, e.arg_set_id, e.raw FROM ftrace_event e LEFT JOIN thread t USING (utid) ORDER BY e.cpu, e.ts, e.id',
   );
   const byId = new Map<bigint, Ev>();
   const evs = rows.map((r) => {
-    const e: Ev = { id: BigInt(r.id), ts: BigInt(r.ts), cpu: Number(r.cpu), tid: Number(r.tid ?? 0), name: r.name, system: r.system, flags: r.common_flags === null ? null : Number(r.common_flags), fields: null, raw: r.raw };
+    const e: Ev = {
+      id: BigInt(r.id),
+      ts: BigInt(r.ts),
+      cpu: Number(r.cpu),
+      tid: Number(r.tid ?? 0),
+      name: r.name,
+      system: r.system,
+      flags: r.common_flags === null ? null : Number(r.common_flags),
+      fields: null,
+      raw: r.raw,
+    };
     byId.set(e.id, e);
     return e;
   });
@@ -158,7 +185,12 @@ class Exporter {
   private newSymbols: [number, string][] = [];
   /** Generic event ids by event signature; descriptors not yet written. */
   private readonly genericIds = new Map<string, { id: number; fields: Map<string, number> }>();
-  private pendingDescriptors: { id: number; system: string | null; name: string; fields: [string, number, number][] }[] = [];
+  private pendingDescriptors: {
+    id: number;
+    system: string | null;
+    name: string;
+    fields: [string, number, number][];
+  }[] = [];
   private firstFtracePacket = true;
   private firstTrackPacket = true;
   readonly gfpOk: boolean;
@@ -202,7 +234,13 @@ class Exporter {
         continue;
       }
       let n: bigint | null = null;
-      if (SYMBOL_FIELDS.has(name)) n = /^0x[0-9a-f]+$/.test(v) && BigInt(v) > 0xffffffffn ? BigInt(v) : /^[A-Za-z_][\w.]*$/.test(v) ? BigInt(this.symbolIid(v)) : null;
+      if (SYMBOL_FIELDS.has(name))
+        n =
+          /^0x[0-9a-f]+$/.test(v) && BigInt(v) > 0xffffffffn
+            ? BigInt(v)
+            : /^[A-Za-z_][\w.]*$/.test(v)
+              ? BigInt(this.symbolIid(v))
+              : null;
       else if (POINTER_FIELDS.has(name)) n = /^0x[0-9a-f]+$/.test(v) && BigInt(v) > 0xffffffffn ? BigInt(v) : null;
       else {
         const p = printedField(e.name, name, this.gfpOk);
@@ -220,7 +258,14 @@ class Exporter {
   /** A generic event's id and field numbers, registering its descriptor on first use. */
   private genericFields(e: Ev): { id: number; fields: [number, ScalarKind, Value][] } {
     const entries = e.fields ? [...e.fields] : e.raw !== null ? [['raw', e.raw] as [string, Value]] : [];
-    const kinds = entries.map(([k, v]) => [k, v, typeof v === 'string' ? 'string' : typeof v === 'bigint' && v > BigInt.asIntN(64, v) ? 'uint64' : 'int64'] as [string, Value, ScalarKind]);
+    const kinds = entries.map(
+      ([k, v]) =>
+        [
+          k,
+          v,
+          typeof v === 'string' ? 'string' : typeof v === 'bigint' && v > BigInt.asIntN(64, v) ? 'uint64' : 'int64',
+        ] as [string, Value, ScalarKind],
+    );
     const sig = `${e.system ?? ''}/${e.name}:${kinds.map(([k, , t]) => `${k}=${t}`).join(',')}`;
     let g = this.genericIds.get(sig);
     if (!g) {
@@ -242,7 +287,8 @@ class Exporter {
     for (const e of evs) {
       const spec = TYPED_EVENTS_BY_NAME.get(e.name);
       const typed = spec ? this.typedFields(spec, e) : null;
-      const ev: { id: number; fields: [number, ScalarKind, Value][] } = typed && spec ? { id: spec.id, fields: typed } : this.genericFields(e);
+      const ev: { id: number; fields: [number, ScalarKind, Value][] } =
+        typed && spec ? { id: spec.id, fields: typed } : this.genericFields(e);
       if (typed) this.typed++;
       else this.generic++;
       body.nested(F.bundle.event, () => {
@@ -302,7 +348,11 @@ class Exporter {
   trackPacket(ts: bigint | null, fields: Record<string, unknown>): void {
     const first = this.firstTrackPacket;
     this.firstTrackPacket = false;
-    const msg: Record<string, unknown> = { ...fields, trusted_packet_sequence_id: SEQ_TRACKS, sequence_flags: first ? 1 : 2 };
+    const msg: Record<string, unknown> = {
+      ...fields,
+      trusted_packet_sequence_id: SEQ_TRACKS,
+      sequence_flags: first ? 1 : 2,
+    };
     if (ts !== null) msg.timestamp = ts.toString();
     const T = perfettoType('TracePacket');
     this.w.bytesField(F.trace.packet, T.encode(T.fromObject(msg)).finish());
@@ -311,7 +361,9 @@ class Exporter {
 
 export async function exportPerfetto(input: PerfettoExportInput): Promise<PerfettoExportResult> {
   const q = input.query;
-  const info = new Map((await q<{ key: string; value: string }>('SELECT key, value FROM trace_info')).map((r) => [r.key, r.value]));
+  const info = new Map(
+    (await q<{ key: string; value: string }>('SELECT key, value FROM trace_info')).map((r) => [r.key, r.value]),
+  );
   const kernel = info.get('kernel') ?? null;
   const release = kernel ? (/\b(\d+\.\d+[\w.+-]*)/.exec(kernel)?.[1] ?? null) : null;
   const x = new Exporter(release);
@@ -319,7 +371,10 @@ export async function exportPerfetto(input: PerfettoExportInput): Promise<Perfet
 
   // System info: the kernel release tells an importer how GFP flags are numbered.
   const T = perfettoType('TracePacket');
-  const systemInfo = { utsname: { sysname: 'Linux', release: release ?? undefined }, num_cpus: info.get('cpus') ? Number(info.get('cpus')) : undefined };
+  const systemInfo = {
+    utsname: { sysname: 'Linux', release: release ?? undefined },
+    num_cpus: info.get('cpus') ? Number(info.get('cpus')) : undefined,
+  };
   x.w.bytesField(F.trace.packet, T.encode(T.fromObject({ system_info: systemInfo })).finish());
 
   // Threads and processes.
@@ -327,8 +382,12 @@ export async function exportPerfetto(input: PerfettoExportInput): Promise<Perfet
     'SELECT t.tid, t.name, p.pid, p.name AS pname FROM thread t LEFT JOIN process p USING (upid) ORDER BY t.utid',
   );
   const tree = {
-    processes: threads.filter((t) => t.pid !== null && Number(t.pid) === Number(t.tid)).map((t) => ({ pid: Number(t.pid), ppid: 0, cmdline: [t.pname ?? t.name ?? ''] })),
-    threads: threads.filter((t) => Number(t.tid) !== 0).map((t) => ({ tid: Number(t.tid), name: t.name ?? undefined, tgid: t.pid ?? undefined })),
+    processes: threads
+      .filter((t) => t.pid !== null && Number(t.pid) === Number(t.tid))
+      .map((t) => ({ pid: Number(t.pid), ppid: 0, cmdline: [t.pname ?? t.name ?? ''] })),
+    threads: threads
+      .filter((t) => Number(t.tid) !== 0)
+      .map((t) => ({ tid: Number(t.tid), name: t.name ?? undefined, tgid: t.pid ?? undefined })),
   };
   // Stamped at the trace's end, like a scan of /proc when tracing stops: trace_processor
   // then gives each tid's last thread (after forks it saw) the model's name.
@@ -337,7 +396,7 @@ export async function exportPerfetto(input: PerfettoExportInput): Promise<Perfet
 
   // Events, per CPU in bundles.
   const evs = await readEvents(q);
-  for (let i = 0; i < evs.length; ) {
+  for (let i = 0; i < evs.length;) {
     const cpu = evs[i]!.cpu;
     let j = i;
     while (j < evs.length && evs[j]!.cpu === cpu && j - i < BUNDLE_EVENTS) j++;
@@ -355,7 +414,12 @@ export async function exportPerfetto(input: PerfettoExportInput): Promise<Perfet
       u = nextUuid++;
       threadTracks.set(tid, u);
       const t = threads.find((r) => Number(r.tid) === tid);
-      x.trackPacket(null, { track_descriptor: { uuid: u.toString(), thread: { pid: Number(t?.pid ?? tid), tid, thread_name: t?.name ?? undefined } } });
+      x.trackPacket(null, {
+        track_descriptor: {
+          uuid: u.toString(),
+          thread: { pid: Number(t?.pid ?? tid), tid, thread_name: t?.name ?? undefined },
+        },
+      });
     }
     return u;
   };
@@ -367,14 +431,22 @@ export async function exportPerfetto(input: PerfettoExportInput): Promise<Perfet
     if (!lane) {
       lane = { uuid: nextUuid++, end: 0n };
       ls.push(lane);
-      x.trackPacket(null, { track_descriptor: { uuid: lane.uuid.toString(), name: track, description: 'stallscope findings (stallscope export --format perfetto)' } });
+      x.trackPacket(null, {
+        track_descriptor: {
+          uuid: lane.uuid.toString(),
+          name: track,
+          description: 'stallscope findings (stallscope export --format perfetto)',
+        },
+      });
     }
     lane.end = end;
     return lane.uuid;
   };
   let flowId = 1n;
   let flows = 0;
-  const findings = [...input.findings].sort((a, b) => (BigInt(a.ts_ns) < BigInt(b.ts_ns) ? -1 : BigInt(a.ts_ns) > BigInt(b.ts_ns) ? 1 : 0));
+  const findings = [...input.findings].sort((a, b) =>
+    BigInt(a.ts_ns) < BigInt(b.ts_ns) ? -1 : BigInt(a.ts_ns) > BigInt(b.ts_ns) ? 1 : 0,
+  );
   for (const f of findings) {
     const ts = BigInt(f.ts_ns);
     const dur = BigInt(f.dur_ns ?? 0);
@@ -389,7 +461,10 @@ export async function exportPerfetto(input: PerfettoExportInput): Promise<Perfet
     if (f.comm !== null) ann.push({ name: 'comm', string_value: f.comm });
     for (const [k, v] of Object.entries(f.values ?? {})) ann.push(annotation(k, v));
     ann.push({ name: 'event_ids', string_value: f.event_ids.map(String).join(',') });
-    const targets = f.event_ids.slice(0, MAX_FLOWS_PER_FINDING).map((id) => tidOf.get(BigInt(id))).filter((e): e is Ev => e !== undefined);
+    const targets = f.event_ids
+      .slice(0, MAX_FLOWS_PER_FINDING)
+      .map((id) => tidOf.get(BigInt(id)))
+      .filter((e): e is Ev => e !== undefined);
     const ids = targets.map(() => (flowId++).toString());
     flows += ids.length;
     // trace_processor links flows in time order: an event before the finding starts its flow.
@@ -397,7 +472,15 @@ export async function exportPerfetto(input: PerfettoExportInput): Promise<Perfet
     const out = ids.filter((_, k) => !before(targets[k]!));
     const into = ids.filter((_, k) => before(targets[k]!));
     x.trackPacket(ts, {
-      track_event: { type: dur > 0n ? 1 : 3, track_uuid: track.toString(), name: f.title, categories: ['stallscope', f.severity], debug_annotations: ann, flow_ids: out, terminating_flow_ids: into },
+      track_event: {
+        type: dur > 0n ? 1 : 3,
+        track_uuid: track.toString(),
+        name: f.title,
+        categories: ['stallscope', f.severity],
+        debug_annotations: ann,
+        flow_ids: out,
+        terminating_flow_ids: into,
+      },
     });
     if (dur > 0n) x.trackPacket(ts + dur, { track_event: { type: 2, track_uuid: track.toString() } });
     targets.forEach((e, k) => {
@@ -426,10 +509,25 @@ export async function exportPerfetto(input: PerfettoExportInput): Promise<Perfet
       { name: 'author', string_value: n.author },
       { name: 'note_id', string_value: n.id },
     ];
-    x.trackPacket(ts, { track_event: { type: end > ts ? 1 : 3, track_uuid: track.toString(), name, categories: ['stallscope', 'note'], debug_annotations: ann } });
+    x.trackPacket(ts, {
+      track_event: {
+        type: end > ts ? 1 : 3,
+        track_uuid: track.toString(),
+        name,
+        categories: ['stallscope', 'note'],
+        debug_annotations: ann,
+      },
+    });
     if (end > ts) x.trackPacket(end, { track_event: { type: 2, track_uuid: track.toString() } });
   }
-  return { bytes: x.w.finish(), events: evs.length, typed: x.typed, generic: x.generic, findings: findings.length, flows };
+  return {
+    bytes: x.w.finish(),
+    events: evs.length,
+    typed: x.typed,
+    generic: x.generic,
+    findings: findings.length,
+    flows,
+  };
 }
 
 /** A finding value as a debug annotation: integers, reals, booleans and text keep their type. */
@@ -438,6 +536,5 @@ function annotation(name: string, v: unknown): Record<string, unknown> {
   if (typeof v === 'bigint') return { name, int_value: v.toString() };
   if (typeof v === 'number') return Number.isInteger(v) ? { name, int_value: String(v) } : { name, double_value: v };
   if (typeof v === 'string') return { name, string_value: v };
-  return { name, string_value: JSON.stringify(v, (_k, x) => (typeof x === "bigint" ? x.toString() : x)) };
+  return { name, string_value: JSON.stringify(v, (_k, x) => (typeof x === 'bigint' ? x.toString() : x)) };
 }
-

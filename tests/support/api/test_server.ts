@@ -28,10 +28,18 @@ export async function startRealServer(
   opts: Partial<ServerOptions> = {},
 ): Promise<RealServer> {
   const library = await TraceLibrary.open(dataDir);
-  const server = await createServer({ library: library as unknown as LibraryLike, port: 0, appDir: path.join(dataDir, 'no-app'), ...opts });
+  const server = await createServer({
+    library: library as unknown as LibraryLike,
+    port: 0,
+    appDir: path.join(dataDir, 'no-app'),
+    ...opts,
+  });
   const base = server.url.replace(/\/$/, '');
   return {
-    dataDir, library, server, base,
+    dataDir,
+    library,
+    server,
+    base,
     async close() {
       await server.close();
       await library.close();
@@ -70,23 +78,42 @@ export async function until<T>(what: string, f: () => T | Promise<T>, timeoutMs 
   }
 }
 
-export interface JobAnswer { jobId: string; phase: string; error?: string; traceId?: string; name: string; interrupted?: boolean }
+export interface JobAnswer {
+  jobId: string;
+  phase: string;
+  error?: string;
+  traceId?: string;
+  name: string;
+  interrupted?: boolean;
+}
 
-export async function uploadFile(base: string, file: string, name = path.basename(file)): Promise<{ status: number; body: { jobId?: string; error?: string } }> {
+export async function uploadFile(
+  base: string,
+  file: string,
+  name = path.basename(file),
+): Promise<{ status: number; body: { jobId?: string; error?: string } }> {
   const res = await fetch(`${base}/api/traces?name=${encodeURIComponent(name)}`, {
-    method: 'POST', headers: { 'content-type': 'application/octet-stream' }, body: fs.readFileSync(file),
+    method: 'POST',
+    headers: { 'content-type': 'application/octet-stream' },
+    body: fs.readFileSync(file),
   });
   return { status: res.status, body: (await res.json()) as { jobId?: string; error?: string } };
 }
 
 export async function waitJob(base: string, jobId: string, timeoutMs = 120_000): Promise<JobAnswer> {
-  return until(`job ${jobId}`, async () => {
-    const s = (await (await fetch(`${base}/api/jobs/${jobId}`)).json()) as JobAnswer;
-    return s.phase === 'done' || s.phase === 'failed' ? s : null;
-  }, timeoutMs);
+  return until(
+    `job ${jobId}`,
+    async () => {
+      const s = (await (await fetch(`${base}/api/jobs/${jobId}`)).json()) as JobAnswer;
+      return s.phase === 'done' || s.phase === 'failed' ? s : null;
+    },
+    timeoutMs,
+  );
 }
 
-export async function listTraces(base: string): Promise<{ traces: Array<{ id: string; name: string; status: string; error?: string }>; jobs: JobAnswer[] }> {
+export async function listTraces(
+  base: string,
+): Promise<{ traces: Array<{ id: string; name: string; status: string; error?: string }>; jobs: JobAnswer[] }> {
   return (await fetch(`${base}/api/traces`)).json() as never;
 }
 
@@ -95,14 +122,23 @@ export async function listTraces(base: string): Promise<{ traces: Array<{ id: st
  * `send` bytes follow, then closes the connection (`how`: 'destroy' resets it,
  * 'end' half-closes it cleanly). Resolves with what the server answered, if anything.
  */
-export function cutOffUpload(base: string, opts: {
-  head: string; body: Buffer; declared: number; how: 'destroy' | 'end'; beforeClose?: () => Promise<void>;
-}): Promise<string> {
+export function cutOffUpload(
+  base: string,
+  opts: {
+    head: string;
+    body: Buffer;
+    declared: number;
+    how: 'destroy' | 'end';
+    beforeClose?: () => Promise<void>;
+  },
+): Promise<string> {
   const u = new URL(base);
   return new Promise((resolve, reject) => {
     const sock = net.connect(Number(u.port), u.hostname);
     let answer = '';
-    sock.on('data', (d) => { answer += d.toString(); });
+    sock.on('data', (d) => {
+      answer += d.toString();
+    });
     sock.on('error', () => resolve(answer));
     sock.on('close', () => resolve(answer));
     sock.on('connect', () => {
@@ -121,7 +157,11 @@ export function cutOffUpload(base: string, opts: {
 }
 
 /** Follows a job's Server-Sent Events; `phases` are the distinct phases seen, in order. */
-export function followJobEvents(base: string, jobId: string, onState?: (s: JobAnswer) => void): { phases: string[]; ended: Promise<JobAnswer | null>; stop(): void } {
+export function followJobEvents(
+  base: string,
+  jobId: string,
+  onState?: (s: JobAnswer) => void,
+): { phases: string[]; ended: Promise<JobAnswer | null>; stop(): void } {
   const phases: string[] = [];
   const ctl = new AbortController();
   const ended = (async () => {
@@ -175,36 +215,71 @@ export interface ServerProcess {
 /** `stallscope serve` as its own process (so it can be killed like a real one), ready when it prints its URL. */
 export async function spawnServer(dataDir: string, port: number): Promise<ServerProcess> {
   const { spawn } = await import('node:child_process');
-  const child = spawn(process.execPath, [path.join(ROOT, 'bin/stallscope.mjs'), 'serve', '--port', String(port), '--data-dir', dataDir], {
-    cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    [path.join(ROOT, 'bin/stallscope.mjs'), 'serve', '--port', String(port), '--data-dir', dataDir],
+    {
+      cwd: ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   let out = '';
-  child.stdout!.on('data', (d) => { out += d; });
-  child.stderr!.on('data', (d) => { out += d; });
+  child.stdout!.on('data', (d) => {
+    out += d;
+  });
+  child.stderr!.on('data', (d) => {
+    out += d;
+  });
   const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
-  await until('the server to start', () => {
-    if (child.exitCode !== null) throw new Error(`server exited: ${out}`);
-    return /is running at/.test(out);
-  }, 60_000);
+  await until(
+    'the server to start',
+    () => {
+      if (child.exitCode !== null) throw new Error(`server exited: ${out}`);
+      return /is running at/.test(out);
+    },
+    60_000,
+  );
   return { pid: child.pid!, base: `http://127.0.0.1:${port}`, output: () => out, exited };
 }
 
-export interface RawAnswer { status: number; headers: Record<string, string | string[] | undefined>; body: string }
+export interface RawAnswer {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: string;
+}
 
 /**
  * One HTTP request with the request-target sent exactly as given (no URL
  * normalisation: `/%61pi/..`, `//api`, `/x/../api` reach the server as written)
  * and the Host header as given.
  */
-export function rawRequest(base: string, method: string, target: string, headers: Record<string, string> = {}, body?: string | Buffer): Promise<RawAnswer> {
+export function rawRequest(
+  base: string,
+  method: string,
+  target: string,
+  headers: Record<string, string> = {},
+  body?: string | Buffer,
+): Promise<RawAnswer> {
   const u = new URL(base);
   return new Promise((resolve, reject) => {
-    const req = http.request({ host: u.hostname, port: Number(u.port), method, path: target, setHost: false, headers: { host: u.host, ...headers } }, (res) => {
-      const parts: Buffer[] = [];
-      res.on('data', (d: Buffer) => parts.push(d));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(parts).toString('utf8') }));
-      res.on('error', reject);
-    });
+    const req = http.request(
+      {
+        host: u.hostname,
+        port: Number(u.port),
+        method,
+        path: target,
+        setHost: false,
+        headers: { host: u.host, ...headers },
+      },
+      (res) => {
+        const parts: Buffer[] = [];
+        res.on('data', (d: Buffer) => parts.push(d));
+        res.on('end', () =>
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(parts).toString('utf8') }),
+        );
+        res.on('error', reject);
+      },
+    );
     req.on('error', reject);
     req.end(body);
   });

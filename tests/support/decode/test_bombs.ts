@@ -17,7 +17,10 @@ const BLOCK = 128 * KiB;
  * `windowLog` sets the frame's window (10..41); `contentSize` writes the
  * content size in the header (single-segment frames use it as the window).
  */
-export function zstdRleFrame(bytes: number, opts: { fill?: number; windowLog?: number; contentSize?: boolean } = {}): Buffer {
+export function zstdRleFrame(
+  bytes: number,
+  opts: { fill?: number; windowLog?: number; contentSize?: boolean } = {},
+): Buffer {
   const fill = opts.fill ?? 0;
   const blocks = Math.ceil(bytes / BLOCK);
   const parts: Buffer[] = [];
@@ -69,7 +72,9 @@ export function gzipBomb(totalMiB: number): Buffer {
  * then spaces (the xz binary; ~1-2 s per 100 MiB here).
  */
 export function xzZeros(mib: number, dict = '8MiB', text = false): Buffer {
-  const content = text ? `{ printf '# tracer: nop\\n#\\n'; head -c ${mib}M /dev/zero | tr '\\0' ' '; }` : `head -c ${mib}M /dev/zero`;
+  const content = text
+    ? `{ printf '# tracer: nop\\n#\\n'; head -c ${mib}M /dev/zero | tr '\\0' ' '; }`
+    : `head -c ${mib}M /dev/zero`;
   const r = spawnSync('bash', ['-c', `${content} | xz -0 -T1 --lzma2=preset=0,dict=${dict}`], { maxBuffer: 64 * MiB });
   if (r.status !== 0) throw new Error(`xz failed: ${r.stderr}`);
   return r.stdout;
@@ -113,7 +118,10 @@ export function v7Chunk(algorithm: 'zstd' | 'zlib', usize: number): Buffer {
   const key = `${algorithm}:${usize}`;
   let data = chunkData.get(key);
   if (!data) {
-    data = algorithm === 'zstd' ? zstdRleFrame(usize, { contentSize: true }) : deflateSync(Buffer.alloc(usize), { level: 9 });
+    data =
+      algorithm === 'zstd'
+        ? zstdRleFrame(usize, { contentSize: true })
+        : deflateSync(Buffer.alloc(usize), { level: 9 });
     chunkData.set(key, data);
   }
   const h = Buffer.alloc(8);
@@ -150,7 +158,8 @@ export function v7WithCraftedBuffer(base: Buffer, runs: Buffer[][], cpus: V7Bomb
   const out = Buffer.from(base);
   for (let guard = 0; next !== 0 && guard < 100; guard++) {
     const id = base.readUInt16LE(next);
-    if (id !== SECTION_OPTIONS || base.readUInt16LE(next + 2) !== 0) throw new Error('expected an uncompressed options section');
+    if (id !== SECTION_OPTIONS || base.readUInt16LE(next + 2) !== 0)
+      throw new Error('expected an uncompressed options section');
     const size = Number(base.readBigUInt64LE(next + 8));
     let q = next + 16;
     const end = q + size;

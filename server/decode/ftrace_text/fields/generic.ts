@@ -211,7 +211,8 @@ export function internBytes(b: Uint8Array, s: number, e: number): string {
 }
 
 // Buffer's native latin1 decoder, which works on any Uint8Array view.
-const latin1Slice = (Buffer.prototype as unknown as { latin1Slice: (this: Uint8Array, s: number, e: number) => string }).latin1Slice;
+const latin1Slice = (Buffer.prototype as unknown as { latin1Slice: (this: Uint8Array, s: number, e: number) => string })
+  .latin1Slice;
 
 /** The bytes b[s, e) as a string of the same character codes (ASCII text: the text). */
 export function latin1(b: Uint8Array, s: number, e: number): string {
@@ -528,7 +529,13 @@ export class KvSpec {
     if (r === undefined) {
       printed = flat(printed);
       const key = this.rename[printed] ?? printed;
-      r = { printed, eq: printed + '=', eqB: asciiBytes(printed + '='), key, kind: this.strings.has(key) ? 1 : this.numeric.has(key) ? 2 : 0 };
+      r = {
+        printed,
+        eq: printed + '=',
+        eqB: asciiBytes(printed + '='),
+        key,
+        kind: this.strings.has(key) ? 1 : this.numeric.has(key) ? 2 : 0,
+      };
       if (this.rules.size < 1024) this.rules.set(printed, r);
     }
     return r;
@@ -564,7 +571,10 @@ export class KvSpec {
       for (let i = 0; i < n; i++) out[seq[i]!.key] = this.vals[i]!;
       return out;
     }
-    const sig = seq.slice(0, n).map((r) => r.key).join('\u0000');
+    const sig = seq
+      .slice(0, n)
+      .map((r) => r.key)
+      .join('\u0000');
     let b = this.builders.get(sig);
     if (b === undefined) {
       const body = seq
@@ -780,7 +790,15 @@ function kvFast(t: string, s: number, n: number, rules: KeyRule[], vals: FieldVa
  * kvFastB and KvColumnWriter (kv_columns.ts), so both read the same keys and
  * values.
  */
-export function kvSpansB(b: Uint8Array, s: number, n: number, rules: KeyRule[], nums: Float64Array, starts: Int32Array, ends: Int32Array): boolean {
+export function kvSpansB(
+  b: Uint8Array,
+  s: number,
+  n: number,
+  rules: KeyRule[],
+  nums: Float64Array,
+  starts: Int32Array,
+  ends: Int32Array,
+): boolean {
   const m = rules.length;
   let p = s;
   for (let k = 0; k < m; k++) {
@@ -798,7 +816,8 @@ export function kvSpansB(b: Uint8Array, s: number, n: number, rules: KeyRule[], 
         v = v * 10 + (c - 48);
         q++;
       }
-      if (q === v0 || q - v0 > 15 || (q < n && c !== 32) || (rule.kind === 0 && pointerWidthPadded(b[v0]!, q - v0))) v = NaN;
+      if (q === v0 || q - v0 > 15 || (q < n && c !== 32) || (rule.kind === 0 && pointerWidthPadded(b[v0]!, q - v0)))
+        v = NaN;
     }
     while (q < n && b[q] !== 32) q++;
     const last = k === m - 1;
@@ -839,7 +858,13 @@ function kvFastB(b: Uint8Array, t: string, s: number, n: number, rules: KeyRule[
  * kvRange with the bytes of an ASCII text (b[i] === text.charCodeAt(i)), or
  * b = null: kvRange.
  */
-export function kvRangeB(b: Uint8Array | null, text: string, s: number, n: number, spec: KvSpec = AUTO_SPEC): EventFields | null {
+export function kvRangeB(
+  b: Uint8Array | null,
+  text: string,
+  s: number,
+  n: number,
+  spec: KvSpec = AUTO_SPEC,
+): EventFields | null {
   if (b === null) return kvRange(text, s, n, spec);
   const ent = kvValuesB(b, text, s, n, spec);
   return ent !== null ? ent.builder(spec.vals) : kvSlow(text, s, n, spec);
@@ -942,7 +967,13 @@ export function addKeyValues(text: string, out: EventFields, spec: KvSpec = AUTO
 export const parseGeneric: FieldParser = (args) => kvObject(args) ?? {};
 
 /** parseGeneric on t[s, e) (b: t's bytes when ASCII, else null). */
-export function parseGenericRange(t: string, s: number, e: number, _args?: string, b: Uint8Array | null = null): EventFields {
+export function parseGenericRange(
+  t: string,
+  s: number,
+  e: number,
+  _args?: string,
+  b: Uint8Array | null = null,
+): EventFields {
   return kvRangeB(b, t, s, e) ?? {};
 }
 

@@ -4,7 +4,15 @@
  * no pairs); their system is guessed from the name prefix when unambiguous.
  */
 import type { EventFields } from '../../decoded_event.ts';
-import { asciiBytes, flat, parseGeneric, parseGenericRange, RANGE_PARSERS, sameChars, type ByteKey } from './generic.ts';
+import {
+  asciiBytes,
+  flat,
+  parseGeneric,
+  parseGenericRange,
+  RANGE_PARSERS,
+  sameChars,
+  type ByteKey,
+} from './generic.ts';
 import {
   parseSchedMigrateTask,
   parseSchedProcessExit,
@@ -186,7 +194,15 @@ export function systemOf(name: string): string | null {
   const hit = systemCache.get(name);
   if (hit !== undefined) return hit;
   let sys: string | null = null;
-  if (name === 'kernel_stack' || name === 'user_stack' || name === 'function' || name === 'print' || name === 'bprint' || name === 'bputs') sys = 'ftrace';
+  if (
+    name === 'kernel_stack' ||
+    name === 'user_stack' ||
+    name === 'function' ||
+    name === 'print' ||
+    name === 'bprint' ||
+    name === 'bputs'
+  )
+    sys = 'ftrace';
   else {
     for (const [p, s] of SYSTEM_PREFIXES) {
       if (name.startsWith(p)) {
@@ -326,7 +342,15 @@ let nameCount = 0;
 function newNameInfo(printed: string, hash: number): EventNameInfo {
   const alias = PRINTED_ALIASES.get(printed);
   const name = alias ?? printed;
-  return { name, system: systemOf(name), parse: rangeParserFor(name), hash, printed, bytes: asciiBytes(printed), argsFromName: alias !== undefined };
+  return {
+    name,
+    system: systemOf(name),
+    parse: rangeParserFor(name),
+    hash,
+    printed,
+    bytes: asciiBytes(printed),
+    argsFromName: alias !== undefined,
+  };
 }
 
 /** The record of the event name t[s, e) whose nameHash is `hash`. */

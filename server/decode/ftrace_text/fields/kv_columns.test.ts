@@ -13,7 +13,12 @@ import { ModelStore, type ModelLayout } from '../../../model/model_store.ts';
 import { TableRowWriter, TypedRows } from '../../../model/typed_rows.ts';
 import { typedTableFor } from '../../../model/typed_tables.ts';
 import { directTextWriter, textFieldParser } from '../raw_text_fields.ts';
-import { comparableChunks as comparable, KV_FIXTURES as FILES, mutatedKvEvents, recordedKvEventsWithLookAlikes } from '../../../../tests/support/decode/ftrace_text/fields/test_kv_events.ts';
+import {
+  comparableChunks as comparable,
+  KV_FIXTURES as FILES,
+  mutatedKvEvents,
+  recordedKvEventsWithLookAlikes,
+} from '../../../../tests/support/decode/ftrace_text/fields/test_kv_events.ts';
 
 let engine: Engine;
 let layout: ModelLayout;
@@ -36,7 +41,10 @@ function writeBoth(events: [string, string][], sharedBlock: boolean) {
   const directRows = new TypedRows(layout, (_t, d) => chunks.direct.push(d));
   objectRows.setBase(0n);
   directRows.setBase(0n);
-  const writers = new Map<string, { object: TableRowWriter; direct: TableRowWriter; kv: ReturnType<typeof directTextWriter> }>();
+  const writers = new Map<
+    string,
+    { object: TableRowWriter; direct: TableRowWriter; kv: ReturnType<typeof directTextWriter> }
+  >();
   let taken = 0;
   let rows = 0;
   events.forEach(([name, args], id) => {
@@ -44,14 +52,19 @@ function writeBoth(events: [string, string][], sharedBlock: boolean) {
     if (w === undefined) {
       const table = typedTableFor(name)!;
       const direct = new TableRowWriter(directRows, directRows.target(table)!, name);
-      w = { object: new TableRowWriter(objectRows, objectRows.target(table)!, name), direct, kv: directTextWriter(name, direct) };
+      w = {
+        object: new TableRowWriter(objectRows, objectRows.target(table)!, name),
+        direct,
+        kv: directTextWriter(name, direct),
+      };
       writers.set(name, w);
     }
     const bytes = Buffer.from(args, 'latin1');
     const fields = textFieldParser(name)(args, 0, args.length, args, bytes);
     const at = blockPos;
     blockPos += args.length + 1;
-    const sure = w.kv !== null && (sharedBlock ? w.kv.scan(block, at, at + args.length) : w.kv.scan(bytes, 0, bytes.length));
+    const sure =
+      w.kv !== null && (sharedBlock ? w.kv.scan(block, at, at + args.length) : w.kv.scan(bytes, 0, bytes.length));
     // What the writer takes, the definition parses.
     if (sure) expect(fields, `${name}: ${args}`).not.toBeNull();
     if (fields === null) return;

@@ -153,12 +153,21 @@ export class KvColumnWriter {
     for (let k = 0; k < src.length; k++) {
       const c = col[k]!;
       lines.push(`v = vals[base + ${src[k]!}];`);
-      if (store[k] === TEXT) lines.push(`if (v === lastToken[${k}]) A[${c}][row] = lastId[${k}]; else textMiss(cols, ${k}, ${c}, v);`);
-      else if (store[k] === I64) lines.push(`hi = Math.floor(v / ${TWO_32}); a = A[${c}]; a[2 * row] = v - hi * ${TWO_32}; a[2 * row + 1] = hi;`);
+      if (store[k] === TEXT)
+        lines.push(`if (v === lastToken[${k}]) A[${c}][row] = lastId[${k}]; else textMiss(cols, ${k}, ${c}, v);`);
+      else if (store[k] === I64)
+        lines.push(
+          `hi = Math.floor(v / ${TWO_32}); a = A[${c}]; a[2 * row] = v - hi * ${TWO_32}; a[2 * row + 1] = hi;`,
+        );
       else lines.push(`A[${c}][row] = v;`);
     }
     for (let k = 0; k < absent.length; k++) lines.push(`cols.absent(${absent[k]!});`);
-    const make = new Function('lastToken', 'lastId', 'textMiss', `return function writeNativePlan(cols, vals, base) {\n${lines.join('\n')}\n};`);
+    const make = new Function(
+      'lastToken',
+      'lastId',
+      'textMiss',
+      `return function writeNativePlan(cols, vals, base) {\n${lines.join('\n')}\n};`,
+    );
     return make(lastToken, lastId, textMiss) as NativeWrite;
   }
 
@@ -314,7 +323,18 @@ export class KvColumnWriter {
       col.push(f.column);
       store.push(f.kind === 'text' ? TEXT : f.kind === 'i64' ? I64 : f.kind === 'f64' ? F64 : I32);
     }
-    return { rules, usable, src: Int32Array.from(src), col: Int32Array.from(col), store: Uint8Array.from(store), absent: Int32Array.from(absent), handle: -1, lastToken: new Float64Array(src.length).fill(-1), lastId: new Int32Array(src.length), nativeWrite: null };
+    return {
+      rules,
+      usable,
+      src: Int32Array.from(src),
+      col: Int32Array.from(col),
+      store: Uint8Array.from(store),
+      absent: Int32Array.from(absent),
+      handle: -1,
+      lastToken: new Float64Array(src.length).fill(-1),
+      lastId: new Int32Array(src.length),
+      nativeWrite: null,
+    };
   }
 }
 

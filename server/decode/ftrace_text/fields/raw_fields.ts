@@ -44,7 +44,9 @@ export function hasFieldsModeValues(t: string): boolean {
  * digits) and a `symbol+off/size` keep their first form.
  */
 export function fieldsModeValues(t: string): string {
-  return t.replace(FIELDS_MODE_VALUE, (_m, first: string, dec: string) => (first.startsWith('0x') && first.length <= 10 ? `=${dec}` : `=${first}`));
+  return t.replace(FIELDS_MODE_VALUE, (_m, first: string, dec: string) =>
+    first.startsWith('0x') && first.length <= 10 ? `=${dec}` : `=${first}`,
+  );
 }
 
 /**

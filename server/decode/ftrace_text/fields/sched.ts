@@ -11,7 +11,18 @@
  * before ` [`, and key=value values run until the next known key.
  */
 import type { EventFields } from '../../decoded_event.ts';
-import { indexOfChar, internAt, KvSpec, kvRange, kvRangeB, parseDecimal, parseDecimalRange, ranged, trimEnd, trimStart } from './generic.ts';
+import {
+  indexOfChar,
+  internAt,
+  KvSpec,
+  kvRange,
+  kvRangeB,
+  parseDecimal,
+  parseDecimalRange,
+  ranged,
+  trimEnd,
+  trimStart,
+} from './generic.ts';
 import { orRawFields, prevStateOf } from './raw_fields.ts';
 import type { FieldParser } from './types.ts';
 
@@ -242,7 +253,13 @@ const RAW_SWITCH_SPEC = new KvSpec({}, new Set(['prev_comm', 'next_comm']));
 /** Raw fields (raw_fields.ts): no `==>`, prev_state a number. */
 function switchFromRaw(f: EventFields): EventFields | null {
   const { prev_comm, prev_pid, prev_prio, prev_state, next_comm, next_pid, next_prio } = f;
-  if (typeof prev_pid !== 'number' || typeof prev_prio !== 'number' || typeof next_pid !== 'number' || typeof next_prio !== 'number') return null;
+  if (
+    typeof prev_pid !== 'number' ||
+    typeof prev_prio !== 'number' ||
+    typeof next_pid !== 'number' ||
+    typeof next_prio !== 'number'
+  )
+    return null;
   if (typeof prev_comm !== 'string' || typeof next_comm !== 'string') return null;
   const state = typeof prev_state === 'number' ? prevStateOf(prev_state) : prev_state;
   if (typeof state !== 'string') return null;
@@ -341,7 +358,10 @@ function parseWakeupReport(t: string): EventFields | null {
 /** sched_wakeup, sched_wakeup_new, sched_waking. */
 export const parseSchedWakeup: FieldParser = ranged(
   orRawFields(
-    (t, s, e, args, b) => (t.startsWith('comm=', s) ? parseWakeupKernel(t, s, e, b) : (wakeupReportFast(t, s, e, b) ?? parseWakeupReport(args))),
+    (t, s, e, args, b) =>
+      t.startsWith('comm=', s)
+        ? parseWakeupKernel(t, s, e, b)
+        : (wakeupReportFast(t, s, e, b) ?? parseWakeupReport(args)),
     COMM_SPEC,
     ['comm', 'pid', 'prio'],
     (f) => (typeof f.comm === 'string' && typeof f.pid === 'number' && typeof f.prio === 'number' ? f : null),
@@ -351,12 +371,23 @@ export const parseSchedWakeup: FieldParser = ranged(
 /** `comm=x pid=1 prio=120 orig_cpu=0 dest_cpu=1`. */
 function migrateTask(out: EventFields | null): EventFields | null {
   if (out === null) return null;
-  if (typeof out.pid !== 'number' || typeof out.prio !== 'number' || typeof out.orig_cpu !== 'number' || typeof out.dest_cpu !== 'number') return null;
+  if (
+    typeof out.pid !== 'number' ||
+    typeof out.prio !== 'number' ||
+    typeof out.orig_cpu !== 'number' ||
+    typeof out.dest_cpu !== 'number'
+  )
+    return null;
   return typeof out.comm === 'string' ? out : null;
 }
 
 export const parseSchedMigrateTask: FieldParser = ranged(
-  orRawFields((t, s, e, _args, b) => migrateTask(kvRangeB(b, t, s, e, COMM_SPEC)), COMM_SPEC, ['comm', 'pid'], migrateTask),
+  orRawFields(
+    (t, s, e, _args, b) => migrateTask(kvRangeB(b, t, s, e, COMM_SPEC)),
+    COMM_SPEC,
+    ['comm', 'pid'],
+    migrateTask,
+  ),
 );
 
 /** Printed `comm=`/`pid=` are the parent's fields in the format file. */
@@ -370,7 +401,12 @@ function processFork(out: EventFields | null): EventFields | null {
 }
 
 export const parseSchedProcessFork: FieldParser = ranged(
-  orRawFields((t, s, e) => processFork(kvRange(t, s, e, FORK_SPEC)), FORK_SPEC, ['parent_pid', 'child_pid'], processFork),
+  orRawFields(
+    (t, s, e) => processFork(kvRange(t, s, e, FORK_SPEC)),
+    FORK_SPEC,
+    ['parent_pid', 'child_pid'],
+    processFork,
+  ),
 );
 
 /** `comm=x pid=1 prio=120` (newer kernels: ` group_dead=true`, a bool field: 1/0). */

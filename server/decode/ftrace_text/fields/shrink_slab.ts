@@ -10,28 +10,45 @@
  * shrink = bare symbol, shr = `0x` + lowercase hex without leading zeros.
  */
 import type { EventFields, FieldValue } from '../../decoded_event.ts';
-import { asciiBytes, type ByteKey, bareSymbol, flat, indexOfChar, internBytes, internRange, KvSpec, memoize, normalizePointer, parseDecimal, parseDecimalRange, parseDecimalRangeB, RangeMemo, ranged, sameBytes } from './generic.ts';
+import {
+  asciiBytes,
+  type ByteKey,
+  bareSymbol,
+  flat,
+  indexOfChar,
+  internBytes,
+  internRange,
+  KvSpec,
+  memoize,
+  normalizePointer,
+  parseDecimal,
+  parseDecimalRange,
+  parseDecimalRangeB,
+  RangeMemo,
+  ranged,
+  sameBytes,
+} from './generic.ts';
 import { orRawFields, rawPointer, rawSymbol } from './raw_fields.ts';
 import type { FieldParser } from './types.ts';
 
 /** Printed label -> field name. Values are single tokens. */
 const START_LABELS: Readonly<Record<string, string>> = {
-  'nid': 'nid',
+  nid: 'nid',
   'objects to shrink': 'nr_objects_to_shrink',
-  'gfp_flags': 'gfp_flags',
-  'pgs_scanned': 'pgs_scanned',
-  'lru_pgs': 'lru_pgs',
+  gfp_flags: 'gfp_flags',
+  pgs_scanned: 'pgs_scanned',
+  lru_pgs: 'lru_pgs',
   'cache items': 'cache_items',
-  'delta': 'delta',
-  'total_scan': 'total_scan',
-  'priority': 'priority',
+  delta: 'delta',
+  total_scan: 'total_scan',
+  priority: 'priority',
 };
 
 const END_LABELS: Readonly<Record<string, string>> = {
-  'nid': 'nid',
+  nid: 'nid',
   'unused scan count': 'unused_scan',
   'new scan count': 'new_scan',
-  'total_scan': 'total_scan',
+  total_scan: 'total_scan',
   'last shrinker return val': 'retval',
 };
 
@@ -39,7 +56,11 @@ const STRING_FIELDS = new Set(['gfp_flags']);
 /** Longest label, in words. */
 const MAX_LABEL_WORDS = 4;
 
-function parseShrink(t: string, labels: Readonly<Record<string, string>>, required: readonly string[]): EventFields | null {
+function parseShrink(
+  t: string,
+  labels: Readonly<Record<string, string>>,
+  required: readonly string[],
+): EventFields | null {
   // head: `<sym>[+off[/size]] [\[module\]] <ptr>:`
   const colon = t.indexOf(': ');
   const headEnd = colon >= 0 ? colon : t.endsWith(':') ? t.length - 1 : -1;
@@ -103,7 +124,13 @@ interface LabelTable {
 function labelTable(labels: Readonly<Record<string, string>>, required: readonly string[]): LabelTable {
   const requiredBits: Record<string, number> = Object.create(null);
   required.forEach((k, i) => (requiredBits[k] = 1 << i));
-  return { labels: Object.entries(labels), required, requiredBits, allRequired: (1 << required.length) - 1, template: null };
+  return {
+    labels: Object.entries(labels),
+    required,
+    requiredBits,
+    allRequired: (1 << required.length) - 1,
+    template: null,
+  };
 }
 
 /** Field whose label is the words of t[ls, te) (runs of spaces = one space), or undefined. */

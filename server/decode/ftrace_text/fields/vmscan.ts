@@ -76,5 +76,10 @@ function writeFolio(out: EventFields | null): EventFields | null {
 }
 
 export const parseWriteFolio: FieldParser = ranged(
-  orRawFields((t, s, e, _args, b) => writeFolio(kvRangeB(b, t, s, e, SPEC)), SPEC, ['pfn', 'reclaim_flags'], writeFolio),
+  orRawFields(
+    (t, s, e, _args, b) => writeFolio(kvRangeB(b, t, s, e, SPEC)),
+    SPEC,
+    ['pfn', 'reclaim_flags'],
+    writeFolio,
+  ),
 );

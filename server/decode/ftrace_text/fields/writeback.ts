@@ -13,7 +13,21 @@
  *   writeback_pages_written: `123` -> pages
  */
 import type { EventFields, FieldValue } from '../../decoded_event.ts';
-import { addKeyValues, asciiBytes, type ExtraKeys, internRange, isKeyChar, KvSpec, kvValuesB, parseDecimal, ranged, sameBytes, splitKeyValues, trimEnd, trimStart } from './generic.ts';
+import {
+  addKeyValues,
+  asciiBytes,
+  type ExtraKeys,
+  internRange,
+  isKeyChar,
+  KvSpec,
+  kvValuesB,
+  parseDecimal,
+  ranged,
+  sameBytes,
+  splitKeyValues,
+  trimEnd,
+  trimStart,
+} from './generic.ts';
 import { orRawFields, rawFields } from './raw_fields.ts';
 import type { FieldParser } from './types.ts';
 

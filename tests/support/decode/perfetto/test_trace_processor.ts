@@ -72,7 +72,9 @@ function splitCsv(line: string): (string | number | null)[] {
       let j = line.indexOf(',', i);
       if (j < 0) j = line.length;
       const cell = line.slice(i, j);
-      out.push(cell === '[NULL]' || cell === '' ? null : /^-?\d+(\.\d+)?(e[-+]?\d+)?$/i.test(cell) ? Number(cell) : cell);
+      out.push(
+        cell === '[NULL]' || cell === '' ? null : /^-?\d+(\.\d+)?(e[-+]?\d+)?$/i.test(cell) ? Number(cell) : cell,
+      );
       i = j + 1;
     }
   }
@@ -85,7 +87,11 @@ export function queryTraceProcessor(trace: string, statements: string[]): TpRow[
   try {
     const q = path.join(dir, 'q.sql');
     writeFileSync(q, statements.map((s) => s.trim().replace(/;$/, '') + ';\n').join(''));
-    const out = execFileSync(traceProcessorShell(), ['-q', q, trace], { encoding: 'utf8', maxBuffer: 1 << 30, stdio: ['ignore', 'pipe', 'pipe'] });
+    const out = execFileSync(traceProcessorShell(), ['-q', q, trace], {
+      encoding: 'utf8',
+      maxBuffer: 1 << 30,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     return parseTpCsv(out);
   } finally {
     rmSync(dir, { recursive: true, force: true });

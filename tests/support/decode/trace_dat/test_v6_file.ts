@@ -93,7 +93,7 @@ export interface PageRecord {
  */
 export function pageRecordsLE(b: Buffer, start: number, end: number): PageRecord[] {
   const out: PageRecord[] = [];
-  for (let p = start; p + 4 <= end; ) {
+  for (let p = start; p + 4 <= end;) {
     const h = b.readUInt32LE(p);
     const r: PageRecord = { at: p, typeLen: h & 31, delta: h >>> 5, wordAt: -1, dataAt: -1, dataLen: 0 };
     out.push(r);

@@ -73,8 +73,13 @@ function rewriteV7(file: Buffer, change: { to?: Recompression; options?: Buffer 
   const headerEnd = p + 8;
 
   const sections: Section[] = [];
-  for (let at = headerEnd; at + 16 <= file.length; ) {
-    const s = { at, id: file.readUInt16LE(at), flags: file.readUInt16LE(at + 2), size: Number(file.readBigUInt64LE(at + 8)) };
+  for (let at = headerEnd; at + 16 <= file.length;) {
+    const s = {
+      at,
+      id: file.readUInt16LE(at),
+      flags: file.readUInt16LE(at + 2),
+      size: Number(file.readBigUInt64LE(at + 8)),
+    };
     if (at + 16 + s.size > file.length) throw new Error(`section ${s.id} at ${at} runs past the end`);
     sections.push(s);
     at += 16 + s.size;
@@ -120,7 +125,8 @@ function rewriteV7(file: Buffer, change: { to?: Recompression; options?: Buffer 
       newBody = recompress(body);
     } else {
       if (s.id !== OPTIONS) throw new Error(`uncompressed section ${s.id}: not expected in a compressed file`);
-      newBody = s.at === firstOptions && change.options ? withOptionsBeforeDone(body, change.options) : Buffer.from(body); // offsets patched below
+      newBody =
+        s.at === firstOptions && change.options ? withOptionsBeforeDone(body, change.options) : Buffer.from(body); // offsets patched below
       optionSections.push({ newAt, body: newBody });
     }
     const sh = Buffer.from(file.subarray(s.at, s.at + 16));
@@ -135,7 +141,7 @@ function rewriteV7(file: Buffer, change: { to?: Recompression; options?: Buffer 
     return n;
   };
   for (const { body } of optionSections) {
-    for (let q = 0; q + 6 <= body.length; ) {
+    for (let q = 0; q + 6 <= body.length;) {
       const id = body.readUInt16LE(q);
       const len = body.readUInt32LE(q + 2);
       const d = q + 6;
@@ -192,7 +198,11 @@ function rewriteCpuChunks(
   return Buffer.concat(parts);
 }
 
-function patchBufferOption(d: Buffer, where: (old: number, what: string) => number, cpuMoved: Map<number, { offset: number; size: number }>): void {
+function patchBufferOption(
+  d: Buffer,
+  where: (old: number, what: string) => number,
+  cpuMoved: Map<number, { offset: number; size: number }>,
+): void {
   d.writeBigUInt64LE(BigInt(where(Number(d.readBigUInt64LE(0)), 'buffer section')), 0);
   let q = d.indexOf(0, 8) + 1; // name
   q = d.indexOf(0, q) + 1; // clock
@@ -210,7 +220,7 @@ function patchBufferOption(d: Buffer, where: (old: number, what: string) => numb
 
 /** An options section's body with `options` inserted before its DONE option. */
 function withOptionsBeforeDone(body: Buffer, options: Buffer): Buffer {
-  for (let q = 0; q + 6 <= body.length; ) {
+  for (let q = 0; q + 6 <= body.length;) {
     if (body.readUInt16LE(q) === DONE) return Buffer.concat([body.subarray(0, q), options, body.subarray(q)]);
     q += 6 + body.readUInt32LE(q + 2);
   }

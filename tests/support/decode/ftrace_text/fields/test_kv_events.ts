@@ -40,10 +40,33 @@ export function kvEvents(file: string): [string, string][] {
  * spaces, truncations.
  */
 export function kvMutations(args: string): string[] {
-  const out = [args, args.replace(/=(\d+)/, '=0x$1'), args.replace(/=(\d+)/, '=-$1'), args.replace(/=(\d+)/, '=1234567890123456789'), args.replace(' ', '  ')];
-  out.push(args.replace(/=(\d+)/, '=01234567'), args.replace(/=(\d+)/, '=0123456789012345'), args.replace(/=(\d+)/, '=$1x'), args.replace(/=(\d+)/, '=999999999999999'), args.replace(/=(\d+)/, '=9999999999999999'));
-  out.push(args.replace(/^(\w+=\S+)/, '$1 $1'), args.replace(/ \w+=\S+$/, ''), args.replace(/^\w+=\S+ /, ''), args.replace('flags=', 'reclaim_flags='));
-  out.push(args.slice(0, Math.floor(args.length / 2)), args.replace(/=\S+$/, '='), args.replace(/(\w+=)(\S+)$/, '$1"$2"'), `${args} extra=1`, `${args} `);
+  const out = [
+    args,
+    args.replace(/=(\d+)/, '=0x$1'),
+    args.replace(/=(\d+)/, '=-$1'),
+    args.replace(/=(\d+)/, '=1234567890123456789'),
+    args.replace(' ', '  '),
+  ];
+  out.push(
+    args.replace(/=(\d+)/, '=01234567'),
+    args.replace(/=(\d+)/, '=0123456789012345'),
+    args.replace(/=(\d+)/, '=$1x'),
+    args.replace(/=(\d+)/, '=999999999999999'),
+    args.replace(/=(\d+)/, '=9999999999999999'),
+  );
+  out.push(
+    args.replace(/^(\w+=\S+)/, '$1 $1'),
+    args.replace(/ \w+=\S+$/, ''),
+    args.replace(/^\w+=\S+ /, ''),
+    args.replace('flags=', 'reclaim_flags='),
+  );
+  out.push(
+    args.slice(0, Math.floor(args.length / 2)),
+    args.replace(/=\S+$/, '='),
+    args.replace(/(\w+=)(\S+)$/, '$1"$2"'),
+    `${args} extra=1`,
+    `${args} `,
+  );
   return out;
 }
 

@@ -408,7 +408,7 @@ cli
 cli
   .command(
     'fleet [...inputs]',
-    'The same as batch on Apache Spark (PySpark): --master local[2] or a cluster URL (fleet/spark/README.md)',
+    'The same as batch on Apache Spark (PySpark): --master local[2] or a cluster URL; inputs may also be URIs (s3://, hdfs://, file://) read on the executors (fleet/spark/README.md)',
   )
   .option('--out <dir>', '[string] the dataset directory (required)')
   .option('--master <url>', '[string] Spark master (default local[2])')
@@ -423,7 +423,7 @@ cli
       opts: GlobalOptions & { out?: string; master?: string; labels?: string; python?: string },
     ) => {
       if (!opts.out) throw new UsageError('fleet needs --out DIR');
-      if (inputs.length === 0) throw new UsageError('fleet needs at least one FILE, DIR or @LIST');
+      if (inputs.length === 0) throw new UsageError('fleet needs at least one FILE, DIR, URI or @LIST');
       const { runFleet } = await import('./fleet/spark.ts');
       process.exitCode = await runFleet(inputs, {
         out: opts.out,

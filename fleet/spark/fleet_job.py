@@ -21,13 +21,18 @@ batch's row for row (tests/fleet/fleet.test.ts).
 
 Executors need: Node >= 20 and the stallscope package at the --cli path (the
 same path on every node, e.g. installed by the cluster's bootstrap), and read
-access to the inputs. Only the Python standard library runs on executors.
+access to the inputs. Local paths need only the Python standard library;
+inputs given as URIs (s3://, hdfs://, gs://, file://) are read through
+pyarrow's filesystems on the executors: each task copies its trace to a local
+temporary file, analyses that, and removes it (see README.md: what S3 and
+HDFS need on the executors).
 """
 
 import argparse
 import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -62,13 +67,64 @@ def walk(d):
     return out
 
 
+# An input with a scheme (s3://bucket/key, hdfs://namenode:8020/dir, file:///x) is read
+# through pyarrow's filesystems rather than open(): the Hadoop-style stores a fleet keeps
+# its traces in. A plain path stays a plain path.
+URI = re.compile(r'^[A-Za-z][A-Za-z0-9+.-]*://')
+
+
+def is_uri(p):
+    return bool(URI.match(p))
+
+
+def uri_filesystem(uri):
+    """(pyarrow filesystem, its path for uri, the prefix that turns such a path back into a URI)."""
+    from pyarrow import fs as pafs
+
+    filesystem, path = pafs.FileSystem.from_uri(uri)
+    bare = uri.rstrip('/')
+    tail = path.rstrip('/')
+    prefix = bare[: len(bare) - len(tail)] if tail and bare.endswith(tail) else uri.split('://', 1)[0] + '://'
+    return filesystem, path, prefix
+
+
+def walk_uri(uri):
+    """Every trace below a directory URI (hidden and side files left out, as walk does), or the URI itself."""
+    from pyarrow import fs as pafs
+
+    filesystem, path, prefix = uri_filesystem(uri)
+    info = filesystem.get_file_info(path)
+    if info.type != pafs.FileType.Directory:
+        return [uri]  # a file, or missing: then a failures row, as a missing local path
+    out = []
+    root = path.rstrip('/')
+    for entry in filesystem.get_file_info(pafs.FileSelector(path, recursive=True)):
+        rel = entry.path[len(root) :].lstrip('/')
+        if entry.type != pafs.FileType.File or any(part.startswith('.') for part in rel.split('/')):
+            continue
+        if entry.base_name.lower().endswith(SIDE_FILE_SUFFIXES):
+            continue
+        out.append(prefix + entry.path)
+    return sorted(out)
+
+
+def open_input(file):
+    """A binary stream of an input: a local path, or a URI through pyarrow."""
+    if is_uri(file):
+        filesystem, path, _ = uri_filesystem(file)
+        return filesystem.open_input_stream(path)
+    return open(file, 'rb')
+
+
 def expand_inputs(args):
-    """FILE, DIR (every trace below it) or @LIST, as server/fleet/inputs.ts expands them."""
+    """FILE, DIR (every trace below it), URI (a file or directory) or @LIST, as server/fleet/inputs.ts expands them."""
     out = []
     for a in args:
         if a.startswith('@'):
             with open(a[1:], encoding='utf-8') as f:
                 out.extend(line.strip() for line in f if line.strip() and not line.strip().startswith('#'))
+        elif is_uri(a):
+            out.extend(walk_uri(a))
         elif os.path.isdir(a):
             out.extend(walk(a))
         else:
@@ -104,7 +160,7 @@ def labels_json(labels):
 
 def sha256_file(path):
     h = hashlib.sha256()
-    with open(path, 'rb') as f:
+    with open_input(path) as f:
         for block in iter(lambda: f.read(1 << 20), b''):
             h.update(block)
     return h.hexdigest()
@@ -113,15 +169,31 @@ def sha256_file(path):
 def hash_task(file):
     try:
         return (file, sha256_file(file), None)
-    except OSError as e:
+    except OSError as e:  # pyarrow's errors (FileNotFoundError, PermissionError, ...) are OSErrors too
         # Node's wording for the same error (ENOENT: no such file or directory, open '...').
         return (file, None, f"{e.__class__.__name__}: {e}")
+
+
+def local_copy(file, directory):
+    """A URI's bytes in a local file under directory (the analysis reads a local path)."""
+    name = file.rstrip('/').rsplit('/', 1)[-1] or 'trace'
+    dest = os.path.join(directory, name)
+    with open_input(file) as src, open(dest, 'wb') as out:
+        shutil.copyfileobj(src, out, 1 << 20)
+    return dest
 
 
 def run_fleet_task(node, cli, file):
     """`stallscope fleet-task FILE` in a child process: its NDJSON lines, or one failures line."""
     data_dir = tempfile.mkdtemp(prefix='stallscope-fleet-')
     try:
+        if is_uri(file):
+            try:
+                inputs = os.path.join(data_dir, 'input')
+                os.makedirs(inputs)
+                file = local_copy(file, inputs)
+            except OSError as e:
+                return [{'table': 'failures', 'row': {'stage': 'read', 'message': f"{e.__class__.__name__}: {e}"}}]
         p = subprocess.run([node, cli, '--data-dir', data_dir, 'fleet-task', file], capture_output=True)
         if p.returncode != 0:
             status = p.returncode if p.returncode >= 0 else 128

@@ -293,6 +293,40 @@ describe('stallscope fleet on Spark local[2]', () => {
   }, 600_000);
 });
 
+describe('stallscope fleet on URIs (the pyarrow filesystems S3 and HDFS go through; file:// here)', () => {
+  it('lists a directory URI as walk does, analyses local copies with the findings and metrics of batch, and a missing URI is a read failure', async () => {
+    const dir = join(work, 'uri-corpus');
+    mkdirSync(join(dir, 'sub'), { recursive: true });
+    mkdirSync(join(dir, '.hidden'));
+    copyFileSync(join(FIXTURES, 'compare/vfs100.1.v7.dat'), join(dir, 'vfs100.1.v7.dat'));
+    copyFileSync(join(FIXTURES, 'syscalls.v7.dat'), join(dir, 'sub', 'syscalls.v7.dat'));
+    copyFileSync(join(FIXTURES, 'syscalls.v7.dat'), join(dir, '.hidden', 'syscalls.v7.dat')); // hidden: not an input
+    copyFileSync(join(FIXTURES, 'README.md'), join(dir, 'README.md')); // a side file: not an input
+    const out = join(work, 'spark-uri');
+    const missing = `file://${join(work, 'no-such-trace.v7.dat')}`;
+    const r = cli(['fleet', `file://${dir}`, missing, '--out', out, '--master', 'local[2]']);
+    expect(r.status, r.stderr.slice(-3000)).toBe(0);
+    expect(r.stderr).toContain('fleet: 3 inputs on local[2]');
+    const sha = (f: string) => execFileSync('sha256sum', [f], { encoding: 'utf8' }).split(' ')[0]!;
+    const expected = [
+      { file: `file://${dir}/sub/syscalls.v7.dat`, trace_id: sha(join(FIXTURES, 'syscalls.v7.dat')) },
+      { file: `file://${dir}/vfs100.1.v7.dat`, trace_id: sha(join(FIXTURES, 'compare/vfs100.1.v7.dat')) },
+    ];
+    const traces = await readTable(engine, out, 'traces');
+    expect(traces.map((t) => ({ file: t.file, trace_id: t.trace_id }))).toEqual(expected);
+    const ids = new Set(expected.map((e) => e.trace_id));
+    for (const table of ['findings', 'metrics']) {
+      const fromBatch = (await readTable(engine, batchOut, table)).filter((row) => ids.has(String(row.trace_id)));
+      expect(fromBatch.length, table).toBeGreaterThan(0);
+      expect(await readTable(engine, out, table), table).toEqual(fromBatch);
+    }
+    const failures = await readTable(engine, out, 'failures');
+    expect(failures).toHaveLength(1);
+    expect(failures[0]).toMatchObject({ file: missing, stage: 'read' });
+    expect(String(failures[0]!.message)).toMatch(/No such file or directory/);
+  }, 600_000);
+});
+
 describe('the fleet views in Spark SQL and DuckDB', () => {
   it('give the same per-label percentiles and top detectors on the two datasets', async () => {
     const { openFleet } = await import('../../server/fleet/report.ts');

@@ -8,6 +8,11 @@
  *   shared/        must not import server/ or app/ (the contract is pure)
  *   server/decode/ must not import server/model/, server/api/, server/ingest/
  *   server/model/  must not import server/api/
+ * Folder loops: the app's folders (app/<folder>/) must form no loop over any
+ * import (type-only included, tests left out): timeline/ -> tracks/ ->
+ * renderers/ -> timeline/ was one, broken by moving the time axis (scale,
+ * formatting, ruler ticks) down into app/time_axis/. A loop between folders
+ * means neither can be read, tested or replaced without the other.
  * Cycles: strongly connected components of the value-import graph (lines
  * `import type` / `export type` are left out: they vanish at run time) over
  * app/, server/, shared/. Every cycle found fails, except those in
@@ -40,6 +45,15 @@ const RULES = [
  */
 const isTest = (f) => /\.test\.tsx?$/.test(f) || /\.spec\.tsx?$/.test(f);
 const NOT_YET_MOVED = new Set([]);
+
+/**
+ * App folder loops that predate the folder check, by their sorted member folders. Remove an entry when
+ * its loop is broken. The one left: the app's feature folders reach each other both ways (panels/ composes
+ * the views but links/ imports panels/; tracks/ <-> query/ through query_track; notes/ <-> links/; search/
+ * and notes/ import timeline/). Its way out: panels/ only at the top, query_track into tracks/, the notes'
+ * link helpers into links/.
+ */
+const KNOWN_FOLDER_LOOPS = new Set(['compare drawer event_list links notes panels query range search timeline tracks']);
 
 /** Cycles that predate this check, by their sorted member files. Remove an entry when its cycle is broken. */
 const KNOWN_CYCLES = new Set([]);
@@ -80,6 +94,9 @@ function resolveSpec(fromFile, spec) {
 
 const violations = [];
 const graph = new Map();
+/** app/<folder> -> the app folders it imports (any import, tests left out). */
+const appFolderGraph = new Map();
+const appFolder = (f) => /^app\/([^/]+)\//.exec(f)?.[1] ?? null;
 for (const f of files) {
   const from = rel(f);
   const src = readFileSync(f, 'utf8').replace(/\/\*[\s\S]*?\*\//g, (m) => m.replace(/[^\n]/g, ' '));
@@ -103,6 +120,15 @@ for (const f of files) {
   }
   for (const m of src.matchAll(BARE)) add(m[2], false);
   for (const m of src.matchAll(DYNAMIC)) add(m[1], true); // lazy: not a load-time cycle
+  const fromFolder = appFolder(from);
+  if (fromFolder && !isTest(from)) {
+    const set = appFolderGraph.get(fromFolder) ?? new Set();
+    for (const e of edges) {
+      const toFolder = appFolder(e.to);
+      if (toFolder && toFolder !== fromFolder) set.add(toFolder);
+    }
+    appFolderGraph.set(fromFolder, set);
+  }
   for (const e of edges) {
     if (isTest(from) || NOT_YET_MOVED.has(from)) break;
     for (const r of RULES) {
@@ -113,37 +139,51 @@ for (const f of files) {
   graph.set(from, [...new Set(edges.filter((e) => !e.typeOnly && known.has(e.to)).map((e) => e.to))]);
 }
 
-// Tarjan's strongly connected components.
-let index = 0;
-const idx = new Map(),
-  low = new Map(),
-  onStack = new Set(),
-  stack = [],
-  sccs = [];
-function strong(v) {
-  idx.set(v, index);
-  low.set(v, index);
-  index++;
-  stack.push(v);
-  onStack.add(v);
-  for (const w of graph.get(v) ?? []) {
-    if (!idx.has(w)) {
-      strong(w);
-      low.set(v, Math.min(low.get(v), low.get(w)));
-    } else if (onStack.has(w)) low.set(v, Math.min(low.get(v), idx.get(w)));
+/** Tarjan's strongly connected components of graph (node -> iterable of nodes): the loops, each sorted. */
+function loops(graph) {
+  let index = 0;
+  const idx = new Map(),
+    low = new Map(),
+    onStack = new Set(),
+    stack = [],
+    sccs = [];
+  function strong(v) {
+    idx.set(v, index);
+    low.set(v, index);
+    index++;
+    stack.push(v);
+    onStack.add(v);
+    for (const w of graph.get(v) ?? []) {
+      if (!idx.has(w)) {
+        strong(w);
+        low.set(v, Math.min(low.get(v), low.get(w)));
+      } else if (onStack.has(w)) low.set(v, Math.min(low.get(v), idx.get(w)));
+    }
+    if (low.get(v) === idx.get(v)) {
+      const comp = [];
+      let w;
+      do {
+        w = stack.pop();
+        onStack.delete(w);
+        comp.push(w);
+      } while (w !== v);
+      if (comp.length > 1 || [...(graph.get(v) ?? [])].includes(v)) sccs.push(comp.sort());
+    }
   }
-  if (low.get(v) === idx.get(v)) {
-    const comp = [];
-    let w;
-    do {
-      w = stack.pop();
-      onStack.delete(w);
-      comp.push(w);
-    } while (w !== v);
-    if (comp.length > 1 || (graph.get(v) ?? []).includes(v)) sccs.push(comp.sort());
-  }
+  for (const v of graph.keys()) if (!idx.has(v)) strong(v);
+  return sccs;
 }
-for (const v of graph.keys()) if (!idx.has(v)) strong(v);
+
+const sccs = loops(graph);
+const folderLoops = loops(appFolderGraph);
+for (const gone of [...KNOWN_FOLDER_LOOPS].filter((k) => !folderLoops.some((l) => l.join(' ') === k)))
+  violations.push(
+    `KNOWN_FOLDER_LOOPS lists a loop that is gone or changed (update scripts/check_boundaries.mjs): ${gone}`,
+  );
+for (const loop of folderLoops.filter((l) => !KNOWN_FOLDER_LOOPS.has(l.join(' '))))
+  violations.push(
+    `app folder loop: ${loop.map((f) => `app/${f}/`).join(' <-> ')} (move what they share down into a folder both import)`,
+  );
 
 const cycles = sccs.map((c) => c.join(' <-> '));
 const newCycles = cycles.filter((c) => !KNOWN_CYCLES.has(c));

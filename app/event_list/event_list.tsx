@@ -13,7 +13,7 @@ import { memo, useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import { useVirtualizer } from '@tanstack/react-virtual';
 import { api } from '../api/client.ts';
 import { useView, viewStore } from '../state/view_store.ts';
-import { formatCount, formatDuration } from '../timeline/time_format.ts';
+import { formatCount, formatDuration } from '../time_axis/time_format.ts';
 import { PositionedError, queryApi, type EventListRow, type ListFilter } from '../query/api.ts';
 import { ArgsText, TaskText } from '../search/task_links.tsx';
 import type { TrackList } from '../api/types.ts';

@@ -14,7 +14,7 @@ import { ApiError, api } from '../api/client.ts';
 import { UploadStatus, progressOf, type Upload } from '../panels/start_page.tsx';
 import { viewStore } from '../state/view_store.ts';
 import { EMPTY_VIEW } from '../state/view_state.ts';
-import { formatBytes, formatCount } from '../timeline/time_format.ts';
+import { formatBytes, formatCount } from '../time_axis/time_format.ts';
 import { useLink } from './link_state.ts';
 
 interface Refusal {

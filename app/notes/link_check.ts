@@ -7,8 +7,8 @@
  * - reconcileView: against the opened trace (window outside it, finding that does not exist, tracks it does not have);
  * - reconcileNote: against its notes (the note was deleted).
  */
-import { MIN_WINDOW_NS, clampWindow } from '../timeline/time_scale.ts';
-import { formatDuration } from '../timeline/time_format.ts';
+import { MIN_WINDOW_NS, clampWindow } from '../time_axis/time_scale.ts';
+import { formatDuration } from '../time_axis/time_format.ts';
 import { NOTE_ID_RE, parseSelection, uriFromParam, type Selection, type ViewState } from '../state/view_state.ts';
 import type { Note } from './types.ts';
 

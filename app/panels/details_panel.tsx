@@ -9,7 +9,7 @@ import { useEffect, useState, type ReactNode } from 'react';
 import { api } from '../api/client.ts';
 import type { DetectorRun, EventInfo, Finding, ThreadInfo } from '../api/types.ts';
 import type { Selection } from '../state/view_state.ts';
-import { formatAbsTs, formatDuration } from '../timeline/time_format.ts';
+import { formatAbsTs, formatDuration } from '../time_axis/time_format.ts';
 import { detectorLabel, kindLabel } from '../../shared/contract/labels.ts';
 
 /** Lines per page of a finding's events. */

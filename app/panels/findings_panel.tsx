@@ -16,7 +16,7 @@ import {
   groupOpen,
   isFiltered,
 } from '../state/findings_query.ts';
-import { formatDuration } from '../timeline/time_format.ts';
+import { formatDuration } from '../time_axis/time_format.ts';
 import { detectorLabel, kindLabel } from '../../shared/contract/labels.ts';
 
 /** Rows rendered at first (more on demand): a large trace has thousands. */

@@ -6,7 +6,7 @@
  * tracepoints a detector needs.
  */
 import type { FindingsResponse, OverviewLine } from '../api/types.ts';
-import { formatCount, formatDuration } from '../timeline/time_format.ts';
+import { formatCount, formatDuration } from '../time_axis/time_format.ts';
 
 interface Props {
   findings: FindingsResponse;

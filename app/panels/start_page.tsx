@@ -9,7 +9,7 @@ import { ApiError, api } from '../api/client.ts';
 import type { JobState, TraceRecord } from '../api/types.ts';
 import { viewStore } from '../state/view_store.ts';
 import { desktopOpenDialog, onDesktopOpen } from '../desktop/desktop_bridge.ts';
-import { formatBytes, formatCount } from '../timeline/time_format.ts';
+import { formatBytes, formatCount } from '../time_axis/time_format.ts';
 import { OutdatedModel } from './outdated_model.tsx';
 import { OpenLinkBox } from '../links/open_link.tsx';
 import { openCompare } from '../compare/compare_route.ts';

@@ -6,7 +6,7 @@
  */
 import { useMemo, useState } from 'react';
 import type { FindingsResponse } from '../api/types.ts';
-import { formatDuration } from '../timeline/time_format.ts';
+import { formatDuration } from '../time_axis/time_format.ts';
 
 interface Props {
   findings: FindingsResponse;

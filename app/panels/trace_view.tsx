@@ -20,7 +20,7 @@ import {
 } from '../state/findings_query.ts';
 import { useView, viewStore } from '../state/view_store.ts';
 import type { Selection } from '../state/view_state.ts';
-import { formatBytes, formatCount, formatDuration } from '../timeline/time_format.ts';
+import { formatBytes, formatCount, formatDuration } from '../time_axis/time_format.ts';
 import { Timeline } from '../timeline/timeline.tsx';
 import { isTyping } from '../timeline/timeline_controller.ts';
 import { buildTracks } from '../tracks/index.ts';

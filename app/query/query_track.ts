@@ -9,8 +9,8 @@
 import type { EventInfo } from '../api/types.ts';
 import { hashString } from '../renderers/colors.ts';
 import { drawSlices, fitText, type SliceRows } from '../renderers/slice_renderer.ts';
-import { formatDuration } from '../timeline/time_format.ts';
-import type { TimeScale, TimeWindow } from '../timeline/time_scale.ts';
+import { formatDuration } from '../time_axis/time_format.ts';
+import type { TimeScale, TimeWindow } from '../time_axis/time_scale.ts';
 import type { DrawArgs, Hit, Track } from '../tracks/track.ts';
 import { rowAt } from '../tracks/windowed_data.ts';
 

@@ -9,7 +9,7 @@ import { useEffect, useRef, useState } from 'react';
 import { notesModel } from '../notes/notes_model.ts';
 import { useView, viewStore } from '../state/view_store.ts';
 import type { ViewState } from '../state/view_state.ts';
-import { formatCount, formatDuration } from '../timeline/time_format.ts';
+import { formatCount, formatDuration } from '../time_axis/time_format.ts';
 import { stateColor, stateLabel } from '../renderers/colors.ts';
 import type { Track } from '../tracks/track.ts';
 import { queryApi, type RangeSummary } from '../query/api.ts';

@@ -1,5 +1,5 @@
 /** Draws a counter as a step line with a light fill; summarised columns show their min..max span. */
-import type { TimeScale } from '../timeline/time_scale.ts';
+import type { TimeScale } from '../time_axis/time_scale.ts';
 import { DIM_ALPHA } from './colors.ts';
 
 export interface CounterRows {

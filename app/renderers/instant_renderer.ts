@@ -1,5 +1,5 @@
 /** Draws instant events as small downward chevrons; summarised columns as a bar whose height shows the count. */
-import type { TimeScale } from '../timeline/time_scale.ts';
+import type { TimeScale } from '../time_axis/time_scale.ts';
 import { DIM_ALPHA, HIGHLIGHT } from './colors.ts';
 
 export interface InstantRows {

@@ -1,5 +1,5 @@
 /** The time ruler: tick marks and labels. */
-import type { Tick } from '../timeline/ruler.ts';
+import type { Tick } from '../time_axis/ruler.ts';
 
 export function drawRuler(ctx: CanvasRenderingContext2D, width: number, height: number, ticks: Tick[]): void {
   ctx.clearRect(0, 0, width, height);

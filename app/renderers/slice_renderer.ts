@@ -3,7 +3,7 @@
  * Pure canvas: no fetching, no React. Rows are sorted by ts; `maxDur` bounds
  * the binary search for the first visible one.
  */
-import type { TimeScale } from '../timeline/time_scale.ts';
+import type { TimeScale } from '../time_axis/time_scale.ts';
 import { DIM_ALPHA, SELECTED_OUTLINE } from './colors.ts';
 
 export interface SliceRows {

@@ -9,9 +9,9 @@ import { useView, viewStore } from '../state/view_store.ts';
 import type { Selection } from '../state/view_state.ts';
 import type { TrackSet } from '../tracks/index.ts';
 import { TRACK_GROUPS, type Highlight, type Track } from '../tracks/track.ts';
-import { formatDuration } from './time_format.ts';
+import { formatDuration } from '../time_axis/time_format.ts';
 import { TimelineController, type LayoutRow, type NoteMark, type RangeMark } from './timeline_controller.ts';
-import type { TimeWindow } from './time_scale.ts';
+import type { TimeWindow } from '../time_axis/time_scale.ts';
 
 export const HEADER_W = 220;
 const GROUP_H = 22;

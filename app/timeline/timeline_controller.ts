@@ -9,8 +9,8 @@ import { HIGHLIGHT } from '../renderers/colors.ts';
 import type { Selection } from '../state/view_state.ts';
 import type { FlowOverlay, Locate } from '../tracks/flow_track.ts';
 import { NO_HIGHLIGHT, type Highlight, type Hit, type Track } from '../tracks/track.ts';
-import { computeTicks } from './ruler.ts';
-import { TimeScale, clampWindow, panWindow, zoomWindow, type TimeWindow } from './time_scale.ts';
+import { computeTicks } from '../time_axis/ruler.ts';
+import { TimeScale, clampWindow, panWindow, zoomWindow, type TimeWindow } from '../time_axis/time_scale.ts';
 
 export interface LayoutRow {
   track: Track;

@@ -1,6 +1,6 @@
 /** A counter series: kswapd priority, LRU pages scanned/reclaimed, slab cache items. */
 import { drawCounter, type CounterRows } from '../renderers/counter_renderer.ts';
-import type { TimeScale, TimeWindow } from '../timeline/time_scale.ts';
+import type { TimeScale, TimeWindow } from '../time_axis/time_scale.ts';
 import type { DrawArgs, Hit, Track, TrackEnv } from './track.ts';
 import { WindowedData, f64 } from './windowed_data.ts';
 

@@ -2,8 +2,8 @@
 import type { EventInfo } from '../api/types.ts';
 import { taskColor } from '../renderers/colors.ts';
 import { drawSlices, type SliceRows } from '../renderers/slice_renderer.ts';
-import { formatDuration } from '../timeline/time_format.ts';
-import type { TimeScale, TimeWindow } from '../timeline/time_scale.ts';
+import { formatDuration } from '../time_axis/time_format.ts';
+import type { TimeScale, TimeWindow } from '../time_axis/time_scale.ts';
 import type { DrawArgs, Hit, Track, TrackEnv } from './track.ts';
 import { WindowedData, f64, maxOf, rowAt } from './windowed_data.ts';
 

@@ -5,7 +5,7 @@
  * Fetched only when zoomed in enough for arrows to be readable.
  */
 import { drawArrows, type Arrow } from '../renderers/flow_renderer.ts';
-import type { TimeScale, TimeWindow } from '../timeline/time_scale.ts';
+import type { TimeScale, TimeWindow } from '../time_axis/time_scale.ts';
 import type { Highlight, TrackEnv } from './track.ts';
 import { WindowedData, f64 } from './windowed_data.ts';
 

@@ -1,7 +1,7 @@
 /** Instant markers: reclaim writing a page/folio out (mm_vmscan_writepage / mm_vmscan_write_folio). */
 import type { EventInfo } from '../api/types.ts';
 import { drawInstants, type InstantRows } from '../renderers/instant_renderer.ts';
-import type { TimeScale, TimeWindow } from '../timeline/time_scale.ts';
+import type { TimeScale, TimeWindow } from '../time_axis/time_scale.ts';
 import type { DrawArgs, Hit, Track, TrackEnv } from './track.ts';
 import { WindowedData, f64, maxOf } from './windowed_data.ts';
 

@@ -7,7 +7,7 @@
 import type { Api } from '../api/client.ts';
 import type { EventInfo, TrackList } from '../api/types.ts';
 import type { Selection } from '../state/view_state.ts';
-import type { TimeScale, TimeWindow } from '../timeline/time_scale.ts';
+import type { TimeScale, TimeWindow } from '../time_axis/time_scale.ts';
 
 export type TrackGroup = 'Queries' | 'CPUs' | 'Reclaim & work' | 'Threads' | 'Counters';
 

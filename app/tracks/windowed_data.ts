@@ -3,7 +3,7 @@
  * visible window, keeps the last data to draw while a new one loads, and
  * keeps at most one request in flight (the latest window wins).
  */
-import { bufferedBounds, boundsKey, covers, type Bounds } from '../timeline/buffered_bounds.ts';
+import { bufferedBounds, boundsKey, covers, type Bounds } from '../time_axis/buffered_bounds.ts';
 
 export class WindowedData<T> {
   data: T | null = null;

@@ -21,7 +21,7 @@ import { makeShareLink, notesInFocus } from '../links/make_link.ts';
 import { useView, viewStore } from '../state/view_store.ts';
 import { uriToParam, type Selection } from '../state/view_state.ts';
 import { formatDuration } from '../time_axis/time_format.ts';
-import type { NoteMark, RangeMark } from '../timeline/timeline_controller.ts';
+import type { NoteMark, RangeMark } from '../renderers/notes_overlay.ts';
 import { reconcileNote, selectionForNote } from './link_check.ts';
 import { plainPreview } from './markdown.tsx';
 import { notesApi } from './notes_api.ts';

@@ -10,7 +10,8 @@ import type { Selection } from '../state/view_state.ts';
 import type { TrackSet } from '../tracks/index.ts';
 import { TRACK_GROUPS, type Highlight, type Track } from '../tracks/track.ts';
 import { formatDuration } from '../time_axis/time_format.ts';
-import { TimelineController, type LayoutRow, type NoteMark, type RangeMark } from './timeline_controller.ts';
+import type { NoteMark, RangeMark } from '../renderers/notes_overlay.ts';
+import { TimelineController, type LayoutRow } from './timeline_controller.ts';
 import type { TimeWindow } from '../time_axis/time_scale.ts';
 
 export const HEADER_W = 220;

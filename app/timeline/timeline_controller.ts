@@ -6,6 +6,7 @@
  */
 import { drawGrid, drawRuler } from '../renderers/ruler_renderer.ts';
 import { HIGHLIGHT } from '../renderers/colors.ts';
+import { NotesOverlay, drawPin, type NoteMark, type RangeMark } from '../renderers/notes_overlay.ts';
 import type { Selection } from '../state/view_state.ts';
 import type { FlowOverlay, Locate } from '../tracks/flow_track.ts';
 import { NO_HIGHLIGHT, type Highlight, type Hit, type Track } from '../tracks/track.ts';
@@ -36,31 +37,6 @@ export interface ControllerCallbacks {
   /** A click on a note's marker in the ruler. */
   onNote?(id: string): void;
 }
-
-/** A note drawn on the timeline: a marker (t0 == t1) or a range, on one track or across all. */
-export interface NoteMark {
-  id: string;
-  t0: number;
-  t1: number;
-  track: string | null;
-  /** Hover text (plain). */
-  tip: string;
-}
-
-/** A time range selected with shift+drag. */
-export interface RangeMark {
-  t0: number;
-  t1: number;
-  track: string | null;
-}
-
-const NOTE_COLOR = '#f9ab00';
-const NOTE_FILL = 'rgba(249,171,0,0.10)';
-const NOTE_FILL_FOCUSED = 'rgba(249,171,0,0.22)';
-const RANGE_COLOR = '#8e24aa';
-const RANGE_FILL = 'rgba(142,36,170,0.12)';
-/** Height of the notes strip at the bottom of the ruler. */
-const NOTE_STRIP = 6;
 
 /** Zoom speed while W/S is held: e^ZOOM_RATE per second (about 20x). */
 const ZOOM_RATE = 3;
@@ -96,8 +72,7 @@ export class TimelineController {
   private hiddenFlows = new Set<string>();
   private tooltip: HTMLElement | null = null;
   private disposed = false;
-  private notes: NoteMark[] = [];
-  private focusedNote: string | null = null;
+  private readonly notes = new NotesOverlay();
   private range: RangeMark | null = null;
   private rangeDrag: { el: HTMLElement; startTs: number; startX: number; track: string | null; moved: boolean } | null =
     null;
@@ -152,7 +127,7 @@ export class TimelineController {
       canvas.onmousedown = (e) => this.onMouseDown(e, null);
       canvas.onmousemove = (e) => {
         if (this.drag?.moved || this.rangeDrag) return;
-        const n = this.noteAt(this.localX(e, canvas), null);
+        const n = this.notes.noteAt(this.scale(), this.localX(e, canvas), null);
         if (n) this.showNoteTip(n, e);
         else this.setHover(null, null);
         canvas.style.cursor = n ? 'pointer' : '';
@@ -160,7 +135,7 @@ export class TimelineController {
       canvas.onmouseleave = () => this.setHover(null, null);
       canvas.onclick = (e) => {
         if (this.drag?.moved || this.suppressClick) return;
-        const n = this.noteAt(this.localX(e, canvas), null);
+        const n = this.notes.noteAt(this.scale(), this.localX(e, canvas), null);
         if (n) this.cb.onNote?.(n.id);
       };
     }
@@ -190,9 +165,8 @@ export class TimelineController {
   }
 
   setNotes(notes: NoteMark[], focused: string | null): void {
-    this.notes = notes;
-    this.focusedNote = focused;
-    this.root.dataset.notes = String(notes.length);
+    this.notes.set(notes, focused);
+    this.root.dataset.notes = String(this.notes.count);
     this.redraw();
   }
 
@@ -267,7 +241,7 @@ export class TimelineController {
       const ctx = prepare(this.ruler, this.width, 24, dpr);
       drawRuler(ctx, this.width, 24, ticks);
       this.drawFindingRange(ctx, scale, 0, 24, true);
-      this.drawRulerNotes(ctx, scale, 24);
+      this.notes.drawRuler(ctx, scale, 24, this.range);
       const labels = ticks.map((t) => t.label).join('|');
       if (this.ruler.dataset.ticks !== labels) {
         this.ruler.dataset.ticks = labels;
@@ -282,7 +256,7 @@ export class TimelineController {
       ctx.clearRect(0, 0, this.width, viewH);
       drawGrid(ctx, viewH, ticks);
       this.drawFindingRange(ctx, scale, 0, viewH, false);
-      this.drawAreaNotes(ctx, scale, viewH);
+      this.notes.drawArea(ctx, scale, viewH, this.range);
       for (const row of area.rows) {
         const y = row.y - scrollTop;
         if (y + row.h < 0 || y > viewH) continue;
@@ -293,7 +267,7 @@ export class TimelineController {
         ctx.clip();
         row.track.render({ ctx, scale, y, collapsed: row.collapsed, hl: this.hl, hoverUtid: this.hoverUtid });
         this.drawMarkers(ctx, scale, row, y);
-        this.drawRowNotes(ctx, scale, row, y);
+        this.notes.drawRow(ctx, scale, row.track.uri, y, row.h, this.range);
         if (row.track.error) {
           ctx.fillStyle = '#c5221f';
           ctx.font = '11px system-ui, sans-serif';
@@ -352,129 +326,6 @@ export class TimelineController {
     ctx.fillStyle = HIGHLIGHT;
     ctx.fillRect(Math.round(x0), y, 1, h);
     ctx.fillRect(Math.round(x1), y, 1, h);
-  }
-
-  private noteSpan(scale: TimeScale, n: { t0: number; t1: number }): { x0: number; x1: number } | null {
-    const x0 = scale.tsToPx(n.t0);
-    const x1 = scale.tsToPx(n.t1);
-    if (x1 < -8 || x0 > this.width + 8) return null;
-    return { x0, x1 };
-  }
-
-  /** Notes as a strip at the bottom of the ruler: bars for ranges, flags for instants; the range being selected. */
-  private drawRulerNotes(ctx: CanvasRenderingContext2D, scale: TimeScale, h: number): void {
-    for (const n of this.notes) {
-      const s = this.noteSpan(scale, n);
-      if (!s) continue;
-      const focused = n.id === this.focusedNote;
-      ctx.fillStyle = NOTE_COLOR;
-      ctx.globalAlpha = focused ? 1 : 0.8;
-      if (s.x1 - s.x0 >= 3) {
-        ctx.fillRect(s.x0, h - NOTE_STRIP, Math.max(2, s.x1 - s.x0), NOTE_STRIP);
-      } else {
-        const x = (s.x0 + s.x1) / 2;
-        ctx.beginPath();
-        ctx.moveTo(x - 5, h - NOTE_STRIP - 3);
-        ctx.lineTo(x + 5, h - NOTE_STRIP - 3);
-        ctx.lineTo(x, h);
-        ctx.closePath();
-        ctx.fill();
-      }
-      if (focused) {
-        ctx.fillStyle = '#202124';
-        ctx.fillRect(s.x0, h - 1, Math.max(2, s.x1 - s.x0), 1);
-      }
-      ctx.globalAlpha = 1;
-    }
-    if (this.range) {
-      const s = this.noteSpan(scale, this.range);
-      if (s) {
-        ctx.fillStyle = 'rgba(142,36,170,0.35)';
-        ctx.fillRect(s.x0, 0, Math.max(1, s.x1 - s.x0), h);
-      }
-    }
-  }
-
-  /** Track-less notes and ranges: a band across every track. */
-  private drawAreaNotes(ctx: CanvasRenderingContext2D, scale: TimeScale, h: number): void {
-    for (const n of this.notes) {
-      if (n.track) continue;
-      const s = this.noteSpan(scale, n);
-      if (!s) continue;
-      const focused = n.id === this.focusedNote;
-      if (s.x1 - s.x0 >= 1) {
-        ctx.fillStyle = focused ? NOTE_FILL_FOCUSED : NOTE_FILL;
-        ctx.fillRect(s.x0, 0, s.x1 - s.x0, h);
-      }
-      ctx.fillStyle = NOTE_COLOR;
-      ctx.globalAlpha = focused ? 0.9 : 0.45;
-      ctx.fillRect(Math.round(s.x0), 0, 1, h);
-      if (s.x1 - s.x0 >= 1) ctx.fillRect(Math.round(s.x1), 0, 1, h);
-      ctx.globalAlpha = 1;
-    }
-    const r = this.range;
-    if (r && !r.track) {
-      const s = this.noteSpan(scale, r);
-      if (s) {
-        ctx.fillStyle = RANGE_FILL;
-        ctx.fillRect(s.x0, 0, Math.max(1, s.x1 - s.x0), h);
-        ctx.fillStyle = RANGE_COLOR;
-        ctx.fillRect(Math.round(s.x0), 0, 1, h);
-        ctx.fillRect(Math.round(s.x1), 0, 1, h);
-      }
-    }
-  }
-
-  /** Notes and the range selection on one track. */
-  private drawRowNotes(ctx: CanvasRenderingContext2D, scale: TimeScale, row: LayoutRow, y: number): void {
-    const uri = row.track.uri;
-    for (const n of this.notes) {
-      if (n.track !== uri) continue;
-      const s = this.noteSpan(scale, n);
-      if (!s) continue;
-      const focused = n.id === this.focusedNote;
-      if (s.x1 - s.x0 >= 2) {
-        ctx.fillStyle = focused ? 'rgba(249,171,0,0.35)' : 'rgba(249,171,0,0.22)';
-        ctx.fillRect(s.x0, y, s.x1 - s.x0, row.h);
-        ctx.fillStyle = NOTE_COLOR;
-        ctx.fillRect(s.x0, y, s.x1 - s.x0, 2);
-      } else {
-        ctx.fillStyle = NOTE_COLOR;
-        drawPin(ctx, (s.x0 + s.x1) / 2, y, row.h, 2, 5, 7, 1);
-      }
-    }
-    const r = this.range;
-    if (r && r.track === uri) {
-      const s = this.noteSpan(scale, r);
-      if (s) {
-        ctx.fillStyle = 'rgba(142,36,170,0.22)';
-        ctx.fillRect(s.x0, y, Math.max(1, s.x1 - s.x0), row.h);
-        ctx.fillStyle = RANGE_COLOR;
-        ctx.fillRect(Math.round(s.x0), y, 1, row.h);
-        ctx.fillRect(Math.round(s.x1), y, 1, row.h);
-      }
-    }
-  }
-
-  /** The note under x: in the ruler any note; on a track its own notes, or a track-less note's edge. */
-  private noteAt(x: number, trackUri: string | null): NoteMark | null {
-    const scale = this.scale();
-    let best: NoteMark | null = null;
-    let bestD = Infinity;
-    for (const n of this.notes) {
-      const s = this.noteSpan(scale, n);
-      if (!s) continue;
-      const inside = x >= s.x0 - 4 && x <= s.x1 + 4;
-      const nearEdge = Math.min(Math.abs(x - s.x0), Math.abs(x - s.x1)) <= 3;
-      const hit = trackUri === null ? inside : n.track === trackUri ? inside : !n.track && nearEdge;
-      if (!hit) continue;
-      const d = Math.abs(x - (s.x0 + s.x1) / 2);
-      if (d < bestD) {
-        best = n;
-        bestD = d;
-      }
-    }
-    return best;
   }
 
   private showNoteTip(n: NoteMark, e: MouseEvent): void {
@@ -618,7 +469,7 @@ export class TimelineController {
     this.mouseX = this.localX(e, area.canvas);
     if (this.drag?.moved || this.rangeDrag) return;
     const r = this.rowAt(area, e.clientY);
-    const note = r ? this.noteAt(this.mouseX, r.row.track.uri) : null;
+    const note = r ? this.notes.noteAt(this.scale(), this.mouseX, r.row.track.uri) : null;
     if (note) {
       this.setHover(null, null);
       this.showNoteTip(note, e);
@@ -713,28 +564,4 @@ function prepare(canvas: HTMLCanvasElement, w: number, h: number, dpr: number): 
   const ctx = canvas.getContext('2d', { alpha: true })!;
   ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
   return ctx;
-}
-
-/**
- * A marker pin at x: a vertical line of `lineWidth` over the row's height
- * (left edge at round(x) - `lineShift`) under a downward triangle of half
- * width `head` and height `headH`, in the current fill style.
- */
-function drawPin(
-  ctx: CanvasRenderingContext2D,
-  x: number,
-  y: number,
-  h: number,
-  lineWidth: number,
-  head: number,
-  headH: number,
-  lineShift: number,
-): void {
-  ctx.fillRect(Math.round(x) - lineShift, y, lineWidth, h);
-  ctx.beginPath();
-  ctx.moveTo(x - head, y);
-  ctx.lineTo(x + head, y);
-  ctx.lineTo(x, y + headH);
-  ctx.closePath();
-  ctx.fill();
 }

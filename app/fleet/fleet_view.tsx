@@ -125,7 +125,14 @@ function FleetBody({
           {rows.length === 0 && (
             <tr>
               <td colSpan={settings.length + 1} className="muted">
-                No significant change. Tick "every metric" to see them all.
+                {r.settings.some((s) => s.traces.length < 2)
+                  ? `No test: ${r.settings
+                      .filter((s) => s.traces.length < 2)
+                      .map((s) => s.value)
+                      .join(
+                        ', ',
+                      )} has a single trace (Welch's t needs at least two a setting: record iterations). Tick "every metric" to see the changes.`
+                  : 'No significant change. Tick "every metric" to see them all.'}
               </td>
             </tr>
           )}

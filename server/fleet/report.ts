@@ -197,6 +197,16 @@ function formatReport(
   for (let side = 1; side < c.sides.length; side++) {
     const setting = c.sides[side]!.label;
     const rows = c.rows.filter((r) => r.changes[side]?.significant);
+    const single = [reg.settings[0]!, reg.settings[side]!].filter((s) => s.traces.length < 2);
+    if (single.length) {
+      // "0 significant changes" would read as "no change": with one trace a side nothing can be tested.
+      lines.push(
+        '',
+        `${setting} against ${c.sides[0]!.label}: no test (${single.map((s) => `${s.value} has ${s.traces.length} trace`).join(', ')}; ` +
+          `Welch's t needs at least 2 traces a setting: record iterations). fleet-report --json lists every metric's change.`,
+      );
+      continue;
+    }
     lines.push('', `${setting} against ${c.sides[0]!.label}: ${rows.length} significant change(s)`);
     for (const r of rows) {
       const ch = r.changes[side]!;

@@ -487,4 +487,20 @@ describe('stallscope fleet-report on the compare pair', () => {
     expect(r.stdout).not.toMatch(/shrinker\.freed \[super_cache_scan\].*!/);
     expect(r.stderr).toMatch(/regressed by more than 10%/);
   }, 120_000);
+
+  it('a setting of one trace says there is no test, rather than "0 significant changes", and fails nothing', () => {
+    const dir = join(work, 'one-each');
+    mkdirSync(dir);
+    for (const f of ['compare/vfs100.1.v7.dat', 'compare/vfs1000.1.v7.dat'])
+      symlinkSync(join(FIXTURES, f), join(dir, base(f)));
+    const labels = join(work, 'one-each.csv');
+    writeFileSync(labels, 'file,config\nvfs100.1.v7.dat,vfs100\nvfs1000.1.v7.dat,vfs1000\n');
+    const out = join(work, 'one-each-ds');
+    const b = cli(['--data-dir', dataDir, 'batch', dir, '--out', out, '--labels', labels]);
+    expect(b.status, b.stderr).toBe(0);
+    const r = cli(['fleet-report', out, '--by', 'config', '--fail-on-regression', '10']);
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stdout).toContain('vfs1000 against vfs100: no test (vfs100 has 1 trace, vfs1000 has 1 trace;');
+    expect(r.stdout).not.toMatch(/significant change/);
+  }, 120_000);
 });

@@ -14,30 +14,13 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { FLEET_COMPARE_RUNS, FLEET_OTHER_TRACES } from '../tests/support/fleet/fleet_corpus.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const CLI = path.join(ROOT, 'bin', 'stallscope.mjs');
 const FIX = path.join(ROOT, 'fixtures');
 
-export const FLEET_BENCH_TRACES = [
-  ...[1, 2, 3, 4].flatMap((i) => [`compare/vfs100.${i}.v7.dat`, `compare/vfs1000.${i}.v7.dat`]),
-  'build_balance.v7.dat',
-  'dirty_throttle.v7.dat',
-  'fsync_xfs.v7.dat',
-  'memcg_escalation.v7.dat',
-  'memcg_reclaim.v7.dat',
-  'memcg_writer.v7.dat',
-  'multi_instance.dat',
-  'perfetto_reclaim.pftrace',
-  'reclaim_kswapd.v6.dat',
-  'swap_writeback.v7.dat',
-  'syscalls.v7.dat',
-  'tracefs_plain.txt',
-  'writeback_flood.v7.dat',
-  'printed_args.report.txt',
-  'perfetto_compact.pftrace.gz',
-  'latency_format.tracefs.txt',
-].map((f) => path.join(FIX, f));
+export const FLEET_BENCH_TRACES = [...FLEET_COMPARE_RUNS, ...FLEET_OTHER_TRACES].map((f) => path.join(FIX, f));
 
 export interface FleetBenchRow {
   what: string;

@@ -11,7 +11,7 @@
  */
 import { useCallback, useEffect, useRef, useState } from 'react';
 import { ApiError, api } from '../api/client.ts';
-import { UploadStatus, progressOf, type Upload } from '../panels/start_page.tsx';
+import { UploadStatus, ingestingState, uploadingState, type Upload } from '../panels/start_page.tsx';
 import { viewStore } from '../state/view_store.ts';
 import { EMPTY_VIEW } from '../state/view_state.ts';
 import { formatBytes, formatCount } from '../time_axis/time_format.ts';
@@ -41,29 +41,14 @@ export function MissingTrace({ traceId, onReady }: { traceId: string; onReady():
         setUpload({ name: file.name, file, phase: 'failed', fraction: null, detail: '', error });
       setUpload({ name: file.name, file, phase: 'uploading', fraction: 0, detail: formatBytes(file.size) });
       try {
-        const { jobId } = await api.upload(
-          file,
-          (sent, total) =>
-            setUpload({
-              name: file.name,
-              file,
-              phase: 'uploading',
-              fraction: progressOf({ phase: 'uploading', bytesDone: sent, bytesTotal: total }),
-              detail: `${formatBytes(sent)} of ${formatBytes(total)}`,
-            }),
-          { expectSha256: traceId },
-        );
+        const { jobId } = await api.upload(file, (sent, total) => setUpload(uploadingState(file, sent, total)), {
+          expectSha256: traceId,
+        });
         cancelRef.current = api.followJob(
           jobId,
           (s) => {
             if (s.phase === 'failed') return fail(s.error ?? s.message ?? 'ingest failed');
-            setUpload({
-              name: file.name,
-              file,
-              phase: s.phase,
-              fraction: progressOf(s),
-              detail: s.events ? `${formatCount(s.events)} events` : '',
-            });
+            setUpload(ingestingState(file, s));
             if (s.phase === 'done') {
               if (s.traceId === traceId) onReady();
               else fail(`the server ingested it as trace ${s.traceId ?? '?'}, not ${traceId}`);

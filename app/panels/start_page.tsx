@@ -57,6 +57,28 @@ export function progressOf(s: { phase: string; bytesDone: number; bytesTotal: nu
   return span[0] + (span[1] - span[0]) * within;
 }
 
+/** An upload's state while its bytes are sent: `sent` of `total` bytes. */
+export function uploadingState(file: File, sent: number, total: number): Upload {
+  return {
+    name: file.name,
+    file,
+    phase: 'uploading',
+    fraction: progressOf({ phase: 'uploading', bytesDone: sent, bytesTotal: total }),
+    detail: `${formatBytes(sent)} of ${formatBytes(total)}`,
+  };
+}
+
+/** An upload's state while the server ingests it: the job's phase and events so far. */
+export function ingestingState(file: File, s: JobState): Upload {
+  return {
+    name: file.name,
+    file,
+    phase: s.phase,
+    fraction: progressOf(s),
+    detail: s.events ? `${formatCount(s.events)} events` : '',
+  };
+}
+
 /** The fleet datasets the server was started with (serve --fleet DIR); nothing when there are none. */
 function FleetList() {
   const [datasets, setDatasets] = useState<FleetDatasetInfo[]>([]);
@@ -106,28 +128,14 @@ function ingestFile(file: File, onState: (u: Upload) => void, cancels: Set<() =>
     const fail = (error: string) => reject(new Error(explain(error, file.name)));
     onState({ name: file.name, file, phase: 'uploading', fraction: 0, detail: formatBytes(file.size) });
     api
-      .upload(file, (sent, total) =>
-        onState({
-          name: file.name,
-          file,
-          phase: 'uploading',
-          fraction: progressOf({ phase: 'uploading', bytesDone: sent, bytesTotal: total }),
-          detail: `${formatBytes(sent)} of ${formatBytes(total)}`,
-        }),
-      )
+      .upload(file, (sent, total) => onState(uploadingState(file, sent, total)))
       .then(
         ({ jobId }) => {
           const cancel = api.followJob(
             jobId,
             (s) => {
               if (s.phase === 'failed') return fail(s.error ?? s.message ?? 'ingest failed');
-              onState({
-                name: file.name,
-                file,
-                phase: s.phase,
-                fraction: progressOf(s),
-                detail: s.events ? `${formatCount(s.events)} events` : '',
-              });
+              onState(ingestingState(file, s));
               if (s.phase === 'done') {
                 cancels.delete(cancel);
                 if (s.traceId) resolve(s.traceId);
@@ -239,15 +247,7 @@ export function StartPage() {
       setBatch(null);
       setUpload({ name: file.name, file, phase: 'uploading', fraction: 0, detail: formatBytes(file.size) });
       try {
-        const { jobId } = await api.upload(file, (sent, total) =>
-          setUpload({
-            name: file.name,
-            file,
-            phase: 'uploading',
-            fraction: progressOf({ phase: 'uploading', bytesDone: sent, bytesTotal: total }),
-            detail: `${formatBytes(sent)} of ${formatBytes(total)}`,
-          }),
-        );
+        const { jobId } = await api.upload(file, (sent, total) => setUpload(uploadingState(file, sent, total)));
         follow(jobId, file.name, file);
       } catch (e) {
         const error = e instanceof ApiError ? e.message : String(e);

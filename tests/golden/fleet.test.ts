@@ -36,6 +36,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Engine, openDuckDb } from '../../server/engine/engine.ts';
 import { CANONICAL_ORDER, loadSchema } from '../../server/fleet/dataset.ts';
+import { FLEET_COMPARE_RUNS, FLEET_OTHER_TRACES } from '../support/fleet/fleet_corpus.ts';
 
 const FIXTURES = fileURLToPath(new URL('../../fixtures/', import.meta.url));
 const CLI = fileURLToPath(new URL('../../bin/stallscope.mjs', import.meta.url));
@@ -46,25 +47,8 @@ const batchOut = join(work, 'batch');
 const sparkOut = join(work, 'spark');
 const labelsCsv = join(work, 'labels.csv');
 
-const COMPARE = [1, 2, 3, 4].flatMap((i) => [`compare/vfs100.${i}.v7.dat`, `compare/vfs1000.${i}.v7.dat`]);
-const OTHERS = [
-  'build_balance.v7.dat',
-  'dirty_throttle.v7.dat',
-  'fsync_xfs.v7.dat',
-  'memcg_escalation.v7.dat',
-  'memcg_reclaim.v7.dat',
-  'memcg_writer.v7.dat',
-  'multi_instance.dat',
-  'perfetto_reclaim.pftrace',
-  'reclaim_kswapd.v6.dat',
-  'swap_writeback.v7.dat',
-  'syscalls.v7.dat',
-  'tracefs_plain.txt',
-  'writeback_flood.v7.dat',
-  'printed_args.report.txt',
-  'perfetto_compact.pftrace.gz',
-  'latency_format.tracefs.txt',
-];
+const COMPARE = FLEET_COMPARE_RUNS;
+const OTHERS = FLEET_OTHER_TRACES;
 const GOOD = [...COMPARE, ...OTHERS];
 const base = (f: string) => f.split('/').pop()!;
 

@@ -63,6 +63,8 @@ function FleetBody({
   const settings = r.settings.map((s) => s.value);
   const pct = new Map(r.percentiles.map((p) => [`${p.setting}\0${p.metric}\0${p.key ?? ''}`, p]));
   const rows = c.rows.filter((row) => all || row.changes.some((ch) => ch?.significant));
+  /** Settings with one trace get no test: Welch's t needs two samples a side. */
+  const singleTraceSettings = r.settings.filter((s) => s.traces.length < 2).map((s) => s.value);
   return (
     <>
       <div className="fleet-controls">
@@ -125,13 +127,8 @@ function FleetBody({
           {rows.length === 0 && (
             <tr>
               <td colSpan={settings.length + 1} className="muted">
-                {r.settings.some((s) => s.traces.length < 2)
-                  ? `No test: ${r.settings
-                      .filter((s) => s.traces.length < 2)
-                      .map((s) => s.value)
-                      .join(
-                        ', ',
-                      )} has a single trace (Welch's t needs at least two a setting: record iterations). Tick "every metric" to see the changes.`
+                {singleTraceSettings.length > 0
+                  ? `No test: ${singleTraceSettings.join(', ')} ${singleTraceSettings.length === 1 ? 'has a single trace' : 'each have a single trace'} (Welch's t needs at least two a setting: record iterations). Tick "every metric" to see the changes.`
                   : 'No significant change. Tick "every metric" to see them all.'}
               </td>
             </tr>

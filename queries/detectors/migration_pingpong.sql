@@ -6,11 +6,12 @@
 -- @param window_ns BIGINT 10000000 -- a migration back to a CPU the task left at most this long ago (ns, 10 ms) is a bounce; a burst is a chain of migrations of one task each at most this far apart
 -- @param min_bounces INTEGER 3 -- a burst with at least this many bounces is a finding (info)
 -- @param warn_bounces INTEGER 10 -- ... at least this many bounces, mostly at wakeup: warn
--- @param critical_bounces INTEGER 50 -- ... at least this many bounces, mostly at wakeup: critical
+-- @param critical_bounces INTEGER 50 -- ... at least this many bounces, mostly at wakeup, and critical_wait_ns of waiting: critical
+-- @param critical_wait_ns BIGINT 100000000 -- ... and the task waited at least this long (ns, 100 ms) in all to run after the burst's moves: critical
 -- @param balance_warn_bounces INTEGER 200 -- a burst mostly by load balancing is info below this many bounces, warn from it
 -- @requires sched:sched_migrate_task
 -- @impact the time the bounced task waited to run after its moves: for each migration of the burst, from the migration to the task's next switch-in (at most window_ns each).
--- @severity wakeup ping-pong (at least half of the bounces happened at wakeup): critical at critical_bounces (50) bounces, warn at warn_bounces (10), else info. Load / idle balancing ping-pong (the scheduler spreading runnable tasks, as in a busy parallel build): info, warn from balance_warn_bounces (200); never critical.
+-- @severity wakeup ping-pong (at least half of the bounces happened at wakeup): critical at critical_bounces (50) bounces when the task also waited critical_wait_ns (100 ms) or more in all after its moves, warn at warn_bounces (10) bounces, else info. Load / idle balancing ping-pong (the scheduler spreading runnable tasks, as in a busy parallel build): info, warn from balance_warn_bounces (200); never critical.
 --
 -- What it finds
 --   sched_migrate_task fires whenever a task's CPU changes: at wakeup
@@ -44,6 +45,12 @@
 --   ping-pong that costs measurable cache misses and wakeup latency. 200
 --   balancing bounces in one burst (4 x critical): the scheduler moving one
 --   task back and forth far more than spreading load needs.
+--   critical also needs 100 ms of waiting after the moves: many bounces alone
+--   are a pattern to look at, not a stall. On a 2-CPU machine running dbench,
+--   tasks woken by IO-completing kworkers bounce 50-80 times in 100 ms while
+--   waiting only 2-6 ms in all (fixtures/corpus/sched_wq, many_systems): warn.
+--   100 ms is the bar the other detectors set for a critical stall (a direct
+--   reclaim stall, a shrinker call).
 --
 -- Decisions
 --   * Migrations with orig_cpu = dest_cpu and pid 0 (idle) are ignored.
@@ -75,6 +82,7 @@ WITH
 params AS (
   SELECT $window_ns::BIGINT AS win, $min_bounces::INTEGER AS min_b,
          $warn_bounces::INTEGER AS warn_b, $critical_bounces::INTEGER AS crit_b,
+         $critical_wait_ns::BIGINT AS crit_wait,
          $balance_warn_bounces::INTEGER AS bal_warn_b
 ),
 m AS (
@@ -185,7 +193,8 @@ described AS (
   ASOF LEFT JOIN th ON th.tid = b.pid AND b.ts >= th.st
 )
 SELECT
-  CASE WHEN kind = 'wakeup' THEN ss_severity(bounces, p.warn_b, p.crit_b, 'info')
+  CASE WHEN kind = 'wakeup' THEN CASE WHEN bounces >= p.crit_b AND wait_ns >= p.crit_wait THEN 'critical'
+                                      WHEN bounces >= p.warn_b THEN 'warn' ELSE 'info' END
        ELSE CASE WHEN bounces >= p.bal_warn_b THEN 'warn' ELSE 'info' END END AS severity,
   ts,
   dur,

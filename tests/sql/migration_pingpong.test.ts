@@ -207,6 +207,16 @@ describe('migration_pingpong', () => {
       ['warn', 'balance'],
       ['info', 'wakeup'],
     ]);
+    // critical needs both the bounces and the waiting: the wakeup burst (3 bounces, its task
+    // waited 1.1 ms after the moves, see above) is critical with a 1 ms bar, warn with a 1.2 ms one
+    const crit = (wait: string) =>
+      findingsOf(db, 'migration_pingpong', {
+        'migration_pingpong.warn_bounces': '3',
+        'migration_pingpong.critical_bounces': '3',
+        'migration_pingpong.critical_wait_ns': wait,
+      }).then((fs) => fs.filter((x) => x.kind === 'wakeup').map((x) => x.severity));
+    expect(await crit('1ms')).toEqual(['critical']);
+    expect(await crit('1.2ms')).toEqual(['warn']);
     // with a 1.9 ms window, 812's migrations 2 ms apart no longer chain, and dbench's
     // returns come 2 ms after leaving a CPU: no bounces anywhere
     const g = await findingsOf(db, 'migration_pingpong', { 'migration_pingpong.window_ns': '1.9ms' });

@@ -110,8 +110,12 @@ export class TraceLibrary {
       if (r) ready.push(r);
     }
     ready.sort((a, b) => b.addedAt.localeCompare(a.addedAt));
-    const inFlight = [...this.jobs.values()].map((j) => this.jobRecord(j));
-    return [...inFlight, ...ready, ...this.failed.values()];
+    const jobs = [...this.jobs.values()];
+    // A job running its detectors has its model in place already: list it
+    // once, as the job, until its findings are ready too.
+    const detecting = new Set(jobs.map((j) => j.traceId).filter((id) => id !== null));
+    const inFlight = jobs.map((j) => this.jobRecord(j));
+    return [...inFlight, ...ready.filter((r) => !detecting.has(r.id)), ...this.failed.values()];
   }
 
   async get(id: string): Promise<TraceRecord | null> {

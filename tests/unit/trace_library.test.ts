@@ -37,6 +37,28 @@ describe('TraceLibrary', () => {
     expect(ids).toEqual([a.id, b.id].sort());
   });
 
+  it('lists a trace once while its detectors run (the model is in place, the job not done)', async () => {
+    library = await TraceLibrary.open(dataDir);
+    const seen: { ids: string[]; statuses: string[] }[] = [];
+    const job = library.startIngest(KERNEL4X, { name: 'kernel4x.txt' });
+    const listing: Promise<void>[] = [];
+    job.listeners.add((p) => {
+      if (p.phase !== 'detecting' || listing.length > 0) return;
+      listing.push(
+        library!.list().then((rs) => {
+          seen.push({ ids: rs.map((r) => r.id), statuses: rs.map((r) => r.status) });
+        }),
+      );
+    });
+    const record = await job.done;
+    await Promise.all(listing);
+    expect(seen).toHaveLength(1);
+    // the job alone: its trace directory exists by now, and used to be listed beside it as ready
+    expect(seen[0]!.statuses).toEqual(['ingesting']);
+    expect(seen[0]!.ids).not.toContain(record.id);
+    expect((await library.list()).map((r) => [r.id, r.status])).toEqual([[record.id, 'ready']]);
+  });
+
   it('the same content several times at once gives one trace', async () => {
     // The copies that finish last find the first one's trace in place, also
     // when it lands between their check and their rename (that race once

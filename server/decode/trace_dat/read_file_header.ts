@@ -498,6 +498,24 @@ async function readSection(
   return { id, flags, where: offset, data: new ByteCursor(body, info.littleEndian, offset, true) };
 }
 
+/** A v7 BUFFER option: one buffer instance and where its per-CPU data lie. */
+type V7BufferOption = { offset: number; name: string; clock: string | null; pageSize: number; cpus: CpuData[] };
+
+/** What the v7 options chain says: where each section is, the buffers, and whether the chain broke. */
+interface V7Options {
+  sectionOffsets: Map<number, number>;
+  bufferOptions: V7BufferOption[];
+  /** A later options section was unreadable (a truncated file loses the ones after the data). */
+  chainBroken: boolean;
+  /** The end of the last options section read from the file: where a salvage scan may start. */
+  scanFrom: number;
+}
+
+/**
+ * trace.dat v7: the compression header, then the options chain, the
+ * sections it points to, and the buffers; a truncated file's buffers are
+ * salvaged by scanning for their sections.
+ */
 async function readV7(
   src: FileSource,
   init: InitialHeader,
@@ -511,25 +529,63 @@ async function readV7(
   if (name !== 'none' && name !== 'zstd' && name !== 'zlib') {
     throw new TraceDatFormatError(init.end, `unsupported compression ${JSON.stringify(name)}`);
   }
-  let next = head.u64('options offset');
-  const sectionOffsets = new Map<number, number>();
-  const bufferOptions: { offset: number; name: string; clock: string | null; pageSize: number; cpus: CpuData[] }[] = [];
+  const options = await readV7Options(src, head.u64('options offset'), init, info, budget);
+  await readV7Sections(src, options.sectionOffsets, info, budget);
+  await describeV7Buffers(src, options.bufferOptions, info);
+  if (options.chainBroken && !hasCpuData(info)) {
+    // trace-cmd writes the options describing the per-CPU data after the data, so a
+    // truncated v7 file loses them. Find the flyrecord section itself and walk it.
+    const salvaged = await salvageV7Buffers(src, info, options.scanFrom);
+    if (salvaged.length > 0) {
+      info.buffers.push(...salvaged);
+      info.problems.push({
+        where: salvaged[0]!.cpus[0]?.offset ?? options.scanFrom,
+        unit: 'offset',
+        reason: `buffer descriptions missing (truncated file): per-CPU data located by scanning; CPU numbers inferred as 0..${salvaged[0]!.cpus.length - 1} in file order`,
+        excerpt: '',
+      });
+    }
+  }
+  if (!hasCpuData(info)) {
+    info.problems.push({
+      where: info.fileSize,
+      unit: 'offset',
+      reason: 'no per-CPU trace data found (file truncated before its data or buffer descriptions?)',
+      excerpt: '',
+    });
+  }
+}
+
+const hasCpuData = (info: TraceDatInfo) => info.buffers.some((b) => b.cpus.some((c) => c.size > 0));
+
+/**
+ * Walks the chain of options sections from `first`. The first section is
+ * essential (its damage is the file's error); a later one's damage is a
+ * problem and ends the walk with what was found.
+ */
+async function readV7Options(
+  src: FileSource,
+  first: number,
+  init: InitialHeader,
+  info: TraceDatInfo,
+  budget: DecompressBudget,
+): Promise<V7Options> {
+  const out: V7Options = { sectionOffsets: new Map(), bufferOptions: [], chainBroken: false, scanFrom: 0 };
   const seen = new Set<number>();
-  let firstOptions = true;
-  let optionsChainBroken = false;
-  let scanFrom = 0;
+  let next = first;
   while (next !== 0) {
     if (seen.has(next) || seen.size > 10_000) {
       info.problems.push({ where: next, unit: 'offset', reason: 'options sections form a loop', excerpt: '' });
       break;
     }
+    const isFirst = seen.size === 0;
     seen.add(next);
     let sec: Section;
     try {
       sec = await readSection(src, next, info, OPT.DONE, budget);
     } catch (e) {
       if (!(e instanceof TraceDatFormatError)) throw e;
-      if (firstOptions) throw e;
+      if (isFirst) throw e;
       // Later options sections sit at the end of the file (after the data): a truncated
       // file loses them, and with them the buffer descriptions. Keep what was found.
       info.problems.push({
@@ -538,34 +594,42 @@ async function readV7(
         reason: `options section unreadable: ${e.message}`,
         excerpt: '',
       });
-      optionsChainBroken = true;
+      out.chainBroken = true;
       break;
     }
-    firstOptions = false;
-    if (!sec.data.positionsAreVirtual) scanFrom = Math.max(scanFrom, sec.data.fileBase + sec.data.buf.length);
-    next = 0;
-    const c = sec.data;
-    try {
-      while (c.remaining > 0) {
-        const id = c.u16();
-        const size = c.u32();
-        const at = c.where();
-        const data = new ByteCursor(c.bytes(size, `option ${id}`), info.littleEndian, at, c.positionsAreVirtual);
-        if (id === OPT.DONE) {
-          next = data.u64('next options offset');
-          break;
-        }
-        if (id >= OPT.HEADER_INFO && id <= OPT.CMDLINES) sectionOffsets.set(id, data.u64('section offset'));
-        else if (id === OPT.BUFFER) bufferOptions.push(parseV7BufferOption(data, init.pageSize));
-        else applyOption(id, data, info, [], 7);
-      }
-    } catch (e) {
-      if (!(e instanceof TraceDatFormatError)) throw e;
-      info.problems.push({ where: e.where, unit: 'offset', reason: `damaged option: ${e.message}`, excerpt: '' });
-    }
+    if (!sec.data.positionsAreVirtual) out.scanFrom = Math.max(out.scanFrom, sec.data.fileBase + sec.data.buf.length);
+    next = readV7OptionsSection(sec.data, init, info, out);
   }
+  return out;
+}
 
-  // Sections: header info and event formats are essential, the rest optional.
+/** Reads one options section's options into `out`; returns the next section's offset (0: none). */
+function readV7OptionsSection(c: ByteCursor, init: InitialHeader, info: TraceDatInfo, out: V7Options): number {
+  try {
+    while (c.remaining > 0) {
+      const id = c.u16();
+      const size = c.u32();
+      const at = c.where();
+      const data = new ByteCursor(c.bytes(size, `option ${id}`), info.littleEndian, at, c.positionsAreVirtual);
+      if (id === OPT.DONE) return data.u64('next options offset');
+      if (id >= OPT.HEADER_INFO && id <= OPT.CMDLINES) out.sectionOffsets.set(id, data.u64('section offset'));
+      else if (id === OPT.BUFFER) out.bufferOptions.push(parseV7BufferOption(data, init.pageSize));
+      else applyOption(id, data, info, [], 7);
+    }
+  } catch (e) {
+    if (!(e instanceof TraceDatFormatError)) throw e;
+    info.problems.push({ where: e.where, unit: 'offset', reason: `damaged option: ${e.message}`, excerpt: '' });
+  }
+  return 0;
+}
+
+/** The sections the options point to: header info and event formats are essential, the rest optional. */
+async function readV7Sections(
+  src: FileSource,
+  sectionOffsets: Map<number, number>,
+  info: TraceDatInfo,
+  budget: DecompressBudget,
+): Promise<void> {
   const need = async (id: number, what: string, optional: boolean, parse: (c: ByteCursor) => void) => {
     const off = sectionOffsets.get(id);
     if (off === undefined) {
@@ -615,7 +679,10 @@ async function readV7(
   await need(OPT.CMDLINES, 'saved cmdlines', true, (c) => {
     info.cmdlines = c.bytes(c.u64('cmdlines size'), 'saved cmdlines').toString('utf8');
   });
+}
 
+/** Each buffer of the options, with whether its section is compressed (read from the section's header). */
+async function describeV7Buffers(src: FileSource, bufferOptions: V7BufferOption[], info: TraceDatInfo): Promise<void> {
   for (const b of bufferOptions) {
     let compressed = false;
     try {
@@ -623,11 +690,11 @@ async function readV7(
       const id = hdr.u16();
       const flags = hdr.u16();
       if (id !== OPT.BUFFER) throw new TraceDatFormatError(b.offset, `expected buffer section, found section id ${id}`);
-      compressed = (flags & SECTION_FLAG_COMPRESSED) !== 0 && info.compression.name !== 'none';
+      compressed = (flags & SECTION_FLAG_COMPRESSED) !== 0 && info.compression!.name !== 'none';
     } catch (e) {
       if (!(e instanceof TraceDatFormatError)) throw e;
       // The section header is only needed for its compression flag; fall back to the file's algorithm.
-      compressed = info.compression.name !== 'none';
+      compressed = info.compression!.name !== 'none';
       info.problems.push({
         where: e.where,
         unit: 'offset',
@@ -636,28 +703,6 @@ async function readV7(
       });
     }
     info.buffers.push({ name: b.name, clock: b.clock, pageSize: b.pageSize, compressed, cpus: b.cpus });
-  }
-  if (optionsChainBroken && !info.buffers.some((b) => b.cpus.some((c) => c.size > 0))) {
-    // trace-cmd writes the options describing the per-CPU data after the data, so a
-    // truncated v7 file loses them. Find the flyrecord section itself and walk it.
-    const salvaged = await salvageV7Buffers(src, info, scanFrom);
-    if (salvaged.length > 0) {
-      info.buffers.push(...salvaged);
-      info.problems.push({
-        where: salvaged[0]!.cpus[0]?.offset ?? scanFrom,
-        unit: 'offset',
-        reason: `buffer descriptions missing (truncated file): per-CPU data located by scanning; CPU numbers inferred as 0..${salvaged[0]!.cpus.length - 1} in file order`,
-        excerpt: '',
-      });
-    }
-  }
-  if (!info.buffers.some((b) => b.cpus.some((c) => c.size > 0))) {
-    info.problems.push({
-      where: info.fileSize,
-      unit: 'offset',
-      reason: 'no per-CPU trace data found (file truncated before its data or buffer descriptions?)',
-      excerpt: '',
-    });
   }
 }
 

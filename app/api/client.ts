@@ -3,7 +3,16 @@
  * which turns a `{error}` answer into an ApiError carrying the message.
  */
 import type { FleetListAnswer, FleetViewAnswer } from '../../shared/contract/fleet.ts';
-import type { EventInfo, FindingsResponse, JobState, TraceRecord, TrackData, TrackList } from './types.ts';
+import type {
+  EventInfo,
+  FindingsResponse,
+  JobState,
+  TraceList,
+  TraceRecord,
+  TrackData,
+  TrackList,
+  UploadAccepted,
+} from './types.ts';
 
 export class ApiError extends Error {
   /** The parsed answer, when there was one. */
@@ -178,7 +187,7 @@ export const api = {
     getJson<FleetViewAnswer>(
       `/api/fleet/${enc(name)}?${new URLSearchParams({ ...(by ? { by } : {}), ...(baseline ? { baseline } : {}) }).toString()}`,
     ),
-  traces: () => getJson<{ traces: TraceRecord[]; jobs: JobState[] }>('/api/traces'),
+  traces: () => getJson<TraceList>('/api/traces'),
   trace: (id: string) => getJson<TraceRecord>(`/api/traces/${enc(id)}`),
   findings: (id: string) => getJson<FindingsResponse>(`/api/traces/${enc(id)}/findings`),
   tracks: (id: string) => getJson<TrackList>(`/api/traces/${enc(id)}/tracks`),
@@ -228,7 +237,7 @@ export const api = {
     onProgress: (sent: number, total: number) => void,
     /** expectSha256: the content the file must have (a share link's trace): another file is refused (409, `body.actual`). */
     opts: { expectSha256?: string } = {},
-  ): Promise<{ jobId: string; name: string; bytes: number }> {
+  ): Promise<UploadAccepted> {
     return new Promise((resolve, reject) => {
       const xhr = new XMLHttpRequest();
       xhr.open(
@@ -251,14 +260,13 @@ export const api = {
         );
       xhr.onabort = () => reject(new ApiError(0, 'the upload was cancelled'));
       xhr.onload = () => {
-        let body: { error?: string; jobId?: string; name?: string; bytes?: number } = {};
+        let body: Partial<UploadAccepted> & { error?: string } = {};
         try {
           body = JSON.parse(xhr.responseText);
         } catch {
           /* handled below */
         }
-        if (xhr.status >= 200 && xhr.status < 300 && body.jobId)
-          resolve(body as { jobId: string; name: string; bytes: number });
+        if (xhr.status >= 200 && xhr.status < 300 && body.jobId) resolve(body as UploadAccepted);
         else {
           const err = new ApiError(xhr.status, body.error ?? `upload failed (HTTP ${xhr.status})`);
           err.body = body;

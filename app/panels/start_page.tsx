@@ -6,7 +6,7 @@
  */
 import { useCallback, useEffect, useRef, useState } from 'react';
 import { ApiError, api } from '../api/client.ts';
-import type { JobState, TraceRecord } from '../api/types.ts';
+import type { IngestPhase, JobState, TraceRecord } from '../api/types.ts';
 import { viewStore } from '../state/view_store.ts';
 import { desktopOpenDialog, onDesktopOpen } from '../desktop/desktop_bridge.ts';
 import { formatBytes, formatCount } from '../time_axis/time_format.ts';
@@ -20,7 +20,7 @@ export interface Upload {
   name: string;
   /** The file itself, kept so that a failed upload can be retried as is. */
   file?: File;
-  phase: JobState['phase'] | 'reconnecting';
+  phase: IngestPhase | 'reconnecting';
   /** 0..1 overall. */
   fraction: number | null;
   detail: string;

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { buildApi } from './create_server.ts';
-import type { IngestProgress, LibraryLike, TraceRecordLike } from './library_contract.ts';
+import type { IngestProgress, LibraryLike, TraceRecord } from './library_contract.ts';
 
 const ID = 'a'.repeat(64);
 
@@ -14,7 +14,7 @@ function fakeLibrary(
   openEngine = (): Promise<never> => Promise.reject(new Error('no engine in this test')),
 ) {
   const seen: Array<{ path: string; name: string; bytes: string }> = [];
-  const rec: TraceRecordLike = {
+  const rec: TraceRecord = {
     id: ID,
     name: 'x.dat',
     sizeBytes: 5,

@@ -9,22 +9,9 @@
 import { randomUUID } from 'node:crypto';
 import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { IngestProgress } from './library_contract.ts';
+import type { JobState } from '../../shared/contract/library.ts';
 
-export interface JobState extends IngestProgress {
-  jobId: string;
-  name: string;
-  /** The trace id, once the library has the trace (phases 'detecting' and 'done'). */
-  traceId?: string;
-  error?: string;
-  startedAt: string;
-  /** The uploaded file's size. */
-  sizeBytes: number | null;
-  /** Set on jobs a previous server process was running when it stopped. */
-  interrupted?: boolean;
-  /** The upload's content hash: the trace id it becomes (known before the ingest starts). */
-  contentSha256?: string;
-}
+export type { JobState } from '../../shared/contract/library.ts';
 
 type Listener = (s: JobState) => void;
 

@@ -7,42 +7,21 @@
  */
 import type { Engine } from '../engine/engine.ts';
 
-import type { IngestProgress, Severity } from '../../shared/contract/api.ts';
+import type { IngestProgress } from '../../shared/contract/api.ts';
+import type { FindingCore } from '../../shared/contract/findings.ts';
+import type { TraceRecord } from '../../shared/contract/library.ts';
 export type { IngestPhase, IngestProgress, Severity } from '../../shared/contract/api.ts';
+export type { TraceRecord } from '../../shared/contract/library.ts';
 
-export interface TraceRecordLike {
-  id: string;
-  name: string;
-  sizeBytes: number;
-  format: string | null;
-  formatVersion?: string | null;
-  cpus: number | null;
-  kernel?: string | null;
-  eventsTotal: number;
-  firstTs: number | bigint | string | null;
-  lastTs: number | bigint | string | null;
-  findingsBySeverity: Record<Severity, number>;
-  /** False until the detectors ran on the trace (absent: they did). */
-  findingsComputed?: boolean;
-  addedAt: string | number;
-  status: 'ingesting' | 'ready' | 'failed';
-  error?: string | null;
-  /** Built by another stallscope version (its model's decoding may differ): ingest the file again to rebuild. */
-  outdated?: boolean;
-}
-
-/** One detector finding (server/findings/finding.ts). */
-export interface FindingLike {
-  detector: string;
-  kind: string;
-  severity: Severity;
+/**
+ * One finding as the detectors' output (findings.json) holds it: the shared
+ * members, times and ids as whatever JSON or the detector run gave them
+ * (server/findings/finding.ts `Finding` in memory; the wire form is
+ * shared/contract/findings.ts `Finding`).
+ */
+export interface FindingLike extends FindingCore {
   ts_ns: number | bigint | string;
   dur_ns: number | bigint | string;
-  cpu: number | null;
-  tid: number | null;
-  comm: string | null;
-  title: string;
-  values: Record<string, unknown>;
   event_ids: Array<number | bigint>;
   /** Stable id (links: `sel=finding:<id>`); absent only in detector output written before ids existed. */
   id?: number;
@@ -68,13 +47,13 @@ export interface FindingsResultLike {
 }
 
 export interface LibraryLike {
-  list(): TraceRecordLike[] | Promise<TraceRecordLike[]>;
-  get(id: string): TraceRecordLike | undefined | null | Promise<TraceRecordLike | undefined | null>;
+  list(): TraceRecord[] | Promise<TraceRecord[]>;
+  get(id: string): TraceRecord | undefined | null | Promise<TraceRecord | undefined | null>;
   ingest(
     filePath: string,
     /** contentSha256: the file's sha256 if the caller hashed it while writing it (saves a read). */
     opts: { name: string; contentSha256?: string; onProgress?: (p: IngestProgress) => void },
-  ): Promise<TraceRecordLike>;
+  ): Promise<TraceRecord>;
   openEngine(id: string): Promise<Engine>;
   findings(id: string): Promise<FindingsResultLike> | FindingsResultLike;
   /** Optional: the data directory layout; uploads are staged in `paths.tmp` (stale files there are cleaned at start). */

@@ -14,6 +14,7 @@
  * All numbers interpolated into SQL are validated bigints; strings are bound.
  */
 import type { OpenTrace } from './trace_engines.ts';
+import type { Columns, TrackData } from '../../shared/contract/tracks.ts';
 
 export interface Window {
   /** Relative ns (from TraceMeta.base). */
@@ -23,20 +24,7 @@ export interface Window {
   px: number;
 }
 
-/** Columnar rows: one array per column, numbers only (ids as numbers; ids beyond 2^53 are not expected). */
-export type Columns = Record<string, Array<number | string | null>>;
-
-export interface TrackData {
-  t0: number;
-  t1: number;
-  px: number;
-  /** ns per pixel column used for binning. */
-  res: number;
-  rows: number;
-  cols: Columns;
-  /** Anything else the track needs (counter: value before t0). */
-  extra?: Record<string, unknown>;
-}
+export type { Columns, TrackData } from '../../shared/contract/tracks.ts';
 
 function bounds(tr: OpenTrace, w: Window) {
   const span = w.t1 - w.t0;

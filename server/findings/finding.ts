@@ -40,6 +40,7 @@ import { createHash } from 'node:crypto';
 
 export type { Severity } from '../../shared/contract/api.ts';
 import type { Severity } from '../../shared/contract/api.ts';
+import type { FindingCore } from '../../shared/contract/findings.ts';
 
 /** Severities from worst to mildest: the order findings are ranked in. */
 export const SEVERITIES: readonly Severity[] = ['critical', 'warn', 'info'];
@@ -53,18 +54,12 @@ export function severityRank(s: Severity): number {
   return SEVERITIES.indexOf(s);
 }
 
-export interface Finding {
-  detector: string;
-  kind: string;
-  severity: Severity;
+/** In memory: the shared members (shared/contract/findings.ts FindingCore), exact times and ids. */
+export interface Finding extends FindingCore {
   ts_ns: bigint;
   dur_ns: bigint;
-  cpu: number | null;
-  tid: number | null;
-  comm: string | null;
+  /** stallscope's thread key (thread.utid), or null. */
   utid: number | null;
-  title: string;
-  values: Record<string, unknown>;
   event_ids: bigint[];
   /** Stable id: the same finding has the same id whatever else ran, however the list is sorted (see `findingId`). */
   id: number;

@@ -13,53 +13,39 @@ import path from 'node:path';
 import type { Engine } from '../engine/engine.ts';
 import { jsSafe, openDuckDb } from '../engine/engine.ts';
 import type { Finding } from '../findings/finding.ts';
+import type { TraceRecord as WireTraceRecord } from '../../shared/contract/library.ts';
+import type { IngestProgress as LibraryProgress } from '../../shared/contract/api.ts';
 import { builtinDetectorsStamp } from '../findings/detector_registry.ts';
 import { runDetectors, type RunResult } from '../findings/run_detectors.ts';
 import { userDetectorDir, userDetectorsStamp } from '../query/user_detectors.ts';
 import { MODEL_VERSION, modelVersionOf } from '../model/model_version.ts';
 import { dataDirPaths, isTraceId, removeStaleWork, type DataDirPaths } from './data_dir.ts';
-import { hashFile, ingestFile, readSummary, type IngestProgress, type TraceSummary } from './ingest_file.ts';
+import { hashFile, ingestFile, readSummary, type TraceSummary } from './ingest_file.ts';
 
-export type LibraryPhase = IngestProgress['phase'] | 'detecting' | 'failed';
+/** The ingest's phases and the library's own (detecting, failed): the contract's IngestProgress. */
+export type { LibraryProgress };
 
-export interface LibraryProgress {
-  phase: LibraryPhase;
-  bytesDone: number;
-  bytesTotal: number | null;
-  events: number;
-  message?: string;
-}
-
-export interface TraceRecord {
-  id: string;
-  name: string;
-  sizeBytes: number;
-  format: string;
-  formatVersion: string | null;
-  cpus: number;
-  kernel: string | null;
-  eventsTotal: number;
-  firstTs: string | null;
-  lastTs: string | null;
-  findingsBySeverity: { info: number; warn: number; critical: number };
-  /** False until the detectors ran on it (a trace ingested by the CLI runs them when first opened). */
-  findingsComputed: boolean;
-  addedAt: string;
-  /** The model version that built it (model_version.ts; 0: before versions). */
-  modelVersion: number;
-  /** Built by another stallscope version: ingesting the file again rebuilds it. */
-  outdated: boolean;
-  status: 'ingesting' | 'ready' | 'failed';
-  error?: string;
-  lostEvents: number;
-  /** Lost-event notices, with or without a count (`##### CPU N buffer started ####` has none). */
-  lostEventNotices: number;
-  skippedInputs: number;
-  /** The first skipped inputs (where, unit, reason), for the app to name them. */
-  firstSkipped: { where: number; unit: string; reason: string }[];
-  /** A compressed file whose decompression failed part-way (one of the skipped inputs): the rest of the file is missing. */
-  cutOff: { where: number; unit: string; reason: string } | null;
-}
+/**
+ * A trace of the library: the wire record (shared/contract/library.ts) with
+ * every field the library always fills required (a failed ingest's record
+ * has format '' and 0 cpus).
+ */
+export type TraceRecord = WireTraceRecord &
+  Required<
+    Pick<
+      WireTraceRecord,
+      | 'formatVersion'
+      | 'kernel'
+      | 'findingsComputed'
+      | 'modelVersion'
+      | 'outdated'
+      | 'lostEvents'
+      | 'lostEventNotices'
+      | 'skippedInputs'
+      | 'firstSkipped'
+      | 'cutOff'
+    >
+  > & { format: string; cpus: number };
 
 export interface FindingsFile {
   /** The built-in detectors it was computed with (builtinDetectorsStamp); absent in older files. */

@@ -1,6 +1,7 @@
 /** Wire types shared by server and app (see shared/contract/README.md). Pure types: no Node or DOM imports. */
 
 import type { Severity } from './api.ts';
+import type { Metric } from './compare.ts';
 
 /** The findings a line summarises: the app's findings filter, as data. */
 export interface OverviewFilter {
@@ -47,4 +48,59 @@ export interface DetectorRun {
   severity_rule: string;
   /** The parameter values it ran with (text, as `--param` takes them). */
   params: Record<string, string>;
+}
+
+/**
+ * The members every form of a finding shares: the detector's output in memory
+ * (server/findings/finding.ts, exact bigint times), as stored in findings.json
+ * (server/api/library_contract.ts FindingLike) and on the wire (`Finding` below).
+ * The forms differ only in how they carry times and ids.
+ */
+export interface FindingCore {
+  /** Detector id (file stem of queries/detectors/<id>.sql). */
+  detector: string;
+  kind: string;
+  severity: Severity;
+  /** CPU of the finding's first event, or null. */
+  cpu: number | null;
+  tid: number | null;
+  comm: string | null;
+  title: string;
+  /** Measured values (NULL ones omitted). */
+  values: Record<string, unknown>;
+}
+
+/** One finding as GET /api/traces/:id/findings sends it (server/api/routes/findings.ts). */
+export interface Finding extends FindingCore {
+  /** The finding's stable id (links: `sel=finding:<id>`); `index` is the same number. */
+  index: number;
+  id: number;
+  /** 1 = worst (severity, then impact, then time). */
+  rank: number;
+  /** The finding covering this one (a repeated ramp-up over its episodes), or null. */
+  parent_id: number | null;
+  /** The time it cost, ns: exact (decimal string) and as a number. */
+  impact_ns: string;
+  impact: number;
+  /** Absolute ns, exact (decimal strings). */
+  ts_ns: string;
+  dur_ns: string;
+  /** ns relative to the trace's first event. */
+  ts: number;
+  dur: number;
+  /** stallscope's thread key (thread.utid), or null; absent in detector output written before it. */
+  utid?: number | null;
+  event_ids: number[];
+}
+
+/** GET /api/traces/:id/findings */
+export interface FindingsResponse {
+  /** Ranked: worst first. */
+  findings: Finding[];
+  counts: Record<Severity, number>;
+  /** Detector id -> its summary table's rows. */
+  summaries: Record<string, Array<Record<string, unknown>>> | null;
+  overview: { lines: OverviewLine[] } | null;
+  metrics: Metric[];
+  detectors: DetectorRun[];
 }

@@ -253,7 +253,7 @@ export function toPortable(n: PortableNote): PortableNote {
   };
 }
 
-/** The fields of a library record (server TraceRecordLike, app TraceRecord) the facts come from. */
+/** The fields of a library record (shared/contract/library.ts TraceRecord) the facts come from. */
 export interface RecordLike {
   id: string;
   name: string;

@@ -30,6 +30,7 @@ import type { ApiContext } from '../context.ts';
 import { lookupEvents } from '../event_lookup.ts';
 import { findingById } from '../library_contract.ts';
 import { stringBytes } from '../byte_lru.ts';
+import type { Finding, FindingsResponse } from '../../../shared/contract/findings.ts';
 
 const ANSWER_VERSION = 2;
 /** Events per page of a finding's events. */
@@ -54,7 +55,7 @@ export async function registerFindingRoutes(app: FastifyInstance, ctx: ApiContex
     const tr = await ctx.engines.get(id);
     const { findings, summaries } = source;
     const counts = { info: 0, warn: 0, critical: 0 };
-    const out = findings.map((f, index) => {
+    const out = findings.map((f, index): Finding => {
       counts[f.severity] = (counts[f.severity] ?? 0) + 1;
       const ts = BigInt(f.ts_ns);
       const dur = BigInt(f.dur_ns ?? 0);
@@ -71,8 +72,9 @@ export async function registerFindingRoutes(app: FastifyInstance, ctx: ApiContex
         dur: Number(dur),
         impact: Number(f.impact_ns ?? dur),
         event_ids: f.event_ids.map((e) => Number(e)),
-      };
+      } as Finding;
     });
+    // Detector output is JSON the server wrote itself: its overview, metrics and runs are the contract's shapes.
     const text = JSON.stringify({
       findings: out,
       summaries: jsSafe(summaries ?? null),
@@ -80,7 +82,7 @@ export async function registerFindingRoutes(app: FastifyInstance, ctx: ApiContex
       overview: jsSafe(source.overview ?? null),
       metrics: jsSafe(source.metrics ?? []),
       detectors: jsSafe(source.runs ?? []),
-    });
+    } as FindingsResponse);
     if (file) {
       const tmp = `${file}.${process.pid}.tmp`;
       fs.mkdir(path.dirname(file), { recursive: true })

@@ -20,7 +20,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { HttpError } from '../http_errors.ts';
 import type { ApiContext } from '../context.ts';
 import type { OpenTrace } from '../trace_engines.ts';
-import type { TraceRecordLike } from '../library_contract.ts';
+import type { TraceRecord } from '../library_contract.ts';
 import { findingById } from '../library_contract.ts';
 import { lookupEvents } from '../event_lookup.ts';
 import { isTraceId } from '../../ingest/data_dir.ts';
@@ -38,7 +38,7 @@ export const NOTE_BODY_LIMIT = 64 * 1024;
 
 export interface ReadyTrace {
   id: string;
-  rec: TraceRecordLike;
+  rec: TraceRecord;
   tr: OpenTrace;
 }
 

@@ -23,7 +23,8 @@ import { jsSafe } from '../../engine/engine.ts';
 import { HttpError, scrubPaths, traceParam, TRACE_ID_RE } from '../http_errors.ts';
 import type { ApiContext } from '../context.ts';
 import { isFinal, type JobState } from '../jobs.ts';
-import type { TraceRecordLike } from '../library_contract.ts';
+import type { TraceRecord } from '../library_contract.ts';
+import type { UploadAccepted } from '../../../shared/contract/library.ts';
 import { warmTrace } from './tracks.ts';
 
 export function displayName(raw: string | undefined | null): string {
@@ -48,7 +49,7 @@ export async function registerTraceRoutes(app: FastifyInstance, ctx: ApiContext)
     // Failed ingests of uploads carry the staged file's path in their error: show the upload's name.
     const staged = new RegExp(`${escapeRe(ctx.uploadDir)}[\\\\/]upload-[\\w-]+`, 'g');
     // Uploads a previous server process was ingesting when it stopped: listed as failed, with why.
-    const interrupted = ctx.jobs.interrupted().map((j): TraceRecordLike => ({
+    const interrupted = ctx.jobs.interrupted().map((j): TraceRecord => ({
       id: j.jobId,
       name: j.name,
       sizeBytes: j.sizeBytes ?? 0,
@@ -160,7 +161,7 @@ export async function registerTraceRoutes(app: FastifyInstance, ctx: ApiContext)
     const job = ctx.jobs.create(name, bytes, contentSha256);
     void runIngest(ctx, job.jobId, path, name, contentSha256);
     reply.code(202);
-    return { jobId: job.jobId, name, bytes };
+    return { jobId: job.jobId, name, bytes } satisfies UploadAccepted;
   });
 }
 

@@ -19,7 +19,7 @@ import { decodeLinkFragment, type LinkPayload } from '../../shared/links/link_co
 import { annotationsDocument } from '../../shared/links/annotations_file.ts';
 import { requestJson } from '../api/client.ts';
 import { viewStore } from '../state/view_store.ts';
-import type { Note } from '../notes/types.ts';
+import type { Note } from '../../shared/contract/notes.ts';
 
 export interface ImportAnswer {
   added: number;

@@ -8,7 +8,7 @@ import { buildShareLink } from '../../shared/links/link_codec.ts';
 import { toPortable, traceFactsOf } from '../../shared/links/portable_notes.ts';
 import type { TraceRecord } from '../api/types.ts';
 import { viewToSearch, type ViewState } from '../state/view_state.ts';
-import type { Note } from '../notes/types.ts';
+import type { Note } from '../../shared/contract/notes.ts';
 import { shareOrigin } from '../desktop/desktop_bridge.ts';
 
 export interface MadeLink {

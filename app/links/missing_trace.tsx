@@ -11,7 +11,7 @@
  */
 import { useCallback, useEffect, useRef, useState } from 'react';
 import { ApiError, api } from '../api/client.ts';
-import { UploadStatus, ingestingState, uploadingState, type Upload } from '../panels/start_page.tsx';
+import { UploadStatus, ingestingState, uploadingState, type Upload } from '../upload/upload_status.tsx';
 import { viewStore } from '../state/view_store.ts';
 import { EMPTY_VIEW } from '../state/view_state.ts';
 import { formatBytes, formatCount } from '../time_axis/time_format.ts';

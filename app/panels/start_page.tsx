@@ -6,7 +6,8 @@
  */
 import { useCallback, useEffect, useRef, useState } from 'react';
 import { ApiError, api } from '../api/client.ts';
-import type { IngestPhase, JobState, TraceRecord } from '../api/types.ts';
+import type { JobState, TraceRecord } from '../api/types.ts';
+import { UploadStatus, ingestingState, progressOf, uploadingState, type Upload } from '../upload/upload_status.tsx';
 import { viewStore } from '../state/view_store.ts';
 import { desktopOpenDialog, onDesktopOpen } from '../desktop/desktop_bridge.ts';
 import { formatBytes, formatCount } from '../time_axis/time_format.ts';
@@ -15,69 +16,6 @@ import { OpenLinkBox } from '../links/open_link.tsx';
 import { openCompare } from '../compare/compare_route.ts';
 import { openFleet } from '../fleet/fleet_route.ts';
 import type { FleetDatasetInfo } from '../../shared/contract/fleet.ts';
-
-export interface Upload {
-  name: string;
-  /** The file itself, kept so that a failed upload can be retried as is. */
-  file?: File;
-  phase: IngestPhase | 'reconnecting';
-  /** 0..1 overall. */
-  fraction: number | null;
-  detail: string;
-  error?: string;
-}
-
-/** Share of the bar each phase gets: upload, then the server's phases. */
-const PHASE_SPAN: Record<string, [number, number]> = {
-  uploading: [0, 0.3],
-  hashing: [0.3, 0.38],
-  decompressing: [0.38, 0.45],
-  decoding: [0.45, 0.85],
-  deriving: [0.85, 0.93],
-  detecting: [0.93, 0.99],
-  done: [1, 1],
-};
-
-const PHASE_LABEL: Record<string, string> = {
-  uploading: 'Uploading',
-  hashing: 'Checking content',
-  decompressing: 'Decompressing',
-  decoding: 'Decoding events',
-  deriving: 'Building timelines',
-  detecting: 'Running detectors',
-  reconnecting: 'Lost the connection to the server; waiting for it to come back',
-  done: 'Done',
-  failed: 'Failed',
-};
-
-export function progressOf(s: { phase: string; bytesDone: number; bytesTotal: number | null }): number | null {
-  const span = PHASE_SPAN[s.phase];
-  if (!span) return null;
-  const within = s.bytesTotal ? Math.min(1, s.bytesDone / s.bytesTotal) : 0.5;
-  return span[0] + (span[1] - span[0]) * within;
-}
-
-/** An upload's state while its bytes are sent: `sent` of `total` bytes. */
-export function uploadingState(file: File, sent: number, total: number): Upload {
-  return {
-    name: file.name,
-    file,
-    phase: 'uploading',
-    fraction: progressOf({ phase: 'uploading', bytesDone: sent, bytesTotal: total }),
-    detail: `${formatBytes(sent)} of ${formatBytes(total)}`,
-  };
-}
-
-/** An upload's state while the server ingests it: the job's phase and events so far. */
-export function ingestingState(file: File, s: JobState): Upload {
-  return {
-    name: file.name,
-    file,
-    phase: s.phase,
-    fraction: progressOf(s),
-    detail: s.events ? `${formatCount(s.events)} events` : '',
-  };
-}
 
 /** The fleet datasets the server was started with (serve --fleet DIR); nothing when there are none. */
 function FleetList() {
@@ -568,56 +506,6 @@ function explain(message: string, name: string): string {
     return `${name} is not a trace stallscope can read. ${message}`;
   }
   return message;
-}
-
-export function UploadStatus({
-  upload,
-  onRetry,
-  onChoose,
-}: {
-  upload: Upload;
-  onRetry?: () => void;
-  onChoose(): void;
-}) {
-  if (upload.phase === 'failed') {
-    return (
-      <div className="upload-status failed" data-testid="ingest-error" role="alert">
-        <strong>Could not add {upload.name}.</strong> <span data-testid="ingest-error-reason">{upload.error}</span>
-        <span className="upload-actions">
-          {onRetry && (
-            <button data-testid="retry-upload" onClick={onRetry}>
-              Retry {upload.name}
-            </button>
-          )}
-          <button data-testid="choose-another" onClick={onChoose}>
-            {onRetry ? 'Choose another file' : 'Try another file'}
-          </button>
-        </span>
-      </div>
-    );
-  }
-  const pct = upload.fraction === null ? null : Math.round(upload.fraction * 100);
-  return (
-    <div className="upload-status" data-testid="ingest-progress" data-phase={upload.phase}>
-      <div className="upload-line">
-        <strong>{upload.name}</strong> — {PHASE_LABEL[upload.phase] ?? upload.phase}
-        <span className="muted"> {upload.detail}</span>
-        {pct !== null && <span className="pct">{pct}%</span>}
-      </div>
-      <div
-        className="progress"
-        role="progressbar"
-        aria-valuemin={0}
-        aria-valuemax={100}
-        aria-valuenow={pct ?? undefined}
-      >
-        <div
-          className={`bar${pct === null ? ' indeterminate' : ''}`}
-          style={{ width: pct === null ? '30%' : `${pct}%` }}
-        />
-      </div>
-    </div>
-  );
 }
 
 export function SeverityCounts({ counts }: { counts: Record<'info' | 'warn' | 'critical', number> }) {

@@ -34,7 +34,7 @@ import { reconcileView } from '../notes/link_check.ts';
 import { notesModel } from '../notes/notes_model.ts';
 import { NoteEditor, NotesPanel } from '../notes/notes_ui.tsx';
 import { RangeBar, SelectionNotes, noteOnSelection, useTraceNotes } from '../notes/trace_notes.tsx';
-import { AnnotationsButtons, LinkNotesSection } from '../links/link_notes_ui.tsx';
+import { AnnotationsButtons, LinkNotesSection } from '../notes/link_notes_ui.tsx';
 import { MissingTrace } from '../links/missing_trace.tsx';
 import { EMPTY_VIEW } from '../state/view_state.ts';
 import { Drawer, drawerState, showDrawerTab } from '../drawer/drawer.tsx';
@@ -43,6 +43,7 @@ import { openTrace } from '../query/query_state.ts';
 import { SearchBox } from '../search/search_box.tsx';
 import { SelectionTasks, useSelectedEvent } from '../search/task_links.tsx';
 import { useAddedTracks } from '../tracks/added_tracks.ts';
+import { useQueryTracks } from '../query/query_tracks.ts';
 import { isTraceId } from '../../shared/contract/trace_id.ts';
 
 interface Loaded {
@@ -161,8 +162,8 @@ function LoadedTrace({ traceId, record, tracks, findings }: Loaded & { traceId: 
     envRef.current = env;
     return buildTracks(tracks, env);
   }, [traceId, tracks, threadNames]);
-  // Threads added by hand and query results shown as tracks (app/tracks/added_tracks.ts).
-  const set = useAddedTracks(baseSet, envRef.current!, tracks);
+  // Threads added by hand (app/tracks/added_tracks.ts), then query results shown as tracks (app/query/query_tracks.ts).
+  const set = useQueryTracks(useAddedTracks(baseSet, envRef.current!, tracks), envRef.current!, tracks);
   const selectedEvent = useSelectedEvent(traceId, sel);
 
   // The tab's (and the desktop window's) title names the trace.

@@ -8,7 +8,7 @@ import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import { notesModel } from '../notes/notes_model.ts';
 import { useView, viewStore } from '../state/view_store.ts';
 import { formatCount } from '../time_axis/time_format.ts';
-import { revealTime } from '../search/reveal.ts';
+import { revealTime } from '../state/reveal.ts';
 import { showCpu, showThread } from '../tracks/added_tracks.ts';
 import type { TrackList } from '../api/types.ts';
 import { PositionedError, queryApi, type Catalog, type QueryAnswer } from './api.ts';

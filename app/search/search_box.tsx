@@ -11,7 +11,7 @@ import { formatCount, formatDuration } from '../time_axis/time_format.ts';
 import { isTyping } from '../timeline/timeline_controller.ts';
 import { showThread } from '../tracks/added_tracks.ts';
 import { queryApi, type Match, type SearchResult } from '../query/api.ts';
-import { revealTime } from './reveal.ts';
+import { revealTime } from '../state/reveal.ts';
 import './search.css';
 
 interface Stepping {

@@ -1,35 +1,25 @@
 /**
  * Tracks beyond the ones a trace opens with: any thread, added by hand from
- * search, a query result or a task link (kept in the view: `add=thread:N`),
- * and query results shown as tracks (app/query). Each is built once and
- * kept while it stays, so adding one track does not drop the others' data.
+ * search, a query result or a task link (kept in the view: `add=thread:N`).
+ * Each is built once and kept while it stays, so adding one track does not
+ * drop the others' data. (Query results shown as tracks are the query
+ * feature's: app/query/query_tracks.ts.)
  */
 import { useMemo, useRef } from 'react';
 import type { TrackList } from '../api/types.ts';
-import { QueryTrack } from '../query/query_track.ts';
-import { queryState } from '../query/query_state.ts';
 import { useView, viewStore } from '../state/view_store.ts';
 import type { TrackSet } from './index.ts';
 import { ThreadTrack } from './thread_track.ts';
 import type { Track, TrackEnv } from './track.ts';
 
-const NONE: never[] = [];
-
 export function useAddedTracks(base: TrackSet, env: TrackEnv, info: TrackList): TrackSet {
   const added = useView((v) => v.added);
-  // Query tracks of this trace only (the store may still hold the last trace's for a render).
-  const sources = queryState.use((s) => (s.trace === env.traceId ? s.tracks : NONE));
   const cache = useRef(new Map<string, Track>());
   const lastEnv = useRef(env);
   if (lastEnv.current !== env) {
     cache.current.clear();
     lastEnv.current = env;
   }
-  const byTid = useMemo(() => {
-    const m = new Map<number, number>();
-    for (const t of info.threads) if (t.tid !== null && !m.has(t.tid)) m.set(t.tid, t.utid);
-    return m;
-  }, [info]);
   return useMemo(() => {
     const have = new Set(base.tracks.map((t) => t.uri));
     const threads = new Map(info.threads.map((t) => [t.utid, t]));
@@ -48,19 +38,9 @@ export function useAddedTracks(base: TrackSet, env: TrackEnv, info: TrackList): 
       keep.add(uri);
       extra.push(t);
     }
-    for (const src of sources) {
-      const uri = `query#${src.id}`;
-      let t = cache.current.get(uri);
-      if (!t) {
-        t = new QueryTrack(src, env.threadName, (tid) => byTid.get(tid) ?? null);
-        cache.current.set(uri, t);
-      }
-      keep.add(uri);
-      extra.push(t);
-    }
     for (const k of [...cache.current.keys()]) if (!keep.has(k)) cache.current.delete(k);
     return extra.length ? { tracks: [...base.tracks, ...extra], flows: base.flows } : base;
-  }, [base, env, info, added, sources, byTid]);
+  }, [base, env, info, added]);
 }
 
 /**

@@ -4,8 +4,8 @@
  * import buttons.
  */
 import { useRef } from 'react';
-import { NoteCard } from '../notes/notes_ui.tsx';
-import type { TraceNotes } from '../notes/trace_notes.tsx';
+import { NoteCard } from './notes_ui.tsx';
+import type { TraceNotes } from './trace_notes.tsx';
 
 export function LinkNotesSection({ tn }: { tn: TraceNotes }) {
   const payload =

@@ -4,7 +4,7 @@
  * view (or always, for `center`). A whole-trace view zooms in to
  * REVEAL_SPAN_NS around it, so what was found can be seen.
  */
-import { viewStore } from '../state/view_store.ts';
+import { viewStore } from './view_store.ts';
 
 const REVEAL_SPAN_NS = 10_000_000;
 /** A window wider than this is "zoomed out": stepping zooms in. */

@@ -44,8 +44,10 @@ export interface CompareAnswer {
 }
 
 export function CompareView({ route }: { route: CompareRoute }) {
-  const key =
-    route.sides.map((s) => s.join('~')).join(',') + (route.align ? `&align=${encodeURIComponent(route.align)}` : '');
+  // The answer is fetched again when this text changes, not when the route object does (it is new at each render).
+  const url = `/api/compare?sides=${encodeURIComponent(route.sides.map((s) => s.join('~')).join(','))
+    .replace(/%2C/g, ',')
+    .replace(/%7E/gi, '~')}${route.align ? `&align=${encodeURIComponent(route.align)}` : ''}`;
   const [alignText, setAlignText] = useState(route.align ?? '');
   const [answer, setAnswer] = useState<CompareAnswer | null>(null);
   const [error, setError] = useState<string | null>(null);
@@ -56,18 +58,13 @@ export function CompareView({ route }: { route: CompareRoute }) {
     let live = true;
     setAnswer(null);
     setError(null);
-    requestJson<CompareAnswer>(
-      'GET',
-      `/api/compare?sides=${encodeURIComponent(route.sides.map((s) => s.join('~')).join(','))
-        .replace(/%2C/g, ',')
-        .replace(/%7E/gi, '~')}${route.align ? `&align=${encodeURIComponent(route.align)}` : ''}`,
-    )
+    requestJson<CompareAnswer>('GET', url)
       .then((a) => live && setAnswer(a))
       .catch((e: Error) => live && setError(e.message));
     return () => {
       live = false;
     };
-  }, [key]);
+  }, [url]);
 
   const timelineAnswer = useMemo(() => (answer ? unaligned(answer) : null), [answer]);
   const c = answer?.compare;

@@ -91,8 +91,7 @@ class LinkModel {
 
   /** The link's payload when it belongs to `trace` and is still undecided. */
   pendingFor(trace: string): LinkPayload | null {
-    const s = this.state;
-    return s.status === 'ok' && s.payload && s.payload.trace.sha256 === trace && s.decided === null ? s.payload : null;
+    return pendingIn(this.state, trace);
   }
 
   /** The trace facts the link gives for `trace`, whether or not its notes were decided on. */
@@ -134,6 +133,11 @@ class LinkModel {
 }
 
 export const linkModel = new LinkModel();
+
+/** In link state `s`: the link's payload when it is on `trace` and its notes are not yet kept or dismissed. */
+export function pendingIn(s: LinkState, trace: string): LinkPayload | null {
+  return s.status === 'ok' && s.payload && s.payload.trace.sha256 === trace && s.decided === null ? s.payload : null;
+}
 
 // Opening another trace leaves the link behind: its fragment does not follow.
 viewStore.subscribe((v, prev) => {

@@ -16,7 +16,7 @@ import { useCallback, useEffect, useMemo, useRef } from 'react';
 import { api, ApiError } from '../api/client.ts';
 import type { Finding, TraceRecord } from '../api/types.ts';
 import { describeImport, downloadAnnotations, importAnnotations } from '../links/annotations_io.ts';
-import { linkModel, useLink } from '../links/link_state.ts';
+import { linkModel, pendingIn, useLink, type LinkState } from '../links/link_state.ts';
 import { makeShareLink, notesInFocus } from '../links/make_link.ts';
 import { useView, viewStore } from '../state/view_store.ts';
 import { uriToParam, type Selection } from '../state/view_state.ts';
@@ -42,9 +42,9 @@ export function noteOnSelection(n: Note, s: Selection | null): boolean {
   return selKey(selectionForNote(n)) === selKey(s);
 }
 
-/** The notes of a share link on `trace` that are not among `local` (by id), as notes of the trace. */
-function linkNotesFor(trace: string, local: Note[]): Note[] {
-  const p = linkModel.pendingFor(trace);
+/** The notes of a share link (link state `link`) on `trace` that are not among `local` (by id), as notes of the trace. */
+function linkNotesFor(trace: string, local: Note[], link: LinkState): Note[] {
+  const p = pendingIn(link, trace);
   if (!p) return [];
   const have = new Set(local.map((n) => n.id));
   return p.notes.filter((n) => !have.has(n.id)).map((n) => ({ ...n, trace }));
@@ -54,7 +54,7 @@ export function useTraceNotes(traceId: string, findings: Finding[], record: Trac
   const byIndex = useMemo(() => new Map(findings.map((f) => [f.index, f])), [findings]);
   const local = useNotes((s) => s.notes);
   const link = useLink((s) => s);
-  const linkNotes = useMemo(() => linkNotesFor(traceId, local), [traceId, local, link]);
+  const linkNotes = useMemo(() => linkNotesFor(traceId, local, link), [traceId, local, link]);
   const linkIds = useMemo(() => new Set(linkNotes.map((n) => n.id)), [linkNotes]);
   /** Local notes and the link's, for the timeline, the selection and the link checks. */
   const notes = useMemo(() => (linkNotes.length ? [...local, ...linkNotes] : local), [local, linkNotes]);
@@ -71,7 +71,10 @@ export function useTraceNotes(traceId: string, findings: Finding[], record: Trac
     void Promise.all([notesModel.load(traceId), linkModel.ready()]).then(([list]) => {
       if (!live || !notesModel.get().loaded) return;
       if (notesModel.get().error) return;
-      const { patch, problems } = reconcileNote(viewStore.get(), [...list, ...linkNotesFor(traceId, list)]);
+      const { patch, problems } = reconcileNote(viewStore.get(), [
+        ...list,
+        ...linkNotesFor(traceId, list, linkModel.get()),
+      ]);
       if (Object.keys(patch).length) viewStore.update(patch, { history: 'replace' });
       notesModel.warn(problems);
     });

@@ -63,14 +63,17 @@ export function DetailsPanel({
 }: Props) {
   const [loaded, setLoaded] = useState<Loaded | null>(null);
 
+  // Loaded by what is selected (kind and id), not by the selection object, which is new at each view change.
+  const selKind = selection?.kind;
+  const selId = selection?.id;
   useEffect(() => {
     setLoaded(null);
-    if (!selection || selection.kind === 'finding') return;
+    if (selKind === undefined || selId === undefined || selKind === 'finding') return;
     let live = true;
     const p =
-      selection.kind === 'event'
-        ? api.event(traceId, selection.id).then((event): Loaded => ({ kind: 'event', event }))
-        : api.row(traceId, ROW_TABLE[selection.kind], selection.id).then((r): Loaded => ({ kind: 'row', ...r }));
+      selKind === 'event'
+        ? api.event(traceId, selId).then((event): Loaded => ({ kind: 'event', event }))
+        : api.row(traceId, ROW_TABLE[selKind], selId).then((r): Loaded => ({ kind: 'row', ...r }));
     p.then(
       (l) => live && setLoaded(l),
       (e: Error) => live && setLoaded({ kind: 'error', message: e.message }),
@@ -78,7 +81,7 @@ export function DetailsPanel({
     return () => {
       live = false;
     };
-  }, [traceId, selection?.kind, selection?.id]);
+  }, [traceId, selKind, selId]);
 
   if (!selection) {
     return (

@@ -217,11 +217,14 @@ function LoadedTrace({ traceId, record, tracks, findings }: Loaded & { traceId: 
 
   // The drawer shows the trace's overview until something is selected, then its details
   // (the Query and Events tabs keep their place: they follow the selection themselves).
+  // Keyed by what is selected, not by the selection object (new at each view change), so a tab the
+  // user picked stays until the selection itself changes.
+  const selected = sel ? `${sel.kind}:${sel.id}` : null;
   useEffect(() => {
     const tab = drawerState.get().tab;
-    if (sel && (tab === 'overview' || tab === 'summaries')) showDrawerTab('details');
-    else if (!sel && tab === 'details') showDrawerTab('overview');
-  }, [sel?.kind, sel?.id]);
+    if (selected !== null && (tab === 'overview' || tab === 'summaries')) showDrawerTab('details');
+    else if (selected === null && tab === 'details') showDrawerTab('overview');
+  }, [selected]);
 
   const hl: Highlight = useMemo(() => {
     if (finding) {

@@ -209,7 +209,10 @@ export function Timeline({
     }
     const hiddenCount = set.tracks.filter((t) => hidden.includes(t.uri)).length;
     return { pinnedRows, pinnedH, rows, groups, totalH: y, hiddenCount };
-    // `tick` re-runs the layout when a track's height changed with its data.
+    // `tick` is read nowhere in the body on purpose: a track's height (t.height) is the track object's own
+    // mutable state, which grows when its data arrives (lanes, depths) without any React value changing; the
+    // slow tick below bumps `tick` when a height went stale, and listing it re-runs this layout.
+    // eslint-disable-next-line react-hooks/exhaustive-deps -- tick is the heights' invalidation signal (above)
   }, [set, pinned, hidden, collapsed, filter, tick]);
 
   useLayoutEffect(() => {

@@ -22,7 +22,7 @@ import { useView, viewStore } from '../state/view_store.ts';
 import type { Selection } from '../state/view_state.ts';
 import { formatBytes, formatCount, formatDuration } from '../time_axis/time_format.ts';
 import { Timeline } from '../timeline/timeline.tsx';
-import { isTyping } from '../timeline/timeline_controller.ts';
+import { isTyping } from '../timeline/keyboard_nav.ts';
 import { buildTracks } from '../tracks/index.ts';
 import { NO_HIGHLIGHT, type Highlight, type TrackEnv } from '../tracks/track.ts';
 import { DetailsPanel, type TaskRef } from './details_panel.tsx';

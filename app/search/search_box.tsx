@@ -8,7 +8,7 @@
 import { useCallback, useEffect, useRef, useState } from 'react';
 import { useView, viewStore } from '../state/view_store.ts';
 import { formatCount, formatDuration } from '../time_axis/time_format.ts';
-import { isTyping } from '../timeline/timeline_controller.ts';
+import { isTyping } from '../timeline/keyboard_nav.ts';
 import { showThread } from '../tracks/added_tracks.ts';
 import { queryApi, type Match, type SearchResult } from '../query/api.ts';
 import { revealTime } from '../state/reveal.ts';

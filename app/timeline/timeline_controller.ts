@@ -1,6 +1,6 @@
 /**
  * Drives the canvas timeline outside React: owns the visible window, turns
- * input (wheel, drag, W/S/A/D) into window changes, and draws every visible
+ * input (wheel, drag, and W/S/A/D through keyboard_nav.ts) into window changes, and draws every visible
  * track synchronously from cached data in one requestAnimationFrame. Tracks
  * start their own fetches from `update()`; arriving data asks for a redraw.
  */
@@ -12,6 +12,7 @@ import type { FlowOverlay, Locate } from '../tracks/flow_track.ts';
 import { NO_HIGHLIGHT, type Highlight, type Hit, type Track } from '../tracks/track.ts';
 import { computeTicks } from '../time_axis/ruler.ts';
 import { TimeScale, clampWindow, panWindow, zoomWindow, type TimeWindow } from '../time_axis/time_scale.ts';
+import { KeyboardNav } from './keyboard_nav.ts';
 
 export interface LayoutRow {
   track: Track;
@@ -38,14 +39,6 @@ export interface ControllerCallbacks {
   onNote?(id: string): void;
 }
 
-/** Zoom speed while W/S is held: e^ZOOM_RATE per second (about 20x). */
-const ZOOM_RATE = 3;
-/** Pan speed while A/D is held: window widths per second. */
-const PAN_RATE = 0.9;
-/** One tap of W/S/A/D: zoom factor and pan fraction applied at once. */
-const TAP_ZOOM = 0.7;
-const TAP_PAN = 0.15;
-
 declare global {
   interface Window {
     /** For tests and the UI bench: frame times and first paint of the timeline. */
@@ -64,8 +57,6 @@ export class TimelineController {
   private hoverUtid: number | null = null;
   private raf = 0;
   private width = 800;
-  private readonly keys = new Set<string>();
-  private keyAnimLast = 0;
   private mouseX: number | null = null;
   private drag: { x: number; t0: number; moved: boolean } | null = null;
   private painted = false;
@@ -77,6 +68,7 @@ export class TimelineController {
   private rangeDrag: { el: HTMLElement; startTs: number; startX: number; track: string | null; moved: boolean } | null =
     null;
   private suppressClick = false;
+  private readonly keyNav: KeyboardNav;
 
   constructor(
     private readonly root: HTMLElement,
@@ -87,9 +79,14 @@ export class TimelineController {
     this.bounds = bounds;
     this.win = initial ?? { t0: bounds.t0, t1: bounds.t1 };
     window.__stallscope ??= { frames: [], firstPaintMs: null, draws: 0, drawMs: [] };
-    window.addEventListener('keydown', this.onKeyDown);
-    window.addEventListener('keyup', this.onKeyUp);
-    window.addEventListener('blur', this.onBlur);
+    this.keyNav = new KeyboardNav({
+      window: () => this.win,
+      bounds: this.bounds,
+      // Zooming keeps the time under the mouse in place, else the window's middle.
+      anchor: () => (this.mouseX !== null ? this.scale().pxToTs(this.mouseX) : (this.win.t0 + this.win.t1) / 2),
+      change: (w) => this.changeWindow(w),
+      redraw: () => this.redraw(),
+    });
     window.addEventListener('mousemove', this.onWindowMouseMove);
     window.addEventListener('mouseup', this.onWindowMouseUp);
     this.publishWindow();
@@ -98,9 +95,7 @@ export class TimelineController {
   dispose(): void {
     this.disposed = true;
     cancelAnimationFrame(this.raf);
-    window.removeEventListener('keydown', this.onKeyDown);
-    window.removeEventListener('keyup', this.onKeyUp);
-    window.removeEventListener('blur', this.onBlur);
+    this.keyNav.dispose();
     window.removeEventListener('mousemove', this.onWindowMouseMove);
     window.removeEventListener('mouseup', this.onWindowMouseUp);
   }
@@ -214,7 +209,7 @@ export class TimelineController {
     if (this.raf || this.disposed) return;
     this.raf = requestAnimationFrame((now) => {
       this.raf = 0;
-      this.tickKeys(now);
+      this.keyNav.tick(now);
       const t = performance.now();
       this.draw();
       const s = window.__stallscope!;
@@ -499,56 +494,6 @@ export class TimelineController {
     tip.style.left = `${Math.min(e.clientX - rootRect.left + 12, rootRect.width - 260)}px`;
     tip.style.top = `${e.clientY - rootRect.top + 14}px`;
   }
-
-  private onBlur = (): void => {
-    this.keys.clear();
-  };
-
-  private onKeyDown = (e: KeyboardEvent): void => {
-    if (isTyping(e) || e.ctrlKey || e.metaKey || e.altKey) return;
-    const k = e.key.toLowerCase();
-    if (!['w', 'a', 's', 'd'].includes(k)) return;
-    e.preventDefault();
-    if (!this.keys.has(k)) {
-      this.keys.add(k);
-      // A tap moves at once; holding keeps moving smoothly (see tickKeys).
-      this.applyKey(k, 1, true);
-      this.keyAnimLast = performance.now() + 120;
-      this.redraw();
-    }
-  };
-
-  private onKeyUp = (e: KeyboardEvent): void => {
-    this.keys.delete(e.key.toLowerCase());
-  };
-
-  private tickKeys(now: number): void {
-    if (this.keys.size === 0) return;
-    if (now > this.keyAnimLast) {
-      const dt = Math.min(0.05, (now - this.keyAnimLast) / 1000);
-      for (const k of this.keys) this.applyKey(k, dt, false);
-    }
-    this.keyAnimLast = Math.max(this.keyAnimLast, now);
-    this.redraw();
-  }
-
-  private applyKey(k: string, dt: number, tap: boolean): void {
-    const scale = this.scale();
-    const anchor = this.mouseX !== null ? scale.pxToTs(this.mouseX) : (this.win.t0 + this.win.t1) / 2;
-    const span = this.win.t1 - this.win.t0;
-    if (k === 'w' || k === 's') {
-      const f = tap ? (k === 'w' ? TAP_ZOOM : 1 / TAP_ZOOM) : Math.exp((k === 'w' ? -1 : 1) * ZOOM_RATE * dt);
-      this.changeWindow(zoomWindow(this.win, anchor, f, this.bounds));
-    } else {
-      const d = (k === 'a' ? -1 : 1) * span * (tap ? TAP_PAN : PAN_RATE * dt);
-      this.changeWindow(panWindow(this.win, d, this.bounds));
-    }
-  }
-}
-
-export function isTyping(e: KeyboardEvent): boolean {
-  const t = e.target as HTMLElement | null;
-  return !!t && (t.tagName === 'INPUT' || t.tagName === 'TEXTAREA' || t.tagName === 'SELECT' || t.isContentEditable);
 }
 
 /** Sizes a canvas for CSS size w x h at the device pixel ratio; returns its context scaled to CSS px. */

@@ -13,6 +13,7 @@ import { NO_HIGHLIGHT, type Highlight, type Hit, type Track } from '../tracks/tr
 import { computeTicks } from '../time_axis/ruler.ts';
 import { TimeScale, clampWindow, panWindow, zoomWindow, type TimeWindow } from '../time_axis/time_scale.ts';
 import { KeyboardNav } from './keyboard_nav.ts';
+import { RangeSelect } from './range_select.ts';
 
 export interface LayoutRow {
   track: Track;
@@ -64,10 +65,7 @@ export class TimelineController {
   private tooltip: HTMLElement | null = null;
   private disposed = false;
   private readonly notes = new NotesOverlay();
-  private range: RangeMark | null = null;
-  private rangeDrag: { el: HTMLElement; startTs: number; startX: number; track: string | null; moved: boolean } | null =
-    null;
-  private suppressClick = false;
+  private readonly rangeSel: RangeSelect;
   private readonly keyNav: KeyboardNav;
 
   constructor(
@@ -79,6 +77,7 @@ export class TimelineController {
     this.bounds = bounds;
     this.win = initial ?? { t0: bounds.t0, t1: bounds.t1 };
     window.__stallscope ??= { frames: [], firstPaintMs: null, draws: 0, drawMs: [] };
+    this.rangeSel = new RangeSelect(root, (r) => this.cb.onRange?.(r));
     this.keyNav = new KeyboardNav({
       window: () => this.win,
       bounds: this.bounds,
@@ -121,7 +120,7 @@ export class TimelineController {
       canvas.onwheel = (e) => this.onWheel(e, true);
       canvas.onmousedown = (e) => this.onMouseDown(e, null);
       canvas.onmousemove = (e) => {
-        if (this.drag?.moved || this.rangeDrag) return;
+        if (this.drag?.moved || this.rangeSel.dragElement) return;
         const n = this.notes.noteAt(this.scale(), this.localX(e, canvas), null);
         if (n) this.showNoteTip(n, e);
         else this.setHover(null, null);
@@ -129,7 +128,7 @@ export class TimelineController {
       };
       canvas.onmouseleave = () => this.setHover(null, null);
       canvas.onclick = (e) => {
-        if (this.drag?.moved || this.suppressClick) return;
+        if (this.drag?.moved || this.rangeSel.suppressClick) return;
         const n = this.notes.noteAt(this.scale(), this.localX(e, canvas), null);
         if (n) this.cb.onNote?.(n.id);
       };
@@ -167,20 +166,7 @@ export class TimelineController {
 
   /** The shift+drag range, set from outside (cleared after a note is made). */
   setRange(r: RangeMark | null): void {
-    if (this.rangeDrag) return;
-    this.range = r;
-    this.publishRange();
-    this.redraw();
-  }
-
-  private publishRange(): void {
-    if (this.range) {
-      this.root.dataset.rangeT0 = String(Math.floor(this.range.t0));
-      this.root.dataset.rangeT1 = String(Math.ceil(this.range.t1));
-    } else {
-      delete this.root.dataset.rangeT0;
-      delete this.root.dataset.rangeT1;
-    }
+    if (this.rangeSel.set(r)) this.redraw();
   }
 
   /** Moves the window (from outside: URL, a finding click). */
@@ -236,7 +222,7 @@ export class TimelineController {
       const ctx = prepare(this.ruler, this.width, 24, dpr);
       drawRuler(ctx, this.width, 24, ticks);
       this.drawFindingRange(ctx, scale, 0, 24, true);
-      this.notes.drawRuler(ctx, scale, 24, this.range);
+      this.notes.drawRuler(ctx, scale, 24, this.rangeSel.range);
       const labels = ticks.map((t) => t.label).join('|');
       if (this.ruler.dataset.ticks !== labels) {
         this.ruler.dataset.ticks = labels;
@@ -251,7 +237,7 @@ export class TimelineController {
       ctx.clearRect(0, 0, this.width, viewH);
       drawGrid(ctx, viewH, ticks);
       this.drawFindingRange(ctx, scale, 0, viewH, false);
-      this.notes.drawArea(ctx, scale, viewH, this.range);
+      this.notes.drawArea(ctx, scale, viewH, this.rangeSel.range);
       for (const row of area.rows) {
         const y = row.y - scrollTop;
         if (y + row.h < 0 || y > viewH) continue;
@@ -262,7 +248,7 @@ export class TimelineController {
         ctx.clip();
         row.track.render({ ctx, scale, y, collapsed: row.collapsed, hl: this.hl, hoverUtid: this.hoverUtid });
         this.drawMarkers(ctx, scale, row, y);
-        this.notes.drawRow(ctx, scale, row.track.uri, y, row.h, this.range);
+        this.notes.drawRow(ctx, scale, row.track.uri, y, row.h, this.rangeSel.range);
         if (row.track.error) {
           ctx.fillStyle = '#c5221f';
           ctx.font = '11px system-ui, sans-serif';
@@ -396,22 +382,17 @@ export class TimelineController {
       const el = e.currentTarget as HTMLElement;
       const x = this.localX(e, el);
       const track = area ? (this.rowAt(area, e.clientY)?.row.track.uri ?? null) : null;
-      this.rangeDrag = { el, startTs: this.scale().pxToTs(x), startX: x, track, moved: false };
+      this.rangeSel.start(el, x, this.scale().pxToTs(x), track);
       return;
     }
     this.drag = { x: e.clientX, t0: this.win.t0, moved: false };
   }
 
   private onWindowMouseMove = (e: MouseEvent): void => {
-    const rd = this.rangeDrag;
-    if (rd) {
-      const x = Math.max(0, Math.min(this.width, this.localX(e, rd.el)));
-      if (Math.abs(x - rd.startX) > 2) rd.moved = true;
-      if (!rd.moved) return;
-      const ts = this.scale().pxToTs(x);
-      this.range = { t0: Math.min(rd.startTs, ts), t1: Math.max(rd.startTs, ts), track: rd.track };
-      this.publishRange();
-      this.redraw();
+    const rangeEl = this.rangeSel.dragElement;
+    if (rangeEl) {
+      const x = Math.max(0, Math.min(this.width, this.localX(e, rangeEl)));
+      if (this.rangeSel.move(x, this.scale().pxToTs(x))) this.redraw();
       return;
     }
     if (!this.drag) return;
@@ -424,20 +405,7 @@ export class TimelineController {
   };
 
   private onWindowMouseUp = (): void => {
-    const rd = this.rangeDrag;
-    if (rd) {
-      this.rangeDrag = null;
-      this.suppressClick = true;
-      setTimeout(() => {
-        this.suppressClick = false;
-      }, 0);
-      const r =
-        rd.moved && this.range && this.range.t1 > this.range.t0
-          ? { ...this.range, t0: Math.floor(this.range.t0), t1: Math.ceil(this.range.t1) }
-          : null;
-      this.range = r;
-      this.publishRange();
-      this.cb.onRange?.(r);
+    if (this.rangeSel.end()) {
       this.redraw();
       return;
     }
@@ -455,14 +423,14 @@ export class TimelineController {
   }
 
   private onClick(e: MouseEvent, area: Area): void {
-    if (this.drag?.moved || this.suppressClick) return;
+    if (this.drag?.moved || this.rangeSel.suppressClick) return;
     const hit = this.hitAt(e, area);
     this.cb.onSelect(hit?.selection ?? null, this.rowAt(area, e.clientY)?.row.track.uri);
   }
 
   private onHover(e: MouseEvent, area: Area): void {
     this.mouseX = this.localX(e, area.canvas);
-    if (this.drag?.moved || this.rangeDrag) return;
+    if (this.drag?.moved || this.rangeSel.dragElement) return;
     const r = this.rowAt(area, e.clientY);
     const note = r ? this.notes.noteAt(this.scale(), this.mouseX, r.row.track.uri) : null;
     if (note) {

@@ -82,6 +82,19 @@ interface StreamState {
   /** The stream's read-ahead window of the file (replaced, never overwritten: framed bundles keep theirs). */
   win: Uint8Array;
   winStart: number;
+  /** The event kinds of the stream's sequence, as kindOf found them (shared by its CPUs' streams). */
+  kinds: Map<number, EventKind | null>;
+}
+
+/** One FtraceEvent field number on one sequence: a typed event, or a generic one through its descriptor. */
+interface EventKind {
+  name: string;
+  system: string | null;
+  reader: FieldReader;
+  /** Straight into the sink's columns, when it takes this kind so (DirectRowSink). */
+  plan: DirectPlan | null;
+  /** Its fields name tasks (noteNames). */
+  namesTasks: boolean;
 }
 
 const MAX_REPORTS_PER_KIND = 20;
@@ -233,6 +246,7 @@ async function decodeEvents(
     lastTs: -Infinity,
     win: new Uint8Array(0),
     winStart: 0,
+    kinds: new Map(),
   }));
   // Ties between streams go to the lower CPU, then the earlier stream.
   streams.sort((a, b) => a.cpu - b.cpu || a.order - b.order);
@@ -335,6 +349,43 @@ async function decodeEvents(
     return plan;
   };
 
+  /** What an FtraceEvent field number means on a sequence (null: not decodable), found once per sequence and kind. */
+  const kindsBySeq = new Map<number, Map<number, EventKind | null>>();
+  const kindOf = (seq: number, kind: number): EventKind | null => {
+    const typed = TYPED_EVENTS.get(kind);
+    let reader: FieldReader | undefined;
+    let name: string;
+    let system: string | null;
+    if (typed) {
+      reader = readers.get(kind);
+      if (!reader) readers.set(kind, (reader = compileFieldReader(typed.name, typed.fields, gfpKnown)));
+      name = typed.name;
+      system = typed.system;
+    } else {
+      const spec =
+        kind >= FIRST_GENERIC_EVENT_ID
+          ? (index.generic.get(`${seq}:${kind}`) ?? index.generic.get(String(kind)))
+          : undefined;
+      if (!spec) return null;
+      reader = genericReaders.get(spec);
+      if (!reader) genericReaders.set(spec, (reader = compileFieldReader(spec.name, spec.fields, gfpKnown)));
+      name = spec.name;
+      system = spec.system;
+    }
+    return {
+      name,
+      system,
+      reader,
+      plan: directSink !== null ? planOf(reader, name, system) : null,
+      namesTasks: NAMING_EVENTS.has(name),
+    };
+  };
+  for (const s of streams) {
+    let kinds = kindsBySeq.get(s.seq);
+    if (!kinds) kindsBySeq.set(s.seq, (kinds = new Map()));
+    s.kinds = kinds;
+  }
+
   const emitOne = (s: StreamState, k: number): void => {
     const ev = s.ev;
     const rawTs = ev.ts[k]!;
@@ -402,31 +453,20 @@ async function decodeEvents(
         name = g.name;
         system = null;
         fields = g.fields;
+        if (NAMING_EVENTS.has(name)) noteNames(name, fields, comms, tgids, cpuState, cpu);
       } else {
-        const typed = TYPED_EVENTS.get(kind);
-        let reader: FieldReader | undefined;
-        if (typed) {
-          reader = readers.get(kind);
-          if (!reader) readers.set(kind, (reader = compileFieldReader(typed.name, typed.fields, gfpKnown)));
-          name = typed.name;
-          system = typed.system;
-        } else {
-          const spec =
-            kind >= FIRST_GENERIC_EVENT_ID
-              ? (index.generic.get(`${s.seq}:${kind}`) ?? index.generic.get(String(kind)))
-              : undefined;
-          if (!spec) {
-            unknownTyped.set(kind, (unknownTyped.get(kind) ?? 0) + 1);
-            summary.notDecoded++;
-            return;
-          }
-          reader = genericReaders.get(spec);
-          if (!reader) genericReaders.set(spec, (reader = compileFieldReader(spec.name, spec.fields, gfpKnown)));
-          name = spec.name;
-          system = spec.system;
+        let known = s.kinds.get(kind);
+        if (known === undefined) s.kinds.set(kind, (known = kindOf(s.seq, kind)));
+        if (known === null) {
+          unknownTyped.set(kind, (unknownTyped.get(kind) ?? 0) + 1);
+          summary.notDecoded++;
+          return;
         }
+        const reader = known.reader;
+        name = known.name;
+        system = known.system;
         if (fieldReader === null || fieldReader.buf !== ev.buf) fieldReader = new ProtoReader(ev.buf, a, b);
-        const plan = directSink !== null ? planOf(reader, name, system) : null;
+        const plan = known.plan;
         if (plan !== null) {
           writeDirect(
             plan,
@@ -445,8 +485,8 @@ async function decodeEvents(
           return;
         }
         fields = readFields(reader, fieldReader.reset(a, b), s.syms, unknownField);
+        if (known.namesTasks) noteNames(name, fields, comms, tgids, cpuState, cpu);
       }
-      if (NAMING_EVENTS.has(name)) noteNames(name, fields, comms, tgids, cpuState, cpu);
     }
     const event: DecodedEvent = {
       ts,

@@ -93,7 +93,11 @@ function scalar(kind: ScalarKind): Convert {
     case 'int64':
       return (r) => readSigned(r);
     case 'uint32':
-      return (r) => Number(BigInt.asUintN(32, BigInt(readUnsigned(r))));
+      return (r) => {
+        // Truncated to 32 bits as protobuf does; exact in doubles (no bigint per value).
+        const v = readUnsigned(r);
+        return typeof v === 'number' ? (v <= 0xffffffff ? v : v % 2 ** 32) : Number(BigInt.asUintN(32, v));
+      };
     case 'uint64':
     case 'bool':
       return (r) => readUnsigned(r);

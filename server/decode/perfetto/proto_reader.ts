@@ -58,7 +58,9 @@ export class ProtoReader {
   next(): boolean {
     if (this.pos >= this.end) return false;
     const tag = this.varint();
-    this.field = Math.floor(tag / 8);
+    // Field numbers stop below 2^29, so a valid tag fits in 32 bits (and shifts exactly).
+    if (tag > 0xffffffff) throw new ProtoError(this.pos, `field number ${Math.floor(tag / 8)} past 2^29`);
+    this.field = tag >>> 3;
     this.wire = tag & 7;
     if (this.field === 0) throw new ProtoError(this.pos, 'field number 0');
     return true;

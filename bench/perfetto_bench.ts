@@ -1,9 +1,12 @@
 /**
  * Perfetto import speed (`npm run bench -- --only perfetto`, or
- * `npx tsx bench/perfetto_bench.ts [--quick]`): stallscope's decoder alone
- * and a whole ingest, next to Perfetto's trace_processor_shell loading the
- * same file (`select count(*) from ftrace_event`, wall time, same process
- * tree, run alternately), on:
+ * `npx tsx bench/perfetto_bench.ts [--quick]`): stallscope's decoder alone,
+ * the decoder writing model rows (ModelBuilder, chunks dropped: no DuckDB),
+ * and a whole ingest (with its phases: decode+append+commit, derive), next
+ * to Perfetto's trace_processor_shell loading the same file (`select
+ * count(*) from ftrace_event`), same process tree, run alternately. Wall
+ * and CPU (user+sys) seconds both: on a shared machine the wall time
+ * follows the load, CPU much less.  Files:
  *
  * - the two real tracebox recordings in fixtures/ (compact_sched off with
  *   interned symbols; compact_sched on with a second ftrace instance);
@@ -23,6 +26,12 @@ import { ProtoReader, WIRE_LEN, WIRE_VARINT } from '../server/decode/perfetto/pr
 import { traceProcessorShell } from '../tests/support/decode/perfetto/test_trace_processor.ts';
 import { ProtoWriter } from '../server/export/perfetto/proto_writer.ts';
 import { ingestFile } from '../server/ingest/ingest_file.ts';
+import { decodeFile } from '../server/decode/decode_file.ts';
+import { openDuckDb } from '../server/engine/engine.ts';
+import { PooledBuffers } from '../server/model/buffer_source.ts';
+import { ModelBuilder } from '../server/model/model_builder.ts';
+import type { ModelLayout } from '../server/model/model_layout.ts';
+import { ModelStore } from '../server/model/model_store.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const OUT = path.join(ROOT, 'bench/out/perfetto');
@@ -31,12 +40,25 @@ export interface PerfettoBenchRow {
   file: string;
   mb: number;
   events: number;
+  /** Medians, wall seconds. */
   decodeS: number;
+  rowsS: number;
   ingestS: number;
   traceProcessorS: number;
+  /** Medians, CPU seconds (user+sys, every thread; trace_processor's from its rusage). */
+  decodeCpuS: number;
+  rowsCpuS: number;
+  ingestCpuS: number;
+  traceProcessorCpuS: number;
+  /** The whole ingest's phases (wall, medians): decoding with the appends and their commit; derive. */
+  ingestDecodeS: number;
+  ingestDeriveS: number;
   /** trace_processor's time / stallscope's whole ingest: above 1 means stallscope is faster. */
   ingestSpeedup: number;
   decodeSpeedup: number;
+  /** The same on CPU seconds. */
+  ingestCpuSpeedup: number;
+  decodeCpuSpeedup: number;
 }
 
 /**
@@ -143,16 +165,41 @@ function forEachEventTs(buf: Uint8Array, fn: (ts: number) => void): void {
   });
 }
 
-function seconds(fn: () => void): number {
+/** Wall and CPU seconds of this process (every thread) while fn runs. */
+async function timed(fn: () => Promise<unknown>): Promise<{ wall: number; cpu: number }> {
   const t = performance.now();
-  fn();
-  return (performance.now() - t) / 1000;
+  const c = process.cpuUsage();
+  await fn();
+  const d = process.cpuUsage(c);
+  return { wall: (performance.now() - t) / 1000, cpu: (d.user + d.system) / 1e6 };
 }
 
-async function secondsAsync(fn: () => Promise<unknown>): Promise<number> {
+/** CPU seconds of this process's waited-for children so far (Linux: /proc/self/stat cutime + cstime), NaN elsewhere. */
+function childrenCpuSeconds(): number {
+  try {
+    const stat = fs.readFileSync('/proc/self/stat', 'latin1');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    // Fields 16 and 17 of proc(5); f starts at field 3. Ticks of USER_HZ (100 on Linux).
+    return (Number(f[13]) + Number(f[14])) / 100;
+  } catch {
+    return NaN;
+  }
+}
+
+/** Wall and CPU seconds of a child process run to its end. */
+function timedChild(cmd: string, args: string[]): { wall: number; cpu: number } {
+  const c = childrenCpuSeconds();
   const t = performance.now();
-  await fn();
-  return (performance.now() - t) / 1000;
+  execFileSync(cmd, args, { stdio: ['ignore', 'pipe', 'ignore'] });
+  return { wall: (performance.now() - t) / 1000, cpu: childrenCpuSeconds() - c };
+}
+
+/** The decoder writing model rows as an ingest does (ModelBuilder), its chunks dropped instead of appended to DuckDB. */
+async function decodeIntoRows(file: string, layout: ModelLayout): Promise<void> {
+  const buffers = new PooledBuffers();
+  const builder = new ModelBuilder(layout, (_table, data) => buffers.give(data.buffer), null, buffers);
+  await decodeFile(file, builder, { label: file, scratchDir: OUT });
+  builder.finish();
 }
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
@@ -172,54 +219,91 @@ export async function benchPerfetto(
   const tp = traceProcessorShell();
   const q = path.join(OUT, 'count.sql');
   fs.writeFileSync(q, 'select count(*) from ftrace_event;\n');
+  // The model's layout (tables and columns) from a scratch database, for decodeIntoRows.
+  const layoutDb = path.join(OUT, 'layout.duckdb');
+  fs.rmSync(layoutDb, { force: true });
+  const layoutEngine = await openDuckDb(layoutDb, {});
+  const layout = (await ModelStore.beginLoad(layoutEngine)).layout;
   const rows: PerfettoBenchRow[] = [];
-  for (const file of [reclaim, compact, large]) {
-    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'stallscope-perfetto-bench-'));
-    try {
-      const dec: number[] = [];
-      const ing: number[] = [];
-      const tps: number[] = [];
-      let events = 0;
-      for (let i = 0; i < runs; i++) {
-        tps.push(seconds(() => execFileSync(tp, ['-q', q, file], { stdio: ['ignore', 'pipe', 'ignore'] })));
-        dec.push(
-          await secondsAsync(async () => {
-            let n = 0;
-            await decodePerfetto(
-              file,
-              {
-                header() {},
-                event() {
-                  n++;
+  try {
+    for (const file of [reclaim, compact, large]) {
+      const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'stallscope-perfetto-bench-'));
+      try {
+        const tps: { wall: number; cpu: number }[] = [];
+        const dec: { wall: number; cpu: number }[] = [];
+        const rws: { wall: number; cpu: number }[] = [];
+        const ing: { wall: number; cpu: number }[] = [];
+        const ingDecode: number[] = [];
+        const ingDerive: number[] = [];
+        let events = 0;
+        for (let i = 0; i < runs; i++) {
+          tps.push(timedChild(tp, ['-q', q, file]));
+          dec.push(
+            await timed(async () => {
+              let n = 0;
+              await decodePerfetto(
+                file,
+                {
+                  header() {},
+                  event() {
+                    n++;
+                  },
+                  lostEvents() {},
+                  skipped() {},
                 },
-                lostEvents() {},
-                skipped() {},
-              },
-              { fileLabel: file },
-            );
-            events = n;
-          }),
+                { fileLabel: file },
+              );
+              events = n;
+            }),
+          );
+          rws.push(await timed(() => decodeIntoRows(file, layout)));
+          let seconds: { decode: number; derive: number } = { decode: NaN, derive: NaN };
+          ing.push(
+            await timed(async () => {
+              seconds = (await ingestFile(file, { dataDir, force: true })).summary.seconds;
+            }),
+          );
+          ingDecode.push(seconds.decode);
+          ingDerive.push(seconds.derive);
+        }
+        const m = (xs: { wall: number; cpu: number }[], k: 'wall' | 'cpu') => median(xs.map((x) => x[k]));
+        const r3 = (x: number) => +x.toFixed(3);
+        const row: PerfettoBenchRow = {
+          file: path.relative(ROOT, file),
+          mb: +(fs.statSync(file).size / 2 ** 20).toFixed(1),
+          events,
+          decodeS: r3(m(dec, 'wall')),
+          rowsS: r3(m(rws, 'wall')),
+          ingestS: r3(m(ing, 'wall')),
+          traceProcessorS: r3(m(tps, 'wall')),
+          decodeCpuS: r3(m(dec, 'cpu')),
+          rowsCpuS: r3(m(rws, 'cpu')),
+          ingestCpuS: r3(m(ing, 'cpu')),
+          traceProcessorCpuS: r3(m(tps, 'cpu')),
+          ingestDecodeS: r3(median(ingDecode)),
+          ingestDeriveS: r3(median(ingDerive)),
+          ingestSpeedup: +(m(tps, 'wall') / m(ing, 'wall')).toFixed(2),
+          decodeSpeedup: +(m(tps, 'wall') / m(dec, 'wall')).toFixed(2),
+          ingestCpuSpeedup: +(m(tps, 'cpu') / m(ing, 'cpu')).toFixed(2),
+          decodeCpuSpeedup: +(m(tps, 'cpu') / m(dec, 'cpu')).toFixed(2),
+        };
+        rows.push(row);
+        const ws = (w: number, c: number) => `${w.toFixed(2)}/${c.toFixed(2)} s`;
+        log(
+          `${row.file.padEnd(48)} ${String(row.mb).padStart(6)} MB ${String(row.events).padStart(9)} events (wall/CPU)  ` +
+            `decode ${ws(row.decodeS, row.decodeCpuS)}  rows ${ws(row.rowsS, row.rowsCpuS)}  ` +
+            `ingest ${ws(row.ingestS, row.ingestCpuS)} (decode+append ${row.ingestDecodeS.toFixed(2)} s, derive ${row.ingestDeriveS.toFixed(2)} s)  ` +
+            `trace_processor ${ws(row.traceProcessorS, row.traceProcessorCpuS)}  ` +
+            `-> ingest ${row.ingestSpeedup}x (CPU ${row.ingestCpuSpeedup}x), decode ${row.decodeSpeedup}x (CPU ${row.decodeCpuSpeedup}x) its speed  (load ${os.loadavg()[0]!.toFixed(2)})`,
         );
-        ing.push(await secondsAsync(() => ingestFile(file, { dataDir, force: true })));
+      } finally {
+        fs.rmSync(dataDir, { recursive: true, force: true });
       }
-      const row: PerfettoBenchRow = {
-        file: path.relative(ROOT, file),
-        mb: +(fs.statSync(file).size / 2 ** 20).toFixed(1),
-        events,
-        decodeS: +median(dec).toFixed(3),
-        ingestS: +median(ing).toFixed(3),
-        traceProcessorS: +median(tps).toFixed(3),
-        ingestSpeedup: +(median(tps) / median(ing)).toFixed(2),
-        decodeSpeedup: +(median(tps) / median(dec)).toFixed(2),
-      };
-      rows.push(row);
-      log(
-        `${row.file.padEnd(48)} ${String(row.mb).padStart(6)} MB ${String(row.events).padStart(9)} events  decode ${row.decodeS.toFixed(2)} s  ingest ${row.ingestS.toFixed(2)} s  ` +
-          `trace_processor ${row.traceProcessorS.toFixed(2)} s  -> ingest ${row.ingestSpeedup}x, decode ${row.decodeSpeedup}x its speed  (load ${os.loadavg()[0]!.toFixed(2)})`,
-      );
-    } finally {
-      fs.rmSync(dataDir, { recursive: true, force: true });
     }
+  } finally {
+    layoutEngine.close();
+    fs.rmSync(layoutDb, { force: true });
+    fs.rmSync(`${layoutDb}.wal`, { force: true });
   }
   return rows;
 }

@@ -1,0 +1,60 @@
+/**
+ * The wire reader and the field converters at the edges this session's
+ * speed-ups touch, with expected values from the protobuf encoding rules
+ * (protobuf.dev/programming-guides/encoding): a tag is (field << 3) | wire,
+ * field numbers stop at 2^29 - 1; a uint32 field written as a wider varint
+ * reads as its low 32 bits.
+ */
+import { describe, expect, it } from 'vitest';
+import { compileFieldReader, readFields } from './event_fields.ts';
+import { ProtoError, ProtoReader } from './proto_reader.ts';
+
+/** A varint's bytes (little-endian groups of 7 bits), from a bigint: independent of the reader. */
+function varintBytes(v: bigint): number[] {
+  const out: number[] = [];
+  do {
+    const low = Number(v & 0x7fn);
+    v >>= 7n;
+    out.push(v > 0n ? low | 0x80 : low);
+  } while (v > 0n);
+  return out;
+}
+
+describe('ProtoReader tags', () => {
+  it('reads the largest field number (2^29 - 1) and its wire type', () => {
+    const buf = new Uint8Array([...varintBytes(((2n ** 29n - 1n) << 3n) | 0n), 0x2a]);
+    const r = new ProtoReader(buf, 0, buf.length);
+    expect(r.next()).toBe(true);
+    expect(r.field).toBe(536_870_911);
+    expect(r.wire).toBe(0);
+    expect(r.varint()).toBe(42);
+    expect(r.next()).toBe(false);
+  });
+
+  it('refuses a tag past 32 bits (a field number past 2^29) as damage, with its offset', () => {
+    const buf = new Uint8Array([...varintBytes((2n ** 29n) << 3n), 0x01]);
+    const r = new ProtoReader(buf, 0, buf.length);
+    expect(() => r.next()).toThrow(ProtoError);
+    expect(() => new ProtoReader(buf, 0, buf.length).next()).toThrow(/field number 536870912 past 2\^29/);
+  });
+});
+
+describe('uint32 fields', () => {
+  const reader = compileFieldReader('test_event', [undefined, { name: 'v', kind: 'uint32' }], true);
+  const read = (v: bigint) => {
+    const buf = new Uint8Array([0x08, ...varintBytes(v)]);
+    return readFields(reader, new ProtoReader(buf, 0, buf.length), null, { n: 0 }).v;
+  };
+
+  it('read as written below 2^32', () => {
+    expect(read(0n)).toBe(0);
+    expect(read(4_294_967_295n)).toBe(4_294_967_295);
+  });
+
+  it('keep their low 32 bits when written wider, below and above 2^53', () => {
+    expect(read(2n ** 32n + 5n)).toBe(5);
+    expect(read(0x1234_5678_9abcn)).toBe(0x5678_9abc);
+    expect(read(2n ** 64n - 1n)).toBe(4_294_967_295);
+    expect(read(2n ** 60n + 7n)).toBe(7);
+  });
+});

@@ -12,7 +12,8 @@
 --                  its completion
 --   (the counter view reads the values from the events and block_request)
 --
--- The block events have no typed table: their fields come from `args`
+-- The block events have no typed table: their fields come from `args`, read
+-- through the _event_block_rq_* views (server/model/derive_event_views.ts)
 -- (dev: a dev_t, major << 20 | minor, from trace.dat and text alike; sector,
 -- nr_sector, bytes, rwbs, comm, error; 3.x-4.11 call the last `errors`).
 -- Pairing (as blktrace-style tools and biolatency do it, without a request
@@ -47,41 +48,26 @@ DELETE FROM counter_track WHERE name IN ('dirty pages', 'writeback pages', 'dirt
 
 INSERT INTO block_request
 WITH
--- The view, not _ftrace_event: events without a typed table live in their shape's table (_shape_<n>).
-ev AS MATERIALIZED (
-  SELECT e.id, e.ts, e.cpu, e.utid, e.name, e.arg_set_id FROM ftrace_event e
-  WHERE e.name IN ('block_rq_insert', 'block_rq_issue', 'block_rq_complete')
-),
--- Only the fields read here, by name: `args` is a branch per shape and field
--- (server/model/model_store.ts), and the key filter drops the branches of
--- every other field when the query is planned. Joining the events with all
--- of `args` and picking the fields after took 8 min on 1M block events
--- (issue 34b's note), this 5 s.
-fields AS (
-  SELECT ev.id, ev.ts, ev.cpu, ev.utid, ev.name, f.dev, f.sector, f.nr_sector, f.bytes, f.rwbs, f.comm, f.error,
-    -- the pairing key: the sector, or -1 for a flush (see the header)
-    CASE WHEN f.nr_sector = 0 AND contains(coalesce(f.rwbs, ''), 'F') THEN -1 ELSE f.sector END AS pair_key
-  FROM ev JOIN (
-    SELECT a.arg_set_id,
-      max(a.int_value) FILTER (WHERE a.key = 'dev') AS dev,
-      max(a.int_value) FILTER (WHERE a.key = 'sector') AS sector,
-      max(a.int_value) FILTER (WHERE a.key = 'nr_sector') AS nr_sector,
-      max(a.int_value) FILTER (WHERE a.key = 'bytes') AS bytes,
-      max(coalesce(a.string_value, CAST(a.int_value AS VARCHAR))) FILTER (WHERE a.key = 'rwbs') AS rwbs,
-      max(coalesce(a.string_value, CAST(a.int_value AS VARCHAR))) FILTER (WHERE a.key = 'comm') AS comm,
-      max(a.int_value) FILTER (WHERE a.key IN ('error', 'errors')) AS error
-    FROM args a
-    WHERE a.key IN ('dev', 'sector', 'nr_sector', 'bytes', 'rwbs', 'comm', 'error', 'errors')
-      AND a.arg_set_id IN (SELECT arg_set_id FROM ev)
-    GROUP BY a.arg_set_id
-  ) f ON f.arg_set_id = ev.arg_set_id
-),
+-- The three events' fields, one view each (server/model/derive_event_views.ts):
+-- they read the events' shape tables directly. Not a pivot of `args`: that
+-- keeps a branch per shape and field of every block event, each with its own
+-- hash tables, and grew RSS by ~190 MB for 90k events on many_systems.v7.
+-- pair_key: the sector, or -1 for a flush (see the header).
 iss AS (
   SELECT *, lag(ts) OVER (PARTITION BY dev, pair_key ORDER BY ts, id) AS prev_issue_ts
-  FROM fields WHERE name = 'block_rq_issue' AND dev IS NOT NULL
+  FROM (
+    SELECT *, CASE WHEN nr_sector = 0 AND contains(coalesce(rwbs, ''), 'F') THEN -1 ELSE sector END AS pair_key
+    FROM _event_block_rq_issue WHERE dev IS NOT NULL
+  )
 ),
-cmp AS (SELECT id, ts, dev, pair_key, error FROM fields WHERE name = 'block_rq_complete' AND dev IS NOT NULL),
-ins AS (SELECT id, ts, dev, pair_key FROM fields WHERE name = 'block_rq_insert' AND dev IS NOT NULL),
+cmp AS (
+  SELECT id, ts, dev, CASE WHEN nr_sector = 0 AND contains(coalesce(rwbs, ''), 'F') THEN -1 ELSE sector END AS pair_key, error
+  FROM _event_block_rq_complete WHERE dev IS NOT NULL
+),
+ins AS (
+  SELECT id, ts, dev, CASE WHEN nr_sector = 0 AND contains(coalesce(rwbs, ''), 'F') THEN -1 ELSE sector END AS pair_key
+  FROM _event_block_rq_insert WHERE dev IS NOT NULL
+),
 completed AS (
   SELECT i.id AS issue_id, c.id AS complete_id, c.ts AS complete_ts, c.error
   FROM cmp c ASOF JOIN (SELECT id, ts, dev, pair_key FROM iss) i ON c.dev = i.dev AND c.pair_key = i.pair_key AND c.ts >= i.ts

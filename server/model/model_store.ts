@@ -21,6 +21,7 @@ import {
   type TypedColumn,
   type TypedTableLayout,
 } from './model_layout.ts';
+import { DERIVE_EVENT_VIEWS, eventViewName } from './derive_event_views.ts';
 import { EVENT_TABLE, FIELD_ALIASES, TYPED_TABLES, typedTableFor } from './typed_tables.ts';
 import { SHAPE_TABLE_BASE, type ShapeDecl, type ShapeResult } from './untyped_rows.ts';
 
@@ -271,6 +272,7 @@ export class ModelStore {
       r.eventNames.map(([name, system], id) => [id, name, system]),
     );
     await createShapeViews(this.engine, r.shapes);
+    await createEventFieldViews(this.engine, r.shapes, r);
     await createFtraceEventView(this.engine, this.layout.typed, r);
 
     const tgids = [...new Set(r.threads.map((t) => t.tgid).filter((g): g is number => g !== null))].sort(
@@ -548,33 +550,21 @@ async function createShapeViews(engine: Engine, shapes: ShapeResult[]): Promise<
   for (const sh of shapes) {
     const table = shapeTableName(sh.table);
     for (const [k, f] of sh.fields.entries()) {
-      const v = `s.f.v${k}`;
-      let intValue = 'NULL::BIGINT';
-      let stringValue = 'NULL::VARCHAR';
-      let join = '';
-      if (f.kind === 'int') intValue = v;
-      else if (f.kind === 'hex') stringValue = `'0x' || lower(hex(${v}))`;
-      else if (f.kind === 'text') stringValue = v;
-      else {
+      const dictTable = shapeDictTable(sh, k);
+      if (dictTable !== null) {
         const words = sh.dicts[k] ?? [];
-        if (words.length <= INLINE_DICT_MAX)
-          stringValue = `list_extract([${words.map(sqlString).join(',')}]::VARCHAR[], ${v} + 1)`;
-        else {
-          const dictTable = `_dict${table}_v${k}`;
-          await engine.exec(`CREATE TABLE ${dictTable} (id INTEGER, str VARCHAR)`);
-          await appendRows(
-            engine.connection,
-            dictTable,
-            [
-              { name: 'id', kind: 'i32' },
-              { name: 'str', kind: 'str' },
-            ],
-            words.map((w, i) => [i, w]),
-          );
-          join = ` LEFT JOIN ${dictTable} d ON d.id = ${v}`;
-          stringValue = 'd.str';
-        }
+        await engine.exec(`CREATE TABLE ${dictTable} (id INTEGER, str VARCHAR)`);
+        await appendRows(
+          engine.connection,
+          dictTable,
+          [
+            { name: 'id', kind: 'i32' },
+            { name: 'str', kind: 'str' },
+          ],
+          words.map((w, i) => [i, w]),
+        );
       }
+      const { intValue, stringValue, join } = shapeFieldSql(sh, k, 'd');
       const key = sqlString(f.key);
       branches.push(
         `SELECT s.id, ${k}, ${key}, ${key}, ${intValue}, ${stringValue}, NULL::DOUBLE, '${f.kind === 'int' ? 'int' : 'string'}' FROM ${table} s${join}`,
@@ -582,4 +572,93 @@ async function createShapeViews(engine: Engine, shapes: ShapeResult[]): Promise<
     }
   }
   await engine.exec(`CREATE OR REPLACE VIEW args AS\n${branches.join('\nUNION ALL\n')}`);
+}
+
+/** The table holding a shape's text field `k`'s dictionary, when too large to inline (else null). */
+function shapeDictTable(sh: ShapeResult, k: number): string | null {
+  if (sh.fields[k]!.kind !== 'str' || (sh.dicts[k] ?? []).length <= INLINE_DICT_MAX) return null;
+  return `_dict${shapeTableName(sh.table)}_v${k}`;
+}
+
+/**
+ * A shape's field `k` as `args` reads it (int_value, string_value), over the
+ * shape table aliased `s`; a large dictionary is joined as `dictAlias`.
+ */
+function shapeFieldSql(
+  sh: ShapeResult,
+  k: number,
+  dictAlias: string,
+): { intValue: string; stringValue: string; join: string } {
+  const v = `s.f.v${k}`;
+  const kind = sh.fields[k]!.kind;
+  if (kind === 'int') return { intValue: v, stringValue: 'NULL::VARCHAR', join: '' };
+  if (kind === 'hex') return { intValue: 'NULL::BIGINT', stringValue: `'0x' || lower(hex(${v}))`, join: '' };
+  if (kind === 'text') return { intValue: 'NULL::BIGINT', stringValue: v, join: '' };
+  const dictTable = shapeDictTable(sh, k);
+  if (dictTable !== null) {
+    return {
+      intValue: 'NULL::BIGINT',
+      stringValue: `${dictAlias}.str`,
+      join: ` LEFT JOIN ${dictTable} ${dictAlias} ON ${dictAlias}.id = ${v}`,
+    };
+  }
+  const words = sh.dicts[k] ?? [];
+  return {
+    intValue: 'NULL::BIGINT',
+    stringValue: `list_extract([${words.map(sqlString).join(',')}]::VARCHAR[], ${v} + 1)`,
+    join: '',
+  };
+}
+
+/**
+ * The derive SQL's event views (derive_event_views.ts): per event, a branch
+ * per shape of that event reading its columns directly, and one over the
+ * events of that name kept in `_ftrace_event`/`_args` (pivoted as a query
+ * over `args` would). Created for every declared event, also when the trace
+ * has none (then empty). After createShapeViews (its dictionary tables).
+ */
+async function createEventFieldViews(engine: Engine, shapes: ShapeResult[], r: BuilderResult): Promise<void> {
+  for (const view of DERIVE_EVENT_VIEWS) {
+    const cols = view.columns;
+    const branches: string[] = [];
+    for (const sh of shapes) {
+      if (r.eventNames[sh.nameId]?.[0] !== view.event) continue;
+      const joins: string[] = [];
+      const select = cols.map((c) => {
+        const values = c.keys.flatMap((key) => {
+          const k = sh.fields.findIndex((f) => f.key === key);
+          if (k < 0) return [];
+          const sql = shapeFieldSql(sh, k, `d${k}`);
+          if (sql.join !== '' && !joins.includes(sql.join)) joins.push(sql.join);
+          return [c.kind === 'int' ? sql.intValue : `coalesce(${sql.stringValue}, CAST(${sql.intValue} AS VARCHAR))`];
+        });
+        const value =
+          values.length === 0 ? 'NULL' : values.length === 1 ? values[0]! : `coalesce(${values.join(', ')})`;
+        return `${value}::${c.kind === 'int' ? 'BIGINT' : 'VARCHAR'} AS "${c.name}"`;
+      });
+      branches.push(
+        `SELECT s.id, s.ts, s.cpu, s.utid, ${select.join(', ')} FROM ${shapeTableName(sh.table)} s${joins.join('')}`,
+      );
+    }
+    // The same columns from `_args` (schema.sql's args view), for events that fit no shape.
+    const keys = [...new Set(cols.flatMap((c) => c.keys))].map(sqlString).join(', ');
+    const pivot = cols.map((c) => {
+      const per = c.keys.map((key) =>
+        c.kind === 'int'
+          ? `max(a.int_value) FILTER (WHERE a.key = ${sqlString(key)})`
+          : `max(coalesce(a.string_value, CAST(a.int_value AS VARCHAR))) FILTER (WHERE a.key = ${sqlString(key)})`,
+      );
+      return `${per.length === 1 ? per[0] : `coalesce(${per.join(', ')})`}::${c.kind === 'int' ? 'BIGINT' : 'VARCHAR'} AS "${c.name}"`;
+    });
+    branches.push(
+      `SELECT e.id, e.ts, e.cpu, e.utid, ${pivot.join(', ')}
+       FROM _ftrace_event e
+       JOIN _event_name n ON n.name_id = e.name_id AND n.name = ${sqlString(view.event)}
+       JOIN (SELECT a.arg_set_id, coalesce(k.str, a.key_str) AS key, a.int_value, coalesce(v.str, a.str) AS string_value
+             FROM _args a LEFT JOIN _string k ON k.sid = a.key_sid LEFT JOIN _string v ON v.sid = a.string_sid) a
+         ON a.arg_set_id = e.arg_set_id AND a.key IN (${keys})
+       GROUP BY e.id, e.ts, e.cpu, e.utid`,
+    );
+    await engine.exec(`CREATE OR REPLACE VIEW ${eventViewName(view.event)} AS\n${branches.join('\nUNION ALL\n')}`);
+  }
 }

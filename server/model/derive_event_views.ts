@@ -1,0 +1,60 @@
+/**
+ * Events without a typed table whose fields the derive SQL (queries/model/)
+ * reads, and which fields: the writer makes each a private view
+ * `_event_<name>` (id, ts, cpu, utid, then one column per field here),
+ * which reads its shape tables directly (model_store.ts
+ * createEventFieldViews), plus the events of that name kept in `_args`.
+ *
+ * Why not `args`: `args` is a branch per shape and field, and a query that
+ * pivots fields out of it runs one pipeline per branch it keeps, each with
+ * its own hash tables. derive_block's pivot of 8 fields of the 3 block_rq
+ * events kept the branches of every shape with such a field (every block_*
+ * event: ~190 on many_systems.v7) and its RSS grew by 186 MB for 90k events,
+ * outside DuckDB's memory_limit (a 64MB limit still grew 160 MB). Through
+ * these views the same rows cost a branch per shape of the 3 events.
+ *
+ * Each column reads as the pivot over `args` did: an 'int' column is the
+ * field's int_value (NULL when stored as text), a 'text' column its
+ * string_value, or its int_value as text. A view exists, empty, when the
+ * trace has no such events, so the derive SQL needs no guard.
+ */
+export type EventFieldKind = 'int' | 'text';
+
+export interface EventFieldColumn {
+  /** Column name in the view. */
+  name: string;
+  kind: EventFieldKind;
+  /** Field names that fill it, first present wins (kernels renamed some). */
+  keys: string[];
+}
+
+export interface DeriveEventView {
+  event: string;
+  columns: EventFieldColumn[];
+}
+
+const int = (name: string, ...alias: string[]): EventFieldColumn => ({ name, kind: 'int', keys: [name, ...alias] });
+const text = (name: string): EventFieldColumn => ({ name, kind: 'text', keys: [name] });
+
+/** include/trace/events/block.h; `errors` is 3.x-4.11's name of `error`. */
+const BLOCK_RQ = [
+  int('dev'),
+  int('sector'),
+  int('nr_sector'),
+  int('bytes'),
+  text('rwbs'),
+  text('comm'),
+  int('error', 'errors'),
+];
+
+export const DERIVE_EVENT_VIEWS: DeriveEventView[] = [
+  { event: 'block_rq_insert', columns: BLOCK_RQ },
+  { event: 'block_rq_issue', columns: BLOCK_RQ },
+  { event: 'block_rq_complete', columns: BLOCK_RQ },
+];
+
+/** The view's name: `_event_<event>` (event names are C identifiers). */
+export function eventViewName(event: string): string {
+  if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(event)) throw new Error(`derive_event_views: not an event name: ${event}`);
+  return `_event_${event}`;
+}

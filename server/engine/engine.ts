@@ -3,6 +3,8 @@
  * detectors, the API and the CLI never depend on how DuckDB is reached
  * (the same idea as Perfetto UI's Engine).
  */
+// First: DuckDB reads its allocator's settings from the environment at its first allocation.
+import './allocator_env.ts';
 import { DuckDBConnection, DuckDBInstance, type DuckDBValue } from '@duckdb/node-api';
 
 /** A row with JS values: BIGINT columns come back as bigint, lists as arrays. */

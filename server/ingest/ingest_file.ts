@@ -34,6 +34,7 @@ import { workerEntry } from './worker_bundle.ts';
 /** The phases ingest itself goes through (the wire's IngestPhase adds 'detecting' and 'failed'). */
 export type IngestPhase = Exclude<WireIngestPhase, 'detecting' | 'failed'>;
 import type { IngestPhase as WireIngestPhase } from '../../shared/contract/api.ts';
+import { INGEST_MEMORY_LIMIT } from './ingest_memory.ts';
 
 export interface IngestProgress {
   phase: IngestPhase;
@@ -274,15 +275,6 @@ async function libraryHasSize(dirs: DataDirPaths, sizeBytes: number): Promise<bo
   }
   return false;
 }
-
-/**
- * DuckDB's memory cap while building a trace ($STALLSCOPE_INGEST_MEMORY
- * overrides). Its buffer pool is most of the ingest's memory: on the 10M-event
- * trace.dat of `npm run bench`, peak RSS was 894 MB at 1GB, 807 MB at 512MB
- * and 715 MB at 256MB (548 MB for a quarter of it), and 256MB was no slower
- * (26-28 s vs 30 s; text ingest within ~10% either way).
- */
-const INGEST_MEMORY_LIMIT = process.env.STALLSCOPE_INGEST_MEMORY ?? '256MB';
 
 /**
  * Files of fewer events (estimatedEvents) load on one thread: the workers'

@@ -67,7 +67,10 @@ export class Overview {
       const m = await readPart(file);
       if (m) return m;
     }
+    const started = performance.now();
     const m = await build();
+    if (process.env.STALLSCOPE_TIMING)
+      process.stderr.write(`[timing] overview ${name} ${(performance.now() - started).toFixed(0)} ms\n`);
     if (file) void writePart(file, m);
     return m;
   }

@@ -515,7 +515,7 @@ async function buildTrace(
     timer.mark('derive open');
     report({ phase: 'deriving', bytesDone: 0, bytesTotal: null, events: loaded.writerSummary.eventsTotal });
     const deriveStarted = performance.now();
-    await deriveModel(engine, (step) => timer.mark(step.replace(/\.sql$/, '')));
+    await deriveModel(engine, (step) => timer.mark(step.replace(/\.sql$/, '')), loaded.writerSummary.eventsByName);
     const deriveSeconds = (performance.now() - deriveStarted) / 1000;
 
     const id = await idReady;

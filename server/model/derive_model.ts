@@ -9,12 +9,36 @@ import type { Engine } from '../engine/engine.ts';
 
 const MODEL_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../queries/model');
 
-/** Order matters: later files read tables the earlier ones fill. */
-export const DERIVE_STEPS = ['derive_sched.sql', 'derive_slices.sql', 'derive_block.sql'] as const;
+/**
+ * Order matters: later files read tables the earlier ones fill. `needs`: the
+ * events without which the step writes no row (null: always run), so a trace
+ * holding none of them skips it (each step is a fixed 30-90 CPU ms even on
+ * empty input, measured in the issue 29 note).
+ *  - derive_sched: every sched_slice row is a sched_switch, and a
+ *    thread_state row needs one too (a wakeup counts only after a blocking
+ *    switch-out).
+ *  - derive_block: block_request has one row per block_rq_issue; its
+ *    counter tracks need global_dirty_state or a completed request.
+ */
+export const DERIVE_STEPS: ReadonlyArray<{ file: string; needs: readonly string[] | null }> = [
+  { file: 'derive_sched.sql', needs: ['sched_switch'] },
+  { file: 'derive_slices.sql', needs: null },
+  { file: 'derive_block.sql', needs: ['block_rq_issue', 'global_dirty_state'] },
+];
 
-export async function deriveModel(engine: Engine, onStep?: (step: string) => void): Promise<Record<string, number>> {
+/**
+ * `eventsByName`: the trace's event counts (the ingest's WriterSummary); with
+ * them, steps whose events the trace does not hold are skipped. Without, every
+ * step runs (re-deriving an existing model: bench, tests).
+ */
+export async function deriveModel(
+  engine: Engine,
+  onStep?: (step: string) => void,
+  eventsByName?: Readonly<Record<string, number>>,
+): Promise<Record<string, number>> {
   const timings: Record<string, number> = {};
-  for (const step of DERIVE_STEPS) {
+  for (const { file: step, needs } of DERIVE_STEPS) {
+    if (eventsByName && needs && !needs.some((name) => (eventsByName[name] ?? 0) > 0)) continue;
     const file = path.join(MODEL_DIR, step);
     if (!fs.existsSync(file)) continue;
     const started = performance.now();

@@ -209,8 +209,19 @@ export class ModelBuilder implements DirectRowSink, RawRecordSink, RawTextSink {
   directRows(name: string, system: string | null): DirectRows | null {
     const table = typedTableFor(name);
     const target = table ? this.typed.target(table) : undefined;
-    if (target === undefined || !rowsNeedOnlyFields(target.layout.table)) return null;
-    return new BuilderDirectRows(this, this.typed, target, name, system);
+    if (target === undefined) return null;
+    if (rowsNeedOnlyFields(table!)) return new BuilderDirectRows(this, this.typed, target, name, system);
+    // Scheduler rows that name tasks: direct too, the names noted from the row's own columns
+    // (fork and exit, a few events a trace, also set the thread's fork/exit time: writeTyped()).
+    const named = DIRECT_TASK_NAME_TABLES.has(table!) ? TASK_NAME_FIELDS[table!] : undefined;
+    const columns = named === undefined ? null : taskNameColumns(target, named);
+    if (columns === null) return null;
+    return new BuilderDirectRows(this, this.typed, target, name, system, columns);
+  }
+
+  /** A task's name as a scheduler event prints it (comm of pid), at ts. */
+  noteTaskName(pid: number, comm: string, ts: number): void {
+    this.noteTaskComm(this.threadOf(pid, ts), comm, ts);
   }
 
   /**
@@ -528,12 +539,44 @@ export class ModelBuilder implements DirectRowSink, RawRecordSink, RawTextSink {
   }
 }
 
+/** Task-naming tables written through DirectRows (TASK_NAME_FIELDS minus fork and exit). */
+const DIRECT_TASK_NAME_TABLES = new Set([
+  'sched_switch',
+  'sched_waking',
+  'sched_wakeup',
+  'sched_wakeup_new',
+  'sched_migrate_task',
+]);
+
+/**
+ * The [comm column, pid column] indexes of a table's task-naming field
+ * pairs, flat; null unless each comm is a text column and each pid an
+ * INTEGER one (what end() reads back).
+ */
+function taskNameColumns(target: TypedTarget, pairs: [string, string][]): Int32Array | null {
+  const layout = target.layout;
+  const out: number[] = [];
+  for (const [comm, pid] of pairs) {
+    const c = layout.fieldColumns.find((f) => f.name === comm);
+    const p = layout.fieldColumns.find((f) => f.name === pid);
+    if (c === undefined || p === undefined || c.dict < 0 || layout.columns[p.index]!.kind !== 'i32') return null;
+    out.push(c.index, p.index);
+  }
+  return Int32Array.from(out);
+}
+
 /**
  * DirectRows of one event name, on the builder's thread: begin() frames the
- * event (id, thread, counts) before the row is written.
+ * event (id, thread, counts) before the row is written. With taskNames
+ * (scheduler rows that name tasks), end() notes each named task's comm, as
+ * writeTyped() does from a fields object: the comm is the text the compiled
+ * reader wrote into the comm column, the pid the integer in the pid column.
  */
 class BuilderDirectRows extends TableRowWriter implements DirectRows {
   private info: EventNameInfo | null = null;
+  private ts = 0;
+  /** Columns this event's format lacks (the compiled reader calls absent() on them every row). */
+  private readonly absentColumn: Uint8Array;
 
   constructor(
     private readonly builder: ModelBuilder,
@@ -541,8 +584,28 @@ class BuilderDirectRows extends TableRowWriter implements DirectRows {
     target: TypedTarget,
     private readonly eventName: string,
     private readonly system: string | null,
+    /** [comm column, pid column] pairs, flat; empty: rows name no task. */
+    private readonly taskNames: Int32Array = new Int32Array(0),
   ) {
     super(rows, target, eventName);
+    this.absentColumn = new Uint8Array(target.layout.columns.length);
+  }
+
+  override absent(column: number): void {
+    this.absentColumn[column] = 1;
+    super.absent(column);
+  }
+
+  override end(): void {
+    const names = this.taskNames;
+    for (let k = 0; k < names.length; k += 2) {
+      const commCol = names[k]!;
+      const pidCol = names[k + 1]!;
+      if (this.absentColumn[commCol] === 1 || this.absentColumn[pidCol] === 1) continue;
+      const comm = this.lastText(commCol);
+      if (comm !== null) this.builder.noteTaskName(this.arrays[pidCol]![this.row]!, comm, this.ts);
+    }
+    super.end();
   }
 
   begin(
@@ -556,6 +619,7 @@ class BuilderDirectRows extends TableRowWriter implements DirectRows {
   ): void {
     // The name is registered on its first event, as event() does: name ids follow first appearance.
     const info = this.info ?? (this.info = this.builder.nameInfo(this.eventName, this.system));
+    this.ts = ts;
     const utid = this.builder.frame(info, ts, cpu, pid, comm, null);
     this.startRow(this.builder.framedId, ts, cpu, utid, packCommon(flags, preemptCount), where);
   }

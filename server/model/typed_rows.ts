@@ -254,6 +254,11 @@ export class TableRowWriter implements DirectRowColumns {
     this.chunk.setInt(column, this.lastId[column]);
   }
 
+  /** The text value() wrote last into a dictionary column (the current row's, if it wrote one), else null. */
+  protected lastText(column: number): string | null {
+    return this.lastString[column] ?? null;
+  }
+
   absent(column: number): void {
     this.chunk.setNull(column);
   }

@@ -179,6 +179,30 @@ export interface DirectRowColumns {
   absent(column: number): void;
 }
 
+/**
+ * Rows of one event without a typed table, in the table of its shape (its
+ * fields' names and kinds: model/untyped_rows.ts), as a compiled reader
+ * fills them: the reader finds each field's kind (0 integer, 1 0x-hex, 2
+ * text: a fixed kind for integers and pointers, from the value for the
+ * rest), begin() takes the shape of those kinds and writes the row's
+ * leading columns, the reader writes the fields (integers and hex straight
+ * into the arrays as two 32-bit words, the rest by put()), end() ends the
+ * row. Field k's column is SHAPE_LEAD + k in every shape.
+ */
+export interface ShapeRowColumns {
+  /** A value's kind (0 integer, 1 0x-hex, 2 text), -1 when it fits no shape (the event then takes the general path). */
+  kindOf(value: FieldValue): number;
+  /**
+   * The chunk of the shape whose variable fields have these kinds (code:
+   * kind of the j-th variable field times 3^j) with the row's leading
+   * columns written; null: the event takes the general path, nothing written.
+   */
+  begin(code: number): { arrays: (Int32Array | Float64Array)[]; rows: number } | null;
+  /** Field k's value of kind `kind` into column `column` of the row begun. */
+  put(column: number, k: number, kind: number, value: FieldValue): void;
+  end(): void;
+}
+
 /** Rows of one event name, written column by column (see DirectRowSink). */
 export interface DirectRows extends DirectRowColumns {
   /** Starts a row with what a DecodedEvent carries besides fields and raw (flags / preemptCount null: not recorded). */

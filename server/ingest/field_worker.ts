@@ -23,7 +23,14 @@ import type { BufferSource } from '../model/buffer_source.ts';
 import { chunkTransferList, type ChunkData } from '../model/column_chunk.ts';
 import { SID_BASE_FIELD_WORKER, type StringRows } from '../model/args_rows.ts';
 import { unpackCommon } from '../model/model_layout.ts';
-import { SHAPE_BASE_FIELD_WORKER, SHAPE_TABLE_BASE, UntypedRows, type ShapeResult } from '../model/untyped_rows.ts';
+import {
+  SHAPE_BASE_FIELD_WORKER,
+  SHAPE_LEAD,
+  SHAPE_TABLE_BASE,
+  UntypedRows,
+  type ShapeResult,
+  type ShapeRows,
+} from '../model/untyped_rows.ts';
 import { CONTINUATION, OWN_TEXT, RecordBatchReader } from '../model/record_batch.ts';
 import { TableRowWriter, TypedRows } from '../model/typed_rows.ts';
 import { typedTableFor } from '../model/typed_tables.ts';
@@ -151,7 +158,7 @@ function traceDatDecoder(
   const spec = input.spec;
   if (spec.format !== 'trace_dat') throw new Error('not a trace.dat spec');
   const readers = compileRawFieldReaders(spec, rowsFor);
-  const untypedReaders = compileUntypedFieldReaders(spec, (name) => typedTableFor(name) === null);
+  const untypedReaders = compileUntypedFieldReaders(spec, (name) => typedTableFor(name) === null, SHAPE_LEAD);
   const untyped = new UntypedRows(
     input.layout,
     postChunk,
@@ -162,6 +169,8 @@ function traceDatDecoder(
   untyped.setBase(BigInt(input.tsBaseNs), false);
   /** name_id of untyped events by format id (the batches name them: model_builder.ts rawRecords). */
   const nameIdOf: number[] = [];
+  /** By format id: the rows its shape reader writes (made when the batches name it). */
+  const shapeRowsOf: (ShapeRows | undefined)[] = [];
   const formatIdOf = new Map(spec.formats.map((f) => [`${f.system}\u0000${f.name}`, f.id]));
   return {
     unparsed: 0,
@@ -170,6 +179,8 @@ function traceDatDecoder(
         const formatId = formatIdOf.get(`${system}\u0000${name}`);
         if (formatId === undefined) throw new Error(`field worker: no event format ${system}:${name}`);
         nameIdOf[formatId] = nameId;
+        const shaped = untypedReaders[formatId]?.shaped;
+        if (shaped) shapeRowsOf[formatId] = untyped.shapeRows(nameId, shaped.keys, shaped.fixedKinds);
       }
       const count = r.batch.count;
       const bytes = r.bytes;
@@ -187,6 +198,17 @@ function traceDatDecoder(
         if (u === undefined) throw new Error(`field worker: no reader for event format id ${format}`);
         const off = r.offset(i);
         const len = r.length(i);
+        const sr = shapeRowsOf[format];
+        if (sr !== undefined && len >= u.minLen) {
+          // Straight into its shape's row, unless a value fits no shape or a dictionary is nearly full.
+          sr.id = r.id(i);
+          sr.ts = r.ts(i);
+          sr.cpu = r.cpu(i);
+          sr.utid = r.utid(i);
+          sr.common = r.common(i);
+          sr.where = r.where(i);
+          if (u.shaped!.read(bytes, off, len, sr)) continue;
+        }
         const fields = len >= u.minLen ? u.fast(bytes, off, len) : u.safe(bytes, off, len);
         const [flags, preemptCount] = unpackCommon(r.common(i));
         untyped.write(

@@ -32,7 +32,7 @@
  * declared by the first chunk of its table (ChunkData.shape), which the
  * store creates before appending it.
  */
-import type { EventFields, FieldValue } from '../decode/decoded_event.ts';
+import type { EventFields, FieldValue, ShapeRowColumns } from '../decode/decoded_event.ts';
 import { ArgsRows, hasArgs, MAX_INTERNED, type StringRows } from './args_rows.ts';
 import { ColumnChunk, type ChunkData, type ColumnSpec } from './column_chunk.ts';
 import { NEW_BUFFERS, type BufferSource } from './buffer_source.ts';
@@ -84,6 +84,8 @@ export const SHAPE_LEAD_COLUMNS: ColumnSpec[] = [
 ];
 /** The printed argument text, after SHAPE_LEAD_COLUMNS in the shapes of text inputs. */
 const RAW_COLUMN: ColumnSpec = { name: 'raw', kind: 'str' };
+/** Columns before the fields in a shape of a binary input (no `raw`): ShapeRowColumns' field k is column SHAPE_LEAD + k. */
+export const SHAPE_LEAD = SHAPE_LEAD_COLUMNS.length;
 const COMMON = 4;
 const WHERE = 5;
 const RAW = 6;
@@ -138,6 +140,8 @@ interface Shape {
   /** Per field: the last text written and its id (flags and symbols repeat run after run). */
   lastText: (string | null)[];
   lastId: Int32Array;
+  /** Strings in its largest dictionary (ShapeRows.begin: room for one more row's). */
+  maxDict: number;
   declared: boolean;
 }
 
@@ -312,6 +316,7 @@ export class UntypedRows {
       dicts: kinds.map((k) => (k === KIND_STR ? new Map<string, number>() : null)),
       lastText: kinds.map(() => null),
       lastId: new Int32Array(keys.length),
+      maxDict: 0,
       declared: false,
     };
     this.shapes.push(shape);
@@ -378,26 +383,10 @@ export class UntypedRows {
     raw: string | null,
     fields: EventFields,
   ): void {
+    this.writeLead(s.chunk, id, ts, cpu, utid, common, where, raw);
     const c = s.chunk;
     const A = c.arrays;
     const r = c.rows;
-    const ids = A[0] as Int32Array;
-    const idHi = Math.floor(id / TWO_32);
-    ids[2 * r] = id - idHi * TWO_32;
-    ids[2 * r + 1] = idHi;
-    this.writeTs(A[1] as Int32Array, r, ts);
-    A[2]![r] = cpu;
-    A[3]![r] = utid;
-    if (common === null) c.setNull(COMMON);
-    else A[COMMON]![r] = common;
-    const w = A[WHERE] as Int32Array;
-    const whereHi = Math.floor(where / TWO_32);
-    w[2 * r] = where - whereHi * TWO_32;
-    w[2 * r + 1] = whereHi;
-    if (this.withRaw) {
-      if (raw === null) c.setNull(RAW);
-      else c.set(RAW, raw);
-    }
     const kinds = s.kinds;
     const cols = s.cols;
     let k = 0;
@@ -427,8 +416,67 @@ export class UntypedRows {
     c.endRow();
   }
 
-  /** A `str` field's text as its dictionary id (the dictionary can take it: fullDictField). */
-  private writeText(s: Shape, k: number, col: number, c: ColumnChunk, v: string): void {
+  /**
+   * Rows of one event name written by a compiled shape reader
+   * (event_decoder.ts CompiledEvent.shaped, binary inputs only): the rows
+   * write() would write from the same fields, in the same shapes.
+   */
+  shapeRows(nameId: number, keys: string[], fixedKinds: Int8Array): ShapeRows {
+    return new ShapeRows(this, nameId, keys, fixedKinds);
+  }
+
+  /** The shape of these keys and kinds (created on first sight), as shapeOf() finds it; null past MAX_SHAPES. */
+  shapeWithKinds(nameId: number, keys: string[], kinds: number[]): Shape | null {
+    let sig = `${nameId}`;
+    for (let k = 0; k < keys.length; k++) sig += `\u0000${kinds[k]}${keys[k]}`;
+    return this.bySignature.get(sig) ?? this.newShape(sig, nameId, keys, kinds);
+  }
+
+  /**
+   * Whether every dictionary of the shape takes one more row's strings
+   * whatever they are: else the row takes write(), which may turn to a
+   * text variant of the shape. Variants are made only when a dictionary
+   * is full, so a shape that passes has none that write() would prefer.
+   */
+  dictRoom(s: Shape): boolean {
+    const n = s.keys.length;
+    return this.dictBudget >= n && s.maxDict + n <= MAX_FIELD_STRINGS;
+  }
+
+  /** The leading columns of a shape row (id, ts, cpu, utid, common, source_where[, raw]). */
+  writeLead(
+    c: ColumnChunk,
+    id: number,
+    ts: number,
+    cpu: number,
+    utid: number,
+    common: number | null,
+    where: number,
+    raw: string | null,
+  ): void {
+    const A = c.arrays;
+    const r = c.rows;
+    const ids = A[0] as Int32Array;
+    const idHi = Math.floor(id / TWO_32);
+    ids[2 * r] = id - idHi * TWO_32;
+    ids[2 * r + 1] = idHi;
+    this.writeTs(A[1] as Int32Array, r, ts);
+    A[2]![r] = cpu;
+    A[3]![r] = utid;
+    if (common === null) c.setNull(COMMON);
+    else A[COMMON]![r] = common;
+    const w = A[WHERE] as Int32Array;
+    const whereHi = Math.floor(where / TWO_32);
+    w[2 * r] = where - whereHi * TWO_32;
+    w[2 * r + 1] = whereHi;
+    if (this.withRaw) {
+      if (raw === null) c.setNull(RAW);
+      else c.set(RAW, raw);
+    }
+  }
+
+  /** A `str` field's text as its dictionary id (the dictionary can take it: fullDictField, dictRoom). */
+  writeText(s: Shape, k: number, col: number, c: ColumnChunk, v: string): void {
     if (s.lastText[k] !== v) {
       const dict = s.dicts[k]!;
       let id = dict.get(v);
@@ -436,6 +484,7 @@ export class UntypedRows {
         id = dict.size;
         dict.set(v, id);
         this.dictBudget--;
+        if (dict.size > s.maxDict) s.maxDict = dict.size;
       }
       s.lastText[k] = v;
       s.lastId[k] = id;
@@ -479,5 +528,92 @@ function writeHex(a: Int32Array, r: number, s: string): void {
   } else {
     a[2 * r] = parseInt(s.slice(n - 8), 16) | 0;
     a[2 * r + 1] = parseInt(s.slice(2, n - 8), 16) | 0;
+  }
+}
+
+/**
+ * ShapeRowColumns of one event name (UntypedRows.shapeRows): the record's
+ * leading values are set before its reader runs; begin() finds the shape of
+ * the kinds the reader found (the last one's, most often) and checks its
+ * dictionaries' room.
+ */
+export class ShapeRows implements ShapeRowColumns {
+  id = 0;
+  ts = 0;
+  cpu = 0;
+  utid = 0;
+  common: number | null = 0;
+  where = 0;
+  private shape: Shape | null = null;
+  private lastCode = -1;
+  private lastShape: Shape | null = null;
+  private readonly byCode = new Map<number, Shape | null>();
+  /** Field index of each variable-kind field, in order. */
+  private readonly variable: number[] = [];
+
+  constructor(
+    private readonly rows: UntypedRows,
+    private readonly nameId: number,
+    private readonly keys: string[],
+    /** Per field: its kind when the format fixes it (KIND_INT, KIND_HEX), else -1. */
+    private readonly fixedKinds: Int8Array,
+  ) {
+    fixedKinds.forEach((kind, k) => {
+      if (kind < 0) this.variable.push(k);
+    });
+  }
+
+  kindOf(v: FieldValue): number {
+    return kindOf(v);
+  }
+
+  begin(code: number): ColumnChunk | null {
+    let s: Shape | null;
+    if (code === this.lastCode) s = this.lastShape;
+    else {
+      s = this.byCode.get(code) ?? this.resolve(code);
+      this.lastCode = code;
+      this.lastShape = s;
+    }
+    if (s === null || (s.hasDict && !this.rows.dictRoom(s))) return null;
+    this.shape = s;
+    this.rows.writeLead(s.chunk, this.id, this.ts, this.cpu, this.utid, this.common, this.where, null);
+    return s.chunk;
+  }
+
+  put(column: number, k: number, kind: number, v: FieldValue): void {
+    const c = this.shape!.chunk;
+    switch (kind) {
+      case KIND_INT:
+        if (typeof v === 'number') {
+          const a = c.arrays[column] as Int32Array;
+          const r = c.rows;
+          const hi = Math.floor(v / TWO_32);
+          a[2 * r] = v - hi * TWO_32;
+          a[2 * r + 1] = hi;
+        } else c.set(column, v);
+        break;
+      case KIND_HEX:
+        writeHex(c.arrays[column] as Int32Array, c.rows, v as string);
+        break;
+      default:
+        this.rows.writeText(this.shape!, k, column, c, v as string);
+    }
+  }
+
+  end(): void {
+    this.shape!.chunk.endRow();
+  }
+
+  private resolve(code: number): Shape | null {
+    const kinds = Array.from(this.fixedKinds, (k) => k as number);
+    let rest = code;
+    for (const k of this.variable) {
+      kinds[k] = rest % 3;
+      rest = Math.floor(rest / 3);
+    }
+    const s = this.rows.shapeWithKinds(this.nameId, this.keys, kinds);
+    this.byCode.set(code, s);
+    return s;
   }
 }

@@ -11,6 +11,7 @@ import {
   type DirectRowColumns,
   type EventFields,
   type FieldValue,
+  type ShapeRowColumns,
 } from '../decoded_event.ts';
 import type { EventFormat, FieldDef } from './event_format.ts';
 import { PrintkFormats, renderBprint } from './bprint.ts';
@@ -34,6 +35,24 @@ export interface CompiledEvent<R extends DirectRowColumns = DirectRowColumns> {
   direct: { rows: R; read: DirectReader } | null;
   /** sched plugin emulation: (pid field, comm field) pairs whose comm trace-cmd registers. */
   commRegistrations: { pidOff: number; commOff: number; commSize: number }[];
+  /**
+   * With `shapeLead` (events without a typed table): the reader writing a
+   * record of minLen or more straight into its shape's row (true), or
+   * writing nothing (false: take fast() and the general path). Null when
+   * the format's fields cannot be written so (none, too many, odd names).
+   */
+  shaped: CompiledShapeReader | null;
+}
+
+/** See CompiledEvent.shaped. */
+export type ShapeReader = (b: Buffer, o: number, n: number, w: ShapeRowColumns) => boolean;
+
+export interface CompiledShapeReader {
+  read: ShapeReader;
+  /** The fields, in fast()'s key order. */
+  keys: string[];
+  /** Per field, the kind the format fixes (0 integer, 1 0x-hex), -1 where the value decides. */
+  fixedKinds: Int8Array;
 }
 
 const TWO_POW_32 = 4294967296;
@@ -341,6 +360,8 @@ export function compileEvent<R extends DirectRowColumns>(
   longSize: number,
   rows: R | null = null,
   asPrinted = false,
+  /** Leading columns of a shape row (model/untyped_rows.ts): compile `shaped` for field columns from there. */
+  shapeLead: number | null = null,
 ): CompiledEvent<R> {
   const info = analyzePrintFmt(fmt.printFmt);
   const E = littleEndian ? 'LE' : 'BE';
@@ -424,7 +445,66 @@ export function compileEvent<R extends DirectRowColumns>(
         commRegistrations.push({ pidOff: pf.offset, commOff: cf.offset, commSize: cf.size });
     }
   }
-  return { id: fmt.id, name: fmt.name, system: fmt.system, minLen, fast, safe, direct, commRegistrations };
+  const shaped = shapeLead === null ? null : compileShapeReader([...exprs], shapeLead, littleEndian, helpers);
+  return { id: fmt.id, name: fmt.name, system: fmt.system, minLen, fast, safe, direct, commRegistrations, shaped };
+}
+
+/** Fields past which a shape reader is not compiled (3^n kind codes stay exact integers; untyped_rows MAX_FIELDS is 64). */
+const MAX_SHAPED_FIELDS = 30;
+
+/**
+ * The shape reader of a format whose fast() makes `fields` (name and
+ * expression, in fast()'s key order): what the general path
+ * (untyped_rows.ts write: kind of each value, shape, row) does with fast()'s
+ * object, without the object, the hex text of pointers, and the loops over
+ * its keys. Integers and pointers have a kind fixed by the format and go
+ * into their columns as their two 32-bit words; the other fields' kinds
+ * come from their values. An unsigned 64-bit value of 2^63 or more fits no
+ * shape: the reader returns false before writing, as for any value that
+ * fits none.
+ */
+function compileShapeReader(
+  fields: [string, FieldExpr][],
+  lead: number,
+  le: boolean,
+  helpers: Helpers,
+): CompiledShapeReader | null {
+  // fast()'s object would order integer-like keys first; such names do not occur in formats.
+  if (fields.length === 0 || fields.length > MAX_SHAPED_FIELDS || fields.some(([n]) => /^\d+$/.test(n))) return null;
+  const checks: string[] = [];
+  const values: string[] = [];
+  const writes: string[] = [];
+  const code: string[] = [];
+  let variable = 0;
+  const fixedKinds = new Int8Array(fields.length).fill(-1);
+  fields.forEach(([, fe], k) => {
+    const col = lead + k;
+    const store = (lo: string, hi: string) => `a = A[${col}]; a[2 * r] = ${lo}; a[2 * r + 1] = ${hi};`;
+    const int = fe.int;
+    if (int !== null) {
+      if (int.size === 8) {
+        const hi = word(int.at, le ? 4 : 0, le);
+        if (!int.signed) checks.push(`if (${hi} < 0) return false;`);
+        writes.push(store(word(int.at, le ? 0 : 4, le), hi));
+      } else {
+        writes.push(`v = ${fe.expr}; ${store('v', int.signed ? 'v >> 31' : '0')}`);
+      }
+      fixedKinds[k] = 0;
+    } else if (fe.hexBits && fe.key !== null) {
+      writes.push(store(fe.key.lo, fe.key.hi));
+      fixedKinds[k] = 1;
+    } else {
+      const j = variable++;
+      values.push(`const d${j} = ${fe.expr}; const k${j} = w.kindOf(d${j}); if (k${j} < 0) return false;`);
+      code.push(j === 0 ? `k0` : `k${j} * ${3 ** j}`);
+      writes.push(`w.put(${col}, ${k}, k${j}, d${j});`);
+    }
+  });
+  const src =
+    `return function shaped(b, o, n, w) { let v, a; ${checks.join(' ')} ${values.join(' ')} ` +
+    `const c = w.begin(${code.length > 0 ? code.join(' + ') : '0'}); if (c === null) return false; ` +
+    `const A = c.arrays, r = c.rows; ${writes.join(' ')} w.end(); return true; };`;
+  return { read: new Function('h', src)(helpers) as ShapeReader, keys: fields.map(([n]) => n), fixedKinds };
 }
 
 /** JS source reading one field. */
@@ -435,6 +515,8 @@ interface FieldExpr {
   int: { size: number; signed: boolean; at: string } | null;
   /** A text field made from an integer (flags, enum, symbol, pointer): that integer's low and high 32 bits (JS source). */
   key: { lo: string; hi: string } | null;
+  /** The text is always `0x` and the key's bits in lowercase hex without leading zeros (pointers, `0x%lx`). */
+  hexBits?: boolean;
 }
 
 /**
@@ -518,11 +600,15 @@ function fieldExpr(
         return { expr: `h.${sym}${size * 8}(b, ${at})`, int: null, key: keyOf(size, at, num, le) };
       }
       if (f.kind === 'pointer' || info.pointerFields.has(f.name)) {
-        if (size === 8) return { expr: `h.ptr64(b, ${at})`, int: null, key: keyOf(size, at, num, le) };
-        if (size === 4) return { expr: `h.ptr32(b, ${at})`, int: null, key: keyOf(size, at, num, le) };
+        const key = keyOf(size, at, num, le);
+        if (size === 8) return { expr: `h.ptr64(b, ${at})`, int: null, key, hexBits: true };
+        if (size === 4) return { expr: `h.ptr32(b, ${at})`, int: null, key, hexBits: true };
       }
-      if (asPrinted && info.hexFields.has(f.name))
-        return { expr: `h.hex(${num}, ${size})`, int: null, key: keyOf(size, at, num, le) };
+      if (asPrinted && info.hexFields.has(f.name)) {
+        // A negative 1- or 2-byte value prints in its own width, where its key is 32 sign-extended bits.
+        const hexBits = size >= 4 || !f.signed;
+        return { expr: `h.hex(${num}, ${size})`, int: null, key: keyOf(size, at, num, le), hexBits };
+      }
       // Printed: a field the text shows as a number is that number, even
       // when a flag or enum name is printed beside it (`vec=7 [action=SCHED]`).
       const render = asPrinted

@@ -10,7 +10,7 @@ import { parseEventFormat } from './event_format.ts';
 import { PrintkFormats } from './bprint.ts';
 import { Kallsyms } from './kallsyms.ts';
 import { readsAsPrinted } from '../ftrace_text/fields/index.ts';
-import type { FieldsReader } from './event_decoder.ts';
+import type { CompiledShapeReader, FieldsReader } from './event_decoder.ts';
 
 export interface RawFieldReader<R extends DirectRowColumns> {
   /** Where the fields go. */
@@ -58,6 +58,8 @@ export interface UntypedFieldReader {
   fast: FieldsReader;
   /** Shorter records: only the fields they hold. */
   safe: FieldsReader;
+  /** Records of minLen bytes or more straight into their shape's row (see CompiledEvent.shaped); null: none. */
+  shaped: CompiledShapeReader | null;
 }
 
 /**
@@ -69,6 +71,8 @@ export interface UntypedFieldReader {
 export function compileUntypedFieldReaders(
   spec: RawFieldSpec,
   wanted: (name: string, system: string) => boolean,
+  /** Leading columns of shape rows (untyped_rows.ts SHAPE_LEAD): compile shape readers too. */
+  shapeLead: number | null = null,
 ): (UntypedFieldReader | undefined)[] {
   const helpers = makeHelpers(spec.littleEndian, Kallsyms.parse(spec.kallsyms), PrintkFormats.parse(spec.printk));
   const readers: (UntypedFieldReader | undefined)[] = [];
@@ -82,8 +86,9 @@ export function compileUntypedFieldReaders(
         spec.longSize,
         null,
         readsAsPrinted(f.name, f.system),
+        shapeLead,
       );
-      readers[f.id] = { minLen: ev.minLen, fast: ev.fast, safe: ev.safe };
+      readers[f.id] = { minLen: ev.minLen, fast: ev.fast, safe: ev.safe, shaped: ev.shaped };
     } catch {
       // decodeTraceDat reported it, and frames none of its records
     }

@@ -519,16 +519,24 @@ function fits(s: Shape, fields: EventFields): boolean {
   return k === keys.length;
 }
 
-/** A canonical `0x...` text's 64 bits as lo/hi words. */
+/**
+ * A canonical `0x...` text's 64 bits as lo/hi words: the digits read one
+ * by one (lowercase, isCanonicalHex), not parseInt() of two slices.
+ */
 function writeHex(a: Int32Array, r: number, s: string): void {
   const n = s.length;
-  if (n <= 10) {
-    a[2 * r] = parseInt(s.slice(2), 16) | 0;
-    a[2 * r + 1] = 0;
-  } else {
-    a[2 * r] = parseInt(s.slice(n - 8), 16) | 0;
-    a[2 * r + 1] = parseInt(s.slice(2, n - 8), 16) | 0;
-  }
+  const split = n > 10 ? n - 8 : 2;
+  let hi = 0;
+  for (let i = 2; i < split; i++) hi = (hi << 4) | hexDigit(s.charCodeAt(i));
+  let lo = 0;
+  for (let i = split; i < n; i++) lo = (lo << 4) | hexDigit(s.charCodeAt(i));
+  a[2 * r] = lo;
+  a[2 * r + 1] = hi;
+}
+
+/** A lowercase hex digit's value. */
+function hexDigit(c: number): number {
+  return c <= 57 ? c - 48 : c - 87;
 }
 
 /**

@@ -8,9 +8,11 @@
  */
 
 export class Kallsyms {
-  private readonly hi: Uint32Array;
-  private readonly lo: Uint32Array;
-  private readonly names: string[];
+  private hi: Uint32Array = new Uint32Array(0);
+  private lo: Uint32Array = new Uint32Array(0);
+  private names: string[] = [];
+  /** The text not parsed yet (lazy()), else null. */
+  private text: string | null = null;
   private readonly memo = new Map<number, Map<number, string | null>>();
   private readonly offsetMemo = new Map<number, Map<number, string | null>>();
 
@@ -21,7 +23,24 @@ export class Kallsyms {
   }
 
   get size(): number {
+    this.parsed();
     return this.names.length;
+  }
+
+  /** As parse(), parsed on the first lookup. */
+  static lazy(text: string | null): Kallsyms {
+    const k = new Kallsyms(new Uint32Array(0), new Uint32Array(0), []);
+    k.text = text;
+    return k;
+  }
+
+  private parsed(): void {
+    if (this.text === null) return;
+    const t = Kallsyms.parse(this.text);
+    this.text = null;
+    this.hi = t.hi;
+    this.lo = t.lo;
+    this.names = t.names;
   }
 
   static parse(text: string | null): Kallsyms {
@@ -103,6 +122,7 @@ export class Kallsyms {
     }
     const hit = byLo.get(lo);
     if (hit !== undefined) return hit;
+    this.parsed();
     const i = this.index(hi, lo);
     const found = i >= 0 ? name(i) : null;
     if (byLo.size < 100_000) byLo.set(lo, found);

@@ -10,7 +10,24 @@ import { parseEventFormat } from './event_format.ts';
 import { PrintkFormats } from './bprint.ts';
 import { Kallsyms } from './kallsyms.ts';
 import { readsAsPrinted } from '../ftrace_text/fields/index.ts';
-import type { CompiledShapeReader, FieldsReader } from './event_decoder.ts';
+import type { CompiledShapeReader, FieldsReader, Helpers } from './event_decoder.ts';
+
+/**
+ * One set of helpers per spec: the field worker compiles the typed and the
+ * untyped readers of one file, and each parse of a full kallsyms (~150k
+ * lines) costs tens of ms. The table itself is parsed on the first lookup
+ * (Kallsyms.lazy): many traces print no symbol.
+ */
+const helpersBySpec = new WeakMap<RawFieldSpec, Helpers>();
+
+function helpersOf(spec: RawFieldSpec): Helpers {
+  let h = helpersBySpec.get(spec);
+  if (h === undefined) {
+    h = makeHelpers(spec.littleEndian, Kallsyms.lazy(spec.kallsyms), PrintkFormats.parse(spec.printk));
+    helpersBySpec.set(spec, h);
+  }
+  return h;
+}
 
 export interface RawFieldReader<R extends DirectRowColumns> {
   /** Where the fields go. */
@@ -31,7 +48,7 @@ export function compileRawFieldReaders<R extends DirectRowColumns & { allFields(
   spec: RawFieldSpec,
   rowsFor: (name: string, system: string) => R | null,
 ): (RawFieldReader<R> | undefined)[] {
-  const helpers = makeHelpers(spec.littleEndian, Kallsyms.parse(spec.kallsyms), PrintkFormats.parse(spec.printk));
+  const helpers = helpersOf(spec);
   const readers: (RawFieldReader<R> | undefined)[] = [];
   for (const f of spec.formats) {
     const rows = rowsFor(f.name, f.system);
@@ -74,7 +91,7 @@ export function compileUntypedFieldReaders(
   /** Leading columns of shape rows (untyped_rows.ts SHAPE_LEAD): compile shape readers too. */
   shapeLead: number | null = null,
 ): (UntypedFieldReader | undefined)[] {
-  const helpers = makeHelpers(spec.littleEndian, Kallsyms.parse(spec.kallsyms), PrintkFormats.parse(spec.printk));
+  const helpers = helpersOf(spec);
   const readers: (UntypedFieldReader | undefined)[] = [];
   for (const f of spec.formats) {
     if (!wanted(f.name, f.system)) continue;

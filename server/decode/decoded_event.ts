@@ -203,6 +203,39 @@ export interface ShapeRowColumns {
   end(): void;
 }
 
+/**
+ * A sink that takes events without a typed table as rows of their shape,
+ * written by a compiled shape reader (ShapeRowColumns) on the decoder's
+ * thread: one object per event name, asked for when the decoder compiles
+ * the format.
+ */
+export interface ShapeRowSink extends EventSink {
+  /** Leading columns of a shape row: field k's column is shapeLead + k. */
+  readonly shapeLead: number;
+  /** Rows of one event name with these fields (fixedKinds: ShapeRowColumns' kinds, -1 where the value decides); null: the name has a typed table. */
+  shapeRows(name: string, system: string | null, keys: string[], fixedKinds: Int8Array): FramedShapeRows | null;
+}
+
+/** One event name's shape rows on the decoder's thread (ShapeRowSink). */
+export interface FramedShapeRows {
+  /** Frames an event (as event() would: id, thread, counts) and returns the columns its shape reader fills. */
+  frame(
+    ts: number,
+    cpu: number,
+    pid: number,
+    comm: string | null,
+    flags: number,
+    preemptCount: number,
+    where: number,
+  ): ShapeRowColumns;
+  /** The fields of the event framed last, when its shape reader wrote nothing (as event() writes them). */
+  general(fields: EventFields): void;
+}
+
+export function isShapeRowSink(sink: EventSink): sink is ShapeRowSink {
+  return typeof (sink as Partial<ShapeRowSink>).shapeRows === 'function';
+}
+
 /** Rows of one event name, written column by column (see DirectRowSink). */
 export interface DirectRows extends DirectRowColumns {
   /** Starts a row with what a DecodedEvent carries besides fields and raw (flags / preemptCount null: not recorded). */

@@ -18,6 +18,9 @@ import type {
   DirectRows,
   DirectRowSink,
   EventFields,
+  FramedShapeRows,
+  ShapeRowColumns,
+  ShapeRowSink,
   RawFieldSpec,
   RawRecords,
   RawRecordSink,
@@ -33,7 +36,7 @@ import { NEW_BUFFERS, type BufferSource } from './buffer_source.ts';
 import { COMMON_NULL, RecordBatchWriter, type RecordBatchData } from './record_batch.ts';
 import { TableRowWriter, TypedRows, commonOf, type TypedTarget } from './typed_rows.ts';
 import { typedTableFor } from './typed_tables.ts';
-import { SHAPE_TABLE_BASE, UntypedRows } from './untyped_rows.ts';
+import { SHAPE_LEAD, SHAPE_TABLE_BASE, UntypedRows, type ShapeRows } from './untyped_rows.ts';
 
 /** Skipped inputs kept in full; beyond this only counted (a garbage file has millions). */
 const MAX_PROBLEMS_KEPT = 1000;
@@ -123,7 +126,7 @@ function grown(a: Int32Array<ArrayBuffer>, i: number): Int32Array<ArrayBuffer> {
   return b;
 }
 
-export class ModelBuilder implements DirectRowSink, RawRecordSink, RawTextSink {
+export class ModelBuilder implements DirectRowSink, ShapeRowSink, RawRecordSink, RawTextSink {
   private headerInfo: TraceHeader | null = null;
   private nextId = 0;
 
@@ -217,6 +220,39 @@ export class ModelBuilder implements DirectRowSink, RawRecordSink, RawTextSink {
     const columns = named === undefined ? null : taskNameColumns(target, named);
     if (columns === null) return null;
     return new BuilderDirectRows(this, this.typed, target, name, system, columns);
+  }
+
+  /** ShapeRowSink: shape rows start after SHAPE_LEAD columns (binary inputs: no `raw`). */
+  readonly shapeLead = SHAPE_LEAD;
+
+  /** ShapeRowSink: events without a typed table, their rows written by the decoder's shape reader. */
+  shapeRows(name: string, system: string | null, keys: string[], fixedKinds: Int8Array): FramedShapeRows | null {
+    if (typedTableFor(name) !== null) return null;
+    let info: EventNameInfo | null = null;
+    let rows: ShapeRows | null = null;
+    let flags = 0;
+    let preemptCount = 0;
+    return {
+      frame: (ts, cpu, pid, comm, f, p, where): ShapeRowColumns => {
+        // The name is registered on its first event, as event() does: name ids follow first appearance.
+        info ??= this.nameInfo(name, system);
+        const utid = this.frame(info, ts, cpu, pid, comm, null);
+        rows ??= this.untyped.shapeRows(info.id, keys, fixedKinds);
+        rows.id = this.framedId;
+        rows.ts = ts;
+        rows.cpu = cpu;
+        rows.utid = utid;
+        rows.common = commonOf(f, p);
+        rows.where = where;
+        flags = f;
+        preemptCount = p;
+        return rows;
+      },
+      general: (fields) => {
+        const r = rows!;
+        this.untyped.write(r.id, r.ts, r.cpu, r.utid, info!.id, flags, preemptCount, r.where, null, fields);
+      },
+    };
   }
 
   /** A task's name as a scheduler event prints it (comm of pid), at ts. */

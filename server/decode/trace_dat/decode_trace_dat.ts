@@ -14,6 +14,8 @@ import {
   type DirectRows,
   isDirectRowSink,
   isRawRecordSink,
+  isShapeRowSink,
+  type FramedShapeRows,
   type EventSink,
   type ProgressFn,
   type RawFieldSpec,
@@ -158,17 +160,23 @@ async function decodeBody(
   const helpers = makeHelpers(info.littleEndian, kallsyms, printk);
   const byId: (CompiledEvent<DirectRows> | undefined)[] = new Array(65536);
   const directSink = isDirectRowSink(sink) ? sink : null;
+  const shapeSink = isShapeRowSink(sink) ? sink : null;
+  /** Events without a typed table whose fields a shape reader writes straight into the sink's rows. */
+  const shapeRowsById: (FramedShapeRows | null | undefined)[] = new Array(65536);
   for (const f of formats) {
     try {
       const rows = directSink?.directRows(f.name, f.system) ?? null;
-      byId[f.id] = compileEvent(
+      const ev = (byId[f.id] = compileEvent(
         f,
         helpers,
         info.littleEndian,
         info.longSize,
         rows,
         rows === null && readsAsPrinted(f.name, f.system),
-      );
+        rows === null && shapeSink !== null ? shapeSink.shapeLead : null,
+      ));
+      if (ev.shaped !== null)
+        shapeRowsById[f.id] = shapeSink!.shapeRows(f.name, f.system, ev.shaped.keys, ev.shaped.fixedKinds);
     } catch (e) {
       deferred.push({
         where: 0,
@@ -358,6 +366,7 @@ async function decodeBody(
   // consecutive records mostly come from the same task: skip the map lookup then
   let lastPid = -1;
   let lastComm: string | null = null;
+  let shapeRows: FramedShapeRows | null | undefined;
 
   // Merge loop. Emit runs from the earliest stream until another stream's head is earlier.
   while (active.length > 0) {
@@ -446,6 +455,10 @@ async function decodeBody(
           rows.begin(ts, cpu, pid, comm, buf[off + flagsOff]!, buf[off + preemptOff]!, where);
           direct.read(buf, off, len, rows);
           rows.end();
+        } else if (len >= ev.minLen && (shapeRows = shapeRowsById[type]) != null) {
+          // No typed table: straight into its shape's row, else (a value fitting no shape) as event() would.
+          const w = shapeRows.frame(ts, cpu, pid, comm, buf[off + flagsOff]!, buf[off + preemptOff]!, where);
+          if (!ev.shaped!.read(buf, off, len, w)) shapeRows.general(ev.fast(buf, off, len));
         } else {
           let fields;
           if (len >= ev.minLen) fields = ev.fast(buf, off, len);

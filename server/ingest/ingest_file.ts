@@ -30,21 +30,21 @@ import { StoreWorkerClient, type LoadTarget } from './store_worker_client.ts';
 import { PhaseTimer } from './phase_timer.ts';
 import { WorkerStalled } from './wait_for_counter.ts';
 import { workerEntry } from './worker_bundle.ts';
+import type {
+  IngestProgress as WireIngestProgress,
+  IngestPhase as WireIngestPhase,
+} from '../../shared/contract/api.ts';
+import { INGEST_MEMORY_LIMIT } from './ingest_memory.ts';
 
 /** The phases ingest itself goes through (the wire's IngestPhase adds 'detecting' and 'failed'). */
 export type IngestPhase = Exclude<WireIngestPhase, 'detecting' | 'failed'>;
-import type { IngestPhase as WireIngestPhase } from '../../shared/contract/api.ts';
-import { INGEST_MEMORY_LIMIT } from './ingest_memory.ts';
 
-export interface IngestProgress {
-  phase: IngestPhase;
-  /** Bytes of the phase's input done so far (decompressed bytes while decoding). */
-  bytesDone: number;
-  /** Total bytes for the phase, null when unknown (compressed text input). */
-  bytesTotal: number | null;
-  /** Events decoded so far. */
-  events: number;
-}
+/**
+ * The wire's progress (shared/contract/api.ts) in ingest's own phases, without
+ * a message (only a failure carries one). While decoding, bytesDone counts
+ * decompressed bytes.
+ */
+export type IngestProgress = Omit<WireIngestProgress, 'phase' | 'message'> & { phase: IngestPhase };
 
 export interface IngestOptions {
   dataDir?: string;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { analyzePrintFmt, evalConstExpr } from './print_fmt.ts';
+import { analyzePrintFmt, evalConstExpr, evaluate, foldConstants, Parser, tokenize } from './print_fmt.ts';
 
 // Print fmts as a 6.18 kernel writes them (trimmed tables, same shape).
 const SCHED_SWITCH =
@@ -132,5 +132,33 @@ describe('analyzePrintFmt: fields in printed form', () => {
     expect(softirq.numericFields.has('vec')).toBe(true);
     // Typed tables still get the name (symbolic); printed form takes the number (numericFields wins).
     expect(softirq.symbolic.get('vec')!(7n)).toBe('SCHED');
+  });
+});
+
+describe('foldConstants', () => {
+  const MM_PAGE_ALLOC =
+    '"page=%p pfn=0x%lx order=%d", REC->pfn != -1UL ? (((struct page *)vmemmap_base) + (REC->pfn)) : ((void *)0), REC->pfn != -1UL ? REC->pfn : 0, REC->order';
+  it('leaves what each expression gives unchanged, for every field value, and folds what reads no field', () => {
+    const values = [0n, 1n, 0x40n, 0x100n, 0xc40n, 0x12345n, (1n << 32n) - 1n, 1n << 32n, (1n << 64n) - 1n];
+    let exprs = 0;
+    for (const fmt of [SCHED_SWITCH, SHRINK_START, MM_PAGE_ALLOC]) {
+      for (const n of new Parser(tokenize(fmt)).parseList().slice(1)) {
+        const folded = foldConstants(n);
+        exprs++;
+        for (const v of values) {
+          const field = () => v;
+          expect(evaluate(folded, field)).toEqual(evaluate(n, field));
+        }
+      }
+    }
+    expect(exprs).toBe(8 + 9 + 3); // the conversions of sched_switch, mm_shrink_slab_start and mm_page_alloc
+    // -1UL (a negation of a suffixed literal) becomes the number it is
+    const pfn = foldConstants(new Parser(tokenize('REC->pfn != -1UL ? REC->pfn : 0')).parseList()[0]!);
+    expect(pfn).toEqual({
+      k: 'tern',
+      c: { k: 'bin', op: '!=', l: { k: 'field', name: 'pfn' }, r: { k: 'num', v: (1n << 64n) - 1n } },
+      t: { k: 'field', name: 'pfn' },
+      f: { k: 'num', v: 0n },
+    });
   });
 });

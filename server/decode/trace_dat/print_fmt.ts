@@ -809,14 +809,82 @@ function stringPartOwner(c: Conversion): string | null {
   return refs.values().next().value as string;
 }
 
-function makeHexRenderer(fieldName: string, expr: Node): SymbolicRenderer {
+/**
+ * `n` with each subtree that reads no field replaced by its value (a number
+ * or a string), so a renderer evaluates per event only what depends on the
+ * event: `REC->pfn != -1UL ? REC->pfn : 0` keeps the comparison and the
+ * branches, not the negation and the suffix cast of -1UL. evaluate() is
+ * pure on such subtrees (no field, no unresolved name), so the value is the
+ * one each event would compute. Calls are kept whole: __print_flags and
+ * __print_symbolic read their tables as nodes.
+ */
+export function foldConstants(n: Node): Node {
+  switch (n.k) {
+    case 'num':
+    case 'str':
+    case 'null':
+    case 'field':
+    case 'id':
+    case 'call':
+    case 'list':
+      return n;
+    default:
+      break;
+  }
+  if (fieldRefs(n, new Set()).size === 0 && !mentionsId(n)) {
+    const v = evaluate(n, noFields);
+    if (typeof v === 'bigint') return { k: 'num', v };
+    if (typeof v === 'string') return { k: 'str', v };
+    return n;
+  }
+  switch (n.k) {
+    case 'un':
+      return { ...n, e: foldConstants(n.e) };
+    case 'cast':
+      return { ...n, e: foldConstants(n.e) };
+    case 'bin':
+      return { ...n, l: foldConstants(n.l), r: foldConstants(n.r) };
+    case 'tern':
+      return { ...n, c: foldConstants(n.c), t: foldConstants(n.t), f: foldConstants(n.f) };
+    default:
+      return n;
+  }
+}
+
+/** Whether n names something the kernel left unresolved (its value depends on evaluate's `ids`). */
+function mentionsId(n: Node): boolean {
+  switch (n.k) {
+    case 'id':
+      return true;
+    case 'un':
+    case 'cast':
+    case 'member':
+      return mentionsId(n.e);
+    case 'bin':
+      return mentionsId(n.l) || mentionsId(n.r);
+    case 'tern':
+      return mentionsId(n.c) || mentionsId(n.t) || mentionsId(n.f);
+    case 'index':
+      return mentionsId(n.e) || mentionsId(n.i);
+    case 'call':
+      return n.args.some(mentionsId);
+    case 'list':
+      return n.items.some(mentionsId);
+    default:
+      return false;
+  }
+}
+
+function makeHexRenderer(fieldName: string, unfolded: Node): SymbolicRenderer {
+  const expr = foldConstants(unfolded);
   return (raw: bigint) => {
     const v = evaluate(expr, (name) => (name === fieldName ? raw : undefined));
     return typeof v === 'bigint' ? '0x' + v.toString(16) : undefined;
   };
 }
 
-function makeRenderer(fieldName: string, parts: Node[]): SymbolicRenderer {
+function makeRenderer(fieldName: string, unfolded: Node[]): SymbolicRenderer {
+  const parts = unfolded.map(foldConstants);
   return (raw: bigint) => {
     const lookup: FieldLookup = (name) => (name === fieldName ? raw : undefined);
     let out = '';

@@ -474,16 +474,7 @@ async function createTypedView(engine: Engine, t: TypedTableLayout, dicts: strin
       select.push(`list_extract([${words.map(sqlString).join(',')}], ${stored} + 1) AS "${c.name}"`);
     } else {
       const dictTable = `_dict_${t.table}_${c.name}`;
-      await engine.exec(`CREATE TABLE ${dictTable} (id INTEGER, str VARCHAR)`);
-      await appendRows(
-        engine.connection,
-        dictTable,
-        [
-          { name: 'id', kind: 'i32' },
-          { name: 'str', kind: 'str' },
-        ],
-        words.map((w, i) => [i, w]),
-      );
+      await writeDictTable(engine, dictTable, words);
       joins.push(`LEFT JOIN ${dictTable} d_${c.name} ON d_${c.name}.id = ${stored}`);
       select.push(`d_${c.name}.str AS "${c.name}"`);
     }
@@ -552,17 +543,7 @@ async function createShapeViews(engine: Engine, shapes: ShapeResult[]): Promise<
     for (const [k, f] of sh.fields.entries()) {
       const dictTable = shapeDictTable(sh, k);
       if (dictTable !== null) {
-        const words = sh.dicts[k] ?? [];
-        await engine.exec(`CREATE TABLE ${dictTable} (id INTEGER, str VARCHAR)`);
-        await appendRows(
-          engine.connection,
-          dictTable,
-          [
-            { name: 'id', kind: 'i32' },
-            { name: 'str', kind: 'str' },
-          ],
-          words.map((w, i) => [i, w]),
-        );
+        await writeDictTable(engine, dictTable, sh.dicts[k] ?? []);
       }
       const { intValue, stringValue, join } = shapeFieldSql(sh, k, 'd');
       const key = sqlString(f.key);
@@ -661,4 +642,18 @@ async function createEventFieldViews(engine: Engine, shapes: ShapeResult[], r: B
     );
     await engine.exec(`CREATE OR REPLACE VIEW ${eventViewName(view.event)} AS\n${branches.join('\nUNION ALL\n')}`);
   }
+}
+
+/** A dictionary table of a column stored as string ids: row i is (i, words[i]). */
+async function writeDictTable(engine: Engine, table: string, words: readonly string[]): Promise<void> {
+  await engine.exec(`CREATE TABLE ${table} (id INTEGER, str VARCHAR)`);
+  await appendRows(
+    engine.connection,
+    table,
+    [
+      { name: 'id', kind: 'i32' },
+      { name: 'str', kind: 'str' },
+    ],
+    words.map((w, i) => [i, w]),
+  );
 }

@@ -26,6 +26,7 @@ import { isFinal, type JobState } from '../jobs.ts';
 import type { TraceRecord } from '../library_contract.ts';
 import type { UploadAccepted } from '../../../shared/contract/library.ts';
 import { warmTrace } from './tracks.ts';
+import { formatBytes } from '../../../shared/format/bytes.ts';
 
 export function displayName(raw: string | undefined | null): string {
   // Control characters and path separators are dropped; the name is never used in a path.
@@ -237,14 +238,4 @@ function ingestFailure(ctx: ApiContext, message: string, staged: string, name: s
 
 function escapeRe(s: string): string {
   return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-}
-
-export function formatBytes(n: number): string {
-  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
-  let i = 0;
-  while (n >= 1024 && i < units.length - 1) {
-    n /= 1024;
-    i++;
-  }
-  return `${n.toFixed(i === 0 ? 0 : 1)} ${units[i]}`;
 }

@@ -814,7 +814,8 @@ function stringPartOwner(c: Conversion): string | null {
  * or a string), so a renderer evaluates per event only what depends on the
  * event: `REC->pfn != -1UL ? REC->pfn : 0` keeps the comparison and the
  * branches, not the negation and the suffix cast of -1UL. evaluate() is
- * pure on such subtrees (no field, no unresolved name), so the value is the
+ * pure on such subtrees and renderers pass no value for unresolved names
+ * (a subtree needing one gives undefined and is kept), so the value is the
  * one each event would compute. Calls are kept whole: __print_flags and
  * __print_symbolic read their tables as nodes.
  */
@@ -831,7 +832,7 @@ export function foldConstants(n: Node): Node {
     default:
       break;
   }
-  if (fieldRefs(n, new Set()).size === 0 && !mentionsId(n)) {
+  if (fieldRefs(n, new Set()).size === 0) {
     const v = evaluate(n, noFields);
     if (typeof v === 'bigint') return { k: 'num', v };
     if (typeof v === 'string') return { k: 'str', v };
@@ -848,30 +849,6 @@ export function foldConstants(n: Node): Node {
       return { ...n, c: foldConstants(n.c), t: foldConstants(n.t), f: foldConstants(n.f) };
     default:
       return n;
-  }
-}
-
-/** Whether n names something the kernel left unresolved (its value depends on evaluate's `ids`). */
-function mentionsId(n: Node): boolean {
-  switch (n.k) {
-    case 'id':
-      return true;
-    case 'un':
-    case 'cast':
-    case 'member':
-      return mentionsId(n.e);
-    case 'bin':
-      return mentionsId(n.l) || mentionsId(n.r);
-    case 'tern':
-      return mentionsId(n.c) || mentionsId(n.t) || mentionsId(n.f);
-    case 'index':
-      return mentionsId(n.e) || mentionsId(n.i);
-    case 'call':
-      return n.args.some(mentionsId);
-    case 'list':
-      return n.items.some(mentionsId);
-    default:
-      return false;
   }
 }
 

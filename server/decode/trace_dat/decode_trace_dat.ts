@@ -123,6 +123,12 @@ class CommTable {
   }
 }
 
+/**
+ * The file's data after its header: compile the readers, open one stream per
+ * buffer and CPU, send the trace's header, then merge the streams into the sink.
+ * Problems found before the header is sent (unparsable formats, truncated CPU
+ * data) wait in `deferred` and follow it, so the sink always sees the header first.
+ */
 async function decodeBody(
   src: FileSource,
   info: TraceDatInfo,
@@ -131,12 +137,83 @@ async function decodeBody(
   streams: CpuStream[],
   budget: DecompressBudget,
 ): Promise<void> {
-  const label = opts.fileLabel;
   const note = offsetNote(opts);
   const skip = (p: SkippedInput) => sink.skipped(note ? { ...p, reason: p.reason + note } : p);
   const deferred: SkippedInput[] = [...info.problems];
+  const flushProblems = () => {
+    for (const p of deferred) skip(p);
+    deferred.length = 0;
+  };
 
-  // Event formats -> compiled readers, indexed by id.
+  const readers = compileReaders(info, sink, deferred, opts);
+  const common = commonFieldLayout(readers.formats, info.littleEndian, opts);
+  const comms = CommTable.parse(info.cmdlines);
+
+  // Lost-event notes found while opening the streams wait for the header.
+  let headerSent = false;
+  const lostQueue: [number, number | null, number][] = [];
+  const lost = (cpu: number, count: number | null, where: number) => {
+    if (headerSent) sink.lostEvents(cpu, count, where);
+    else lostQueue.push([cpu, count, where]);
+  };
+  const opened = openCpuStreams(src, info, budget, streams, (p) => deferred.push(p), lost);
+  const tsBaseNs = await setTimestampBase(streams, opened.tsc, info.tsOffset);
+
+  sink.header({
+    format: 'trace_dat',
+    formatVersion: String(info.version),
+    cpus: info.cpuCount ?? (opened.maxCpu >= 0 ? opened.maxCpu + 1 : null),
+    tsBaseNs,
+    meta: traceMeta(info, opened.instanceNames, readers),
+  });
+  headerSent = true;
+  for (const [c, n, w] of lostQueue) sink.lostEvents(c, n, w);
+  const raw = rawRecordsFor(sink, info, readers);
+  flushProblems();
+
+  // Prime: first page with records of each stream.
+  const active: CpuStream[] = [];
+  for (const s of streams) {
+    if (s.nextPageSync() || (await s.refill())) active.push(s);
+  }
+  flushProblems();
+
+  const totals = await mergeStreams({
+    active,
+    streams,
+    totalBytes: opened.totalBytes,
+    readers,
+    common,
+    comms,
+    raw,
+    sink,
+    skip,
+    deferred,
+    flushProblems,
+    onProgress: opts.onProgress,
+  });
+  flushProblems();
+  reportTotals(totals, src.size, skip);
+}
+
+/** Every format's compiled reader by event id, and the shape rows of the events a shape reader writes. */
+interface CompiledReaders {
+  formats: EventFormat[];
+  /** The format texts as read, for a sink that decodes fields on another thread. */
+  formatTexts: RawFieldSpec['formats'];
+  byId: (CompiledEvent<DirectRows> | undefined)[];
+  /** Events without a typed table whose fields a shape reader writes straight into the sink's rows. */
+  shapeRowsById: (FramedShapeRows | null | undefined)[];
+  kallsyms: Kallsyms;
+}
+
+/** Parse every event format and compile its reader; a format that fails is reported, not fatal. */
+function compileReaders(
+  info: TraceDatInfo,
+  sink: EventSink,
+  deferred: SkippedInput[],
+  opts: DecodeTraceDatOptions,
+): CompiledReaders {
   const formats: EventFormat[] = [];
   const formatTexts: RawFieldSpec['formats'] = [];
   for (const f of info.formats) {
@@ -154,14 +231,14 @@ async function decodeBody(
       });
     }
   }
-  if (formats.length === 0) throw new DecodeError(label, 0, 'offset', 'no readable event formats' + offsetNote(opts));
+  if (formats.length === 0)
+    throw new DecodeError(opts.fileLabel, 0, 'offset', 'no readable event formats' + offsetNote(opts));
   const kallsyms = Kallsyms.parse(info.kallsyms);
   const printk = PrintkFormats.parse(info.printk);
   const helpers = makeHelpers(info.littleEndian, kallsyms, printk);
   const byId: (CompiledEvent<DirectRows> | undefined)[] = new Array(65536);
   const directSink = isDirectRowSink(sink) ? sink : null;
   const shapeSink = isShapeRowSink(sink) ? sink : null;
-  /** Events without a typed table whose fields a shape reader writes straight into the sink's rows. */
   const shapeRowsById: (FramedShapeRows | null | undefined)[] = new Array(65536);
   for (const f of formats) {
     try {
@@ -186,7 +263,25 @@ async function decodeBody(
       });
     }
   }
-  // Common fields are the same for all events; take their layout from the first format that has them.
+  return { formats, formatTexts, byId, shapeRowsById, kallsyms };
+}
+
+/** Byte offsets of the fields every record starts with, and the shortest record that holds them. */
+interface CommonFieldLayout {
+  littleEndian: boolean;
+  typeOff: number;
+  flagsOff: number;
+  preemptOff: number;
+  pidOff: number;
+  commonLen: number;
+}
+
+/** Common fields are the same for all events; take their layout from the first format that has them. */
+function commonFieldLayout(
+  formats: EventFormat[],
+  littleEndian: boolean,
+  opts: DecodeTraceDatOptions,
+): CommonFieldLayout {
   const common = formats.find((f) => f.commonFields.length > 0)?.commonFields ?? [];
   const cf = (name: string, dOff: number, dSize: number) => {
     const f = common.find((c) => c.name === name);
@@ -196,27 +291,37 @@ async function decodeBody(
   const flagsF = cf('common_flags', 2, 1);
   const preemptF = cf('common_preempt_count', 3, 1);
   const pidF = cf('common_pid', 4, 4);
-  const le = info.littleEndian;
   if (typeF.size !== 2 || flagsF.size !== 1 || preemptF.size !== 1 || pidF.size !== 4) {
-    throw new DecodeError(label, 0, 'offset', 'unsupported common field layout' + offsetNote(opts));
+    throw new DecodeError(opts.fileLabel, 0, 'offset', 'unsupported common field layout' + offsetNote(opts));
   }
-  const typeOff = typeF.off;
-  const flagsOff = flagsF.off;
-  const preemptOff = preemptF.off;
-  const pidOff = pidF.off;
-  const commonLen = Math.max(typeOff + 2, flagsOff + 1, preemptOff + 1, pidOff + 4);
-
-  const comms = CommTable.parse(info.cmdlines);
-  const layout = parseHeaderPage(info.headerPage, info.longSize);
-
-  // Streams: every buffer (top instance first) x CPU with data.
-  const report = (p: SkippedInput) => deferred.push(p);
-  let headerSent = false;
-  const lostQueue: [number, number | null, number][] = [];
-  const lost = (cpu: number, count: number | null, where: number) => {
-    if (headerSent) sink.lostEvents(cpu, count, where);
-    else lostQueue.push([cpu, count, where]);
+  return {
+    littleEndian,
+    typeOff: typeF.off,
+    flagsOff: flagsF.off,
+    preemptOff: preemptF.off,
+    pidOff: pidF.off,
+    commonLen: Math.max(typeF.off + 2, flagsF.off + 1, preemptF.off + 1, pidF.off + 4),
   };
+}
+
+interface OpenedStreams {
+  instanceNames: string[];
+  maxCpu: number;
+  /** Bytes of CPU data present in the file: what progress counts against. */
+  totalBytes: number;
+  tsc: TscToNs | null;
+}
+
+/** One stream per buffer (top instance first) and CPU with data; CPU data past the end is reported. */
+function openCpuStreams(
+  src: FileSource,
+  info: TraceDatInfo,
+  budget: DecompressBudget,
+  streams: CpuStream[],
+  report: (p: SkippedInput) => void,
+  lost: (cpu: number, count: number | null, where: number) => void,
+): OpenedStreams {
+  const layout = parseHeaderPage(info.headerPage, info.longSize);
   const instanceNames: string[] = [];
   let maxCpu = -1;
   let totalBytes = 0;
@@ -255,7 +360,7 @@ async function decodeBody(
           algorithm: info.compression?.name ?? 'none',
           pageSize: b.pageSize,
           layout,
-          littleEndian: le,
+          littleEndian: info.littleEndian,
           report,
           lost,
           batchBytes,
@@ -265,8 +370,14 @@ async function decodeBody(
       );
     }
   }
+  return { instanceNames, maxCpu, totalBytes, tsc };
+}
 
-  // Base timestamp: the earliest first-page timestamp, so relative ts stay small exact numbers.
+/**
+ * Base timestamp: the earliest first-page timestamp, so relative ts stay small
+ * exact numbers. Returns the base in absolute ns (what the header carries).
+ */
+async function setTimestampBase(streams: CpuStream[], tsc: TscToNs | null, tsOffset: bigint): Promise<bigint> {
   let baseHi = -1;
   let baseLo = 0;
   for (const s of streams) {
@@ -283,8 +394,11 @@ async function decodeBody(
   for (const s of streams) s.base = { hi: baseHi, lo: baseLo };
   tsc?.setBase({ hi: baseHi, lo: baseLo });
   // trace-cmd adds the OFFSET option after converting cycles to ns.
-  const tsBaseNs = (tsc !== null ? tsc.baseInNs : (BigInt(baseHi) << 32n) | BigInt(baseLo)) + info.tsOffset;
+  return (tsc !== null ? tsc.baseInNs : (BigInt(baseHi) << 32n) | BigInt(baseLo)) + tsOffset;
+}
 
+/** The trace's metadata as the model's trace_info rows: machine, clock, recorder, enabled events. */
+function traceMeta(info: TraceDatInfo, instanceNames: string[], readers: CompiledReaders): Record<string, string> {
   const meta: Record<string, string> = {
     page_size: String(info.pageSize),
     long_size: String(info.longSize),
@@ -294,15 +408,10 @@ async function decodeBody(
       : 'none',
   };
   if (info.uname) meta.kernel = info.uname;
-  if (info.traceClock) {
-    meta.clock = info.traceClock;
-    meta.trace_clock = info.traceClock;
-  } else {
-    const bc = info.buffers.find((b) => b.clock)?.clock;
-    if (bc) {
-      meta.clock = bc;
-      meta.trace_clock = bc;
-    }
+  const clock = info.traceClock || info.buffers.find((b) => b.clock)?.clock;
+  if (clock) {
+    meta.clock = clock;
+    meta.trace_clock = clock;
   }
   if (info.traceCmdVersion) meta.trace_cmd_version = info.traceCmdVersion;
   if (info.date) meta.date = info.date;
@@ -313,51 +422,73 @@ async function decodeBody(
     meta.tsc2nsec = `TSC cycles converted to ns: (cycles * ${mult}) >> ${shift} (offset ${offset} not applied, as trace-cmd)`;
   }
   if (instanceNames.length > 0) meta.instances = instanceNames.join(',');
-  meta.kallsyms_entries = String(kallsyms.size);
+  meta.kallsyms_entries = String(readers.kallsyms.size);
   // The events the recording enabled (trace-cmd saves the format of exactly those): what a
   // detector's @requires is checked against, so "enabled, none happened" is not "not traced".
-  meta.events = formats
+  meta.events = readers.formats
     .filter((f) => f.system !== 'ftrace')
     .map((f) => `${f.system}:${f.name}`)
     .sort()
     .join(',');
+  return meta;
+}
 
-  sink.header({
+/** A sink that decodes fields on another thread takes some formats' records raw: which, by id. */
+function rawRecordsFor(
+  sink: EventSink,
+  info: TraceDatInfo,
+  readers: CompiledReaders,
+): { records: RawRecords; taken: Uint8Array } | null {
+  if (!isRawRecordSink(sink)) return null;
+  const records = sink.rawRecords({
     format: 'trace_dat',
-    formatVersion: String(info.version),
-    cpus: info.cpuCount ?? (maxCpu >= 0 ? maxCpu + 1 : null),
-    tsBaseNs,
-    meta,
+    littleEndian: info.littleEndian,
+    longSize: info.longSize,
+    formats: readers.formatTexts,
+    kallsyms: info.kallsyms,
+    printk: info.printk,
   });
-  headerSent = true;
-  for (const [c, n, w] of lostQueue) sink.lostEvents(c, n, w);
-  // A sink that decodes fields on another thread takes some formats' records raw.
-  const raw: RawRecords | null = isRawRecordSink(sink)
-    ? sink.rawRecords({
-        format: 'trace_dat',
-        littleEndian: le,
-        longSize: info.longSize,
-        formats: formatTexts,
-        kallsyms: info.kallsyms,
-        printk: info.printk,
-      })
-    : null;
-  const takenRaw = new Uint8Array(65536);
-  if (raw !== null) for (const f of formats) if (byId[f.id] !== undefined && raw.takes(f.id)) takenRaw[f.id] = 1;
-  const flushProblems = () => {
-    for (const p of deferred) skip(p);
-    deferred.length = 0;
-  };
-  flushProblems();
+  if (records === null) return null;
+  const taken = new Uint8Array(65536);
+  for (const f of readers.formats) if (readers.byId[f.id] !== undefined && records.takes(f.id)) taken[f.id] = 1;
+  return { records, taken };
+}
 
-  // Prime: first page with records of each stream.
-  const active: CpuStream[] = [];
-  for (const s of streams) {
-    if (s.nextPageSync() || (await s.refill())) active.push(s);
-  }
-  flushProblems();
+interface MergeInput {
+  active: CpuStream[];
+  streams: CpuStream[];
+  totalBytes: number;
+  readers: CompiledReaders;
+  common: CommonFieldLayout;
+  comms: CommTable;
+  raw: { records: RawRecords; taken: Uint8Array } | null;
+  sink: EventSink;
+  skip: (p: SkippedInput) => void;
+  deferred: SkippedInput[];
+  flushProblems: () => void;
+  onProgress: ProgressFn | undefined;
+}
 
-  const onProgress = opts.onProgress;
+/** Records skipped without a report each, summed for one report at the end. */
+interface MergeTotals {
+  unknownCount: number;
+  shortCount: number;
+  progress: () => void;
+}
+
+/**
+ * The merge loop: emit runs of records from the stream with the earliest head
+ * until another stream's head is earlier (ties: lower order first), handing
+ * each record to the sink by the fastest path it offers. Hot: everything it
+ * reads per record is a local.
+ */
+async function mergeStreams(input: MergeInput): Promise<MergeTotals> {
+  const { active, streams, totalBytes, sink, skip, deferred, flushProblems, onProgress } = input;
+  const { byId, shapeRowsById } = input.readers;
+  const { littleEndian: le, typeOff, flagsOff, preemptOff, pidOff, commonLen } = input.common;
+  const comms = input.comms;
+  const raw = input.raw?.records ?? null;
+  const takenRaw = input.raw?.taken ?? new Uint8Array(65536);
   let progressTick = 0;
   const bytesDone = () => streams.reduce((a, s) => a + s.bytesDone, 0);
   let unknownCount = 0;
@@ -368,7 +499,6 @@ async function decodeBody(
   let lastComm: string | null = null;
   let shapeRows: FramedShapeRows | null | undefined;
 
-  // Merge loop. Emit runs from the earliest stream until another stream's head is earlier.
   while (active.length > 0) {
     let best = active[0]!;
     let bestTs = best.recs.ts[best.idx]!;
@@ -505,24 +635,28 @@ async function decodeBody(
     }
     if (!more) active.splice(active.indexOf(s), 1);
   }
-  flushProblems();
-  if (unknownCount > MAX_UNKNOWN_REPORTS) {
+  return { unknownCount, shortCount, progress: () => onProgress?.(bytesDone(), totalBytes) };
+}
+
+/** One report each for the records skipped in bulk, then the last progress tick. */
+function reportTotals(totals: MergeTotals, fileSize: number, skip: (p: SkippedInput) => void): void {
+  if (totals.unknownCount > MAX_UNKNOWN_REPORTS) {
     skip({
-      where: src.size,
+      where: fileSize,
       unit: 'offset',
-      reason: `${unknownCount - MAX_UNKNOWN_REPORTS} more records with unknown event ids skipped (first ${MAX_UNKNOWN_REPORTS} reported individually)`,
+      reason: `${totals.unknownCount - MAX_UNKNOWN_REPORTS} more records with unknown event ids skipped (first ${MAX_UNKNOWN_REPORTS} reported individually)`,
       excerpt: '',
     });
   }
-  if (shortCount > 0) {
+  if (totals.shortCount > 0) {
     skip({
-      where: src.size,
+      where: fileSize,
       unit: 'offset',
-      reason: `${shortCount} records were shorter than their event format: fields beyond the record end omitted`,
+      reason: `${totals.shortCount} records were shorter than their event format: fields beyond the record end omitted`,
       excerpt: '',
     });
   }
-  if (onProgress) onProgress(bytesDone(), totalBytes);
+  totals.progress();
 }
 
 /**

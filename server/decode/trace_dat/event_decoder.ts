@@ -97,21 +97,53 @@ export interface Helpers {
 export type SymbolicFn = (raw: number | bigint) => FieldValue;
 
 /**
- * A message without the newline the kernel ends trace_marker and
- * trace_printk text with: the text formats end the line there.
+ * The runtime helpers for a file of this byte order, symbol table and
+ * trace_printk formats: composed from the readers below, one concern each.
  */
-function withoutClosingNewline(text: string): string {
-  return text.endsWith('\n') ? text.slice(0, -1) : text;
-}
-
 export function makeHelpers(
   littleEndian: boolean,
   kallsyms: Kallsyms,
   printk: PrintkFormats = PrintkFormats.none,
 ): Helpers {
-  // Byte reads rather than Buffer.readUInt32LE(), which validates its
-  // argument on every call: callers only read inside the record, and these
-  // reads were a fifth of the decoder's time on a 10M-event trace.dat.
+  const words = wordReaders(littleEndian);
+  const ints = wideIntReaders(words);
+  const ptrs = pointerReaders(words);
+  const syms = symbolReaders(words, kallsyms);
+  const text = recordText(words, internedStrings());
+  const arrays = arrayPrinters(words, ints, ptrs, syms, littleEndian);
+  const messages = printkMessages(words, printk, kallsyms, littleEndian);
+  return {
+    ...ints,
+    ...ptrs,
+    ...syms,
+    hex: hexOf,
+    ...text,
+    ...arrays,
+    ...messages,
+    sym: [],
+  };
+}
+
+/**
+ * 32-bit reads at byte positions, in the file's byte order, and where a
+ * 64-bit value's low and high words sit. Byte reads rather than
+ * Buffer.readUInt32LE(), which validates its argument on every call:
+ * callers only read inside the record, and these reads were a fifth of the
+ * decoder's time on a 10M-event trace.dat.
+ */
+interface WordReaders {
+  /** Unsigned 32-bit word at p. */
+  rd32(b: Buffer, p: number): number;
+  /** Signed 32-bit word at p. */
+  rdS32(b: Buffer, p: number): number;
+  /** Offsets of a 64-bit value's low and high words. */
+  loOff: number;
+  hiOff: number;
+  /** A 4- or 8-byte pointer at p as its 32-bit halves [hi, lo]. */
+  pointerAt(b: Buffer, p: number, size: number): [number, number];
+}
+
+function wordReaders(littleEndian: boolean): WordReaders {
   const rd32 = littleEndian
     ? (b: Buffer, p: number) => (b[p]! | (b[p + 1]! << 8) | (b[p + 2]! << 16)) + b[p + 3]! * 16777216
     : (b: Buffer, p: number) => (b[p + 3]! | (b[p + 2]! << 8) | (b[p + 1]! << 16)) + b[p]! * 16777216;
@@ -120,40 +152,86 @@ export function makeHelpers(
     : (b: Buffer, p: number) => b[p + 3]! | (b[p + 2]! << 8) | (b[p + 1]! << 16) | (b[p]! << 24);
   const loOff = littleEndian ? 0 : 4;
   const hiOff = littleEndian ? 4 : 0;
-  const hex32 = (v: number) => {
-    return v.toString(16);
+  return {
+    rd32,
+    rdS32,
+    loOff,
+    hiOff,
+    pointerAt: (b, p, size) => (size === 8 ? [rd32(b, p + hiOff), rd32(b, p + loOff)] : [0, rd32(b, p)]),
   };
-  /** A 4- or 8-byte pointer as its 32-bit halves. */
-  const pointerAt = (b: Buffer, p: number, size: number): [number, number] =>
-    size === 8 ? [rd32(b, p + hiOff), rd32(b, p + loOff)] : [0, rd32(b, p)];
-  const ptrHex = (hi: number, lo: number): string => {
-    if (hi === 0) return '0x' + hex32(lo);
-    return (
-      '0x' + hi.toString(16) + HEX8[lo >>> 24]! + HEX8[(lo >>> 16) & 255]! + HEX8[(lo >>> 8) & 255]! + HEX8[lo & 255]!
-    );
+}
+
+/** 64-bit integers: a number up to 2^53 in magnitude, a bigint beyond. */
+function wideIntReaders({ rd32, rdS32, loOff, hiOff }: WordReaders): Pick<Helpers, 'u64' | 's64'> {
+  return {
+    u64(b, p) {
+      const lo = rd32(b, p + loOff);
+      const hi = rd32(b, p + hiOff);
+      if (hi < 0x200000) return hi * TWO_POW_32 + lo;
+      return (BigInt(hi) << 32n) | BigInt(lo);
+    },
+    s64(b, p) {
+      const lo = rd32(b, p + loOff);
+      const hi = rdS32(b, p + hiOff);
+      if (hi >= -0x200000 && hi < 0x200000) return hi * TWO_POW_32 + lo;
+      return (BigInt(hi) << 32n) | BigInt(lo);
+    },
   };
-  const readNum = (b: Buffer, p: number, elem: number, signed: boolean): number | bigint => {
-    switch (elem) {
-      case 1:
-        return signed ? b.readInt8(p) : b.readUInt8(p);
-      case 2:
-        return signed
-          ? littleEndian
-            ? b.readInt16LE(p)
-            : b.readInt16BE(p)
-          : littleEndian
-            ? b.readUInt16LE(p)
-            : b.readUInt16BE(p);
-      case 4:
-        return signed ? rdS32(b, p) : rd32(b, p);
-      default:
-        return signed ? h.s64(b, p) : h.u64(b, p);
-    }
+}
+
+/** A pointer's halves as `0x` and lowercase hex digits without leading zeros, as %p-like `0x%lx` prints it. */
+function pointerHex(hi: number, lo: number): string {
+  if (hi === 0) return '0x' + lo.toString(16);
+  return (
+    '0x' + hi.toString(16) + HEX8[lo >>> 24]! + HEX8[(lo >>> 16) & 255]! + HEX8[(lo >>> 8) & 255]! + HEX8[lo & 255]!
+  );
+}
+
+function pointerReaders({ rd32, loOff, hiOff }: WordReaders): Pick<Helpers, 'ptr64' | 'ptr32'> {
+  return {
+    ptr64: (b, p) => pointerHex(rd32(b, p + hiOff), rd32(b, p + loOff)),
+    ptr32: (b, p) => '0x' + rd32(b, p).toString(16),
   };
-  // comm-like strings repeat endlessly (same few tasks): intern them by a hash of
-  // their bytes, verified byte by byte, instead of decoding each occurrence.
+}
+
+/** See Helpers.hex. */
+function hexOf(v: number | bigint, bytes: number): string {
+  if (typeof v === 'number' && v >= 0) return '0x' + v.toString(16);
+  return '0x' + BigInt.asUintN(bytes * 8, BigInt(v)).toString(16);
+}
+
+/** A function address as %ps (bare name) or %pS (with offset) prints it; 0x-hex where no symbol resolves. */
+function symbolReaders(
+  { rd32, loOff, hiOff }: WordReaders,
+  kallsyms: Kallsyms,
+): Pick<Helpers, 'sym64' | 'sym32' | 'symoff64' | 'symoff32'> {
+  const symbol64 = (b: Buffer, p: number, withOffset: boolean): string => {
+    const hi = rd32(b, p + hiOff);
+    const lo = rd32(b, p + loOff);
+    return (withOffset ? kallsyms.lookupWithOffset(hi, lo) : kallsyms.lookup(hi, lo)) ?? pointerHex(hi, lo);
+  };
+  const symbol32 = (b: Buffer, p: number, withOffset: boolean): string => {
+    const lo = rd32(b, p);
+    return (withOffset ? kallsyms.lookupWithOffset(0, lo) : kallsyms.lookup(0, lo)) ?? '0x' + lo.toString(16);
+  };
+  return {
+    sym64: (b, p) => symbol64(b, p, false),
+    sym32: (b, p) => symbol32(b, p, false),
+    symoff64: (b, p) => symbol64(b, p, true),
+    symoff32: (b, p) => symbol32(b, p, true),
+  };
+}
+
+/** Decodes the NUL-terminated UTF-8 text in [p, end). */
+type StringDecoder = (b: Buffer, p: number, end: number) => string;
+
+/**
+ * comm-like strings repeat endlessly (same few tasks): interned by a hash of
+ * their bytes, verified byte by byte, instead of decoding each occurrence.
+ */
+function internedStrings(): StringDecoder {
   const cache = new Map<number, { bytes: Uint8Array; s: string }>();
-  const decodeStr = (b: Buffer, p: number, end: number): string => {
+  return (b, p, end) => {
     let e = p;
     let h = 0x811c9dc5;
     while (e < end) {
@@ -178,77 +256,39 @@ export function makeHelpers(
     cache.set(key, { bytes: Uint8Array.prototype.slice.call(b, p, e), s: str });
     return str;
   };
-  const dynLoc = (
-    b: Buffer,
-    recOff: number,
-    recLen: number,
-    fieldPos: number,
-    fieldEnd: number,
-    relative: boolean,
-  ): [number, number] | null => {
-    const v = rd32(b, fieldPos);
-    let start = (v & 0xffff) + (relative ? fieldEnd : recOff);
-    let len = v >>> 16;
-    const recEnd = recOff + recLen;
-    if (start > recEnd) return null;
-    if (start + len > recEnd) len = recEnd - start;
-    if (start < recOff) start = recOff;
-    return [start, len];
-  };
-  // A function address as %ps (bare name) or %pS (withOffset) prints it; 0x-hex where no symbol resolves.
-  const symbol64 = (b: Buffer, p: number, withOffset: boolean): string => {
-    const hi = rd32(b, p + hiOff);
-    const lo = rd32(b, p + loOff);
-    return (withOffset ? kallsyms.lookupWithOffset(hi, lo) : kallsyms.lookup(hi, lo)) ?? ptrHex(hi, lo);
-  };
-  const symbol32 = (b: Buffer, p: number, withOffset: boolean): string => {
-    const lo = rd32(b, p);
-    return (withOffset ? kallsyms.lookupWithOffset(0, lo) : kallsyms.lookup(0, lo)) ?? '0x' + hex32(lo);
-  };
-  const h: Helpers = {
-    u64(b, p) {
-      const lo = rd32(b, p + loOff);
-      const hi = rd32(b, p + hiOff);
-      if (hi < 0x200000) return hi * TWO_POW_32 + lo;
-      return (BigInt(hi) << 32n) | BigInt(lo);
-    },
-    s64(b, p) {
-      const lo = rd32(b, p + loOff);
-      const hi = rdS32(b, p + hiOff);
-      if (hi >= -0x200000 && hi < 0x200000) return hi * TWO_POW_32 + lo;
-      return (BigInt(hi) << 32n) | BigInt(lo);
-    },
-    ptr64(b, p) {
-      return ptrHex(rd32(b, p + hiOff), rd32(b, p + loOff));
-    },
-    ptr32(b, p) {
-      return '0x' + hex32(rd32(b, p));
-    },
-    sym64: (b, p) => symbol64(b, p, false),
-    sym32: (b, p) => symbol32(b, p, false),
-    symoff64: (b, p) => symbol64(b, p, true),
-    symoff32: (b, p) => symbol32(b, p, true),
-    hex(v, bytes) {
-      if (typeof v === 'number' && v >= 0) return '0x' + v.toString(16);
-      return '0x' + BigInt.asUintN(bytes * 8, BigInt(v)).toString(16);
-    },
-    cstr(b, p, max) {
-      return decodeStr(b, p, p + max);
-    },
+}
+
+/**
+ * Where a __data_loc / __rel_loc field's data lies: [start, length], clipped
+ * to the record; null when it starts past the record's end.
+ */
+function dynamicLocation(
+  rd32: WordReaders['rd32'],
+  b: Buffer,
+  recOff: number,
+  recLen: number,
+  fieldPos: number,
+  fieldEnd: number,
+  relative: boolean,
+): [number, number] | null {
+  const v = rd32(b, fieldPos);
+  let start = (v & 0xffff) + (relative ? fieldEnd : recOff);
+  let len = v >>> 16;
+  const recEnd = recOff + recLen;
+  if (start > recEnd) return null;
+  if (start + len > recEnd) len = recEnd - start;
+  if (start < recOff) start = recOff;
+  return [start, len];
+}
+
+/** Strings: fixed-size, __data_loc, and the text that ends a record (trace_marker). */
+function recordText({ rd32 }: WordReaders, decodeStr: StringDecoder): Pick<Helpers, 'cstr' | 'dynstr' | 'tailstr'> {
+  return {
+    cstr: (b, p, max) => decodeStr(b, p, p + max),
     dynstr(b, recOff, recLen, fieldPos, fieldEnd, relative) {
-      const loc = dynLoc(b, recOff, recLen, fieldPos, fieldEnd, relative);
+      const loc = dynamicLocation(rd32, b, recOff, recLen, fieldPos, fieldEnd, relative);
       if (!loc) return '';
       return decodeStr(b, loc[0], loc[0] + loc[1]);
-    },
-    arr(b, p, count, elem, signed) {
-      const parts: string[] = [];
-      for (let i = 0; i < count; i++) parts.push(String(readNum(b, p + i * elem, elem, signed)));
-      return '[' + parts.join(',') + ']';
-    },
-    dynarr(b, recOff, recLen, fieldPos, fieldEnd, relative, elem, signed) {
-      const loc = dynLoc(b, recOff, recLen, fieldPos, fieldEnd, relative);
-      if (!loc || elem <= 0) return '[]';
-      return h.arr(b, loc[0], Math.floor(loc[1] / elem), elem, signed);
     },
     tailstr(b, recOff, recLen, p) {
       const end = recOff + recLen;
@@ -260,10 +300,51 @@ export function makeHelpers(
       if (e > p && b[e - 1] === 10) e--;
       return b.toString('utf8', p, e);
     },
+  };
+}
+
+/** Arrays as `[1,2,3]` text, and stack traces as one frame a line. */
+function arrayPrinters(
+  { rd32, rdS32, loOff, hiOff }: WordReaders,
+  ints: Pick<Helpers, 'u64' | 's64'>,
+  ptrs: Pick<Helpers, 'ptr64' | 'ptr32'>,
+  syms: Pick<Helpers, 'sym64' | 'sym32'>,
+  littleEndian: boolean,
+): Pick<Helpers, 'arr' | 'dynarr' | 'tailarr' | 'stack'> {
+  const readNum = (b: Buffer, p: number, elem: number, signed: boolean): number | bigint => {
+    switch (elem) {
+      case 1:
+        return signed ? b.readInt8(p) : b.readUInt8(p);
+      case 2:
+        return signed
+          ? littleEndian
+            ? b.readInt16LE(p)
+            : b.readInt16BE(p)
+          : littleEndian
+            ? b.readUInt16LE(p)
+            : b.readUInt16BE(p);
+      case 4:
+        return signed ? rdS32(b, p) : rd32(b, p);
+      default:
+        return signed ? ints.s64(b, p) : ints.u64(b, p);
+    }
+  };
+  const arr = (b: Buffer, p: number, count: number, elem: number, signed: boolean): string => {
+    const parts: string[] = [];
+    for (let i = 0; i < count; i++) parts.push(String(readNum(b, p + i * elem, elem, signed)));
+    return '[' + parts.join(',') + ']';
+  };
+  return {
+    arr,
+    dynarr(b, recOff, recLen, fieldPos, fieldEnd, relative, elem, signed) {
+      const loc = dynamicLocation(rd32, b, recOff, recLen, fieldPos, fieldEnd, relative);
+      if (!loc || elem <= 0) return '[]';
+      return arr(b, loc[0], Math.floor(loc[1] / elem), elem, signed);
+    },
     tailarr(b, recOff, recLen, p, elem, signed) {
       const end = recOff + recLen;
       if (p >= end) return '[]';
-      return h.arr(b, p, Math.floor((end - p) / elem), elem, signed);
+      return arr(b, p, Math.floor((end - p) / elem), elem, signed);
     },
     stack(b, recOff, recLen, p, elem, kernel) {
       // As the kernel's and trace-cmd's printers: the frames fill the record
@@ -276,25 +357,44 @@ export function makeHelpers(
         const hi = elem === 8 ? rd32(b, q + hiOff) : 0;
         if (lo === 0xffffffff && (elem === 4 || hi === 0xffffffff)) break;
         if (!kernel && lo === 0 && hi === 0) break;
-        frames.push(elem === 8 ? (kernel ? h.sym64(b, q) : h.ptr64(b, q)) : kernel ? h.sym32(b, q) : h.ptr32(b, q));
+        frames.push(
+          elem === 8 ? (kernel ? syms.sym64(b, q) : ptrs.ptr64(b, q)) : kernel ? syms.sym32(b, q) : ptrs.ptr32(b, q),
+        );
       }
       return frames.join('\n');
     },
+  };
+}
+
+/**
+ * A message without the newline the kernel ends trace_marker and
+ * trace_printk text with: the text formats end the line there.
+ */
+function withoutClosingNewline(text: string): string {
+  return text.endsWith('\n') ? text.slice(0, -1) : text;
+}
+
+/** trace_printk() and trace_puts() messages, from the formats and strings the trace saved. */
+function printkMessages(
+  { pointerAt }: WordReaders,
+  printk: PrintkFormats,
+  kallsyms: Kallsyms,
+  littleEndian: boolean,
+): Pick<Helpers, 'bprint' | 'bputs'> {
+  return {
     bprint(b, recOff, recLen, fmtPos, fmtSize, bufPos) {
       const [hi, lo] = pointerAt(b, fmtPos, fmtSize);
       const fmt = printk.lookup(hi, lo);
-      if (fmt === null) return `[trace_printk format ${ptrHex(hi, lo)} not in the trace]`;
+      if (fmt === null) return `[trace_printk format ${pointerHex(hi, lo)} not in the trace]`;
       return withoutClosingNewline(renderBprint(fmt, b, bufPos, recOff + recLen, littleEndian, fmtSize, kallsyms));
     },
     bputs(b, strPos, strSize) {
       const [hi, lo] = pointerAt(b, strPos, strSize);
       const text = printk.lookup(hi, lo);
-      if (text === null) return `[trace_puts string ${ptrHex(hi, lo)} not in the trace]`;
+      if (text === null) return `[trace_puts string ${pointerHex(hi, lo)} not in the trace]`;
       return withoutClosingNewline(text);
     },
-    sym: [],
   };
-  return h;
 }
 
 /** Wraps a print-fmt renderer with a per-value cache (flag values repeat endlessly). */

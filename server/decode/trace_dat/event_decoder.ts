@@ -403,8 +403,15 @@ function memoSymbolic(render: SymbolicRenderer, signedSize: number | null): Symb
   // those (a Map lookup per field per event showed in profiles), a Map else.
   const small: (FieldValue | undefined)[] = new Array<FieldValue | undefined>(SMALL_SYMBOLIC).fill(undefined);
   const cache = new Map<number | bigint, FieldValue>();
+  const fromNumber = render.fromNumber;
   return (raw) => {
     const isSmall = typeof raw === 'number' && raw >= 0 && raw < SMALL_SYMBOLIC;
+    if (!isSmall && fromNumber !== undefined && typeof raw === 'number' && raw >= 0) {
+      // Integers read from records are whole numbers, and numbers only below 2^53 (u64 and s64 helpers).
+      // Values past the small ones rarely repeat (pfns): rendered, not looked up.
+      const s = fromNumber(raw);
+      return s === undefined ? raw : s;
+    }
     const hit = isSmall ? small[raw] : cache.get(raw);
     if (hit !== undefined) return hit;
     let big = typeof raw === 'bigint' ? raw : BigInt(raw);

@@ -162,3 +162,28 @@ describe('foldConstants', () => {
     });
   });
 });
+
+describe('hex renderers on numbers (fromNumber)', () => {
+  // Expected values from the BigInt interpreter (evaluate), the renderer's general path.
+  const cases: [expr: string, compiled: boolean][] = [
+    ['REC->x != -1UL ? REC->x : 0', true],
+    ['(unsigned long)REC->x != 0 ? (unsigned long)REC->x : 9', true],
+    ['(void *)REC->x == ((void *)0) ? 1 : REC->x', true],
+    ['!REC->x ? 5 : REC->x', true],
+    ['REC->x > -1UL || REC->x <= 7 ? 1 : REC->x', true],
+    ['REC->x < 0x10 && REC->x >= 2 ? REC->x : 0', true],
+    // narrowing casts, arithmetic and constants past 2^53 outside a comparison keep the interpreter
+    ['REC->x ? (u8)REC->x : 1', false],
+    ['(int)REC->x != 1 ? REC->x : 2', false],
+    ['REC->x + 1', false],
+    ['REC->x == 3 ? 0xffffffffffffffff : REC->x', false],
+  ];
+  const values = [0, 1, 2, 3, 7, 8, 0xf, 0x10, 0x80, 0x158e8a, 2 ** 31, 2 ** 32 - 1, 2 ** 32, 2 ** 53 - 1];
+  it.each(cases)('%s renders as the interpreter does (compiled: %s)', (expr, compiled) => {
+    const render = analyzePrintFmt(`"v=0x%lx", ${expr}`).printedText.get('x')!;
+    expect(render).toBeDefined();
+    expect(render.fromNumber !== undefined).toBe(compiled);
+    if (render.fromNumber === undefined) return;
+    for (const v of values) expect(render.fromNumber(v)).toBe(render(BigInt(v)));
+  });
+});

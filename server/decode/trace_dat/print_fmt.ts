@@ -604,7 +604,14 @@ interface Conversion {
 }
 
 /** Renders the printed value of one field from its raw (u64) value. */
-export type SymbolicRenderer = (raw: bigint) => string | undefined;
+export interface SymbolicRenderer {
+  (raw: bigint): string | undefined;
+  /**
+   * The same rendering, for a raw value that is a whole number in [0,
+   * 2^53), without bigint arithmetic; absent when the renderer has none.
+   */
+  fromNumber?: (raw: number) => string | undefined;
+}
 
 export interface PrintFmtInfo {
   /** Fields printed as kernel symbols (%pS, %ps, %pf, %pF, %pB). */
@@ -854,10 +861,91 @@ export function foldConstants(n: Node): Node {
 
 function makeHexRenderer(fieldName: string, unfolded: Node): SymbolicRenderer {
   const expr = foldConstants(unfolded);
-  return (raw: bigint) => {
+  const render: SymbolicRenderer = (raw: bigint) => {
     const v = evaluate(expr, (name) => (name === fieldName ? raw : undefined));
     return typeof v === 'bigint' ? '0x' + v.toString(16) : undefined;
   };
+  // mm_page_alloc (most of a kmem recording) prints a new pfn each event:
+  // evaluating its BigInt tree per event was the field worker's top cost.
+  const numeric = compileNumeric(expr, fieldName);
+  if (numeric !== null) render.fromNumber = (raw) => '0x' + numeric(raw).toString(16);
+  return render;
+}
+
+/** A compiled expression of one field's value; see compileNumeric. */
+type NumericFn = (x: number) => number;
+
+/** The C casts that leave a u64 value as it is (pointers, longs, u64): castValue changes this probe under any narrower type. */
+const WIDE_CAST_PROBE = (1n << 48n) + 0x80808080n;
+
+/**
+ * `n` (folded) as a function of field `fieldName`'s value x, for x a whole
+ * number in [0, 2^53): what evaluate() computes, on numbers. Only for the
+ * forms where every value is then such a number too (the field, constants
+ * below 2^53, comparisons, !, && and ||, conditionals, widening casts);
+ * larger constants only as a comparison's operand, where x is below them.
+ * Null for anything else (arithmetic, narrowing casts, calls, strings):
+ * those keep evaluate().
+ */
+function compileNumeric(n: Node, fieldName: string): NumericFn | null {
+  const operand = (m: Node): NumericFn | null => {
+    // Above every x: compares as it does with the exact constant.
+    if (m.k === 'num' && m.v >= 1n << 53n) return () => Infinity;
+    return compileNumeric(m, fieldName);
+  };
+  switch (n.k) {
+    case 'num': {
+      if (n.v >= 1n << 53n) return null;
+      const v = Number(n.v);
+      return () => v;
+    }
+    case 'field':
+      return n.name === fieldName ? (x) => x : null;
+    case 'cast': {
+      const e = compileNumeric(n.e, fieldName);
+      return e !== null && castValue(n.type, WIDE_CAST_PROBE) === WIDE_CAST_PROBE ? e : null;
+    }
+    case 'un': {
+      const e = compileNumeric(n.e, fieldName);
+      if (e === null || n.op !== '!') return null;
+      return (x) => (e(x) === 0 ? 1 : 0);
+    }
+    case 'tern': {
+      const c = compileNumeric(n.c, fieldName);
+      const t = compileNumeric(n.t, fieldName);
+      const f = compileNumeric(n.f, fieldName);
+      if (c === null || t === null || f === null) return null;
+      return (x) => (c(x) !== 0 ? t(x) : f(x));
+    }
+    case 'bin': {
+      const comparison = ['==', '!=', '<', '>', '<=', '>='].includes(n.op);
+      const l = comparison ? operand(n.l) : compileNumeric(n.l, fieldName);
+      const r = comparison ? operand(n.r) : compileNumeric(n.r, fieldName);
+      if (l === null || r === null) return null;
+      switch (n.op) {
+        case '&&':
+          return (x) => (l(x) !== 0 && r(x) !== 0 ? 1 : 0);
+        case '||':
+          return (x) => (l(x) !== 0 || r(x) !== 0 ? 1 : 0);
+        case '==':
+          return (x) => (l(x) === r(x) ? 1 : 0);
+        case '!=':
+          return (x) => (l(x) !== r(x) ? 1 : 0);
+        case '<':
+          return (x) => (l(x) < r(x) ? 1 : 0);
+        case '>':
+          return (x) => (l(x) > r(x) ? 1 : 0);
+        case '<=':
+          return (x) => (l(x) <= r(x) ? 1 : 0);
+        case '>=':
+          return (x) => (l(x) >= r(x) ? 1 : 0);
+        default:
+          return null;
+      }
+    }
+    default:
+      return null;
+  }
 }
 
 function makeRenderer(fieldName: string, unfolded: Node[]): SymbolicRenderer {

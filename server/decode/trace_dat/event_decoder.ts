@@ -92,6 +92,8 @@ export interface Helpers {
   /** A trace_puts() string: the constant its pointer at strPos names. */
   bputs(b: Buffer, strPos: number, strSize: number): string;
   sym: SymbolicFn[];
+  /** hexOfNumber of the renderers in `sym` that have one (print_fmt.ts SymbolicRenderer), for shape readers. */
+  hexValues: ((raw: number) => number)[];
 }
 
 export type SymbolicFn = (raw: number | bigint) => FieldValue;
@@ -121,6 +123,7 @@ export function makeHelpers(
     ...arrays,
     ...messages,
     sym: [],
+    hexValues: [],
   };
 }
 
@@ -403,14 +406,13 @@ function memoSymbolic(render: SymbolicRenderer, signedSize: number | null): Symb
   // those (a Map lookup per field per event showed in profiles), a Map else.
   const small: (FieldValue | undefined)[] = new Array<FieldValue | undefined>(SMALL_SYMBOLIC).fill(undefined);
   const cache = new Map<number | bigint, FieldValue>();
-  const fromNumber = render.fromNumber;
+  const hexOfNumber = render.hexOfNumber;
   return (raw) => {
     const isSmall = typeof raw === 'number' && raw >= 0 && raw < SMALL_SYMBOLIC;
-    if (!isSmall && fromNumber !== undefined && typeof raw === 'number' && raw >= 0) {
+    if (!isSmall && hexOfNumber !== undefined && typeof raw === 'number' && raw >= 0) {
       // Integers read from records are whole numbers, and numbers only below 2^53 (u64 and s64 helpers).
       // Values past the small ones rarely repeat (pfns): rendered, not looked up.
-      const s = fromNumber(raw);
-      return s === undefined ? raw : s;
+      return '0x' + hexOfNumber(raw).toString(16);
     }
     const hit = isSmall ? small[raw] : cache.get(raw);
     if (hit !== undefined) return hit;
@@ -600,6 +602,14 @@ function compileShapeReader(
     } else if (fe.hexBits && fe.key !== null) {
       writes.push(store(fe.key.lo, fe.key.hi));
       fixedKinds[k] = 1;
+    } else if (fe.hexOf !== undefined) {
+      // Hex text of a number below 2^53: its two words, without the text (a
+      // value read as bigint, or negative, takes the general path).
+      checks.push(`const x${k} = ${fe.hexOf.raw}; if (typeof x${k} !== 'number' || x${k} < 0) return false;`);
+      writes.push(
+        `v = ${fe.hexOf.fn}(x${k}); u = Math.floor(v / ${TWO_POW_32}); ${store(`v - u * ${TWO_POW_32}`, 'u')}`,
+      );
+      fixedKinds[k] = 1;
     } else {
       const j = variable++;
       values.push(`const d${j} = ${fe.expr}; const k${j} = w.kindOf(d${j}); if (k${j} < 0) return false;`);
@@ -608,7 +618,7 @@ function compileShapeReader(
     }
   });
   const src =
-    `return function shaped(b, o, n, w) { let v, a; ${checks.join(' ')} ${values.join(' ')} ` +
+    `return function shaped(b, o, n, w) { let v, a, u; ${checks.join(' ')} ${values.join(' ')} ` +
     `const c = w.begin(${code.length > 0 ? code.join(' + ') : '0'}); if (c === null) return false; ` +
     `const A = c.arrays, r = c.rows; ${writes.join(' ')} w.end(); return true; };`;
   // Compiled on the first record: a trace.dat saves the formats of every event of each
@@ -634,6 +644,12 @@ interface FieldExpr {
   key: { lo: string; hi: string } | null;
   /** The text is always `0x` and the key's bits in lowercase hex without leading zeros (pointers, `0x%lx`). */
   hexBits?: boolean;
+  /**
+   * Hex text computed from the field (`0x%lx` of a conditional): for a raw
+   * value `raw` (JS source) that is a number of 0 or more, the text is `0x`
+   * and the hex of `fn(raw)` (`fn`: JS source of a function, see Helpers.hexValues).
+   */
+  hexOf?: { raw: string; fn: string };
 }
 
 /**
@@ -736,7 +752,12 @@ function fieldExpr(
       if (render) {
         const idx = helpers.sym.length;
         helpers.sym.push(memoSymbolic(render, f.signed ? size : null));
-        return { expr: `h.sym[${idx}](${num})`, int: null, key: keyOf(size, at, num, le) };
+        const fe: FieldExpr = { expr: `h.sym[${idx}](${num})`, int: null, key: keyOf(size, at, num, le) };
+        if (render.hexOfNumber !== undefined) {
+          fe.hexOf = { raw: num, fn: `h.hexValues[${helpers.hexValues.length}]` };
+          helpers.hexValues.push(render.hexOfNumber);
+        }
+        return fe;
       }
       // 8-byte integers come as bigint above 2^53.
       return { expr: num, int: { size, signed: f.signed, at }, key: null };

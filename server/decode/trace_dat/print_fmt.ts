@@ -607,10 +607,12 @@ interface Conversion {
 export interface SymbolicRenderer {
   (raw: bigint): string | undefined;
   /**
-   * The same rendering, for a raw value that is a whole number in [0,
-   * 2^53), without bigint arithmetic; absent when the renderer has none.
+   * For hex renderers computed on numbers (`0x%lx` of a conditional): for a
+   * raw value that is a whole number in [0, 2^53), the number whose hex
+   * digits the text is (`0x` and lowercase hex), without bigint
+   * arithmetic; absent when the renderer has none.
    */
-  fromNumber?: (raw: number) => string | undefined;
+  hexOfNumber?: (raw: number) => number;
 }
 
 export interface PrintFmtInfo {
@@ -868,7 +870,7 @@ function makeHexRenderer(fieldName: string, unfolded: Node): SymbolicRenderer {
   // mm_page_alloc (most of a kmem recording) prints a new pfn each event:
   // evaluating its BigInt tree per event was the field worker's top cost.
   const numeric = compileNumeric(expr, fieldName);
-  if (numeric !== null) render.fromNumber = (raw) => '0x' + numeric(raw).toString(16);
+  if (numeric !== null) render.hexOfNumber = numeric;
   return render;
 }
 

@@ -18,7 +18,11 @@ import { stackFields } from '../decode/ftrace_text/fields/ftrace.ts';
 import { directTextWriter, textFieldParser, type TextFieldParser } from '../decode/ftrace_text/raw_text_fields.ts';
 import type { KvColumnWriter } from '../decode/ftrace_text/fields/kv_columns.ts';
 import type { EventFields } from '../decode/decoded_event.ts';
-import { compileRawFieldReaders, compileUntypedFieldReaders } from '../decode/trace_dat/raw_field_readers.ts';
+import {
+  compileRawFieldReaders,
+  compileUntypedFieldReaders,
+  type UntypedFieldReader,
+} from '../decode/trace_dat/raw_field_readers.ts';
 import type { BufferSource } from '../model/buffer_source.ts';
 import { chunkTransferList, type ChunkData } from '../model/column_chunk.ts';
 import { SID_BASE_FIELD_WORKER, type StringRows } from '../model/args_rows.ts';
@@ -158,7 +162,9 @@ function traceDatDecoder(
   const spec = input.spec;
   if (spec.format !== 'trace_dat') throw new Error('not a trace.dat spec');
   const readers = compileRawFieldReaders(spec, rowsFor);
-  const untypedReaders = compileUntypedFieldReaders(spec, (name) => typedTableFor(name) === null, SHAPE_LEAD);
+  const untypedReaderOf = compileUntypedFieldReaders(spec, (name) => typedTableFor(name) === null, SHAPE_LEAD);
+  /** By format id: its reader, compiled when the batches name the format (before its first record). */
+  const untypedReaders: (UntypedFieldReader | undefined)[] = [];
   const untyped = new UntypedRows(
     input.layout,
     postChunk,
@@ -179,6 +185,7 @@ function traceDatDecoder(
         const formatId = formatIdOf.get(`${system}\u0000${name}`);
         if (formatId === undefined) throw new Error(`field worker: no event format ${system}:${name}`);
         nameIdOf[formatId] = nameId;
+        untypedReaders[formatId] = untypedReaderOf(formatId);
         const shaped = untypedReaders[formatId]?.shaped;
         if (shaped) shapeRowsOf[formatId] = untyped.shapeRows(nameId, shaped.keys, shaped.fixedKinds);
       }

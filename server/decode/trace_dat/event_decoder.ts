@@ -518,8 +518,6 @@ export function compileEvent<R extends DirectRowColumns>(
   }
   const fastSrc = `return function fast(b, o, n) { return { ${fastParts.join(', ')} }; };`;
   const safeSrc = `return function safe(b, o, n) { const r = {}; ${safeParts.join(' ')} return r; };`;
-  const fast = new Function('h', fastSrc)(helpers) as FieldsReader;
-  const safe = new Function('h', safeSrc)(helpers) as FieldsReader;
 
   let direct: CompiledEvent<R>['direct'] = null;
   if (rows !== null) {
@@ -555,7 +553,36 @@ export function compileEvent<R extends DirectRowColumns>(
     }
   }
   const shaped = shapeLead === null ? null : compileShapeReader([...exprs], shapeLead, littleEndian, helpers);
-  return { id: fmt.id, name: fmt.name, system: fmt.system, minLen, fast, safe, direct, commRegistrations, shaped };
+  const ev: CompiledEvent<R> = {
+    id: fmt.id,
+    name: fmt.name,
+    system: fmt.system,
+    minLen,
+    fast: compiledOnFirstCall(fastSrc, helpers, (f) => (ev.fast = f)),
+    safe: compiledOnFirstCall(safeSrc, helpers, (f) => (ev.safe = f)),
+    direct,
+    commRegistrations,
+    shaped,
+  };
+  return ev;
+}
+
+/**
+ * A reader whose code (`src`, given the helpers as `h`) is compiled when it
+ * is first called, then `install`ed in its place: fast() and safe() serve
+ * only events that take the general path or are cut short, and a trace.dat
+ * saves the formats of every event of each enabled system (hundreds).
+ * Callers that kept the first function reach the compiled one through it.
+ */
+function compiledOnFirstCall(src: string, helpers: Helpers, install: (f: FieldsReader) => void): FieldsReader {
+  let compiled: FieldsReader | null = null;
+  return (b, o, n) => {
+    if (compiled === null) {
+      compiled = new Function('h', src)(helpers) as FieldsReader;
+      install(compiled);
+    }
+    return compiled(b, o, n);
+  };
 }
 
 /** Fields past which a shape reader is not compiled (3^n kind codes stay exact integers; untyped_rows MAX_FIELDS is 64). */

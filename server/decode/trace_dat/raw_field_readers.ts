@@ -80,21 +80,27 @@ export interface UntypedFieldReader {
 }
 
 /**
- * Fields-object readers of the formats `wanted` names, by format id (the
- * others undefined), compiled as decodeTraceDat compiles readers for its
- * EventSink.event() path. A format that does not compile gets none: the
- * decoding thread skips its records (as an unknown event id).
+ * The fields-object reader of a format `wanted` names, by format id
+ * (undefined for the others), compiled as decodeTraceDat compiles readers
+ * for its EventSink.event() path, on the first ask: a trace.dat saves the
+ * formats of every event of each enabled system, and compiling each (its
+ * print format analysed, its readers generated) cost the field worker
+ * ~0.3-0.4 s CPU on a file with many systems. A format that does not
+ * compile gets none: the decoding thread skips its records (as an unknown
+ * event id).
  */
 export function compileUntypedFieldReaders(
   spec: RawFieldSpec,
   wanted: (name: string, system: string) => boolean,
   /** Leading columns of shape rows (untyped_rows.ts SHAPE_LEAD): compile shape readers too. */
   shapeLead: number | null = null,
-): (UntypedFieldReader | undefined)[] {
+): (formatId: number) => UntypedFieldReader | undefined {
   const helpers = helpersOf(spec);
-  const readers: (UntypedFieldReader | undefined)[] = [];
-  for (const f of spec.formats) {
-    if (!wanted(f.name, f.system)) continue;
+  const formats = new Map(spec.formats.map((f) => [f.id, f]));
+  const readers = new Map<number, UntypedFieldReader | undefined>();
+  const compile = (formatId: number): UntypedFieldReader | undefined => {
+    const f = formats.get(formatId);
+    if (f === undefined || !wanted(f.name, f.system)) return undefined;
     try {
       const ev = compileEvent(
         parseEventFormat(f.text, f.system),
@@ -105,10 +111,14 @@ export function compileUntypedFieldReaders(
         readsAsPrinted(f.name, f.system),
         shapeLead,
       );
-      readers[f.id] = { minLen: ev.minLen, fast: ev.fast, safe: ev.safe, shaped: ev.shaped };
+      return { minLen: ev.minLen, fast: ev.fast, safe: ev.safe, shaped: ev.shaped };
     } catch {
       // decodeTraceDat reported it, and frames none of its records
+      return undefined;
     }
-  }
-  return readers;
+  };
+  return (formatId) => {
+    if (!readers.has(formatId)) readers.set(formatId, compile(formatId));
+    return readers.get(formatId);
+  };
 }

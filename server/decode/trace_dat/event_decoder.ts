@@ -72,6 +72,8 @@ export interface Helpers {
   /** An integer as `0x` and its hex digits (negative: its two's complement in `bytes` bytes), as `0x%lx` prints it. */
   hex(v: number | bigint, bytes: number): string;
   cstr(b: Buffer, p: number, max: number): string;
+  /** cstr of a 16-byte array (TASK_COMM_LEN: every sched event's task names). */
+  cstr16(b: Buffer, p: number): string;
   dynstr(b: Buffer, recOff: number, recLen: number, fieldPos: number, fieldEnd: number, relative: boolean): string;
   arr(b: Buffer, p: number, count: number, elem: number, signed: boolean): string;
   dynarr(
@@ -225,6 +227,9 @@ function symbolReaders(
   };
 }
 
+const COMM_SLOT_BITS = 12;
+const COMM_SLOTS = 1 << COMM_SLOT_BITS;
+
 /** Decodes the NUL-terminated UTF-8 text in [p, end). */
 type StringDecoder = (b: Buffer, p: number, end: number) => string;
 
@@ -285,9 +290,38 @@ function dynamicLocation(
 }
 
 /** Strings: fixed-size, __data_loc, and the text that ends a record (trace_marker). */
-function recordText({ rd32 }: WordReaders, decodeStr: StringDecoder): Pick<Helpers, 'cstr' | 'dynstr' | 'tailstr'> {
+function recordText(
+  { rd32, rdS32 }: WordReaders,
+  decodeStr: StringDecoder,
+): Pick<Helpers, 'cstr' | 'cstr16' | 'dynstr' | 'tailstr'> {
+  // Task names (16 bytes) by all their bytes as four words, in a
+  // direct-mapped table: same bytes, same text, whatever follows the NUL.
+  // Cheaper than decodeStr's byte-by-byte hash, Map and check for the two
+  // or three names of every scheduler event; a miss decodes as cstr does.
+  const words = new Int32Array(COMM_SLOTS * 4);
+  const texts: (string | undefined)[] = new Array<string | undefined>(COMM_SLOTS).fill(undefined);
   return {
     cstr: (b, p, max) => decodeStr(b, p, p + max),
+    cstr16(b, p) {
+      const w0 = rdS32(b, p);
+      const w1 = rdS32(b, p + 4);
+      const w2 = rdS32(b, p + 8);
+      const w3 = rdS32(b, p + 12);
+      const mix = Math.imul(Math.imul(Math.imul(w0, 0x9e3779b1) ^ w1, 0x85ebca6b) ^ w2, 0xc2b2ae35) ^ w3;
+      const slot = Math.imul(mix, 0x27d4eb2f) >>> (32 - COMM_SLOT_BITS);
+      const k = slot * 4;
+      if (words[k] === w0 && words[k + 1] === w1 && words[k + 2] === w2 && words[k + 3] === w3) {
+        const hit = texts[slot];
+        if (hit !== undefined) return hit;
+      }
+      const text = decodeStr(b, p, p + 16);
+      words[k] = w0;
+      words[k + 1] = w1;
+      words[k + 2] = w2;
+      words[k + 3] = w3;
+      texts[slot] = text;
+      return text;
+    },
     dynstr(b, recOff, recLen, fieldPos, fieldEnd, relative) {
       const loc = dynamicLocation(rd32, b, recOff, recLen, fieldPos, fieldEnd, relative);
       if (!loc) return '';
@@ -731,7 +765,7 @@ function fieldExpr(
   const other = (expr: string): FieldExpr => ({ expr, int: null, key: null });
   switch (f.kind) {
     case 'string':
-      return other(`h.cstr(b, ${at}, ${f.size})`);
+      return other(f.size === 16 ? `h.cstr16(b, ${at})` : `h.cstr(b, ${at}, ${f.size})`);
     case 'dynstring':
       if (f.size < 4) return null;
       return other(`h.dynstr(b, o, n, ${at}, ${at} + ${f.size}, ${f.relative})`);

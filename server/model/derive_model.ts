@@ -27,6 +27,17 @@ export const DERIVE_STEPS: ReadonlyArray<{ file: string; needs: readonly string[
 ];
 
 /**
+ * Derive's ASOF joins always sort-merge. DuckDB (1.5) otherwise joins an
+ * ASOF whose left side it estimates at <= 64 rows (asof_loop_join_threshold)
+ * by a nested loop against every right row; it estimated derive_slices'
+ * migrations (sched_migrate_task joined to thread) that small, and with
+ * 1.5k real ones against 118k slices the flow statement took 230-620 CPU ms
+ * instead of 33-73 (many_systems.v7; same rows: the issue 29 note). A small
+ * left side costs the merge only the sort of the (filtered) right side.
+ */
+const ASOF_LOOP_JOIN_THRESHOLD = 0;
+
+/**
  * `eventsByName`: the trace's event counts (the ingest's WriterSummary); with
  * them, steps whose events the trace does not hold are skipped. Without, every
  * step runs (re-deriving an existing model: bench, tests).
@@ -37,18 +48,23 @@ export async function deriveModel(
   eventsByName?: Readonly<Record<string, number>>,
 ): Promise<Record<string, number>> {
   const timings: Record<string, number> = {};
-  for (const { file: step, needs } of DERIVE_STEPS) {
-    if (eventsByName && needs && !needs.some((name) => (eventsByName[name] ?? 0) > 0)) continue;
-    const file = path.join(MODEL_DIR, step);
-    if (!fs.existsSync(file)) continue;
-    const started = performance.now();
-    try {
-      await engine.exec(fs.readFileSync(file, 'utf8'));
-    } catch (err) {
-      throw new Error(`queries/model/${step}: ${(err as Error).message}`, { cause: err });
+  await engine.exec(`SET asof_loop_join_threshold = ${ASOF_LOOP_JOIN_THRESHOLD}`);
+  try {
+    for (const { file: step, needs } of DERIVE_STEPS) {
+      if (eventsByName && needs && !needs.some((name) => (eventsByName[name] ?? 0) > 0)) continue;
+      const file = path.join(MODEL_DIR, step);
+      if (!fs.existsSync(file)) continue;
+      const started = performance.now();
+      try {
+        await engine.exec(fs.readFileSync(file, 'utf8'));
+      } catch (err) {
+        throw new Error(`queries/model/${step}: ${(err as Error).message}`, { cause: err });
+      }
+      timings[step] = performance.now() - started;
+      onStep?.(step);
     }
-    timings[step] = performance.now() - started;
-    onStep?.(step);
+  } finally {
+    await engine.exec('RESET asof_loop_join_threshold');
   }
   return timings;
 }

@@ -1,31 +1,65 @@
 /**
- * The ingest's memory budget, and DuckDB's share of it.
- *
- * Target: peak RSS <= 350 MB for any file (issue 29), so every part is
- * bounded by a constant, none by the file's size:
- *   ~80 MB   the process before any work: node, libduckdb's code, V8 (RSS at
- *            "workspace" in STALLSCOPE_TIMING's output: 72-92 MB)
- *   ~40 MB   the decode/field/store worker isolates and their heaps
- *   ~75 MB   the main thread's heap and buffers: chunks in flight to the store
- *            (store_protocol.ts MAX_IN_FLIGHT) and to the field worker
- *            (MAX_BATCHES_IN_FLIGHT), idle recycled buffers (16 MB,
- *            recycled_buffers.ts), the decoder's read buffers (heap 33 MB and
- *            array buffers 37-76 MB at the end of decode on the corpus)
- *   INGEST_MEMORY_LIMIT  DuckDB's buffer pool: the rows a load has appended
- *            and not committed, the derive queries' hash tables and sorts;
- *            past it DuckDB writes to the database file or spills to the work
- *            dir's spill/
+ * The ingest's memory budget: every part bounded by a constant, none by the
+ * file's size, so that peak RSS stays under issue 29's 350 MB whatever the
+ * trace. What the process holds at its peak (the end of decoding and the
+ * store's commit), measured with /proc/PID/smaps on sched_wq.v7 (issue-29m
+ * note, session 2):
+ *   ~85 MB   code: node's binary and libduckdb.so mapped from disk (file
+ *            pages, the same for any input)
+ *   ~45 MB   V8 heaps of three isolates: the main thread's (34 MB on 1M
+ *            events, 55 MB on 10M: per-thread state of the trace, not
+ *            per-event) and the two workers', whose young generation is
+ *            capped at WORKER_YOUNG_GENERATION_MB each
+ *   ~90 MB   malloc'd ArrayBuffers and native buffers of the threads:
+ *            chunks in flight to the store (store_protocol.ts MAX_IN_FLIGHT)
+ *            and to the field worker (field_protocol.ts
+ *            MAX_BATCHES_IN_FLIGHT), idle recycled buffers
+ *            (recycled_buffers.ts MAX_IDLE_BYTES), the decoder's read and
+ *            decompression buffers, and the garbage ones among them until
+ *            V8 collects them (it does so after ~32-64 MB of external
+ *            allocation)
+ *   STORE_MEMORY_LIMIT  DuckDB's buffer pool on the store thread: the rows
+ *            the load has appended and not committed
  *   the rest headroom for what DuckDB allocates outside its pool (query
- *            plans, the allocator's own slack; its freed pages go back at
+ *            plans, compression buffers at COMMIT; its freed pages go back at
  *            once, engine/allocator_env.ts).
- * Why 128MB: the rest of the process takes ~200 MB while decoding, so a
- * 256MB limit could not keep the total under 350 MB once DuckDB filled it,
- * and on the 1M-event recordings DuckDB holds ~100 MB of uncommitted rows at
- * the end of decoding either way (so 128MB costs them nothing); on a
- * 10M-event one the store's rows and derive's sorts reach the limit (see the
- * issue-29m note for peak RSS and CPU at 128MB and 256MB). Earlier, on the
- * bench's 10M-event trace.dat: 894 MB peak at 1GB, 807 MB at 512MB, 715 MB
- * at 256MB, with 256MB no slower (26-28 s vs 30 s).
+ * After the load, derive runs on the main thread with INGEST_MEMORY_LIMIT:
+ * the workers are idle then and the decode buffers gone, so derive's hash
+ * tables and sorts get the larger pool.
+ */
+/**
+ * DuckDB's cap while deriving (and for a trace loaded in process, small files
+ * on one thread). Why 128MB: the rest of the process takes ~200 MB then, so
+ * 256MB could not keep the total under 350 MB once DuckDB filled it; on the
+ * 10M-event recordings derive's sorts reach it and spill (the issue-29m note
+ * has peak RSS and CPU at 128MB and 256MB). Earlier, on the bench's 10M-event
+ * trace.dat: 894 MB peak at 1GB, 807 MB at 512MB, 715 MB at 256MB, with 256MB
+ * no slower (26-28 s vs 30 s).
  * $STALLSCOPE_INGEST_MEMORY overrides (a DuckDB size, e.g. '512MB').
  */
 export const INGEST_MEMORY_LIMIT = process.env.STALLSCOPE_INGEST_MEMORY ?? '128MB';
+
+/**
+ * DuckDB's cap on the store thread while it loads. Its rows stay in memory
+ * until COMMIT: every table is created in the load's transaction, and the
+ * tables of a 1M-event trace (25-40 of them, one per event kind or field
+ * shape) each hold less than one row group (122,880 rows), which DuckDB only
+ * writes to the file once full. So without a lower cap it holds ~100 MB of
+ * rows on any 1M-event trace, and ~memory_limit on larger ones (sched_wq.v7:
+ * 99 MB at 128MB), while the decoding threads hold their own ~150 MB. At
+ * 64MB the rest spills to the work dir's spill/ and is read back at COMMIT.
+ * Measured on sched_wq.v7, many_systems.v7 and sched_wq.x10.v7 (issue-29m
+ * note): peak -20 to -40 MB; lower (48MB, 32MB) gained <10 MB more for more
+ * spilling.
+ * $STALLSCOPE_STORE_MEMORY overrides.
+ */
+export const STORE_MEMORY_LIMIT = process.env.STALLSCOPE_STORE_MEMORY ?? '64MB';
+
+/**
+ * The young generation (new objects) of each ingest worker's V8 heap, MB.
+ * V8 sizes it by the machine's memory (up to 16 MB semi-spaces, ~48 MB of
+ * young generation per isolate); the workers allocate short-lived objects
+ * only (rows of one batch or chunk), so a small one is collected more often
+ * for the same work.
+ */
+export const WORKER_YOUNG_GENERATION_MB = 4;

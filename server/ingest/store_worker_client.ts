@@ -22,6 +22,7 @@ import {
   type ToStoreWorker,
 } from './store_protocol.ts';
 import { RecycledBuffers } from './recycled_buffers.ts';
+import { STORE_MEMORY_LIMIT } from './ingest_memory.ts';
 import { waitForCounter } from './wait_for_counter.ts';
 import { workerReplies, type WorkerReplies } from './worker_replies.ts';
 import { workerEntry } from './worker_bundle.ts';
@@ -30,6 +31,7 @@ import { storeWorkers } from './worker_pool.ts';
 /** The database the events are loaded into. */
 export interface LoadTarget {
   dbPath: string;
+  /** DuckDB's cap while deriving (and for an in-process load); the store thread's load uses STORE_MEMORY_LIMIT. */
   memoryLimit: string;
   tempDirectory: string;
 }
@@ -57,6 +59,8 @@ export class StoreWorkerClient {
     const { port1, port2 } = new MessageChannel();
     const input: StoreWorkerInput = {
       ...target,
+      // The load's own cap, lower than derive's (ingest_memory.ts).
+      memoryLimit: STORE_MEMORY_LIMIT,
       schemaSqlPath: SCHEMA_SQL_PATH,
       control,
       expectedLayout,

@@ -18,6 +18,7 @@
  * they never keep a process (the CLI, a test) alive.
  */
 import { Worker } from 'node:worker_threads';
+import { WORKER_YOUNG_GENERATION_MB } from './ingest_memory.ts';
 import { workerEntry, type WorkerName } from './worker_bundle.ts';
 
 /** Idle threads kept per kind: one ingest's worth. Concurrent ingests start more; past this they end with their jobs. */
@@ -105,7 +106,8 @@ class WorkerPool {
   }
 
   private start(entry: string | URL): Worker {
-    const worker = new Worker(entry);
+    // A bounded young generation (ingest_memory.ts): V8's default, sized by the machine, took ~20 MB more each.
+    const worker = new Worker(entry, { resourceLimits: { maxYoungGenerationSizeMb: WORKER_YOUNG_GENERATION_MB } });
     this.live++;
     this.started++;
     worker.once('exit', () => {

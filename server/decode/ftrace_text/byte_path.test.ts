@@ -1,5 +1,5 @@
 /**
- * The byte-level fast path (parseNormalLineB, RangeParsers given the
+ * The byte-level fast path (parseNormalLineBytes, RangeParsers given the
  * arguments' bytes) must read every ASCII line it accepts exactly as the
  * string path does; what it does not accept the decoder reads with the
  * string path. Checked line by line on every text fixture, plus mutations of
@@ -9,7 +9,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { newEventLine, parseNormalLineB, parseNormalLine, type EventLine } from './parse_event_line.ts';
+import { newEventLine, parseNormalLineBytes, parseNormalLine, type EventLine } from './parse_event_line.ts';
 import { lineReading } from '../../../tests/support/decode/ftrace_text/test_line_reading.ts';
 
 const FIX = join(import.meta.dirname, '../../../fixtures');
@@ -64,9 +64,9 @@ function both(line: string, instances: boolean) {
   const evS = newEventLine();
   const okS = parseNormalLine(line, 'kernel', evS, instances);
   const s = snapshot(okS, evS);
-  const evB = newEventLine();
-  const bytesSure = !instances && parseNormalLineB(bytes, 'kernel', evB, start, end);
-  const b = bytesSure ? snapshot(true, evB) : s;
+  const evBytes = newEventLine();
+  const bytesSure = !instances && parseNormalLineBytes(bytes, 'kernel', evBytes, start, end);
+  const b = bytesSure ? snapshot(true, evBytes) : s;
   return { s, b, bytesSure };
 }
 

@@ -40,7 +40,7 @@ import {
   parseLatencyLine,
   parseLostLine,
   parseNormalLine,
-  parseNormalLineB,
+  parseNormalLineBytes,
   parseVerboseLatencyLine,
   type EventLine,
   type FlagStyle,
@@ -167,7 +167,7 @@ class FtraceTextDecoder {
       block[start] !== 35 &&
       !this.latencyMode &&
       !this.instancePrefixes &&
-      parseNormalLineB(block, this.flagStyle, this.ev, start, end) &&
+      parseNormalLineBytes(block, this.flagStyle, this.ev, start, end) &&
       implausibleHead(this.ev) === null
     ) {
       this.summary.lines = lineNo;

@@ -12,7 +12,7 @@
  *
  * Fast path: when a chunk's complete lines are pure ASCII (buffer.isAscii,
  * native), they are handed over as bytes, no string made: most lines are
- * read on bytes (parse_event_line.ts parseNormalLineB), and a string of a
+ * read on bytes (parse_event_line.ts parseNormalLineBytes), and a string of a
  * 1 MiB block per chunk, on the main thread, kept the garbage collector busy
  * on another core. Blocks containing non-ASCII bytes are decoded line by
  * line as UTF-8.

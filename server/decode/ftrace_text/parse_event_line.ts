@@ -46,7 +46,7 @@ export interface EventLine {
   /**
    * Argument text, padding after `name:` removed: args ===
    * argsText.slice(argsStart, argsEnd) (argsText: the line). A line read on
-   * bytes (parseNormalLineB) has no strings: argsText is null, args empty,
+   * bytes (parseNormalLineBytes) has no strings: argsText is null, args empty,
    * and the text is argsBytes[argsStart, argsEnd); eventArgs() makes the string.
    */
   args: string;
@@ -617,7 +617,7 @@ function indexOfDash(line: string, from: number, end: number): number {
 // ---------------------------------------------------------------------------
 
 /** parseFlagsToken on bytes. */
-function parseFlagsTokenB(b: Uint8Array, start: number, end: number, style: FlagStyle, out: EventLine): boolean {
+function parseFlagsTokenBytes(b: Uint8Array, start: number, end: number, style: FlagStyle, out: EventLine): boolean {
   const n = end - start;
   if (n < 4 || n > 6) return false;
   const x = irqsOffBits(b[start]!);
@@ -639,14 +639,14 @@ function parseFlagsTokenB(b: Uint8Array, start: number, end: number, style: Flag
 }
 
 /**
- * The last two event names parseTailB found: a task's events come in runs
+ * The last two event names parseTailBytes found: a task's events come in runs
  * (isolate, shrink_inactive, isolate, ...), so a line's name is usually one
  * of them, and comparing its bytes with a name is cheaper than scanning for
  * the colon and hashing. The scan and the lookup stay the definition: a name
  * holds no ':' or ' ', so `name:` at p is exactly what the scan would find.
  */
-let lastNameB: EventNameInfo | null = null;
-let nameBeforeB: EventNameInfo | null = null;
+let lastNameBytes: EventNameInfo | null = null;
+let nameBeforeBytes: EventNameInfo | null = null;
 
 function sameNameAt(b: Uint8Array, p: number, n: number, info: EventNameInfo): boolean {
   const at = p + info.bytes.n;
@@ -654,7 +654,7 @@ function sameNameAt(b: Uint8Array, p: number, n: number, info: EventNameInfo): b
 }
 
 /** parseTail on bytes, for `<secs>.<frac>: <known name>:` only. */
-function parseTailB(b: Uint8Array, p: number, out: EventLine, n: number): boolean {
+function parseTailBytes(b: Uint8Array, p: number, out: EventLine, n: number): boolean {
   let secs = 0;
   const s0 = p;
   let c = 0;
@@ -678,31 +678,31 @@ function parseTailB(b: Uint8Array, p: number, out: EventLine, n: number): boolea
   p++;
   if (p < n && b[p] !== SP) return false;
   while (p < n && b[p] === SP) p++;
-  p = skipTsDiffB(b, p, n);
+  p = skipTsDiffBytes(b, p, n);
   out.secs = secs;
   out.nsec = frac * FRAC_SCALE[k < 9 ? k : 9]!;
   out.tsInUs = false;
   // event name: up to ':' (a space first: not a name)
   let known: EventNameInfo | undefined;
   let colon: number;
-  const last = lastNameB;
-  const before = nameBeforeB;
+  const last = lastNameBytes;
+  const before = nameBeforeBytes;
   if (last !== null && sameNameAt(b, p, n, last)) {
     known = last;
     colon = p + last.bytes.n;
   } else if (before !== null && sameNameAt(b, p, n, before)) {
     known = before;
     colon = p + before.bytes.n;
-    nameBeforeB = last;
-    lastNameB = before;
+    nameBeforeBytes = last;
+    lastNameBytes = before;
   } else {
     colon = p;
     while (colon < n && (c = b[colon]!) !== 58 && c !== SP) colon++;
     if (colon === p || colon >= n || c !== 58) return false;
-    known = namesByText.getB(b, p, colon);
+    known = namesByText.getBytes(b, p, colon);
     if (known === undefined) return false;
-    nameBeforeB = last;
-    lastNameB = known;
+    nameBeforeBytes = last;
+    lastNameBytes = known;
   }
   // arguments: after the padding, trailing spaces dropped
   let a = colon + 1;
@@ -721,7 +721,7 @@ function parseTailB(b: Uint8Array, p: number, out: EventLine, n: number): boolea
 }
 
 /** skipTsDiff on bytes. */
-function skipTsDiffB(b: Uint8Array, p: number, n: number): number {
+function skipTsDiffBytes(b: Uint8Array, p: number, n: number): number {
   if (b[p] !== 40 || b[p + 1] !== 43) return p; // '(+'
   let q = p + 2;
   while (q < n && b[q]! >= C0 && b[q]! <= C9) q++;
@@ -732,7 +732,7 @@ function skipTsDiffB(b: Uint8Array, p: number, n: number): number {
 }
 
 /** parseCommPid on bytes. */
-function parseCommPidB(b: Uint8Array, from: number, end: number, out: EventLine): boolean {
+function parseCommPidBytes(b: Uint8Array, from: number, end: number, out: EventLine): boolean {
   let e = end;
   let pid = 0;
   let mult = 1;
@@ -750,7 +750,7 @@ function parseCommPidB(b: Uint8Array, from: number, end: number, out: EventLine)
 
 /** The task name whose padded text is b[from, e) (ASCII, e > from), null for `<...>`. */
 export function commOfPadded(b: Uint8Array, from: number, e: number): string | null {
-  let comm = commsByText.getB(b, from, e);
+  let comm = commsByText.getBytes(b, from, e);
   if (comm === undefined) {
     // A name not seen yet (as padded): remembered as parseCommPid does.
     let s = from;
@@ -762,9 +762,9 @@ export function commOfPadded(b: Uint8Array, from: number, e: number): string | n
   return comm === '<...>' ? null : comm;
 }
 
-/** The record of the event name b[s, e) if a line read it before (parseTailB's lookup), else undefined. */
-export function knownNameB(b: Uint8Array, s: number, e: number): EventNameInfo | undefined {
-  return namesByText.getB(b, s, e);
+/** The record of the event name b[s, e) if a line read it before (parseTailBytes's lookup), else undefined. */
+export function knownNameBytes(b: Uint8Array, s: number, e: number): EventNameInfo | undefined {
+  return namesByText.getBytes(b, s, e);
 }
 
 /**
@@ -773,7 +773,13 @@ export function knownNameB(b: Uint8Array, s: number, e: number): EventNameInfo |
  * except that the arguments are not a string but b[argsStart, argsEnd)
  * (argsText null; see eventArgs). False: not sure, use parseNormalLine.
  */
-export function parseNormalLineB(b: Uint8Array, style: FlagStyle, out: EventLine, start: number, end: number): boolean {
+export function parseNormalLineBytes(
+  b: Uint8Array,
+  style: FlagStyle,
+  out: EventLine,
+  start: number,
+  end: number,
+): boolean {
   const n = end;
   let j: number;
   const hn = lastHead.n;
@@ -786,7 +792,7 @@ export function parseNormalLineB(b: Uint8Array, style: FlagStyle, out: EventLine
     out.comm = headComm;
     out.pid = headPid;
   } else {
-    j = parseHeadB(b, out, start, n);
+    j = parseHeadBytes(b, out, start, n);
     if (j < 0) return false;
     rememberHead(b, start, j, out);
   }
@@ -800,11 +806,11 @@ export function parseNormalLineB(b: Uint8Array, style: FlagStyle, out: EventLine
   if (c < C0 || c > C9) {
     let q = p;
     while (q < n && b[q] !== SP) q++;
-    if (!parseFlagsTokenB(b, p, q, style, out)) return false;
+    if (!parseFlagsTokenBytes(b, p, q, style, out)) return false;
     p = q;
     while (p < n && b[p] === SP) p++;
   }
-  return parseTailB(b, p, out, n);
+  return parseTailBytes(b, p, out, n);
 }
 
 /**
@@ -835,7 +841,7 @@ function rememberHead(b: Uint8Array, s: number, j: number, out: EventLine): void
  * tgid, instance, comm and pid; returns the index of the CPU column's ']',
  * or -1 if there is none.
  */
-function parseHeadB(b: Uint8Array, out: EventLine, start: number, n: number): number {
+function parseHeadBytes(b: Uint8Array, out: EventLine, start: number, n: number): number {
   // the first `[digits]` preceded by a space
   let br = start;
   let cpu = 0;
@@ -877,7 +883,7 @@ function parseHeadB(b: Uint8Array, out: EventLine, start: number, n: number): nu
     while (e >= start && b[e] === SP) e--;
   }
   out.instance = null;
-  if (!parseCommPidB(b, start, e, out)) return -1;
+  if (!parseCommPidBytes(b, start, e, out)) return -1;
   return j;
 }
 

@@ -87,8 +87,8 @@ export function parseDecimalRange(t: string, s: number, e: number): number | big
  */
 export class RangeMemo<T> {
   private readonly keys: string[][];
-  /** keys[i][k] as bytes (asciiBytes), for getB. */
-  private readonly keysB: ByteKey[][];
+  /** keys[i][k] as bytes (asciiBytes), for getBytes. */
+  private readonly keysBytes: ByteKey[][];
   private readonly values: T[][];
   private readonly mask: number;
   constructor(
@@ -97,7 +97,7 @@ export class RangeMemo<T> {
   ) {
     this.mask = (1 << bits) - 1;
     this.keys = Array.from({ length: 1 << bits }, () => []);
-    this.keysB = Array.from({ length: 1 << bits }, () => []);
+    this.keysBytes = Array.from({ length: 1 << bits }, () => []);
     this.values = Array.from({ length: 1 << bits }, () => []);
   }
   private slot(t: string, s: number, e: number): number {
@@ -113,7 +113,7 @@ export class RangeMemo<T> {
     return (h ^ (h >>> 11) ^ (h >>> 21)) & this.mask;
   }
   /** slot() on bytes: b[i] === t.charCodeAt(i) for the ASCII text b holds. */
-  private slotB(b: Uint8Array, s: number, e: number): number {
+  private slotBytes(b: Uint8Array, s: number, e: number): number {
     const len = e - s;
     let h = Math.imul(len, 0x9e3779b1) ^ b[e - 1]!;
     h = Math.imul(h, 31) + b[s]!;
@@ -126,9 +126,9 @@ export class RangeMemo<T> {
     return (h ^ (h >>> 11) ^ (h >>> 21)) & this.mask;
   }
   /** get() for the ASCII text whose bytes are `b` (same positions): compares bytes. */
-  getB(b: Uint8Array, s: number, e: number): T | undefined {
-    const i = this.slotB(b, s, e);
-    const ks = this.keysB[i]!;
+  getBytes(b: Uint8Array, s: number, e: number): T | undefined {
+    const i = this.slotBytes(b, s, e);
+    const ks = this.keysBytes[i]!;
     const len = e - s;
     for (let k = 0; k < ks.length; k++) {
       const key = ks[k]!;
@@ -151,7 +151,7 @@ export class RangeMemo<T> {
   set(t: string, s: number, e: number, key: string, value: T): void {
     const i = this.slot(t, s, e);
     const ks = this.keys[i]!;
-    const kb = this.keysB[i]!;
+    const kb = this.keysBytes[i]!;
     const vs = this.values[i]!;
     if (ks.length >= this.perBucket) {
       ks.length = 0;
@@ -202,7 +202,7 @@ export function internBytes(b: Uint8Array, s: number, e: number): string {
   const len = e - s;
   if (len <= 0) return '';
   if (len <= INTERN_MAX_CHARS) {
-    const hit = internMemo.getB(b, s, e);
+    const hit = internMemo.getBytes(b, s, e);
     if (hit !== undefined) return hit;
   }
   const v = latin1(b, s, e);
@@ -313,7 +313,7 @@ export function sameBytes(b: Uint8Array, s: number, key: ByteKey): boolean {
 }
 
 /** Whether b[s, s + n) equals b[t, t + n) (both ranges inside b). */
-export function sameRangeB(b: Uint8Array, s: number, t: number, n: number): boolean {
+export function sameRangeBytes(b: Uint8Array, s: number, t: number, n: number): boolean {
   if (n < 4) {
     for (let k = 0; k < n; k++) if (b[s + k] !== b[t + k]) return false;
     return true;
@@ -331,7 +331,7 @@ export function indexOfByte(b: Uint8Array, c: number, s: number, e: number): num
 }
 
 /** parseDecimalRange on bytes (b[i] === t.charCodeAt(i)). */
-export function parseDecimalRangeB(b: Uint8Array, t: string, s: number, e: number): number | bigint | null {
+export function parseDecimalRangeBytes(b: Uint8Array, t: string, s: number, e: number): number | bigint | null {
   const n = e - s;
   if (n <= 0) return null;
   let i = s;
@@ -487,7 +487,7 @@ export interface KeyRule {
   /** printed + '=' */
   eq: string;
   /** eq as bytes (asciiBytes). */
-  eqB: ByteKey;
+  eqBytes: ByteKey;
   key: string;
   /** 0 = auto (decimal -> number, else text), 1 = always text, 2 = numeric (hex accepted). */
   kind: 0 | 1 | 2;
@@ -532,7 +532,7 @@ export class KvSpec {
       r = {
         printed,
         eq: printed + '=',
-        eqB: asciiBytes(printed + '='),
+        eqBytes: asciiBytes(printed + '='),
         key,
         kind: this.strings.has(key) ? 1 : this.numeric.has(key) ? 2 : 0,
       };
@@ -592,7 +592,7 @@ export class KvSpec {
   /**
    * A builder of the object {extra.lead keys, then the entry's keys, then
    * extra.tail keys} from (x, v): x holds the lead values then the tail
-   * values, v the pairs' (spec.vals after kvValuesB). Compiled once per
+   * values, v the pairs' (spec.vals after kvValuesBytes). Compiled once per
    * entry and ExtraKeys: for parsers that read a few fields around the
    * key=value pairs (writeback's `bdi NAME:` before them, workqueue's
    * `work struct PTR` added after them), so the fields come in one object
@@ -707,10 +707,10 @@ export function printedValue(v: string): FieldValue {
 }
 
 /** convertRange on bytes (b[i] === t.charCodeAt(i), ASCII). */
-function convertRangeB(r: KeyRule, b: Uint8Array, t: string, s: number, e: number): FieldValue {
+function convertRangeBytes(r: KeyRule, b: Uint8Array, t: string, s: number, e: number): FieldValue {
   if (r.kind === 1) return internBytes(b, s, e);
   if (r.kind === 0 && pointerWidthPadded(b[s]!, e - s)) return t.slice(s, e);
-  const d = parseDecimalRangeB(b, t, s, e);
+  const d = parseDecimalRangeBytes(b, t, s, e);
   if (d !== null) return d;
   return convertRange(r, t, s, e);
 }
@@ -787,10 +787,10 @@ function kvFast(t: string, s: number, n: number, rules: KeyRule[], vals: FieldVa
  * to n. Gives each value's range (starts, ends) and, for keys not kept as
  * text, the value when it is a plain decimal of at most 15 digits (nums,
  * else NaN). False: the text is not that sequence in that shape. Shared by
- * kvFastB and KvColumnWriter (kv_columns.ts), so both read the same keys and
+ * kvFastBytes and KvColumnWriter (kv_columns.ts), so both read the same keys and
  * values.
  */
-export function kvSpansB(
+export function kvSpansBytes(
   b: Uint8Array,
   s: number,
   n: number,
@@ -803,7 +803,7 @@ export function kvSpansB(
   let p = s;
   for (let k = 0; k < m; k++) {
     const rule = rules[k]!;
-    const eq = rule.eqB;
+    const eq = rule.eqBytes;
     if (k > 0 && !sameBytes(b, p, eq)) return false;
     const v0 = p + eq.n;
     if (v0 > n) return false;
@@ -833,23 +833,23 @@ export function kvSpansB(
   return true;
 }
 
-/** kvSpansB's scratch for kvFastB, grown to the longest key sequence. */
+/** kvSpansBytes's scratch for kvFastBytes, grown to the longest key sequence. */
 let spanNums = new Float64Array(16);
 let spanStarts = new Int32Array(16);
 let spanEnds = new Int32Array(16);
 
 /** kvFast on the bytes of an ASCII text (b[i] === t.charCodeAt(i)). */
-function kvFastB(b: Uint8Array, t: string, s: number, n: number, rules: KeyRule[], vals: FieldValue[]): boolean {
+function kvFastBytes(b: Uint8Array, t: string, s: number, n: number, rules: KeyRule[], vals: FieldValue[]): boolean {
   const m = rules.length;
   if (m > spanNums.length) {
     spanNums = new Float64Array(m);
     spanStarts = new Int32Array(m);
     spanEnds = new Int32Array(m);
   }
-  if (!kvSpansB(b, s, n, rules, spanNums, spanStarts, spanEnds)) return false;
+  if (!kvSpansBytes(b, s, n, rules, spanNums, spanStarts, spanEnds)) return false;
   for (let k = 0; k < m; k++) {
     const v = spanNums[k]!;
-    vals[k] = v === v ? v : convertRangeB(rules[k]!, b, t, spanStarts[k]!, spanEnds[k]!);
+    vals[k] = v === v ? v : convertRangeBytes(rules[k]!, b, t, spanStarts[k]!, spanEnds[k]!);
   }
   return true;
 }
@@ -858,7 +858,7 @@ function kvFastB(b: Uint8Array, t: string, s: number, n: number, rules: KeyRule[
  * kvRange with the bytes of an ASCII text (b[i] === text.charCodeAt(i)), or
  * b = null: kvRange.
  */
-export function kvRangeB(
+export function kvRangeBytes(
   b: Uint8Array | null,
   text: string,
   s: number,
@@ -866,21 +866,21 @@ export function kvRangeB(
   spec: KvSpec = AUTO_SPEC,
 ): EventFields | null {
   if (b === null) return kvRange(text, s, n, spec);
-  const ent = kvValuesB(b, text, s, n, spec);
+  const ent = kvValuesBytes(b, text, s, n, spec);
   return ent !== null ? ent.builder(spec.vals) : kvSlow(text, s, n, spec);
 }
 
 /**
- * kvRangeB's fast path alone: when the ASCII text b[s, n) is one of the
+ * kvRangeBytes's fast path alone: when the ASCII text b[s, n) is one of the
  * spec's recent key sequences, its values are left in spec.vals and the
- * sequence's entry returned (what kvRangeB would build is
- * entry.builder(spec.vals)). Null: not sure, use kvRangeB.
+ * sequence's entry returned (what kvRangeBytes would build is
+ * entry.builder(spec.vals)). Null: not sure, use kvRangeBytes.
  */
-export function kvValuesB(b: Uint8Array, text: string, s: number, n: number, spec: KvSpec): SeqEntry | null {
+export function kvValuesBytes(b: Uint8Array, text: string, s: number, n: number, spec: KvSpec): SeqEntry | null {
   const recent = spec.recent;
   for (let r = 0; r < recent.length; r++) {
     const ent = recent[r]!;
-    if (sameBytes(b, s, ent.rules[0]!.eqB) && kvFastB(b, text, s, n, ent.rules, spec.vals)) {
+    if (sameBytes(b, s, ent.rules[0]!.eqBytes) && kvFastBytes(b, text, s, n, ent.rules, spec.vals)) {
       if (r > 0) spec.promote(r);
       return ent;
     }
@@ -974,7 +974,7 @@ export function parseGenericRange(
   _args?: string,
   b: Uint8Array | null = null,
 ): EventFields {
-  return kvRangeB(b, t, s, e) ?? {};
+  return kvRangeBytes(b, t, s, e) ?? {};
 }
 
 /** Range parsers of the FieldParsers made by `ranged`. */

@@ -267,7 +267,7 @@ export interface EventNameInfo {
   readonly hash: number;
   /** The name as the line prints it: `name` itself, but for an alias (PRINTED_ALIASES). */
   readonly printed: string;
-  /** `printed` as bytes, for comparing a line's bytes with it (parseTailB). */
+  /** `printed` as bytes, for comparing a line's bytes with it (parseTailBytes). */
   readonly bytes: ByteKey;
   /** The printed name is the start of the event's own text (an alias): the arguments begin with it. */
   readonly argsFromName: boolean;

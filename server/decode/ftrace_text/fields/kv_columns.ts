@@ -3,7 +3,7 @@
  * for text events whose fields are decoded on the field worker
  * (ingest/field_worker.ts).
  *
- * Why: the fields-object path (kvRangeB builds an object, the table's
+ * Why: the fields-object path (kvRangeBytes builds an object, the table's
  * compiled field writer reads it back and converts each value) cost about
  * 1 µs per event, most of a text ingest's field decoding. Here a line is
  * scanned once, its numbers land in the column arrays and its symbolic
@@ -13,12 +13,20 @@
  * It only takes text it is sure about: each value a plain decimal (or, for
  * the keys the spec keeps as text, a token without spaces) in a key sequence
  * learned from earlier events of the same name, which is exactly when
- * kvRangeB's fast path (kvFastB) reads the same keys and values. Anything
+ * kvRangeBytes's fast path (kvFastBytes) reads the same keys and values. Anything
  * else (hex, signs, long numbers, other key orders at first sight, missing
  * required keys) is left to the fields-object path, the definition.
  */
 import type { DirectRowColumns } from '../../decoded_event.ts';
-import { internBytes, isKeyChar, type KeyRule, type KvSpec, kvSpansB, sameBytes, sameRangeB } from './generic.ts';
+import {
+  internBytes,
+  isKeyChar,
+  type KeyRule,
+  type KvSpec,
+  kvSpansBytes,
+  sameBytes,
+  sameRangeBytes,
+} from './generic.ts';
 
 /** How a scanned value is stored. */
 const I32 = 0;
@@ -179,7 +187,7 @@ export class KvColumnWriter {
     // The same block object: blocks are never refilled (each batch is a
     // message of its own), so equal bytes at the last event's place are the
     // last event's text.
-    if (b === this.lastBlock && n - s === this.lastLength && sameRangeB(b, s, this.lastStart, n - s)) {
+    if (b === this.lastBlock && n - s === this.lastLength && sameRangeBytes(b, s, this.lastStart, n - s)) {
       this.plan = this.lastPlan;
       this.repeat = true;
       return true;
@@ -188,7 +196,7 @@ export class KvColumnWriter {
     const plans = this.plans;
     for (let i = 0; i < plans.length; i++) {
       const plan = plans[i]!;
-      if (!sameBytes(b, s, plan.rules[0]!.eqB) || !this.scanWith(plan, b, s, n)) continue;
+      if (!sameBytes(b, s, plan.rules[0]!.eqBytes) || !this.scanWith(plan, b, s, n)) continue;
       if (i > 0) {
         plans.splice(i, 1);
         plans.unshift(plan);
@@ -248,13 +256,13 @@ export class KvColumnWriter {
   }
 
   /**
-   * kvFastB's reading of b[s, n) as the sequence `plan.rules` (its first key
-   * already matched at s), taking only plain values: false where kvFastB
+   * kvFastBytes's reading of b[s, n) as the sequence `plan.rules` (its first key
+   * already matched at s), taking only plain values: false where kvFastBytes
    * would convert a value some other way, or the text is not that sequence.
    */
   private scanWith(plan: Plan, b: Uint8Array, s: number, n: number): boolean {
     const rules = plan.rules;
-    if (!kvSpansB(b, s, n, rules, this.nums, this.valueStart, this.valueEnd)) return false;
+    if (!kvSpansBytes(b, s, n, rules, this.nums, this.valueStart, this.valueEnd)) return false;
     for (let k = 0; k < rules.length; k++) {
       const v = this.nums[k]!;
       if (rules[k]!.kind !== 1 && v !== v) return false; // not a plain decimal

@@ -16,7 +16,7 @@ import {
   internAt,
   KvSpec,
   kvRange,
-  kvRangeB,
+  kvRangeBytes,
   parseDecimal,
   parseDecimalRange,
   ranged,
@@ -161,7 +161,7 @@ interface CommPid {
   pid: number;
 }
 const cpA: CommPid = { s: 0, e: 0, pid: 0 };
-const cpB: CommPid = { s: 0, e: 0, pid: 0 };
+const cpBytes: CommPid = { s: 0, e: 0, pid: 0 };
 function commPidFast(t: string, s: number, e: number, out: CommPid): boolean {
   const c = t.lastIndexOf(':', e - 1);
   if (c < s) return false;
@@ -204,14 +204,14 @@ function switchReportFast(t: string, s: number, e: number, b: Uint8Array | null)
   if (nbe < 0) return null;
   const nextPrio = intFast(t, nb + 2, nbe);
   if (nextPrio !== nextPrio) return null;
-  if (!commPidFast(t, ns, nb, cpB)) return null;
+  if (!commPidFast(t, ns, nb, cpBytes)) return null;
   return {
     prev_comm: internAt(b, t, cpA.s, cpA.e),
     prev_pid: cpA.pid,
     prev_prio: prevPrio,
     prev_state: internAt(b, t, st, se),
-    next_comm: internAt(b, t, cpB.s, cpB.e),
-    next_pid: cpB.pid,
+    next_comm: internAt(b, t, cpBytes.s, cpBytes.e),
+    next_pid: cpBytes.pid,
     next_prio: nextPrio,
   };
 }
@@ -281,7 +281,7 @@ export const parseSchedSwitch: FieldParser = ranged(
 const COMM_SPEC = new KvSpec({}, new Set(['comm']));
 
 function parseWakeupKernel(t: string, s: number, e: number, b: Uint8Array | null): EventFields | null {
-  const out = kvRangeB(b, t, s, e, COMM_SPEC);
+  const out = kvRangeBytes(b, t, s, e, COMM_SPEC);
   if (out === null) return null;
   if (typeof out.pid !== 'number' || typeof out.prio !== 'number' || typeof out.target_cpu !== 'number') return null;
   if (typeof out.comm !== 'string') return null;
@@ -383,7 +383,7 @@ function migrateTask(out: EventFields | null): EventFields | null {
 
 export const parseSchedMigrateTask: FieldParser = ranged(
   orRawFields(
-    (t, s, e, _args, b) => migrateTask(kvRangeB(b, t, s, e, COMM_SPEC)),
+    (t, s, e, _args, b) => migrateTask(kvRangeBytes(b, t, s, e, COMM_SPEC)),
     COMM_SPEC,
     ['comm', 'pid'],
     migrateTask,

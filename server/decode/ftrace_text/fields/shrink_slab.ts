@@ -23,7 +23,7 @@ import {
   normalizePointer,
   parseDecimal,
   parseDecimalRange,
-  parseDecimalRangeB,
+  parseDecimalRangeBytes,
   RangeMemo,
   ranged,
   sameBytes,
@@ -170,7 +170,7 @@ const heads = new RangeMemo<Head>(10, 4);
 
 /** The head t[s, headEnd) when it is plain (printable ASCII, spaces inside only), else null. */
 function readHead(t: string, s: number, headEnd: number, b: Uint8Array | null): Head | null {
-  const hit = b !== null ? heads.getB(b, s, headEnd) : heads.get(t, s, headEnd);
+  const hit = b !== null ? heads.getBytes(b, s, headEnd) : heads.get(t, s, headEnd);
   if (hit !== undefined) return hit;
   let firstSp = -1;
   let lastSp = -1;
@@ -202,7 +202,7 @@ function readHead(t: string, s: number, headEnd: number, b: Uint8Array | null): 
 interface Template {
   lits: string[];
   /** lits as bytes (asciiBytes). */
-  litsB: ByteKey[];
+  litsBytes: ByteKey[];
   fields: string[];
   /** gfp_flags: kept as text. */
   text: boolean[];
@@ -212,8 +212,15 @@ interface Template {
 const templateVals: FieldValue[] = [];
 
 /** useTemplate on the bytes of ASCII text (b[i] === t.charCodeAt(i)). */
-function useTemplateB(tp: Template, b: Uint8Array, t: string, p: number, e: number, head: Head): EventFields | null {
-  const lits = tp.litsB;
+function useTemplateBytes(
+  tp: Template,
+  b: Uint8Array,
+  t: string,
+  p: number,
+  e: number,
+  head: Head,
+): EventFields | null {
+  const lits = tp.litsBytes;
   const vals = templateVals;
   for (let k = 0; k < lits.length; k++) {
     const lit = lits[k]!;
@@ -224,7 +231,7 @@ function useTemplateB(tp: Template, b: Uint8Array, t: string, p: number, e: numb
     while (ve < e && b[ve] !== 32) ve++;
     if (tp.text[k]) vals[k] = internBytes(b, v, ve);
     else {
-      const n = parseDecimalRangeB(b, t, v, ve);
+      const n = parseDecimalRangeBytes(b, t, v, ve);
       if (n === null) return null;
       vals[k] = n;
     }
@@ -260,7 +267,7 @@ function makeTemplate(lits: string[], fields: string[]): Template {
   const body = fields.map((f, i) => `${JSON.stringify(f)}: v[${i}]`).join(', ');
   return {
     lits,
-    litsB: lits.map(asciiBytes),
+    litsBytes: lits.map(asciiBytes),
     fields,
     text: fields.map((f) => STRING_FIELDS.has(f)),
     build: new Function('a', 'b', 'v', `return { shr: a, shrink: b, ${body} };`) as Template['build'],
@@ -286,7 +293,7 @@ function shrinkFast(t: string, s: number, e: number, table: LabelTable, b: Uint8
   let p = headEnd + 1;
   const tp = table.template;
   if (tp !== null) {
-    const out = b !== null ? useTemplateB(tp, b, t, p, e, head) : useTemplate(tp, t, p, e, head);
+    const out = b !== null ? useTemplateBytes(tp, b, t, p, e, head) : useTemplate(tp, t, p, e, head);
     if (out !== null) return out;
   }
   // token loop (the definition's reading); learns the template

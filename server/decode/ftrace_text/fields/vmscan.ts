@@ -12,7 +12,7 @@
  * reclaim_flags are fields (the format file of 4.x+ has no page field).
  */
 import type { EventFields } from '../../decoded_event.ts';
-import { KvSpec, kvRangeB, ranged } from './generic.ts';
+import { KvSpec, kvRangeBytes, ranged } from './generic.ts';
 import type { KvShape } from './kv_columns.ts';
 import { orRawFields } from './raw_fields.ts';
 import type { FieldParser } from './types.ts';
@@ -47,7 +47,7 @@ function kv(required: readonly string[]): FieldParser {
     return out;
   };
   // Raw fields (raw_fields.ts, e.g. options/fields' `nr_scanned=0x473 (1139)`) when the printed form fails.
-  const parser = ranged(orRawFields((t, s, e, _args, b) => check(kvRangeB(b, t, s, e, SPEC)), SPEC, keys, check));
+  const parser = ranged(orRawFields((t, s, e, _args, b) => check(kvRangeBytes(b, t, s, e, SPEC)), SPEC, keys, check));
   // The required numeric keys are never text keys (STRINGS), so text that
   // KvColumnWriter takes, whose other values are all numbers, passes that check too.
   VMSCAN_KV_SHAPES.set(parser, { spec: SPEC, required: keys });
@@ -77,7 +77,7 @@ function writeFolio(out: EventFields | null): EventFields | null {
 
 export const parseWriteFolio: FieldParser = ranged(
   orRawFields(
-    (t, s, e, _args, b) => writeFolio(kvRangeB(b, t, s, e, SPEC)),
+    (t, s, e, _args, b) => writeFolio(kvRangeBytes(b, t, s, e, SPEC)),
     SPEC,
     ['pfn', 'reclaim_flags'],
     writeFolio,

@@ -15,7 +15,7 @@ import {
   KvSpec,
   kvObject,
   kvRange,
-  kvValuesB,
+  kvValuesBytes,
   memoize,
   normalizePointer,
   ranged,
@@ -90,7 +90,7 @@ function workqueueFast(t: string, s: number, e: number, b: Uint8Array | null): E
   }
   // queue_work, and activate_work on newer kernels: `function=... workqueue=...`
   // (half the workqueue events), on the line's bytes when its key sequence was seen
-  const ent = b !== null ? kvValuesB(b, t, rs, re, SPEC) : null;
+  const ent = b !== null ? kvValuesBytes(b, t, rs, re, SPEC) : null;
   if (ent !== null) {
     const vals = SPEC.vals;
     const fi = functionIndex(ent);

@@ -20,7 +20,7 @@ import {
   internRange,
   isKeyChar,
   KvSpec,
-  kvValuesB,
+  kvValuesBytes,
   parseDecimal,
   ranged,
   sameBytes,
@@ -134,7 +134,7 @@ function bdiKv(rename: Readonly<Record<string, string>> | undefined, nameField =
     let j = rs;
     while (j < re && isKeyChar(b[j]!)) j++;
     if (j === rs || j >= re || b[j] !== 61) return parse(args);
-    const ent = kvValuesB(b, t, rs, re, spec);
+    const ent = kvValuesBytes(b, t, rs, re, spec);
     if (ent === null) return parse(args);
     const name = internRange(t, s + 4, nameEnd);
     if (id < 0) {
@@ -182,7 +182,7 @@ const INODE_WORDS = ['dev', 'ino', 'dirtied', 'state', 'mode'].map(asciiBytes);
 const inodeTokens = new Int32Array(20);
 
 /** `b[s, e)` as an unsigned decimal of at most `maxDigits` digits in base `base` (8 or 10), else -1. */
-function digitsB(b: Uint8Array, s: number, e: number, base: number, maxDigits: number): number {
+function digitsBytes(b: Uint8Array, s: number, e: number, base: number, maxDigits: number): number {
   if (e <= s || e - s > maxDigits) return -1;
   let v = 0;
   for (let i = s; i < e; i++) {
@@ -228,11 +228,11 @@ function writebackInodeRange(t: string, s: number, e: number, args: string, b: U
   const d1 = tk[3]!;
   let sep = d0;
   while (sep < d1 && b[sep]! >= 48 && b[sep]! <= 57) sep++;
-  const major = sep < d1 && (b[sep] === 58 || b[sep] === 44) ? digitsB(b, d0, sep, 10, 9) : -1;
-  const minor = major < 0 ? -1 : digitsB(b, sep + 1, d1, 10, 9);
-  const ino = digitsB(b, tk[6]!, tk[7]!, 10, 15);
-  const dirtied = digitsB(b, tk[10]!, tk[11]!, 10, 15);
-  const mode = digitsB(b, tk[18]!, tk[19]!, 8, 15);
+  const major = sep < d1 && (b[sep] === 58 || b[sep] === 44) ? digitsBytes(b, d0, sep, 10, 9) : -1;
+  const minor = major < 0 ? -1 : digitsBytes(b, sep + 1, d1, 10, 9);
+  const ino = digitsBytes(b, tk[6]!, tk[7]!, 10, 15);
+  const dirtied = digitsBytes(b, tk[10]!, tk[11]!, 10, 15);
+  const mode = digitsBytes(b, tk[18]!, tk[19]!, 8, 15);
   if (minor < 0 || ino < 0 || dirtied < 0 || mode < 0) return parseWritebackInodeText(args);
   return { dev: major * 1048576 + minor, ino, dirtied_when: dirtied, state: internRange(t, tk[14]!, tk[15]!), mode };
 }

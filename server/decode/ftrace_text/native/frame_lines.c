@@ -4,10 +4,10 @@
  *
  * Why native: framing (find the line, read `comm-pid [cpu] flags ts: name:`)
  * was about a third of a text ingest's main-thread CPU in JavaScript
- * (parseNormalLineB, parseHeadB, parseTailB: ~1.5 CPU-s per GB). The same
+ * (parseNormalLineBytes, parseHeadBytes, parseTailBytes: ~1.5 CPU-s per GB). The same
  * reading here costs a few tenths of that.
  *
- * What it reads is exactly what parseNormalLineB (parse_event_line.ts) reads,
+ * What it reads is exactly what parseNormalLineBytes (parse_event_line.ts) reads,
  * no more: a line it is not sure about is marked SLOW and the JavaScript
  * path reads it, as it did before. Where the JavaScript reading needs its
  * tables (the task name's string, the event name's record), this gives
@@ -125,7 +125,7 @@ static int hard_soft_bits(u8 c) {
   }
 }
 
-/* parseFlagsTokenB: b[s, e) -> flags, preempt count; 0 if not a flags token. */
+/* parseFlagsTokenBytes: b[s, e) -> flags, preempt count; 0 if not a flags token. */
 static int flags_token(const u8 *s, const u8 *e, i32 *flags, i32 *preempt) {
   i32 n = (i32)(e - s);
   if (n < 4 || n > 6) return 0;
@@ -184,7 +184,7 @@ static const u8 *line_end(const u8 *p, const u8 *end) {
 }
 
 /*
- * parseHeadB on line[0, n): `comm-pid [(tgid)] [cpu]`. Returns the index of
+ * parseHeadBytes on line[0, n): `comm-pid [(tgid)] [cpu]`. Returns the index of
  * the CPU column's ']' or -1; sets cpu, tgid, pid and the task name's end.
  */
 static i32 read_head(const u8 *line, i32 n, i32 *cpu_out, i32 *tgid_out, i32 *pid_out, i32 *comm_end) {
@@ -222,7 +222,7 @@ static i32 read_head(const u8 *line, i32 n, i32 *cpu_out, i32 *tgid_out, i32 *pi
     e = o - 1;
     while (e >= 0 && line[e] == ' ') e--;
   }
-  /* parseCommPidB: `-digits` at the end, after a name */
+  /* parseCommPidBytes: `-digits` at the end, after a name */
   i32 end = e, pid = 0, mult = 1;
   u8 c = 0;
   while (e >= 0 && is_digit(c = line[e])) {

@@ -10,7 +10,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { newEventLine, parseNormalLine, parseNormalLineB } from '../parse_event_line.ts';
+import { newEventLine, parseNormalLine, parseNormalLineBytes } from '../parse_event_line.ts';
 import { lineReading } from '../../../../tests/support/decode/ftrace_text/test_line_reading.ts';
 import { KIND_FAST, nativeLineFramer, R_END, R_START, REC_WORDS } from './native_framer.ts';
 import { readFramedLine } from './read_framed_line.ts';
@@ -117,7 +117,7 @@ describe('native framer reads lines exactly as the string path', () => {
         if (ok) events++;
         const n = native[i];
         // Every unmutated line the JavaScript byte path takes, the framer takes too.
-        if (isPlain && n === null && line.length > 0 && parseNormalLineB(Buffer.from(line, 'latin1'), 'kernel', newEventLine(), 0, line.length)) missed.push(line);
+        if (isPlain && n === null && line.length > 0 && parseNormalLineBytes(Buffer.from(line, 'latin1'), 'kernel', newEventLine(), 0, line.length)) missed.push(line);
         if (n === null) continue;
         taken++;
         if (!ok || JSON.stringify(n) !== JSON.stringify(lineReading(ev))) expect(ok ? n : null, line).toStrictEqual(ok ? lineReading(ev) : 'not an event line');

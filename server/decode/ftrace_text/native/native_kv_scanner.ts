@@ -59,7 +59,7 @@ export class NativeKvScanner {
   /** Gives the module a key sequence of event name id `nameId`; its handle, or -1 if not taken. */
   addPlan(nameId: number, rules: readonly KeyRule[]): number {
     if (rules.length > MAX_NATIVE_KEYS) return -1;
-    const keys = rules.map((r) => r.eqB.bytes);
+    const keys = rules.map((r) => r.eqBytes.bytes);
     if (keys.some((k) => k.length === 0 || k.length > MAX_KEY_BYTES)) return -1;
     const size = 1 + 2 * rules.length + keys.reduce((a, k) => a + k.length, 0);
     this.ensure(this.heapAt + size);

@@ -1,11 +1,11 @@
 /**
  * A record of the native framer (frame_lines.c) read into an EventLine, as
- * parseNormalLineB would fill it for the same line: the framer gives the
+ * parseNormalLineBytes would fill it for the same line: the framer gives the
  * numbers and positions, this adds what needs JavaScript's tables (the task
  * name's string, the event name's record).
  */
 import type { EventNameInfo } from '../fields/index.ts';
-import { commOfPadded, knownNameB, type EventLine } from '../parse_event_line.ts';
+import { commOfPadded, knownNameBytes, type EventLine } from '../parse_event_line.ts';
 import {
   KIND_NEW_HEAD,
   R_ARGS_END,
@@ -56,7 +56,7 @@ export function readFramedLine(block: Uint8Array, rec: Int32Array, o: number, ou
   let info = namesById[id];
   if (info === undefined) {
     // Known once a line has named it (parseTail registers names).
-    info = knownNameB(block, rec[o + R_NAME_START]!, rec[o + R_COLON]!);
+    info = knownNameBytes(block, rec[o + R_NAME_START]!, rec[o + R_COLON]!);
     if (info === undefined) return false;
     namesById[id] = info;
   }
@@ -83,7 +83,7 @@ export function readFramedLine(block: Uint8Array, rec: Int32Array, o: number, ou
   const argsStart = rec[o + R_ARGS_START]!;
   const argsEnd = rec[o + R_ARGS_END]!;
   if (info.argsFromName) {
-    // The text from the name on (parseTailB); only blanks after the colon: it ends at the colon.
+    // The text from the name on (parseTailBytes); only blanks after the colon: it ends at the colon.
     out.argsStart = rec[o + R_NAME_START]!;
     out.argsEnd = argsStart === argsEnd ? rec[o + R_COLON]! + 1 : argsEnd;
   } else {

@@ -10,7 +10,7 @@
  * small part of that.
  *
  * What it reads is exactly what KvColumnWriter reads with a key sequence it
- * has learned (a "plan": kvSpansB in generic.ts, plain decimals only), no
+ * has learned (a "plan": kvSpansBytes in generic.ts, plain decimals only), no
  * more: the JavaScript side learns each sequence as before and gives it
  * here (kv_add_plan); a record no plan of its event name matches is left to
  * the JavaScript path (native_kv_scanner.ts, kv_columns.test.ts compares
@@ -42,7 +42,7 @@ typedef unsigned long long u64;
 #define MAX_PLANS 2048
 #define PLANS_PER_NAME 8
 #define MAX_NAMES 16384
-/* kvSpansB's longest plain decimal (15 digits: an exact double). */
+/* kvSpansBytes's longest plain decimal (15 digits: an exact double). */
 #define MAX_DIGITS 15
 
 /* The last text read per event name (by name id mod REPEAT_SLOTS), up to REPEAT_BYTES. */
@@ -184,7 +184,7 @@ static i32 token_of(const u8 *s, i32 n) {
 }
 
 /*
- * kvSpansB (generic.ts) on b[s, n) with plan p, taking plain values only,
+ * kvSpansBytes (generic.ts) on b[s, n) with plan p, taking plain values only,
  * as KvColumnWriter.scanWith does: 1 and the values in vals, or 0.
  */
 static int read_plan(const Plan *p, const u8 *b, i32 s, i32 n, double *vals) {

@@ -12,7 +12,7 @@
  * spreads over the cores.
  */
 import { parentPort } from 'node:worker_threads';
-import { latin1 } from '../decode/ftrace_text/fields/generic.ts';
+import { latin1 } from '../decode/ftrace_text/fields/intern.ts';
 import { isStackEvent } from '../decode/decoded_event.ts';
 import { stackFields } from '../decode/ftrace_text/fields/ftrace.ts';
 import { directTextWriter, textFieldParser, type TextFieldParser } from '../decode/ftrace_text/raw_text_fields.ts';

@@ -29,7 +29,7 @@ import {
 } from '../decoded_event.ts';
 import { stackFields } from './fields/ftrace.ts';
 import { fieldsModeValues, hasFieldsModeValues } from './fields/raw_fields.ts';
-import { flat, latin1 } from './fields/generic.ts';
+import { flat, latin1 } from './fields/intern.ts';
 import { hasTypedParser, type EventNameInfo } from './fields/index.ts';
 import { excerpt, LineSplitter } from './line_reader.ts';
 import { nativeLineFramer, R_END, R_START, REC_WORDS, type NativeLineFramer } from './native/native_framer.ts';

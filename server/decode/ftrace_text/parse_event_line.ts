@@ -19,7 +19,8 @@
  */
 import { TRACE_FLAGS as F } from '../decoded_event.ts';
 import { eventNameAt, eventNameInfo, nameHashStep, type EventNameInfo } from './fields/index.ts';
-import { flat, latin1, newMutableByteKey, RangeMemo, sameBytes, setByteKey } from './fields/generic.ts';
+import { newMutableByteKey, sameBytes, setByteKey } from './fields/byte_keys.ts';
+import { flat, latin1, RangeMemo } from './fields/intern.ts';
 
 /**
  * How the flags column is to be read: the kernel's reading, the only one any producer needs

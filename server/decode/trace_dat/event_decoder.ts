@@ -491,7 +491,7 @@ function printkMessageOf(fmt: EventFormat): { from: FieldDef; expr: string } | n
  * symbolic renderers; the generated code refers to them by index.
  * `asPrinted` (events the text decoders read as printed, fields/index.ts
  * readsAsPrinted): fields in the form the print
- * format shows them, as the text decoders read that text (fields/generic.ts
+ * format shows them, as the text decoders read that text (fields/values.ts
  * printedValue): %pS with its offset, `0x%lx` as 0x-hex text, words of
  * conditionals; a field printed as a number stays a number even when a name
  * is printed beside it. Otherwise fields keep the types typed tables want.

@@ -4,15 +4,10 @@
  * no pairs); their system is guessed from the name prefix when unambiguous.
  */
 import type { EventFields } from '../../decoded_event.ts';
-import {
-  asciiBytes,
-  flat,
-  parseGeneric,
-  parseGenericRange,
-  RANGE_PARSERS,
-  sameChars,
-  type ByteKey,
-} from './generic.ts';
+import { asciiBytes, type ByteKey } from './byte_keys.ts';
+import { parseGeneric, parseGenericRange, RANGE_PARSERS } from './generic.ts';
+import { flat } from './intern.ts';
+import { sameChars } from './text_scan.ts';
 import {
   parseSchedMigrateTask,
   parseSchedProcessExit,
@@ -231,7 +226,7 @@ export function hasTypedParser(name: string): boolean {
 
 /**
  * Whether the text decoders read this event's fields with the generic
- * key=value parser, as printed (fields/generic.ts printedValue), rather
+ * key=value parser, as printed (fields/values.ts printedValue), rather
  * than with a parser of its own that gives typed values (typed tables'
  * events, writeback's `bdi X:` lines, syscalls). The trace.dat decoder
  * gives exactly these events their fields in printed form, so that one

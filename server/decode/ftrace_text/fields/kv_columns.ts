@@ -18,15 +18,11 @@
  * required keys) is left to the fields-object path, the definition.
  */
 import type { DirectRowColumns } from '../../decoded_event.ts';
-import {
-  internBytes,
-  isKeyChar,
-  type KeyRule,
-  type KvSpec,
-  kvSpansBytes,
-  sameBytes,
-  sameRangeBytes,
-} from './generic.ts';
+import { sameBytes, sameRangeBytes } from './byte_keys.ts';
+import { internBytes } from './intern.ts';
+import { kvSpansBytes } from './key_values_bytes.ts';
+import type { KeyRule, KvSpec } from './kv_spec.ts';
+import { isKeyChar } from './text_scan.ts';
 
 /** How a scanned value is stored. */
 const I32 = 0;

@@ -1,8 +1,9 @@
 // How the text decoders read a printed value that is not a plain decimal
-// (generic.ts printedValue): the form the trace.dat decoder gives the same
+// (values.ts printedValue): the form the trace.dat decoder gives the same
 // field (event_decoder.ts asPrinted), fixed by tests/golden/printed_args.test.ts.
 import { describe, expect, it } from 'vitest';
-import { kvObject, printedValue } from './generic.ts';
+import { kvObject } from './key_values.ts';
+import { printedValue } from './values.ts';
 
 describe('printedValue', () => {
   it('%pS: the kernel adds /size, trace-cmd does not; both read func+0xoffset', () => {

@@ -15,7 +15,9 @@
  * workqueue.ts) fall back to these when the printed form does not parse.
  */
 import type { EventFields } from '../../decoded_event.ts';
-import { bareSymbol, kvObject, type KvSpec, normalizePointer } from './generic.ts';
+import { kvObject } from './key_values.ts';
+import type { KvSpec } from './kv_spec.ts';
+import { bareSymbol, normalizePointer } from './values.ts';
 import type { RangeParser } from './types.ts';
 
 const FAILED_TO_PARSE = '[FAILED TO PARSE]';

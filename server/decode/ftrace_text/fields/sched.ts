@@ -11,18 +11,13 @@
  * before ` [`, and key=value values run until the next known key.
  */
 import type { EventFields } from '../../decoded_event.ts';
-import {
-  indexOfChar,
-  internAt,
-  KvSpec,
-  kvRange,
-  kvRangeBytes,
-  parseDecimal,
-  parseDecimalRange,
-  ranged,
-  trimEnd,
-  trimStart,
-} from './generic.ts';
+import { ranged } from './generic.ts';
+import { internAt } from './intern.ts';
+import { kvRange } from './key_values.ts';
+import { kvRangeBytes } from './key_values_bytes.ts';
+import { KvSpec } from './kv_spec.ts';
+import { indexOfChar, trimEnd, trimStart } from './text_scan.ts';
+import { parseDecimal, parseDecimalRange } from './values.ts';
 import { orRawFields, prevStateOf } from './raw_fields.ts';
 import type { FieldParser } from './types.ts';
 

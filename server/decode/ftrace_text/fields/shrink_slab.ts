@@ -10,24 +10,12 @@
  * shrink = bare symbol, shr = `0x` + lowercase hex without leading zeros.
  */
 import type { EventFields, FieldValue } from '../../decoded_event.ts';
-import {
-  asciiBytes,
-  type ByteKey,
-  bareSymbol,
-  flat,
-  indexOfChar,
-  internBytes,
-  internRange,
-  KvSpec,
-  memoize,
-  normalizePointer,
-  parseDecimal,
-  parseDecimalRange,
-  parseDecimalRangeBytes,
-  RangeMemo,
-  ranged,
-  sameBytes,
-} from './generic.ts';
+import { asciiBytes, type ByteKey, sameBytes } from './byte_keys.ts';
+import { ranged } from './generic.ts';
+import { flat, internBytes, internRange, memoize, RangeMemo } from './intern.ts';
+import { KvSpec } from './kv_spec.ts';
+import { indexOfChar } from './text_scan.ts';
+import { bareSymbol, normalizePointer, parseDecimal, parseDecimalRange, parseDecimalRangeBytes } from './values.ts';
 import { orRawFields, rawPointer, rawSymbol } from './raw_fields.ts';
 import type { FieldParser } from './types.ts';
 

@@ -12,7 +12,9 @@
  * reclaim_flags are fields (the format file of 4.x+ has no page field).
  */
 import type { EventFields } from '../../decoded_event.ts';
-import { KvSpec, kvRangeBytes, ranged } from './generic.ts';
+import { ranged } from './generic.ts';
+import { kvRangeBytes } from './key_values_bytes.ts';
+import { KvSpec } from './kv_spec.ts';
 import type { KvShape } from './kv_columns.ts';
 import { orRawFields } from './raw_fields.ts';
 import type { FieldParser } from './types.ts';

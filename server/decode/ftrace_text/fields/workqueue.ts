@@ -7,22 +7,13 @@
  * work = normalized pointer, function = bare symbol.
  */
 import type { EventFields, FieldValue } from '../../decoded_event.ts';
-import {
-  bareSymbol,
-  type ExtraKeys,
-  indexOfChar,
-  internRange,
-  KvSpec,
-  kvObject,
-  kvRange,
-  kvValuesBytes,
-  memoize,
-  normalizePointer,
-  ranged,
-  type SeqEntry,
-  trimEnd,
-  trimStart,
-} from './generic.ts';
+import { ranged } from './generic.ts';
+import { internRange, memoize } from './intern.ts';
+import { kvObject, kvRange } from './key_values.ts';
+import { kvValuesBytes } from './key_values_bytes.ts';
+import { type ExtraKeys, KvSpec, type SeqEntry } from './kv_spec.ts';
+import { indexOfChar, trimEnd, trimStart } from './text_scan.ts';
+import { bareSymbol, normalizePointer } from './values.ts';
 import { orRawFields, rawPointer, rawSymbol } from './raw_fields.ts';
 import type { FieldParser } from './types.ts';
 

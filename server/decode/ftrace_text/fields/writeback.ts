@@ -13,21 +13,14 @@
  *   writeback_pages_written: `123` -> pages
  */
 import type { EventFields, FieldValue } from '../../decoded_event.ts';
-import {
-  addKeyValues,
-  asciiBytes,
-  type ExtraKeys,
-  internRange,
-  isKeyChar,
-  KvSpec,
-  kvValuesBytes,
-  parseDecimal,
-  ranged,
-  sameBytes,
-  splitKeyValues,
-  trimEnd,
-  trimStart,
-} from './generic.ts';
+import { asciiBytes, sameBytes } from './byte_keys.ts';
+import { ranged } from './generic.ts';
+import { internRange } from './intern.ts';
+import { addKeyValues, splitKeyValues } from './key_values.ts';
+import { kvValuesBytes } from './key_values_bytes.ts';
+import { type ExtraKeys, KvSpec } from './kv_spec.ts';
+import { isKeyChar, trimEnd, trimStart } from './text_scan.ts';
+import { parseDecimal } from './values.ts';
 import { orRawFields, rawFields } from './raw_fields.ts';
 import type { FieldParser } from './types.ts';
 

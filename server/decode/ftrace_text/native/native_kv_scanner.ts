@@ -8,8 +8,8 @@
  * ingests); tokens (the text values' ids) are kept for the thread's life,
  * with their strings here.
  */
-import type { KeyRule } from '../fields/generic.ts';
-import { latin1 } from '../fields/generic.ts';
+import type { KeyRule } from '../fields/kv_spec.ts';
+import { latin1 } from '../fields/intern.ts';
 import { loadNativeModule } from './load_wasm.ts';
 
 export const SCAN_KV_WASM = 'scan_kv.wasm';

@@ -10,7 +10,7 @@
  * small part of that.
  *
  * What it reads is exactly what KvColumnWriter reads with a key sequence it
- * has learned (a "plan": kvSpansBytes in generic.ts, plain decimals only), no
+ * has learned (a "plan": kvSpansBytes in key_values_bytes.ts, plain decimals only), no
  * more: the JavaScript side learns each sequence as before and gives it
  * here (kv_add_plan); a record no plan of its event name matches is left to
  * the JavaScript path (native_kv_scanner.ts, kv_columns.test.ts compares
@@ -184,7 +184,7 @@ static i32 token_of(const u8 *s, i32 n) {
 }
 
 /*
- * kvSpansBytes (generic.ts) on b[s, n) with plan p, taking plain values only,
+ * kvSpansBytes (key_values_bytes.ts) on b[s, n) with plan p, taking plain values only,
  * as KvColumnWriter.scanWith does: 1 and the values in vals, or 0.
  */
 static int read_plan(const Plan *p, const u8 *b, i32 s, i32 n, double *vals) {

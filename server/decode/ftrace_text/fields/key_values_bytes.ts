@@ -1,0 +1,126 @@
+/** key_values.ts's `key=value` parsing on the bytes of an ASCII text: keys compared and numbers read from the bytes. */
+import type { EventFields, FieldValue } from '../../decoded_event.ts';
+import { sameBytes } from './byte_keys.ts';
+import { internBytes } from './intern.ts';
+import { convertRange, kvRange, kvSlow } from './key_values.ts';
+import { AUTO_SPEC, type KeyRule, KvSpec, type SeqEntry } from './kv_spec.ts';
+import { parseDecimalRangeBytes, pointerWidthPadded } from './values.ts';
+
+/** convertRange on bytes (b[i] === t.charCodeAt(i), ASCII). */
+function convertRangeBytes(r: KeyRule, b: Uint8Array, t: string, s: number, e: number): FieldValue {
+  if (r.kind === 1) return internBytes(b, s, e);
+  if (r.kind === 0 && pointerWidthPadded(b[s]!, e - s)) return t.slice(s, e);
+  const d = parseDecimalRangeBytes(b, t, s, e);
+  if (d !== null) return d;
+  return convertRange(r, t, s, e);
+}
+
+/**
+ * kvFast's reading of the ASCII text b[s, n) as the key sequence `rules`
+ * (the first key already checked at s): each value runs to the next space
+ * and is followed by one run of spaces and the next key, the last one runs
+ * to n. Gives each value's range (starts, ends) and, for keys not kept as
+ * text, the value when it is a plain decimal of at most 15 digits (nums,
+ * else NaN). False: the text is not that sequence in that shape. Shared by
+ * kvFastBytes and KvColumnWriter (kv_columns.ts), so both read the same keys and
+ * values.
+ */
+export function kvSpansBytes(
+  b: Uint8Array,
+  s: number,
+  n: number,
+  rules: KeyRule[],
+  nums: Float64Array,
+  starts: Int32Array,
+  ends: Int32Array,
+): boolean {
+  const m = rules.length;
+  let p = s;
+  for (let k = 0; k < m; k++) {
+    const rule = rules[k]!;
+    const eq = rule.eqBytes;
+    if (k > 0 && !sameBytes(b, p, eq)) return false;
+    const v0 = p + eq.n;
+    if (v0 > n) return false;
+    let q = v0;
+    let v = NaN;
+    if (rule.kind !== 1) {
+      let c = 0;
+      v = 0;
+      while (q < n && (c = b[q]!) >= 48 && c <= 57) {
+        v = v * 10 + (c - 48);
+        q++;
+      }
+      if (q === v0 || q - v0 > 15 || (q < n && c !== 32) || (rule.kind === 0 && pointerWidthPadded(b[v0]!, q - v0)))
+        v = NaN;
+    }
+    while (q < n && b[q] !== 32) q++;
+    const last = k === m - 1;
+    if (last ? q < n : q >= n) return false;
+    nums[k] = v;
+    starts[k] = v0;
+    ends[k] = q;
+    if (!last) {
+      p = q + 1;
+      while (p < n && b[p] === 32) p++;
+    }
+  }
+  return true;
+}
+
+/** kvSpansBytes's scratch for kvFastBytes, grown to the longest key sequence. */
+let spanNums = new Float64Array(16);
+
+let spanStarts = new Int32Array(16);
+
+let spanEnds = new Int32Array(16);
+
+/** kvFast on the bytes of an ASCII text (b[i] === t.charCodeAt(i)). */
+function kvFastBytes(b: Uint8Array, t: string, s: number, n: number, rules: KeyRule[], vals: FieldValue[]): boolean {
+  const m = rules.length;
+  if (m > spanNums.length) {
+    spanNums = new Float64Array(m);
+    spanStarts = new Int32Array(m);
+    spanEnds = new Int32Array(m);
+  }
+  if (!kvSpansBytes(b, s, n, rules, spanNums, spanStarts, spanEnds)) return false;
+  for (let k = 0; k < m; k++) {
+    const v = spanNums[k]!;
+    vals[k] = v === v ? v : convertRangeBytes(rules[k]!, b, t, spanStarts[k]!, spanEnds[k]!);
+  }
+  return true;
+}
+
+/**
+ * kvRange with the bytes of an ASCII text (b[i] === text.charCodeAt(i)), or
+ * b = null: kvRange.
+ */
+export function kvRangeBytes(
+  b: Uint8Array | null,
+  text: string,
+  s: number,
+  n: number,
+  spec: KvSpec = AUTO_SPEC,
+): EventFields | null {
+  if (b === null) return kvRange(text, s, n, spec);
+  const ent = kvValuesBytes(b, text, s, n, spec);
+  return ent !== null ? ent.builder(spec.vals) : kvSlow(text, s, n, spec);
+}
+
+/**
+ * kvRangeBytes's fast path alone: when the ASCII text b[s, n) is one of the
+ * spec's recent key sequences, its values are left in spec.vals and the
+ * sequence's entry returned (what kvRangeBytes would build is
+ * entry.builder(spec.vals)). Null: not sure, use kvRangeBytes.
+ */
+export function kvValuesBytes(b: Uint8Array, text: string, s: number, n: number, spec: KvSpec): SeqEntry | null {
+  const recent = spec.recent;
+  for (let r = 0; r < recent.length; r++) {
+    const ent = recent[r]!;
+    if (sameBytes(b, s, ent.rules[0]!.eqBytes) && kvFastBytes(b, text, s, n, ent.rules, spec.vals)) {
+      if (r > 0) spec.promote(r);
+      return ent;
+    }
+  }
+  return null;
+}

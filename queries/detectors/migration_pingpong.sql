@@ -86,10 +86,9 @@ params AS (
          $balance_warn_bounces::INTEGER AS bal_warn_b
 ),
 m AS (
-  -- narrow rows for the sorts; cpu, mover and comm are joined back by id
-  SELECT id, ts, pid, orig_cpu, dest_cpu
-  FROM sched_migrate_task
-  WHERE pid <> 0 AND orig_cpu IS DISTINCT FROM dest_cpu
+  -- each migration with its pid's latest sched_waking (lib/macros.sql; computed
+  -- once per run, the summary and metrics read the same rows)
+  SELECT * FROM ss_migration_moves()
 ),
 seq AS (
   SELECT *,
@@ -116,21 +115,14 @@ candidates AS MATERIALIZED (
   GROUP BY pid, chain
   HAVING count(*) FILTER (WHERE is_bounce) >= (SELECT min_b FROM params)
 ),
-members AS (
-  SELECT c.pid, c.chain, c.id, c.ts, c.is_bounce, c.orig_cpu, c.dest_cpu, mt.utid AS mover_utid, mt.cpu AS mover_cpu
+woken AS MATERIALIZED (
+  SELECT c.pid, c.chain, c.id, c.ts, c.is_bounce, c.orig_cpu, c.dest_cpu, c.utid AS mover_utid, c.cpu AS mover_cpu,
+    CASE WHEN c.ts - c.waking_ts <= (SELECT win FROM params) THEN c.waking_id END AS waking_id,
+    CASE WHEN c.ts - c.waking_ts <= (SELECT win FROM params) THEN c.waking_utid END AS waker_utid,
+    CASE WHEN c.ts - c.waking_ts <= (SELECT win FROM params) THEN c.waking_cpu END AS waker_cpu,
+    c.at_wakeup
   FROM chained c
   SEMI JOIN candidates b ON b.pid = c.pid AND b.chain = c.chain
-  JOIN sched_migrate_task mt ON mt.id = c.id
-),
-woken AS MATERIALIZED (
-  SELECT mb.*,
-    CASE WHEN mb.ts - wk.ts <= (SELECT win FROM params) THEN wk.id END AS waking_id,
-    CASE WHEN mb.ts - wk.ts <= (SELECT win FROM params) THEN wk.utid END AS waker_utid,
-    CASE WHEN mb.ts - wk.ts <= (SELECT win FROM params) THEN wk.cpu END AS waker_cpu,
-    coalesce(wk.utid = mb.mover_utid AND wk.cpu = mb.mover_cpu AND mb.ts - wk.ts <= 1000000, false) AS at_wakeup
-  FROM members mb
-  ASOF LEFT JOIN (SELECT id, ts, utid, cpu, pid FROM sched_waking WHERE pid IN (SELECT pid FROM candidates)) wk
-    ON wk.pid = mb.pid AND mb.ts >= wk.ts
 ),
 -- how long the task waited to run after each move: to its next switch-in
 waited AS (
@@ -188,8 +180,8 @@ described AS (
   JOIN waits ws USING (pid, chain)
   LEFT JOIN movers mv USING (pid, chain)
   LEFT JOIN wakers wk USING (pid, chain)
-  JOIN sched_migrate_task f ON f.id = b.first_id
-  JOIN sched_migrate_task l ON l.id = b.last_id
+  JOIN m f ON f.id = b.first_id
+  JOIN m l ON l.id = b.last_id
   ASOF LEFT JOIN th ON th.tid = b.pid AND b.ts >= th.st
 )
 SELECT

@@ -340,7 +340,12 @@ describe('runDetectors', () => {
 describe('per-run table macros', () => {
   it('finds the @per_run macros of lib/macros.sql', () => {
     const macros = readFileSync(new URL('../../queries/detectors/lib/macros.sql', import.meta.url), 'utf8');
-    expect(perRunMacroNames(macros).sort()).toEqual(['ss_reclaim_passes', 'ss_reclaim_windows', 'ss_shrinker_pairs']);
+    expect(perRunMacroNames(macros).sort()).toEqual([
+      'ss_migration_moves',
+      'ss_reclaim_passes',
+      'ss_reclaim_windows',
+      'ss_shrinker_pairs',
+    ]);
     expect(
       perRunMacroNames(
         '-- @per_run\nCREATE OR REPLACE TEMP MACRO a_b() AS TABLE SELECT 1;\nCREATE TEMP MACRO c() AS TABLE SELECT 2;',

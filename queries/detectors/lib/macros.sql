@@ -459,29 +459,44 @@ WITH marks AS (
 )
 SELECT begin_id, end_id, ts, utid, tag AS shrinker, next_ts, state FROM ss_pair_marks(marks);
 
--- ss_migrations(win): every migration of a task to another CPU
--- (sched_migrate_task, pid <> 0, orig_cpu <> dest_cpu), classified as the
--- migration_pingpong detector does:
+-- ss_migration_moves(): every migration of a task to another CPU
+-- (sched_migrate_task, pid <> 0, orig_cpu <> dest_cpu) with the pid's latest
+-- sched_waking at or before it. Computed once per detector run (@per_run):
+-- the migration_pingpong detector, its summary and metrics all read it, and
+-- the search among the wakings is the costly part (tens of thousands of
+-- sched_waking rows against a few thousand migrations).
+--   id, ts BIGINT; pid INTEGER; comm VARCHAR; orig_cpu, dest_cpu INTEGER
+--   utid INTEGER, cpu INTEGER   the mover (the thread the event fired in) and its CPU
+--   waking_id, waking_ts BIGINT; waking_utid, waking_cpu INTEGER
+--                               the pid's latest sched_waking at or before ts, its
+--                               waker and the CPU it ran on (NULL: none)
+--   at_wakeup BOOLEAN           that sched_waking was emitted by the mover, on the same
+--                               CPU, at most 1 ms before (select_task_rq() at wakeup)
+-- @per_run
+CREATE OR REPLACE TEMP MACRO ss_migration_moves() AS TABLE
+SELECT m.id, m.ts, m.pid, m.comm, m.orig_cpu, m.dest_cpu, m.utid, m.cpu,
+  wk.id AS waking_id, wk.ts AS waking_ts, wk.utid AS waking_utid, wk.cpu AS waking_cpu,
+  coalesce(wk.utid = m.utid AND wk.cpu = m.cpu AND m.ts - wk.ts <= 1000000, false) AS at_wakeup
+FROM (SELECT id, ts, pid, comm, orig_cpu, dest_cpu, utid, cpu FROM sched_migrate_task
+      WHERE pid <> 0 AND orig_cpu IS DISTINCT FROM dest_cpu) m
+ASOF LEFT JOIN (SELECT id, ts, utid, cpu, pid FROM sched_waking WHERE pid IN (SELECT pid FROM sched_migrate_task)) wk
+  ON wk.pid = m.pid AND m.ts >= wk.ts;
+
+-- ss_migrations(win): the migrations of ss_migration_moves() classified as
+-- the migration_pingpong detector does:
 --   id, ts BIGINT; pid INTEGER; comm VARCHAR; orig_cpu, dest_cpu INTEGER
 --   utid INTEGER, cpu INTEGER   the mover (the thread the event fired in) and its CPU
 --   is_bounce BOOLEAN           back to a CPU the task left at most win ns ago (up to 3 moves back)
 --   at_wakeup BOOLEAN           the pid's latest sched_waking before it was emitted by the mover,
 --                               on the same CPU, at most 1 ms before (select_task_rq() at wakeup)
 CREATE OR REPLACE TEMP MACRO ss_migrations(win) AS TABLE
-WITH seq AS (
-  SELECT id, ts, pid, comm, orig_cpu, dest_cpu, utid, cpu,
-    coalesce((dest_cpu = lag(orig_cpu, 1) OVER w AND ts - lag(ts, 1) OVER w <= win)
-          OR (dest_cpu = lag(orig_cpu, 2) OVER w AND ts - lag(ts, 2) OVER w <= win)
-          OR (dest_cpu = lag(orig_cpu, 3) OVER w AND ts - lag(ts, 3) OVER w <= win), false) AS is_bounce
-  FROM sched_migrate_task
-  WHERE pid <> 0 AND orig_cpu IS DISTINCT FROM dest_cpu
-  WINDOW w AS (PARTITION BY pid ORDER BY ts, id)
-)
-SELECT s.*,
-  coalesce(wk.utid = s.utid AND wk.cpu = s.cpu AND s.ts - wk.ts <= 1000000, false) AS at_wakeup
-FROM seq s
-ASOF LEFT JOIN (SELECT ts, utid, cpu, pid FROM sched_waking WHERE pid IN (SELECT pid FROM sched_migrate_task)) wk
-  ON wk.pid = s.pid AND s.ts >= wk.ts;
+SELECT id, ts, pid, comm, orig_cpu, dest_cpu, utid, cpu,
+  coalesce((dest_cpu = lag(orig_cpu, 1) OVER w AND ts - lag(ts, 1) OVER w <= win)
+        OR (dest_cpu = lag(orig_cpu, 2) OVER w AND ts - lag(ts, 2) OVER w <= win)
+        OR (dest_cpu = lag(orig_cpu, 3) OVER w AND ts - lag(ts, 3) OVER w <= win), false) AS is_bounce,
+  at_wakeup
+FROM ss_migration_moves()
+WINDOW w AS (PARTITION BY pid ORDER BY ts, id);
 
 -- ---------------------------------------------------------------------------
 -- Block I/O and writeback (io_latency, dirty_throttled, reclaim_throttled)

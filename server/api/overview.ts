@@ -140,7 +140,8 @@ export class Overview {
     return this.part('cpu', async () => {
       if (!this.tr.meta.tables.has('sched_slice')) return new Map();
       const d = durExpr(this.tr.meta.last);
-      const rows = await this.tr.query(
+      return readSplit(
+        this.tr,
         binnedSql(
           `SELECT cpu AS k, id, ts, ${d} AS dur, ${d} AS maxdur, utid FROM sched_slice`,
           [
@@ -149,8 +150,8 @@ export class Overview {
           ],
           this.b,
         ),
+        [...SLICE_COLS, 'utid'],
       );
-      return split(rows, [...SLICE_COLS, 'utid']);
     });
   }
 
@@ -180,25 +181,23 @@ export class Overview {
         const d = durExpr(this.tr.meta.last);
         const list = missing.map((u) => String(Math.trunc(u))).join(', ');
         const states = this.tr.meta.tables.has('thread_state')
-          ? split(
-              await this.tr.query(
-                binnedSql(
-                  `SELECT utid AS k, id, ts, ${d} AS dur, ${d} AS maxdur, state FROM thread_state WHERE utid IN (${list})`,
-                  [
-                    { col: 'maxdur', agg: 'max(dur)' },
-                    { col: 'state', agg: 'arg_max(state, dur)' },
-                  ],
-                  this.b,
-                ),
+          ? await readSplit(
+              this.tr,
+              binnedSql(
+                `SELECT utid AS k, id, ts, ${d} AS dur, ${d} AS maxdur, state FROM thread_state WHERE utid IN (${list})`,
+                [
+                  { col: 'maxdur', agg: 'max(dur)' },
+                  { col: 'state', agg: 'arg_max(state, dur)' },
+                ],
+                this.b,
               ),
               [...SLICE_COLS, 'state'],
             )
           : new Map<string, Rows>();
         const slices = this.tr.meta.tables.has('slice')
-          ? split(
-              await this.tr.query(
-                binnedSql(sliceSrc(d, 'utid', `WHERE utid IN (${list})`), slicePayload(true), this.b, ', depth'),
-              ),
+          ? await readSplit(
+              this.tr,
+              binnedSql(sliceSrc(d, 'utid', `WHERE utid IN (${list})`), slicePayload(true), this.b, ', depth'),
               SLICE_ROW_COLS,
             )
           : new Map<string, Rows>();
@@ -235,10 +234,7 @@ export class Overview {
     return this.part('slice', async () => {
       if (!this.tr.meta.tables.has('slice')) return new Map();
       const d = durExpr(this.tr.meta.last);
-      return split(
-        await this.tr.query(binnedSql(sliceSrc(d, 'category', ''), slicePayload(false), this.b)),
-        SLICE_ROW_COLS,
-      );
+      return readSplit(this.tr, binnedSql(sliceSrc(d, 'category', ''), slicePayload(false), this.b), SLICE_ROW_COLS);
     });
   }
 
@@ -246,11 +242,13 @@ export class Overview {
     return this.part('counter', async () => {
       if (!this.tr.meta.tables.has('counter')) return new Map();
       const { base } = this.tr.meta;
-      const rows = await this.tr.query(`
-        SELECT track_id AS k, CASE WHEN count(*) = 1 THEN any_value(id) END AS id, min(ts) - ${base} AS ts, count(*) AS n,
-               min(value) AS lo, max(value) AS hi, arg_max(value, ts) AS last
-        FROM counter GROUP BY track_id, (ts - ${base}) // ${this.res} ORDER BY k, ts`);
-      return split(rows, ['id', 'ts', 'n', 'lo', 'hi', 'last']);
+      return readSplit(
+        this.tr,
+        `SELECT track_id AS k, CASE WHEN count(*) = 1 THEN any_value(id) END AS id, min(ts) - ${base} AS ts, count(*) AS n,
+                min(value) AS lo, max(value) AS hi, arg_max(value, ts) AS last
+         FROM counter GROUP BY track_id, (ts - ${base}) // ${this.res}`,
+        ['id', 'ts', 'n', 'lo', 'hi', 'last'],
+      );
     }).then((m) => {
       if (this.counterRange.size === 0) {
         for (const [k, r] of m) {
@@ -269,11 +267,13 @@ export class Overview {
     return this.part('writepage', async () => {
       if (!this.tr.meta.tables.has('mm_vmscan_write_folio')) return new Map();
       const { base } = this.tr.meta;
-      const rows = await this.tr.query(`
-        SELECT 0 AS k, CASE WHEN count(*) = 1 THEN any_value(id) END AS id, min(ts) - ${base} AS ts, count(*) AS n,
-               any_value(cpu) AS cpu, any_value(utid) AS utid
-        FROM mm_vmscan_write_folio GROUP BY (ts - ${base}) // ${this.res} ORDER BY ts`);
-      return split(rows, ['id', 'ts', 'n', 'cpu', 'utid']);
+      return readSplit(
+        this.tr,
+        `SELECT 0 AS k, CASE WHEN count(*) = 1 THEN any_value(id) END AS id, min(ts) - ${base} AS ts, count(*) AS n,
+                any_value(cpu) AS cpu, any_value(utid) AS utid
+         FROM mm_vmscan_write_folio GROUP BY (ts - ${base}) // ${this.res}`,
+        ['id', 'ts', 'n', 'cpu', 'utid'],
+      );
     });
   }
 }
@@ -394,6 +394,63 @@ function slicePayload(byDepth: boolean) {
     { col: 'begin_id', agg: 'CASE WHEN count(*) = 1 THEN any_value(begin_id) END' },
     { col: 'end_id', agg: 'CASE WHEN count(*) = 1 THEN any_value(end_id) END' },
   ];
+}
+
+/**
+ * Columns of the parts that hold numbers. They are read as DOUBLE, so DuckDB
+ * hands over JS numbers: a BIGINT would come as a bigint per value, each then
+ * turned into a number (as exact: both round to the nearest double), which
+ * with an object per row was half of building a part (~66k rows for the
+ * threads of interest on a 1M-event trace).
+ */
+const NUMERIC_COLS = new Set([
+  'id',
+  'ts',
+  'dur',
+  'n',
+  'maxdur',
+  'utid',
+  'depth',
+  'begin_id',
+  'end_id',
+  'cpu',
+  'lo',
+  'hi',
+  'last',
+]);
+
+/** Runs a part's query (columns k, ts and `cols`) and splits it per key k, in (k, ts) order. */
+async function readSplit(tr: OpenTrace, sql: string, cols: string[]): Promise<Map<string, Rows>> {
+  if (!tr.queryColumns) return split(await tr.query(`SELECT * FROM (${sql}) ORDER BY k, ts`), cols);
+  const q = (c: string) => `"${c}"`;
+  const select = ['k', ...cols.map((c) => (NUMERIC_COLS.has(c) ? `CAST(${q(c)} AS DOUBLE) AS ${q(c)}` : q(c)))];
+  return splitColumns(await tr.queryColumns(`SELECT ${select.join(', ')} FROM (${sql}) ORDER BY k, ts`), cols);
+}
+
+/** split() for columns: rows of one key are consecutive, so each key's values are copied in one run. */
+function splitColumns(columns: Record<string, unknown[]>, cols: string[]): Map<string, Rows> {
+  const out = new Map<string, Rows>();
+  const k = columns.k ?? [];
+  for (let i = 0; i < k.length;) {
+    let j = i + 1;
+    while (j < k.length && k[j] === k[i]) j++;
+    const key = String(k[i]);
+    let g = out.get(key);
+    if (!g) {
+      g = Object.fromEntries(cols.map((c) => [c, [] as Cell[]]));
+      out.set(key, g);
+    }
+    for (const c of cols) {
+      const from = columns[c]!;
+      const to = g[c]!;
+      for (let r = i; r < j; r++) {
+        const v = from[r];
+        to.push(typeof v === 'bigint' ? Number(v) : ((v as Cell) ?? null));
+      }
+    }
+    i = j;
+  }
+  return out;
 }
 
 function split(rows: Record<string, unknown>[], cols: string[]): Map<string, Rows> {

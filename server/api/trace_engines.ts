@@ -21,6 +21,12 @@ export interface TraceMeta {
 export interface OpenTrace {
   meta: TraceMeta;
   query<T = Row>(sql: string, params?: QueryParams): Promise<T[]>;
+  /**
+   * The same, as columns (Engine.queryColumns), for results of many rows.
+   * Optional: a trace opened without an Engine (an excerpt, a test) reads
+   * its rows and overview.ts turns them into columns.
+   */
+  queryColumns?(sql: string, params?: QueryParams): Promise<Record<string, unknown[]>>;
 }
 
 class SerialEngine implements OpenTrace {
@@ -32,6 +38,11 @@ class SerialEngine implements OpenTrace {
   ) {}
   query<T = Row>(sql: string, params?: QueryParams): Promise<T[]> {
     const run = this.tail.then(async () => (await this.engine).query<T>(sql, params));
+    this.tail = run.catch(() => undefined);
+    return run;
+  }
+  queryColumns(sql: string, params?: QueryParams): Promise<Record<string, unknown[]>> {
+    const run = this.tail.then(async () => (await this.engine).queryColumns(sql, params));
     this.tail = run.catch(() => undefined);
     return run;
   }

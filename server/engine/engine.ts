@@ -15,6 +15,11 @@ export type QueryParams = Record<string, DuckDBValue> | DuckDBValue[];
 export interface Engine {
   /** Runs one statement and returns its rows (BIGINT as bigint). Rejects on SQL error. */
   query<T = Row>(sql: string, params?: QueryParams): Promise<T[]>;
+  /**
+   * Runs one statement and returns its columns (name -> values, BIGINT as
+   * bigint): for large results, no object per row.
+   */
+  queryColumns(sql: string, params?: QueryParams): Promise<Record<string, unknown[]>>;
   /** Runs one or more statements, discarding results. */
   exec(sql: string): Promise<void>;
   /** The underlying connection, for appenders (the writer) only. */
@@ -76,6 +81,11 @@ class DuckDbEngine implements Engine {
   async query<T = Row>(sql: string, params?: QueryParams): Promise<T[]> {
     const reader = await this.track(this.connection.runAndReadAll(sql, params));
     return reader.getRowObjectsJS() as T[];
+  }
+
+  async queryColumns(sql: string, params?: QueryParams): Promise<Record<string, unknown[]>> {
+    const reader = await this.track(this.connection.runAndReadAll(sql, params));
+    return reader.getColumnsObjectJS();
   }
 
   async exec(sql: string): Promise<void> {

@@ -136,6 +136,9 @@ export function engineOver(conn: DuckDBConnection): Engine {
       const r = await conn.runAndReadAll(sql, params as never);
       return r.getRowObjectsJS() as T[];
     },
+    async queryColumns(sql: string, params?: Record<string, DuckDBValue> | DuckDBValue[]) {
+      return (await conn.runAndReadAll(sql, params as never)).getColumnsObjectJS();
+    },
     async exec(sql: string): Promise<void> {
       await conn.run(sql);
     },

@@ -52,7 +52,12 @@ export interface LibraryLike {
   ingest(
     filePath: string,
     /** contentSha256: the file's sha256 if the caller hashed it while writing it (saves a read). */
-    opts: { name: string; contentSha256?: string; onProgress?: (p: IngestProgress) => void },
+    opts: {
+      name: string;
+      contentSha256?: string;
+      /** traceId: from 'detecting' on (the model is in the library, the detectors run). */
+      onProgress?: (p: IngestProgress & { traceId?: string }) => void;
+    },
   ): Promise<TraceRecord>;
   openEngine(id: string): Promise<Engine>;
   findings(id: string): Promise<FindingsResultLike> | FindingsResultLike;

@@ -1,7 +1,8 @@
 /**
  * Opens each trace's read-only DuckDB once and keeps it, with the facts every
  * window query needs (time base, end, longest durations for range pruning).
- * Queries on one engine run one at a time (one connection per trace).
+ * Queries on one engine run one at a time (one connection per trace, beside
+ * the library's, which runs the detectors).
  */
 import fs from 'node:fs/promises';
 import path from 'node:path';
@@ -73,18 +74,27 @@ export class TraceEngines {
     return p;
   }
 
+  /**
+   * The API's queries run on a second connection to the library's engine
+   * (Engine.beside): the timeline's summaries and windows then run beside
+   * the detectors (on the library's own connection) instead of after them.
+   */
+  private engineOf(id: string): Promise<Engine> {
+    return this.library.openEngine(id).then((e) => e.beside());
+  }
+
   private async load(id: string): Promise<SerialEngine> {
     const dir = this.cacheDirOf?.(id) ?? null;
     const file = dir && path.join(dir, `meta-v${META_VERSION}.json`);
     if (file) {
       const meta = await readMeta(file);
       if (meta) {
-        const engine = this.library.openEngine(id);
+        const engine = this.engineOf(id);
         engine.catch(() => this.open.delete(id));
         return new SerialEngine(engine, meta);
       }
     }
-    const engine = await this.library.openEngine(id);
+    const engine = await this.engineOf(id);
     const meta = await computeMeta(engine);
     if (file) void writeMeta(file, meta);
     return new SerialEngine(Promise.resolve(engine), meta);

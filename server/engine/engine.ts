@@ -22,6 +22,13 @@ export interface Engine {
   queryColumns(sql: string, params?: QueryParams): Promise<Record<string, unknown[]>>;
   /** Runs one or more statements, discarding results. */
   exec(sql: string): Promise<void>;
+  /**
+   * A second connection to the same database, so its queries run beside
+   * this one's instead of after them (the timeline's summaries while the
+   * detectors run). One per engine, made on first call; closed with this
+   * engine (its own close() does nothing).
+   */
+  beside(): Promise<Engine>;
   /** The underlying connection, for appenders (the writer) only. */
   readonly connection: DuckDBConnection;
   /**
@@ -68,9 +75,11 @@ export async function openDuckDb(path: string, opts: OpenOptions = {}): Promise<
 }
 
 class DuckDbEngine implements Engine {
+  /** `owner`: the engine this one is beside(): its calls count as the owner's, which closes both. */
   constructor(
     private readonly instance: DuckDBInstance,
     readonly connection: DuckDBConnection,
+    private readonly owner: DuckDbEngine | null = null,
   ) {}
 
   /** Calls running on DuckDB's side (on libuv's thread pool). */
@@ -92,6 +101,19 @@ class DuckDbEngine implements Engine {
     await this.track(this.connection.run(sql));
   }
 
+  private second: Promise<DuckDbEngine> | null = null;
+  private secondConnection: DuckDBConnection | null = null;
+
+  beside(): Promise<Engine> {
+    this.second ??= this.track(
+      this.instance.connect().then((c) => {
+        this.secondConnection = c;
+        return new DuckDbEngine(this.instance, c, this);
+      }),
+    );
+    return this.second;
+  }
+
   /**
    * A connection closed under a running query deadlocks: the query's pool
    * thread drops the last reference to its client context and destroys it
@@ -101,6 +123,7 @@ class DuckDbEngine implements Engine {
    * with calls running, the close waits for the last of them.
    */
   close(): void {
+    if (this.owner) return;
     if (this.running > 0) {
       this.closeWhenIdle = true;
       return;
@@ -111,11 +134,13 @@ class DuckDbEngine implements Engine {
   private closeNow(): void {
     if (this.closed) return;
     this.closed = true;
+    this.secondConnection?.closeSync(); // its calls are counted here: none is running
     this.connection.closeSync();
     this.instance.closeSync();
   }
 
   private async track<T>(call: Promise<T>): Promise<T> {
+    if (this.owner) return this.owner.track(call);
     this.running++;
     try {
       return await call;

@@ -21,4 +21,25 @@ describe('engine close with queries running', () => {
       await expect(engine.query('SELECT 1')).rejects.toThrow();
     }
   }, 120_000);
+
+  it('a second connection (beside) closes with its engine, after its queries too', async () => {
+    for (let round = 0; round < 3; round++) {
+      const engine = await openDuckDb(':memory:', { threads: 1 });
+      await engine.exec('CREATE TABLE t AS SELECT * FROM range(1000) r(i)');
+      const side = await engine.beside();
+      // the second connection sees the same database; its close() leaves both open
+      side.close();
+      expect((await side.query<{ n: bigint }>('SELECT count(*) AS n FROM t'))[0]!.n).toBe(1000n);
+      const counting = side.query<{ n: bigint }>('SELECT count(*) AS n FROM range(20000000) t(i) WHERE i % 7 = 3');
+      const first = engine.query<{ n: bigint }>('SELECT sum(i) AS n FROM t');
+      engine.close();
+      const outcome = await Promise.race([
+        Promise.all([counting, first]).then(([a, b]) => [a[0]!.n, b[0]!.n]),
+        new Promise<string>((r) => setTimeout(() => r('still running after 20 s'), 20_000).unref()),
+      ]);
+      expect(outcome).toEqual([2857143n, 499500n]);
+      await expect(side.query('SELECT 1')).rejects.toThrow();
+      await expect(engine.query('SELECT 1')).rejects.toThrow();
+    }
+  }, 120_000);
 });

@@ -14,7 +14,7 @@ import type { Engine } from '../engine/engine.ts';
 import { jsSafe, openDuckDb } from '../engine/engine.ts';
 import type { Finding } from '../findings/finding.ts';
 import type { TraceRecord as WireTraceRecord } from '../../shared/contract/library.ts';
-import type { IngestProgress as LibraryProgress } from '../../shared/contract/api.ts';
+import type { IngestProgress } from '../../shared/contract/api.ts';
 import { builtinDetectorsStamp } from '../findings/detector_registry.ts';
 import { runDetectors, type RunResult } from '../findings/run_detectors.ts';
 import { userDetectorDir, userDetectorsStamp } from '../query/user_detectors.ts';
@@ -22,8 +22,12 @@ import { MODEL_VERSION, modelVersionOf } from '../model/model_version.ts';
 import { dataDirPaths, isTraceId, removeStaleWork, type DataDirPaths } from './data_dir.ts';
 import { hashFile, ingestFile, readSummary, type TraceSummary } from './ingest_file.ts';
 
-/** The ingest's phases and the library's own (detecting, failed): the contract's IngestProgress. */
-export type { LibraryProgress };
+/**
+ * The ingest's phases and the library's own (detecting, failed): the
+ * contract's IngestProgress, with the trace's id from 'detecting' on (its
+ * model is in the library; JobState.traceId).
+ */
+export type LibraryProgress = IngestProgress & { traceId?: string };
 
 /**
  * A trace of the library: the wire record (shared/contract/library.ts) with
@@ -138,16 +142,19 @@ export class TraceLibrary {
     this.jobs.set(jobId, job);
     job.done = (async () => {
       try {
+        let placed: LibraryProgress | null = null;
         const result = await ingestFile(file, {
           dataDir: this.paths.root,
           name: opts.name,
           contentSha256: opts.contentSha256,
-          onProgress: (p) => emit(p.phase === 'done' ? { ...p, phase: 'detecting' } : p),
+          onProgress: (p) => (p.phase === 'done' ? (placed = p) : emit(p)),
         });
         job.traceId = result.id;
         // A model another version built was replaced: an engine here may
         // still have the old (unlinked) database open.
         if (result.replacedModelVersion !== undefined) await this.forget(result.id);
+        // Only now with its id: what opens the trace (a first view's summaries, routes/traces.ts) opens the new model.
+        emit({ ...(placed ?? job.progress), phase: 'detecting', traceId: result.id });
         const findingsStarted = performance.now();
         await this.findings(result.id);
         if (process.env.STALLSCOPE_TIMING)

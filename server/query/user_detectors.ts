@@ -130,7 +130,7 @@ export function detectorText(req: SaveRequest, columns: string[], origin: string
 
 /** An Engine over a sandbox connection, for runDetectors (which reads through `connection` when it can). */
 export function engineOver(conn: DuckDBConnection): Engine {
-  return {
+  const engine: Engine = {
     connection: conn,
     async query<T = Row>(sql: string, params?: Record<string, DuckDBValue> | DuckDBValue[]): Promise<T[]> {
       const r = await conn.runAndReadAll(sql, params as never);
@@ -142,8 +142,11 @@ export function engineOver(conn: DuckDBConnection): Engine {
     async exec(sql: string): Promise<void> {
       await conn.run(sql);
     },
+    // No second connection over a borrowed one: queries run one after the other, as the sandbox's do.
+    beside: async () => engine,
     close() {},
   };
+  return engine;
 }
 
 export interface SaveResult {

@@ -25,7 +25,7 @@ import type { ApiContext } from '../context.ts';
 import { isFinal, type JobState } from '../jobs.ts';
 import type { TraceRecord } from '../library_contract.ts';
 import type { UploadAccepted } from '../../../shared/contract/library.ts';
-import { warmTrace } from './tracks.ts';
+import { prewarmTrace, warmTrace } from './tracks.ts';
 import { formatBytes } from '../../../shared/format/bytes.ts';
 
 export function displayName(raw: string | undefined | null): string {
@@ -183,16 +183,20 @@ export async function runIngest(
   opts: { staged: boolean } = { staged: true },
 ): Promise<void> {
   let outcome: Partial<JobState>;
+  let prewarming: Promise<void> | null = null;
   try {
     const rec = await ctx.library.ingest(path, {
       name,
       contentSha256,
       // The library's own done/failed wait until the staged file is gone (below).
-      onProgress: (p) =>
+      onProgress: (p) => {
+        // The model is in the library: summarise what needs no findings while the detectors run (warmTrace below waits for it).
+        if (p.phase === 'detecting' && p.traceId && !prewarming) prewarming = prewarmTrace(ctx, p.traceId);
         ctx.jobs.update(
           jobId,
           p.phase === 'done' || p.phase === 'failed' ? { ...p, phase: ctx.jobs.get(jobId)!.phase } : p,
-        ),
+        );
+      },
     });
     outcome =
       rec.status === 'failed'

@@ -95,6 +95,22 @@ async function keep(file: string, text: string): Promise<void> {
   }
 }
 
+/**
+ * The parts of a first view that need no findings (CPUs, slice categories,
+ * counters, writepage), started as soon as the model is in the library: on
+ * the API's connection (trace_engines.ts), so their queries run beside the
+ * detectors'. Never rejects (warmTrace builds what is missing).
+ */
+export async function prewarmTrace(ctx: ApiContext, id: string): Promise<void> {
+  try {
+    const tr = await ctx.engines.get(id);
+    const o = ctx.overviews.get(id, tr);
+    await Promise.all([o.cpu(), o.slice(), o.counter(), o.writepage()]);
+  } catch {
+    // warmTrace tries again, and reports nothing either
+  }
+}
+
 /** Opens a trace and summarises what its first view shows (overview.ts), so that view is instant. */
 export async function warmTrace(ctx: ApiContext, id: string): Promise<void> {
   const tr = await ctx.engines.get(id);

@@ -13,7 +13,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { decodeFile } from '../decode/decode_file.ts';
-import { sniffInput } from '../decode/sniff.ts';
+import { SNIFF_BYTES, sniffInput } from '../decode/sniff.ts';
 import { DecodeError, type SkippedInput } from '../decode/decoded_event.ts';
 import { openDuckDb, type Engine } from '../engine/engine.ts';
 import { deriveModel } from '../model/derive_model.ts';
@@ -296,13 +296,16 @@ const DAT_BYTES_PER_EVENT = 55;
 const TEXT_BYTES_PER_EVENT = 130;
 /** How much smaller a zstd/zlib trace.dat v7, or a compressed file, is than its content (the corpus: 6.5-9x). */
 const COMPRESSION_RATIO = 8;
+/** Bytes per event of a Perfetto trace (tracebox recordings: 27 with compact_sched, 40 without). */
+const PERFETTO_BYTES_PER_EVENT = 40;
 
 /**
  * Roughly how many events a file holds, from its size and first bytes
  * (compressed or not, trace.dat or text): enough to choose how to load it.
  */
 export async function estimatedEvents(file: string, sizeBytes: number): Promise<number> {
-  const head = Buffer.alloc(64);
+  // Perfetto has no magic number: it sniffs from its first SNIFF_BYTES.
+  const head = Buffer.alloc(SNIFF_BYTES);
   let n = 0;
   try {
     const fh = await fs.open(file, 'r');
@@ -316,6 +319,7 @@ export async function estimatedEvents(file: string, sizeBytes: number): Promise<
   }
   const sniffed = sniffInput(head.subarray(0, n));
   if (sniffed.compression !== null) return (sizeBytes * COMPRESSION_RATIO) / TEXT_BYTES_PER_EVENT;
+  if (sniffed.format === 'perfetto') return sizeBytes / PERFETTO_BYTES_PER_EVENT;
   if (sniffed.format !== 'trace_dat') return sizeBytes / TEXT_BYTES_PER_EVENT;
   // trace.dat: magic (10 bytes), version "N\0", endianness, long size, page size (4); v7: compression name "zstd\0"...
   const versionEnd = head.indexOf(0, 10);

@@ -9,7 +9,7 @@
  * findings, and the same workload recorded with trace-cmd gives the same
  * kinds of findings.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
@@ -18,7 +18,9 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { type Engine, openDuckDb } from '../../engine/engine.ts';
 import { runDetectors } from '../../findings/run_detectors.ts';
 import type { Finding } from '../../findings/finding.ts';
-import { ingestFile } from '../../ingest/ingest_file.ts';
+import { estimatedEvents, ingestFile } from '../../ingest/ingest_file.ts';
+import { TYPED_TABLES } from '../../model/typed_tables.ts';
+import { workerBuildDifferences } from '../../../tests/golden/attached_models.ts';
 import { queryTraceProcessor, type TpRow } from '../../../tests/support/decode/perfetto/test_trace_processor.ts';
 
 const FIXTURES = join(import.meta.dirname, '../../../fixtures');
@@ -29,8 +31,10 @@ afterAll(() => {
   rmSync(dataDir, { recursive: true, force: true });
 });
 
+const dbPaths = new Map<string, string>();
 async function ingest(file: string): Promise<Engine> {
   const { dbPath } = await ingestFile(file, { dataDir });
+  dbPaths.set(file, dbPath);
   const engine = await openDuckDb(dbPath, { readOnly: true });
   engines.push(engine);
   return engine;
@@ -138,6 +142,35 @@ describe.each([
     expect(count(/^(\d+) ftrace events from before tracing started dropped/)).toBe(
       stats.ftrace_packet_before_tracing_start ?? 0,
     );
+  });
+
+  it('builds the same model with the store worker, as a large Perfetto file loads', async () => {
+    // Small files load on one thread; files estimated at STORE_WORKER_MIN_EVENTS
+    // or more append on the store worker. A Perfetto file is estimated from
+    // its own bytes per event, not as text (it sniffs only from several KB).
+    const n = tp[0]!.reduce((sum, r) => sum + Number(r.n), 0);
+    if (!name.endsWith('.gz')) {
+      const estimate = await estimatedEvents(file, statSync(file).size);
+      expect(estimate).toBeGreaterThan(n / 2);
+      expect(estimate).toBeLessThan(n * 2);
+    }
+    const both = await openDuckDb(':memory:');
+    engines.push(both);
+    await both.exec(`ATTACH '${dbPaths.get(file)}' AS one_thread (READ_ONLY)`);
+    const tables = [
+      ...TYPED_TABLES,
+      'thread',
+      'thread_name_history',
+      'thread_state',
+      'sched_slice',
+      'slice',
+      'flow',
+      'counter',
+      'ftrace_event',
+      'args',
+    ];
+    const differences = await workerBuildDifferences(both, 'one_thread', file, tables);
+    expect(differences).toEqual(tables.map((table) => ({ table, differing: 0n })));
   });
 
   it('every detector runs on it', async () => {

@@ -17,6 +17,8 @@ import { ProtoWriter } from '../../export/perfetto/proto_writer.ts';
 import { decodeFile } from '../decode_file.ts';
 import { CollectingSink } from '../../../tests/support/decode/ftrace_text/collecting_sink.ts';
 import { sniffInput } from '../sniff.ts';
+import { openDuckDb } from '../../engine/engine.ts';
+import { ingestFile } from '../../ingest/ingest_file.ts';
 import { F, perfettoType } from './perfetto_schema.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'stallscope-perfetto-unit-'));
@@ -330,6 +332,54 @@ describe('Perfetto decoder, hand-written traces', () => {
     expect(sink.events).toHaveLength(1);
     expect(sink.skips[0]!.reason).toMatch(/runs past the end of the file \(truncated\)/);
     expect(sink.skips[0]!.where).toBeGreaterThan(0);
+  });
+
+  it('typed rows written from the message hold protobuf values: int32 and int64 past their range, pointers past 2^53', async () => {
+    // mm_shrink_slab_end: new_scan (1) int64, retval (2) int32, shr (3) a pointer,
+    // total_scan (5) int64, unused_scan (6) int64, nid (7) int32. A negative int32
+    // or int64 is a 10-byte varint; an int32 keeps the low 32 bits of its varint.
+    const SHRINK_END = 444;
+    const end = (ts: number, fields: [number, number | bigint][]): TestEvent => ({
+      ts,
+      pid: 7,
+      id: SHRINK_END,
+      fields,
+    });
+    const file = join(dir, 'shrink_end.pftrace');
+    writeFileSync(
+      file,
+      trace([
+        bundlePacket(1, 0, [
+          end(T0 + 1, [
+            [1, 2 ** 40 + 3],
+            [2, 2n ** 64n - 1n],
+            [3, 0x1234],
+            [5, 2n ** 64n - 5n],
+            [6, 7],
+            [7, 2 ** 32 + 2],
+          ]),
+          end(T0 + 2, [
+            [2, 2 ** 31 + 5],
+            [3, 0x1234],
+          ]),
+          end(T0 + 3, [[3, 0xffff888012345678n]]),
+        ]),
+      ]),
+    );
+    const { dbPath } = await ingestFile(file, { dataDir: join(dir, 'data') });
+    const engine = await openDuckDb(dbPath, { readOnly: true });
+    try {
+      const rows = await engine.query(
+        'SELECT new_scan, retval, shr, total_scan, unused_scan, nid FROM mm_shrink_slab_end ORDER BY ts',
+      );
+      expect(rows).toEqual([
+        { new_scan: 2n ** 40n + 3n, retval: -1n, shr: '0x1234', total_scan: -5n, unused_scan: 7n, nid: 2 },
+        { new_scan: null, retval: -(2n ** 31n) + 5n, shr: '0x1234', total_scan: null, unused_scan: null, nid: null },
+        { new_scan: null, retval: null, shr: '0xffff888012345678', total_scan: null, unused_scan: null, nid: null },
+      ]);
+    } finally {
+      engine.close();
+    }
   });
 
   it('sniffs Perfetto traces by content, plain and inside gzip; text stays text', async () => {

@@ -63,8 +63,12 @@ export async function deriveModel(
       timings[step] = performance.now() - started;
       onStep?.(step);
     }
-  } finally {
-    await engine.exec('RESET asof_loop_join_threshold');
+  } catch (err) {
+    // A failed step leaves the transaction aborted, which refuses every statement until it
+    // is rolled back: the RESET would fail too, and its error must not hide the step's.
+    await engine.exec('RESET asof_loop_join_threshold').catch(() => {});
+    throw err;
   }
+  await engine.exec('RESET asof_loop_join_threshold');
   return timings;
 }

@@ -6,6 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { openDuckDb, type Engine } from '../../server/engine/engine.ts';
 import { ingestFile, type IngestResult } from '../../server/ingest/ingest_file.ts';
+import { TYPED_TABLES } from '../../server/model/typed_tables.ts';
 
 export const FIXTURES = path.resolve(__dirname, '../../fixtures');
 
@@ -54,6 +55,23 @@ export async function differingRows(engine: Engine, a: string, b: string): Promi
   );
   return n;
 }
+
+/**
+ * The tables a build writes from the events, which every way of building a
+ * trace (one thread, store and field workers) must fill identically.
+ */
+export const WORKER_BUILD_TABLES = [
+  ...TYPED_TABLES,
+  'thread',
+  'thread_name_history',
+  'thread_state',
+  'sched_slice',
+  'slice',
+  'flow',
+  'counter',
+  'ftrace_event',
+  'args',
+];
 
 /**
  * Builds fixtures/`file` (or `file`, an absolute path) again with the store

@@ -20,7 +20,7 @@ import {
 } from '../../server/ingest/ingest_file.ts';
 import { ModelWriter } from '../../server/model/model_writer.ts';
 import { TYPED_TABLES } from '../../server/model/typed_tables.ts';
-import { workerBuildDifferences } from './attached_models.ts';
+import { workerBuildDifferences, WORKER_BUILD_TABLES } from './attached_models.ts';
 
 const FIXTURES = path.resolve(__dirname, '../../fixtures');
 const counts = JSON.parse(fs.readFileSync(path.join(FIXTURES, 'reclaim_kswapd.counts.json'), 'utf8')) as {
@@ -215,18 +215,7 @@ describe('reclaim_kswapd: every decoder agrees with trace-cmd', () => {
     // An alias per case: a failed case never reaches its DETACH.
     const onWorker = `onWorker_${alias}`;
     await engine.exec(`ATTACH '${r.dbPath}' AS ${onWorker} (READ_ONLY)`);
-    const tables = [
-      ...TYPED_TABLES,
-      'thread',
-      'thread_name_history',
-      'thread_state',
-      'sched_slice',
-      'slice',
-      'flow',
-      'counter',
-      'ftrace_event',
-      'args',
-    ];
+    const tables = WORKER_BUILD_TABLES;
     for (const table of tables) {
       expect({ table, differing: await differingRows(`${onWorker}.${table}`, `${alias}.${table}`) }).toEqual({
         table,

@@ -20,7 +20,7 @@ import { runDetectors } from '../../findings/run_detectors.ts';
 import type { Finding } from '../../findings/finding.ts';
 import { estimatedEvents, ingestFile } from '../../ingest/ingest_file.ts';
 import { TYPED_TABLES } from '../../model/typed_tables.ts';
-import { differingRows, workerBuildDifferences } from '../../../tests/golden/attached_models.ts';
+import { differingRows, workerBuildDifferences, WORKER_BUILD_TABLES } from '../../../tests/golden/attached_models.ts';
 import { decodeFile } from '../decode_file.ts';
 import { ModelWriter } from '../../model/model_writer.ts';
 import { queryTraceProcessor, type TpRow } from '../../../tests/support/decode/perfetto/test_trace_processor.ts';
@@ -159,18 +159,7 @@ describe.each([
     const both = await openDuckDb(':memory:');
     engines.push(both);
     await both.exec(`ATTACH '${dbPaths.get(file)}' AS one_thread (READ_ONLY)`);
-    const tables = [
-      ...TYPED_TABLES,
-      'thread',
-      'thread_name_history',
-      'thread_state',
-      'sched_slice',
-      'slice',
-      'flow',
-      'counter',
-      'ftrace_event',
-      'args',
-    ];
+    const tables = WORKER_BUILD_TABLES;
     const differences = await workerBuildDifferences(both, 'one_thread', file, tables);
     expect(differences).toEqual(tables.map((table) => ({ table, differing: 0n })));
   });

@@ -34,7 +34,7 @@ import type {
   IngestProgress as WireIngestProgress,
   IngestPhase as WireIngestPhase,
 } from '../../shared/contract/api.ts';
-import { INGEST_MEMORY_LIMIT } from './ingest_memory.ts';
+import { collectGarbage, INGEST_MEMORY_LIMIT } from './ingest_memory.ts';
 
 /** The phases ingest itself goes through (the wire's IngestPhase adds 'detecting' and 'failed'). */
 export type IngestPhase = Exclude<WireIngestPhase, 'detecting' | 'failed'>;
@@ -615,7 +615,10 @@ async function loadOnStoreWorker(
     throw err;
   }
   await fields.close();
-  const writerSummary = await store.finish(result);
+  const committed = store.finish(result);
+  // This thread's decode garbage goes while the store commits (the ingest's peak; ingest_memory.ts).
+  collectGarbage();
+  const writerSummary = await committed;
   timer.mark('store finish+commit');
   return {
     writerSummary,

@@ -29,6 +29,9 @@
  * the workers are idle then and the decode buffers gone, so derive's hash
  * tables and sorts get the larger pool.
  */
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+
 /**
  * DuckDB's cap while deriving (and for a trace loaded in process, small files
  * on one thread). Why 128MB: the rest of the process takes ~200 MB then, so
@@ -65,3 +68,41 @@ export const STORE_MEMORY_LIMIT = process.env.STALLSCOPE_STORE_MEMORY ?? '64MB';
  * for the same work.
  */
 export const WORKER_YOUNG_GENERATION_MB = 4;
+
+/**
+ * A full garbage collection of this thread's V8 heap, at the points where an
+ * ingest thread's work ends while memory is at its peak: a worker whose job
+ * just ended (job_loop.ts; it then sits idle in the pool, and an idle thread
+ * allocates nothing, so V8 would never collect it), and the main thread once
+ * decoding is done, while the store worker commits (the peak of the whole
+ * ingest). What it frees is garbage V8 would otherwise keep until a later
+ * allocation triggered a collection: the Buffers each thread allocated and
+ * dropped (zstd's output, read windows, rows of finished batches), which V8
+ * collects only after ~64 MB more external allocation, and the heap's own
+ * garbage. Measured on many_systems.v7 (issue-29m note, session 3).
+ *
+ * V8 exposes `gc` only with --expose-gc; setting that flag at run time makes
+ * it available to contexts created afterwards (the flag only adds the `gc`
+ * function to a new context), so one is made here. If anything fails, this
+ * does nothing: a collection is an optimisation, never needed for
+ * correctness.
+ */
+export function collectGarbage(): void {
+  collector ??= makeCollector();
+  collector();
+}
+
+let collector: (() => void) | undefined;
+
+function makeCollector(): () => void {
+  try {
+    const existing = (globalThis as { gc?: unknown }).gc;
+    if (typeof existing === 'function') return existing as () => void;
+    setFlagsFromString('--expose-gc');
+    const gc: unknown = runInNewContext('gc');
+    if (typeof gc === 'function') return gc as () => void;
+  } catch {
+    // no collector: fall through
+  }
+  return () => undefined;
+}

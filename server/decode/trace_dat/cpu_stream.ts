@@ -34,6 +34,16 @@ const NATIVE_BATCH_BYTES = 1 << 20;
 const COMPRESSED_WINDOW = 1 << 20;
 /** Fresh zstd processes a stream may start after failures before sticking to fzstd. */
 const MAX_PIPES = 4;
+/**
+ * Batch buffers a stream keeps for reuse once their blocks are decoded: as
+ * many as it has batches alive at once (topUp's read-ahead depth, plus the
+ * one being decoded). Without them every batch was a new ~1 MiB buffer that
+ * lived on as garbage until V8 collected it, which it does only after
+ * ~64 MB of such external allocation: tens of MB of each peak, by chance.
+ */
+const MAX_SPARE_BATCHES = 5;
+/** Room past batchBytes in a reused batch buffer: a batch ends with the chunk that reaches batchBytes (10 pages, 40 KiB at 4 KiB pages). */
+const BATCH_SLACK = 128 << 10;
 
 export interface StreamConfig {
   src: FileSource;
@@ -61,6 +71,8 @@ export interface StreamConfig {
 interface Batch {
   bytes: number;
   blocksLeft: number;
+  /** The buffer its blocks are views of, reused for a later batch once they are all dropped. */
+  backing?: Buffer;
 }
 
 interface Block {
@@ -111,6 +123,8 @@ export class CpuStream {
   private winStart = 0;
   private pipe: ZstdPipe | null = null;
   private pipesStarted = 0;
+  /** Batch buffers whose blocks are all decoded, to decompress the next batches into. */
+  private spare: Buffer[] = [];
   /** File bytes consumed so far (progress). */
   bytesDone = 0;
   base: TsBase = { hi: 0, lo: 0 };
@@ -209,6 +223,7 @@ export class CpuStream {
     this.pipe?.close();
     this.pipe = null;
     this.queue = [];
+    this.spare = [];
     this.block = Buffer.alloc(0);
     this.blockBatch = undefined;
     this.readsDone = true;
@@ -219,7 +234,22 @@ export class CpuStream {
   private dropBlock(): void {
     const b = this.blockBatch;
     this.blockBatch = undefined;
-    if (b && --b.blocksLeft === 0) this.cfg.budget.release(this, b.bytes);
+    if (b && --b.blocksLeft === 0) {
+      this.cfg.budget.release(this, b.bytes);
+      if (b.backing !== undefined) this.giveBack(b.backing);
+    }
+  }
+
+  /** A batch buffer nothing reads any more (its blocks are decoded), for reuse. */
+  private giveBack(buf: Buffer): void {
+    if (this.spare.length < MAX_SPARE_BATCHES && !this.readsDone) this.spare.push(buf);
+  }
+
+  /** A buffer for `size` bytes of a batch: a spare one if it is large enough, else a new one with room to be reused. */
+  private batchBuffer(size: number): Buffer {
+    const b = this.spare.pop();
+    if (b !== undefined && b.length >= size) return b;
+    return Buffer.allocUnsafe(Math.max(size, this.cfg.batchBytes + BATCH_SLACK));
   }
 
   /** Makes the next block current. False at the end. */
@@ -397,39 +427,45 @@ export class CpuStream {
   private async decompressChunks(chunks: RawChunk[], last: boolean): Promise<Block[]> {
     if (chunks.length === 0) return [];
     const reserved = chunks.reduce((a, c) => a + c.usize, 0);
-    const blocks = await this.inflateChunks(chunks, last);
+    const { blocks, backing } = await this.inflateChunks(chunks, last);
     // The reservation travels with the blocks; skipped chunks give theirs back now.
     const kept = blocks.reduce((a, b) => a + b.buf.length, 0);
     if (reserved - kept > 0) this.cfg.budget.release(this, reserved - kept);
     if (blocks.length > 0) {
-      const batch: Batch = { bytes: kept, blocksLeft: blocks.length };
+      const batch: Batch = { bytes: kept, blocksLeft: blocks.length, backing };
       for (const b of blocks) b.batch = batch;
-    }
+    } else if (backing !== undefined) this.giveBack(backing);
     return blocks;
   }
 
-  private async inflateChunks(chunks: RawChunk[], last: boolean): Promise<Block[]> {
+  private async inflateChunks(chunks: RawChunk[], last: boolean): Promise<{ blocks: Block[]; backing?: Buffer }> {
     if (this.cfg.algorithm === 'zstd' && nativeZstdUsable()) {
       if ((!this.pipe || !this.pipe.usable) && this.pipesStarted < MAX_PIPES) {
         this.pipe = ZstdPipe.create();
         this.pipesStarted++;
       }
       const total = chunks.reduce((a, c) => a + c.usize, 0);
-      const out = this.pipe?.usable
-        ? await this.pipe.decompress(
-            chunks.map((c) => c.data),
-            total,
-            last,
-          )
-        : null;
+      const into = this.pipe?.usable ? this.batchBuffer(total) : undefined;
+      const out =
+        this.pipe !== null && into !== undefined
+          ? await this.pipe.decompress(
+              chunks.map((c) => c.data),
+              total,
+              last,
+              into,
+            )
+          : null;
       if (out) {
         let p = 0;
-        return chunks.map((c) => {
+        const blocks: Block[] = chunks.map((c) => {
           const buf = out.subarray(p, p + c.usize);
           p += c.usize;
           return { buf, where: c.where, compressed: true };
         });
+        // decompressChunks makes the batch; its buffer comes back to `spare` when the last block is dropped.
+        return { blocks, backing: into };
       }
+      if (into !== undefined) this.giveBack(into);
     }
     const blocks: Block[] = [];
     for (const c of chunks) {
@@ -445,6 +481,6 @@ export class CpuStream {
         });
       }
     }
-    return blocks;
+    return { blocks };
   }
 }

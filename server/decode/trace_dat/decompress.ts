@@ -265,12 +265,15 @@ export class ZstdPipe {
   /**
    * Decompresses concatenated frames totalling `size` bytes of output; null on
    * any failure. `last`: no more input will follow, so end zstd's input (it
-   * then flushes without padding).
+   * then flushes without padding). `into`: where to put the output (its first
+   * `size` bytes; the result is a view of it), so a caller can reuse one
+   * buffer for batch after batch; else a new one is allocated.
    */
-  decompress(frames: Buffer[], size: number, last = false): Promise<Buffer | null> {
+  decompress(frames: Buffer[], size: number, last = false, into?: Buffer): Promise<Buffer | null> {
     if (this.dead || this.inputEnded || size > MAX_UNCOMPRESSED) return Promise.resolve(null);
+    const out = into !== undefined && into.length >= size ? into.subarray(0, size) : Buffer.allocUnsafe(size);
     return new Promise((resolve) => {
-      this.jobs.push({ out: Buffer.allocUnsafe(size), got: 0, resolve });
+      this.jobs.push({ out, got: 0, resolve });
       if (size === 0) this.onData(Buffer.alloc(0));
       for (const f of frames) this.child.stdin.write(f);
       if (last) {

@@ -34,7 +34,7 @@ import type {
   IngestProgress as WireIngestProgress,
   IngestPhase as WireIngestPhase,
 } from '../../shared/contract/api.ts';
-import { collectGarbage, INGEST_MEMORY_LIMIT } from './ingest_memory.ts';
+import { COLLECT_EVERY_EVENTS, collectGarbage, INGEST_MEMORY_LIMIT } from './ingest_memory.ts';
 
 /** The phases ingest itself goes through (the wire's IngestPhase adds 'detecting' and 'failed'). */
 export type IngestPhase = Exclude<WireIngestPhase, 'detecting' | 'failed'>;
@@ -636,10 +636,18 @@ function decodeRows(
   builder: ModelBuilder,
   report: (p: IngestProgress) => void,
 ) {
+  let nextCollection = COLLECT_EVERY_EVENTS;
   return decodeFile(file, builder, {
     label,
     scratchDir: workDir,
-    onProgress: (phase, bytesDone, bytesTotal) => report({ phase, bytesDone, bytesTotal, events: builder.eventCount }),
+    onProgress: (phase, bytesDone, bytesTotal) => {
+      // The decode loop's garbage, now and then (ingest_memory.ts COLLECT_EVERY_EVENTS).
+      if (builder.eventCount >= nextCollection) {
+        nextCollection = builder.eventCount + COLLECT_EVERY_EVENTS;
+        collectGarbage();
+      }
+      report({ phase, bytesDone, bytesTotal, events: builder.eventCount });
+    },
   });
 }
 

@@ -1,15 +1,15 @@
 /**
  * The ingest's memory budget: every part bounded by a constant, none by the
- * file's size, so that peak RSS stays near issue 29's 350 MB whatever the
- * trace. What the process holds at its peak (the end of decoding and the
- * store's commit), from /proc/PID/smaps on many_systems.v7 (354 MB; issue-29m
- * note, session 2):
+ * file's size, so that peak RSS stays under issue 29's 350 MB whatever the
+ * trace. What the process holds at its peak, from /proc/PID/smaps on
+ * many_systems.v7 (354 MB; issue-29m note, session 2):
  *   ~85 MB   code: node's binary and libduckdb.so mapped from disk (file
  *            pages, the same for any input)
  *   ~55 MB   V8 heaps of three isolates: the main thread's (34 MB on 1M
- *            events, 55 MB on 10M: per-thread state of the trace, not
- *            per-event) and the two workers', whose young generation is
- *            capped at WORKER_YOUNG_GENERATION_MB each
+ *            events, 54 MB on 10M, of which 15 MB live after a collection:
+ *            its young generation grows to V8's maximum, not its contents)
+ *            and the two workers', whose young generation is capped at
+ *            WORKER_YOUNG_GENERATION_MB each
  *   ~90 MB   DuckDB (its own jemalloc): STORE_MEMORY_LIMIT's buffer pool, the
  *            rows the load has appended and not committed, plus what it
  *            allocates outside the pool (appenders, compression at COMMIT;
@@ -19,12 +19,16 @@
  *            and to the field worker (field_protocol.ts
  *            MAX_BATCHES_IN_FLIGHT), idle recycled buffers
  *            (recycled_buffers.ts MAX_IDLE_BYTES), the decoder's read and
- *            decompression buffers, and the garbage ones among them until
- *            V8 collects them: V8 does so after ~64 MB of external
- *            allocation, so the main thread's share swings by 30-40 MB from
- *            run to run (28-76 MB at the end of decoding). That swing, not a
- *            growth with the file's size, is what the peak still exceeds
- *            350 MB by on some files.
+ *            decompression buffers (trace.dat's reused per stream,
+ *            cpu_stream.ts), and the garbage ones among them until V8
+ *            collects them: it does so after ~64 MB of external allocation,
+ *            so the main thread's share swings from run to run (41-77 MB
+ *            at the end of decoding, ~27 MB of it live).
+ * The peak was the store's COMMIT, which reads its spilled rows back while
+ * the decoding threads still held that garbage; each thread now collects it
+ * when its part ends (collectGarbage), so RSS falls to ~190-200 MB during
+ * the commit and the peak is the end of decoding: 310-340 MB on the 1M-event
+ * files, ~350 MB on the 10M-event ones (session 3 of the issue-29m note).
  * After the load, derive runs on the main thread with INGEST_MEMORY_LIMIT:
  * the workers are idle then and the decode buffers gone, so derive's hash
  * tables and sorts get the larger pool.
@@ -88,11 +92,29 @@ export const WORKER_YOUNG_GENERATION_MB = 4;
  * correctness.
  */
 export function collectGarbage(): void {
+  if (DISABLED) return;
   collector ??= makeCollector();
   collector();
 }
 
 let collector: (() => void) | undefined;
+
+/** STALLSCOPE_NO_COLLECT=1 turns collectGarbage off (to measure what it gains and costs). */
+const DISABLED = Boolean(process.env.STALLSCOPE_NO_COLLECT);
+
+/**
+ * Events decoded between two of the main thread's collections while it
+ * decodes (ingest_file.ts). Why: on a 10M-event trace the main thread's heap
+ * grows past its young generation's maximum (22 -> 51 MB) and its garbage
+ * ArrayBuffers reach ~40 MB before V8 collects them on its own, which put
+ * 30-40 MB on the decoding plateau (many_systems.x10.v7: 340-379 MB without,
+ * 313-349 MB with one collection per 1M events). A collection took
+ * 20-50 ms of CPU (kmem.x10.v7, the process's CPU during the call, at load
+ * 34) against the 1-2 CPU-s in which the main thread decodes 1M events:
+ * ~2-3% of its time. 1M-event files get none before the one at the store's
+ * commit.
+ */
+export const COLLECT_EVERY_EVENTS = 1_000_000;
 
 function makeCollector(): () => void {
   try {

@@ -217,15 +217,13 @@ function traceDatDecoder(
           if (u.shaped!.read(bytes, off, len, sr)) continue;
         }
         const fields = len >= u.minLen ? u.fast(bytes, off, len) : u.safe(bytes, off, len);
-        const [flags, preemptCount] = unpackCommon(r.common(i));
-        untyped.write(
+        untyped.writePacked(
           r.id(i),
           r.ts(i),
           r.cpu(i),
           r.utid(i),
           nameIdOf[format]!,
-          flags,
-          preemptCount,
+          r.common(i),
           r.where(i),
           null,
           fields,

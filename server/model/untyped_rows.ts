@@ -36,7 +36,14 @@ import type { EventFields, FieldValue, ShapeRowColumns } from '../decode/decoded
 import { ArgsRows, hasArgs, MAX_INTERNED, type StringRows } from './args_rows.ts';
 import { ColumnChunk, type ChunkData, type ColumnSpec } from './column_chunk.ts';
 import { NEW_BUFFERS, type BufferSource } from './buffer_source.ts';
-import { ARGS_TABLE, FTRACE_EVENT_TABLE, packCommon, type ModelLayout } from './model_layout.ts';
+import {
+  ARGS_TABLE,
+  FLAGS_UNKNOWN,
+  FTRACE_EVENT_TABLE,
+  packCommon,
+  PREEMPT_UNKNOWN,
+  type ModelLayout,
+} from './model_layout.ts';
 
 export type ShapeKind = 'int' | 'hex' | 'str' | 'text';
 
@@ -206,16 +213,70 @@ export class UntypedRows {
     raw: string | null,
     fields: EventFields | null,
   ): void {
-    if (fields !== null) {
-      let shape = this.shapeFor(nameId, fields);
-      // A text its dictionary cannot take: the shape with that field as text (repeatedly, for several).
-      for (let k: number; shape !== null && shape.hasDict && (k = this.fullDictField(shape, fields)) >= 0;)
-        shape = this.textVariant(shape, k);
-      if (shape !== null) {
-        this.writeShapeRow(shape, id, ts, cpu, utid, packCommon(flags, preemptCount), where, raw, fields);
-        return;
-      }
-    }
+    if (
+      fields !== null &&
+      this.writeShaped(id, ts, cpu, utid, nameId, packCommon(flags, preemptCount), where, raw, fields)
+    )
+      return;
+    this.writeUnshaped(id, ts, cpu, utid, nameId, flags, preemptCount, where, raw, fields);
+  }
+
+  /**
+   * write() of an event whose flags and preempt count are packed
+   * (packCommon: the field worker's batches carry them so), without
+   * unpacking them into an array per event.
+   */
+  writePacked(
+    id: number,
+    ts: number,
+    cpu: number,
+    utid: number,
+    nameId: number,
+    common: number | null,
+    where: number,
+    raw: string | null,
+    fields: EventFields | null,
+  ): void {
+    if (fields !== null && this.writeShaped(id, ts, cpu, utid, nameId, common, where, raw, fields)) return;
+    const flags = common === null || (common & FLAGS_UNKNOWN) !== 0 ? null : common & 255;
+    const preemptCount = common === null || (common & PREEMPT_UNKNOWN) !== 0 ? null : (common >> 8) & 255;
+    this.writeUnshaped(id, ts, cpu, utid, nameId, flags, preemptCount, where, raw, fields);
+  }
+
+  /** A row of the fields' shape's table; false when they fit no shape. */
+  private writeShaped(
+    id: number,
+    ts: number,
+    cpu: number,
+    utid: number,
+    nameId: number,
+    common: number | null,
+    where: number,
+    raw: string | null,
+    fields: EventFields,
+  ): boolean {
+    let shape = this.shapeFor(nameId, fields);
+    // A text its dictionary cannot take: the shape with that field as text (repeatedly, for several).
+    for (let k: number; shape !== null && shape.hasDict && (k = this.fullDictField(shape, fields)) >= 0;)
+      shape = this.textVariant(shape, k);
+    if (shape === null) return false;
+    this.writeShapeRow(shape, id, ts, cpu, utid, common, where, raw, fields);
+    return true;
+  }
+
+  /** `_ftrace_event` (+ `_args`) rows of an event that has no shape row. */
+  private writeUnshaped(
+    id: number,
+    ts: number,
+    cpu: number,
+    utid: number,
+    nameId: number,
+    flags: number | null,
+    preemptCount: number | null,
+    where: number,
+    raw: string | null,
+    fields: EventFields | null,
+  ): void {
     const withArgs = hasArgs(fields);
     const fe = this.ftraceEvent;
     fe.setInt(0, id);
@@ -275,6 +336,16 @@ export class UntypedRows {
 
   /** The shape of these fields (created on first sight), or null when they fit none. */
   private shapeOf(nameId: number, fields: EventFields): Shape | null {
+    // Most misses are events with a value that fits no shape (a u64 of 2^63 or
+    // more: block_dirty_buffer's sector of an unmapped buffer, 95% of them in
+    // build_search.v7): found without the keys, kinds and signature below,
+    // which were ~150 MB of the field worker's allocations there.
+    let n = 0;
+    for (const key in fields) {
+      if (n === MAX_FIELDS || kindOf(fields[key]!) === KIND_NONE) return null;
+      n++;
+    }
+    if (n === 0) return null;
     const keys: string[] = [];
     const kinds: number[] = [];
     let sig = `${nameId}`;

@@ -6,6 +6,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { EventFields } from '../decode/decoded_event.ts';
 import { openDuckDb, type Engine } from '../engine/engine.ts';
+import { packCommon } from './model_layout.ts';
 import { ModelStore } from './model_store.ts';
 import { isCanonicalHex, MAX_FIELDS, SHAPE_TABLE_BASE, UntypedRows } from './untyped_rows.ts';
 
@@ -19,10 +20,13 @@ interface Ev {
   name: string;
   fields: EventFields | null;
   raw?: string | null;
+  /** common_flags and preempt_count (default 1 and 0; null: the source has none). */
+  flags?: number | null;
+  preemptCount?: number | null;
 }
 
 /** Writes the events (ids 0, 1, ...) through UntypedRows into a fresh model; returns what the views read. */
-async function modelOf(events: Ev[], opts: { maxInterned?: number; text?: boolean } = {}) {
+async function modelOf(events: Ev[], opts: { maxInterned?: number; text?: boolean; packed?: boolean } = {}) {
   engine = await openDuckDb(':memory:');
   const store = await ModelStore.create(engine);
   const rows = new UntypedRows(
@@ -35,9 +39,25 @@ async function modelOf(events: Ev[], opts: { maxInterned?: number; text?: boolea
   );
   rows.setBase(1_000_000_000n, opts.text ?? false);
   const names = [...new Set(events.map((e) => e.name))];
-  events.forEach((e, id) =>
-    rows.write(id, id * 10, id % 2, 0, names.indexOf(e.name), 1, 0, 100 + id, e.raw ?? null, e.fields),
-  );
+  events.forEach((e, id) => {
+    const flags = e.flags === undefined ? 1 : e.flags;
+    const preemptCount = e.preemptCount === undefined ? 0 : e.preemptCount;
+    const nameId = names.indexOf(e.name);
+    // writePacked: as the field worker calls it, with the batches' packed common fields.
+    if (opts.packed) {
+      rows.writePacked(
+        id,
+        id * 10,
+        id % 2,
+        0,
+        nameId,
+        packCommon(flags, preemptCount),
+        100 + id,
+        e.raw ?? null,
+        e.fields,
+      );
+    } else rows.write(id, id * 10, id % 2, 0, nameId, flags, preemptCount, 100 + id, e.raw ?? null, e.fields);
+  });
   rows.flush();
   await store.finish({
     header: null,
@@ -69,8 +89,9 @@ async function modelOf(events: Ev[], opts: { maxInterned?: number; text?: boolea
     arg_set_id: bigint | null;
     raw: string | null;
     source_where: bigint;
-    common_flags: number;
-  }>('SELECT id, ts, name, arg_set_id, raw, source_where, common_flags FROM ftrace_event ORDER BY id');
+    common_flags: number | null;
+    preempt_count: number | null;
+  }>('SELECT id, ts, name, arg_set_id, raw, source_where, common_flags, preempt_count FROM ftrace_event ORDER BY id');
   const tables = await engine.query<{ name: string }>(
     `SELECT table_name AS name FROM duckdb_tables() WHERE starts_with(table_name, '_shape_') ORDER BY 1`,
   );
@@ -86,6 +107,7 @@ async function modelOf(events: Ev[], opts: { maxInterned?: number; text?: boolea
       where: Number(e.source_where),
       flags: e.common_flags,
     })),
+    common: events_.map((e) => [e.common_flags, e.preempt_count]),
     shapeTables: tables.length,
     argsRows: Number(argsRows),
     shapes: rows.shapeResults(),
@@ -201,5 +223,35 @@ describe('untyped events: one row per event in a table of its shape', () => {
       ['garbled', null, 'cannot parse this'],
       ['kfree', 3, 'call_site=x ptr=0x1'],
     ]);
+  });
+
+  it('writePacked (the field worker: flags and preempt count packed) writes what write does, shaped or not', async () => {
+    // block_dirty_buffer of an unmapped buffer head: its sector is 2^64 - 65536, past 2^63, fitting no shape.
+    const unmapped = { dev: 266338304, sector: 18446744073709486080n, size: 4096 };
+    const events: Ev[] = [
+      { name: 'block_dirty_buffer', fields: unmapped, flags: 1, preemptCount: 0 },
+      {
+        name: 'block_dirty_buffer',
+        fields: { dev: 266338304, sector: 42926089, size: 4096 },
+        flags: 0,
+        preemptCount: 2,
+      },
+      { name: 'block_dirty_buffer', fields: unmapped, flags: null, preemptCount: 1 },
+      { name: 'block_dirty_buffer', fields: unmapped, flags: 13, preemptCount: null },
+      { name: 'block_dirty_buffer', fields: unmapped, flags: null, preemptCount: null },
+      { name: 'kfree', fields: { call_site: 'x', ptr: '0x1' }, flags: 255, preemptCount: 255 },
+    ];
+    const unpacked = await modelOf(events);
+    engine?.close();
+    const packed = await modelOf(events, { packed: true });
+    expect(packed.events).toEqual(unpacked.events);
+    expect(packed.args).toEqual(unpacked.args);
+    // The flags and preempt counts given, each NULL where the source had none.
+    expect(packed.common).toEqual(unpacked.common);
+    expect(packed.common).toEqual(events.map((e) => [e.flags ?? null, e.preemptCount ?? null]));
+    // Every sector as given, one past 2^63 as the same 64 bits read back signed.
+    expect(packed.args.filter((r) => r[2] === 'sector').map((r) => r[3])).toEqual(
+      events.filter((e) => e.fields && 'sector' in e.fields).map((e) => BigInt.asIntN(64, BigInt(e.fields!.sector!))),
+    );
   });
 });

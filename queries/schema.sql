@@ -118,7 +118,7 @@ CREATE TABLE _ftrace_event (
   common_flags INTEGER,     -- TRACE_FLAG_* bits: 0x1 irqs-off, 0x4 need-resched, 0x8 hardirq, 0x10 softirq, 0x20 preempt-resched, 0x40 nmi, 0x80 bh-off; NULL when not recorded
   preempt_count INTEGER,    -- preempt depth, NULL when not recorded
   arg_set_id BIGINT,        -- JOINID(args.arg_set_id) for events without a typed table, else NULL
-  raw VARCHAR,              -- printed argument text, kept for events without a typed table (text sources) or whose text did not parse
+  raw VARCHAR,              -- printed argument text (text sources), kept only where the fields do not print it back: text that did not parse, or an event without a typed table whose fields an excerpt (report_line.ts formatArgs) would print otherwise; else NULL (kept_raw.ts)
   source_where BIGINT       -- 1-based line (text) or byte offset (trace.dat) in the decoded input
 );
 
@@ -145,7 +145,7 @@ CREATE TABLE _string (
 -- one per event name and field list, with a column per field: an integer,
 -- an integer printed as 0x-hex (read back as that text), text as an id into
 -- that column's dictionary, or text itself (a field whose values rarely
--- repeat); `raw` for text inputs only. `ftrace_event` and `args` read them
+-- repeat); `raw` for text inputs only (NULL where the fields print it back). `ftrace_event` and `args` read them
 -- as they read _ftrace_event and _args. Query those views, not the shapes.
 --
 -- The general storage behind `args` (see below), for the fields of events

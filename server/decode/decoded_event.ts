@@ -52,7 +52,10 @@ export interface DecodedEvent {
   fields: EventFields | null;
   /**
    * The printed argument text (everything after `name:`), when the source is
-   * text. Binary decoders leave it null.
+   * text. Binary decoders leave it null. The model stores it
+   * (`ftrace_event.raw`) only where `fields` do not print it back as an
+   * excerpt would (ftrace_text/kept_raw.ts): text that did not parse, or an
+   * event without a typed table whose fields print otherwise.
    */
   raw: string | null;
   /** Where in the input: 1-based line number (text) or byte offset (trace.dat). */

@@ -15,6 +15,7 @@ import { parentPort } from 'node:worker_threads';
 import { latin1 } from '../decode/ftrace_text/fields/intern.ts';
 import { isStackEvent } from '../decode/decoded_event.ts';
 import { stackFields } from '../decode/ftrace_text/fields/ftrace.ts';
+import { KeptRaw } from '../decode/ftrace_text/kept_raw.ts';
 import { directTextWriter, textFieldParser, type TextFieldParser } from '../decode/ftrace_text/raw_text_fields.ts';
 import type { KvColumnWriter } from '../decode/ftrace_text/fields/kv_columns.ts';
 import type { EventFields } from '../decode/decoded_event.ts';
@@ -258,8 +259,16 @@ function textDecoder(
 ): BatchDecoder {
   /** Per name id: its parser, and its typed table's writer (null: no typed table). */
   const names: (
-    { parse: TextFieldParser; rows: TableRowWriter | null; direct: KvColumnWriter | null; stack: boolean } | undefined
+    | {
+        name: string;
+        parse: TextFieldParser;
+        rows: TableRowWriter | null;
+        direct: KvColumnWriter | null;
+        stack: boolean;
+      }
+    | undefined
   )[] = [];
+  const keptRaw = new KeptRaw();
   const untyped = new UntypedRows(
     layout,
     postChunk,
@@ -286,8 +295,11 @@ function textDecoder(
     held = null;
     const [flags, preemptCount] = unpackCommon(h.common);
     // As decodeFtraceText: a stack's frames are its continuation lines, all read by now.
-    if (names[h.nameId]!.stack) h.fields = stackFields(h.raw);
-    untyped.write(h.id, h.ts, h.cpu, h.utid, h.nameId, flags, preemptCount, h.where, h.raw, h.fields);
+    const n = names[h.nameId]!;
+    if (n.stack) h.fields = stackFields(h.raw);
+    // Its text only where the fields do not print it back (kept_raw.ts).
+    const raw = keptRaw.of(n.name, h.raw, h.fields);
+    untyped.write(h.id, h.ts, h.cpu, h.utid, h.nameId, flags, preemptCount, h.where, raw, h.fields);
   };
   // key=value texts of learned key sequences are read in native code, a batch at a time (null: all in JavaScript).
   const native = nativeKvScanner();
@@ -306,7 +318,7 @@ function textDecoder(
           direct.useNative(native, id);
           anyDirect = true;
         }
-        names[id] = { parse: textFieldParser(name), rows, direct, stack: isStackEvent(name) };
+        names[id] = { name, parse: textFieldParser(name), rows, direct, stack: isStackEvent(name) };
       }
       const bytes = r.bytes;
       // The pages are ASCII (RawTextRecords.page).

@@ -37,6 +37,7 @@ import { COMMON_NULL, RecordBatchWriter, type RecordBatchData } from './record_b
 import { TableRowWriter, TypedRows, commonOf, type TypedTarget } from './typed_rows.ts';
 import { typedTableFor } from './typed_tables.ts';
 import { SHAPE_LEAD, SHAPE_TABLE_BASE, UntypedRows, type ShapeRows } from './untyped_rows.ts';
+import { KeptRaw } from '../decode/ftrace_text/kept_raw.ts';
 
 /** Skipped inputs kept in full; beyond this only counted (a garbage file has millions). */
 const MAX_PROBLEMS_KEPT = 1000;
@@ -132,6 +133,8 @@ export class ModelBuilder implements DirectRowSink, ShapeRowSink, RawRecordSink,
 
   /** Events without a typed table (or whose text did not parse): shape tables, else _ftrace_event and _args. */
   private readonly untyped: UntypedRows;
+  /** Text events keep `raw` only where their fields do not print it back (kept_raw.ts). */
+  private readonly keptRaw = new KeptRaw();
   private readonly typed: TypedRows;
   /** Per event name, in order of first appearance (index = name_id): one lookup per event. */
   private readonly names = new Map<string, EventNameInfo>();
@@ -205,7 +208,8 @@ export class ModelBuilder implements DirectRowSink, ShapeRowSink, RawRecordSink,
       this.writeTyped(target, id, e, utid, info, fields);
       return;
     }
-    this.untyped.write(id, e.ts, e.cpu, utid, info.id, e.flags, e.preemptCount, e.where, e.raw, fields);
+    const raw = this.keptRaw.of(e.name, e.raw, fields);
+    this.untyped.write(id, e.ts, e.cpu, utid, info.id, e.flags, e.preemptCount, e.where, raw, fields);
   }
 
   /** DirectRowSink: events whose typed rows need nothing beyond their own fields. */

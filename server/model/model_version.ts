@@ -56,8 +56,12 @@
  *   9  flushes (zero-length, rwbs with F) pair issue -> complete by device,
  *      in issue order, not by sector: the kernel completes them at sector
  *      (sector_t)-1 (before: most kept complete_ts NULL)
+ *  10  text traces: `ftrace_event.raw` is NULL where the event's fields
+ *      print its text back byte for byte as an excerpt renders them
+ *      (ftrace_text/kept_raw.ts; before: every event without a typed table
+ *      kept its text, stored twice); excerpts are unchanged
  */
-export const MODEL_VERSION = 9;
+export const MODEL_VERSION = 10;
 
 /** The model version an info.json records (0: written before versions existed). */
 export function modelVersionOf(summary: { modelVersion?: number }): number {

@@ -311,6 +311,21 @@ function inodeDev(f: Fields): string {
   return `dev ${devText} ino ${str(f, 'ino')} dirtied ${str(f, 'dirtied_when')} state ${str(f, 'state')} mode ${modeText}`;
 }
 
+/**
+ * How formatArgs lays out an event name's arguments: `format`, a format of
+ * its own (FORMATS, or the syscalls'); `bdi`, `bdi NAME: ` then the other
+ * fields as name=value (when the event has a `name` field, else as `kv`);
+ * `kv`, every field as name=value, space-separated, in field order.
+ * (server/decode/ftrace_text/kept_raw.ts compares texts against the last two
+ * without building the string.)
+ */
+export function argsLayout(name: string): 'format' | 'bdi' | 'kv' {
+  // Events that share a typed table (memcg/node reclaim, older writeback names) print in its format.
+  if (FORMATS[name] ?? FORMATS[EVENT_TABLE[name] ?? '']) return 'format';
+  if (/^sys_(enter|exit)_/.test(name) && name !== 'sys_enter_futex') return 'format';
+  return BDI_NAMED.test(name) ? 'bdi' : 'kv';
+}
+
 /** The argument text of an event from its fields. */
 export function formatArgs(name: string, f: Fields): string {
   // Events that share a typed table (memcg/node reclaim, older writeback names) print in its format.

@@ -16,9 +16,11 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { lookupEvents } from '../../server/api/event_lookup.ts';
+import type { OpenTrace } from '../../server/api/trace_engines.ts';
 import { openDuckDb, type Engine } from '../../server/engine/engine.ts';
 import { ingestFile, type IngestResult } from '../../server/ingest/ingest_file.ts';
-import { TYPED_TABLES } from '../../server/model/typed_tables.ts';
+import { TYPED_TABLES, typedTableFor } from '../../server/model/typed_tables.ts';
 import { tracefsTextOf } from './report_to_tracefs.ts';
 
 const CORPUS = path.resolve(__dirname, '../../fixtures/corpus');
@@ -83,6 +85,7 @@ describe.each(MIXES)('bench corpus %s: trace.dat v7, v6, report and tracefs text
   let dir: string;
   let engine: Engine;
   const results = {} as Record<Form, IngestResult>;
+  const textFiles = {} as Record<Form, string>;
 
   beforeAll(async () => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), `stallscope-corpus-${mix}-`));
@@ -98,6 +101,7 @@ describe.each(MIXES)('bench corpus %s: trace.dat v7, v6, report and tracefs text
     });
     execFileSync('sh', ['-c', 'trace-cmd report -i "$1" > "$2"', 'sh', v7, files.report], { stdio: 'ignore' });
     expect(await tracefsTextOf(v7, files.tracefs)).toBe(counts.events_total);
+    Object.assign(textFiles, files);
     engine = await openDuckDb(':memory:');
     for (const form of Object.keys(files) as Form[]) {
       results[form] = await ingestFile(files[form], { dataDir: path.join(dir, 'data') });
@@ -226,5 +230,71 @@ describe.each(MIXES)('bench corpus %s: trace.dat v7, v6, report and tracefs text
       (await engine.query<{ n: bigint }>(`SELECT count(arg_set_id) AS n FROM ${db}.ftrace_event`))[0]!.n;
     expect(await withArgs(form)).toBe(await withArgs('v7'));
     expect(await withArgs('v7')).toBeGreaterThan(0n);
+  });
+  /**
+   * The excerpt of an event without a typed table prints its argument text
+   * as the file does, byte for byte: whether the model kept the text
+   * (`ftrace_event.raw`) or renders it from the fields it parsed
+   * (server/decode/ftrace_text/kept_raw.ts). Expected: the file's own line,
+   * found by the event's source_where (its line number) and cut at the
+   * event name as trace-cmd report (`name:` padded to 21, then a space) and
+   * the kernel (`name: `) print it. Up to SAMPLE events per name, spread
+   * over the file, and every one of a rarer name.
+   */
+  it.each(TEXT)('%s: excerpts of events without a typed table print the line as the file has it', async (form) => {
+    const SAMPLE = 1500;
+    const lines = fs.readFileSync(textFiles[form], 'latin1').split('\n');
+    await engine.exec(`USE ${form}`);
+    try {
+      const tables = new Set(
+        (
+          await engine.query<{ n: string }>(
+            `SELECT table_name AS n FROM duckdb_tables() WHERE database_name = '${form}'
+             UNION SELECT view_name FROM duckdb_views() WHERE database_name = '${form}'`,
+          )
+        ).map((r) => r.n),
+      );
+      const [b] = await engine.query<{ a: bigint; z: bigint }>('SELECT min(ts) AS a, max(ts) AS z FROM ftrace_event');
+      const tr: OpenTrace = {
+        meta: { base: b!.a, last: b!.z, maxDur: { sched_slice: 0n, thread_state: 0n, slice: 0n }, tables },
+        query: (sql, p) => engine.query(sql, p),
+      };
+      const names = (await engine.query<{ name: string }>('SELECT DISTINCT name FROM ftrace_event'))
+        .map((r) => r.name)
+        .filter((n) => typedTableFor(n) === null);
+      expect(names.length).toBeGreaterThan(0);
+      const picked = await engine.query<{ id: bigint; where: bigint }>(
+        `SELECT id, source_where AS "where" FROM (
+           SELECT id, source_where, row_number() OVER (PARTITION BY name ORDER BY id) AS k, count(*) OVER (PARTITION BY name) AS n
+           FROM ftrace_event WHERE name IN (${names.map((n) => `'${n}'`).join(', ')}))
+         WHERE n <= ${SAMPLE} OR k % (n // ${SAMPLE} + 1) = 0 ORDER BY id`,
+      );
+      const lineOf = new Map(picked.map((p) => [p.id, Number(p.where)]));
+      const differ: string[] = [];
+      let same = 0;
+      const ids = picked.map((p) => p.id);
+      for (let i = 0; i < ids.length; i += 5000) {
+        for (const e of await lookupEvents(tr, ids.slice(i, i + 5000))) {
+          const original = lines[lineOf.get(BigInt(e.id))! - 1]!;
+          const at = original.indexOf(`: ${e.name}:`);
+          const want = form === 'report' ? original.slice(at + 2) : original.slice(at + 2 + e.name.length + 2); // the kernel: `name: args`
+          const gotAt = e.line.indexOf(`: ${e.name}:`);
+          const got =
+            form === 'report' ? e.line.slice(gotAt + 2) : e.line.slice(gotAt + 2 + Math.max(21, e.name.length + 1) + 1);
+          if (at >= 0 && got === want) same++;
+          else differ.push(`${e.name} line ${lineOf.get(BigInt(e.id))}\n  got  ${got}\n  want ${want}`);
+        }
+      }
+      expect(differ.slice(0, 5)).toEqual([]);
+      expect(same).toBe(ids.length);
+      // The point of the rule: texts that print back are not stored twice (many_systems still keeps its block
+      // and timer events' texts: their formats print what the model does not keep, e.g. block's I/O priority).
+      const [kept] = await engine.query<{ untyped: bigint; raw: bigint }>(
+        `SELECT count(*) AS untyped, count(raw) AS raw FROM ftrace_event WHERE name IN (${names.map((n) => `'${n}'`).join(', ')})`,
+      );
+      expect(kept!.raw).toBeLessThan(kept!.untyped);
+    } finally {
+      await engine.exec('USE memory');
+    }
   });
 });

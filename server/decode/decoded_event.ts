@@ -272,7 +272,7 @@ export function isDirectRowSink(sink: EventSink): sink is DirectRowSink {
  */
 export interface RawRecordSink extends EventSink {
   /** Called once, after header(); null: take none. */
-  rawRecords(spec: RawFieldSpec): RawRecords | null;
+  rawRecords(spec: RawFieldSpec | PerfettoFieldSpec): RawRecords | null;
 }
 
 /** What decoding a trace.dat record's fields takes: plain data, it crosses threads. */
@@ -286,6 +286,20 @@ export interface RawFieldSpec {
   kallsyms: string | null;
   /** The file's printk formats text (trace_printk messages, bprint.ts), or null. */
   printk: string | null;
+}
+
+/**
+ * What decoding a Perfetto ftrace event's fields takes (plain data, it
+ * crosses threads): each record's bytes are its event message (the
+ * FtraceEvent oneof member), read by the reader compiled from its kind's
+ * fields (perfetto/event_fields.ts).
+ */
+export interface PerfettoFieldSpec {
+  format: 'perfetto';
+  /** Whether gfp_flags print by name (the trace's kernel has the 6.3+ bit layout). */
+  gfpKnown: boolean;
+  /** The event kinds offered: an id per kind (per sequence for generic events), its name, system and fields by field number. */
+  formats: { id: number; name: string; system: string | null; fields: ({ name: string; kind: string } | null)[] }[];
 }
 
 export interface RawRecords {
@@ -305,8 +319,8 @@ export interface RawRecords {
     cpu: number,
     pid: number,
     comm: string | null,
-    flags: number,
-    preemptCount: number,
+    flags: number | null,
+    preemptCount: number | null,
     where: number,
     off: number,
     len: number,

@@ -52,6 +52,7 @@ import { RecycledBuffers, sendBuffersBack } from './recycled_buffers.ts';
 import { waitForCounter } from './wait_for_counter.ts';
 import { nativeKvScanner } from '../decode/ftrace_text/native/native_kv_scanner.ts';
 import { serveJobs } from './job_loop.ts';
+import { perfettoFieldDecoder } from '../decode/perfetto/raw_fields.ts';
 
 const port = parentPort!;
 
@@ -108,7 +109,9 @@ function startJob(input: FieldWorkerInput, onEnd: () => void): (m: ToFieldWorker
     decoder =
       input.spec.format === 'text'
         ? textDecoder(input.layout, BigInt(input.tsBaseNs), writerFor, postChunk, chunkMemory)
-        : traceDatDecoder(input, writerFor, postChunk, chunkMemory);
+        : input.spec.format === 'perfetto'
+          ? perfettoFieldDecoder(input.spec, writerFor)
+          : traceDatDecoder(input, writerFor, postChunk, chunkMemory);
   } catch (err) {
     fail(err);
     return () => undefined;

@@ -22,6 +22,7 @@ import type {
   ShapeRowColumns,
   ShapeRowSink,
   RawFieldSpec,
+  PerfettoFieldSpec,
   RawRecords,
   RawRecordSink,
   RawTextRecords,
@@ -79,7 +80,7 @@ function takesText(name: string): boolean {
 }
 
 /** How the fields of raw records are decoded: trace.dat's spec, or text events' own parsers. */
-export type RawSpec = RawFieldSpec | { format: 'text' };
+export type RawSpec = RawFieldSpec | PerfettoFieldSpec | { format: 'text' };
 
 /**
  * Where raw records go when the builder takes them: the main thread's end
@@ -269,7 +270,7 @@ export class ModelBuilder implements DirectRowSink, ShapeRowSink, RawRecordSink,
    * typed rows need only their own fields are framed here and decoded on the
    * target's thread.
    */
-  rawRecords(spec: RawFieldSpec): RawRecords | null {
+  rawRecords(spec: RawFieldSpec | PerfettoFieldSpec): RawRecords | null {
     const target = this.rawTarget;
     if (target === null || !this.headerInfo) return null;
     // Typed rows that need only their own fields, and events without a typed table (rows of their shape, untyped_rows.ts).
@@ -297,7 +298,17 @@ export class ModelBuilder implements DirectRowSink, ShapeRowSink, RawRecordSink,
           if (info.target === null) batches.name(info.id, f.name, f.system);
         }
         const utid = this.frame(info, ts, cpu, pid, comm, null);
-        batches.add(formatId, this.framedId, ts, cpu, utid, commonOf(flags, preemptCount), where, off, len);
+        batches.add(
+          formatId,
+          this.framedId,
+          ts,
+          cpu,
+          utid,
+          packCommon(flags, preemptCount) ?? COMMON_NULL,
+          where,
+          off,
+          len,
+        );
       },
     };
   }

@@ -26,6 +26,9 @@ export class BundleEvents {
   b: Int32Array = new Int32Array(0);
 
   buf: Uint8Array = new Uint8Array(0);
+  /** The bundle's bytes in buf: buf[start, end) (a page of raw records, RawRecords.page). */
+  start = 0;
+  end = 0;
   cpu = 0;
   lostEvents = false;
   errors = 0;
@@ -67,6 +70,8 @@ export function frameBundle(buf: Uint8Array, start: number, end: number, clockDe
   let compact = -1;
   let compactEnd = -1;
   out.buf = buf;
+  out.start = start;
+  out.end = end;
   out.lostEvents = false;
   out.errors = 0;
   out.malformed = 0;

@@ -29,6 +29,9 @@ import {
   type DecodedEvent,
   type DirectRows,
   isDirectRowSink,
+  isRawRecordSink,
+  type PerfettoFieldSpec,
+  type RawRecords,
   type EventFields,
   type EventSink,
   type FieldValue,
@@ -38,10 +41,14 @@ import {
 import { FileSource } from '../trace_dat/file_source.ts';
 import { TraceDatFormatError } from '../trace_dat/byte_cursor.ts';
 import { BundleEvents, COMPACT_SWITCH, COMPACT_WAKING, frameBundle } from './bundle_events.ts';
-import { compileFieldReader, readFields, type FieldReader, type SymbolTable } from './event_fields.ts';
+import { compileFieldReader, readFields, readsSymbols, type FieldReader, type SymbolTable } from './event_fields.ts';
 import { gfpTableFits, printTaskState } from './kernel_values.ts';
-import { BUILTIN_CLOCK, F, FIRST_GENERIC_EVENT_ID, TYPED_EVENTS } from './perfetto_schema.ts';
+import { BUILTIN_CLOCK, F, FIRST_GENERIC_EVENT_ID, TYPED_EVENTS, type EventFieldSpec } from './perfetto_schema.ts';
+
+/** An event kind's fields by field number. */
+type TypedFields = readonly (EventFieldSpec | undefined)[];
 import { ProtoError, ProtoReader, utf8Text, WIRE_LEN, WIRE_VARINT } from './proto_reader.ts';
+import { makePlan, writeFields, type DirectPlan } from './raw_fields.ts';
 import {
   indexTrace,
   inflateBlob,
@@ -91,8 +98,11 @@ interface EventKind {
   name: string;
   system: string | null;
   reader: FieldReader;
-  /** Straight into the sink's columns, when it takes this kind so (DirectRowSink). */
+  /** Straight into the sink's columns, when it takes this kind so (DirectRowSink): the rows and how fields fill them. */
+  rows: DirectRows | null;
   plan: DirectPlan | null;
+  /** Its format id when the sink takes its events as raw records (RawRecordSink, decoded on another thread), else -1. */
+  raw: number;
   /** Its fields name tasks (noteNames). */
   namesTasks: boolean;
 }
@@ -338,16 +348,50 @@ async function decodeEvents(
   // The sink's fast path: rows of typed tables that need only their fields,
   // written column by column without a DecodedEvent (decoded_event.ts DirectRowSink).
   const directSink = isDirectRowSink(sink) ? sink : null;
-  const plans = new Map<FieldReader, DirectPlan | null>();
-  const planOf = (reader: FieldReader, name: string, system: string | null): DirectPlan | null => {
+  const plans = new Map<FieldReader, { rows: DirectRows; plan: DirectPlan } | null>();
+  const planOf = (reader: FieldReader, name: string, system: string | null) => {
     let plan = plans.get(reader);
     if (plan === undefined) {
       const rows = directSink?.directRows(name, system) ?? null;
-      plan = rows ? makePlan(reader, rows) : null;
+      plan = rows ? { rows, plan: makePlan(reader, rows) } : null;
       plans.set(reader, plan);
     }
     return plan;
   };
+  const typedReader = (kind: number, name: string, fields: TypedFields): FieldReader => {
+    let reader = readers.get(kind);
+    if (!reader) readers.set(kind, (reader = compileFieldReader(name, fields, gfpKnown)));
+    return reader;
+  };
+  const genericReader = (spec: GenericEventSpec): FieldReader => {
+    let reader = genericReaders.get(spec);
+    if (!reader) genericReaders.set(spec, (reader = compileFieldReader(spec.name, spec.fields, gfpKnown)));
+    return reader;
+  };
+
+  // The field worker's share (RawRecordSink, when the sink has one): the kinds
+  // whose rows need only their own fields go on as raw records, framed here
+  // (time, CPU, task) and their fields read into columns on that thread. Kinds
+  // with interned kernel symbols stay here (the tables change mid-trace).
+  const rawIdOf = new Map<FieldReader, number>();
+  let raw: RawRecords | null = null;
+  if (directSink !== null && isRawRecordSink(sink)) {
+    const formats: PerfettoFieldSpec['formats'] = [];
+    const readerOf: FieldReader[] = [];
+    const offer = (name: string, system: string | null, fields: TypedFields, reader: FieldReader) => {
+      if (readsSymbols(name) || planOf(reader, name, system) === null) return;
+      readerOf.push(reader);
+      formats.push({ id: formats.length, name, system, fields: Array.from(fields, (f) => f ?? null) });
+    };
+    for (const [kind, typed] of TYPED_EVENTS)
+      offer(typed.name, typed.system, typed.fields, typedReader(kind, typed.name, typed.fields));
+    for (const spec of new Set(index.generic.values())) offer(spec.name, spec.system, spec.fields, genericReader(spec));
+    raw = formats.length > 0 ? sink.rawRecords({ format: 'perfetto', gfpKnown, formats }) : null;
+    if (raw !== null) for (const f of formats) if (raw.takes(f.id)) rawIdOf.set(readerOf[f.id]!, f.id);
+  }
+  /** The page (bundle) raw records were last framed in. */
+  let pageBuf: Uint8Array | null = null;
+  let pageStart = -1;
 
   /** What an FtraceEvent field number means on a sequence (null: not decodable), found once per sequence and kind. */
   const kindsBySeq = new Map<number, Map<number, EventKind | null>>();
@@ -357,8 +401,7 @@ async function decodeEvents(
     let name: string;
     let system: string | null;
     if (typed) {
-      reader = readers.get(kind);
-      if (!reader) readers.set(kind, (reader = compileFieldReader(typed.name, typed.fields, gfpKnown)));
+      reader = typedReader(kind, typed.name, typed.fields);
       name = typed.name;
       system = typed.system;
     } else {
@@ -367,16 +410,18 @@ async function decodeEvents(
           ? (index.generic.get(`${seq}:${kind}`) ?? index.generic.get(String(kind)))
           : undefined;
       if (!spec) return null;
-      reader = genericReaders.get(spec);
-      if (!reader) genericReaders.set(spec, (reader = compileFieldReader(spec.name, spec.fields, gfpKnown)));
+      reader = genericReader(spec);
       name = spec.name;
       system = spec.system;
     }
+    const direct = directSink !== null ? planOf(reader, name, system) : null;
     return {
       name,
       system,
       reader,
-      plan: directSink !== null ? planOf(reader, name, system) : null,
+      rows: direct?.rows ?? null,
+      plan: direct?.plan ?? null,
+      raw: rawIdOf.get(reader) ?? -1,
       namesTasks: NAMING_EVENTS.has(name),
     };
   };
@@ -465,22 +510,23 @@ async function decodeEvents(
         const reader = known.reader;
         name = known.name;
         system = known.system;
+        if (known.raw >= 0) {
+          if (ev.buf !== pageBuf || ev.start !== pageStart) {
+            pageBuf = ev.buf;
+            pageStart = ev.start;
+            raw!.page(ev.buf, ev.start, ev.end);
+          }
+          raw!.record(known.raw, ts, cpu, pid, commOf(pid), flags, null, where, a, b - a);
+          summary.events++;
+          return;
+        }
         if (fieldReader === null || fieldReader.buf !== ev.buf) fieldReader = new ProtoReader(ev.buf, a, b);
         const plan = known.plan;
         if (plan !== null) {
-          writeDirect(
-            plan,
-            reader,
-            fieldReader.reset(a, b),
-            s.syms,
-            unknownField,
-            ts,
-            cpu,
-            pid,
-            commOf(pid),
-            flags,
-            where,
-          );
+          const rows = known.rows!;
+          rows.begin(ts, cpu, pid, commOf(pid), flags, null, where);
+          writeFields(plan, reader, rows, fieldReader.reset(a, b), s.syms, unknownField);
+          rows.end();
           summary.events++;
           return;
         }
@@ -641,77 +687,6 @@ async function decodeEvents(
   if (summary.outOfOrder > 0) meta.out_of_order_events = String(summary.outOfOrder);
   opts.onProgress?.(src.size, src.size);
   return summary;
-}
-
-/** How one event kind's fields go to the sink's columns (DirectRows). */
-interface DirectPlan {
-  rows: DirectRows;
-  /** Column by field number, -1: no column. */
-  column: Int32Array;
-  /** Columns any field of the kind can fill (the others are absent in every row). */
-  columns: number[];
-  alwaysAbsent: number[];
-  seen: Uint8Array;
-}
-
-function makePlan(reader: FieldReader, rows: DirectRows): DirectPlan {
-  const byName = new Map<string, number>();
-  reader.names.forEach((n, no) => n !== undefined && byName.set(n, no));
-  const column = new Int32Array(reader.names.length).fill(-1);
-  const columns: number[] = [];
-  const alwaysAbsent: number[] = [];
-  let maxColumn = 0;
-  for (const f of rows.fields) {
-    maxColumn = Math.max(maxColumn, f.column);
-    const no = f.names.map((n) => byName.get(n)).find((x) => x !== undefined);
-    if (no === undefined) alwaysAbsent.push(f.column);
-    else {
-      column[no] = f.column;
-      columns.push(f.column);
-    }
-  }
-  return { rows, column, columns, alwaysAbsent, seen: new Uint8Array(maxColumn + 1) };
-}
-
-/** One event's row, straight into the sink's columns: what event() would store for the same fields. */
-function writeDirect(
-  plan: DirectPlan,
-  reader: FieldReader,
-  r: ProtoReader,
-  syms: SymbolTable,
-  unknown: { n: number },
-  ts: number,
-  cpu: number,
-  pid: number,
-  comm: string | null,
-  flags: number | null,
-  where: number,
-): void {
-  const rows = plan.rows;
-  const seen = plan.seen;
-  rows.begin(ts, cpu, pid, comm, flags, null, where);
-  while (r.next()) {
-    const no = r.field;
-    const c = reader.convert[no];
-    const col = no < plan.column.length ? plan.column[no]! : -1;
-    if (c === undefined || r.wire !== reader.wire[no]) {
-      unknown.n++;
-      r.skip();
-      continue;
-    }
-    if (col < 0) {
-      r.skip();
-      continue;
-    }
-    rows.value(col, c(r, syms));
-    seen[col] = 1;
-  }
-  for (const col of plan.columns) {
-    if (seen[col] === 1) seen[col] = 0;
-    else rows.absent(col);
-  }
-  for (const col of plan.alwaysAbsent) rows.absent(col);
-  rows.end();
 }
 
 /** Events whose fields name tasks (noteNames): checked once per event before the switch. */

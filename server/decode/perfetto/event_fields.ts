@@ -51,6 +51,10 @@ const SYMBOL_FIELDS: Record<string, string> = {
   workqueue_execute_start: 'function',
   workqueue_execute_end: 'function',
 };
+/** Whether an event's fields include a function pointer the trace may intern as a kernel symbol. */
+export function readsSymbols(event: string): boolean {
+  return SYMBOL_FIELDS[event] !== undefined;
+}
 /** Plain pointer fields, by name (%p in the kernel's print fmt). */
 const POINTER_FIELDS = new Set(['shr', 'work']);
 

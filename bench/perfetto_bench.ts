@@ -67,7 +67,7 @@ export interface PerfettoBenchRow {
  * copies follow each other in time on the same streams, as a longer run of
  * the same workload would. Everything else is copied as it is.
  */
-function replicate(src: Uint8Array, copies: number): Uint8Array {
+export function replicate(src: Uint8Array, copies: number): Uint8Array {
   let lo = Infinity;
   let hi = -Infinity;
   forEachEventTs(src, (t) => {

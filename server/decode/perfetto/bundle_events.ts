@@ -167,10 +167,36 @@ function grow(out: BundleEvents, need: number): void {
 }
 
 /** Stable sort of the bundle's events by timestamp (ties keep bundle order). */
-function sortByTs(out: BundleEvents): void {
+export function sortByTs(out: BundleEvents): void {
   const n = out.count;
-  const idx = Array.from({ length: n }, (_, i) => i);
-  idx.sort((x, y) => out.ts[x]! - out.ts[y]! || x - y);
+  const ts = out.ts;
+  // The events come in a few runs already in order (the regular events, the
+  // compact switches, the compact wakings): merge neighbouring runs until one
+  // is left, ties keeping their order. A sort with a comparator was ~10% of
+  // the main thread on a compact_sched trace.
+  let idx = new Int32Array(n);
+  let tmp = new Int32Array(n);
+  for (let i = 0; i < n; i++) idx[i] = i;
+  let runs = [0];
+  for (let i = 1; i < n; i++) if (ts[i]! < ts[i - 1]!) runs.push(i);
+  runs.push(n);
+  while (runs.length > 2) {
+    const merged = [0];
+    for (let r = 0; r + 1 < runs.length; r += 2) {
+      const lo = runs[r]!;
+      const mid = runs[r + 1]!;
+      const hi = r + 2 < runs.length ? runs[r + 2]! : mid;
+      let i = lo;
+      let j = mid;
+      let o = lo;
+      while (i < mid && j < hi) tmp[o++] = ts[idx[j]!]! < ts[idx[i]!]! ? idx[j++]! : idx[i++]!;
+      while (i < mid) tmp[o++] = idx[i++]!;
+      while (j < hi) tmp[o++] = idx[j++]!;
+      merged.push(hi);
+    }
+    [idx, tmp] = [tmp, idx];
+    runs = merged;
+  }
   const pick = <T extends Float64Array | Int32Array>(a: T): T => {
     const c = a.slice(0, n) as T;
     for (let i = 0; i < n; i++) a[i] = c[idx[i]!]!;

@@ -431,6 +431,48 @@ async function decodeEvents(
     s.kinds = kinds;
   }
 
+  // compact_sched events straight into their tables' columns (DirectRows), as typed events go:
+  // per column, the compact field that fills it (-1: none, absent).
+  const compactRows = (name: string, fields: readonly string[]) => {
+    const rows = directSink?.directRows(name, 'sched') ?? null;
+    if (rows === null) return null;
+    const pick = Int32Array.from(rows.fields, (f) => f.names.map((n) => fields.indexOf(n)).find((i) => i >= 0) ?? -1);
+    const columns = Int32Array.from(rows.fields, (f) => f.column);
+    return { rows, pick, columns, values: new Array<FieldValue>(fields.length) };
+  };
+  type CompactRows = NonNullable<ReturnType<typeof compactRows>>;
+  const switchRows = compactRows('sched_switch', [
+    'prev_comm',
+    'prev_pid',
+    'prev_prio',
+    'prev_state',
+    'next_comm',
+    'next_pid',
+    'next_prio',
+  ]);
+  const wakingRows = compactRows('sched_waking', ['comm', 'pid', 'prio', 'target_cpu']);
+  const writeCompact = (c: CompactRows, ts: number, cpu: number, pid: number, flags: number | null, where: number) => {
+    const rows = c.rows;
+    rows.begin(ts, cpu, pid, commOf(pid), flags, null, where);
+    for (let i = 0; i < c.pick.length; i++) {
+      const p = c.pick[i]!;
+      if (p < 0) rows.absent(c.columns[i]!);
+      else rows.value(c.columns[i]!, c.values[p]!);
+    }
+    rows.end();
+    summary.events++;
+  };
+  // prev_state repeats: printed once per value.
+  const taskStates = new Map<number | bigint, string>();
+  const taskState = (v: number | bigint): string => {
+    let t = taskStates.get(v);
+    if (t === undefined) {
+      t = printTaskState(v);
+      if (taskStates.size < 4096) taskStates.set(v, t);
+    }
+    return t;
+  };
+
   const emitOne = (s: StreamState, k: number): void => {
     const ev = s.ev;
     const rawTs = ev.ts[k]!;
@@ -463,13 +505,25 @@ async function decodeEvents(
         return;
       }
       pid = prev;
+      if (switchRows !== null) {
+        const v = switchRows.values;
+        v[0] = commOf(prev) ?? '';
+        v[1] = prev;
+        v[2] = prevPrio;
+        v[3] = taskState(ev.switchPrevState[j]!);
+        v[4] = nextComm;
+        v[5] = nextPid;
+        v[6] = nextPrio;
+        writeCompact(switchRows, ts, cpu, pid, null, where);
+        return;
+      }
       name = 'sched_switch';
       system = 'sched';
       fields = {
         prev_comm: commOf(prev) ?? '',
         prev_pid: prev,
         prev_prio: prevPrio,
-        prev_state: printTaskState(ev.switchPrevState[j]!),
+        prev_state: taskState(ev.switchPrevState[j]!),
         next_comm: nextComm,
         next_pid: nextPid,
         next_prio: nextPrio,
@@ -484,10 +538,19 @@ async function decodeEvents(
         return;
       }
       pid = waker;
+      flags = ev.wakingFlags[j]! >= 0 ? ev.wakingFlags[j]! : null;
+      if (wakingRows !== null) {
+        const v = wakingRows.values;
+        v[0] = ev.wakingComm[j]!;
+        v[1] = wakee;
+        v[2] = ev.wakingPrio[j]!;
+        v[3] = ev.wakingTargetCpu[j]!;
+        writeCompact(wakingRows, ts, cpu, pid, flags, where);
+        return;
+      }
       name = 'sched_waking';
       system = 'sched';
       fields = { comm: ev.wakingComm[j]!, pid: wakee, prio: ev.wakingPrio[j]!, target_cpu: ev.wakingTargetCpu[j]! };
-      flags = ev.wakingFlags[j]! >= 0 ? ev.wakingFlags[j]! : null;
     } else {
       pid = ev.pid[k]!;
       flags = ev.flags[k]! >= 0 ? ev.flags[k]! : null;

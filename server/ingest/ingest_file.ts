@@ -537,6 +537,11 @@ async function buildTrace(
     await writeTraceInfo(engine, summary);
     timer.mark('trace_info');
     const commitStarted = performance.now();
+    // The COMMIT checkpoints (writes the derived tables to the file once),
+    // rather than writing them to the WAL for the CHECKPOINT below to copy
+    // again: as ModelStore.commitLoad. The CHECKPOINT stays for what the
+    // COMMIT leaves (a WAL below auto_checkpoint_skip_wal_threshold rows).
+    await engine.exec("SET checkpoint_threshold = '0B'");
     await engine.exec('COMMIT');
     timer.mark('commit');
     await engine.exec('CHECKPOINT');

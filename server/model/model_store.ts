@@ -184,10 +184,28 @@ export class ModelStore {
     return ModelStore.create(engine, schemaSqlPath);
   }
 
-  /** finish(), then commits the load beginLoad() started. */
+  /**
+   * finish(), then commits the load beginLoad() started, checkpointing as it
+   * commits. DuckDB checkpoints at COMMIT only when it estimates the WAL
+   * would pass checkpoint_threshold (16 MiB), and it estimated a 1M-event
+   * trace.dat's load below that: the COMMIT wrote a 35 MB WAL (the row
+   * groups not yet written to the file), and closing the database then
+   * checkpointed it into the file. With the threshold at 0 the COMMIT
+   * writes the tables to the file once and no WAL: the same 20 MB file;
+   * COMMIT + close 480-590 -> 340-380 CPU ms (sched_wq.v7, 3 alternating
+   * pairs; the issue 29 note).
+   */
   async commitLoad(r: BuilderResult): Promise<WriterSummary> {
     const summary = await this.finish(r);
-    await this.engine.exec('COMMIT');
+    await this.engine.exec("SET checkpoint_threshold = '0B'");
+    try {
+      await this.engine.exec('COMMIT');
+    } catch (err) {
+      // The COMMIT's error is the one to report, not a failing RESET's.
+      await this.engine.exec('RESET checkpoint_threshold').catch(() => {});
+      throw err;
+    }
+    await this.engine.exec('RESET checkpoint_threshold');
     return summary;
   }
 

@@ -13,8 +13,10 @@
  * decodes most events' fields (field_worker.ts) and posts its chunks here on
  * a port of its own.
  */
+import fs from 'node:fs';
 import { parentPort, type MessagePort } from 'node:worker_threads';
 import { openDuckDb, type Engine } from '../engine/engine.ts';
+import { flushTiming } from '../model/column_appender.ts';
 import type { ChunkData } from '../model/column_chunk.ts';
 import { mergeDicts, sameLayout, type BuilderResult } from '../model/model_layout.ts';
 import { ModelStore } from '../model/model_store.ts';
@@ -37,12 +39,59 @@ function post(message: FromStoreWorker): void {
 }
 
 /**
+ * This thread's CPU time in ns (Linux: /proc/thread-self/schedstat, which
+ * lags the running thread by up to a scheduler tick), or null where there is
+ * none. process.cpuUsage() counts every thread of the process.
+ */
+function threadCpuNs(): number | null {
+  try {
+    return Number(fs.readFileSync('/proc/thread-self/schedstat', 'utf8').split(' ')[0]);
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Under $STALLSCOPE_TIMING, what this thread's CPU went to in one load:
+ * printed as `[timing] store thread: ...` (CPU ms): appending (from the job's
+ * start to `finish`, of which DuckDB's appender flushes) and finish + COMMIT.
+ * The flushes are where the load's row groups are built, compressed and
+ * written (and, past the store's memory cap, spilled and read back).
+ */
+function storeThreadTiming(): { finishing(): void; report(): void } | null {
+  const start = process.env.STALLSCOPE_TIMING ? threadCpuNs() : null;
+  if (start === null) return null;
+  flushTiming.clock = () => threadCpuNs()!;
+  flushTiming.cpuNs = 0;
+  flushTiming.flushes = 0;
+  let finishAt = start;
+  let flushNs = 0;
+  let flushes = 0;
+  const ms = (ns: number) => (ns / 1e6).toFixed(0);
+  return {
+    finishing() {
+      finishAt = threadCpuNs()!;
+      flushNs = flushTiming.cpuNs;
+      flushes = flushTiming.flushes;
+    },
+    report() {
+      flushTiming.clock = null;
+      process.stderr.write(
+        `[timing] store thread: appending ${ms(finishAt - start)} (flushes ${ms(flushNs)} in ${flushes}), ` +
+          `finish+commit ${ms(threadCpuNs()! - finishAt)} (of which closing appenders' flushes ${ms(flushTiming.cpuNs - flushNs)}) CPU ms\n`,
+      );
+    },
+  };
+}
+
+/**
  * One trace's load: opens its database, appends chunks as they come (from
  * main, and from the field worker's channel), commits on `finish`. Messages
  * that arrive while the database opens wait in `early`.
  */
 function startJob(input: StoreWorkerInput, onEnd: () => void): (m: ToStoreWorker) => void {
   const control = new Int32Array(input.control);
+  const timing = storeThreadTiming();
   let failed = false;
   let engine: Engine | null = null;
   let store: ModelStore | null = null;
@@ -118,8 +167,10 @@ function startJob(input: StoreWorkerInput, onEnd: () => void): (m: ToStoreWorker
           unparsed: result.unparsed + end.unparsed,
         };
       }
+      timing?.finishing();
       const summary = await during(store!.commitLoad(result));
       if (failed) return; // aborted meanwhile: closeEngine() closes it
+      timing?.report();
       closeEngine();
       input.chunkReturn.close();
       onEnd();

@@ -26,8 +26,27 @@ export type { ColumnKind, ColumnSpec } from './column_chunk.ts';
  * the ingest, where it overlaps with decoding (store worker), instead of one
  * long pause at the end: on a 2.5M-event trace.dat, closing the appenders
  * took 130-160 ms flushing every 8 chunks, 370 ms every 64.
+ *
+ * Each flush also has a fixed cost: DuckDB runs it as an INSERT (planned
+ * each time) and pins every column's last block of the table's unfinished
+ * row group, which past the store's memory cap (STORE_MEMORY_LIMIT) was
+ * evicted to a temp file since the table's last flush and is read back
+ * (zstd both ways). So fewer, larger flushes cost less CPU, but each table
+ * then holds more rows in its appender, outside DuckDB's cap: on the 6.7M-
+ * event build_search.v7 (issue 29 note, eighth session) every 32 chunks
+ * took the store thread 3.6-3.8 CPU-s instead of 5.4-5.9, for 474-507 MB
+ * peak RSS instead of 416-437; every 16, 5.0 CPU-s and 444 MB. Compression
+ * itself is a small part: forcing it off gained ~10% of the flush.
  */
 const FLUSH_EVERY_CHUNKS = 8;
+
+/**
+ * CPU spent in appender flushes on this thread, counted when `clock` is set
+ * (the store worker sets it under $STALLSCOPE_TIMING to its thread's CPU
+ * clock): the flushes are DuckDB's part of the load, and a CPU profile's
+ * self time for flushSync counts the thread's waits for a core as well.
+ */
+export const flushTiming = { clock: null as (() => number) | null, cpuNs: 0, flushes: 0 };
 
 const DUCK_TYPE: Record<ColumnKind, DuckDBType> = {
   i32: INTEGER,
@@ -110,14 +129,26 @@ export class ColumnAppender {
     this.appender.appendDataChunk(chunk);
     this.count += n;
     if (++this.chunksSinceFlush === FLUSH_EVERY_CHUNKS) {
-      this.appender.flushSync();
+      this.flush();
       this.chunksSinceFlush = 0;
     }
   }
 
   close(): void {
-    this.appender.flushSync();
+    this.flush();
     this.appender.closeSync();
+  }
+
+  private flush(): void {
+    const clock = flushTiming.clock;
+    if (clock === null) {
+      this.appender.flushSync();
+      return;
+    }
+    const t0 = clock();
+    this.appender.flushSync();
+    flushTiming.cpuNs += clock() - t0;
+    flushTiming.flushes++;
   }
 }
 

@@ -233,7 +233,8 @@ function compileReaders(
   }
   if (formats.length === 0)
     throw new DecodeError(opts.fileLabel, 0, 'offset', 'no readable event formats' + offsetNote(opts));
-  const kallsyms = Kallsyms.parse(info.kallsyms);
+  // Parsed on the first symbol lookup: many traces look none up on this thread.
+  const kallsyms = Kallsyms.lazy(info.kallsyms);
   const printk = PrintkFormats.parse(info.printk);
   const helpers = makeHelpers(info.littleEndian, kallsyms, printk);
   const byId: (CompiledEvent<DirectRows> | undefined)[] = new Array(65536);

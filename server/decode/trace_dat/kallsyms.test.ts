@@ -32,4 +32,28 @@ describe('Kallsyms', () => {
     // memoised path gives the same answer
     expect(k.lookup(0xffffffff, 0x8134a100)).toBe('super_cache_scan');
   });
+
+  it('counts the symbols of a table not parsed yet (lazy) by the same rules as parse', () => {
+    const text = [
+      'ffffffff81000000 T _stext',
+      'ffffffff81001000 t crname\r',
+      'ffffffff81002000 t \t[mod]', // no name
+      '0000000000000000 t hidden', // kptr_restrict
+      'ffffffff81003000 t tabcr\r\t[mod]',
+      '0000000000000000 A fixed_percpu_data', // absolute
+      'zzzz t bad', // no address
+      'ffffffffc0a01000 t xfs_fs_nr_cached_objects\t[xfs]',
+      'ffffffff81004000 t last_no_newline',
+    ].join('\n');
+    // Kept (by hand): _stext, crname, tabcr, xfs_fs_nr_cached_objects, last_no_newline.
+    const lazy = Kallsyms.lazy(text);
+    expect(lazy.size).toBe(5);
+    expect(Kallsyms.parse(text).size).toBe(5);
+    expect(lazy.lookup(0xffffffff, 0x81001004)).toBe('crname');
+    expect(lazy.lookup(0xffffffff, 0x81003000)).toBe('tabcr');
+    expect(lazy.lookup(0xffffffff, 0x81002800)).toBe('crname');
+    expect(lazy.lookupWithOffset(0xffffffff, 0x81004010)).toBe('last_no_newline+0x10');
+    expect(lazy.size).toBe(5);
+    expect(Kallsyms.lazy(null).size).toBe(0);
+  });
 });

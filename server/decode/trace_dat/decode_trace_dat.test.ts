@@ -419,6 +419,19 @@ describe.skipIf(!haveFixtures)('lost events, unknown ids and the fzstd fallback'
     expect(r.skipped.some((s) => s.where === next + 16 && /unknown event id 65000/.test(s.reason))).toBe(true);
   });
 
+  it('reads the same v7 sections with the zstd binary as with fzstd (kallsyms, formats, printk, cmdlines)', async () => {
+    const native = await withHeader(`${base}.v7.dat`);
+    disableNativeZstd(true);
+    const js = await withHeader(`${base}.v7.dat`);
+    disableNativeZstd(false);
+    // The recording's kallsyms (~1 MB) and event formats (~40 KB) inflate past the size sent to the binary.
+    expect(native.kallsyms?.length).toBeGreaterThan(64 << 10);
+    expect(native.kallsyms === js.kallsyms).toBe(true);
+    expect(native.formats).toEqual(js.formats);
+    expect(native.printk).toBe(js.printk);
+    expect(native.cmdlines).toBe(js.cmdlines);
+  });
+
   it('decodes v7 identically without the zstd binary (fzstd)', async () => {
     const native = await decode(`${base}.v7.dat`);
     disableNativeZstd(true);

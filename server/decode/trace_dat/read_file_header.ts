@@ -26,6 +26,9 @@ import {
 import type { FileSource } from './file_source.ts';
 import type { Tsc2Nsec } from './tsc_to_ns.ts';
 
+/** Compressed sections that inflate past this go to the zstd binary when it exists (readSection). */
+const NATIVE_SECTION_BYTES = 32 << 10;
+
 export const TRACE_DAT_MAGIC = Buffer.from([0x17, 0x08, 0x44, ...Buffer.from('tracing')]);
 
 /** Option ids (trace-cmd's TRACECMD_OPTION_*). */
@@ -488,8 +491,11 @@ async function readSection(
   let body: Buffer;
   try {
     const algo = info.compression?.name ?? 'none';
-    // kallsyms is MBs: worth the zstd binary when present (fzstd needs ~0.4 s for it)
-    const native = algo === 'zstd' && usize > 1 << 20 ? await zstdNativeOnce(raw.subarray(8, 8 + csize), usize) : null;
+    // Past ~32 KB the zstd binary costs less than fzstd, which runs here cold (not yet
+    // optimised): a 972 KB kallsyms took fzstd 86-107 ms of CPU against 9-22 ms with the binary
+    // (spawn included), the 44 KB event formats 11-12 against 7-8 ms.
+    const native =
+      algo === 'zstd' && usize > NATIVE_SECTION_BYTES ? await zstdNativeOnce(raw.subarray(8, 8 + csize), usize) : null;
     body = native ?? decompress(algo, raw.subarray(8, 8 + csize), usize);
   } catch (e) {
     if (e instanceof DecompressError) throw new TraceDatFormatError(bodyAt, `section ${id}: ${e.message}`);

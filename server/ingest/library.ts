@@ -9,6 +9,7 @@
  */
 import { SAMPLES_FILE, writeSamplesFile } from '../findings/samples.ts';
 import fs from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
 import type { Engine } from '../engine/engine.ts';
 import { jsSafe, openDuckDb } from '../engine/engine.ts';
@@ -21,6 +22,18 @@ import { userDetectorDir, userDetectorsStamp } from '../query/user_detectors.ts'
 import { MODEL_VERSION, modelVersionOf } from '../model/model_version.ts';
 import { dataDirPaths, isTraceId, removeStaleWork, type DataDirPaths } from './data_dir.ts';
 import { hashFile, ingestFile, readSummary, type TraceSummary } from './ingest_file.ts';
+
+/**
+ * DuckDB threads of a trace's read-only engine: half the cores. Its queries
+ * are small (a 1M-event trace's detectors and timeline parts each scan a few
+ * hundred thousand rows) and come two at a time: the detectors on the
+ * engine's connection and the timeline parts beside them (Engine.beside), so
+ * a thread pool of every core per query spends more in scheduling and
+ * partitioned operators than it gains. Half the cores each keeps the cores
+ * busy without that (on 2 cores: one thread per query, the two connections
+ * side by side).
+ */
+const READ_ENGINE_THREADS = Math.max(1, Math.floor(os.availableParallelism() / 2));
 
 /**
  * The ingest's phases and the library's own (detecting, failed): the
@@ -196,7 +209,7 @@ export class TraceLibrary {
     if (!engine) {
       const dbPath = path.join(this.paths.traceDir(id), 'trace.duckdb');
       // No external access: the detectors this engine runs include the user's own (saved from the query page).
-      engine = openDuckDb(dbPath, { readOnly: true, noExternalAccess: true });
+      engine = openDuckDb(dbPath, { readOnly: true, noExternalAccess: true, threads: READ_ENGINE_THREADS });
       engine.catch(() => this.engines.delete(id));
       this.engines.set(id, engine);
     }

@@ -18,7 +18,7 @@ import {
 } from './detector_registry.ts';
 import { findingId, findingToJson, reachesSeverity } from './finding.ts';
 import { formatDuration, formatReport, formatTs } from './format_report.ts';
-import { DetectorRunError, perRunMacroNames, runDetectors } from './run_detectors.ts';
+import { DetectorRunError, perRunMacroDefinitions, perRunMacroNames, runDetectors } from './run_detectors.ts';
 
 const SCHEMA = readFileSync(new URL('../../queries/schema.sql', import.meta.url), 'utf8');
 const BUILTIN = [
@@ -351,6 +351,25 @@ describe('per-run table macros', () => {
         '-- @per_run\nCREATE OR REPLACE TEMP MACRO a_b() AS TABLE SELECT 1;\nCREATE TEMP MACRO c() AS TABLE SELECT 2;',
       ),
     ).toEqual(['a_b']);
+  });
+
+  it("cuts each one's CREATE statement out of the file, up to its own semicolon", () => {
+    const sql =
+      "-- x\n-- @per_run\nCREATE OR REPLACE TEMP MACRO a() AS TABLE SELECT ';' AS s -- ; not here\n  FROM t;\n" +
+      'CREATE TEMP MACRO b() AS TABLE SELECT 2;\n-- @per_run\nCREATE TEMP MACRO c() AS TABLE SELECT 3 /* ; */;\n';
+    expect([...perRunMacroDefinitions(sql)]).toEqual([
+      ['a', "CREATE OR REPLACE TEMP MACRO a() AS TABLE SELECT ';' AS s -- ; not here\n  FROM t;"],
+      ['c', 'CREATE TEMP MACRO c() AS TABLE SELECT 3 /* ; */;'],
+    ]);
+    const macros = readFileSync(new URL('../../queries/detectors/lib/macros.sql', import.meta.url), 'utf8');
+    const defs = perRunMacroDefinitions(macros);
+    expect([...defs.keys()].sort()).toEqual(perRunMacroNames(macros).sort());
+    // each is one statement: it starts with its CREATE and holds no other
+    for (const [name, stmt] of defs) {
+      expect(stmt).toMatch(new RegExp(`^CREATE OR REPLACE TEMP MACRO ${name}\\(\\) AS TABLE\\b`));
+      expect(stmt.endsWith(';')).toBe(true);
+      expect(stmt.match(/\bCREATE\s+(OR\s+REPLACE\s+)?TEMP/g)).toHaveLength(1);
+    }
   });
 
   it('computes them for one run only: the next run sees new rows, no TEMP table is left', async () => {

@@ -104,6 +104,26 @@ export function perRunMacroNames(macrosSql: string): string[] {
 }
 
 /**
+ * Each `@per_run` macro's `CREATE ... MACRO` statement (up to its closing
+ * semicolon), by name: what release() runs to restore the computing
+ * definitions of the macros a run materialised, instead of the whole macros
+ * file (~40 ms a run).
+ */
+export function perRunMacroDefinitions(macrosSql: string): Map<string, string> {
+  const code = blankCommentsAndStrings(macrosSql);
+  const re =
+    /^--\s*@per_run\b[^\n]*\r?\n\s*(CREATE\s+(?:OR\s+REPLACE\s+)?TEMP(?:ORARY)?\s+MACRO\s+([A-Za-z_][A-Za-z0-9_]*)\s*\(\s*\)\s*AS\s+TABLE\b)/gim;
+  const out = new Map<string, string>();
+  for (const m of macrosSql.matchAll(re)) {
+    const start = m.index + m[0].length - m[1]!.length;
+    const end = code.indexOf(';', start);
+    if (end < 0) throw new Error(`lib/macros.sql: @per_run macro ${m[2]} has no closing ';'`);
+    out.set(m[2]!, macrosSql.slice(start, end + 1));
+  }
+  return out;
+}
+
+/**
  * The `@per_run` macros of one detector run: the first statement of the run
  * that calls one materialises it into a TEMP table and points the macro at
  * that table, so later statements (the summary, other detectors) read it
@@ -135,7 +155,8 @@ class PerRunTables {
 
   async release(): Promise<void> {
     if (this.made.length === 0) return;
-    await this.engine.exec(this.macrosSql);
+    const defs = perRunMacroDefinitions(this.macrosSql);
+    await this.engine.exec(this.made.map((name) => defs.get(name)!).join('\n'));
     for (const name of this.made) await this.engine.exec(`DROP TABLE IF EXISTS temp.main._ss_run_${name}`);
   }
 }

@@ -86,24 +86,17 @@ params AS (
          $balance_warn_bounces::INTEGER AS bal_warn_b
 ),
 m AS (
-  -- each migration with its pid's latest sched_waking (lib/macros.sql; computed
-  -- once per run, the summary and metrics read the same rows)
+  -- each migration with its pid's latest sched_waking and its previous three
+  -- moves, o1..o3 / t1..t3 (lib/macros.sql; computed once per run, the
+  -- summary and metrics read the same rows)
   SELECT * FROM ss_migration_moves()
-),
-seq AS (
-  SELECT *,
-    lag(orig_cpu, 1) OVER w AS o1, lag(ts, 1) OVER w AS t1,
-    lag(orig_cpu, 2) OVER w AS o2, lag(ts, 2) OVER w AS t2,
-    lag(orig_cpu, 3) OVER w AS o3, lag(ts, 3) OVER w AS t3
-  FROM m
-  WINDOW w AS (PARTITION BY pid ORDER BY ts, id)
 ),
 flagged AS (
   SELECT s.*,
     coalesce((dest_cpu = o1 AND ts - t1 <= p.win) OR (dest_cpu = o2 AND ts - t2 <= p.win)
              OR (dest_cpu = o3 AND ts - t3 <= p.win), false) AS is_bounce,
     CASE WHEN ts - t1 <= p.win THEN 0 ELSE 1 END AS new_chain
-  FROM seq s, params p
+  FROM m s, params p
 ),
 chained AS (
   SELECT *, sum(new_chain) OVER (PARTITION BY pid ORDER BY ts, id ROWS UNBOUNDED PRECEDING) AS chain

@@ -472,15 +472,25 @@ SELECT begin_id, end_id, ts, utid, tag AS shrinker, next_ts, state FROM ss_pair_
 --                               waker and the CPU it ran on (NULL: none)
 --   at_wakeup BOOLEAN           that sched_waking was emitted by the mover, on the same
 --                               CPU, at most 1 ms before (select_task_rq() at wakeup)
+--   o1, o2, o3 INTEGER; t1, t2, t3 BIGINT
+--                               orig_cpu and ts of the pid's previous three of these
+--                               migrations, in (ts, id) order (NULL: fewer before it)
+-- The previous moves are here, computed once with the rest, because the
+-- detector, its summary and its metrics each classified bounces with the
+-- same window over these rows (the metrics once per reference to it).
 -- @per_run
 CREATE OR REPLACE TEMP MACRO ss_migration_moves() AS TABLE
 SELECT m.id, m.ts, m.pid, m.comm, m.orig_cpu, m.dest_cpu, m.utid, m.cpu,
   wk.id AS waking_id, wk.ts AS waking_ts, wk.utid AS waking_utid, wk.cpu AS waking_cpu,
-  coalesce(wk.utid = m.utid AND wk.cpu = m.cpu AND m.ts - wk.ts <= 1000000, false) AS at_wakeup
+  coalesce(wk.utid = m.utid AND wk.cpu = m.cpu AND m.ts - wk.ts <= 1000000, false) AS at_wakeup,
+  lag(m.orig_cpu, 1) OVER w AS o1, lag(m.ts, 1) OVER w AS t1,
+  lag(m.orig_cpu, 2) OVER w AS o2, lag(m.ts, 2) OVER w AS t2,
+  lag(m.orig_cpu, 3) OVER w AS o3, lag(m.ts, 3) OVER w AS t3
 FROM (SELECT id, ts, pid, comm, orig_cpu, dest_cpu, utid, cpu FROM sched_migrate_task
       WHERE pid <> 0 AND orig_cpu IS DISTINCT FROM dest_cpu) m
 ASOF LEFT JOIN (SELECT id, ts, utid, cpu, pid FROM sched_waking WHERE pid IN (SELECT pid FROM sched_migrate_task)) wk
-  ON wk.pid = m.pid AND m.ts >= wk.ts;
+  ON wk.pid = m.pid AND m.ts >= wk.ts
+WINDOW w AS (PARTITION BY m.pid ORDER BY m.ts, m.id);
 
 -- ss_migrations(win): the migrations of ss_migration_moves() classified as
 -- the migration_pingpong detector does:
@@ -491,12 +501,10 @@ ASOF LEFT JOIN (SELECT id, ts, utid, cpu, pid FROM sched_waking WHERE pid IN (SE
 --                               on the same CPU, at most 1 ms before (select_task_rq() at wakeup)
 CREATE OR REPLACE TEMP MACRO ss_migrations(win) AS TABLE
 SELECT id, ts, pid, comm, orig_cpu, dest_cpu, utid, cpu,
-  coalesce((dest_cpu = lag(orig_cpu, 1) OVER w AND ts - lag(ts, 1) OVER w <= win)
-        OR (dest_cpu = lag(orig_cpu, 2) OVER w AND ts - lag(ts, 2) OVER w <= win)
-        OR (dest_cpu = lag(orig_cpu, 3) OVER w AND ts - lag(ts, 3) OVER w <= win), false) AS is_bounce,
+  coalesce((dest_cpu = o1 AND ts - t1 <= win) OR (dest_cpu = o2 AND ts - t2 <= win)
+        OR (dest_cpu = o3 AND ts - t3 <= win), false) AS is_bounce,
   at_wakeup
-FROM ss_migration_moves()
-WINDOW w AS (PARTITION BY pid ORDER BY ts, id);
+FROM ss_migration_moves();
 
 -- ---------------------------------------------------------------------------
 -- Block I/O and writeback (io_latency, dirty_throttled, reclaim_throttled)

@@ -99,5 +99,31 @@ describe('KeptRaw keeps an event text unless its fields print it back', () => {
       kept.of('writeback_mark_inode_dirty', 'bdi 8:0: ino=5 state=0x1', { name: '8:0', ino: 5, state: '0x1' }),
     ).toBe(null);
     expect(kept.of('writeback_mark_inode_dirty', 'bdi 8:0: ino=5', { ino: 5, name: '8:1' })).toBe('bdi 8:0: ino=5');
+    // Formats with a quick rendering (the kmem plugin's and the page allocator's), as report_line.ts prints them.
+    const site = { call_site: 'f+0x1' };
+    expect(kept.of('kfree', '(f+0x1) call_site=f+0x1 ptr=(nil)', { ...site, ptr: '0x0' })).toBe(null);
+    expect(kept.of('kfree', '(f+0x1) call_site=f+0x1 ptr=0x0', { ...site, ptr: '0x0' })).toBe(
+      '(f+0x1) call_site=f+0x1 ptr=0x0',
+    );
+    expect(
+      kept.of('kmalloc', '(f+0x1) call_site=f+0x1 ptr=0xff bytes_req=8', { ...site, ptr: '0xff', bytes_req: 8 }),
+    ).toBe(null);
+    expect(kept.of('kmalloc', '(f+0x2) call_site=f+0x1 ptr=0xff', { ...site, ptr: '0xff' })).toBe(
+      '(f+0x2) call_site=f+0x1 ptr=0xff',
+    );
+    const page = 'page=0x10 pfn=0x10 order=0 migratetype=1 gfp_flags=GFP_KERNEL';
+    const pageFields = { page: '0x10', pfn: '0x10', order: 0, migratetype: 1, gfp_flags: 'GFP_KERNEL' };
+    expect(kept.of('mm_page_alloc', page, pageFields)).toBe(null);
+    // page is printed from pfn: a page that is not the pfn keeps its text.
+    expect(kept.of('mm_page_alloc', page.replace('page=0x10', 'page=0x11'), pageFields)).toBe(
+      page.replace('page=0x10', 'page=0x11'),
+    );
+    // A pfn that is a number is printed in hex (by formatArgs itself).
+    expect(kept.of('mm_page_alloc', page, { ...pageFields, pfn: 16 })).toBe(null);
+    expect(kept.of('mm_page_alloc', `${page} `, pageFields)).toBe(`${page} `);
+    expect(kept.of('mm_page_free', 'page=0x10 pfn=0x10 order=2', { page: '0x10', pfn: '0x10', order: 2 })).toBe(null);
+    expect(kept.of('mm_page_free', 'page=0x10 pfn=0x10 order=2', { page: '0x10', pfn: '0x10', order: 3 })).toBe(
+      'page=0x10 pfn=0x10 order=2',
+    );
   });
 });

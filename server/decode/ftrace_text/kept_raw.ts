@@ -18,7 +18,9 @@
  * (formatArgs: ~1.5 us an event, measured on fsync_xfs's writeback events),
  * so the layouts most events without a typed table have (name=value,
  * writeback's `bdi NAME: name=value`) are compared in place, field by
- * field, without building it; other formats build it. Names that never
+ * field, without building it; the kmem plugin's and the page allocator's
+ * formats (most events of a kmem trace) are built by plain concatenation
+ * (QUICK_FORMATS); other formats are built by formatArgs. Names that never
  * print back (the first KEEP_AFTER_MISSES events of the name all differed,
  * and none matched) stop being checked: they keep their text.
  */
@@ -34,10 +36,8 @@ export const KEEP_AFTER_MISSES = 64;
  * same texts whichever path builds it.
  */
 export class KeptRaw {
-  /** Per event name: events checked that printed back otherwise, or -1 once one printed back. */
-  private readonly misses = new Map<string, number>();
-  /** Per event name: how formatArgs lays its arguments out. */
-  private readonly layouts = new Map<string, 'format' | 'bdi' | 'kv'>();
+  /** Per event name: how it is checked, and how many of its events printed back otherwise. */
+  private readonly names = new Map<string, NameCheck>();
 
   /**
    * `raw` as the model stores it: null when `formatArgs(name, fields)` is
@@ -45,17 +45,34 @@ export class KeptRaw {
    */
   of(name: string, raw: string | null, fields: EventFields | null): string | null {
     if (raw === null || fields === null) return raw;
-    const misses = this.misses.get(name) ?? 0;
-    if (misses >= KEEP_AFTER_MISSES) return raw;
-    let layout = this.layouts.get(name);
-    if (layout === undefined) this.layouts.set(name, (layout = argsLayout(name)));
-    if (layout === 'format' ? formatArgs(name, fields) === raw : printsBack(layout, fields, raw)) {
-      if (misses !== -1) this.misses.set(name, -1);
+    let check = this.names.get(name);
+    if (check === undefined) this.names.set(name, (check = nameCheck(name)));
+    if (check.misses >= KEEP_AFTER_MISSES) return raw;
+    let same: boolean;
+    if (check.layout !== 'format') same = printsBack(check.layout, fields, raw);
+    else same = (check.quick?.(fields) ?? formatArgs(name, fields)) === raw;
+    if (same) {
+      check.misses = -1;
       return null;
     }
-    if (misses !== -1) this.misses.set(name, misses + 1);
+    if (check.misses !== -1) check.misses++;
     return raw;
   }
+}
+
+/** How one event name's texts are checked. */
+interface NameCheck {
+  /** How formatArgs lays its arguments out (report_line.ts argsLayout). */
+  readonly layout: 'format' | 'bdi' | 'kv';
+  /** A `format` layout's quick rendering (QUICK_FORMATS), null: formatArgs. */
+  readonly quick: QuickFormat | null;
+  /** Events checked that printed back otherwise, or -1 once one printed back. */
+  misses: number;
+}
+
+function nameCheck(name: string): NameCheck {
+  const layout = argsLayout(name);
+  return { layout, quick: layout === 'format' ? (QUICK_FORMATS.get(name) ?? null) : null, misses: 0 };
 }
 
 /**
@@ -65,17 +82,19 @@ export class KeptRaw {
  * `bdi NAME: ` first and leaves `name` out of the rest.
  */
 function printsBack(layout: 'bdi' | 'kv', fields: EventFields, text: string): boolean {
-  let at = 0;
-  let skip: string | null = null;
   if (layout === 'bdi') {
     const bdi = fields.name as FieldValue | null | undefined;
     if (bdi !== undefined && bdi !== null) {
       const v = typeof bdi === 'string' ? bdi : String(bdi);
       if (!text.startsWith('bdi ', 0) || !text.startsWith(v, 4) || !text.startsWith(': ', 4 + v.length)) return false;
-      at = 4 + v.length + 2;
-      skip = 'name';
+      return pairsPrintBack(fields, text, 4 + v.length + 2, 'name');
     }
   }
+  return pairsPrintBack(fields, text, 0, null);
+}
+
+/** Whether text[at, end) is every field but `skip` whose value is not null, as `key=value` joined by one space. */
+function pairsPrintBack(fields: EventFields, text: string, at: number, skip: string | null): boolean {
   let first = true;
   for (const key in fields) {
     if (key === skip) continue;
@@ -95,4 +114,58 @@ function printsBack(layout: 'bdi' | 'kv', fields: EventFields, text: string): bo
     at += v.length;
   }
   return at === text.length;
+}
+
+/**
+ * A report_line.ts FORMATS entry rendered the quick way: the same text
+ * formatArgs gives for `fields`, built by plain concatenation (one string
+ * compared with ===, cheaper than comparing piece by piece with startsWith,
+ * and than the entry's own filter/map/join), or null when the values are
+ * not of the form handled here (formatArgs then builds the text). Each
+ * mirrors its FORMATS entry; kept_raw.test.ts checks them against
+ * formatArgs itself.
+ */
+type QuickFormat = (fields: EventFields) => string | null;
+
+/** kmalloc / kfree / kmem_cache_*: `(call_site) ` then every field as key=value, a NULL `ptr` as `(nil)` (report_line.ts kmem). */
+const kmemText: QuickFormat = (f) => {
+  let s = '(' + valueText(f.call_site) + ') ';
+  let first = true;
+  for (const key in f) {
+    const x = f[key] as FieldValue | null | undefined;
+    if (x === null || x === undefined) continue;
+    const v = key === 'ptr' && (x === '0x0' || x === 0) ? '(nil)' : typeof x === 'string' ? x : String(x);
+    s = first ? s + key + '=' + v : s + ' ' + key + '=' + v;
+    first = false;
+  }
+  return s;
+};
+
+/**
+ * mm_page_alloc / mm_page_free: `page=PFN pfn=PFN order=N` (then, for
+ * mm_page_alloc, ` migratetype=N gfp_flags=F`), PFN in hex: handled when
+ * pfn is already hex text (`0x...`, as text traces give it).
+ */
+function pageText(alloc: boolean): QuickFormat {
+  return (f) => {
+    const pfn = f.pfn;
+    if (typeof pfn !== 'string' || pfn.charCodeAt(0) !== 48 || (pfn.charCodeAt(1) | 32) !== 120) return null;
+    const s = 'page=' + pfn + ' pfn=' + pfn + ' order=' + valueText(f.order);
+    return alloc ? s + ' migratetype=' + valueText(f.migratetype) + ' gfp_flags=' + valueText(f.gfp_flags) : s;
+  };
+}
+
+/** report_line.ts's FORMATS entries that have a quick rendering, by event name. */
+const QUICK_FORMATS: ReadonlyMap<string, QuickFormat> = new Map([
+  ['kmalloc', kmemText],
+  ['kmem_cache_alloc', kmemText],
+  ['kfree', kmemText],
+  ['kmem_cache_free', kmemText],
+  ['mm_page_alloc', pageText(true)],
+  ['mm_page_free', pageText(false)],
+]);
+
+/** report_line.ts's str(): a value's text, '' for none. */
+function valueText(x: FieldValue | null | undefined): string {
+  return x === null || x === undefined ? '' : typeof x === 'string' ? x : String(x);
 }

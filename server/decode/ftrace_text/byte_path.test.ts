@@ -142,6 +142,9 @@ describe('byte path reads ASCII lines exactly as the string path', () => {
       '          kswapd0-52    [003]   5021.530120: mm_vmscan_kswapd_wake: nid=0 order=3',
       '          kswapd0-52    [003] d..2  5021530120000: mm_vmscan_kswapd_wake: nid=0 order=3',
       '          kswapd0-52    [003] d..2  12345678901234567890: mm_vmscan_kswapd_wake: nid=0 order=3',
+      '         work.sh-25815 [001]63167804969507: mm_vmscan_kswapd_wake: nid=0 order=3',
+      '          kswapd0-52    [003] d..2  999999999999999: mm_vmscan_kswapd_wake: nid=0 order=3',
+      '          kswapd0-52    [003] d..2  1000000000000000: mm_vmscan_kswapd_wake: nid=0 order=3',
       '          kswapd0-52    [003] d..2  1.2: foo_bar:',
       '          kswapd0-52    [003] d..2  1.2: <stack trace>',
       '          kswapd0-52    [003] d..2  1.2: do_thing <-caller',
@@ -153,6 +156,8 @@ describe('byte path reads ASCII lines exactly as the string path', () => {
       const { s, b } = both(line, false);
       expect(b, line).toStrictEqual(s);
     }
+    // A raw clock of up to 15 digits is read on the bytes (a trace-cmd report of a mono/counter clock is all such lines).
+    expect(lines.filter((l) => /[\] ]\d{14,15}: /.test(l)).map((l) => both(l, false).bytesSure)).toEqual([true, true]);
   });
 
   it('a head like the line before differing in one byte is read afresh (the byte path reuses an equal head)', () => {

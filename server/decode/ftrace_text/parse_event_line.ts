@@ -654,7 +654,11 @@ function sameNameAt(b: Uint8Array, p: number, n: number, info: EventNameInfo): b
   return at < n && b[at] === 58 && sameBytes(b, p, info.bytes);
 }
 
-/** parseTail on bytes, for `<secs>.<frac>: <known name>:` only. */
+/**
+ * parseTail on bytes, for `<secs>.<frac>: <known name>:` and, as parseTail
+ * reads it, a raw clock value `<ns>: <known name>:` of at most 15 digits
+ * (counter / x86-tsc / mono clocks) only.
+ */
 function parseTailBytes(b: Uint8Array, p: number, out: EventLine, n: number): boolean {
   let secs = 0;
   const s0 = p;
@@ -664,24 +668,32 @@ function parseTailBytes(b: Uint8Array, p: number, out: EventLine, n: number): bo
     p++;
   }
   const intDigits = p - s0;
-  if (intDigits === 0 || p >= n || c !== 46 || intDigits > 15) return false;
-  // '.' and the fraction
-  p++;
-  const f0 = p;
-  let frac = 0;
-  while (p < n && (c = b[p]!) >= C0 && c <= C9) {
-    if (p - f0 < 9) frac = frac * 10 + (c - C0);
+  if (intDigits === 0 || p >= n || intDigits > 15) return false;
+  let nsec: number;
+  if (c === 46) {
+    // '.' and the fraction
     p++;
-  }
-  const k = p - f0;
-  if (k === 0) return false;
-  if (p >= n || c !== 58) return false; // ':'
+    const f0 = p;
+    let frac = 0;
+    while (p < n && (c = b[p]!) >= C0 && c <= C9) {
+      if (p - f0 < 9) frac = frac * 10 + (c - C0);
+      p++;
+    }
+    const k = p - f0;
+    if (k === 0) return false;
+    if (p >= n || c !== 58) return false; // ':'
+    nsec = frac * FRAC_SCALE[k < 9 ? k : 9]!;
+  } else if (c === 58) {
+    // no fraction: a raw clock value, taken as ns (parseTail)
+    nsec = secs % 1e9;
+    secs = Math.floor(secs / 1e9);
+  } else return false;
   p++;
   if (p < n && b[p] !== SP) return false;
   while (p < n && b[p] === SP) p++;
   p = skipTsDiffBytes(b, p, n);
   out.secs = secs;
-  out.nsec = frac * FRAC_SCALE[k < 9 ? k : 9]!;
+  out.nsec = nsec;
   out.tsInUs = false;
   // event name: up to ':' (a space first: not a name)
   let known: EventNameInfo | undefined;

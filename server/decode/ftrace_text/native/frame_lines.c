@@ -23,7 +23,7 @@
  *   [3] cpu  [4] pid  [5] tgid (-1: no tgid column or `(-------)`)
  *   [6] end of the padded task name (the '-' before the pid); it starts at [1]
  *   [7] irq/preempt flags, -1: no flags column  [8] preempt count
- *   [9] whole seconds  [10] nanoseconds
+ *   [9] whole seconds  [10] nanoseconds (a raw clock value: split into both)
  *   [11] event name id (interned here)  [12] name start  [13] the name's ':'
  *   [14] first argument byte after the padding  [15] argument end (trailing spaces dropped)
  */
@@ -32,6 +32,7 @@
 typedef unsigned char u8;
 typedef int i32;
 typedef unsigned int u32;
+typedef long long i64;
 
 #define REC_WORDS 16
 #define KIND_FAST 1
@@ -39,6 +40,8 @@ typedef unsigned int u32;
 
 /* Limits that keep every value an exact int32; longer runs of digits go to the JavaScript path. */
 #define MAX_NUMBER_DIGITS 9
+/* A timestamp without a fraction (a raw clock value in ns) is read up to this many digits, as in JavaScript. */
+#define MAX_CLOCK_DIGITS 15
 #define MAX_HEAD_BYTES 128
 #define MAX_NAME_BYTES 64
 #define NAME_SLOTS 8192
@@ -284,25 +287,39 @@ i32 frame_lines(const u8 *block, i32 n, i32 from, i32 *out, i32 max_records) {
       q = t;
       while (q < len && line[q] == ' ') q++;
     }
-    i32 secs = 0, s0 = q;
+    i64 whole = 0;
+    i32 s0 = q;
     u8 c = 0;
     while (q < len && is_digit(c = line[q])) {
-      secs = secs * 10 + (c - '0');
-      if (++q - s0 > MAX_NUMBER_DIGITS) break;
+      whole = whole * 10 + (c - '0');
+      if (++q - s0 > MAX_CLOCK_DIGITS) break;
     }
-    if (q == s0 || q - s0 > MAX_NUMBER_DIGITS || q >= len || c != '.') continue;
-    q++;
-    i32 f0 = q, frac = 0;
-    while (q < len && is_digit(c = line[q])) {
-      if (q - f0 < 9) frac = frac * 10 + (c - '0');
+    i32 digits = q - s0;
+    if (digits == 0 || q >= len) continue;
+    i32 secs, frac;
+    if (c == '.') {
+      /* `secs.frac:` */
+      if (digits > MAX_NUMBER_DIGITS) continue;
+      secs = (i32)whole;
       q++;
-    }
-    i32 k = q - f0;
-    if (k == 0 || q >= len || c != ':') continue;
+      i32 f0 = q;
+      frac = 0;
+      while (q < len && is_digit(c = line[q])) {
+        if (q - f0 < 9) frac = frac * 10 + (c - '0');
+        q++;
+      }
+      i32 k = q - f0;
+      if (k == 0 || q >= len || c != ':') continue;
+      for (i32 d = k; d < 9; d++) frac *= 10;
+    } else if (c == ':' && digits <= MAX_CLOCK_DIGITS) {
+      /* no fraction: a raw clock value (counter / x86-tsc clocks), taken as ns */
+      secs = (i32)(whole / 1000000000);
+      frac = (i32)(whole % 1000000000);
+    } else
+      continue;
     q++;
     if (q < len && line[q] != ' ') continue;
     while (q < len && line[q] == ' ') q++;
-    for (i32 d = k; d < 9; d++) frac *= 10;
 
     /* event name, up to ':' (a space first: not a name) */
     i32 id = -1, colon;

@@ -44,6 +44,9 @@ function mutations(line: string): string[] {
       out.push(line.slice(0, ts) + '123456789012345678' + line.slice(line.indexOf('.', ts))); // past 15 digits
       out.push(line.replace(/(\d+)\.(\d+):/, '$1.$21234:')); // 10+ fraction digits
       out.push(line.replace(/(\d+)\.(\d+):/, '$1:')); // raw clock, no fraction
+      out.push(line.replace(/ +(\d+)\.(\d+):/, '63167804969507:')); // raw clock glued to the column before (trace-cmd -C mono)
+      out.push(line.replace(/(\d+)\.(\d+):/, '999999999999999:')); // raw clock of 15 digits
+      out.push(line.replace(/(\d+)\.(\d+):/, '1234567890123456:')); // raw clock past 15 digits
       out.push(line.replace(/(\d+)\.(\d+):/, '$1.$2 :'));
     }
     out.push(line.replace(/\[(\d+)\]/, '[1234567890]')); // CPU past 9 digits

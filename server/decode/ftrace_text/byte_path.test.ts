@@ -242,6 +242,49 @@ describe('byte path reads ASCII lines exactly as the string path', () => {
     expectBytesReadAsString(head, lines);
   });
 
+  it("untyped lines not all key=value: the kmem plugin's `(call_site) ` or mm_filemap's `dev 254:0 ino N ` first, ext4's `dev 254,0 ino N` (no pair at all)", () => {
+    const head = '            node-25510 [000]63167816088910: ';
+    const lines = [
+      'kmalloc:              (__pfx_do_open_execat+0x315) call_site=__pfx_do_open_execat+0x315 ptr=0xffff88814ea65600 bytes_req=408 bytes_alloc=512 gfp_flags=GFP_KERNEL|__GFP_ZERO node=-1 accounted=false',
+      'kmalloc:              (f+0x1) call_site=f+0x1 ptr=0xffff88814ea65601 bytes_req=8 bytes_alloc=8 gfp_flags=GFP_KERNEL node=0 accounted=true',
+      'kfree:                (__pfx_bm_evict_inode+0x207c) call_site=__pfx_bm_evict_inode+0x207c ptr=(nil)',
+      'kfree:                (x+0x1) call_site=x+0x1 ptr=0xffff888225d732a0',
+      'kfree:                (x+0x1)  (y) call_site=x+0x1 ptr=0x1',
+      'kfree:                (x=1) call_site=x+0x1 ptr=0x2',
+      'kfree:                (x+0x1) call_site=x+0x1 ptr=a b',
+      'kfree:                (x+0x1)',
+      'mm_filemap_add_to_page_cache: dev 254:0 ino 9b0969 pfn=0x36b9ce ofs=0 order=0',
+      'mm_filemap_add_to_page_cache: dev 254:0 ino 9b096a pfn=0x36b9cf ofs=4096 order=0',
+      'mm_filemap_add_to_page_cache: dev 254:0 ino 9b096a pfn=0x36b9cf ofs=4096 order=0 x',
+      'mm_filemap_add_to_page_cache: dev 254:0 ino=9b096a ofs=4096 order=0',
+      'ext4_es_lookup_extent_enter: dev 254,0 ino 10160489 lblk 0',
+      'ext4_es_lookup_extent_exit: dev 254,0 ino 10160489 found 0 [0/0) 0',
+      'ext4_da_reserve_space: dev 254,0 ino 10160489 mode 0100644 i_blocks 0 reserve_blocks 1reserved_data_blocks 1',
+    ];
+    // Twice: the second time the key sequences are known (the quick reading).
+    expectBytesReadAsString(head, [...lines, ...lines]);
+    const fields = lines.map((l) => both(head + l, false).b.fields);
+    expect(fields[0]).toEqual({
+      call_site: '__pfx_do_open_execat+0x315',
+      ptr: '0xffff88814ea65600',
+      bytes_req: 408,
+      bytes_alloc: 512,
+      gfp_flags: 'GFP_KERNEL|__GFP_ZERO',
+      node: -1,
+      accounted: 'false',
+    });
+    // A NULL pointer printed as (nil) is read as 0x0 (values.ts normalizePointer), on both paths.
+    expect(fields[2]).toEqual({ call_site: '__pfx_bm_evict_inode+0x207c', ptr: '0x0' });
+    expect(fields[6]).toEqual({ call_site: 'x+0x1', ptr: 'a b' });
+    expect(fields.slice(8, 12)).toEqual([
+      { pfn: '0x36b9ce', ofs: 0, order: 0 },
+      { pfn: '0x36b9cf', ofs: 4096, order: 0 },
+      { pfn: '0x36b9cf', ofs: 4096, order: '0 x' },
+      { ino: '9b096a', ofs: 4096, order: 0 },
+    ]);
+    expect([fields[7], ...fields.slice(12)]).toEqual([{}, {}, {}, {}]);
+  });
+
   it('untyped key=value lines with zero-padded digits: pointer width stays text on both paths', () => {
     const head = '              dd-4211    [003] ..... 16171.466373: ';
     const lines = [

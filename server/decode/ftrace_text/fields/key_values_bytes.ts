@@ -4,6 +4,7 @@ import { sameBytes } from './byte_keys.ts';
 import { internBytes } from './intern.ts';
 import { convertRange, kvRange, kvSlow } from './key_values.ts';
 import { AUTO_SPEC, type KeyRule, KvSpec, type SeqEntry } from './kv_spec.ts';
+import { isKeyChar } from './text_scan.ts';
 import { parseDecimalRangeBytes, pointerWidthPadded } from './values.ts';
 
 /** convertRange on bytes (b[i] === t.charCodeAt(i), ASCII). */
@@ -104,7 +105,37 @@ export function kvRangeBytes(
 ): EventFields | null {
   if (b === null) return kvRange(text, s, n, spec);
   const ent = kvValuesBytes(b, text, s, n, spec);
-  return ent !== null ? ent.builder(spec.vals) : kvSlow(text, s, n, spec);
+  if (ent !== null) return ent.builder(spec.vals);
+  // kvSlow reads from its first `key=` token on, passing over the tokens
+  // before it (the kmem plugin's `(call_site) `, mm_filemap_*'s
+  // `dev 254:0 ino 9b0969 `): without one, no pair (ext4's `dev 254,0 ino 12
+  // lblk 0`); from there, a known key sequence reads as kvFast reads it.
+  const k = firstKeyToken(b, s, n);
+  if (k < 0) return null;
+  if (k > s) {
+    const after = kvValuesBytes(b, text, k, n, spec);
+    if (after !== null) return after.builder(spec.vals);
+  }
+  return kvSlow(text, s, n, spec);
+}
+
+/**
+ * Where kvSlow's walk over the tokens of the ASCII text b[s, n) meets its
+ * first `key=` token (key characters, then '='), or -1 when none is.
+ */
+function firstKeyToken(b: Uint8Array, s: number, n: number): number {
+  let i = s;
+  while (i < n) {
+    let j = i;
+    let c = 0;
+    while (j < n && isKeyChar((c = b[j]!))) j++;
+    if (j > i && j < n && c === 61) return i;
+    while (j < n && b[j] !== 32) j++;
+    if (j >= n) return -1;
+    while (j < n && b[j] === 32) j++;
+    i = j;
+  }
+  return -1;
 }
 
 /**

@@ -98,9 +98,7 @@ export async function loadDetectorMacros(engine: Engine): Promise<void> {
  * blocks that several detectors or a detector and its summary call.
  */
 export function perRunMacroNames(macrosSql: string): string[] {
-  const re =
-    /^--\s*@per_run\b[^\n]*\r?\n\s*CREATE\s+(?:OR\s+REPLACE\s+)?TEMP(?:ORARY)?\s+MACRO\s+([A-Za-z_][A-Za-z0-9_]*)\s*\(\s*\)\s*AS\s+TABLE\b/gim;
-  return [...macrosSql.matchAll(re)].map((m) => m[1]!);
+  return [...perRunMacroDefinitions(macrosSql).keys()];
 }
 
 /**
@@ -132,12 +130,15 @@ export function perRunMacroDefinitions(macrosSql: string): Map<string, string> {
  */
 class PerRunTables {
   private readonly made: string[] = [];
+  private readonly names: string[];
 
+  /** `definitions`: perRunMacroDefinitions of the macros file, read once per run. */
   constructor(
     private readonly engine: Engine,
-    private readonly macrosSql: string,
-    private readonly names: string[],
-  ) {}
+    private readonly definitions: Map<string, string>,
+  ) {
+    this.names = [...definitions.keys()];
+  }
 
   /** Materialises the per-run macros `sql` calls that this run has not yet. */
   async prepare(sql: string): Promise<void> {
@@ -155,8 +156,7 @@ class PerRunTables {
 
   async release(): Promise<void> {
     if (this.made.length === 0) return;
-    const defs = perRunMacroDefinitions(this.macrosSql);
-    await this.engine.exec(this.made.map((name) => defs.get(name)!).join('\n'));
+    await this.engine.exec(this.made.map((name) => this.definitions.get(name)!).join('\n'));
     for (const name of this.made) await this.engine.exec(`DROP TABLE IF EXISTS temp.main._ss_run_${name}`);
   }
 }
@@ -347,7 +347,7 @@ async function runDetectorsNow(engine: Engine, opts: RunOptions): Promise<RunRes
 
   await loadDetectorMacros(engine);
   const macrosSql = await readFile(DETECTOR_MACROS_FILE, 'utf8');
-  const perRun = new PerRunTables(engine, macrosSql, perRunMacroNames(macrosSql));
+  const perRun = new PerRunTables(engine, perRunMacroDefinitions(macrosSql));
   const traced = await tracedEventNames(engine);
   const raw: RawFinding[] = [];
   const summaries: Record<string, Row[]> = {};

@@ -283,6 +283,10 @@ export class TimelineController {
     }
     const s = window.__stallscope!;
     s.draws++;
+    // Whether every track in view has its data for this window: tracks grow as it arrives (slice
+    // depths), so a layout read while one is loading can still move (tests wait on this).
+    const loading = allLoaded ? 'false' : 'true';
+    if (this.root.dataset.loading !== loading) this.root.dataset.loading = loading;
     if (!this.painted && allLoaded && this.areas.size > 0 && this.tracks.length > 0) {
       this.painted = true;
       s.firstPaintMs = performance.now();

@@ -104,22 +104,29 @@ async function pixel(page: Page, selector: string, x: number, y: number): Promis
   );
 }
 
-/** A track header's box once the layout has settled (tracks grow as their data arrives: slice depths). */
+/**
+ * A track header's box once the layout has settled: tracks grow as their data arrives (slice
+ * depths), so the box must hold still over two reads with no track in view still loading.
+ */
 async function settledBox(header: Locator): Promise<{ x: number; y: number; width: number; height: number }> {
-  let box = (await header.boundingBox())!;
+  const timeline = header.page().getByTestId('timeline');
+  // No box before the first poll: that poll runs at once, and a box read just before it would
+  // compare equal whatever the layout was about to do.
+  const last: { box: { x: number; y: number; width: number; height: number } | null } = { box: null };
   await expect
     .poll(
       async () => {
         await header.scrollIntoViewIfNeeded();
         const now = (await header.boundingBox())!;
-        const same = now.y === box.y && now.height === box.height;
-        box = now;
-        return same;
+        const loading = await timeline.getAttribute('data-loading');
+        const box = last.box;
+        last.box = now;
+        return box !== null && now.y === box.y && now.height === box.height && loading === 'false';
       },
       { intervals: [500] },
     )
     .toBe(true);
-  return box;
+  return last.box!;
 }
 
 /** A drawn colour, not the white background or a grey grid line. */
@@ -287,13 +294,18 @@ test('filter the event list and follow a row; a timeline selection scrolls the l
   await page.getByTestId('filter-apply').click();
   const wakings = events.filter((e) => e.name === 'sched_waking' && e.ts >= call.start - pad && e.ts <= call.end + pad);
   await expect(page.getByTestId('event-count')).toHaveAttribute('data-total', String(wakings.length));
-  const pid = Number(wakings[0]!.fields.pid);
+  // The selected slice still scrolls the new list to its place (first waking at or after its
+  // start): wait for that, then use that row, which stays put (row 0 may scroll away mid-click).
+  const followed = wakings.findIndex((e) => e.ts >= call.start);
+  expect(followed).toBeGreaterThanOrEqual(0);
+  const followedRow = page.locator(`[data-testid="event-row"][data-index="${followed}"]`);
+  await expect(followedRow).toHaveClass(/selected/);
+  const pid = Number(wakings[followed]!.fields.pid);
   const tracks = (await (await fetch(`${server.base}/api/traces/${trace}/tracks`)).json()) as {
     threads: Array<{ utid: number; tid: number; name: string }>;
   };
   const woken = tracks.threads.find((t) => t.tid === pid)!;
-  await page
-    .locator('[data-testid="event-row"][data-index="0"]')
+  await followedRow
     .getByTestId('field-task-link')
     .filter({ hasText: `pid=${pid}` })
     .click();

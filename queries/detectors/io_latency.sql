@@ -153,9 +153,9 @@ dirtiers_all AS (
   SELECT replace(bdi, ':', ',') AS device, utid, ts FROM balance_dirty_pages
   UNION ALL SELECT replace(bdi, ':', ',') AS device, utid, ts FROM writeback_dirty_folio
   UNION ALL
-  SELECT ss_dev(a.int_value) AS device, e.utid, e.ts
-  FROM ftrace_event e JOIN args a ON a.arg_set_id = e.arg_set_id AND a.key = 'dev'
-  WHERE e.name = 'writeback_dirty_inode_enqueue'
+  -- the event's own view (server/model/derive_event_views.ts), not ftrace_event JOIN args: that
+  -- join read the fields of every untyped event to find these
+  SELECT ss_dev(dev) AS device, utid, ts FROM _event_writeback_dirty_inode_enqueue WHERE dev IS NOT NULL
 ),
 dirtier_counts AS (
   SELECT e.dev, e.ep, ss_task(t.name, t.tid) AS who, count(*) AS n

@@ -60,8 +60,12 @@
  *      print its text back byte for byte as an excerpt renders them
  *      (ftrace_text/kept_raw.ts; before: every event without a typed table
  *      kept its text, stored twice); excerpts are unchanged
+ *  11  `_event_writeback_dirty_inode_enqueue` (id, ts, cpu, utid, dev), a
+ *      view of that event's shape tables (derive_event_views.ts): io_latency
+ *      reads who dirtied a device from it, no longer through `ftrace_event
+ *      JOIN args` (every untyped event's fields); tables and values unchanged
  */
-export const MODEL_VERSION = 10;
+export const MODEL_VERSION = 11;
 
 /** The model version an info.json records (0: written before versions existed). */
 export function modelVersionOf(summary: { modelVersion?: number }): number {

@@ -22,7 +22,7 @@ import { ModelBuilder } from '../model/model_builder.ts';
 import type { ModelLayout } from '../model/model_layout.ts';
 import { ModelStore, type WriterSummary } from '../model/model_store.ts';
 import { MODEL_VERSION, modelVersionOf } from '../model/model_version.ts';
-import { hashFile, hashFileOnThread } from './content_hash.ts';
+import { hashFile, hashFileInBackground } from './content_hash.ts';
 import { dataDirPaths, isTraceId, resolveDataDir, type DataDirPaths } from './data_dir.ts';
 import { FieldWorkerClient } from './field_worker_client.ts';
 import { cachedLayout, rememberLayout } from './layout_cache.ts';
@@ -177,7 +177,7 @@ export async function ingestFile(file: string, opts: IngestOptions = {}): Promis
   try {
     const common = { file, label, sizeBytes: stat.size, opts, report, started, dirs, timer };
     if (!hashFirst) {
-      const hashing = hashFileOnThread(file);
+      const hashing = hashFileInBackground(file, stat.size);
       try {
         const work = await openWork();
         return await wrapBuildError(

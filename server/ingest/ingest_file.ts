@@ -62,7 +62,8 @@ export interface IngestOptions {
   /**
    * Append to DuckDB on a worker thread (store_worker.ts) while this thread
    * decodes (true), or do everything on this thread (false). Default: the
-   * worker for files of STORE_WORKER_MIN_EVENTS or more (estimatedEvents);
+   * worker for files of STORE_WORKER_MIN_EVENTS or more (estimatedEvents;
+   * Perfetto files: PERFETTO_STORE_WORKER_MIN_EVENTS);
    * $STALLSCOPE_STORE_WORKER=1 / =0 forces either way.
    */
   worker?: boolean;
@@ -171,7 +172,7 @@ export async function ingestFile(file: string, opts: IngestOptions = {}): Promis
   // ingested file, a duplicate upload), and a store load started for nothing
   // costs a thread's start-up, or ends a kept thread (worker_pool.ts ends a
   // thread whose load did not finish).
-  const withWorker = useStoreWorker(opts, await estimatedEvents(file, stat.size));
+  const withWorker = useStoreWorker(opts, await estimatedLoad(file, stat.size));
   const openWork = () => openWorkspace(dirs.tmp, withWorker).finally(() => timer.mark('workspace'));
   inFlightSizes.set(stat.size, (inFlightSizes.get(stat.size) ?? 0) + 1);
   try {
@@ -286,9 +287,28 @@ async function libraryHasSize(dirs: DataDirPaths, sizeBytes: number): Promise<bo
  */
 export const STORE_WORKER_MIN_EVENTS = 500_000;
 
-function useStoreWorker(opts: IngestOptions, events: number): boolean {
+/**
+ * Perfetto files load on one thread up to more events: their decoding
+ * thread has less to hand over (its typed and scheduler rows are written
+ * straight into columns), so the workers' start-up, the chunks' transfer
+ * and derive reopening the database cost more than they save. Copies of
+ * perfetto_reclaim.pftrace (bench/perfetto_bench.ts replicate), CLI,
+ * alternating pairs at load 8-12, one thread against the workers:
+ *  - x40, 1.3M events, 6 pairs: 3.15-3.68 CPU-s (median 3.29) against
+ *    3.70-4.24 (3.80); 294-303 against 308-317 MB; wall median 6.9 against 9.9 s;
+ *  - x80, 2.6M, 3 pairs: 4.99-5.44 (5.40) against 5.93-6.12 (6.06); 320-329
+ *    against 333-343 MB; wall median 12.4 against 15.7 s;
+ *  - x160, 5.2M, 2 pairs: 9.8-10.6 against 10.3-11.0; 326-334 against
+ *    355-357 MB; wall 17.8-47.7 against 9.2-25.2 s.
+ * Past that the CPU is even and the workers' overlap is what a less loaded
+ * machine gains from, so larger files keep them.
+ */
+export const PERFETTO_STORE_WORKER_MIN_EVENTS = 4_000_000;
+
+function useStoreWorker(opts: IngestOptions, load: EstimatedLoad): boolean {
   const env = process.env.STALLSCOPE_STORE_WORKER;
-  return opts.worker ?? (env === '1' ? true : env === '0' ? false : events >= STORE_WORKER_MIN_EVENTS);
+  const min = load.perfetto ? PERFETTO_STORE_WORKER_MIN_EVENTS : STORE_WORKER_MIN_EVENTS;
+  return opts.worker ?? (env === '1' ? true : env === '0' ? false : load.events >= min);
 }
 
 /** Bytes per event of an uncompressed trace.dat and of trace text (the bench corpus: 45-60 and 110-160). */
@@ -304,6 +324,16 @@ const PERFETTO_BYTES_PER_EVENT = 40;
  * (compressed or not, trace.dat or text): enough to choose how to load it.
  */
 export async function estimatedEvents(file: string, sizeBytes: number): Promise<number> {
+  return (await estimatedLoad(file, sizeBytes)).events;
+}
+
+interface EstimatedLoad {
+  events: number;
+  perfetto: boolean;
+}
+
+async function estimatedLoad(file: string, sizeBytes: number): Promise<EstimatedLoad> {
+  const events = (n: number): EstimatedLoad => ({ events: n, perfetto: false });
   // Perfetto has no magic number: it sniffs from its first SNIFF_BYTES.
   const head = Buffer.alloc(SNIFF_BYTES);
   let n = 0;
@@ -315,21 +345,23 @@ export async function estimatedEvents(file: string, sizeBytes: number): Promise<
       await fh.close();
     }
   } catch {
-    return 0;
+    return events(0);
   }
   const sniffed = sniffInput(head.subarray(0, n));
-  if (sniffed.compression !== null) return (sizeBytes * COMPRESSION_RATIO) / TEXT_BYTES_PER_EVENT;
-  if (sniffed.format === 'perfetto') return sizeBytes / PERFETTO_BYTES_PER_EVENT;
-  if (sniffed.format !== 'trace_dat') return sizeBytes / TEXT_BYTES_PER_EVENT;
+  if (sniffed.compression !== null) return events((sizeBytes * COMPRESSION_RATIO) / TEXT_BYTES_PER_EVENT);
+  if (sniffed.format === 'perfetto') return { events: sizeBytes / PERFETTO_BYTES_PER_EVENT, perfetto: true };
+  if (sniffed.format !== 'trace_dat') return events(sizeBytes / TEXT_BYTES_PER_EVENT);
   // trace.dat: magic (10 bytes), version "N\0", endianness, long size, page size (4); v7: compression name "zstd\0"...
   const versionEnd = head.indexOf(0, 10);
   const version = head.toString('latin1', 10, versionEnd);
-  if (version !== '7' || versionEnd < 0) return sizeBytes / DAT_BYTES_PER_EVENT;
+  if (version !== '7' || versionEnd < 0) return events(sizeBytes / DAT_BYTES_PER_EVENT);
   const algoStart = versionEnd + 1 + 2 + 4;
   const algo = head.toString('latin1', algoStart, Math.max(algoStart, head.indexOf(0, algoStart)));
-  return algo === '' || algo === 'none'
-    ? sizeBytes / DAT_BYTES_PER_EVENT
-    : (sizeBytes * COMPRESSION_RATIO) / DAT_BYTES_PER_EVENT;
+  return events(
+    algo === '' || algo === 'none'
+      ? sizeBytes / DAT_BYTES_PER_EVENT
+      : (sizeBytes * COMPRESSION_RATIO) / DAT_BYTES_PER_EVENT,
+  );
 }
 
 /** Ingests in flight in this process, by final trace directory (when hashed first). */

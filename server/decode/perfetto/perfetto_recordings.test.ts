@@ -147,9 +147,10 @@ describe.each([
   });
 
   it('builds the same model with the store worker, as a large Perfetto file loads', async () => {
-    // Small files load on one thread; files estimated at STORE_WORKER_MIN_EVENTS
-    // or more append on the store worker. A Perfetto file is estimated from
-    // its own bytes per event, not as text (it sniffs only from several KB).
+    // Small files load on one thread; Perfetto files estimated at
+    // PERFETTO_STORE_WORKER_MIN_EVENTS or more append on the store worker. A
+    // Perfetto file is estimated from its own bytes per event, not as text
+    // (it sniffs only from several KB).
     const n = tp[0]!.reduce((sum, r) => sum + Number(r.n), 0);
     if (!name.endsWith('.gz')) {
       const estimate = await estimatedEvents(file, statSync(file).size);

@@ -701,9 +701,22 @@ async function loadInProcess(
   timer: PhaseTimer,
 ): Promise<Loaded> {
   const setupStarted = performance.now();
+  // One DuckDB thread, for the load and for derive, which goes on with this
+  // engine: a statement's calling thread polls for the result while another
+  // DuckDB thread runs its tasks (pthread_mutex_lock/unlock, ExecuteTask,
+  // IsResultReady: ~10% of a small ingest's perf samples), so the second
+  // thread cost CPU and, on this shared 2-core machine, bought no wall time.
+  // CLI, alternating pairs at load 8-10, default threads vs one:
+  // perfetto_reclaim.pftrace 5 pairs 0.69-0.88 CPU-s (median 0.81) vs
+  // 0.68-0.74 (0.70); reclaim.v7.dat 3 pairs 1.62-1.81 (1.70) vs 1.40-1.48
+  // (1.45), 266-271 vs 243-247 MB; x40 Perfetto (1.3M events) 3 pairs
+  // 3.07-3.40 (3.07) vs 2.76-2.80 (2.80). Derive alone on a second thread
+  // (SET threads = 2 after the load) took that gain back on x40: 2.98-3.48
+  // CPU-s. The store worker's load already runs on one (store_worker.ts).
   const engine = await openDuckDb(target.dbPath, {
     memoryLimit: target.memoryLimit,
     tempDirectory: target.tempDirectory,
+    threads: 1,
   });
   try {
     timer.mark('open');

@@ -300,10 +300,15 @@ export const STORE_WORKER_MIN_EVENTS = 500_000;
  *    against 333-343 MB; wall median 12.4 against 15.7 s;
  *  - x160, 5.2M, 2 pairs: 9.8-10.6 against 10.3-11.0; 326-334 against
  *    355-357 MB; wall 17.8-47.7 against 9.2-25.2 s.
- * Past that the CPU is even and the workers' overlap is what a less loaded
- * machine gains from, so larger files keep them.
+ * With one DuckDB thread on one-thread loads (below), load 4.4-8.5: x40 3
+ * pairs 2.69-2.81 (2.79) against 3.51-3.61 (3.60), wall median 2.90 against
+ * 4.09 s; x80 3 pairs 4.72-4.89 (4.82) against 6.10-6.20 (6.18), wall
+ * 8.4-9.3 against 9.7-11.3 s; but x120 (3.9M), 2 pairs at load 5.3-6.0:
+ * 6.75-6.92 against 8.20-8.60 CPU-s and wall 9.1-10.3 against 5.0-9.2 s, 335-339
+ * against 345-349 MB: there the workers' overlap pays in wall time when the
+ * machine has a core to spare, so files from 3M events keep them.
  */
-export const PERFETTO_STORE_WORKER_MIN_EVENTS = 4_000_000;
+export const PERFETTO_STORE_WORKER_MIN_EVENTS = 3_000_000;
 
 function useStoreWorker(opts: IngestOptions, load: EstimatedLoad): boolean {
   const env = process.env.STALLSCOPE_STORE_WORKER;

@@ -86,9 +86,16 @@ interface StreamState {
   ref: BundleRef | null;
   syms: SymbolTable;
   lastTs: number;
-  /** The stream's read-ahead window of the file (replaced, never overwritten: framed bundles keep theirs). */
+  /**
+   * The stream's read-ahead window of the file: a new view per read, into
+   * winStore when it fits. Overwriting is safe because a stream reads its next
+   * window only once its current bundle's events are all out (a record batch
+   * copies a bundle's bytes as its records are added), and a new view is a new
+   * object to the identity checks on bundles (record_batch.ts page slots).
+   */
   win: Uint8Array;
   winStart: number;
+  winStore: Buffer | null;
   /** The event kinds of the stream's sequence, as kindOf found them (shared by its CPUs' streams). */
   kinds: Map<number, EventKind | null>;
 }
@@ -256,6 +263,7 @@ async function decodeEvents(
     lastTs: -Infinity,
     win: new Uint8Array(0),
     winStart: 0,
+    winStore: null,
     kinds: new Map(),
   }));
   // Ties between streams go to the lower CPU, then the earlier stream.
@@ -286,10 +294,15 @@ async function decodeEvents(
           // not one per bundle.
           if (ref.off < s.winStart || ref.off + ref.len > s.winStart + s.win.length) {
             s.winStart = ref.off;
+            // One buffer per stream, reused: a fresh one per read was ~100 MB of
+            // garbage external memory on a 50 MB trace (windows overlap across
+            // streams), and V8 answers that with full collections.
+            s.winStore ??= Buffer.allocUnsafeSlow(Math.min(windowBytes, src.size));
             s.win = await src.read(
               ref.off,
               Math.min(src.size - ref.off, Math.max(ref.len, windowBytes)),
               'ftrace bundles',
+              s.winStore,
             );
           }
           buf = s.win;

@@ -24,8 +24,15 @@ export class FileSource {
     }
   }
 
-  /** Reads exactly len bytes at offset or throws TraceDatFormatError (truncated). */
-  async read(offset: number, len: number, what: string): Promise<Buffer> {
+  /**
+   * Reads exactly len bytes at offset or throws TraceDatFormatError (truncated).
+   * With `into` of at least len bytes, reads into its start and returns a new
+   * view of it (a new object each call, so identity checks on views see a new
+   * read): a reader that slides a window through the file reuses one buffer
+   * instead of a fresh one per read, whose garbage makes V8 run full
+   * collections (it counts external memory).
+   */
+  async read(offset: number, len: number, what: string, into?: Buffer): Promise<Buffer> {
     if (!Number.isSafeInteger(offset) || !Number.isSafeInteger(len) || offset < 0 || len < 0) {
       throw new TraceDatFormatError(
         Math.max(0, Math.min(offset, this.size)),
@@ -38,7 +45,7 @@ export class FileSource {
         `truncated: ${what} needs ${len} bytes at offset ${offset}, file has ${this.size}`,
       );
     }
-    const buf = Buffer.allocUnsafe(len);
+    const buf = into !== undefined && into.length >= len ? into.subarray(0, len) : Buffer.allocUnsafe(len);
     let done = 0;
     while (done < len) {
       const { bytesRead } = await this.fh.read(buf, done, len - done, offset + done);

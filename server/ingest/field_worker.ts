@@ -52,6 +52,7 @@ import { RecycledBuffers, sendBuffersBack } from './recycled_buffers.ts';
 import { waitForCounter } from './wait_for_counter.ts';
 import { nativeKvScanner } from '../decode/ftrace_text/native/native_kv_scanner.ts';
 import { serveJobs } from './job_loop.ts';
+import { heapBound } from './ingest_memory.ts';
 import { perfettoFieldDecoder } from '../decode/perfetto/raw_fields.ts';
 
 const port = parentPort!;
@@ -117,11 +118,14 @@ function startJob(input: FieldWorkerInput, onEnd: () => void): (m: ToFieldWorker
     return () => undefined;
   }
 
+  // Its promoted garbage, collected as it grows (ingest_memory.ts WORKER_HEAP_SLACK_MB).
+  const boundHeap = heapBound();
   return (m: ToFieldWorker) => {
     if (failed) return;
     try {
       if (m.type === 'batch') {
         decoder.decode(new RecordBatchReader(m.batch));
+        boundHeap();
         Atomics.add(control, BATCHES_CONSUMED, 1);
         Atomics.notify(control, BATCHES_CONSUMED);
         // Decoded into rows (nothing keeps a view of it): main fills it again.

@@ -33,7 +33,7 @@
  * the workers are idle then and the decode buffers gone, so derive's hash
  * tables and sorts get the larger pool.
  */
-import { setFlagsFromString } from 'node:v8';
+import { getHeapStatistics, setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 
 /**
@@ -127,4 +127,38 @@ function makeCollector(): () => void {
     // no collector: fall through
   }
   return () => undefined;
+}
+
+/**
+ * How far (MB) the field worker's V8 heap may grow past what its last
+ * collection left before it collects again (heapBound). Why: its young
+ * generation is small (WORKER_YOUNG_GENERATION_MB), so the objects of a
+ * batch that outlive two scavenges are promoted, and V8 lets the old
+ * generation grow to several times its live size before a full collection
+ * of its own. On compile_syscalls.v7 (3.2M events, 78% sys_enter/sys_exit)
+ * the field worker's heap grew to 85-93 MB with ~21 MB live, the largest
+ * part of the ingest's 384-405 MB peak (sched_wq.v7's stays ~16 MB). With
+ * 16 MB it stays at ~41 MB: 6 collections of ~21 MB live, 17 ms wall and
+ * ~7 ms of this thread's CPU each, and the peak falls to 343-359 MB
+ * (issue-29r note); 8 MB made 17 collections for ~10 MB less, 24 MB ~359 MB.
+ * The files that never reach the first bound (2 x this) are unchanged.
+ * $STALLSCOPE_WORKER_HEAP_SLACK_MB overrides; 0 turns the check off.
+ */
+export const WORKER_HEAP_SLACK_MB = Number(process.env.STALLSCOPE_WORKER_HEAP_SLACK_MB ?? 16);
+
+/**
+ * Returns a check to call between units of a thread's work (the field
+ * worker: after each batch): a full collection once the heap in use has grown
+ * WORKER_HEAP_SLACK_MB past what the last one left (the first at twice that).
+ * getHeapStatistics costs microseconds, so it can run at every batch.
+ */
+export function heapBound(slackMb = WORKER_HEAP_SLACK_MB): () => void {
+  if (!(slackMb > 0)) return () => undefined;
+  const slack = slackMb * 1048576;
+  let limit = 2 * slack;
+  return () => {
+    if (getHeapStatistics().used_heap_size < limit) return;
+    collectGarbage();
+    limit = getHeapStatistics().used_heap_size + slack;
+  };
 }

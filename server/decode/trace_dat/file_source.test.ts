@@ -15,10 +15,18 @@ describe('FileSource.read into a reused buffer', () => {
     Uint8Array.from({ length: 10_000 }, (_, i) => i % 256),
   );
   const expected = (offset: number, len: number) => Array.from({ length: len }, (_, i) => (offset + i) % 256);
-
-  it('reads each window into the buffer given, as a new view per read', async () => {
+  /** Runs `use` on the file opened as a FileSource, closed afterwards whatever happens. */
+  const withSource = async (use: (src: FileSource) => Promise<void>) => {
     const src = await FileSource.open(file);
     try {
+      await use(src);
+    } finally {
+      await src.close();
+    }
+  };
+
+  it('reads each window into the buffer given, as a new view per read', () =>
+    withSource(async (src) => {
       const store = Buffer.alloc(4096);
       const a = await src.read(100, 4096, 'test', store);
       expect([...a]).toEqual(expected(100, 4096));
@@ -28,21 +36,14 @@ describe('FileSource.read into a reused buffer', () => {
       expect(b.buffer).toBe(store.buffer);
       // A new object per read: code that recognises a window by identity sees a new one.
       expect(b).not.toBe(a);
-    } finally {
-      await src.close();
-    }
-  });
+    }));
 
-  it('reads into a fresh buffer when the one given is too small, leaving it untouched', async () => {
-    const src = await FileSource.open(file);
-    try {
+  it('reads into a fresh buffer when the one given is too small, leaving it untouched', () =>
+    withSource(async (src) => {
       const store = Buffer.alloc(16);
       const a = await src.read(5_000, 32, 'test', store);
       expect([...a]).toEqual(expected(5_000, 32));
       expect(a.buffer).not.toBe(store.buffer);
       expect([...store]).toEqual(new Array(16).fill(0));
-    } finally {
-      await src.close();
-    }
-  });
+    }));
 });

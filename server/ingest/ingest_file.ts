@@ -660,10 +660,11 @@ async function loadOnStoreWorker(
     throw err;
   }
   await fields.close();
-  const committed = store.finish(result);
-  // This thread's decode garbage goes while the store commits (the ingest's peak; ingest_memory.ts).
+  // This thread's decode garbage (the ingest's peak; ingest_memory.ts) goes
+  // before the store, at `finish`, raises its cap to derive's: the two must
+  // not add up. The store is still appending the last chunks meanwhile.
   collectGarbage();
-  const writerSummary = await committed;
+  const writerSummary = await store.finish(result);
   timer.mark('store finish+commit');
   return {
     writerSummary,

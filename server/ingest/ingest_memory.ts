@@ -57,6 +57,8 @@ export const INGEST_MEMORY_LIMIT = process.env.STALLSCOPE_INGEST_MEMORY ?? '128M
  * rows on any 1M-event trace, and ~memory_limit on larger ones (sched_wq.v7:
  * 99 MB at 128MB), while the decoding threads hold their own ~150 MB. At
  * 64MB the rest spills to the work dir's spill/ and is read back at COMMIT.
+ * The cap holds while decoding (the peak); from `finish` on, the store
+ * thread raises it to derive's (INGEST_MEMORY_LIMIT, store_worker.ts).
  * Measured on sched_wq.v7, many_systems.v7 and sched_wq.x10.v7 (issue-29m
  * note): peak -20 to -40 MB; lower (48MB, 32MB) gained <10 MB more for more
  * spilling.

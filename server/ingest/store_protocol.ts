@@ -18,6 +18,8 @@ export const MAX_IN_FLIGHT = 48;
 export interface StoreWorkerInput {
   dbPath: string;
   memoryLimit: string;
+  /** DuckDB's cap from `finish` on (closing the appenders, COMMIT): derive's, which follows. */
+  commitMemoryLimit: string;
   tempDirectory: string;
   schemaSqlPath: string;
   /** The layout the main thread already builds rows for (layout_cache.ts), checked against the schema; null: none. */

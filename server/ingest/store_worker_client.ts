@@ -59,8 +59,9 @@ export class StoreWorkerClient {
     const { port1, port2 } = new MessageChannel();
     const input: StoreWorkerInput = {
       ...target,
-      // The load's own cap, lower than derive's (ingest_memory.ts).
+      // The load's own cap, lower than derive's (ingest_memory.ts), until it commits.
       memoryLimit: STORE_MEMORY_LIMIT,
+      commitMemoryLimit: target.memoryLimit,
       schemaSqlPath: SCHEMA_SQL_PATH,
       control,
       expectedLayout,

@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { formatArgs } from '../../notes/report_line.ts';
 import { decodeFile } from '../decode_file.ts';
-import type { DecodedEvent, EventSink } from '../decoded_event.ts';
+import type { DecodedEvent, EventFields, EventSink } from '../decoded_event.ts';
 import { KEEP_AFTER_MISSES, KeptRaw } from './kept_raw.ts';
 
 const FIXTURES = fileURLToPath(new URL('../../../fixtures/', import.meta.url));
@@ -125,5 +125,54 @@ describe('KeptRaw keeps an event text unless its fields print it back', () => {
     expect(kept.of('mm_page_free', 'page=0x10 pfn=0x10 order=2', { page: '0x10', pfn: '0x10', order: 3 })).toBe(
       'page=0x10 pfn=0x10 order=2',
     );
+  });
+
+  it("writeback's quick renderings drop a text exactly where formatArgs prints it", () => {
+    // Each against the oracle: the text formatArgs prints for these fields, and that text one byte off.
+    const foreign = { bdi_id: 1, name: '7:0', ino: 25516713, memcg_id: 1, cgroup_ino: 1, page_cgroup_ino: 4226 };
+    const wbc = {
+      name: '7:0',
+      nr_to_write: 9223372036854775807n,
+      pages_skipped: 0,
+      sync_mode: 1,
+      for_kupdate: 0,
+      for_background: 0,
+      range_cyclic: 0,
+      range_start: 0,
+      range_end: 9223372036854775807n,
+      cgroup_ino: 1,
+    };
+    const cases: [string, EventFields][] = [
+      ['track_foreign_dirty', foreign],
+      ['track_foreign_dirty', { ...foreign, memcg_id: null as unknown as number, ino: 7n }],
+      ['track_foreign_dirty', { ...foreign, name: '8388608' }],
+      ['track_foreign_dirty', { ...foreign, name: 8388608 }],
+      ['wbc_writepage', wbc],
+      ['wbc_writepage', { ...wbc, range_start: '0x1000', range_end: 4096 }],
+      ['wbc_writepage', { ...wbc, range_start: '4096', range_end: -1 }],
+      ['wbc_writepage', { ...wbc, range_end: 2 ** 60, cgroup_ino: null as unknown as number }],
+    ];
+    for (const [name, fields] of cases) {
+      const printed = formatArgs(name, fields);
+      expect({ name, fields, kept: new KeptRaw().of(name, printed, fields) }).toEqual({ name, fields, kept: null });
+      for (const changed of [`${printed} `, printed.replace(' ', '  '), printed.replace('=', ':')]) {
+        expect({ name, changed, kept: new KeptRaw().of(name, changed, fields) }).toEqual({
+          name,
+          changed,
+          kept: changed,
+        });
+      }
+    }
+    // The real text: its fields as the text decoder parses them print it back.
+    expect(
+      new KeptRaw().of(
+        'track_foreign_dirty',
+        'bdi 7:0[1]: ino=25516713 memcg_id=1 cgroup_ino=1 page_cgroup_ino=4226',
+        foreign,
+      ),
+    ).toBe(null);
+    const wbcText =
+      'bdi 7:0: towrt=9223372036854775807 skip=0 mode=1 kupd=0 bgrd=0 cyclic=0 start=0x0 end=0x7fffffffffffffff cgroup_ino=1';
+    expect(new KeptRaw().of('wbc_writepage', wbcText, wbc)).toBe(null);
   });
 });

@@ -27,7 +27,6 @@ import {
 import type { BufferSource } from '../model/buffer_source.ts';
 import { chunkTransferList, type ChunkData } from '../model/column_chunk.ts';
 import { SID_BASE_FIELD_WORKER, type StringRows } from '../model/args_rows.ts';
-import { unpackCommon } from '../model/model_layout.ts';
 import {
   SHAPE_BASE_FIELD_WORKER,
   SHAPE_LEAD,
@@ -284,8 +283,15 @@ function textDecoder(
     chunkMemory,
   );
   untyped.setBase(tsBaseNs, true);
-  /** The event held for continuation lines; `fields`: an untyped event's (written to _args), null: text that did not parse. */
-  let held: {
+  /**
+   * The event held for continuation lines (`held` true); `fields`: an
+   * untyped event's (written to _args), null: text that did not parse. One
+   * object, refilled: most events of a text without typed tables pass
+   * through it, and an object each was garbage the worker collected while
+   * the main thread waited for it.
+   */
+  let held = false;
+  const h: {
     id: number;
     ts: number;
     cpu: number;
@@ -295,18 +301,18 @@ function textDecoder(
     where: number;
     raw: string;
     fields: EventFields | null;
-  } | null = null;
+  } = { id: 0, ts: 0, cpu: 0, utid: 0, nameId: 0, common: null, where: 0, raw: '', fields: null };
   const flushHeld = () => {
-    if (held === null) return;
-    const h = held;
-    held = null;
-    const [flags, preemptCount] = unpackCommon(h.common);
+    if (!held) return;
+    held = false;
     // As decodeFtraceText: a stack's frames are its continuation lines, all read by now.
     const n = names[h.nameId]!;
     if (n.stack) h.fields = stackFields(h.raw);
     // Its text only where the fields do not print it back (kept_raw.ts).
     const raw = keptRaw.of(n.name, h.raw, h.fields);
-    untyped.write(h.id, h.ts, h.cpu, h.utid, h.nameId, flags, preemptCount, h.where, raw, h.fields);
+    // The batch's packed flags and preempt count, as they came (no array per event to unpack them).
+    untyped.writePacked(h.id, h.ts, h.cpu, h.utid, h.nameId, h.common, h.where, raw, h.fields);
+    h.fields = null;
   };
   // key=value texts of learned key sequences are read in native code, a batch at a time (null: all in JavaScript).
   const native = nativeKvScanner();
@@ -337,10 +343,10 @@ function textDecoder(
         const s = r.offset(i);
         const e = s + r.length(i);
         if (format === CONTINUATION) {
-          if (held !== null) {
+          if (held) {
             const frame = bytes.toString('utf8', s, e);
             // As decodeFtraceText: an event with no text of its own (`<stack trace>`) starts with its first frame.
-            held.raw = held.raw ? `${held.raw}\n${frame}` : frame;
+            h.raw = h.raw ? `${h.raw}\n${frame}` : frame;
           }
           continue;
         }
@@ -380,17 +386,16 @@ function textDecoder(
         if (fields === null) self.unparsed++;
         const rows = n.rows;
         if (fields === null || rows === null) {
-          held = {
-            id: r.id(i),
-            ts: r.ts(i),
-            cpu: r.cpu(i),
-            utid: r.utid(i),
-            nameId: format,
-            common: r.common(i),
-            where: r.where(i),
-            raw: text,
-            fields,
-          };
+          h.id = r.id(i);
+          h.ts = r.ts(i);
+          h.cpu = r.cpu(i);
+          h.utid = r.utid(i);
+          h.nameId = format;
+          h.common = r.common(i);
+          h.where = r.where(i);
+          h.raw = text;
+          h.fields = fields;
+          held = true;
           continue;
         }
         rows.startRow(r.id(i), r.ts(i), r.cpu(i), r.utid(i), r.common(i), r.where(i));

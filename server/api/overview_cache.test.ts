@@ -117,4 +117,26 @@ describe('first-view caches beside the model', () => {
     const plain = await answers((await api(false)).app);
     expect(await answers((await api(true)).app)).toEqual(plain);
   });
+
+  it('holds part writes back until released (an upload first view), then keeps the same parts', async () => {
+    const dir = overviewDir();
+    await new Promise((r) => setTimeout(r, 300)); // the previous test's rebuilt parts land on disk first
+    for (const f of files(dir).filter((x) => x.endsWith('.bin'))) fs.rmSync(path.join(dir, f));
+    const plain = await answers((await api(false)).app);
+    const { ctx } = await api(true);
+    const tr = await ctx.engines.get(id);
+    const ov = ctx.overviews.get(id, tr);
+    ov.holdWrites();
+    const list = (await import('./routes/tracks.ts').then((m) => m.trackList(ctx, id, tr))).threadsOfInterest;
+    await Promise.all([ov.cpu(), ov.slice(), ov.counter(), ov.threads(list.map((t) => t.utid))]);
+    await new Promise((r) => setTimeout(r, 200));
+    expect(files(dir).filter((x) => x.endsWith('.bin'))).toEqual([]);
+    ov.releaseWrites();
+    await new Promise((r) => setTimeout(r, 300));
+    const bins = files(dir).filter((x) => x.endsWith('.bin'));
+    expect(bins.some((f) => /\/cpu\.bin$/.test(f))).toBe(true);
+    expect(bins.filter((f) => /\/state-\d+\.bin$/.test(f))).toHaveLength(list.length);
+    // after a restart the kept parts answer as a server without them
+    expect(await answers((await api(true)).app)).toEqual(plain);
+  });
 });

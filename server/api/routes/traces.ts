@@ -25,7 +25,7 @@ import type { ApiContext } from '../context.ts';
 import { isFinal, type JobState } from '../jobs.ts';
 import type { TraceRecord } from '../library_contract.ts';
 import type { UploadAccepted } from '../../../shared/contract/library.ts';
-import { prewarmTrace, warmTrace } from './tracks.ts';
+import { prewarmTrace, releaseTraceWrites, warmTrace } from './tracks.ts';
 import { formatBytes } from '../../../shared/format/bytes.ts';
 
 export function displayName(raw: string | undefined | null): string {
@@ -225,6 +225,9 @@ export async function runIngest(
   const job = ctx.jobs.get(jobId);
   ctx.jobs.update(jobId, outcome);
   if (outcome.phase === 'done' && job) ctx.jobs.forgetInterrupted(job.name, job.sizeBytes);
+  // After done: the first view's parts are kept on disk for later views (prewarmTrace held them back).
+  const prewarmed = ctx.jobs.get(jobId)?.traceId;
+  if (prewarming && prewarmed) await (prewarming as Promise<void>).then(() => releaseTraceWrites(ctx, prewarmed));
 }
 
 /**

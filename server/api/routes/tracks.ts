@@ -105,9 +105,21 @@ export async function prewarmTrace(ctx: ApiContext, id: string): Promise<void> {
   try {
     const tr = await ctx.engines.get(id);
     const o = ctx.overviews.get(id, tr);
+    // Written once the job is done (releaseTraceWrites): the first view does not need the files.
+    o.holdWrites();
     await Promise.all([o.cpu(), o.slice(), o.counter(), o.writepage()]);
   } catch {
     // warmTrace tries again, and reports nothing either
+  }
+}
+
+/** The overview parts prewarmTrace held back from disk are written now (the upload's job is done or failed). */
+export async function releaseTraceWrites(ctx: ApiContext, id: string): Promise<void> {
+  try {
+    const tr = await ctx.engines.get(id);
+    ctx.overviews.get(id, tr).releaseWrites();
+  } catch {
+    // no overview: nothing held
   }
 }
 

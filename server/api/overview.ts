@@ -18,7 +18,7 @@
 import { existsSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { binnedSql, durExpr, type Columns, type TrackData, type Window } from './track_queries.ts';
+import { BUCKET_PICK, binnedSql, durExpr, type Columns, type TrackData, type Window } from './track_queries.ts';
 import type { OpenTrace } from './trace_engines.ts';
 import { ByteLru } from './byte_lru.ts';
 
@@ -171,7 +171,7 @@ export class Overview {
           `SELECT cpu AS k, id, ts, ${d} AS dur, ${d} AS maxdur, utid FROM sched_slice`,
           [
             { col: 'maxdur', agg: 'max(dur)' },
-            { col: 'utid', agg: 'arg_max(utid, dur)' },
+            { col: 'utid', agg: `arg_max(utid, ${BUCKET_PICK})` },
           ],
           this.b,
         ),
@@ -212,7 +212,7 @@ export class Overview {
                 `SELECT utid AS k, id, ts, ${d} AS dur, ${d} AS maxdur, state FROM thread_state WHERE utid IN (${list})`,
                 [
                   { col: 'maxdur', agg: 'max(dur)' },
-                  { col: 'state', agg: 'arg_max(state, dur)' },
+                  { col: 'state', agg: `arg_max(state, ${BUCKET_PICK})` },
                 ],
                 this.b,
               ),
@@ -270,7 +270,7 @@ export class Overview {
       return readSplit(
         this.tr,
         `SELECT track_id AS k, CASE WHEN count(*) = 1 THEN any_value(id) END AS id, min(ts) - ${base} AS ts, count(*) AS n,
-                min(value) AS lo, max(value) AS hi, arg_max(value, ts) AS last
+                min(value) AS lo, max(value) AS hi, arg_max(value, (ts, id)) AS last
          FROM counter GROUP BY track_id, (ts - ${base}) // ${this.res}`,
         ['id', 'ts', 'n', 'lo', 'hi', 'last'],
       );
@@ -304,7 +304,7 @@ export class Overview {
 }
 
 /** Bump when the rows of a part change meaning, or the file format: older files are then ignored. */
-const CACHE_VERSION = 2;
+const CACHE_VERSION = 3;
 
 /*
  * A part on disk: uint32 LE header length, the JSON header
@@ -412,9 +412,9 @@ function sliceSrc(d: string, key: string, where: string): string {
 function slicePayload(byDepth: boolean) {
   return [
     { col: 'maxdur', agg: 'max(dur)' },
-    { col: 'name', agg: 'arg_max(name, dur)' },
-    { col: 'category', agg: 'arg_max(category, dur)' },
-    { col: 'utid', agg: 'arg_max(utid, dur)' },
+    { col: 'name', agg: `arg_max(name, ${BUCKET_PICK})` },
+    { col: 'category', agg: `arg_max(category, ${BUCKET_PICK})` },
+    { col: 'utid', agg: `arg_max(utid, ${BUCKET_PICK})` },
     { col: 'depth', agg: byDepth ? 'depth' : '0' },
     { col: 'begin_id', agg: 'CASE WHEN count(*) = 1 THEN any_value(begin_id) END' },
     { col: 'end_id', agg: 'CASE WHEN count(*) = 1 THEN any_value(end_id) END' },

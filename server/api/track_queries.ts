@@ -63,6 +63,16 @@ export function result(
 }
 
 /**
+ * `arg_max(col, BUCKET_PICK)`: the column of the bucket's longest row, the
+ * lowest id among equally long ones. One key for every column, so a bucket's
+ * name, category and utid come from the same row, and the same on every run:
+ * `arg_max(col, dur)` chose among equal durations by thread scheduling (two
+ * workqueue buckets of sched_wq's overview differed between two runs).
+ * Counters pick their last value by `(ts, id)` for the same reason.
+ */
+export const BUCKET_PICK = '(dur, -id)';
+
+/**
  * The summarising query shared by every slice-like table.
  * `src` selects id, ts (abs), dur (abs, open slices closed at the trace end),
  * the key column `k` (which track a row belongs to, so one scan serves
@@ -121,7 +131,7 @@ export async function cpuTracks(tr: OpenTrace, w: Window, cpus: number[]): Promi
     binnedSql(
       src,
       [
-        { col: 'utid', agg: 'arg_max(utid, dur)' },
+        { col: 'utid', agg: `arg_max(utid, ${BUCKET_PICK})` },
         { col: 'end_state', agg: 'NULL::VARCHAR' },
       ],
       b,
@@ -142,7 +152,7 @@ export async function threadTracks(tr: OpenTrace, w: Window, utids: number[]): P
          WHERE utid IN (${intList(utids)}) AND ts < ${b.a1} AND ts >= ${b.a0 - tr.meta.maxDur.thread_state}
            AND ts + ${durExpr(b.last)} > ${b.a0}`,
           [
-            { col: 'state', agg: 'arg_max(state, dur)' },
+            { col: 'state', agg: `arg_max(state, ${BUCKET_PICK})` },
             { col: 'cpu', agg: 'NULL::INTEGER' },
           ],
           b,
@@ -156,8 +166,8 @@ export async function threadTracks(tr: OpenTrace, w: Window, utids: number[]): P
          WHERE utid IN (${intList(utids)}) AND ts < ${b.a1} AND ts >= ${b.a0 - tr.meta.maxDur.slice}
            AND ts + ${durExpr(b.last)} > ${b.a0}`,
           [
-            { col: 'name', agg: 'arg_max(name, dur)' },
-            { col: 'category', agg: 'arg_max(category, dur)' },
+            { col: 'name', agg: `arg_max(name, ${BUCKET_PICK})` },
+            { col: 'category', agg: `arg_max(category, ${BUCKET_PICK})` },
             { col: 'depth', agg: 'depth' },
             { col: 'begin_id', agg: 'CASE WHEN count(*) = 1 THEN any_value(begin_id) END' },
             { col: 'end_id', agg: 'CASE WHEN count(*) = 1 THEN any_value(end_id) END' },
@@ -191,8 +201,8 @@ export async function sliceTracks(tr: OpenTrace, w: Window, categories: string[]
        WHERE category IN (${categories.map((_c, i) => `$c${i}`).join(', ')}) AND ts < ${b.a1} AND ts >= ${b.a0 - tr.meta.maxDur.slice}
          AND ts + ${durExpr(b.last)} > ${b.a0}`,
       [
-        { col: 'name', agg: 'arg_max(name, dur)' },
-        { col: 'utid', agg: 'arg_max(utid, dur)' },
+        { col: 'name', agg: `arg_max(name, ${BUCKET_PICK})` },
+        { col: 'utid', agg: `arg_max(utid, ${BUCKET_PICK})` },
         { col: 'depth', agg: '0' },
         { col: 'begin_id', agg: 'CASE WHEN count(*) = 1 THEN any_value(begin_id) END' },
         { col: 'end_id', agg: 'CASE WHEN count(*) = 1 THEN any_value(end_id) END' },
@@ -222,11 +232,11 @@ export async function counterTracks(tr: OpenTrace, w: Window, ids: number[]): Pr
   }
   const rows = await tr.query(`
     SELECT track_id AS k, CASE WHEN count(*) = 1 THEN any_value(id) END AS id, min(ts) - ${b.base} AS ts, count(*) AS n,
-           min(value) AS lo, max(value) AS hi, arg_max(value, ts) AS last
+           min(value) AS lo, max(value) AS hi, arg_max(value, (ts, id)) AS last
     FROM counter WHERE track_id IN (${intList(ids)}) AND ts >= ${b.a0} AND ts < ${b.a1}
     GROUP BY track_id, (ts - ${b.a0}) // ${b.res} ORDER BY k, ts`);
   const prev = await tr.query<{ k: number; ts: bigint; value: number }>(`
-    SELECT track_id AS k, max(ts) - ${b.base} AS ts, arg_max(value, ts) AS value
+    SELECT track_id AS k, max(ts) - ${b.base} AS ts, arg_max(value, (ts, id)) AS value
     FROM counter WHERE track_id IN (${intList(ids)}) AND ts < ${b.a0} GROUP BY track_id`);
   const prevBy = new Map(prev.map((p) => [String(p.k), p]));
   const range = await ranges;

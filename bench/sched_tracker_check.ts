@@ -22,34 +22,39 @@
  */
 import { openDuckDb, type Engine } from '../server/engine/engine.ts';
 import { ColumnAppender } from '../server/model/column_appender.ts';
-import { ColumnChunk, type ChunkData, type ColumnSpec } from '../server/model/column_chunk.ts';
+import { ColumnChunk, type ChunkData, type ColumnKind, type ColumnSpec } from '../server/model/column_chunk.ts';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const DERIVE_SCHED = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../queries/model/derive_sched.sql');
 
-const SLICE_COLUMNS: ColumnSpec[] = [
-  { name: 'id', kind: 'i64' },
-  { name: 'ts', kind: 'i64' },
-  { name: 'dur', kind: 'i64' },
-  { name: 'cpu', kind: 'i32' },
-  { name: 'utid', kind: 'i32' },
-  { name: 'end_state', kind: 'str' },
-  { name: 'priority', kind: 'i32' },
-];
-const STATE_COLUMNS: ColumnSpec[] = [
-  { name: 'id', kind: 'i64' },
-  { name: 'ts', kind: 'i64' },
-  { name: 'dur', kind: 'i64' },
-  { name: 'cpu', kind: 'i32' },
-  { name: 'utid', kind: 'i32' },
-  { name: 'state', kind: 'str' },
-  { name: 'io_wait', kind: 'bool' },
-  { name: 'blocked_function', kind: 'str' },
-  { name: 'waker_utid', kind: 'i32' },
-  { name: 'waker_id', kind: 'i64' },
-];
+/** DuckDB types of the two tables' columns (queries/schema.sql) as the appender's kinds. */
+const KIND_OF_TYPE: Record<string, ColumnKind> = {
+  BIGINT: 'i64',
+  INTEGER: 'i32',
+  DOUBLE: 'f64',
+  VARCHAR: 'str',
+  BOOLEAN: 'bool',
+};
+
+/** A model table's columns, in order, read from the model itself: the tool follows schema.sql. */
+async function tableColumns(engine: Engine, table: string): Promise<ColumnSpec[]> {
+  const cols = await engine.query<{ column_name: string; data_type: string }>(
+    `SELECT column_name, data_type FROM duckdb_columns() WHERE table_name = '${table}' ORDER BY column_index`,
+  );
+  return cols.map((c) => {
+    const kind = KIND_OF_TYPE[c.data_type];
+    if (!kind) throw new Error(`${table}.${c.column_name}: no appender kind for ${c.data_type}`);
+    return { name: c.column_name, kind };
+  });
+}
+
+/** sched_slice's and thread_state's columns. */
+interface OutputColumns {
+  slice: ColumnSpec[];
+  state: ColumnSpec[];
+}
 
 /** The scheduler events, as columns, in id order. */
 interface SchedEvents {
@@ -135,11 +140,15 @@ interface ThreadTrack {
 }
 
 /** derive_sched.sql's rules, one event at a time (see its comments). */
-function track(ev: SchedEvents, utidOfTid: Map<number, number>): { slices: ChunkData[]; states: ChunkData[] } {
+function track(
+  ev: SchedEvents,
+  utidOfTid: Map<number, number>,
+  columns: OutputColumns,
+): { slices: ChunkData[]; states: ChunkData[] } {
   const slices: ChunkData[] = [];
   const states: ChunkData[] = [];
-  const sliceOut = new ColumnChunk(SLICE_COLUMNS, (d) => slices.push(d));
-  const stateOut = new ColumnChunk(STATE_COLUMNS, (d) => states.push(d));
+  const sliceOut = new ColumnChunk(columns.slice, (d) => slices.push(d));
+  const stateOut = new ColumnChunk(columns.state, (d) => states.push(d));
   const openSlice = new Map<number, { id: number; ts: number; utid: number; prio: number }>();
   const threads = new Map<number, ThreadTrack>();
 
@@ -259,20 +268,24 @@ async function main(): Promise<void> {
     for (let i = 1; i < ev.count && sorted; i++) sorted = ev.ts[i]! >= ev.ts[i - 1]!;
     const threads = await engine.query<{ tid: number; utid: number }>('SELECT tid, utid FROM thread');
     const utidOfTid = new Map(threads.map((t) => [t.tid, t.utid]));
+    const columns: OutputColumns = {
+      slice: await tableColumns(engine, 'sched_slice'),
+      state: await tableColumns(engine, 'thread_state'),
+    };
 
     const trackCpu: number[] = [];
-    let rows = track(ev, utidOfTid);
+    let rows = track(ev, utidOfTid, columns);
     for (let r = 0; r < reps; r++) {
       const c0 = process.cpuUsage();
-      rows = track(ev, utidOfTid);
+      rows = track(ev, utidOfTid, columns);
       trackCpu.push(cpuMs(c0));
     }
 
     await engine.exec('BEGIN');
     await engine.exec('CREATE TEMP TABLE _check_slice AS FROM sched_slice LIMIT 0');
     await engine.exec('CREATE TEMP TABLE _check_state AS FROM thread_state LIMIT 0');
-    await append(engine, '_check_slice', SLICE_COLUMNS, rows.slices);
-    await append(engine, '_check_state', STATE_COLUMNS, rows.states);
+    await append(engine, '_check_slice', columns.slice, rows.slices);
+    await append(engine, '_check_state', columns.state, rows.states);
     const same: Record<string, unknown> = {};
     for (const [mine, model] of [
       ['_check_slice', 'sched_slice'],
@@ -295,8 +308,8 @@ async function main(): Promise<void> {
         const c0 = process.cpuUsage();
         if (how === 'sql') await engine.exec(sql);
         else {
-          await append(engine, 'sched_slice', SLICE_COLUMNS, rows.slices);
-          await append(engine, 'thread_state', STATE_COLUMNS, rows.states);
+          await append(engine, 'sched_slice', columns.slice, rows.slices);
+          await append(engine, 'thread_state', columns.state, rows.states);
         }
         (how === 'sql' ? sqlCpu : appendCpu).push(cpuMs(c0));
         await engine.exec('ROLLBACK');

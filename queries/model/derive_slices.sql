@@ -156,24 +156,50 @@ SELECT id, ts, cpu, utid, 'workqueue', coalesce(function, 'work ' || work),
 FROM (SELECT *, coalesce(NOT n_is_begin AND (work IS NULL OR n_work IS NULL OR work = n_work), false) AS closes
       FROM wq_seq WHERE is_begin)
 ),
--- begin_no: the slice's rank among all begins on its thread (for depth below)
+-- Slices of one pairing group (shrinker; reclaim of one family; workqueue)
+-- on one thread never overlap: each ends, for depth, at or before the
+-- group's next begin there (its end or that begin itself, and an end sorts
+-- before a begin at the same event). So only a thread with begins of two or
+-- more groups can nest slices, and only its slices need the edge sort below;
+-- every other slice has depth 0 (the edges would give 0 too). On the corpus
+-- no thread but a direct reclaimer's mixes groups.
+nesting AS (
+  SELECT utid FROM (
+    SELECT DISTINCT utid, 'shrinker' AS grp FROM mm_shrink_slab_start
+    UNION ALL
+    SELECT DISTINCT utid, family FROM rec WHERE is_begin
+    UNION ALL
+    SELECT DISTINCT utid, 'workqueue' FROM workqueue_execute_start
+  )
+  GROUP BY utid HAVING count(*) > 1
+),
 _ss_pairs AS (
-SELECT *, row_number() OVER (PARTITION BY utid ORDER BY ts, id) AS begin_no FROM pairs
+  SELECT p.*, n.utid IS NOT NULL AS nests
+  FROM pairs p LEFT JOIN nesting n ON n.utid IS NOT DISTINCT FROM p.utid
+),
+-- begin_no: the slice's rank among all begins on its thread (for depth below)
+nested AS (
+  SELECT *, row_number() OVER (PARTITION BY utid ORDER BY ts, id) AS begin_no FROM _ss_pairs WHERE nests
 ),
 edges AS (
-  SELECT utid, ts, id AS ord_id, 1 AS delta FROM _ss_pairs
+  SELECT utid, ts, id AS ord_id, 1 AS delta FROM nested
   UNION ALL
   SELECT utid, coalesce(end_ts, next_ts), coalesce(end_id, next_id), -1
-  FROM _ss_pairs WHERE coalesce(end_ts, next_ts) IS NOT NULL
+  FROM nested WHERE coalesce(end_ts, next_ts) IS NOT NULL
 ),
 numbered AS (
   SELECT ord_id, delta, row_number() OVER (PARTITION BY utid ORDER BY ts, ord_id, delta) AS edge_no
   FROM edges
+),
+depths AS (
+  SELECT p.*, greatest(2 * p.begin_no - e.edge_no - 1, 0)::INTEGER AS depth
+  FROM nested p JOIN numbered e ON e.ord_id = p.id AND e.delta = 1
+  UNION ALL BY NAME
+  SELECT *, 0::INTEGER AS depth FROM _ss_pairs WHERE NOT nests
 )
 SELECT p.id, p.ts, CASE WHEN p.end_ts IS NOT NULL THEN p.end_ts - p.ts WHEN p.bound_ts IS NOT NULL THEN p.bound_ts - p.ts ELSE -1 END, p.utid, p.cpu,
-       p.category, p.name, greatest(2 * p.begin_no - e.edge_no - 1, 0)::INTEGER, p.id, p.end_id
-FROM _ss_pairs p
-JOIN numbered e ON e.ord_id = p.id AND e.delta = 1;
+       p.category, p.name, p.depth, p.id, p.end_id
+FROM depths p;
 
 -- ---------------------------------------------------------------------------
 -- Counters
@@ -232,8 +258,13 @@ DROP TABLE _ss_kswapd;
 
 INSERT INTO _flow (id, slice_out, slice_in, kind)
 WITH
+-- No DISTINCT: `thread` has one row per tid (ModelBuilder.threadOf), so a
+-- waking is one thread_state row and a switch one sched_slice row, and each
+-- (out, in) pair comes once; the two DISTINCTs cost ~10% of the statement.
+-- kind is sorted as a number (migration 0 < wakeup 1, as the names sort):
+-- cheaper than comparing the strings.
 wakeup AS (
-  SELECT DISTINCT r.waker_id AS out_id, s.id AS in_id, 'wakeup' AS kind
+  SELECT r.waker_id AS out_id, s.id AS in_id, 1 AS kind_no
   FROM thread_state r
   JOIN sched_slice s ON s.utid = r.utid AND s.ts = r.ts + r.dur
   WHERE r.waker_id IS NOT NULL AND r.dur >= 0 AND r.state LIKE 'R%'
@@ -244,11 +275,12 @@ mig AS (
   WHERE m.pid <> 0
 ),
 migration AS (
-  SELECT DISTINCT m.id AS out_id, s.id AS in_id, 'migration' AS kind
+  SELECT m.id AS out_id, s.id AS in_id, 0 AS kind_no
   FROM mig m
   ASOF JOIN (SELECT id, ts, cpu, utid FROM sched_slice WHERE utid IN (SELECT utid FROM mig)) s
     ON s.utid = m.utid AND s.ts >= m.ts
   WHERE s.cpu = m.dest_cpu
 )
-SELECT 2 * row_number() OVER (ORDER BY in_id, kind, out_id) + 1, out_id, in_id, kind
+SELECT 2 * row_number() OVER (ORDER BY in_id, kind_no, out_id) + 1, out_id, in_id,
+       CASE kind_no WHEN 1 THEN 'wakeup' ELSE 'migration' END
 FROM (SELECT * FROM wakeup UNION ALL SELECT * FROM migration);

@@ -43,4 +43,37 @@ describe('ModelStore load', () => {
       engine.close();
     }
   });
+
+  it('reads a dictionary too large for a literal from _view_words: the same strings trace-cmd prints', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'stallscope-store-'));
+    dirs.push(dir);
+    const engine = await openDuckDb(path.join(dir, 'trace.duckdb'));
+    try {
+      const store = await ModelStore.beginLoad(engine);
+      const builder = new ModelBuilder(store.layout, (table, data) => store.append(table, data));
+      await decodeFile(path.join(ROOT, 'fixtures/fsync_xfs.v7.dat'), builder, {
+        label: 'fsync_xfs.v7.dat',
+        scratchDir: dir,
+      });
+      await store.commitLoad(builder.finish());
+      // The same recording as trace-cmd report printed it: every workqueue_execute_start, in order.
+      const report = fs.readFileSync(path.join(ROOT, 'fixtures/fsync_xfs.report.txt'), 'utf8');
+      const printed = [...report.matchAll(/workqueue_execute_start: work struct (0x[0-9a-f]+): function (\S+)/g)].map(
+        (m) => `${m[1]} ${m[2]}`,
+      );
+      expect(printed.length).toBe(894);
+      // More work pointers than a view holds as a literal (model_store.ts LITERAL_DICT_MAX = 64).
+      expect(new Set(printed.map((p) => p.split(' ')[0])).size).toBe(73);
+      const [{ sql }] = await engine.query<{ sql: string }>(
+        "SELECT sql FROM duckdb_views() WHERE view_name = 'workqueue_execute_start'",
+      );
+      expect(sql).toContain('_view_words');
+      const rows = await engine.query<{ work: string; function: string }>(
+        'SELECT work, function FROM workqueue_execute_start ORDER BY id',
+      );
+      expect(rows.map((r) => `${r.work} ${r.function}`)).toEqual(printed);
+    } finally {
+      engine.close();
+    }
+  });
 });

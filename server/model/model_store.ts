@@ -282,6 +282,7 @@ export class ModelStore {
     // round trip to DuckDB's thread pool (13 vs 24 CPU ms median, the issue 29 note).
     const views: string[] = [];
     for (const t of this.layout.typed) views.push(await typedViewSql(this.engine, t, r.dicts));
+    await writeViewWords(this.engine, this.layout.typed, r.dicts);
     await this.engine.exec(views.join(';\n'));
     await appendRows(
       con,
@@ -473,11 +474,57 @@ async function createTypedStorage(engine: Engine): Promise<TypedTableLayout[]> {
 }
 
 /**
- * Dictionaries up to this size are inlined in the view as a list literal:
- * a lookup by index that DuckDB drops when the column is not selected. A
- * join (the fallback for larger ones) is paid by every query of the view.
+ * Dictionaries up to this size are looked up by index in a list (which
+ * DuckDB drops when the column is not selected). A join (the fallback for
+ * larger ones) is paid by every query of the view.
  */
 const INLINE_DICT_MAX = 20_000;
+
+/**
+ * Dictionaries up to this size are list literals in the view's SQL; larger
+ * ones are read from `_view_words` by a scalar subquery. DuckDB binds a
+ * literal's every element each time a query names the view: ~15 us a word,
+ * e.g. 11 CPU ms per reference of workqueue_execute_start/end on
+ * sched_wq.v7 (~700 work pointers), 75 ms at 5,000 words, paid by derive and
+ * every detector query; the subquery binds in ~0.1 ms and its lookup ran
+ * faster too (1M rows, 700 words: 37 vs 64 CPU ms).
+ */
+const LITERAL_DICT_MAX = 64;
+
+/** Whether the view reads dictionary `words` from `_view_words` (see LITERAL_DICT_MAX). */
+function wordsInTable(words: readonly string[]): boolean {
+  return words.length > LITERAL_DICT_MAX && words.length <= INLINE_DICT_MAX;
+}
+
+/**
+ * `_view_words`: one row per dictionary the typed views read by a scalar
+ * subquery (dict = its index in the builder's dicts; words in id order).
+ */
+async function writeViewWords(engine: Engine, typed: TypedTableLayout[], dicts: string[][]): Promise<void> {
+  const rows: [number, number, string][] = [];
+  for (const t of typed) {
+    for (const c of t.viewColumns) {
+      const words = c.dict < 0 ? [] : (dicts[c.dict] ?? []);
+      if (wordsInTable(words)) words.forEach((w, i) => rows.push([c.dict, i, w]));
+    }
+  }
+  if (rows.length === 0) return;
+  await engine.exec('CREATE TABLE _view_word_rows (dict INTEGER, id INTEGER, str VARCHAR)');
+  await appendRows(
+    engine.connection,
+    '_view_word_rows',
+    [
+      { name: 'dict', kind: 'i32' },
+      { name: 'id', kind: 'i32' },
+      { name: 'str', kind: 'str' },
+    ],
+    rows,
+  );
+  await engine.exec(
+    `CREATE TABLE _view_words AS SELECT dict, list(str ORDER BY id) AS words FROM _view_word_rows GROUP BY dict;
+     DROP TABLE _view_word_rows`,
+  );
+}
 
 /**
  * The typed table's view: exactly the documented columns, strings resolved.
@@ -496,6 +543,8 @@ async function typedViewSql(engine: Engine, t: TypedTableLayout, dicts: string[]
     const words = dicts[c.dict] ?? [];
     if (words.length === 0) {
       select.push(`CAST(NULL AS VARCHAR) AS "${c.name}"`);
+    } else if (wordsInTable(words)) {
+      select.push(`list_extract((SELECT words FROM _view_words WHERE dict = ${c.dict}), ${stored} + 1) AS "${c.name}"`);
     } else if (words.length <= INLINE_DICT_MAX) {
       select.push(`list_extract([${words.map(sqlString).join(',')}], ${stored} + 1) AS "${c.name}"`);
     } else {

@@ -35,6 +35,7 @@ import {
 } from './detector_registry.ts';
 import { type Finding, assignIds, assignRanks, countBySeverity, isSeverity } from './finding.ts';
 import { detectorCoverage, tracedEventNames } from './coverage.ts';
+import { EmptyInputs, tableMacroWords } from './empty_inputs.ts';
 import { type Metric, rowsToMetrics, sortMetrics, traceMetricsSql } from './metrics.ts';
 import { type Overview, buildOverview } from './overview.ts';
 import { type TraceSamples, querySamples } from './samples.ts';
@@ -49,6 +50,11 @@ export interface RunOptions {
   extraDirs?: string[];
   /** Also run the detectors' samples files (per-event values, server/findings/samples.ts) into RunResult.samples. */
   samples?: boolean;
+  /**
+   * Run built-in statements whose tables are all empty too (default: they
+   * are skipped as returning no rows, empty_inputs.ts); tests compare both.
+   */
+  runEmpty?: boolean;
 }
 
 export type { DetectorRun } from '../../shared/contract/findings.ts';
@@ -348,6 +354,12 @@ async function runDetectorsNow(engine: Engine, opts: RunOptions): Promise<RunRes
   await loadDetectorMacros(engine);
   const macrosSql = await readFile(DETECTOR_MACROS_FILE, 'utf8');
   const perRun = new PerRunTables(engine, perRunMacroDefinitions(macrosSql));
+  // A built-in statement whose tables are all empty returns no rows: it is not run (empty_inputs.ts).
+  const emptyInputs = new EmptyInputs(engine, tableMacroWords(macrosSql));
+  const skipped = async (det: DetectorDef, sql: string) =>
+    det.builtin && !opts.runEmpty && (await emptyInputs.nothingToRead(sql));
+  const statement = async (det: DetectorDef, file: string, sql: string, values: Record<string, ParamValue>) =>
+    (await skipped(det, sql)) ? [] : runStatement(engine, det, file, sql, values, perRun);
   const traced = await tracedEventNames(engine);
   const raw: RawFinding[] = [];
   const summaries: Record<string, Row[]> = {};
@@ -375,7 +387,7 @@ async function runDetectorsNow(engine: Engine, opts: RunOptions): Promise<RunRes
       runs.push(run);
       if (run.status === 'not_traced') continue;
       const t0 = performance.now();
-      const rows = await runStatement(engine, det, det.file, det.sql, values, perRun);
+      const rows = await statement(det, det.file, det.sql, values);
       if (rows.length > 0) {
         const missing = REQUIRED_COLUMNS.filter((c) => !(c in rows[0]!));
         if (missing.length) {
@@ -392,12 +404,12 @@ async function runDetectorsNow(engine: Engine, opts: RunOptions): Promise<RunRes
       timings[det.id] = performance.now() - t0;
       if (det.summarySql != null && det.summaryFile != null) {
         const s0 = performance.now();
-        summaries[det.id] = await runStatement(engine, det, det.summaryFile, det.summarySql, values, perRun);
+        summaries[det.id] = await statement(det, det.summaryFile, det.summarySql, values);
         timings[`${det.id}.summary`] = performance.now() - s0;
       }
       if (det.metricsSql != null && det.metricsFile != null) {
         const m0 = performance.now();
-        const rows = await runStatement(engine, det, det.metricsFile, det.metricsSql, values, perRun);
+        const rows = await statement(det, det.metricsFile, det.metricsSql, values);
         try {
           metrics.push(...rowsToMetrics(det.id, rows));
         } catch (e) {
@@ -405,7 +417,7 @@ async function runDetectorsNow(engine: Engine, opts: RunOptions): Promise<RunRes
         }
         timings[`${det.id}.metrics`] = performance.now() - m0;
       }
-      if (opts.samples && det.samplesSql != null && det.samplesFile != null) {
+      if (opts.samples && det.samplesSql != null && det.samplesFile != null && !(await skipped(det, det.samplesSql))) {
         // While this run's pairs / windows are still materialised (@per_run): only the values' conversion costs.
         const s0 = performance.now();
         try {

@@ -368,6 +368,13 @@ async function runDetectorsNow(engine: Engine, opts: RunOptions): Promise<RunRes
   const runs: DetectorRun[] = [];
   const samples: TraceSamples = new Map();
   try {
+    if (!opts.runEmpty) {
+      const builtinSql = selected
+        .filter((d) => d.builtin && detectorCoverage(d, traced).status === 'traced')
+        .flatMap((d) => [d.sql, d.summarySql, d.metricsSql, opts.samples ? d.samplesSql : null])
+        .filter((x): x is string => x != null);
+      await emptyInputs.prefetch(builtinSql);
+    }
     metrics.push(...rowsToMetrics('trace', await queryRows(engine, await traceMetricsSql())));
     for (const det of selected) {
       const values = paramsById.get(det.id)!;

@@ -34,7 +34,7 @@ import type {
   IngestProgress as WireIngestProgress,
   IngestPhase as WireIngestPhase,
 } from '../../shared/contract/api.ts';
-import { COLLECT_EVERY_EVENTS, collectGarbage, INGEST_MEMORY_LIMIT } from './ingest_memory.ts';
+import { COLLECT_EVERY_EVENTS, COLLECT_FIRST_AT_EVENTS, collectGarbage, INGEST_MEMORY_LIMIT } from './ingest_memory.ts';
 
 /** The phases ingest itself goes through (the wire's IngestPhase adds 'detecting' and 'failed'). */
 export type IngestPhase = Exclude<WireIngestPhase, 'detecting' | 'failed'>;
@@ -682,12 +682,12 @@ function decodeRows(
   builder: ModelBuilder,
   report: (p: IngestProgress) => void,
 ) {
-  let nextCollection = COLLECT_EVERY_EVENTS;
+  let nextCollection = COLLECT_FIRST_AT_EVENTS;
   return decodeFile(file, builder, {
     label,
     scratchDir: workDir,
     onProgress: (phase, bytesDone, bytesTotal) => {
-      // The decode loop's garbage, now and then (ingest_memory.ts COLLECT_EVERY_EVENTS).
+      // The decode loop's garbage, now and then (ingest_memory.ts COLLECT_FIRST_AT_EVENTS, COLLECT_EVERY_EVENTS).
       if (builder.eventCount >= nextCollection) {
         nextCollection = builder.eventCount + COLLECT_EVERY_EVENTS;
         collectGarbage();

@@ -105,18 +105,25 @@ let collector: (() => void) | undefined;
 const DISABLED = Boolean(process.env.STALLSCOPE_NO_COLLECT);
 
 /**
- * Events decoded between two of the main thread's collections while it
- * decodes (ingest_file.ts). Why: on a 10M-event trace the main thread's heap
- * grows past its young generation's maximum (22 -> 51 MB) and its garbage
- * ArrayBuffers reach ~40 MB before V8 collects them on its own, which put
- * 30-40 MB on the decoding plateau (many_systems.x10.v7: 340-379 MB without,
- * 313-349 MB with one collection per 1M events). A collection took
- * 20-50 ms of CPU (kmem.x10.v7, the process's CPU during the call, at load
- * 34) against the 1-2 CPU-s in which the main thread decodes 1M events:
- * ~2-3% of its time. 1M-event files get none before the one at the store's
- * commit.
+ * The main thread's collections while it decodes (ingest_file.ts): the first
+ * after COLLECT_FIRST_AT_EVENTS events, then one per COLLECT_EVERY_EVENTS.
+ * Why: on a 10M-event trace the main thread's heap grows past its young
+ * generation's maximum (22 -> 51 MB) and its garbage ArrayBuffers reach
+ * ~40 MB before V8 collects them on its own, which put 30-40 MB on the
+ * decoding plateau (many_systems.x10.v7: 340-379 MB without, 313-349 MB with
+ * one collection per 1M events). The longer the decode, the more garbage V8
+ * lets pile up between its own collections (heap 34 MB at the end of a
+ * 1M-event decode, 53 MB at 10M), and one collection per 1M events still
+ * left ~20 MB of it at the peak: many_systems.x10.v7 378-386 MB with one per
+ * 1M, 365-368 with one per 250k (issue-29m note, session 4). A collection
+ * costs 20-50 ms of CPU with ~15 MB live. 1M-event files get none before the
+ * one at the store's finish, as before (the first comes at 1M): their peak
+ * moved by 2-5 MB at 250k for 1-2% more CPU.
+ * $STALLSCOPE_COLLECT_EVERY_EVENTS overrides the interval (1000000: the
+ * previous schedule).
  */
-export const COLLECT_EVERY_EVENTS = 1_000_000;
+export const COLLECT_FIRST_AT_EVENTS = 1_000_000;
+export const COLLECT_EVERY_EVENTS = Number(process.env.STALLSCOPE_COLLECT_EVERY_EVENTS) || 250_000;
 
 function makeCollector(): () => void {
   try {

@@ -31,6 +31,7 @@ import type { Corpus, CorpusFile } from './corpus.ts';
 import { mb, OUT_DIR, ROOT } from './make_large_traces.ts';
 import { serverUrl } from './server_url.ts';
 
+/** Run as a user runs it: executed, so its shebang's settings apply (bin/stallscope.mjs). */
 const CLI = path.join(ROOT, 'bin', 'stallscope.mjs');
 
 export const TARGETS = { ratio: 3, ratioGoal: 5, textMBs: 150, peakRssMB: 350, firstViewS: 2 } as const;
@@ -109,7 +110,7 @@ function traceCmd(file: string, timeoutMs: number) {
 
 async function cliIngest(file: string, dataDir: string, timeoutMs: number) {
   await fsp.rm(dataDir, { recursive: true, force: true });
-  const r = await timed(process.execPath, [CLI, 'ingest', '--force', '--data-dir', dataDir, file], 'pipe', timeoutMs);
+  const r = await timed(CLI, ['ingest', '--force', '--data-dir', dataDir, file], 'pipe', timeoutMs);
   await fsp.rm(dataDir, { recursive: true, force: true });
   // `ingested: NAME (...), N events in S s (decode ...)`
   const m = /events in ([\d.]+) s/.exec(r.stderr);
@@ -149,7 +150,7 @@ async function firstView(
 ): Promise<{ s: number; serverPeakRssMB: number }> {
   await fsp.rm(dataDir, { recursive: true, force: true });
   const port = await freePort();
-  const child = spawn(process.execPath, [CLI, 'serve', '--port', String(port), '--data-dir', dataDir], {
+  const child = spawn(CLI, ['serve', '--port', String(port), '--data-dir', dataDir], {
     cwd: ROOT,
     stdio: ['ignore', 'pipe', 'pipe'],
   });

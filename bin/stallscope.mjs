@@ -1,4 +1,13 @@
-#!/usr/bin/env node
+#!/usr/bin/env -S MALLOC_TRIM_THRESHOLD_=0 node
+// The shebang sets glibc's trim threshold (read once, at the process's first
+// allocation, so it cannot be set from here): freed buffers at the top of the
+// heap go back to the OS at once, and setting it also keeps glibc from raising
+// its mmap threshold each time a large buffer (the decoders' chunks, 1-4 MiB)
+// is freed, after which later freed buffers stayed resident: 15-35 MB of the
+// ingest's peak RSS (sched_wq.v7 313-315 -> 289-293 MB, many_systems.v7
+// 332 -> 310-313; CPU within the noise; bench/README.md, issue 29). `node
+// bin/stallscope.mjs` runs without it; `npm start`, the bench and the
+// desktop shell set it as this line does.
 // Runs the CLI (server/cli.ts) as plain JavaScript: a bundle of server/, shared/ and
 // its packages, made by esbuild on the first run after any source changed
 // and reused by every later run. Starting through tsx's loader instead

@@ -15,7 +15,10 @@ import { parentPort } from 'node:worker_threads';
 import { latin1 } from '../decode/ftrace_text/fields/intern.ts';
 import { isStackEvent } from '../decode/decoded_event.ts';
 import { stackFields } from '../decode/ftrace_text/fields/ftrace.ts';
-import { KeptRaw } from '../decode/ftrace_text/kept_raw.ts';
+import { KeptRaw, RAW_KEPT, RAW_UNSURE } from '../decode/ftrace_text/kept_raw.ts';
+import { readsGenericKv } from '../decode/ftrace_text/fields/index.ts';
+import { internBytes } from '../decode/ftrace_text/fields/intern.ts';
+import { KV_HEX, KV_INT, UntypedKvScan } from '../decode/ftrace_text/fields/untyped_kv.ts';
 import { directTextWriter, textFieldParser, type TextFieldParser } from '../decode/ftrace_text/raw_text_fields.ts';
 import type { KvColumnWriter } from '../decode/ftrace_text/fields/kv_columns.ts';
 import type { EventFields } from '../decode/decoded_event.ts';
@@ -271,6 +274,8 @@ function textDecoder(
         rows: TableRowWriter | null;
         direct: KvColumnWriter | null;
         stack: boolean;
+        /** An untyped key=value event's shape rows by key sequence (UntypedKvScan); null: not such an event. */
+        kvShapes: Map<string, ShapeRows> | null;
       }
     | undefined
   )[] = [];
@@ -314,6 +319,53 @@ function textDecoder(
     untyped.writePacked(h.id, h.ts, h.cpu, h.utid, h.nameId, h.common, h.where, raw, h.fields);
     h.fields = null;
   };
+  const kvScan = new UntypedKvScan();
+  /**
+   * Event i (untyped, its text b[s, e) of the page) as a row of its shape,
+   * as writePacked would write it from the fields the generic parser reads
+   * and KeptRaw's raw; false (nothing written): the general path takes it.
+   */
+  const writeKvShaped = (
+    r: RecordBatchReader,
+    i: number,
+    name: string,
+    kvShapes: Map<string, ShapeRows>,
+    nameId: number,
+    b: Buffer,
+    s: number,
+    e: number,
+  ): boolean => {
+    if (!kvScan.scan(b, s, e)) return false;
+    const keep = keptRaw.ofScan(name, kvScan, b);
+    if (keep === RAW_UNSURE) return false;
+    const info = kvScan.info;
+    let sr = kvShapes.get(info.sig);
+    if (sr === undefined) {
+      // A name prints one or two key sequences; text pasted from many kernels is bounded here.
+      if (kvShapes.size >= 16) return false;
+      sr = untyped.shapeRows(nameId, info.keys!, new Int8Array(info.keys!.length).fill(-1));
+      kvShapes.set(info.sig, sr);
+    }
+    sr.id = r.id(i);
+    sr.ts = r.ts(i);
+    sr.cpu = r.cpu(i);
+    sr.utid = r.utid(i);
+    sr.common = r.common(i);
+    sr.where = r.where(i);
+    sr.raw = keep === RAW_KEPT ? latin1(b, s, e) : null;
+    if (sr.begin(kvScan.code) === null) return false;
+    const { kinds, starts, ends, nums } = kvScan;
+    const m = info.keys!.length;
+    for (let k = 0; k < m; k++) {
+      const kind = kinds[k]!;
+      const col = sr.column(k);
+      if (kind === KV_INT) sr.put(col, k, KV_INT, nums[k]!);
+      else if (kind === KV_HEX) sr.putHexBytes(col, b, starts[k]!, ends[k]!);
+      else sr.put(col, k, kind, internBytes(b, starts[k]!, ends[k]!));
+    }
+    sr.end();
+    return true;
+  };
   // key=value texts of learned key sequences are read in native code, a batch at a time (null: all in JavaScript).
   const native = nativeKvScanner();
   native?.reset();
@@ -331,7 +383,9 @@ function textDecoder(
           direct.useNative(native, id);
           anyDirect = true;
         }
-        names[id] = { name, parse: textFieldParser(name), rows, direct, stack: isStackEvent(name) };
+        const stack = isStackEvent(name);
+        const kvShapes = rows === null && !stack && readsGenericKv(name) ? new Map<string, ShapeRows>() : null;
+        names[id] = { name, parse: textFieldParser(name), rows, direct, stack, kvShapes };
       }
       const bytes = r.bytes;
       const bytesBuffer = bytes.buffer;
@@ -374,6 +428,16 @@ function textDecoder(
           rows.end();
           continue;
         }
+        // An untyped event's key=value text straight into its shape row, when nothing is to join it
+        // (a continuation line would change its raw text: the last event of a batch is held as before).
+        if (
+          pageBytes &&
+          n.kvShapes !== null &&
+          i + 1 < count &&
+          r.format(i + 1) !== CONTINUATION &&
+          writeKvShaped(r, i, n.name, n.kvShapes, format, bytes, s, e)
+        )
+          continue;
         let text: string;
         let fields;
         if (!pageBytes) {

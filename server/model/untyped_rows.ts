@@ -623,6 +623,8 @@ export class ShapeRows implements ShapeRowColumns {
   utid = 0;
   common: number | null = 0;
   where = 0;
+  /** Text inputs: the row's `raw` (null: its fields print it back, kept_raw.ts); set before begin(). */
+  raw: string | null = null;
   private shape: Shape | null = null;
   private lastCode = -1;
   private lastShape: Shape | null = null;
@@ -656,8 +658,28 @@ export class ShapeRows implements ShapeRowColumns {
     }
     if (s === null || (s.hasDict && !this.rows.dictRoom(s))) return null;
     this.shape = s;
-    this.rows.writeLead(s.chunk, this.id, this.ts, this.cpu, this.utid, this.common, this.where, null);
+    this.rows.writeLead(s.chunk, this.id, this.ts, this.cpu, this.utid, this.common, this.where, this.raw);
     return s.chunk;
+  }
+
+  /** Field k's storage column in the row begun (SHAPE_LEAD + k, or one more after a text input's `raw`). */
+  column(k: number): number {
+    return this.shape!.cols[k]!;
+  }
+
+  /** put() of a 0x-hex value given as its ASCII bytes b[s, e) (canonical: untyped_kv.ts canonicalHexBytes). */
+  putHexBytes(column: number, b: Uint8Array, s: number, e: number): void {
+    const c = this.shape!.chunk;
+    const n = e - s;
+    const split = n > 10 ? e - 8 : s + 2;
+    let hi = 0;
+    for (let i = s + 2; i < split; i++) hi = (hi << 4) | hexDigit(b[i]!);
+    let lo = 0;
+    for (let i = split; i < e; i++) lo = (lo << 4) | hexDigit(b[i]!);
+    const a = c.arrays[column] as Int32Array;
+    const r = c.rows;
+    a[2 * r] = lo;
+    a[2 * r + 1] = hi;
   }
 
   put(column: number, k: number, kind: number, v: FieldValue): void {

@@ -28,9 +28,15 @@
  */
 import { argsLayout, formatArgs } from '../../notes/report_line.ts';
 import type { EventFields, FieldValue } from '../decoded_event.ts';
+import { KV_INT, type UntypedKvScan } from './fields/untyped_kv.ts';
 
 /** A name whose first this-many events all kept their text stops being checked (it keeps text). */
 export const KEEP_AFTER_MISSES = 64;
+
+/** KeptRaw.ofScan's answers: `raw` is null, `raw` is the text, or not known without the fields (use of()). */
+export const RAW_PRINTS_BACK = 0;
+export const RAW_KEPT = 1;
+export const RAW_UNSURE = 2;
 
 /**
  * One per build path (the one-thread builder, a field worker): the events of
@@ -60,6 +66,45 @@ export class KeptRaw {
     if (check.misses !== -1) check.misses++;
     return raw;
   }
+
+  /**
+   * of() for an event read by UntypedKvScan (no text string, no fields
+   * object): RAW_PRINTS_BACK or RAW_KEPT where of() would give null or the
+   * text (and its state changes as of() changes it), RAW_UNSURE where only
+   * the fields tell (the caller then takes of()). Sure for the `kv` layout
+   * and the page allocator's QUICK_FORMATS rendering; `b` holds the text
+   * the scan read.
+   */
+  ofScan(name: string, scan: UntypedKvScan, b: Uint8Array): number {
+    let check = this.names.get(name);
+    if (check === undefined) this.names.set(name, (check = nameCheck(name)));
+    if (check.misses >= KEEP_AFTER_MISSES) return RAW_KEPT;
+    if (!scan.printsBack) return RAW_UNSURE;
+    if (check.layout !== 'kv' && (check.pageKeys === null || !pagePrintsBack(check.pageKeys, scan, b)))
+      return RAW_UNSURE;
+    check.misses = -1;
+    return RAW_PRINTS_BACK;
+  }
+}
+
+/**
+ * Whether pageText() of the scanned fields is their key=value text (which
+ * the scan says the text is): the same keys in pageText's order, `pfn`
+ * text starting with 0x, and `page` the same text as `pfn` (pageText
+ * prints pfn for both).
+ */
+function pagePrintsBack(pageKeys: readonly string[], scan: UntypedKvScan, b: Uint8Array): boolean {
+  const keys = scan.info.keys;
+  if (keys === null || keys.length !== pageKeys.length) return false;
+  for (let k = 0; k < keys.length; k++) if (keys[k] !== pageKeys[k]) return false;
+  const { starts, ends } = scan;
+  const ps = starts[0]!;
+  const fs = starts[1]!;
+  const n = ends[1]! - fs;
+  if (scan.kinds[1] === KV_INT || n < 2 || b[fs] !== 48 || (b[fs + 1]! | 32) !== 120) return false;
+  if (ends[0]! - ps !== n) return false;
+  for (let i = 0; i < n; i++) if (b[ps + i] !== b[fs + i]) return false;
+  return true;
 }
 
 /** How one event name's texts are checked. */
@@ -68,13 +113,16 @@ interface NameCheck {
   readonly layout: 'format' | 'bdi' | 'kv';
   /** A `format` layout's quick rendering (QUICK_FORMATS), null: formatArgs. */
   readonly quick: QuickFormat | null;
+  /** The keys pageText() renders, for the names it renders (PAGE_KEYS), else null. */
+  readonly pageKeys: readonly string[] | null;
   /** Events checked that printed back otherwise, or -1 once one printed back. */
   misses: number;
 }
 
 function nameCheck(name: string): NameCheck {
   const layout = argsLayout(name);
-  return { layout, quick: layout === 'format' ? (QUICK_FORMATS.get(name) ?? null) : null, misses: 0 };
+  const quick = layout === 'format' ? (QUICK_FORMATS.get(name) ?? null) : null;
+  return { layout, quick, pageKeys: quick !== null ? (PAGE_KEYS.get(name) ?? null) : null, misses: 0 };
 }
 
 /**
@@ -156,6 +204,12 @@ function pageText(alloc: boolean): QuickFormat {
     return alloc ? s + ' migratetype=' + valueText(f.migratetype) + ' gfp_flags=' + valueText(f.gfp_flags) : s;
   };
 }
+
+/** The keys pageText() prints, in its order, by event name (KeptRaw.ofScan). */
+const PAGE_KEYS: ReadonlyMap<string, readonly string[]> = new Map([
+  ['mm_page_alloc', ['page', 'pfn', 'order', 'migratetype', 'gfp_flags']],
+  ['mm_page_free', ['page', 'pfn', 'order']],
+]);
 
 /**
  * track_foreign_dirty: `bdi NAME[ID]: ` then every other field as

@@ -236,6 +236,15 @@ export function readsAsPrinted(name: string, system: string | null): boolean {
   return fieldParserOf(name) === undefined && (system ?? systemOf(name)) !== 'writeback';
 }
 
+/**
+ * Whether the event's text is read by the generic key=value parser alone
+ * (parseGenericRange: no parser of its own, not a block or writeback
+ * event), so that fields/untyped_kv.ts reads it as that parser does.
+ */
+export function readsGenericKv(name: string): boolean {
+  return fieldParserOf(name) === undefined && PRINTED_PARSERS[name] === undefined && systemOf(name) !== 'writeback';
+}
+
 /** Fields of one event: dedicated parser if registered, else generic. */
 export function parseEventFields(name: string, args: string): EventFields | null {
   const p = fieldParserOf(name);

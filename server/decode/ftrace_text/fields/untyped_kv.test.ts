@@ -1,0 +1,143 @@
+// UntypedKvScan reads an untyped event's key=value text from its bytes into
+// kinds, spans and numbers for a shape row. The definition is the generic
+// parser (parseGenericRange's fields object) and KeptRaw.of: wherever the
+// scan takes a text, the fields' keys, values and kinds, and whether the
+// text is kept, must be what those give; these tests check that on every
+// untyped event of the committed text fixtures and on texts made to hit
+// each case the scan must refuse.
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { decodeFile } from '../../decode_file.ts';
+import type { DecodedEvent, EventFields, EventSink } from '../../decoded_event.ts';
+import { KeptRaw, RAW_KEPT, RAW_PRINTS_BACK, RAW_UNSURE } from '../kept_raw.ts';
+import { parseGenericRange } from './generic.ts';
+import { readsGenericKv } from './index.ts';
+import { KV_HEX, KV_INT, KV_STR, UntypedKvScan } from './untyped_kv.ts';
+
+const FIXTURES = fileURLToPath(new URL('../../../../fixtures/', import.meta.url));
+const FILES = [
+  'printed_args.report.txt',
+  'printed_args.tracefs.txt',
+  'syscalls.report.txt',
+  'syscalls.tracefs.txt',
+  'ftrace_specials.report.txt',
+  'ftrace_specials.tracefs.txt',
+  'fsync_xfs.report.txt',
+  'swap_writeback.report.txt',
+  'raw_fields.tracefs.txt',
+  'reclaim_kswapd.report.txt',
+  'tracefs_plain.txt',
+];
+
+/** Integers' `0x%lx` text (what a shape stores as `hex`). */
+const CANONICAL_HEX = /^0x(0|[1-9a-f][0-9a-f]{0,15})$/;
+
+async function eventsOf(file: string): Promise<DecodedEvent[]> {
+  const out: DecodedEvent[] = [];
+  const sink: EventSink = { header() {}, event: (e) => void out.push(e), lostEvents() {}, skipped() {} };
+  await decodeFile(path.join(FIXTURES, file), sink, { label: file, scratchDir: FIXTURES });
+  return out;
+}
+
+/** What the scan says about `text`, checked against the generic parser's fields; null when it refused. */
+function scanAgainstFields(scan: UntypedKvScan, text: string): { fields: EventFields; wrong: string[] } | null {
+  const b = Buffer.from(text, 'latin1');
+  // The parser first: it learns the key sequence the scan then recognises.
+  const fields = parseGenericRange(text, 0, text.length, text, b);
+  if (!scan.scan(b, 0, b.length)) return null;
+  const wrong: string[] = [];
+  const keys = Object.keys(fields);
+  if (JSON.stringify(keys) !== JSON.stringify(scan.info.keys)) wrong.push(`keys ${keys} vs ${scan.info.keys}`);
+  keys.forEach((key, k) => {
+    const v = fields[key];
+    const kind = scan.kinds[k];
+    const slice = text.slice(scan.starts[k], scan.ends[k]);
+    if (typeof v === 'number') {
+      if (kind !== KV_INT || scan.nums[k] !== v) wrong.push(`${key}: ${v} read as kind ${kind} ${scan.nums[k]}`);
+    } else if (typeof v === 'string') {
+      const want = CANONICAL_HEX.test(v) ? KV_HEX : KV_STR;
+      if (kind !== want || slice !== v) wrong.push(`${key}: '${v}' read as kind ${kind} '${slice}'`);
+    } else wrong.push(`${key}: a ${typeof v} taken`);
+  });
+  const code = keys.reduce((c, _, k) => c + scan.kinds[k]! * 3 ** k, 0);
+  if (code !== scan.code) wrong.push(`code ${scan.code}, kinds give ${code}`);
+  const printed = Object.entries(fields)
+    .map(([k, x]) => `${k}=${x}`)
+    .join(' ');
+  if (scan.printsBack !== (printed === text)) wrong.push(`printsBack ${scan.printsBack} for '${text}'`);
+  return { fields, wrong };
+}
+
+describe('UntypedKvScan reads what the generic parser reads', () => {
+  it.each(FILES)('%s: every untyped key=value event it takes', { timeout: 120_000 }, async (file) => {
+    const events = (await eventsOf(file)).filter(
+      (e) => e.raw !== null && !e.raw.includes('\n') && readsGenericKv(e.name),
+    );
+    const scan = new UntypedKvScan();
+    const byFields = new KeptRaw();
+    const byScan = new KeptRaw();
+    const wrong: string[] = [];
+    let taken = 0;
+    for (const e of events) {
+      const text = e.raw!;
+      const got = scanAgainstFields(scan, text);
+      const fields = got?.fields ?? parseGenericRange(text, 0, text.length, text, Buffer.from(text, 'latin1'));
+      const want = byFields.of(e.name, text, fields);
+      if (got === null) {
+        byScan.of(e.name, text, fields);
+        continue;
+      }
+      taken++;
+      wrong.push(...got.wrong.map((w) => `${e.name} line ${e.where}: ${w}`));
+      // Where the scan decides `raw`, the same as of(); where it cannot, the writer takes of().
+      const keep = byScan.ofScan(e.name, scan, Buffer.from(text, 'latin1'));
+      if (keep === RAW_UNSURE) byScan.of(e.name, text, fields);
+      else if ((keep === RAW_PRINTS_BACK) !== (want === null) || (keep === RAW_KEPT) !== (want === text))
+        wrong.push(`${e.name} line ${e.where}: raw ${keep} where of() gives ${want === null ? 'null' : 'the text'}`);
+    }
+    expect(wrong.slice(0, 5)).toEqual([]);
+    // Its kmem, irq and timer events are of the plain layout.
+    if (file === 'printed_args.tracefs.txt') expect(taken).toBeGreaterThan(0);
+  });
+
+  it('takes plain decimals, hex and tokens, and says when they do not print back', () => {
+    const scan = new UntypedKvScan();
+    const cases: [string, boolean][] = [
+      ['page=0x2b8c8e pfn=0x2b8c8e order=0 migratetype=0 gfp_flags=GFP_KERNEL|__GFP_ZERO', true],
+      ['irq=24 name=ahci', true],
+      ['a=007 b=1', false],
+      ['a=1  b=2', false],
+      ['ptr=0x00ab len=4', true],
+      ['ptr=00000000dbab40df len=4', true],
+      ['ptr=0000000012345678 len=4', true],
+    ];
+    for (const [text, back] of cases) {
+      const got = scanAgainstFields(scan, text);
+      expect(got, text).not.toBeNull();
+      expect(got!.wrong, text).toEqual([]);
+      expect(scan.printsBack, text).toBe(back);
+    }
+  });
+
+  it('leaves to the general path the values and keys it cannot be sure of', () => {
+    const scan = new UntypedKvScan();
+    for (const text of [
+      'ptr=(nil) len=4',
+      'x=-5 y=1',
+      'x=+5 y=1',
+      'f=sym+0x4/0x10 y=1',
+      'q="a" y=1',
+      'v=7, w=1',
+      'vec=9 [action=RCU]',
+      'n=12345678901234567890 y=1',
+      'a=1 a=2',
+      '0=1 b=2',
+      'e= y=1',
+    ]) {
+      const got = scanAgainstFields(scan, text);
+      expect(got?.wrong ?? [], text).toEqual([]);
+      expect(got, text).toBeNull();
+    }
+  });
+});

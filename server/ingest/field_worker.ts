@@ -16,7 +16,8 @@ import { latin1 } from '../decode/ftrace_text/fields/intern.ts';
 import { isStackEvent } from '../decode/decoded_event.ts';
 import { stackFields } from '../decode/ftrace_text/fields/ftrace.ts';
 import { KeptRaw, RAW_KEPT, RAW_UNSURE } from '../decode/ftrace_text/kept_raw.ts';
-import { readsGenericKv } from '../decode/ftrace_text/fields/index.ts';
+import { readsGenericKv, writebackBdiSpec } from '../decode/ftrace_text/fields/index.ts';
+import type { KvSpec } from '../decode/ftrace_text/fields/kv_spec.ts';
 import { internBytes } from '../decode/ftrace_text/fields/intern.ts';
 import { KV_HEX, KV_INT, UntypedKvScan } from '../decode/ftrace_text/fields/untyped_kv.ts';
 import { directTextWriter, textFieldParser, type TextFieldParser } from '../decode/ftrace_text/raw_text_fields.ts';
@@ -276,6 +277,8 @@ function textDecoder(
         stack: boolean;
         /** An untyped key=value event's shape rows by key sequence (UntypedKvScan); null: not such an event. */
         kvShapes: Map<string, ShapeRows> | null;
+        /** A writeback event's `bdi NAME:` parser spec (UntypedKvScan.scanBdi), else null. */
+        bdiSpec: KvSpec | null;
       }
     | undefined
   )[] = [];
@@ -321,9 +324,9 @@ function textDecoder(
   };
   const kvScan = new UntypedKvScan();
   /**
-   * Event i (untyped, its text b[s, e) of the page) as a row of its shape,
-   * as writePacked would write it from the fields the generic parser reads
-   * and KeptRaw's raw; false (nothing written): the general path takes it.
+   * Event i (untyped, its text b[s, e) of the page, read by kvScan) as a row
+   * of its shape, as writePacked would write it from the fields its parser
+   * reads and KeptRaw's raw; false (nothing written): the general path takes it.
    */
   const writeKvShaped = (
     r: RecordBatchReader,
@@ -335,7 +338,6 @@ function textDecoder(
     s: number,
     e: number,
   ): boolean => {
-    if (!kvScan.scan(b, s, e)) return false;
     const keep = keptRaw.ofScan(name, kvScan, b);
     if (keep === RAW_UNSURE) return false;
     const info = kvScan.info;
@@ -384,8 +386,11 @@ function textDecoder(
           anyDirect = true;
         }
         const stack = isStackEvent(name);
-        const kvShapes = rows === null && !stack && readsGenericKv(name) ? new Map<string, ShapeRows>() : null;
-        names[id] = { name, parse: textFieldParser(name), rows, direct, stack, kvShapes };
+        const untypedText = rows === null && !stack;
+        const bdiSpec = untypedText ? writebackBdiSpec(name) : null;
+        const kvShapes =
+          untypedText && (bdiSpec !== null || readsGenericKv(name)) ? new Map<string, ShapeRows>() : null;
+        names[id] = { name, parse: textFieldParser(name), rows, direct, stack, kvShapes, bdiSpec };
       }
       const bytes = r.bytes;
       const bytesBuffer = bytes.buffer;
@@ -435,6 +440,7 @@ function textDecoder(
           n.kvShapes !== null &&
           i + 1 < count &&
           r.format(i + 1) !== CONTINUATION &&
+          (n.bdiSpec !== null ? kvScan.scanBdi(bytes, s, e, n.bdiSpec) : kvScan.scan(bytes, s, e)) &&
           writeKvShaped(r, i, n.name, n.kvShapes, format, bytes, s, e)
         )
           continue;

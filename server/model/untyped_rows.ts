@@ -667,7 +667,7 @@ export class ShapeRows implements ShapeRowColumns {
     return this.shape!.cols[k]!;
   }
 
-  /** put() of a 0x-hex value given as its ASCII bytes b[s, e) (canonical: untyped_kv.ts canonicalHexBytes). */
+  /** put() of a 0x-hex value given as its ASCII bytes b[s, e) (canonical: isCanonicalHex of its text). */
   putHexBytes(column: number, b: Uint8Array, s: number, e: number): void {
     const c = this.shape!.chunk;
     const n = e - s;

@@ -80,8 +80,11 @@ export class KeptRaw {
     if (check === undefined) this.names.set(name, (check = nameCheck(name)));
     if (check.misses >= KEEP_AFTER_MISSES) return RAW_KEPT;
     if (!scan.printsBack) return RAW_UNSURE;
-    if (check.layout !== 'kv' && (check.pageKeys === null || !pagePrintsBack(check.pageKeys, scan, b)))
-      return RAW_UNSURE;
+    // The scan's printsBack is the pairs' `kv` layout; after `bdi NAME: `, the `bdi` layout's.
+    const same = scan.bdi
+      ? check.layout === 'bdi'
+      : check.layout === 'kv' || (check.pageKeys !== null && pagePrintsBack(check.pageKeys, scan, b));
+    if (!same) return RAW_UNSURE;
     check.misses = -1;
     return RAW_PRINTS_BACK;
   }

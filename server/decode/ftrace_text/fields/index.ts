@@ -42,7 +42,9 @@ import {
   parseBlockSplit,
   parseBlockUnplug,
 } from './block.ts';
+import type { KvSpec } from './kv_spec.ts';
 import {
+  BDI_KV_SPECS,
   parseBalanceDirtyPages,
   parseGlobalDirtyState,
   parseWbcWritepage,
@@ -243,6 +245,17 @@ export function readsAsPrinted(name: string, system: string | null): boolean {
  */
 export function readsGenericKv(name: string): boolean {
   return fieldParserOf(name) === undefined && PRINTED_PARSERS[name] === undefined && systemOf(name) !== 'writeback';
+}
+
+/**
+ * The key=value spec of the writeback parser that reads the event's
+ * `bdi NAME: k=v ...` text (writebackBdiRange: writeback events without a
+ * parser of their own), for fields/untyped_kv.ts; null for other events.
+ */
+export function writebackBdiSpec(name: string): KvSpec | null {
+  if (fieldParserOf(name) !== undefined || PRINTED_PARSERS[name] !== undefined || systemOf(name) !== 'writeback')
+    return null;
+  return BDI_KV_SPECS.get(parseWriteback) ?? null;
 }
 
 /** Fields of one event: dedicated parser if registered, else generic. */

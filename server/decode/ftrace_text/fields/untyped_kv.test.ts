@@ -1,6 +1,7 @@
 // UntypedKvScan reads an untyped event's key=value text from its bytes into
-// kinds, spans and numbers for a shape row. The definition is the generic
-// parser (parseGenericRange's fields object) and KeptRaw.of: wherever the
+// kinds, spans and numbers for a shape row. The definition is the event's
+// parser (the generic one's fields object, or writeback's `bdi NAME:` one)
+// and KeptRaw.of: wherever the
 // scan takes a text, the fields' keys, values and kinds, and whether the
 // text is kept, must be what those give; these tests check that on every
 // untyped event of the committed text fixtures and on texts made to hit
@@ -11,8 +12,7 @@ import { describe, expect, it } from 'vitest';
 import { decodeFile } from '../../decode_file.ts';
 import type { DecodedEvent, EventFields, EventSink } from '../../decoded_event.ts';
 import { KeptRaw, RAW_KEPT, RAW_PRINTS_BACK, RAW_UNSURE } from '../kept_raw.ts';
-import { parseGenericRange } from './generic.ts';
-import { readsGenericKv } from './index.ts';
+import { eventNameInfo, readsGenericKv, writebackBdiSpec } from './index.ts';
 import { KV_HEX, KV_INT, KV_STR, UntypedKvScan } from './untyped_kv.ts';
 
 const FIXTURES = fileURLToPath(new URL('../../../../fixtures/', import.meta.url));
@@ -40,13 +40,23 @@ async function eventsOf(file: string): Promise<DecodedEvent[]> {
   return out;
 }
 
-/** What the scan says about `text`, checked against the generic parser's fields; null when it refused. */
-function scanAgainstFields(scan: UntypedKvScan, text: string): { fields: EventFields; wrong: string[] } | null {
+/**
+ * What the scan says about `name`'s `text`, checked against the fields of
+ * the event's own parser (the generic one, or writeback's `bdi NAME:` one);
+ * null when it refused.
+ */
+function scanAgainstFields(
+  scan: UntypedKvScan,
+  name: string,
+  text: string,
+): { fields: EventFields | null; wrong: string[] } | null {
   const b = Buffer.from(text, 'latin1');
   // The parser first: it learns the key sequence the scan then recognises.
-  const fields = parseGenericRange(text, 0, text.length, text, b);
-  if (!scan.scan(b, 0, b.length)) return null;
+  const fields = eventNameInfo(name).parse(text, 0, text.length, text, b);
+  const spec = writebackBdiSpec(name);
+  if (!(spec !== null ? scan.scanBdi(b, 0, b.length, spec) : scan.scan(b, 0, b.length))) return null;
   const wrong: string[] = [];
+  if (fields === null) return { fields, wrong: ['taken where the parser fails'] };
   const keys = Object.keys(fields);
   if (JSON.stringify(keys) !== JSON.stringify(scan.info.keys)) wrong.push(`keys ${keys} vs ${scan.info.keys}`);
   keys.forEach((key, k) => {
@@ -62,9 +72,8 @@ function scanAgainstFields(scan: UntypedKvScan, text: string): { fields: EventFi
   });
   const code = keys.reduce((c, _, k) => c + scan.kinds[k]! * 3 ** k, 0);
   if (code !== scan.code) wrong.push(`code ${scan.code}, kinds give ${code}`);
-  const printed = Object.entries(fields)
-    .map(([k, x]) => `${k}=${x}`)
-    .join(' ');
+  const pairs = Object.entries(fields).filter(([k]) => !(scan.bdi && k === 'name'));
+  const printed = (scan.bdi ? `bdi ${fields.name}: ` : '') + pairs.map(([k, x]) => `${k}=${x}`).join(' ');
   if (scan.printsBack !== (printed === text)) wrong.push(`printsBack ${scan.printsBack} for '${text}'`);
   return { fields, wrong };
 }
@@ -72,23 +81,25 @@ function scanAgainstFields(scan: UntypedKvScan, text: string): { fields: EventFi
 describe('UntypedKvScan reads what the generic parser reads', () => {
   it.each(FILES)('%s: every untyped key=value event it takes', { timeout: 120_000 }, async (file) => {
     const events = (await eventsOf(file)).filter(
-      (e) => e.raw !== null && !e.raw.includes('\n') && readsGenericKv(e.name),
+      (e) => e.raw !== null && !e.raw.includes('\n') && (readsGenericKv(e.name) || writebackBdiSpec(e.name) !== null),
     );
     const scan = new UntypedKvScan();
     const byFields = new KeptRaw();
     const byScan = new KeptRaw();
     const wrong: string[] = [];
     let taken = 0;
+    let takenBdi = 0;
     for (const e of events) {
       const text = e.raw!;
-      const got = scanAgainstFields(scan, text);
-      const fields = got?.fields ?? parseGenericRange(text, 0, text.length, text, Buffer.from(text, 'latin1'));
+      const got = scanAgainstFields(scan, e.name, text);
+      const fields = got !== null ? got.fields : eventNameInfo(e.name).parse(text, 0, text.length, text, null);
       const want = byFields.of(e.name, text, fields);
       if (got === null) {
         byScan.of(e.name, text, fields);
         continue;
       }
       taken++;
+      if (scan.bdi) takenBdi++;
       wrong.push(...got.wrong.map((w) => `${e.name} line ${e.where}: ${w}`));
       // Where the scan decides `raw`, the same as of(); where it cannot, the writer takes of().
       const keep = byScan.ofScan(e.name, scan, Buffer.from(text, 'latin1'));
@@ -99,11 +110,16 @@ describe('UntypedKvScan reads what the generic parser reads', () => {
     expect(wrong.slice(0, 5)).toEqual([]);
     // Its kmem, irq and timer events are of the plain layout.
     if (file === 'printed_args.tracefs.txt') expect(taken).toBeGreaterThan(0);
+    // Its writeback_dirty_inode / writeback_mark_inode_dirty lines are `bdi NAME: k=v`.
+    if (file === 'fsync_xfs.report.txt') expect(takenBdi).toBeGreaterThan(0);
   });
 
   it('takes plain decimals, hex and tokens, and says when they do not print back', () => {
     const scan = new UntypedKvScan();
-    const cases: [string, boolean][] = [
+    const cases: [string, boolean, string?][] = [
+      ['bdi 7:0: ino=25516713 state=0x40 flags=0x40', true, 'writeback_mark_inode_dirty'],
+      ['bdi 254:0: ino=10001746 state=I_DIRTY_SYNC flags=0x10', true, 'writeback_dirty_inode'],
+      ['bdi 254:0: ino=007 index=0', false, 'folio_wait_writeback'],
       ['page=0x2b8c8e pfn=0x2b8c8e order=0 migratetype=0 gfp_flags=GFP_KERNEL|__GFP_ZERO', true],
       ['irq=24 name=ahci', true],
       ['a=007 b=1', false],
@@ -112,8 +128,8 @@ describe('UntypedKvScan reads what the generic parser reads', () => {
       ['ptr=00000000dbab40df len=4', true],
       ['ptr=0000000012345678 len=4', true],
     ];
-    for (const [text, back] of cases) {
-      const got = scanAgainstFields(scan, text);
+    for (const [text, back, name = 'mm_page_alloc'] of cases) {
+      const got = scanAgainstFields(scan, name, text);
       expect(got, text).not.toBeNull();
       expect(got!.wrong, text).toEqual([]);
       expect(scan.printsBack, text).toBe(back);
@@ -134,8 +150,14 @@ describe('UntypedKvScan reads what the generic parser reads', () => {
       'a=1 a=2',
       '0=1 b=2',
       'e= y=1',
+      'bdi 254:0[9]: ino=1 flags=0x1',
+      'bdi 254:0:  ino=1 flags=0x1',
+      'bdi 254:0: ino=1 flags=0x1 ',
+      'bdi 254:0: sb_dev 0:0 ino=1',
+      'bdi 254:0: name=x ino=1',
     ]) {
-      const got = scanAgainstFields(scan, text);
+      const name = text.startsWith('bdi ') ? 'writeback_mark_inode_dirty' : 'kmalloc';
+      const got = scanAgainstFields(scan, name, text);
       expect(got?.wrong ?? [], text).toEqual([]);
       expect(got, text).toBeNull();
     }

@@ -20,7 +20,8 @@
  */
 import { sameBytes } from './byte_keys.ts';
 import { kvSpansBytes } from './key_values_bytes.ts';
-import { AUTO_SPEC, type SeqEntry } from './kv_spec.ts';
+import { AUTO_SPEC, type KvSpec, type SeqEntry } from './kv_spec.ts';
+import { isKeyChar } from './text_scan.ts';
 import { pointerWidthPadded } from './values.ts';
 
 /** Value kinds, as untyped_rows.ts numbers them (ShapeRowColumns.kindOf). */
@@ -40,26 +41,35 @@ export interface KvSeqInfo {
 }
 
 const seqInfos = new WeakMap<SeqEntry, KvSeqInfo>();
+/** The same for the sequences read after writeback's `bdi NAME: ` (their fields start with `name`). */
+const bdiSeqInfos = new WeakMap<SeqEntry, KvSeqInfo>();
 
 /**
- * A sequence's keys when the fields object the generic parser builds from
- * it has exactly those keys in that order: no key twice (the object keeps
- * one), none that an object orders first (array indexes: keys starting with
- * a digit) or takes as its prototype (`__proto__`).
+ * A sequence's keys (after `lead`, the keys the parser puts first) when
+ * the fields object the parser builds from it has exactly those keys in
+ * that order: no key twice (the object keeps one), none that an object
+ * orders first (array indexes: keys starting with a digit) or takes as its
+ * prototype (`__proto__`).
  */
-function seqInfo(ent: SeqEntry): KvSeqInfo {
-  let info = seqInfos.get(ent);
+function seqInfo(ent: SeqEntry, lead: readonly string[], cache: WeakMap<SeqEntry, KvSeqInfo>): KvSeqInfo {
+  let info = cache.get(ent);
   if (info !== undefined) return info;
-  const keys = ent.rules.map((r) => r.key);
+  const keys = [...lead, ...ent.rules.map((r) => r.key)];
   let ok = keys.length > 0 && keys.length <= MAX_KEYS && new Set(keys).size === keys.length;
   for (const k of keys) {
-    const c = k.charCodeAt(0);
-    if (k === '__proto__' || (c >= 48 && c <= 57)) ok = false;
+    if (typeof k !== 'string') ok = false;
+    else {
+      const c = k.charCodeAt(0);
+      if (k === '__proto__' || (c >= 48 && c <= 57)) ok = false;
+    }
   }
-  info = { keys: ok ? keys : null, sig: keys.join('\u0000') };
-  seqInfos.set(ent, info);
+  info = { keys: ok ? keys : null, sig: ok ? keys.join('\u0000') : '' };
+  cache.set(ent, info);
   return info;
 }
+
+const NO_LEAD: readonly string[] = [];
+const BDI_LEAD: readonly string[] = ['name'];
 
 /**
  * One event's scan (scan() true): per field its kind, its value's span in
@@ -69,68 +79,140 @@ function seqInfo(ent: SeqEntry): KvSeqInfo {
  */
 export class UntypedKvScan {
   info: KvSeqInfo = { keys: null, sig: '' };
-  nums = new Float64Array(16);
-  starts = new Int32Array(16);
-  ends = new Int32Array(16);
-  kinds = new Int8Array(16);
+  nums = new Float64Array(MAX_KEYS);
+  starts = new Int32Array(MAX_KEYS);
+  ends = new Int32Array(MAX_KEYS);
+  kinds = new Int8Array(MAX_KEYS);
   code = 0;
   printsBack = false;
+  /** The text was `bdi NAME: ` and pairs (scanBdi): field 0 is `name`. */
+  bdi = false;
+  /** kvSpansBytes's output for the pairs (copied after the lead fields). */
+  private readonly pairNums = new Float64Array(MAX_KEYS);
+  private readonly pairStarts = new Int32Array(MAX_KEYS);
+  private readonly pairEnds = new Int32Array(MAX_KEYS);
 
-  /** Reads the ASCII text b[s, e); false: leave it to the general path. */
+  /** Reads the ASCII text b[s, e) as the generic parser (AUTO_SPEC); false: leave it to the general path. */
   scan(b: Uint8Array, s: number, e: number): boolean {
-    const recent = AUTO_SPEC.recent;
+    this.bdi = false;
+    const ent = this.pairs(b, s, e, AUTO_SPEC);
+    if (ent === null) return false;
+    const info = seqInfo(ent, NO_LEAD, seqInfos);
+    if (info.keys === null) return false;
+    this.info = info;
+    return this.classify(b, ent, 0);
+  }
+
+  /**
+   * Reads writeback's `bdi NAME: k=v ...` (without `[ID]`) as its parser
+   * does (writeback.ts bdiKv, `spec` its KvSpec): the fields are `name`
+   * then the pairs. Only text without spaces to trim: one space after the
+   * colon, none at the end.
+   */
+  scanBdi(b: Uint8Array, s: number, e: number, spec: KvSpec): boolean {
+    this.bdi = true;
+    if (e - s < 8 || b[s] !== 98 || b[s + 1] !== 100 || b[s + 2] !== 105 || b[s + 3] !== 32) return false;
+    // bdiKv: the first `: ` after `bdi ` ends the name
+    let colon = s + 4;
+    while (colon + 1 < e && !(b[colon] === 58 && b[colon + 1] === 32)) colon++;
+    if (colon + 1 >= e || b[colon - 1] === 93) return false;
+    const rs = colon + 2;
+    const last = b[e - 1]!;
+    if (rs >= e || !isKeyChar(b[rs]!) || last === 32 || (last >= 9 && last <= 13)) return false;
+    const ent = this.pairs(b, rs, e, spec);
+    if (ent === null) return false;
+    const info = seqInfo(ent, BDI_LEAD, bdiSeqInfos);
+    if (info.keys === null) return false;
+    this.info = info;
+    // The name: its text (interned by the parser), as any text value.
+    this.starts[0] = s + 4;
+    this.ends[0] = colon;
+    return this.classify(b, ent, 1);
+  }
+
+  /** The spec's recent sequence the pairs b[s, e) are (as kvValuesBytes finds it, moved to the front), or null. */
+  private pairs(b: Uint8Array, s: number, e: number, spec: KvSpec): SeqEntry | null {
+    const recent = spec.recent;
     for (let r = 0; r < recent.length; r++) {
       const ent = recent[r]!;
       const rules = ent.rules;
-      const m = rules.length;
-      if (m > this.nums.length) continue;
-      if (!sameBytes(b, s, rules[0]!.eqBytes) || !kvSpansBytes(b, s, e, rules, this.nums, this.starts, this.ends))
+      if (rules.length > MAX_KEYS) continue;
+      if (
+        !sameBytes(b, s, rules[0]!.eqBytes) ||
+        !kvSpansBytes(b, s, e, rules, this.pairNums, this.pairStarts, this.pairEnds)
+      )
         continue;
-      // As kvValuesBytes: the sequence read moves to the front.
-      if (r > 0) AUTO_SPEC.promote(r);
-      const info = seqInfo(ent);
-      if (info.keys === null) return false;
-      this.info = info;
-      return this.classify(b, rules.length, ent);
+      if (r > 0) spec.promote(r);
+      return ent;
     }
-    return false;
+    return null;
   }
 
-  private classify(b: Uint8Array, m: number, ent: SeqEntry): boolean {
-    const { nums, starts, ends, kinds } = this;
+  /** Kinds, code and printsBack of the lead fields (spans set, text) and the pairs after them. */
+  private classify(b: Uint8Array, ent: SeqEntry, lead: number): boolean {
+    const { nums, starts, ends, kinds, pairNums, pairStarts, pairEnds } = this;
+    const rules = ent.rules;
+    const m = lead + rules.length;
     let code = 0;
     let mult = 1;
     let back = true;
     for (let k = 0; k < m; k++) {
-      const v0 = starts[k]!;
-      const q = ends[k]!;
+      let v0: number;
+      let q: number;
+      let ruleKind: number;
+      let num: number;
+      if (k < lead) {
+        v0 = starts[k]!;
+        q = ends[k]!;
+        ruleKind = 1;
+        num = NaN;
+      } else {
+        const j = k - lead;
+        v0 = pairStarts[j]!;
+        q = pairEnds[j]!;
+        ruleKind = rules[j]!.kind;
+        num = pairNums[j]!;
+        starts[k] = v0;
+        ends[k] = q;
+        // One space between pairs (formatArgs joins them so).
+        if (j > 0 && v0 - rules[j]!.eqBytes.n !== pairEnds[j - 1]! + 1) back = false;
+      }
       const len = q - v0;
       let kind: number;
-      if (nums[k] === nums[k]) {
+      if (num === num) {
         kind = KV_INT;
+        nums[k] = num;
         // A leading zero does not print back (`007` is 7).
         if (len > 1 && b[v0] === 48) back = false;
       } else {
         if (len === 0) return false;
         const c0 = b[v0]!;
-        // convertRange keeps a zero-padded pointer-width value as printed; any other value must be one
-        // printedValue() and parseDecimal leave as it is (no sign, quote, all digits, `,` `]` `)` ending, `/0x`).
-        if (!pointerWidthPadded(c0, len)) {
-          if (c0 === 45 || c0 === 43 || c0 === 34) return false;
+        // One pass: whether it is all digits, holds `/0x`, is an integer's `0x%lx` text (untyped_rows.ts
+        // isCanonicalHex: 0x, then 1 to 16 lowercase hex digits without a leading zero, or just 0x0).
+        let digits = true;
+        let slashHex = false;
+        let hex = len >= 3 && len <= 18 && c0 === 48 && b[v0 + 1] === 120 && (b[v0 + 2] !== 48 || len === 3);
+        for (let i = v0; i < q; i++) {
+          const c = b[i]!;
+          if (c >= 48 && c <= 57) {
+            if (c === 48 && i > v0 && i + 1 < q && b[i - 1] === 47 && b[i + 1] === 120) slashHex = true;
+          } else {
+            digits = false;
+            if (i >= v0 + 2 && !(c >= 97 && c <= 102)) hex = false;
+          }
+        }
+        // Keys kept as text (kind 1) take the token as it is. Numeric keys (kind 2) read hex as a number:
+        // not here. Auto keys: convertRange keeps a zero-padded pointer-width value as printed; any other
+        // value must be one printedValue() and parseDecimal leave as it is (no sign, quote, all digits,
+        // `,` `]` `)` ending, `/0x`).
+        if (ruleKind === 2) return false;
+        if (ruleKind === 0 && !pointerWidthPadded(c0, len)) {
+          if (c0 === 45 || c0 === 43 || c0 === 34 || digits || slashHex) return false;
           const last = b[q - 1]!;
           if (last === 44 || last === 93 || last === 41) return false;
-          let digits = true;
-          for (let i = v0; i < q; i++) {
-            const c = b[i]!;
-            if (c < 48 || c > 57) digits = false;
-            else if (c === 48 && i > v0 && i + 1 < q && b[i - 1] === 47 && b[i + 1] === 120) return false; // `/0x`
-          }
-          if (digits) return false;
         }
-        kind = canonicalHexBytes(b, v0, q) ? KV_HEX : KV_STR;
+        kind = hex ? KV_HEX : KV_STR;
       }
-      // One space between pairs (formatArgs joins them so).
-      if (k > 0 && v0 - ent.rules[k]!.eqBytes.n !== ends[k - 1]! + 1) back = false;
       kinds[k] = kind;
       code += kind * mult;
       mult *= 3;
@@ -139,20 +221,4 @@ export class UntypedKvScan {
     this.printsBack = back;
     return true;
   }
-}
-
-/**
- * Whether b[s, e) is an integer's `0x%lx` text, as untyped_rows.ts
- * isCanonicalHex: `0x`, then 1 to 16 lowercase hex digits without a
- * leading zero (or just `0x0`).
- */
-export function canonicalHexBytes(b: Uint8Array, s: number, e: number): boolean {
-  const n = e - s;
-  if (n < 3 || n > 18 || b[s] !== 48 || b[s + 1] !== 120) return false;
-  if (b[s + 2] === 48) return n === 3;
-  for (let i = s + 2; i < e; i++) {
-    const c = b[i]!;
-    if (!((c >= 48 && c <= 57) || (c >= 97 && c <= 102))) return false;
-  }
-  return true;
 }

@@ -74,6 +74,9 @@ function bdiPrefix(t: string, out: EventFields, nameField: string): string | nul
   return t.slice(end + 1).trim();
 }
 
+/** The key=value spec of each bdiKv parser (fields/untyped_kv.ts reads its pairs as the parser does). */
+export const BDI_KV_SPECS = new Map<FieldParser, KvSpec>();
+
 function bdiKv(rename: Readonly<Record<string, string>> | undefined, nameField = 'name'): FieldParser {
   const spec = new KvSpec(rename, STRINGS, NUMERIC);
   /** The definition: any text, as a string. */
@@ -99,7 +102,7 @@ function bdiKv(rename: Readonly<Record<string, string>> | undefined, nameField =
   // fsync-heavy trace, and the string path above cost ~3 us per event):
   // `bdi NAME: k=v ...` or `bdi NAME[ID]: k=v ...` whose pairs are a key
   // sequence seen before. Anything else goes to parse().
-  return ranged((t, s, e, args, b) => {
+  const parser = ranged((t, s, e, args, b) => {
     if (b === null || !t.startsWith('bdi ', s)) return parse(args);
     const colon = t.indexOf(': ', s + 4);
     if (colon < 0 || colon >= e) return parse(args);
@@ -138,6 +141,8 @@ function bdiKv(rename: Readonly<Record<string, string>> | undefined, nameField =
     lead[1] = name;
     return spec.builderWith(ent, leadIdName)(lead, spec.vals);
   });
+  BDI_KV_SPECS.set(parser, spec);
+  return parser;
 }
 
 /** Any writeback event: `bdi X: key=value...`. */

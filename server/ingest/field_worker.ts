@@ -18,7 +18,6 @@ import { stackFields } from '../decode/ftrace_text/fields/ftrace.ts';
 import { KeptRaw, RAW_KEPT, RAW_UNSURE } from '../decode/ftrace_text/kept_raw.ts';
 import { readsGenericKv, writebackBdiSpec } from '../decode/ftrace_text/fields/index.ts';
 import type { KvSpec } from '../decode/ftrace_text/fields/kv_spec.ts';
-import { internBytes } from '../decode/ftrace_text/fields/intern.ts';
 import { KV_HEX, KV_INT, UntypedKvScan } from '../decode/ftrace_text/fields/untyped_kv.ts';
 import { directTextWriter, textFieldParser, type TextFieldParser } from '../decode/ftrace_text/raw_text_fields.ts';
 import type { KvColumnWriter } from '../decode/ftrace_text/fields/kv_columns.ts';
@@ -367,7 +366,7 @@ function textDecoder(
       const col = sr.column(k);
       if (kind === KV_INT) sr.put(col, k, KV_INT, nums[k]!);
       else if (kind === KV_HEX) sr.putHexBytes(col, b, starts[k]!, ends[k]!);
-      else sr.put(col, k, kind, internBytes(b, starts[k]!, ends[k]!));
+      else sr.putTextBytes(col, k, b, starts[k]!, ends[k]!);
     }
     sr.end();
     return true;

@@ -33,6 +33,7 @@
  * store creates before appending it.
  */
 import type { EventFields, FieldValue, ShapeRowColumns } from '../decode/decoded_event.ts';
+import { latin1 } from '../decode/ftrace_text/fields/intern.ts';
 import { ArgsRows, hasArgs, MAX_INTERNED, type StringRows } from './args_rows.ts';
 import { ColumnChunk, type ChunkData, type ColumnSpec } from './column_chunk.ts';
 import { NEW_BUFFERS, type BufferSource } from './buffer_source.ts';
@@ -665,6 +666,27 @@ export class ShapeRows implements ShapeRowColumns {
   /** Field k's storage column in the row begun (SHAPE_LEAD + k, or one more after a text input's `raw`). */
   column(k: number): number {
     return this.shape!.cols[k]!;
+  }
+
+  /**
+   * put() of a `str` value given as its ASCII bytes b[s, e): no string when
+   * it is the field's last text (runs of flags repeat), else a fresh one,
+   * as a slice of the text would be (interning values that rarely repeat,
+   * a pointer or an offset printed as text, cost more than it saved).
+   */
+  putTextBytes(column: number, k: number, b: Uint8Array, s: number, e: number): void {
+    const shape = this.shape!;
+    const c = shape.chunk;
+    const last = shape.lastText[k];
+    if (last !== null && last !== undefined && last.length === e - s) {
+      let i = 0;
+      while (i < last.length && last.charCodeAt(i) === b[s + i]) i++;
+      if (i === last.length) {
+        c.arrays[column]![c.rows] = shape.lastId[k]!;
+        return;
+      }
+    }
+    this.rows.writeText(shape, k, column, c, latin1(b, s, e));
   }
 
   /** put() of a 0x-hex value given as its ASCII bytes b[s, e) (canonical: isCanonicalHex of its text). */

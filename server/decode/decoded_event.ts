@@ -21,6 +21,24 @@ export type FieldValue = number | bigint | string;
  */
 export type EventFields = Record<string, FieldValue>;
 
+/**
+ * A field name as an object literal's key in compiled builder source. A
+ * trace names the keys (its text, its format descriptions), and `"__proto__": v` in a literal sets the
+ * object's prototype instead of making a field (a number is dropped, the
+ * event loses the field); the computed form `["__proto__"]` makes an own
+ * property like any other key.
+ */
+export function literalKey(key: string): string {
+  return key === '__proto__' ? `[${JSON.stringify(key)}]` : JSON.stringify(key);
+}
+
+/** out[key] = value, also for `__proto__` (an own field, as literalKey). */
+export function setField(out: EventFields, key: string, value: FieldValue): void {
+  if (key === '__proto__')
+    Object.defineProperty(out, key, { value, enumerable: true, writable: true, configurable: true });
+  else out[key] = value;
+}
+
 export interface DecodedEvent {
   /**
    * Timestamp in ns, relative to TraceHeader.tsBaseNs (so it stays an exact

@@ -37,6 +37,7 @@ import {
   type FieldValue,
   type ProgressFn,
   type SkippedInput,
+  setField,
 } from '../decoded_event.ts';
 import { FileSource } from '../trace_dat/file_source.ts';
 import { TraceDatFormatError } from '../trace_dat/byte_cursor.ts';
@@ -866,7 +867,7 @@ function readLegacyGeneric(buf: Uint8Array, start: number, end: number): { name:
           value = v <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(v) : v;
         } else q.skip();
       }
-      if (key !== '' && value !== null) fields[key] = value;
+      if (key !== '' && value !== null) setField(fields, key, value);
     } else r.skip();
   }
   return { name, fields };

@@ -16,7 +16,7 @@
  * Each event kind gets one compiled reader (an array of per-field-number
  * converters), built on its first event.
  */
-import type { EventFields, FieldValue } from '../decoded_event.ts';
+import { type EventFields, type FieldValue, setField } from '../decoded_event.ts';
 import type { EventFieldSpec, ScalarKind } from './perfetto_schema.ts';
 import { printedField } from './kernel_values.ts';
 import {
@@ -205,7 +205,7 @@ export function readFields(
       r.skip();
       continue;
     }
-    out[reader.names[r.field]!] = c(r, syms);
+    setField(out, reader.names[r.field]!, c(r, syms));
   }
   return out;
 }

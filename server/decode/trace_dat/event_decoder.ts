@@ -11,6 +11,7 @@ import {
   type DirectRowColumns,
   type EventFields,
   type FieldValue,
+  literalKey,
   type ShapeRowColumns,
 } from '../decoded_event.ts';
 import type { EventFormat, FieldDef } from './event_format.ts';
@@ -543,12 +544,17 @@ export function compileEvent<R extends DirectRowColumns>(
     const { expr } = fe;
     exprs.set(name, fe);
     const key = JSON.stringify(name);
+    const literal = literalKey(name);
     // Fields that run to the record's end need only their start in range:
     // a stack of 3 frames under a declared caller[8] is a whole record.
     const end = stackFrames || f.kind === 'tailstring' || f.kind === 'tailarray' ? f.offset : f.offset + f.size;
     if (end > minLen) minLen = end;
-    fastParts.push(`${key}: ${expr}`);
-    safeParts.push(`if (n >= ${end}) r[${key}] = ${expr};`);
+    fastParts.push(`${literal}: ${expr}`);
+    safeParts.push(
+      name === '__proto__'
+        ? `if (n >= ${end}) Object.defineProperty(r, ${key}, { value: ${expr}, enumerable: true, writable: true, configurable: true });`
+        : `if (n >= ${end}) r[${key}] = ${expr};`,
+    );
   }
   const fastSrc = `return function fast(b, o, n) { return { ${fastParts.join(', ')} }; };`;
   const safeSrc = `return function safe(b, o, n) { const r = {}; ${safeParts.join(' ')} return r; };`;

@@ -8,7 +8,7 @@
  * a pointer; see values.ts for zero-padded pointers). Typed parsers convert
  * hex where the column is numeric. The byte form is key_values_bytes.ts.
  */
-import type { EventFields, FieldValue } from '../../decoded_event.ts';
+import { type EventFields, type FieldValue, setField } from '../../decoded_event.ts';
 import { internRange } from './intern.ts';
 import { AUTO_SPEC, type KeyRule, KvSpec } from './kv_spec.ts';
 import { isKeyChar, sameChars } from './text_scan.ts';
@@ -190,7 +190,7 @@ export function addKeyValues(text: string, out: EventFields, spec: KvSpec = AUTO
   if (o === null) return 0;
   let k = 0;
   for (const key in o) {
-    out[key] = o[key]!;
+    setField(out, key, o[key]!);
     k++;
   }
   return k;

@@ -1,5 +1,5 @@
 /** How the printed keys of one parser are stored, and the object builders compiled for each key sequence seen. */
-import type { EventFields, FieldValue } from '../../decoded_event.ts';
+import { type EventFields, type FieldValue, literalKey, setField } from '../../decoded_event.ts';
 import { type ByteKey, asciiBytes } from './byte_keys.ts';
 import { flat } from './intern.ts';
 
@@ -52,7 +52,8 @@ export class KvSpec {
     let r = this.rules.get(printed);
     if (r === undefined) {
       printed = flat(printed);
-      const key = this.rename[printed] ?? printed;
+      // Own keys only: a printed `constructor` or `__proto__` must not find Object.prototype's.
+      const key = Object.hasOwn(this.rename, printed) ? this.rename[printed]! : printed;
       r = {
         printed,
         eq: printed + '=',
@@ -92,7 +93,7 @@ export class KvSpec {
     }
     if (n > MAX_BUILDER_KEYS) {
       const out: EventFields = {};
-      for (let i = 0; i < n; i++) out[seq[i]!.key] = this.vals[i]!;
+      for (let i = 0; i < n; i++) setField(out, seq[i]!.key, this.vals[i]!);
       return out;
     }
     const sig = seq
@@ -103,7 +104,7 @@ export class KvSpec {
     if (b === undefined) {
       const body = seq
         .slice(0, n)
-        .map((r, i) => `${JSON.stringify(r.key)}: v[${i}]`)
+        .map((r, i) => `${literalKey(r.key)}: v[${i}]`)
         .join(', ');
       b = new Function('v', `return { ${body} };`) as Builder;
       if (this.builders.size < MAX_BUILDERS) this.builders.set(sig, b);
@@ -132,9 +133,9 @@ export class KvSpec {
     const withExtra = (ent.withExtra ??= new Map());
     let b = withExtra.get(extra);
     if (b === undefined) {
-      const lead = extra.lead.map((k, i) => `${JSON.stringify(k)}: x[${i}]`);
-      const pairs = ent.rules.map((r, i) => `${JSON.stringify(r.key)}: v[${i}]`);
-      const tail = extra.tail.map((k, i) => `${JSON.stringify(k)}: x[${extra.lead.length + i}]`);
+      const lead = extra.lead.map((k, i) => `${literalKey(k)}: x[${i}]`);
+      const pairs = ent.rules.map((r, i) => `${literalKey(r.key)}: v[${i}]`);
+      const tail = extra.tail.map((k, i) => `${literalKey(k)}: x[${extra.lead.length + i}]`);
       const body = [...lead, ...pairs, ...tail].join(', ');
       b = this.extraBuilders.get(body);
       if (b === undefined) {

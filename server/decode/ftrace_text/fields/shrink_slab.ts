@@ -9,7 +9,7 @@
  *
  * shrink = bare symbol, shr = `0x` + lowercase hex without leading zeros.
  */
-import type { EventFields, FieldValue } from '../../decoded_event.ts';
+import { type EventFields, type FieldValue, literalKey, setField } from '../../decoded_event.ts';
 import { asciiBytes, type ByteKey, sameBytes } from './byte_keys.ts';
 import { ranged } from './generic.ts';
 import { flat, internBytes, internRange, memoize, RangeMemo } from './intern.ts';
@@ -73,11 +73,11 @@ function parseShrink(
       while (j < toks.length && toks[j] === '') j++;
       if (j >= toks.length) return null;
       const v = toks[j]!;
-      if (STRING_FIELDS.has(field)) out[field] = v;
+      if (STRING_FIELDS.has(field)) setField(out, field, v);
       else {
         const n = parseDecimal(v);
         if (n === null) return null;
-        out[field] = n;
+        setField(out, field, n);
       }
       i = j;
       label = '';
@@ -252,7 +252,7 @@ function useTemplate(tp: Template, t: string, p: number, e: number, head: Head):
 }
 
 function makeTemplate(lits: string[], fields: string[]): Template {
-  const body = fields.map((f, i) => `${JSON.stringify(f)}: v[${i}]`).join(', ');
+  const body = fields.map((f, i) => `${literalKey(f)}: v[${i}]`).join(', ');
   return {
     lits,
     litsBytes: lits.map(asciiBytes),
@@ -307,11 +307,11 @@ function shrinkFast(t: string, s: number, e: number, table: LabelTable, b: Uint8
       if (v >= e) return null;
       let ve = v;
       while (ve < e && t.charCodeAt(ve) !== 32) ve++;
-      if (STRING_FIELDS.has(field)) out[field] = internRange(t, v, ve);
+      if (STRING_FIELDS.has(field)) setField(out, field, internRange(t, v, ve));
       else {
         const n = parseDecimalRange(t, v, ve);
         if (n === null) return null;
-        out[field] = n;
+        setField(out, field, n);
       }
       seen |= bits[field] ?? 0;
       lits.push(flat(t.slice(litStart, v)));

@@ -13,7 +13,7 @@
  * integer, as trace.dat's record gives it; the return value is a signed
  * long (0xfffffffffffffffe is -2, -ENOENT).
  */
-import type { EventFields, FieldValue } from '../../decoded_event.ts';
+import { type EventFields, type FieldValue, setField } from '../../decoded_event.ts';
 import { parseGeneric } from './generic.ts';
 
 const TWO_53 = 2 ** 53;
@@ -40,7 +40,7 @@ export function parseSyscallEnter(args: string): EventFields | null {
     const colon = part.indexOf(': ');
     if (colon <= 0) return parseGeneric(args);
     const printed = part.slice(colon + 2).trim();
-    fields[part.slice(0, colon).trim()] = unsignedOf(printed) ?? printed;
+    setField(fields, part.slice(0, colon).trim(), unsignedOf(printed) ?? printed);
   }
   return fields;
 }

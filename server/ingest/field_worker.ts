@@ -19,7 +19,13 @@ import { KeptRaw, RAW_KEPT, RAW_UNSURE } from '../decode/ftrace_text/kept_raw.ts
 import { readsGenericKv, writebackBdiSpec } from '../decode/ftrace_text/fields/index.ts';
 import type { KvSpec } from '../decode/ftrace_text/fields/kv_spec.ts';
 import { KV_HEX, KV_INT, UntypedKvScan } from '../decode/ftrace_text/fields/untyped_kv.ts';
-import { directTextWriter, textFieldParser, type TextFieldParser } from '../decode/ftrace_text/raw_text_fields.ts';
+import {
+  directTextWriter,
+  textFieldParser,
+  workqueueTextWriter,
+  type TextColumnWriter,
+  type TextFieldParser,
+} from '../decode/ftrace_text/raw_text_fields.ts';
 import type { KvColumnWriter } from '../decode/ftrace_text/fields/kv_columns.ts';
 import type { EventFields } from '../decode/decoded_event.ts';
 import {
@@ -273,6 +279,8 @@ function textDecoder(
         parse: TextFieldParser;
         rows: TableRowWriter | null;
         direct: KvColumnWriter | null;
+        /** Its text straight into its typed row's columns (direct, or the workqueue writer), else null. */
+        columns: TextColumnWriter | null;
         stack: boolean;
         /** An untyped key=value event's shape rows by key sequence (UntypedKvScan); null: not such an event. */
         kvShapes: Map<string, ShapeRows> | null;
@@ -393,7 +401,18 @@ function textDecoder(
         const bdiSpec = untypedText ? writebackBdiSpec(name) : null;
         const kvShapes =
           untypedText && (bdiSpec !== null || readsGenericKv(name)) ? new Map<string, ShapeRows>() : null;
-        names[id] = { name, parse: textFieldParser(name), rows, direct, stack, kvShapes, bdiSpec, kvMisses: 0 };
+        const columns = direct ?? (rows !== null ? workqueueTextWriter(name, rows) : null);
+        names[id] = {
+          name,
+          parse: textFieldParser(name),
+          rows,
+          direct,
+          columns,
+          stack,
+          kvShapes,
+          bdiSpec,
+          kvMisses: 0,
+        };
       }
       const bytes = r.bytes;
       const bytesBuffer = bytes.buffer;
@@ -429,10 +448,11 @@ function textDecoder(
             continue;
           }
         }
-        if (pageBytes && direct !== null && direct.scan(bytes, s, e)) {
+        const columns = n.columns;
+        if (pageBytes && columns !== null && columns.scan(bytes, s, e)) {
           const rows = n.rows!;
           rows.startRow(r.id(i), r.ts(i), r.cpu(i), r.utid(i), r.common(i), r.where(i));
-          direct.write();
+          columns.write();
           rows.end();
           continue;
         }

@@ -8,6 +8,8 @@ import type { DirectRowColumns, EventFields } from '../decoded_event.ts';
 import { eventNameInfo, FIELD_PARSERS } from './fields/index.ts';
 import { KvColumnWriter } from './fields/kv_columns.ts';
 import { VMSCAN_KV_SHAPES } from './fields/vmscan.ts';
+import { parseWorkqueue } from './fields/workqueue.ts';
+import { WorkqueueColumnWriter } from './fields/workqueue_columns.ts';
 
 /**
  * Parses an event's argument text t[s, e) (args === t.slice(s, e); `b`, if
@@ -36,4 +38,16 @@ export function directTextWriter(name: string, cols: DirectRowColumns): KvColumn
   const parser = FIELD_PARSERS[name];
   const shape = parser !== undefined ? VMSCAN_KV_SHAPES.get(parser) : undefined;
   return shape !== undefined ? new KvColumnWriter(shape, cols) : null;
+}
+
+/** What directTextWriter and workqueueTextWriter give: scan() an event's text, then write() it into the row. */
+export interface TextColumnWriter {
+  /** Reads b[s, e) (ASCII argument text); false: not sure, the event's parser reads it. */
+  scan(b: Uint8Array, s: number, e: number): boolean;
+  write(): void;
+}
+
+/** A writer of workqueue events' text straight into their table's columns (workqueue_columns.ts); null for other events. */
+export function workqueueTextWriter(name: string, cols: DirectRowColumns): TextColumnWriter | null {
+  return FIELD_PARSERS[name] === parseWorkqueue ? new WorkqueueColumnWriter(cols) : null;
 }

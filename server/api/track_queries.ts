@@ -278,9 +278,12 @@ export async function flowTrack(tr: OpenTrace, w: Window, kind: string): Promise
   const keys = ['id', 'out_id', 'out_ts', 'out_cpu', 'out_utid', 'in_id', 'in_ts', 'in_cpu', 'in_utid'];
   if (!tr.meta.tables.has('flow')) return result(w, b.res, [], keys);
   // Flows are short links; bound the event scan to the window widened by 1 s each side.
+  // `e` NOT MATERIALIZED: each join end scans the events itself. Without it DuckDB's plan held the
+  // window's events in memory: the whole window of a 10M-event trace took the process from 130 to
+  // 525 MB (285 MB with the two scans, and 40% less time).
   const pad = 1_000_000_000n;
   const rows = await tr.query(
-    `WITH e AS (SELECT id, ts, cpu, utid FROM ftrace_event WHERE ts >= ${b.a0 - pad} AND ts < ${b.a1 + pad})
+    `WITH e AS NOT MATERIALIZED (SELECT id, ts, cpu, utid FROM ftrace_event WHERE ts >= ${b.a0 - pad} AND ts < ${b.a1 + pad})
      SELECT f.id, a.id AS out_id, a.ts - ${b.base} AS out_ts, a.cpu AS out_cpu, a.utid AS out_utid,
             z.id AS in_id, z.ts - ${b.base} AS in_ts, z.cpu AS in_cpu, z.utid AS in_utid
      FROM flow f JOIN e a ON a.id = f.slice_out JOIN e z ON z.id = f.slice_in

@@ -8,17 +8,15 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDuckDb, type Engine } from '../../../engine/engine.ts';
-import type { ChunkData } from '../../../model/column_chunk.ts';
 import { ModelStore, type ModelLayout } from '../../../model/model_store.ts';
-import { TableRowWriter, TypedRows } from '../../../model/typed_rows.ts';
-import { typedTableFor } from '../../../model/typed_tables.ts';
-import { directTextWriter, textFieldParser } from '../raw_text_fields.ts';
+import { directTextWriter } from '../raw_text_fields.ts';
 import {
   comparableChunks as comparable,
   KV_FIXTURES as FILES,
   mutatedKvEvents,
   recordedKvEventsWithLookAlikes,
 } from '../../../../tests/support/decode/ftrace_text/fields/test_kv_events.ts';
+import { writeBothWays } from '../../../../tests/support/decode/ftrace_text/fields/write_both_ways.ts';
 
 let engine: Engine;
 let layout: ModelLayout;
@@ -34,54 +32,12 @@ afterAll(() => engine?.close());
  * worker (where an event repeating the text before it is taken from memory).
  */
 function writeBoth(events: [string, string][], sharedBlock: boolean) {
-  const block = Buffer.from(events.map(([, args]) => args).join('\n'), 'latin1');
-  let blockPos = 0;
-  const chunks: { object: ChunkData[]; direct: ChunkData[] } = { object: [], direct: [] };
-  const objectRows = new TypedRows(layout, (_t, d) => chunks.object.push(d));
-  const directRows = new TypedRows(layout, (_t, d) => chunks.direct.push(d));
-  objectRows.setBase(0n);
-  directRows.setBase(0n);
-  const writers = new Map<
-    string,
-    { object: TableRowWriter; direct: TableRowWriter; kv: ReturnType<typeof directTextWriter> }
-  >();
-  let taken = 0;
-  let rows = 0;
-  events.forEach(([name, args], id) => {
-    let w = writers.get(name);
-    if (w === undefined) {
-      const table = typedTableFor(name)!;
-      const direct = new TableRowWriter(directRows, directRows.target(table)!, name);
-      w = {
-        object: new TableRowWriter(objectRows, objectRows.target(table)!, name),
-        direct,
-        kv: directTextWriter(name, direct),
-      };
-      writers.set(name, w);
-    }
-    const bytes = Buffer.from(args, 'latin1');
-    const fields = textFieldParser(name)(args, 0, args.length, args, bytes);
-    const at = blockPos;
-    blockPos += args.length + 1;
-    const sure =
-      w.kv !== null && (sharedBlock ? w.kv.scan(block, at, at + args.length) : w.kv.scan(bytes, 0, bytes.length));
-    // What the writer takes, the definition parses.
-    if (sure) expect(fields, `${name}: ${args}`).not.toBeNull();
-    if (fields === null) return;
-    rows++;
-    w.object.startRow(id, id * 10, 1, 2, 3, id);
-    w.object.allFields(fields);
-    w.object.end();
-    w.direct.startRow(id, id * 10, 1, 2, 3, id);
-    if (sure) {
-      w.kv!.write();
-      taken++;
-    } else w.direct.allFields(fields);
-    w.direct.end();
+  return writeBothWays(layout, events, {
+    writerFor: directTextWriter,
+    writerRequired: false,
+    sharedBlock,
+    parserGetsBytes: true,
   });
-  objectRows.flush();
-  directRows.flush();
-  return { chunks, dicts: { object: objectRows.dictLists(), direct: directRows.dictLists() }, taken, rows };
 }
 
 describe('KvColumnWriter writes the fields-object path rows', () => {

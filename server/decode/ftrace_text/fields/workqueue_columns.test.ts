@@ -11,12 +11,10 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDuckDb, type Engine } from '../../../engine/engine.ts';
-import type { ChunkData } from '../../../model/column_chunk.ts';
 import { ModelStore, type ModelLayout } from '../../../model/model_store.ts';
-import { TableRowWriter, TypedRows } from '../../../model/typed_rows.ts';
-import { typedTableFor } from '../../../model/typed_tables.ts';
-import { textFieldParser, workqueueTextWriter } from '../raw_text_fields.ts';
+import { workqueueTextWriter } from '../raw_text_fields.ts';
 import { comparableChunks as comparable } from '../../../../tests/support/decode/ftrace_text/fields/test_kv_events.ts';
+import { writeBothWays } from '../../../../tests/support/decode/ftrace_text/fields/write_both_ways.ts';
 
 const FIX = join(import.meta.dirname, '../../../../fixtures');
 const FILES = [
@@ -85,53 +83,12 @@ function mutations(args: string): string[] {
 
 /** Rows of the events written both ways, in one block as on the field worker. */
 function writeBoth(events: [string, string][]) {
-  const block = Buffer.from(events.map(([, args]) => args).join('\n'), 'latin1');
-  let blockPos = 0;
-  const chunks: { object: ChunkData[]; direct: ChunkData[] } = { object: [], direct: [] };
-  const objectRows = new TypedRows(layout, (_t, d) => chunks.object.push(d));
-  const directRows = new TypedRows(layout, (_t, d) => chunks.direct.push(d));
-  objectRows.setBase(0n);
-  directRows.setBase(0n);
-  const writers = new Map<
-    string,
-    { object: TableRowWriter; direct: TableRowWriter; wq: ReturnType<typeof workqueueTextWriter> }
-  >();
-  let taken = 0;
-  let rows = 0;
-  events.forEach(([name, args], id) => {
-    let w = writers.get(name);
-    if (w === undefined) {
-      const table = typedTableFor(name)!;
-      const direct = new TableRowWriter(directRows, directRows.target(table)!, name);
-      w = {
-        object: new TableRowWriter(objectRows, objectRows.target(table)!, name),
-        direct,
-        wq: workqueueTextWriter(name, direct),
-      };
-      expect(w.wq, name).not.toBeNull();
-      writers.set(name, w);
-    }
-    const fields = textFieldParser(name)(args, 0, args.length, args, null);
-    const at = blockPos;
-    blockPos += args.length + 1;
-    const sure = w.wq!.scan(block, at, at + args.length);
-    // What the writer takes, the definition parses.
-    if (sure) expect(fields, `${name}: ${args}`).not.toBeNull();
-    if (fields === null) return;
-    rows++;
-    w.object.startRow(id, id * 10, 1, 2, 3, id);
-    w.object.allFields(fields);
-    w.object.end();
-    w.direct.startRow(id, id * 10, 1, 2, 3, id);
-    if (sure) {
-      w.wq!.write();
-      taken++;
-    } else w.direct.allFields(fields);
-    w.direct.end();
+  return writeBothWays(layout, events, {
+    writerFor: workqueueTextWriter,
+    writerRequired: true,
+    sharedBlock: true,
+    parserGetsBytes: false,
   });
-  objectRows.flush();
-  directRows.flush();
-  return { chunks, dicts: { object: objectRows.dictLists(), direct: directRows.dictLists() }, taken, rows };
 }
 
 describe('WorkqueueColumnWriter writes the fields-object path rows', () => {

@@ -11,6 +11,7 @@
  */
 import { useCallback, useEffect, useRef, useState } from 'react';
 import { ApiError, api } from '../api/client.ts';
+import { DropZone } from '../upload/drop_zone.tsx';
 import { UploadStatus, ingestingState, uploadingState, type Upload } from '../upload/upload_status.tsx';
 import { viewStore } from '../state/view_store.ts';
 import { EMPTY_VIEW } from '../state/view_state.ts';
@@ -28,7 +29,6 @@ export function MissingTrace({ traceId, onReady }: { traceId: string; onReady():
   const reading = useLink((s) => s.status === 'reading');
   const [upload, setUpload] = useState<Upload | null>(null);
   const [refused, setRefused] = useState<Refusal | null>(null);
-  const [dragging, setDragging] = useState(false);
   const inputRef = useRef<HTMLInputElement>(null);
   const cancelRef = useRef<(() => void) | null>(null);
   useEffect(() => () => cancelRef.current?.(), []);
@@ -68,13 +68,6 @@ export function MissingTrace({ traceId, onReady }: { traceId: string; onReady():
     },
     [traceId, onReady],
   );
-
-  const onDrop = (e: React.DragEvent) => {
-    e.preventDefault();
-    setDragging(false);
-    const file = e.dataTransfer?.files?.[0];
-    if (file) void start(file);
-  };
 
   const name = facts?.name ?? 'the trace file';
   return (
@@ -155,42 +148,18 @@ export function MissingTrace({ traceId, onReady }: { traceId: string; onReady():
           read): any file with this sha256 opens it.
         </p>
       )}
-      <div
-        className={`drop-zone${dragging ? ' dragging' : ''}`}
-        data-testid="missing-drop-zone"
-        onDragOver={(e) => {
-          e.preventDefault();
-          setDragging(true);
-        }}
-        onDragEnter={(e) => {
-          e.preventDefault();
-          setDragging(true);
-        }}
-        onDragLeave={() => setDragging(false)}
-        onDrop={onDrop}
-        onClick={() => inputRef.current?.click()}
-        role="button"
-        tabIndex={0}
-        onKeyDown={(e) => {
-          if (e.key === 'Enter' || e.key === ' ') inputRef.current?.click();
-        }}
+      <DropZone
+        testId="missing-drop-zone"
+        inputTestId="missing-file-input"
+        inputRef={inputRef}
+        onFiles={(files) => void start(files[0]!)}
+        onChoose={() => inputRef.current?.click()}
       >
         <div className="drop-title">Drop {name} here</div>
         <div className="drop-sub">
           or <span className="link">choose it</span> — it is checked against the sha256 above before anything is added
         </div>
-        <input
-          ref={inputRef}
-          type="file"
-          data-testid="missing-file-input"
-          style={{ display: 'none' }}
-          onChange={(e) => {
-            const f = e.target.files?.[0];
-            if (f) void start(f);
-            e.target.value = '';
-          }}
-        />
-      </div>
+      </DropZone>
       {refused && (
         <div className="upload-status failed" data-testid="missing-refused" role="alert">
           <strong>Refused: {refused.name} is not the trace this link needs.</strong> Nothing was added to the library.

@@ -7,6 +7,7 @@
 import { useCallback, useEffect, useRef, useState } from 'react';
 import { ApiError, api } from '../api/client.ts';
 import type { JobState, TraceRecord } from '../api/types.ts';
+import { DropZone } from '../upload/drop_zone.tsx';
 import { UploadStatus, ingestingState, progressOf, uploadingState, type Upload } from '../upload/upload_status.tsx';
 import { viewStore } from '../state/view_store.ts';
 import { desktopOpenDialog, onDesktopOpen } from '../desktop/desktop_bridge.ts';
@@ -99,7 +100,6 @@ export function StartPage() {
   const [upload, setUpload] = useState<Upload | null>(null);
   /** Traces ticked for comparing, in the order ticked (the first is the baseline). */
   const [picked, setPicked] = useState<string[]>([]);
-  const [dragging, setDragging] = useState(false);
   const inputRef = useRef<HTMLInputElement>(null);
   const cancelRef = useRef<(() => void) | null>(null);
 
@@ -257,11 +257,6 @@ export function StartPage() {
   );
   const choose = () => desktopOpenDialog() || inputRef.current?.click();
 
-  const onDrop = (e: React.DragEvent) => {
-    e.preventDefault();
-    setDragging(false);
-    startFiles(Array.from(e.dataTransfer?.files ?? []));
-  };
   const batchIn = batch?.filter((it) => it.traceId) ?? [];
   const batchDone = batch !== null && batch.every((it) => it.traceId || it.upload.phase === 'failed');
 
@@ -274,43 +269,20 @@ export function StartPage() {
           report text or tracefs text, optionally gzip/zstd/xz-compressed.
         </p>
       </header>
-      <div
-        className={`drop-zone${dragging ? ' dragging' : ''}`}
-        data-testid="drop-zone"
-        onDragOver={(e) => {
-          e.preventDefault();
-          setDragging(true);
-        }}
-        onDragEnter={(e) => {
-          e.preventDefault();
-          setDragging(true);
-        }}
-        onDragLeave={() => setDragging(false)}
-        onDrop={onDrop}
-        onClick={choose}
-        role="button"
-        tabIndex={0}
-        onKeyDown={(e) => {
-          if (e.key === 'Enter' || e.key === ' ') choose();
-        }}
+      <DropZone
+        testId="drop-zone"
+        inputTestId="file-input"
+        inputRef={inputRef}
+        multiple
+        onFiles={startFiles}
+        onChoose={choose}
       >
         <div className="drop-title">Drop a trace file here</div>
         <div className="drop-sub">
           or <span className="link">choose a file</span> — multi-GB traces are fine; they stream to the server
         </div>
         <div className="drop-sub">Drop (or choose) two or more to compare them; the first is the baseline</div>
-        <input
-          ref={inputRef}
-          type="file"
-          multiple
-          data-testid="file-input"
-          style={{ display: 'none' }}
-          onChange={(e) => {
-            startFiles(Array.from(e.target.files ?? []));
-            e.target.value = '';
-          }}
-        />
-      </div>
+      </DropZone>
       {batch && (
         <section className="compare-batch" data-testid="compare-batch">
           <div className="muted">

@@ -6,43 +6,27 @@
  * was added. Real `stallscope serve` processes, killed by their PID.
  */
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import { afterEach, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import {
   FIXTURES,
   followJobEvents,
   freePort,
   listTraces,
   sha256,
-  spawnServer,
+  spawnedServers,
   uploadFile,
-  type ServerProcess,
 } from '../../tests/support/api/test_server.ts';
 
 const FILE = path.join(FIXTURES, 'fsync_xfs.full.v7.dat');
 const ID = sha256(FILE);
 
-const started: ServerProcess[] = [];
-const dirs: string[] = [];
-afterEach(async () => {
-  for (const p of started.splice(0)) {
-    try {
-      process.kill(p.pid, 'SIGKILL');
-    } catch {
-      /* already gone */
-    }
-    await p.exited;
-  }
-  for (const d of dirs.splice(0)) fs.rmSync(d, { recursive: true, force: true });
-});
+const servers = spawnedServers('stallscope-crash-');
 
 it('killed while detecting (the model committed): after a restart the job is done and the trace ready, nothing reported failed', async () => {
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'stallscope-crash-'));
-  dirs.push(dataDir);
+  const dataDir = servers.dataDir();
   const port = await freePort();
-  const first = await spawnServer(dataDir, port);
-  started.push(first);
+  const first = await servers.spawn(dataDir, port);
   const up = await uploadFile(first.base, FILE, 'fsync.dat');
   expect(up.status).toBe(202);
   const jobId = up.body.jobId!;
@@ -63,8 +47,7 @@ it('killed while detecting (the model committed): after a restart the job is don
   expect(record.state.phase).toBe('detecting');
   expect(fs.existsSync(path.join(dataDir, 'traces', ID, 'info.json'))).toBe(true);
 
-  const second = await spawnServer(dataDir, port);
-  started.push(second);
+  const second = await servers.spawn(dataDir, port);
   const job = (await (await fetch(`${second.base}/api/jobs/${jobId}`)).json()) as {
     phase: string;
     traceId?: string;

@@ -8,41 +8,27 @@
  * by their PID.
  */
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   FIXTURES,
   followJobEvents,
   freePort,
   listTraces,
   sha256,
-  spawnServer,
+  spawnedServers,
   tmpEntries,
   traceDirs,
   until,
   uploadFile,
   waitJob,
-  type ServerProcess,
 } from '../../tests/support/api/test_server.ts';
 
 // 148k events: ingest takes seconds, so "mid-ingest" is easy to hit.
 const FILE = path.join(FIXTURES, 'fsync_xfs.full.v7.dat');
 const ID = sha256(FILE);
 
-const started: ServerProcess[] = [];
-const dirs: string[] = [];
-afterEach(async () => {
-  for (const p of started.splice(0)) {
-    try {
-      process.kill(p.pid, 'SIGKILL');
-    } catch {
-      /* already gone */
-    }
-    await p.exited;
-  }
-  for (const d of dirs.splice(0)) fs.rmSync(d, { recursive: true, force: true });
-});
+const servers = spawnedServers('stallscope-restart-');
 
 function alive(pid: number): boolean {
   try {
@@ -56,11 +42,9 @@ function alive(pid: number): boolean {
 for (const signal of ['SIGKILL', 'SIGTERM'] as const) {
   describe(`server stopped during ingest (${signal})`, () => {
     it('lists nothing half-built, cleans up, reports the job as failed, and accepts the file again', async () => {
-      const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'stallscope-restart-'));
-      dirs.push(dataDir);
+      const dataDir = servers.dataDir();
       const port = await freePort();
-      const first = await spawnServer(dataDir, port);
-      started.push(first);
+      const first = await servers.spawn(dataDir, port);
 
       const up = await uploadFile(first.base, FILE, 'fsync.dat');
       expect(up.status).toBe(202);
@@ -84,8 +68,7 @@ for (const signal of ['SIGKILL', 'SIGTERM'] as const) {
       expect(fs.existsSync(path.join(dataDir, 'traces', ID, 'info.json'))).toBe(false);
       if (signal === 'SIGKILL') expect(tmpEntries(dataDir).length).toBeGreaterThan(0);
 
-      const second = await spawnServer(dataDir, port);
-      started.push(second);
+      const second = await servers.spawn(dataDir, port);
       expect(tmpEntries(dataDir)).toEqual([]); // staged upload and work dir removed at start
       expect(traceDirs(dataDir)).toEqual([]);
 

@@ -4,6 +4,7 @@
  * (cut-off bodies, SSE following, waiting for jobs). Not a test file itself.
  */
 import { createHash } from 'node:crypto';
+import { afterEach } from 'vitest';
 import fs from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
@@ -240,6 +241,42 @@ export async function spawnServer(dataDir: string, port: number): Promise<Server
     60_000,
   );
   return { pid: child.pid!, base: `http://127.0.0.1:${port}`, output: () => out, exited };
+}
+
+/**
+ * Spawned servers and data directories of one test file, torn down after
+ * each test even when it failed halfway: servers killed by their PID
+ * (SIGKILL; one already gone is fine), directories removed.
+ */
+export function spawnedServers(dirPrefix: string): {
+  dataDir(): string;
+  spawn(dataDir: string, port: number): Promise<ServerProcess>;
+} {
+  const started: ServerProcess[] = [];
+  const dirs: string[] = [];
+  afterEach(async () => {
+    for (const p of started.splice(0)) {
+      try {
+        process.kill(p.pid, 'SIGKILL');
+      } catch {
+        /* already gone */
+      }
+      await p.exited;
+    }
+    for (const d of dirs.splice(0)) fs.rmSync(d, { recursive: true, force: true });
+  });
+  return {
+    dataDir() {
+      const d = fs.mkdtempSync(path.join(os.tmpdir(), dirPrefix));
+      dirs.push(d);
+      return d;
+    },
+    async spawn(dataDir, port) {
+      const p = await spawnServer(dataDir, port);
+      started.push(p);
+      return p;
+    },
+  };
 }
 
 export interface RawAnswer {

@@ -4,65 +4,42 @@
 // layouts in place, so these tests check that comparison against the built
 // string on every event of the committed text fixtures (report and tracefs
 // forms, of many event systems), and on the same texts changed by a byte.
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { formatArgs } from '../../notes/report_line.ts';
-import { decodeFile } from '../decode_file.ts';
-import type { DecodedEvent, EventFields, EventSink } from '../decoded_event.ts';
+import type { EventFields } from '../decoded_event.ts';
 import { KEEP_AFTER_MISSES, KeptRaw } from './kept_raw.ts';
-
-const FIXTURES = fileURLToPath(new URL('../../../fixtures/', import.meta.url));
-const FILES = [
-  'printed_args.report.txt',
-  'printed_args.tracefs.txt',
-  'syscalls.report.txt',
-  'syscalls.tracefs.txt',
-  'ftrace_specials.report.txt',
-  'ftrace_specials.tracefs.txt',
-  'fsync_xfs.report.txt',
-  'swap_writeback.report.txt',
-  'raw_fields.tracefs.txt',
-];
-
-async function eventsOf(file: string): Promise<DecodedEvent[]> {
-  const out: DecodedEvent[] = [];
-  const sink: EventSink = {
-    header() {},
-    event: (e) => void out.push(e),
-    lostEvents() {},
-    skipped() {},
-  };
-  await decodeFile(path.join(FIXTURES, file), sink, { label: file, scratchDir: FIXTURES });
-  return out;
-}
+import { TEXT_FIXTURES, decodedEventsOf } from '../../../tests/support/decode/ftrace_text/text_fixtures.ts';
 
 describe('KeptRaw keeps an event text unless its fields print it back', () => {
-  it.each(FILES)('%s: dropped exactly where formatArgs gives the text back', { timeout: 120_000 }, async (file) => {
-    const events = (await eventsOf(file)).filter((e) => e.raw !== null && e.fields !== null);
-    expect(events.length).toBeGreaterThan(0);
-    const kept = new KeptRaw();
-    const missesBeforeMatch = new Map<string, number>();
-    const wrong: string[] = [];
-    let dropped = 0;
-    for (const e of events) {
-      const same = formatArgs(e.name, e.fields!) === e.raw;
-      const got = kept.of(e.name, e.raw, e.fields);
-      const misses = missesBeforeMatch.get(e.name) ?? 0;
-      if (got === null) dropped++;
-      // Dropped only when the same; kept when the same only once the name stopped being checked.
-      if (got === null ? !same : same && misses < KEEP_AFTER_MISSES)
-        wrong.push(`${e.name} line ${e.where}: ${got === null ? 'dropped' : 'kept'} ${e.raw}`);
-      if (got !== e.raw && got !== null) wrong.push(`${e.name} line ${e.where}: returned other text`);
-      missesBeforeMatch.set(e.name, same || misses === -1 ? -1 : misses + 1);
-    }
-    expect(wrong.slice(0, 5)).toEqual([]);
-    // Every fixture has events whose fields print back (sched_*'s name=value in tracefs text, ...).
-    expect(dropped).toBeGreaterThan(0);
-  });
+  it.each(TEXT_FIXTURES)(
+    '%s: dropped exactly where formatArgs gives the text back',
+    { timeout: 120_000 },
+    async (file) => {
+      const events = (await decodedEventsOf(file)).filter((e) => e.raw !== null && e.fields !== null);
+      expect(events.length).toBeGreaterThan(0);
+      const kept = new KeptRaw();
+      const missesBeforeMatch = new Map<string, number>();
+      const wrong: string[] = [];
+      let dropped = 0;
+      for (const e of events) {
+        const same = formatArgs(e.name, e.fields!) === e.raw;
+        const got = kept.of(e.name, e.raw, e.fields);
+        const misses = missesBeforeMatch.get(e.name) ?? 0;
+        if (got === null) dropped++;
+        // Dropped only when the same; kept when the same only once the name stopped being checked.
+        if (got === null ? !same : same && misses < KEEP_AFTER_MISSES)
+          wrong.push(`${e.name} line ${e.where}: ${got === null ? 'dropped' : 'kept'} ${e.raw}`);
+        if (got !== e.raw && got !== null) wrong.push(`${e.name} line ${e.where}: returned other text`);
+        missesBeforeMatch.set(e.name, same || misses === -1 ? -1 : misses + 1);
+      }
+      expect(wrong.slice(0, 5)).toEqual([]);
+      // Every fixture has events whose fields print back (sched_*'s name=value in tracefs text, ...).
+      expect(dropped).toBeGreaterThan(0);
+    },
+  );
 
-  it.each(FILES)('%s: a text one byte off is kept', { timeout: 120_000 }, async (file) => {
-    const printsBack = (await eventsOf(file)).filter(
+  it.each(TEXT_FIXTURES)('%s: a text one byte off is kept', { timeout: 120_000 }, async (file) => {
+    const printsBack = (await decodedEventsOf(file)).filter(
       (e) => e.raw !== null && e.fields !== null && formatArgs(e.name, e.fields) === e.raw,
     );
     expect(printsBack.length).toBeGreaterThan(0);

@@ -6,39 +6,15 @@
 // text is kept, must be what those give; these tests check that on every
 // untyped event of the committed text fixtures and on texts made to hit
 // each case the scan must refuse.
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { decodeFile } from '../../decode_file.ts';
-import type { DecodedEvent, EventFields, EventSink } from '../../decoded_event.ts';
+import type { EventFields } from '../../decoded_event.ts';
 import { KeptRaw, RAW_KEPT, RAW_PRINTS_BACK, RAW_UNSURE } from '../kept_raw.ts';
 import { eventNameInfo, readsGenericKv, writebackBdiSpec } from './index.ts';
 import { KV_HEX, KV_INT, KV_STR, UntypedKvScan } from './untyped_kv.ts';
-
-const FIXTURES = fileURLToPath(new URL('../../../../fixtures/', import.meta.url));
-const FILES = [
-  'printed_args.report.txt',
-  'printed_args.tracefs.txt',
-  'syscalls.report.txt',
-  'syscalls.tracefs.txt',
-  'ftrace_specials.report.txt',
-  'ftrace_specials.tracefs.txt',
-  'fsync_xfs.report.txt',
-  'swap_writeback.report.txt',
-  'raw_fields.tracefs.txt',
-  'reclaim_kswapd.report.txt',
-  'tracefs_plain.txt',
-];
+import { TEXT_FIXTURES, decodedEventsOf } from '../../../../tests/support/decode/ftrace_text/text_fixtures.ts';
 
 /** Integers' `0x%lx` text (what a shape stores as `hex`). */
 const CANONICAL_HEX = /^0x(0|[1-9a-f][0-9a-f]{0,15})$/;
-
-async function eventsOf(file: string): Promise<DecodedEvent[]> {
-  const out: DecodedEvent[] = [];
-  const sink: EventSink = { header() {}, event: (e) => void out.push(e), lostEvents() {}, skipped() {} };
-  await decodeFile(path.join(FIXTURES, file), sink, { label: file, scratchDir: FIXTURES });
-  return out;
-}
 
 /**
  * What the scan says about `name`'s `text`, checked against the fields of
@@ -79,8 +55,8 @@ function scanAgainstFields(
 }
 
 describe('UntypedKvScan reads what the generic parser reads', () => {
-  it.each(FILES)('%s: every untyped key=value event it takes', { timeout: 120_000 }, async (file) => {
-    const events = (await eventsOf(file)).filter(
+  it.each(TEXT_FIXTURES)('%s: every untyped key=value event it takes', { timeout: 120_000 }, async (file) => {
+    const events = (await decodedEventsOf(file)).filter(
       (e) => e.raw !== null && !e.raw.includes('\n') && (readsGenericKv(e.name) || writebackBdiSpec(e.name) !== null),
     );
     const scan = new UntypedKvScan();

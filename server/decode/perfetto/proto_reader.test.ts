@@ -58,3 +58,71 @@ describe('uint32 fields', () => {
     expect(read(2n ** 60n + 7n)).toBe(7);
   });
 });
+
+describe('pointer fields (shr, work)', () => {
+  // mm_shrink_slab_end's shr is field 3, uint64; a test event's as int64 (a
+  // negative int64 is a 10-byte varint of its two's complement).
+  const u64 = compileFieldReader(
+    'mm_shrink_slab_end',
+    [undefined, undefined, undefined, { name: 'shr', kind: 'uint64' }],
+    true,
+  );
+  const i64 = compileFieldReader('test_event', [undefined, { name: 'work', kind: 'int64' }], true);
+  const read = (reader: typeof u64, no: number, v: bigint) => {
+    const buf = new Uint8Array([no << 3, ...varintBytes(v)]);
+    return readFields(reader, new ProtoReader(buf, 0, buf.length), null, { n: 0 });
+  };
+
+  it('print the 64 bits as 0x + lowercase hex, on each side of 2^32 and 2^53', () => {
+    const values = [
+      0n,
+      1n,
+      0x1234n,
+      2n ** 32n - 1n,
+      2n ** 32n,
+      2n ** 32n + 0xabn,
+      2n ** 53n - 1n,
+      2n ** 53n + 1n,
+      0xffff888012345678n,
+      0xffffffff00000000n,
+      2n ** 64n - 1n,
+    ];
+    for (const v of values) {
+      const text = `0x${v.toString(16)}`;
+      expect(read(u64, 3, v)).toEqual({ shr: text });
+      expect(read(i64, 1, v)).toEqual({ work: text });
+    }
+  });
+
+  it('a varint cut short is damage', () => {
+    const buf = new Uint8Array([3 << 3, 0xff, 0xff]);
+    expect(() => readFields(u64, new ProtoReader(buf, 0, buf.length), null, { n: 0 })).toThrow(ProtoError);
+  });
+});
+
+describe('string fields', () => {
+  const reader = compileFieldReader('test_event', [undefined, { name: 'comm', kind: 'string' }], true);
+  const encoder = new TextEncoder();
+  const read = (text: string): unknown => {
+    const bytes = encoder.encode(text);
+    const buf = new Uint8Array([0x0a, ...varintBytes(BigInt(bytes.length)), ...bytes]);
+    return readFields(reader, new ProtoReader(buf, 0, buf.length), null, { n: 0 }).comm;
+  };
+
+  it('read as written, repeated or not, more names than the reader keeps', () => {
+    const names = Array.from({ length: 3000 }, (_, i) => `kworker/${i % 8}:${i}`);
+    names.push('', 'é', 'swapper/0', 'x'.repeat(32), 'y'.repeat(33), 'Ω-task', 'swapper/0');
+    // Each name three times, in three orders, so slots are both hit and taken over.
+    for (const order of [names, [...names].reverse(), names]) for (const n of order) expect(read(n)).toBe(n);
+  });
+
+  it('names that differ in one byte or in length stay apart', () => {
+    expect([read('abc'), read('abd'), read('abc'), read('ab'), read('abc\0')]).toEqual([
+      'abc',
+      'abd',
+      'abc',
+      'ab',
+      'abc\0',
+    ]);
+  });
+});

@@ -13,7 +13,7 @@
  * decode time.
  */
 import type { DirectRowColumns, PerfettoFieldSpec } from '../decoded_event.ts';
-import { compileFieldReader, type FieldReader, type SymbolTable } from './event_fields.ts';
+import { compileFieldReader, INT_LOW32, INT_SIGNED32, type FieldReader, type SymbolTable } from './event_fields.ts';
 import type { EventFieldSpec } from './perfetto_schema.ts';
 import { ProtoError, ProtoReader } from './proto_reader.ts';
 
@@ -21,6 +21,14 @@ import { ProtoError, ProtoReader } from './proto_reader.ts';
 export interface DirectPlan {
   /** Column by field number, -1: no column. */
   column: Int32Array;
+  /**
+   * By field number: how a plain integer field's number goes straight into
+   * its column's array (NUMBER_I32, NUMBER_I64, NUMBER_F64; 0: through
+   * rows.value()), with the converter's conversion (FieldReader.int) kept in
+   * intMode.
+   */
+  store: Uint8Array;
+  intMode: Uint8Array;
   /** Columns any field of the kind can fill (the others are absent in every row). */
   columns: number[];
   alwaysAbsent: number[];
@@ -31,6 +39,7 @@ export function makePlan(reader: FieldReader, rows: DirectRowColumns): DirectPla
   const byName = new Map<string, number>();
   reader.names.forEach((n, no) => n !== undefined && byName.set(n, no));
   const column = new Int32Array(reader.names.length).fill(-1);
+  const store = new Uint8Array(reader.names.length);
   const columns: number[] = [];
   const alwaysAbsent: number[] = [];
   let maxColumn = 0;
@@ -41,10 +50,17 @@ export function makePlan(reader: FieldReader, rows: DirectRowColumns): DirectPla
     else {
       column[no] = f.column;
       columns.push(f.column);
+      if ((reader.int[no] ?? 0) !== 0)
+        store[no] = f.kind === 'i32' ? NUMBER_I32 : f.kind === 'i64' ? NUMBER_I64 : f.kind === 'f64' ? NUMBER_F64 : 0;
     }
   }
-  return { column, columns, alwaysAbsent, seen: new Uint8Array(maxColumn + 1) };
+  return { column, store, intMode: reader.int, columns, alwaysAbsent, seen: new Uint8Array(maxColumn + 1) };
 }
+
+const NUMBER_I32 = 1;
+const NUMBER_I64 = 2;
+const NUMBER_F64 = 3;
+const TWO_32 = 2 ** 32;
 
 /**
  * The fields of one event message (`r` set to its bytes) into the row begun
@@ -63,6 +79,8 @@ export function writeFields(
 ): void {
   const seen = plan.seen;
   const column = plan.column;
+  const store = plan.store;
+  const intMode = plan.intMode;
   while (r.next()) {
     const no = r.field;
     const c = reader.convert[no];
@@ -75,6 +93,30 @@ export function writeFields(
     if (col < 0) {
       r.skip();
       continue;
+    }
+    const how = store[no]!;
+    if (how !== 0) {
+      // A plain integer straight into the column's array: what rows.value()
+      // stores for the converter's number (ColumnChunk.setNumber), without the
+      // converter's and value()'s calls. Past 2^53 (negative int64 / int32,
+      // huge uint64) the converter's bigint path as before.
+      const at = r.pos;
+      let v = r.varint();
+      if (v <= Number.MAX_SAFE_INTEGER) {
+        const mode = intMode[no]!;
+        if (mode === INT_SIGNED32) v |= 0;
+        else if (mode === INT_LOW32 && v > 0xffffffff) v %= TWO_32;
+        const a = rows.arrays[col]!;
+        const row = rows.row;
+        if (how === NUMBER_I64) {
+          const hi = Math.floor(v / TWO_32);
+          a[2 * row] = v - hi * TWO_32;
+          a[2 * row + 1] = hi;
+        } else a[row] = v;
+        seen[col] = 1;
+        continue;
+      }
+      r.pos = at;
     }
     rows.value(col, c(r, syms));
     seen[col] = 1;

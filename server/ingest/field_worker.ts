@@ -58,6 +58,7 @@ import {
 import { FAILED, FIELD_CHUNKS_CONSUMED, MAX_IN_FLIGHT } from './store_protocol.ts';
 import { RecycledBuffers, sendBuffersBack } from './recycled_buffers.ts';
 import { waitForCounter } from './wait_for_counter.ts';
+import { threadCpuNs } from './thread_cpu.ts';
 import { nativeKvScanner } from '../decode/ftrace_text/native/native_kv_scanner.ts';
 import { serveJobs } from './job_loop.ts';
 import { heapBound } from './ingest_memory.ts';
@@ -128,6 +129,8 @@ function startJob(input: FieldWorkerInput, onEnd: () => void): (m: ToFieldWorker
 
   // Its promoted garbage, collected as it grows (ingest_memory.ts WORKER_HEAP_SLACK_MB).
   const boundHeap = heapBound();
+  // Under $STALLSCOPE_TIMING, this thread's CPU for the job (on text inputs the critical thread).
+  const cpuStart = process.env.STALLSCOPE_TIMING ? threadCpuNs() : null;
   return (m: ToFieldWorker) => {
     if (failed) return;
     try {
@@ -149,6 +152,8 @@ function startJob(input: FieldWorkerInput, onEnd: () => void): (m: ToFieldWorker
           shapes: decoder.shapes(),
           unparsed: decoder.unparsed,
         });
+        if (cpuStart !== null)
+          process.stderr.write(`[timing] field worker: ${((threadCpuNs()! - cpuStart) / 1e6).toFixed(0)} CPU ms\n`);
         onEnd();
         reply({ type: 'done' });
       } else if (m.type === 'abort') {

@@ -13,7 +13,6 @@
  * decodes most events' fields (field_worker.ts) and posts its chunks here on
  * a port of its own.
  */
-import fs from 'node:fs';
 import { parentPort, type MessagePort } from 'node:worker_threads';
 import { openDuckDb, type Engine } from '../engine/engine.ts';
 import { flushTiming } from '../model/column_appender.ts';
@@ -22,6 +21,7 @@ import { mergeDicts, sameLayout, type BuilderResult } from '../model/model_layou
 import { ModelStore } from '../model/model_store.ts';
 import type { FieldToStore } from './field_protocol.ts';
 import { sendBuffersBack } from './recycled_buffers.ts';
+import { threadCpuNs } from './thread_cpu.ts';
 import {
   CONSUMED,
   FAILED,
@@ -36,19 +36,6 @@ const port = parentPort!;
 
 function post(message: FromStoreWorker): void {
   port.postMessage(message);
-}
-
-/**
- * This thread's CPU time in ns (Linux: /proc/thread-self/schedstat, which
- * lags the running thread by up to a scheduler tick), or null where there is
- * none. process.cpuUsage() counts every thread of the process.
- */
-function threadCpuNs(): number | null {
-  try {
-    return Number(fs.readFileSync('/proc/thread-self/schedstat', 'utf8').split(' ')[0]);
-  } catch {
-    return null;
-  }
 }
 
 /**

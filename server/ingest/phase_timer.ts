@@ -1,12 +1,21 @@
+import { threadCpuNs } from './thread_cpu.ts';
+
 /**
  * Per-phase wall times of one ingest, printed to stderr when
  * $STALLSCOPE_TIMING is set (`STALLSCOPE_TIMING=1 stallscope ingest F`):
  * where a small file's fixed costs go, and what each bench step changed.
+ * A second line gives the calling (main) thread's own CPU per phase: the
+ * process CPU mixes it with the workers' (field worker and store worker
+ * print their own), and on 2 CPUs which thread a decode waits for is only
+ * seen from the three.
  */
 export class PhaseTimer {
   private readonly enabled = !!process.env.STALLSCOPE_TIMING;
   private last = performance.now();
   private lastCpu = process.cpuUsage();
+  private lastThreadCpu = this.enabled ? threadCpuNs() : null;
+  /** [name, this thread's CPU ms] (none where the platform has no per-thread CPU) */
+  private readonly threadPhases: [string, number][] = [];
   private readonly started = this.last;
   /** [name, wall ms, CPU ms of the whole process (every thread)] */
   private readonly phases: [string, number, number][] = [];
@@ -22,6 +31,10 @@ export class PhaseTimer {
       now - this.last,
       (cpu.user + cpu.system) / 1000,
     ]);
+    const threadCpu = threadCpuNs();
+    if (threadCpu !== null && this.lastThreadCpu !== null)
+      this.threadPhases.push([name, (threadCpu - this.lastThreadCpu) / 1e6]);
+    this.lastThreadCpu = threadCpu;
     this.last = now;
     this.lastCpu = process.cpuUsage();
   }
@@ -33,5 +46,9 @@ export class PhaseTimer {
     process.stderr.write(
       `[timing] ${label}: ${this.phases.map(([n, ms, cpu]) => `${n} ${ms.toFixed(0)}/${cpu.toFixed(0)}`).join(', ')}; total ${total.toFixed(0)} ms (wall/CPU ms)\n`,
     );
+    if (this.threadPhases.length > 0)
+      process.stderr.write(
+        `[timing] main thread: ${this.threadPhases.map(([n, cpu]) => `${n} ${cpu.toFixed(0)}`).join(', ')} CPU ms\n`,
+      );
   }
 }

@@ -53,9 +53,16 @@ export function fmtDur(ns: number): string {
   return `${(ns / 1e9).toFixed(2)} s`;
 }
 
+/**
+ * toLocaleString('en')'s formatter, made when the module loads: the first
+ * toLocaleString of a process loads ICU's number formatting (10-30 ms), which
+ * otherwise fell in the first upload's findings (buildOverview).
+ */
+const THOUSANDS = new Intl.NumberFormat('en');
+
 /** 87,205 */
 export function fmtInt(n: number): string {
-  return Math.round(n).toLocaleString('en');
+  return THOUSANDS.format(Math.round(n));
 }
 
 function fmtRate(n: number): string {

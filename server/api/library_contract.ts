@@ -57,6 +57,8 @@ export interface LibraryLike {
       contentSha256?: string;
       /** traceId: from 'detecting' on (the model is in the library, the detectors run). */
       onProgress?: (p: IngestProgress & { traceId?: string }) => void;
+      /** Optional: the threads (utid) the trace's findings name, as soon as the detectors found them. */
+      onFindingThreads?: (traceId: string, utids: number[]) => void;
     },
   ): Promise<TraceRecord>;
   openEngine(id: string): Promise<Engine>;

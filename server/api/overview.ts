@@ -205,27 +205,30 @@ export class Overview {
       const both = (async () => {
         const d = durExpr(this.tr.meta.last);
         const list = missing.map((u) => String(Math.trunc(u))).join(', ');
-        const states = this.tr.meta.tables.has('thread_state')
-          ? await readSplit(
-              this.tr,
-              binnedSql(
-                `SELECT utid AS k, id, ts, ${d} AS dur, ${d} AS maxdur, state FROM thread_state WHERE utid IN (${list})`,
-                [
-                  { col: 'maxdur', agg: 'max(dur)' },
-                  { col: 'state', agg: `arg_max(state, ${BUCKET_PICK})` },
-                ],
-                this.b,
-              ),
-              [...SLICE_COLS, 'state'],
-            )
-          : new Map<string, Rows>();
-        const slices = this.tr.meta.tables.has('slice')
-          ? await readSplit(
-              this.tr,
-              binnedSql(sliceSrc(d, 'utid', `WHERE utid IN (${list})`), slicePayload(true), this.b, ', depth'),
-              SLICE_ROW_COLS,
-            )
-          : new Map<string, Rows>();
+        // The slices on a connection of their own (when the trace has one): both scans run at once.
+        const [states, slices] = await Promise.all([
+          this.tr.meta.tables.has('thread_state')
+            ? readSplit(
+                this.tr,
+                binnedSql(
+                  `SELECT utid AS k, id, ts, ${d} AS dur, ${d} AS maxdur, state FROM thread_state WHERE utid IN (${list})`,
+                  [
+                    { col: 'maxdur', agg: 'max(dur)' },
+                    { col: 'state', agg: `arg_max(state, ${BUCKET_PICK})` },
+                  ],
+                  this.b,
+                ),
+                [...SLICE_COLS, 'state'],
+              )
+            : new Map<string, Rows>(),
+          this.tr.meta.tables.has('slice')
+            ? readSplit(
+                this.tr.beside?.() ?? this.tr,
+                binnedSql(sliceSrc(d, 'utid', `WHERE utid IN (${list})`), slicePayload(true), this.b, ', depth'),
+                SLICE_ROW_COLS,
+              )
+            : new Map<string, Rows>(),
+        ]);
         if (this.cacheDir) {
           for (const u of missing) {
             const k = String(u);

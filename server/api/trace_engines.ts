@@ -28,6 +28,12 @@ export interface OpenTrace {
    * its rows and overview.ts turns them into columns.
    */
   queryColumns?(sql: string, params?: QueryParams): Promise<Record<string, unknown[]>>;
+  /**
+   * Optional: the same trace on a connection of its own, whose queries run
+   * beside this one's instead of after them (two parts one view needs
+   * together, as a thread's states and its slices).
+   */
+  beside?(): OpenTrace;
 }
 
 class SerialEngine implements OpenTrace {
@@ -46,6 +52,14 @@ class SerialEngine implements OpenTrace {
     const run = this.tail.then(async () => (await this.engine).queryColumns(sql, params));
     this.tail = run.catch(() => undefined);
     return run;
+  }
+  private other: SerialEngine | null = null;
+  beside(): OpenTrace {
+    this.other ??= new SerialEngine(
+      this.engine.then((e) => e.beside(2)),
+      this.meta,
+    );
+    return this.other;
   }
 }
 

@@ -33,10 +33,11 @@ export interface Engine {
   /**
    * A second connection to the same database, so its queries run beside
    * this one's instead of after them (the timeline's summaries while the
-   * detectors run). One per engine, made on first call; closed with this
-   * engine (its own close() does nothing).
+   * detectors run). One per engine and `lane` (1, the default, 2, ...),
+   * made on first call; closed with this engine (its own close() does
+   * nothing).
    */
-  beside(): Promise<Engine>;
+  beside(lane?: number): Promise<Engine>;
   /** The underlying connection, for appenders (the writer) only. */
   readonly connection: DuckDBConnection;
   /**
@@ -108,17 +109,22 @@ class DuckDbEngine implements Engine {
     await this.track(this.connection.run(sql));
   }
 
-  private second: Promise<DuckDbEngine> | null = null;
-  private secondConnection: DuckDBConnection | null = null;
+  private readonly lanes = new Map<number, Promise<DuckDbEngine>>();
+  private readonly laneConnections: DuckDBConnection[] = [];
 
-  beside(): Promise<Engine> {
-    this.second ??= this.track(
-      this.instance.connect().then((c) => {
-        this.secondConnection = c;
-        return new DuckDbEngine(this.instance, c, this);
-      }),
-    );
-    return this.second;
+  beside(lane = 1): Promise<Engine> {
+    if (this.owner) return this.owner.beside(lane);
+    let e = this.lanes.get(lane);
+    if (!e) {
+      e = this.track(
+        this.instance.connect().then((c) => {
+          this.laneConnections.push(c);
+          return new DuckDbEngine(this.instance, c, this);
+        }),
+      );
+      this.lanes.set(lane, e);
+    }
+    return e;
   }
 
   /**
@@ -141,7 +147,7 @@ class DuckDbEngine implements Engine {
   private closeNow(): void {
     if (this.closed) return;
     this.closed = true;
-    this.secondConnection?.closeSync(); // its calls are counted here: none is running
+    for (const c of this.laneConnections) c.closeSync(); // their calls are counted here: none is running
     this.connection.closeSync();
     this.instance.closeSync();
   }

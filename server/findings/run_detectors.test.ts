@@ -260,6 +260,44 @@ describe('runDetectors', () => {
     expect(reachesSeverity(r.findings, 'critical')).toBe(true);
   });
 
+  it('names the threads of its findings once, when every detector has run and before their summaries', async () => {
+    const calls: number[][] = [];
+    const r = await runDetectors(db, {
+      detectors: ['my_long_slices'],
+      extraDirs: [dir],
+      onFindingThreads: (utids) => calls.push([...utids].sort()),
+    });
+    // the shrinker slices of at least min_ns (5 ms) are 10 (utid 1) and 20 (utid 2): the INSERT above
+    expect(calls).toEqual([[1, 2]]);
+    expect(r.findings.map((f) => f.utid).sort()).toEqual([1, 2]);
+    // before the summaries: a summary that fails comes after the call
+    const broken = mkdtempSync(join(tmpdir(), 'stallscope-detectors-'));
+    try {
+      writeFileSync(join(broken, 'my_long_slices.sql'), USER_DETECTOR);
+      writeFileSync(join(broken, 'my_long_slices.summary.sql'), 'SELECT no_such_column FROM slice');
+      const before: number[][] = [];
+      await expect(
+        runDetectors(db, {
+          detectors: ['my_long_slices'],
+          extraDirs: [broken],
+          onFindingThreads: (utids) => before.push([...utids].sort()),
+        }),
+      ).rejects.toThrow(/my_long_slices\.summary\.sql/);
+      expect(before).toEqual([[1, 2]]);
+    } finally {
+      rmSync(broken, { recursive: true, force: true });
+    }
+    // no findings: called with no threads
+    const none: number[][] = [];
+    await runDetectors(db, {
+      detectors: ['my_long_slices'],
+      extraDirs: [dir],
+      params: { 'my_long_slices.min_ns': '1s' },
+      onFindingThreads: (utids) => none.push(utids),
+    });
+    expect(none).toEqual([[]]);
+  });
+
   it('applies parameter overrides', async () => {
     const r = await runDetectors(db, {
       detectors: ['my_long_slices'],

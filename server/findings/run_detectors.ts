@@ -55,6 +55,13 @@ export interface RunOptions {
    * are skipped as returning no rows, empty_inputs.ts); tests compare both.
    */
   runEmpty?: boolean;
+  /**
+   * Called once, when every selected detector's own statement has run and
+   * before their summaries, metrics and samples do, with the threads (utid)
+   * the findings name: an upload's first view summarises those threads'
+   * timelines meanwhile instead of after the whole run.
+   */
+  onFindingThreads?: (utids: number[]) => void;
 }
 
 export type { DetectorRun } from '../../shared/contract/findings.ts';
@@ -332,6 +339,9 @@ export async function runDetectors(engine: Engine, opts: RunOptions = {}): Promi
 }
 
 async function runDetectorsNow(engine: Engine, opts: RunOptions): Promise<RunResult> {
+  // DuckDB defines the macros (on its own thread) while the detector files are read and parsed here.
+  const definingMacros = loadDetectorMacros(engine);
+  definingMacros.catch(() => undefined);
   const all = await loadDetectors(opts.extraDirs ?? []);
   let selected = all;
   if (opts.detectors && opts.detectors.length > 0) {
@@ -351,7 +361,7 @@ async function runDetectorsNow(engine: Engine, opts: RunOptions): Promise<RunRes
   }
   const paramsById = new Map(selected.map((d) => [d.id, resolveParams(d, overrides)]));
 
-  await loadDetectorMacros(engine);
+  await definingMacros;
   const macrosSql = await readFile(DETECTOR_MACROS_FILE, 'utf8');
   const perRun = new PerRunTables(engine, perRunMacroDefinitions(macrosSql));
   // A built-in statement whose tables are all empty returns no rows: it is not run (empty_inputs.ts).
@@ -376,6 +386,7 @@ async function runDetectorsNow(engine: Engine, opts: RunOptions): Promise<RunRes
       await emptyInputs.prefetch(builtinSql);
     }
     metrics.push(...rowsToMetrics('trace', await queryRows(engine, await traceMetricsSql())));
+    const ran: Array<{ det: DetectorDef; values: Record<string, ParamValue> }> = [];
     for (const det of selected) {
       const values = paramsById.get(det.id)!;
       const coverage = detectorCoverage(det, traced);
@@ -393,6 +404,7 @@ async function runDetectorsNow(engine: Engine, opts: RunOptions): Promise<RunRes
       };
       runs.push(run);
       if (run.status === 'not_traced') continue;
+      ran.push({ det, values });
       const t0 = performance.now();
       const rows = await statement(det, det.file, det.sql, values);
       if (rows.length > 0) {
@@ -409,6 +421,10 @@ async function runDetectorsNow(engine: Engine, opts: RunOptions): Promise<RunRes
         }
       });
       timings[det.id] = performance.now() - t0;
+    }
+    // The findings are all known: the summaries, metrics and samples below add none.
+    opts.onFindingThreads?.([...new Set(raw.map((f) => f.utid).filter((u): u is number => u !== null))]);
+    for (const { det, values } of ran) {
       if (det.summarySql != null && det.summaryFile != null) {
         const s0 = performance.now();
         summaries[det.id] = await statement(det, det.summaryFile, det.summarySql, values);

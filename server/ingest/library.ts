@@ -101,7 +101,11 @@ export class TraceLibrary {
     await fs.mkdir(paths.traces, { recursive: true });
     await fs.mkdir(paths.tmp, { recursive: true });
     await removeStaleWork(dataDir);
-    return new TraceLibrary(paths);
+    const library = new TraceLibrary(paths);
+    // Read now (~20 ms of hashing the files), not when the first upload's detectors are about to run.
+    library.detectorsStamp = builtinDetectorsStamp();
+    library.detectorsStamp.catch(() => undefined);
+    return library;
   }
 
   /** Ready traces (newest first), then ingests in flight and failures. */
@@ -138,7 +142,16 @@ export class TraceLibrary {
    * whose `done` settles with the ready record. `deleteAfter` removes the
    * file when done (uploads).
    */
-  startIngest(file: string, opts: { name: string; deleteAfter?: boolean; contentSha256?: string }): IngestJob {
+  startIngest(
+    file: string,
+    opts: {
+      name: string;
+      deleteAfter?: boolean;
+      contentSha256?: string;
+      /** With the trace's id and the threads its findings name, as soon as the detectors found them (RunOptions). */
+      onFindingThreads?: (traceId: string, utids: number[]) => void;
+    },
+  ): IngestJob {
     const jobId = `job-${Date.now().toString(36)}-${(this.jobCounter++).toString(36)}`;
     const job: IngestJob = {
       jobId,
@@ -169,7 +182,7 @@ export class TraceLibrary {
         // Only now with its id: what opens the trace (a first view's summaries, routes/traces.ts) opens the new model.
         emit({ ...(placed ?? job.progress), phase: 'detecting', traceId: result.id });
         const findingsStarted = performance.now();
-        await this.findings(result.id);
+        await this.findings(result.id, opts.onFindingThreads && ((utids) => opts.onFindingThreads!(result.id, utids)));
         if (process.env.STALLSCOPE_TIMING)
           process.stderr.write(`[timing] findings ${(performance.now() - findingsStarted).toFixed(0)} ms\n`);
         const record = (await this.get(result.id))!;
@@ -196,9 +209,18 @@ export class TraceLibrary {
   /** Ingests and waits (the CLI's `open`). */
   async ingest(
     file: string,
-    opts: { name?: string; contentSha256?: string; onProgress?: (p: LibraryProgress) => void } = {},
+    opts: {
+      name?: string;
+      contentSha256?: string;
+      onProgress?: (p: LibraryProgress) => void;
+      onFindingThreads?: (traceId: string, utids: number[]) => void;
+    } = {},
   ): Promise<TraceRecord> {
-    const job = this.startIngest(file, { name: opts.name ?? path.basename(file), contentSha256: opts.contentSha256 });
+    const job = this.startIngest(file, {
+      name: opts.name ?? path.basename(file),
+      contentSha256: opts.contentSha256,
+      onFindingThreads: opts.onFindingThreads,
+    });
     if (opts.onProgress) job.listeners.add(opts.onProgress);
     return job.done;
   }
@@ -235,14 +257,15 @@ export class TraceLibrary {
   /**
    * Detector output for a trace, computed once and cached in findings.json;
    * computed again when the built-in detectors changed since (an upgrade).
+   * `onFindingThreads`: see RunOptions (called only by a run this call starts).
    */
-  async findings(id: string): Promise<FindingsFile> {
+  async findings(id: string, onFindingThreads?: (utids: number[]) => void): Promise<FindingsFile> {
     const cached = await this.readFindingsFile(id);
     if (cached && cached.detectors === (await this.currentDetectors())) return cached;
     // Concurrent callers (two uploads of the same content) share one run.
     let running = this.findingsRuns.get(id);
     if (!running) {
-      running = this.computeFindings(id).finally(() => this.findingsRuns.delete(id));
+      running = this.computeFindings(id, onFindingThreads).finally(() => this.findingsRuns.delete(id));
       this.findingsRuns.set(id, running);
     }
     return running;
@@ -264,10 +287,9 @@ export class TraceLibrary {
     return userDetectorDir(this.paths.root);
   }
 
-  private async computeFindings(id: string): Promise<FindingsFile> {
-    const engine = await this.openEngine(id);
-    const detectors = await this.currentDetectors();
-    const result = await runWithUserDetectors(engine, this.userDetectorDir);
+  private async computeFindings(id: string, onFindingThreads?: (utids: number[]) => void): Promise<FindingsFile> {
+    const [engine, detectors] = await Promise.all([this.openEngine(id), this.currentDetectors()]);
+    const result = await runWithUserDetectors(engine, this.userDetectorDir, onFindingThreads);
     // The per-event values behind the percentile metrics, for comparing traces (server/findings/samples.ts).
     if (result.samples)
       await writeSamplesFile(path.join(this.paths.traceDir(id), SAMPLES_FILE), result.samples, detectors);
@@ -411,18 +433,22 @@ function failedRecord(id: string, name: string, error: string): TraceRecord {
  * broke it) must not cost the built-in findings: they are then run alone,
  * and the failure is reported on stderr.
  */
-async function runWithUserDetectors(engine: Engine, userDir: string): Promise<RunResult> {
+async function runWithUserDetectors(
+  engine: Engine,
+  userDir: string,
+  onFindingThreads?: (utids: number[]) => void,
+): Promise<RunResult> {
   const hasUser = await fs.readdir(userDir).then(
     (n) => n.some((x) => x.endsWith('.sql')),
     () => false,
   );
-  if (!hasUser) return runDetectors(engine, { samples: true });
+  if (!hasUser) return runDetectors(engine, { samples: true, onFindingThreads });
   try {
-    return await runDetectors(engine, { extraDirs: [userDir], samples: true });
+    return await runDetectors(engine, { extraDirs: [userDir], samples: true, onFindingThreads });
   } catch (e) {
     process.stderr.write(
       `stallscope: saved detectors in ${userDir} did not run, built-in detectors only: ${(e as Error).message}\n`,
     );
-    return runDetectors(engine, { samples: true });
+    return runDetectors(engine, { samples: true, onFindingThreads });
   }
 }

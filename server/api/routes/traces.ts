@@ -25,7 +25,7 @@ import type { ApiContext } from '../context.ts';
 import { isFinal, type JobState } from '../jobs.ts';
 import type { TraceRecord } from '../library_contract.ts';
 import type { UploadAccepted } from '../../../shared/contract/library.ts';
-import { prewarmTrace, releaseTraceWrites, warmTrace } from './tracks.ts';
+import { prewarmThreads, prewarmTrace, releaseTraceWrites, warmTrace } from './tracks.ts';
 import { formatBytes } from '../../../shared/format/bytes.ts';
 
 export function displayName(raw: string | undefined | null): string {
@@ -197,6 +197,9 @@ export async function runIngest(
           p.phase === 'done' || p.phase === 'failed' ? { ...p, phase: ctx.jobs.get(jobId)!.phase } : p,
         );
       },
+      // The threads the findings name are the first view's threads of interest (trackList): summarised while
+      // the detectors' summaries and metrics still run, behind the parts prewarmTrace started.
+      onFindingThreads: (traceId, utids) => prewarmThreads(ctx, traceId, utids),
     });
     outcome =
       rec.status === 'failed'

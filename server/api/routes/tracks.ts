@@ -113,6 +113,25 @@ export async function prewarmTrace(ctx: ApiContext, id: string): Promise<void> {
   }
 }
 
+/**
+ * Starts summarising the threads an upload's findings name (its first view's
+ * threads of interest, but kswapd: trackList), as soon as the detectors have
+ * found them: their summaries then run beside the detectors' own summaries
+ * and metrics, and warmTrace finds them built or under way. Never rejects
+ * (warmTrace builds what is missing).
+ */
+export async function prewarmThreads(ctx: ApiContext, id: string, utids: number[]): Promise<void> {
+  // utid 0 (the idle task / swapper) is never a thread of interest.
+  const wanted = utids.filter((u) => u !== 0);
+  if (wanted.length === 0) return;
+  try {
+    const tr = await ctx.engines.get(id);
+    ctx.overviews.get(id, tr).prepare('thread', wanted);
+  } catch {
+    // warmTrace tries again
+  }
+}
+
 /** The overview parts prewarmTrace held back from disk are written now (the upload's job is done or failed). */
 export async function releaseTraceWrites(ctx: ApiContext, id: string): Promise<void> {
   try {

@@ -55,16 +55,22 @@ export const INGEST_MEMORY_LIMIT = process.env.STALLSCOPE_INGEST_MEMORY ?? '128M
  * shape) each hold less than one row group (122,880 rows), which DuckDB only
  * writes to the file once full. So without a lower cap it holds ~100 MB of
  * rows on any 1M-event trace, and ~memory_limit on larger ones (sched_wq.v7:
- * 99 MB at 128MB), while the decoding threads hold their own ~150 MB. At
- * 64MB the rest spills to the work dir's spill/ and is read back at COMMIT.
- * The cap holds while decoding (the peak); from `finish` on, the store
- * thread raises it to derive's (INGEST_MEMORY_LIMIT, store_worker.ts).
- * Measured on sched_wq.v7, many_systems.v7 and sched_wq.x10.v7 (issue-29m
- * note): peak -20 to -40 MB; lower (48MB, 32MB) gained <10 MB more for more
- * spilling.
+ * 99 MB at 128MB), while the decoding threads hold their own ~150 MB. Past
+ * the cap the rest spills to the work dir's spill/ and is read back at
+ * COMMIT. The cap holds while decoding (the peak); from `finish` on, the
+ * store thread raises it to derive's (INGEST_MEMORY_LIMIT, store_worker.ts).
+ * 64MB against 128MB (issue-29m note): peak -20 to -40 MB. 40MB against
+ * 64MB (issue-29mm note; 3 alternating pairs each, load 3-12): sched_wq.v7
+ * 300 -> 280 MB, compile_syscalls.v7 (3.2M events) 336 -> 309,
+ * many_systems.x10.v7 355 -> 348, many_systems.x10.tracefs 370 -> 366, CPU
+ * within the noise (+1.4%, 0, -0.4%, +0.6%): the spilled rows are written
+ * and read back by the store thread, which waits for the decoders most of
+ * the time. On the 10M-event files the peak then moves to the COMMIT at
+ * derive's cap; a 64MB cap for the COMMIT cost 2-5% CPU on the 1M-event
+ * files.
  * $STALLSCOPE_STORE_MEMORY overrides.
  */
-export const STORE_MEMORY_LIMIT = process.env.STALLSCOPE_STORE_MEMORY ?? '64MB';
+export const STORE_MEMORY_LIMIT = process.env.STALLSCOPE_STORE_MEMORY ?? '40MB';
 
 /**
  * The young generation (new objects) of each ingest worker's V8 heap, MB.

@@ -4,7 +4,7 @@
  * report` text) in a child, whose peak RSS (all threads: decode, field and
  * store workers, DuckDB) must stay under PEAK_BOUND_MB. What keeps it
  * bounded, by construction (ingest/ingest_memory.ts states the budget part
- * by part): DuckDB's caps (64MB on the store thread while loading, 128MB
+ * by part): DuckDB's caps (40MB on the store thread while loading, 128MB
  * while deriving), its allocator returning freed pages
  * (engine/allocator_env.ts), the workers' capped young generations, bounded
  * chunks in flight between the threads, and derive queries that do not pivot

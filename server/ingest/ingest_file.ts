@@ -34,7 +34,7 @@ import type {
   IngestProgress as WireIngestProgress,
   IngestPhase as WireIngestPhase,
 } from '../../shared/contract/api.ts';
-import { COLLECT_EVERY_EVENTS, COLLECT_FIRST_AT_EVENTS, collectGarbage, INGEST_MEMORY_LIMIT } from './ingest_memory.ts';
+import { COLLECT_EVERY_EVENTS, COLLECT_FIRST_AT_EVENTS, collectGarbage, ingestMemoryLimit } from './ingest_memory.ts';
 
 /** The phases ingest itself goes through (the wire's IngestPhase adds 'detecting' and 'failed'). */
 export type IngestPhase = Exclude<WireIngestPhase, 'detecting' | 'failed'>;
@@ -172,8 +172,10 @@ export async function ingestFile(file: string, opts: IngestOptions = {}): Promis
   // ingested file, a duplicate upload), and a store load started for nothing
   // costs a thread's start-up, or ends a kept thread (worker_pool.ts ends a
   // thread whose load did not finish).
-  const withWorker = useStoreWorker(opts, await estimatedLoad(file, stat.size));
-  const openWork = () => openWorkspace(dirs.tmp, withWorker).finally(() => timer.mark('workspace'));
+  const load = await estimatedLoad(file, stat.size);
+  const withWorker = useStoreWorker(opts, load);
+  const memoryLimit = ingestMemoryLimit(load.events);
+  const openWork = () => openWorkspace(dirs.tmp, withWorker, memoryLimit).finally(() => timer.mark('workspace'));
   inFlightSizes.set(stat.size, (inFlightSizes.get(stat.size) ?? 0) + 1);
   try {
     const common = { file, label, sizeBytes: stat.size, opts, report, started, dirs, timer };
@@ -469,15 +471,16 @@ interface Workspace {
   discard(): Promise<void>;
 }
 
-async function openWorkspace(tmpRoot: string, withStoreWorker: boolean): Promise<Workspace> {
+async function openWorkspace(tmpRoot: string, withStoreWorker: boolean, memoryLimit: string): Promise<Workspace> {
   await fs.mkdir(tmpRoot, { recursive: true });
   // The pid in the name lets removeStaleWork() clean up after a crash.
   const dir = await fs.mkdtemp(path.join(tmpRoot, `ingest-${process.pid}-`));
   const target: LoadTarget = {
     dbPath: path.join(dir, 'trace.duckdb'),
     // A fixed memory cap keeps peak memory independent of the trace's size:
-    // past it DuckDB writes to disk and spills derive's sorts to the work dir.
-    memoryLimit: INGEST_MEMORY_LIMIT,
+    // past it DuckDB writes to disk and spills derive's sorts to the work dir
+    // (ingest_memory.ts ingestMemoryLimit: a smaller one for large files).
+    memoryLimit,
     tempDirectory: path.join(dir, 'spill'),
   };
   let store: StoreWorkerClient | null = null;

@@ -49,6 +49,32 @@ import { runInNewContext } from 'node:vm';
 export const INGEST_MEMORY_LIMIT = process.env.STALLSCOPE_INGEST_MEMORY ?? '128MB';
 
 /**
+ * Files of this many events or more (estimated from their size, as for the
+ * store worker: ingest_file.ts estimatedEvents) are large: DuckDB gets
+ * LARGE_INGEST_MEMORY_LIMIT instead of INGEST_MEMORY_LIMIT for the COMMIT
+ * and derive. Why: over a long decode the rest of the process grows by
+ * ~20-30 MB that a 1M-event one does not reach (the main thread's young
+ * generation doubles to V8's maximum between 2M and 6M events, 16 -> 32 MB,
+ * and the field worker's heap grows), so DuckDB's share shrinks by as much.
+ * The 1M-event files (and the 3.2M-event compile_syscalls.v7) are unchanged.
+ */
+export const LARGE_LOAD_EVENTS = 5_000_000;
+
+/**
+ * DuckDB's cap for the COMMIT and derive of a large file (LARGE_LOAD_EVENTS).
+ * With 128MB the COMMIT was the peak of the 10M-event files (issue-29mm
+ * note, store cap 40MB): many_systems.x10.tracefs 373-377 MB against
+ * 347-348 at 96MB, for ~3% more CPU (spilled rows read back in smaller
+ * pieces). $STALLSCOPE_INGEST_MEMORY overrides both caps.
+ */
+export const LARGE_INGEST_MEMORY_LIMIT = process.env.STALLSCOPE_INGEST_MEMORY ?? '96MB';
+
+/** DuckDB's cap from the COMMIT on, for a file of about `estimatedEvents` events. */
+export function ingestMemoryLimit(estimatedEvents: number): string {
+  return estimatedEvents >= LARGE_LOAD_EVENTS ? LARGE_INGEST_MEMORY_LIMIT : INGEST_MEMORY_LIMIT;
+}
+
+/**
  * DuckDB's cap on the store thread while it loads. Its rows stay in memory
  * until COMMIT: every table is created in the load's transaction, and the
  * tables of a 1M-event trace (25-40 of them, one per event kind or field

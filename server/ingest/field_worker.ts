@@ -229,12 +229,7 @@ function traceDatDecoder(
         const sr = shapeRowsOf[format];
         if (sr !== undefined && len >= u.minLen) {
           // Straight into its shape's row, unless a value fits no shape or a dictionary is nearly full.
-          sr.id = r.id(i);
-          sr.ts = r.ts(i);
-          sr.cpu = r.cpu(i);
-          sr.utid = r.utid(i);
-          sr.common = r.common(i);
-          sr.where = r.where(i);
+          r.headerInto(i, sr);
           if (u.shaped!.read(bytes, off, len, sr)) continue;
         }
         const fields = len >= u.minLen ? u.fast(bytes, off, len) : u.safe(bytes, off, len);
@@ -364,12 +359,7 @@ function textDecoder(
       sr = untyped.shapeRows(nameId, info.keys!, new Int8Array(info.keys!.length).fill(-1));
       kvShapes.set(info.sig, sr);
     }
-    sr.id = r.id(i);
-    sr.ts = r.ts(i);
-    sr.cpu = r.cpu(i);
-    sr.utid = r.utid(i);
-    sr.common = r.common(i);
-    sr.where = r.where(i);
+    r.headerInto(i, sr);
     sr.raw = keep === RAW_KEPT ? latin1(b, s, e) : null;
     if (sr.begin(kvScan.code) === null) return false;
     const { kinds, starts, ends, nums } = kvScan;
@@ -491,13 +481,8 @@ function textDecoder(
         if (fields === null) self.unparsed++;
         const rows = n.rows;
         if (fields === null || rows === null) {
-          h.id = r.id(i);
-          h.ts = r.ts(i);
-          h.cpu = r.cpu(i);
-          h.utid = r.utid(i);
+          r.headerInto(i, h);
           h.nameId = format;
-          h.common = r.common(i);
-          h.where = r.where(i);
           h.raw = text;
           h.fields = fields;
           held = true;

@@ -279,4 +279,23 @@ export class RecordBatchReader {
   where(i: number): number {
     return this.nums[i * NUMS + 2]!;
   }
+  /** Record i's event header (id, time, CPU, task, common fields, file position) onto the row or event it becomes. */
+  headerInto(i: number, to: RecordHeader): void {
+    to.id = this.id(i);
+    to.ts = this.ts(i);
+    to.cpu = this.cpu(i);
+    to.utid = this.utid(i);
+    to.common = this.common(i);
+    to.where = this.where(i);
+  }
+}
+
+/** What every record of a batch carries besides its bytes. */
+export interface RecordHeader {
+  id: number;
+  ts: number;
+  cpu: number;
+  utid: number;
+  common: number | null;
+  where: number;
 }

@@ -63,6 +63,8 @@ export interface OpenOptions {
    * detectors, `--queries`). See server/query/sandbox.ts.
    */
   noExternalAccess?: boolean;
+  /** Block size (bytes) of a database file this creates (ingest_memory.ts ingestBlockSize); DuckDB's default if unset. */
+  blockSize?: number;
 }
 
 /** Opens (or creates) a DuckDB database file; ':memory:' for an in-memory one. */
@@ -72,6 +74,8 @@ export async function openDuckDb(path: string, opts: OpenOptions = {}): Promise<
   if (opts.threads) config.threads = String(opts.threads);
   if (opts.memoryLimit) config.memory_limit = opts.memoryLimit;
   if (opts.tempDirectory) config.temp_directory = opts.tempDirectory;
+  // Only for a file this creates: an existing file keeps the block size it was written with.
+  if (opts.blockSize) config.default_block_size = String(opts.blockSize);
   if (opts.noExternalAccess) {
     // In this order: DuckDB refuses to change the extension settings once external access is off.
     config.autoload_known_extensions = 'false';

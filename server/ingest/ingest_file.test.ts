@@ -7,6 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { DecodeError } from '../decode/decoded_event.ts';
+import { openDuckDb } from '../engine/engine.ts';
 import { ingestFile, type IngestPhase } from './ingest_file.ts';
 
 const FIXTURE = path.resolve(__dirname, '../../fixtures/handmade/kernel4x_kswapd_escalation.txt');
@@ -85,5 +86,36 @@ describe('ingestFile hashing while decoding', () => {
     expect(fs.existsSync(path.join(dir, 'traces'))).toBe(false);
     expect(fs.readdirSync(path.join(dir, 'tmp'))).toEqual([]);
     fs.rmSync(dir, { recursive: true, force: true });
+  });
+});
+
+describe('ingestFile block size', () => {
+  // fixtures/build_balance.counts.json: trace-cmd report's events per name.
+  const V7 = path.resolve(__dirname, '../../fixtures/build_balance.v7.dat');
+  const counts = JSON.parse(
+    fs.readFileSync(path.resolve(__dirname, '../../fixtures/build_balance.counts.json'), 'utf8'),
+  ) as { events_by_name: Record<string, number>; events_total: number };
+
+  it('a file of fewer than SMALL_BLOCK_MAX_EVENTS events is written in 64 KiB blocks, every event trace-cmd reports there', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'stallscope-ingest-block-'));
+    try {
+      // On the store worker, as the 1M-event files the block size was measured on.
+      const r = await ingestFile(V7, { dataDir: dir, worker: true });
+      const engine = await openDuckDb(path.join(dir, 'traces', r.id, 'trace.duckdb'), { readOnly: true });
+      try {
+        const [{ block_size }] = await engine.query<{ block_size: bigint }>(
+          'SELECT block_size FROM pragma_database_size()',
+        );
+        expect(Number(block_size)).toBe(65_536);
+        const rows = await engine.query<{ name: string; n: bigint }>(
+          'SELECT name, count(*) AS n FROM ftrace_event GROUP BY name',
+        );
+        expect(Object.fromEntries(rows.map((x) => [x.name, Number(x.n)]))).toEqual(counts.events_by_name);
+      } finally {
+        engine.close();
+      }
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -34,7 +34,13 @@ import type {
   IngestProgress as WireIngestProgress,
   IngestPhase as WireIngestPhase,
 } from '../../shared/contract/api.ts';
-import { COLLECT_EVERY_EVENTS, COLLECT_FIRST_AT_EVENTS, collectGarbage, ingestMemoryLimit } from './ingest_memory.ts';
+import {
+  COLLECT_EVERY_EVENTS,
+  COLLECT_FIRST_AT_EVENTS,
+  collectGarbage,
+  ingestBlockSize,
+  ingestMemoryLimit,
+} from './ingest_memory.ts';
 
 /** The phases ingest itself goes through (the wire's IngestPhase adds 'detecting' and 'failed'). */
 export type IngestPhase = Exclude<WireIngestPhase, 'detecting' | 'failed'>;
@@ -175,7 +181,10 @@ export async function ingestFile(file: string, opts: IngestOptions = {}): Promis
   const load = await estimatedLoad(file, stat.size);
   const withWorker = useStoreWorker(opts, load);
   const memoryLimit = ingestMemoryLimit(load.events);
-  const openWork = () => openWorkspace(dirs.tmp, withWorker, memoryLimit).finally(() => timer.mark('workspace'));
+  // Perfetto imports keep DuckDB's default: measured on trace.dat and text only.
+  const blockSize = load.perfetto ? undefined : ingestBlockSize(load.events);
+  const openWork = () =>
+    openWorkspace(dirs.tmp, withWorker, memoryLimit, blockSize).finally(() => timer.mark('workspace'));
   inFlightSizes.set(stat.size, (inFlightSizes.get(stat.size) ?? 0) + 1);
   try {
     const common = { file, label, sizeBytes: stat.size, opts, report, started, dirs, timer };
@@ -471,7 +480,12 @@ interface Workspace {
   discard(): Promise<void>;
 }
 
-async function openWorkspace(tmpRoot: string, withStoreWorker: boolean, memoryLimit: string): Promise<Workspace> {
+async function openWorkspace(
+  tmpRoot: string,
+  withStoreWorker: boolean,
+  memoryLimit: string,
+  blockSize: number | undefined,
+): Promise<Workspace> {
   await fs.mkdir(tmpRoot, { recursive: true });
   // The pid in the name lets removeStaleWork() clean up after a crash.
   const dir = await fs.mkdtemp(path.join(tmpRoot, `ingest-${process.pid}-`));
@@ -482,6 +496,7 @@ async function openWorkspace(tmpRoot: string, withStoreWorker: boolean, memoryLi
     // (ingest_memory.ts ingestMemoryLimit: a smaller one for large files).
     memoryLimit,
     tempDirectory: path.join(dir, 'spill'),
+    blockSize,
   };
   let store: StoreWorkerClient | null = null;
   let layout: ModelLayout | null = null;
@@ -725,6 +740,7 @@ async function loadInProcess(
   const engine = await openDuckDb(target.dbPath, {
     memoryLimit: target.memoryLimit,
     tempDirectory: target.tempDirectory,
+    blockSize: target.blockSize,
     threads: 1,
   });
   try {

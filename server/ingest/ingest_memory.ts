@@ -75,6 +75,36 @@ export function ingestMemoryLimit(estimatedEvents: number): string {
 }
 
 /**
+ * Block size of the trace database of a file of fewer than
+ * SMALL_BLOCK_MAX_EVENTS (estimated) events: 64 KiB instead of DuckDB's
+ * 256 KiB. Why: a 1M-event trace has 40-80 tables (one per event kind or
+ * field shape), most of them smaller than a row group, and DuckDB writes and
+ * pins each table's columns in whole blocks: the COMMIT wrote a block or
+ * more per table (80 tables of 100 rows: a 22 MB file at 256 KiB, 6 MB at
+ * 64 KiB), and each appender flush pinned a block per column. Issue-29cm
+ * note, 4 alternating pairs: the store thread's finish+commit (closing the
+ * appenders, COMMIT) many_systems.v7 578 -> 400 CPU ms, sched_wq.v7 410 ->
+ * 340; whole ingest CPU -0.2 and -0.4 s; peak RSS -21 MB and even; identical
+ * models. Not for larger files: DuckDB spills a block of another size than
+ * 256 KiB to a file of its own (spill/duckdb_temp_block-N.block, hundreds
+ * to thousands of them), and the store's cap makes it spill more as the
+ * trace grows: the store's appender flushes took 0.6-0.8 -> 1.6 CPU-s on
+ * the 2M-event many_systems.x2.v7, 1.4-1.6 -> 4.5-5.1 on x4, 4 -> 12 on the
+ * 10M-event x10 (sys time 5.6 -> 15 s). 1.4M events of reclaim.x4.v7
+ * (estimated 1.2M) were even, hence the margin below 2M.
+ * $STALLSCOPE_DB_BLOCK_SIZE overrides (bytes; 0: DuckDB's default).
+ */
+export const SMALL_BLOCK_MAX_EVENTS = 1_250_000;
+const SMALL_BLOCK_BYTES = 65_536;
+
+/** The block size for the trace database of a file of about `estimatedEvents` events; undefined: DuckDB's default. */
+export function ingestBlockSize(estimatedEvents: number): number | undefined {
+  const forced = process.env.STALLSCOPE_DB_BLOCK_SIZE;
+  if (forced !== undefined) return Number(forced) || undefined;
+  return estimatedEvents < SMALL_BLOCK_MAX_EVENTS ? SMALL_BLOCK_BYTES : undefined;
+}
+
+/**
  * DuckDB's cap on the store thread while it loads. Its rows stay in memory
  * until COMMIT: every table is created in the load's transaction, and the
  * tables of a 1M-event trace (25-40 of them, one per event kind or field

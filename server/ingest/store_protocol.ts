@@ -21,6 +21,8 @@ export interface StoreWorkerInput {
   /** DuckDB's cap from `finish` on (closing the appenders, COMMIT): derive's, which follows. */
   commitMemoryLimit: string;
   tempDirectory: string;
+  /** Block size of the new database file (ingest_memory.ts ingestBlockSize); undefined: DuckDB's default. */
+  blockSize?: number;
   schemaSqlPath: string;
   /** The layout the main thread already builds rows for (layout_cache.ts), checked against the schema; null: none. */
   expectedLayout: ModelLayout | null;

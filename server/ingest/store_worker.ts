@@ -227,6 +227,7 @@ function startJob(input: StoreWorkerInput, onEnd: () => void): (m: ToStoreWorker
     engine = await openDuckDb(input.dbPath, {
       memoryLimit: input.memoryLimit,
       tempDirectory: input.tempDirectory,
+      blockSize: input.blockSize,
       threads: 1,
     });
     if (failed) {

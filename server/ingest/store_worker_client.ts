@@ -34,6 +34,8 @@ export interface LoadTarget {
   /** DuckDB's cap while deriving (and for an in-process load); the store thread's load uses STORE_MEMORY_LIMIT. */
   memoryLimit: string;
   tempDirectory: string;
+  /** Block size of the new database file (ingest_memory.ts ingestBlockSize); undefined: DuckDB's default. */
+  blockSize?: number;
 }
 
 export class StoreWorkerClient {

@@ -43,21 +43,26 @@ agg AS (
   FROM stalls
   GROUP BY GROUPING SETS ((family, process), (family))
 )
-SELECT 'reclaim_stall.' || family || '.' || u.m.name AS metric,
-  CASE WHEN whole = 1 THEN 'trace' ELSE 'process' END AS scope,
-  CASE WHEN whole = 1 THEN NULL ELSE process END AS key,
-  u.m.value, u.m.unit, u.m.better
-FROM agg, unnest([
-  {'name': 'stalls', 'value': stalls::DOUBLE, 'unit': 'count', 'better': NULL::VARCHAR},
-  {'name': 'stalls_per_s', 'value': CASE WHEN (SELECT t1 - t0 FROM bounds) > 0 THEN stalls / ((SELECT t1 - t0 FROM bounds) / 1e9) END, 'unit': 'per_s', 'better': 'lower'},
-  {'name': 'tasks', 'value': tasks::DOUBLE, 'unit': 'count', 'better': 'lower'},
-  {'name': 'stalled_ns', 'value': stalled::DOUBLE, 'unit': 'ns', 'better': 'lower'},
-  {'name': 'stall_p50_ns', 'value': p50::DOUBLE, 'unit': 'ns', 'better': 'lower'},
-  {'name': 'stall_p95_ns', 'value': p95::DOUBLE, 'unit': 'ns', 'better': 'lower'},
-  {'name': 'stall_p99_ns', 'value': p99::DOUBLE, 'unit': 'ns', 'better': 'lower'},
-  {'name': 'stall_max_ns', 'value': mx::DOUBLE, 'unit': 'ns', 'better': 'lower'},
-  {'name': 'over_warn', 'value': over_warn::DOUBLE, 'unit': 'count', 'better': 'lower'},
-  {'name': 'over_critical', 'value': over_critical::DOUBLE, 'unit': 'count', 'better': 'lower'},
-  {'name': 'pages_reclaimed', 'value': reclaimed::DOUBLE, 'unit': 'pages', 'better': NULL}
-]) AS u(m)
+-- unnested in the inner SELECT list, not joined (FROM agg, unnest(...)): a
+-- lateral join is planned as a dependent join (migration_pingpong.metrics.sql)
+SELECT 'reclaim_stall.' || family || '.' || u.m.name AS metric, scope, key, u.m.value, u.m.unit, u.m.better
+FROM (
+  SELECT family,
+    CASE WHEN whole = 1 THEN 'trace' ELSE 'process' END AS scope,
+    CASE WHEN whole = 1 THEN NULL ELSE process END AS key,
+    unnest([
+      {'name': 'stalls', 'value': stalls::DOUBLE, 'unit': 'count', 'better': NULL::VARCHAR},
+      {'name': 'stalls_per_s', 'value': CASE WHEN b.span > 0 THEN stalls / (b.span / 1e9) END, 'unit': 'per_s', 'better': 'lower'},
+      {'name': 'tasks', 'value': tasks::DOUBLE, 'unit': 'count', 'better': 'lower'},
+      {'name': 'stalled_ns', 'value': stalled::DOUBLE, 'unit': 'ns', 'better': 'lower'},
+      {'name': 'stall_p50_ns', 'value': p50::DOUBLE, 'unit': 'ns', 'better': 'lower'},
+      {'name': 'stall_p95_ns', 'value': p95::DOUBLE, 'unit': 'ns', 'better': 'lower'},
+      {'name': 'stall_p99_ns', 'value': p99::DOUBLE, 'unit': 'ns', 'better': 'lower'},
+      {'name': 'stall_max_ns', 'value': mx::DOUBLE, 'unit': 'ns', 'better': 'lower'},
+      {'name': 'over_warn', 'value': over_warn::DOUBLE, 'unit': 'count', 'better': 'lower'},
+      {'name': 'over_critical', 'value': over_critical::DOUBLE, 'unit': 'count', 'better': 'lower'},
+      {'name': 'pages_reclaimed', 'value': reclaimed::DOUBLE, 'unit': 'pages', 'better': NULL}
+    ]) AS m
+  FROM agg, (SELECT t1 - t0 AS span FROM bounds) b
+) u
 WHERE u.m.value IS NOT NULL

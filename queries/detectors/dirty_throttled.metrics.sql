@@ -30,16 +30,22 @@ extra AS (
     (SELECT max(dirty) FROM global_dirty_state) AS max_dirty,
     (SELECT arg_max(dirty_thresh, dirty) FROM global_dirty_state) AS thresh
 )
-SELECT 'dirty.' || u.m.name AS metric, CASE WHEN whole = 1 THEN 'trace' ELSE 'task' END AS scope,
-  CASE WHEN whole = 1 THEN NULL ELSE task END AS key, u.m.value, u.m.unit, u.m.better
-FROM agg, extra, unnest([
-  {'name': 'pauses', 'value': pauses::DOUBLE, 'unit': 'count', 'better': 'lower'},
-  {'name': 'paused_ns', 'value': paused::DOUBLE, 'unit': 'ns', 'better': 'lower'},
-  {'name': 'max_pause_ns', 'value': mx::DOUBLE, 'unit': 'ns', 'better': 'lower'},
-  {'name': 'calls', 'value': calls::DOUBLE, 'unit': 'count', 'better': NULL::VARCHAR},
-  {'name': 'tasks', 'value': CASE WHEN whole = 1 THEN tasks END::DOUBLE, 'unit': 'count', 'better': NULL},
-  {'name': 'flusher_runs', 'value': CASE WHEN whole = 1 AND runs > 0 THEN runs END::DOUBLE, 'unit': 'count', 'better': NULL},
-  {'name': 'max_dirty_pages', 'value': CASE WHEN whole = 1 THEN max_dirty END::DOUBLE, 'unit': 'pages', 'better': NULL},
-  {'name': 'dirty_thresh_pages', 'value': CASE WHEN whole = 1 THEN thresh END::DOUBLE, 'unit': 'pages', 'better': NULL}
-]) AS u(m)
+-- unnested in the inner SELECT list, not joined (FROM agg, extra, unnest(...)):
+-- a lateral join is planned as a dependent join (migration_pingpong.metrics.sql)
+SELECT 'dirty.' || u.m.name AS metric, scope, key, u.m.value, u.m.unit, u.m.better
+FROM (
+  SELECT CASE WHEN whole = 1 THEN 'trace' ELSE 'task' END AS scope,
+    CASE WHEN whole = 1 THEN NULL ELSE task END AS key,
+    unnest([
+      {'name': 'pauses', 'value': pauses::DOUBLE, 'unit': 'count', 'better': 'lower'},
+      {'name': 'paused_ns', 'value': paused::DOUBLE, 'unit': 'ns', 'better': 'lower'},
+      {'name': 'max_pause_ns', 'value': mx::DOUBLE, 'unit': 'ns', 'better': 'lower'},
+      {'name': 'calls', 'value': calls::DOUBLE, 'unit': 'count', 'better': NULL::VARCHAR},
+      {'name': 'tasks', 'value': CASE WHEN whole = 1 THEN tasks END::DOUBLE, 'unit': 'count', 'better': NULL},
+      {'name': 'flusher_runs', 'value': CASE WHEN whole = 1 AND runs > 0 THEN runs END::DOUBLE, 'unit': 'count', 'better': NULL},
+      {'name': 'max_dirty_pages', 'value': CASE WHEN whole = 1 THEN max_dirty END::DOUBLE, 'unit': 'pages', 'better': NULL},
+      {'name': 'dirty_thresh_pages', 'value': CASE WHEN whole = 1 THEN thresh END::DOUBLE, 'unit': 'pages', 'better': NULL}
+    ]) AS m
+  FROM agg, extra
+) u
 WHERE u.m.value IS NOT NULL

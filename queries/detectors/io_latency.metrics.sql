@@ -47,22 +47,28 @@ agg AS (
   FROM rq GROUP BY GROUPING SETS ((device), ())
   HAVING count(*) > 0
 )
-SELECT 'io.' || u.m.name AS metric, CASE WHEN a.whole = 1 THEN 'trace' ELSE 'device' END AS scope,
-  CASE WHEN a.whole = 1 THEN NULL ELSE a.device END AS key, u.m.value, u.m.unit, u.m.better
-FROM agg a LEFT JOIN peaks p ON p.whole = a.whole AND p.device IS NOT DISTINCT FROM a.device, unnest([
-  {'name': 'requests', 'value': requests::DOUBLE, 'unit': 'count', 'better': NULL::VARCHAR},
-  {'name': 'reads', 'value': reads::DOUBLE, 'unit': 'count', 'better': NULL},
-  {'name': 'writes', 'value': writes::DOUBLE, 'unit': 'count', 'better': NULL},
-  {'name': 'read_p50_ns', 'value': r50::DOUBLE, 'unit': 'ns', 'better': 'lower'},
-  {'name': 'read_p99_ns', 'value': r99::DOUBLE, 'unit': 'ns', 'better': 'lower'},
-  {'name': 'read_max_ns', 'value': rmax::DOUBLE, 'unit': 'ns', 'better': 'lower'},
-  {'name': 'write_p50_ns', 'value': w50::DOUBLE, 'unit': 'ns', 'better': 'lower'},
-  {'name': 'write_p99_ns', 'value': w99::DOUBLE, 'unit': 'ns', 'better': 'lower'},
-  {'name': 'write_max_ns', 'value': wmax::DOUBLE, 'unit': 'ns', 'better': 'lower'},
-  {'name': 'read_bytes', 'value': rbytes::DOUBLE, 'unit': 'bytes', 'better': NULL},
-  {'name': 'write_bytes', 'value': wbytes::DOUBLE, 'unit': 'bytes', 'better': NULL},
-  {'name': 'peak_read_bps', 'value': p.peak_r::DOUBLE, 'unit': 'bytes_per_s', 'better': NULL},
-  {'name': 'peak_write_bps', 'value': p.peak_w::DOUBLE, 'unit': 'bytes_per_s', 'better': NULL},
-  {'name': 'slow_reads', 'value': slow::DOUBLE, 'unit': 'count', 'better': 'lower'}
-]) AS u(m)
+-- unnested in the inner SELECT list, not joined (FROM agg, unnest(...)): a
+-- lateral join is planned as a dependent join (migration_pingpong.metrics.sql)
+SELECT 'io.' || u.m.name AS metric, scope, key, u.m.value, u.m.unit, u.m.better
+FROM (
+  SELECT CASE WHEN a.whole = 1 THEN 'trace' ELSE 'device' END AS scope,
+    CASE WHEN a.whole = 1 THEN NULL ELSE a.device END AS key,
+    unnest([
+      {'name': 'requests', 'value': requests::DOUBLE, 'unit': 'count', 'better': NULL::VARCHAR},
+      {'name': 'reads', 'value': reads::DOUBLE, 'unit': 'count', 'better': NULL},
+      {'name': 'writes', 'value': writes::DOUBLE, 'unit': 'count', 'better': NULL},
+      {'name': 'read_p50_ns', 'value': r50::DOUBLE, 'unit': 'ns', 'better': 'lower'},
+      {'name': 'read_p99_ns', 'value': r99::DOUBLE, 'unit': 'ns', 'better': 'lower'},
+      {'name': 'read_max_ns', 'value': rmax::DOUBLE, 'unit': 'ns', 'better': 'lower'},
+      {'name': 'write_p50_ns', 'value': w50::DOUBLE, 'unit': 'ns', 'better': 'lower'},
+      {'name': 'write_p99_ns', 'value': w99::DOUBLE, 'unit': 'ns', 'better': 'lower'},
+      {'name': 'write_max_ns', 'value': wmax::DOUBLE, 'unit': 'ns', 'better': 'lower'},
+      {'name': 'read_bytes', 'value': rbytes::DOUBLE, 'unit': 'bytes', 'better': NULL},
+      {'name': 'write_bytes', 'value': wbytes::DOUBLE, 'unit': 'bytes', 'better': NULL},
+      {'name': 'peak_read_bps', 'value': p.peak_r::DOUBLE, 'unit': 'bytes_per_s', 'better': NULL},
+      {'name': 'peak_write_bps', 'value': p.peak_w::DOUBLE, 'unit': 'bytes_per_s', 'better': NULL},
+      {'name': 'slow_reads', 'value': slow::DOUBLE, 'unit': 'count', 'better': 'lower'}
+    ]) AS m
+  FROM agg a LEFT JOIN peaks p ON p.whole = a.whole AND p.device IS NOT DISTINCT FROM a.device
+) u
 WHERE u.m.value IS NOT NULL

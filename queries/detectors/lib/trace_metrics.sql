@@ -13,11 +13,16 @@ WITH info AS (
     max(CASE WHEN key = 'lost_events' THEN TRY_CAST(value AS DOUBLE) END) AS lost
   FROM trace_info
 )
+-- unnested in the inner SELECT list, not joined (FROM info, unnest(...)): a
+-- lateral join is planned as a dependent join (migration_pingpong.metrics.sql)
 SELECT u.m.metric, 'trace' AS scope, NULL::VARCHAR AS key, u.m.value, u.m.unit, u.m.better
-FROM info, unnest([
-  {'metric': 'trace.duration_ns', 'value': last_ts - first_ts, 'unit': 'ns', 'better': NULL::VARCHAR},
-  {'metric': 'trace.events', 'value': events, 'unit': 'count', 'better': NULL},
-  {'metric': 'trace.cpus', 'value': cpus, 'unit': 'count', 'better': NULL},
-  {'metric': 'trace.lost_events', 'value': lost, 'unit': 'count', 'better': 'lower'}
-]) AS u(m)
+FROM (
+  SELECT unnest([
+    {'metric': 'trace.duration_ns', 'value': last_ts - first_ts, 'unit': 'ns', 'better': NULL::VARCHAR},
+    {'metric': 'trace.events', 'value': events, 'unit': 'count', 'better': NULL},
+    {'metric': 'trace.cpus', 'value': cpus, 'unit': 'count', 'better': NULL},
+    {'metric': 'trace.lost_events', 'value': lost, 'unit': 'count', 'better': 'lower'}
+  ]) AS m
+  FROM info
+) u
 WHERE u.m.value IS NOT NULL

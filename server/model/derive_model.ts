@@ -20,11 +20,24 @@ const MODEL_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..
  *  - derive_block: block_request has one row per block_rq_issue; its
  *    counter tracks need global_dirty_state or a completed request.
  */
-export const DERIVE_STEPS: ReadonlyArray<{ file: string; needs: readonly string[] | null }> = [
-  { file: 'derive_sched.sql', needs: ['sched_switch'] },
-  { file: 'derive_slices.sql', needs: null },
-  { file: 'derive_block.sql', needs: ['block_rq_issue', 'global_dirty_state'] },
+export const DERIVE_STEPS: ReadonlyArray<{ file: string; needs: readonly string[] | null; oneThread: boolean }> = [
+  { file: 'derive_sched.sql', needs: ['sched_switch'], oneThread: false },
+  { file: 'derive_slices.sql', needs: null, oneThread: true },
+  { file: 'derive_block.sql', needs: ['block_rq_issue', 'global_dirty_state'], oneThread: true },
 ];
+
+/**
+ * `oneThread` steps run on one DuckDB thread. With two, the statement's
+ * calling thread polls for the result while DuckDB's other thread runs the
+ * tasks (bench/README.md, issue 33), and these steps' statements (tens of
+ * thousands of rows each, small joins and windows) gain little from the
+ * second thread: on their own (derive of a copy of the model, 4 alternating
+ * rounds, load 4-7), CPU ms 2 threads -> 1: sched_wq.v7 slice 106 -> 73,
+ * _flow 125 -> 67; many_systems.v7 slice 81 -> 57, _flow 64 -> 49,
+ * block_request 224 -> 129. derive_sched stays on the engine's threads: its
+ * thread_state window over 445k moments (sched_wq) uses both cores (~180 ms
+ * wall for ~340 CPU ms).
+ */
 
 /**
  * Derive's ASOF joins always sort-merge. DuckDB (1.5) otherwise joins an
@@ -49,11 +62,22 @@ export async function deriveModel(
 ): Promise<Record<string, number>> {
   const timings: Record<string, number> = {};
   await engine.exec(`SET asof_loop_join_threshold = ${ASOF_LOOP_JOIN_THRESHOLD}`);
+  // The engine's own setting (one-thread loads open it with 1), restored after the steps.
+  const [{ threads }] = await engine.query<{ threads: number }>(
+    "SELECT CAST(current_setting('threads') AS INTEGER) AS threads",
+  );
+  let oneThread = false;
+  const setOneThread = async (on: boolean) => {
+    if (on === oneThread || threads <= 1) return;
+    await engine.exec(`SET threads = ${on ? 1 : threads}`);
+    oneThread = on;
+  };
   try {
-    for (const { file: step, needs } of DERIVE_STEPS) {
+    for (const { file: step, needs, oneThread: stepOneThread } of DERIVE_STEPS) {
       if (eventsByName && needs && !needs.some((name) => (eventsByName[name] ?? 0) > 0)) continue;
       const file = path.join(MODEL_DIR, step);
       if (!fs.existsSync(file)) continue;
+      await setOneThread(stepOneThread);
       const started = performance.now();
       try {
         await engine.exec(fs.readFileSync(file, 'utf8'));
@@ -67,8 +91,10 @@ export async function deriveModel(
     // A failed step leaves the transaction aborted, which refuses every statement until it
     // is rolled back: the RESET would fail too, and its error must not hide the step's.
     await engine.exec('RESET asof_loop_join_threshold').catch(() => {});
+    await setOneThread(false).catch(() => {});
     throw err;
   }
   await engine.exec('RESET asof_loop_join_threshold');
+  await setOneThread(false);
   return timings;
 }

@@ -9,7 +9,7 @@
  *
  * Any detector may have a samples file; nothing here knows the built-in ones.
  */
-import type { Engine } from '../engine/engine.ts';
+import { holdWhile, type Engine } from '../engine/engine.ts';
 import { loadDetectors, resolveParams } from '../findings/detector_registry.ts';
 import { detectorCoverage, tracedEventNames } from '../findings/coverage.ts';
 import { loadDetectorMacros } from '../findings/run_detectors.ts';
@@ -23,9 +23,17 @@ export type { SampleSet, TraceSamples } from '../findings/samples.ts';
  * The library keeps what the detector run produced (samples.bin); this is
  * for traces analysed before that, or by hand.
  */
-export async function loadSamples(
+export function loadSamples(
   engine: Engine,
   opts: { extraDirs?: string[]; params?: Record<string, string> } = {},
+): Promise<TraceSamples> {
+  // Held open: the macros it loads are the connection's (engine.ts holdWhile).
+  return holdWhile(engine, () => loadSamplesNow(engine, opts));
+}
+
+async function loadSamplesNow(
+  engine: Engine,
+  opts: { extraDirs?: string[]; params?: Record<string, string> },
 ): Promise<TraceSamples> {
   const detectors = (await loadDetectors(opts.extraDirs ?? [])).filter((d) => d.samplesSql !== null);
   await loadDetectorMacros(engine);

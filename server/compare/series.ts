@@ -19,7 +19,7 @@
  * per-event counts, not the zone or LRU totals), so there is no series;
  * a vmstat-like source would go here.
  */
-import type { Engine } from '../engine/engine.ts';
+import { holdWhile, type Engine } from '../engine/engine.ts';
 import { loadDetectorMacros } from '../findings/run_detectors.ts';
 
 export interface Series {
@@ -30,7 +30,12 @@ export interface Series {
   points: [number, number][];
 }
 
-export async function traceSeries(engine: Engine, binNs: number, durationNs: number): Promise<Series[]> {
+export function traceSeries(engine: Engine, binNs: number, durationNs: number): Promise<Series[]> {
+  // Held open: the macros it loads are the connection's (engine.ts holdWhile).
+  return holdWhile(engine, () => traceSeriesNow(engine, binNs, durationNs));
+}
+
+async function traceSeriesNow(engine: Engine, binNs: number, durationNs: number): Promise<Series[]> {
   await loadDetectorMacros(engine);
   const bin = BigInt(Math.max(1, Math.round(binNs)));
   const rows = await engine.query<{ series: string; key: string | null; b: bigint | number; value: number }>(
@@ -78,7 +83,11 @@ export async function traceSeries(engine: Engine, binNs: number, durationNs: num
  * trace has none. Aligning shifts every point by it, so 0 is that event in
  * every trace; bins stay anchored at each trace's start.
  */
-export async function alignOffsetS(engine: Engine, event: string): Promise<number | null> {
+export function alignOffsetS(engine: Engine, event: string): Promise<number | null> {
+  return holdWhile(engine, () => alignOffsetSNow(engine, event));
+}
+
+async function alignOffsetSNow(engine: Engine, event: string): Promise<number | null> {
   await loadDetectorMacros(engine);
   const [sys, name] = event.includes(':') ? event.split(':', 2) : [null, event];
   const rows = await engine.query<{ t: bigint | number | null }>(

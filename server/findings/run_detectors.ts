@@ -23,6 +23,7 @@ import {
   type DuckDBValue,
 } from '@duckdb/node-api';
 import type { Engine, Row } from '../engine/engine.ts';
+import { holdWhile, sessionOf } from '../engine/engine.ts';
 import {
   DETECTOR_MACROS_FILE,
   type DetectorDef,
@@ -96,13 +97,15 @@ export class DetectorRunError extends Error {
   }
 }
 
-const macrosLoaded = new WeakSet<Engine>();
+const macrosLoaded = new WeakSet<object>();
 
 /** Defines the shared `ss_*` TEMP macros on this connection (once per engine). */
 export async function loadDetectorMacros(engine: Engine): Promise<void> {
-  if (macrosLoaded.has(engine)) return;
+  // By session, not engine: a released engine opened again has none of them (engine.ts openReleasable).
+  const session = sessionOf(engine);
+  if (macrosLoaded.has(session)) return;
   await engine.exec(await readFile(DETECTOR_MACROS_FILE, 'utf8'));
-  macrosLoaded.add(engine);
+  macrosLoaded.add(session);
 }
 
 /**
@@ -330,7 +333,8 @@ const runsByEngine = new WeakMap<Engine, Promise<unknown>>();
 /** Runs the selected detectors (and their summaries) and returns ordered findings. */
 export async function runDetectors(engine: Engine, opts: RunOptions = {}): Promise<RunResult> {
   const previous = runsByEngine.get(engine) ?? Promise.resolve();
-  const run = previous.catch(() => undefined).then(() => runDetectorsNow(engine, opts));
+  // Held open throughout: the run's statements share TEMP macros and tables.
+  const run = previous.catch(() => undefined).then(() => holdWhile(engine, () => runDetectorsNow(engine, opts)));
   runsByEngine.set(
     engine,
     run.catch(() => undefined),

@@ -45,17 +45,16 @@ export async function querySamples(
   const params: Record<string, DuckDBValue> = {};
   for (const name of referencedParams(sql)) params[name] = values[name] as DuckDBValue;
   // One row per (samples, key) with its values as a list: a 10M-event trace has a million calls, and a row object each costs ~1 us.
-  const reader = await engine.connection.runAndReadAll(
-    `SELECT samples, scope, key, unit, list(value ORDER BY value) AS vals FROM (${sql}) GROUP BY ALL ORDER BY samples, key`,
-    Object.keys(params).length ? params : undefined,
-  );
-  const rows = reader.getRowObjectsJS() as {
+  const rows = await engine.query<{
     samples: string;
     scope: string;
     key: string | null;
     unit: string;
     vals: (number | null)[];
-  }[];
+  }>(
+    `SELECT samples, scope, key, unit, list(value ORDER BY value) AS vals FROM (${sql}) GROUP BY ALL ORDER BY samples, key`,
+    Object.keys(params).length ? params : undefined,
+  );
   for (const r of rows) {
     if (typeof r.samples !== 'string' || !ID_RE.test(r.samples)) {
       throw new Error(`${det.samplesFile}: samples must be an id like area.name, got ${JSON.stringify(r.samples)}`);

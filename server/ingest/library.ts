@@ -11,8 +11,8 @@ import { SAMPLES_FILE, writeSamplesFile } from '../findings/samples.ts';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import type { Engine } from '../engine/engine.ts';
-import { jsSafe, openDuckDb } from '../engine/engine.ts';
+import type { Engine, ReleasableEngine } from '../engine/engine.ts';
+import { jsSafe, openReleasable } from '../engine/engine.ts';
 import type { Finding } from '../findings/finding.ts';
 import type { TraceRecord as WireTraceRecord } from '../../shared/contract/library.ts';
 import type { IngestProgress } from '../../shared/contract/api.ts';
@@ -86,7 +86,7 @@ export interface IngestJob {
 }
 
 export class TraceLibrary {
-  private readonly engines = new Map<string, Promise<Engine>>();
+  private readonly engines = new Map<string, Promise<ReleasableEngine>>();
   private readonly jobs = new Map<string, IngestJob>();
   private readonly failed = new Map<string, TraceRecord>();
   private readonly findingsRuns = new Map<string, Promise<FindingsFile>>();
@@ -169,11 +169,17 @@ export class TraceLibrary {
     job.done = (async () => {
       try {
         let placed: LibraryProgress | null = null;
+        this.releaseIdleEngines();
         const result = await ingestFile(file, {
           dataDir: this.paths.root,
           name: opts.name,
           contentSha256: opts.contentSha256,
-          onProgress: (p) => (p.phase === 'done' ? (placed = p) : emit(p)),
+          onProgress: (p) => {
+            // Again at each phase: an engine in use when the ingest began (a view of another trace) may be idle now.
+            if (p.phase !== job.progress.phase) this.releaseIdleEngines();
+            if (p.phase === 'done') placed = p;
+            else emit(p);
+          },
         });
         job.traceId = result.id;
         // A model another version built was replaced: an engine here may
@@ -231,11 +237,24 @@ export class TraceLibrary {
     if (!engine) {
       const dbPath = path.join(this.paths.traceDir(id), 'trace.duckdb');
       // No external access: the detectors this engine runs include the user's own (saved from the query page).
-      engine = openDuckDb(dbPath, { readOnly: true, noExternalAccess: true, threads: READ_ENGINE_THREADS });
+      engine = openReleasable(dbPath, { readOnly: true, noExternalAccess: true, threads: READ_ENGINE_THREADS });
       engine.catch(() => this.engines.delete(id));
       this.engines.set(id, engine);
     }
     return engine;
+  }
+
+  /**
+   * Closes the read engines nobody is querying (they open again at their next
+   * query): an ingest's peak RSS then does not carry the traces opened before
+   * it (issue 29, "whatever was opened before").
+   */
+  private releaseIdleEngines(): void {
+    for (const e of this.engines.values())
+      e.then(
+        (engine) => engine.releaseIfIdle(),
+        () => undefined,
+      );
   }
 
   /**

@@ -10,11 +10,25 @@
 export class ByteLru<K, V> {
   private readonly map = new Map<K, { value: V; bytes: number }>();
   private total = 0;
+  private budget: number;
 
   constructor(
-    readonly maxBytes: number,
+    maxBytes: number,
     private readonly onEvict?: (key: K, value: V) => void,
-  ) {}
+  ) {
+    this.budget = maxBytes;
+  }
+
+  /** The budget in bytes. */
+  get maxBytes(): number {
+    return this.budget;
+  }
+
+  /** Another budget: past it the least recently used entries go now. */
+  setBudget(maxBytes: number): void {
+    this.budget = maxBytes;
+    this.shrinkTo(maxBytes);
+  }
 
   /** Bytes held now (never more than maxBytes once set() returns). */
   get bytes(): number {

@@ -44,6 +44,23 @@ describe('ByteLru', () => {
     expect([c.has('a'), c.has('c')]).toEqual([false, true]);
     expect(c.bytes).toBe(40);
   });
+
+  it('a lower budget evicts the least recently used at once; a higher one keeps what is left', () => {
+    const evicted: string[] = [];
+    const c = new ByteLru<string, string>(100, (k) => evicted.push(k));
+    c.set('a', 'A', 30);
+    c.set('b', 'B', 30);
+    c.set('c', 'C', 30);
+    c.get('a'); // order now b, c, a
+    c.setBudget(50); // 90 > 50: b then c go
+    expect(evicted).toEqual(['b', 'c']);
+    expect([c.bytes, c.maxBytes]).toEqual([30, 50]);
+    c.set('d', 'D', 40); // 70 > 50: a goes
+    expect(evicted).toEqual(['b', 'c', 'a']);
+    c.setBudget(100);
+    c.set('e', 'E', 50);
+    expect([c.has('d'), c.has('e'), c.bytes]).toEqual([true, true, 90]);
+  });
 });
 
 describe('caches of a real server', () => {

@@ -725,6 +725,15 @@ export class Overviews {
     return this.byTrace.bytes;
   }
 
+  get maxBytes(): number {
+    return this.byTrace.maxBytes;
+  }
+
+  /** Another budget: past it the least recently used overviews go now. */
+  setBudget(maxBytes: number): void {
+    this.byTrace.setBudget(maxBytes);
+  }
+
   get(id: string, tr: OpenTrace): Overview {
     let o = this.byTrace.get(id);
     if (!o) {

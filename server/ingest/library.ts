@@ -21,6 +21,7 @@ import { runDetectors, type RunResult } from '../findings/run_detectors.ts';
 import { userDetectorDir, userDetectorsStamp } from '../query/user_detectors.ts';
 import { MODEL_VERSION, modelVersionOf } from '../model/model_version.ts';
 import { dataDirPaths, isTraceId, removeStaleWork, type DataDirPaths } from './data_dir.ts';
+import { collectGarbage } from './ingest_memory.ts';
 import { hashFile, ingestFile, readSummary, type TraceSummary } from './ingest_file.ts';
 
 /**
@@ -170,6 +171,8 @@ export class TraceLibrary {
       try {
         let placed: LibraryProgress | null = null;
         this.releaseIdleEngines();
+        // What the engines and the API's trimmed caches (routes/traces.ts LOADING_CACHE_BUDGETS) held is garbage now: gone before the decode's peak.
+        collectGarbage();
         const result = await ingestFile(file, {
           dataDir: this.paths.root,
           name: opts.name,

@@ -21,7 +21,7 @@ import { pipeline } from 'node:stream/promises';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { jsSafe } from '../../engine/engine.ts';
 import { HttpError, scrubPaths, traceParam, TRACE_ID_RE } from '../http_errors.ts';
-import type { ApiContext } from '../context.ts';
+import type { ApiContext, CacheBudgets } from '../context.ts';
 import { isFinal, type JobState } from '../jobs.ts';
 import type { TraceRecord } from '../library_contract.ts';
 import type { UploadAccepted } from '../../../shared/contract/library.ts';
@@ -166,6 +166,59 @@ export async function registerTraceRoutes(app: FastifyInstance, ctx: ApiContext)
   });
 }
 
+/**
+ * The caches' budgets while a model is being built (hashing to deriving: the
+ * ingest's peak), 24 MiB in all against DEFAULT_CACHE_BUDGETS' 224: what
+ * the server cached for traces opened before (up to the full budgets) would
+ * otherwise add to that peak (issue 29). The least recently used answers go
+ * when an ingest starts; the budgets come back once no ingest is building a
+ * model (its detectors and first view then fill the caches as before).
+ */
+export const LOADING_CACHE_BUDGETS: CacheBudgets = {
+  trackAnswers: 4 << 20,
+  overviews: 16 << 20,
+  findingsAnswers: 4 << 20,
+};
+
+const loading = new WeakMap<ApiContext, { ingests: number; normal: CacheBudgets }>();
+
+/** Lowers the caches' budgets until the returned function is called (once per ingest; budgets back after the last). */
+function leanCachesWhileLoading(ctx: ApiContext): () => void {
+  let state = loading.get(ctx);
+  if (!state) {
+    state = {
+      ingests: 0,
+      normal: {
+        trackAnswers: ctx.caches.trackAnswers.maxBytes,
+        overviews: ctx.overviews.maxBytes,
+        findingsAnswers: ctx.caches.findingsAnswers.maxBytes,
+      },
+    };
+    loading.set(ctx, state);
+    setBudgets(ctx, {
+      trackAnswers: Math.min(state.normal.trackAnswers, LOADING_CACHE_BUDGETS.trackAnswers),
+      overviews: Math.min(state.normal.overviews, LOADING_CACHE_BUDGETS.overviews),
+      findingsAnswers: Math.min(state.normal.findingsAnswers, LOADING_CACHE_BUDGETS.findingsAnswers),
+    });
+  }
+  const s = state;
+  s.ingests++;
+  let ended = false;
+  return () => {
+    if (ended) return;
+    ended = true;
+    if (--s.ingests > 0) return;
+    loading.delete(ctx);
+    setBudgets(ctx, s.normal);
+  };
+}
+
+function setBudgets(ctx: ApiContext, b: CacheBudgets): void {
+  ctx.caches.trackAnswers.setBudget(b.trackAnswers);
+  ctx.caches.findingsAnswers.setBudget(b.findingsAnswers);
+  ctx.overviews.setBudget(b.overviews);
+}
+
 /** Longest an upload's `done` waits for the timeline overview to be built. */
 const OVERVIEW_WAIT_MS = 20_000;
 
@@ -184,12 +237,14 @@ export async function runIngest(
 ): Promise<void> {
   let outcome: Partial<JobState>;
   let prewarming: Promise<void> | null = null;
+  const endLean = leanCachesWhileLoading(ctx);
   try {
     const rec = await ctx.library.ingest(path, {
       name,
       contentSha256,
       // The library's own done/failed wait until the staged file is gone (below).
       onProgress: (p) => {
+        if (p.phase === 'detecting' || p.phase === 'done' || p.phase === 'failed') endLean();
         // The model is in the library: summarise what needs no findings while the detectors run (warmTrace below waits for it).
         if (p.phase === 'detecting' && p.traceId && !prewarming) prewarming = prewarmTrace(ctx, p.traceId);
         ctx.jobs.update(
@@ -223,6 +278,7 @@ export async function runIngest(
       error: ingestFailure(ctx, (e as Error).message || String(e), path, name, (e as { code?: string }).code),
     };
   }
+  endLean();
   if (opts.staged) await rm(path, { force: true }).catch(() => undefined);
   if (outcome.error) outcome.message = outcome.error;
   const job = ctx.jobs.get(jobId);

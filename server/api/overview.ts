@@ -124,6 +124,15 @@ export class Overview {
     );
   }
 
+  /**
+   * Every part built so far is kept on disk (none under way, none held back
+   * by holdWrites): dropping this overview from memory loses nothing that
+   * reading the files back (no scan) cannot give again.
+   */
+  get keptOnDisk(): boolean {
+    return this.cacheDir !== null && this.heldWrites === null && this.done.size === this.parts.size;
+  }
+
   /** Is everything a request for `kind` (and these threads) needs built already? */
   isReady(kind: 'cpu' | 'thread' | 'slice' | 'counter' | 'instant', utids: number[] = []): boolean {
     if (kind === 'thread') return utids.every((u) => this.done.has(`state#${u}`) && this.done.has(`slice#${u}`));
@@ -743,6 +752,25 @@ export class Overviews {
       o = created;
     }
     return o;
+  }
+
+  /**
+   * Drops the overviews whose parts are all kept on disk, whatever the
+   * budget: while a model is built (routes/traces.ts leanCachesWhileLoading)
+   * the first trace's overview (9-10 MB of the heap after sched_wq.v7's first
+   * view) would otherwise stay live through the next upload's peak; a later
+   * view reads its parts back from the files. Returns how many went.
+   */
+  dropKeptOnDisk(): number {
+    let dropped = 0;
+    this.byTrace.deleteWhere((id) => {
+      const o = this.byTrace.peek(id);
+      if (!o?.keptOnDisk) return false;
+      o.onGrow = null;
+      dropped++;
+      return true;
+    });
+    return dropped;
   }
 
   /** Forgets one trace's summaries (its model was replaced). */

@@ -139,4 +139,32 @@ describe('first-view caches beside the model', () => {
     // after a restart the kept parts answer as a server without them
     expect(await answers((await api(true)).app)).toEqual(plain);
   });
+
+  it('drops from memory only the overviews whose parts are all on disk, and answers the same after', async () => {
+    const plain = await answers((await api(false)).app);
+    const { app, ctx } = await api(true);
+    const tr = await ctx.engines.get(id);
+    const ov = ctx.overviews.get(id, tr);
+    ov.holdWrites();
+    await ov.cpu();
+    // parts held back from disk (an upload first view): the overview may be the only place they are kept
+    expect(ov.keptOnDisk).toBe(false);
+    expect(ctx.overviews.dropKeptOnDisk()).toBe(0);
+    expect(ctx.overviews.bytes).toBeGreaterThan(0);
+    ov.releaseWrites();
+    const building = ov.slice();
+    // a part under way is not on disk yet either
+    expect(ov.keptOnDisk).toBe(false);
+    await building;
+    await new Promise((r) => setTimeout(r, 300)); // the released writes land
+    expect(ov.keptOnDisk).toBe(true);
+    expect(ctx.overviews.dropKeptOnDisk()).toBe(1);
+    expect(ctx.overviews.bytes).toBe(0);
+    // the next view gets a new overview, its parts read back from the files
+    const again = ctx.overviews.get(id, tr);
+    expect(again).not.toBe(ov);
+    expect(again.isReady('cpu')).toBe(false);
+    expect(again.isReadySoon('cpu')).toBe(true);
+    expect(await answers(app)).toEqual(plain);
+  });
 });

@@ -195,6 +195,7 @@ function leanCachesWhileLoading(ctx: ApiContext): () => void {
       },
     };
     loading.set(ctx, state);
+    ctx.overviews.dropKeptOnDisk();
     setBudgets(ctx, {
       trackAnswers: Math.min(state.normal.trackAnswers, LOADING_CACHE_BUDGETS.trackAnswers),
       overviews: Math.min(state.normal.overviews, LOADING_CACHE_BUDGETS.overviews),

@@ -48,22 +48,29 @@ k AS (
   GROUP BY GROUPING SETS ((tname), ())
   HAVING count(*) > 0
 ),
+-- each row's metrics unnested in the inner SELECT list, not joined (FROM k,
+-- unnest(...)): a lateral join is planned as a dependent join
+-- (migration_pingpong.metrics.sql)
 kswapd_rows AS (
-  SELECT 'kswapd.' || u.m.name AS metric, CASE WHEN whole = 1 THEN 'trace' ELSE 'kswapd' END AS scope,
-    CASE WHEN whole = 1 THEN NULL ELSE tname END AS key, u.m.value, u.m.unit, u.m.better
-  FROM k, unnest([
-    {'name': 'episodes', 'value': episodes::DOUBLE, 'unit': 'count', 'better': NULL::VARCHAR},
-    {'name': 'episodes_escalated', 'value': escalated::DOUBLE, 'unit': 'count', 'better': 'lower'},
-    {'name': 'min_priority', 'value': min_p::DOUBLE, 'unit': 'priority', 'better': 'higher'},
-    {'name': 'awake_ns', 'value': awake::DOUBLE, 'unit': 'ns', 'better': 'lower'},
-    {'name': 'low_priority_ns', 'value': low::DOUBLE, 'unit': 'ns', 'better': 'lower'},
-    {'name': 'pages_scanned', 'value': scanned::DOUBLE, 'unit': 'pages', 'better': NULL},
-    {'name': 'pages_reclaimed', 'value': reclaimed::DOUBLE, 'unit': 'pages', 'better': NULL},
-    {'name': 'efficiency', 'value': CASE WHEN scanned > 0 THEN reclaimed / scanned END, 'unit': 'ratio', 'better': 'higher'},
-    {'name': 'slab_freed', 'value': slab::DOUBLE, 'unit': 'objects', 'better': NULL},
-    {'name': 'worst_start_priority', 'value': worst_start::DOUBLE, 'unit': 'priority', 'better': NULL},
-    {'name': 'worst_time_to_min_ns', 'value': worst_ttm::DOUBLE, 'unit': 'ns', 'better': 'higher'}
-  ]) AS u(m)
+  SELECT 'kswapd.' || u.m.name AS metric, scope, key, u.m.value, u.m.unit, u.m.better
+  FROM (
+    SELECT CASE WHEN whole = 1 THEN 'trace' ELSE 'kswapd' END AS scope,
+      CASE WHEN whole = 1 THEN NULL ELSE tname END AS key,
+      unnest([
+        {'name': 'episodes', 'value': episodes::DOUBLE, 'unit': 'count', 'better': NULL::VARCHAR},
+        {'name': 'episodes_escalated', 'value': escalated::DOUBLE, 'unit': 'count', 'better': 'lower'},
+        {'name': 'min_priority', 'value': min_p::DOUBLE, 'unit': 'priority', 'better': 'higher'},
+        {'name': 'awake_ns', 'value': awake::DOUBLE, 'unit': 'ns', 'better': 'lower'},
+        {'name': 'low_priority_ns', 'value': low::DOUBLE, 'unit': 'ns', 'better': 'lower'},
+        {'name': 'pages_scanned', 'value': scanned::DOUBLE, 'unit': 'pages', 'better': NULL},
+        {'name': 'pages_reclaimed', 'value': reclaimed::DOUBLE, 'unit': 'pages', 'better': NULL},
+        {'name': 'efficiency', 'value': CASE WHEN scanned > 0 THEN reclaimed / scanned END, 'unit': 'ratio', 'better': 'higher'},
+        {'name': 'slab_freed', 'value': slab::DOUBLE, 'unit': 'objects', 'better': NULL},
+        {'name': 'worst_start_priority', 'value': worst_start::DOUBLE, 'unit': 'priority', 'better': NULL},
+        {'name': 'worst_time_to_min_ns', 'value': worst_ttm::DOUBLE, 'unit': 'ns', 'better': 'higher'}
+      ]) AS m
+    FROM k
+  ) u
 ),
 d AS (
   SELECT family, process, GROUPING(process) AS whole,
@@ -74,14 +81,18 @@ d AS (
   GROUP BY GROUPING SETS ((family, process), (family))
 ),
 task_rows AS (
-  SELECT 'reclaim_priority.' || family || '.' || u.m.name AS metric, CASE WHEN whole = 1 THEN 'trace' ELSE 'process' END AS scope,
-    CASE WHEN whole = 1 THEN NULL ELSE process END AS key, u.m.value, u.m.unit, u.m.better
-  FROM d, unnest([
-    {'name': 'passes', 'value': passes::DOUBLE, 'unit': 'count', 'better': NULL::VARCHAR},
-    {'name': 'passes_escalated', 'value': escalated::DOUBLE, 'unit': 'count', 'better': 'lower'},
-    {'name': 'min_priority', 'value': min_p::DOUBLE, 'unit': 'priority', 'better': 'higher'},
-    {'name': 'low_priority_ns', 'value': low::DOUBLE, 'unit': 'ns', 'better': 'lower'}
-  ]) AS u(m)
+  SELECT 'reclaim_priority.' || family || '.' || u.m.name AS metric, scope, key, u.m.value, u.m.unit, u.m.better
+  FROM (
+    SELECT family, CASE WHEN whole = 1 THEN 'trace' ELSE 'process' END AS scope,
+      CASE WHEN whole = 1 THEN NULL ELSE process END AS key,
+      unnest([
+        {'name': 'passes', 'value': passes::DOUBLE, 'unit': 'count', 'better': NULL::VARCHAR},
+        {'name': 'passes_escalated', 'value': escalated::DOUBLE, 'unit': 'count', 'better': 'lower'},
+        {'name': 'min_priority', 'value': min_p::DOUBLE, 'unit': 'priority', 'better': 'higher'},
+        {'name': 'low_priority_ns', 'value': low::DOUBLE, 'unit': 'ns', 'better': 'lower'}
+      ]) AS m
+    FROM d
+  ) u
 )
 SELECT * FROM kswapd_rows WHERE value IS NOT NULL
 UNION ALL

@@ -28,15 +28,19 @@ agg AS (
   FROM s GROUP BY GROUPING SETS ((), (task), (why))
   HAVING count(*) > 0
 )
-SELECT 'throttle.' || u.m.name AS metric,
-  CASE WHEN no_task = 1 AND no_why = 1 THEN 'trace' WHEN no_task = 0 THEN 'task' ELSE 'reason' END AS scope,
-  CASE WHEN no_task = 0 THEN task WHEN no_why = 0 THEN why END AS key,
-  u.m.value, u.m.unit, u.m.better
-FROM agg, unnest([
-  {'name': 'sleeps', 'value': sleeps::DOUBLE, 'unit': 'count', 'better': 'lower'},
-  {'name': 'slept_ns', 'value': slept::DOUBLE, 'unit': 'ns', 'better': 'lower'},
-  {'name': 'max_sleep_ns', 'value': mx::DOUBLE, 'unit': 'ns', 'better': 'lower'},
-  {'name': 'timed_out', 'value': tmo::DOUBLE, 'unit': 'count', 'better': 'lower'},
-  {'name': 'tasks', 'value': CASE WHEN no_task = 1 AND no_why = 1 THEN tasks END::DOUBLE, 'unit': 'count', 'better': NULL::VARCHAR}
-]) AS u(m)
+-- unnested in the inner SELECT list, not joined (FROM agg, unnest(...)): a
+-- lateral join is planned as a dependent join (migration_pingpong.metrics.sql)
+SELECT 'throttle.' || u.m.name AS metric, scope, key, u.m.value, u.m.unit, u.m.better
+FROM (
+  SELECT CASE WHEN no_task = 1 AND no_why = 1 THEN 'trace' WHEN no_task = 0 THEN 'task' ELSE 'reason' END AS scope,
+    CASE WHEN no_task = 0 THEN task WHEN no_why = 0 THEN why END AS key,
+    unnest([
+      {'name': 'sleeps', 'value': sleeps::DOUBLE, 'unit': 'count', 'better': 'lower'},
+      {'name': 'slept_ns', 'value': slept::DOUBLE, 'unit': 'ns', 'better': 'lower'},
+      {'name': 'max_sleep_ns', 'value': mx::DOUBLE, 'unit': 'ns', 'better': 'lower'},
+      {'name': 'timed_out', 'value': tmo::DOUBLE, 'unit': 'count', 'better': 'lower'},
+      {'name': 'tasks', 'value': CASE WHEN no_task = 1 AND no_why = 1 THEN tasks END::DOUBLE, 'unit': 'count', 'better': NULL::VARCHAR}
+    ]) AS m
+  FROM agg
+) u
 WHERE u.m.value IS NOT NULL

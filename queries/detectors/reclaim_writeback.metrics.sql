@@ -37,14 +37,20 @@ agg AS (
   GROUP BY GROUPING SETS ((task), ())
   HAVING count(*) > 0
 )
-SELECT 'writeback.' || u.m.name AS metric, CASE WHEN whole = 1 THEN 'trace' ELSE 'task' END AS scope,
-  CASE WHEN whole = 1 THEN NULL ELSE task END AS key, u.m.value, u.m.unit, u.m.better
-FROM agg, unnest([
-  {'name': 'pages', 'value': pages::DOUBLE, 'unit': 'pages', 'better': 'lower'},
-  {'name': 'file_pages', 'value': file_pages::DOUBLE, 'unit': 'pages', 'better': 'lower'},
-  {'name': 'anon_pages', 'value': anon_pages::DOUBLE, 'unit': 'pages', 'better': NULL::VARCHAR},
-  {'name': 'sync_pages', 'value': sync_pages::DOUBLE, 'unit': 'pages', 'better': 'lower'},
-  {'name': 'bursts', 'value': bursts::DOUBLE, 'unit': 'count', 'better': NULL},
-  {'name': 'first_write_ns', 'value': first_write::DOUBLE, 'unit': 'ns', 'better': NULL},
-  {'name': 'span_ns', 'value': span::DOUBLE, 'unit': 'ns', 'better': 'lower'}
-]) AS u(m)
+-- unnested in the inner SELECT list, not joined (FROM agg, unnest(...)): a
+-- lateral join is planned as a dependent join (migration_pingpong.metrics.sql)
+SELECT 'writeback.' || u.m.name AS metric, scope, key, u.m.value, u.m.unit, u.m.better
+FROM (
+  SELECT CASE WHEN whole = 1 THEN 'trace' ELSE 'task' END AS scope,
+    CASE WHEN whole = 1 THEN NULL ELSE task END AS key,
+    unnest([
+      {'name': 'pages', 'value': pages::DOUBLE, 'unit': 'pages', 'better': 'lower'},
+      {'name': 'file_pages', 'value': file_pages::DOUBLE, 'unit': 'pages', 'better': 'lower'},
+      {'name': 'anon_pages', 'value': anon_pages::DOUBLE, 'unit': 'pages', 'better': NULL::VARCHAR},
+      {'name': 'sync_pages', 'value': sync_pages::DOUBLE, 'unit': 'pages', 'better': 'lower'},
+      {'name': 'bursts', 'value': bursts::DOUBLE, 'unit': 'count', 'better': NULL},
+      {'name': 'first_write_ns', 'value': first_write::DOUBLE, 'unit': 'ns', 'better': NULL},
+      {'name': 'span_ns', 'value': span::DOUBLE, 'unit': 'ns', 'better': 'lower'}
+    ]) AS m
+  FROM agg
+) u

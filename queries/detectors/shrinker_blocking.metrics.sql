@@ -30,17 +30,22 @@ with_freed AS (
   SELECT a.*, CASE WHEN a.whole = 1 THEN (SELECT sum(freed) FROM freed) ELSE f.freed END AS freed
   FROM agg a LEFT JOIN freed f ON f.shrinker = a.shrinker
 )
-SELECT u.m.metric, CASE WHEN whole = 1 THEN 'trace' ELSE 'shrinker' END AS scope,
-  CASE WHEN whole = 1 THEN NULL ELSE shrinker END AS key,
-  u.m.value, u.m.unit, u.m.better
-FROM with_freed, unnest([
-  {'metric': 'shrinker.calls', 'value': calls::DOUBLE, 'unit': 'count', 'better': NULL::VARCHAR},
-  {'metric': 'shrinker.calls_over_warn', 'value': over_warn::DOUBLE, 'unit': 'count', 'better': 'lower'},
-  {'metric': 'shrinker.calls_over_critical', 'value': over_critical::DOUBLE, 'unit': 'count', 'better': 'lower'},
-  {'metric': 'shrinker.blocked_ns', 'value': blocked::DOUBLE, 'unit': 'ns', 'better': 'lower'},
-  {'metric': 'shrinker.call_p50_ns', 'value': p50::DOUBLE, 'unit': 'ns', 'better': 'lower'},
-  {'metric': 'shrinker.call_p99_ns', 'value': p99::DOUBLE, 'unit': 'ns', 'better': 'lower'},
-  {'metric': 'shrinker.call_max_ns', 'value': mx::DOUBLE, 'unit': 'ns', 'better': 'lower'},
-  {'metric': 'shrinker.freed', 'value': freed::DOUBLE, 'unit': 'objects', 'better': 'higher'}
-]) AS u(m)
-WHERE calls > 0
+-- unnested in the inner SELECT list, not joined (FROM with_freed, unnest(...)):
+-- a lateral join is planned as a dependent join (migration_pingpong.metrics.sql)
+SELECT u.m.metric, scope, key, u.m.value, u.m.unit, u.m.better
+FROM (
+  SELECT CASE WHEN whole = 1 THEN 'trace' ELSE 'shrinker' END AS scope,
+    CASE WHEN whole = 1 THEN NULL ELSE shrinker END AS key,
+    unnest([
+      {'metric': 'shrinker.calls', 'value': calls::DOUBLE, 'unit': 'count', 'better': NULL::VARCHAR},
+      {'metric': 'shrinker.calls_over_warn', 'value': over_warn::DOUBLE, 'unit': 'count', 'better': 'lower'},
+      {'metric': 'shrinker.calls_over_critical', 'value': over_critical::DOUBLE, 'unit': 'count', 'better': 'lower'},
+      {'metric': 'shrinker.blocked_ns', 'value': blocked::DOUBLE, 'unit': 'ns', 'better': 'lower'},
+      {'metric': 'shrinker.call_p50_ns', 'value': p50::DOUBLE, 'unit': 'ns', 'better': 'lower'},
+      {'metric': 'shrinker.call_p99_ns', 'value': p99::DOUBLE, 'unit': 'ns', 'better': 'lower'},
+      {'metric': 'shrinker.call_max_ns', 'value': mx::DOUBLE, 'unit': 'ns', 'better': 'lower'},
+      {'metric': 'shrinker.freed', 'value': freed::DOUBLE, 'unit': 'objects', 'better': 'higher'}
+    ]) AS m
+  FROM with_freed
+  WHERE calls > 0
+) u

@@ -19,15 +19,8 @@ const MODEL_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..
  *    switch-out).
  *  - derive_block: block_request has one row per block_rq_issue; its
  *    counter tracks need global_dirty_state or a completed request.
- */
-export const DERIVE_STEPS: ReadonlyArray<{ file: string; needs: readonly string[] | null; oneThread: boolean }> = [
-  { file: 'derive_sched.sql', needs: ['sched_switch'], oneThread: false },
-  { file: 'derive_slices.sql', needs: null, oneThread: true },
-  { file: 'derive_block.sql', needs: ['block_rq_issue', 'global_dirty_state'], oneThread: true },
-];
-
-/**
- * `oneThread` steps run on one DuckDB thread. With two, the statement's
+ *
+ * `oneThread`: the step runs on one DuckDB thread. With two, the statement's
  * calling thread polls for the result while DuckDB's other thread runs the
  * tasks (bench/README.md, issue 33), and these steps' statements (tens of
  * thousands of rows each, small joins and windows) gain little from the
@@ -38,6 +31,11 @@ export const DERIVE_STEPS: ReadonlyArray<{ file: string; needs: readonly string[
  * thread_state window over 445k moments (sched_wq) uses both cores (~180 ms
  * wall for ~340 CPU ms).
  */
+export const DERIVE_STEPS: ReadonlyArray<{ file: string; needs: readonly string[] | null; oneThread: boolean }> = [
+  { file: 'derive_sched.sql', needs: ['sched_switch'], oneThread: false },
+  { file: 'derive_slices.sql', needs: null, oneThread: true },
+  { file: 'derive_block.sql', needs: ['block_rq_issue', 'global_dirty_state'], oneThread: true },
+];
 
 /**
  * Derive's ASOF joins always sort-merge. DuckDB (1.5) otherwise joins an

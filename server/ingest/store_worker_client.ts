@@ -22,7 +22,7 @@ import {
   type ToStoreWorker,
 } from './store_protocol.ts';
 import { RecycledBuffers } from './recycled_buffers.ts';
-import { STORE_MEMORY_LIMIT } from './ingest_memory.ts';
+import { storeMemoryLimit } from './ingest_memory.ts';
 import { waitForCounter } from './wait_for_counter.ts';
 import { workerReplies, type WorkerReplies } from './worker_replies.ts';
 import { workerEntry } from './worker_bundle.ts';
@@ -61,8 +61,9 @@ export class StoreWorkerClient {
     const { port1, port2 } = new MessageChannel();
     const input: StoreWorkerInput = {
       ...target,
-      // The load's own cap, lower than derive's (ingest_memory.ts), until it commits.
-      memoryLimit: STORE_MEMORY_LIMIT,
+      // The load's own cap, lower than derive's (ingest_memory.ts), until it commits;
+      // lower still when the process already holds the traces it served.
+      memoryLimit: storeMemoryLimit(process.memoryUsage.rss()),
       commitMemoryLimit: target.memoryLimit,
       schemaSqlPath: SCHEMA_SQL_PATH,
       control,

@@ -186,7 +186,7 @@ export async function ingestFile(file: string, opts: IngestOptions = {}): Promis
   // Perfetto imports keep DuckDB's default: measured on trace.dat and text only.
   const blockSize = load.perfetto ? undefined : ingestBlockSize(load.events);
   const openWork = () =>
-    openWorkspace(dirs.tmp, withWorker, memoryLimit, blockSize).finally(() => timer.mark('workspace'));
+    openWorkspace(dirs.tmp, withWorker, memoryLimit, blockSize, load.events).finally(() => timer.mark('workspace'));
   inFlightSizes.set(stat.size, (inFlightSizes.get(stat.size) ?? 0) + 1);
   try {
     const common = { file, label, sizeBytes: stat.size, opts, report, started, dirs, timer };
@@ -487,6 +487,7 @@ async function openWorkspace(
   withStoreWorker: boolean,
   memoryLimit: string,
   blockSize: number | undefined,
+  estimatedEvents: number,
 ): Promise<Workspace> {
   await fs.mkdir(tmpRoot, { recursive: true });
   // The pid in the name lets removeStaleWork() clean up after a crash.
@@ -499,6 +500,7 @@ async function openWorkspace(
     memoryLimit,
     tempDirectory: path.join(dir, 'spill'),
     blockSize,
+    estimatedEvents,
   };
   let store: StoreWorkerClient | null = null;
   let layout: ModelLayout | null = null;

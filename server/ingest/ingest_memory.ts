@@ -129,24 +129,29 @@ export function ingestBlockSize(estimatedEvents: number): number | undefined {
 export const STORE_MEMORY_LIMIT = process.env.STALLSCOPE_STORE_MEMORY ?? '40MB';
 
 /**
- * The store's cap for a process that already holds more than a fresh one:
- * a server that has opened traces keeps ~240-250 MB resident after its first
- * view (code pages, V8 heaps, glibc's retained arenas: issue-29mz note)
- * against ~120 MB fresh, and its next 3.2M-event upload peaked at 349-363 MB
- * with the 40MB cap. At 24MB: 335-352 (median 356 -> 342), upload CPU +1.5%
- * (issue-29mz, 3 alternating pairs, load 2.3-3.2). Not for every ingest: on
- * a fresh process 24MB cost 3-13% CPU on the 1M-event files for -15 to -20 MB
- * they do not need (271-311 MB at 40MB).
+ * The store's cap for a load that would otherwise pass 350 MB with 40MB:
+ *  - a process that already holds more than a fresh one: a server that has
+ *    opened traces keeps ~240-250 MB resident after its first view (code
+ *    pages, V8 heaps, glibc's retained arenas: issue-29mz note) against
+ *    ~120 MB fresh, and its next 3.2M-event upload peaked at 351-360 MB
+ *    with 40MB, 335-346 with 24MB (3 alternating pairs), upload CPU within
+ *    ~5% (noisy);
+ *  - a large file (LARGE_LOAD_EVENTS), whose peak is the end of decoding:
+ *    many_systems.x10.report 347-353 MB (KiB/1000) with 40MB, 330-334 with
+ *    24MB, CPU within the noise (2 pairs).
+ * Not for every load: on a fresh process 24MB cost 3-13% CPU on the
+ * 1M-event files (helper 29mz) for peaks already under the bound (271-311 MB).
  */
-export const STORE_MEMORY_LIMIT_RESIDENT = '24MB';
+export const STORE_MEMORY_LIMIT_TIGHT = '24MB';
 
 /** Resident bytes past which a process counts as holding more than a fresh one (fresh server ~120-140 MB, CLI ~70). */
 export const RESIDENT_BEFORE_LOAD_THRESHOLD = 180 * 1024 * 1024;
 
-/** The store thread's cap for a load that starts with `residentBytes` already resident (process.memoryUsage.rss()). */
-export function storeMemoryLimit(residentBytes: number): string {
+/** The store thread's cap for a load of about `estimatedEvents` that starts with `residentBytes` already resident (process.memoryUsage.rss()). */
+export function storeMemoryLimit(residentBytes: number, estimatedEvents: number): string {
   if (process.env.STALLSCOPE_STORE_MEMORY) return process.env.STALLSCOPE_STORE_MEMORY;
-  return residentBytes > RESIDENT_BEFORE_LOAD_THRESHOLD ? STORE_MEMORY_LIMIT_RESIDENT : STORE_MEMORY_LIMIT;
+  const tight = residentBytes > RESIDENT_BEFORE_LOAD_THRESHOLD || estimatedEvents >= LARGE_LOAD_EVENTS;
+  return tight ? STORE_MEMORY_LIMIT_TIGHT : STORE_MEMORY_LIMIT;
 }
 
 /**

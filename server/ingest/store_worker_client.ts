@@ -36,6 +36,8 @@ export interface LoadTarget {
   tempDirectory: string;
   /** Block size of the new database file (ingest_memory.ts ingestBlockSize); undefined: DuckDB's default. */
   blockSize?: number;
+  /** The file's estimated events (ingest_file.ts estimatedEvents): the load's cap depends on them (ingest_memory.ts storeMemoryLimit). */
+  estimatedEvents?: number;
 }
 
 export class StoreWorkerClient {
@@ -62,8 +64,8 @@ export class StoreWorkerClient {
     const input: StoreWorkerInput = {
       ...target,
       // The load's own cap, lower than derive's (ingest_memory.ts), until it commits;
-      // lower still when the process already holds the traces it served.
-      memoryLimit: storeMemoryLimit(process.memoryUsage.rss()),
+      // lower still for a large file or when the process already holds the traces it served.
+      memoryLimit: storeMemoryLimit(process.memoryUsage.rss(), target.estimatedEvents ?? 0),
       commitMemoryLimit: target.memoryLimit,
       schemaSqlPath: SCHEMA_SQL_PATH,
       control,

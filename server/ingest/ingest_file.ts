@@ -41,6 +41,7 @@ import {
   collectGarbage,
   ingestBlockSize,
   ingestMemoryLimit,
+  storeMemoryLimit,
 } from './ingest_memory.ts';
 
 /** The phases ingest itself goes through (the wire's IngestPhase adds 'detecting' and 'failed'). */
@@ -185,8 +186,15 @@ export async function ingestFile(file: string, opts: IngestOptions = {}): Promis
   const memoryLimit = ingestMemoryLimit(load.events);
   // Perfetto imports keep DuckDB's default: measured on trace.dat and text only.
   const blockSize = load.perfetto ? undefined : ingestBlockSize(load.events);
+  // The load's cap is decided when its workspace opens: it depends on what the process holds then.
   const openWork = () =>
-    openWorkspace(dirs.tmp, withWorker, memoryLimit, blockSize, load.events).finally(() => timer.mark('workspace'));
+    openWorkspace(
+      dirs.tmp,
+      withWorker,
+      memoryLimit,
+      blockSize,
+      storeMemoryLimit(process.memoryUsage.rss(), load.events),
+    ).finally(() => timer.mark('workspace'));
   inFlightSizes.set(stat.size, (inFlightSizes.get(stat.size) ?? 0) + 1);
   try {
     const common = { file, label, sizeBytes: stat.size, opts, report, started, dirs, timer };
@@ -487,7 +495,7 @@ async function openWorkspace(
   withStoreWorker: boolean,
   memoryLimit: string,
   blockSize: number | undefined,
-  estimatedEvents: number,
+  loadMemoryLimit: string,
 ): Promise<Workspace> {
   await fs.mkdir(tmpRoot, { recursive: true });
   // The pid in the name lets removeStaleWork() clean up after a crash.
@@ -500,7 +508,7 @@ async function openWorkspace(
     memoryLimit,
     tempDirectory: path.join(dir, 'spill'),
     blockSize,
-    estimatedEvents,
+    loadMemoryLimit,
   };
   let store: StoreWorkerClient | null = null;
   let layout: ModelLayout | null = null;

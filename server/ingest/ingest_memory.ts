@@ -137,8 +137,10 @@ export const STORE_MEMORY_LIMIT = process.env.STALLSCOPE_STORE_MEMORY ?? '40MB';
  *    with 40MB, 335-346 with 24MB (3 alternating pairs), upload CPU within
  *    ~5% (noisy);
  *  - a large file (LARGE_LOAD_EVENTS), whose peak is the end of decoding:
- *    many_systems.x10.report 347-353 MB (KiB/1000) with 40MB, 330-334 with
- *    24MB, CPU within the noise (2 pairs).
+ *    many_systems.x10 (2 alternating pairs each, KiB/1000) report text
+ *    342.7-342.8 with 40MB (344-353 in other runs) -> 333.5-336.0, CPU +5%;
+ *    tracefs text 340.8-343.6 -> 330.4-333.8 and v7 318.9-321.3 ->
+ *    307.3-308.3, CPU even.
  * Not for every load: on a fresh process 24MB cost 3-13% CPU on the
  * 1M-event files (helper 29mz) for peaks already under the bound (271-311 MB).
  */

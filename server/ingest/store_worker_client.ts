@@ -22,7 +22,7 @@ import {
   type ToStoreWorker,
 } from './store_protocol.ts';
 import { RecycledBuffers } from './recycled_buffers.ts';
-import { storeMemoryLimit } from './ingest_memory.ts';
+import { STORE_MEMORY_LIMIT } from './ingest_memory.ts';
 import { waitForCounter } from './wait_for_counter.ts';
 import { workerReplies, type WorkerReplies } from './worker_replies.ts';
 import { workerEntry } from './worker_bundle.ts';
@@ -31,13 +31,13 @@ import { storeWorkers } from './worker_pool.ts';
 /** The database the events are loaded into. */
 export interface LoadTarget {
   dbPath: string;
-  /** DuckDB's cap while deriving (and for an in-process load); the store thread's load uses STORE_MEMORY_LIMIT. */
+  /** DuckDB's cap while deriving (and for an in-process load); the store thread's load uses loadMemoryLimit. */
   memoryLimit: string;
   tempDirectory: string;
   /** Block size of the new database file (ingest_memory.ts ingestBlockSize); undefined: DuckDB's default. */
   blockSize?: number;
-  /** The file's estimated events (ingest_file.ts estimatedEvents): the load's cap depends on them (ingest_memory.ts storeMemoryLimit). */
-  estimatedEvents?: number;
+  /** DuckDB's cap on the store thread while it loads (ingest_memory.ts storeMemoryLimit); default STORE_MEMORY_LIMIT. */
+  loadMemoryLimit?: string;
 }
 
 export class StoreWorkerClient {
@@ -63,9 +63,8 @@ export class StoreWorkerClient {
     const { port1, port2 } = new MessageChannel();
     const input: StoreWorkerInput = {
       ...target,
-      // The load's own cap, lower than derive's (ingest_memory.ts), until it commits;
-      // lower still for a large file or when the process already holds the traces it served.
-      memoryLimit: storeMemoryLimit(process.memoryUsage.rss(), target.estimatedEvents ?? 0),
+      // The load's own cap, lower than derive's (ingest_memory.ts), until it commits.
+      memoryLimit: target.loadMemoryLimit ?? STORE_MEMORY_LIMIT,
       commitMemoryLimit: target.memoryLimit,
       schemaSqlPath: SCHEMA_SQL_PATH,
       control,

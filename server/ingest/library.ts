@@ -16,7 +16,7 @@ import { jsSafe, openReleasable } from '../engine/engine.ts';
 import type { Finding } from '../findings/finding.ts';
 import type { TraceRecord as WireTraceRecord } from '../../shared/contract/library.ts';
 import type { IngestProgress } from '../../shared/contract/api.ts';
-import { builtinDetectorsStamp } from '../findings/detector_registry.ts';
+import { builtinDetectorsStamp, loadDetectors } from '../findings/detector_registry.ts';
 import { runDetectors, type RunResult } from '../findings/run_detectors.ts';
 import { userDetectorDir, userDetectorsStamp } from '../query/user_detectors.ts';
 import { MODEL_VERSION, modelVersionOf } from '../model/model_version.ts';
@@ -106,6 +106,9 @@ export class TraceLibrary {
     // Read now (~20 ms of hashing the files), not when the first upload's detectors are about to run.
     library.detectorsStamp = builtinDetectorsStamp();
     library.detectorsStamp.catch(() => undefined);
+    // Read and validated now too (once per process: detector_registry.ts), not at the first upload's detector run,
+    // where it was on the way to its first view. A failure is not kept: that run reads them again and reports it.
+    loadDetectors().catch(() => undefined);
     return library;
   }
 

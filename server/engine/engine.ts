@@ -375,9 +375,10 @@ function appendValues(vector: DuckDBVector, to: unknown[]): void {
     return;
   }
   const type = vector.type;
-  for (let r = 0, n = vector.itemCount; r < n; r++) {
-    to.push(JSDuckDBValueConverter(vector.getItem(r), type, JSDuckDBValueConverter));
-  }
+  // Read once, not twice per value: in the CLI's bundle (bin/cli_bundle.mjs) each read of a package import
+  // is a getter call (this function's thread CPU while a first view of sched_wq.v7 was built: 82-87 -> 67-73 ms).
+  const convert = JSDuckDBValueConverter;
+  for (let r = 0, n = vector.itemCount; r < n; r++) to.push(convert(vector.getItem(r), type, convert));
 }
 
 /**

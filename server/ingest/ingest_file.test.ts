@@ -9,6 +9,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { DecodeError } from '../decode/decoded_event.ts';
 import { openDuckDb } from '../engine/engine.ts';
 import { ingestFile, type IngestPhase } from './ingest_file.ts';
+import { queryTraceProcessor } from '../../tests/support/decode/perfetto/test_trace_processor.ts';
 
 const FIXTURE = path.resolve(__dirname, '../../fixtures/handmade/kernel4x_kswapd_escalation.txt');
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'stallscope-ingest-'));
@@ -111,6 +112,32 @@ describe('ingestFile block size', () => {
           'SELECT name, count(*) AS n FROM ftrace_event GROUP BY name',
         );
         expect(Object.fromEntries(rows.map((x) => [x.name, Number(x.n)]))).toEqual(counts.events_by_name);
+      } finally {
+        engine.close();
+      }
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('a Perfetto file of fewer than SMALL_BLOCK_MAX_EVENTS events is written in 64 KiB blocks too, every event trace_processor reads there', async () => {
+    const pftrace = path.resolve(__dirname, '../../fixtures/perfetto_reclaim.pftrace');
+    const tp = queryTraceProcessor(pftrace, ['select name, count(*) as n from ftrace_event group by name'])[0]!;
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'stallscope-ingest-block-'));
+    try {
+      const r = await ingestFile(pftrace, { dataDir: dir });
+      const engine = await openDuckDb(path.join(dir, 'traces', r.id, 'trace.duckdb'), { readOnly: true });
+      try {
+        const [{ block_size }] = await engine.query<{ block_size: bigint }>(
+          'SELECT block_size FROM pragma_database_size()',
+        );
+        expect(Number(block_size)).toBe(65_536);
+        const rows = await engine.query<{ name: string; n: bigint }>(
+          'SELECT name, count(*) AS n FROM ftrace_event GROUP BY name',
+        );
+        expect(Object.fromEntries(rows.map((x) => [x.name, Number(x.n)]))).toEqual(
+          Object.fromEntries(tp.map((x) => [x.name, Number(x.n)])),
+        );
       } finally {
         engine.close();
       }

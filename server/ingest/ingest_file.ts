@@ -184,8 +184,7 @@ export async function ingestFile(file: string, opts: IngestOptions = {}): Promis
   const load = await estimatedLoad(file, stat.size);
   const withWorker = useStoreWorker(opts, load);
   const memoryLimit = ingestMemoryLimit(load.events);
-  // Perfetto imports keep DuckDB's default: measured on trace.dat and text only.
-  const blockSize = load.perfetto ? undefined : ingestBlockSize(load.events);
+  const blockSize = ingestBlockSize(load.events);
   // The load's cap is decided when its workspace opens: it depends on what the process holds then.
   const openWork = () =>
     openWorkspace(

@@ -92,6 +92,14 @@ export function ingestMemoryLimit(estimatedEvents: number): string {
  * the 2M-event many_systems.x2.v7, 1.4-1.6 -> 4.5-5.1 on x4, 4 -> 12 on the
  * 10M-event x10 (sys time 5.6 -> 15 s). 1.4M events of reclaim.x4.v7
  * (estimated 1.2M) were even, hence the margin below 2M.
+ * Perfetto files too (issue-33p note; CLI, alternating pairs at load 11-13,
+ * CPU-s medians, finish+commit CPU ms medians): perfetto_reclaim (33k
+ * events) 6 pairs 0.735 -> 0.685, 158 -> 112; perfetto_compact 6 pairs 0.67
+ * -> 0.645, 125 -> 101, peak 141-148 -> 134-135 MB; 30 copies of
+ * perfetto_reclaim (1M events) 4 pairs 2.19 -> 2.15, 226 -> 191, peak
+ * 243-245 -> 220-222 MB; 100 copies of perfetto_compact (1.36M events,
+ * estimated 0.9M) 4 pairs 3.27 -> 3.27, 280 -> 254. At 1.3-2.6M events
+ * (loaded on the ingest's thread up to 3M) 64 KiB was even on CPU.
  * $STALLSCOPE_DB_BLOCK_SIZE overrides (bytes; 0: DuckDB's default).
  */
 export const SMALL_BLOCK_MAX_EVENTS = 1_250_000;

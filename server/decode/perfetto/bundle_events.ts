@@ -49,15 +49,6 @@ export class BundleEvents {
   wakingFlags: number[] = [];
 }
 
-interface Rec {
-  ts: number;
-  pid: number;
-  flags: number;
-  kind: number;
-  a: number;
-  b: number;
-}
-
 function packedVarints(buf: Uint8Array, s: number, e: number, out: number[]): void {
   const r = new ProtoReader(buf, s, e);
   while (r.pos < e) out.push(r.varint());
@@ -129,21 +120,23 @@ export function frameBundle(buf: Uint8Array, start: number, end: number, clockDe
   }
   out.count = n;
   if (compact >= 0) {
-    const recs: Rec[] = [];
-    unpackCompact(buf, compact, compactEnd, clockDelta, out, recs);
-    for (const x of recs) {
-      if (out.count === out.ts.length) grow(out, out.count + 1);
-      const k = out.count++;
-      out.ts[k] = x.ts;
-      out.pid[k] = x.pid;
-      out.flags[k] = x.flags;
-      out.kind[k] = x.kind;
-      out.a[k] = x.a;
-      out.b[k] = x.b;
-    }
-    for (let i = 1; i < out.count && sorted; i++) if (out.ts[i]! < out.ts[i - 1]!) sorted = false;
+    unpackCompact(buf, compact, compactEnd, clockDelta, out);
+    // The regular events' order is known (sorted): check from the first compact one on.
+    for (let i = n > 0 ? n : 1; i < out.count && sorted; i++) if (out.ts[i]! < out.ts[i - 1]!) sorted = false;
   }
   if (!sorted) sortByTs(out);
+}
+
+/** Appends one compact event (pid 0: the task is the CPU's running one, found when it is emitted). */
+function pushCompact(out: BundleEvents, ts: number, flags: number, kind: number, a: number): void {
+  if (out.count === out.ts.length) grow(out, out.count + 1);
+  const k = out.count++;
+  out.ts[k] = ts;
+  out.pid[k] = 0;
+  out.flags[k] = flags;
+  out.kind[k] = kind;
+  out.a[k] = a;
+  out.b[k] = 0;
 }
 
 function grow(out: BundleEvents, need: number): void {
@@ -166,58 +159,101 @@ function grow(out: BundleEvents, need: number): void {
   out.b = i32(out.b);
 }
 
+/**
+ * Scratch columns of sortByTs, kept from bundle to bundle (as long as the
+ * largest bundle, a few thousand events): eight new typed arrays per bundle
+ * (the order, the merge buffer, a copy of each column) were most of its cost
+ * on a compact_sched trace.
+ */
+let orderScratch = new Int32Array(0);
+let mergeScratch = new Int32Array(0);
+let f64Scratch = new Float64Array(0);
+let i32Scratch = new Int32Array(0);
+/** Up to this many runs merge in one pass (the earliest head of all); more merge pairwise. */
+const ONE_PASS_RUNS = 4;
+const heads = new Int32Array(ONE_PASS_RUNS);
+const ends = new Int32Array(ONE_PASS_RUNS);
+
 /** Stable sort of the bundle's events by timestamp (ties keep bundle order). */
 export function sortByTs(out: BundleEvents): void {
   const n = out.count;
   const ts = out.ts;
   // The events come in a few runs already in order (the regular events, the
-  // compact switches, the compact wakings): merge neighbouring runs until one
-  // is left, ties keeping their order. A sort with a comparator was ~10% of
-  // the main thread on a compact_sched trace.
-  let idx = new Int32Array(n);
-  let tmp = new Int32Array(n);
-  for (let i = 0; i < n; i++) idx[i] = i;
-  let runs = [0];
+  // compact switches, the compact wakings): merge them, ties keeping their
+  // order. A sort with a comparator was ~10% of the main thread on a
+  // compact_sched trace.
+  const runs = [0];
   for (let i = 1; i < n; i++) if (ts[i]! < ts[i - 1]!) runs.push(i);
   runs.push(n);
-  while (runs.length > 2) {
-    const merged = [0];
-    for (let r = 0; r + 1 < runs.length; r += 2) {
-      const lo = runs[r]!;
-      const mid = runs[r + 1]!;
-      const hi = r + 2 < runs.length ? runs[r + 2]! : mid;
-      let i = lo;
-      let j = mid;
-      let o = lo;
-      while (i < mid && j < hi) tmp[o++] = ts[idx[j]!]! < ts[idx[i]!]! ? idx[j++]! : idx[i++]!;
-      while (i < mid) tmp[o++] = idx[i++]!;
-      while (j < hi) tmp[o++] = idx[j++]!;
-      merged.push(hi);
-    }
-    [idx, tmp] = [tmp, idx];
-    runs = merged;
+  if (runs.length <= 2) return;
+  if (orderScratch.length < n) {
+    orderScratch = new Int32Array(Math.max(n, orderScratch.length * 2));
+    mergeScratch = new Int32Array(orderScratch.length);
   }
-  const pick = <T extends Float64Array | Int32Array>(a: T): T => {
-    const c = a.slice(0, n) as T;
-    for (let i = 0; i < n; i++) a[i] = c[idx[i]!]!;
-    return a;
-  };
-  pick(out.ts);
-  pick(out.pid);
-  pick(out.flags);
-  pick(out.kind);
-  pick(out.a);
-  pick(out.b);
+  let idx = orderScratch;
+  if (runs.length - 1 <= ONE_PASS_RUNS) {
+    // Each position takes the earliest head, the first run's on ties (bundle order).
+    const r = runs.length - 1;
+    for (let k = 0; k < r; k++) {
+      heads[k] = runs[k]!;
+      ends[k] = runs[k + 1]!;
+    }
+    for (let o = 0; o < n; o++) {
+      let best = -1;
+      let bestTs = 0;
+      for (let k = 0; k < r; k++) {
+        const h = heads[k]!;
+        if (h < ends[k]! && (best < 0 || ts[h]! < bestTs)) {
+          best = k;
+          bestTs = ts[h]!;
+        }
+      }
+      idx[o] = heads[best]!++;
+    }
+  } else {
+    let tmp = mergeScratch;
+    for (let i = 0; i < n; i++) idx[i] = i;
+    let bounds = runs;
+    while (bounds.length > 2) {
+      const merged = [0];
+      for (let r = 0; r + 1 < bounds.length; r += 2) {
+        const lo = bounds[r]!;
+        const mid = bounds[r + 1]!;
+        const hi = r + 2 < bounds.length ? bounds[r + 2]! : mid;
+        let i = lo;
+        let j = mid;
+        let o = lo;
+        while (i < mid && j < hi) tmp[o++] = ts[idx[j]!]! < ts[idx[i]!]! ? idx[j++]! : idx[i++]!;
+        while (i < mid) tmp[o++] = idx[i++]!;
+        while (j < hi) tmp[o++] = idx[j++]!;
+        merged.push(hi);
+      }
+      const t = idx;
+      idx = tmp;
+      tmp = t;
+      bounds = merged;
+    }
+  }
+  if (f64Scratch.length < n) f64Scratch = new Float64Array(Math.max(n, f64Scratch.length * 2));
+  if (i32Scratch.length < n) i32Scratch = new Int32Array(Math.max(n, i32Scratch.length * 2));
+  const c = f64Scratch;
+  c.set(ts.subarray(0, n));
+  for (let i = 0; i < n; i++) ts[i] = c[idx[i]!]!;
+  pickInt(out.pid, idx, n);
+  pickInt(out.flags, idx, n);
+  pickInt(out.kind, idx, n);
+  pickInt(out.a, idx, n);
+  pickInt(out.b, idx, n);
 }
 
-function unpackCompact(
-  buf: Uint8Array,
-  start: number,
-  end: number,
-  clockDelta: number,
-  out: BundleEvents,
-  recs: Rec[],
-): void {
+/** a[i] = a[idx[i]] for i < n, through the scratch copy. */
+function pickInt(a: Int32Array, idx: Int32Array, n: number): void {
+  const c = i32Scratch;
+  c.set(a.subarray(0, n));
+  for (let i = 0; i < n; i++) a[i] = c[idx[i]!]!;
+}
+
+function unpackCompact(buf: Uint8Array, start: number, end: number, clockDelta: number, out: BundleEvents): void {
   const intern: string[] = [];
   const swTs: number[] = [];
   const swState: number[] = [];
@@ -315,7 +351,7 @@ function unpackCompact(
     out.switchNextPid.push(swPid[i]! | 0);
     out.switchNextPrio.push(swPrio[i]! | 0);
     out.switchNextComm.push(intern[ci]!);
-    recs.push({ ts: t + clockDelta, pid: 0, flags: -1, kind: COMPACT_SWITCH, a: out.switchNextPid.length - 1, b: 0 });
+    pushCompact(out, t + clockDelta, -1, COMPACT_SWITCH, out.switchNextPid.length - 1);
   }
   out.wakingPid.length =
     out.wakingTargetCpu.length =
@@ -338,14 +374,7 @@ function unpackCompact(
     out.wakingPrio.push(wkPrio[i]! | 0);
     out.wakingComm.push(intern[ci]!);
     out.wakingFlags.push(wkFlags[i] ?? -1);
-    recs.push({
-      ts: t + clockDelta,
-      pid: 0,
-      flags: wkFlags[i] ?? -1,
-      kind: COMPACT_WAKING,
-      a: out.wakingPid.length - 1,
-      b: 0,
-    });
+    pushCompact(out, t + clockDelta, wkFlags[i] ?? -1, COMPACT_WAKING, out.wakingPid.length - 1);
   }
 }
 

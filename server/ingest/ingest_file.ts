@@ -28,6 +28,7 @@ import { FieldWorkerClient } from './field_worker_client.ts';
 import { cachedLayout, rememberLayout } from './layout_cache.ts';
 import { StoreWorkerClient, type LoadTarget } from './store_worker_client.ts';
 import { PhaseTimer } from './phase_timer.ts';
+import { detachOnce } from './detaching_protector.ts';
 import { limitInlining } from './inlining_budget.ts';
 import { WorkerStalled } from './wait_for_counter.ts';
 import { workerEntry } from './worker_bundle.ts';
@@ -151,6 +152,7 @@ export { hashFile } from './content_hash.ts';
 export async function ingestFile(file: string, opts: IngestOptions = {}): Promise<IngestResult> {
   const started = performance.now();
   limitInlining();
+  detachOnce();
   const timer = new PhaseTimer();
   const label = file;
   let stat;

@@ -7,12 +7,15 @@
  * garbage (ingest_memory.ts collectGarbage).
  */
 import type { MessagePort } from 'node:worker_threads';
+import { detachOnce } from './detaching_protector.ts';
 import { collectGarbage } from './ingest_memory.ts';
 
 export function serveJobs<I, M extends { type: string }>(
   port: MessagePort,
   startJob: (input: I, onEnd: () => void) => (m: M) => void,
 ): void {
+  // Before any job's code is optimized (detaching_protector.ts).
+  detachOnce();
   let job: ((m: M) => void) | null = null;
   port.on('message', (m: M | { type: 'job'; input: I }) => {
     if (m.type === 'job') {

@@ -227,3 +227,26 @@ describe('ftrace_event over typed tables (nothing derivable stored)', () => {
     ]);
   });
 });
+
+describe('timestamps across a 2^32 ns boundary of the low word', () => {
+  it('stores base + ts exactly just before, at and after the carry, typed and untyped events alike', async () => {
+    engine = await openDuckDb(':memory:');
+    const w = await ModelWriter.create(engine);
+    // The base's low 32 bits are 2^32 - 500: ts 500 and on carry into the high word.
+    const base = (1n << 40n) + (1n << 32n) - 500n;
+    w.header({ format: 'tracefs_text', formatVersion: null, cpus: 1, tsBaseNs: base, meta: {} });
+    const rels = [0, 499, 500, 501, 2 ** 32 - 1, 2 ** 32, 2 ** 32 + 499, 2 ** 32 + 500, 3 * 2 ** 32 + 7];
+    for (const t of rels) {
+      w.event(ev(t, 0, 200, 'kworker/0:1', 'sched_waking', { comm: 'worker', pid: 100, prio: 120, target_cpu: 0 }));
+      w.event(ev(t, 0, 100, 'worker', 'demo_untyped', { value: 1 }));
+    }
+    await w.finish();
+    const rows = await engine.query<{ ts: bigint; name: string }>('SELECT ts, name FROM ftrace_event ORDER BY id');
+    expect(rows).toEqual(
+      rels.flatMap((t) => [
+        { ts: base + BigInt(t), name: 'sched_waking' },
+        { ts: base + BigInt(t), name: 'demo_untyped' },
+      ]),
+    );
+  });
+});

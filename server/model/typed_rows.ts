@@ -134,14 +134,13 @@ export class TypedRows {
 
   private writeTsAt(ints: Int32Array, row: number, rel: number): void {
     const relHi = Math.floor(rel / TWO_32);
-    let lo = this.baseLo + (rel - relHi * TWO_32);
-    let hi = this.baseHi + relHi;
-    if (lo >= TWO_32) {
-      lo -= TWO_32;
-      hi += 1;
-    }
+    // lo < 2^33: the Int32Array store keeps its low 32 bits and hi takes the
+    // carry, without a branch. The branch was first taken when the trace's
+    // times crossed a 2^32 ns boundary, after V8 had optimized this and its
+    // callers without it, and V8 threw that code away (`node --trace-deopt`).
+    const lo = this.baseLo + (rel - relHi * TWO_32);
     ints[2 * row] = lo;
-    ints[2 * row + 1] = hi;
+    ints[2 * row + 1] = this.baseHi + relHi + Math.floor(lo / TWO_32);
   }
 }
 

@@ -50,6 +50,9 @@ function offsetNote(opts: DecodeTraceDatOptions): string {
   return opts.decompressed ? ' (offset in the decompressed trace.dat)' : '';
 }
 
+/** RecordMerge.run's order of "no second stream": above any stream's order, and a V8 small integer. */
+const NO_ORDER = 0x3fffffff;
+
 /** Unknown-id records reported individually before switching to a summary. */
 const MAX_UNKNOWN_REPORTS = 100;
 
@@ -478,165 +481,227 @@ interface MergeTotals {
 }
 
 /**
- * The merge loop: emit runs of records from the stream with the earliest head
- * until another stream's head is earlier (ties: lower order first), handing
- * each record to the sink by the fastest path it offers. Hot: everything it
- * reads per record is a local.
+ * The merge: RecordMerge.run() emits records until a stream's block is used
+ * up; here that stream is refilled (or dropped at its end), the event loop
+ * gets a turn now and then, and progress is reported.
+ *
+ * Why two functions: V8 compiles the record loop once it is hot and throws
+ * the compiled code away when a path it has not run yet is taken. These
+ * paths (the first progress report, a stream's end) ran first after the
+ * loop was compiled, and each threw away and recompiled the whole merge,
+ * the decode's largest function (`node --trace-deopt`, sched_wq.v7: 4-6
+ * compiles of ~20 KB). Here they cost a recompile of this small function.
  */
 async function mergeStreams(input: MergeInput): Promise<MergeTotals> {
-  const { active, streams, totalBytes, sink, skip, deferred, flushProblems, onProgress } = input;
-  const { byId, shapeRowsById } = input.readers;
-  const { littleEndian: le, typeOff, flagsOff, preemptOff, pidOff, commonLen } = input.common;
-  const comms = input.comms;
-  const raw = input.raw?.records ?? null;
-  const takenRaw = input.raw?.taken ?? new Uint8Array(65536);
+  const { active, streams, totalBytes, deferred, flushProblems, onProgress } = input;
+  const merge = new RecordMerge(input);
   let progressTick = 0;
   const bytesDone = () => streams.reduce((a, s) => a + s.bytesDone, 0);
-  let unknownCount = 0;
-  let shortCount = 0;
   let lastYield = performance.now();
-  // consecutive records mostly come from the same task: skip the map lookup then
-  let lastPid = -1;
-  let lastComm: string | null = null;
-  let shapeRows: FramedShapeRows | null | undefined;
+  for (let s = merge.run(); s !== null; s = merge.run()) {
+    // Let the event loop run now and then: read-ahead completions and the zstd
+    // pipe's output are only drained while we are not decoding (awaiting a resolved
+    // promise does not poll I/O), and a full pipe stalls the decompressor.
+    const now = performance.now();
+    if (now - lastYield > 0.5) {
+      await new Promise<void>((r) => setImmediate(r));
+      lastYield = performance.now();
+    }
+    if (++progressTick % 16 === 0 && onProgress) onProgress(bytesDone(), totalBytes);
+    const more = await s.refill();
+    if (deferred.length > 0) flushProblems();
+    if (!more) active.splice(active.indexOf(s), 1);
+  }
+  return {
+    unknownCount: merge.unknownCount,
+    shortCount: merge.shortCount,
+    progress: () => onProgress?.(bytesDone(), totalBytes),
+  };
+}
 
-  while (active.length > 0) {
-    let best = active[0]!;
-    let bestTs = best.recs.ts[best.idx]!;
-    let secondTs = Infinity;
-    let secondOrder = Infinity;
-    for (let i = 1; i < active.length; i++) {
-      const s = active[i]!;
-      const t = s.recs.ts[s.idx]!;
-      if (t < bestTs || (t === bestTs && s.order < best.order)) {
-        secondTs = bestTs;
-        secondOrder = best.order;
-        best = s;
-        bestTs = t;
-      } else if (t < secondTs || (t === secondTs && s.order < secondOrder)) {
-        secondTs = t;
-        secondOrder = s.order;
+/**
+ * The merge loop: emit runs of records from the stream with the earliest head
+ * until another stream's head is earlier (ties: lower order first), handing
+ * each record to the sink by the fastest path it offers. run() picks the
+ * stream and walks its pages, emit() is the record loop of one page.
+ *
+ * Why emit() is a method of its own, called per page: V8 compiles a hot
+ * function for its next call, and the loop running now separately (OSR).
+ * When the record loop ran a whole block per call, each of its compiles
+ * (the first, and one after each path first taken later) was made twice;
+ * a page is short enough that the next call takes the compiled code.
+ */
+class RecordMerge {
+  unknownCount = 0;
+  shortCount = 0;
+  // consecutive records mostly come from the same task: skip the map lookup then
+  private lastPid = -1;
+  private lastComm: string | null = null;
+  private readonly active: CpuStream[];
+  private readonly sink: EventSink;
+  private readonly skip: (p: SkippedInput) => void;
+  private readonly byId: CompiledReaders['byId'];
+  private readonly shapeRowsById: CompiledReaders['shapeRowsById'];
+  private readonly common: CommonFieldLayout;
+  private readonly comms: CommTable;
+  private readonly raw: RawRecords | null;
+  private readonly takenRaw: Uint8Array;
+
+  constructor(input: MergeInput) {
+    this.active = input.active;
+    this.sink = input.sink;
+    this.skip = input.skip;
+    this.byId = input.readers.byId;
+    this.shapeRowsById = input.readers.shapeRowsById;
+    this.common = input.common;
+    this.comms = input.comms;
+    this.raw = input.raw?.records ?? null;
+    this.takenRaw = input.raw?.taken ?? new Uint8Array(65536);
+  }
+
+  /** Emits records until a stream's block is used up: that stream (refill it), or null when no stream is left. */
+  run(): CpuStream | null {
+    const active = this.active;
+    while (active.length > 0) {
+      let best = active[0]!;
+      let bestTs = best.recs.ts[best.idx]!;
+      let secondTs = Infinity;
+      // No second stream: an order above every stream's, a small integer as they are
+      // (Infinity here, once one stream was left, threw the compiled loop away).
+      let secondOrder = NO_ORDER;
+      // `active` is in stream order, so of equal timestamps the one found first has the
+      // lower order: strict comparisons keep it (no order comparison a tie alone would run).
+      for (let i = 1; i < active.length; i++) {
+        const s = active[i]!;
+        const t = s.recs.ts[s.idx]!;
+        if (t < bestTs) {
+          secondTs = bestTs;
+          secondOrder = best.order;
+          best = s;
+          bestTs = t;
+        } else if (t < secondTs) {
+          secondTs = t;
+          secondOrder = s.order;
+        }
+      }
+      const s = best;
+      // A record at secondTs still goes first when this stream's order is the lower.
+      const winsTie = s.order < secondOrder;
+      for (;;) {
+        const i = this.emit(s, secondTs, winsTie);
+        s.idx = i;
+        if (i < s.recs.count) break;
+        // Page done: next page in this block, else the caller reads the next block.
+        if (!s.nextPageSync()) return s;
+        if (s.recs.ts[s.idx]! > secondTs) break;
       }
     }
-    const s = best;
+    return null;
+  }
+
+  /** Emits the records of s's current page from s.idx while they precede secondTs; returns where it stopped. */
+  private emit(s: CpuStream, secondTs: number, winsTie: boolean): number {
+    const { sink, skip, byId, shapeRowsById, comms, raw, takenRaw } = this;
+    const { littleEndian: le, typeOff, flagsOff, preemptOff, pidOff, commonLen } = this.common;
+    let lastPid = this.lastPid;
+    let lastComm = this.lastComm;
+    let shapeRows: FramedShapeRows | null | undefined;
     const recs = s.recs;
     const cpu = s.cpu;
-    const order = s.order;
-    let more = true;
-    for (;;) {
-      // Emit records of the current page while they precede every other stream's head.
-      const buf = s.block;
-      if (raw !== null) raw.page(buf, s.pageStart, s.pageStart + s.pageSize);
-      const tsA = recs.ts;
-      const offA = recs.dataOff;
-      const lenA = recs.dataLen;
-      const count = recs.count;
-      let i = s.idx;
-      for (; i < count; i++) {
-        const ts = tsA[i]!;
-        if (ts > secondTs || (ts === secondTs && order > secondOrder)) break;
-        const off = offA[i]!;
-        const len = lenA[i]!;
-        const where = s.recordWhere(recs.recOff[i]!);
-        if (len < commonLen) {
+    const buf = s.block;
+    if (raw !== null) raw.page(buf, s.pageStart, s.pageStart + s.pageSize);
+    const tsA = recs.ts;
+    const offA = recs.dataOff;
+    const lenA = recs.dataLen;
+    const count = recs.count;
+    let i = s.idx;
+    for (; i < count; i++) {
+      const ts = tsA[i]!;
+      if (ts > secondTs || (ts === secondTs && !winsTie)) break;
+      const off = offA[i]!;
+      const len = lenA[i]!;
+      const where = s.recordWhere(recs.recOff[i]!);
+      if (len < commonLen) {
+        skip({
+          where,
+          unit: 'offset',
+          reason: `cpu ${cpu}: record of ${len} bytes is too short for an event`,
+          excerpt: hexExcerpt(buf, off, 16),
+        });
+        continue;
+      }
+      // Byte reads: Buffer.readUInt16LE() validates its argument on each of millions of calls.
+      const type = le
+        ? buf[off + typeOff]! | (buf[off + typeOff + 1]! << 8)
+        : (buf[off + typeOff]! << 8) | buf[off + typeOff + 1]!;
+      const ev = byId[type];
+      if (ev === undefined) {
+        this.unknownCount++;
+        if (this.unknownCount <= MAX_UNKNOWN_REPORTS) {
           skip({
             where,
             unit: 'offset',
-            reason: `cpu ${cpu}: record of ${len} bytes is too short for an event`,
+            reason: `cpu ${cpu}: unknown event id ${type}`,
             excerpt: hexExcerpt(buf, off, 16),
           });
-          continue;
         }
-        // Byte reads: Buffer.readUInt16LE() validates its argument on each of millions of calls.
-        const type = le
-          ? buf[off + typeOff]! | (buf[off + typeOff + 1]! << 8)
-          : (buf[off + typeOff]! << 8) | buf[off + typeOff + 1]!;
-        const ev = byId[type];
-        if (ev === undefined) {
-          unknownCount++;
-          if (unknownCount <= MAX_UNKNOWN_REPORTS) {
-            skip({
-              where,
-              unit: 'offset',
-              reason: `cpu ${cpu}: unknown event id ${type}`,
-              excerpt: hexExcerpt(buf, off, 16),
-            });
-          }
-          continue;
-        }
-        const p = off + pidOff;
-        const pid = le
-          ? buf[p]! | (buf[p + 1]! << 8) | (buf[p + 2]! << 16) | (buf[p + 3]! << 24)
-          : (buf[p]! << 24) | (buf[p + 1]! << 16) | (buf[p + 2]! << 8) | buf[p + 3]!;
-        let comm: string | null;
-        if (pid === lastPid) comm = lastComm;
+        continue;
+      }
+      const p = off + pidOff;
+      const pid = le
+        ? buf[p]! | (buf[p + 1]! << 8) | (buf[p + 2]! << 16) | (buf[p + 3]! << 24)
+        : (buf[p]! << 24) | (buf[p + 1]! << 16) | (buf[p + 2]! << 8) | buf[p + 3]!;
+      let comm: string | null;
+      if (pid === lastPid) comm = lastComm;
+      else {
+        comm = pid === 0 ? '<idle>' : (comms.map.get(pid) ?? null);
+        lastPid = pid;
+        lastComm = comm;
+      }
+      const direct = ev.direct;
+      if (takenRaw[type] === 1) {
+        // Framed here, fields decoded by the sink's other thread (short records too).
+        if (len < ev.minLen) this.shortCount++;
+        raw!.record(type, ts, cpu, pid, comm, buf[off + flagsOff]!, buf[off + preemptOff]!, where, off, len);
+      } else if (direct !== null && len >= ev.minLen) {
+        // The sink's fast path: fields straight from the record into its columns.
+        const rows = direct.rows;
+        rows.begin(ts, cpu, pid, comm, buf[off + flagsOff]!, buf[off + preemptOff]!, where);
+        direct.read(buf, off, len, rows);
+        rows.end();
+      } else if (len >= ev.minLen && (shapeRows = shapeRowsById[type]) != null) {
+        // No typed table: straight into its shape's row, else (a value fitting no shape) as event() would.
+        const w = shapeRows.frame(ts, cpu, pid, comm, buf[off + flagsOff]!, buf[off + preemptOff]!, where);
+        if (!ev.shaped!.read(buf, off, len, w)) shapeRows.general(ev.fast(buf, off, len));
+      } else {
+        let fields;
+        if (len >= ev.minLen) fields = ev.fast(buf, off, len);
         else {
-          comm = pid === 0 ? '<idle>' : (comms.map.get(pid) ?? null);
-          lastPid = pid;
-          lastComm = comm;
+          this.shortCount++;
+          fields = ev.safe(buf, off, len);
         }
-        const direct = ev.direct;
-        if (takenRaw[type] === 1) {
-          // Framed here, fields decoded by the sink's other thread (short records too).
-          if (len < ev.minLen) shortCount++;
-          raw!.record(type, ts, cpu, pid, comm, buf[off + flagsOff]!, buf[off + preemptOff]!, where, off, len);
-        } else if (direct !== null && len >= ev.minLen) {
-          // The sink's fast path: fields straight from the record into its columns.
-          const rows = direct.rows;
-          rows.begin(ts, cpu, pid, comm, buf[off + flagsOff]!, buf[off + preemptOff]!, where);
-          direct.read(buf, off, len, rows);
-          rows.end();
-        } else if (len >= ev.minLen && (shapeRows = shapeRowsById[type]) != null) {
-          // No typed table: straight into its shape's row, else (a value fitting no shape) as event() would.
-          const w = shapeRows.frame(ts, cpu, pid, comm, buf[off + flagsOff]!, buf[off + preemptOff]!, where);
-          if (!ev.shaped!.read(buf, off, len, w)) shapeRows.general(ev.fast(buf, off, len));
-        } else {
-          let fields;
-          if (len >= ev.minLen) fields = ev.fast(buf, off, len);
-          else {
-            shortCount++;
-            fields = ev.safe(buf, off, len);
-          }
-          const event: DecodedEvent = {
-            ts,
-            cpu,
-            pid,
-            comm,
-            tgid: null,
-            name: ev.name,
-            system: ev.system,
-            flags: buf[off + flagsOff]!,
-            preemptCount: buf[off + preemptOff]!,
-            fields,
-            raw: null,
-            where,
-          };
-          sink.event(event);
-        }
-        if (ev.commRegistrations.length > 0 && registerComms(ev, buf, off, len, le, comms)) lastPid = -1;
+        const event: DecodedEvent = {
+          ts,
+          cpu,
+          pid,
+          comm,
+          tgid: null,
+          name: ev.name,
+          system: ev.system,
+          flags: buf[off + flagsOff]!,
+          preemptCount: buf[off + preemptOff]!,
+          fields,
+          raw: null,
+          where,
+        };
+        sink.event(event);
       }
-      s.idx = i;
-      if (i < count) break;
-      // Page done: next page in this block, or read the next block.
-      if (!s.nextPageSync()) {
-        // Let the event loop run now and then: read-ahead completions and the zstd
-        // pipe's output are only drained while we are not decoding (awaiting a resolved
-        // promise does not poll I/O), and a full pipe stalls the decompressor.
-        const now = performance.now();
-        if (now - lastYield > 0.5) {
-          await new Promise<void>((r) => setImmediate(r));
-          lastYield = performance.now();
-        }
-        if (++progressTick % 16 === 0 && onProgress) onProgress(bytesDone(), totalBytes);
-        more = await s.refill();
-        if (deferred.length > 0) flushProblems();
-        if (!more) break;
-      }
-      if (recs.ts[s.idx]! > secondTs) break;
+      if (ev.commRegistrations.length > 0 && registerComms(ev, buf, off, len, le, comms)) lastPid = -1;
     }
-    if (!more) active.splice(active.indexOf(s), 1);
+    this.lastPid = lastPid;
+    this.lastComm = lastComm;
+    return i;
   }
-  return { unknownCount, shortCount, progress: () => onProgress?.(bytesDone(), totalBytes) };
 }
 
 /** One report each for the records skipped in bulk, then the last progress tick. */

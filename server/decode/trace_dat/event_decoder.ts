@@ -94,8 +94,17 @@ export interface Helpers {
   bprint(b: Buffer, recOff: number, recLen: number, fmtPos: number, fmtSize: number, bufPos: number): string;
   /** A trace_puts() string: the constant its pointer at strPos names. */
   bputs(b: Buffer, strPos: number, strSize: number): string;
+}
+
+/**
+ * What an event's generated code uses besides the file's helpers: its
+ * symbolic renderers (passed in as `s`, referred to by index) and the
+ * hexOfNumber of those that have one (print_fmt.ts SymbolicRenderer; as
+ * `x`, for shape readers). Kept out of the source so that formats with the
+ * same layout get the same source (see instantiate()).
+ */
+interface EventOwn {
   sym: SymbolicFn[];
-  /** hexOfNumber of the renderers in `sym` that have one (print_fmt.ts SymbolicRenderer), for shape readers. */
   hexValues: ((raw: number) => number)[];
 }
 
@@ -125,8 +134,6 @@ export function makeHelpers(
     ...text,
     ...arrays,
     ...messages,
-    sym: [],
-    hexValues: [],
   };
 }
 
@@ -488,8 +495,7 @@ function printkMessageOf(fmt: EventFormat): { from: FieldDef; expr: string } | n
 }
 
 /**
- * Compiles one event format. `helpers.sym` is extended with this event's
- * symbolic renderers; the generated code refers to them by index.
+ * Compiles one event format (its generated code: see instantiate()).
  * `asPrinted` (events the text decoders read as printed, fields/index.ts
  * readsAsPrinted): fields in the form the print
  * format shows them, as the text decoders read that text (fields/values.ts
@@ -521,6 +527,7 @@ export function compileEvent<R extends DirectRowColumns>(
   // trace_printk() / trace_puts(): `ip` and the message as `buf`, as the
   // text decoders read `func: message` (bprint.ts), not the pointers stored.
   const printkMessage = printkMessageOf(fmt);
+  const own: EventOwn = { sym: [], hexValues: [] };
   for (const f0 of fmt.fields) {
     const f: FieldDef = numericPointers && f0.kind === 'pointer' ? { ...f0, kind: 'int' } : f0;
     const stackFrames =
@@ -538,7 +545,7 @@ export function compileEvent<R extends DirectRowColumns>(
             int: null,
             key: null,
           }
-        : fieldExpr(f, info, asPrinted, helpers, E, longSize);
+        : fieldExpr(f, info, asPrinted, own, E, longSize);
     }
     if (fe === null) continue;
     const { expr } = fe;
@@ -569,7 +576,7 @@ export function compileEvent<R extends DirectRowColumns>(
       return fe === undefined ? `w.absent(${Number(column)});` : columnWrite(fe, Number(column), kind, littleEndian);
     });
     const src = `return function direct(b, o, n, w) { const A = w.arrays, r = w.row; let v, a; ${parts.join(' ')} };`;
-    const read = new Function('h', src)(helpers) as DirectReader;
+    const read = instantiate<DirectReader>(src, helpers, own);
     direct = { rows, read };
   }
 
@@ -592,14 +599,14 @@ export function compileEvent<R extends DirectRowColumns>(
         commRegistrations.push({ pidOff: pf.offset, commOff: cf.offset, commSize: cf.size });
     }
   }
-  const shaped = shapeLead === null ? null : compileShapeReader([...exprs], shapeLead, littleEndian, helpers);
+  const shaped = shapeLead === null ? null : compileShapeReader([...exprs], shapeLead, littleEndian, helpers, own);
   const ev: CompiledEvent<R> = {
     id: fmt.id,
     name: fmt.name,
     system: fmt.system,
     minLen,
-    fast: compiledOnFirstCall(fastSrc, helpers, (f) => (ev.fast = f)),
-    safe: compiledOnFirstCall(safeSrc, helpers, (f) => (ev.safe = f)),
+    fast: compiledOnFirstCall(fastSrc, helpers, own, (f) => (ev.fast = f)),
+    safe: compiledOnFirstCall(safeSrc, helpers, own, (f) => (ev.safe = f)),
     direct,
     commRegistrations,
     shaped,
@@ -614,15 +621,46 @@ export function compileEvent<R extends DirectRowColumns>(
  * saves the formats of every event of each enabled system (hundreds).
  * Callers that kept the first function reach the compiled one through it.
  */
-function compiledOnFirstCall(src: string, helpers: Helpers, install: (f: FieldsReader) => void): FieldsReader {
+function compiledOnFirstCall(
+  src: string,
+  helpers: Helpers,
+  own: EventOwn,
+  install: (f: FieldsReader) => void,
+): FieldsReader {
   let compiled: FieldsReader | null = null;
   return (b, o, n) => {
     if (compiled === null) {
-      compiled = new Function('h', src)(helpers) as FieldsReader;
+      compiled = instantiate<FieldsReader>(src, helpers, own);
       install(compiled);
     }
     return compiled(b, o, n);
   };
+}
+
+/**
+ * Generated sources already made into functions on this thread: source ->
+ * a function of (helpers, symbolic renderers, their hexOfNumber) that
+ * returns the reader. Why: formats with the same layout (workqueue_execute_start,
+ * _end and _activate_work; sched_wakeup, _wakeup_new and _waking; writeback
+ * events) have the same source, and readers made by one such function
+ * share V8's feedback and optimized code, so V8 compiles that code once
+ * instead of once per format (sched_wq.v7: 21 of the field worker's
+ * compiles were these readers, 5-10 ms of compile each; --trace-opt). Later
+ * files of a process reuse them too.
+ */
+const readerFactories = new Map<string, (h: Helpers, s: SymbolicFn[], x: EventOwn['hexValues']) => unknown>();
+/** Sources kept at most: a kernel saves the formats of ~2000 events; more would be a leak. */
+const MAX_READER_FACTORIES = 4096;
+
+/** The reader of `src` for an event whose own renderers are `own` (see readerFactories). */
+function instantiate<T>(src: string, helpers: Helpers, own: EventOwn): T {
+  let make = readerFactories.get(src);
+  if (make === undefined) {
+    if (readerFactories.size >= MAX_READER_FACTORIES) readerFactories.clear();
+    make = new Function('h', 's', 'x', src) as (h: Helpers, s: SymbolicFn[], x: EventOwn['hexValues']) => unknown;
+    readerFactories.set(src, make);
+  }
+  return make(helpers, own.sym, own.hexValues) as T;
 }
 
 /** Fields past which a shape reader is not compiled (3^n kind codes stay exact integers; untyped_rows MAX_FIELDS is 64). */
@@ -644,6 +682,7 @@ function compileShapeReader(
   lead: number,
   le: boolean,
   helpers: Helpers,
+  own: EventOwn,
 ): CompiledShapeReader | null {
   // fast()'s object would order integer-like keys first; such names do not occur in formats.
   if (fields.length === 0 || fields.length > MAX_SHAPED_FIELDS || fields.some(([n]) => /^\d+$/.test(n))) return null;
@@ -692,7 +731,7 @@ function compileShapeReader(
   // enabled system (hundreds), and one new Function per format cost ~0.1-0.15 s CPU a file.
   const reader: CompiledShapeReader = {
     read: (b, o, n, w) => {
-      reader.read = new Function('h', src)(helpers) as ShapeReader;
+      reader.read = instantiate<ShapeReader>(src, helpers, own);
       return reader.read(b, o, n, w);
     },
     keys: fields.map(([n]) => n),
@@ -714,7 +753,7 @@ interface FieldExpr {
   /**
    * Hex text computed from the field (`0x%lx` of a conditional): for a raw
    * value `raw` (JS source) that is a number of 0 or more, the text is `0x`
-   * and the hex of `fn(raw)` (`fn`: JS source of a function, see Helpers.hexValues).
+   * and the hex of `fn(raw)` (`fn`: JS source of a function, see EventOwn.hexValues).
    */
   hexOf?: { raw: string; fn: string };
 }
@@ -762,7 +801,7 @@ function fieldExpr(
   f: FieldDef,
   info: PrintFmtInfo,
   asPrinted: boolean,
-  helpers: Helpers,
+  own: EventOwn,
   E: string,
   longSize: number,
 ): FieldExpr | null {
@@ -817,12 +856,12 @@ function fieldExpr(
           : info.printedText.get(f.name)
         : info.symbolic.get(f.name);
       if (render) {
-        const idx = helpers.sym.length;
-        helpers.sym.push(memoSymbolic(render, f.signed ? size : null));
-        const fe: FieldExpr = { expr: `h.sym[${idx}](${num})`, int: null, key: keyOf(size, at, num, le) };
+        const idx = own.sym.length;
+        own.sym.push(memoSymbolic(render, f.signed ? size : null));
+        const fe: FieldExpr = { expr: `s[${idx}](${num})`, int: null, key: keyOf(size, at, num, le) };
         if (render.hexOfNumber !== undefined) {
-          fe.hexOf = { raw: num, fn: `h.hexValues[${helpers.hexValues.length}]` };
-          helpers.hexValues.push(render.hexOfNumber);
+          fe.hexOf = { raw: num, fn: `x[${own.hexValues.length}]` };
+          own.hexValues.push(render.hexOfNumber);
         }
         return fe;
       }

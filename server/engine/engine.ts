@@ -5,6 +5,7 @@
  */
 // First: DuckDB reads its allocator's settings from the environment at its first allocation.
 import './allocator_env.ts';
+import os from 'node:os';
 import {
   DuckDBConnection,
   DuckDBDoubleVector,
@@ -58,6 +59,31 @@ export interface Engine {
    * itself (sessionOf).
    */
   readonly session?: object;
+  /**
+   * Optional (an engine opened with a memoryLimit): after `error`, if it is
+   * DuckDB's Out of Memory error, lifts the cap (DuckDB's default again,
+   * until the database is closed) and resolves true: the caller may run the
+   * statement again. Else resolves false.
+   */
+  uncapAfter?(error: unknown): Promise<boolean>;
+}
+
+/**
+ * DuckDB's error when a statement needs more than its memory_limit and
+ * cannot spill the rest (not every operator can).
+ */
+export function isOutOfMemory(error: unknown): boolean {
+  return error instanceof Error && error.message.startsWith('Out of Memory Error');
+}
+
+/** Runs `f`, and once more after an Out of Memory error that lifted the engine's cap (Engine.uncapAfter). */
+export async function withUncapRetry<T>(engine: Engine, f: () => Promise<T>): Promise<T> {
+  try {
+    return await f();
+  } catch (e) {
+    if (!(await engine.uncapAfter?.(e))) throw e;
+    return f();
+  }
 }
 
 /** Runs `f` with the engine's database kept open (Engine.hold), or just runs it. */
@@ -78,6 +104,14 @@ export interface OpenOptions {
   memoryLimit?: string;
   /** Where DuckDB spills when over memoryLimit. */
   tempDirectory?: string;
+  /**
+   * A statement that fails with DuckDB's Out of Memory error under
+   * memoryLimit lifts it and runs again (Engine.uncapAfter): for read
+   * engines, whose cap bounds the process's memory but must not cost an
+   * answer. Not for the ingest's engines: their caps are what keeps a load
+   * within its budget, and a failure there says so.
+   */
+  liftCapOnOutOfMemory?: boolean;
   /**
    * No file, directory or URL besides the database (DuckDB's
    * enable_external_access=false, which cannot be turned back on), and no
@@ -106,7 +140,7 @@ export async function openDuckDb(path: string, opts: OpenOptions = {}): Promise<
   }
   const instance = await DuckDBInstance.create(path, config);
   const connection = await instance.connect();
-  return new DuckDbEngine(instance, connection);
+  return new DuckDbEngine(instance, connection, null, Boolean(opts.memoryLimit && opts.liftCapOnOutOfMemory));
 }
 
 /** An Engine that can give its database back while nobody uses it (openReleasable). */
@@ -204,6 +238,9 @@ class Releasable implements ReleasableEngine {
   exec(sql: string): Promise<void> {
     return this.run((e) => e.exec(sql));
   }
+  uncapAfter(error: unknown): Promise<boolean> {
+    return this.run(async (e) => (await e.uncapAfter?.(error)) ?? false);
+  }
 
   /** A lane of whichever instance is open when each of its calls runs. */
   beside(lane = 1): Promise<Engine> {
@@ -215,6 +252,7 @@ class Releasable implements ReleasableEngine {
         query: (sql, params) => on((l) => l.query(sql, params)),
         queryColumns: (sql, params) => on((l) => l.queryColumns(sql, params)),
         exec: (sql) => on((l) => l.exec(sql)),
+        uncapAfter: (error) => this.uncapAfter(error),
         beside: (other) => this.beside(other),
         hold: (f) => this.hold(f),
         get session() {
@@ -258,12 +296,44 @@ class Releasable implements ReleasableEngine {
 }
 
 class DuckDbEngine implements Engine {
-  /** `owner`: the engine this one is beside(): its calls count as the owner's, which closes both. */
+  /**
+   * `owner`: the engine this one is beside(): its calls count as the owner's, which closes both.
+   * `capped`: opened with a memory_limit to lift after an Out of Memory error (uncapAfter, OpenOptions.liftCapOnOutOfMemory).
+   */
   constructor(
     private readonly instance: DuckDBInstance,
     readonly connection: DuckDBConnection,
     private readonly owner: DuckDbEngine | null = null,
+    private readonly capped = false,
   ) {}
+
+  /**
+   * The cap bounds the process's memory; a statement it makes fail (an
+   * operator that cannot spill, on a trace larger than the cap was sized
+   * for) runs again without it rather than fail the detectors or a view.
+   */
+  async uncapAfter(error: unknown): Promise<boolean> {
+    if (this.owner) return this.owner.uncapAfter(error);
+    if (!this.capped || !isOutOfMemory(error)) return false;
+    // Once per database; a statement that failed beside the first waits for the same lift, then runs again too.
+    this.uncapping ??= this.uncap();
+    await this.uncapping;
+    return true;
+  }
+
+  private uncapping: Promise<void> | null = null;
+
+  private async uncap(): Promise<void> {
+    // On a connection of its own: this engine's may be running another statement.
+    const c = await this.track(this.instance.connect());
+    try {
+      // DuckDB's default (80% of the machine's memory), set explicitly: RESET changes the setting but not the buffer pool's limit.
+      await this.track(c.run(`SET GLOBAL memory_limit = '${Math.floor((os.totalmem() * 0.8) / 1048576)}MB'`));
+    } finally {
+      c.closeSync();
+    }
+    process.stderr.write(`stallscope: a query needed more than the engine's memory limit; it ran again without\n`);
+  }
 
   /** Calls running on DuckDB's side (on libuv's thread pool). */
   private running = 0;
@@ -271,16 +341,16 @@ class DuckDbEngine implements Engine {
   private closed = false;
 
   async query<T = Row>(sql: string, params?: QueryParams): Promise<T[]> {
-    const reader = await this.track(this.connection.runAndReadAll(sql, params));
+    const reader = await withUncapRetry(this, () => this.track(this.connection.runAndReadAll(sql, params)));
     return reader.getRowObjectsJS() as T[];
   }
 
   async queryColumns(sql: string, params?: QueryParams): Promise<Record<string, unknown[]>> {
-    return columnsOf(await this.track(this.connection.run(sql, params)));
+    return columnsOf(await withUncapRetry(this, () => this.track(this.connection.run(sql, params))));
   }
 
   async exec(sql: string): Promise<void> {
-    await this.track(this.connection.run(sql));
+    await withUncapRetry(this, () => this.track(this.connection.run(sql)));
   }
 
   private readonly lanes = new Map<number, Promise<DuckDbEngine>>();

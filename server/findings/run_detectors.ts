@@ -23,7 +23,7 @@ import {
   type DuckDBValue,
 } from '@duckdb/node-api';
 import type { Engine, Row } from '../engine/engine.ts';
-import { holdWhile, sessionOf } from '../engine/engine.ts';
+import { holdWhile, sessionOf, withUncapRetry } from '../engine/engine.ts';
 import {
   DETECTOR_MACROS_FILE,
   type DetectorDef,
@@ -211,7 +211,7 @@ function toJs(v: DuckDBValue): unknown {
 async function queryRows(engine: Engine, sql: string, params?: Record<string, DuckDBValue>): Promise<Row[]> {
   const conn = (engine as { connection?: Engine['connection'] }).connection;
   if (!conn || typeof conn.runAndReadAll !== 'function') return engine.query(sql, params);
-  const reader = await conn.runAndReadAll(sql, params);
+  const reader = await withUncapRetry(engine, () => conn.runAndReadAll(sql, params));
   return reader.getRowObjects().map((r) => {
     const o: Row = {};
     for (const k in r) o[k] = toJs(r[k] as DuckDBValue);

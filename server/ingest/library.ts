@@ -37,6 +37,22 @@ import { hashFile, ingestFile, readSummary, type TraceSummary } from './ingest_f
 const READ_ENGINE_THREADS = Math.max(1, Math.floor(os.availableParallelism() / 2));
 
 /**
+ * DuckDB's cap for a trace's read-only engine (the detectors and, beside
+ * them, an upload's first view), with a directory to spill to. DuckDB's
+ * default is 80% of the machine's memory, and on a large trace the buffer
+ * pool grew with the trace while the upload's detectors and overview parts
+ * ran side by side: that 'detecting' phase was the upload's peak,
+ * many_systems.x10.v7 (10M events) 346-362 MB. With 64MB it is 295-315 and
+ * the upload's peak is decoding's again (322-330 MB); 48MB cost 6-15% of
+ * the detectors' CPU, 128MB gained nothing. A 1M-event trace's first view
+ * takes the same CPU. A statement that cannot run within the cap (an
+ * operator that cannot spill) runs again without it (liftCapOnOutOfMemory).
+ * Measurements: issue-29xp note. $STALLSCOPE_READ_MEMORY overrides (a
+ * DuckDB size).
+ */
+export const READ_ENGINE_MEMORY_LIMIT = process.env.STALLSCOPE_READ_MEMORY ?? '64MB';
+
+/**
  * The ingest's phases and the library's own (detecting, failed): the
  * contract's IngestProgress, with the trace's id from 'detecting' on (its
  * model is in the library; JobState.traceId).
@@ -92,6 +108,7 @@ export class TraceLibrary {
   private readonly failed = new Map<string, TraceRecord>();
   private readonly findingsRuns = new Map<string, Promise<FindingsFile>>();
   private jobCounter = 0;
+  private engineCounter = 0;
   private readonly replacedListeners = new Set<(id: string) => void>();
   private detectorsStamp: Promise<string> | null = null;
 
@@ -243,7 +260,15 @@ export class TraceLibrary {
     if (!engine) {
       const dbPath = path.join(this.paths.traceDir(id), 'trace.duckdb');
       // No external access: the detectors this engine runs include the user's own (saved from the query page).
-      engine = openReleasable(dbPath, { readOnly: true, noExternalAccess: true, threads: READ_ENGINE_THREADS });
+      engine = openReleasable(dbPath, {
+        readOnly: true,
+        noExternalAccess: true,
+        threads: READ_ENGINE_THREADS,
+        memoryLimit: READ_ENGINE_MEMORY_LIMIT,
+        liftCapOnOutOfMemory: true,
+        // Named with this process's pid: removeStaleWork deletes it if the process dies with it in use.
+        tempDirectory: path.join(this.paths.tmp, `read-${process.pid}-${(this.engineCounter++).toString(36)}`),
+      });
       engine.catch(() => this.engines.delete(id));
       this.engines.set(id, engine);
     }

@@ -61,6 +61,19 @@ export const INGEST_MEMORY_LIMIT = process.env.STALLSCOPE_INGEST_MEMORY ?? '128M
 export const LARGE_LOAD_EVENTS = 5_000_000;
 
 /**
+ * Whether DuckDB's freed pages may stay a second (engine/allocator_decay.ts)
+ * through a trace's detectors and first view, once it is built (its decode
+ * and derive return them at once). Not for a large trace (LARGE_LOAD_EVENTS):
+ * pages kept there took many_systems.x10.v7's upload peak from 351-361 to
+ * 401 MB; a 1M-event trace's detectors stay below its decode's peak. Kept
+ * through derive too, the pages raised a server's second upload of a
+ * 1.3M-event Perfetto file from 328-331 to 356-391 MB.
+ */
+export function freedPagesKept(estimatedEvents: number): boolean {
+  return estimatedEvents < LARGE_LOAD_EVENTS;
+}
+
+/**
  * DuckDB's cap for the COMMIT and derive of a large file (LARGE_LOAD_EVENTS).
  * With 128MB the COMMIT was the peak of the 10M-event files (issue-29mm
  * note, store cap 40MB): many_systems.x10.tracefs 373-377 MB against

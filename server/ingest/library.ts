@@ -21,7 +21,8 @@ import { runDetectors, type RunResult } from '../findings/run_detectors.ts';
 import { userDetectorDir, userDetectorsStamp } from '../query/user_detectors.ts';
 import { MODEL_VERSION, modelVersionOf } from '../model/model_version.ts';
 import { dataDirPaths, isTraceId, removeStaleWork, type DataDirPaths } from './data_dir.ts';
-import { collectGarbage } from './ingest_memory.ts';
+import { collectGarbage, freedPagesKept } from './ingest_memory.ts';
+import { keepingFreedPages } from '../engine/allocator_decay.ts';
 import { hashFile, ingestFile, readSummary, type TraceSummary } from './ingest_file.ts';
 
 /**
@@ -188,6 +189,9 @@ export class TraceLibrary {
     };
     this.jobs.set(jobId, job);
     job.done = (async () => {
+      // DuckDB's freed pages stay a second through this upload's detectors and first view, but not while
+      // it is built, nor for a large trace (engine/allocator_decay.ts, ingest_memory.ts freedPagesKept).
+      const keepFreedPages = keepingFreedPages();
       try {
         let placed: LibraryProgress | null = null;
         this.releaseIdleEngines();
@@ -205,6 +209,7 @@ export class TraceLibrary {
           },
         });
         job.traceId = result.id;
+        if (!freedPagesKept(result.summary.eventsTotal)) keepFreedPages();
         // A model another version built was replaced: an engine here may
         // still have the old (unlinked) database open.
         if (result.replacedModelVersion !== undefined) await this.forget(result.id);
@@ -227,6 +232,7 @@ export class TraceLibrary {
         emit({ ...job.progress, phase: 'failed', message }, record);
         throw err;
       } finally {
+        keepFreedPages();
         this.jobs.delete(jobId);
         if (opts.deleteAfter) await fs.rm(file, { force: true });
       }

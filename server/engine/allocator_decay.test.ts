@@ -1,0 +1,34 @@
+import { describe, expect, it } from 'vitest';
+import { openDuckDb } from './engine.ts';
+import { allocatorDecayState, decodingStarted, keepingFreedPages, KEPT_DECAY_MS } from './allocator_decay.ts';
+
+// The values are read back from DuckDB's own jemalloc (mallctl), not from this module's bookkeeping.
+describe('DuckDB allocator decay switched at run time', () => {
+  it('keeps freed pages only while someone asks and no decode runs', async () => {
+    const engine = await openDuckDb(':memory:');
+    try {
+      // Some work, so that DuckDB's threads have arenas of their own.
+      await engine.query('SELECT sum(i) FROM range(1000000) t(i)');
+      expect(allocatorDecayState()).toEqual({ decayMs: [0], unavailable: null });
+
+      const keep = keepingFreedPages();
+      expect(allocatorDecayState().decayMs).toEqual([KEPT_DECAY_MS]);
+      await engine.query('SELECT count(DISTINCT i % 1000) FROM range(1000000) t(i)');
+
+      const decode = decodingStarted();
+      expect(allocatorDecayState().decayMs).toEqual([0]);
+      const other = keepingFreedPages();
+      expect(allocatorDecayState().decayMs).toEqual([0]);
+      decode();
+      decode(); // a second call does nothing
+      expect(allocatorDecayState().decayMs).toEqual([KEPT_DECAY_MS]);
+
+      keep();
+      expect(allocatorDecayState().decayMs).toEqual([KEPT_DECAY_MS]);
+      other();
+      expect(allocatorDecayState().decayMs).toEqual([0]);
+    } finally {
+      engine.close();
+    }
+  });
+});

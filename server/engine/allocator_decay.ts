@@ -1,0 +1,160 @@
+/**
+ * When DuckDB's allocator gives freed pages back to the OS, switched while
+ * the process runs: at once while a trace is being built (decode, load and
+ * derive: the ingest's peak RSS), after a second while an upload's detectors
+ * and first view run.
+ *
+ * allocator_env.ts starts the process with jemalloc's decay at 0, which
+ * keeps the load's peak down (issue 29: the peak at the store's commit
+ * 451 -> 390 MB when it came in). But every later DuckDB statement then
+ * pays for it: a page freed by one operator goes back with madvise and the
+ * next operator faults it in again, zeroed. Measured on sched_wq.v7 (issue
+ * 29, 2026-11-28): a detector statement 23-41 ms with jemalloc's default
+ * decay against 56-65 ms with decay 0; but with the default for the whole
+ * process a server's second upload peaked at 359-362 MB (over issue 29's
+ * 350) against 337-346.
+ *
+ * jemalloc can change the decay of its arenas at run time (mallctl
+ * "arena.<i>.dirty_decay_ms"); libduckdb exports its jemalloc's mallctl as
+ * `duckdb_je_mallctl`, called here through koffi (an FFI whose binaries
+ * come inside its npm packages). Where either is missing (another platform,
+ * a libduckdb built without jemalloc) nothing switches and decay stays 0 for
+ * the whole process, as before. A DUCKDB_JE_MALLOC_CONF the user set wins:
+ * nothing switches either.
+ *
+ * Call from the thread that runs ingests (the main thread): the counts are
+ * this module's state, and jemalloc's arenas are the process's, whichever
+ * thread calls.
+ */
+import { createRequire } from 'node:module';
+import fs from 'node:fs';
+import path from 'node:path';
+import { DUCKDB_ALLOCATOR_CONF } from './allocator_env.ts';
+
+/** Decay (ms) outside decodes: jemalloc's default, what DuckDB ships with. */
+export const KEPT_DECAY_MS = 1000;
+
+/** MALLCTL_ARENAS_ALL: "arena.<i>.purge" for every arena at once. */
+const ALL_ARENAS = 4096;
+
+type Mallctl = (
+  name: string,
+  oldp: Buffer | null,
+  oldlenp: number[] | null,
+  newp: Buffer | null,
+  newlen: number,
+) => number;
+
+let mallctl: Mallctl | null | undefined;
+/** Why nothing switches (for tests and the bench), once known. */
+let unavailable: string | null = null;
+/** Builds under way (decodingStarted), and holders of keepingFreedPages. */
+let decodes = 0;
+let keepers = 0;
+/** The decay the arenas were last set to: allocator_env.ts starts them at 0. */
+let current = 0;
+
+function loadMallctl(): Mallctl | null {
+  if (mallctl !== undefined) return mallctl;
+  mallctl = null;
+  if (process.env.DUCKDB_JE_MALLOC_CONF !== DUCKDB_ALLOCATOR_CONF) {
+    unavailable = 'DUCKDB_JE_MALLOC_CONF was set by the user';
+    return null;
+  }
+  try {
+    const require = createRequire(import.meta.url);
+    const bindings = path.dirname(
+      require.resolve(`@duckdb/node-bindings-${process.platform}-${process.arch}/package.json`),
+    );
+    const lib = ['libduckdb.so', 'libduckdb.dylib'].map((f) => path.join(bindings, f)).find((f) => fs.existsSync(f));
+    if (!lib) throw new Error(`no libduckdb in ${bindings}`);
+    const koffi = require('koffi') as typeof import('koffi');
+    const fn = koffi
+      .load(lib)
+      .func(
+        'int duckdb_je_mallctl(const char *name, _Inout_ void *oldp, _Inout_ size_t *oldlenp, void *newp, size_t newlen)',
+      ) as Mallctl;
+    // A read that every jemalloc has: proves the symbol is jemalloc's mallctl.
+    const out = Buffer.alloc(4);
+    if (fn('arenas.narenas', out, [4], null, 0) !== 0) throw new Error('mallctl arenas.narenas failed');
+    mallctl = fn;
+  } catch (err) {
+    unavailable = (err as Error).message;
+  }
+  return mallctl;
+}
+
+function setDecay(ctl: Mallctl, ms: number): void {
+  const value = Buffer.alloc(8);
+  value.writeBigInt64LE(BigInt(ms));
+  // Arenas made from now on, then every arena that exists (an index jemalloc
+  // has not initialised answers an error: nothing to set there). Only dirty
+  // pages: with muzzy decay above 0 jemalloc purges dirty pages lazily
+  // (MADV_FREE), which stay in RSS until the kernel wants them back.
+  ctl('arenas.dirty_decay_ms', null, null, value, 8);
+  const count = Buffer.alloc(4);
+  ctl('arenas.narenas', count, [4], null, 0);
+  for (let i = 0; i < count.readUInt32LE(0); i++) ctl(`arena.${i}.dirty_decay_ms`, null, null, value, 8);
+  current = ms;
+}
+
+/** Kept a second while someone asked and no decode runs; else back at once (and what was kept goes now). */
+function apply(): void {
+  const ctl = loadMallctl();
+  if (!ctl) return;
+  const wanted = keepers > 0 && decodes === 0 ? KEPT_DECAY_MS : 0;
+  if (wanted === current) return;
+  setDecay(ctl, wanted);
+  if (wanted === 0) ctl(`arena.${ALL_ARENAS}.purge`, null, null, null, 0);
+}
+
+/** Counts a holder until the returned function is called (once). */
+function hold(count: (delta: number) => void): () => void {
+  count(1);
+  apply();
+  let released = false;
+  return () => {
+    if (released) return;
+    released = true;
+    count(-1);
+    apply();
+  };
+}
+
+/**
+ * A trace's build (decode, load, derive) begins: DuckDB's freed pages go
+ * back at once until the returned function is called, whoever keeps them
+ * otherwise; what was kept before goes back now, before the build's peak.
+ */
+export function decodingStarted(): () => void {
+  return hold((d) => (decodes += d));
+}
+
+/**
+ * Freed pages stay a second while the returned function is not called and
+ * no build runs: an upload's detectors and first view (a 1M-event trace's;
+ * a large trace's return them at once: ingest_memory.ts freedPagesKept).
+ * Back to at once, with what was kept returned, when the last holder lets
+ * go.
+ */
+export function keepingFreedPages(): () => void {
+  return hold((d) => (keepers += d));
+}
+
+/**
+ * What jemalloc itself says every existing arena's dirty-page decay is (ms;
+ * one value when they agree, else all of them), or null when nothing
+ * switches here, with why.
+ */
+export function allocatorDecayState(): { decayMs: number[] | null; unavailable: string | null } {
+  const ctl = loadMallctl();
+  if (!ctl) return { decayMs: null, unavailable };
+  const count = Buffer.alloc(4);
+  ctl('arenas.narenas', count, [4], null, 0);
+  const seen = new Set<number>();
+  for (let i = 0; i < count.readUInt32LE(0); i++) {
+    const out = Buffer.alloc(8);
+    if (ctl(`arena.${i}.dirty_decay_ms`, out, [8], null, 0) === 0) seen.add(Number(out.readBigInt64LE(0)));
+  }
+  return { decayMs: [...seen].sort((a, b) => a - b), unavailable: null };
+}

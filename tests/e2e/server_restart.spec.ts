@@ -9,8 +9,11 @@ import { expect, test } from '@playwright/test';
 import { dropFile } from './helpers.ts';
 import { ServerProcess, freePort, sha256 } from './server_process.ts';
 
-// 148k events: ingest takes seconds, so the kill lands in the middle of it.
-const FIXTURE = 'fixtures/fsync_xfs.full.v7.dat';
+// 1M events: decoding and deriving take 1-2 s, a window the page's progress
+// cannot miss (a 148k-event file's ~0.3 s went from hashing to detecting
+// between two of its updates once the decoders got faster), so the kill
+// lands in the middle of the ingest.
+const FIXTURE = 'fixtures/corpus/sched_wq.v7.dat';
 const ID = sha256(FIXTURE);
 
 let server: ServerProcess;
@@ -40,7 +43,7 @@ test('server killed mid-ingest and restarted: clear error, nothing half-listed, 
   expect(server.tmpEntries()).toEqual([]); // stale work removed at start
   const err = page.getByTestId('ingest-error');
   await expect(err).toBeVisible({ timeout: 30_000 });
-  await expect(err).toContainText('Could not add fsync_xfs.full.v7.dat');
+  await expect(err).toContainText('Could not add sched_wq.v7.dat');
   await expect(err).toContainText(/the server stopped \(while (decoding|deriving)\) before the ingest finished/);
   await expect(err).toContainText('nothing was added to the library');
 
@@ -48,7 +51,7 @@ test('server killed mid-ingest and restarted: clear error, nothing half-listed, 
   const rows = page.getByTestId('library-row');
   await expect(rows).toHaveCount(1);
   await expect(rows.first()).toHaveAttribute('data-status', 'failed');
-  await expect(rows.first()).toContainText(/fsync_xfs\.full\.v7\.dat.*server stopped/);
+  await expect(rows.first()).toContainText(/sched_wq\.v7\.dat.*server stopped/);
   await expect(page.locator(`[data-testid="library-row"][data-trace-id="${ID}"]`)).toHaveCount(0);
 
   await page.getByTestId('retry-upload').click();

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { openDuckDb } from './engine.ts';
-import { allocatorDecayState, decodingStarted, keepingFreedPages, KEPT_DECAY_MS } from './allocator_decay.ts';
+import { allocatorDecayState, keepingFreedPages, KEPT_DECAY_MS, traceBuildStarted } from './allocator_decay.ts';
 
 // The values are read back from DuckDB's own jemalloc (mallctl), not from this module's bookkeeping.
 describe('DuckDB allocator decay switched at run time', () => {
@@ -15,7 +15,7 @@ describe('DuckDB allocator decay switched at run time', () => {
       expect(allocatorDecayState().decayMs).toEqual([KEPT_DECAY_MS]);
       await engine.query('SELECT count(DISTINCT i % 1000) FROM range(1000000) t(i)');
 
-      const decode = decodingStarted();
+      const decode = traceBuildStarted();
       expect(allocatorDecayState().decayMs).toEqual([0]);
       const other = keepingFreedPages();
       expect(allocatorDecayState().decayMs).toEqual([0]);

@@ -31,7 +31,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { DUCKDB_ALLOCATOR_CONF } from './allocator_env.ts';
 
-/** Decay (ms) outside decodes: jemalloc's default, what DuckDB ships with. */
+/** Decay (ms) outside builds: jemalloc's default, what DuckDB ships with. */
 export const KEPT_DECAY_MS = 1000;
 
 /** MALLCTL_ARENAS_ALL: "arena.<i>.purge" for every arena at once. */
@@ -48,8 +48,8 @@ type Mallctl = (
 let mallctl: Mallctl | null | undefined;
 /** Why nothing switches (for tests and the bench), once known. */
 let unavailable: string | null = null;
-/** Builds under way (decodingStarted), and holders of keepingFreedPages. */
-let decodes = 0;
+/** Builds under way (traceBuildStarted), and holders of keepingFreedPages. */
+let builds = 0;
 let keepers = 0;
 /** The decay the arenas were last set to: allocator_env.ts starts them at 0. */
 let current = 0;
@@ -102,7 +102,7 @@ function setDecay(ctl: Mallctl, ms: number): void {
 function apply(): void {
   const ctl = loadMallctl();
   if (!ctl) return;
-  const wanted = keepers > 0 && decodes === 0 ? KEPT_DECAY_MS : 0;
+  const wanted = keepers > 0 && builds === 0 ? KEPT_DECAY_MS : 0;
   if (wanted === current) return;
   setDecay(ctl, wanted);
   if (wanted === 0) ctl(`arena.${ALL_ARENAS}.purge`, null, null, null, 0);
@@ -126,8 +126,8 @@ function hold(count: (delta: number) => void): () => void {
  * back at once until the returned function is called, whoever keeps them
  * otherwise; what was kept before goes back now, before the build's peak.
  */
-export function decodingStarted(): () => void {
-  return hold((d) => (decodes += d));
+export function traceBuildStarted(): () => void {
+  return hold((d) => (builds += d));
 }
 
 /**

@@ -16,7 +16,7 @@ import { decodeFile } from '../decode/decode_file.ts';
 import { SNIFF_BYTES, sniffInput } from '../decode/sniff.ts';
 import { DecodeError, type SkippedInput } from '../decode/decoded_event.ts';
 import { openDuckDb, type Engine } from '../engine/engine.ts';
-import { decodingStarted } from '../engine/allocator_decay.ts';
+import { traceBuildStarted } from '../engine/allocator_decay.ts';
 import { deriveModel } from '../model/derive_model.ts';
 import { PooledBuffers } from '../model/buffer_source.ts';
 import { ModelBuilder } from '../model/model_builder.ts';
@@ -198,12 +198,12 @@ export async function ingestFile(file: string, opts: IngestOptions = {}): Promis
       storeMemoryLimit(process.memoryUsage.rss(), load.events),
     ).finally(() => timer.mark('workspace'));
   inFlightSizes.set(stat.size, (inFlightSizes.get(stat.size) ?? 0) + 1);
-  // DuckDB's freed pages go back at once until the trace is built: its
+  // DuckDB's freed pages go back at once while the trace is built: its
   // decode and derive (allocator_decay.ts; whether they stay a second after
   // it is the caller's: keepingFreedPages).
-  const built = decodingStarted();
+  const built = traceBuildStarted();
   try {
-    const common = { file, label, sizeBytes: stat.size, opts, report, started, dirs, timer, built };
+    const common = { file, label, sizeBytes: stat.size, opts, report, started, dirs, timer };
     if (!hashFirst) {
       const hashing = hashFileInBackground(file, stat.size);
       try {
@@ -423,13 +423,11 @@ async function buildIntoPlace(x: {
   /** True when the hash ran while decoding (seconds.hash is then not on the critical path). */
   hashOverlapped: boolean;
   timer: PhaseTimer;
-  /** Called once the trace is built (derive's COMMIT done, the database closed). */
-  built: () => void;
 }): Promise<IngestResult> {
   const { opts, report, work } = x;
   const workDir = work.dir;
   try {
-    const { summary, id } = await buildTrace(x.file, x.label, x.id, x.sizeBytes, work, opts, report, x.timer, x.built);
+    const { summary, id } = await buildTrace(x.file, x.label, x.id, x.sizeBytes, work, opts, report, x.timer);
     const finalDir = x.dirs.traceDir(id);
     summary.seconds.hash = x.hashSeconds();
     if (x.hashOverlapped) summary.seconds.hashOverlapped = true;
@@ -574,7 +572,6 @@ async function buildTrace(
   opts: IngestOptions,
   report: (p: IngestProgress) => void,
   timer: PhaseTimer,
-  built: () => void,
 ): Promise<{ summary: TraceSummary; id: string }> {
   const { dir: workDir, target } = work;
   const loaded = work.store
@@ -633,7 +630,6 @@ async function buildTrace(
   } finally {
     engine.close();
     timer.mark('close');
-    built();
   }
 }
 

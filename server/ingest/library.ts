@@ -189,9 +189,7 @@ export class TraceLibrary {
     };
     this.jobs.set(jobId, job);
     job.done = (async () => {
-      // DuckDB's freed pages stay a second through this upload's detectors and first view, but not while
-      // it is built, nor for a large trace (engine/allocator_decay.ts, ingest_memory.ts freedPagesKept).
-      const keepFreedPages = keepingFreedPages();
+      let keepFreedPages = () => {};
       try {
         let placed: LibraryProgress | null = null;
         this.releaseIdleEngines();
@@ -209,7 +207,9 @@ export class TraceLibrary {
           },
         });
         job.traceId = result.id;
-        if (!freedPagesKept(result.summary.eventsTotal)) keepFreedPages();
+        // DuckDB's freed pages stay a second through this upload's detectors and first view, not for a
+        // large trace (engine/allocator_decay.ts, ingest_memory.ts freedPagesKept).
+        if (freedPagesKept(result.summary.eventsTotal)) keepFreedPages = keepingFreedPages();
         // A model another version built was replaced: an engine here may
         // still have the old (unlinked) database open.
         if (result.replacedModelVersion !== undefined) await this.forget(result.id);

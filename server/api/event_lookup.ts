@@ -13,7 +13,6 @@ const COMMON = new Set(['id', 'ts', 'cpu', 'utid', 'event']);
 
 export async function lookupEvents(tr: OpenTrace, ids: bigint[]): Promise<EventInfo[]> {
   if (ids.length === 0) return [];
-  const list = ids.map(String).join(',');
   const base = await tr.query<{
     id: bigint;
     ts: bigint;
@@ -28,7 +27,7 @@ export async function lookupEvents(tr: OpenTrace, ids: bigint[]): Promise<EventI
   }>(`
     SELECT e.id, e.ts, e.cpu, e.utid, e.name, e.system, e.raw, e.arg_set_id, t.tid, t.name AS comm
     FROM ftrace_event e LEFT JOIN thread t ON t.utid = e.utid
-    WHERE e.id IN (${list}) ORDER BY e.ts, e.id`);
+    WHERE e.id IN ${idSet(ids)} ORDER BY e.ts, e.id`);
   // Typed rows, one query per table.
   const byTable = new Map<string, bigint[]>();
   for (const e of base) {
@@ -37,7 +36,7 @@ export async function lookupEvents(tr: OpenTrace, ids: bigint[]): Promise<EventI
   }
   const typed = new Map<string, Record<string, unknown>>();
   for (const [table, tids] of byTable) {
-    const rows = await tr.query(`SELECT * FROM "${table}" WHERE id IN (${tids.map(String).join(',')})`);
+    const rows = await tr.query(`SELECT * FROM "${table}" WHERE id IN ${idSet(tids)}`);
     for (const r of rows) typed.set(String(r.id), r);
   }
   const argIds = base.filter((e) => e.arg_set_id !== null && !typed.has(String(e.id))).map((e) => e.arg_set_id!);
@@ -50,7 +49,7 @@ export async function lookupEvents(tr: OpenTrace, ids: bigint[]): Promise<EventI
       string_value: string | null;
       real_value: number | null;
     }>(
-      `SELECT arg_set_id, key, int_value, string_value, real_value FROM args WHERE arg_set_id IN (${argIds.map(String).join(',')}) ORDER BY arg_set_id, arg_index`,
+      `SELECT arg_set_id, key, int_value, string_value, real_value FROM args WHERE arg_set_id IN ${idSet(argIds)} ORDER BY arg_set_id, arg_index`,
     );
     for (const r of rows) {
       const k = String(r.arg_set_id);
@@ -87,6 +86,20 @@ export async function lookupEvents(tr: OpenTrace, ids: bigint[]): Promise<EventI
     info.line = reportLine(info, e.ts, e.raw);
     return info;
   });
+}
+
+/**
+ * `(SELECT unnest([...]))`: the ids as a subquery, not a list of constants.
+ * DuckDB (1.5) plans `x IN (c1, ..., cN)` of 5 or more constants as a join
+ * against the list and pushes it into each branch of a UNION ALL view:
+ * `ftrace_event` and `args` are unions over every event table, and their
+ * per-branch joins and full scans needed more than the read engines' 64MB
+ * cap on every trace (even 5 ids), which then lifted it until the engine
+ * was released (issue 29). The subquery is one semi join above the union
+ * (sched_wq.v7, 501 ids: 75-93 ms capped, against 111 ms uncapped before).
+ */
+function idSet(ids: readonly bigint[]): string {
+  return `(SELECT unnest([${ids.map(String).join(',')}]::BIGINT[]))`;
 }
 
 function jsonable(o: Record<string, unknown>): Record<string, unknown> {

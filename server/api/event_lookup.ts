@@ -27,7 +27,9 @@ export async function lookupEvents(tr: OpenTrace, ids: bigint[]): Promise<EventI
   }>(`
     SELECT e.id, e.ts, e.cpu, e.utid, e.name, e.system, e.raw, e.arg_set_id, t.tid, t.name AS comm
     FROM ftrace_event e LEFT JOIN thread t ON t.utid = e.utid
-    WHERE e.id IN ${idSet(ids)} ORDER BY e.ts, e.id`);
+    WHERE e.id IN ${idSet(ids)}`);
+  // Sorted here, not by the statement: see idSet.
+  base.sort((a, b) => cmp(a.ts, b.ts) || cmp(a.id, b.id));
   // Typed rows, one query per table.
   const byTable = new Map<string, bigint[]>();
   for (const e of base) {
@@ -44,13 +46,15 @@ export async function lookupEvents(tr: OpenTrace, ids: bigint[]): Promise<EventI
   if (argIds.length && tr.meta.tables.has('args')) {
     const rows = await tr.query<{
       arg_set_id: bigint;
+      arg_index: number;
       key: string;
       int_value: bigint | null;
       string_value: string | null;
       real_value: number | null;
     }>(
-      `SELECT arg_set_id, key, int_value, string_value, real_value FROM args WHERE arg_set_id IN ${idSet(argIds)} ORDER BY arg_set_id, arg_index`,
+      `SELECT arg_set_id, arg_index, key, int_value, string_value, real_value FROM args WHERE arg_set_id IN ${idSet(argIds)}`,
     );
+    rows.sort((a, b) => cmp(a.arg_set_id, b.arg_set_id) || a.arg_index - b.arg_index);
     for (const r of rows) {
       const k = String(r.arg_set_id);
       const o = args.get(k) ?? {};
@@ -89,17 +93,22 @@ export async function lookupEvents(tr: OpenTrace, ids: bigint[]): Promise<EventI
 }
 
 /**
- * `(SELECT unnest([...]))`: the ids as a subquery, not a list of constants.
- * DuckDB (1.5) plans `x IN (c1, ..., cN)` of 5 or more constants as a join
- * against the list and pushes it into each branch of a UNION ALL view:
- * `ftrace_event` and `args` are unions over every event table, and their
- * per-branch joins and full scans needed more than the read engines' 64MB
- * cap on every trace (even 5 ids), which then lifted it until the engine
- * was released (issue 29). The subquery is one semi join above the union
- * (sched_wq.v7, 501 ids: 75-93 ms capped, against 111 ms uncapped before).
+ * `(SELECT unnest([...]))`: the ids as a subquery, not a list of constants,
+ * in statements without ORDER BY (the caller sorts the few rows they give).
+ * `ftrace_event` and `args` are UNION ALL views with a branch per event
+ * table (80 and 189 on many_systems.v7), and both forms made DuckDB (1.5)
+ * need more than the read engines' 64MB cap, which then lifted it until the
+ * engine was released (issue 29): an IN list of 5 or more constants is
+ * planned as a join inside every branch (on every trace, even for 5 ids),
+ * and an ORDER BY above the union failed there too (the args of a
+ * 200-event excerpt on many_systems.x10.v7: without it, they fit in 16MB).
  */
 function idSet(ids: readonly bigint[]): string {
   return `(SELECT unnest([${ids.map(String).join(',')}]::BIGINT[]))`;
+}
+
+function cmp(a: bigint, b: bigint): number {
+  return a < b ? -1 : a > b ? 1 : 0;
 }
 
 function jsonable(o: Record<string, unknown>): Record<string, unknown> {

@@ -93,27 +93,35 @@ export class EmptyInputs {
 
   /**
    * Looks up, in one query, whether the data relations of these statements
-   * are empty (one EXISTS per relation; one statement each cost ~1 ms of
-   * planning and round trip, which ate what skipping saved on a trace whose
-   * detectors all run).
+   * are empty (one statement each cost ~1 ms of planning and round trip,
+   * which ate what skipping saved on a trace whose detectors all run).
+   * A UNION ALL branch per relation reading at most one row of it: one
+   * `SELECT EXISTS (FROM r0), EXISTS (FROM r1), ...` over the nine relations
+   * of many_systems' detectors (views over the event tables) took 18-19 CPU
+   * ms on every corpus model, these branches 4-5.
    */
   async prefetch(sqls: readonly string[]): Promise<void> {
     const wanted = new Set<string>();
     for (const sql of sqls) for (const r of await this.dataRelationsOf(sql)) if (!this.empty.has(r)) wanted.add(r);
     if (wanted.size === 0) return;
     const names = [...wanted];
-    const row = this.engine
-      .query<Record<string, boolean>>(
-        `SELECT ${names.map((r, i) => `EXISTS (FROM "${r.replace(/"/g, '""')}") AS e${i}`).join(', ')}`,
+    const found = this.engine
+      .query<{ i: number; n: bigint | number }>(
+        names
+          .map(
+            (r, i) =>
+              `SELECT ${i}::INTEGER AS i, count(*) AS n FROM (SELECT 1 FROM "${r.replace(/"/g, '""')}" LIMIT 1)`,
+          )
+          .join('\nUNION ALL\n'),
       )
-      .then((rows) => rows[0]!);
+      .then((rows) => new Set(rows.filter((x) => Number(x.n) > 0).map((x) => x.i)));
     names.forEach((r, i) =>
       this.empty.set(
         r,
-        row.then((x) => x[`e${i}`] === false),
+        found.then((nonEmpty) => !nonEmpty.has(i)),
       ),
     );
-    await row;
+    await found;
   }
 
   /** True when `sql` reads data and all of it is empty. */

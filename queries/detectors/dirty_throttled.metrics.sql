@@ -1,5 +1,6 @@
 -- dirty_throttled metrics: balance_dirty_pages() pauses and the flusher
 -- =====================================================================
+-- @rows_from balance_dirty_pages -- every row aggregates its events (the flusher's runs and the dirty state are added to those rows): none of them, no metrics, and the statement is not run (server/findings/empty_inputs.ts)
 --
 -- The metrics contract: server/findings/METRICS.md. A pause is a
 -- balance_dirty_pages event with pause > 0 (ms); pause <= 0: not put to sleep.

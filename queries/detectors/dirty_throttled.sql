@@ -7,6 +7,7 @@
 -- @param critical_ns BIGINT 1000000000 -- a burst whose pauses add up to at least this much (ns) is critical: 1 s
 -- @param gap_ns BIGINT 1000000000 -- balance_dirty_pages events of one task and bdi at most this far apart (ns) form one burst: 1 s
 -- @requires writeback:balance_dirty_pages
+-- @rows_from balance_dirty_pages -- every finding is a burst of its events (writeback_work only adds the flusher's runs): none of them, no findings, and the statement is not run (server/findings/empty_inputs.ts)
 -- @impact the burst's time paused: the sum of its positive pause values.
 -- @severity critical: a burst paused critical_ns (1 s) or more in all; warn: warn_ns (100 ms) or more; else info (the task was throttled, briefly).
 --

@@ -6,6 +6,7 @@
 -- @param gap_ns BIGINT 100000000 -- writes of one task less than or exactly this far apart (ns, 100 ms) form one burst
 -- @param critical_file_pages INTEGER 1024 -- a burst writing at least this many file pages is critical (4 MiB with 4 KiB pages)
 -- @requires vmscan:mm_vmscan_write_folio|vmscan:mm_vmscan_writepage
+-- @rows_from mm_vmscan_write_folio -- every finding is a burst of its writes (the LRU scans and reclaim windows only describe it): none of them, no findings, and the statement is not run (server/findings/empty_inputs.ts)
 -- @impact the burst's span, first to last write: how long reclaim was issuing pageout() writes (they are asynchronous, so not a wait of their own).
 -- @severity critical: a burst writing critical_file_pages (1024) file pages or more; warn: kswapd writing any file page, or any synchronous (RECLAIM_WB_SYNC) write; else info (anonymous pages to swap: how swap-out works).
 --

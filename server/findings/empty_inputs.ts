@@ -12,6 +12,13 @@
  * them on recordings with enabled, never-fired tracepoints, skipping and
  * not); a user's detector may not (`SELECT count(*) ...`), so it always runs.
  *
+ * A statement that reads more than where its rows come from says so with a
+ * comment line `-- @rows_from rel ...`: it returns no rows when those
+ * relations are empty, whatever the others hold (dirty_throttled's pauses
+ * come from balance_dirty_pages, though it also reads the flusher's
+ * writeback_work), so only they are checked. Named relations it does not
+ * read are an error: a misspelling would skip it on the wrong table.
+ *
  * Context tables do not count as data: the threads, the trace's facts and
  * its CPUs are there in every trace and no detector finds anything in them
  * alone. Scalar macros are not followed: the only ones naming tables
@@ -34,6 +41,14 @@ function blankComments(sql: string): string {
   return sql.replace(/'(?:[^']|'')*'|"(?:[^"]|"")*"|--[^\n]*|\/\*[\s\S]*?(?:\*\/|$)/g, (m) =>
     m.startsWith('--') || m.startsWith('/*') ? m.replace(/[^\n]/g, ' ') : m,
   );
+}
+
+/** The relations of the statement's `-- @rows_from a b ... [-- why]` lines, lower case (null: none). */
+export function rowsFromRelations(sql: string): string[] | null {
+  const names = [...sql.matchAll(/^[ \t]*--[ \t]*@rows_from\b([^\n]*)/gm)].flatMap((m) =>
+    m[1]!.split('--')[0]!.trim().toLowerCase().split(/\s+/).filter(Boolean),
+  );
+  return names.length > 0 ? names : null;
 }
 
 /** Every word of the statement (identifiers, quoted or not, and the words of its string literals), lower case. */
@@ -102,7 +117,7 @@ export class EmptyInputs {
    */
   async prefetch(sqls: readonly string[]): Promise<void> {
     const wanted = new Set<string>();
-    for (const sql of sqls) for (const r of await this.dataRelationsOf(sql)) if (!this.empty.has(r)) wanted.add(r);
+    for (const sql of sqls) for (const r of await this.sourcesOf(sql)) if (!this.empty.has(r)) wanted.add(r);
     if (wanted.size === 0) return;
     const names = [...wanted];
     const found = this.engine
@@ -124,9 +139,19 @@ export class EmptyInputs {
     await found;
   }
 
-  /** True when `sql` reads data and all of it is empty. */
+  /** What decides whether `sql` returns rows: its `@rows_from` relations, else every data relation it reads. */
+  async sourcesOf(sql: string): Promise<string[]> {
+    const read = await this.dataRelationsOf(sql);
+    const named = rowsFromRelations(sql);
+    if (named === null) return read;
+    const unread = named.filter((r) => !read.includes(r));
+    if (unread.length > 0) throw new Error(`@rows_from names ${unread.join(', ')}, which the statement does not read`);
+    return named;
+  }
+
+  /** True when `sql` reads data and all of it that its rows come from (sourcesOf) is empty. */
   async nothingToRead(sql: string): Promise<boolean> {
-    const rels = await this.dataRelationsOf(sql);
+    const rels = await this.sourcesOf(sql);
     if (rels.length === 0) return false;
     await this.prefetch([sql]);
     for (const r of rels) if (!(await this.empty.get(r))) return false;

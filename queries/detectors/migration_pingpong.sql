@@ -109,7 +109,7 @@ candidates AS MATERIALIZED (
   HAVING count(*) FILTER (WHERE is_bounce) >= (SELECT min_b FROM params)
 ),
 woken AS MATERIALIZED (
-  SELECT c.pid, c.chain, c.id, c.ts, c.is_bounce, c.orig_cpu, c.dest_cpu, c.utid AS mover_utid, c.cpu AS mover_cpu,
+  SELECT c.pid, c.chain, c.id, c.ts, c.comm, c.is_bounce, c.orig_cpu, c.dest_cpu, c.utid AS mover_utid, c.cpu AS mover_cpu,
     CASE WHEN c.ts - c.waking_ts <= (SELECT win FROM params) THEN c.waking_id END AS waking_id,
     CASE WHEN c.ts - c.waking_ts <= (SELECT win FROM params) THEN c.waking_utid END AS waker_utid,
     CASE WHEN c.ts - c.waking_ts <= (SELECT win FROM params) THEN c.waking_cpu END AS waker_cpu,
@@ -118,17 +118,20 @@ woken AS MATERIALIZED (
   SEMI JOIN candidates b ON b.pid = c.pid AND b.chain = c.chain
 ),
 -- how long the task waited to run after each move: to its next switch-in
+-- (none before the bursts' first move can be one: the scan starts there)
 waited AS (
   SELECT w.pid, w.chain, w.id, CASE WHEN sw.ts IS NOT NULL THEN least(sw.ts - w.ts, (SELECT win FROM params)) END AS wait
   FROM woken w
-  ASOF LEFT JOIN (SELECT ts, next_pid FROM sched_switch WHERE next_pid IN (SELECT pid FROM candidates)) sw
+  ASOF LEFT JOIN (SELECT ts, next_pid FROM sched_switch
+                  WHERE next_pid IN (SELECT pid FROM candidates) AND ts >= (SELECT min(ts) FROM woken)) sw
     ON sw.next_pid = w.pid AND w.ts <= sw.ts
 ),
 bursts AS (
   SELECT pid, chain,
     min(ts) AS ts, max(ts) AS last_ts,
-    arg_min(id, ts) AS first_id,
-    arg_max(id, ts) AS last_id,
+    -- the CPU of the first migration event and the comm of the last ((ts, id) is the event order)
+    arg_min(mover_cpu, (ts, id)) AS cpu,
+    arg_max(comm, (ts, id)) AS comm,
     count(*) FILTER (WHERE is_bounce) AS bounces,
     count(*) FILTER (WHERE is_bounce AND at_wakeup) AS wakeup_bounces,
     count(*) FILTER (WHERE is_bounce AND NOT at_wakeup) AS balance_bounces,
@@ -142,18 +145,20 @@ bursts AS (
 waits AS (
   SELECT pid, chain, coalesce(sum(wait), 0)::BIGINT AS wait_ns FROM waited GROUP BY pid, chain
 ),
-movers AS (
+-- movers and wakers: the threads (and CPUs) that moved / woke the task,
+-- counted in one pass over woken and named by one join with thread
+movers_wakers AS (
   SELECT pid, chain,
-    list({'tid': tid, 'comm': name, 'cpu': mover_cpu, 'utid': mover_utid, 'count': n} ORDER BY n DESC, tid, mover_cpu)[1:3] AS movers
-  FROM (SELECT pid, chain, mover_utid, mover_cpu, count(*) AS n FROM woken GROUP BY ALL) x
-  LEFT JOIN thread t ON t.utid = x.mover_utid
-  GROUP BY pid, chain
-),
-wakers AS (
-  SELECT pid, chain,
-    list({'tid': tid, 'comm': name, 'cpu': waker_cpu, 'utid': waker_utid, 'count': n} ORDER BY n DESC, tid, waker_cpu)[1:3] AS wakers
-  FROM (SELECT pid, chain, waker_utid, waker_cpu, count(*) AS n FROM woken WHERE waker_utid IS NOT NULL GROUP BY ALL) x
-  LEFT JOIN thread t ON t.utid = x.waker_utid
+    list({'tid': tid, 'comm': name, 'cpu': x.cpu, 'utid': x.utid, 'count': n} ORDER BY n DESC, tid, x.cpu)
+      FILTER (WHERE x.mover)[1:3] AS movers,
+    list({'tid': tid, 'comm': name, 'cpu': x.cpu, 'utid': x.utid, 'count': n} ORDER BY n DESC, tid, x.cpu)
+      FILTER (WHERE NOT x.mover)[1:3] AS wakers
+  FROM (
+    SELECT pid, chain, true AS mover, mover_utid AS utid, mover_cpu AS cpu, count(*) AS n FROM woken GROUP BY ALL
+    UNION ALL
+    SELECT pid, chain, false, waker_utid, waker_cpu, count(*) FROM woken WHERE waker_utid IS NOT NULL GROUP BY ALL
+  ) x
+  LEFT JOIN thread t ON t.utid = x.utid
   GROUP BY pid, chain
 ),
 ids AS (
@@ -164,17 +169,14 @@ th AS (
   SELECT utid, tid, coalesce(start_ts, -9223372036854775807) AS st FROM thread
 ),
 described AS (
-  SELECT b.*, f.cpu, l.comm, th.utid, mv.movers, wk.wakers, ids.event_ids, ws.wait_ns,
+  SELECT b.*, th.utid, mw.movers, mw.wakers, ids.event_ids, ws.wait_ns,
     b.last_ts - b.ts AS dur,
     CASE WHEN b.last_ts > b.ts THEN round(b.bounces / ((b.last_ts - b.ts) / 1e9), 1) END AS rate_per_s,
     CASE WHEN 2 * b.wakeup_bounces >= b.bounces THEN 'wakeup' ELSE 'balance' END AS kind
   FROM bursts b
   JOIN ids USING (pid, chain)
   JOIN waits ws USING (pid, chain)
-  LEFT JOIN movers mv USING (pid, chain)
-  LEFT JOIN wakers wk USING (pid, chain)
-  JOIN m f ON f.id = b.first_id
-  JOIN m l ON l.id = b.last_id
+  JOIN movers_wakers mw USING (pid, chain)
   ASOF LEFT JOIN th ON th.tid = b.pid AND b.ts >= th.st
 )
 SELECT

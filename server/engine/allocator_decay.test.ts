@@ -1,6 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { openDuckDb } from './engine.ts';
-import { allocatorDecayState, keepingFreedPages, KEPT_DECAY_MS, traceBuildStarted } from './allocator_decay.ts';
+import {
+  allocatorDecayState,
+  keepingFreedPages,
+  KEPT_DECAY_MS,
+  storeCommitStarted,
+  traceBuildStarted,
+} from './allocator_decay.ts';
 
 // The values are read back from DuckDB's own jemalloc (mallctl), not from this module's bookkeeping.
 describe('DuckDB allocator decay switched at run time', () => {
@@ -26,6 +32,32 @@ describe('DuckDB allocator decay switched at run time', () => {
       keep();
       expect(allocatorDecayState().decayMs).toEqual([KEPT_DECAY_MS]);
       other();
+      expect(allocatorDecayState().decayMs).toEqual([0]);
+    } finally {
+      engine.close();
+    }
+  });
+
+  it("keeps freed pages while a build's store commits, and only then", async () => {
+    const engine = await openDuckDb(':memory:');
+    try {
+      await engine.query('SELECT sum(i) FROM range(1000000) t(i)');
+      const build = traceBuildStarted();
+      expect(allocatorDecayState().decayMs).toEqual([0]);
+
+      const commit = storeCommitStarted();
+      expect(allocatorDecayState().decayMs).toEqual([KEPT_DECAY_MS]);
+      await engine.query('SELECT count(DISTINCT i % 1000) FROM range(1000000) t(i)');
+      commit();
+      commit(); // a second call does nothing
+      expect(allocatorDecayState().decayMs).toEqual([0]);
+
+      // Derive and the rest of the build: back at once, also for a keeper.
+      const keep = keepingFreedPages();
+      expect(allocatorDecayState().decayMs).toEqual([0]);
+      build();
+      expect(allocatorDecayState().decayMs).toEqual([KEPT_DECAY_MS]);
+      keep();
       expect(allocatorDecayState().decayMs).toEqual([0]);
     } finally {
       engine.close();

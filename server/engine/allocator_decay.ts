@@ -1,8 +1,8 @@
 /**
  * When DuckDB's allocator gives freed pages back to the OS, switched while
  * the process runs: at once while a trace is being built (decode, load and
- * derive: the ingest's peak RSS), after a second while an upload's detectors
- * and first view run.
+ * derive: the ingest's peak RSS) except while its store commits, after a
+ * second while an upload's detectors and first view run.
  *
  * allocator_env.ts starts the process with jemalloc's decay at 0, which
  * keeps the load's peak down (issue 29: the peak at the store's commit
@@ -48,9 +48,10 @@ type Mallctl = (
 let mallctl: Mallctl | null | undefined;
 /** Why nothing switches (for tests and the bench), once known. */
 let unavailable: string | null = null;
-/** Builds under way (traceBuildStarted), and holders of keepingFreedPages. */
+/** Builds under way (traceBuildStarted), and holders of keepingFreedPages and of storeCommitStarted. */
 let builds = 0;
 let keepers = 0;
+let storeCommits = 0;
 /** The decay the arenas were last set to: allocator_env.ts starts them at 0. */
 let current = 0;
 
@@ -98,11 +99,14 @@ function setDecay(ctl: Mallctl, ms: number): void {
   current = ms;
 }
 
-/** Kept a second while someone asked and no decode runs; else back at once (and what was kept goes now). */
+/**
+ * Kept a second while a store commits, or while someone asked and no
+ * decode runs; else back at once (and what was kept goes now).
+ */
 function apply(): void {
   const ctl = loadMallctl();
   if (!ctl) return;
-  const wanted = keepers > 0 && builds === 0 ? KEPT_DECAY_MS : 0;
+  const wanted = storeCommits > 0 || (keepers > 0 && builds === 0) ? KEPT_DECAY_MS : 0;
   if (wanted === current) return;
   setDecay(ctl, wanted);
   if (wanted === 0) ctl(`arena.${ALL_ARENAS}.purge`, null, null, null, 0);
@@ -139,6 +143,24 @@ export function traceBuildStarted(): () => void {
  */
 export function keepingFreedPages(): () => void {
   return hold((d) => (keepers += d));
+}
+
+/**
+ * A build's load is being finished and committed (the store worker's
+ * finish+COMMIT, one thread on the ingest's critical path): freed pages stay
+ * until the returned function is called, then what was kept goes back at
+ * once, before derive. With decay 0 the closing appenders and the COMMIT's
+ * compression gave every freed block back with madvise and faulted the next
+ * one in again, zeroed (kernel ~30% of that step's perf samples; ~17.5k
+ * madvise calls in a CLI ingest of sched_wq.v7). The step's CPU, alternating
+ * pairs at load 5-9 (issue 29, 29sc note): sched_wq.v7 409 -> 337 ms,
+ * many_systems.v7 486 -> 432, compile_syscalls.v7 472 -> 381; peak RSS
+ * within the noise (a 1M-event load's peak is in decode, ~100 MB above
+ * what the process holds at the COMMIT's end). Not for a large trace (the
+ * caller's: ingest_memory.ts).
+ */
+export function storeCommitStarted(): () => void {
+  return hold((d) => (storeCommits += d));
 }
 
 /**

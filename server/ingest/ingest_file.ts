@@ -16,7 +16,7 @@ import { decodeFile } from '../decode/decode_file.ts';
 import { SNIFF_BYTES, sniffInput } from '../decode/sniff.ts';
 import { DecodeError, type SkippedInput } from '../decode/decoded_event.ts';
 import { openDuckDb, type Engine } from '../engine/engine.ts';
-import { traceBuildStarted } from '../engine/allocator_decay.ts';
+import { storeCommitStarted, traceBuildStarted } from '../engine/allocator_decay.ts';
 import { deriveModel } from '../model/derive_model.ts';
 import { PooledBuffers } from '../model/buffer_source.ts';
 import { ModelBuilder } from '../model/model_builder.ts';
@@ -41,6 +41,7 @@ import {
   COLLECT_EVERY_EVENTS,
   COLLECT_FIRST_AT_EVENTS,
   collectGarbage,
+  freedPagesKept,
   ingestBlockSize,
   ingestMemoryLimit,
   storeMemoryLimit,
@@ -701,7 +702,16 @@ async function loadOnStoreWorker(
   // before the store, at `finish`, raises its cap to derive's: the two must
   // not add up. The store is still appending the last chunks meanwhile.
   collectGarbage();
-  const writerSummary = await store.finish(result);
+  // DuckDB's freed pages stay while the store finishes and commits, and go
+  // back before derive (allocator_decay.ts, storeCommitStarted); not for a
+  // large trace, whose COMMIT can be the ingest's peak (ingest_memory.ts).
+  const committed = freedPagesKept(builder.eventCount) ? storeCommitStarted() : () => {};
+  let writerSummary;
+  try {
+    writerSummary = await store.finish(result);
+  } finally {
+    committed();
+  }
   timer.mark('store finish+commit');
   return {
     writerSummary,

@@ -4,7 +4,7 @@ import {
   allocatorDecayState,
   keepingFreedPages,
   KEPT_DECAY_MS,
-  storeCommitStarted,
+  pastDecodePeak,
   traceBuildStarted,
 } from './allocator_decay.ts';
 
@@ -38,21 +38,21 @@ describe('DuckDB allocator decay switched at run time', () => {
     }
   });
 
-  it("keeps freed pages while a build's store commits, and only then", async () => {
+  it('keeps freed pages while a build is past its decode, and only then', async () => {
     const engine = await openDuckDb(':memory:');
     try {
       await engine.query('SELECT sum(i) FROM range(1000000) t(i)');
       const build = traceBuildStarted();
       expect(allocatorDecayState().decayMs).toEqual([0]);
 
-      const commit = storeCommitStarted();
+      const commit = pastDecodePeak(); // the store's COMMIT, then derive
       expect(allocatorDecayState().decayMs).toEqual([KEPT_DECAY_MS]);
       await engine.query('SELECT count(DISTINCT i % 1000) FROM range(1000000) t(i)');
       commit();
       commit(); // a second call does nothing
       expect(allocatorDecayState().decayMs).toEqual([0]);
 
-      // Derive and the rest of the build: back at once, also for a keeper.
+      // A build with nothing past its decode (another upload decoding): back at once, also for a keeper.
       const keep = keepingFreedPages();
       expect(allocatorDecayState().decayMs).toEqual([0]);
       build();

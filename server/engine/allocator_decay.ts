@@ -1,8 +1,9 @@
 /**
  * When DuckDB's allocator gives freed pages back to the OS, switched while
  * the process runs: at once while a trace is being built (decode, load and
- * derive: the ingest's peak RSS) except while its store commits, after a
- * second while an upload's detectors and first view run.
+ * derive: the ingest's peak RSS) until its decode ends, after a second from
+ * then on (the store's COMMIT, derive) and while an upload's detectors and
+ * first view run.
  *
  * allocator_env.ts starts the process with jemalloc's decay at 0, which
  * keeps the load's peak down (issue 29: the peak at the store's commit
@@ -48,10 +49,10 @@ type Mallctl = (
 let mallctl: Mallctl | null | undefined;
 /** Why nothing switches (for tests and the bench), once known. */
 let unavailable: string | null = null;
-/** Builds under way (traceBuildStarted), and holders of keepingFreedPages and of storeCommitStarted. */
+/** Builds under way (traceBuildStarted), and holders of keepingFreedPages and of pastDecodePeak. */
 let builds = 0;
 let keepers = 0;
-let storeCommits = 0;
+let pastDecode = 0;
 /** The decay the arenas were last set to: allocator_env.ts starts them at 0. */
 let current = 0;
 
@@ -106,7 +107,7 @@ function setDecay(ctl: Mallctl, ms: number): void {
 function apply(): void {
   const ctl = loadMallctl();
   if (!ctl) return;
-  const wanted = storeCommits > 0 || (keepers > 0 && builds === 0) ? KEPT_DECAY_MS : 0;
+  const wanted = pastDecode > 0 || (keepers > 0 && builds === 0) ? KEPT_DECAY_MS : 0;
   if (wanted === current) return;
   setDecay(ctl, wanted);
   if (wanted === 0) ctl(`arena.${ALL_ARENAS}.purge`, null, null, null, 0);
@@ -146,21 +147,26 @@ export function keepingFreedPages(): () => void {
 }
 
 /**
- * A build's load is being finished and committed (the store worker's
- * finish+COMMIT, one thread on the ingest's critical path): freed pages stay
- * until the returned function is called, then what was kept goes back at
- * once, before derive. With decay 0 the closing appenders and the COMMIT's
- * compression gave every freed block back with madvise and faulted the next
- * one in again, zeroed (kernel ~30% of that step's perf samples; ~17.5k
- * madvise calls in a CLI ingest of sched_wq.v7). The step's CPU, alternating
- * pairs at load 5-9 (issue 29, 29sc note): sched_wq.v7 409 -> 337 ms,
- * many_systems.v7 486 -> 432, compile_syscalls.v7 472 -> 381; peak RSS
- * within the noise (a 1M-event load's peak is in decode, ~100 MB above
- * what the process holds at the COMMIT's end). Not for a large trace (the
- * caller's: ingest_memory.ts).
+ * A build is past its decode (the ingest's peak): the store worker's
+ * finish+COMMIT, then derive and its COMMIT, each one DuckDB instance on
+ * the ingest's critical path. Freed pages stay until the returned function
+ * is called, then what was kept goes back at once. With decay 0 the closing
+ * appenders, the COMMIT's compression and derive's operators gave every
+ * freed block back with madvise and faulted the next one in again, zeroed
+ * (kernel ~30% of the store COMMIT's perf samples; ~17.5k madvise calls in
+ * a CLI ingest of sched_wq.v7). Alternating pairs (issue 29, 2026-11-28):
+ * the store step's CPU, load 5-9, sched_wq.v7 409 -> 337 ms, many_systems.v7
+ * 486 -> 432, compile_syscalls.v7 472 -> 381 (29sc note); held through
+ * derive as well, whole CLI ingest CPU at load 1.4-1.9, sched_wq.v7 2.80 ->
+ * 2.60 s (5 pairs), many_systems.v7 3.21 -> 2.90 s (4 pairs). What this
+ * keeps is bounded by the churn of a second under derive's cap: peak RSS
+ * +5-11 MB on many_systems.v7 (derive_block's pivots now reach the decode's
+ * peak, 287-290 MB), +22 MB on the 148k-event fsync_xfs.full.v7 (169-171 ->
+ * 192 MB: a small file's peak is derive's). Not for a large trace (the
+ * caller's: ingest_memory.ts freedPagesKept), whose COMMIT can be its peak.
  */
-export function storeCommitStarted(): () => void {
-  return hold((d) => (storeCommits += d));
+export function pastDecodePeak(): () => void {
+  return hold((d) => (pastDecode += d));
 }
 
 /**

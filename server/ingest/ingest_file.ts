@@ -16,7 +16,7 @@ import { decodeFile } from '../decode/decode_file.ts';
 import { SNIFF_BYTES, sniffInput } from '../decode/sniff.ts';
 import { DecodeError, type SkippedInput } from '../decode/decoded_event.ts';
 import { openDuckDb, type Engine } from '../engine/engine.ts';
-import { storeCommitStarted, traceBuildStarted } from '../engine/allocator_decay.ts';
+import { pastDecodePeak, traceBuildStarted } from '../engine/allocator_decay.ts';
 import { deriveModel } from '../model/derive_model.ts';
 import { PooledBuffers } from '../model/buffer_source.ts';
 import { ModelBuilder } from '../model/model_builder.ts';
@@ -592,6 +592,8 @@ async function buildTrace(
   const engine =
     loaded.engine ??
     (await openDuckDb(target.dbPath, { memoryLimit: target.memoryLimit, tempDirectory: target.tempDirectory }));
+  // And while derive runs and commits, as the store's COMMIT above.
+  const deriving = freedPagesKept(loaded.writerSummary.eventsTotal) ? pastDecodePeak() : () => {};
   try {
     await engine.exec('BEGIN TRANSACTION');
     timer.mark('derive open');
@@ -629,6 +631,7 @@ async function buildTrace(
     await fs.rm(target.tempDirectory, { recursive: true, force: true });
     return { summary, id };
   } finally {
+    deriving();
     engine.close();
     timer.mark('close');
   }
@@ -702,10 +705,10 @@ async function loadOnStoreWorker(
   // before the store, at `finish`, raises its cap to derive's: the two must
   // not add up. The store is still appending the last chunks meanwhile.
   collectGarbage();
-  // DuckDB's freed pages stay while the store finishes and commits, and go
-  // back before derive (allocator_decay.ts, storeCommitStarted); not for a
-  // large trace, whose COMMIT can be the ingest's peak (ingest_memory.ts).
-  const committed = freedPagesKept(builder.eventCount) ? storeCommitStarted() : () => {};
+  // DuckDB's freed pages stay while the store finishes and commits
+  // (allocator_decay.ts pastDecodePeak); not for a large trace, whose
+  // COMMIT can be the ingest's peak (ingest_memory.ts).
+  const committed = freedPagesKept(builder.eventCount) ? pastDecodePeak() : () => {};
   let writerSummary;
   try {
     writerSummary = await store.finish(result);

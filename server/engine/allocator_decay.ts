@@ -163,7 +163,9 @@ export function keepingFreedPages(): () => void {
  * +5-11 MB on many_systems.v7 (derive_block's pivots now reach the decode's
  * peak, 287-290 MB), +22 MB on the 148k-event fsync_xfs.full.v7 (169-171 ->
  * 192 MB: a small file's peak is derive's). Not for a large trace (the
- * caller's: ingest_memory.ts freedPagesKept), whose COMMIT can be its peak.
+ * caller's: ingest_memory.ts freedPagesKept), whose COMMIT can be its peak,
+ * and not through derive when the process already holds more
+ * (freedPagesKeptThroughDerive).
  */
 export function pastDecodePeak(): () => void {
   return hold((d) => (pastDecode += d));

@@ -42,6 +42,7 @@ import {
   COLLECT_FIRST_AT_EVENTS,
   collectGarbage,
   freedPagesKept,
+  freedPagesKeptThroughDerive,
   ingestBlockSize,
   ingestMemoryLimit,
   storeMemoryLimit,
@@ -592,8 +593,11 @@ async function buildTrace(
   const engine =
     loaded.engine ??
     (await openDuckDb(target.dbPath, { memoryLimit: target.memoryLimit, tempDirectory: target.tempDirectory }));
-  // And while derive runs and commits, as the store's COMMIT above.
-  const deriving = freedPagesKept(loaded.writerSummary.eventsTotal) ? pastDecodePeak() : () => {};
+  // And while derive runs and commits, as the store's COMMIT, when the
+  // process holds no more than a fresh one's load (ingest_memory.ts).
+  const deriving = freedPagesKeptThroughDerive(process.memoryUsage.rss(), loaded.writerSummary.eventsTotal)
+    ? pastDecodePeak()
+    : () => {};
   try {
     await engine.exec('BEGIN TRANSACTION');
     timer.mark('derive open');

@@ -62,15 +62,32 @@ export const LARGE_LOAD_EVENTS = 5_000_000;
 
 /**
  * Whether DuckDB's freed pages may stay a second (engine/allocator_decay.ts)
- * through a trace's detectors and first view, once it is built (its decode
- * and derive return them at once). Not for a large trace (LARGE_LOAD_EVENTS):
+ * through a trace's store COMMIT, and its detectors and first view once it
+ * is built (its decode returns them at once; derive: see
+ * freedPagesKeptThroughDerive). Not for a large trace (LARGE_LOAD_EVENTS):
  * pages kept there took many_systems.x10.v7's upload peak from 351-361 to
- * 401 MB; a 1M-event trace's detectors stay below its decode's peak. Kept
- * through derive too, the pages raised a server's second upload of a
- * 1.3M-event Perfetto file from 328-331 to 356-391 MB.
+ * 401 MB; a 1M-event trace's detectors stay below its decode's peak.
  */
 export function freedPagesKept(estimatedEvents: number): boolean {
   return estimatedEvents < LARGE_LOAD_EVENTS;
+}
+
+/**
+ * Resident bytes at derive's start up to which DuckDB's freed pages also
+ * stay through derive (allocator_decay.ts pastDecodePeak; the store's COMMIT
+ * keeps them whenever freedPagesKept). What they keep is derive's churn of a
+ * second, not bounded by its cap: many_systems.v7 193 -> 313 MB at
+ * derive_block (290-296 MB at decode's end, which was the peak), and a
+ * server's second upload of the 1.3M-event Perfetto file (loaded on the
+ * ingest's own instance, derive from 227 MB on a fresh server) 335-338 ->
+ * 376-392 MB. A trace.dat or text load of a fresh process starts derive at
+ * ~185-196 MB; past this, derive returns its pages at once.
+ */
+export const DERIVE_KEEPS_PAGES_RESIDENT_MAX = 210 * 1024 * 1024;
+
+/** Whether freed pages stay through derive: a trace under LARGE_LOAD_EVENTS on a process holding no more than a fresh one's load. */
+export function freedPagesKeptThroughDerive(residentBytes: number, events: number): boolean {
+  return freedPagesKept(events) && residentBytes <= DERIVE_KEEPS_PAGES_RESIDENT_MAX;
 }
 
 /**

@@ -83,8 +83,8 @@ describe('event lookup under the read engine cap', () => {
   it.runIf(process.platform === 'linux')(
     'a finding, many ids and a range excerpt are answered with the cap still in place',
     async () => {
-      const id = await upload(FILE);
       const report = reportEvents(FILE);
+      const id = await upload(FILE);
       const expected = expectedIn(report);
       expect(await engineLimit(id)).toBe(capped);
 
@@ -129,8 +129,10 @@ describe('event lookup under the read engine cap', () => {
   it.runIf(process.platform === 'linux')(
     'the fields of 1000 events spread over a 1M-event trace, most of them untyped, with the cap still in place',
     async () => {
-      const id = await upload(MANY);
+      // The report first: trace-cmd runs synchronously (seconds on 1M events), and a
+      // keep-alive connection the server timed out meanwhile would reset the next request.
       const report = reportEvents(MANY);
+      const id = await upload(MANY);
       const expected = expectedIn(report);
       const step = Math.floor(report.length / 1000);
       const ids = Array.from({ length: 1000 }, (_, k) => k * step + (k % 7));

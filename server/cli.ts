@@ -245,10 +245,11 @@ cli
     const { ingestFile } = await import('./ingest/ingest_file.ts');
     const { openDuckDb } = await import('./engine/engine.ts');
     const { runDetectors } = await import('./findings/run_detectors.ts');
-    const { exportPerfetto } = await import('./export/perfetto/export_perfetto.ts');
+    const { exportPerfettoToStream } = await import('./export/perfetto/export_perfetto.ts');
     const { NotesStore } = await import('./notes/notes_store.ts');
     const { resolveDataDir } = await import('./ingest/data_dir.ts');
-    const { writeFile } = await import('node:fs/promises');
+    const { createWriteStream } = await import('node:fs');
+    const { finished } = await import('node:stream/promises');
     const path = await import('node:path');
     const { summary, dbPath } = await ingestFile(file, {
       dataDir: opts.dataDir,
@@ -258,10 +259,11 @@ cli
     try {
       const { findings } = await runDetectors(engine, {});
       const notes = await new NotesStore(path.join(resolveDataDir(opts.dataDir), 'notes')).list(summary.id);
-      const out = await exportPerfetto({ query: (sql) => engine.query(sql), findings, notes });
-      await writeFile(opts.output, out.bytes);
+      const file = createWriteStream(opts.output);
+      const out = await exportPerfettoToStream(file, { query: (sql) => engine.query(sql), findings, notes });
+      await finished(file);
       process.stderr.write(
-        `${opts.output}: ${out.events} events (${out.typed} typed, ${out.generic} generic), ${out.findings} findings, ${notes.length} notes, ${out.bytes.length} bytes\n`,
+        `${opts.output}: ${out.events} events (${out.typed} typed, ${out.generic} generic), ${out.findings} findings, ${notes.length} notes, ${out.bytes} bytes\n`,
       );
     } finally {
       engine.close();

@@ -13,6 +13,7 @@
  *
  * Rate-limited per client like note writes (these read the trace).
  */
+import { PassThrough } from 'node:stream';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { jsSafe } from '../../engine/engine.ts';
 import { HttpError, bigParam, intParam, stringParam } from '../http_errors.ts';
@@ -33,7 +34,7 @@ import {
 import { shareSearch, withLinkFragment, type LinkView } from '../../notes/share_link.ts';
 import { publicBaseUrl } from '../public_url.ts';
 import { rateLimited, readyTrace, type ReadyTrace } from './notes.ts';
-import { exportPerfetto } from '../../export/perfetto/export_perfetto.ts';
+import { exportPerfettoToStream } from '../../export/perfetto/export_perfetto.ts';
 
 export { windowAround };
 
@@ -149,13 +150,17 @@ export async function registerExportRoutes(app: FastifyInstance, ctx: ApiContext
     const t = await readyTrace(ctx, req.params);
     const { findings } = await ctx.library.findings(t.id);
     const notes = await ctx.notes.list(t.id);
-    const out = await exportPerfetto({ query: (sql) => t.tr.query(sql), findings, notes });
+    // Streamed as it is made (export_perfetto.ts): an error midway cuts the download off.
+    const body = new PassThrough();
+    exportPerfettoToStream(body, { query: (sql) => t.tr.query(sql), findings, notes }).catch((err: unknown) =>
+      req.log.error(err),
+    );
     return reply
       .header('content-type', 'application/octet-stream')
       .header('content-disposition', `attachment; filename="${fileName(t.rec.name, t.id, 'perfetto-trace')}"`)
       .header('x-content-type-options', 'nosniff')
       .header('cache-control', 'no-store')
-      .send(Buffer.from(out.bytes.buffer, out.bytes.byteOffset, out.bytes.length));
+      .send(body);
   });
 
   app.get('/api/traces/:id/excerpt', { onRequest: readLimit }, async (req, reply) => {

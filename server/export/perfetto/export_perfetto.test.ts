@@ -57,8 +57,15 @@ describe.each(['reclaim_kswapd.v7.dat', 'printed_args.v7.dat', 'fsync_xfs.v7.dat
     it('writes a trace', async () => {
       source = await ingest(join(FIXTURES, name));
       ({ findings } = await runDetectors(source, {}));
-      out = await exportPerfetto({ query: (sql) => source.query(sql), findings, notes: [note] });
-      writeFileSync(file, out.bytes);
+      const pieces: Uint8Array[] = [];
+      out = await exportPerfetto({
+        query: (sql) => source.query(sql),
+        findings,
+        notes: [note],
+        write: (b) => void pieces.push(b),
+      });
+      writeFileSync(file, Buffer.concat(pieces));
+      expect(out.bytes).toBe(pieces.reduce((n, b) => n + b.length, 0));
       const [{ n }] = await source.query<{ n: bigint }>('SELECT count(*) AS n FROM ftrace_event');
       expect(out.events).toBe(Number(n));
       expect(out.typed + out.generic).toBe(out.events);

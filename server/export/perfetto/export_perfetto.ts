@@ -20,10 +20,19 @@
  * no place trace_processor reads them from), the printed text of events
  * whose fields did not parse (exported as a `raw` field).
  *
- * The whole export is built in memory: fine for the traces the app holds
- * (a 1M-event trace is ~40 MB of output); no streaming.
+ * Streamed: the events are read and written in windows of
+ * EXPORT_WINDOW_EVENTS ids, each window's packets handed to `write` before
+ * the next is read. Reading the whole trace into event objects and encoding
+ * it into one buffer took a server from 141 to 1284 MB for the 1M-event
+ * sched_wq.v7 (issue 29's bound is 350 MB whatever the trace), and its
+ * ORDER BY over the ftrace_event and args views (a branch per event table)
+ * needed more than the read engines' cap.
  */
+import { once } from 'node:events';
+import type { Writable } from 'node:stream';
 import { ProtoWriter } from './proto_writer.ts';
+import { typedTableFor } from '../../model/typed_tables.ts';
+import { collectGarbage } from '../../ingest/ingest_memory.ts';
 import { gfpTableFits, printedField } from '../../decode/perfetto/kernel_values.ts';
 import {
   perfettoType,
@@ -59,10 +68,13 @@ export interface PerfettoExportInput {
   query: <T = Record<string, unknown>>(sql: string) => Promise<T[]>;
   findings: ExportFindingInput[];
   notes: ExportNoteInput[];
+  /** Takes each piece of the file in order (a file's or a response's stream; wait for its drain). */
+  write: (bytes: Uint8Array) => Promise<void> | void;
 }
 
 export interface PerfettoExportResult {
-  bytes: Uint8Array;
+  /** Bytes written. */
+  bytes: number;
   events: number;
   typed: number;
   generic: number;
@@ -72,6 +84,20 @@ export interface PerfettoExportResult {
 
 /** Events per ftrace bundle (tracebox writes a few pages' worth). */
 const BUNDLE_EVENTS = 2000;
+/**
+ * Event ids read, converted and written at a time. The export's peak grows
+ * with it (CLI export of sched_wq.v7, 1M events: 10k 257 MB, 20k 339 MB,
+ * 50k 529 MB, 200k 822 MB; the whole trace at once 1319 MB), and so does the
+ * CPU of fewer, larger windows (10k 20.7 s, 20k 15.7 s, 50k 14.8 s).
+ */
+export const EXPORT_WINDOW_EVENTS = 20_000;
+/**
+ * A full collection every this many windows: V8 let the windows' garbage
+ * pile up well past what one window holds. A server's export of sched_wq.v7
+ * after its upload: HWM 299-311 -> 414 MB collecting every 5 windows, -> 336
+ * every 2 (CPU 13.9 and 15.2 s).
+ */
+const COLLECT_EVERY_WINDOWS = 2;
 /** Flows drawn per finding (a migration finding can list hundreds of events). */
 const MAX_FLOWS_PER_FINDING = 16;
 const SEQ_FTRACE = 1;
@@ -113,7 +139,25 @@ function toValue(v: unknown): Value | null {
   return String(v);
 }
 
-async function readEvents(q: PerfettoExportInput['query']): Promise<Ev[]> {
+type Query = PerfettoExportInput['query'];
+
+/** The model's typed tables, read once: a window queries those its events' names map to (typedTableFor). */
+async function typedTables(q: Query): Promise<Set<string>> {
+  const tables = await q<{ table_name: string }>(
+    "SELECT table_name FROM information_schema.tables WHERE table_schema = 'main' AND table_name IN (SELECT substr(table_name, 8) FROM information_schema.tables WHERE starts_with(table_name, '_stage_'))",
+  );
+  return new Set(tables.map((t) => t.table_name));
+}
+
+const cmpBig = (a: bigint, b: bigint) => (a < b ? -1 : a > b ? 1 : 0);
+
+/**
+ * The events with ids in [lo, hi), their fields from their typed table or
+ * `args` (an untyped event's arg_set_id is its id), by CPU, then time.
+ * No ORDER BY in the statements: over the views' unions it needs more than
+ * the read engines' cap; the window's rows are sorted here.
+ */
+async function readWindow(q: Query, typed: Set<string>, lo: bigint, hi: bigint): Promise<Ev[]> {
   const rows = await q<{
     id: bigint;
     ts: bigint;
@@ -125,9 +169,12 @@ async function readEvents(q: PerfettoExportInput['query']): Promise<Ev[]> {
     arg_set_id: bigint | null;
     raw: string | null;
   }>(
-    'SELECT e.id, e.ts, e.cpu, t.tid, e.name, e.system, e.common_flags, e.arg_set_id, e.raw FROM ftrace_event e LEFT JOIN thread t USING (utid) ORDER BY e.cpu, e.ts, e.id',
+    `SELECT e.id, e.ts, e.cpu, t.tid, e.name, e.system, e.common_flags, e.arg_set_id, e.raw FROM ftrace_event e LEFT JOIN thread t USING (utid) WHERE e.id >= ${lo} AND e.id < ${hi}`,
   );
   const byId = new Map<bigint, Ev>();
+  const names = new Set<string>();
+  /** Whether any event has args rows (an untyped event's fields). */
+  let untyped = false;
   const evs = rows.map((r) => {
     const e: Ev = {
       id: BigInt(r.id),
@@ -141,37 +188,59 @@ async function readEvents(q: PerfettoExportInput['query']): Promise<Ev[]> {
       raw: r.raw,
     };
     byId.set(e.id, e);
+    const table = typedTableFor(r.name);
+    if (table !== null && typed.has(table)) names.add(table);
+    if (r.arg_set_id !== null) untyped = true;
     return e;
   });
   // Typed tables: one column per field.
-  const tables = await q<{ table_name: string }>(
-    "SELECT table_name FROM information_schema.tables WHERE table_schema = 'main' AND table_name IN (SELECT substr(table_name, 8) FROM information_schema.tables WHERE starts_with(table_name, '_stage_'))",
-  );
-  for (const { table_name: table } of tables) {
-    const names = FORMAT_NAMES[table] ?? {};
-    for (const r of await q<Record<string, unknown>>(`SELECT * FROM "${table}"`)) {
+  for (const table of names) {
+    const renamed = FORMAT_NAMES[table] ?? {};
+    for (const r of await q<Record<string, unknown>>(`SELECT * FROM "${table}" WHERE id >= ${lo} AND id < ${hi}`)) {
       const e = byId.get(BigInt(r.id as bigint));
       if (!e) continue;
       const f = new Map<string, Value>();
       for (const [k, v] of Object.entries(r)) {
         if (ROW_COLUMNS.has(k)) continue;
         const val = toValue(v);
-        if (val !== null) f.set(names[k] ?? k, val);
+        if (val !== null) f.set(renamed[k] ?? k, val);
       }
       e.fields = f;
     }
   }
-  // Untyped events: their args.
-  for (const r of await q<{ arg_set_id: bigint; key: string; int_value: bigint | null; string_value: string | null }>(
-    'SELECT arg_set_id, key, int_value, string_value FROM args ORDER BY arg_set_id, arg_index',
-  )) {
-    const e = byId.get(BigInt(r.arg_set_id));
-    if (!e) continue;
-    e.fields ??= new Map();
-    const v = r.int_value !== null ? toValue(r.int_value) : r.string_value;
-    if (v !== null) e.fields.set(r.key, v);
+  // Untyped events: their args, in each event's field order.
+  if (untyped) {
+    const args = await q<{
+      arg_set_id: bigint;
+      arg_index: number;
+      key: string;
+      int_value: bigint | null;
+      string_value: string | null;
+    }>(
+      `SELECT arg_set_id, arg_index, key, int_value, string_value FROM args WHERE arg_set_id >= ${lo} AND arg_set_id < ${hi}`,
+    );
+    args.sort((a, b) => cmpBig(BigInt(a.arg_set_id), BigInt(b.arg_set_id)) || a.arg_index - b.arg_index);
+    for (const r of args) {
+      const e = byId.get(BigInt(r.arg_set_id));
+      if (!e) continue;
+      e.fields ??= new Map();
+      const v = r.int_value !== null ? toValue(r.int_value) : r.string_value;
+      if (v !== null) e.fields.set(r.key, v);
+    }
   }
-  return evs;
+  return evs.sort((a, b) => a.cpu - b.cpu || cmpBig(a.ts, b.ts) || cmpBig(a.id, b.id));
+}
+
+/** The events findings' flows point at: id -> event (time, thread, name). */
+async function flowTargets(q: Query, ids: bigint[]): Promise<Map<bigint, Pick<Ev, 'id' | 'ts' | 'tid' | 'name'>>> {
+  const out = new Map<bigint, Pick<Ev, 'id' | 'ts' | 'tid' | 'name'>>();
+  if (ids.length === 0) return out;
+  const rows = await q<{ id: bigint; ts: bigint; tid: number | null; name: string }>(
+    `SELECT e.id, e.ts, t.tid, e.name FROM ftrace_event e LEFT JOIN thread t USING (utid) WHERE e.id IN (SELECT unnest([${ids.join(',')}]::BIGINT[]))`,
+  );
+  for (const r of rows)
+    out.set(BigInt(r.id), { id: BigInt(r.id), ts: BigInt(r.ts), tid: Number(r.tid ?? 0), name: r.name });
+  return out;
 }
 
 function writeScalar(w: ProtoWriter, no: number, kind: ScalarKind, v: Value): void {
@@ -180,7 +249,7 @@ function writeScalar(w: ProtoWriter, no: number, kind: ScalarKind, v: Value): vo
 }
 
 class Exporter {
-  readonly w = new ProtoWriter();
+  w = new ProtoWriter();
   private readonly symbols = new Map<string, number>();
   private newSymbols: [number, string][] = [];
   /** Generic event ids by event signature; descriptors not yet written. */
@@ -394,18 +463,42 @@ export async function exportPerfetto(input: PerfettoExportInput): Promise<Perfet
   const last = info.get('last_ts') ?? base.toString();
   x.w.bytesField(F.trace.packet, T.encode(T.fromObject({ process_tree: tree, timestamp: last })).finish());
 
-  // Events, per CPU in bundles.
-  const evs = await readEvents(q);
-  for (let i = 0; i < evs.length;) {
-    const cpu = evs[i]!.cpu;
-    let j = i;
-    while (j < evs.length && evs[j]!.cpu === cpu && j - i < BUNDLE_EVENTS) j++;
-    x.bundle(cpu, evs.slice(i, j));
-    i = j;
+  let written = 0;
+  const flush = async () => {
+    const bytes = x.w.finish();
+    x.w = new ProtoWriter();
+    written += bytes.length;
+    if (bytes.length > 0) await input.write(bytes);
+  };
+
+  // Events, window by window, each window per CPU in bundles.
+  const typed = await typedTables(q);
+  const [range] = await q<{ lo: bigint | null; hi: bigint | null }>(
+    'SELECT min(id) AS lo, max(id) AS hi FROM ftrace_event',
+  );
+  let events = 0;
+  let windows = 0;
+  if (range?.lo !== null && range?.lo !== undefined && range.hi !== null) {
+    const last = BigInt(range.hi);
+    for (let lo = BigInt(range.lo); lo <= last; lo += BigInt(EXPORT_WINDOW_EVENTS)) {
+      const evs = await readWindow(q, typed, lo, lo + BigInt(EXPORT_WINDOW_EVENTS));
+      events += evs.length;
+      for (let i = 0; i < evs.length;) {
+        const cpu = evs[i]!.cpu;
+        let j = i;
+        while (j < evs.length && evs[j]!.cpu === cpu && j - i < BUNDLE_EVENTS) j++;
+        x.bundle(cpu, evs.slice(i, j));
+        i = j;
+      }
+      await flush();
+      if (++windows % COLLECT_EVERY_WINDOWS === 0) collectGarbage();
+    }
   }
 
   // Findings: slices on lanes of one track per detector, flows to their events.
-  const tidOf = new Map(evs.map((e) => [e.id, e]));
+  const tidOf = await flowTargets(q, [
+    ...new Set(input.findings.flatMap((f) => f.event_ids.slice(0, MAX_FLOWS_PER_FINDING).map((id) => BigInt(id)))),
+  ]);
   const threadTracks = new Map<number, bigint>();
   let nextUuid = 1000n;
   const threadTrack = (tid: number): bigint => {
@@ -464,11 +557,11 @@ export async function exportPerfetto(input: PerfettoExportInput): Promise<Perfet
     const targets = f.event_ids
       .slice(0, MAX_FLOWS_PER_FINDING)
       .map((id) => tidOf.get(BigInt(id)))
-      .filter((e): e is Ev => e !== undefined);
+      .filter((e) => e !== undefined);
     const ids = targets.map(() => (flowId++).toString());
     flows += ids.length;
     // trace_processor links flows in time order: an event before the finding starts its flow.
-    const before = (e: Ev) => e.ts < ts;
+    const before = (e: { ts: bigint }) => e.ts < ts;
     const out = ids.filter((_, k) => !before(targets[k]!));
     const into = ids.filter((_, k) => before(targets[k]!));
     x.trackPacket(ts, {
@@ -520,9 +613,10 @@ export async function exportPerfetto(input: PerfettoExportInput): Promise<Perfet
     });
     if (end > ts) x.trackPacket(end, { track_event: { type: 2, track_uuid: track.toString() } });
   }
+  await flush();
   return {
-    bytes: x.w.finish(),
-    events: evs.length,
+    bytes: written,
+    events,
     typed: x.typed,
     generic: x.generic,
     findings: findings.length,
@@ -537,4 +631,29 @@ function annotation(name: string, v: unknown): Record<string, unknown> {
   if (typeof v === 'number') return Number.isInteger(v) ? { name, int_value: String(v) } : { name, double_value: v };
   if (typeof v === 'string') return { name, string_value: v };
   return { name, string_value: JSON.stringify(v, (_k, x) => (typeof x === 'bigint' ? x.toString() : x)) };
+}
+
+/**
+ * exportPerfetto into a Node stream (a file, an HTTP response), each piece
+ * written once the stream has drained the last; the stream is ended after
+ * the last piece, or destroyed with the export's error.
+ */
+export async function exportPerfettoToStream(
+  out: Writable,
+  input: Omit<PerfettoExportInput, 'write'>,
+): Promise<PerfettoExportResult> {
+  try {
+    const result = await exportPerfetto({
+      ...input,
+      write: async (bytes) => {
+        if (out.destroyed) throw new Error('perfetto export: the output was closed');
+        if (!out.write(bytes)) await once(out, 'drain');
+      },
+    });
+    out.end();
+    return result;
+  } catch (err) {
+    out.destroy(err as Error);
+    throw err;
+  }
 }

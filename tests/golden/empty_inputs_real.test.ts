@@ -13,25 +13,15 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Engine, openDuckDb, toJson } from '../../server/engine/engine.ts';
-import { findingToJson } from '../../server/findings/finding.ts';
+import { type Engine, openDuckDb } from '../../server/engine/engine.ts';
 import { type RunResult, runDetectors } from '../../server/findings/run_detectors.ts';
 import { ingestFile } from '../../server/ingest/ingest_file.ts';
+import { comparableRun } from '../support/findings/run_result_json.ts';
 
 const CORPUS = fileURLToPath(new URL('../../fixtures/corpus/', import.meta.url));
 const counts = JSON.parse(fs.readFileSync(path.join(CORPUS, 'kmem.counts.json'), 'utf8')) as {
   events_by_name: Record<string, number>;
 };
-
-/** The result without its timings, samples as plain arrays. */
-function comparable(r: RunResult): string {
-  const samples = [...(r.samples ?? new Map()).values()].map((s) => ({
-    ...s,
-    byKey: [...s.byKey].map(([k, v]) => [k, [...v]]),
-  }));
-  const { overview, summaries, metrics, detectors } = r;
-  return toJson({ overview, findings: r.findings.map(findingToJson), summaries, metrics, detectors, samples });
-}
 
 describe('detector statements with nothing to read (kmem: vmscan enabled, never fired)', () => {
   let dir: string;
@@ -59,7 +49,7 @@ describe('detector statements with nothing to read (kmem: vmscan enabled, never 
   });
 
   it('skipping gives the same findings, summaries, metrics, samples and overview as running every statement', () => {
-    expect(comparable(skipping)).toBe(comparable(running));
+    expect(comparableRun(skipping)).toBe(comparableRun(running));
   });
 
   it('the detectors over absent events ran (status ok, nothing found) without their statements', () => {

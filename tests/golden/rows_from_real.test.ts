@@ -14,27 +14,17 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Engine, openDuckDb, toJson } from '../../server/engine/engine.ts';
+import { type Engine, openDuckDb } from '../../server/engine/engine.ts';
 import { DETECTOR_MACROS_FILE, loadDetectors } from '../../server/findings/detector_registry.ts';
 import { EmptyInputs, rowsFromRelations, tableMacroWords } from '../../server/findings/empty_inputs.ts';
-import { findingToJson } from '../../server/findings/finding.ts';
 import { type RunResult, runDetectors } from '../../server/findings/run_detectors.ts';
 import { ingestFile } from '../../server/ingest/ingest_file.ts';
+import { comparableRun } from '../support/findings/run_result_json.ts';
 
 const CORPUS = fileURLToPath(new URL('../../fixtures/corpus/', import.meta.url));
 const counts = JSON.parse(fs.readFileSync(path.join(CORPUS, 'reclaim.counts.json'), 'utf8')) as {
   events_by_name: Record<string, number>;
 };
-
-/** The result without its timings, samples as plain arrays. */
-function comparable(r: RunResult): string {
-  const samples = [...(r.samples ?? new Map()).values()].map((s) => ({
-    ...s,
-    byKey: [...s.byKey].map(([k, v]) => [k, [...v]]),
-  }));
-  const { overview, summaries, metrics, detectors } = r;
-  return toJson({ overview, findings: r.findings.map(findingToJson), summaries, metrics, detectors, samples });
-}
 
 const withoutRowsFrom = (sql: string) => sql.replace(/^[ \t]*--[ \t]*@rows_from\b[^\n]*$/gm, '--');
 
@@ -94,7 +84,7 @@ describe('statements with @rows_from over an empty relation (reclaim: no dirty t
   });
 
   it('skipping gives the same findings, summaries, metrics, samples and overview as running every statement', () => {
-    expect(comparable(skipping)).toBe(comparable(running));
+    expect(comparableRun(skipping)).toBe(comparableRun(running));
     for (const id of ['dirty_throttled', 'reclaim_writeback']) {
       expect(skipping.detectors.find((d) => d.id === id)?.status).toBe('ok');
       expect(skipping.findings.filter((f) => f.detector === id)).toEqual([]);

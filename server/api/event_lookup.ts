@@ -7,6 +7,7 @@ import { typedTableFor } from '../model/typed_tables.ts';
 import { reportLine as formatReportLine } from '../notes/report_line.ts';
 import type { OpenTrace } from './trace_engines.ts';
 import type { EventInfo } from '../../shared/contract/events.ts';
+import { compareBigints, idsSubquery } from '../engine/union_view_ids.ts';
 
 export type { EventInfo } from '../../shared/contract/events.ts';
 const COMMON = new Set(['id', 'ts', 'cpu', 'utid', 'event']);
@@ -27,9 +28,9 @@ export async function lookupEvents(tr: OpenTrace, ids: bigint[]): Promise<EventI
   }>(`
     SELECT e.id, e.ts, e.cpu, e.utid, e.name, e.system, e.raw, e.arg_set_id, t.tid, t.name AS comm
     FROM ftrace_event e LEFT JOIN thread t ON t.utid = e.utid
-    WHERE e.id IN ${idSet(ids)}`);
-  // Sorted here, not by the statement: see idSet.
-  base.sort((a, b) => cmp(a.ts, b.ts) || cmp(a.id, b.id));
+    WHERE e.id IN ${idsSubquery(ids)}`);
+  // Sorted here, not by the statement (engine/union_view_ids.ts).
+  base.sort((a, b) => compareBigints(a.ts, b.ts) || compareBigints(a.id, b.id));
   // Typed rows, one query per table.
   const byTable = new Map<string, bigint[]>();
   for (const e of base) {
@@ -38,7 +39,7 @@ export async function lookupEvents(tr: OpenTrace, ids: bigint[]): Promise<EventI
   }
   const typed = new Map<string, Record<string, unknown>>();
   for (const [table, tids] of byTable) {
-    const rows = await tr.query(`SELECT * FROM "${table}" WHERE id IN ${idSet(tids)}`);
+    const rows = await tr.query(`SELECT * FROM "${table}" WHERE id IN ${idsSubquery(tids)}`);
     for (const r of rows) typed.set(String(r.id), r);
   }
   const argIds = base.filter((e) => e.arg_set_id !== null && !typed.has(String(e.id))).map((e) => e.arg_set_id!);
@@ -52,9 +53,9 @@ export async function lookupEvents(tr: OpenTrace, ids: bigint[]): Promise<EventI
       string_value: string | null;
       real_value: number | null;
     }>(
-      `SELECT arg_set_id, arg_index, key, int_value, string_value, real_value FROM args WHERE arg_set_id IN ${idSet(argIds)}`,
+      `SELECT arg_set_id, arg_index, key, int_value, string_value, real_value FROM args WHERE arg_set_id IN ${idsSubquery(argIds)}`,
     );
-    rows.sort((a, b) => cmp(a.arg_set_id, b.arg_set_id) || a.arg_index - b.arg_index);
+    rows.sort((a, b) => compareBigints(a.arg_set_id, b.arg_set_id) || a.arg_index - b.arg_index);
     for (const r of rows) {
       const k = String(r.arg_set_id);
       const o = args.get(k) ?? {};
@@ -90,25 +91,6 @@ export async function lookupEvents(tr: OpenTrace, ids: bigint[]): Promise<EventI
     info.line = reportLine(info, e.ts, e.raw);
     return info;
   });
-}
-
-/**
- * `(SELECT unnest([...]))`: the ids as a subquery, not a list of constants,
- * in statements without ORDER BY (the caller sorts the few rows they give).
- * `ftrace_event` and `args` are UNION ALL views with a branch per event
- * table (80 and 189 on many_systems.v7), and both forms made DuckDB (1.5)
- * need more than the read engines' 64MB cap, which then lifted it until the
- * engine was released (issue 29): an IN list of 5 or more constants is
- * planned as a join inside every branch (on every trace, even for 5 ids),
- * and an ORDER BY above the union failed there too (the args of a
- * 200-event excerpt on many_systems.x10.v7: without it, they fit in 16MB).
- */
-function idSet(ids: readonly bigint[]): string {
-  return `(SELECT unnest([${ids.map(String).join(',')}]::BIGINT[]))`;
-}
-
-function cmp(a: bigint, b: bigint): number {
-  return a < b ? -1 : a > b ? 1 : 0;
 }
 
 function jsonable(o: Record<string, unknown>): Record<string, unknown> {

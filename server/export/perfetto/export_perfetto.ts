@@ -33,6 +33,7 @@ import type { Writable } from 'node:stream';
 import { ProtoWriter } from './proto_writer.ts';
 import { typedTableFor } from '../../model/typed_tables.ts';
 import { collectGarbage } from '../../ingest/ingest_memory.ts';
+import { compareBigints, idsSubquery } from '../../engine/union_view_ids.ts';
 import { gfpTableFits, printedField } from '../../decode/perfetto/kernel_values.ts';
 import {
   perfettoType,
@@ -149,8 +150,6 @@ async function typedTables(q: Query): Promise<Set<string>> {
   return new Set(tables.map((t) => t.table_name));
 }
 
-const cmpBig = (a: bigint, b: bigint) => (a < b ? -1 : a > b ? 1 : 0);
-
 /**
  * The events with ids in [lo, hi), their fields from their typed table or
  * `args` (an untyped event's arg_set_id is its id), by CPU, then time.
@@ -219,7 +218,7 @@ async function readWindow(q: Query, typed: Set<string>, lo: bigint, hi: bigint):
     }>(
       `SELECT arg_set_id, arg_index, key, int_value, string_value FROM args WHERE arg_set_id >= ${lo} AND arg_set_id < ${hi}`,
     );
-    args.sort((a, b) => cmpBig(BigInt(a.arg_set_id), BigInt(b.arg_set_id)) || a.arg_index - b.arg_index);
+    args.sort((a, b) => compareBigints(BigInt(a.arg_set_id), BigInt(b.arg_set_id)) || a.arg_index - b.arg_index);
     for (const r of args) {
       const e = byId.get(BigInt(r.arg_set_id));
       if (!e) continue;
@@ -228,7 +227,7 @@ async function readWindow(q: Query, typed: Set<string>, lo: bigint, hi: bigint):
       if (v !== null) e.fields.set(r.key, v);
     }
   }
-  return evs.sort((a, b) => a.cpu - b.cpu || cmpBig(a.ts, b.ts) || cmpBig(a.id, b.id));
+  return evs.sort((a, b) => a.cpu - b.cpu || compareBigints(a.ts, b.ts) || compareBigints(a.id, b.id));
 }
 
 /** The events findings' flows point at: id -> event (time, thread, name). */
@@ -236,7 +235,7 @@ async function flowTargets(q: Query, ids: bigint[]): Promise<Map<bigint, Pick<Ev
   const out = new Map<bigint, Pick<Ev, 'id' | 'ts' | 'tid' | 'name'>>();
   if (ids.length === 0) return out;
   const rows = await q<{ id: bigint; ts: bigint; tid: number | null; name: string }>(
-    `SELECT e.id, e.ts, t.tid, e.name FROM ftrace_event e LEFT JOIN thread t USING (utid) WHERE e.id IN (SELECT unnest([${ids.join(',')}]::BIGINT[]))`,
+    `SELECT e.id, e.ts, t.tid, e.name FROM ftrace_event e LEFT JOIN thread t USING (utid) WHERE e.id IN ${idsSubquery(ids)}`,
   );
   for (const r of rows)
     out.set(BigInt(r.id), { id: BigInt(r.id), ts: BigInt(r.ts), tid: Number(r.tid ?? 0), name: r.name });

@@ -48,6 +48,11 @@ describe('DuckDB allocator decay switched at run time', () => {
       const commit = pastDecodePeak(); // the store's COMMIT, then derive
       expect(allocatorDecayState().decayMs).toEqual([KEPT_DECAY_MS]);
       await engine.query('SELECT count(DISTINCT i % 1000) FROM range(1000000) t(i)');
+      // Another upload decoding meanwhile: back at once, until it is past its decode too.
+      const other = traceBuildStarted();
+      expect(allocatorDecayState().decayMs).toEqual([0]);
+      other();
+      expect(allocatorDecayState().decayMs).toEqual([KEPT_DECAY_MS]);
       commit();
       commit(); // a second call does nothing
       expect(allocatorDecayState().decayMs).toEqual([0]);

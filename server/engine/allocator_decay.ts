@@ -101,13 +101,18 @@ function setDecay(ctl: Mallctl, ms: number): void {
 }
 
 /**
- * Kept a second while a store commits, or while someone asked and no
- * decode runs; else back at once (and what was kept goes now).
+ * Kept a second while no build is decoding and a build is past its decode
+ * or someone asked; else back at once (and what was kept goes now). A build
+ * past its decode is still one of `builds` (pastDecodePeak is held within
+ * traceBuildStarted's span), so the builds decoding are the difference: a
+ * second upload's decode, the ingest's peak, returns pages at once even
+ * while the first upload derives.
  */
 function apply(): void {
   const ctl = loadMallctl();
   if (!ctl) return;
-  const wanted = pastDecode > 0 || (keepers > 0 && builds === 0) ? KEPT_DECAY_MS : 0;
+  const decoding = Math.max(0, builds - pastDecode);
+  const wanted = decoding === 0 && (pastDecode > 0 || keepers > 0) ? KEPT_DECAY_MS : 0;
   if (wanted === current) return;
   setDecay(ctl, wanted);
   if (wanted === 0) ctl(`arena.${ALL_ARENAS}.purge`, null, null, null, 0);

@@ -7,9 +7,8 @@
  * as their own text: nothing runs, no element beyond the export's own
  * structure appears, and the only links are the server's own.
  */
-import { readFileSync } from 'node:fs';
-import { basename } from 'node:path';
-import { expect, test, type APIRequestContext } from '@playwright/test';
+import { expect, test } from '@playwright/test';
+import { ingest } from './helpers.ts';
 
 const FIXTURE = 'fixtures/reclaim_kswapd.v7.dat';
 const MARKDOWN_IT = 'node_modules/markdown-it/dist/browser/markdown-it.umd.min.js';
@@ -41,28 +40,12 @@ const PAYLOADS: string[] = [
   '<form action="javascript:window.__pwned=23"><input type=submit></form>',
 ];
 
-async function ingest(request: APIRequestContext): Promise<string> {
-  const r = await request.post(`/api/traces?name=${encodeURIComponent(basename(FIXTURE))}`, {
-    data: readFileSync(FIXTURE),
-    headers: { 'content-type': 'application/octet-stream' },
-  });
-  expect(r.status()).toBe(202);
-  const { jobId } = await r.json();
-  for (let i = 0; i < 600; i++) {
-    const s = await (await request.get(`/api/jobs/${jobId}`)).json();
-    if (s.phase === 'done') return s.traceId as string;
-    if (s.phase === 'failed') throw new Error(`ingest failed: ${s.error}`);
-    await new Promise((res) => setTimeout(res, 250));
-  }
-  throw new Error('ingest did not finish');
-}
-
 test('export.md with hostile notes renders as text in markdown-it (html: true): nothing runs, no foreign element or link', async ({
   page,
   request,
   baseURL,
 }) => {
-  const trace = await ingest(request);
+  const trace = await ingest(request, FIXTURE);
   const old = (await (await request.get(`/api/traces/${trace}/notes`)).json()).notes as Array<{ id: string }>;
   for (const n of old) await request.delete(`/api/traces/${trace}/notes/${n.id}`);
   for (const [i, text] of PAYLOADS.entries()) {

@@ -9,9 +9,9 @@
  * handmade kernel 4.x excerpt.
  */
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
-import { basename, join } from 'node:path';
+import { join } from 'node:path';
 import { expect, test, type APIRequestContext, type Page } from '@playwright/test';
-import { SCREENSHOTS, visibleWindow } from './helpers.ts';
+import { ingest, SCREENSHOTS, visibleWindow } from './helpers.ts';
 
 const FIXTURE =
   process.env.STALLSCOPE_E2E_TRACE ??
@@ -27,21 +27,6 @@ async function shot(page: Page, name: string) {
 }
 
 /** Uploads the fixture through the API (instant when this content is already in the library) and returns its trace id. */
-async function ingest(request: APIRequestContext, file = FIXTURE): Promise<string> {
-  const r = await request.post(`/api/traces?name=${encodeURIComponent(basename(file))}`, {
-    data: readFileSync(file),
-    headers: { 'content-type': 'application/octet-stream' },
-  });
-  expect(r.status()).toBe(202);
-  const { jobId } = await r.json();
-  for (let i = 0; i < 600; i++) {
-    const s = await (await request.get(`/api/jobs/${jobId}`)).json();
-    if (s.phase === 'done') return s.traceId as string;
-    if (s.phase === 'failed') throw new Error(`ingest failed: ${s.error}`);
-    await new Promise((res) => setTimeout(res, 250));
-  }
-  throw new Error('ingest did not finish');
-}
 
 async function clearNotes(request: APIRequestContext, trace: string) {
   const { notes } = await (await request.get(`/api/traces/${trace}/notes`)).json();
@@ -67,7 +52,7 @@ async function writeNote(page: Page, text: string, author = 'Ada Lovelace') {
 let trace = '';
 
 test.beforeAll(async ({ request }) => {
-  trace = await ingest(request);
+  trace = await ingest(request, FIXTURE);
   await clearNotes(request, trace);
 });
 

@@ -9,29 +9,13 @@
  * origin is answered by a page that speaks the protocol as the UI does and
  * shows what it received.
  */
-import { readFileSync } from 'node:fs';
-import { expect, test, type APIRequestContext } from '@playwright/test';
+import { expect, test } from '@playwright/test';
+import { ingest } from './helpers.ts';
 import { queryTraceProcessor } from '../support/decode/perfetto/test_trace_processor.ts';
 
 const FIXTURE = 'fixtures/perfetto_reclaim.pftrace';
 
 test.describe.configure({ mode: 'serial' });
-
-async function ingest(request: APIRequestContext): Promise<string> {
-  const r = await request.post(`/api/traces?name=perfetto_reclaim.pftrace`, {
-    data: readFileSync(FIXTURE),
-    headers: { 'content-type': 'application/octet-stream' },
-  });
-  expect(r.status()).toBe(202);
-  const { jobId } = await r.json();
-  for (let i = 0; i < 600; i++) {
-    const s = await (await request.get(`/api/jobs/${jobId}`)).json();
-    if (s.phase === 'done') return s.traceId as string;
-    if (s.phase === 'failed') throw new Error(`ingest failed: ${s.error}`);
-    await new Promise((res) => setTimeout(res, 250));
-  }
-  throw new Error('ingest did not finish');
-}
 
 let trace = '';
 
@@ -39,7 +23,7 @@ test('a tracebox recording opens with its reclaim findings; the Perfetto export 
   page,
   request,
 }) => {
-  trace = await ingest(request);
+  trace = await ingest(request, FIXTURE);
   await page.goto(`/?trace=${trace}`);
   await expect(page.getByTestId('timeline')).toHaveAttribute('data-painted', 'true', { timeout: 30_000 });
   await expect(page.locator('[data-finding-index]').first()).toBeVisible();

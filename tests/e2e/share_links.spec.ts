@@ -9,11 +9,11 @@
  * data directory, so it can kill and restart it.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { basename, join } from 'node:path';
+import { join } from 'node:path';
 import { expect, request as pwRequest, test, type APIRequestContext, type Browser, type Page } from '@playwright/test';
-import { SCREENSHOTS, visibleWindow } from './helpers.ts';
+import { ingest, SCREENSHOTS, visibleWindow } from './helpers.ts';
 
 const FIXTURE =
   process.env.STALLSCOPE_E2E_TRACE ??
@@ -80,22 +80,6 @@ async function shot(page: Page, name: string) {
   await page.screenshot({ path: join(SCREENSHOTS, `${name}.png`) });
 }
 
-async function ingest(): Promise<string> {
-  const r = await api.post(`/api/traces?name=${encodeURIComponent(basename(FIXTURE))}`, {
-    data: readFileSync(FIXTURE),
-    headers: { 'content-type': 'application/octet-stream' },
-  });
-  expect(r.status()).toBe(202);
-  const { jobId } = await r.json();
-  for (let i = 0; i < 600; i++) {
-    const s = await (await api.get(`/api/jobs/${jobId}`)).json();
-    if (s.phase === 'done') return s.traceId as string;
-    if (s.phase === 'failed') throw new Error(`ingest failed: ${s.error}`);
-    await new Promise((res) => setTimeout(res, 250));
-  }
-  throw new Error('ingest did not finish');
-}
-
 /** A fresh browser context (no storage, no history) with the link open and the timeline painted. */
 async function openFresh(browser: Browser, url: string): Promise<Page> {
   const context = await browser.newContext();
@@ -124,7 +108,7 @@ async function expectSameView(page: Page, label: string) {
 test.beforeAll(async () => {
   await startServer();
   api = await pwRequest.newContext({ baseURL: BASE });
-  trace = await ingest();
+  trace = await ingest(api, FIXTURE);
 });
 
 test.afterAll(async () => {

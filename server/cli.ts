@@ -260,7 +260,12 @@ cli
       const { findings } = await runDetectors(engine, {});
       const notes = await new NotesStore(path.join(resolveDataDir(opts.dataDir), 'notes')).list(summary.id);
       const file = createWriteStream(opts.output);
-      const out = await exportPerfettoToStream(file, { query: (sql) => engine.query(sql), findings, notes });
+      const out = await exportPerfettoToStream(file, {
+        query: (sql) => engine.query(sql),
+        queryColumns: (sql) => engine.queryColumns(sql),
+        findings,
+        notes,
+      });
       await finished(file);
       process.stderr.write(
         `${opts.output}: ${out.events} events (${out.typed} typed, ${out.generic} generic), ${out.findings} findings, ${notes.length} notes, ${out.bytes} bytes\n`,

@@ -152,9 +152,15 @@ export async function registerExportRoutes(app: FastifyInstance, ctx: ApiContext
     const notes = await ctx.notes.list(t.id);
     // Streamed as it is made (export_perfetto.ts): an error midway cuts the download off.
     const body = new PassThrough();
-    exportPerfettoToStream(body, { query: (sql) => t.tr.query(sql), findings, notes }).catch((err: unknown) =>
-      req.log.error(err),
-    );
+    exportPerfettoToStream(body, {
+      query: (sql) => t.tr.query(sql),
+      queryColumns: (sql) =>
+        t.tr.queryColumns
+          ? t.tr.queryColumns(sql)
+          : Promise.reject(new Error('perfetto export: this trace is not open on an engine that reads columns')),
+      findings,
+      notes,
+    }).catch((err: unknown) => req.log.error(err));
     return reply
       .header('content-type', 'application/octet-stream')
       .header('content-disposition', `attachment; filename="${fileName(t.rec.name, t.id, 'perfetto-trace')}"`)

@@ -60,6 +60,7 @@ describe.each(['reclaim_kswapd.v7.dat', 'printed_args.v7.dat', 'fsync_xfs.v7.dat
       const pieces: Uint8Array[] = [];
       out = await exportPerfetto({
         query: (sql) => source.query(sql),
+        queryColumns: (sql) => source.queryColumns(sql),
         findings,
         notes: [note],
         write: (b) => void pieces.push(b),

@@ -67,6 +67,8 @@ export interface ExportNoteInput {
 
 export interface PerfettoExportInput {
   query: <T = Record<string, unknown>>(sql: string) => Promise<T[]>;
+  /** The same, as columns (Engine.queryColumns): the events are read this way. */
+  queryColumns: (sql: string) => Promise<Record<string, unknown[]>>;
   findings: ExportFindingInput[];
   notes: ExportNoteInput[];
   /** Takes each piece of the file in order (a file's or a response's stream; wait for its drain). */
@@ -126,7 +128,6 @@ interface Ev {
   tid: number;
   name: string;
   system: string | null;
-  flags: number | null;
   fields: Map<string, Value> | null;
   raw: string | null;
 }
@@ -141,6 +142,7 @@ function toValue(v: unknown): Value | null {
 }
 
 type Query = PerfettoExportInput['query'];
+type QueryColumns = PerfettoExportInput['queryColumns'];
 
 /** The model's typed tables, read once: a window queries those its events' names map to (typedTableFor). */
 async function typedTables(q: Query): Promise<Set<string>> {
@@ -154,77 +156,82 @@ async function typedTables(q: Query): Promise<Set<string>> {
  * The events with ids in [lo, hi), their fields from their typed table or
  * `args` (an untyped event's arg_set_id is its id), by CPU, then time.
  * No ORDER BY in the statements: over the views' unions it needs more than
- * the read engines' cap; the window's rows are sorted here.
+ * the read engines' cap; the window's rows are sorted here. Read as columns
+ * (Engine.queryColumns), not row objects: an object per row and per value
+ * was most of the export's JS time.
  */
-async function readWindow(q: Query, typed: Set<string>, lo: bigint, hi: bigint): Promise<Ev[]> {
-  const rows = await q<{
-    id: bigint;
-    ts: bigint;
-    cpu: number;
-    tid: number | null;
-    name: string;
-    system: string | null;
-    common_flags: number | null;
-    arg_set_id: bigint | null;
-    raw: string | null;
-  }>(
-    `SELECT e.id, e.ts, e.cpu, t.tid, e.name, e.system, e.common_flags, e.arg_set_id, e.raw FROM ftrace_event e LEFT JOIN thread t USING (utid) WHERE e.id >= ${lo} AND e.id < ${hi}`,
+async function readWindow(cols: QueryColumns, typed: Set<string>, lo: bigint, hi: bigint): Promise<Ev[]> {
+  const c = await cols(
+    `SELECT e.id, e.ts, e.cpu, t.tid, e.name, e.system, e.arg_set_id, e.raw FROM ftrace_event e LEFT JOIN thread t USING (utid) WHERE e.id >= ${lo} AND e.id < ${hi}`,
   );
-  const byId = new Map<bigint, Ev>();
+  const ids = c.id as bigint[];
+  const tss = c.ts as bigint[];
+  const cpus = c.cpu as number[];
+  const tids = c.tid as (number | null)[];
+  const nameCol = c.name as string[];
+  const systems = c.system as (string | null)[];
+  const argSets = c.arg_set_id as (bigint | null)[];
+  const raws = c.raw as (string | null)[];
+  // Keyed by the id as a number (ids are row numbers, far below 2^53): a Map hashes numbers faster than bigints.
+  const byId = new Map<number, Ev>();
   const names = new Set<string>();
   /** Whether any event has args rows (an untyped event's fields). */
   let untyped = false;
-  const evs = rows.map((r) => {
+  const evs: Ev[] = new Array(ids.length);
+  for (let i = 0; i < ids.length; i++) {
+    const name = nameCol[i]!;
     const e: Ev = {
-      id: BigInt(r.id),
-      ts: BigInt(r.ts),
-      cpu: Number(r.cpu),
-      tid: Number(r.tid ?? 0),
-      name: r.name,
-      system: r.system,
-      flags: r.common_flags === null ? null : Number(r.common_flags),
+      id: BigInt(ids[i]!),
+      ts: BigInt(tss[i]!),
+      cpu: Number(cpus[i]),
+      tid: Number(tids[i] ?? 0),
+      name,
+      system: systems[i] ?? null,
       fields: null,
-      raw: r.raw,
+      raw: raws[i] ?? null,
     };
-    byId.set(e.id, e);
-    const table = typedTableFor(r.name);
+    evs[i] = e;
+    byId.set(Number(ids[i]), e);
+    const table = typedTableFor(name);
     if (table !== null && typed.has(table)) names.add(table);
-    if (r.arg_set_id !== null) untyped = true;
-    return e;
-  });
+    if (argSets[i] !== null && argSets[i] !== undefined) untyped = true;
+  }
   // Typed tables: one column per field.
   for (const table of names) {
     const renamed = FORMAT_NAMES[table] ?? {};
-    for (const r of await q<Record<string, unknown>>(`SELECT * FROM "${table}" WHERE id >= ${lo} AND id < ${hi}`)) {
-      const e = byId.get(BigInt(r.id as bigint));
+    const t = await cols(`SELECT * FROM "${table}" WHERE id >= ${lo} AND id < ${hi}`);
+    const fieldCols = Object.keys(t)
+      .filter((k) => !ROW_COLUMNS.has(k))
+      .map((k) => [renamed[k] ?? k, t[k]!] as const);
+    const rowIds = t.id as bigint[];
+    for (let i = 0; i < rowIds.length; i++) {
+      const e = byId.get(Number(rowIds[i]));
       if (!e) continue;
       const f = new Map<string, Value>();
-      for (const [k, v] of Object.entries(r)) {
-        if (ROW_COLUMNS.has(k)) continue;
-        const val = toValue(v);
-        if (val !== null) f.set(renamed[k] ?? k, val);
+      for (const [k, col] of fieldCols) {
+        const val = toValue(col[i]);
+        if (val !== null) f.set(k, val);
       }
       e.fields = f;
     }
   }
   // Untyped events: their args, in each event's field order.
   if (untyped) {
-    const args = await q<{
-      arg_set_id: bigint;
-      arg_index: number;
-      key: string;
-      int_value: bigint | null;
-      string_value: string | null;
-    }>(
+    const a = await cols(
       `SELECT arg_set_id, arg_index, key, int_value, string_value FROM args WHERE arg_set_id >= ${lo} AND arg_set_id < ${hi}`,
     );
-    args.sort((a, b) => compareBigints(BigInt(a.arg_set_id), BigInt(b.arg_set_id)) || a.arg_index - b.arg_index);
-    for (const r of args) {
-      const e = byId.get(BigInt(r.arg_set_id));
+    const sets = (a.arg_set_id as bigint[]).map((x) => Number(x));
+    const index = a.arg_index as number[];
+    const keys = a.key as string[];
+    const ints = a.int_value as (bigint | number | null)[];
+    const strs = a.string_value as (string | null)[];
+    const order = Array.from(sets, (_, i) => i).sort((x, y) => sets[x]! - sets[y]! || index[x]! - index[y]!);
+    for (const i of order) {
+      const e = byId.get(sets[i]!);
       if (!e) continue;
       e.fields ??= new Map();
-      const v = r.int_value !== null ? toValue(r.int_value) : r.string_value;
-      if (v !== null) e.fields.set(r.key, v);
+      const v = ints[i] !== null && ints[i] !== undefined ? toValue(ints[i]) : (strs[i] ?? null);
+      if (v !== null) e.fields.set(keys[i]!, v);
     }
   }
   return evs.sort((a, b) => a.cpu - b.cpu || compareBigints(a.ts, b.ts) || compareBigints(a.id, b.id));
@@ -480,7 +487,7 @@ export async function exportPerfetto(input: PerfettoExportInput): Promise<Perfet
   if (range?.lo !== null && range?.lo !== undefined && range.hi !== null) {
     const last = BigInt(range.hi);
     for (let lo = BigInt(range.lo); lo <= last; lo += BigInt(EXPORT_WINDOW_EVENTS)) {
-      const evs = await readWindow(q, typed, lo, lo + BigInt(EXPORT_WINDOW_EVENTS));
+      const evs = await readWindow(input.queryColumns, typed, lo, lo + BigInt(EXPORT_WINDOW_EVENTS));
       events += evs.length;
       for (let i = 0; i < evs.length;) {
         const cpu = evs[i]!.cpu;

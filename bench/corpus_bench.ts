@@ -64,7 +64,7 @@ export interface CorpusRow {
 const load1 = () => os.loadavg()[0]!;
 
 /** Runs a command under /usr/bin/time; resolves with its figures, stderr and stdout tail. */
-function timed(
+export function timed(
   cmd: string,
   args: string[],
   stdout: 'ignore' | 'pipe',

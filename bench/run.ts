@@ -15,10 +15,12 @@
  *              of copies of one) through the decoder and ingestFile, next to
  *              Perfetto's trace_processor_shell loading the same file
  *              (bench/perfetto_bench.ts)
+ *   export     the Perfetto export of the corpus's 1M-event recordings, each
+ *              in its own process: wall, CPU, peak RSS (bench/export_bench.ts)
  *   query      the query page's queries and the event list on the same
  *              model, through the server's query process (bench/query_bench.ts)
  *
- *   npm run bench                         corpus, detectors, ui, perfetto, query, compare (full sizes)
+ *   npm run bench                         corpus, detectors, ui, perfetto, export, query, compare (full sizes)
  *   npm run bench -- --quick              the corpus's small files; ~1M events, ~150 MB text for the others
  *   npm run bench -- --only corpus --file sched_wq --file v7   corpus files whose mix/size/format match all --file words
  *   npm run bench -- --only ingest        one part (repeatable: --only ingest --only ui; or --only query, --only compare)
@@ -49,10 +51,10 @@ import {
 import { makeLargeTraces, mb, OUT_DIR, ROOT, type LargeTraceSet } from './make_large_traces.ts';
 import { serverUrl } from './server_url.ts';
 
-type Part = 'corpus' | 'ingest' | 'detectors' | 'ui' | 'perfetto' | 'query' | 'compare' | 'fleet' | 'cli';
-const PARTS: Part[] = ['corpus', 'ingest', 'detectors', 'ui', 'perfetto', 'query', 'compare', 'fleet', 'cli'];
+type Part = 'corpus' | 'ingest' | 'detectors' | 'ui' | 'perfetto' | 'export' | 'query' | 'compare' | 'fleet' | 'cli';
+const PARTS: Part[] = ['corpus', 'ingest', 'detectors', 'ui', 'perfetto', 'export', 'query', 'compare', 'fleet', 'cli'];
 /** Parts run without --only: the corpus replaces the older ingest part (one replicated recording) by default. */
-const DEFAULT_PARTS: Part[] = ['corpus', 'detectors', 'ui', 'perfetto', 'query', 'compare', 'fleet', 'cli'];
+const DEFAULT_PARTS: Part[] = ['corpus', 'detectors', 'ui', 'perfetto', 'export', 'query', 'compare', 'fleet', 'cli'];
 
 interface Args {
   parts: Set<Part>;
@@ -95,7 +97,7 @@ function parseArgs(argv: string[]): Args {
       }
     } else if (a === '--help' || a === '-h') {
       process.stdout.write(
-        'usage: npm run bench -- [--quick] [--only corpus|ingest|detectors|ui|perfetto|query|compare|fleet|cli]... [--file MIX|SIZE|FORMAT]... [--no-first-view] [--no-trace-cmd] [--dat-only] [--ratio-runs N]\n',
+        'usage: npm run bench -- [--quick] [--only corpus|ingest|detectors|ui|perfetto|export|query|compare|fleet|cli]... [--file MIX|SIZE|FORMAT]... [--no-first-view] [--no-trace-cmd] [--dat-only] [--ratio-runs N]\n',
       );
       process.exit(0);
     } else throw new Error(`unknown argument ${a}`);
@@ -537,6 +539,17 @@ async function main(): Promise<void> {
     } catch (e) {
       notes.push(`perfetto: failed: ${(e as Error).message}`);
       log(`perfetto: FAILED ${(e as Error).stack}`);
+    }
+  }
+
+  if (args.parts.has('export')) {
+    log('\n# export (stallscope export --format perfetto: the 1M-event corpus recordings, peak <= 350 MB)');
+    try {
+      const { benchExport } = await import('./export_bench.ts');
+      results.export = await benchExport({ runs: args.quick ? 1 : 2, log });
+    } catch (e) {
+      notes.push(`export: failed: ${(e as Error).message}`);
+      log(`export: FAILED ${(e as Error).stack}`);
     }
   }
 

@@ -259,7 +259,7 @@ class Exporter {
   private readonly symbols = new Map<string, number>();
   private newSymbols: [number, string][] = [];
   /** Generic event ids by event signature; descriptors not yet written. */
-  private readonly genericIds = new Map<string, { id: number; fields: Map<string, number> }>();
+  private readonly genericIds = new Map<string, number>();
   private pendingDescriptors: {
     id: number;
     system: string | null;
@@ -290,22 +290,47 @@ class Exporter {
     return iid;
   }
 
-  /** The typed message's fields for an event, or null when one does not convert back exactly. */
-  private typedFields(spec: TypedEventSpec, e: Ev): [number, ScalarKind, Value][] | null {
-    if (!e.fields) return null;
-    const out: [number, ScalarKind, Value][] = [];
+  /*
+   * One event's fields as the message writes them (field number, kind,
+   * value), in scratch arrays reused from event to event: arrays and
+   * closures per event were much of what the export's collections spent
+   * their time on.
+   */
+  private readonly fieldNos: number[] = [];
+  private readonly fieldKinds: ScalarKind[] = [];
+  private readonly fieldVals: Value[] = [];
+  private readonly fieldKeys: string[] = [];
+  private fieldCount = 0;
+  /** The generic layout each event name had last: most events of a name have the same fields and kinds. */
+  private readonly lastGeneric = new Map<
+    string,
+    { system: string | null; keys: string[]; kinds: ScalarKind[]; id: number }
+  >();
+
+  private pushField(no: number, kind: ScalarKind, v: Value, key = ''): void {
+    const i = this.fieldCount++;
+    this.fieldNos[i] = no;
+    this.fieldKinds[i] = kind;
+    this.fieldVals[i] = v;
+    this.fieldKeys[i] = key;
+  }
+
+  /** The typed message's fields for an event, into the scratch arrays; false when one does not convert back exactly. */
+  private typedFields(spec: TypedEventSpec, e: Ev): boolean {
+    this.fieldCount = 0;
+    if (!e.fields) return false;
     for (const [name, v] of e.fields) {
       const f = spec.byName.get(name);
-      if (!f) return null;
+      if (!f) return false;
       if (f.kind === 'string') {
-        if (typeof v !== 'string') return null;
-        out.push([f.no, f.kind, v]);
+        if (typeof v !== 'string') return false;
+        this.pushField(f.no, f.kind, v);
         continue;
       }
       if (typeof v !== 'string') {
         // A number where the importer would print text (flags) would not read back the same.
-        if (printedField(e.name, name, this.gfpOk) || SYMBOL_FIELDS.has(name) || POINTER_FIELDS.has(name)) return null;
-        out.push([f.no, f.kind, v]);
+        if (printedField(e.name, name, this.gfpOk) || SYMBOL_FIELDS.has(name) || POINTER_FIELDS.has(name)) return false;
+        this.pushField(f.no, f.kind, v);
         continue;
       }
       let n: bigint | null = null;
@@ -324,36 +349,48 @@ class Exporter {
           if (n !== null && p.print(n) !== v) n = null;
         }
       }
-      if (n === null) return null;
-      out.push([f.no, f.kind, n]);
+      if (n === null) return false;
+      this.pushField(f.no, f.kind, n);
     }
-    return out;
+    return true;
   }
 
-  /** A generic event's id and field numbers, registering its descriptor on first use. */
-  private genericFields(e: Ev): { id: number; fields: [number, ScalarKind, Value][] } {
-    const entries = e.fields ? [...e.fields] : e.raw !== null ? [['raw', e.raw] as [string, Value]] : [];
-    const kinds = entries.map(
-      ([k, v]) =>
-        [
-          k,
-          v,
+  /** A generic event's fields, into the scratch arrays, and its id, registering its descriptor on first use. */
+  private genericFields(e: Ev): number {
+    this.fieldCount = 0;
+    if (e.fields) {
+      for (const [k, v] of e.fields)
+        this.pushField(
+          this.fieldCount + 1,
           typeof v === 'string' ? 'string' : typeof v === 'bigint' && v > BigInt.asIntN(64, v) ? 'uint64' : 'int64',
-        ] as [string, Value, ScalarKind],
-    );
-    const sig = `${e.system ?? ''}/${e.name}:${kinds.map(([k, , t]) => `${k}=${t}`).join(',')}`;
-    let g = this.genericIds.get(sig);
-    if (!g) {
-      g = { id: FIRST_GENERIC_EVENT_ID + this.genericIds.size, fields: new Map() };
-      const fields: [string, number, number][] = [];
-      kinds.forEach(([k, , t], i) => {
-        g!.fields.set(k, i + 1);
-        fields.push([k, i + 1, t === 'string' ? 9 : t === 'uint64' ? 4 : 3]);
-      });
-      this.genericIds.set(sig, g);
-      this.pendingDescriptors.push({ id: g.id, system: e.system, name: e.name, fields });
+          v,
+          k,
+        );
+    } else if (e.raw !== null) this.pushField(1, 'string', e.raw, 'raw');
+    const n = this.fieldCount;
+    const last = this.lastGeneric.get(e.name);
+    if (last && last.system === e.system && last.keys.length === n) {
+      let same = true;
+      for (let i = 0; i < n && same; i++)
+        same = last.keys[i] === this.fieldKeys[i] && last.kinds[i] === this.fieldKinds[i];
+      if (same) return last.id;
     }
-    return { id: g.id, fields: kinds.map(([k, v, t]) => [g!.fields.get(k)!, t, v]) };
+    const keys = this.fieldKeys.slice(0, n);
+    const kinds = this.fieldKinds.slice(0, n);
+    const sig = `${e.system ?? ''}/${e.name}:${keys.map((k, i) => `${k}=${kinds[i]}`).join(',')}`;
+    let id = this.genericIds.get(sig);
+    if (id === undefined) {
+      id = FIRST_GENERIC_EVENT_ID + this.genericIds.size;
+      this.genericIds.set(sig, id);
+      const fields = keys.map((k, i): [string, number, number] => [
+        k,
+        i + 1,
+        kinds[i] === 'string' ? 9 : kinds[i] === 'uint64' ? 4 : 3,
+      ]);
+      this.pendingDescriptors.push({ id, system: e.system, name: e.name, fields });
+    }
+    this.lastGeneric.set(e.name, { system: e.system, keys, kinds, id });
+    return id;
   }
 
   bundle(cpu: number, evs: Ev[]): void {
@@ -361,20 +398,24 @@ class Exporter {
     const body = new ProtoWriter();
     for (const e of evs) {
       const spec = TYPED_EVENTS_BY_NAME.get(e.name);
-      const typed = spec ? this.typedFields(spec, e) : null;
-      const ev: { id: number; fields: [number, ScalarKind, Value][] } =
-        typed && spec ? { id: spec.id, fields: typed } : this.genericFields(e);
-      if (typed) this.typed++;
-      else this.generic++;
-      body.nested(F.bundle.event, () => {
-        body.uintField(F.event.timestamp, e.ts);
-        body.uintField(F.event.pid, e.tid >>> 0);
-        // No common_flags: Perfetto declares the field but never writes it, and
-        // trace_processor reads a present one as an event of its own.
-        body.nested(ev.id, () => {
-          for (const [no, kind, v] of ev.fields) writeScalar(body, no, kind, v);
-        });
-      });
+      let id: number;
+      if (spec && this.typedFields(spec, e)) {
+        id = spec.id;
+        this.typed++;
+      } else {
+        id = this.genericFields(e);
+        this.generic++;
+      }
+      const event = body.begin(F.bundle.event);
+      body.uintField(F.event.timestamp, e.ts);
+      body.uintField(F.event.pid, e.tid >>> 0);
+      // No common_flags: Perfetto declares the field but never writes it, and
+      // trace_processor reads a present one as an event of its own.
+      const message = body.begin(id);
+      for (let i = 0; i < this.fieldCount; i++)
+        writeScalar(body, this.fieldNos[i]!, this.fieldKinds[i]!, this.fieldVals[i]!);
+      body.end(message);
+      body.end(event);
     }
     const descriptors = this.pendingDescriptors;
     this.pendingDescriptors = [];

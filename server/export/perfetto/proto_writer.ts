@@ -91,11 +91,22 @@ export class ProtoWriter {
 
   /** A length-delimited field whose body `body` writes (length patched in after). */
   nested(no: number, body: () => void): void {
+    const at = this.begin(no);
+    body();
+    this.end(at);
+  }
+
+  /** Opens a length-delimited field; end(at) closes it. The hot path's nested() without a closure per message. */
+  begin(no: number): number {
     this.tag(no, 2);
     this.room(5);
     const lenAt = this.pos;
     this.pos += 5;
-    body();
+    return lenAt;
+  }
+
+  /** Closes the field begin() opened at `lenAt`: its length, as a varint, in place of the 5 bytes kept. */
+  end(lenAt: number): void {
     const len = this.pos - lenAt - 5;
     let k = 1;
     for (let n = len; n >= 0x80; n = Math.floor(n / 0x80)) k++;

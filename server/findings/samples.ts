@@ -12,9 +12,9 @@
  * padded to 8 bytes, then every set's keys' values as float64, in header order.
  */
 import fs from 'node:fs/promises';
-import type { DuckDBValue } from '@duckdb/node-api';
 import type { Engine } from '../engine/engine.ts';
-import { type DetectorDef, type ParamValue, referencedParams } from './detector_registry.ts';
+import type { DetectorDef, ParamValue } from './detector_registry.ts';
+import { inlineParams } from './inline_params.ts';
 
 export interface SampleSet {
   /** e.g. 'reclaim_stall.memcg.stall' */
@@ -41,9 +41,7 @@ export async function querySamples(
   values: Record<string, ParamValue>,
   out: TraceSamples,
 ): Promise<void> {
-  const sql = det.samplesSql!;
-  const params: Record<string, DuckDBValue> = {};
-  for (const name of referencedParams(sql)) params[name] = values[name] as DuckDBValue;
+  const { sql, params } = inlineParams(det.samplesSql!, values);
   // One row per (samples, key) with its values as a list: a 10M-event trace has a million calls, and a row object each costs ~1 us.
   const rows = await engine.query<{
     samples: string;

@@ -120,7 +120,7 @@ describe('ingestFile block size', () => {
     }
   });
 
-  it('a Perfetto file of fewer than SMALL_BLOCK_MAX_EVENTS events is written in 64 KiB blocks too, every event trace_processor reads there', async () => {
+  it('a Perfetto file of fewer than PERFETTO_SMALL_BLOCK_MAX_EVENTS events is written in 64 KiB blocks too, every event trace_processor reads there', async () => {
     const pftrace = path.resolve(__dirname, '../../fixtures/perfetto_reclaim.pftrace');
     const tp = queryTraceProcessor(pftrace, ['select name, count(*) as n from ftrace_event group by name'])[0]!;
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'stallscope-ingest-block-'));

@@ -189,7 +189,7 @@ export async function ingestFile(file: string, opts: IngestOptions = {}): Promis
   const load = await estimatedLoad(file, stat.size);
   const withWorker = useStoreWorker(opts, load);
   const memoryLimit = ingestMemoryLimit(load.events);
-  const blockSize = ingestBlockSize(load.events);
+  const blockSize = ingestBlockSize(load.events, load.perfetto);
   // The load's cap is decided when its workspace opens: it depends on what the process holds then.
   const openWork = () =>
     openWorkspace(

@@ -135,11 +135,26 @@ export function ingestMemoryLimit(estimatedEvents: number): string {
 export const SMALL_BLOCK_MAX_EVENTS = 1_250_000;
 const SMALL_BLOCK_BYTES = 65_536;
 
+/**
+ * Perfetto files keep 64 KiB blocks up to more events: they load on the
+ * ingest's thread up to PERFETTO_STORE_WORKER_MIN_EVENTS, whose cap does not
+ * spill as the store worker's does, and 64 KiB was even on CPU there (x40,
+ * x80 above). What a block per column costs follows the number of tables, not
+ * of events: a tracebox recording of sched, workqueue, block and writeback
+ * events with an fsync loop (56 MB, 820k events in the model, estimated 1.4M)
+ * peaked at 338-350 MB in the server's first view with 256 KiB blocks and
+ * 313-322 MB with 64 KiB, the CLI at 308-315 and 285-292 MB, and x40 then it
+ * uploaded into one server at 350-352 and 323-329 MB; CPU even (issue-33im
+ * note: alternating pairs at load 1.2-4.2).
+ */
+export const PERFETTO_SMALL_BLOCK_MAX_EVENTS = 2_000_000;
+
 /** The block size for the trace database of a file of about `estimatedEvents` events; undefined: DuckDB's default. */
-export function ingestBlockSize(estimatedEvents: number): number | undefined {
+export function ingestBlockSize(estimatedEvents: number, perfetto = false): number | undefined {
   const forced = process.env.STALLSCOPE_DB_BLOCK_SIZE;
   if (forced !== undefined) return Number(forced) || undefined;
-  return estimatedEvents < SMALL_BLOCK_MAX_EVENTS ? SMALL_BLOCK_BYTES : undefined;
+  const max = perfetto ? PERFETTO_SMALL_BLOCK_MAX_EVENTS : SMALL_BLOCK_MAX_EVENTS;
+  return estimatedEvents < max ? SMALL_BLOCK_BYTES : undefined;
 }
 
 /**

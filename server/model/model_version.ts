@@ -64,8 +64,12 @@
  *      view of that event's shape tables (derive_event_views.ts): io_latency
  *      reads who dirtied a device from it, no longer through `ftrace_event
  *      JOIN args` (every untyped event's fields); tables and values unchanged
+ *  12  Perfetto traces whose config lists its ftrace events one by one (no
+ *      wildcard) carry them in trace_info meta.events, as trace.dat does, so
+ *      an enabled event that never fired is not "not traced"; the fixtures'
+ *      models are unchanged (their configs use 'vmscan/*')
  */
-export const MODEL_VERSION = 11;
+export const MODEL_VERSION = 12;
 
 /** The model version an info.json records (0: written before versions existed). */
 export function modelVersionOf(summary: { modelVersion?: number }): number {

@@ -204,6 +204,17 @@ async function decodeEvents(
   meta.perfetto_streams = String(index.streams.length);
   meta.instances = [...new Set(index.instances)].join(',') || '(top)';
   meta.kernel_symbols = String([...index.symbols.values()].reduce((a, m) => a + m.size, 0));
+  // The events the config enabled, as trace.dat's formats list them, so that an enabled event that
+  // never fired (no mm_vmscan_write_folio without swap) is "none happened", not "not traced".
+  // Only for an explicit list: a wildcard ('vmscan/*') or bare name does not say which events it
+  // enabled, and then the events seen stand for the enabled ones, as before.
+  const exact = index.configEvents.length > 0 && index.configEvents.every((e) => /^[\w-]+\/[\w-]+$/.test(e));
+  if (exact) {
+    const failed = new Set(index.failedEvents);
+    meta.events = [...new Set(index.configEvents.filter((e) => !failed.has(e)).map((e) => e.replace('/', ':')))]
+      .sort()
+      .join(',');
+  }
   if (index.blobs.length > 0) meta.compressed_packets = String(index.blobs.length);
   sink.header({
     format: 'perfetto',

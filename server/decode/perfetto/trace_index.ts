@@ -84,6 +84,9 @@ export interface TraceIndex {
   preserveFtraceBuffer: boolean;
   symbolize: boolean;
   instances: string[];
+  /** The config's ftrace_events ('group/name'), and those the recorder could not enable. */
+  configEvents: string[];
+  failedEvents: string[];
   kernelRelease: string | null;
   systemInfo: Record<string, string>;
   /** primary_trace_clock of the clock snapshots (6: BOOTTIME when unset). */
@@ -168,6 +171,8 @@ function newIndex(): TraceIndex {
     preserveFtraceBuffer: false,
     symbolize: false,
     instances: [],
+    configEvents: [],
+    failedEvents: [],
     kernelRelease: null,
     systemInfo: {},
     primaryClock: 6,
@@ -459,6 +464,7 @@ class Indexer {
         if (fc.preserve_ftrace_buffer) ix.preserveFtraceBuffer = true;
         if (fc.symbolize_ksyms) ix.symbolize = true;
         ix.instances.push(typeof fc.instance_name === 'string' && fc.instance_name ? fc.instance_name : '(top)');
+        for (const e of (fc.ftrace_events as string[] | undefined) ?? []) ix.configEvents.push(e);
       }
     } else if (field === F.packet.serviceEvent) {
       if (msg.tracing_started && ts !== null && ix.tracingStartedTs === null) ix.tracingStartedTs = ts;
@@ -477,6 +483,7 @@ class Indexer {
       }
       if (msg.preserve_ftrace_buffer) ix.preserveFtraceBuffer = true;
       for (const e of (msg.failed_ftrace_events as string[] | undefined) ?? []) {
+        ix.failedEvents.push(e);
         ix.problems.push({
           where,
           unit: 'offset',

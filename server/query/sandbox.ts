@@ -300,8 +300,10 @@ function toResult(reader: DuckDBResultReader, maxRows: number, statements: numbe
   for (let c = 0; c < n; c++) columns.push({ name: reader.columnName(c), type: reader.columnType(c).toString() });
   const all = reader.currentRowCount;
   const rowCount = Math.min(all, maxRows);
+  // getColumnsJson() has no column arrays when there are no rows: one (empty) per column, as every reader expects.
   const json = reader.getColumnsJson() as unknown[][];
-  const cols = json.map((col, c) => {
+  const cols = columns.map((_, c) => {
+    const col = json[c] ?? [];
     const sliced = col.length > rowCount ? col.slice(0, rowCount) : col;
     if (!INTEGER_TYPES.has(reader.columnTypeId(c))) return sliced;
     // Exact integers as numbers when a double holds them, else as their decimal string.

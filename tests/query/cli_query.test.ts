@@ -55,6 +55,20 @@ describe('stallscope query', () => {
     expect(got).toEqual(counts.events_by_name);
   }, 120_000);
 
+  it('prints a result of no rows in every format (the table crashed on it)', async () => {
+    const sql = "SELECT name, count(*) AS n FROM ftrace_event WHERE name = 'no_such_event' GROUP BY 1";
+    const table = await cli('query', FIXTURE, sql);
+    expect(table.code, table.stderr).toBe(0);
+    // With no rows each column is as wide as its name.
+    expect(table.stdout.split('\n').slice(0, 3)).toEqual(['name  n', '----  -', '(0 rows)']);
+    const csv = await cli('query', FIXTURE, sql, '--format', 'csv');
+    expect(csv.code, csv.stderr).toBe(0);
+    expect(csv.stdout).toBe('name,n\r\n');
+    const json = await cli('query', FIXTURE, sql, '--format', 'json');
+    expect(json.code, json.stderr).toBe(0);
+    expect(json.stdout).toBe('[]\n');
+  }, 120_000);
+
   it('reads the SQL from a file, prints JSON with exact integers', async () => {
     const q = path.join(dataDir, 'q.sql');
     fs.writeFileSync(

@@ -36,7 +36,7 @@ function ours() {
       const spec = TYPED_EVENTS.get(ev.kind[k]!);
       if (!spec) continue;
       let rd = readers.get(spec.id);
-      if (!rd) readers.set(spec.id, (rd = compileFieldReader(spec.name, spec.fields, true)));
+      if (!rd) readers.set(spec.id, (rd = compileFieldReader(spec.name, spec.fields, true, true)));
       readFields(rd, rr.reset(ev.a[k]!, ev.b[k]!), null, { n: 0 });
       n++;
     }

@@ -317,7 +317,14 @@ export interface PerfettoFieldSpec {
   /** Whether gfp_flags print by name (the trace's kernel has the 6.3+ bit layout). */
   gfpKnown: boolean;
   /** The event kinds offered: an id per kind (per sequence for generic events), its name, system and fields by field number. */
-  formats: { id: number; name: string; system: string | null; fields: ({ name: string; kind: string } | null)[] }[];
+  formats: {
+    id: number;
+    name: string;
+    system: string | null;
+    /** A message of Perfetto's own for the event, not a generic event (event_fields.ts compileFieldReader). */
+    typed: boolean;
+    fields: ({ name: string; kind: string } | null)[];
+  }[];
 }
 
 export interface RawRecords {

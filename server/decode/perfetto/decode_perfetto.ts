@@ -385,12 +385,12 @@ async function decodeEvents(
   };
   const typedReader = (kind: number, name: string, fields: TypedFields): FieldReader => {
     let reader = readers.get(kind);
-    if (!reader) readers.set(kind, (reader = compileFieldReader(name, fields, gfpKnown)));
+    if (!reader) readers.set(kind, (reader = compileFieldReader(name, fields, gfpKnown, true)));
     return reader;
   };
   const genericReader = (spec: GenericEventSpec): FieldReader => {
     let reader = genericReaders.get(spec);
-    if (!reader) genericReaders.set(spec, (reader = compileFieldReader(spec.name, spec.fields, gfpKnown)));
+    if (!reader) genericReaders.set(spec, (reader = compileFieldReader(spec.name, spec.fields, gfpKnown, false)));
     return reader;
   };
 
@@ -403,14 +403,15 @@ async function decodeEvents(
   if (directSink !== null && isRawRecordSink(sink)) {
     const formats: PerfettoFieldSpec['formats'] = [];
     const readerOf: FieldReader[] = [];
-    const offer = (name: string, system: string | null, fields: TypedFields, reader: FieldReader) => {
+    const offer = (name: string, system: string | null, fields: TypedFields, reader: FieldReader, typed: boolean) => {
       if (readsSymbols(name) || planOf(reader, name, system) === null) return;
       readerOf.push(reader);
-      formats.push({ id: formats.length, name, system, fields: Array.from(fields, (f) => f ?? null) });
+      formats.push({ id: formats.length, name, system, typed, fields: Array.from(fields, (f) => f ?? null) });
     };
     for (const [kind, typed] of TYPED_EVENTS)
-      offer(typed.name, typed.system, typed.fields, typedReader(kind, typed.name, typed.fields));
-    for (const spec of new Set(index.generic.values())) offer(spec.name, spec.system, spec.fields, genericReader(spec));
+      offer(typed.name, typed.system, typed.fields, typedReader(kind, typed.name, typed.fields), true);
+    for (const spec of new Set(index.generic.values()))
+      offer(spec.name, spec.system, spec.fields, genericReader(spec), false);
     raw = formats.length > 0 ? sink.rawRecords({ format: 'perfetto', gfpKnown, formats }) : null;
     if (raw !== null) for (const f of formats) if (raw.takes(f.id)) rawIdOf.set(readerOf[f.id]!, f.id);
   }

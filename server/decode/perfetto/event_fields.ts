@@ -18,7 +18,7 @@
  */
 import { type EventFields, type FieldValue, setField } from '../decoded_event.ts';
 import type { EventFieldSpec, ScalarKind } from './perfetto_schema.ts';
-import { printedField } from './kernel_values.ts';
+import { isDevField, kernelDevFromUserspace, printedField } from './kernel_values.ts';
 import {
   exact,
   ProtoError,
@@ -239,6 +239,8 @@ export function compileFieldReader(
   event: string,
   fields: readonly (EventFieldSpec | undefined)[],
   gfpKnown: boolean,
+  /** A message of Perfetto's own for the event (its dev_t fields in userspace's encoding), not a generic event. */
+  typedMessage: boolean,
 ): FieldReader {
   const names: (string | undefined)[] = [];
   const convert: (Convert | undefined)[] = [];
@@ -263,6 +265,11 @@ export function compileFieldReader(
     } else if (POINTER_FIELDS.has(f.name) && f.kind !== 'string') {
       convert[no] = function pointer(r, syms) {
         return hex(base(r, syms) as number | bigint);
+      };
+    } else if (typedMessage && isDevField(event, f.name) && f.kind !== 'string' && f.kind !== 'bytes') {
+      // The model keeps the kernel's encoding (kernel_values.ts); a generic event's fields are the kernel's as they are.
+      convert[no] = function devT(r, syms) {
+        return kernelDevFromUserspace(base(r, syms) as number | bigint);
       };
     } else if (printed && f.kind !== 'string' && f.kind !== 'bytes') {
       // Flags repeat: print each value once.

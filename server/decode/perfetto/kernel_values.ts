@@ -236,3 +236,33 @@ export function gfpTableFits(release: string | null): boolean {
   const minor = Number(m[2]);
   return major > 6 || (major === 6 && minor >= 3);
 }
+
+/**
+ * Device numbers. The kernel's events hold a dev_t as the kernel stores it,
+ * major << 20 | minor (MINORBITS 20): what trace.dat and tracefs give, and
+ * what the model keeps (detectors print it as 'major,minor'). Perfetto's
+ * recorder hands dev_t fields over in userspace's encoding, glibc's
+ * makedev(): /dev/vda, 254:0, is 65024 in a tracebox recording of
+ * block_rq_issue, where trace.dat has 266338304.
+ */
+export function isDevField(event: string, field: string): boolean {
+  return event.startsWith('block_') && (field === 'dev' || field === 'old_dev');
+}
+
+/** glibc makedev() encoding -> the kernel's. */
+export function kernelDevFromUserspace(v: number | bigint): number | bigint {
+  const d = BigInt(v);
+  const major = ((d >> 8n) & 0xfffn) | ((d >> 32n) & ~0xfffn);
+  const minor = (d & 0xffn) | ((d >> 12n) & ~0xffn);
+  const k = (major << 20n) | minor;
+  return k <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(k) : k;
+}
+
+/** The kernel's encoding -> glibc makedev()'s (the inverse of kernelDevFromUserspace). */
+export function userspaceDevFromKernel(v: number | bigint): number | bigint {
+  const d = BigInt(v);
+  const major = d >> 20n;
+  const minor = d & 0xfffffn;
+  const u = ((major & 0xfffn) << 8n) | ((major & ~0xfffn) << 32n) | (minor & 0xffn) | ((minor & ~0xffn) << 12n);
+  return u <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(u) : u;
+}

@@ -91,6 +91,7 @@ export function systemOf(name: string): string {
   if (name.startsWith('task_')) return 'task';
   if (name.startsWith('mm_vmscan_') || name.startsWith('mm_shrink_slab_')) return 'vmscan';
   if (name.startsWith('workqueue_')) return 'workqueue';
+  if (name.startsWith('block_')) return 'block';
   if (name === 'print') return 'ftrace';
   return 'unknown';
 }

@@ -40,7 +40,7 @@ describe('ProtoReader tags', () => {
 });
 
 describe('uint32 fields', () => {
-  const reader = compileFieldReader('test_event', [undefined, { name: 'v', kind: 'uint32' }], true);
+  const reader = compileFieldReader('test_event', [undefined, { name: 'v', kind: 'uint32' }], true, true);
   const read = (v: bigint) => {
     const buf = new Uint8Array([0x08, ...varintBytes(v)]);
     return readFields(reader, new ProtoReader(buf, 0, buf.length), null, { n: 0 }).v;
@@ -66,8 +66,9 @@ describe('pointer fields (shr, work)', () => {
     'mm_shrink_slab_end',
     [undefined, undefined, undefined, { name: 'shr', kind: 'uint64' }],
     true,
+    true,
   );
-  const i64 = compileFieldReader('test_event', [undefined, { name: 'work', kind: 'int64' }], true);
+  const i64 = compileFieldReader('test_event', [undefined, { name: 'work', kind: 'int64' }], true, true);
   const read = (reader: typeof u64, no: number, v: bigint) => {
     const buf = new Uint8Array([no << 3, ...varintBytes(v)]);
     return readFields(reader, new ProtoReader(buf, 0, buf.length), null, { n: 0 });
@@ -101,7 +102,7 @@ describe('pointer fields (shr, work)', () => {
 });
 
 describe('string fields', () => {
-  const reader = compileFieldReader('test_event', [undefined, { name: 'comm', kind: 'string' }], true);
+  const reader = compileFieldReader('test_event', [undefined, { name: 'comm', kind: 'string' }], true, true);
   const encoder = new TextEncoder();
   const read = (text: string): unknown => {
     const bytes = encoder.encode(text);

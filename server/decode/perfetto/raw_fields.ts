@@ -184,7 +184,7 @@ export function perfettoFieldDecoder(
     const rows = rowsFor(f.name);
     if (rows === null) continue; // not taken by the main thread's sink
     const fields = f.fields.map((x) => (x === null ? undefined : (x as EventFieldSpec)));
-    const reader = compileFieldReader(f.name, fields, spec.gfpKnown);
+    const reader = compileFieldReader(f.name, fields, spec.gfpKnown, f.typed);
     kinds[f.id] = { reader, rows, plan: makePlan(reader, rows) };
   }
   const unknown = { n: 0 };

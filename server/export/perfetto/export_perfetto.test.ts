@@ -40,7 +40,7 @@ async function rows(e: Engine, sql: string): Promise<string[]> {
   return (await e.query(sql)).map(show);
 }
 
-describe.each(['reclaim_kswapd.v7.dat', 'printed_args.v7.dat', 'fsync_xfs.v7.dat'])(
+describe.each(['reclaim_kswapd.v7.dat', 'printed_args.v7.dat', 'fsync_xfs.v7.dat', 'writeback_flood.v7.dat'])(
   '%s exported to Perfetto',
   (name) => {
     let source: Engine;

@@ -34,7 +34,7 @@ import { ProtoWriter } from './proto_writer.ts';
 import { typedTableFor } from '../../model/typed_tables.ts';
 import { collectGarbage } from '../../ingest/ingest_memory.ts';
 import { compareBigints, idsSubquery } from '../../engine/union_view_ids.ts';
-import { gfpTableFits, printedField } from '../../decode/perfetto/kernel_values.ts';
+import { gfpTableFits, isDevField, printedField, userspaceDevFromKernel } from '../../decode/perfetto/kernel_values.ts';
 import {
   perfettoType,
   TYPED_EVENTS_BY_NAME,
@@ -334,7 +334,8 @@ class Exporter {
       if (typeof v !== 'string') {
         // A number where the importer would print text (flags) would not read back the same.
         if (printedField(e.name, name, this.gfpOk) || SYMBOL_FIELDS.has(name) || POINTER_FIELDS.has(name)) return false;
-        this.pushField(f.no, f.kind, v);
+        // Perfetto's dev_t fields hold userspace's makedev() encoding, the model the kernel's (kernel_values.ts).
+        this.pushField(f.no, f.kind, isDevField(e.name, name) ? userspaceDevFromKernel(v) : v);
         continue;
       }
       let n: bigint | null = null;

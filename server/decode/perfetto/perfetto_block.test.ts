@@ -1,6 +1,6 @@
 /**
  * A tracebox recording of typed block events (fixtures/perfetto_block.pftrace,
- * fixtures/README.md 19): Perfetto writes block_rq_issue, block_rq_complete,
+ * fixtures/README.md 23): Perfetto writes block_rq_issue, block_rq_complete,
  * block_rq_insert and block_bio_queue as messages of their own, with dev_t
  * fields in userspace's makedev() encoding. They import with the counts and
  * fields trace_processor_shell reads from the same file, dev in the kernel's

@@ -773,8 +773,13 @@ async function loadInProcess(
   // 3.07-3.40 (3.07) vs 2.76-2.80 (2.80). Derive alone on a second thread
   // (SET threads = 2 after the load) took that gain back on x40: 2.98-3.48
   // CPU-s. The store worker's load already runs on one (store_worker.ts).
+  // While decoding, the load's own cap (as the store worker's load has it,
+  // ingest_memory.ts storeMemoryLimit), then derive's for the COMMIT on: with
+  // derive's 128MB during the appends, a 56 MB tracebox recording (1.76M
+  // events once its block events were decoded) peaked at 382 MB in the CLI
+  // and 414 MB on a fresh server.
   const engine = await openDuckDb(target.dbPath, {
-    memoryLimit: target.memoryLimit,
+    memoryLimit: target.loadMemoryLimit ?? target.memoryLimit,
     tempDirectory: target.tempDirectory,
     blockSize: target.blockSize,
     threads: 1,
@@ -793,6 +798,8 @@ async function loadInProcess(
     );
     const decoded = await decodeRows(file, label, workDir, builder, report);
     timer.mark('decode');
+    if (target.loadMemoryLimit !== undefined && target.loadMemoryLimit !== target.memoryLimit)
+      await engine.exec(`SET memory_limit = '${target.memoryLimit}'`);
     const writerSummary = await store.commitLoad(builder.finish());
     timer.mark('finish+commit');
     return {

@@ -92,6 +92,8 @@ export function systemOf(name: string): string {
   if (name.startsWith('mm_vmscan_') || name.startsWith('mm_shrink_slab_')) return 'vmscan';
   if (name.startsWith('workqueue_')) return 'workqueue';
   if (name.startsWith('block_')) return 'block';
+  if (name.startsWith('softirq_') || name.startsWith('irq_handler_')) return 'irq';
+  if (name === 'oom_score_adj_update') return 'oom';
   if (name === 'print') return 'ftrace';
   return 'unknown';
 }

@@ -93,7 +93,7 @@ export function systemOf(name: string): string {
   if (name.startsWith('workqueue_')) return 'workqueue';
   if (name.startsWith('block_')) return 'block';
   if (name.startsWith('softirq_') || name.startsWith('irq_handler_')) return 'irq';
-  if (name === 'oom_score_adj_update') return 'oom';
+  if (name === 'oom_score_adj_update' || name === 'mark_victim') return 'oom';
   if (name === 'print') return 'ftrace';
   return 'unknown';
 }

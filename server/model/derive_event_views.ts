@@ -55,6 +55,29 @@ export const DERIVE_EVENT_VIEWS: DeriveEventView[] = [
   // `ftrace_event JOIN args` it read every untyped event's fields to find
   // these (~400 of io_latency's 764 ms on a 6.7M-event recording).
   { event: 'writeback_dirty_inode_enqueue', columns: [int('dev')] },
+  // oom_kill's victims (include/trace/events/oom.h). The pid alone before
+  // 6.8 (and in Perfetto's MarkVictimFtraceEvent); 6.8+ add the rest, the
+  // sizes in kB as the kernel prints them.
+  {
+    event: 'mark_victim',
+    columns: [
+      int('pid'),
+      text('comm'),
+      int('total_vm'),
+      int('anon_rss'),
+      int('file_rss'),
+      int('shmem_rss'),
+      int('uid'),
+      int('pgtables'),
+      int('oom_score_adj'),
+    ],
+  },
+  // oom_kill's reaper: the oom_reaper thread unmapping a victim's memory
+  // (mm/oom_kill.c oom_reap_task) when it did not exit by itself.
+  { event: 'wake_reaper', columns: [int('pid')] },
+  { event: 'start_task_reaping', columns: [int('pid')] },
+  { event: 'finish_task_reaping', columns: [int('pid')] },
+  { event: 'skip_task_reaping', columns: [int('pid')] },
 ];
 
 /** The view's name: `_event_<event>` (event names are C identifiers). */

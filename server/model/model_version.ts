@@ -68,8 +68,14 @@
  *      wildcard) carry them in trace_info meta.events, as trace.dat does, so
  *      an enabled event that never fired is not "not traced"; the fixtures'
  *      models are unchanged (their configs use 'vmscan/*')
+ *  13  `_event_mark_victim` (id, ts, cpu, utid, pid, comm, total_vm,
+ *      anon_rss, file_rss, shmem_rss, uid, pgtables, oom_score_adj) and
+ *      `_event_{wake_reaper,start_task_reaping,finish_task_reaping,
+ *      skip_task_reaping}` (id, ts, cpu, utid, pid), views of those events'
+ *      shape tables for oom_kill; Perfetto traces import mark_victim
+ *      (FtraceEvent 334) instead of reporting it not decoded
  */
-export const MODEL_VERSION = 12;
+export const MODEL_VERSION = 13;
 
 /** The model version an info.json records (0: written before versions existed). */
 export function modelVersionOf(summary: { modelVersion?: number }): number {

@@ -24,7 +24,7 @@
  *   "event_ids": [1234, 1240],              // ftrace_event.id of every event that makes it up
  *   "id": 183405219980422,                  // stable id (links, API, `stallscope excerpt FILE finding:<id>`)
  *   "impact_ns": 312400123,                 // the time it cost, as the detector's @impact line defines it
- *   "rank": 1,                              // 1 = worst: severity, then impact, then time
+ *   "rank": 1,                              // 1 = worst: severity, then losses (OOM kills), then impact, then time
  *   "parent_id": null                       // the finding that covers this one (its group), or null
  * }
  * ```
@@ -65,16 +65,27 @@ export interface Finding extends FindingCore {
   id: number;
   /** The time the finding cost, ns (each detector's `@impact` header line says how it is measured). */
   impact_ns: bigint;
-  /** 1 = worst: by severity, then impact (larger first), then ts, then id. */
+  /** 1 = worst: by severity, then losses (a process killed) before stalls, then impact (larger first), then ts, then id. */
   rank: number;
   /** A finding that covers this one (e.g. the repeated ramp-up a kswapd episode belongs to), or null. */
   parent_id: number | null;
 }
 
-/** The order `rank` numbers: severity (critical first), impact (larger first), ts, id. */
+/**
+ * Detectors whose findings are a loss, not a stall: a process was killed.
+ * They rank before every other finding of their severity whatever the
+ * impacts: their cost is not a duration (oom_kill's impact is the reclaim
+ * episode before the kill, often a few ms), and a developer reading the list
+ * must see the kill before the stalls that led to it.
+ */
+export const LOSS_DETECTORS: ReadonlySet<string> = new Set(['oom_kill']);
+
+/** The order `rank` numbers: severity (critical first), losses (LOSS_DETECTORS) first, impact (larger first), ts, id. */
 export function compareByRank(a: Finding, b: Finding): number {
   const s = severityRank(a.severity) - severityRank(b.severity);
   if (s !== 0) return s;
+  const loss = Number(LOSS_DETECTORS.has(b.detector)) - Number(LOSS_DETECTORS.has(a.detector));
+  if (loss !== 0) return loss;
   if (a.impact_ns !== b.impact_ns) return a.impact_ns > b.impact_ns ? -1 : 1;
   if (a.ts_ns !== b.ts_ns) return a.ts_ns < b.ts_ns ? -1 : 1;
   return a.id - b.id;

@@ -17,7 +17,7 @@
  * Not to be confused with server/api/overview.ts, the timeline's per-track
  * summary at a coarse resolution.
  */
-import type { Finding, Severity } from './finding.ts';
+import { LOSS_DETECTORS, type Finding, type Severity } from './finding.ts';
 import { metricByKey, metricValue, type Metric } from './metrics.ts';
 import { DETECTOR_LABELS } from '../../shared/contract/labels.ts';
 import type { OverviewFilter, OverviewLine } from '../../shared/contract/findings.ts';
@@ -549,7 +549,7 @@ function genericLines(l: Lines, det: DetectorInfoForOverview, findings: readonly
 }
 
 export function buildOverview(input: Input): Overview {
-  const groups: { lines: OverviewLine[]; worst: number; impact: bigint; order: number }[] = [];
+  const groups: { lines: OverviewLine[]; worst: number; loss: boolean; impact: bigint; order: number }[] = [];
   input.detectors.forEach((det, order) => {
     if (det.status === 'not_traced') {
       groups.push({
@@ -566,6 +566,7 @@ export function buildOverview(input: Input): Overview {
           },
         ],
         worst: 4,
+        loss: false,
         impact: 0n,
         order,
       });
@@ -577,10 +578,21 @@ export function buildOverview(input: Input): Overview {
     if (writer) writer(l, mine, det.params);
     else genericLines(l, det, input.findings);
     const top = input.findings.find((f) => f.detector === det.id);
-    groups.push({ lines: l.out, worst: top ? SEV_ORDER[top.severity] : 3, impact: top?.impact_ns ?? 0n, order });
+    groups.push({
+      lines: l.out,
+      worst: top ? SEV_ORDER[top.severity] : 3,
+      // the same order as the findings' rank (finding.ts compareByRank): a kill before the stalls
+      loss: top !== undefined && LOSS_DETECTORS.has(det.id),
+      impact: top?.impact_ns ?? 0n,
+      order,
+    });
   });
   groups.sort(
-    (a, b) => a.worst - b.worst || (a.impact > b.impact ? -1 : a.impact < b.impact ? 1 : 0) || a.order - b.order,
+    (a, b) =>
+      a.worst - b.worst ||
+      Number(b.loss) - Number(a.loss) ||
+      (a.impact > b.impact ? -1 : a.impact < b.impact ? 1 : 0) ||
+      a.order - b.order,
   );
   return { lines: groups.flatMap((g) => g.lines) };
 }

@@ -75,7 +75,7 @@ export interface Finding extends FindingCore {
   /** The finding's stable id (links: `sel=finding:<id>`); `index` is the same number. */
   index: number;
   id: number;
-  /** 1 = worst (severity, then impact, then time). */
+  /** 1 = worst (severity, then losses such as an OOM kill, then impact, then time). */
   rank: number;
   /** The finding covering this one (a repeated ramp-up over its episodes), or null. */
   parent_id: number | null;

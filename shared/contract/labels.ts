@@ -13,6 +13,7 @@ export const DETECTOR_LABELS: Record<string, string> = {
   reclaim_throttled: 'Reclaim throttled on writeback',
   dirty_throttled: 'Writers paused by dirty throttling',
   io_latency: 'Reads stuck behind writeback',
+  oom_kill: 'OOM kills',
 };
 
 const KIND_LABELS: Record<string, string> = {
@@ -35,6 +36,9 @@ const KIND_LABELS: Record<string, string> = {
   'reclaim_throttled/congested': 'reclaim asleep: congested',
   'dirty_throttled/pause': 'dirty throttling pause',
   'io_latency/read_behind_writeback': 'read behind writeback',
+  'oom_kill/memcg': 'memcg OOM kill',
+  'oom_kill/global': 'OOM kill',
+  'oom_kill/unknown': 'OOM kill',
 };
 
 export function detectorLabel(detector: string): string {

@@ -21,7 +21,9 @@ import { CHUNK_ROWS, ColumnChunk, type ChunkData, type ColumnKind, type ColumnSp
 export type { ColumnKind, ColumnSpec } from './column_chunk.ts';
 
 /**
- * Chunks between appender flushes. DuckDB's appender does most of its work
+ * Rows between appender flushes: 8 full chunks (counted in rows, so that a
+ * table whose first chunks are small, column_chunk.ts SMALL_FIRST_CHUNK_ROWS,
+ * flushes no more often). DuckDB's appender does most of its work
  * (writing row groups) at flush; flushing as we go spreads that work over
  * the ingest, where it overlaps with decoding (store worker), instead of one
  * long pause at the end: on a 2.5M-event trace.dat, closing the appenders
@@ -38,7 +40,49 @@ export type { ColumnKind, ColumnSpec } from './column_chunk.ts';
  * peak RSS instead of 416-437; every 16, 5.0 CPU-s and 444 MB. Compression
  * itself is a small part: forcing it off gained ~10% of the flush.
  */
-const FLUSH_EVERY_CHUNKS = 8;
+const FLUSH_EVERY_ROWS = 8 * CHUNK_ROWS;
+
+/**
+ * Bytes of appended chunks (their ChunkData buffers; DuckDB's copies take
+ * at least as much) that one load's appenders may hold unflushed in all.
+ * FLUSH_EVERY_ROWS bounds each table, not their sum, and a trace has as
+ * many tables as event kinds and field shapes: `trace-cmd record -e all`
+ * (3.9M events of 382 names, 390 tables) held up to 88 MB in its
+ * appenders, where the corpus's recordings (30-60 tables) hold 7-26 MB, so
+ * the budget changes nothing for them. Past it, the appender holding the
+ * most is flushed. 16 MB made many_systems.v7 flush more (store thread
+ * +0.1-0.2 CPU-s) for ~12 MB less on the -e all recording.
+ */
+export const UNFLUSHED_BUDGET_BYTES = 32 << 20;
+
+/**
+ * The unflushed chunks of every appender of one load (one per ModelStore):
+ * keeps their sum under UNFLUSHED_BUDGET_BYTES.
+ */
+export class UnflushedChunks {
+  private bytes = 0;
+  private readonly holding = new Set<ColumnAppender>();
+
+  constructor(private readonly budget = UNFLUSHED_BUDGET_BYTES) {}
+
+  /** `a` appended a chunk of `bytes` and holds it unflushed. */
+  added(a: ColumnAppender, bytes: number): void {
+    this.bytes += bytes;
+    this.holding.add(a);
+    while (this.bytes > this.budget) {
+      let largest: ColumnAppender | null = null;
+      for (const h of this.holding) if (largest === null || h.unflushedBytes > largest.unflushedBytes) largest = h;
+      if (largest === null) break;
+      largest.flush();
+    }
+  }
+
+  /** `a` flushed what it held. */
+  flushed(a: ColumnAppender, bytes: number): void {
+    this.bytes -= bytes;
+    this.holding.delete(a);
+  }
+}
 
 /**
  * CPU spent in appender flushes on this thread, counted when `clock` is set
@@ -60,7 +104,9 @@ export class ColumnAppender {
   private readonly chunk: DuckDBDataChunk;
   /** Rows appended so far. */
   count = 0;
-  private chunksSinceFlush = 0;
+  private rowsSinceFlush = 0;
+  /** Bytes of the chunks appended since the last flush (UnflushedChunks). */
+  unflushedBytes = 0;
 
   /**
    * `structFrom`: columns from this index on are the fields of the table's
@@ -71,6 +117,7 @@ export class ColumnAppender {
     private readonly appender: DuckDBAppender,
     readonly columns: readonly ColumnSpec[],
     private readonly structFrom: number,
+    private readonly unflushed: UnflushedChunks | null,
   ) {
     const plain = columns.slice(0, structFrom).map((c) => DUCK_TYPE[c.kind]);
     const fields = columns.slice(structFrom);
@@ -87,8 +134,9 @@ export class ColumnAppender {
     table: string,
     columns: readonly ColumnSpec[],
     structFrom = columns.length,
+    unflushed: UnflushedChunks | null = null,
   ): Promise<ColumnAppender> {
-    return new ColumnAppender(await connection.createAppender(table), columns, structFrom);
+    return new ColumnAppender(await connection.createAppender(table), columns, structFrom, unflushed);
   }
 
   append(data: ChunkData): void {
@@ -107,7 +155,7 @@ export class ColumnAppender {
       const hasNull = col.validityOffset >= 0;
       if (col.kind === 'str') {
         const strings = col.strings;
-        const valid = hasNull ? new Uint32Array(data.buffer, col.validityOffset, CHUNK_ROWS / 32) : null;
+        const valid = hasNull ? new Uint32Array(data.buffer, col.validityOffset, Math.ceil(n / 32)) : null;
         // strings null: no value in this chunk is a string (all NULL, in the validity mask).
         if (strings !== null) {
           for (let r = 0; r < n; r++) {
@@ -128,10 +176,11 @@ export class ColumnAppender {
     }
     this.appender.appendDataChunk(chunk);
     this.count += n;
-    if (++this.chunksSinceFlush === FLUSH_EVERY_CHUNKS) {
-      this.flush();
-      this.chunksSinceFlush = 0;
-    }
+    this.rowsSinceFlush += n;
+    this.unflushedBytes += data.buffer.byteLength;
+    // The budget may flush this appender (then rowsSinceFlush is 0 again).
+    this.unflushed?.added(this, data.buffer.byteLength);
+    if (this.rowsSinceFlush >= FLUSH_EVERY_ROWS) this.flush();
   }
 
   close(): void {
@@ -139,7 +188,13 @@ export class ColumnAppender {
     this.appender.closeSync();
   }
 
-  private flush(): void {
+  /** Writes the chunks appended since the last flush into the table (DuckDB's row groups). */
+  flush(): void {
+    this.rowsSinceFlush = 0;
+    if (this.unflushedBytes > 0) {
+      this.unflushed?.flushed(this, this.unflushedBytes);
+      this.unflushedBytes = 0;
+    }
     const clock = flushTiming.clock;
     if (clock === null) {
       this.appender.flushSync();

@@ -8,7 +8,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { openDuckDb, type Engine } from '../engine/engine.ts';
 import { ColumnAppender } from './column_appender.ts';
-import { ColumnChunk, type ChunkData } from './column_chunk.ts';
+import { ColumnChunk, SMALL_FIRST_CHUNK_ROWS, type ChunkData } from './column_chunk.ts';
 
 const VALUES = [
   0n,
@@ -104,5 +104,52 @@ describe('ColumnChunk i64 columns', () => {
     expect(second.every((s, i) => s === `s${2048 + i}`)).toBe(true);
     // The third holds its even rows' strings and nulls elsewhere (nothing left from the second).
     expect(third.every((s, i) => s === (i % 2 === 0 ? `s${4096 + i}` : null))).toBe(true);
+  });
+});
+
+describe('ColumnChunk starting small (firstRows)', () => {
+  it('doubles its chunks from firstRows up to CHUNK_ROWS, and DuckDB reads every row back with its NULLs', async () => {
+    engine = await openDuckDb(':memory:');
+    const connection = engine.connection;
+    await connection.run('CREATE TABLE t (i INTEGER, v BIGINT, s VARCHAR, b BOOLEAN)');
+    const columns = [
+      { name: 'i', kind: 'i32' as const },
+      { name: 'v', kind: 'i64' as const },
+      { name: 's', kind: 'str' as const },
+      { name: 'b', kind: 'bool' as const },
+    ];
+    const appender = await ColumnAppender.create(connection, 't', columns);
+    const sizes: number[] = [];
+    const chunk = new ColumnChunk(
+      columns,
+      (d) => {
+        sizes.push(d.rows);
+        appender.append(d);
+      },
+      undefined,
+      SMALL_FIRST_CHUNK_ROWS,
+    );
+    // 128 + 256 + 512 + 1024 + 2048 + 2048 rows, then 100 more: a NULL
+    // in every 7th row's v, every 5th row's s, at chunk edges too.
+    const total = 128 + 256 + 512 + 1024 + 2048 + 2048 + 100;
+    for (let r = 0; r < total; r++) {
+      chunk.set(0, r);
+      chunk.set(1, r % 7 === 3 ? null : BigInt(r) * 4294967311n);
+      chunk.set(2, r % 5 === 0 ? null : `s${r}`);
+      chunk.set(3, r % 2 === 0);
+      chunk.endRow();
+    }
+    chunk.flush();
+    appender.close();
+    expect(sizes).toEqual([128, 256, 512, 1024, 2048, 2048, 100]);
+    const rows = (await connection.runAndReadAll('SELECT i, v, s, b FROM t ORDER BY i')).getRows();
+    expect(rows).toHaveLength(total);
+    const expected = Array.from({ length: total }, (_, r) => [
+      r,
+      r % 7 === 3 ? null : BigInt.asIntN(64, BigInt(r) * 4294967311n),
+      r % 5 === 0 ? null : `s${r}`,
+      r % 2 === 0,
+    ]);
+    expect(rows).toEqual(expected);
   });
 });

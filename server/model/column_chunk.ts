@@ -23,8 +23,14 @@ export interface ColumnSpec {
   kind: ColumnKind;
 }
 
-/** DuckDB's vector size: one chunk is one native append. */
+/** DuckDB's vector size: one chunk is one native append, of at most this many rows. */
 export const CHUNK_ROWS = 2048;
+/**
+ * The first chunk's rows for a table that starts small (ColumnChunk's
+ * `firstRows`); each next chunk doubles, up to CHUNK_ROWS. A multiple of 64
+ * (validity masks are copied in 64-bit words).
+ */
+export const SMALL_FIRST_CHUNK_ROWS = 128;
 const TWO_32 = 4294967296;
 
 /**
@@ -105,15 +111,26 @@ export class ColumnChunk {
   private buffer = new ArrayBuffer(0);
   /** Rows filled so far in the current chunk. */
   rows = 0;
+  /** Rows the current chunk holds: firstRows, doubled at each flush up to CHUNK_ROWS. */
+  private capacity: number;
   /** Rows ever written (all chunks). */
   count = 0;
 
-  /** Called with each full chunk (and the last partial one on flush()). */
+  /**
+   * Called with each full chunk (and the last partial one on flush()).
+   * `firstRows`: the first chunk's rows (a power of two, >= 64), for a
+   * table that may stay small: a trace can have hundreds of tables (event
+   * kinds, field shapes), each holding a chunk while it fills, and most of
+   * them see few events (`trace-cmd record -e all`: 382 names, the field
+   * worker's chunks 78 MB at 2048 rows each).
+   */
   constructor(
     readonly columns: readonly ColumnSpec[],
     private readonly onChunk: (data: ChunkData) => void,
     private readonly memory: BufferSource = NEW_BUFFERS,
+    firstRows = CHUNK_ROWS,
   ) {
+    this.capacity = firstRows;
     this.allocate();
   }
 
@@ -123,36 +140,39 @@ export class ColumnChunk {
     // one per chunk and column (2048 entries) was ~85 MB of the field
     // worker's 511 MB allocated on build_search.v7 (_ftrace_event.raw, shape
     // tables' text columns), collected by its small young generation.
-    const unsent = this.buffers.map((b) => (b.kind === 'str' && !b.anyString ? b.strings : null));
+    const rows = this.capacity;
+    const unsent = this.buffers.map((b) =>
+      b.kind === 'str' && !b.anyString && b.strings.length === rows ? b.strings : null,
+    );
     // One buffer: each column's values (8-byte aligned), then every validity mask.
     const offsets: number[] = [];
     let size = 0;
     for (const c of this.columns) {
       offsets.push(size);
-      size += Math.ceil((bytesPerRow(c.kind) * CHUNK_ROWS) / 8) * 8;
+      size += Math.ceil((bytesPerRow(c.kind) * rows) / 8) * 8;
     }
     const validityStart = size;
-    size += this.columns.length * (CHUNK_ROWS / 8);
+    size += this.columns.length * (rows / 8);
     const buffer = this.memory.take(size);
     new Uint32Array(buffer, validityStart).fill(0xffffffff);
     this.buffer = buffer;
     this.buffers = this.columns.map((c, i) => {
       const at = offsets[i]!;
-      const validityOffset = validityStart + i * (CHUNK_ROWS / 8);
+      const validityOffset = validityStart + i * (rows / 8);
       return {
         kind: c.kind,
         is64: c.kind === 'i64',
         ints:
           c.kind === 'i32'
-            ? new Int32Array(buffer, at, CHUNK_ROWS)
+            ? new Int32Array(buffer, at, rows)
             : c.kind === 'i64'
-              ? new Int32Array(buffer, at, CHUNK_ROWS * 2)
+              ? new Int32Array(buffer, at, rows * 2)
               : EMPTY_INTS,
-        floats: c.kind === 'f64' ? new Float64Array(buffer, at, CHUNK_ROWS) : EMPTY_FLOATS,
-        bytes: c.kind === 'bool' ? new Uint8Array(buffer, at, CHUNK_ROWS) : EMPTY_BYTES,
-        strings: c.kind === 'str' ? (unsent[i] ?? packedNulls(CHUNK_ROWS)) : [],
+        floats: c.kind === 'f64' ? new Float64Array(buffer, at, rows) : EMPTY_FLOATS,
+        bytes: c.kind === 'bool' ? new Uint8Array(buffer, at, rows) : EMPTY_BYTES,
+        strings: c.kind === 'str' ? (unsent[i] ?? packedNulls(rows)) : [],
         anyString: false,
-        validity: new Uint32Array(buffer, validityOffset, CHUNK_ROWS / 32),
+        validity: new Uint32Array(buffer, validityOffset, rows / 32),
         hasNull: false,
         dataOffset: c.kind === 'str' ? -1 : at,
         validityOffset,
@@ -223,7 +243,7 @@ export class ColumnChunk {
   endRow(): void {
     this.rows++;
     this.count++;
-    if (this.rows === CHUNK_ROWS) this.flush();
+    if (this.rows === this.capacity) this.flush();
   }
 
   /** Hands over the rows filled so far (if any) and starts a new chunk. */
@@ -243,6 +263,7 @@ export class ColumnChunk {
     };
     this.rows = 0;
     // Another buffer: the old one may be transferred to another thread.
+    if (this.capacity < CHUNK_ROWS) this.capacity *= 2;
     this.allocate();
     this.onChunk(data);
   }

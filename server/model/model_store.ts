@@ -11,7 +11,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { SkippedInput } from '../decode/decoded_event.ts';
 import type { Engine } from '../engine/engine.ts';
-import { appendRows, ColumnAppender } from './column_appender.ts';
+import { appendRows, ColumnAppender, UnflushedChunks } from './column_appender.ts';
 import type { ChunkData, ColumnKind, ColumnSpec } from './column_chunk.ts';
 import {
   FLAGS_UNKNOWN,
@@ -141,6 +141,8 @@ export class ModelStore {
     private readonly engine: Engine,
     readonly layout: ModelLayout,
     private readonly appenders: ColumnAppender[],
+    /** What all of this load's appenders hold unflushed, bounded in sum. */
+    private readonly unflushed: UnflushedChunks,
   ) {}
 
   /**
@@ -152,17 +154,19 @@ export class ModelStore {
     await engine.exec(fs.readFileSync(schemaSqlPath, 'utf8'));
     const typed = await createTypedStorage(engine);
     const con = engine.connection;
+    const unflushed = new UnflushedChunks();
     const appenders = [
-      await ColumnAppender.create(con, '_ftrace_event', FTRACE_EVENT_COLUMNS),
-      await ColumnAppender.create(con, '_args', ARGS_COLUMNS),
+      await ColumnAppender.create(con, '_ftrace_event', FTRACE_EVENT_COLUMNS, undefined, unflushed),
+      await ColumnAppender.create(con, '_args', ARGS_COLUMNS, undefined, unflushed),
     ];
     for (const t of typed)
-      appenders.push(await ColumnAppender.create(con, `_stage_${t.table}`, t.columns, KEY_COLUMNS));
+      appenders.push(await ColumnAppender.create(con, `_stage_${t.table}`, t.columns, KEY_COLUMNS, unflushed));
     const dictCount = typed.reduce((n, t) => Math.max(n, ...t.viewColumns.map((c) => c.dict + 1)), 0);
     return new ModelStore(
       engine,
       { ftraceEvent: FTRACE_EVENT_COLUMNS, args: ARGS_COLUMNS, typed, dictCount },
       appenders,
+      unflushed,
     );
   }
 
@@ -256,7 +260,10 @@ export class ModelStore {
     await this.engine.exec(
       `CREATE TABLE ${name} (${columnDdl(d.columns.slice(0, KEY_COLUMNS))}, f STRUCT(${columnDdl(d.columns.slice(KEY_COLUMNS))}))`,
     );
-    this.shapeAppenders.set(d.table, await ColumnAppender.create(this.engine.connection, name, d.columns, KEY_COLUMNS));
+    this.shapeAppenders.set(
+      d.table,
+      await ColumnAppender.create(this.engine.connection, name, d.columns, KEY_COLUMNS, this.unflushed),
+    );
   }
 
   /** Closes the appenders and writes the whole-trace tables. */

@@ -35,7 +35,7 @@
 import type { EventFields, FieldValue, ShapeRowColumns } from '../decode/decoded_event.ts';
 import { latin1 } from '../decode/ftrace_text/fields/intern.ts';
 import { ArgsRows, hasArgs, MAX_INTERNED, type StringRows } from './args_rows.ts';
-import { ColumnChunk, type ChunkData, type ColumnSpec } from './column_chunk.ts';
+import { ColumnChunk, SMALL_FIRST_CHUNK_ROWS, type ChunkData, type ColumnSpec } from './column_chunk.ts';
 import { NEW_BUFFERS, type BufferSource } from './buffer_source.ts';
 import {
   ARGS_TABLE,
@@ -384,7 +384,7 @@ export class UntypedRows {
       kinds: Int8Array.from(kinds),
       cols,
       hasDict: kinds.includes(KIND_STR),
-      chunk: new ColumnChunk(columns, (d) => this.shapeChunk(shape, d), this.memory),
+      chunk: new ColumnChunk(columns, (d) => this.shapeChunk(shape, d), this.memory, SMALL_FIRST_CHUNK_ROWS),
       dicts: kinds.map((k) => (k === KIND_STR ? new Map<string, number>() : null)),
       lastText: kinds.map(() => null),
       lastId: new Int32Array(keys.length),

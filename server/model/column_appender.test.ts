@@ -1,0 +1,75 @@
+// ColumnAppender's shared bound on unflushed chunks (UnflushedChunks): many
+// tables each holding a few chunks must not add up past the budget, and
+// flushing early must lose or reorder no row. Expected rows are generated
+// here (table t, row r), independently of the appenders.
+import { afterEach, describe, expect, it } from 'vitest';
+import { openDuckDb, type Engine } from '../engine/engine.ts';
+import { ColumnAppender, UnflushedChunks } from './column_appender.ts';
+import { ColumnChunk, type ChunkData } from './column_chunk.ts';
+
+let engine: Engine | null = null;
+afterEach(() => {
+  engine?.close();
+  engine = null;
+});
+
+/** An UnflushedChunks that records its largest sum. */
+class WatchedBudget extends UnflushedChunks {
+  held = 0;
+  peak = 0;
+  override added(a: ColumnAppender, bytes: number): void {
+    this.held += bytes;
+    this.peak = Math.max(this.peak, this.held);
+    super.added(a, bytes);
+  }
+  override flushed(a: ColumnAppender, bytes: number): void {
+    this.held -= bytes;
+    super.flushed(a, bytes);
+  }
+}
+
+describe('UnflushedChunks', () => {
+  it('keeps what 40 tables hold unflushed within the budget, and every row reaches its table', async () => {
+    engine = await openDuckDb(':memory:');
+    const connection = engine.connection;
+    const columns = [
+      { name: 'r', kind: 'i64' as const },
+      { name: 't', kind: 'i32' as const },
+    ];
+    const tables = 40;
+    const rowsPerTable = 3 * 2048 + 17;
+    const oneChunk = 2048 * (8 + 4) + 2 * (2048 / 8);
+    // Room for 10 chunks in all: 40 tables of 3 chunks each (below the
+    // per-table flush at 8) would hold 120 without the shared budget.
+    const budget = new WatchedBudget(10 * oneChunk);
+    const appenders: ColumnAppender[] = [];
+    const chunks: ColumnChunk[] = [];
+    for (let t = 0; t < tables; t++) {
+      await connection.run(`CREATE TABLE t${t} (r BIGINT, t INTEGER)`);
+      const a = await ColumnAppender.create(connection, `t${t}`, columns, undefined, budget);
+      appenders.push(a);
+      chunks.push(new ColumnChunk(columns, (d: ChunkData) => a.append(d)));
+    }
+    // Interleaved, as a decoder feeds them; table 0 also gets 20 chunks
+    // more (it reaches the per-table flush, FLUSH_EVERY_ROWS, too).
+    const rowsOf = (t: number) => (t === 0 ? rowsPerTable + 20 * 2048 : rowsPerTable);
+    for (let r = 0; r < rowsOf(0); r++)
+      for (let t = 0; t < tables; t++) {
+        if (r >= rowsOf(t)) continue;
+        chunks[t]!.set(0, r);
+        chunks[t]!.set(1, t);
+        chunks[t]!.endRow();
+      }
+    for (const c of chunks) c.flush();
+    for (const a of appenders) a.close();
+    expect(budget.peak).toBeLessThanOrEqual(10 * oneChunk + oneChunk);
+    expect(budget.held).toBe(0);
+    for (let t = 0; t < tables; t++) {
+      const n = BigInt(rowsOf(t));
+      const got = (
+        await connection.runAndReadAll(`SELECT count(*), min(r), max(r), sum(r), min(t), max(t) FROM t${t}`)
+      ).getRows()[0];
+      expect(got).toEqual([n, 0n, n - 1n, (n * (n - 1n)) / 2n, t, t]);
+    }
+  });
+});

@@ -37,10 +37,20 @@ interface Ev {
 }
 
 let s: RealServer;
+/** trace-cmd's reports of the two files, read before the server starts (see beforeAll). */
+let fileReport: ReportEvent[];
+let manyReport: ReportEvent[];
 
 beforeAll(async () => {
+  // trace-cmd runs synchronously (seconds on 1M events) and blocks this
+  // process's event loop: run while a keep-alive connection to the server
+  // was idle, the server closed it meanwhile and fetch's next request on it
+  // was reset (ECONNRESET), every time on a slower machine. So before any
+  // connection exists.
+  fileReport = reportEvents(FILE);
+  manyReport = reportEvents(MANY);
   s = await startRealServer();
-}, 60_000);
+}, 120_000);
 
 afterAll(async () => {
   await s?.close();
@@ -83,7 +93,7 @@ describe('event lookup under the read engine cap', () => {
   it.runIf(process.platform === 'linux')(
     'a finding, many ids and a range excerpt are answered with the cap still in place',
     async () => {
-      const report = reportEvents(FILE);
+      const report = fileReport;
       const id = await upload(FILE);
       const expected = expectedIn(report);
       expect(await engineLimit(id)).toBe(capped);
@@ -129,9 +139,7 @@ describe('event lookup under the read engine cap', () => {
   it.runIf(process.platform === 'linux')(
     'the fields of 1000 events spread over a 1M-event trace, most of them untyped, with the cap still in place',
     async () => {
-      // The report first: trace-cmd runs synchronously (seconds on 1M events), and a
-      // keep-alive connection the server timed out meanwhile would reset the next request.
-      const report = reportEvents(MANY);
+      const report = manyReport;
       const id = await upload(MANY);
       const expected = expectedIn(report);
       const step = Math.floor(report.length / 1000);

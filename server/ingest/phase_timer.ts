@@ -1,4 +1,20 @@
+import fs from 'node:fs';
 import { threadCpuNs } from './thread_cpu.ts';
+
+/**
+ * The process's peak resident MB so far (VmHWM), or '?' where /proc is
+ * missing: printed at each mark, so the phase that raised the peak is the
+ * first whose figure is the final one (a phase's end RSS misses a peak
+ * inside it).
+ */
+function peakResidentMb(): string {
+  try {
+    const m = /VmHWM:\s+(\d+) kB/.exec(fs.readFileSync('/proc/self/status', 'utf8'));
+    return m ? String(Math.round(Number(m[1]) / 1024)) : '?';
+  } catch {
+    return '?';
+  }
+}
 
 /**
  * Per-phase wall times of one ingest, printed to stderr when
@@ -27,7 +43,7 @@ export class PhaseTimer {
     const cpu = process.cpuUsage(this.lastCpu);
     const mu = process.memoryUsage();
     this.phases.push([
-      `${name}@${Math.round(mu.rss / 1048576)}MB(heap ${Math.round(mu.heapTotal / 1048576)} ab ${Math.round(mu.arrayBuffers / 1048576)})`,
+      `${name}${this.pendingNote}@${Math.round(mu.rss / 1048576)}MB(hwm ${peakResidentMb()} heap ${Math.round(mu.heapTotal / 1048576)} ab ${Math.round(mu.arrayBuffers / 1048576)})`,
       now - this.last,
       (cpu.user + cpu.system) / 1000,
     ]);
@@ -35,9 +51,17 @@ export class PhaseTimer {
     if (threadCpu !== null && this.lastThreadCpu !== null)
       this.threadPhases.push([name, (threadCpu - this.lastThreadCpu) / 1e6]);
     this.lastThreadCpu = threadCpu;
+    this.pendingNote = '';
     this.last = now;
     this.lastCpu = process.cpuUsage();
   }
+
+  /** Adds a note (a value chosen during the ingest) to the next phase's name. */
+  note(text: string): void {
+    if (this.enabled) this.pendingNote = `[${text}]`;
+  }
+
+  private pendingNote = '';
 
   /** Prints the phases (when enabled). */
   report(label: string): void {

@@ -3,7 +3,10 @@ import { openDuckDb } from './engine.ts';
 import {
   allocatorDecayState,
   keepingFreedPages,
+  keptPagesBytes,
   KEPT_DECAY_MS,
+  KEPT_PAGES_CHECK_MS,
+  KEPT_PAGES_MAX_BYTES,
   pastDecodePeak,
   traceBuildStarted,
 } from './allocator_decay.ts';
@@ -65,6 +68,28 @@ describe('DuckDB allocator decay switched at run time', () => {
       keep();
       expect(allocatorDecayState().decayMs).toEqual([0]);
     } finally {
+      engine.close();
+    }
+  });
+});
+
+describe('freed pages kept, bounded in bytes', () => {
+  it('gives them all back once they pass KEPT_PAGES_MAX_BYTES', async () => {
+    const engine = await openDuckDb(':memory:');
+    const build = traceBuildStarted();
+    const commit = pastDecodePeak();
+    try {
+      expect(allocatorDecayState().decayMs).toEqual([KEPT_DECAY_MS]);
+      // A hash aggregate over 4M distinct keys frees far more than the bound when it ends.
+      await engine.query('SELECT count(*) FROM (SELECT i, count(*) FROM range(4000000) t(i) GROUP BY i)');
+      // The check runs every KEPT_PAGES_CHECK_MS; after a few the kept pages are under the bound.
+      await new Promise((r) => setTimeout(r, 5 * KEPT_PAGES_CHECK_MS));
+      const kept = keptPagesBytes();
+      expect(kept).not.toBeNull();
+      expect(kept!).toBeLessThanOrEqual(KEPT_PAGES_MAX_BYTES);
+    } finally {
+      commit();
+      build();
       engine.close();
     }
   });

@@ -38,6 +38,26 @@ export const KEPT_DECAY_MS = 1000;
 /** MALLCTL_ARENAS_ALL: "arena.<i>.purge" for every arena at once. */
 const ALL_ARENAS = 4096;
 
+/**
+ * The most freed pages (bytes, all arenas) kept while pages are kept: past
+ * it, all of them go back at once. Why: a second's decay bounds what is kept
+ * by time, and what DuckDB frees in a second grows with the work, not with
+ * its memory_limit: a store COMMIT that reads back the spilled rows of a
+ * 2.2M-event block-heavy trace.dat kept ~90 MB and took the ingest's peak
+ * from ~325 to 347-397 MB (issue-29bm note). The pages worth keeping are the
+ * ones the next operator reuses at once, a few blocks' worth; 32 MB keeps
+ * those. $STALLSCOPE_KEPT_PAGES_MAX_MB overrides (0: no bound).
+ */
+export const KEPT_PAGES_MAX_BYTES = Number(process.env.STALLSCOPE_KEPT_PAGES_MAX_MB ?? 32) * 1048576;
+
+/**
+ * How often (ms) the kept pages are checked against KEPT_PAGES_MAX_BYTES
+ * while pages are kept. What can pile up past the bound is what DuckDB frees
+ * in this interval; a check (jemalloc's stats refresh and one read) costs
+ * microseconds.
+ */
+export const KEPT_PAGES_CHECK_MS = 20;
+
 type Mallctl = (
   name: string,
   oldp: Buffer | null,
@@ -98,6 +118,46 @@ function setDecay(ctl: Mallctl, ms: number): void {
   ctl('arenas.narenas', count, [4], null, 0);
   for (let i = 0; i < count.readUInt32LE(0); i++) ctl(`arena.${i}.dirty_decay_ms`, null, null, value, 8);
   current = ms;
+  boundKeptPages(ctl, ms > 0);
+}
+
+let keptPagesCheck: ReturnType<typeof setInterval> | null = null;
+
+/**
+ * While pages are kept, checks every KEPT_PAGES_CHECK_MS that they stay
+ * under KEPT_PAGES_MAX_BYTES, and purges them all when they do not. The
+ * timer runs on the thread that switches the decay (the main thread), which
+ * waits on DuckDB's threads or the store worker while they work; it does not
+ * keep the process alive.
+ */
+function boundKeptPages(ctl: Mallctl, kept: boolean): void {
+  if (keptPagesCheck !== null) clearInterval(keptPagesCheck);
+  keptPagesCheck = null;
+  if (!kept || !(KEPT_PAGES_MAX_BYTES > 0)) return;
+  keptPagesCheck = setInterval(() => {
+    if (keptBytes(ctl) > KEPT_PAGES_MAX_BYTES) ctl(`arena.${ALL_ARENAS}.purge`, null, null, null, 0);
+  }, KEPT_PAGES_CHECK_MS);
+  keptPagesCheck.unref();
+}
+
+const epoch = Buffer.alloc(8);
+const sizeOut = Buffer.alloc(8);
+
+/** Freed (dirty) pages the arenas hold now, in bytes; 0 where jemalloc keeps no stats. */
+function keptBytes(ctl: Mallctl): number {
+  // Its stats are a snapshot taken at each "epoch" write.
+  epoch.writeBigUInt64LE(1n);
+  if (ctl('epoch', null, null, epoch, 8) !== 0) return 0;
+  if (ctl(`stats.arenas.${ALL_ARENAS}.pdirty`, sizeOut, [8], null, 0) !== 0) return 0;
+  const pages = Number(sizeOut.readBigUInt64LE(0));
+  if (ctl('arenas.page', sizeOut, [8], null, 0) !== 0) return 0;
+  return pages * Number(sizeOut.readBigUInt64LE(0));
+}
+
+/** The freed pages the arenas hold now (bytes), or null when nothing switches here (for tests). */
+export function keptPagesBytes(): number | null {
+  const ctl = loadMallctl();
+  return ctl ? keptBytes(ctl) : null;
 }
 
 /**

@@ -12,7 +12,10 @@
  *   - at wakeup vs by balancing: a migration is at wakeup when the pid's latest
  *     sched_waking came from the mover, on its CPU, at most 1 ms before; the
  *     burst's kind follows its bounces, and so does its severity
- *   - impact: the wait from each migration to the task's next switch-in
+ *   - impact: the wait from each migration to the task's next switch-in, and its
+ *     mean per move; critical needs bounces, the mean and the total
+ *   - an unbound kworker (kworker/uN:M) bounced at wakeup: info whatever its
+ *     counts, and its title says why
  *   - pid reuse: the thread whose tid is the pid as of the burst start
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -70,6 +73,11 @@ beforeAll(async () => {
     mig(305, T + ms(105), 2, 12, 900, 'dbench', 2, 3),
     mig(306, T + ms(105.5), 3, 12, 900, 'dbench', 3, 3), // orig = dest: ignored
     mig(307, T + ms(105.6), 3, 12, 0, 'swapper/3', 3, 0), // pid 0: ignored
+    // the unbound kworker pulled back and forth by its wakers: kworker/1:1H on CPU 1, dbench on CPU 0
+    mig(500, T + ms(300), 1, 11, 60, 'kworker/u8:0', 0, 1),
+    mig(502, T + ms(302), 0, 13, 60, 'kworker/u8:0', 1, 0),
+    mig(504, T + ms(304), 1, 11, 60, 'kworker/u8:0', 0, 1),
+    mig(506, T + ms(306), 0, 13, 60, 'kworker/u8:0', 1, 0),
   ]);
   const waking = (id: number, ts: bigint, waker: number, pid: number, cpu: number) => ({
     id,
@@ -87,8 +95,13 @@ beforeAll(async () => {
     waking(103, T + ms(3.99), 11, 812, 1), // 104 at wakeup
     waking(105, T + ms(5.9), 12, 812, 0), // 106 is moved by kworker/1:1H, not the waker: balancing
     waking(50, T + ms(50), 12, 900, 0), // 50 ms before dbench's burst: too old to be its waker
+    waking(499, T + ms(299.99), 11, 60, 1), // each of the kworker's moves at wakeup, by its mover
+    waking(501, T + ms(301.99), 13, 60, 0),
+    waking(503, T + ms(303.99), 11, 60, 1),
+    waking(505, T + ms(305.99), 13, 60, 0),
   ]);
-  // 812 runs 0.5, 0.1, 0.2 and 0.3 ms after each move of its first burst
+  // 812 runs 0.5, 0.1, 0.2 and 0.3 ms after each move of its first burst (mean 0.275 ms);
+  // the kworker 0.1 ms after each of its moves
   const sw = (id: number, ts: bigint, cpu: number, pid: number) => ({
     id,
     ts,
@@ -107,6 +120,10 @@ beforeAll(async () => {
     sw(401, T + ms(2.1), 0, 812),
     sw(402, T + ms(4.2), 1, 812),
     sw(403, T + ms(6.3), 0, 812),
+    sw(507, T + ms(300.1), 1, 60),
+    sw(508, T + ms(302.1), 0, 60),
+    sw(509, T + ms(304.1), 1, 60),
+    sw(510, T + ms(306.1), 0, 60),
   ]);
 });
 
@@ -138,6 +155,8 @@ describe('migration_pingpong', () => {
           wakeup_migrations: 3n,
           balance_migrations: 1n,
           wait_ns: ms(1.1),
+          mean_wait_ns: ms(0.275),
+          unbound_kworker: false,
           movers: [
             { tid: 55, comm: 'kworker/1:1H', cpu: 1, utid: 11, count: 3n },
             { tid: 60, comm: 'kworker/u8:0', cpu: 0, utid: 12, count: 1n },
@@ -174,6 +193,8 @@ describe('migration_pingpong', () => {
           wakeup_migrations: 0n,
           balance_migrations: 6n,
           wait_ns: 0n,
+          // no mean_wait_ns: no switch-in of dbench in the trace (a NULL value is left out)
+          unbound_kworker: false,
           movers: [
             { tid: 60, comm: 'kworker/u8:0', cpu: 1, utid: 12, count: 2n },
             { tid: 60, comm: 'kworker/u8:0', cpu: 2, utid: 12, count: 2n },
@@ -182,10 +203,47 @@ describe('migration_pingpong', () => {
         },
         event_ids: [300n, 301n, 302n, 303n, 304n, 305n],
       },
+      // 0->1->0->1->0, every move at wakeup by its waker (499, 501, 503, 505); 3 bounces / 6 ms = 500/s
+      {
+        kind: 'wakeup',
+        severity: 'info',
+        ts_ns: T + ms(300),
+        dur_ns: ms(6),
+        cpu: 1,
+        tid: 60,
+        comm: 'kworker/u8:0',
+        title:
+          'kworker/u8:0[60] bounced 3 times between CPUs 0,1 in 6.0 ms (500/s), 3 of them at wakeup (woken most by kworker/1:1H[55] on CPU 1); an unbound kworker, free to run on any CPU',
+        values: {
+          pid: 60,
+          comm: 'kworker/u8:0',
+          cpus: [0, 1],
+          bounces: 3n,
+          migrations: 4n,
+          rate_per_s: 500,
+          wakeup_bounces: 3n,
+          balance_bounces: 0n,
+          wakeup_migrations: 4n,
+          balance_migrations: 0n,
+          wait_ns: ms(0.4),
+          mean_wait_ns: ms(0.1),
+          unbound_kworker: true,
+          movers: [
+            { tid: 55, comm: 'kworker/1:1H', cpu: 1, utid: 11, count: 2n },
+            { tid: 900, comm: 'dbench', cpu: 0, utid: 13, count: 2n },
+          ],
+          wakers: [
+            { tid: 55, comm: 'kworker/1:1H', cpu: 1, utid: 11, count: 2n },
+            { tid: 900, comm: 'dbench', cpu: 0, utid: 13, count: 2n },
+          ],
+        },
+        event_ids: [499n, 500n, 501n, 502n, 503n, 504n, 505n, 506n],
+      },
     ]);
     const ranked = await rankedOf(db, 'migration_pingpong');
     expect(ranked.map((f) => [f.kind, f.impact_ns])).toEqual([
       ['wakeup', ms(1.1)],
+      ['wakeup', ms(0.4)],
       ['balance', 0n],
     ]);
   });
@@ -196,29 +254,49 @@ describe('migration_pingpong', () => {
       'migration_pingpong.min_bounces': '1',
     });
     // 3 bounces mostly at wakeup reach warn_bounces; 3 by balancing stay info; the 200/202 burst
-    // (one bounce, exactly 10 ms apart, no waking within 1 ms) now qualifies, as balancing: info
+    // (one bounce, exactly 10 ms apart, no waking within 1 ms) now qualifies, as balancing: info;
+    // the unbound kworker's 3 bounces at wakeup stay info
     expect(f.map((x) => [x.severity, x.kind, x.ts_ns, x.values.bounces])).toEqual([
       ['warn', 'wakeup', T, 3n],
       ['info', 'balance', T + ms(16) + 1n, 1n],
       ['info', 'balance', T + ms(100), 3n],
+      ['info', 'wakeup', T + ms(300), 3n],
     ]);
     const b = await findingsOf(db, 'migration_pingpong', { 'migration_pingpong.balance_warn_bounces': '3' });
-    expect(b.map((x) => [x.severity, x.kind])).toEqual([
-      ['warn', 'balance'],
-      ['info', 'wakeup'],
+    expect(b.map((x) => [x.severity, x.kind, x.comm])).toEqual([
+      ['warn', 'balance', 'dbench'],
+      ['info', 'wakeup', 'fsync-loop'],
+      ['info', 'wakeup', 'kworker/u8:0'],
     ]);
-    // critical needs both the bounces and the waiting: the wakeup burst (3 bounces, its task
-    // waited 1.1 ms after the moves, see above) is critical with a 1 ms bar, warn with a 1.2 ms one
-    const crit = (wait: string) =>
+    // critical needs the bounces and the waiting, per move and in all: the wakeup burst (3 bounces,
+    // its task waited 0.5 + 0.1 + 0.2 + 0.3 = 1.1 ms after its 4 moves, 0.275 ms each) is critical
+    // with bars of 0.275 ms and 1.1 ms, warn when either is 1 us higher; the kworker's burst
+    // (0.1 ms per move, 0.4 ms in all) stays info under bars it meets
+    const crit = (mean: string, wait: string) =>
       findingsOf(db, 'migration_pingpong', {
         'migration_pingpong.warn_bounces': '3',
         'migration_pingpong.critical_bounces': '3',
+        'migration_pingpong.critical_mean_wait_ns': mean,
         'migration_pingpong.critical_wait_ns': wait,
-      }).then((fs) => fs.filter((x) => x.kind === 'wakeup').map((x) => x.severity));
-    expect(await crit('1ms')).toEqual(['critical']);
-    expect(await crit('1.2ms')).toEqual(['warn']);
-    // with a 1.9 ms window, 812's migrations 2 ms apart no longer chain, and dbench's
-    // returns come 2 ms after leaving a CPU: no bounces anywhere
+      }).then((fs) => fs.filter((x) => x.kind === 'wakeup').map((x) => [x.severity, x.comm]));
+    expect(await crit('0.275ms', '1.1ms')).toEqual([
+      ['critical', 'fsync-loop'],
+      ['info', 'kworker/u8:0'],
+    ]);
+    expect(await crit('0.276ms', '1.1ms')).toEqual([
+      ['warn', 'fsync-loop'],
+      ['info', 'kworker/u8:0'],
+    ]);
+    expect(await crit('0.275ms', '1.101ms')).toEqual([
+      ['warn', 'fsync-loop'],
+      ['info', 'kworker/u8:0'],
+    ]);
+    expect(await crit('0.1ms', '0.4ms')).toEqual([
+      ['critical', 'fsync-loop'],
+      ['info', 'kworker/u8:0'],
+    ]);
+    // with a 1.9 ms window, 812's and the kworker's migrations 2 ms apart no longer chain, and
+    // dbench's returns come 2 ms after leaving a CPU: no bounces anywhere
     const g = await findingsOf(db, 'migration_pingpong', { 'migration_pingpong.window_ns': '1.9ms' });
     expect(g).toEqual([]);
   });
@@ -248,6 +326,18 @@ describe('migration_pingpong', () => {
         cpus: 4n,
         first_ts: T + ms(100),
         last_ts: T + ms(105),
+      },
+      {
+        pid: 60,
+        task: 'kworker/u8:0',
+        migrations: 4n,
+        migrations_per_sec: 2,
+        bounces: 3n,
+        wakeup_migrations: 4n,
+        balance_migrations: 0n,
+        cpus: 2n,
+        first_ts: T + ms(300),
+        last_ts: T + ms(306),
       },
     ]);
   });

@@ -9,8 +9,11 @@
  *   @impact line defines it, recomputed by awk);
  * - a memcg-only trace: memcg findings never say kswapd, and their severity
  *   follows the time spent at low priority;
- * - wakeup ping-pong (an fsync workload's kworkers) rated above load / idle
- *   balancing (a busy node build moved by the idle task; a parallel C build).
+ * - wakeup ping-pong (jbd2 under ext4 fsync loops) rated above load / idle
+ *   balancing (a busy node build moved by the idle task; a parallel C build);
+ *   unbound kworkers' bursts info;
+ * - ping-pong severities on the fsync_timers recording: bounces, waits per
+ *   move and in all counted by awk, the rule applied to them.
  *
  * Exact comparisons ingest the report text itself (microsecond timestamps,
  * the same numbers awk reads); the trace.dat of the same recording must then
@@ -442,16 +445,27 @@ describe('ping-pong at wakeup is rated above load / idle balancing', () => {
     );
 
   it(
-    'fsync kworkers bounced by their wakers (warn) vs a node build moved by the idle task (info)',
+    'jbd2 bounced by its wakers (warn) vs a node build moved by the idle task (info); an unbound kworker bounced by its wakers: info',
     { timeout: 240_000 },
     async () => {
       const fsync = fx('fsync_xfs.report.txt');
-      const r1 = await analyze(fsync);
+      const r0 = await analyze(fsync);
+      // the one burst with 10 bounces at wakeup (warn_bounces)
+      const kw = r0.findings.find((f) => f.detector === 'migration_pingpong' && Number(f.values.wakeup_bounces) >= 10)!;
+      const c0 = classify(fsync, Number(kw.values.pid), kw.ts_ns, kw.ts_ns + kw.dur_ns);
+      expect(c0.filter((x) => x.startsWith('wakeup')).length).toBe(Number(kw.values.wakeup_migrations));
+      expect(c0.length).toBe(Number(kw.values.migrations));
+      // 10 bounces at wakeup were warn before issue 29mp; an unbound kworker's are info now
+      expect(kw).toMatchObject({ kind: 'wakeup', severity: 'info', comm: 'kworker/u8:2' });
+      expect(kw.values.unbound_kworker).toBe(true);
+
+      const timers = traceCmdReport(fx('fsync_timers.v7.dat'), tmp);
+      const r1 = await analyze(timers);
       const wake = r1.findings.find((f) => f.detector === 'migration_pingpong')!; // ranked: the worst
-      const c1 = classify(fsync, Number(wake.values.pid), wake.ts_ns, wake.ts_ns + wake.dur_ns);
+      const c1 = classify(timers, Number(wake.values.pid), wake.ts_ns, wake.ts_ns + wake.dur_ns);
       expect(c1.filter((x) => x.startsWith('wakeup')).length).toBe(Number(wake.values.wakeup_migrations));
       expect(c1.length).toBe(Number(wake.values.migrations));
-      expect(wake).toMatchObject({ kind: 'wakeup', severity: 'warn' });
+      expect(wake).toMatchObject({ kind: 'wakeup', severity: 'warn', comm: 'jbd2/loop0-8' });
 
       const memcg = traceCmdReport(fx('memcg_escalation.v7.dat'), tmp);
       const r2 = await analyze(memcg);
@@ -488,6 +502,109 @@ describe('ping-pong at wakeup is rated above load / idle balancing', () => {
       const w = r.findings.filter((f) => f.detector === 'migration_pingpong' && f.kind === 'wakeup');
       expect(w.length).toBeGreaterThan(0);
       expect(SEV[w[0]!.severity]!).toBeLessThanOrEqual(SEV.warn!);
+    },
+  );
+  /**
+   * Ping-pong bursts of a report, counted by awk as the detector's header defines them: migrations of one
+   * pid at most 10 ms apart; a bounce returns to a CPU one of the 3 previous moves left at most 10 ms
+   * before; a move is at wakeup when the pid's latest sched_waking came from the mover, on its CPU, at most
+   * 1 ms before; after each move the task waits until its next switch-in (at most 10 ms). One line per
+   * burst with >= 3 bounces: pid, first ts, comm, bounces, wakeup bounces, moves, moves followed by a
+   * switch-in, waiting in all (ns).
+   */
+  const bursts = (report: string) =>
+    awk(
+      `${PARSE} { parse() }
+     ev == "sched_waking" { w = field("pid"); wpid[w] = pid; wcpu[w] = cpu; wt[w] = t }
+     ev == "sched_migrate_task" {
+       p = field("pid"); o = field("orig_cpu"); d = field("dest_cpu")
+       if (p == "0" || o == d) next
+       if (!(p in n) || t - lt[p] > 10000000) chain[p]++
+       k = p SUBSEP chain[p]
+       b = 0
+       for (j = 1; j <= 3; j++) if (n[p] >= j && d == po[p, n[p] - j + 1] && t - pt[p, n[p] - j + 1] <= 10000000) b = 1
+       n[p]++; po[p, n[p]] = o; pt[p, n[p]] = t; lt[p] = t
+       atw = (p in wt) && wpid[p] == pid && wcpu[p] == cpu && t - wt[p] <= 1000000
+       bounces[k] += b; wb[k] += b && atw; moves[k]++; comm[k] = field("comm")
+       if (!(k in first)) first[k] = t
+       pend[p, ++np[p]] = t; pk[p, np[p]] = k
+     }
+     ev == "sched_switch" {
+       q = nextpid()
+       for (j = 1; j <= np[q]; j++) { w = t - pend[q, j]; if (w > 10000000) w = 10000000; wait[pk[q, j]] += w; waited[pk[q, j]]++ }
+       np[q] = 0
+     }
+     END { for (k in bounces) if (bounces[k] >= 3) { split(k, a, SUBSEP)
+             printf "%s %.0f %s %d %d %d %d %.0f\\n", a[1], first[k], comm[k], bounces[k], wb[k], moves[k], waited[k], wait[k] } }`,
+      report,
+    ).map((l) => {
+      const [pid, ts, comm, b, wb, moves, waited, wait] = l.split(' ');
+      return {
+        pid: Number(pid),
+        ts: BigInt(ts!),
+        comm: comm!,
+        bounces: Number(b),
+        wakeupBounces: Number(wb),
+        moves: Number(moves),
+        waited: Number(waited),
+        wait: Number(wait),
+      };
+    });
+  type Burst = ReturnType<typeof bursts>[number];
+  const MS = 1e6;
+  /** The header's rule, on awk's counts (defaults: warn 10, critical 50 bounces, 1 ms per move and 100 ms in all). */
+  const severityOf = (b: Burst) => {
+    if (/^kworker\/u\d+:\d+$/.test(b.comm)) return 'info'; // unbound: any CPU is its own
+    if (2 * b.wakeupBounces < b.bounces) return b.bounces >= 200 ? 'warn' : 'info'; // load / idle balancing
+    const mean = b.waited > 0 ? Math.round(b.wait / b.waited) : null;
+    if (b.bounces >= 50 && mean !== null && mean >= 1 * MS && b.wait >= 100 * MS) return 'critical';
+    return b.bounces >= 10 ? 'warn' : 'info';
+  };
+  /** The rule before issue 29mp: 50 bounces and 100 ms in all made a wakeup burst critical. */
+  const oldSeverityOf = (b: Burst) =>
+    2 * b.wakeupBounces < b.bounces
+      ? b.bounces >= 200
+        ? 'warn'
+        : 'info'
+      : b.bounces >= 50 && b.wait >= 100 * MS
+        ? 'critical'
+        : b.bounces >= 10
+          ? 'warn'
+          : 'info';
+
+  it(
+    'fsync loops and a timer task on ext4: long bursts of short waits are warn, unbound kworkers info, as awk counts them',
+    { timeout: 300_000 },
+    async () => {
+      const report = traceCmdReport(fx('fsync_timers.v7.dat'), tmp);
+      const all = bursts(report);
+      const r = await analyze(report);
+      const mine = r.findings.filter((f) => f.detector === 'migration_pingpong');
+      // every burst, its bounces and its severity as the rule gives them on awk's counts
+      expect(mine.map((f) => [f.values.pid, f.ts_ns, Number(f.values.bounces), f.severity]).sort()).toEqual(
+        all.map((b) => [b.pid, b.ts, b.bounces, severityOf(b)]).sort(),
+      );
+      const count = (sev: (b: Burst) => string) =>
+        all.reduce<Record<string, number>>((a, b) => ((a[sev(b)] = (a[sev(b)] ?? 0) + 1), a), {});
+      expect(count(severityOf)).toEqual({ warn: 20, info: 32 });
+      // the old rule made jbd2's 0.6 s burst critical: 2557 bounces, 107 ms of waiting in all,
+      // but 42 us per move (18% of the burst)
+      const jbd2 = maxBy(
+        mine.filter((f) => f.comm === 'jbd2/loop0-8'),
+        (f) => f.impact_ns,
+      );
+      const j = all.find((b) => b.pid === jbd2.values.pid && b.ts === jbd2.ts_ns)!;
+      expect([j.bounces, Math.round(j.wait / MS), Math.round(j.wait / j.waited / 1000)]).toEqual([2557, 107, 42]);
+      expect([oldSeverityOf(j), severityOf(j), jbd2.severity]).toEqual(['critical', 'warn', 'warn']);
+      expect(Number(jbd2.values.mean_wait_ns)).toBe(Math.round(j.wait / j.waited));
+      // the unbound kworkers' bursts: hundreds of bounces at wakeup, warn by the old rule, info now
+      const kw = all.filter((b) => /^kworker\/u/.test(b.comm) && b.bounces >= 50);
+      expect(kw.map(oldSeverityOf)).toEqual(kw.map(() => 'warn'));
+      expect(kw.length).toBeGreaterThan(0);
+      for (const f of mine.filter((f) => /^kworker\/u/.test(f.comm ?? ''))) {
+        expect(f.severity).toBe('info');
+        expect(f.title).toMatch(/; an unbound kworker, free to run on any CPU$/);
+      }
     },
   );
 });

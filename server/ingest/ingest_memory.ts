@@ -181,57 +181,6 @@ export function ingestBlockSize(estimatedEvents: number, perfetto = false): numb
  */
 export const STORE_MEMORY_LIMIT = process.env.STALLSCOPE_STORE_MEMORY ?? '40MB';
 
-/** Issue 29's target: the ingest's peak resident bytes, whatever the trace. */
-export const INGEST_PEAK_TARGET_BYTES = 350 * 1048576;
-
-/**
- * What DuckDB allocates outside its buffer pool while it closes the
- * appenders and commits (compression buffers, the appenders' own chunks),
- * over what it held outside the pool while loading: a margin, from the
- * block-heavy trace.dat's COMMIT (issue-29bm note: resident at `finish`
- * plus the raise of the cap plus the kept pages came within ~10 MB of the
- * peak measured).
- */
-export const COMMIT_OUTSIDE_POOL_BYTES = 16 * 1048576;
-
-/**
- * DuckDB's cap for the store's closing flushes and COMMIT, from what the
- * process holds when decoding has ended (`residentBytes`, after the
- * decoding threads' garbage is collected): the load's cap plus what is left
- * of INGEST_PEAK_TARGET_BYTES once the resident bytes, the freed pages kept
- * meanwhile (allocator_decay.ts KEPT_PAGES_MAX_BYTES) and
- * COMMIT_OUTSIDE_POOL_BYTES are counted; never below the load's cap nor
- * above derive's (`commitLimit`). Why from the resident bytes: the COMMIT
- * reads back every row spilled while loading, so DuckDB fills whatever cap
- * it has, and what the rest of the process still holds then grows with the
- * trace (decode buffers, heaps): a block-heavy 2.2M-event trace.dat,
- * estimated under LARGE_LOAD_EVENTS, held ~257 MB at `finish` and its COMMIT
- * at derive's 128MB peaked at 347-397 MB (issue-29bm note).
- */
-export function commitMemoryLimit(
-  residentBytes: number,
-  loadLimit: string,
-  commitLimit: string,
-  keptPagesMaxBytes: number,
-): string {
-  if (process.env.STALLSCOPE_INGEST_MEMORY) return commitLimit;
-  const load = duckDbSizeBytes(loadLimit);
-  const most = duckDbSizeBytes(commitLimit);
-  if (load === null || most === null) return commitLimit;
-  const room = INGEST_PEAK_TARGET_BYTES - residentBytes - keptPagesMaxBytes - COMMIT_OUTSIDE_POOL_BYTES;
-  const cap = Math.min(most, Math.max(load, load + room));
-  return `${Math.floor(cap / 1048576)}MB`;
-}
-
-/** Bytes of a DuckDB size written as this module writes them ('40MB', '1GB'; KiB-based as DuckDB's 'MiB'); null for any other form. */
-export function duckDbSizeBytes(size: string): number | null {
-  const m = /^(\d+(?:\.\d+)?)\s*(KB|MB|GB|KiB|MiB|GiB)$/i.exec(size.trim());
-  if (!m) return null;
-  const unit = m[2]!.toUpperCase();
-  const scale = unit.startsWith('K') ? 1024 : unit.startsWith('M') ? 1048576 : 1073741824;
-  return Number(m[1]) * scale;
-}
-
 /**
  * The store's cap for a load that would otherwise pass 350 MB with 40MB:
  *  - a process that already holds more than a fresh one: a server that has

@@ -141,8 +141,8 @@ function startJob(input: StoreWorkerInput, onEnd: () => void): (m: ToStoreWorker
 
   // The field worker's channel, if it has one: its chunks, then `end`.
   let field: { port: MessagePort; end: Extract<FieldToStore, { type: 'end' }> | null } | null = null;
-  let pendingFinish: { result: BuilderResult; memoryLimit: string } | null = null;
-  const commit = (result: BuilderResult, memoryLimit: string) => {
+  let pendingFinish: BuilderResult | null = null;
+  const commit = (result: BuilderResult) => {
     void (async () => {
       const end = field?.end;
       if (end) {
@@ -156,13 +156,11 @@ function startJob(input: StoreWorkerInput, onEnd: () => void): (m: ToStoreWorker
       }
       timing?.finishing();
       // Decoding has ended and its threads' buffers are going: from here the
-      // process holds what derive will, so the load gets derive's cap, or
-      // less when the process still holds much (ingest_memory.ts
-      // commitMemoryLimit). At the
+      // process holds what derive will, so the load gets derive's cap. At the
       // load's cap, closing the appenders and the COMMIT evicted blocks to the
       // spill file (zstd) only to read them back a moment later: ~40% of the
       // closing flushes' CPU and ~10% of the COMMIT's (perf, sched_wq.v7).
-      await during(engine!.exec(`SET memory_limit = '${memoryLimit}'`));
+      await during(engine!.exec(`SET memory_limit = '${input.commitMemoryLimit}'`));
       const summary = await during(store!.commitLoad(result));
       if (failed) return; // aborted meanwhile: closeEngine() closes it
       timing?.report();
@@ -181,7 +179,7 @@ function startJob(input: StoreWorkerInput, onEnd: () => void): (m: ToStoreWorker
       }
       field.end = m;
       field.port.close();
-      if (pendingFinish) commit(pendingFinish.result, pendingFinish.memoryLimit);
+      if (pendingFinish) commit(pendingFinish);
     } catch (err) {
       fail(err);
     }
@@ -214,9 +212,8 @@ function startJob(input: StoreWorkerInput, onEnd: () => void): (m: ToStoreWorker
       }
       if (m.type === 'job') throw new Error('store worker: a job arrived before the last one ended');
       // finish: the field worker's chunks may still be queued on its port.
-      const memoryLimit = m.memoryLimit ?? input.commitMemoryLimit;
-      if (field && !field.end) pendingFinish = { result: m.result, memoryLimit };
-      else commit(m.result, memoryLimit);
+      if (field && !field.end) pendingFinish = m.result;
+      else commit(m.result);
     } catch (err) {
       fail(err);
     }

@@ -16,7 +16,7 @@ import { decodeFile } from '../decode/decode_file.ts';
 import { SNIFF_BYTES, sniffInput } from '../decode/sniff.ts';
 import { DecodeError, type SkippedInput } from '../decode/decoded_event.ts';
 import { openDuckDb, type Engine } from '../engine/engine.ts';
-import { pastDecodePeak, traceBuildStarted } from '../engine/allocator_decay.ts';
+import { KEPT_PAGES_MAX_BYTES, pastDecodePeak, traceBuildStarted } from '../engine/allocator_decay.ts';
 import { deriveModel } from '../model/derive_model.ts';
 import { PooledBuffers } from '../model/buffer_source.ts';
 import { ModelBuilder } from '../model/model_builder.ts';
@@ -41,6 +41,7 @@ import {
   COLLECT_EVERY_EVENTS,
   COLLECT_FIRST_AT_EVENTS,
   collectGarbage,
+  commitMemoryLimit,
   freedPagesKept,
   freedPagesKeptThroughDerive,
   ingestBlockSize,
@@ -712,10 +713,19 @@ async function loadOnStoreWorker(
   // DuckDB's freed pages stay while the store finishes and commits
   // (allocator_decay.ts pastDecodePeak); not for a large trace, whose
   // COMMIT can be the ingest's peak (ingest_memory.ts).
-  const committed = freedPagesKept(builder.eventCount) ? pastDecodePeak() : () => {};
+  const keepPages = freedPagesKept(builder.eventCount);
+  const committed = keepPages ? pastDecodePeak() : () => {};
+  // The COMMIT's cap from what is resident now (ingest_memory.ts commitMemoryLimit).
+  const commitLimit = commitMemoryLimit(
+    process.memoryUsage.rss(),
+    store.memoryLimits.load,
+    store.memoryLimits.commit,
+    keepPages ? KEPT_PAGES_MAX_BYTES : 0,
+  );
+  timer.note(`commit cap ${commitLimit}`);
   let writerSummary;
   try {
-    writerSummary = await store.finish(result);
+    writerSummary = await store.finish(result, commitLimit);
   } finally {
     committed();
   }

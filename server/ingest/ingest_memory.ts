@@ -181,6 +181,106 @@ export function ingestBlockSize(estimatedEvents: number, perfetto = false): numb
  */
 export const STORE_MEMORY_LIMIT = process.env.STALLSCOPE_STORE_MEMORY ?? '40MB';
 
+/** Issue 29's target: the ingest's peak resident bytes, whatever the trace. */
+export const INGEST_PEAK_TARGET_BYTES = 350 * 1048576;
+
+/**
+ * What DuckDB allocates outside its buffer pool while it closes the
+ * appenders and commits (compression buffers, the appenders' own chunks),
+ * over what it held outside the pool while loading: a margin, from the
+ * block-heavy trace.dat's COMMIT (issue-29bm note: resident at `finish`
+ * plus the raise of the cap plus the kept pages came within ~10 MB of the
+ * peak measured).
+ */
+export const COMMIT_OUTSIDE_POOL_BYTES = 16 * 1048576;
+
+/**
+ * DuckDB's cap for the store's closing flushes and COMMIT, from what the
+ * process holds when decoding has ended (`residentBytes`, after the
+ * decoding threads' garbage is collected): the load's cap plus what is left
+ * of INGEST_PEAK_TARGET_BYTES once the resident bytes, the freed pages kept
+ * meanwhile (allocator_decay.ts KEPT_PAGES_MAX_BYTES) and
+ * COMMIT_OUTSIDE_POOL_BYTES are counted; never below the load's cap nor
+ * above derive's (`commitLimit`). Why from the resident bytes: the COMMIT
+ * reads back every row spilled while loading, so DuckDB fills whatever cap
+ * it has, and what the rest of the process still holds then grows with the
+ * trace (decode buffers, heaps): a block-heavy 2.2M-event trace.dat,
+ * estimated under LARGE_LOAD_EVENTS, held ~257 MB at `finish` and its COMMIT
+ * at derive's 128MB peaked at 347-397 MB (issue-29bm note).
+ */
+export function commitMemoryLimit(
+  residentBytes: number,
+  loadLimit: string,
+  commitLimit: string,
+  keptPagesMaxBytes: number,
+): string {
+  if (process.env.STALLSCOPE_INGEST_MEMORY) return commitLimit;
+  const load = duckDbSizeBytes(loadLimit);
+  const most = duckDbSizeBytes(commitLimit);
+  if (load === null || most === null) return commitLimit;
+  const room = INGEST_PEAK_TARGET_BYTES - residentBytes - keptPagesMaxBytes - COMMIT_OUTSIDE_POOL_BYTES;
+  const cap = Math.min(most, Math.max(load, load + room));
+  return `${Math.floor(cap / 1048576)}MB`;
+}
+
+/**
+ * Spilled bytes from which the COMMIT's cap comes from the resident bytes
+ * (commitMemoryLimit) rather than derive's. Why: what raised the ingest's
+ * peak at COMMIT was the spilled rows read back (the block-heavy 2.2M-event
+ * trace.dat had spilled 113 MB past the load's 40MB and peaked at 344-389
+ * MB with derive's 128MB; 330 MB with the cap from the resident bytes). A
+ * load that spilled nothing holds its rows in memory already: many_systems.v7
+ * (0 MB spilled, 38 MB in DuckDB, ~280 MB resident at `finish`) peaks at
+ * decode either way (290-296 MB), but at the 55-61MB the resident bytes gave,
+ * closing its appenders took 268-372 CPU ms instead of 122-129 (evictions).
+ */
+export const COMMIT_READBACK_MIN_BYTES = 16 * 1048576;
+
+/** The COMMIT's cap: `fromResident` (commitMemoryLimit) if the load spilled at least COMMIT_READBACK_MIN_BYTES, else derive's `deriveCap`. */
+export function commitCapAfterLoad(fromResident: string, deriveCap: string, spilledBytes: number): string {
+  return spilledBytes >= COMMIT_READBACK_MIN_BYTES ? fromResident : deriveCap;
+}
+
+/**
+ * What DuckDB needs, per column of a table holding rows of the load, to
+ * close the appenders and COMMIT: each column's unfinished segment is pinned
+ * then (the load could evict it to the spill file; the COMMIT cannot), ~18
+ * KiB each whatever the block size (64 KiB or 256 KiB) or the rows per
+ * table (100 or 3000), STRUCT fields counting as columns. Measured with
+ * standalone loads of T tables of 8 to 32 columns, lowest memory_limit at
+ * which they commit: 50 x 8 columns 9 MB, 200 x 8 29 MB, 400 x 8 57-59 MB,
+ * 200 x 16 59 MB, 200 x 32 118 MB. A cap below this failed the ingest of
+ * `trace-cmd record -e all` (390 tables): "could not allocate block of size
+ * 16.0 KiB (38.1 MiB/38.1 MiB used)". 24 KiB and COMMIT_FLOOR_BASE_BYTES
+ * leave a third more than measured.
+ */
+export const COMMIT_BYTES_PER_COLUMN = 24 * 1024;
+/** The rest of the COMMIT's floor: the whole-trace tables and views finish() writes, DuckDB's own state. */
+export const COMMIT_FLOOR_BASE_BYTES = 8 * 1048576;
+
+/**
+ * The COMMIT's cap raised to what its tables need (COMMIT_BYTES_PER_COLUMN
+ * per column of the tables holding rows, `storedColumns`): a cap from the
+ * resident bytes alone (commitMemoryLimit) can leave less than that to a
+ * trace of many event kinds, and then the load fails. So the floor wins
+ * over the 350 MB target: losing the trace is worse than passing it.
+ */
+export function withCommitFloor(limit: string, storedColumns: number): string {
+  const floor = COMMIT_FLOOR_BASE_BYTES + storedColumns * COMMIT_BYTES_PER_COLUMN;
+  const bytes = duckDbSizeBytes(limit);
+  if (bytes !== null && bytes >= floor) return limit;
+  return `${Math.ceil(floor / 1048576)}MB`;
+}
+
+/** Bytes of a DuckDB size written as this module writes them ('40MB', '1GB'; KiB-based as DuckDB's 'MiB'); null for any other form. */
+export function duckDbSizeBytes(size: string): number | null {
+  const m = /^(\d+(?:\.\d+)?)\s*(KB|MB|GB|KiB|MiB|GiB)$/i.exec(size.trim());
+  if (!m) return null;
+  const unit = m[2]!.toUpperCase();
+  const scale = unit.startsWith('K') ? 1024 : unit.startsWith('M') ? 1048576 : 1073741824;
+  return Number(m[1]) * scale;
+}
+
 /**
  * The store's cap for a load that would otherwise pass 350 MB with 40MB:
  *  - a process that already holds more than a fresh one: a server that has

@@ -40,7 +40,12 @@ export type ToStoreWorker =
   /** Chunks will also come from the field worker, on this port (field_protocol.ts FieldToStore). */
   | { type: 'fieldChannel'; port: MessagePort }
   /** Commit once the field channel (if any) has ended; the result's dictionaries are merged with the field worker's. */
-  | { type: 'finish'; result: BuilderResult }
+  | {
+      type: 'finish';
+      result: BuilderResult;
+      /** DuckDB's cap for the closing flushes and COMMIT (ingest_memory.ts commitMemoryLimit); absent: commitMemoryLimit of the input. */
+      memoryLimit?: string;
+    }
   /** Decoding failed: close the database (the work dir is deleted; the thread is terminated). */
   | { type: 'abort' };
 

@@ -31,6 +31,7 @@ import {
   type ToStoreWorker,
 } from './store_protocol.ts';
 import { serveJobs } from './job_loop.ts';
+import { commitCapAfterLoad, withCommitFloor } from './ingest_memory.ts';
 
 const port = parentPort!;
 
@@ -41,11 +42,12 @@ function post(message: FromStoreWorker): void {
 /**
  * Under $STALLSCOPE_TIMING, what this thread's CPU went to in one load:
  * printed as `[timing] store thread: ...` (CPU ms): appending (from the job's
- * start to `finish`, of which DuckDB's appender flushes) and finish + COMMIT.
+ * start to `finish`, of which DuckDB's appender flushes) and finish + COMMIT,
+ * and the COMMIT's memory cap.
  * The flushes are where the load's row groups are built, compressed and
  * written (and, past the store's memory cap, spilled and read back).
  */
-function storeThreadTiming(): { finishing(): void; report(): void } | null {
+function storeThreadTiming(): { finishing(): void; report(commitCap: string): void } | null {
   const start = process.env.STALLSCOPE_TIMING ? threadCpuNs() : null;
   if (start === null) return null;
   flushTiming.clock = () => threadCpuNs()!;
@@ -61,14 +63,20 @@ function storeThreadTiming(): { finishing(): void; report(): void } | null {
       flushNs = flushTiming.cpuNs;
       flushes = flushTiming.flushes;
     },
-    report() {
+    report(commitCap) {
       flushTiming.clock = null;
       process.stderr.write(
         `[timing] store thread: appending ${ms(finishAt - start)} (flushes ${ms(flushNs)} in ${flushes}), ` +
-          `finish+commit ${ms(threadCpuNs()! - finishAt)} (of which closing appenders' flushes ${ms(flushTiming.cpuNs - flushNs)}) CPU ms\n`,
+          `finish+commit ${ms(threadCpuNs()! - finishAt)} (of which closing appenders' flushes ${ms(flushTiming.cpuNs - flushNs)}) CPU ms, commit cap ${commitCap}\n`,
       );
     },
   };
+}
+
+/** Bytes DuckDB has spilled to its temp files so far: what a COMMIT reads back. */
+async function spilledBytes(engine: Engine): Promise<number> {
+  const [row] = await engine.query<{ bytes: bigint | null }>('SELECT sum(size) AS bytes FROM duckdb_temporary_files()');
+  return Number(row?.bytes ?? 0);
 }
 
 /**
@@ -141,8 +149,8 @@ function startJob(input: StoreWorkerInput, onEnd: () => void): (m: ToStoreWorker
 
   // The field worker's channel, if it has one: its chunks, then `end`.
   let field: { port: MessagePort; end: Extract<FieldToStore, { type: 'end' }> | null } | null = null;
-  let pendingFinish: BuilderResult | null = null;
-  const commit = (result: BuilderResult) => {
+  let pendingFinish: { result: BuilderResult; memoryLimit: string } | null = null;
+  const commit = (result: BuilderResult, memoryLimit: string) => {
     void (async () => {
       const end = field?.end;
       if (end) {
@@ -156,14 +164,22 @@ function startJob(input: StoreWorkerInput, onEnd: () => void): (m: ToStoreWorker
       }
       timing?.finishing();
       // Decoding has ended and its threads' buffers are going: from here the
-      // process holds what derive will, so the load gets derive's cap. At the
-      // load's cap, closing the appenders and the COMMIT evicted blocks to the
-      // spill file (zstd) only to read them back a moment later: ~40% of the
-      // closing flushes' CPU and ~10% of the COMMIT's (perf, sched_wq.v7).
-      await during(engine!.exec(`SET memory_limit = '${input.commitMemoryLimit}'`));
+      // process holds what derive will, so the load gets derive's cap, or
+      // less when it spilled rows the COMMIT reads back while the process
+      // still holds much (ingest_memory.ts commitCapAfterLoad), but never
+      // less than its tables need to commit (withCommitFloor). At the load's cap, closing the appenders and the
+      // COMMIT evicted blocks to the spill file (zstd) only to read them back
+      // a moment later: ~40% of the closing flushes' CPU and ~10% of the
+      // COMMIT's (perf, sched_wq.v7).
+      const spilled = await during(spilledBytes(engine!));
+      const limit = withCommitFloor(
+        commitCapAfterLoad(memoryLimit, input.commitMemoryLimit, spilled),
+        await during(store!.storedColumns()),
+      );
+      await during(engine!.exec(`SET memory_limit = '${limit}'`));
       const summary = await during(store!.commitLoad(result));
       if (failed) return; // aborted meanwhile: closeEngine() closes it
-      timing?.report();
+      timing?.report(limit);
       closeEngine();
       input.chunkReturn.close();
       onEnd();
@@ -179,7 +195,7 @@ function startJob(input: StoreWorkerInput, onEnd: () => void): (m: ToStoreWorker
       }
       field.end = m;
       field.port.close();
-      if (pendingFinish) commit(pendingFinish);
+      if (pendingFinish) commit(pendingFinish.result, pendingFinish.memoryLimit);
     } catch (err) {
       fail(err);
     }
@@ -212,8 +228,9 @@ function startJob(input: StoreWorkerInput, onEnd: () => void): (m: ToStoreWorker
       }
       if (m.type === 'job') throw new Error('store worker: a job arrived before the last one ended');
       // finish: the field worker's chunks may still be queued on its port.
-      if (field && !field.end) pendingFinish = m.result;
-      else commit(m.result);
+      const memoryLimit = m.memoryLimit ?? input.commitMemoryLimit;
+      if (field && !field.end) pendingFinish = { result: m.result, memoryLimit };
+      else commit(m.result, memoryLimit);
     } catch (err) {
       fail(err);
     }

@@ -52,6 +52,8 @@ export class StoreWorkerClient {
     private readonly counters: Int32Array,
     private readonly replies: WorkerReplies<FromStoreWorker>,
     private readonly returned: RecycledBuffers,
+    /** DuckDB's caps of this load: while appending, and from `finish` on unless finish gives one. */
+    readonly memoryLimits: { load: string; commit: string },
   ) {}
 
   /** Hands the load to a store thread (a pooled one if idle): it opens the database and creates the schema right away. */
@@ -74,7 +76,10 @@ export class StoreWorkerClient {
     const worker = storeWorkers.take(entry);
     const replies = workerReplies<FromStoreWorker>(worker, 'store worker');
     worker.postMessage({ type: 'job', input } satisfies ToStoreWorker, [port2]);
-    return new StoreWorkerClient(worker, entry, new Int32Array(control), replies, new RecycledBuffers(port1));
+    return new StoreWorkerClient(worker, entry, new Int32Array(control), replies, new RecycledBuffers(port1), {
+      load: input.memoryLimit,
+      commit: input.commitMemoryLimit,
+    });
   }
 
   /** Buffers for the chunks posted here: the worker sends each back once appended. */
@@ -110,10 +115,10 @@ export class StoreWorkerClient {
     this.worker.postMessage({ type: 'fieldChannel', port } satisfies ToStoreWorker, [port]);
   }
 
-  /** Writes the whole-trace tables and commits; the worker then closes the database. */
-  async finish(result: BuilderResult): Promise<WriterSummary> {
+  /** Writes the whole-trace tables and commits, at `memoryLimit` if given (else the target's memoryLimit); the worker then closes the database. */
+  async finish(result: BuilderResult, memoryLimit?: string): Promise<WriterSummary> {
     await this.ready(); // its reply comes first, also when the caller had the layout from the cache
-    this.worker.postMessage({ type: 'finish', result } satisfies ToStoreWorker);
+    this.worker.postMessage({ type: 'finish', result, memoryLimit } satisfies ToStoreWorker);
     const done = await this.replies.expect('done');
     this.finished = true;
     return done.summary;

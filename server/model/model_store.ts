@@ -266,6 +266,15 @@ export class ModelStore {
     );
   }
 
+  /** Columns (a STRUCT's fields counted each) of the tables this load appended rows to: what the COMMIT must pin (ingest_memory.ts withCommitFloor). */
+  async storedColumns(): Promise<number> {
+    while (this.draining !== null) await this.draining; // shape tables still being created
+    let n = 0;
+    for (const a of this.appenders) if (a.count > 0) n += a.columns.length;
+    for (const a of this.shapeAppenders.values()) if (a.count > 0) n += a.columns.length;
+    return n;
+  }
+
   /** Closes the appenders and writes the whole-trace tables. */
   async finish(r: BuilderResult): Promise<WriterSummary> {
     while (this.draining !== null) await this.draining;

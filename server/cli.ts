@@ -377,6 +377,7 @@ cli
       if (d.requires.length) process.stdout.write(`    needs: ${d.requires.join(' ')}\n`);
       if (d.impact) process.stdout.write(`    impact: ${d.impact}\n`);
       if (d.severity_rule) process.stdout.write(`    severity: ${d.severity_rule}\n`);
+      if (d.rank === 'loss') process.stdout.write(`    rank: loss (before every other finding of its severity)\n`);
       for (const p of d.params)
         process.stdout.write(`    --param ${d.id}.${p.name}=${p.default}  ${p.description ?? ''}\n`);
     }

@@ -7,7 +7,8 @@
 -- @param gap_ns BIGINT 1000000000 -- the episode that led to the kill: the passes back from the kill with no pause longer than this (ns) between them: 1 s
 -- @requires oom:mark_victim
 -- @impact the episode: from its first reclaim pass to the kill (0 when no reclaim of the tasks involved came within gap_ns of the kill).
--- @severity always critical: a process was killed. Kills rank before every stall (server/findings/finding.ts compareByRank), then among themselves by impact.
+-- @severity always critical: a process was killed.
+-- @rank loss -- kills rank before every stall of their severity, then among themselves by impact.
 --
 -- What it finds
 --   When reclaim cannot free enough memory for an allocation, the page

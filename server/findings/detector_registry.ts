@@ -13,6 +13,9 @@
  *                                 the detector reports "not traced", not zero findings)
  *   -- @impact One line           (what a finding's impact_ns measures)
  *   -- @severity One line         (the severity rule; repeatable)
+ *   -- @rank loss                 (optional: its findings are losses, e.g. a process
+ *                                 killed, and rank before every stall of their severity;
+ *                                 the default, `impact`, ranks by impact_ns)
  *
  * and then is ONE SELECT returning finding rows (see REQUIRED_COLUMNS). Its
  * parameters are DuckDB named prepared-statement parameters (`$warn_ns`).
@@ -83,8 +86,14 @@ export interface DetectorDef {
   impact: string;
   /** `@severity` lines: the severity rule. */
   severityRule: string;
+  /** `@rank`: 'loss' (before every stall of its severity: finding.ts rankComparator) or 'impact' (the default). */
+  rank: DetectorRank;
   builtin: boolean;
 }
+
+/** How a detector's findings rank within their severity (`@rank`). */
+export type DetectorRank = 'impact' | 'loss';
+const RANKS: readonly DetectorRank[] = ['impact', 'loss'];
 
 /** What `stallscope detectors` lists and GET /api/detectors returns. */
 export interface DetectorInfo {
@@ -99,6 +108,8 @@ export interface DetectorInfo {
   requires: string[];
   impact: string;
   severity_rule: string;
+  /** `@rank`: 'loss' findings rank before every stall of their severity. */
+  rank: DetectorRank;
 }
 
 export class DetectorDefinitionError extends Error {
@@ -122,6 +133,7 @@ export interface ParsedHeader {
   requires: Requirement[];
   impact: string | null;
   severityRule: string | null;
+  rank: DetectorRank | null;
 }
 
 const REQUIREMENT = /^[A-Za-z0-9_]+:[A-Za-z0-9_]+$/;
@@ -136,6 +148,7 @@ export function parseDetectorHeader(text: string, file: string): ParsedHeader {
     requires: [],
     impact: null,
     severityRule: null,
+    rank: null,
   };
   const lines = text.split(/\r?\n/);
   for (let i = 0; i < lines.length; i++) {
@@ -178,6 +191,15 @@ export function parseDetectorHeader(text: string, file: string): ParsedHeader {
       case 'severity':
         out.severityRule = `${out.severityRule ? `${out.severityRule} ` : ''}${rest.trim()}`;
         break;
+      case 'rank': {
+        // `@rank loss -- why`: the word, then an optional comment.
+        const rank = rest.replace(/--.*$/, '').trim() as DetectorRank;
+        if (!RANKS.includes(rank)) {
+          throw new DetectorDefinitionError(file, lineNo, `@rank: '${rank}' is not one of ${RANKS.join(', ')}`);
+        }
+        out.rank = rank;
+        break;
+      }
       case 'param': {
         const m = PARAM_LINE.exec(body);
         if (!m) {
@@ -394,6 +416,7 @@ export async function loadDetectorFile(file: string, builtin: boolean): Promise<
     requires: header.requires,
     impact: header.impact ?? '',
     severityRule: header.severityRule ?? '',
+    rank: header.rank ?? 'impact',
     builtin,
   };
 }
@@ -485,6 +508,7 @@ export function detectorInfo(d: DetectorDef): DetectorInfo {
     requires: d.requires.map((g) => g.join('|')),
     impact: d.impact,
     severity_rule: d.severityRule,
+    rank: d.rank,
   };
 }
 

@@ -72,23 +72,28 @@ export interface Finding extends FindingCore {
 }
 
 /**
- * Detectors whose findings are a loss, not a stall: a process was killed.
- * They rank before every other finding of their severity whatever the
- * impacts: their cost is not a duration (oom_kill's impact is the reclaim
- * episode before the kill, often a few ms), and a developer reading the list
- * must see the kill before the stalls that led to it.
+ * The order `rank` numbers: severity (critical first), then the findings of
+ * `losses` first (detectors whose header says `@rank loss`, e.g. oom_kill),
+ * then impact (larger first), ts, id. Why losses first: their cost is not a
+ * duration (oom_kill's impact is the reclaim episode before the kill, often
+ * a few ms), and a developer reading the list must see the kill before the
+ * stalls that led to it.
  */
-export const LOSS_DETECTORS: ReadonlySet<string> = new Set(['oom_kill']);
+export function rankComparator(losses: ReadonlySet<string>): (a: Finding, b: Finding) => number {
+  return (a, b) => {
+    const s = severityRank(a.severity) - severityRank(b.severity);
+    if (s !== 0) return s;
+    const loss = Number(losses.has(b.detector)) - Number(losses.has(a.detector));
+    if (loss !== 0) return loss;
+    if (a.impact_ns !== b.impact_ns) return a.impact_ns > b.impact_ns ? -1 : 1;
+    if (a.ts_ns !== b.ts_ns) return a.ts_ns < b.ts_ns ? -1 : 1;
+    return a.id - b.id;
+  };
+}
 
-/** The order `rank` numbers: severity (critical first), losses (LOSS_DETECTORS) first, impact (larger first), ts, id. */
+/** Findings in the order their `rank` (assignRanks) numbers them. */
 export function compareByRank(a: Finding, b: Finding): number {
-  const s = severityRank(a.severity) - severityRank(b.severity);
-  if (s !== 0) return s;
-  const loss = Number(LOSS_DETECTORS.has(b.detector)) - Number(LOSS_DETECTORS.has(a.detector));
-  if (loss !== 0) return loss;
-  if (a.impact_ns !== b.impact_ns) return a.impact_ns > b.impact_ns ? -1 : 1;
-  if (a.ts_ns !== b.ts_ns) return a.ts_ns < b.ts_ns ? -1 : 1;
-  return a.id - b.id;
+  return a.rank - b.rank;
 }
 
 /** Time order: ts, then detector, kind and id. */
@@ -138,9 +143,9 @@ export function assignIds(findings: Finding[]): Map<number, Finding> {
   return byId;
 }
 
-/** Numbers `rank` (1 = worst) and sorts the list by it. */
-export function assignRanks(findings: Finding[]): void {
-  findings.sort(compareByRank);
+/** Numbers `rank` (1 = worst; rankComparator, `losses` the ids of `@rank loss` detectors) and sorts the list by it. */
+export function assignRanks(findings: Finding[], losses: ReadonlySet<string>): void {
+  findings.sort(rankComparator(losses));
   findings.forEach((f, i) => {
     f.rank = i + 1;
   });

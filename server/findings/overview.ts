@@ -17,7 +17,7 @@
  * Not to be confused with server/api/overview.ts, the timeline's per-track
  * summary at a coarse resolution.
  */
-import { LOSS_DETECTORS, type Finding, type Severity } from './finding.ts';
+import { type Finding, type Severity } from './finding.ts';
 import { metricByKey, metricValue, type Metric } from './metrics.ts';
 import { DETECTOR_LABELS } from '../../shared/contract/labels.ts';
 import type { OverviewFilter, OverviewLine } from '../../shared/contract/findings.ts';
@@ -34,6 +34,8 @@ interface DetectorInfoForOverview {
   status: 'ok' | 'not_traced';
   hint: string;
   params: Record<string, string>;
+  /** `@rank` of its header (detector_registry.ts). */
+  rank: 'impact' | 'loss';
 }
 
 interface Input {
@@ -581,8 +583,8 @@ export function buildOverview(input: Input): Overview {
     groups.push({
       lines: l.out,
       worst: top ? SEV_ORDER[top.severity] : 3,
-      // the same order as the findings' rank (finding.ts compareByRank): a kill before the stalls
-      loss: top !== undefined && LOSS_DETECTORS.has(det.id),
+      // the same order as the findings' rank (finding.ts rankComparator): a kill before the stalls
+      loss: top !== undefined && det.rank === 'loss',
       impact: top?.impact_ns ?? 0n,
       order,
     });

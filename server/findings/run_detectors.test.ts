@@ -81,6 +81,7 @@ describe('detector header', () => {
       requires: [],
       impact: null,
       severityRule: null,
+      rank: null,
       params: [
         {
           name: 'min_ns',
@@ -259,6 +260,42 @@ describe('runDetectors', () => {
         `"id":${ids[1]},"impact_ns":6000000,"rank":2,"parent_id":null}`,
     );
     expect(reachesSeverity(r.findings, 'critical')).toBe(true);
+  });
+
+  it('ranks the findings of a `@rank loss` detector before every finding of their severity, whatever the impacts', async () => {
+    // A user's detector declaring its findings losses: the 6 ms kswapd0 slice
+    // as a warn costing 1 ns. By impact it would rank after my_long_slices'
+    // 6 ms warn; as a loss it ranks before it, after the critical.
+    const losses = mkdtempSync(join(tmpdir(), 'stallscope-detectors-'));
+    try {
+      writeFileSync(
+        join(losses, 'my_lost_slices.sql'),
+        `-- my_lost_slices: a slice counted as something lost
+-- @title Lost slices
+-- @rank loss -- what it reports is not a duration
+SELECT 'warn' AS severity, ts, dur, cpu, utid, 'lost ' || name AS title, {'name': name} AS "values",
+  [begin_id] AS event_ids, 1::BIGINT AS impact
+FROM slice WHERE name = 'super_cache_scan'
+`,
+      );
+      const r = await runDetectors(db, { detectors: ['my_long_slices', 'my_lost_slices'], extraDirs: [dir, losses] });
+      expect(r.findings.map((f) => [f.rank, f.detector, f.severity, f.impact_ns])).toEqual([
+        [1, 'my_long_slices', 'critical', 12_000_000n],
+        [2, 'my_lost_slices', 'warn', 1n],
+        [3, 'my_long_slices', 'warn', 6_000_000n],
+      ]);
+      expect(r.detectors.map((d) => [d.id, d.rank])).toEqual([
+        ['my_long_slices', 'impact'],
+        ['my_lost_slices', 'loss'],
+      ]);
+      // The built-in that declares it.
+      expect((await loadDetectors()).filter((d) => d.rank === 'loss').map((d) => d.id)).toEqual(['oom_kill']);
+    } finally {
+      rmSync(losses, { recursive: true, force: true });
+    }
+    expect(() => parseDetectorHeader('-- @rank sometimes\nSELECT 1', 'x.sql')).toThrow(
+      /x\.sql:1: @rank: 'sometimes' is not one of impact, loss/,
+    );
   });
 
   it('names the threads of its findings once, when every detector has run and before their summaries', async () => {

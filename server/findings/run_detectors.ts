@@ -393,6 +393,7 @@ async function runDetectorsNow(engine: Engine, opts: RunOptions): Promise<RunRes
         counts: { critical: 0, warn: 0, info: 0 },
         impact: det.impact,
         severity_rule: det.severityRule,
+        rank: det.rank,
         params: Object.fromEntries(det.params.map((p) => [p.name, String(values[p.name])])),
       };
       runs.push(run);
@@ -482,7 +483,7 @@ async function runDetectorsNow(engine: Engine, opts: RunOptions): Promise<RunRes
     const parent = byRef.get(`${r.detector}\0${r.parent_ref}`);
     if (parent && parent !== findings[i]) findings[i]!.parent_id = parent.id;
   });
-  assignRanks(findings);
+  assignRanks(findings, new Set(selected.filter((d) => d.rank === 'loss').map((d) => d.id)));
   for (const run of runs) run.counts = countBySeverity(findings.filter((f) => f.detector === run.id));
   sortMetrics(metrics);
   const overview = buildOverview({ findings, metrics, detectors: runs });

@@ -46,6 +46,8 @@ export interface DetectorRun {
   /** @impact and @severity lines of its header. */
   impact: string;
   severity_rule: string;
+  /** `@rank` of its header: 'loss' findings (a process killed) rank before every stall of their severity; 'impact' by impact. */
+  rank: 'impact' | 'loss';
   /** The parameter values it ran with (text, as `--param` takes them). */
   params: Record<string, string>;
 }

@@ -715,14 +715,16 @@ async function loadOnStoreWorker(
   // COMMIT can be the ingest's peak (ingest_memory.ts).
   const keepPages = freedPagesKept(builder.eventCount);
   const committed = keepPages ? pastDecodePeak() : () => {};
-  // The COMMIT's cap from what is resident now (ingest_memory.ts commitMemoryLimit).
+  // The COMMIT's cap from what is resident now (ingest_memory.ts
+  // commitMemoryLimit); the store worker uses it if the load spilled, and
+  // raises it to what its tables need (commitCapAfterLoad, withCommitFloor).
   const commitLimit = commitMemoryLimit(
     process.memoryUsage.rss(),
     store.memoryLimits.load,
     store.memoryLimits.commit,
     keepPages ? KEPT_PAGES_MAX_BYTES : 0,
   );
-  timer.note(`commit cap ${commitLimit}`);
+  timer.note(`commit cap from resident ${commitLimit}`);
   let writerSummary;
   try {
     writerSummary = await store.finish(result, commitLimit);

@@ -15,6 +15,7 @@ import {
   COMMIT_BYTES_PER_COLUMN,
   COMMIT_FLOOR_BASE_BYTES,
   commitCapAfterLoad,
+  deriveMemoryLimit,
   withCommitFloor,
 } from './ingest_memory.ts';
 
@@ -46,6 +47,18 @@ describe('the COMMIT cap after a load', () => {
     // many_systems.v7: nothing spilled; the block-heavy 2.2M-event trace.dat: 113 MB.
     expect(commitCapAfterLoad('61MB', '128MB', 0)).toBe('128MB');
     expect(commitCapAfterLoad('41MB', '128MB', 113 * MB)).toBe('41MB');
+  });
+});
+
+describe("derive's cap", () => {
+  it("is derive's own while it fits under 350 MB with the resident bytes, what is left past that, never under 64MB", () => {
+    // 350 - 150 - 32 - 32 = 136 MB of room: 128MB fits.
+    expect(deriveMemoryLimit(150 * MB, '128MB', 32 * MB)).toBe('128MB');
+    // writeback_flood.x128.v7 starts derive at ~186 MB: 350 - 186 - 32 - 32 = 100 MB.
+    expect(deriveMemoryLimit(186 * MB, '128MB', 32 * MB)).toBe('100MB');
+    expect(deriveMemoryLimit(186 * MB, '128MB', 0)).toBe('128MB');
+    // The -e all recording holds ~480 MB.
+    expect(deriveMemoryLimit(480 * MB, '128MB', 0)).toBe('64MB');
   });
 });
 

@@ -42,6 +42,7 @@ import {
   COLLECT_FIRST_AT_EVENTS,
   collectGarbage,
   commitMemoryLimit,
+  deriveMemoryLimit,
   freedPagesKept,
   freedPagesKeptThroughDerive,
   ingestBlockSize,
@@ -596,10 +597,14 @@ async function buildTrace(
     (await openDuckDb(target.dbPath, { memoryLimit: target.memoryLimit, tempDirectory: target.tempDirectory }));
   // And while derive runs and commits, as the store's COMMIT, when the
   // process holds no more than a fresh one's load (ingest_memory.ts).
-  const deriving = freedPagesKeptThroughDerive(process.memoryUsage.rss(), loaded.writerSummary.eventsTotal)
-    ? pastDecodePeak()
-    : () => {};
+  const resident = process.memoryUsage.rss();
+  const keepPages = freedPagesKeptThroughDerive(resident, loaded.writerSummary.eventsTotal);
+  // Derive's cap, lower when the process holds much (ingest_memory.ts deriveMemoryLimit).
+  const deriveLimit = deriveMemoryLimit(resident, target.memoryLimit, keepPages ? KEPT_PAGES_MAX_BYTES : 0);
+  timer.note(`derive cap ${deriveLimit}`);
+  const deriving = keepPages ? pastDecodePeak() : () => {};
   try {
+    if (deriveLimit !== target.memoryLimit) await engine.exec(`SET memory_limit = '${deriveLimit}'`);
     await engine.exec('BEGIN TRANSACTION');
     timer.mark('derive open');
     report({ phase: 'deriving', bytesDone: 0, bytesTotal: null, events: loaded.writerSummary.eventsTotal });

@@ -272,6 +272,49 @@ export function withCommitFloor(limit: string, storedColumns: number): string {
   return `${Math.ceil(floor / 1048576)}MB`;
 }
 
+/**
+ * What derive's queries allocate outside DuckDB's pool (hash tables' and
+ * sorts' scratch, the result chunks) over its cap, with a margin: on the
+ * 2.2M-event writeback_flood.x128.v7 (bench/memory_check_block.ts), derive
+ * from ~186 MB resident with 32 MB of kept pages peaked at 354-360 MB at
+ * 128MB, 348-356 at 112MB, 322-330 at 100MB (issue-29cc note).
+ */
+export const DERIVE_OUTSIDE_POOL_BYTES = 32 * 1048576;
+
+/** The least derive gets, however much the process holds: a 64MB cap cost the store's COMMIT 2-5% CPU (STORE_MEMORY_LIMIT), derive's sorts would spill more below. */
+export const DERIVE_MEMORY_MIN_BYTES = 64 * 1048576;
+
+/**
+ * DuckDB's cap for derive, from what the process holds when it starts
+ * (`residentBytes`): derive's cap (`deriveLimit`, INGEST_MEMORY_LIMIT or
+ * LARGE_INGEST_MEMORY_LIMIT) unless that plus the resident bytes, the freed
+ * pages kept through derive (`keptPagesMaxBytes`) and
+ * DERIVE_OUTSIDE_POOL_BYTES would pass INGEST_PEAK_TARGET_BYTES; never below
+ * DERIVE_MEMORY_MIN_BYTES. Why: once the COMMIT's cap follows the resident
+ * bytes (commitMemoryLimit), derive at 128MB was the next peak of the
+ * block-heavy writeback_flood.x128.v7 (354-360 MB). With both caps,
+ * alternating A (main) / B, CLI `/usr/bin/time -v`, 2 pairs, load 3.2-5.0
+ * (issue-29cc note): writeback_flood.x128.v7 362-368 -> 319-341 MB (derive
+ * 96-102MB), user+sys 13.7-14.9 -> 12.2-13.8 s; block_2m5.v7 366-369 ->
+ * 329-330 MB (derive 88-91MB); -e all 512 -> 513 MB, its v6 493-495 ->
+ * 493-499 (derive 64MB, no error; their peak is decoding's); sched_wq.v7
+ * 281 -> 283-287, many_systems.v7 319 -> 308-315, kmem.v7 265-273 ->
+ * 264-271 MB (derive 99-111MB), CPU within the noise (sched_wq 5.5-6.0 ->
+ * 5.6-6.2 s, many_systems 5.0-6.9 -> 5.5-6.1, kmem 4.0-4.8 -> 3.2-5.0).
+ * A fresh server's upload (VmHWM once the job is done, 2 pairs):
+ * block_2m5.v7 373-380 -> 349-364 MB, writeback_flood.x128.v7 364-393 ->
+ * 357-358: there the end of decoding (hwm 330-355) and the first view's
+ * detectors (+10-25 MB) are the peak, not the COMMIT nor derive.
+ */
+export function deriveMemoryLimit(residentBytes: number, deriveLimit: string, keptPagesMaxBytes: number): string {
+  if (process.env.STALLSCOPE_INGEST_MEMORY) return deriveLimit;
+  const most = duckDbSizeBytes(deriveLimit);
+  if (most === null) return deriveLimit;
+  const room = INGEST_PEAK_TARGET_BYTES - residentBytes - keptPagesMaxBytes - DERIVE_OUTSIDE_POOL_BYTES;
+  if (room >= most) return deriveLimit;
+  return `${Math.floor(Math.max(DERIVE_MEMORY_MIN_BYTES, room) / 1048576)}MB`;
+}
+
 /** Bytes of a DuckDB size written as this module writes them ('40MB', '1GB'; KiB-based as DuckDB's 'MiB'); null for any other form. */
 export function duckDbSizeBytes(size: string): number | null {
   const m = /^(\d+(?:\.\d+)?)\s*(KB|MB|GB|KiB|MiB|GiB)$/i.exec(size.trim());

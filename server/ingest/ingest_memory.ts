@@ -251,8 +251,10 @@ export function commitCapAfterLoad(fromResident: string, deriveCap: string, spil
  * which they commit: 50 x 8 columns 9 MB, 200 x 8 29 MB, 400 x 8 57-59 MB,
  * 200 x 16 59 MB, 200 x 32 118 MB. A cap below this failed the ingest of
  * `trace-cmd record -e all` (390 tables): "could not allocate block of size
- * 16.0 KiB (38.1 MiB/38.1 MiB used)". 24 KiB and COMMIT_FLOOR_BASE_BYTES
- * leave a third more than measured.
+ * 16.0 KiB (38.1 MiB/38.1 MiB used)". Through the store's own path
+ * (`npx tsx bench/commit_per_table.ts 50`: 50 shape tables of 16 columns),
+ * 14MB at 64 KiB blocks, 16MB at 256 KiB: 18-20.5 KiB a column. 24 KiB and
+ * COMMIT_FLOOR_BASE_BYTES leave a third more than measured.
  */
 export const COMMIT_BYTES_PER_COLUMN = 24 * 1024;
 /** The rest of the COMMIT's floor: the whole-trace tables and views finish() writes, DuckDB's own state. */

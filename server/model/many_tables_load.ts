@@ -3,10 +3,8 @@
  * store's own path (UntypedRows into ModelStore's shape tables, one
  * transaction, appenders closed and COMMIT as the store worker does), into a
  * database file: what the -e all recording's ~390 tables are to DuckDB's
- * memory cap. Used by the test of the COMMIT's cap
- * (server/ingest/commit_memory_limit.test.ts) and by
- * bench/commit_per_table.ts, which measures the lowest cap at which it
- * commits.
+ * memory cap. Used by bench/commit_per_table.ts, which measures the lowest
+ * cap at which it commits (ingest_memory.ts COMMIT_BYTES_PER_COLUMN).
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -65,9 +63,8 @@ export async function loadManyTables(
       for (let k = 0; k < o.kinds; k++, id++)
         rows.write(id, id * 10, id % 2, 0, k, 1, 0, 100 + id, null, kindFields(k, n, o.fieldsPerKind));
     rows.flush();
-    // Shape tables are created as their first chunk arrives (asynchronously): wait for all.
-    await store.settled();
-    const storedColumns = store.storedColumns;
+    // Shape tables are created as their first chunk arrives (asynchronously): storedColumns waits for all.
+    const storedColumns = await store.storedColumns();
     const commitLimit = o.commitLimit(storedColumns);
     await engine.exec(`SET memory_limit = '${commitLimit}'`);
     await store.commitLoad({

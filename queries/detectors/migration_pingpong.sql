@@ -63,6 +63,19 @@
 --   beside the mean, the bar the other detectors set for a critical stall (a
 --   direct reclaim stall, a shrinker call): a short burst of slow wakeups is
 --   not one.
+--   warn has no floor on the wait per move (issue 29pp weighed one). Warn
+--   bursts by the rule above, counted with awk over `trace-cmd report`
+--   (the test's burst counter in tests/golden/triage_real.test.ts): 21 on
+--   fixtures/corpus/sched_wq, 30 on many_systems, 20 on fsync_timers. With
+--   a floor of 100 us mean wait per move: 5 / 10 / 18 (50 us: 14 / 19 / 19;
+--   200 us: 1 / 1 / 3). It would drop the 2-CPU dbench bursts that waited
+--   4-99 us per move (moved to a CPU where they ran at once: wake_affine
+--   doing its job), but also jbd2's 2557 bounces in 0.6 s on fsync_timers
+--   (42 us per move, 107 ms in all), the clearest wakeup ping-pong of the
+--   fixtures. Warn is for the pattern (the cache lost, the waker's CPU);
+--   the wait is critical's bar. A floor that keeps jbd2 needs a second
+--   clause (mean >= 100 us or >= 10 ms in all: 5 / 10 / 19): a candidate,
+--   not adopted here.
 --   An unbound kworker (kworker/uN:M, comm matched) has no home CPU: its
 --   pool may run it on any CPU of the workqueue's cpumask, and a waker's CPU
 --   is where the work's data is warm. Its bounces are the scheduler doing

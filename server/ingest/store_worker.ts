@@ -167,10 +167,10 @@ function startJob(input: StoreWorkerInput, onEnd: () => void): (m: ToStoreWorker
       // process holds what derive will, so the load gets derive's cap, or
       // less when it spilled rows the COMMIT reads back while the process
       // still holds much (ingest_memory.ts commitCapAfterLoad), but never
-      // less than its tables need to commit (withCommitFloor). At the load's cap, closing the appenders and the
-      // COMMIT evicted blocks to the spill file (zstd) only to read them back
-      // a moment later: ~40% of the closing flushes' CPU and ~10% of the
-      // COMMIT's (perf, sched_wq.v7).
+      // less than its tables need to commit (withCommitFloor). At the load's
+      // cap, closing the appenders and the COMMIT evicted blocks to the spill
+      // file (zstd) only to read them back a moment later: ~40% of the closing
+      // flushes' CPU and ~10% of the COMMIT's (perf, sched_wq.v7).
       const spilled = await during(spilledBytes(engine!));
       const limit = withCommitFloor(
         commitCapAfterLoad(memoryLimit, input.commitMemoryLimit, spilled),

@@ -11,6 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { EventFields } from '../decode/decoded_event.ts';
 import { openDuckDb, type Engine } from '../engine/engine.ts';
+import type { BuilderResult } from './model_layout.ts';
 import { ModelStore } from './model_store.ts';
 import { SHAPE_TABLE_BASE, UntypedRows } from './untyped_rows.ts';
 
@@ -37,6 +38,29 @@ export function kindFields(k: number, n: number, fieldsPerKind: number): EventFi
   const f: EventFields = {};
   for (let j = 0; j < fieldsPerKind; j++) f[`k${k}_f${j}`] = j % 3 === 2 ? `s${n % 7}` : n * (j + 1);
   return f;
+}
+
+/**
+ * What a load of untyped rows alone hands the store at `finish`: `rows`'
+ * strings and shapes, the event names with their counts, thread 0 and
+ * nothing else (no header, typed tables, CPUs or problems).
+ */
+export function untypedRowsResult(rows: UntypedRows, eventNames: [string, string, number][]): BuilderResult {
+  return {
+    header: null,
+    eventsTotal: eventNames.reduce((n, [, , count]) => n + count, 0),
+    eventNames,
+    strings: rows.stringRows(),
+    dicts: [],
+    shapes: rows.shapeResults(),
+    threads: [{ utid: 0, tid: 0, name: null, tgid: null, forkTs: null, exitTs: null }],
+    nameHistory: [],
+    cpus: [],
+    lost: [],
+    problems: [],
+    problemCount: 0,
+    unparsed: 0,
+  };
 }
 
 /**
@@ -67,21 +91,12 @@ export async function loadManyTables(
     const storedColumns = await store.storedColumns();
     const commitLimit = o.commitLimit(storedColumns);
     await engine.exec(`SET memory_limit = '${commitLimit}'`);
-    await store.commitLoad({
-      header: null,
-      eventsTotal: id,
-      eventNames: Array.from({ length: o.kinds }, (_, k) => [kindName(k), 'synth', o.eventsPerKind]),
-      strings: rows.stringRows(),
-      dicts: [],
-      shapes: rows.shapeResults(),
-      threads: [{ utid: 0, tid: 0, name: null, tgid: null, forkTs: null, exitTs: null }],
-      nameHistory: [],
-      cpus: [],
-      lost: [],
-      problems: [],
-      problemCount: 0,
-      unparsed: 0,
-    });
+    await store.commitLoad(
+      untypedRowsResult(
+        rows,
+        Array.from({ length: o.kinds }, (_, k) => [kindName(k), 'synth', o.eventsPerKind]),
+      ),
+    );
     return { engine, dir, commitLimit, storedColumns };
   } catch (err) {
     engine.close();

@@ -7,6 +7,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { EventFields } from '../decode/decoded_event.ts';
 import { openDuckDb, type Engine } from '../engine/engine.ts';
 import { packCommon } from './model_layout.ts';
+import { untypedRowsResult } from './many_tables_load.ts';
 import { ModelStore } from './model_store.ts';
 import { isCanonicalHex, MAX_FIELDS, SHAPE_TABLE_BASE, UntypedRows } from './untyped_rows.ts';
 
@@ -59,21 +60,12 @@ async function modelOf(events: Ev[], opts: { maxInterned?: number; text?: boolea
     } else rows.write(id, id * 10, id % 2, 0, nameId, flags, preemptCount, 100 + id, e.raw ?? null, e.fields);
   });
   rows.flush();
-  await store.finish({
-    header: null,
-    eventsTotal: events.length,
-    eventNames: names.map((n) => [n, 'test', events.filter((e) => e.name === n).length]),
-    strings: rows.stringRows(),
-    dicts: [],
-    shapes: rows.shapeResults(),
-    threads: [{ utid: 0, tid: 0, name: null, tgid: null, forkTs: null, exitTs: null }],
-    nameHistory: [],
-    cpus: [],
-    lost: [],
-    problems: [],
-    problemCount: 0,
-    unparsed: 0,
-  });
+  await store.finish(
+    untypedRowsResult(
+      rows,
+      names.map((n) => [n, 'test', events.filter((e) => e.name === n).length]),
+    ),
+  );
   const args = await engine.query<{
     arg_set_id: bigint;
     arg_index: number;

@@ -193,10 +193,16 @@ export class QuerySandbox {
     let conn: DuckDBConnection | null = null;
     const state: { stopped: 'timeout' | 'cancelled' | null } = { stopped: null };
     const timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    // DuckDB's interrupt stops the statement running at that moment only: one
+    // that lands between two of `fn`'s statements (a catalog read, the macros,
+    // then the user's query) was lost and the next ran to its end. So once
+    // stopped, the connection is interrupted again until `fn` returns.
+    let interrupting: ReturnType<typeof setInterval> | null = null;
     const stop = (reason: 'timeout' | 'cancelled') => {
       if (state.stopped) return;
       state.stopped = reason;
       conn?.interrupt();
+      interrupting = setInterval(() => conn?.interrupt(), 20);
     };
     const timer = setTimeout(() => stop('timeout'), timeoutMs);
     runStarts.getStore()?.(timeoutMs);
@@ -219,6 +225,7 @@ export class QuerySandbox {
       throw fromDuckDb('', null, e);
     } finally {
       clearTimeout(timer);
+      if (interrupting) clearInterval(interrupting);
       opts.signal?.removeEventListener('abort', onAbort);
       if (conn) {
         this.live.delete(conn);

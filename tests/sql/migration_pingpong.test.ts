@@ -17,6 +17,10 @@
  *   - an unbound kworker (kworker/uN:M) bounced at wakeup: info whatever its
  *     counts, and its title says why
  *   - pid reuse: the thread whose tid is the pid as of the burst start
+ *   - the warn wait floor: a wakeup burst of warn_bounces is warn only when
+ *     its task waited warn_mean_wait_ns per move or warn_total_wait_ns in
+ *     all; many cheap moves under both are info, a long burst of cheap moves
+ *     is kept by the total alone (a database of its own)
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Engine } from '../../server/engine/engine.ts';
@@ -339,6 +343,128 @@ describe('migration_pingpong', () => {
         first_ts: T + ms(300),
         last_ts: T + ms(306),
       },
+    ]);
+  });
+});
+
+describe('migration_pingpong: the warn wait floor', () => {
+  // Two wakeup bursts on CPUs 0 and 1, each move pulled by ksoftirqd on the destination CPU (it woke the
+  // task 10 us before, on that CPU: at wakeup), 1 ms apart:
+  //   dbench[1000]: 12 moves (11 bounces, over warn_bounces), running 20 us after each: 0.24 ms in all
+  //   jbd2[1100]: 125 moves (124 bounces), running 80 us after each: 10 ms in all, 80 us per move
+  const S = T + ms(5000);
+  let fdb: Engine;
+  const us = (x: number) => BigInt(x) * 1000n;
+
+  beforeAll(async () => {
+    fdb = await newTraceDb();
+    await setTraceBounds(fdb, S, S + ms(1000));
+    await insert(fdb, 'thread', [
+      { utid: 30, tid: 1000, name: 'dbench' },
+      { utid: 31, tid: 1100, name: 'jbd2/loop0-8' },
+      { utid: 40, tid: 14, name: 'ksoftirqd/0' },
+      { utid: 41, tid: 22, name: 'ksoftirqd/1' },
+    ]);
+    const migrations: Record<string, unknown>[] = [];
+    const wakings: Record<string, unknown>[] = [];
+    const switches: Record<string, unknown>[] = [];
+    let id = 1;
+    const burst = (pid: number, comm: string, from: bigint, moves: number, waitUs: number) => {
+      for (let i = 0; i < moves; i++) {
+        const ts = from + ms(i);
+        const dest = i % 2 === 0 ? 1 : 0;
+        const waker = dest === 0 ? 40 : 41;
+        wakings.push({
+          id: id++,
+          ts: ts - us(10),
+          cpu: dest,
+          utid: waker,
+          comm: 'x',
+          pid,
+          prio: 120,
+          target_cpu: dest,
+        });
+        migrations.push({
+          id: id++,
+          ts,
+          cpu: dest,
+          utid: waker,
+          comm,
+          pid,
+          prio: 120,
+          orig_cpu: 1 - dest,
+          dest_cpu: dest,
+        });
+        switches.push({
+          id: id++,
+          ts: ts + us(waitUs),
+          cpu: dest,
+          utid: waker,
+          prev_comm: 'x',
+          prev_pid: 1,
+          prev_prio: 120,
+          prev_state: 'S',
+          next_comm: comm,
+          next_pid: pid,
+          next_prio: 120,
+        });
+      }
+    };
+    burst(1000, 'dbench', S, 12, 20);
+    burst(1100, 'jbd2/loop0-8', S + ms(100), 125, 80);
+    await insert(fdb, 'sched_waking', wakings);
+    await insert(fdb, 'sched_migrate_task', migrations);
+    await insert(fdb, 'sched_switch', switches);
+  });
+
+  afterAll(() => fdb.close());
+
+  const rated = (params: Record<string, string> = {}) =>
+    findingsOf(fdb, 'migration_pingpong', params).then((fs) =>
+      fs.map((f) => [f.severity, f.comm, f.values.bounces, f.values.wait_ns, f.values.mean_wait_ns]),
+    );
+
+  it('many cheap moves under both clauses are info; a long burst of cheap moves is warn by its total', async () => {
+    expect(await rated()).toEqual([
+      // 80 us per move, under warn_mean_wait_ns; 125 x 80 us = 10 ms in all, warn_total_wait_ns;
+      // 124 bounces but far from critical's 1 ms per move
+      ['warn', 'jbd2/loop0-8', 124n, ms(10), us(80)],
+      // 11 bounces (warn_bounces 10) at 20 us per move, 0.24 ms in all: under both clauses
+      ['info', 'dbench', 11n, us(240), us(20)],
+    ]);
+    // without the floor (both clauses at 0) both are warn, as before issue 29pf
+    expect(
+      await rated({ 'migration_pingpong.warn_mean_wait_ns': '0', 'migration_pingpong.warn_total_wait_ns': '0' }),
+    ).toEqual([
+      ['warn', 'dbench', 11n, us(240), us(20)],
+      ['warn', 'jbd2/loop0-8', 124n, ms(10), us(80)],
+    ]);
+  });
+
+  it('each clause on its own: the total bar 1 ns higher demotes jbd2, the mean bar at 80 us keeps it', async () => {
+    const total = { 'migration_pingpong.warn_total_wait_ns': String(ms(10) + 1n) };
+    expect(await rated(total)).toEqual([
+      ['info', 'dbench', 11n, us(240), us(20)],
+      ['info', 'jbd2/loop0-8', 124n, ms(10), us(80)],
+    ]);
+    expect(await rated({ ...total, 'migration_pingpong.warn_mean_wait_ns': '80us' })).toEqual([
+      ['warn', 'jbd2/loop0-8', 124n, ms(10), us(80)],
+      ['info', 'dbench', 11n, us(240), us(20)],
+    ]);
+    // dbench's 20 us per move meets a 20 us bar, not a 21 us one
+    expect((await rated({ 'migration_pingpong.warn_mean_wait_ns': '20us' }))[0]).toEqual([
+      'warn',
+      'dbench',
+      11n,
+      us(240),
+      us(20),
+    ]);
+    expect((await rated({ 'migration_pingpong.warn_mean_wait_ns': '21us' })).at(-1)).toEqual([
+      'info',
+      'dbench',
+      11n,
+      us(240),
+      us(20),
     ]);
   });
 });

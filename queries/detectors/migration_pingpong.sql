@@ -76,20 +76,20 @@
 --   critical's bar, and the wait within which 92-98% of the moves onto an
 --   idle CPU (the task's next switch-in took the CPU from the idle task) ran
 --   on sched_wq, many_systems and fsync_timers; 75-82% of the other moves
---   did (means 36-118 us against 136-261 us). The total clause keeps a long
---   burst of cheap moves: jbd2 on fsync_timers, woken by ksoftirqd on
---   alternating CPUs, bounces 2557 times in 0.6 s at 42 us per move (1741 of
---   its moves got an idle CPU), 107 ms in all (18% of the burst), the
---   clearest wakeup ping-pong of the fixtures. 10 ms is the warn bar of one
---   shrinker call or slow read (shrinker_blocking, io_latency); no other
---   wakeup burst of 10 bounces or more under 100 us per move in the fixtures
---   waited more than 6.2 ms in all. Warn bursts, counted with awk over
---   `trace-cmd report` (fixtures/recording/migration_pingpong_bursts.awk): 5
---   on sched_wq, 10 on many_systems, 19 on fsync_timers (without the floor
---   21 / 30 / 20; 100 us per move alone 5 / 10 / 18; 50 us alone
---   14 / 19 / 19; 200 us alone 1 / 1 / 3). The 100 us line cuts a continuum
---   (92 and 96 us per move fell under it, 103 and 104 us over): a threshold,
---   not a gap in the data.
+--   did (means 36-118 us against 136-261 us; the awk below, -v by_dest=1).
+--   The total clause keeps a long burst of cheap moves: jbd2 on
+--   fsync_timers, woken by ksoftirqd on alternating CPUs, bounces 2557 times
+--   in 0.6 s at 42 us per move (1741 of its moves got an idle CPU), 107 ms
+--   in all (18% of the burst), the clearest wakeup ping-pong of the
+--   fixtures. 10 ms is the warn bar of one shrinker call or slow read
+--   (shrinker_blocking, io_latency); no other wakeup burst of 10 bounces or
+--   more under 100 us per move in the fixtures waited more than 6.2 ms in
+--   all. Warn bursts, counted with awk over `trace-cmd report`
+--   (fixtures/recording/migration_pingpong_bursts.awk): 5 on sched_wq, 10 on
+--   many_systems, 19 on fsync_timers (without the floor 21 / 30 / 20; 100 us
+--   per move alone 5 / 10 / 18; 50 us alone 14 / 19 / 19; 200 us alone
+--   1 / 1 / 3). The 100 us line cuts a continuum (92 and 96 us per move fell
+--   under it, 103 and 104 us over): a threshold, not a gap in the data.
 --   An unbound kworker (kworker/uN:M, comm matched) has no home CPU: its
 --   pool may run it on any CPU of the workqueue's cpumask, and a waker's CPU
 --   is where the work's data is warm. Its bounces are the scheduler doing

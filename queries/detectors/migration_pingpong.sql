@@ -249,6 +249,10 @@ SELECT
                  || coalesce(' (woken most by ' || ss_task(wakers[1].comm, wakers[1].tid) || ' on CPU ' || wakers[1].cpu || ')', '')
             ELSE ', by load balancing'
                  || coalesce(' (moved most by ' || ss_task(movers[1].comm, movers[1].tid) || ' on CPU ' || movers[1].cpu || ')', '') END
+    -- the wait decides warn and critical, so the title carries it (none when the task never ran again in the trace)
+    || CASE WHEN mean_wait_ns IS NOT NULL
+            THEN '; waited ' || ss_fmt_dur(wait_ns) || ' to run after the moves (' || ss_fmt_dur(mean_wait_ns) || ' per move)'
+            ELSE '' END
     || CASE WHEN unbound_kworker THEN '; an unbound kworker, free to run on any CPU' ELSE '' END AS title,
   {
     'pid': pid,

@@ -146,7 +146,7 @@ describe('migration_pingpong', () => {
         tid: 812,
         comm: 'fsync-loop',
         title:
-          'fsync-loop[812] bounced 3 times between CPUs 0,1 in 6.0 ms (500/s), 2 of them at wakeup (woken most by kworker/1:1H[55] on CPU 1)',
+          'fsync-loop[812] bounced 3 times between CPUs 0,1 in 6.0 ms (500/s), 2 of them at wakeup (woken most by kworker/1:1H[55] on CPU 1); waited 1.1 ms to run after the moves (275.0 us per move)',
         values: {
           pid: 812,
           comm: 'fsync-loop',
@@ -217,7 +217,7 @@ describe('migration_pingpong', () => {
         tid: 60,
         comm: 'kworker/u8:0',
         title:
-          'kworker/u8:0[60] bounced 3 times between CPUs 0,1 in 6.0 ms (500/s), 3 of them at wakeup (woken most by kworker/1:1H[55] on CPU 1); an unbound kworker, free to run on any CPU',
+          'kworker/u8:0[60] bounced 3 times between CPUs 0,1 in 6.0 ms (500/s), 3 of them at wakeup (woken most by kworker/1:1H[55] on CPU 1); waited 400.0 us to run after the moves (100.0 us per move); an unbound kworker, free to run on any CPU',
         values: {
           pid: 60,
           comm: 'kworker/u8:0',

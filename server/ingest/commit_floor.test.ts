@@ -11,6 +11,7 @@ import { decodeFile } from '../decode/decode_file.ts';
 import { openDuckDb } from '../engine/engine.ts';
 import { ModelBuilder } from '../model/model_builder.ts';
 import { ModelStore } from '../model/model_store.ts';
+import { SHAPE_TABLE_AFTER } from '../model/untyped_rows.ts';
 import {
   COMMIT_BYTES_PER_COLUMN,
   COMMIT_FLOOR_BASE_BYTES,
@@ -71,7 +72,8 @@ describe('the COMMIT floor', () => {
 
   it('commits 300 event kinds at a 16MB load cap, every event in its place', async () => {
     const KINDS = 300;
-    const PER_KIND = 40;
+    // Past SHAPE_TABLE_AFTER, so that every kind is a table (before it, its events are `_args` rows).
+    const PER_KIND = SHAPE_TABLE_AFTER + 40;
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'stallscope-floor-'));
     dirs.push(dir);
     const trace = path.join(dir, 'many_kinds.txt');

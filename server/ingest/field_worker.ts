@@ -339,6 +339,8 @@ function textDecoder(
    * of its shape, as writePacked would write it from the fields its parser
    * reads and KeptRaw's raw; false (nothing written): the general path takes it.
    */
+  /** Whether writeKvShaped's last false was a shape not yet a table (ShapeRows.deferred). */
+  let kvDeferred = false;
   const writeKvShaped = (
     r: RecordBatchReader,
     i: number,
@@ -361,7 +363,10 @@ function textDecoder(
     }
     r.headerInto(i, sr);
     sr.raw = keep === RAW_KEPT ? latin1(b, s, e) : null;
-    if (sr.begin(kvScan.code) === null) return false;
+    if (sr.begin(kvScan.code) === null) {
+      kvDeferred = sr.deferred;
+      return false;
+    }
     const { kinds, starts, ends, nums } = kvScan;
     const m = info.keys!.length;
     for (let k = 0; k < m; k++) {
@@ -454,6 +459,7 @@ function textDecoder(
         // An untyped event's key=value text straight into its shape row, when nothing is to join it
         // (a continuation line would change its raw text: the last event of a batch is held as before).
         if (pageBytes && n.kvShapes !== null && i + 1 < count && r.format(i + 1) !== CONTINUATION) {
+          kvDeferred = false;
           if (
             (n.bdiSpec !== null ? kvScan.scanBdi(bytes, s, e, n.bdiSpec) : kvScan.scan(bytes, s, e)) &&
             writeKvShaped(r, i, n.name, n.kvShapes, format, bytes, s, e)
@@ -463,7 +469,8 @@ function textDecoder(
           }
           // A name whose text is not key=value (raw_syscalls' `NR 202 (...)`) stops being scanned: each try was
           // the parser's own first steps done twice (+5% decode CPU on a report of 2.5M such events).
-          if (n.kvMisses >= 0 && ++n.kvMisses >= KV_GIVE_UP) n.kvShapes = null;
+          // (An event kept as `_args` rows while its shape is not a table yet is no miss.)
+          if (n.kvMisses >= 0 && !kvDeferred && ++n.kvMisses >= KV_GIVE_UP) n.kvShapes = null;
         }
         let text: string;
         let fields;

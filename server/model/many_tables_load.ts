@@ -80,7 +80,16 @@ export async function loadManyTables(
   });
   try {
     const store = await ModelStore.beginLoad(engine);
-    const rows = new UntypedRows(store.layout, (t, d) => store.append(t, d), SHAPE_TABLE_BASE, 0);
+    // Every kind a table from its first event (not SHAPE_TABLE_AFTER): a load of T tables is what this measures.
+    const rows = new UntypedRows(
+      store.layout,
+      (t, d) => store.append(t, d),
+      SHAPE_TABLE_BASE,
+      0,
+      undefined,
+      undefined,
+      0,
+    );
     rows.setBase(1_000_000_000n, false);
     let id = 0;
     for (let n = 0; n < o.eventsPerKind; n++)

@@ -27,7 +27,11 @@ interface Ev {
 }
 
 /** Writes the events (ids 0, 1, ...) through UntypedRows into a fresh model; returns what the views read. */
-async function modelOf(events: Ev[], opts: { maxInterned?: number; text?: boolean; packed?: boolean } = {}) {
+async function modelOf(
+  events: Ev[],
+  // shapeTableAfter: 0 unless told (these tests are about the shape tables).
+  opts: { maxInterned?: number; text?: boolean; packed?: boolean; shapeTableAfter?: number } = {},
+) {
   engine = await openDuckDb(':memory:');
   const store = await ModelStore.create(engine);
   const rows = new UntypedRows(
@@ -37,6 +41,7 @@ async function modelOf(events: Ev[], opts: { maxInterned?: number; text?: boolea
     0,
     undefined,
     opts.maxInterned,
+    opts.shapeTableAfter ?? 0,
   );
   rows.setBase(1_000_000_000n, opts.text ?? false);
   const names = [...new Set(events.map((e) => e.name))];

@@ -74,6 +74,19 @@ export interface ShapeResult extends ShapeDecl {
 export const SHAPE_TABLE_BASE = 1 << 16;
 /** Shape tables one writer may create; past them, events keep `_args` rows. Each holds a chunk buffer (~50-150 KB). */
 export const MAX_SHAPES = 512;
+/**
+ * Events of a shape kept as `_ftrace_event` + `_args` rows before the shape
+ * becomes a table (its next events are its table's rows). An open shape
+ * table costs memory whatever its rows: a DuckDB appender and the row group
+ * it fills (a block per column), and its chunk buffer here. Most event
+ * names of a `trace-cmd record -e all` hold few events (there 136 of 382
+ * names have under 64, 170 under 256: 8k of 3.9M events), so they stay
+ * `_args` rows, which the views read as they read the shape tables; the
+ * first K events of a busy shape cost `_args` rows too (~4.5 per event;
+ * 359 shapes x 256 events there). Measured in bench/README.md, "Session of
+ * 2026-11-29: many event kinds".
+ */
+export const SHAPE_TABLE_AFTER = 256;
 /** Shapes of the field worker start here (the builder's at 0). */
 export const SHAPE_BASE_FIELD_WORKER = 1 << 12;
 /** Fields a shape may have. */
@@ -151,6 +164,8 @@ interface Shape {
   /** Strings in its largest dictionary (ShapeRows.begin: room for one more row's). */
   maxDict: number;
   declared: boolean;
+  /** Events still to keep as `_args` rows before this shape's rows go to its table (SHAPE_TABLE_AFTER). */
+  untilTable: number;
 }
 
 export class UntypedRows {
@@ -181,6 +196,8 @@ export class UntypedRows {
     sidBase: number,
     private readonly memory: BufferSource = NEW_BUFFERS,
     maxInterned = MAX_INTERNED,
+    /** SHAPE_TABLE_AFTER, or another count (tests). */
+    private readonly shapeTableAfter = SHAPE_TABLE_AFTER,
   ) {
     this.ftraceEvent = new ColumnChunk(layout.ftraceEvent, (d) => onChunk(FTRACE_EVENT_TABLE, d), memory);
     this.args = new ArgsRows(new ColumnChunk(layout.args, (d) => onChunk(ARGS_TABLE, d), memory), sidBase, maxInterned);
@@ -261,6 +278,10 @@ export class UntypedRows {
     for (let k: number; shape !== null && shape.hasDict && (k = this.fullDictField(shape, fields)) >= 0;)
       shape = this.textVariant(shape, k);
     if (shape === null) return false;
+    if (shape.untilTable > 0) {
+      shape.untilTable--;
+      return false;
+    }
     this.writeShapeRow(shape, id, ts, cpu, utid, common, where, raw, fields);
     return true;
   }
@@ -390,6 +411,7 @@ export class UntypedRows {
       lastId: new Int32Array(keys.length),
       maxDict: 0,
       declared: false,
+      untilTable: this.shapeTableAfter,
     };
     this.shapes.push(shape);
     this.bySignature.set(sig, shape);
@@ -629,6 +651,12 @@ export class ShapeRows implements ShapeRowColumns {
   private lastCode = -1;
   private lastShape: Shape | null = null;
   private readonly byCode = new Map<number, Shape | null>();
+  /**
+   * Whether the last begin() answered null because the shape is not a table
+   * yet (SHAPE_TABLE_AFTER): write() takes the row, and it is no sign that
+   * the name's values fit no shape (the text path's give-up count).
+   */
+  deferred = false;
   /** Field index of each variable-kind field, in order. */
   private readonly variable: number[] = [];
 
@@ -656,7 +684,13 @@ export class ShapeRows implements ShapeRowColumns {
       this.lastCode = code;
       this.lastShape = s;
     }
+    this.deferred = false;
     if (s === null || (s.hasDict && !this.rows.dictRoom(s))) return null;
+    if (s.untilTable > 0) {
+      // write() counts the event down (this shape's, as shapeOf() finds the same one).
+      this.deferred = true;
+      return null;
+    }
     this.shape = s;
     this.rows.writeLead(s.chunk, this.id, this.ts, this.cpu, this.utid, this.common, this.where, this.raw);
     return s.chunk;

@@ -10,7 +10,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDuckDb, type Engine } from '../../server/engine/engine.ts';
 import { ingestFile, type IngestResult } from '../../server/ingest/ingest_file.ts';
-import { SHAPE_BASE_FIELD_WORKER, SHAPE_TABLE_AFTER } from '../../server/model/untyped_rows.ts';
+import { SHAPE_BASE_FIELD_WORKER } from '../../server/model/untyped_rows.ts';
 import { TYPED_TABLES } from '../../server/model/typed_tables.ts';
 
 const FIXTURES = path.resolve(__dirname, '../../fixtures');
@@ -143,7 +143,7 @@ describe('text: fields parsed on the field worker give the one-thread model', ()
     const [untypedEvents] = await engine.query<{ n: bigint }>(
       `SELECT count(*) AS n FROM untyped.ftrace_event WHERE name IN ('writeback_mark_inode_dirty', 'track_foreign_dirty', 'writeback_dirty_inode', 'writeback_dirty_inode_start')`,
     );
-    // Those not in shape tables: the first SHAPE_TABLE_AFTER events of each shape, kept as `_ftrace_event` + `_args` rows.
+    // Those not in shape tables: the first SHAPE_TABLE_AFTER (untyped_rows.ts) events of each shape, kept as `_ftrace_event` + `_args` rows.
     const [kept] = await engine.query<{ n: bigint }>(
       `SELECT count(*) AS n FROM untyped._ftrace_event e JOIN untyped._event_name n USING (name_id)
        WHERE n.name IN ('writeback_mark_inode_dirty', 'track_foreign_dirty', 'writeback_dirty_inode', 'writeback_dirty_inode_start')`,

@@ -17,7 +17,9 @@ import {
   COMMIT_FLOOR_BASE_BYTES,
   commitCapAfterLoad,
   deriveMemoryLimit,
+  LOAD_BYTES_PER_SHAPE_COLUMN,
   withCommitFloor,
+  withLoadFloor,
 } from './ingest_memory.ts';
 
 const MB = 1048576;
@@ -60,6 +62,20 @@ describe("derive's cap", () => {
     expect(deriveMemoryLimit(186 * MB, '128MB', 0)).toBe('128MB');
     // The -e all recording holds ~480 MB.
     expect(deriveMemoryLimit(480 * MB, '128MB', 0)).toBe('64MB');
+  });
+});
+
+describe("the load's floor", () => {
+  it('leaves the cap alone while it holds the shape tables, else raises it to their columns', () => {
+    // trace-cmd record -e all: ~2,100 shape-table columns load at the store's 40MB.
+    expect(withLoadFloor('40MB', 2100)).toBeNull();
+    // 400 kinds of 4 fields x 2,500 events (4,400 columns) failed at 40MB and loaded at 56-64MB.
+    const floor = COMMIT_FLOOR_BASE_BYTES + 4400 * LOAD_BYTES_PER_SHAPE_COLUMN;
+    expect(withLoadFloor('40MB', 4400)).toBe(`${Math.ceil(floor / MB)}MB`);
+    expect(floor / MB).toBeGreaterThan(56);
+    expect(floor / MB).toBeLessThanOrEqual(64);
+    // A size it cannot read is left to DuckDB.
+    expect(withLoadFloor('40 megabytes', 9000)).toBeNull();
   });
 });
 

@@ -32,6 +32,7 @@ import { PhaseTimer } from './phase_timer.ts';
 import { detachOnce } from './detaching_protector.ts';
 import { limitInlining } from './inlining_budget.ts';
 import { WorkerStalled } from './wait_for_counter.ts';
+import { raiseCapWithShapeTables } from './load_cap.ts';
 import { workerEntry } from './worker_bundle.ts';
 import type {
   IngestProgress as WireIngestProgress,
@@ -48,6 +49,7 @@ import {
   ingestBlockSize,
   ingestMemoryLimit,
   storeMemoryLimit,
+  withCommitFloor,
 } from './ingest_memory.ts';
 
 /** The phases ingest itself goes through (the wire's IngestPhase adds 'detecting' and 'failed'). */
@@ -804,6 +806,7 @@ async function loadInProcess(
   try {
     timer.mark('open');
     const store = await ModelStore.beginLoad(engine);
+    raiseCapWithShapeTables(store, engine, target.loadMemoryLimit ?? target.memoryLimit);
     timer.mark('schema');
     const decodeStarted = performance.now();
     const buffers = new PooledBuffers();
@@ -815,8 +818,8 @@ async function loadInProcess(
     );
     const decoded = await decodeRows(file, label, workDir, builder, report);
     timer.mark('decode');
-    if (target.loadMemoryLimit !== undefined && target.loadMemoryLimit !== target.memoryLimit)
-      await engine.exec(`SET memory_limit = '${target.memoryLimit}'`);
+    // Derive's cap for the COMMIT on, never below what the load's tables need to commit (as the store worker's).
+    await engine.exec(`SET memory_limit = '${withCommitFloor(target.memoryLimit, await store.storedColumns())}'`);
     const writerSummary = await store.commitLoad(builder.finish());
     timer.mark('finish+commit');
     return {

@@ -275,6 +275,32 @@ export function withCommitFloor(limit: string, storedColumns: number): string {
 }
 
 /**
+ * What an open shape table pins per column while the load appends, before
+ * any COMMIT: DuckDB keeps each column's unfinished segment of every table
+ * it appends to. A generated tracefs text of 400 event kinds x 2,500 events
+ * (4 fields each: 400 shape tables, 4,400 columns, 1M events; issue-29mk
+ * note) failed its load at the store's 40MB: "could not allocate block of
+ * size 64.0 KiB (38.1 MiB/38.1 MiB used)". `trace-cmd record -e all` (195
+ * shape tables, ~2,100 columns) loads at 40MB. Half the COMMIT's per-column
+ * need (COMMIT_BYTES_PER_COLUMN) puts the 400-kind load at 60MB and leaves
+ * every recording of the corpus and -e all at their caps.
+ */
+export const LOAD_BYTES_PER_SHAPE_COLUMN = 12 * 1024;
+
+/**
+ * The load's cap raised, when its shape tables' columns need more than it
+ * (LOAD_BYTES_PER_SHAPE_COLUMN each, over COMMIT_FLOOR_BASE_BYTES for the
+ * typed tables and DuckDB's own state); null when the cap suffices. As with
+ * the COMMIT's floor, losing the trace is worse than passing 350 MB.
+ */
+export function withLoadFloor(limit: string, shapeColumns: number): string | null {
+  const floor = COMMIT_FLOOR_BASE_BYTES + shapeColumns * LOAD_BYTES_PER_SHAPE_COLUMN;
+  const bytes = duckDbSizeBytes(limit);
+  if (bytes === null || bytes >= floor) return null;
+  return `${Math.ceil(floor / 1048576)}MB`;
+}
+
+/**
  * What derive's queries allocate outside DuckDB's pool (hash tables' and
  * sorts' scratch, the result chunks) over its cap, with a margin: on the
  * 2.2M-event writeback_flood.x128.v7 (bench/memory_check_block.ts), derive

@@ -32,6 +32,7 @@ import {
 } from './store_protocol.ts';
 import { serveJobs } from './job_loop.ts';
 import { commitCapAfterLoad, withCommitFloor } from './ingest_memory.ts';
+import { raiseCapWithShapeTables } from './load_cap.ts';
 
 const port = parentPort!;
 
@@ -261,6 +262,7 @@ function startJob(input: StoreWorkerInput, onEnd: () => void): (m: ToStoreWorker
     }
     store = opened;
     store.onAsyncError = fail;
+    raiseCapWithShapeTables(store, engine, input.memoryLimit);
     post({ type: 'ready', layout: opened.layout });
     for (const m of early.splice(0)) handle(m);
   })().catch(fail);

@@ -264,7 +264,18 @@ export class ModelStore {
       d.table,
       await ColumnAppender.create(this.engine.connection, name, d.columns, KEY_COLUMNS, this.unflushed),
     );
+    this.shapeColumns += d.columns.length;
+    if (this.onShapeTable) await this.onShapeTable(this.shapeColumns);
   }
+
+  /** Columns of the shape tables this load has opened so far (each holds an appender and its blocks until the COMMIT). */
+  private shapeColumns = 0;
+  /**
+   * Called after each shape table is opened, with the shape tables' columns
+   * so far; awaited before that table's first rows are appended (the store
+   * worker raises the load's cap there: ingest_memory.ts withLoadFloor).
+   */
+  onShapeTable: ((shapeColumns: number) => Promise<void>) | null = null;
 
   /** Columns (a STRUCT's fields counted each) of the tables this load appended rows to: what the COMMIT must pin (ingest_memory.ts withCommitFloor). */
   async storedColumns(): Promise<number> {

@@ -129,6 +129,18 @@ CREATE TABLE _event_name (
   system VARCHAR            -- event system, e.g. sched (NULL when the source does not say)
 );
 
+-- The tables that store events, each with its own branch of the
+-- ftrace_event and args views (below): for a reader that walks every event
+-- in id order by id ranges (the Perfetto export). Through the views, every
+-- id range scans every table's row groups: a small table's one row group
+-- spans all ids.
+CREATE TABLE _event_source (
+  source VARCHAR,           -- the table: _ftrace_event, _stage_<typed table>, _shape_<n>
+  events_sql VARCHAR,       -- SELECT of its events with the columns of _ftrace_event (name_id, not name)
+  args_sql VARCHAR,         -- SELECT of its events' args rows with the args view's columns; NULL for a typed table
+  fields_view VARCHAR       -- the typed table's view (its events' fields by id); NULL for the others
+);
+
 -- Interned strings: typed tables and args store string ids, not strings,
 -- so a comm, a flags string or a field name is stored once, not per event.
 -- Two threads intern args strings during an ingest, each in its own range

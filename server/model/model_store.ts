@@ -321,9 +321,10 @@ export class ModelStore {
       ],
       r.eventNames.map(([name, system], id) => [id, name, system]),
     );
-    await createShapeViews(this.engine, r.shapes);
+    const argsBranches = await createShapeViews(this.engine, r.shapes);
     await createEventFieldViews(this.engine, r.shapes, r);
-    await createFtraceEventView(this.engine, this.layout.typed, r);
+    const eventBranches = await createFtraceEventView(this.engine, this.layout.typed, r);
+    await writeEventSources(con, eventBranches, argsBranches);
 
     const tgids = [...new Set(r.threads.map((t) => t.tgid).filter((g): g is number => g !== null))].sort(
       (a, b) => a - b,
@@ -589,27 +590,82 @@ function sqlString(s: string): string {
 }
 
 /** ftrace_event: every event, untyped and typed, each stored once (see schema.sql). */
-async function createFtraceEventView(engine: Engine, typed: TypedTableLayout[], r: BuilderResult): Promise<void> {
+async function createFtraceEventView(
+  engine: Engine,
+  typed: TypedTableLayout[],
+  r: BuilderResult,
+): Promise<Map<string, string>> {
   const nameIds = new Map(r.eventNames.map(([name], id) => [name, id]));
   const unpack = (c: string) =>
     `CASE WHEN ${c} & ${FLAGS_UNKNOWN} = 0 THEN ${c} & 255 END, CASE WHEN ${c} & ${PREEMPT_UNKNOWN} = 0 THEN (${c} >> 8) & 255 END`;
-  const branches = [
-    'SELECT id, ts, cpu, utid, name_id, common_flags, preempt_count, arg_set_id, raw, source_where FROM _ftrace_event',
-    ...r.shapes.map((sh) => {
+  const sources: [string, string][] = [
+    [
+      '_ftrace_event',
+      'SELECT id, ts, cpu, utid, name_id, common_flags, preempt_count, arg_set_id, raw, source_where FROM _ftrace_event',
+    ],
+    ...r.shapes.map((sh): [string, string] => {
       const raw = sh.columns.some((c) => c.name === 'raw') ? 's.f.raw' : 'NULL';
-      return `SELECT s.id, s.ts, s.cpu, s.utid, ${sh.nameId}, ${unpack('s.f.common')}, s.id, ${raw}, s.f.source_where FROM ${shapeTableName(sh.table)} s`;
+      const table = shapeTableName(sh.table);
+      return [
+        table,
+        `SELECT s.id, s.ts, s.cpu, s.utid, ${sh.nameId}, ${unpack('s.f.common')}, s.id, ${raw}, s.f.source_where FROM ${table} s`,
+      ];
     }),
-    ...typed.map((t) => {
+    ...typed.map((t): [string, string] => {
       const c = 's.f.common';
       const common = `CASE WHEN ${c} & ${FLAGS_UNKNOWN} = 0 THEN ${c} & 255 END, CASE WHEN ${c} & ${PREEMPT_UNKNOWN} = 0 THEN (${c} >> 8) & 255 END`;
-      return `SELECT s.id, s.ts, s.cpu, s.utid, ${nameIdOf(t, r, nameIds)}, ${common}, NULL, NULL, s.f.source_where FROM _stage_${t.table} s`;
+      return [
+        `_stage_${t.table}`,
+        `SELECT s.id, s.ts, s.cpu, s.utid, ${nameIdOf(t, r, nameIds)}, ${common}, NULL, NULL, s.f.source_where FROM _stage_${t.table} s`,
+      ];
     }),
   ];
+  const branches = sources.map(([, sql]) => sql);
   await engine.exec(
     `CREATE OR REPLACE VIEW ftrace_event AS
      SELECT e.id, e.ts, e.cpu, e.cpu AS ucpu, e.utid, n.name, n.system, e.common_flags,
             e.preempt_count, e.arg_set_id, e.raw, e.source_where
      FROM (${branches.join('\n UNION ALL ')}) e JOIN _event_name n USING (name_id)`,
+  );
+  return new Map(sources);
+}
+
+/** The columns of the ftrace_event view's union (before its name join) and of `args`, as `_event_source` names them. */
+const EVENT_SOURCE_COLUMNS = 'id, ts, cpu, utid, name_id, common_flags, preempt_count, arg_set_id, raw, source_where';
+const ARGS_SOURCE_COLUMNS = 'arg_set_id, arg_index, flat_key, key, int_value, string_value, real_value, value_type';
+
+/**
+ * `_event_source`: per table that stores events, its branch of the
+ * ftrace_event view's union and of the args view's, as statements of their
+ * own (schema.sql). A reader that walks every event in id order (the
+ * Perfetto export) reads each table by its own id ranges: through the views'
+ * unions, every id range scans every branch's row groups again, since a
+ * small table's one row group spans all ids (issue 33).
+ */
+async function writeEventSources(
+  con: Engine['connection'],
+  events: Map<string, string>,
+  args: Map<string, string[]>,
+): Promise<void> {
+  const fieldsView = (source: string) => (source.startsWith('_stage_') ? source.slice('_stage_'.length) : null);
+  await appendRows(
+    con,
+    '_event_source',
+    [
+      { name: 'source', kind: 'str' },
+      { name: 'events_sql', kind: 'str' },
+      { name: 'args_sql', kind: 'str' },
+      { name: 'fields_view', kind: 'str' },
+    ],
+    [...events].map(([source, sql]) => {
+      const own = args.get(source) ?? [];
+      return [
+        source,
+        `SELECT * FROM (${sql}) b(${EVENT_SOURCE_COLUMNS})`,
+        own.length === 0 ? null : `SELECT * FROM (${own.join('\nUNION ALL\n')}) a(${ARGS_SOURCE_COLUMNS})`,
+        fieldsView(source),
+      ];
+    }),
   );
 }
 
@@ -629,17 +685,23 @@ function nameIdOf(t: TypedTableLayout, r: BuilderResult, nameIds: Map<string, nu
  * The `args` view over `_args` (schema.sql's definition) and every shape
  * table (untyped_rows.ts): one branch per field, with the row `_args` would
  * hold for it. Large text dictionaries become tables (as typedViewSql).
+ * Returns each source table's branches (`_args`' under `_ftrace_event`, whose
+ * events it holds the fields of) for writeEventSources.
  */
-async function createShapeViews(engine: Engine, shapes: ShapeResult[]): Promise<void> {
-  if (shapes.length === 0) return;
+async function createShapeViews(engine: Engine, shapes: ShapeResult[]): Promise<Map<string, string[]>> {
   const [{ sql }] = await engine.query<{ sql: string }>(
     `SELECT sql FROM duckdb_views() WHERE view_name = 'args' AND schema_name = 'main'`,
   );
   const base = /^CREATE VIEW args AS\s+([\s\S]*?);?\s*$/i.exec(sql.trim());
   if (!base) throw new Error(`schema.sql: cannot read the args view's definition: ${sql.slice(0, 80)}`);
+  // `_args` holds the fields of the events in `_ftrace_event`.
+  const perTable = new Map<string, string[]>([['_ftrace_event', [base[1]!]]]);
+  if (shapes.length === 0) return perTable;
   const branches = [base[1]!];
   for (const sh of shapes) {
     const table = shapeTableName(sh.table);
+    const own: string[] = [];
+    perTable.set(table, own);
     for (const [k, f] of sh.fields.entries()) {
       const dictTable = shapeDictTable(sh, k);
       if (dictTable !== null) {
@@ -647,12 +709,13 @@ async function createShapeViews(engine: Engine, shapes: ShapeResult[]): Promise<
       }
       const { intValue, stringValue, join } = shapeFieldSql(sh, k, 'd');
       const key = sqlString(f.key);
-      branches.push(
-        `SELECT s.id, ${k}, ${key}, ${key}, ${intValue}, ${stringValue}, NULL::DOUBLE, '${f.kind === 'int' ? 'int' : 'string'}' FROM ${table} s${join}`,
-      );
+      const branch = `SELECT s.id, ${k}, ${key}, ${key}, ${intValue}, ${stringValue}, NULL::DOUBLE, '${f.kind === 'int' ? 'int' : 'string'}' FROM ${table} s${join}`;
+      branches.push(branch);
+      own.push(branch);
     }
   }
   await engine.exec(`CREATE OR REPLACE VIEW args AS\n${branches.join('\nUNION ALL\n')}`);
+  return perTable;
 }
 
 /** The table holding a shape's text field `k`'s dictionary, when too large to inline (else null). */

@@ -74,8 +74,11 @@
  *      skip_task_reaping}` (id, ts, cpu, utid, pid), views of those events'
  *      shape tables for oom_kill; Perfetto traces import mark_victim
  *      (FtraceEvent 334) instead of reporting it not decoded
+ *  14  `_event_source`: each table that stores events with its own branch of
+ *      the ftrace_event and args views, for the Perfetto export's reads by
+ *      id range per table (issue 33); other tables and values unchanged
  */
-export const MODEL_VERSION = 13;
+export const MODEL_VERSION = 14;
 
 /** The model version an info.json records (0: written before versions existed). */
 export function modelVersionOf(summary: { modelVersion?: number }): number {

@@ -31,6 +31,7 @@
 import { once } from 'node:events';
 import type { Writable } from 'node:stream';
 import { ProtoWriter } from './proto_writer.ts';
+import { EventWindows, FORMAT_NAMES, ROW_COLUMNS, toValue, type Ev, type Value } from './event_windows.ts';
 import { typedTableFor } from '../../model/typed_tables.ts';
 import { collectGarbage } from '../../ingest/ingest_memory.ts';
 import { compareBigints, idsSubquery } from '../../engine/union_view_ids.ts';
@@ -110,40 +111,8 @@ const MAX_FLOWS_PER_FINDING = 16;
 const SEQ_FTRACE = 1;
 const SEQ_TRACKS = 2;
 
-/** Model field names -> the kernel's `format` names Perfetto uses (typed tables store some under printed names). */
-const FORMAT_NAMES: Record<string, Record<string, string>> = {
-  mm_vmscan_lru_shrink_inactive: { nr_activate_anon: 'nr_activate0', nr_activate_file: 'nr_activate1' },
-  workqueue_queue_work: { cpu_target: 'cpu' },
-  writeback_dirty_folio: { bdi: 'name' },
-  writeback_work: { bdi: 'name', kupdate: 'for_kupdate', background: 'for_background' },
-  writeback_single_inode: { bdi: 'name', to_write: 'nr_to_write', index: 'writeback_index' },
-  global_dirty_state: { dirty: 'nr_dirty', writeback: 'nr_writeback' },
-  balance_dirty_pages: { bdi: 'name' },
-};
-const ROW_COLUMNS = new Set(['id', 'ts', 'cpu', 'utid', 'event']);
 const SYMBOL_FIELDS = new Set(['shrink', 'function']);
 const POINTER_FIELDS = new Set(['shr', 'work']);
-
-type Value = number | bigint | string;
-interface Ev {
-  id: bigint;
-  ts: bigint;
-  cpu: number;
-  tid: number;
-  name: string;
-  system: string | null;
-  fields: Map<string, Value> | null;
-  raw: string | null;
-}
-
-function toValue(v: unknown): Value | null {
-  if (v === null || v === undefined) return null;
-  if (typeof v === 'bigint')
-    return v >= -BigInt(Number.MAX_SAFE_INTEGER) && v <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(v) : v;
-  if (typeof v === 'number' || typeof v === 'string') return v;
-  if (typeof v === 'boolean') return v ? 1 : 0;
-  return String(v);
-}
 
 type Query = PerfettoExportInput['query'];
 type QueryColumns = PerfettoExportInput['queryColumns'];
@@ -238,7 +207,12 @@ async function readWindow(cols: QueryColumns, typed: Set<string>, lo: bigint, hi
       if (v !== null) e.fields.set(keys[i]!, v);
     }
   }
-  return evs.sort((a, b) => a.cpu - b.cpu || compareBigints(a.ts, b.ts) || compareBigints(a.id, b.id));
+  return evs.sort(byCpuTimeId);
+}
+
+/** A window's order: by CPU (a bundle per CPU), then time. */
+function byCpuTimeId(a: Ev, b: Ev): number {
+  return a.cpu - b.cpu || compareBigints(a.ts, b.ts) || compareBigints(a.id, b.id);
 }
 
 /** The events findings' flows point at: id -> event (time, thread, name). */
@@ -524,7 +498,8 @@ export async function exportPerfetto(input: PerfettoExportInput): Promise<Perfet
   };
 
   // Events, window by window, each window per CPU in bundles.
-  const typed = await typedTables(q);
+  const sources = await EventWindows.open(q, input.queryColumns);
+  const typed = sources ? new Set<string>() : await typedTables(q);
   const [range] = await q<{ lo: bigint | null; hi: bigint | null }>(
     'SELECT min(id) AS lo, max(id) AS hi FROM ftrace_event',
   );
@@ -533,7 +508,10 @@ export async function exportPerfetto(input: PerfettoExportInput): Promise<Perfet
   if (range?.lo !== null && range?.lo !== undefined && range.hi !== null) {
     const last = BigInt(range.hi);
     for (let lo = BigInt(range.lo); lo <= last; lo += BigInt(EXPORT_WINDOW_EVENTS)) {
-      const evs = await readWindow(input.queryColumns, typed, lo, lo + BigInt(EXPORT_WINDOW_EVENTS));
+      const hi = lo + BigInt(EXPORT_WINDOW_EVENTS);
+      const evs = sources
+        ? (await sources.readBelow(hi)).sort(byCpuTimeId)
+        : await readWindow(input.queryColumns, typed, lo, hi);
       events += evs.length;
       for (let i = 0; i < evs.length;) {
         const cpu = evs[i]!.cpu;

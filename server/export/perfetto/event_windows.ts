@@ -35,7 +35,8 @@ type QueryColumns = (sql: string) => Promise<Record<string, unknown[]>>;
 
 /**
  * Ids each table is read ahead by. Events held at once grow with it (about
- * this many across all tables, beside the window being written).
+ * this many across all tables, beside the window being written): CLI export
+ * of sched_wq.v7, 40k 228-230 MB, CPU 16.3 s; 100k 306 MB, 15.2 s.
  */
 export const SOURCE_READ_IDS = 40_000;
 /** Events every read of a sparse table should bring at least, shared among the tables. */

@@ -207,9 +207,9 @@ export class EventWindows {
     );
     if (sources.length === 0) return new EventWindows(cols, { names: new Map(), tids: new Map() }, []);
     const views = new Set(
-      (
-        await q<{ view_name: string }>("SELECT view_name FROM duckdb_views() WHERE schema_name = 'main'")
-      ).map((v) => v.view_name),
+      (await q<{ view_name: string }>("SELECT view_name FROM duckdb_views() WHERE schema_name = 'main'")).map(
+        (v) => v.view_name,
+      ),
     );
     // Each table's count and id range: one statement reading only the id columns.
     const stats = await q<{ source: string; events: bigint; lo: bigint | null; hi: bigint | null }>(

@@ -15,8 +15,8 @@ import { gfpTableFits, printedField } from './kernel_values.ts';
 
 const FILE = join(import.meta.dirname, '../../../fixtures/perfetto_pair.trace-cmd.dat');
 
-async function renderers(): Promise<Map<string, (raw: bigint) => string | undefined>> {
-  const src = await FileSource.open(FILE);
+async function renderers(file = FILE): Promise<Map<string, (raw: bigint) => string | undefined>> {
+  const src = await FileSource.open(file);
   try {
     const info = await readTraceDatHeader(src);
     const out = new Map<string, (raw: bigint) => string | undefined>();
@@ -53,6 +53,19 @@ describe('printed flags and enumerations match the 6.18 kernel print fmts', () =
       // The export's direction: the printed text gives the number back.
       expect(ours.print(ours.parse(ours.print(v))!)).toBe(ours.print(v));
     }
+  });
+
+  it("irq_handler_exit.ret as the kernel prints it (the corpus's many_systems recording has the irq events)", async () => {
+    const kernel = (await renderers(join(import.meta.dirname, '../../../fixtures/corpus/many_systems.v7.dat'))).get(
+      'irq_handler_exit.ret',
+    );
+    expect(kernel).toBeDefined();
+    const ours = printedField('irq_handler_exit', 'ret', true)!;
+    // IRQ_NONE, IRQ_HANDLED, IRQ_WAKE_THREAD
+    for (const v of [0n, 1n, 2n]) expect(ours.print(v)).toBe(kernel!(v));
+    expect(ours.parse('handled')).toBe(1n);
+    expect(ours.parse('unhandled')).toBe(0n);
+    expect(ours.parse('1')).toBeNull();
   });
 
   it('GFP names are used for 6.3+ kernels only (6.3 renumbered the bits)', () => {

@@ -192,6 +192,18 @@ const wbReason: PrintedField = {
   parse: (t) => parseSymbolic(WB_REASONS, t),
 };
 
+/**
+ * irq_handler_exit's `ret`, printed `__entry->ret ? "handled" : "unhandled"`
+ * (include/trace/events/irq.h): trace.dat and text give the word, Perfetto
+ * the int. As a number in the model the export could not write the typed
+ * IrqHandlerExitFtraceEvent (an int32 there), trace_processor then never
+ * closed the IRQ slices its entries opened (512 deep on many_systems.v7).
+ */
+const irqReturn: PrintedField = {
+  print: (v) => (BigInt(v) !== 0n ? 'handled' : 'unhandled'),
+  parse: (t) => (t === 'handled' ? 1n : t === 'unhandled' ? 0n : null),
+};
+
 /** Writeback events that print `reason` through __print_symbolic(wb_reason). */
 const WB_REASON_EVENTS = new Set([
   'writeback_queue',
@@ -217,6 +229,8 @@ export function printedField(event: string, field: string, gfpKnown: boolean): P
       return event === 'sched_switch' ? taskState : null;
     case 'lru':
       return event === 'mm_vmscan_lru_isolate' ? lru : null;
+    case 'ret':
+      return event === 'irq_handler_exit' ? irqReturn : null;
     case 'reason':
       if (event === 'mm_vmscan_throttled') return throttle;
       return WB_REASON_EVENTS.has(event) ? wbReason : null;

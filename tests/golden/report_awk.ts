@@ -20,6 +20,13 @@ export function awk(program: string, file: string): string[] {
     .filter((l) => l !== '');
 }
 
+/** The non-empty output lines of a committed awk script (`awk -f script file`). */
+export function awkScript(script: string, file: string): string[] {
+  return execFileSync('awk', ['-f', script, file], { encoding: 'utf8', maxBuffer: 256 << 20 })
+    .split('\n')
+    .filter((l) => l !== '');
+}
+
 /**
  * awk prelude for `trace-cmd report` lines: parse() sets `ts` (timestamp
  * text), `t` (its value in ns, exact for 6 decimals), `ev` (event name),

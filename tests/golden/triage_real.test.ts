@@ -29,9 +29,10 @@ import type { Finding } from '../../server/findings/finding.ts';
 import { metricValue } from '../../server/findings/metrics.ts';
 import { type RunResult, runDetectors } from '../../server/findings/run_detectors.ts';
 import { ingestFile } from '../../server/ingest/ingest_file.ts';
-import { PARSE, awk, ns, pct, traceCmdReport } from './report_awk.ts';
+import { PARSE, awk, awkScript, ns, pct, traceCmdReport } from './report_awk.ts';
 
 const FIXTURES = fileURLToPath(new URL('../../fixtures/', import.meta.url));
+const BURSTS_AWK = join(FIXTURES, 'recording/migration_pingpong_bursts.awk');
 const dataDir = mkdtempSync(join(tmpdir(), 'stallscope-golden-triage-'));
 const engines: Engine[] = [];
 
@@ -505,51 +506,26 @@ describe('ping-pong at wakeup is rated above load / idle balancing', () => {
     },
   );
   /**
-   * Ping-pong bursts of a report, counted by awk as the detector's header defines them: migrations of one
-   * pid at most 10 ms apart; a bounce returns to a CPU one of the 3 previous moves left at most 10 ms
-   * before; a move is at wakeup when the pid's latest sched_waking came from the mover, on its CPU, at most
-   * 1 ms before; after each move the task waits until its next switch-in (at most 10 ms). One line per
-   * burst with >= 3 bounces: pid, first ts, comm, bounces, wakeup bounces, moves, moves followed by a
-   * switch-in, waiting in all (ns).
+   * Ping-pong bursts of a report, counted without stallscope by fixtures/recording/migration_pingpong_bursts.awk
+   * as the detector's header defines them (its comment gives the definition): one row per burst with >= 3
+   * bounces: pid, first ts, comm, bounces, wakeup bounces, moves, moves followed by a switch-in, waiting in
+   * all (ns), and the severity the script's own copy of the rule gives, checked below against severityOf.
    */
-  const bursts = (report: string) =>
-    awk(
-      `${PARSE} { parse() }
-     ev == "sched_waking" { w = field("pid"); wpid[w] = pid; wcpu[w] = cpu; wt[w] = t }
-     ev == "sched_migrate_task" {
-       p = field("pid"); o = field("orig_cpu"); d = field("dest_cpu")
-       if (p == "0" || o == d) next
-       if (!(p in n) || t - lt[p] > 10000000) chain[p]++
-       k = p SUBSEP chain[p]
-       b = 0
-       for (j = 1; j <= 3; j++) if (n[p] >= j && d == po[p, n[p] - j + 1] && t - pt[p, n[p] - j + 1] <= 10000000) b = 1
-       n[p]++; po[p, n[p]] = o; pt[p, n[p]] = t; lt[p] = t
-       atw = (p in wt) && wpid[p] == pid && wcpu[p] == cpu && t - wt[p] <= 1000000
-       bounces[k] += b; wb[k] += b && atw; moves[k]++; comm[k] = field("comm")
-       if (!(k in first)) first[k] = t
-       pend[p, ++np[p]] = t; pk[p, np[p]] = k
-     }
-     ev == "sched_switch" {
-       q = nextpid()
-       for (j = 1; j <= np[q]; j++) { w = t - pend[q, j]; if (w > 10000000) w = 10000000; wait[pk[q, j]] += w; waited[pk[q, j]]++ }
-       np[q] = 0
-     }
-     END { for (k in bounces) if (bounces[k] >= 3) { split(k, a, SUBSEP)
-             printf "%s %.0f %s %d %d %d %d %.0f\\n", a[1], first[k], comm[k], bounces[k], wb[k], moves[k], waited[k], wait[k] } }`,
-      report,
-    ).map((l) => {
-      const [pid, ts, comm, b, wb, moves, waited, wait] = l.split(' ');
-      return {
-        pid: Number(pid),
-        ts: BigInt(ts!),
-        comm: comm!,
-        bounces: Number(b),
-        wakeupBounces: Number(wb),
-        moves: Number(moves),
-        waited: Number(waited),
-        wait: Number(wait),
-      };
-    });
+  const bursts = (report: string) => {
+    const [header, ...rows] = awkScript(BURSTS_AWK, report).map((l) => l.split('\t'));
+    const col = (name: string) => header!.indexOf(name);
+    return rows.map((r) => ({
+      pid: Number(r[col('pid')]),
+      ts: BigInt(r[col('first_ts')]!),
+      comm: r[col('comm')]!,
+      bounces: Number(r[col('bounces')]),
+      wakeupBounces: Number(r[col('wakeup_bounces')]),
+      moves: Number(r[col('moves')]),
+      waited: Number(r[col('waited')]),
+      wait: Number(r[col('wait_ns')]),
+      scriptSeverity: r[col('severity')]!,
+    }));
+  };
   type Burst = ReturnType<typeof bursts>[number];
   const MS = 1e6;
   const meanWait = (b: Burst) => (b.waited > 0 ? Math.round(b.wait / b.waited) : null);
@@ -593,6 +569,7 @@ describe('ping-pong at wakeup is rated above load / idle balancing', () => {
       const count = (sev: (b: Burst) => string) =>
         all.reduce<Record<string, number>>((a, b) => ((a[sev(b)] = (a[sev(b)] ?? 0) + 1), a), {});
       expect(count(severityOf)).toEqual({ warn: 19, info: 33 });
+      expect(all.map((b) => b.scriptSeverity)).toEqual(all.map((b) => severityOf(b)));
       expect(count(noFloor)).toEqual({ warn: 20, info: 32 });
       // the one the warn wait floor demotes: 19 bounces at 75 us per move, 1.5 ms in all
       const demoted = all.filter((b) => noFloor(b) === 'warn' && severityOf(b) === 'info');
@@ -644,6 +621,10 @@ describe('ping-pong at wakeup is rated above load / idle balancing', () => {
           {},
         );
         expect(count, name).toEqual(counts);
+        expect(
+          all.map((b) => b.scriptSeverity),
+          name,
+        ).toEqual(all.map((b) => severityOf(b)));
         expect(all.filter((b) => noFloor(b) === 'warn').length, name).toBe(warnsWithoutFloor);
         // the demoted: dbench's processes run within 100 us of their moves, a few ms in all
         for (const b of all.filter((b) => noFloor(b) === 'warn' && severityOf(b) === 'info')) {

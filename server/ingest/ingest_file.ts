@@ -48,6 +48,8 @@ import {
   freedPagesKeptThroughDerive,
   ingestBlockSize,
   ingestMemoryLimit,
+  isLoadOutOfMemory,
+  LOAD_RETRY_MEMORY_LIMIT,
   storeMemoryLimit,
   withCommitFloor,
 } from './ingest_memory.ts';
@@ -195,14 +197,15 @@ export async function ingestFile(file: string, opts: IngestOptions = {}): Promis
   const memoryLimit = ingestMemoryLimit(load.events);
   const blockSize = ingestBlockSize(load.events, load.perfetto);
   // The load's cap is decided when its workspace opens: it depends on what the process holds then.
-  const openWork = () =>
+  const openWork = (loadLimit?: string) =>
     openWorkspace(
       dirs.tmp,
       withWorker,
       memoryLimit,
       blockSize,
-      storeMemoryLimit(process.memoryUsage.rss(), load.events),
+      loadLimit ?? storeMemoryLimit(process.memoryUsage.rss(), load.events),
     ).finally(() => timer.mark('workspace'));
+  const restarted = () => report({ phase: 'decoding', bytesDone: 0, bytesTotal: stat.size, events: 0 });
   inFlightSizes.set(stat.size, (inFlightSizes.get(stat.size) ?? 0) + 1);
   // DuckDB's freed pages go back at once while the trace is built: its
   // decode and derive (allocator_decay.ts; whether they stay a second after
@@ -213,16 +216,17 @@ export async function ingestFile(file: string, opts: IngestOptions = {}): Promis
     if (!hashFirst) {
       const hashing = hashFileInBackground(file, stat.size);
       try {
-        const work = await openWork();
         return await wrapBuildError(
           label,
-          buildIntoPlace({
-            ...common,
-            work,
-            id: hashing.sha256,
-            hashSeconds: () => hashing.seconds() ?? 0,
-            hashOverlapped: true,
-          }),
+          retryingLoadCap(label, restarted, openWork, (work) =>
+            buildIntoPlace({
+              ...common,
+              work,
+              id: hashing.sha256,
+              hashSeconds: () => hashing.seconds() ?? 0,
+              hashOverlapped: true,
+            }),
+          ),
         );
       } finally {
         hashing.cancel();
@@ -246,16 +250,15 @@ export async function ingestFile(file: string, opts: IngestOptions = {}): Promis
     }
     // In flight from here, before any await: a second ingest of the same
     // content must find this build and wait for it.
-    const build = (async () => {
-      const work = await openWork();
-      return buildIntoPlace({
+    const build = retryingLoadCap(label, restarted, openWork, (work) =>
+      buildIntoPlace({
         ...common,
         work,
         id: Promise.resolve(id),
         hashSeconds: () => hashSeconds,
         hashOverlapped: false,
-      });
-    })();
+      }),
+    );
     inFlight.set(finalDir, build);
     try {
       return await wrapBuildError(label, build);
@@ -271,6 +274,33 @@ export async function ingestFile(file: string, opts: IngestOptions = {}): Promis
 }
 
 /** Decode errors as they are; anything else while building is one IngestError naming the file. */
+/**
+ * Builds in a fresh workspace; when the load ran out of DuckDB memory, builds
+ * once more at LOAD_RETRY_MEMORY_LIMIT. The load's cap rises with the shape
+ * tables it opens (withLoadFloor), but what a table pins grows with its rows
+ * as well as its columns, so the floor is a measured guess, not a bound:
+ * losing the trace is worse than decoding it twice (ingest_memory.ts
+ * isLoadOutOfMemory).
+ */
+async function retryingLoadCap(
+  label: string,
+  restarted: () => void,
+  openWork: (loadLimit?: string) => Promise<Workspace>,
+  build: (work: Workspace) => Promise<IngestResult>,
+): Promise<IngestResult> {
+  try {
+    return await build(await openWork());
+  } catch (err) {
+    if (!isLoadOutOfMemory(err)) throw err;
+    process.emitWarning(
+      `${label}: the load ran out of its DuckDB memory (${(err as Error).message.split('\n')[0]}); building again at ${LOAD_RETRY_MEMORY_LIMIT}`,
+      { code: 'STALLSCOPE_LOAD_RETRY' },
+    );
+    restarted();
+    return await build(await openWork(LOAD_RETRY_MEMORY_LIMIT));
+  }
+}
+
 async function wrapBuildError(label: string, build: Promise<IngestResult>): Promise<IngestResult> {
   try {
     return await build;

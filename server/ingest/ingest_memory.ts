@@ -301,6 +301,34 @@ export function withLoadFloor(limit: string, shapeColumns: number): string | nul
 }
 
 /**
+ * The load's cap for a second build after the first ran out of DuckDB memory
+ * (ingest_file.ts retryingLoadCap). withLoadFloor's per-column figure comes
+ * from two files, but a table pins more as it holds more rows: tracefs text
+ * of 150 kinds x 12 fields x 6,700 events (2,850 shape-table columns; floor
+ * 42MB) failed at 44MB and loaded at 50MB with 64 KiB blocks, and needed
+ * 50-53MB with 256 KiB blocks; 400 kinds x 4 fields x 2,500 events (4,400
+ * columns; floor 60MB) loads at 44MB. Raising the per-column figure to cover
+ * the first would raise every `-e all` recording's cap (+7-11 MB peak at
+ * 50MB, two pairs); the second build costs only the traces that need it.
+ * 96MB: over twice the store's cap; the 3M-event version of the first file
+ * (20,000 events a kind) loads at 64MB.
+ */
+export const LOAD_RETRY_MEMORY_LIMIT = '96MB';
+
+/**
+ * Whether a build failed because its load could not get DuckDB memory (the
+ * case a higher load cap mends): the store worker's errors, or an append on
+ * the ingest's own thread. Derive's have their own cap and are not retried.
+ */
+export function isLoadOutOfMemory(err: unknown): boolean {
+  const message = err instanceof Error ? err.message : String(err);
+  return (
+    /could not allocate block of size/.test(message) &&
+    (message.startsWith('store worker:') || /Failed to append/.test(message))
+  );
+}
+
+/**
  * What derive's queries allocate outside DuckDB's pool (hash tables' and
  * sorts' scratch, the result chunks) over its cap, with a margin: on the
  * 2.2M-event writeback_flood.x128.v7 (bench/memory_check_block.ts), derive

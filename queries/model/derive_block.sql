@@ -53,11 +53,21 @@ WITH
 -- keeps a branch per shape and field of every block event, each with its own
 -- hash tables, and grew RSS by ~190 MB for 90k events on many_systems.v7.
 -- pair_key: the sector, or -1 for a flush (see the header).
+-- prev_issue_ts: the previous issue of the same (dev, pair_key), from one
+-- sort of all issues rather than a window PARTITION BY (dev, pair_key): a
+-- key is a sector, so nearly every partition holds one or two rows, and
+-- DuckDB's per-partition work made that LAG ~115 of the statement's ~280
+-- CPU ms on many_systems.v7 (32k issues).
 iss AS (
-  SELECT *, lag(ts) OVER (PARTITION BY dev, pair_key ORDER BY ts, id) AS prev_issue_ts
+  SELECT * EXCLUDE (prev_dev, prev_key, prev_ts),
+    CASE WHEN prev_dev = dev AND prev_key IS NOT DISTINCT FROM pair_key THEN prev_ts END AS prev_issue_ts
   FROM (
-    SELECT *, CASE WHEN nr_sector = 0 AND contains(coalesce(rwbs, ''), 'F') THEN -1 ELSE sector END AS pair_key
-    FROM _event_block_rq_issue WHERE dev IS NOT NULL
+    SELECT *, lag(dev) OVER w AS prev_dev, lag(pair_key) OVER w AS prev_key, lag(ts) OVER w AS prev_ts
+    FROM (
+      SELECT *, CASE WHEN nr_sector = 0 AND contains(coalesce(rwbs, ''), 'F') THEN -1 ELSE sector END AS pair_key
+      FROM _event_block_rq_issue WHERE dev IS NOT NULL
+    )
+    WINDOW w AS (ORDER BY dev, pair_key, ts, id)
   )
 ),
 cmp AS (
@@ -68,10 +78,16 @@ ins AS (
   SELECT id, ts, dev, CASE WHEN nr_sector = 0 AND contains(coalesce(rwbs, ''), 'F') THEN -1 ELSE sector END AS pair_key
   FROM _event_block_rq_insert WHERE dev IS NOT NULL
 ),
+-- An issue's first completion: the least (ts, id) of those paired with it,
+-- by a hash aggregate (a row_number() PARTITION BY the issue had one- and
+-- two-row partitions, as above). The ASOF join's c.ts is never NULL.
 completed AS (
-  SELECT i.id AS issue_id, c.id AS complete_id, c.ts AS complete_ts, c.error
-  FROM cmp c ASOF JOIN (SELECT id, ts, dev, pair_key FROM iss) i ON c.dev = i.dev AND c.pair_key = i.pair_key AND c.ts >= i.ts
-  QUALIFY row_number() OVER (PARTITION BY i.id ORDER BY c.ts, c.id) = 1
+  SELECT issue_id, first.complete_id, first.complete_ts, first.error
+  FROM (
+    SELECT i.id AS issue_id, min({'complete_ts': c.ts, 'complete_id': c.id, 'error': c.error}) AS first
+    FROM cmp c ASOF JOIN (SELECT id, ts, dev, pair_key FROM iss) i ON c.dev = i.dev AND c.pair_key = i.pair_key AND c.ts >= i.ts
+    GROUP BY i.id
+  )
 ),
 queued AS (
   SELECT i.id AS issue_id, q.id AS insert_id, q.ts AS insert_ts

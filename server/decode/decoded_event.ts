@@ -259,7 +259,11 @@ export function isShapeRowSink(sink: EventSink): sink is ShapeRowSink {
 
 /** Rows of one event name, written column by column (see DirectRowSink). */
 export interface DirectRows extends DirectRowColumns {
-  /** Starts a row with what a DecodedEvent carries besides fields and raw (flags / preemptCount null: not recorded). */
+  /**
+   * Starts a row with what a DecodedEvent carries besides fields and raw
+   * (flags / preemptCount null: not recorded; tgid: a text line's, binary
+   * inputs have none).
+   */
   begin(
     ts: number,
     cpu: number,
@@ -268,6 +272,7 @@ export interface DirectRows extends DirectRowColumns {
     flags: number | null,
     preemptCount: number | null,
     where: number,
+    tgid?: number | null,
   ): void;
   /** Ends the row begun last. */
   end(): void;

@@ -667,11 +667,12 @@ class BuilderDirectRows extends TableRowWriter implements DirectRows {
     flags: number | null,
     preemptCount: number | null,
     where: number,
+    tgid: number | null = null,
   ): void {
     // The name is registered on its first event, as event() does: name ids follow first appearance.
     const info = this.info ?? (this.info = this.builder.nameInfo(this.eventName, this.system));
     this.ts = ts;
-    const utid = this.builder.frame(info, ts, cpu, pid, comm, null);
+    const utid = this.builder.frame(info, ts, cpu, pid, comm, tgid);
     this.startRow(this.builder.framedId, ts, cpu, utid, packCommon(flags, preemptCount), where);
   }
 }

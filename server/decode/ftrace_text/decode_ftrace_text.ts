@@ -17,6 +17,7 @@ import {
   type DecodedEvent,
   type EventFields,
   type EventSink,
+  isDirectRowSink,
   isRawTextSink,
   isStackEvent,
   MAX_CPUS,
@@ -31,6 +32,7 @@ import { stackFields } from './fields/ftrace.ts';
 import { fieldsModeValues, hasFieldsModeValues } from './fields/raw_fields.ts';
 import { flat, latin1 } from './fields/intern.ts';
 import { hasTypedParser, type EventNameInfo } from './fields/index.ts';
+import { hasSchedRows, SchedRows } from './fields/sched_rows.ts';
 import { excerpt, LineSplitter } from './line_reader.ts';
 import { nativeLineFramer, R_END, R_START, REC_WORDS, type NativeLineFramer } from './native/native_framer.ts';
 import { readFramedLine } from './native/read_framed_line.ts';
@@ -127,6 +129,14 @@ class FtraceTextDecoder {
   private rawPage: Uint8Array | null = null;
   /** The last event went to raw.record(): continuation lines go there too. */
   private lastRaw = false;
+  /** Per event name, its lines' rows written without a fields object (SchedRows), null if not. */
+  private readonly schedRows = new Map<EventNameInfo, SchedRows | null>();
+  /**
+   * The last event's row was written by SchedRows: continuation lines after
+   * it are dropped, as a held event's are when its typed row is written
+   * (only the raw text they would join is not stored).
+   */
+  private lastDirect = false;
   /** Without a raw taker: the block of lines last decoded into a string, and that string. */
   private blockTextOf: Uint8Array | null = null;
   private blockText = '';
@@ -307,6 +317,7 @@ class FtraceTextDecoder {
       this.held.raw = this.held.raw ? this.held.raw + '\n' + t : t;
       return;
     }
+    if (t.startsWith('=> ') && this.lastDirect) return;
     if (t.startsWith('=> ') && this.lastRaw) {
       this.raw!.continuation(t);
       return;
@@ -443,10 +454,33 @@ class FtraceTextDecoder {
       s.events++;
       return;
     }
+    const block = ev.argsBytes;
+    if (block !== null && this.fieldsLayout === false) {
+      const rows = this.schedRowsOf(info);
+      if (
+        rows !== null &&
+        rows.write(
+          block,
+          ev.argsStart,
+          ev.argsEnd,
+          ts,
+          cpu,
+          ev.pid,
+          ev.comm,
+          ev.tgid,
+          ev.flags,
+          ev.preemptCount,
+          lineNo,
+        )
+      ) {
+        this.lastDirect = true;
+        s.events++;
+        return;
+      }
+    }
     const name = info.name;
     let args: string;
     let fields: EventFields | null;
-    const block = ev.argsBytes;
     if (block !== null && this.raw === null) {
       // Every event's text is wanted as a string here (no sink takes text
       // raw): one string per block, sliced, is cheaper than one per event.
@@ -505,6 +539,18 @@ class FtraceTextDecoder {
     }
   }
 
+  /** The SchedRows of an event name (asked for on its first line), null if its lines take the parser. */
+  private schedRowsOf(info: EventNameInfo): SchedRows | null {
+    let rows = this.schedRows.get(info);
+    if (rows === undefined) {
+      const direct =
+        hasSchedRows(info.name) && isDirectRowSink(this.sink) ? this.sink.directRows(info.name, info.system) : null;
+      rows = direct === null ? null : SchedRows.of(info.name, direct);
+      this.schedRows.set(info, rows);
+    }
+    return rows;
+  }
+
   private takesRaw(info: EventNameInfo): boolean {
     let t = this.rawTakes.get(info);
     if (t === undefined) this.rawTakes.set(info, (t = this.raw!.takes(info.name)));
@@ -513,6 +559,7 @@ class FtraceTextDecoder {
 
   flushHeld(): void {
     this.lastRaw = false;
+    this.lastDirect = false;
     if (this.held) {
       const e = this.held;
       this.held = null;

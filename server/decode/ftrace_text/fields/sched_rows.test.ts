@@ -24,10 +24,21 @@ const COLUMNS = [
   'target_cpu',
 ];
 
-/** DirectRows that keeps the last row's values by field name (absent: undefined). */
+/** The text columns; the others are INTEGER. */
+const TEXT = new Set(['prev_comm', 'prev_state', 'next_comm', 'comm']);
+
+/**
+ * DirectRows that keeps the last row's values by field name (absent:
+ * undefined): text by value(), integers as written into `arrays` (one row,
+ * NaN until written).
+ */
 class LastRow implements DirectRows {
-  readonly fields = COLUMNS.map((name, column) => ({ names: [name], column, kind: 'text' as const }));
-  readonly arrays: (Int32Array | Float64Array)[] = [];
+  readonly fields = COLUMNS.map((name, column) => ({
+    names: [name],
+    column,
+    kind: TEXT.has(name) ? ('text' as const) : ('i32' as const),
+  }));
+  readonly arrays: Float64Array[] = COLUMNS.map(() => new Float64Array(1));
   readonly row = 0;
   values = new Map<string, FieldValue | undefined>();
   begun = 0;
@@ -46,9 +57,13 @@ class LastRow implements DirectRows {
     this.begun++;
     this.tgid = tgid;
     this.values = new Map();
+    for (const a of this.arrays) a[0] = NaN;
   }
   end(): void {
     this.ended++;
+    this.arrays.forEach((a, column) => {
+      if (a[0] === a[0]) this.values.set(COLUMNS[column]!, a[0]);
+    });
   }
   keyed(): boolean {
     return false;

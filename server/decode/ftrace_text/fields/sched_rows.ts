@@ -282,6 +282,8 @@ export class SchedRows {
   /** Per column of rows.fields, in order: the slot that fills it, -1 when none (NULL). */
   private readonly slotOf: Int32Array;
   private readonly columnOf: Int32Array;
+  /** Per column: 1 for an INTEGER one, whose value goes straight into its array (as compiled readers write it). */
+  private readonly i32: Uint8Array;
 
   private constructor(
     private readonly rows: DirectRows,
@@ -290,6 +292,7 @@ export class SchedRows {
     const cols = rows.fields;
     this.slotOf = new Int32Array(cols.length);
     this.columnOf = new Int32Array(cols.length);
+    this.i32 = new Uint8Array(cols.length);
     for (let k = 0; k < cols.length; k++) {
       // The first of the column's names the reader gives wins, as the field writer takes names in order.
       let slot = -1;
@@ -299,6 +302,7 @@ export class SchedRows {
       }
       this.slotOf[k] = slot;
       this.columnOf[k] = cols[k]!.column;
+      this.i32[k] = cols[k]!.kind === 'i32' ? 1 : 0;
     }
   }
 
@@ -333,7 +337,7 @@ export class SchedRows {
     if (!ok) return false;
     const rows = this.rows;
     rows.begin(ts, cpu, pid, comm, flags, preemptCount, where, tgid);
-    const { slotOf, columnOf } = this;
+    const { slotOf, columnOf, i32 } = this;
     const text = form.text;
     for (let k = 0; k < slotOf.length; k++) {
       const slot = slotOf[k]!;
@@ -342,7 +346,8 @@ export class SchedRows {
       else if (text[slot]) {
         const v = internBytes(b, o.starts[slot]!, o.ends[slot]!);
         rows.value(column, slot === PREV_STATE && o.reportState ? kernelState(v) : v);
-      } else rows.value(column, o.nums[slot]!);
+      } else if (i32[k] === 1) rows.arrays[column]![rows.row] = o.nums[slot]!;
+      else rows.value(column, o.nums[slot]!);
     }
     rows.end();
     return true;

@@ -247,6 +247,8 @@ class Exporter {
   private firstFtracePacket = true;
   private firstTrackPacket = true;
   readonly gfpOk: boolean;
+  /** A bundle's events, written before the packet around them (one buffer for every bundle). */
+  private readonly body = new ProtoWriter();
   typed = 0;
   generic = 0;
 
@@ -374,7 +376,8 @@ class Exporter {
 
   bundle(cpu: number, evs: Ev[]): void {
     // Events first: they register the symbols and descriptors the packet must carry.
-    const body = new ProtoWriter();
+    const body = this.body;
+    body.pos = 0;
     for (const e of evs) {
       const spec = TYPED_EVENTS_BY_NAME.get(e.name);
       let id: number;

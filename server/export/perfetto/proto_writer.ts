@@ -7,6 +7,8 @@
  * 64-bit varint from a bigint.
  */
 const encoder = new TextEncoder();
+/** A 64-bit value's low and high 32 bits (varint64). */
+const halves = new DataView(new ArrayBuffer(8));
 
 export class ProtoWriter {
   buf = new Uint8Array(1 << 16);
@@ -24,23 +26,51 @@ export class ProtoWriter {
   /** A non-negative integer below 2^53 as a varint. */
   varint(n: number): void {
     this.room(10);
-    while (n >= 0x80) {
-      this.buf[this.pos++] = (n % 0x80) | 0x80;
-      n = Math.floor(n / 0x80);
+    const buf = this.buf;
+    let p = this.pos;
+    if (n <= 0x7fffffff) {
+      while (n >= 0x80) {
+        buf[p++] = (n & 0x7f) | 0x80;
+        n >>>= 7;
+      }
+    } else {
+      while (n >= 0x80) {
+        buf[p++] = (n % 0x80) | 0x80;
+        n = Math.floor(n / 0x80);
+      }
     }
-    this.buf[this.pos++] = n;
+    buf[p++] = n;
+    this.pos = p;
   }
 
-  /** Any 64-bit value (negative: two's complement, 10 bytes) as a varint. */
+  /**
+   * Any 64-bit value (negative: two's complement, 10 bytes) as a varint.
+   * A bigint goes through `halves` as two 32-bit numbers: seven bigint
+   * shifts and masks per value (every event's timestamp) were a tenth of the
+   * export's JS time (issue 33).
+   */
   varint64(v: bigint | number): void {
-    if (typeof v === 'number' && v >= 0 && v <= Number.MAX_SAFE_INTEGER) return this.varint(v);
-    let x = BigInt.asUintN(64, BigInt(v));
-    this.room(10);
-    while (x >= 0x80n) {
-      this.buf[this.pos++] = Number(x & 0x7fn) | 0x80;
-      x >>= 7n;
+    if (typeof v === 'number') {
+      if (v >= 0 && v <= Number.MAX_SAFE_INTEGER) return this.varint(v);
+      v = BigInt(v);
     }
-    this.buf[this.pos++] = Number(x);
+    halves.setBigUint64(0, v, true); // modulo 2^64: a negative value as its two's complement
+    let lo = halves.getUint32(0, true);
+    let hi = halves.getUint32(4, true);
+    this.room(10);
+    const buf = this.buf;
+    let p = this.pos;
+    while (hi !== 0) {
+      buf[p++] = (lo & 0x7f) | 0x80;
+      lo = ((lo >>> 7) | (hi << 25)) >>> 0;
+      hi >>>= 7;
+    }
+    while (lo >= 0x80) {
+      buf[p++] = (lo & 0x7f) | 0x80;
+      lo >>>= 7;
+    }
+    buf[p++] = lo;
+    this.pos = p;
   }
 
   tag(no: number, wire: number): void {

@@ -64,6 +64,67 @@ export function toValue(v: unknown): Value | null {
   return String(v);
 }
 
+/**
+ * The fields of a typed table's events with ids in [lo, hi), onto their
+ * events in `byId` (keyed by the id as a number): one column per field, in
+ * the view's column order, under the kernel's format names.
+ */
+export async function readTypedFields(
+  cols: QueryColumns,
+  table: string,
+  byId: Map<number, Ev>,
+  lo: bigint,
+  hi: bigint,
+): Promise<void> {
+  const renamed = FORMAT_NAMES[table] ?? {};
+  const t = await cols(`SELECT * FROM "${table}" WHERE id >= ${lo} AND id < ${hi}`);
+  const fieldCols = Object.keys(t)
+    .filter((k) => !ROW_COLUMNS.has(k))
+    .map((k) => [renamed[k] ?? k, t[k]!] as const);
+  const rowIds = t.id as bigint[];
+  for (let i = 0; i < rowIds.length; i++) {
+    const e = byId.get(Number(rowIds[i]));
+    if (!e) continue;
+    const f = new Map<string, Value>();
+    for (const [k, col] of fieldCols) {
+      const val = toValue(col[i]);
+      if (val !== null) f.set(k, val);
+    }
+    e.fields = f;
+  }
+}
+
+/**
+ * Untyped events' fields: the rows with arg_set_id in [lo, hi) of `args`, a
+ * statement over the args view or one table's branch of it (an untyped
+ * event's arg_set_id is its id), onto their events in `byId`, in each
+ * event's field order.
+ */
+export async function readArgs(
+  cols: QueryColumns,
+  args: string,
+  byId: Map<number, Ev>,
+  lo: bigint,
+  hi: bigint,
+): Promise<void> {
+  const a = await cols(
+    `SELECT arg_set_id, arg_index, key, int_value, string_value FROM (${args}) WHERE arg_set_id >= ${lo} AND arg_set_id < ${hi}`,
+  );
+  const sets = (a.arg_set_id as bigint[]).map((x) => Number(x));
+  const index = a.arg_index as number[];
+  const keys = a.key as string[];
+  const ints = a.int_value as (bigint | number | null)[];
+  const strs = a.string_value as (string | null)[];
+  const order = Array.from(sets, (_, i) => i).sort((x, y) => sets[x]! - sets[y]! || index[x]! - index[y]!);
+  for (const i of order) {
+    const e = byId.get(sets[i]!);
+    if (!e) continue;
+    e.fields ??= new Map();
+    const v = ints[i] !== null && ints[i] !== undefined ? toValue(ints[i]) : (strs[i] ?? null);
+    if (v !== null) e.fields.set(keys[i]!, v);
+  }
+}
+
 interface SourceRow {
   source: string;
   events_sql: string;
@@ -141,50 +202,9 @@ class SourceCursor {
       if (argSets[i] !== null && argSets[i] !== undefined) untyped = true;
     }
     if (this.fieldsView !== null && evs.some((e) => typedTableFor(e.name) === this.fieldsView))
-      await this.readTypedFields(cols, byId, lo, hi);
-    if (untyped && this.row.args_sql !== null) await this.readArgs(cols, byId, lo, hi);
+      await readTypedFields(cols, this.fieldsView, byId, lo, hi);
+    if (untyped && this.row.args_sql !== null) await readArgs(cols, this.row.args_sql, byId, lo, hi);
     return evs.sort((a, b) => compareBigints(a.id, b.id));
-  }
-
-  /** A typed table's events: one column per field, in the view's column order. */
-  private async readTypedFields(cols: QueryColumns, byId: Map<number, Ev>, lo: bigint, hi: bigint): Promise<void> {
-    const table = this.fieldsView!;
-    const renamed = FORMAT_NAMES[table] ?? {};
-    const t = await cols(`SELECT * FROM "${table}" WHERE id >= ${lo} AND id < ${hi}`);
-    const fieldCols = Object.keys(t)
-      .filter((k) => !ROW_COLUMNS.has(k))
-      .map((k) => [renamed[k] ?? k, t[k]!] as const);
-    const rowIds = t.id as bigint[];
-    for (let i = 0; i < rowIds.length; i++) {
-      const e = byId.get(Number(rowIds[i]));
-      if (!e) continue;
-      const f = new Map<string, Value>();
-      for (const [k, col] of fieldCols) {
-        const val = toValue(col[i]);
-        if (val !== null) f.set(k, val);
-      }
-      e.fields = f;
-    }
-  }
-
-  /** Untyped events: their args (an untyped event's arg_set_id is its id), in each event's field order. */
-  private async readArgs(cols: QueryColumns, byId: Map<number, Ev>, lo: bigint, hi: bigint): Promise<void> {
-    const a = await cols(
-      `SELECT arg_set_id, arg_index, key, int_value, string_value FROM (${this.row.args_sql}) WHERE arg_set_id >= ${lo} AND arg_set_id < ${hi}`,
-    );
-    const sets = (a.arg_set_id as bigint[]).map((x) => Number(x));
-    const index = a.arg_index as number[];
-    const keys = a.key as string[];
-    const ints = a.int_value as (bigint | number | null)[];
-    const strs = a.string_value as (string | null)[];
-    const order = Array.from(sets, (_, i) => i).sort((x, y) => sets[x]! - sets[y]! || index[x]! - index[y]!);
-    for (const i of order) {
-      const e = byId.get(sets[i]!);
-      if (!e) continue;
-      e.fields ??= new Map();
-      const v = ints[i] !== null && ints[i] !== undefined ? toValue(ints[i]) : (strs[i] ?? null);
-      if (v !== null) e.fields.set(keys[i]!, v);
-    }
   }
 }
 

@@ -31,7 +31,7 @@
 import { once } from 'node:events';
 import type { Writable } from 'node:stream';
 import { ProtoWriter } from './proto_writer.ts';
-import { EventWindows, FORMAT_NAMES, ROW_COLUMNS, toValue, type Ev, type Value } from './event_windows.ts';
+import { EventWindows, readArgs, readTypedFields, type Ev, type Value } from './event_windows.ts';
 import { typedTableFor } from '../../model/typed_tables.ts';
 import { collectGarbage } from '../../ingest/ingest_memory.ts';
 import { compareBigints, idsSubquery } from '../../engine/union_view_ids.ts';
@@ -170,43 +170,9 @@ async function readWindow(cols: QueryColumns, typed: Set<string>, lo: bigint, hi
     if (argSets[i] !== null && argSets[i] !== undefined) untyped = true;
   }
   // Typed tables: one column per field.
-  for (const table of names) {
-    const renamed = FORMAT_NAMES[table] ?? {};
-    const t = await cols(`SELECT * FROM "${table}" WHERE id >= ${lo} AND id < ${hi}`);
-    const fieldCols = Object.keys(t)
-      .filter((k) => !ROW_COLUMNS.has(k))
-      .map((k) => [renamed[k] ?? k, t[k]!] as const);
-    const rowIds = t.id as bigint[];
-    for (let i = 0; i < rowIds.length; i++) {
-      const e = byId.get(Number(rowIds[i]));
-      if (!e) continue;
-      const f = new Map<string, Value>();
-      for (const [k, col] of fieldCols) {
-        const val = toValue(col[i]);
-        if (val !== null) f.set(k, val);
-      }
-      e.fields = f;
-    }
-  }
+  for (const table of names) await readTypedFields(cols, table, byId, lo, hi);
   // Untyped events: their args, in each event's field order.
-  if (untyped) {
-    const a = await cols(
-      `SELECT arg_set_id, arg_index, key, int_value, string_value FROM args WHERE arg_set_id >= ${lo} AND arg_set_id < ${hi}`,
-    );
-    const sets = (a.arg_set_id as bigint[]).map((x) => Number(x));
-    const index = a.arg_index as number[];
-    const keys = a.key as string[];
-    const ints = a.int_value as (bigint | number | null)[];
-    const strs = a.string_value as (string | null)[];
-    const order = Array.from(sets, (_, i) => i).sort((x, y) => sets[x]! - sets[y]! || index[x]! - index[y]!);
-    for (const i of order) {
-      const e = byId.get(sets[i]!);
-      if (!e) continue;
-      e.fields ??= new Map();
-      const v = ints[i] !== null && ints[i] !== undefined ? toValue(ints[i]) : (strs[i] ?? null);
-      if (v !== null) e.fields.set(keys[i]!, v);
-    }
-  }
+  if (untyped) await readArgs(cols, 'SELECT * FROM args', byId, lo, hi);
   return evs.sort(byCpuTimeId);
 }
 

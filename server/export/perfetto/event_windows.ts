@@ -26,8 +26,48 @@ export interface Ev {
   tid: number;
   name: string;
   system: string | null;
-  fields: Map<string, Value> | null;
+  /** Its fields: names and values [from, to) of this list, in field order; null when it has none (even empty ones). */
+  fields: FieldList | null;
+  from: number;
+  to: number;
   raw: string | null;
+}
+
+/**
+ * The fields of a read's events, one list for all of them: a Map per event
+ * was a third of the export's garbage (issue 33). An event's fields are the
+ * range [from, to) of names and values.
+ */
+export class FieldList {
+  readonly names: string[] = [];
+  readonly values: Value[] = [];
+
+  /** Starts `e`'s fields at the end of the list (those it has, if any, moved there: a later read adds to them). */
+  open(e: Ev): void {
+    const at = this.names.length;
+    if (e.fields !== null && e.to > e.from) {
+      if (e.fields === this && e.to === at) return;
+      for (let i = e.from; i < e.to; i++) {
+        this.names.push(e.fields.names[i]!);
+        this.values.push(e.fields.values[i]!);
+      }
+      e.from = at;
+    } else e.from = e.to = at;
+    e.fields = this;
+    e.to = this.names.length;
+  }
+
+  /** Adds a field to `e`, opened last; a name it has already keeps its place and takes the new value (as Map.set did). */
+  add(e: Ev, name: string, v: Value): void {
+    for (let i = e.from; i < e.to; i++)
+      if (this.names[i] === name) {
+        this.values[i] = v;
+        return;
+      }
+    this.names.push(name);
+    this.values.push(v);
+    e.to++;
+  }
 }
 
 type Query = <T = Record<string, unknown>>(sql: string) => Promise<T[]>;
@@ -72,6 +112,7 @@ export function toValue(v: unknown): Value | null {
 export async function readTypedFields(
   cols: QueryColumns,
   table: string,
+  list: FieldList,
   byId: Map<number, Ev>,
   lo: bigint,
   hi: bigint,
@@ -85,12 +126,13 @@ export async function readTypedFields(
   for (let i = 0; i < rowIds.length; i++) {
     const e = byId.get(Number(rowIds[i]));
     if (!e) continue;
-    const f = new Map<string, Value>();
+    // A typed row replaces what the event had: start empty.
+    e.fields = null;
+    list.open(e);
     for (const [k, col] of fieldCols) {
       const val = toValue(col[i]);
-      if (val !== null) f.set(k, val);
+      if (val !== null) list.add(e, k, val);
     }
-    e.fields = f;
   }
 }
 
@@ -103,6 +145,7 @@ export async function readTypedFields(
 export async function readArgs(
   cols: QueryColumns,
   args: string,
+  list: FieldList,
   byId: Map<number, Ev>,
   lo: bigint,
   hi: bigint,
@@ -116,12 +159,16 @@ export async function readArgs(
   const ints = a.int_value as (bigint | number | null)[];
   const strs = a.string_value as (string | null)[];
   const order = Array.from(sets, (_, i) => i).sort((x, y) => sets[x]! - sets[y]! || index[x]! - index[y]!);
+  let last: Ev | undefined;
   for (const i of order) {
     const e = byId.get(sets[i]!);
     if (!e) continue;
-    e.fields ??= new Map();
+    if (e !== last) {
+      list.open(e);
+      last = e;
+    }
     const v = ints[i] !== null && ints[i] !== undefined ? toValue(ints[i]) : (strs[i] ?? null);
-    if (v !== null) e.fields.set(keys[i]!, v);
+    if (v !== null) list.add(e, keys[i]!, v);
   }
 }
 
@@ -195,15 +242,18 @@ class SourceCursor {
         name: n.name,
         system: n.system,
         fields: null,
+        from: 0,
+        to: 0,
         raw: raws[i] ?? null,
       };
       evs.push(e);
       byId.set(Number(ids[i]), e);
       if (argSets[i] !== null && argSets[i] !== undefined) untyped = true;
     }
+    const list = new FieldList();
     if (this.fieldsView !== null && evs.some((e) => typedTableFor(e.name) === this.fieldsView))
-      await readTypedFields(cols, this.fieldsView, byId, lo, hi);
-    if (untyped && this.row.args_sql !== null) await readArgs(cols, this.row.args_sql, byId, lo, hi);
+      await readTypedFields(cols, this.fieldsView, list, byId, lo, hi);
+    if (untyped && this.row.args_sql !== null) await readArgs(cols, this.row.args_sql, list, byId, lo, hi);
     return evs.sort((a, b) => compareBigints(a.id, b.id));
   }
 }

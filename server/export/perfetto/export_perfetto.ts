@@ -31,7 +31,7 @@
 import { once } from 'node:events';
 import type { Writable } from 'node:stream';
 import { ProtoWriter } from './proto_writer.ts';
-import { EventWindows, readArgs, readTypedFields, type Ev, type Value } from './event_windows.ts';
+import { EventWindows, FieldList, readArgs, readTypedFields, type Ev, type Value } from './event_windows.ts';
 import { typedTableFor } from '../../model/typed_tables.ts';
 import { collectGarbage } from '../../ingest/ingest_memory.ts';
 import { compareBigints, idsSubquery } from '../../engine/union_view_ids.ts';
@@ -161,6 +161,8 @@ async function readWindow(cols: QueryColumns, typed: Set<string>, lo: bigint, hi
       name,
       system: systems[i] ?? null,
       fields: null,
+      from: 0,
+      to: 0,
       raw: raws[i] ?? null,
     };
     evs[i] = e;
@@ -170,9 +172,10 @@ async function readWindow(cols: QueryColumns, typed: Set<string>, lo: bigint, hi
     if (argSets[i] !== null && argSets[i] !== undefined) untyped = true;
   }
   // Typed tables: one column per field.
-  for (const table of names) await readTypedFields(cols, table, byId, lo, hi);
+  const list = new FieldList();
+  for (const table of names) await readTypedFields(cols, table, list, byId, lo, hi);
   // Untyped events: their args, in each event's field order.
-  if (untyped) await readArgs(cols, 'SELECT * FROM args', byId, lo, hi);
+  if (untyped) await readArgs(cols, 'SELECT * FROM args', list, byId, lo, hi);
   return evs.sort(byCpuTimeId);
 }
 
@@ -264,8 +267,11 @@ class Exporter {
   /** The typed message's fields for an event, into the scratch arrays; false when one does not convert back exactly. */
   private typedFields(spec: TypedEventSpec, e: Ev): boolean {
     this.fieldCount = 0;
-    if (!e.fields) return false;
-    for (const [name, v] of e.fields) {
+    const list = e.fields;
+    if (!list) return false;
+    for (let at = e.from; at < e.to; at++) {
+      const name = list.names[at]!;
+      const v = list.values[at]!;
       const f = spec.byName.get(name);
       if (!f) return false;
       if (f.kind === 'string') {
@@ -305,14 +311,18 @@ class Exporter {
   /** A generic event's fields, into the scratch arrays, and its id, registering its descriptor on first use. */
   private genericFields(e: Ev): number {
     this.fieldCount = 0;
-    if (e.fields) {
-      for (const [k, v] of e.fields)
+    const list = e.fields;
+    if (list) {
+      for (let at = e.from; at < e.to; at++) {
+        const k = list.names[at]!;
+        const v = list.values[at]!;
         this.pushField(
           this.fieldCount + 1,
           typeof v === 'string' ? 'string' : typeof v === 'bigint' && v > BigInt.asIntN(64, v) ? 'uint64' : 'int64',
           v,
           k,
         );
+      }
     } else if (e.raw !== null) this.pushField(1, 'string', e.raw, 'raw');
     const n = this.fieldCount;
     const last = this.lastGeneric.get(e.name);

@@ -34,9 +34,10 @@ export interface Ev {
 }
 
 /**
- * The fields of a read's events, one list for all of them: a Map per event
- * was a third of the export's garbage (issue 33). An event's fields are the
- * range [from, to) of names and values.
+ * The fields of a read's events, one list for all of them, an event's the
+ * range [from, to) of its names and values. With a Map per event, the
+ * export of sched_wq.v7 (1M events, no findings) spent 3.8 s of its main
+ * thread collecting garbage; with the list 2.4 s (issue 33, load ~13).
  */
 export class FieldList {
   readonly names: string[] = [];

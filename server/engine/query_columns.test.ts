@@ -1,7 +1,7 @@
 /**
  * Engine.queryColumns: every column's values in row order, as JS values
  * (DOUBLE as number, BIGINT as bigint, NULL as null), over results of many
- * chunks (DuckDB hands them over 2048 rows at a time); DOUBLE columns are
+ * chunks (DuckDB hands them over 2048 rows at a time); numeric columns are
  * read straight from their vectors (engine.ts columnsOf).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -32,6 +32,28 @@ describe('queryColumns', () => {
     expect(cols.label).toEqual(rows.map((i) => (i % 7 === 0 ? null : `r${i}`)));
     expect(cols.big).toEqual(rows.map((i) => BigInt(i) * 1_000_000_000_000n));
     expect(cols.odd!.slice(0, 4)).toEqual([null, NaN, Infinity, null]);
+  });
+
+  it('gives every integer width and FLOAT as the converter does: numbers, bigints for BIGINT and UBIGINT, NULLs as null', async () => {
+    const n = 3000;
+    const cols = await db.queryColumns(
+      `SELECT CASE WHEN i % 5 = 0 THEN NULL ELSE (i % 100 - 50)::TINYINT END AS t, (i - 1500)::SMALLINT AS s,
+              CASE WHEN i % 4 = 0 THEN NULL ELSE (i * 1000 - 2000000)::INTEGER END AS n,
+              (i % 250)::UTINYINT AS ut, i::USMALLINT AS us, (i * 1000000)::UINTEGER AS ui,
+              CASE WHEN i % 6 = 0 THEN NULL ELSE (i - 1000)::BIGINT * 4000000000 END AS b,
+              (18446744073709551615 - i)::UBIGINT AS ub, (i + 0.5)::FLOAT AS f
+       FROM range(${n}) t(i) ORDER BY i`,
+    );
+    const rows = Array.from({ length: n }, (_, i) => i);
+    expect(cols.t).toEqual(rows.map((i) => (i % 5 === 0 ? null : (i % 100) - 50)));
+    expect(cols.s).toEqual(rows.map((i) => i - 1500));
+    expect(cols.n).toEqual(rows.map((i) => (i % 4 === 0 ? null : i * 1000 - 2000000)));
+    expect(cols.ut).toEqual(rows.map((i) => i % 250));
+    expect(cols.us).toEqual(rows);
+    expect(cols.ui).toEqual(rows.map((i) => i * 1000000));
+    expect(cols.b).toEqual(rows.map((i) => (i % 6 === 0 ? null : BigInt(i - 1000) * 4000000000n)));
+    expect(cols.ub).toEqual(rows.map((i) => 18446744073709551615n - BigInt(i)));
+    expect(cols.f).toEqual(rows.map((i) => i + 0.5));
   });
 
   it('gives the columns, empty, of a result without rows; a repeated name once per column', async () => {

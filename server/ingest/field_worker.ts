@@ -57,7 +57,7 @@ import {
 } from './field_protocol.ts';
 import { FAILED, FIELD_CHUNKS_CONSUMED, MAX_IN_FLIGHT } from './store_protocol.ts';
 import { RecycledBuffers, sendBuffersBack } from './recycled_buffers.ts';
-import { waitForCounter } from './wait_for_counter.ts';
+import { takeBlockedMs, waitForCounter } from './wait_for_counter.ts';
 import { threadCpuNs } from './thread_cpu.ts';
 import { nativeKvScanner } from '../decode/ftrace_text/native/native_kv_scanner.ts';
 import { serveJobs } from './job_loop.ts';
@@ -131,6 +131,7 @@ function startJob(input: FieldWorkerInput, onEnd: () => void): (m: ToFieldWorker
   const boundHeap = heapBound();
   // Under $STALLSCOPE_TIMING, this thread's CPU for the job (on text inputs the critical thread).
   const cpuStart = process.env.STALLSCOPE_TIMING ? threadCpuNs() : null;
+  if (cpuStart !== null) takeBlockedMs(); // this job's waits only
   return (m: ToFieldWorker) => {
     if (failed) return;
     try {
@@ -153,7 +154,11 @@ function startJob(input: FieldWorkerInput, onEnd: () => void): (m: ToFieldWorker
           unparsed: decoder.unparsed,
         });
         if (cpuStart !== null)
-          process.stderr.write(`[timing] field worker: ${((threadCpuNs()! - cpuStart) / 1e6).toFixed(0)} CPU ms\n`);
+          process.stderr.write(
+            `[timing] field worker: ${((threadCpuNs()! - cpuStart) / 1e6).toFixed(0)} CPU ms` +
+              [...takeBlockedMs()].map(([who, ms]) => `; blocked on ${who} ${ms.toFixed(0)} ms`).join('') +
+              '\n',
+          );
         onEnd();
         reply({ type: 'done' });
       } else if (m.type === 'abort') {

@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import { threadCpuNs } from './thread_cpu.ts';
+import { takeBlockedMs } from './wait_for_counter.ts';
 
 /**
  * The process's peak resident MB so far (VmHWM), or '?' where /proc is
@@ -36,6 +37,11 @@ export class PhaseTimer {
   /** [name, wall ms, CPU ms of the whole process (every thread)] */
   private readonly phases: [string, number, number][] = [];
 
+  constructor() {
+    // This ingest's waits only: takeBlockedMs resets this thread's count.
+    if (this.enabled) takeBlockedMs();
+  }
+
   /** Ends the phase running since the previous mark (or the start), named `name`. */
   mark(name: string): void {
     if (!this.enabled) return;
@@ -70,9 +76,10 @@ export class PhaseTimer {
     process.stderr.write(
       `[timing] ${label}: ${this.phases.map(([n, ms, cpu]) => `${n} ${ms.toFixed(0)}/${cpu.toFixed(0)}`).join(', ')}; total ${total.toFixed(0)} ms (wall/CPU ms)\n`,
     );
+    const waits = [...takeBlockedMs()].map(([who, ms]) => `; blocked on ${who} ${ms.toFixed(0)} ms`).join('');
     if (this.threadPhases.length > 0)
       process.stderr.write(
-        `[timing] main thread: ${this.threadPhases.map(([n, cpu]) => `${n} ${cpu.toFixed(0)}`).join(', ')} CPU ms\n`,
+        `[timing] main thread: ${this.threadPhases.map(([n, cpu]) => `${n} ${cpu.toFixed(0)}`).join(', ')} CPU ms${waits}\n`,
       );
   }
 }

@@ -19,8 +19,9 @@ import { openDuckDb, type Engine } from '../engine/engine.ts';
 import { KEPT_PAGES_MAX_BYTES, pastDecodePeak, traceBuildStarted } from '../engine/allocator_decay.ts';
 import { deriveModel } from '../model/derive_model.ts';
 import { PooledBuffers } from '../model/buffer_source.ts';
+import type { ChunkData } from '../model/column_chunk.ts';
 import { ModelBuilder } from '../model/model_builder.ts';
-import type { ModelLayout } from '../model/model_layout.ts';
+import { sameLayout, type ModelLayout } from '../model/model_layout.ts';
 import { ModelStore, type WriterSummary } from '../model/model_store.ts';
 import { MODEL_VERSION, modelVersionOf } from '../model/model_version.ts';
 import { hashFile, hashFileInBackground } from './content_hash.ts';
@@ -835,27 +836,83 @@ async function loadInProcess(
   // derive's 128MB during the appends, a 56 MB tracebox recording (1.76M
   // events once its block events were decoded) peaked at 382 MB in the CLI
   // and 414 MB on a fresh server.
-  const engine = await openDuckDb(target.dbPath, {
-    memoryLimit: target.loadMemoryLimit ?? target.memoryLimit,
-    tempDirectory: target.tempDirectory,
-    blockSize: target.blockSize,
-    threads: 1,
+  const loadCap = target.loadMemoryLimit ?? target.memoryLimit;
+  const open = async (): Promise<{ engine: Engine; store: ModelStore }> => {
+    const engine = await openDuckDb(target.dbPath, {
+      memoryLimit: loadCap,
+      tempDirectory: target.tempDirectory,
+      blockSize: target.blockSize,
+      threads: 1,
+    });
+    try {
+      const store = await ModelStore.beginLoad(engine);
+      raiseCapWithShapeTables(store, engine, loadCap);
+      return { engine, store };
+    } catch (err) {
+      engine.close();
+      throw err;
+    }
+  };
+  // With the tables' layout cached (layout_cache.ts, as the store worker's
+  // loads use it), decoding starts at once and the database opens and
+  // creates its schema meanwhile (its statements run on libuv's threads):
+  // on this path they were 150-250 ms of a 0.35M-event file's ingest before
+  // its first event was decoded (reclaim.v7: open, schema 123 ms). The
+  // chunks built before the store is ready wait for it, in order.
+  const layout = await cachedLayout();
+  const opening = open();
+  // Not awaited until the decode ends: its failure must not be unhandled meanwhile.
+  opening.catch(() => undefined);
+  let ready: { engine: Engine; store: ModelStore } | null = null;
+  let early: { table: number; data: ChunkData }[] | null = [];
+  const buffers = new PooledBuffers();
+  const append = (store: ModelStore, table: number, data: ChunkData) =>
+    store.append(table, data, () => buffers.give(data.buffer));
+  let openFailed: unknown = null;
+  const storeReady = opening.then((r) => {
+    // Checked before any chunk is appended, as the store worker does: rows built for another layout would land in the wrong columns.
+    if (layout !== null && !sameLayout(layout, r.store.layout))
+      throw new Error(
+        'the cached table layout does not match the schema (delete stallscope-layout-*.json in the OS temp dir)',
+      );
+    for (const e of early!) append(r.store, e.table, e.data);
+    early = null;
+    ready = r;
+    return r;
   });
+  // The decode stops at its next chunk once the store cannot take them.
+  storeReady.catch((err: unknown) => (openFailed = err));
+  if (layout === null) await storeReady; // the first ingest by this code: the layout comes from the schema
+  timer.mark('open');
+  const decodeStarted = performance.now();
+  const builder = new ModelBuilder(
+    layout ?? ready!.store.layout,
+    (table, data) => {
+      if (ready !== null) append(ready.store, table, data);
+      else if (openFailed !== null) throw openFailed;
+      else early!.push({ table, data });
+    },
+    null,
+    buffers,
+  );
+  let decoded;
   try {
-    timer.mark('open');
-    const store = await ModelStore.beginLoad(engine);
-    raiseCapWithShapeTables(store, engine, target.loadMemoryLimit ?? target.memoryLimit);
-    timer.mark('schema');
-    const decodeStarted = performance.now();
-    const buffers = new PooledBuffers();
-    const builder = new ModelBuilder(
-      store.layout,
-      (table, data) => store.append(table, data, () => buffers.give(data.buffer)),
-      null,
-      buffers,
+    decoded = await decodeRows(file, label, workDir, builder, report);
+  } catch (err) {
+    // The database is closed once open (an open that failed closed its own),
+    // before the caller deletes its directory.
+    await opening.then(
+      (r) => r.engine.close(),
+      () => undefined,
     );
-    const decoded = await decodeRows(file, label, workDir, builder, report);
-    timer.mark('decode');
+    throw err;
+  }
+  timer.mark('decode');
+  const { engine } = await opening;
+  try {
+    const { store } = await storeReady;
+    if (layout === null) void rememberLayout(store.layout);
+    timer.mark('schema');
     // Derive's cap for the COMMIT on, never below what the load's tables need to commit (as the store worker's).
     await engine.exec(`SET memory_limit = '${withCommitFloor(target.memoryLimit, await store.storedColumns())}'`);
     const writerSummary = await store.commitLoad(builder.finish());

@@ -275,7 +275,6 @@ export async function ingestFile(file: string, opts: IngestOptions = {}): Promis
   }
 }
 
-/** Decode errors as they are; anything else while building is one IngestError naming the file. */
 /**
  * Builds in a fresh workspace; when the load ran out of DuckDB memory, builds
  * once more at LOAD_RETRY_MEMORY_LIMIT. The load's cap rises with the shape
@@ -303,6 +302,7 @@ async function retryingLoadCap(
   }
 }
 
+/** Decode errors as they are; anything else while building is one IngestError naming the file. */
 async function wrapBuildError(label: string, build: Promise<IngestResult>): Promise<IngestResult> {
   try {
     return await build;

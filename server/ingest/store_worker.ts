@@ -172,11 +172,16 @@ function startJob(input: StoreWorkerInput, onEnd: () => void): (m: ToStoreWorker
       // cap, closing the appenders and the COMMIT evicted blocks to the spill
       // file (zstd) only to read them back a moment later: ~40% of the closing
       // flushes' CPU and ~10% of the COMMIT's (perf, sched_wq.v7).
+      // The stored columns first: storedColumns() waits for the shape tables
+      // still being created and the chunks queued behind them. A statement
+      // run before that (the spill query) is in flight while that drain
+      // appends, and an appender's flush on a connection with a statement in
+      // flight fails with "Attempting to execute an unsuccessful or closed
+      // pending query result": block_2m5.v7 failed so once, after all its
+      // events were decoded, in a server that had just loaded the sample.
+      const storedColumns = await during(store!.storedColumns());
       const spilled = await during(spilledBytes(engine!));
-      const limit = withCommitFloor(
-        commitCapAfterLoad(memoryLimit, input.commitMemoryLimit, spilled),
-        await during(store!.storedColumns()),
-      );
+      const limit = withCommitFloor(commitCapAfterLoad(memoryLimit, input.commitMemoryLimit, spilled), storedColumns);
       await during(engine!.exec(`SET memory_limit = '${limit}'`));
       const summary = await during(store!.commitLoad(result));
       if (failed) return; // aborted meanwhile: closeEngine() closes it

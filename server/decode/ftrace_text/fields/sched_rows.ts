@@ -100,39 +100,44 @@ function keyWord(b: Uint8Array, p: number, e: number, key: string, last: boolean
 }
 
 /**
- * The kernel's `prev_comm=C prev_pid=N prev_prio=N prev_state=S ==>
- * next_comm=C next_pid=N next_prio=N`, as sched.ts's switchKernelFast reads it.
+ * The kernel's form, `k0=V k1=V ...`: each of `keys` (with their `=`) in
+ * order, a text slot's value as a byte range, a number's as digits; after
+ * slot `arrowAfter` comes ` ==> ` instead of a space; the last value ends
+ * the text. As sched.ts's switchKernelFast and the key=value reader read
+ * them.
  */
-function switchKernel(b: Uint8Array, s: number, e: number, o: Slots): boolean {
+function kernelKeyValues(
+  b: Uint8Array,
+  s: number,
+  e: number,
+  o: Slots,
+  keys: readonly string[],
+  text: readonly boolean[],
+  arrowAfter: number,
+): boolean {
   const { nums, starts, ends } = o;
-  let q = keyWord(b, s, e, 'prev_comm=', false);
-  if (q === NUL) return false;
-  starts[0] = s + 10;
-  ends[0] = q;
-  let p = q + 1;
-  q = keyWord(b, p, e, 'prev_pid=', false);
-  if (q === NUL || (nums[1] = digits(b, p + 9, q)) !== nums[1]) return false;
-  p = q + 1;
-  q = keyWord(b, p, e, 'prev_prio=', false);
-  if (q === NUL || (nums[2] = digits(b, p + 10, q)) !== nums[2]) return false;
-  p = q + 1;
-  q = keyWord(b, p, e, 'prev_state=', false);
-  if (q === NUL) return false;
-  starts[3] = p + 11;
-  ends[3] = q;
-  if (!startsWithAt(b, q, ' ==> ')) return false;
-  p = q + 5;
-  q = keyWord(b, p, e, 'next_comm=', false);
-  if (q === NUL) return false;
-  starts[4] = p + 10;
-  ends[4] = q;
-  p = q + 1;
-  q = keyWord(b, p, e, 'next_pid=', false);
-  if (q === NUL || (nums[5] = digits(b, p + 9, q)) !== nums[5]) return false;
-  p = q + 1;
-  q = keyWord(b, p, e, 'next_prio=', true);
-  return q !== NUL && (nums[6] = digits(b, p + 10, q)) === nums[6];
+  const last = keys.length - 1;
+  let p = s;
+  for (let k = 0; k <= last; k++) {
+    const key = keys[k]!;
+    const q = keyWord(b, p, e, key, k === last);
+    if (q === NUL) return false;
+    const v = p + key.length;
+    if (text[k]) {
+      starts[k] = v;
+      ends[k] = q;
+    } else if ((nums[k] = digits(b, v, q)) !== nums[k]) return false;
+    if (k !== arrowAfter) p = q + 1;
+    else if (startsWithAt(b, q, ' ==> ')) p = q + 5;
+    else return false;
+  }
+  return true;
 }
+
+const SWITCH_KERNEL_KEYS = SWITCH_KEYS.map((k) => `${k}=`);
+/** The kernel's `prev_comm=C prev_pid=N prev_prio=N prev_state=S ==> next_comm=C next_pid=N next_prio=N`. */
+const switchKernel = (b: Uint8Array, s: number, e: number, o: Slots) =>
+  kernelKeyValues(b, s, e, o, SWITCH_KERNEL_KEYS, SWITCH_TEXT, 3);
 
 /**
  * `C:N [P]` ending at e (the `]` is b[e - 1]): task name range into slot
@@ -195,23 +200,10 @@ function switchReport(b: Uint8Array, s: number, e: number, o: Slots): boolean {
   return commPidPrio(b, arrow + 5, e, o, 4);
 }
 
-/** The kernel's `comm=C pid=N prio=N target_cpu=N` (no `success=`), as the key=value reader reads it. */
-function wakeupKernel(b: Uint8Array, s: number, e: number, o: Slots): boolean {
-  const { nums, starts, ends } = o;
-  let q = keyWord(b, s, e, 'comm=', false);
-  if (q === NUL) return false;
-  starts[0] = s + 5;
-  ends[0] = q;
-  let p = q + 1;
-  q = keyWord(b, p, e, 'pid=', false);
-  if (q === NUL || (nums[1] = digits(b, p + 4, q)) !== nums[1]) return false;
-  p = q + 1;
-  q = keyWord(b, p, e, 'prio=', false);
-  if (q === NUL || (nums[2] = digits(b, p + 5, q)) !== nums[2]) return false;
-  p = q + 1;
-  q = keyWord(b, p, e, 'target_cpu=', true);
-  return q !== NUL && (nums[3] = digits(b, p + 11, q)) === nums[3];
-}
+const WAKEUP_KERNEL_KEYS = WAKEUP_KEYS.map((k) => `${k}=`);
+/** The kernel's `comm=C pid=N prio=N target_cpu=N` (no `success=`). */
+const wakeupKernel = (b: Uint8Array, s: number, e: number, o: Slots) =>
+  kernelKeyValues(b, s, e, o, WAKEUP_KERNEL_KEYS, WAKEUP_TEXT, -1);
 
 /** trace-cmd's sched_wakeup plugin: `C:N [P] CPU:NNN`, as sched.ts's wakeupReportFast reads it. */
 function wakeupReport(b: Uint8Array, s: number, e: number, o: Slots): boolean {

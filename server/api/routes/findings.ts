@@ -36,63 +36,91 @@ const ANSWER_VERSION = 2;
 /** Events per page of a finding's events. */
 export const MAX_FINDING_EVENTS_PAGE = 2000;
 
-export async function registerFindingRoutes(app: FastifyInstance, ctx: ApiContext): Promise<void> {
-  /** The answer's text per trace, and the detector output it was built from (a budget in bytes for all traces). */
+/**
+ * The findings answer of a ready trace, as text: from memory (the answer's
+ * text per trace, and the detector output it was built from, within a budget
+ * in bytes for all traces), else from the answer kept beside the model, else
+ * built. An upload's job builds it before it reports done (runIngest), so
+ * the first view's request is answered from memory.
+ */
+export async function findingsAnswer(ctx: ApiContext, id: string): Promise<string> {
   const answers = ctx.caches.findingsAnswers;
+  const source = await ctx.library.findings(id);
+  let a = answers.get(id);
+  if (!a || a.source !== source) {
+    const entry = { source, text: buildAnswer(ctx, id, source) };
+    a = entry;
+    answers.set(id, entry, 1024);
+    entry.text.then(
+      (t) => {
+        if (answers.peek(id) === entry) answers.resize(id, stringBytes(t));
+      },
+      () => {
+        if (answers.peek(id) === entry) answers.delete(id);
+      },
+    );
+  }
+  return a.text;
+}
 
-  const build = async (id: string, source: Awaited<ReturnType<ApiContext['library']['findings']>>): Promise<string> => {
-    const file = ctx.cacheDirOf ? path.join(ctx.cacheDirOf(id), `findings-v${ANSWER_VERSION}.json`) : null;
-    const findingsJson = path.join(path.dirname(ctx.cacheDirOf?.(id) ?? '.'), 'findings.json');
-    if (file) {
-      try {
-        // Kept answers are only good while they are newer than the detector output.
-        const [kept, src] = await Promise.all([fs.stat(file), fs.stat(findingsJson)]);
-        if (kept.mtimeMs >= src.mtimeMs) return await fs.readFile(file, 'utf8');
-      } catch {
-        // none kept yet
-      }
+async function buildAnswer(
+  ctx: ApiContext,
+  id: string,
+  source: Awaited<ReturnType<ApiContext['library']['findings']>>,
+): Promise<string> {
+  const file = ctx.cacheDirOf ? path.join(ctx.cacheDirOf(id), `findings-v${ANSWER_VERSION}.json`) : null;
+  const findingsJson = path.join(path.dirname(ctx.cacheDirOf?.(id) ?? '.'), 'findings.json');
+  if (file) {
+    try {
+      // Kept answers are only good while they are newer than the detector output.
+      const [kept, src] = await Promise.all([fs.stat(file), fs.stat(findingsJson)]);
+      if (kept.mtimeMs >= src.mtimeMs) return await fs.readFile(file, 'utf8');
+    } catch {
+      // none kept yet
     }
-    const tr = await ctx.engines.get(id);
-    const { findings, summaries } = source;
-    const counts = { info: 0, warn: 0, critical: 0 };
-    const out = findings.map((f, index): Finding => {
-      counts[f.severity] = (counts[f.severity] ?? 0) + 1;
-      const ts = BigInt(f.ts_ns);
-      const dur = BigInt(f.dur_ns ?? 0);
-      return {
-        ...(jsSafe(f) as object),
-        index: f.id ?? index,
-        id: f.id ?? index,
-        rank: f.rank ?? index + 1,
-        parent_id: f.parent_id ?? null,
-        impact_ns: String(f.impact_ns ?? dur),
-        ts_ns: ts.toString(),
-        dur_ns: dur.toString(),
-        ts: Number(ts - tr.meta.base),
-        dur: Number(dur),
-        impact: Number(f.impact_ns ?? dur),
-        event_ids: f.event_ids.map((e) => Number(e)),
-      } as Finding;
-    });
-    // Detector output is JSON the server wrote itself: its overview, metrics and runs are the contract's shapes.
-    const text = JSON.stringify({
-      findings: out,
-      summaries: jsSafe(summaries ?? null),
-      counts,
-      overview: jsSafe(source.overview ?? null),
-      metrics: jsSafe(source.metrics ?? []),
-      detectors: jsSafe(source.runs ?? []),
-    } as FindingsResponse);
-    if (file) {
-      const tmp = `${file}.${process.pid}.tmp`;
-      fs.mkdir(path.dirname(file), { recursive: true })
-        .then(() => fs.writeFile(tmp, text))
-        .then(() => fs.rename(tmp, file))
-        .catch(() => fs.rm(tmp, { force: true }).catch(() => undefined));
-    }
-    return text;
-  };
+  }
+  const tr = await ctx.engines.get(id);
+  const { findings, summaries } = source;
+  const counts = { info: 0, warn: 0, critical: 0 };
+  const out = findings.map((f, index): Finding => {
+    counts[f.severity] = (counts[f.severity] ?? 0) + 1;
+    const ts = BigInt(f.ts_ns);
+    const dur = BigInt(f.dur_ns ?? 0);
+    return {
+      ...(jsSafe(f) as object),
+      index: f.id ?? index,
+      id: f.id ?? index,
+      rank: f.rank ?? index + 1,
+      parent_id: f.parent_id ?? null,
+      impact_ns: String(f.impact_ns ?? dur),
+      ts_ns: ts.toString(),
+      dur_ns: dur.toString(),
+      ts: Number(ts - tr.meta.base),
+      dur: Number(dur),
+      impact: Number(f.impact_ns ?? dur),
+      event_ids: f.event_ids.map((e) => Number(e)),
+    } as Finding;
+  });
+  // Detector output is JSON the server wrote itself: its overview, metrics and runs are the contract's shapes.
+  const text = JSON.stringify({
+    findings: out,
+    summaries: jsSafe(summaries ?? null),
+    counts,
+    overview: jsSafe(source.overview ?? null),
+    metrics: jsSafe(source.metrics ?? []),
+    detectors: jsSafe(source.runs ?? []),
+  } as FindingsResponse);
+  if (file) {
+    const tmp = `${file}.${process.pid}.tmp`;
+    fs.mkdir(path.dirname(file), { recursive: true })
+      .then(() => fs.writeFile(tmp, text))
+      .then(() => fs.rename(tmp, file))
+      .catch(() => fs.rm(tmp, { force: true }).catch(() => undefined));
+  }
+  return text;
+}
 
+export async function registerFindingRoutes(app: FastifyInstance, ctx: ApiContext): Promise<void> {
   const readyRecord = async (params: unknown) => {
     const id = traceParam(params);
     const rec = await ctx.library.get(id);
@@ -104,23 +132,9 @@ export async function registerFindingRoutes(app: FastifyInstance, ctx: ApiContex
 
   app.get('/api/traces/:id/findings', async (req, reply) => {
     const id = await readyRecord(req.params);
-    const source = await ctx.library.findings(id);
-    let a = answers.get(id);
-    if (!a || a.source !== source) {
-      const entry = { source, text: build(id, source) };
-      a = entry;
-      answers.set(id, entry, 1024);
-      entry.text.then(
-        (t) => {
-          if (answers.peek(id) === entry) answers.resize(id, stringBytes(t));
-        },
-        () => {
-          if (answers.peek(id) === entry) answers.delete(id);
-        },
-      );
-    }
+    const text = await findingsAnswer(ctx, id);
     reply.type('application/json; charset=utf-8');
-    return a.text;
+    return text;
   });
 
   app.get('/api/traces/:id/findings/:fid/events', async (req) => {

@@ -26,6 +26,7 @@ import { isFinal, type JobState } from '../jobs.ts';
 import type { TraceRecord } from '../library_contract.ts';
 import type { UploadAccepted } from '../../../shared/contract/library.ts';
 import { prewarmThreads, prewarmTrace, releaseTraceWrites, warmTrace } from './tracks.ts';
+import { findingsAnswer } from './findings.ts';
 import { formatBytes } from '../../../shared/format/bytes.ts';
 
 export function displayName(raw: string | undefined | null): string {
@@ -265,8 +266,9 @@ export async function runIngest(
       // Summarise the timeline now, so the first view of the trace is instant (bounded: never blocks done for long).
       ctx.jobs.update(jobId, { phase: 'detecting', message: 'summarising timelines', traceId: rec.id });
       const warmStarted = performance.now();
+      // The findings answer too: built here, the first view's request for it is answered from memory.
       await Promise.race([
-        warmTrace(ctx, rec.id).catch(() => null),
+        Promise.all([warmTrace(ctx, rec.id).catch(() => null), findingsAnswer(ctx, rec.id).catch(() => null)]),
         new Promise((r) => setTimeout(r, OVERVIEW_WAIT_MS)),
       ]);
       if (process.env.STALLSCOPE_TIMING)
@@ -285,9 +287,26 @@ export async function runIngest(
   const job = ctx.jobs.get(jobId);
   ctx.jobs.update(jobId, outcome);
   if (outcome.phase === 'done' && job) ctx.jobs.forgetInterrupted(job.name, job.sizeBytes);
-  // After done: the first view's parts are kept on disk for later views (prewarmTrace held them back).
+  // After the first view: its parts are kept on disk for later views (prewarmTrace held them back).
   const prewarmed = ctx.jobs.get(jobId)?.traceId;
-  if (prewarming && prewarmed) await (prewarming as Promise<void>).then(() => releaseTraceWrites(ctx, prewarmed));
+  if (prewarming && prewarmed) {
+    await (prewarming as Promise<void>);
+    await releaseTraceWrites(ctx, prewarmed, afterFirstView());
+  }
+}
+
+/**
+ * How long after an upload's done its held overview parts wait before they
+ * are encoded and written: the app asks for the trace, its track list and
+ * findings, then the first window's tracks, within about a second of done,
+ * and encoding the parts (~100 ms of this thread on a 1M-event trace, plus
+ * the collection of their buffers) delayed those answers when it ran then.
+ */
+export const FIRST_VIEW_WRITES_AFTER_MS = 3_000;
+
+/** Resolves FIRST_VIEW_WRITES_AFTER_MS from now; the timer keeps no process alive (the parts are a cache). */
+function afterFirstView(): Promise<void> {
+  return new Promise((r) => setTimeout(r, FIRST_VIEW_WRITES_AFTER_MS).unref());
 }
 
 /**

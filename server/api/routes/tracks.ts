@@ -132,11 +132,18 @@ export async function prewarmThreads(ctx: ApiContext, id: string, utids: number[
   }
 }
 
-/** The overview parts prewarmTrace held back from disk are written now (the upload's job is done or failed). */
-export async function releaseTraceWrites(ctx: ApiContext, id: string): Promise<void> {
+/**
+ * The overview parts prewarmTrace held back from disk are written once `after`
+ * resolves (the upload's job is done or failed, and its first view served).
+ * The overview is found now, while the trace is open: the same object's parts
+ * are written even if the cache let it go meanwhile.
+ */
+export async function releaseTraceWrites(ctx: ApiContext, id: string, after: Promise<void>): Promise<void> {
   try {
     const tr = await ctx.engines.get(id);
-    ctx.overviews.get(id, tr).releaseWrites();
+    const overview = ctx.overviews.get(id, tr);
+    await after;
+    overview.releaseWrites();
   } catch {
     // no overview: nothing held
   }

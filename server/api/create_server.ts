@@ -24,7 +24,7 @@ import { DEFAULT_APP_DIR, registerAppRoutes } from './routes/app.ts';
 import { registerEventRoutes } from './routes/events.ts';
 import { registerFindingRoutes } from './routes/findings.ts';
 import { registerJobRoutes } from './routes/jobs.ts';
-import { registerTraceRoutes } from './routes/traces.ts';
+import { registerTraceRoutes, writeHeldPartsNow } from './routes/traces.ts';
 import { registerTrackRoutes, warmTrace } from './routes/tracks.ts';
 import { registerNoteRoutes } from './routes/notes.ts';
 import { registerExportRoutes } from './routes/export.ts';
@@ -205,7 +205,11 @@ export async function buildApi(opts: ServerOptions): Promise<{ app: FastifyInsta
   await registerAppRoutes(app, opts.appDir ?? DEFAULT_APP_DIR);
   // Shutting down: unfinished ingests fail now (their feeds end, so close does not wait on them).
   app.addHook('preClose', async () => ctx.jobs.stopAll());
-  app.addHook('onClose', async () => ctx.engines.forgetAll());
+  // The overview parts held for a first view are written before the engines go (they are found open).
+  app.addHook('onClose', async () => {
+    await writeHeldPartsNow(ctx);
+    await ctx.engines.forgetAll();
+  });
   return { app, ctx };
 }
 

@@ -88,11 +88,11 @@ export class Overview {
     this.heldWrites ??= [];
   }
 
-  /** Writes the held parts (and every later one as it is built). */
-  releaseWrites(): void {
+  /** Writes the held parts (and every later one as it is built); resolves when the held ones are on disk. */
+  async releaseWrites(): Promise<void> {
     const held = this.heldWrites;
     this.heldWrites = null;
-    for (const [file, m] of held ?? []) void writePart(file, m);
+    await Promise.all((held ?? []).map(([file, m]) => writePart(file, m)));
   }
 
   private keep(file: string, m: Map<string, Rows>): void {

@@ -291,7 +291,10 @@ export async function runIngest(
   const prewarmed = ctx.jobs.get(jobId)?.traceId;
   if (prewarming && prewarmed) {
     await (prewarming as Promise<void>);
-    await releaseTraceWrites(ctx, prewarmed, afterFirstView());
+    const written = releaseTraceWrites(ctx, prewarmed, afterFirstView(ctx));
+    firstViewsOf(ctx).writes.add(written);
+    await written;
+    firstViewsOf(ctx).writes.delete(written);
   }
 }
 
@@ -304,9 +307,50 @@ export async function runIngest(
  */
 export const FIRST_VIEW_WRITES_AFTER_MS = 3_000;
 
-/** Resolves FIRST_VIEW_WRITES_AFTER_MS from now; the timer keeps no process alive (the parts are a cache). */
-function afterFirstView(): Promise<void> {
-  return new Promise((r) => setTimeout(r, FIRST_VIEW_WRITES_AFTER_MS).unref());
+/** Per server: the ends of the first views whose parts wait (afterFirstView), and the writes waiting on them. */
+interface FirstViews {
+  ends: Set<() => void>;
+  writes: Set<Promise<void>>;
+  /** The server is closing: no more waiting. */
+  closing: boolean;
+}
+const firstViews = new WeakMap<ApiContext, FirstViews>();
+
+function firstViewsOf(ctx: ApiContext): FirstViews {
+  let f = firstViews.get(ctx);
+  if (!f) firstViews.set(ctx, (f = { ends: new Set(), writes: new Set(), closing: false }));
+  return f;
+}
+
+/**
+ * Resolves FIRST_VIEW_WRITES_AFTER_MS from now, or at once when the server
+ * closes (writeHeldPartsNow). The timer keeps no process alive.
+ */
+function afterFirstView(ctx: ApiContext): Promise<void> {
+  const { ends, closing } = firstViewsOf(ctx);
+  if (closing) return Promise.resolve();
+  return new Promise((resolve) => {
+    const end = () => {
+      clearTimeout(timer);
+      ends.delete(end);
+      resolve();
+    };
+    const timer = setTimeout(end, FIRST_VIEW_WRITES_AFTER_MS).unref();
+    ends.add(end);
+  });
+}
+
+/**
+ * Writes the overview parts still held for a first view now, and resolves
+ * once they are on disk: called when the server closes, so no part is
+ * written after it (into a data directory its owner may be removing).
+ */
+export async function writeHeldPartsNow(ctx: ApiContext): Promise<void> {
+  const views = firstViewsOf(ctx);
+  const { ends, writes } = views;
+  views.closing = true;
+  for (const end of [...ends]) end();
+  await Promise.all([...writes]);
 }
 
 /**

@@ -143,7 +143,7 @@ export async function releaseTraceWrites(ctx: ApiContext, id: string, after: Pro
     const tr = await ctx.engines.get(id);
     const overview = ctx.overviews.get(id, tr);
     await after;
-    overview.releaseWrites();
+    await overview.releaseWrites();
   } catch {
     // no overview: nothing held
   }

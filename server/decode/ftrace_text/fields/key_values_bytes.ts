@@ -16,6 +16,11 @@ function convertRangeBytes(r: KeyRule, b: Uint8Array, t: string, s: number, e: n
   return convertRange(r, t, s, e);
 }
 
+/** kvSpansBytes `shapes`: every byte of the value is a digit (an empty value too). */
+export const VALUE_DIGITS = 1;
+/** kvSpansBytes `shapes`: the value holds `/0x` (the `0` not its first byte). */
+export const VALUE_SLASH_HEX = 2;
+
 /**
  * kvFast's reading of the ASCII text b[s, n) as the key sequence `rules`
  * (the first key already checked at s): each value runs to the next space
@@ -25,6 +30,12 @@ function convertRangeBytes(r: KeyRule, b: Uint8Array, t: string, s: number, e: n
  * else NaN). False: the text is not that sequence in that shape. Shared by
  * kvFastBytes and KvColumnWriter (kv_columns.ts), so both read the same keys and
  * values.
+ *
+ * With `shapes`, what UntypedKvScan (untyped_kv.ts) needs of each value
+ * (VALUE_DIGITS, VALUE_SLASH_HEX) is read in the same walk that finds the
+ * value's end. Why: its own second walk over the values' bytes cost about
+ * as much as this one (together ~20% of the field worker's profile on kmem
+ * text; bench/README.md, "Session of 2026-11-29 (third): text").
  */
 export function kvSpansBytes(
   b: Uint8Array,
@@ -34,6 +45,7 @@ export function kvSpansBytes(
   nums: Float64Array,
   starts: Int32Array,
   ends: Int32Array,
+  shapes: Uint8Array | null = null,
 ): boolean {
   const m = rules.length;
   let p = s;
@@ -55,7 +67,17 @@ export function kvSpansBytes(
       if (q === v0 || q - v0 > 15 || (q < n && c !== 32) || (rule.kind === 0 && pointerWidthPadded(b[v0]!, q - v0)))
         v = NaN;
     }
-    while (q < n && b[q] !== 32) q++;
+    if (shapes === null) while (q < n && b[q] !== 32) q++;
+    else {
+      // Only the two facts a second walk would need: digits (the run read above, for keys
+      // not kept as text) up to the value's end, and a `/0x` seen while looking for that end.
+      let c = 0;
+      if (rule.kind === 1) while (q < n && (c = b[q]!) >= 48 && c <= 57) q++;
+      let shape = q === n || b[q] === 32 ? VALUE_DIGITS : 0;
+      for (; q < n && (c = b[q]!) !== 32; q++)
+        if (c === 47 && q + 2 < n && b[q + 1] === 48 && b[q + 2] === 120) shape = VALUE_SLASH_HEX;
+      shapes[k] = shape;
+    }
     const last = k === m - 1;
     if (last ? q < n : q >= n) return false;
     nums[k] = v;

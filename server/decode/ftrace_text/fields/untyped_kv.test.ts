@@ -112,6 +112,32 @@ describe('UntypedKvScan reads what the generic parser reads', () => {
     }
   });
 
+  it('reads `/0x` and hex at the edges of a value as the parser does (one walk finds both and the end)', () => {
+    const scan = new UntypedKvScan();
+    // [text, taken]: `/0x` anywhere but the value's start is left to the parser; hex is told apart from text.
+    const cases: [string, boolean][] = [
+      ['f=a/0x y=1', false],
+      ['f=a/0x1 y=1', false],
+      ['f=1/0x2', false],
+      ['y=1 f=a/0x', false],
+      ['f=a/0 y=1', true],
+      ['f=a/x0 y=1', true],
+      ['f=a/0y y=1', true],
+      ['p=0xABC y=1', true],
+      ['p=0x0 y=1', true],
+      ['p=0x00 y=1', true],
+      ['p=0x12g y=1', true],
+      ['p=0x1234567890abcdef y=1', true],
+      ['p=0x1234567890abcdef0 y=1', true],
+      ['p=12ab y=0x7', true],
+    ];
+    for (const [text, taken] of cases) {
+      const got = scanAgainstFields(scan, 'kmalloc', text);
+      expect(got?.wrong ?? [], text).toEqual([]);
+      expect(got !== null, text).toBe(taken);
+    }
+  });
+
   it('leaves to the general path the values and keys it cannot be sure of', () => {
     const scan = new UntypedKvScan();
     for (const text of [

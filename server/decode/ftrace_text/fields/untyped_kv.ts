@@ -19,7 +19,7 @@
  * repeated or index-like keys) is left to the general path, the definition.
  */
 import { sameBytes } from './byte_keys.ts';
-import { kvSpansBytes } from './key_values_bytes.ts';
+import { VALUE_DIGITS, VALUE_SLASH_HEX, kvSpansBytes } from './key_values_bytes.ts';
 import { AUTO_SPEC, type KvSpec, type SeqEntry } from './kv_spec.ts';
 import { isKeyChar } from './text_scan.ts';
 import { pointerWidthPadded } from './values.ts';
@@ -91,6 +91,8 @@ export class UntypedKvScan {
   private readonly pairNums = new Float64Array(MAX_KEYS);
   private readonly pairStarts = new Int32Array(MAX_KEYS);
   private readonly pairEnds = new Int32Array(MAX_KEYS);
+  /** kvSpansBytes's reading of each pair's value bytes (VALUE_DIGITS ...), for classify. */
+  private readonly pairShapes = new Uint8Array(MAX_KEYS);
 
   /** Reads the ASCII text b[s, e) as the generic parser (AUTO_SPEC); false: leave it to the general path. */
   scan(b: Uint8Array, s: number, e: number): boolean {
@@ -139,7 +141,7 @@ export class UntypedKvScan {
       if (rules.length > MAX_KEYS) continue;
       if (
         !sameBytes(b, s, rules[0]!.eqBytes) ||
-        !kvSpansBytes(b, s, e, rules, this.pairNums, this.pairStarts, this.pairEnds)
+        !kvSpansBytes(b, s, e, rules, this.pairNums, this.pairStarts, this.pairEnds, this.pairShapes)
       )
         continue;
       if (r > 0) spec.promote(r);
@@ -150,7 +152,7 @@ export class UntypedKvScan {
 
   /** Kinds, code and printsBack of the lead fields (spans set, text) and the pairs after them. */
   private classify(b: Uint8Array, ent: SeqEntry, lead: number): boolean {
-    const { nums, starts, ends, kinds, pairNums, pairStarts, pairEnds } = this;
+    const { nums, starts, ends, kinds, pairNums, pairStarts, pairEnds, pairShapes } = this;
     const rules = ent.rules;
     const m = lead + rules.length;
     let code = 0;
@@ -161,17 +163,20 @@ export class UntypedKvScan {
       let q: number;
       let ruleKind: number;
       let num: number;
+      let shape: number;
       if (k < lead) {
         v0 = starts[k]!;
         q = ends[k]!;
         ruleKind = 1;
         num = NaN;
+        shape = valueShape(b, v0, q);
       } else {
         const j = k - lead;
         v0 = pairStarts[j]!;
         q = pairEnds[j]!;
         ruleKind = rules[j]!.kind;
         num = pairNums[j]!;
+        shape = pairShapes[j]!;
         starts[k] = v0;
         ends[k] = q;
         // One space between pairs (formatArgs joins them so).
@@ -187,19 +192,14 @@ export class UntypedKvScan {
       } else {
         if (len === 0) return false;
         const c0 = b[v0]!;
-        // One pass: whether it is all digits, holds `/0x`, is an integer's `0x%lx` text (untyped_rows.ts
+        // Whether it is all digits, holds `/0x`, is an integer's `0x%lx` text (untyped_rows.ts
         // isCanonicalHex: 0x, then 1 to 16 lowercase hex digits without a leading zero, or just 0x0).
-        let digits = true;
-        let slashHex = false;
+        const digits = (shape & VALUE_DIGITS) !== 0;
+        const slashHex = (shape & VALUE_SLASH_HEX) !== 0;
         let hex = len >= 3 && len <= 18 && c0 === 48 && b[v0 + 1] === 120 && (b[v0 + 2] !== 48 || len === 3);
-        for (let i = v0; i < q; i++) {
+        for (let i = v0 + 2; hex && i < q; i++) {
           const c = b[i]!;
-          if (c >= 48 && c <= 57) {
-            if (c === 48 && i > v0 && i + 1 < q && b[i - 1] === 47 && b[i + 1] === 120) slashHex = true;
-          } else {
-            digits = false;
-            if (i >= v0 + 2 && !(c >= 97 && c <= 102)) hex = false;
-          }
+          hex = (c >= 48 && c <= 57) || (c >= 97 && c <= 102);
         }
         // Keys kept as text (kind 1) take the token as it is. Numeric keys (kind 2) read hex as a number:
         // not here. Auto keys: convertRange keeps a zero-padded pointer-width value as printed; any other
@@ -221,4 +221,18 @@ export class UntypedKvScan {
     this.printsBack = back;
     return true;
   }
+}
+
+/**
+ * What kvSpansBytes's `shapes` says of a value, for the text b[v0, q) it
+ * did not walk (scanBdi's name).
+ */
+function valueShape(b: Uint8Array, v0: number, q: number): number {
+  let shape = VALUE_DIGITS;
+  for (let i = v0; i < q; i++) {
+    const c = b[i]!;
+    if (c < 48 || c > 57) shape &= ~VALUE_DIGITS;
+    if (c === 47 && i + 2 < q && b[i + 1] === 48 && b[i + 2] === 120) shape |= VALUE_SLASH_HEX;
+  }
+  return shape;
 }

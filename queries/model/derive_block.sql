@@ -46,6 +46,8 @@ DELETE FROM block_request;
 DELETE FROM counter_source WHERE series IN ('dirty pages', 'writeback pages', 'dirty threshold', 'background threshold', 'block latency');
 DELETE FROM counter_track WHERE name IN ('dirty pages', 'writeback pages', 'dirty threshold', 'background threshold') OR name LIKE 'block % latency %';
 
+-- One row per issue (derive_guards.ts: skipped without any, e.g. global_dirty_state alone).
+-- @if-rows _event_block_rq_issue
 INSERT INTO block_request
 WITH
 -- The three events' fields, one view each (server/model/derive_event_views.ts):
@@ -117,6 +119,7 @@ FROM iss i
 LEFT JOIN completed c ON c.issue_id = i.id
 LEFT JOIN queued q ON q.issue_id = i.id
 ;
+-- @end-if
 
 -- Counter tracks: the global dirty state, and the request latency per device and operation.
 CREATE TEMP TABLE _ss_wb_tracks AS

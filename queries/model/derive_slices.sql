@@ -73,6 +73,8 @@ DELETE FROM counter_track WHERE name IN ('kswapd priority', 'lru nr_scanned', 'l
 -- The pairs are a CTE that DuckDB inlines where it is used: as a temporary
 -- table (written once, read three times) or MATERIALIZED, the same derive of
 -- a 10M-event trace.dat took 0.3-0.5 s longer.
+-- A slice is a begin event of one of these (derive_guards.ts: skipped when all are empty).
+-- @if-rows mm_shrink_slab_start, mm_vmscan_direct_reclaim_begin, workqueue_execute_start
 INSERT INTO slice (id, ts, dur, utid, cpu, category, name, depth, begin_id, end_id)
 WITH
 shr AS (
@@ -200,11 +202,14 @@ depths AS (
 SELECT p.id, p.ts, CASE WHEN p.end_ts IS NOT NULL THEN p.end_ts - p.ts WHEN p.bound_ts IS NOT NULL THEN p.bound_ts - p.ts ELSE -1 END, p.utid, p.cpu,
        p.category, p.name, p.depth, p.id, p.end_id
 FROM depths p;
+-- @end-if
 
 -- ---------------------------------------------------------------------------
 -- Counters
 -- ---------------------------------------------------------------------------
 
+-- Every track is one of these events' (_ss_kswapd only narrows the first).
+-- @if-rows mm_vmscan_lru_shrink_inactive, mm_shrink_slab_start
 CREATE OR REPLACE TEMP TABLE _ss_kswapd AS
 SELECT utid FROM thread WHERE regexp_matches(coalesce(name, ''), '^kswapd[0-9]+(:[0-9]+)?$')
 UNION SELECT utid FROM mm_vmscan_kswapd_wake
@@ -242,6 +247,7 @@ SELECT id, name, utid, sym FROM _ss_tracks;
 
 DROP TABLE _ss_tracks;
 DROP TABLE _ss_kswapd;
+-- @end-if
 
 -- ---------------------------------------------------------------------------
 -- Wakeup and migration flows, from the scheduler model derive_sched.sql built
@@ -256,6 +262,8 @@ DROP TABLE _ss_kswapd;
 --     earlier move).
 -- ---------------------------------------------------------------------------
 
+-- Both kinds end at a sched_slice (inner joins).
+-- @if-rows sched_slice
 INSERT INTO _flow (id, slice_out, slice_in, kind)
 WITH
 -- No DISTINCT: `thread` has one row per tid (ModelBuilder.threadOf), so a
@@ -284,3 +292,4 @@ migration AS (
 SELECT 2 * row_number() OVER (ORDER BY in_id, kind_no, out_id) + 1, out_id, in_id,
        CASE kind_no WHEN 1 THEN 'wakeup' ELSE 'migration' END
 FROM (SELECT * FROM wakeup UNION ALL SELECT * FROM migration);
+-- @end-if

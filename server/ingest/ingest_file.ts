@@ -34,6 +34,7 @@ import { detachOnce } from './detaching_protector.ts';
 import { limitInlining } from './inlining_budget.ts';
 import { WorkerStalled } from './wait_for_counter.ts';
 import { raiseCapWithShapeTables } from './load_cap.ts';
+import { copySchemaTemplate, makeSchemaTemplate } from './schema_template.ts';
 import { workerEntry } from './worker_bundle.ts';
 import { fieldWorkers } from './worker_pool.ts';
 import type {
@@ -837,7 +838,11 @@ async function loadInProcess(
   // events once its block events were decoded) peaked at 382 MB in the CLI
   // and 414 MB on a fresh server.
   const loadCap = target.loadMemoryLimit ?? target.memoryLimit;
-  const open = async (): Promise<{ engine: Engine; store: ModelStore }> => {
+  const open = async (
+    layout: ModelLayout | null,
+  ): Promise<{ engine: Engine; store: ModelStore; onTemplate: boolean }> => {
+    // The schema, copied from the template when this code made one and its layout is cached (schema_template.ts).
+    const onTemplate = layout !== null && (await copySchemaTemplate(target.dbPath, target.blockSize));
     const engine = await openDuckDb(target.dbPath, {
       memoryLimit: loadCap,
       tempDirectory: target.tempDirectory,
@@ -845,9 +850,11 @@ async function loadInProcess(
       threads: 1,
     });
     try {
-      const store = await ModelStore.beginLoad(engine);
+      const store = onTemplate
+        ? await ModelStore.beginLoadOnSchema(engine, layout)
+        : await ModelStore.beginLoad(engine);
       raiseCapWithShapeTables(store, engine, loadCap);
-      return { engine, store };
+      return { engine, store, onTemplate };
     } catch (err) {
       engine.close();
       throw err;
@@ -860,10 +867,10 @@ async function loadInProcess(
   // its first event was decoded (reclaim.v7: open, schema 123 ms). The
   // chunks built before the store is ready wait for it, in order.
   const layout = await cachedLayout();
-  const opening = open();
+  const opening = open(layout);
   // Not awaited until the decode ends: its failure must not be unhandled meanwhile.
   opening.catch(() => undefined);
-  let ready: { engine: Engine; store: ModelStore } | null = null;
+  let ready: { engine: Engine; store: ModelStore; onTemplate: boolean } | null = null;
   let early: { table: number; data: ChunkData }[] | null = [];
   const buffers = new PooledBuffers();
   const append = (store: ModelStore, table: number, data: ChunkData) =>
@@ -910,8 +917,10 @@ async function loadInProcess(
   timer.mark('decode');
   const { engine } = await opening;
   try {
-    const { store } = await storeReady;
+    const { store, onTemplate } = await storeReady;
     if (layout === null) void rememberLayout(store.layout);
+    // The next ingests' schema, once the layout cache works (a load on the template takes its layout).
+    if (!onTemplate && layout !== null) await makeSchemaTemplate(target.blockSize);
     timer.mark('schema');
     // Derive's cap for the COMMIT on, never below what the load's tables need to commit (as the store worker's).
     await engine.exec(`SET memory_limit = '${withCommitFloor(target.memoryLimit, await store.storedColumns())}'`);

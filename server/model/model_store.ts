@@ -153,21 +153,21 @@ export class ModelStore {
   static async create(engine: Engine, schemaSqlPath = SCHEMA_SQL_PATH): Promise<ModelStore> {
     await engine.exec(fs.readFileSync(schemaSqlPath, 'utf8'));
     const typed = await createTypedStorage(engine);
+    const dictCount = typed.reduce((n, t) => Math.max(n, ...t.viewColumns.map((c) => c.dict + 1)), 0);
+    return ModelStore.onSchema(engine, { ftraceEvent: FTRACE_EVENT_COLUMNS, args: ARGS_COLUMNS, typed, dictCount });
+  }
+
+  /** Opens the appenders of a schema create() made, whose layout is `layout`. */
+  private static async onSchema(engine: Engine, layout: ModelLayout): Promise<ModelStore> {
     const con = engine.connection;
     const unflushed = new UnflushedChunks();
     const appenders = [
-      await ColumnAppender.create(con, '_ftrace_event', FTRACE_EVENT_COLUMNS, undefined, unflushed),
-      await ColumnAppender.create(con, '_args', ARGS_COLUMNS, undefined, unflushed),
+      await ColumnAppender.create(con, '_ftrace_event', layout.ftraceEvent, undefined, unflushed),
+      await ColumnAppender.create(con, '_args', layout.args, undefined, unflushed),
     ];
-    for (const t of typed)
+    for (const t of layout.typed)
       appenders.push(await ColumnAppender.create(con, `_stage_${t.table}`, t.columns, KEY_COLUMNS, unflushed));
-    const dictCount = typed.reduce((n, t) => Math.max(n, ...t.viewColumns.map((c) => c.dict + 1)), 0);
-    return new ModelStore(
-      engine,
-      { ftraceEvent: FTRACE_EVENT_COLUMNS, args: ARGS_COLUMNS, typed, dictCount },
-      appenders,
-      unflushed,
-    );
+    return new ModelStore(engine, layout, appenders, unflushed);
   }
 
   /**
@@ -177,6 +177,33 @@ export class ModelStore {
    * commitLoad().
    */
   static async beginLoad(engine: Engine, schemaSqlPath = SCHEMA_SQL_PATH): Promise<ModelStore> {
+    await ModelStore.beginTransaction(engine);
+    return ModelStore.create(engine, schemaSqlPath);
+  }
+
+  /**
+   * beginLoad() on a database that already holds the schema, committed and
+   * empty: a copy of a schema template (ingest/schema_template.ts) made by
+   * this code, whose layout is `layout` (the layout cache's, made by the
+   * same code).
+   */
+  static async beginLoadOnSchema(
+    engine: Engine,
+    layout: ModelLayout,
+    schemaSqlPath = SCHEMA_SQL_PATH,
+  ): Promise<ModelStore> {
+    await ModelStore.beginTransaction(engine);
+    // createShapeViews copies the args view's text, as DuckDB renders it, into
+    // _event_source; a view read back from a file renders otherwise (`CAST(NULL
+    // AS DOUBLE)` where one made in this session has `"DOUBLE"`), so it is made
+    // again here, as a fresh schema makes it.
+    const argsView = /^CREATE VIEW args AS\n[\s\S]*?;$/m.exec(fs.readFileSync(schemaSqlPath, 'utf8'));
+    if (!argsView) throw new Error('schema.sql: no CREATE VIEW args statement');
+    await engine.exec(argsView[0].replace(/^CREATE VIEW/, 'CREATE OR REPLACE VIEW'));
+    return ModelStore.onSchema(engine, layout);
+  }
+
+  private static async beginTransaction(engine: Engine): Promise<void> {
     // Write each full row group as it fills. By default DuckDB buffers five
     // per table (~600k rows) before writing them, so at COMMIT up to five
     // row groups per table were still to be compressed, on one thread while
@@ -185,7 +212,6 @@ export class ModelStore {
     // alternating runs 14.79 -> 13.98 s), and less is held in memory.
     await engine.exec('SET write_buffer_row_group_count = 1');
     await engine.exec('BEGIN TRANSACTION');
-    return ModelStore.create(engine, schemaSqlPath);
   }
 
   /**

@@ -17,8 +17,9 @@
 // tsx's loader runs the TypeScript as before.
 //
 // The bundle is named by its inputs (path, size and mtime of every server
-// source, package versions), in node_modules/.cache/stallscope/ (else the
-// OS temp dir), so concurrent processes and versions never share one.
+// source, package versions), in node_modules/.cache/stallscope/ (else a
+// directory of this user's own in the OS temp dir: cacheDir), so concurrent
+// processes and versions never share one.
 // Modules keep their own file's URL as import.meta.url (they find queries/,
 // the app and their .wasm beside their source), and packages that load
 // files beside themselves or hold native code stay outside, imported from
@@ -70,17 +71,32 @@ function stamp() {
   return hash.digest('hex').slice(0, 16);
 }
 
+/**
+ * Where the bundle is kept: a directory only this user can write into (a
+ * real directory, owned by us, no group or other write), since the bundle
+ * is code we run and its name is a hash anyone can work out; the OS temp dir
+ * itself would let another user place it first. The same rule as
+ * server/ingest/private_cache_dir.ts, written again here because this file
+ * runs before any TypeScript can be loaded.
+ */
 function cacheDir() {
+  const uid = typeof process.getuid === 'function' ? process.getuid() : null;
   for (const dir of [
     path.join(ROOT, 'node_modules', '.cache', 'stallscope'),
-    path.join(os.tmpdir(), 'stallscope-cli'),
+    path.join(os.tmpdir(), uid === null ? 'stallscope-cli' : `stallscope-cli-${uid}`),
   ]) {
     try {
-      fs.mkdirSync(dir, { recursive: true });
+      fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+    } catch {
+      // cannot be made: the check below refuses it
+    }
+    try {
+      const st = fs.lstatSync(dir);
+      if (!st.isDirectory() || (uid !== null && st.uid !== uid) || (st.mode & 0o022) !== 0) continue;
       fs.accessSync(dir, fs.constants.W_OK);
       return dir;
     } catch {
-      // read-only: try the next
+      // missing or read-only: try the next
     }
   }
   return null;

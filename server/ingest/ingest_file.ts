@@ -880,7 +880,7 @@ async function loadInProcess(
     // Checked before any chunk is appended, as the store worker does: rows built for another layout would land in the wrong columns.
     if (layout !== null && !sameLayout(layout, r.store.layout))
       throw new Error(
-        'the cached table layout does not match the schema (delete stallscope-layout-*.json in the OS temp dir)',
+        'the cached table layout does not match the schema (delete layout-*.json in the private cache directory, private_cache_dir.ts)',
       );
     for (const e of early!) append(r.store, e.table, e.data);
     early = null;

@@ -10,26 +10,31 @@
  * ingest, and its COMMIT writing the new catalog. Opening a copy of the
  * committed schema takes 26-36 (bench/README.md, "fixed costs of a small
  * import"). Like the layout cache (layout_cache.ts), it depends only on the
- * ingest's code and schema.sql, so it is kept in the OS temp dir under their
- * stamp (worker_bundle.ts inputStamp), one per block size (a database file's
- * block size is fixed when it is made). The layout a load on it uses is the
+ * ingest's code and schema.sql, so it is kept in this user's private cache
+ * directory (private_cache_dir.ts: a template someone else placed would shape
+ * the model) under their stamp (worker_bundle.ts inputStamp), one per block
+ * size (a database file's block size is fixed when it is made). The layout a load on it uses is the
  * layout cache's, made by the same code.
  */
 import fs from 'node:fs/promises';
-import os from 'node:os';
 import path from 'node:path';
 import { openDuckDb } from '../engine/engine.ts';
 import { ModelStore } from '../model/model_store.ts';
+import { privateCacheDir } from './private_cache_dir.ts';
 import { inputStamp } from './worker_bundle.ts';
 
-async function templateFile(blockSize: number | undefined): Promise<string> {
-  return path.join(os.tmpdir(), `stallscope-schema-${await inputStamp()}-${blockSize ?? 'default'}.duckdb`);
+/** Null: no private cache directory, so no template. */
+async function templateFile(blockSize: number | undefined): Promise<string | null> {
+  const dir = privateCacheDir();
+  return dir === null ? null : path.join(dir, `schema-${await inputStamp()}-${blockSize ?? 'default'}.duckdb`);
 }
 
 /** Copies the template to `dbPath` (which must not exist); false when there is none yet. */
 export async function copySchemaTemplate(dbPath: string, blockSize: number | undefined): Promise<boolean> {
+  const template = await templateFile(blockSize);
+  if (template === null) return false;
   try {
-    await fs.copyFile(await templateFile(blockSize), dbPath, fs.constants.COPYFILE_EXCL);
+    await fs.copyFile(template, dbPath, fs.constants.COPYFILE_EXCL);
     return true;
   } catch {
     await fs.rm(dbPath, { force: true }); // a partial copy must not be opened
@@ -51,6 +56,7 @@ export async function makeSchemaTemplate(blockSize: number | undefined): Promise
   let tmp: string | null = null;
   try {
     const file = await templateFile(blockSize);
+    if (file === null) return;
     tmp = `${file}.${process.pid}.tmp`;
     await fs.rm(tmp, { force: true });
     const engine = await openDuckDb(tmp, { threads: 1, blockSize });
@@ -64,7 +70,7 @@ export async function makeSchemaTemplate(blockSize: number | undefined): Promise
     await fs.rm(`${tmp}.wal`, { force: true });
     await fs.rename(tmp, file);
   } catch {
-    // temp dir not writable, or another process's rename won: no template from this one
+    // not writable now, or another process's rename won: no template from this one
     if (tmp !== null) await fs.rm(tmp, { force: true }).catch(() => undefined);
   }
 }

@@ -262,7 +262,7 @@ function startJob(input: StoreWorkerInput, onEnd: () => void): (m: ToStoreWorker
     if (input.expectedLayout && !sameLayout(input.expectedLayout, opened.layout)) {
       // Rows built for another layout would land in the wrong columns.
       throw new Error(
-        'the cached table layout does not match the schema (delete stallscope-layout-*.json in the OS temp dir)',
+        'the cached table layout does not match the schema (delete layout-*.json in the private cache directory, private_cache_dir.ts)',
       );
     }
     store = opened;

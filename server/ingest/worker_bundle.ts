@@ -10,9 +10,12 @@
  * that file without any loader. DuckDB's packages (a native addon) stay
  * outside the bundle, imported by absolute path.
  *
- * The bundle is written to the OS temp dir under a name derived from its
- * inputs (inputStamp), so concurrent processes and versions never overwrite
- * each other's, and later processes reuse it.
+ * The bundle is written to this user's private cache directory
+ * (private_cache_dir.ts: never a file anyone else could have placed, since
+ * it is code we run) under a name derived from its inputs (inputStamp), so
+ * concurrent processes and versions never overwrite each other's, and later
+ * processes reuse it. Without such a directory, each process builds its own
+ * in a fresh directory of its own.
  */
 import { createHash } from 'node:crypto';
 import fsSync from 'node:fs';
@@ -21,6 +24,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { createRequire } from 'node:module';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { privateCacheDir } from './private_cache_dir.ts';
 
 export type WorkerName = 'store_worker' | 'field_worker';
 
@@ -57,10 +61,14 @@ export async function workerEntry(name: WorkerName): Promise<string | URL> {
 async function buildBundle(name: WorkerName): Promise<string> {
   // Named by its inputs, so a later process finds it without running
   // esbuild (~0.2 s before every ingest could start).
-  const file = path.join(os.tmpdir(), `stallscope-${name.replace('_', '-')}-${await inputStamp()}.mjs`);
+  const cache = privateCacheDir();
+  const dir = cache ?? (await fs.mkdtemp(path.join(os.tmpdir(), 'stallscope-bundle-')));
+  const file = path.join(dir, `${name.replace('_', '-')}-${await inputStamp()}.mjs`);
   try {
-    await fs.access(file);
-    return file;
+    if (cache !== null) {
+      await fs.access(file);
+      return file;
+    }
   } catch {
     // not built yet
   }

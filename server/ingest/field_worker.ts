@@ -31,6 +31,7 @@ import type { EventFields } from '../decode/decoded_event.ts';
 import {
   compileRawFieldReaders,
   compileUntypedFieldReaders,
+  type RawFieldReader,
   type UntypedFieldReader,
 } from '../decode/trace_dat/raw_field_readers.ts';
 import type { BufferSource } from '../model/buffer_source.ts';
@@ -187,7 +188,9 @@ function traceDatDecoder(
 ): BatchDecoder {
   const spec = input.spec;
   if (spec.format !== 'trace_dat') throw new Error('not a trace.dat spec');
-  const readers = compileRawFieldReaders(spec, rowsFor);
+  const typedReaderOf = compileRawFieldReaders(spec, rowsFor);
+  /** By format id: its typed-row reader (null: the format has no typed table here), compiled at its first record. */
+  const readers: (RawFieldReader<TableRowWriter> | null | undefined)[] = [];
   const untypedReaderOf = compileUntypedFieldReaders(spec, (name) => typedTableFor(name) === null, SHAPE_LEAD);
   /** By format id: its reader, compiled when the batches name the format (before its first record). */
   const untypedReaders: (UntypedFieldReader | undefined)[] = [];
@@ -219,8 +222,9 @@ function traceDatDecoder(
       const bytes = r.bytes;
       for (let i = 0; i < count; i++) {
         const format = r.format(i);
-        const reader = readers[format];
-        if (reader !== undefined) {
+        let reader = readers[format];
+        if (reader === undefined) reader = readers[format] = typedReaderOf(format);
+        if (reader !== null) {
           const rows = reader.rows;
           rows.startRow(r.id(i), r.ts(i), r.cpu(i), r.utid(i), r.common(i), r.where(i));
           reader.read(bytes, r.offset(i), r.length(i));

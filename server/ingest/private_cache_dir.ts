@@ -15,7 +15,7 @@
  * Candidates, first usable one wins: the checkout's node_modules/.cache/
  * stallscope/ (the CLI's bundle cache, bin/stallscope.mjs, which checks its
  * directory by the same rule), else `stallscope-<uid>` in the OS temp dir,
- * made with mode 0700. When neither passes, the caller keeps no cache.
+ * made with mode 0700. When none passes, the caller keeps no cache.
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -46,12 +46,15 @@ export function isPrivateDir(dir: string, uid: number | null = currentUid()): bo
   }
 }
 
-/** The candidates in order (see the header). */
+/**
+ * The candidates in order (see the header). The checkout's only when it has
+ * a node_modules/ of its own: an installed package (its dependencies beside
+ * it, not inside) is left as it was installed, perhaps for other users too.
+ */
 export function cacheDirCandidates(uid: number | null = currentUid()): string[] {
-  return [
-    path.join(CHECKOUT, 'node_modules', '.cache', 'stallscope'),
-    path.join(os.tmpdir(), uid === null ? 'stallscope' : `stallscope-${uid}`),
-  ];
+  const tmp = path.join(os.tmpdir(), uid === null ? 'stallscope' : `stallscope-${uid}`);
+  const modules = path.join(CHECKOUT, 'node_modules');
+  return fs.existsSync(modules) ? [path.join(modules, '.cache', 'stallscope'), tmp] : [tmp];
 }
 
 /**

@@ -65,10 +65,8 @@ async function buildBundle(name: WorkerName): Promise<string> {
   const dir = cache ?? (await fs.mkdtemp(path.join(os.tmpdir(), 'stallscope-bundle-')));
   const file = path.join(dir, `${name.replace('_', '-')}-${await inputStamp()}.mjs`);
   try {
-    if (cache !== null) {
-      await fs.access(file);
-      return file;
-    }
+    await fs.access(file);
+    return file; // built by an earlier process (a fresh directory never has it)
   } catch {
     // not built yet
   }

@@ -31,14 +31,19 @@ export function awkScript(script: string, file: string): string[] {
  * awk prelude for `trace-cmd report` lines: parse() sets `ts` (timestamp
  * text), `t` (its value in ns, exact for 6 decimals), `ev` (event name),
  * `pid`, `task` and `cpu`, or ev = "" for lines that are not events.
+ * A trace recorded with a counter clock (`boot`, `mono`, `x86-tsc`, ...) is
+ * printed in raw nanoseconds glued to the CPU column,
+ * `dd-18070 [001]52211881393998: ...`: then `ts` is that count and `t` the same.
  * field(name) reads `name=value`; nextpid() is sched_switch's next pid.
  */
 export const PARSE = `
 function parse(   i, m, c) {
   ev = ""; ts = ""; pid = ""; task = ""; cpu = "";
-  for (i = 1; i <= NF; i++) if ($i ~ /^[0-9]+\\.[0-9]+:$/) { ts = substr($i, 1, length($i) - 1); ev = $(i + 1); sub(/:$/, "", ev); break }
+  for (i = 1; i <= NF; i++) {
+    if ($i ~ /^[0-9]+\\.[0-9]+:$/) { ts = substr($i, 1, length($i) - 1); ev = $(i + 1); sub(/:$/, "", ev); t = usns(ts); break }
+    if ($i ~ /^\\[[0-9]+\\][0-9]+:$/) { ts = $i; sub(/^\\[[0-9]+\\]/, "", ts); sub(/:$/, "", ts); ev = $(i + 1); sub(/:$/, "", ev); t = ts + 0; break }
+  }
   if (ts == "") return;
-  t = usns(ts);
   if (match($0, /-[0-9]+ +\\[[0-9]+\\]/)) { m = substr($0, RSTART + 1, RLENGTH - 1); split(m, c, / +/); pid = c[1]; cpu = c[2]; gsub(/[\\[\\]]/, "", cpu); cpu += 0; task = substr($0, 1, RSTART - 1); sub(/^ +/, "", task) }
 }
 function usns(s,   a) { split(s, a, "."); return a[1] * 1000000000 + substr(a[2] "000000000", 1, 9) }

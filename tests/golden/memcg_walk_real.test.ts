@@ -98,6 +98,21 @@ describe('memcg_walk.v7.dat: an untuned memcg writeback recording (boot clock, w
     expect([bounds!.t0, bounds!.t1]).toEqual([BigInt(first!), BigInt(last!)]);
   });
 
+  it('the same events, at the same raw timestamps, from the report text as from the trace.dat', async () => {
+    // the plain report (no -t) of a boot-clock trace prints the same glued nanoseconds
+    const text = join(dir, 'memcg_walk.report.txt');
+    writeFileSync(text, execFileSync('trace-cmd', ['report', '-i', DAT], { maxBuffer: 1 << 30 }));
+    const { dbPath } = await ingestFile(text, { dataDir: join(dir, 'data-text') });
+    const fromText = await openDuckDb(dbPath, { readOnly: true });
+    try {
+      const sql = `SELECT name, count(*) AS n, min(ts) AS t0, max(ts) AS t1, sum(ts)::VARCHAR AS ts_sum
+                   FROM ftrace_event GROUP BY name ORDER BY name`;
+      expect(await fromText.query(sql)).toEqual(await engine.query(sql));
+    } finally {
+      fromText.close();
+    }
+  }, 180_000);
+
   it('its one critical finding is the 171 ms memcg reclaim stall, ranked first', () => {
     const passes = memcgPasses();
     const longest = passes.reduce((a, p) => (p.dur > a.dur ? p : a));

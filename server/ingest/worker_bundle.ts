@@ -15,7 +15,7 @@
  * it is code we run) under a name derived from its inputs (inputStamp), so
  * concurrent processes and versions never overwrite each other's, and later
  * processes reuse it. Without such a directory, each process builds its own
- * in a fresh directory of its own.
+ * in a fresh directory of its own, removed when it exits.
  */
 import { createHash } from 'node:crypto';
 import fsSync from 'node:fs';
@@ -61,8 +61,7 @@ export async function workerEntry(name: WorkerName): Promise<string | URL> {
 async function buildBundle(name: WorkerName): Promise<string> {
   // Named by its inputs, so a later process finds it without running
   // esbuild (~0.2 s before every ingest could start).
-  const cache = privateCacheDir();
-  const dir = cache ?? (await fs.mkdtemp(path.join(os.tmpdir(), 'stallscope-bundle-')));
+  const dir = privateCacheDir() ?? (await processBundleDir());
   const file = path.join(dir, `${name.replace('_', '-')}-${await inputStamp()}.mjs`);
   try {
     await fs.access(file);
@@ -113,6 +112,20 @@ async function buildBundle(name: WorkerName): Promise<string> {
   await fs.writeFile(tmp, result.outputFiles[0].contents);
   await fs.rename(tmp, file);
   return file;
+}
+
+let ownDir: Promise<string> | null = null;
+/**
+ * Without a private cache directory: one fresh directory for this process's
+ * bundles, removed when the process exits (its bundles are never reused, so
+ * leaving them would fill the temp dir with one directory per run).
+ */
+function processBundleDir(): Promise<string> {
+  ownDir ??= fs.mkdtemp(path.join(os.tmpdir(), 'stallscope-bundle-')).then((dir) => {
+    process.once('exit', () => fsSync.rmSync(dir, { recursive: true, force: true }));
+    return dir;
+  });
+  return ownDir;
 }
 
 /**

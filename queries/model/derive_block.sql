@@ -91,10 +91,10 @@ completed AS (
     GROUP BY i.id
   )
 ),
--- No issues reach the join when the trace has no block_rq_insert (blk-mq
--- issuing straight to the driver emits none; u3.dat's 48k issues have
--- none): DuckDB's ASOF join sorts its left side even when the right is
--- empty, ~80 CPU ms there for no row.
+-- No issues reach the join when the trace has no block_rq_insert (a
+-- recording of `-e block:block_rq_issue -e block:block_rq_complete`, as the
+-- untuned u3.dat with its 48k issues): DuckDB's ASOF join sorts its left
+-- side even when the right one is empty, ~80 CPU ms there for no row.
 queued AS (
   SELECT i.id AS issue_id, q.id AS insert_id, q.ts AS insert_ts
   FROM (SELECT id, ts, dev, pair_key, prev_issue_ts FROM iss WHERE EXISTS (SELECT 1 FROM ins)) i

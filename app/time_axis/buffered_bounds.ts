@@ -1,27 +1,11 @@
 /**
- * Which window to request for a visible one (as Perfetto's buffered_bounds):
- * padded by half a window on each side and quantised, with the resolution
- * (ns per column) rounded up to a power of two. Panning within the padding or
- * zooming within the same power of two needs no new query; the cached data is
- * redrawn synchronously meanwhile.
+ * The buffered window a visible one is requested as (shared/contract/buffered_bounds.ts:
+ * the server predicts the first view's requests with the same function), and
+ * when data already loaded serves a visible window.
  */
-export interface Bounds {
-  t0: number;
-  t1: number;
-  /** ns per requested column (power of two). */
-  res: number;
-  /** Columns requested: (t1 - t0) / res. */
-  px: number;
-}
+import type { Bounds } from '../../shared/contract/buffered_bounds.ts';
 
-export function bufferedBounds(t0: number, t1: number, widthPx: number): Bounds {
-  const span = Math.max(1, t1 - t0);
-  const res = 2 ** Math.ceil(Math.log2(Math.max(1, span / Math.max(1, widthPx))));
-  const quantum = res * 64;
-  const start = Math.floor((t0 - span / 2) / quantum) * quantum;
-  const end = Math.ceil((t1 + span / 2) / quantum) * quantum;
-  return { t0: start, t1: end, res, px: Math.round((end - start) / res) };
-}
+export { bufferedBounds, type Bounds } from '../../shared/contract/buffered_bounds.ts';
 
 /** True when `loaded` can serve the visible window at the wanted resolution. */
 export function covers(loaded: Bounds, want: Bounds, t0: number, t1: number): boolean {

@@ -100,6 +100,29 @@ export class Overview {
     else void writePart(file, m);
   }
 
+  /**
+   * Answers of single tracks built before an upload's job is done, for the
+   * windows its first view is expected to ask (first_view_tracks.ts), keyed
+   * by kind, track and window. Kept until endFirstView(): a few MB at most
+   * (two windows' threads of interest and counters), and after the first
+   * view the route's answer cache holds what was asked.
+   */
+  private firstView = new Map<string, TrackData>();
+
+  /** A track's answer built ahead for window `w`, if any. */
+  firstViewAnswer(kind: 'thread' | 'counter', key: number, w: Window): TrackData | undefined {
+    return this.firstView.size ? this.firstView.get(`${kind}|${key}|${w.t0}|${w.t1}|${w.px}`) : undefined;
+  }
+
+  keepFirstViewAnswer(kind: 'thread' | 'counter', key: number, w: Window, data: TrackData): void {
+    this.firstView.set(`${kind}|${key}|${w.t0}|${w.t1}|${w.px}`, data);
+  }
+
+  /** The first view is served: the answers built ahead for it go. */
+  endFirstView(): void {
+    this.firstView = new Map();
+  }
+
   /** Parts whose build finished (answers from them cost no query). */
   private readonly done = new Set<string>();
 
@@ -709,6 +732,8 @@ export async function threadFromOverview(ov: Overview, w: Window, keys: number[]
   const { states, slices } = await ov.threads(keys);
   return new Map(
     keys.map((k) => {
+      const ahead = ov.firstViewAnswer('thread', k, w);
+      if (ahead) return [k, ahead];
       const st = reaggSlices(states.get(String(k)), w, ['state']);
       st.cols.cpu = new Array(st.rows).fill(null);
       const sl = reaggSlices(slices.get(String(k)), w, ['name', 'category', 'depth', 'begin_id', 'end_id'], 'depth');
@@ -734,6 +759,8 @@ export async function counterFromOverview(ov: Overview, w: Window, keys: number[
   const counter = await ov.counter();
   return new Map(
     keys.map((k) => {
+      const ahead = ov.firstViewAnswer('counter', k, w);
+      if (ahead) return [k, ahead];
       const r = counter.get(String(k));
       const cols: Columns = { id: [], ts: [], n: [], lo: [], hi: [], last: [] };
       let prev: { ts: number; value: number } | null = null;

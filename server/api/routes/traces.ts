@@ -268,7 +268,11 @@ export async function runIngest(
       const warmStarted = performance.now();
       // The findings answer too: built here, the first view's request for it is answered from memory.
       await Promise.race([
-        Promise.all([warmTrace(ctx, rec.id).catch(() => null), findingsAnswer(ctx, rec.id).catch(() => null)]),
+        Promise.all([
+          // Its thread and counter answers too when prewarmTrace held the parts back (released, and dropped, after the first view).
+          warmTrace(ctx, rec.id, prewarming !== null).catch(() => null),
+          findingsAnswer(ctx, rec.id).catch(() => null),
+        ]),
         new Promise((r) => setTimeout(r, OVERVIEW_WAIT_MS)),
       ]);
       if (process.env.STALLSCOPE_TIMING)

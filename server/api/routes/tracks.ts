@@ -31,6 +31,7 @@ import {
   type Window,
 } from '../track_queries.ts';
 import { stringBytes } from '../byte_lru.ts';
+import { buildCountersAhead, buildThreadsAhead } from '../first_view_tracks.ts';
 
 export type { TrackList } from '../../../shared/contract/api.ts';
 import type { TrackList } from '../../../shared/contract/api.ts';
@@ -108,6 +109,8 @@ export async function prewarmTrace(ctx: ApiContext, id: string): Promise<void> {
     // Written once the job is done (releaseTraceWrites): the first view does not need the files.
     o.holdWrites();
     await Promise.all([o.cpu(), o.slice(), o.counter(), o.writepage()]);
+    // The first view's counter answers too (first_view_tracks.ts), while the detectors still run.
+    await buildCountersAhead(o, traceEnd(tr));
   } catch {
     // warmTrace tries again, and reports nothing either
   }
@@ -126,7 +129,10 @@ export async function prewarmThreads(ctx: ApiContext, id: string, utids: number[
   if (wanted.length === 0) return;
   try {
     const tr = await ctx.engines.get(id);
-    ctx.overviews.get(id, tr).prepare('thread', wanted);
+    const o = ctx.overviews.get(id, tr);
+    await o.threads(wanted);
+    // Their first-view answers too, while the detectors' summaries and metrics still run.
+    await buildThreadsAhead(o, traceEnd(tr), wanted);
   } catch {
     // warmTrace tries again
   }
@@ -143,21 +149,32 @@ export async function releaseTraceWrites(ctx: ApiContext, id: string, after: Pro
     const tr = await ctx.engines.get(id);
     const overview = ctx.overviews.get(id, tr);
     await after;
+    overview.endFirstView();
     await overview.releaseWrites();
   } catch {
     // no overview: nothing held
   }
 }
 
-/** Opens a trace and summarises what its first view shows (overview.ts), so that view is instant. */
-export async function warmTrace(ctx: ApiContext, id: string): Promise<void> {
+/**
+ * Opens a trace and summarises what its first view shows (overview.ts), so that view is instant.
+ * `ahead`: and builds its thread and counter answers (an upload's first view, whose end,
+ * releaseTraceWrites, drops them).
+ */
+export async function warmTrace(ctx: ApiContext, id: string, ahead = false): Promise<void> {
   const tr = await ctx.engines.get(id);
   const list = await trackList(ctx, id, tr);
-  await ctx.overviews.warm(
-    id,
-    tr,
-    list.threadsOfInterest.map((t) => t.utid),
-  );
+  const utids = list.threadsOfInterest.map((t) => t.utid);
+  await ctx.overviews.warm(id, tr, utids);
+  if (!ahead) return;
+  // The first view's answers for the threads prewarmThreads did not see (kswapd), and any it has not finished.
+  const o = ctx.overviews.get(id, tr);
+  await Promise.all([buildThreadsAhead(o, traceEnd(tr), utids), buildCountersAhead(o, traceEnd(tr))]);
+}
+
+/** The trace's length in ns (its track list's `end`: the first view's window is [0, end]). */
+function traceEnd(tr: OpenTrace): number {
+  return Number(tr.meta.last - tr.meta.base);
 }
 
 async function buildTrackList(ctx: ApiContext, id: string, tr: OpenTrace): Promise<TrackList> {

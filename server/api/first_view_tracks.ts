@@ -1,0 +1,60 @@
+/**
+ * The first view's thread and counter answers, built before an upload's job
+ * reports done. After done the app asks for the trace, its track list and
+ * findings, draws the page, then asks for the first window's tracks; the
+ * timeline paints when every visible track's answer is in. Built per request,
+ * the threads of interest (329 KB on sched_wq.v7) took 160-300 ms of this
+ * thread at load 3-10, most of it re-aggregating on a cold JIT, and the
+ * counters' answer queued behind it.
+ *
+ * The first view shows the whole trace, [0, end]: the window it requests
+ * (shared/contract/buffered_bounds.ts) depends on the timeline's width only
+ * through the resolution, a power of two. The answers are built for the
+ * resolutions of the widths a timeline usually has (FIRST_VIEW_WIDTHS), per
+ * track, with the same code a request runs (overview.ts), so an answer built
+ * ahead is the one the request would build. A width outside the range, or a
+ * view restored from a link, is answered per request as before.
+ */
+import { bufferedBounds } from '../../shared/contract/buffered_bounds.ts';
+import { counterFromOverview, threadFromOverview, type Overview } from './overview.ts';
+import type { Window } from './track_queries.ts';
+
+/** The timeline's width in CSS px that the ahead answers cover (a 1280-2560 px wide window, less the labels). */
+export const FIRST_VIEW_WIDTHS = { min: 960, max: 1920 };
+
+/** At most this many counters are built ahead (a trace can have thousands; the first view shows a few). */
+const MAX_COUNTERS_AHEAD = 64;
+
+/** The windows the first view of a trace `end` ns long requests, one per resolution a usual width gives. */
+export function firstViewWindows(end: number): Window[] {
+  const t1 = Math.max(end, 1000); // as the timeline's bounds (app/timeline/timeline.tsx)
+  const lo = bufferedBounds(0, t1, FIRST_VIEW_WIDTHS.max).res;
+  const hi = bufferedBounds(0, t1, FIRST_VIEW_WIDTHS.min).res;
+  const out: Window[] = [];
+  for (let res = lo; res <= hi; res *= 2) {
+    // Any width of this resolution asks the same window: span / res is one.
+    const b = bufferedBounds(0, t1, t1 / res);
+    if (b.res !== res) continue;
+    out.push({ t0: BigInt(b.t0), t1: BigInt(b.t1), px: b.px });
+  }
+  return out;
+}
+
+/** Builds the threads' first-view answers (those not built yet), from their overview parts. */
+export async function buildThreadsAhead(ov: Overview, end: number, utids: number[]): Promise<void> {
+  for (const w of firstViewWindows(end)) {
+    const missing = utids.filter((u) => !ov.firstViewAnswer('thread', u, w));
+    if (!missing.length) continue;
+    for (const [u, data] of await threadFromOverview(ov, w, missing)) ov.keepFirstViewAnswer('thread', u, w, data);
+  }
+}
+
+/** Builds the counters' first-view answers (the first MAX_COUNTERS_AHEAD tracks that have values). */
+export async function buildCountersAhead(ov: Overview, end: number): Promise<void> {
+  const tracks = [...(await ov.counter()).keys()].slice(0, MAX_COUNTERS_AHEAD).map(Number);
+  for (const w of firstViewWindows(end)) {
+    const missing = tracks.filter((k) => !ov.firstViewAnswer('counter', k, w));
+    if (!missing.length) continue;
+    for (const [k, data] of await counterFromOverview(ov, w, missing)) ov.keepFirstViewAnswer('counter', k, w, data);
+  }
+}

@@ -1,8 +1,9 @@
 /**
  * Issue 29 (time to first view), on a real server (real TraceLibrary,
- * DuckDB): an upload's job builds the first view's thread and counter answers
- * before it says done (first_view_tracks.ts), for the windows the app asks at
- * the usual timeline widths; served, they are byte for byte what a server
+ * DuckDB): an upload's job builds the first view's track answers (CPUs,
+ * slice categories, threads of interest, counters) before it says done
+ * (first_view_tracks.ts), for the windows the app asks at the usual
+ * timeline widths; served, they are byte for byte what a server
  * that never saw the upload builds per request. And the re-aggregation those
  * answers run (overview.ts reaggSlices, rewritten for speed) gives what the
  * code it replaced gave, on every track of a real trace and many windows.
@@ -48,12 +49,14 @@ function firstViewUrls(id: string, list: TrackList, width: number): string[] {
   return [
     `/api/traces/${id}/tracks/thread?${win}&utid=${list_(list.threadsOfInterest.map((t) => t.utid))}`,
     `/api/traces/${id}/tracks/counter?${win}&track=${list_(list.counters.map((c) => c.id))}`,
+    `/api/traces/${id}/tracks/cpu?${win}&cpu=${list_(list.cpus.map((c) => c.cpu))}`,
+    `/api/traces/${id}/tracks/slice?${win}&category=${encodeURIComponent(list.sliceCategories.map((c) => c.category).join(','))}`,
     // One track alone is answered unbatched.
     `/api/traces/${id}/tracks/thread?${win}&utid=${list.threadsOfInterest[0]!.utid}`,
   ];
 }
 
-describe("an upload's first view: thread and counter answers built before done", () => {
+describe("an upload's first view: track answers built before done", () => {
   it('covers the windows the app asks at the usual widths, and serves what a fresh server builds', async () => {
     s = await startRealServer();
     const id = await uploadDone(s);
@@ -61,6 +64,7 @@ describe("an upload's first view: thread and counter answers built before done",
     // The fixture (fixtures/README.md) has kswapd0 and the threads its findings name; and counters.
     expect(list.threadsOfInterest.some((t) => t.name === 'kswapd0')).toBe(true);
     expect(list.counters.length).toBeGreaterThan(0);
+    expect(list.sliceCategories.length).toBeGreaterThan(0);
 
     const windows = firstViewWindows(list.end);
     expect(windows.length).toBeGreaterThanOrEqual(1);
@@ -73,6 +77,8 @@ describe("an upload's first view: thread and counter answers built before done",
       expect(windows).toContainEqual(w);
       for (const t of list.threadsOfInterest) expect(ov.firstViewAnswer('thread', t.utid, w)).toBeDefined();
       for (const c of list.counters) expect(ov.firstViewAnswer('counter', c.id, w)).toBeDefined();
+      for (const c of list.cpus) expect(ov.firstViewAnswer('cpu', c.cpu, w)).toBeDefined();
+      for (const c of list.sliceCategories) expect(ov.firstViewAnswer('slice', c.category, w)).toBeDefined();
     }
 
     const served = new Map<string, string>();
@@ -93,7 +99,7 @@ describe("an upload's first view: thread and counter answers built before done",
     const fresh = s.server.ctx.overviews.get(id, await s.server.ctx.engines.get(id));
     // Its overview built as a request would (the first zoomed-out request starts it), with nothing built ahead.
     const utids = list.threadsOfInterest.map((t) => t.utid);
-    await Promise.all([fresh.threads(utids), fresh.counter()]);
+    await Promise.all([fresh.threads(utids), fresh.counter(), fresh.cpu(), fresh.slice()]);
     for (const w of windows) expect(fresh.firstViewAnswer('thread', utids[0]!, w)).toBeUndefined();
     for (const [url, text] of served) expect(await (await fetch(s.base + url)).text()).toBe(text);
   });

@@ -1,11 +1,12 @@
 /**
- * The first view's thread and counter answers, built before an upload's job
- * reports done. After done the app asks for the trace, its track list and
+ * The first view's track answers (CPUs, slice categories, threads of
+ * interest, counters), built before an upload's job reports done. After done the app asks for the trace, its track list and
  * findings, draws the page, then asks for the first window's tracks; the
  * timeline paints when every visible track's answer is in. Built per request,
  * the threads of interest (329 KB on sched_wq.v7) took 160-300 ms of this
  * thread at load 3-10, most of it re-aggregating on a cold JIT, and the
- * counters' answer queued behind it.
+ * CPUs' and slices' answers (the same re-aggregation, cold) and the
+ * counters' queued with it: this thread answers them one at a time.
  *
  * The first view shows the whole trace, [0, end]: the window it requests
  * (shared/contract/buffered_bounds.ts) depends on the timeline's width only
@@ -16,14 +17,20 @@
  * view restored from a link, is answered per request as before.
  */
 import { bufferedBounds } from '../../shared/contract/buffered_bounds.ts';
-import { counterFromOverview, threadFromOverview, type Overview } from './overview.ts';
+import {
+  counterFromOverview,
+  cpuFromOverview,
+  sliceFromOverview,
+  threadFromOverview,
+  type Overview,
+} from './overview.ts';
 import type { Window } from './track_queries.ts';
 
 /** The timeline's width in CSS px that the ahead answers cover (a 1280-2560 px wide window, less the labels). */
 export const FIRST_VIEW_WIDTHS = { min: 960, max: 1920 };
 
-/** At most this many counters are built ahead (a trace can have thousands; the first view shows a few). */
-const MAX_COUNTERS_AHEAD = 64;
+/** At most this many tracks of a kind are built ahead (a trace can have thousands of counters; a view shows a few). */
+const MAX_AHEAD = 64;
 
 /** The windows the first view of a trace `end` ns long requests, one per resolution a usual width gives. */
 export function firstViewWindows(end: number): Window[] {
@@ -49,12 +56,26 @@ export async function buildThreadsAhead(ov: Overview, end: number, utids: number
   }
 }
 
-/** Builds the counters' first-view answers (the first MAX_COUNTERS_AHEAD tracks that have values). */
+/** Builds the counters' first-view answers (the first MAX_AHEAD tracks that have values). */
 export async function buildCountersAhead(ov: Overview, end: number): Promise<void> {
-  const tracks = [...(await ov.counter()).keys()].slice(0, MAX_COUNTERS_AHEAD).map(Number);
+  const tracks = [...(await ov.counter()).keys()].slice(0, MAX_AHEAD).map(Number);
   for (const w of firstViewWindows(end)) {
     const missing = tracks.filter((k) => !ov.firstViewAnswer('counter', k, w));
     if (!missing.length) continue;
     for (const [k, data] of await counterFromOverview(ov, w, missing)) ov.keepFirstViewAnswer('counter', k, w, data);
+  }
+}
+
+/** Builds the CPUs' and the slice categories' first-view answers (the first MAX_AHEAD of each). */
+export async function buildCpusAndSlicesAhead(ov: Overview, end: number): Promise<void> {
+  const cpus = [...(await ov.cpu()).keys()].slice(0, MAX_AHEAD).map(Number);
+  const categories = [...(await ov.slice()).keys()].slice(0, MAX_AHEAD);
+  for (const w of firstViewWindows(end)) {
+    const cpuMissing = cpus.filter((k) => !ov.firstViewAnswer('cpu', k, w));
+    if (cpuMissing.length)
+      for (const [k, data] of await cpuFromOverview(ov, w, cpuMissing)) ov.keepFirstViewAnswer('cpu', k, w, data);
+    const sliceMissing = categories.filter((k) => !ov.firstViewAnswer('slice', k, w));
+    if (sliceMissing.length)
+      for (const [k, data] of await sliceFromOverview(ov, w, sliceMissing)) ov.keepFirstViewAnswer('slice', k, w, data);
   }
 }

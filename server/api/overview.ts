@@ -26,6 +26,9 @@ import { ByteLru } from './byte_lru.ts';
 export const OVERVIEW_BUCKETS = 32_768;
 
 type Cell = number | string | null;
+
+/** The kinds of track whose first-view answers are built ahead (first_view_tracks.ts). */
+export type AheadKind = 'cpu' | 'slice' | 'thread' | 'counter';
 type Rows = Record<string, Cell[]>;
 
 /**
@@ -104,17 +107,17 @@ export class Overview {
    * Answers of single tracks built before an upload's job is done, for the
    * windows its first view is expected to ask (first_view_tracks.ts), keyed
    * by kind, track and window. Kept until endFirstView(): a few MB at most
-   * (two windows' threads of interest and counters), and after the first
-   * view the route's answer cache holds what was asked.
+   * (two windows' CPUs, slice categories, threads of interest and counters),
+   * and after the first view the route's answer cache holds what was asked.
    */
   private firstView = new Map<string, TrackData>();
 
   /** A track's answer built ahead for window `w`, if any. */
-  firstViewAnswer(kind: 'thread' | 'counter', key: number, w: Window): TrackData | undefined {
+  firstViewAnswer(kind: AheadKind, key: number | string, w: Window): TrackData | undefined {
     return this.firstView.size ? this.firstView.get(`${kind}|${key}|${w.t0}|${w.t1}|${w.px}`) : undefined;
   }
 
-  keepFirstViewAnswer(kind: 'thread' | 'counter', key: number, w: Window, data: TrackData): void {
+  keepFirstViewAnswer(kind: AheadKind, key: number | string, w: Window, data: TrackData): void {
     this.firstView.set(`${kind}|${key}|${w.t0}|${w.t1}|${w.px}`, data);
   }
 
@@ -720,6 +723,8 @@ export async function cpuFromOverview(ov: Overview, w: Window, keys: number[]): 
   const cpu = await ov.cpu();
   return new Map(
     keys.map((k) => {
+      const ahead = ov.firstViewAnswer('cpu', k, w);
+      if (ahead) return [k, ahead];
       const { cols, rows } = reaggSlices(cpu.get(String(k)), w, ['utid']);
       cols.end_state = new Array(rows).fill(null);
       return [k, out(w, res, cols, rows)];
@@ -747,6 +752,8 @@ export async function sliceFromOverview(ov: Overview, w: Window, keys: string[])
   const slice = await ov.slice();
   return new Map(
     keys.map((k) => {
+      const ahead = ov.firstViewAnswer('slice', k, w);
+      if (ahead) return [k, ahead];
       const { cols, rows } = reaggSlices(slice.get(k), w, ['name', 'utid', 'depth', 'begin_id', 'end_id']);
       return [k, out(w, res, cols, rows)];
     }),

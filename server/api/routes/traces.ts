@@ -269,7 +269,7 @@ export async function runIngest(
       // The findings answer too: built here, the first view's request for it is answered from memory.
       await Promise.race([
         Promise.all([
-          // Its thread and counter answers too when prewarmTrace held the parts back (released, and dropped, after the first view).
+          // Its track answers too when prewarmTrace held the parts back (released, and dropped, after the first view).
           warmTrace(ctx, rec.id, prewarming !== null).catch(() => null),
           findingsAnswer(ctx, rec.id).catch(() => null),
         ]),

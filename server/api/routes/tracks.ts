@@ -31,7 +31,7 @@ import {
   type Window,
 } from '../track_queries.ts';
 import { stringBytes } from '../byte_lru.ts';
-import { buildCountersAhead, buildThreadsAhead } from '../first_view_tracks.ts';
+import { buildCountersAhead, buildCpusAndSlicesAhead, buildThreadsAhead } from '../first_view_tracks.ts';
 
 export type { TrackList } from '../../../shared/contract/api.ts';
 import type { TrackList } from '../../../shared/contract/api.ts';
@@ -109,7 +109,8 @@ export async function prewarmTrace(ctx: ApiContext, id: string): Promise<void> {
     // Written once the job is done (releaseTraceWrites): the first view does not need the files.
     o.holdWrites();
     await Promise.all([o.cpu(), o.slice(), o.counter(), o.writepage()]);
-    // The first view's counter answers too (first_view_tracks.ts), while the detectors still run.
+    // The first view's answers for them too (first_view_tracks.ts), while the detectors still run.
+    await buildCpusAndSlicesAhead(o, traceEnd(tr));
     await buildCountersAhead(o, traceEnd(tr));
   } catch {
     // warmTrace tries again, and reports nothing either
@@ -158,7 +159,7 @@ export async function releaseTraceWrites(ctx: ApiContext, id: string, after: Pro
 
 /**
  * Opens a trace and summarises what its first view shows (overview.ts), so that view is instant.
- * `ahead`: and builds its thread and counter answers (an upload's first view, whose end,
+ * `ahead`: and builds its track answers (an upload's first view, whose end,
  * releaseTraceWrites, drops them).
  */
 export async function warmTrace(ctx: ApiContext, id: string, ahead = false): Promise<void> {
@@ -169,7 +170,11 @@ export async function warmTrace(ctx: ApiContext, id: string, ahead = false): Pro
   if (!ahead) return;
   // The first view's answers for the threads prewarmThreads did not see (kswapd), and any it has not finished.
   const o = ctx.overviews.get(id, tr);
-  await Promise.all([buildThreadsAhead(o, traceEnd(tr), utids), buildCountersAhead(o, traceEnd(tr))]);
+  await Promise.all([
+    buildThreadsAhead(o, traceEnd(tr), utids),
+    buildCpusAndSlicesAhead(o, traceEnd(tr)),
+    buildCountersAhead(o, traceEnd(tr)),
+  ]);
 }
 
 /** The trace's length in ns (its track list's `end`: the first view's window is [0, end]). */

@@ -90,6 +90,15 @@ describe("an upload's first view: track answers built before done", () => {
       batch: Record<string, { rows: number; cols: Columns }>;
     };
     expect(batch.batch[String(kswapd)]!.rows).toBeGreaterThan(0);
+    // The kswapd priority counter has a value per mm_vmscan_lru_shrink_inactive of kswapd0: `grep
+    // mm_vmscan_lru_shrink_inactive: fixtures/reclaim_kswapd.report.txt` counts 4662 on kswapd0-45. The first
+    // view's window holds the whole trace, so its columns' counts add up to all of them.
+    const priority = list.counters.find((c) => c.name === 'kswapd priority')!;
+    const counters = JSON.parse(served.get(firstViewUrls(id, list, 1500)[1]!)!) as {
+      batch: Record<string, { cols: Columns }>;
+    };
+    const n = counters.batch[String(priority.id)]!.cols.n as number[];
+    expect(n.reduce((a, b) => a + b, 0)).toBe(4662);
 
     // A server that never saw the upload (no overview kept on disk): built per request from the model.
     const dataDir = s.dataDir;

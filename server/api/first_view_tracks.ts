@@ -47,8 +47,28 @@ export function firstViewWindows(end: number): Window[] {
   return out;
 }
 
+/**
+ * Ahead builds run one at a time per overview: a later call (warmTrace's, after
+ * the detectors) finds what an earlier one (prewarmThreads', beside them) built,
+ * where both running at once built the same answers twice.
+ */
+const turns = new WeakMap<Overview, Promise<void>>();
+
+function inTurn(ov: Overview, build: () => Promise<void>): Promise<void> {
+  const next = (turns.get(ov) ?? Promise.resolve()).then(build);
+  turns.set(
+    ov,
+    next.catch(() => undefined),
+  );
+  return next;
+}
+
 /** Builds the threads' first-view answers (those not built yet), from their overview parts. */
-export async function buildThreadsAhead(ov: Overview, end: number, utids: number[]): Promise<void> {
+export function buildThreadsAhead(ov: Overview, end: number, utids: number[]): Promise<void> {
+  return inTurn(ov, () => threadsAhead(ov, end, utids));
+}
+
+async function threadsAhead(ov: Overview, end: number, utids: number[]): Promise<void> {
   for (const w of firstViewWindows(end)) {
     const missing = utids.filter((u) => !ov.firstViewAnswer('thread', u, w));
     if (!missing.length) continue;
@@ -57,7 +77,11 @@ export async function buildThreadsAhead(ov: Overview, end: number, utids: number
 }
 
 /** Builds the counters' first-view answers (the first MAX_AHEAD tracks that have values). */
-export async function buildCountersAhead(ov: Overview, end: number): Promise<void> {
+export function buildCountersAhead(ov: Overview, end: number): Promise<void> {
+  return inTurn(ov, () => countersAhead(ov, end));
+}
+
+async function countersAhead(ov: Overview, end: number): Promise<void> {
   const tracks = [...(await ov.counter()).keys()].slice(0, MAX_AHEAD).map(Number);
   for (const w of firstViewWindows(end)) {
     const missing = tracks.filter((k) => !ov.firstViewAnswer('counter', k, w));
@@ -67,7 +91,11 @@ export async function buildCountersAhead(ov: Overview, end: number): Promise<voi
 }
 
 /** Builds the CPUs' and the slice categories' first-view answers (the first MAX_AHEAD of each). */
-export async function buildCpusAndSlicesAhead(ov: Overview, end: number): Promise<void> {
+export function buildCpusAndSlicesAhead(ov: Overview, end: number): Promise<void> {
+  return inTurn(ov, () => cpusAndSlicesAhead(ov, end));
+}
+
+async function cpusAndSlicesAhead(ov: Overview, end: number): Promise<void> {
   const cpus = [...(await ov.cpu()).keys()].slice(0, MAX_AHEAD).map(Number);
   const categories = [...(await ov.slice()).keys()].slice(0, MAX_AHEAD);
   for (const w of firstViewWindows(end)) {

@@ -4,7 +4,7 @@
 //
 //   <out>/stallscope-server.mjs                  server/cli.ts and everything it imports
 //   <out>/server/ingest/{store,field}_worker.mjs  the ingest's worker threads
-//   <out>/server/decode/ftrace_text/native/*.wasm, server/decode/perfetto/protos/*.proto
+//   <out>/server/decode/ftrace_text/native/*.wasm, server/decode/perfetto/protos/*.{proto,json}
 //   <out>/queries/**                             schema, derive and detector SQL
 //   <out>/dist/app/**                            the built React app
 //   <out>/node_modules/@duckdb/*                 DuckDB (a native addon: never bundled)
@@ -130,7 +130,7 @@ const copy = (from, to = from, filter = () => true) =>
   });
 copy('queries', 'queries', (f) => f.endsWith('.sql'));
 copy('server/decode/ftrace_text/native', 'server/decode/ftrace_text/native', (f) => f.endsWith('.wasm'));
-copy('server/decode/perfetto/protos', 'server/decode/perfetto/protos', (f) => f.endsWith('.proto'));
+copy('server/decode/perfetto/protos', 'server/decode/perfetto/protos', (f) => /\.(proto|json)$/.test(f));
 if (!fs.existsSync(path.join(repo, 'dist/app/index.html')))
   throw new Error('dist/app is not built: run `npm run build` first');
 copy('dist/app');

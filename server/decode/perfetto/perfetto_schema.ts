@@ -1,27 +1,17 @@
 /**
  * Perfetto's trace format as stallscope knows it: the .proto files in
- * protos/ (our own text, Perfetto's field numbers), loaded with protobufjs.
+ * protos/ (our own text, Perfetto's field numbers), loaded with protobufjs
+ * from the descriptor generated from them (proto_descriptor.ts).
  *
  * The importer's hot path walks the wire format itself (proto_reader.ts)
  * but takes every field number and field type from here, so the .proto
  * files are the one place the format is written down. The export encodes
  * with the same types.
  */
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import protobuf from 'protobufjs';
+import { loadDescriptor } from './proto_descriptor.ts';
 
-const PROTO_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), 'protos');
-
-function loadRoot(): protobuf.Root {
-  const root = new protobuf.Root();
-  root.resolvePath = (_origin, target) => path.join(PROTO_DIR, path.basename(target));
-  root.loadSync(['trace_packet.proto', 'ftrace_event.proto'], { keepCase: true });
-  root.resolveAll();
-  return root;
-}
-
-export const perfettoRoot = loadRoot();
+export const perfettoRoot = loadDescriptor();
 
 export function perfettoType(name: string): protobuf.Type {
   return perfettoRoot.lookupType(`stallscope.perfetto.${name}`);

@@ -532,6 +532,8 @@ interface Workspace {
   store: StoreWorkerClient | null;
   /** The layout an earlier ingest by the same code used (layout_cache.ts), if any. */
   cachedLayout: ModelLayout | null;
+  /** The store worker's database is a copy of the schema template (schema_template.ts). */
+  storeOnSchema: boolean;
   /** Stops the worker and deletes the directory. */
   discard(): Promise<void>;
 }
@@ -558,6 +560,7 @@ async function openWorkspace(
   };
   let store: StoreWorkerClient | null = null;
   let layout: ModelLayout | null = null;
+  let storeOnSchema = false;
   try {
     if (withStoreWorker) {
       // Both workers' bundles are found, or built by esbuild at once (the
@@ -573,7 +576,10 @@ async function openWorkspace(
         .then((entry) => fieldWorkers.prestart(entry))
         .catch(() => undefined);
       layout = await cachedLayout();
-      store = await StoreWorkerClient.start(target, layout);
+      // As a one-thread load does (loadInProcess): the schema copied from the
+      // template, not created, when this code made one and its layout is cached.
+      storeOnSchema = layout !== null && (await copySchemaTemplate(target.dbPath, target.blockSize));
+      store = await StoreWorkerClient.start(target, layout, storeOnSchema);
     }
   } catch (err) {
     await fs.rm(dir, { recursive: true, force: true });
@@ -584,6 +590,7 @@ async function openWorkspace(
     target,
     store,
     cachedLayout: layout,
+    storeOnSchema,
     async discard() {
       await store?.close();
       await fs.rm(dir, { recursive: true, force: true });
@@ -621,7 +628,7 @@ async function buildTrace(
 ): Promise<{ summary: TraceSummary; id: string }> {
   const { dir: workDir, target } = work;
   const loaded = work.store
-    ? await loadOnStoreWorker(file, label, workDir, work.store, work.cachedLayout, report, timer)
+    ? await loadOnStoreWorker(file, label, workDir, work, work.store, report, timer)
     : await loadInProcess(file, label, workDir, target, report, timer);
   try {
     await work.store?.close();
@@ -717,14 +724,16 @@ async function loadOnStoreWorker(
   file: string,
   label: string,
   workDir: string,
+  work: Workspace,
   store: StoreWorkerClient,
-  cached: ModelLayout | null,
   report: (p: IngestProgress) => void,
   timer: PhaseTimer,
 ): Promise<Loaded> {
   const setupStarted = performance.now();
   // With a cached layout, decoding starts while the store worker is still
   // starting (it checks the layout before taking any chunk).
+  const cached = work.cachedLayout;
+  if (work.storeOnSchema) timer.note('store on the schema template');
   let layout = cached;
   if (layout === null) {
     layout = await store.ready();
@@ -753,6 +762,9 @@ async function loadOnStoreWorker(
     throw err;
   }
   await fields.close();
+  // The next ingests' schema, once the layout cache works (as loadInProcess
+  // makes it): on a separate database, while the store appends its last chunks.
+  if (!work.storeOnSchema && cached !== null) await makeSchemaTemplate(work.target.blockSize);
   // This thread's decode garbage (the ingest's peak; ingest_memory.ts) goes
   // before the store, at `finish`, raises its cap to derive's: the two must
   // not add up. The store is still appending the last chunks meanwhile.

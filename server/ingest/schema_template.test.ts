@@ -1,8 +1,9 @@
 /**
  * schema_template.ts: a load on a copy of the committed schema template
  * holds what a load that creates the schema holds, relation by relation, on
- * real recordings (a tracebox file and a trace.dat), and the template is an
- * empty model with the block size it is kept for.
+ * real recordings (a tracebox file and a trace.dat), in this thread and on
+ * the store worker, and the template is an empty model with the block size
+ * it is kept for.
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -14,12 +15,17 @@ import { type Engine, openDuckDb } from '../engine/engine.ts';
 import { ModelBuilder } from '../model/model_builder.ts';
 import { ModelStore } from '../model/model_store.ts';
 import { copySchemaTemplate, makeSchemaTemplate } from './schema_template.ts';
+import { StoreWorkerClient } from './store_worker_client.ts';
+import { storeWorkers } from './worker_pool.ts';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const BLOCK = 65536; // the small files' block size (ingest_memory.ts ingestBlockSize)
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'stallscope-schema-template-'));
 
-afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+afterAll(async () => {
+  await storeWorkers.closeIdle();
+  fs.rmSync(dir, { recursive: true, force: true });
+});
 
 /** Every relation of the main schema: its rows (a count and an order-independent sum of row hashes). */
 async function contents(engine: Engine): Promise<Record<string, string>> {
@@ -38,8 +44,8 @@ async function contents(engine: Engine): Promise<Record<string, string>> {
 }
 
 /** Loads `fixture` into a new database: on a copy of the template, or creating the schema. */
-async function load(fixture: string, onTemplate: boolean, layoutFrom?: ModelStore['layout']) {
-  const db = path.join(dir, `${path.basename(fixture)}.${onTemplate ? 'template' : 'fresh'}.duckdb`);
+async function load(fixture: string, onTemplate: boolean, layoutFrom?: ModelStore['layout'], tag = '') {
+  const db = path.join(dir, `${path.basename(fixture)}${tag}.${onTemplate ? 'template' : 'fresh'}.duckdb`);
   if (onTemplate) expect(await copySchemaTemplate(db, BLOCK)).toBe(true);
   const engine = await openDuckDb(db, { threads: 1, blockSize: BLOCK });
   const store = onTemplate
@@ -104,4 +110,34 @@ describe('schema template', () => {
       }
     }, 120_000);
   }
+
+  it('a load of memcg_oom.v7.dat on it by the store worker holds what a load creating the schema holds', async () => {
+    const fixture = 'fixtures/memcg_oom.v7.dat';
+    const fresh = await load(fixture, false, undefined, '.for-worker');
+    const expected = await contents(fresh.engine);
+    fresh.engine.close();
+    const db = path.join(dir, 'worker.template.duckdb');
+    expect(await copySchemaTemplate(db, BLOCK)).toBe(true);
+    const store = await StoreWorkerClient.start(
+      { dbPath: db, memoryLimit: '256MB', tempDirectory: path.join(dir, 'spill'), blockSize: BLOCK },
+      fresh.store.layout,
+      true,
+    );
+    let summary;
+    try {
+      const builder = new ModelBuilder(fresh.store.layout, (t, d) => store.append(t, d), null, store.chunkMemory);
+      await decodeFile(path.join(ROOT, fixture), builder, { label: fixture, scratchDir: dir });
+      summary = await store.finish(builder.finish());
+    } finally {
+      await store.close();
+    }
+    // `trace-cmd report | awk` as above: 3,958 events
+    expect(summary.eventsTotal).toBe(3_958);
+    const engine = await openDuckDb(db, { readOnly: true });
+    try {
+      expect(await contents(engine)).toEqual(expected);
+    } finally {
+      engine.close();
+    }
+  }, 120_000);
 });

@@ -26,6 +26,11 @@ export interface StoreWorkerInput {
   schemaSqlPath: string;
   /** The layout the main thread already builds rows for (layout_cache.ts), checked against the schema; null: none. */
   expectedLayout: ModelLayout | null;
+  /**
+   * dbPath is a copy of the schema template (schema_template.ts), whose layout
+   * is expectedLayout: the load starts on its schema instead of creating it.
+   */
+  onSchema: boolean;
   /** SharedArrayBuffer of 3 Int32 slots: CONSUMED, FAILED, FIELD_CHUNKS_CONSUMED. */
   control: SharedArrayBuffer;
   /** Where the main thread's chunk buffers go back once appended (recycled_buffers.ts); the field worker's go back on its channel. */

@@ -257,7 +257,11 @@ function startJob(input: StoreWorkerInput, onEnd: () => void): (m: ToStoreWorker
       closeQuietly(engine); // aborted while opening
       return;
     }
-    const opened = await during(ModelStore.beginLoad(engine, input.schemaSqlPath));
+    const opened = await during(
+      input.onSchema && input.expectedLayout
+        ? ModelStore.beginLoadOnSchema(engine, input.expectedLayout, input.schemaSqlPath)
+        : ModelStore.beginLoad(engine, input.schemaSqlPath),
+    );
     if (failed) return; // aborted meanwhile: closeEngine() closes it once beginLoad ended
     if (input.expectedLayout && !sameLayout(input.expectedLayout, opened.layout)) {
       // Rows built for another layout would land in the wrong columns.

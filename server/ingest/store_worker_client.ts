@@ -57,7 +57,11 @@ export class StoreWorkerClient {
   ) {}
 
   /** Hands the load to a store thread (a pooled one if idle): it opens the database and creates the schema right away. */
-  static async start(target: LoadTarget, expectedLayout: ModelLayout | null = null): Promise<StoreWorkerClient> {
+  static async start(
+    target: LoadTarget,
+    expectedLayout: ModelLayout | null = null,
+    onSchema = false,
+  ): Promise<StoreWorkerClient> {
     // The bundled worker starts in milliseconds; the TypeScript entry (through
     // tsx's loader) is the fallback if esbuild cannot run.
     const entry = await workerEntry('store_worker');
@@ -71,6 +75,7 @@ export class StoreWorkerClient {
       schemaSqlPath: SCHEMA_SQL_PATH,
       control,
       expectedLayout,
+      onSchema: onSchema && expectedLayout !== null,
       chunkReturn: port2,
     };
     const worker = storeWorkers.take(entry);

@@ -18,7 +18,7 @@ import { stackFields } from '../decode/ftrace_text/fields/ftrace.ts';
 import { KeptRaw, RAW_KEPT, RAW_UNSURE } from '../decode/ftrace_text/kept_raw.ts';
 import { readsGenericKv, writebackBdiSpec } from '../decode/ftrace_text/fields/index.ts';
 import type { KvSpec } from '../decode/ftrace_text/fields/kv_spec.ts';
-import { KV_HEX, KV_INT, UntypedKvScan } from '../decode/ftrace_text/fields/untyped_kv.ts';
+import { KV_HEX, KV_INT, KV_STR, UntypedKvScan } from '../decode/ftrace_text/fields/untyped_kv.ts';
 import {
   directTextWriter,
   textFieldParser,
@@ -383,7 +383,9 @@ function textDecoder(
       const col = sr.column(k);
       if (kind === KV_INT) sr.put(col, k, KV_INT, nums[k]!);
       else if (kind === KV_HEX) sr.putHexBytes(col, b, starts[k]!, ends[k]!);
-      else sr.putTextBytes(col, k, b, starts[k]!, ends[k]!);
+      else if (kind === KV_STR) sr.putTextBytes(col, k, b, starts[k]!, ends[k]!);
+      // `(nil)`: what the parser reads, not the bytes.
+      else sr.put(col, k, KV_HEX, '0x0');
     }
     sr.end();
     return true;

@@ -16,7 +16,7 @@ function convertRangeBytes(r: KeyRule, b: Uint8Array, t: string, s: number, e: n
   return convertRange(r, t, s, e);
 }
 
-/** kvSpansBytes `shapes`: every byte of the value is a digit (an empty value too). */
+/** kvSpansBytes `shapes`: every byte of the value is a digit (an empty value too; of a `-N` read as a number, the bytes after the sign). */
 export const VALUE_DIGITS = 1;
 /** kvSpansBytes `shapes`: the value holds `/0x` (the `0` not its first byte). */
 export const VALUE_SLASH_HEX = 2;
@@ -60,12 +60,18 @@ export function kvSpansBytes(
     if (rule.kind !== 1) {
       let c = 0;
       v = 0;
+      // With `shapes`, a minus sign before a digit other than 0 (kmalloc's `node=-1`), which
+      // parseDecimalRange reads as the parser does; `-0` and `-007` are left (they print back
+      // otherwise), and `+` too (rare). The other callers keep their plain decimals.
+      const d0 = shapes !== null && b[v0] === 45 && v0 + 1 < n && (c = b[v0 + 1]!) >= 49 && c <= 57 ? v0 + 1 : v0;
+      q = d0;
       while (q < n && (c = b[q]!) >= 48 && c <= 57) {
         v = v * 10 + (c - 48);
         q++;
       }
-      if (q === v0 || q - v0 > 15 || (q < n && c !== 32) || (rule.kind === 0 && pointerWidthPadded(b[v0]!, q - v0)))
+      if (q === d0 || q - d0 > 15 || (q < n && c !== 32) || (rule.kind === 0 && pointerWidthPadded(b[v0]!, q - v0)))
         v = NaN;
+      else if (d0 !== v0) v = -v;
     }
     if (shapes === null) while (q < n && b[q] !== 32) q++;
     else {

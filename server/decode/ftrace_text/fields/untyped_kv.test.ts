@@ -6,11 +6,13 @@
 // text is kept, must be what those give; these tests check that on every
 // untyped event of the committed text fixtures and on texts made to hit
 // each case the scan must refuse.
+import { execFileSync } from 'node:child_process';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { EventFields } from '../../decoded_event.ts';
 import { KeptRaw, RAW_KEPT, RAW_PRINTS_BACK, RAW_UNSURE } from '../kept_raw.ts';
 import { eventNameInfo, readsGenericKv, writebackBdiSpec } from './index.ts';
-import { KV_HEX, KV_INT, KV_STR, UntypedKvScan } from './untyped_kv.ts';
+import { KV_HEX, KV_INT, KV_NIL, KV_STR, UntypedKvScan } from './untyped_kv.ts';
 import { TEXT_FIXTURES, decodedEventsOf } from '../../../../tests/support/decode/ftrace_text/text_fixtures.ts';
 
 /** Integers' `0x%lx` text (what a shape stores as `hex`). */
@@ -42,11 +44,13 @@ function scanAgainstFields(
     if (typeof v === 'number') {
       if (kind !== KV_INT || scan.nums[k] !== v) wrong.push(`${key}: ${v} read as kind ${kind} ${scan.nums[k]}`);
     } else if (typeof v === 'string') {
-      const want = CANONICAL_HEX.test(v) ? KV_HEX : KV_STR;
-      if (kind !== want || slice !== v) wrong.push(`${key}: '${v}' read as kind ${kind} '${slice}'`);
+      // `(nil)` is the parser's `0x0`, written as a hex 0 (KV_NIL), not from its bytes.
+      const nil = slice === '(nil)' && v === '0x0';
+      const want = nil ? KV_NIL : CANONICAL_HEX.test(v) ? KV_HEX : KV_STR;
+      if (kind !== want || (slice !== v && !nil)) wrong.push(`${key}: '${v}' read as kind ${kind} '${slice}'`);
     } else wrong.push(`${key}: a ${typeof v} taken`);
   });
-  const code = keys.reduce((c, _, k) => c + scan.kinds[k]! * 3 ** k, 0);
+  const code = keys.reduce((c, _, k) => c + (scan.kinds[k] === KV_NIL ? KV_HEX : scan.kinds[k]!) * 3 ** k, 0);
   if (code !== scan.code) wrong.push(`code ${scan.code}, kinds give ${code}`);
   const pairs = Object.entries(fields).filter(([k]) => !(scan.bdi && k === 'name'));
   const printed = (scan.bdi ? `bdi ${fields.name}: ` : '') + pairs.map(([k, x]) => `${k}=${x}`).join(' ');
@@ -138,12 +142,51 @@ describe('UntypedKvScan reads what the generic parser reads', () => {
     }
   });
 
+  it('reads a minus sign and `(nil)` as the parser does, in any key and next to any other kind', () => {
+    const scan = new UntypedKvScan();
+    // [name, text, printsBack]
+    const cases: [string, string, boolean][] = [
+      [
+        'kmalloc',
+        'call_site=f+0x10 ptr=0xffff888100000000 bytes_req=8 bytes_alloc=8 gfp_flags=GFP_KERNEL node=-1 accounted=false',
+        true,
+      ],
+      ['kfree', 'call_site=f+0x10 ptr=(nil)', false],
+      ['kfree', 'ptr=(nil) call_site=f+0x10', false],
+      // One key, a token in one event and a negative number in the next: two kinds, two codes.
+      ['mm_page_alloc', 'x=abc y=1', true],
+      ['mm_page_alloc', 'x=-5 y=1', true],
+      ['mm_page_alloc', 'x=-5 y=-123456789012345', true],
+      ['mm_page_alloc', 'x=abc y=-9', true],
+      ['mm_page_alloc', 'x=(nil) y=-9', false],
+      ['mm_page_alloc', 'x=0x0 y=-9', true],
+      ['mm_page_alloc', 'x=(nil)x y=-9', true],
+      // writeback's `state` is kept as text (kind 1), `range_start` always a number (kind 2).
+      ['writeback_mark_inode_dirty', 'bdi 7:0: ino=1 state=-5 flags=0x40', true],
+      ['writeback_mark_inode_dirty', 'bdi 7:0: ino=1 state=(nil) flags=0x40', true],
+      ['writeback_write_inode_start', 'bdi 7:0: ino=1 range_start=-5 flags=0x40', true],
+    ];
+    for (const [name, text, back] of cases) {
+      const got = scanAgainstFields(scan, name, text);
+      expect(got, text).not.toBeNull();
+      expect(got!.wrong, text).toEqual([]);
+      expect(scan.printsBack, text).toBe(back);
+    }
+    // The field that was `-5` is an integer, the one that was `(nil)` a hex 0, in the code too.
+    scanAgainstFields(scan, 'mm_page_alloc', 'x=-5 y=(nil)');
+    expect([scan.kinds[0], scan.nums[0], scan.kinds[1], scan.code]).toEqual([KV_INT, -5, KV_NIL, KV_INT + KV_HEX * 3]);
+  });
+
   it('leaves to the general path the values and keys it cannot be sure of', () => {
     const scan = new UntypedKvScan();
     for (const text of [
-      'ptr=(nil) len=4',
-      'x=-5 y=1',
       'x=+5 y=1',
+      'x=-0 y=1',
+      'x=-007 y=1',
+      'x=- y=1',
+      'x=--5 y=1',
+      'x=-5x y=1',
+      'x=-1234567890123456 y=1',
       'f=sym+0x4/0x10 y=1',
       'q="a" y=1',
       'v=7, w=1',
@@ -163,5 +206,69 @@ describe('UntypedKvScan reads what the generic parser reads', () => {
       expect(got?.wrong ?? [], text).toEqual([]);
       expect(got, text).toBeNull();
     }
+  });
+});
+
+/**
+ * The args text of each `names` event of the bench corpus's kmem recording
+ * (fixtures/corpus/kmem.v7.dat), as `trace-cmd report` prints it (`-N`: the
+ * kernel's print format, the tracefs text's args; without: the kmem
+ * plugin's `(call_site) ` first, the report text's), as bench/corpus.ts
+ * makes bench/out/corpus/kmem.{tracefs,report}.txt.
+ */
+function kmemArgs(names: string[], kernelFormat: boolean): { name: string; text: string }[] {
+  const dat = path.resolve(__dirname, '../../../../fixtures/corpus/kmem.v7.dat');
+  const filters = names.flatMap((n) => ['-F', n]);
+  const out = execFileSync('trace-cmd', ['report', ...(kernelFormat ? ['-N'] : []), ...filters, '-i', dat], {
+    encoding: 'latin1',
+    maxBuffer: 1 << 30,
+    stdio: ['ignore', 'pipe', 'ignore'],
+  });
+  const events: { name: string; text: string }[] = [];
+  for (const m of out.matchAll(/^.*?\d+\.\d+: (\w+): +(.*)$/gm)) events.push({ name: m[1]!, text: m[2]! });
+  return events;
+}
+
+describe("UntypedKvScan on the kmem corpus's kmalloc and kfree lines (node=-1, ptr=(nil))", () => {
+  it.each([
+    ['tracefs', true],
+    ['report', false],
+  ])('%s text: every line it takes reads as the parser reads it', { timeout: 120_000 }, (_form, kernelFormat) => {
+    const events = kmemArgs(['kmalloc', 'kfree'], kernelFormat);
+    // awk over `trace-cmd report` of kmem.v7.dat: 42,155 kmalloc + 89,330 kfree.
+    expect(events.length).toBe(131_485);
+    const scan = new UntypedKvScan();
+    const byFields = new KeptRaw();
+    const byScan = new KeptRaw();
+    const wrong: string[] = [];
+    let taken = 0;
+    let negative = 0;
+    let nil = 0;
+    events.forEach(({ name, text }, i) => {
+      const got = scanAgainstFields(scan, name, text);
+      const fields = got !== null ? got.fields : eventNameInfo(name).parse(text, 0, text.length, text, null);
+      const want = byFields.of(name, text, fields);
+      if (got === null) {
+        byScan.of(name, text, fields);
+        return;
+      }
+      taken++;
+      for (let k = 0; k < scan.info.keys!.length; k++) {
+        if (scan.kinds[k] === KV_INT && scan.nums[k]! < 0) negative++;
+        if (scan.kinds[k] === KV_NIL) nil++;
+      }
+      wrong.push(...got.wrong.map((w) => `${name} event ${i}: ${w}`));
+      const keep = byScan.ofScan(name, scan, Buffer.from(text, 'latin1'));
+      if (keep === RAW_UNSURE) byScan.of(name, text, fields);
+      else if ((keep === RAW_PRINTS_BACK) !== (want === null) || (keep === RAW_KEPT) !== (want === text))
+        wrong.push(`${name} event ${i}: raw ${keep} where of() gives ${want === null ? 'null' : 'the text'}`);
+    });
+    expect(wrong.slice(0, 5)).toEqual([]);
+    // awk over the same text: lines with ` node=-` and with ` ptr=(nil)`.
+    const signs = events.filter((e) => / node=-/.test(e.text)).length;
+    const nils = events.filter((e) => / ptr=\(nil\)/.test(e.text)).length;
+    expect({ taken, negative, nil }).toEqual(
+      kernelFormat ? { taken: 131_485, negative: signs, nil: nils } : { taken, negative: 0, nil: 0 },
+    );
   });
 });

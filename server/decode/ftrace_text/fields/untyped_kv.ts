@@ -14,8 +14,9 @@
  * obvious from the bytes: the pairs are one of the generic parser's recent
  * key sequences (exactly when kvValuesBytes reads them, and with the same
  * side effect on the spec's recent list), each value either a plain decimal
- * of at most 15 digits, or a token that printedValue() leaves as it is.
- * Anything else (signs, quotes, `(nil)`, symbols with sizes, long numbers,
+ * of at most 15 digits (a minus sign too, kmalloc's `node=-1`), `(nil)`
+ * (read as printedValue() reads it, `0x0`), or a token that printedValue()
+ * leaves as it is. Anything else (`+`, `-0`, quotes, symbols with sizes, long numbers,
  * repeated or index-like keys) is left to the general path, the definition.
  */
 import { sameBytes } from './byte_keys.ts';
@@ -28,6 +29,12 @@ import { pointerWidthPadded } from './values.ts';
 export const KV_INT = 0;
 export const KV_HEX = 1;
 export const KV_STR = 2;
+/**
+ * Not a kind of its own: a NULL pointer printed `(nil)`, which the parser
+ * reads as the text `0x0` (values.ts printedValue), so a hex 0, not the
+ * value's bytes (the field's kind in `code` is KV_HEX).
+ */
+export const KV_NIL = 3;
 
 /** Keys a sequence may have here: its kind code (kind k times 3^k) stays an exact integer. */
 const MAX_KEYS = 30;
@@ -206,6 +213,14 @@ export class UntypedKvScan {
         // value must be one printedValue() and parseDecimal leave as it is (no sign, quote, all digits,
         // `,` `]` `)` ending, `/0x`).
         if (ruleKind === 2) return false;
+        if (ruleKind === 0 && len === 5 && isNil(b, v0)) {
+          // printedValue's `(nil)` -> `0x0`: a hex 0 that prints back otherwise.
+          kinds[k] = KV_NIL;
+          code += KV_HEX * mult;
+          mult *= 3;
+          back = false;
+          continue;
+        }
         if (ruleKind === 0 && !pointerWidthPadded(c0, len)) {
           if (c0 === 45 || c0 === 43 || c0 === 34 || digits || slashHex) return false;
           const last = b[q - 1]!;
@@ -235,4 +250,9 @@ function valueShape(b: Uint8Array, v0: number, q: number): number {
     if (c === 47 && i + 2 < q && b[i + 1] === 48 && b[i + 2] === 120) shape |= VALUE_SLASH_HEX;
   }
   return shape;
+}
+
+/** Whether b[v0, v0 + 5) is `(nil)`, how trace-cmd and the kernel print a NULL %p. */
+function isNil(b: Uint8Array, v0: number): boolean {
+  return b[v0] === 40 && b[v0 + 1] === 110 && b[v0 + 2] === 105 && b[v0 + 3] === 108 && b[v0 + 4] === 41;
 }

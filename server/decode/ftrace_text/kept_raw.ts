@@ -28,7 +28,7 @@
  */
 import { argsLayout, formatArgs } from '../../notes/report_line.ts';
 import type { EventFields, FieldValue } from '../decoded_event.ts';
-import { KV_INT, type UntypedKvScan } from './fields/untyped_kv.ts';
+import { KV_HEX, KV_INT, KV_NIL, type UntypedKvScan } from './fields/untyped_kv.ts';
 
 /** A name whose first this-many events all kept their text stops being checked (it keeps text). */
 export const KEEP_AFTER_MISSES = 64;
@@ -79,6 +79,11 @@ export class KeptRaw {
     let check = this.names.get(name);
     if (check === undefined) this.names.set(name, (check = nameCheck(name)));
     if (check.misses >= KEEP_AFTER_MISSES) return RAW_KEPT;
+    if (check.kmem) {
+      if (!kmemPrintsBack(scan, b)) return RAW_UNSURE;
+      check.misses = -1;
+      return RAW_PRINTS_BACK;
+    }
     if (!scan.printsBack) return RAW_UNSURE;
     // The scan's printsBack is the pairs' `kv` layout; after `bdi NAME: `, the `bdi` layout's.
     const same = scan.bdi
@@ -110,6 +115,38 @@ function pagePrintsBack(pageKeys: readonly string[], scan: UntypedKvScan, b: Uin
   return true;
 }
 
+/**
+ * Whether kmemText() of the scanned fields is the text: `(` then the
+ * call_site field's text (none: empty) then `) `, then the pairs as
+ * key=value text, where the kmem plugin prints `ptr` as `(nil)` when it is
+ * `0x0` or 0 (and other `(nil)` fields print as `0x0`).
+ */
+function kmemPrintsBack(scan: UntypedKvScan, b: Uint8Array): boolean {
+  const keys = scan.info.keys;
+  const s = scan.textAt;
+  const at = scan.pairsAt;
+  if (keys === null || scan.bdi || !scan.pairsBack || at - s < 3 || b[s] !== 40 || b[at - 2] !== 41 || b[at - 1] !== 32)
+    return false;
+  const { kinds, starts, ends, nums } = scan;
+  let site = -1;
+  for (let k = 0; k < keys.length; k++) {
+    const key = keys[k]!;
+    const kind = kinds[k]!;
+    if (key === 'ptr') {
+      // The plugin's `(nil)` for 0x0 or 0: the text must be `(nil)` exactly then.
+      if (kind === KV_INT ? nums[k] === 0 : kind === KV_HEX && ends[k]! - starts[k]! === 3 && b[starts[k]! + 2] === 48)
+        return false;
+    } else if (kind === KV_NIL) return false;
+    if (key === 'call_site') site = k;
+  }
+  // The call site's text between the parentheses (no call_site: nothing).
+  const inner = at - 2 - (s + 1);
+  if (site < 0) return inner === 0;
+  if (kinds[site] === KV_NIL || ends[site]! - starts[site]! !== inner) return false;
+  for (let i = 0; i < inner; i++) if (b[s + 1 + i] !== b[starts[site]! + i]) return false;
+  return true;
+}
+
 /** How one event name's texts are checked. */
 interface NameCheck {
   /** How formatArgs lays its arguments out (report_line.ts argsLayout). */
@@ -120,12 +157,20 @@ interface NameCheck {
   readonly pageKeys: readonly string[] | null;
   /** Events checked that printed back otherwise, or -1 once one printed back. */
   misses: number;
+  /** Its `format` layout is the kmem plugin's (kmemText), checked in place by ofScan (kmemPrintsBack). */
+  readonly kmem: boolean;
 }
 
 function nameCheck(name: string): NameCheck {
   const layout = argsLayout(name);
   const quick = layout === 'format' ? (QUICK_FORMATS.get(name) ?? null) : null;
-  return { layout, quick, pageKeys: quick !== null ? (PAGE_KEYS.get(name) ?? null) : null, misses: 0 };
+  return {
+    layout,
+    quick,
+    pageKeys: quick !== null ? (PAGE_KEYS.get(name) ?? null) : null,
+    misses: 0,
+    kmem: quick === kmemText,
+  };
 }
 
 /**

@@ -151,7 +151,7 @@ export function kvRangeBytes(
  * Where kvSlow's walk over the tokens of the ASCII text b[s, n) meets its
  * first `key=` token (key characters, then '='), or -1 when none is.
  */
-function firstKeyToken(b: Uint8Array, s: number, n: number): number {
+export function firstKeyToken(b: Uint8Array, s: number, n: number): number {
   let i = s;
   while (i < n) {
     let j = i;

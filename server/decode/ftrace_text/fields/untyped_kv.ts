@@ -13,14 +13,17 @@
  * It only takes text it is sure about, the case where the definition is
  * obvious from the bytes: the pairs are one of the generic parser's recent
  * key sequences (exactly when kvValuesBytes reads them, and with the same
- * side effect on the spec's recent list), each value either a plain decimal
- * of at most 15 digits (a minus sign too, kmalloc's `node=-1`), `(nil)`
- * (read as printedValue() reads it, `0x0`), or a token that printedValue()
- * leaves as it is. Anything else (`+`, `-0`, quotes, symbols with sizes, long numbers,
- * repeated or index-like keys) is left to the general path, the definition.
+ * side effect on the spec's recent list; from the text's start, or, as
+ * kvRangeBytes, from the first `key=` token after tokens it passes over,
+ * such as the kmem plugin's `(call_site) ` in trace-cmd's report), each
+ * value either a plain decimal of at most 15 digits (a minus sign too,
+ * kmalloc's `node=-1`), `(nil)` (read as printedValue() reads it, `0x0`),
+ * or a token that printedValue() leaves as it is. Anything else (`+`,
+ * `-0`, quotes, symbols with sizes, long numbers, repeated or index-like
+ * keys) is left to the general path, the definition.
  */
 import { sameBytes } from './byte_keys.ts';
-import { VALUE_DIGITS, VALUE_SLASH_HEX, kvSpansBytes } from './key_values_bytes.ts';
+import { VALUE_DIGITS, VALUE_SLASH_HEX, firstKeyToken, kvSpansBytes } from './key_values_bytes.ts';
 import { AUTO_SPEC, type KvSpec, type SeqEntry } from './kv_spec.ts';
 import { isKeyChar } from './text_scan.ts';
 import { pointerWidthPadded } from './values.ts';
@@ -91,7 +94,22 @@ export class UntypedKvScan {
   ends = new Int32Array(MAX_KEYS);
   kinds = new Int8Array(MAX_KEYS);
   code = 0;
+  /** Whether formatArgs's key=value layout of the fields is the text itself (kept_raw.ts `kv`). */
   printsBack = false;
+  /**
+   * Where the pairs start: the text's start, or after the tokens the parser
+   * passes over before its first `key=` (the kmem plugin's `(call_site) `
+   * in trace-cmd's report; kvRangeBytes).
+   */
+  pairsAt = 0;
+  /** The text's start (scan()'s s). */
+  textAt = 0;
+  /**
+   * Whether the pairs are their fields' key=value text, each `(nil)` field
+   * printed `(nil)` (kept_raw.ts kmemPrintsBack: the kmem plugin's layout
+   * prints a NULL `ptr` so).
+   */
+  pairsBack = false;
   /** The text was `bdi NAME: ` and pairs (scanBdi): field 0 is `name`. */
   bdi = false;
   /** kvSpansBytes's output for the pairs (copied after the lead fields). */
@@ -104,8 +122,17 @@ export class UntypedKvScan {
   /** Reads the ASCII text b[s, e) as the generic parser (AUTO_SPEC); false: leave it to the general path. */
   scan(b: Uint8Array, s: number, e: number): boolean {
     this.bdi = false;
-    const ent = this.pairs(b, s, e, AUTO_SPEC);
-    if (ent === null) return false;
+    this.textAt = s;
+    let at = s;
+    let ent = this.pairs(b, s, e, AUTO_SPEC);
+    if (ent === null) {
+      // kvRangeBytes: the known sequence from the first `key=` token on, when tokens come before it.
+      at = firstKeyToken(b, s, e);
+      if (at <= s) return false;
+      ent = this.pairs(b, at, e, AUTO_SPEC);
+      if (ent === null) return false;
+    }
+    this.pairsAt = at;
     const info = seqInfo(ent, NO_LEAD, seqInfos);
     if (info.keys === null) return false;
     this.info = info;
@@ -120,6 +147,7 @@ export class UntypedKvScan {
    */
   scanBdi(b: Uint8Array, s: number, e: number, spec: KvSpec): boolean {
     this.bdi = true;
+    this.textAt = s;
     if (e - s < 8 || b[s] !== 98 || b[s + 1] !== 100 || b[s + 2] !== 105 || b[s + 3] !== 32) return false;
     // bdiKv: the first `: ` after `bdi ` ends the name
     let colon = s + 4;
@@ -130,6 +158,7 @@ export class UntypedKvScan {
     if (rs >= e || !isKeyChar(b[rs]!) || last === 32 || (last >= 9 && last <= 13)) return false;
     const ent = this.pairs(b, rs, e, spec);
     if (ent === null) return false;
+    this.pairsAt = rs;
     const info = seqInfo(ent, BDI_LEAD, bdiSeqInfos);
     if (info.keys === null) return false;
     this.info = info;
@@ -165,6 +194,7 @@ export class UntypedKvScan {
     let code = 0;
     let mult = 1;
     let back = true;
+    let nil = false;
     for (let k = 0; k < m; k++) {
       let v0: number;
       let q: number;
@@ -218,7 +248,7 @@ export class UntypedKvScan {
           kinds[k] = KV_NIL;
           code += KV_HEX * mult;
           mult *= 3;
-          back = false;
+          nil = true;
           continue;
         }
         if (ruleKind === 0 && !pointerWidthPadded(c0, len)) {
@@ -233,7 +263,9 @@ export class UntypedKvScan {
       mult *= 3;
     }
     this.code = code;
-    this.printsBack = back;
+    this.pairsBack = back;
+    // formatArgs's layout prints `0x0`; tokens before the pairs are not printed (scanBdi's are the `bdi` layout's).
+    this.printsBack = back && !nil && (this.bdi || this.pairsAt === this.textAt);
     return true;
   }
 }

@@ -22,9 +22,10 @@ import {
   cpuFromOverview,
   sliceFromOverview,
   threadFromOverview,
+  type AheadKind,
   type Overview,
 } from './overview.ts';
-import type { Window } from './track_queries.ts';
+import type { TrackData, Window } from './track_queries.ts';
 
 /** The timeline's width in CSS px that the ahead answers cover (a 1280-2560 px wide window, less the labels). */
 export const FIRST_VIEW_WIDTHS = { min: 960, max: 1920 };
@@ -65,45 +66,40 @@ function inTurn(ov: Overview, build: () => Promise<void>): Promise<void> {
 
 /** Builds the threads' first-view answers (those not built yet), from their overview parts. */
 export function buildThreadsAhead(ov: Overview, end: number, utids: number[]): Promise<void> {
-  return inTurn(ov, () => threadsAhead(ov, end, utids));
-}
-
-async function threadsAhead(ov: Overview, end: number, utids: number[]): Promise<void> {
-  for (const w of firstViewWindows(end)) {
-    const missing = utids.filter((u) => !ov.firstViewAnswer('thread', u, w));
-    if (!missing.length) continue;
-    for (const [u, data] of await threadFromOverview(ov, w, missing)) ov.keepFirstViewAnswer('thread', u, w, data);
-  }
+  return inTurn(ov, () => keepMissing(ov, 'thread', utids, firstViewWindows(end), threadFromOverview));
 }
 
 /** Builds the counters' first-view answers (the first MAX_AHEAD tracks that have values). */
 export function buildCountersAhead(ov: Overview, end: number): Promise<void> {
-  return inTurn(ov, () => countersAhead(ov, end));
-}
-
-async function countersAhead(ov: Overview, end: number): Promise<void> {
-  const tracks = [...(await ov.counter()).keys()].slice(0, MAX_AHEAD).map(Number);
-  for (const w of firstViewWindows(end)) {
-    const missing = tracks.filter((k) => !ov.firstViewAnswer('counter', k, w));
-    if (!missing.length) continue;
-    for (const [k, data] of await counterFromOverview(ov, w, missing)) ov.keepFirstViewAnswer('counter', k, w, data);
-  }
+  return inTurn(ov, async () => {
+    const tracks = [...(await ov.counter()).keys()].slice(0, MAX_AHEAD).map(Number);
+    await keepMissing(ov, 'counter', tracks, firstViewWindows(end), counterFromOverview);
+  });
 }
 
 /** Builds the CPUs' and the slice categories' first-view answers (the first MAX_AHEAD of each). */
 export function buildCpusAndSlicesAhead(ov: Overview, end: number): Promise<void> {
-  return inTurn(ov, () => cpusAndSlicesAhead(ov, end));
+  return inTurn(ov, async () => {
+    const cpus = [...(await ov.cpu()).keys()].slice(0, MAX_AHEAD).map(Number);
+    const categories = [...(await ov.slice()).keys()].slice(0, MAX_AHEAD);
+    for (const w of firstViewWindows(end)) {
+      await keepMissing(ov, 'cpu', cpus, [w], cpuFromOverview);
+      await keepMissing(ov, 'slice', categories, [w], sliceFromOverview);
+    }
+  });
 }
 
-async function cpusAndSlicesAhead(ov: Overview, end: number): Promise<void> {
-  const cpus = [...(await ov.cpu()).keys()].slice(0, MAX_AHEAD).map(Number);
-  const categories = [...(await ov.slice()).keys()].slice(0, MAX_AHEAD);
-  for (const w of firstViewWindows(end)) {
-    const cpuMissing = cpus.filter((k) => !ov.firstViewAnswer('cpu', k, w));
-    if (cpuMissing.length)
-      for (const [k, data] of await cpuFromOverview(ov, w, cpuMissing)) ov.keepFirstViewAnswer('cpu', k, w, data);
-    const sliceMissing = categories.filter((k) => !ov.firstViewAnswer('slice', k, w));
-    if (sliceMissing.length)
-      for (const [k, data] of await sliceFromOverview(ov, w, sliceMissing)) ov.keepFirstViewAnswer('slice', k, w, data);
+/** Builds, with the request's own code (`answer`), the answers of `keys` not built yet for `windows`, and keeps them. */
+async function keepMissing<K extends number | string>(
+  ov: Overview,
+  kind: AheadKind,
+  keys: K[],
+  windows: Window[],
+  answer: (ov: Overview, w: Window, keys: K[]) => Promise<Map<K, TrackData>>,
+): Promise<void> {
+  for (const w of windows) {
+    const missing = keys.filter((k) => !ov.firstViewAnswer(kind, k, w));
+    if (!missing.length) continue;
+    for (const [k, data] of await answer(ov, w, missing)) ov.keepFirstViewAnswer(kind, k, w, data);
   }
 }

@@ -628,15 +628,7 @@ export function reaggSlices(
       accs.push(made);
       if (group) open.set(g, made);
       else last = made;
-    } else {
-      a.end = Math.max(a.end, e);
-      a.n += n[i]!;
-      a.id = null;
-      if (maxdur[i]! > a.best) {
-        a.best = maxdur[i]!;
-        a.i = i;
-      }
-    }
+    } else mergeRow(a, i, e, n, maxdur);
   }
   // Unsorted rows (never from readSplit) could reopen a group's column: merge them as a key per column would.
   if (!sorted) return reaggUnsorted(r, w, payload, groupCol);
@@ -668,6 +660,17 @@ export function reaggSlices(
   return { cols, rows: raw.length + accs.length };
 }
 
+/** Adds summary row `i` (ending at `e`) to merge `a`: its span, count, and the longest contributor's row. */
+function mergeRow(a: Omit<Acc, 'bucket'>, i: number, e: number, n: number[], maxdur: number[]): void {
+  a.end = Math.max(a.end, e);
+  a.n += n[i]!;
+  a.id = null;
+  if (maxdur[i]! > a.best) {
+    a.best = maxdur[i]!;
+    a.i = i;
+  }
+}
+
 /** reaggSlices for rows not sorted by ts: a merge per (output column, group) key, then a stable sort by ts. */
 function reaggUnsorted(r: Rows, w: Window, payload: string[], groupCol?: string): { cols: Columns; rows: number } {
   const { t0, t1, res } = windowOf(w);
@@ -689,15 +692,7 @@ function reaggUnsorted(r: Rows, w: Window, payload: string[], groupCol?: string)
     const key = `${Math.floor((s - t0) / res)}${groupCol ? `|${r[groupCol]![i]}` : ''}`;
     const a = accs.get(key);
     if (!a) accs.set(key, { ts: s, end: e, n: n[i]!, best: maxdur[i]!, i, id: n[i] === 1 ? r.id![i]! : null });
-    else {
-      a.end = Math.max(a.end, e);
-      a.n += n[i]!;
-      a.id = null;
-      if (maxdur[i]! > a.best) {
-        a.best = maxdur[i]!;
-        a.i = i;
-      }
-    }
+    else mergeRow(a, i, e, n, maxdur);
   }
   const items: Array<{ ts: number; row: () => void }> = [];
   const push = (id: Cell, s: number, du: number, nn: number, src: number, keepIds: boolean) => {

@@ -3,7 +3,7 @@
  * opens: per detector, the lines a kernel developer would write in a mail,
  * each a link that filters the findings list to what it summarises and
  * selects the worst of them; "not traced" where the trace lacks the
- * tracepoints a detector needs.
+ * tracepoints a detector needs ("not seen" in text, which cannot say what was enabled).
  */
 import type { FindingsResponse, OverviewLine } from '../api/types.ts';
 import { formatCount, formatDuration } from '../time_axis/time_format.ts';
@@ -19,6 +19,9 @@ export function OverviewPanel({ findings, onLine }: Props) {
   const dur = m('trace.duration_ns');
   const events = m('trace.events');
   const lost = m('trace.lost_events');
+  // Text lists only the events that fired: a tracepoint with none there was maybe enabled ("not seen").
+  const notTracedChip = (id: string) =>
+    findings.detectors?.find((d) => d.id === id)?.enabled_listed === false ? 'not seen' : 'not traced';
   return (
     <div className="overview-panel" data-testid="overview-panel">
       <h3>
@@ -40,7 +43,7 @@ export function OverviewPanel({ findings, onLine }: Props) {
             data-finding-id={l.finding_id ?? ''}
           >
             <span className={`sev-chip ${l.status === 'not_traced' ? 'none' : (l.severity ?? 'ok')}`}>
-              {l.status === 'not_traced' ? 'not traced' : (l.severity ?? 'ok')}
+              {l.status === 'not_traced' ? notTracedChip(l.detector) : (l.severity ?? 'ok')}
             </span>
             {l.finding_id !== null ? (
               <button

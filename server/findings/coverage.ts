@@ -14,7 +14,9 @@
  * never fired (then the detector runs and finds nothing, which is a finding
  * of its own: "reclaim wrote no pages"). Text cannot tell "enabled, never
  * fired" from "not enabled": there a tracepoint counts as traced when the
- * trace holds at least one of its events.
+ * trace holds at least one of its events, and one with none is "not seen",
+ * not "not traced": the user may well have enabled it (`-e writeback` with
+ * no task dirty-throttled), and telling them to enable it would be wrong.
  */
 import type { Engine } from '../engine/engine.ts';
 import type { DetectorDef } from './detector_registry.ts';
@@ -27,10 +29,24 @@ export interface DetectorCoverage {
   missing: string[];
   /** What to enable, e.g. 'enable vmscan:mm_shrink_slab_start/end' ('' when traced). */
   hint: string;
+  /** The trace lists the events its recording enabled (TracedEvents.enabledListed). */
+  enabledListed: boolean;
+}
+
+/**
+ * The tracepoints a detector can count on: those the recording enabled when
+ * the trace lists them (trace.dat, Perfetto), else those with at least one
+ * event (text, hand-made models).
+ */
+export interface TracedEvents {
+  /** Event names, without their system. */
+  names: ReadonlySet<string>;
+  /** Whether `names` is the recording's list of enabled events (else: the events seen). */
+  enabledListed: boolean;
 }
 
 /** Event names (without system) the recording enabled (trace.dat), else those the trace has at least one event of. */
-export async function tracedEventNames(engine: Engine): Promise<Set<string>> {
+export async function tracedEventNames(engine: Engine): Promise<TracedEvents> {
   const names = new Set<string>();
   const tables = new Set(
     (
@@ -45,7 +61,7 @@ export async function tracedEventNames(engine: Engine): Promise<Set<string>> {
     );
     if (row?.value) {
       for (const e of row.value.split(',')) if (e) names.add(e.slice(e.indexOf(':') + 1));
-      return names;
+      return { names, enabledListed: true };
     }
   }
   if (tables.has('_event_name')) {
@@ -54,7 +70,7 @@ export async function tracedEventNames(engine: Engine): Promise<Set<string>> {
     ))
       names.add(r.name);
   }
-  if (names.size > 0) return names;
+  if (names.size > 0) return { names, enabledListed: false };
   // A model filled without the event name table (hand-made databases): the typed tables say it.
   for (const t of TYPED_TABLES) {
     if (!tables.has(t)) continue;
@@ -70,20 +86,28 @@ export async function tracedEventNames(engine: Engine): Promise<Set<string>> {
       names.add(t);
     }
   }
-  return names;
+  return { names, enabledListed: false };
 }
 
 const eventOf = (req: string) => req.slice(req.indexOf(':') + 1);
 
 /** Coverage of one detector given the traced names. */
-export function detectorCoverage(det: Pick<DetectorDef, 'requires'>, traced: ReadonlySet<string>): DetectorCoverage {
-  const missing = det.requires.filter((group) => !group.some((r) => traced.has(eventOf(r))));
-  if (missing.length === 0) return { status: 'traced', missing: [], hint: '' };
+export function detectorCoverage(det: Pick<DetectorDef, 'requires'>, traced: TracedEvents): DetectorCoverage {
+  const { names, enabledListed } = traced;
+  const missing = det.requires.filter((group) => !group.some((r) => names.has(eventOf(r))));
+  if (missing.length === 0) return { status: 'traced', missing: [], hint: '', enabledListed };
+  const enable = `enable ${enableList(missing.map((g) => g[0]!))}`;
   return {
     status: 'not_traced',
     missing: missing.map((g) => g.join('|')),
-    hint: `enable ${enableList(missing.map((g) => g[0]!))}`,
+    hint: enabledListed ? enable : `${enable} if it was off (this trace shows only events that fired)`,
+    enabledListed,
   };
+}
+
+/** The overview's words for a detector that did not run: "not traced" when the trace lists what was enabled. */
+export function notTracedText(enabledListed: boolean): string {
+  return enabledListed ? 'not traced' : 'not seen';
 }
 
 /**

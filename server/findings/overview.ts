@@ -20,6 +20,7 @@
 import { type Finding, type Severity } from './finding.ts';
 import { metricByKey, metricValue, type Metric } from './metrics.ts';
 import { DETECTOR_LABELS } from '../../shared/contract/labels.ts';
+import { notTracedText } from './coverage.ts';
 import type { OverviewFilter, OverviewLine } from '../../shared/contract/findings.ts';
 
 export type { OverviewFilter, OverviewLine } from '../../shared/contract/findings.ts';
@@ -33,6 +34,8 @@ interface DetectorInfoForOverview {
   title: string;
   status: 'ok' | 'not_traced';
   hint: string;
+  /** DetectorRun.enabled_listed: "not traced" when true, "not seen" (text) when not. */
+  enabled_listed: boolean;
   params: Record<string, string>;
   /** `@rank` of its header (detector_registry.ts). */
   rank: 'impact' | 'loss';
@@ -560,7 +563,7 @@ export function buildOverview(input: Input): Overview {
             detector: det.id,
             status: 'not_traced',
             severity: null,
-            text: `${DETECTOR_LABELS[det.id] ?? det.title}: not traced: ${det.hint}`,
+            text: `${DETECTOR_LABELS[det.id] ?? det.title}: ${notTracedText(det.enabled_listed)}: ${det.hint}`,
             finding_id: null,
             filter: null,
             count: 0,
@@ -603,7 +606,7 @@ export function buildOverview(input: Input): Overview {
 export function overviewText(o: Overview): string[] {
   const mark: Record<Severity, string> = { critical: 'CRITICAL', warn: 'WARN', info: 'info' };
   return o.lines.map((l) => {
-    const tag = l.status === 'not_traced' ? '[not traced]' : l.severity ? `[${mark[l.severity]}]` : '[ok]';
+    const tag = l.status === 'not_traced' ? '[not run]' : l.severity ? `[${mark[l.severity]}]` : '[ok]';
     const link =
       l.finding_id !== null ? `  (finding:${l.finding_id}${l.count > 1 ? `, ${l.count} findings` : ''})` : '';
     return `${tag.padEnd(12)} ${l.text}${link}`;

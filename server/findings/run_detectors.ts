@@ -390,6 +390,7 @@ async function runDetectorsNow(engine: Engine, opts: RunOptions): Promise<RunRes
         status: coverage.status === 'traced' ? 'ok' : 'not_traced',
         missing: coverage.missing,
         hint: coverage.hint,
+        enabled_listed: coverage.enabledListed,
         counts: { critical: 0, warn: 0, info: 0 },
         impact: det.impact,
         severity_rule: det.severityRule,

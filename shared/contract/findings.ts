@@ -41,6 +41,11 @@ export interface DetectorRun {
   missing: string[];
   /** What to enable when not traced, e.g. 'enable vmscan:mm_shrink_slab_start/end'. */
   hint: string;
+  /**
+   * Whether the trace lists the events its recording enabled (trace.dat, Perfetto). Text does not: there
+   * 'not_traced' means no event of a tracepoint is in the trace, enabled or not (shown as "not seen").
+   */
+  enabled_listed: boolean;
   /** Its findings per severity. */
   counts: Record<Severity, number>;
   /** @impact and @severity lines of its header. */

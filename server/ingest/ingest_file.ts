@@ -34,6 +34,7 @@ import { detachOnce } from './detaching_protector.ts';
 import { limitInlining } from './inlining_budget.ts';
 import { WorkerStalled } from './wait_for_counter.ts';
 import { raiseCapWithShapeTables } from './load_cap.ts';
+import { oneThreadFlushTiming } from './one_thread_flush_timing.ts';
 import { copySchemaTemplate, makeSchemaTemplate } from './schema_template.ts';
 import { workerEntry } from './worker_bundle.ts';
 import { fieldWorkers } from './worker_pool.ts';
@@ -850,6 +851,7 @@ async function loadInProcess(
   // events once its block events were decoded) peaked at 382 MB in the CLI
   // and 414 MB on a fresh server.
   const loadCap = target.loadMemoryLimit ?? target.memoryLimit;
+  const flushes = oneThreadFlushTiming();
   const open = async (
     layout: ModelLayout | null,
   ): Promise<{ engine: Engine; store: ModelStore; onTemplate: boolean }> => {
@@ -936,7 +938,9 @@ async function loadInProcess(
     timer.mark('schema');
     // Derive's cap for the COMMIT on, never below what the load's tables need to commit (as the store worker's).
     await engine.exec(`SET memory_limit = '${withCommitFloor(target.memoryLimit, await store.storedColumns())}'`);
+    flushes?.finishing();
     const writerSummary = await store.commitLoad(builder.finish());
+    flushes?.report();
     timer.mark('finish+commit');
     return {
       writerSummary,

@@ -17,6 +17,7 @@ import { SNIFF_BYTES, sniffInput } from '../decode/sniff.ts';
 import { DecodeError, type SkippedInput } from '../decode/decoded_event.ts';
 import { openDuckDb, type Engine } from '../engine/engine.ts';
 import { KEPT_PAGES_MAX_BYTES, pastDecodePeak, traceBuildStarted } from '../engine/allocator_decay.ts';
+import { ONE_THREAD_FLUSH_EVERY_ROWS } from '../model/column_appender.ts';
 import { deriveModel } from '../model/derive_model.ts';
 import { PooledBuffers } from '../model/buffer_source.ts';
 import type { ChunkData } from '../model/column_chunk.ts';
@@ -868,6 +869,7 @@ async function loadInProcess(
         ? await ModelStore.beginLoadOnSchema(engine, layout)
         : await ModelStore.beginLoad(engine);
       raiseCapWithShapeTables(store, engine, loadCap);
+      store.flushEveryRows(ONE_THREAD_FLUSH_EVERY_ROWS);
       return { engine, store, onTemplate };
     } catch (err) {
       engine.close();

@@ -40,7 +40,7 @@ describe('UnflushedChunks', () => {
     const rowsPerTable = 3 * 2048 + 17;
     const oneChunk = 2048 * (8 + 4) + 2 * (2048 / 8);
     // Room for 10 chunks in all: 40 tables of 3 chunks each (below the
-    // per-table flush at 32) would hold 120 without the shared budget.
+    // per-table flush at 8) would hold 120 without the shared budget.
     const budget = new WatchedBudget(10 * oneChunk);
     const appenders: ColumnAppender[] = [];
     const chunks: ColumnChunk[] = [];
@@ -50,9 +50,9 @@ describe('UnflushedChunks', () => {
       appenders.push(a);
       chunks.push(new ColumnChunk(columns, (d: ChunkData) => a.append(d)));
     }
-    // Interleaved, as a decoder feeds them; table 0 also gets 40 chunks
+    // Interleaved, as a decoder feeds them; table 0 also gets 20 chunks
     // more (it reaches the per-table flush, FLUSH_EVERY_ROWS, too).
-    const rowsOf = (t: number) => (t === 0 ? rowsPerTable + 40 * 2048 : rowsPerTable);
+    const rowsOf = (t: number) => (t === 0 ? rowsPerTable + 20 * 2048 : rowsPerTable);
     for (let r = 0; r < rowsOf(0); r++)
       for (let t = 0; t < tables; t++) {
         if (r >= rowsOf(t)) continue;

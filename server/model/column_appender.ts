@@ -21,7 +21,7 @@ import { CHUNK_ROWS, ColumnChunk, type ChunkData, type ColumnKind, type ColumnSp
 export type { ColumnKind, ColumnSpec } from './column_chunk.ts';
 
 /**
- * Rows between appender flushes: 32 full chunks (counted in rows, so that a
+ * Rows between appender flushes: 8 full chunks (counted in rows, so that a
  * table whose first chunks are small, column_chunk.ts SMALL_FIRST_CHUNK_ROWS,
  * flushes no more often). DuckDB's appender does most of its work
  * (writing row groups) at flush; flushing as we go spreads that work over
@@ -37,16 +37,24 @@ export type { ColumnKind, ColumnSpec } from './column_chunk.ts';
  * then holds more rows in its appender, outside DuckDB's cap: on the 6.7M-
  * event build_search.v7 (issue 29 note, eighth session) every 32 chunks
  * took the store thread 3.6-3.8 CPU-s instead of 5.4-5.9, for 474-507 MB
- * peak RSS instead of 416-437; every 16, 5.0 CPU-s and 444 MB. That was
- * before UnflushedChunks bounded what all appenders hold together (32 MB);
- * with it, 32 chunks instead of 8 left the peak within the noise and cut
- * the flushes' CPU (`STALLSCOPE_TIMING=1`, alternating runs at load 11-15,
- * issue 29 fifth session): the x40 Perfetto file, whose appends run on the
- * decoding thread, 71 -> 14 flushes while decoding, 746-840 -> 453-654
- * CPU ms with the closing ones; sched_wq.v7's store worker 318-347 -> 279-300.
- * Compression itself is a small part: forcing it off gained ~10% of the flush.
+ * peak RSS instead of 416-437; every 16, 5.0 CPU-s and 444 MB. Compression
+ * itself is a small part: forcing it off gained ~10% of the flush.
  */
-const FLUSH_EVERY_ROWS = 32 * CHUNK_ROWS;
+export const FLUSH_EVERY_ROWS = 8 * CHUNK_ROWS;
+
+/**
+ * Rows between flushes in a one-thread load (ingest_file.ts: Perfetto files
+ * below 3M events, small trace.dat and text), where the flushes run on the
+ * decoding thread itself and the peak is far below the store worker's.
+ * With UnflushedChunks bounding what all appenders hold together, 32 chunks
+ * instead of 8 (`STALLSCOPE_TIMING=1`, alternating runs at load 11-15, issue
+ * 29 fifth session): the x40 Perfetto file 71 -> 14 flushes while decoding,
+ * 746-840 -> 453-654 CPU ms of flushes in all, peak within the noise
+ * (256-262 against 260-265 MB). On the store worker (sched_wq.v7) 32 chunks
+ * saved 30-50 of ~320 flush CPU ms but raised the peak 259-261 -> 266-268 MB,
+ * so its loads keep 8.
+ */
+export const ONE_THREAD_FLUSH_EVERY_ROWS = 32 * CHUNK_ROWS;
 
 /**
  * Bytes of appended chunks (their ChunkData buffers; DuckDB's copies take
@@ -69,7 +77,11 @@ export class UnflushedChunks {
   private bytes = 0;
   private readonly holding = new Set<ColumnAppender>();
 
-  constructor(private readonly budget = UNFLUSHED_BUDGET_BYTES) {}
+  constructor(
+    private readonly budget = UNFLUSHED_BUDGET_BYTES,
+    /** Each appender of the load flushes once it holds this many rows (FLUSH_EVERY_ROWS, ONE_THREAD_FLUSH_EVERY_ROWS). */
+    public flushEveryRows = FLUSH_EVERY_ROWS,
+  ) {}
 
   /** `a` appended a chunk of `bytes` and holds it unflushed. */
   added(a: ColumnAppender, bytes: number): void {
@@ -186,7 +198,7 @@ export class ColumnAppender {
     this.unflushedBytes += data.buffer.byteLength;
     // The budget may flush this appender (then rowsSinceFlush is 0 again).
     this.unflushed?.added(this, data.buffer.byteLength);
-    if (this.rowsSinceFlush >= FLUSH_EVERY_ROWS) this.flush();
+    if (this.rowsSinceFlush >= (this.unflushed?.flushEveryRows ?? FLUSH_EVERY_ROWS)) this.flush();
   }
 
   close(): void {

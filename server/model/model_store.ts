@@ -294,6 +294,11 @@ export class ModelStore {
     if (this.onShapeTable) await this.onShapeTable(this.shapeColumns);
   }
 
+  /** Rows each appender of this load holds before it flushes (column_appender.ts FLUSH_EVERY_ROWS, ONE_THREAD_FLUSH_EVERY_ROWS). */
+  flushEveryRows(rows: number): void {
+    this.unflushed.flushEveryRows = rows;
+  }
+
   /** Columns of the shape tables this load has opened so far (each holds an appender and its blocks until the COMMIT). */
   private shapeColumns = 0;
   /**

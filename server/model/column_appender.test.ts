@@ -4,7 +4,7 @@
 // here (table t, row r), independently of the appenders.
 import { afterEach, describe, expect, it } from 'vitest';
 import { openDuckDb, type Engine } from '../engine/engine.ts';
-import { ColumnAppender, UnflushedChunks } from './column_appender.ts';
+import { ColumnAppender, FLUSH_EVERY_ROWS, ONE_THREAD_FLUSH_EVERY_ROWS, UnflushedChunks } from './column_appender.ts';
 import { ColumnChunk, type ChunkData } from './column_chunk.ts';
 
 let engine: Engine | null = null;
@@ -24,6 +24,18 @@ class WatchedBudget extends UnflushedChunks {
   }
   override flushed(a: ColumnAppender, bytes: number): void {
     this.held -= bytes;
+    super.flushed(a, bytes);
+  }
+}
+
+/** An UnflushedChunks whose budget never binds, counting the flushes of its appenders that held rows. */
+class CountedFlushes extends UnflushedChunks {
+  flushes = 0;
+  constructor(flushEveryRows: number) {
+    super(1 << 30, flushEveryRows);
+  }
+  override flushed(a: ColumnAppender, bytes: number): void {
+    this.flushes++;
     super.flushed(a, bytes);
   }
 }
@@ -70,6 +82,31 @@ describe('UnflushedChunks', () => {
         await connection.runAndReadAll(`SELECT count(*), min(r), max(r), sum(r), min(t), max(t) FROM t${t}`)
       ).getRows()[0];
       expect(got).toEqual([n, 0n, n - 1n, (n * (n - 1n)) / 2n, t, t]);
+    }
+  });
+});
+
+describe('flush interval', () => {
+  it('flushes a table every flushEveryRows rows (8 chunks by default, 32 for one-thread loads), losing no row', async () => {
+    engine = await openDuckDb(':memory:');
+    const connection = engine.connection;
+    const columns = [{ name: 'r', kind: 'i64' as const }];
+    const rows = 70 * 2048 + 5; // 70 full chunks and a last short one
+    for (const every of [FLUSH_EVERY_ROWS, ONE_THREAD_FLUSH_EVERY_ROWS]) {
+      const counted = new CountedFlushes(every);
+      await connection.run(`CREATE OR REPLACE TABLE t (r BIGINT)`);
+      const a = await ColumnAppender.create(connection, 't', columns, undefined, counted);
+      const chunk = new ColumnChunk(columns, (d: ChunkData) => a.append(d));
+      for (let r = 0; r < rows; r++) {
+        chunk.set(0, r);
+        chunk.endRow();
+      }
+      chunk.flush();
+      a.close();
+      // 70 chunks of 2048 rows: a flush after every 8th (8 of them) or 32nd (2), then the closing one.
+      expect(counted.flushes).toBe(every === FLUSH_EVERY_ROWS ? 8 + 1 : 2 + 1);
+      const got = (await connection.runAndReadAll('SELECT count(*), sum(r) FROM t')).getRows()[0];
+      expect(got).toEqual([BigInt(rows), (BigInt(rows) * BigInt(rows - 1)) / 2n]);
     }
   });
 });

@@ -20,6 +20,12 @@ function convertRangeBytes(r: KeyRule, b: Uint8Array, t: string, s: number, e: n
 export const VALUE_DIGITS = 1;
 /** kvSpansBytes `shapes`: the value holds `/0x` (the `0` not its first byte). */
 export const VALUE_SLASH_HEX = 2;
+/**
+ * kvSpansBytes `shapes`: the value is an integer's `0x%lx` text
+ * (untyped_rows.ts isCanonicalHex): `0x`, then 1 to 16 lowercase hex
+ * digits without a leading zero, or just `0x0`.
+ */
+export const VALUE_HEX = 4;
 
 /**
  * kvFast's reading of the ASCII text b[s, n) as the key sequence `rules`
@@ -32,10 +38,11 @@ export const VALUE_SLASH_HEX = 2;
  * values.
  *
  * With `shapes`, what UntypedKvScan (untyped_kv.ts) needs of each value
- * (VALUE_DIGITS, VALUE_SLASH_HEX) is read in the same walk that finds the
- * value's end. Why: its own second walk over the values' bytes cost about
- * as much as this one (together ~20% of the field worker's profile on kmem
- * text; bench/README.md, "Session of 2026-11-29 (third): text").
+ * (VALUE_DIGITS, VALUE_SLASH_HEX, VALUE_HEX) is read in the same walk that
+ * finds the value's end. Why: its own second walk over the values' bytes
+ * cost about as much as this one (together ~20% of the field worker's
+ * profile on kmem text; bench/README.md, "Session of 2026-11-29 (third):
+ * text"), and its hex test walked kmem's pointers and pfns again (fifth).
  */
 export function kvSpansBytes(
   b: Uint8Array,
@@ -80,6 +87,13 @@ export function kvSpansBytes(
       let c = 0;
       if (rule.kind === 1) while (q < n && (c = b[q]!) >= 48 && c <= 57) q++;
       let shape = q === n || b[q] === 32 ? VALUE_DIGITS : 0;
+      // Both digit runs above stop at the `x` of a `0x` value: its lowercase hex digits read once here.
+      if (q === v0 + 1 && b[v0] === 48 && q < n && b[q] === 120) {
+        q++;
+        while (q < n && (((c = b[q]!) >= 48 && c <= 57) || (c >= 97 && c <= 102))) q++;
+        const len = q - v0;
+        if ((q === n || b[q] === 32) && len >= 3 && len <= 18 && (b[v0 + 2] !== 48 || len === 3)) shape = VALUE_HEX;
+      }
       for (; q < n && (c = b[q]!) !== 32; q++)
         if (c === 47 && q + 2 < n && b[q + 1] === 48 && b[q + 2] === 120) shape = VALUE_SLASH_HEX;
       shapes[k] = shape;

@@ -134,6 +134,16 @@ describe('UntypedKvScan reads what the generic parser reads', () => {
       ['p=0x1234567890abcdef y=1', true],
       ['p=0x1234567890abcdef0 y=1', true],
       ['p=12ab y=0x7', true],
+      // The hex digits after `0x` are read in the walk that finds the value's end: what may follow them.
+      ['p=0x1/0x2 y=1', false],
+      ['p=0xab/0 y=1', true],
+      ['p=0x y=1', true],
+      ['y=1 p=0x', true],
+      ['y=1 p=0xab', true],
+      ['y=1 p=0x0', true],
+      ['p=00x1 y=1', true],
+      ['p=0x0x1 y=1', true],
+      ['p=0xabZ y=1', true],
     ];
     for (const [text, taken] of cases) {
       const got = scanAgainstFields(scan, 'kmalloc', text);

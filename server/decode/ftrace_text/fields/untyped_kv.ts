@@ -23,7 +23,7 @@
  * keys) is left to the general path, the definition.
  */
 import { sameBytes } from './byte_keys.ts';
-import { VALUE_DIGITS, VALUE_SLASH_HEX, firstKeyToken, kvSpansBytes } from './key_values_bytes.ts';
+import { VALUE_DIGITS, VALUE_HEX, VALUE_SLASH_HEX, firstKeyToken, kvSpansBytes } from './key_values_bytes.ts';
 import { AUTO_SPEC, type KvSpec, type SeqEntry } from './kv_spec.ts';
 import { isKeyChar } from './text_scan.ts';
 import { pointerWidthPadded } from './values.ts';
@@ -229,15 +229,10 @@ export class UntypedKvScan {
       } else {
         if (len === 0) return false;
         const c0 = b[v0]!;
-        // Whether it is all digits, holds `/0x`, is an integer's `0x%lx` text (untyped_rows.ts
-        // isCanonicalHex: 0x, then 1 to 16 lowercase hex digits without a leading zero, or just 0x0).
+        // Whether it is all digits, holds `/0x`, is an integer's `0x%lx` text (VALUE_HEX).
         const digits = (shape & VALUE_DIGITS) !== 0;
         const slashHex = (shape & VALUE_SLASH_HEX) !== 0;
-        let hex = len >= 3 && len <= 18 && c0 === 48 && b[v0 + 1] === 120 && (b[v0 + 2] !== 48 || len === 3);
-        for (let i = v0 + 2; hex && i < q; i++) {
-          const c = b[i]!;
-          hex = (c >= 48 && c <= 57) || (c >= 97 && c <= 102);
-        }
+        const hex = (shape & VALUE_HEX) !== 0;
         // Keys kept as text (kind 1) take the token as it is. Numeric keys (kind 2) read hex as a number:
         // not here. Auto keys: convertRange keeps a zero-padded pointer-width value as printed; any other
         // value must be one printedValue() and parseDecimal leave as it is (no sign, quote, all digits,
@@ -281,7 +276,13 @@ function valueShape(b: Uint8Array, v0: number, q: number): number {
     if (c < 48 || c > 57) shape &= ~VALUE_DIGITS;
     if (c === 47 && i + 2 < q && b[i + 1] === 48 && b[i + 2] === 120) shape |= VALUE_SLASH_HEX;
   }
-  return shape;
+  const len = q - v0;
+  let hex = len >= 3 && len <= 18 && b[v0] === 48 && b[v0 + 1] === 120 && (b[v0 + 2] !== 48 || len === 3);
+  for (let i = v0 + 2; hex && i < q; i++) {
+    const c = b[i]!;
+    hex = (c >= 48 && c <= 57) || (c >= 97 && c <= 102);
+  }
+  return hex ? shape | VALUE_HEX : shape;
 }
 
 /** Whether b[v0, v0 + 5) is `(nil)`, how trace-cmd and the kernel print a NULL %p. */

@@ -103,6 +103,28 @@ export class UnflushedChunks {
 }
 
 /**
+ * The data chunks a load's appenders stage their rows in before DuckDB
+ * copies them (append): one per list of column types, shared by every
+ * appender of the load with that list. Appends run one at a time on the
+ * load's thread and DuckDB copies a chunk before appendDataChunk returns,
+ * so one chunk can serve them all. Why: a chunk holds CHUNK_ROWS rows of
+ * every column (16 KiB per BIGINT column, more for VARCHAR) for as long as
+ * its appender lives; `trace-cmd record -e all` opens ~390 tables, and one
+ * chunk each was ~10-20 MB of its peak (lead, fifth session).
+ */
+export class StagingChunks {
+  private readonly byTypes = new Map<string, DuckDBDataChunk>();
+
+  /** A chunk of `types`, shared with the load's other appenders of the same types. */
+  of(types: readonly DuckDBType[]): DuckDBDataChunk {
+    const key = types.map((t) => t.toString()).join(',');
+    let chunk = this.byTypes.get(key);
+    if (!chunk) this.byTypes.set(key, (chunk = DuckDBDataChunk.create([...types], CHUNK_ROWS)));
+    return chunk;
+  }
+}
+
+/**
  * CPU spent in appender flushes on this thread, counted when `clock` is set
  * (the store worker sets it under $STALLSCOPE_TIMING to its thread's CPU
  * clock): the flushes are DuckDB's part of the load, and a CPU profile's
@@ -136,25 +158,27 @@ export class ColumnAppender {
     readonly columns: readonly ColumnSpec[],
     private readonly structFrom: number,
     private readonly unflushed: UnflushedChunks | null,
+    staging: StagingChunks,
   ) {
     const plain = columns.slice(0, structFrom).map((c) => DUCK_TYPE[c.kind]);
     const fields = columns.slice(structFrom);
-    this.chunk = DuckDBDataChunk.create(
+    this.chunk = staging.of(
       fields.length === 0
         ? plain
         : [...plain, STRUCT(Object.fromEntries(fields.map((c) => [c.name, DUCK_TYPE[c.kind]])))],
-      CHUNK_ROWS,
     );
   }
 
+  /** `staging`: the load's shared chunks (StagingChunks); without one, the appender stages in a chunk of its own. */
   static async create(
     connection: DuckDBConnection,
     table: string,
     columns: readonly ColumnSpec[],
     structFrom = columns.length,
     unflushed: UnflushedChunks | null = null,
+    staging: StagingChunks = new StagingChunks(),
   ): Promise<ColumnAppender> {
-    return new ColumnAppender(await connection.createAppender(table), columns, structFrom, unflushed);
+    return new ColumnAppender(await connection.createAppender(table), columns, structFrom, unflushed, staging);
   }
 
   append(data: ChunkData): void {

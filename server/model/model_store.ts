@@ -11,7 +11,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { SkippedInput } from '../decode/decoded_event.ts';
 import type { Engine } from '../engine/engine.ts';
-import { appendRows, ColumnAppender, UnflushedChunks } from './column_appender.ts';
+import { appendRows, ColumnAppender, StagingChunks, UnflushedChunks } from './column_appender.ts';
 import type { ChunkData, ColumnKind, ColumnSpec } from './column_chunk.ts';
 import {
   FLAGS_UNKNOWN,
@@ -143,6 +143,8 @@ export class ModelStore {
     private readonly appenders: ColumnAppender[],
     /** What all of this load's appenders hold unflushed, bounded in sum. */
     private readonly unflushed: UnflushedChunks,
+    /** The chunks this load's appenders stage rows in, one per list of column types. */
+    private readonly staging: StagingChunks,
   ) {}
 
   /**
@@ -161,13 +163,14 @@ export class ModelStore {
   private static async onSchema(engine: Engine, layout: ModelLayout): Promise<ModelStore> {
     const con = engine.connection;
     const unflushed = new UnflushedChunks();
+    const staging = new StagingChunks();
     const appenders = [
-      await ColumnAppender.create(con, '_ftrace_event', layout.ftraceEvent, undefined, unflushed),
-      await ColumnAppender.create(con, '_args', layout.args, undefined, unflushed),
+      await ColumnAppender.create(con, '_ftrace_event', layout.ftraceEvent, undefined, unflushed, staging),
+      await ColumnAppender.create(con, '_args', layout.args, undefined, unflushed, staging),
     ];
     for (const t of layout.typed)
-      appenders.push(await ColumnAppender.create(con, `_stage_${t.table}`, t.columns, KEY_COLUMNS, unflushed));
-    return new ModelStore(engine, layout, appenders, unflushed);
+      appenders.push(await ColumnAppender.create(con, `_stage_${t.table}`, t.columns, KEY_COLUMNS, unflushed, staging));
+    return new ModelStore(engine, layout, appenders, unflushed, staging);
   }
 
   /**
@@ -288,7 +291,7 @@ export class ModelStore {
     );
     this.shapeAppenders.set(
       d.table,
-      await ColumnAppender.create(this.engine.connection, name, d.columns, KEY_COLUMNS, this.unflushed),
+      await ColumnAppender.create(this.engine.connection, name, d.columns, KEY_COLUMNS, this.unflushed, this.staging),
     );
     this.shapeColumns += d.columns.length;
     if (this.onShapeTable) await this.onShapeTable(this.shapeColumns);

@@ -7,6 +7,7 @@
  */
 import type { FindingsResponse, OverviewLine } from '../api/types.ts';
 import { formatCount, formatDuration } from '../time_axis/time_format.ts';
+import { notTracedLabel } from '../../shared/contract/labels.ts';
 
 interface Props {
   findings: FindingsResponse;
@@ -19,9 +20,8 @@ export function OverviewPanel({ findings, onLine }: Props) {
   const dur = m('trace.duration_ns');
   const events = m('trace.events');
   const lost = m('trace.lost_events');
-  // Text lists only the events that fired: a tracepoint with none there was maybe enabled ("not seen").
   const notTracedChip = (id: string) =>
-    findings.detectors?.find((d) => d.id === id)?.enabled_listed === false ? 'not seen' : 'not traced';
+    notTracedLabel(findings.detectors?.find((d) => d.id === id)?.enabled_listed !== false);
   return (
     <div className="overview-panel" data-testid="overview-panel">
       <h3>

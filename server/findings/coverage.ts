@@ -105,11 +105,6 @@ export function detectorCoverage(det: Pick<DetectorDef, 'requires'>, traced: Tra
   };
 }
 
-/** The overview's words for a detector that did not run: "not traced" when the trace lists what was enabled. */
-export function notTracedText(enabledListed: boolean): string {
-  return enabledListed ? 'not traced' : 'not seen';
-}
-
 /**
  * 'vmscan:mm_shrink_slab_start/end' for a begin/end (start/end) pair of one
  * system, else the names joined with ', '.

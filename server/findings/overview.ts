@@ -19,8 +19,7 @@
  */
 import { type Finding, type Severity } from './finding.ts';
 import { metricByKey, metricValue, type Metric } from './metrics.ts';
-import { DETECTOR_LABELS } from '../../shared/contract/labels.ts';
-import { notTracedText } from './coverage.ts';
+import { DETECTOR_LABELS, notTracedLabel } from '../../shared/contract/labels.ts';
 import type { OverviewFilter, OverviewLine } from '../../shared/contract/findings.ts';
 
 export type { OverviewFilter, OverviewLine } from '../../shared/contract/findings.ts';
@@ -563,7 +562,7 @@ export function buildOverview(input: Input): Overview {
             detector: det.id,
             status: 'not_traced',
             severity: null,
-            text: `${DETECTOR_LABELS[det.id] ?? det.title}: ${notTracedText(det.enabled_listed)}: ${det.hint}`,
+            text: `${DETECTOR_LABELS[det.id] ?? det.title}: ${notTracedLabel(det.enabled_listed)}: ${det.hint}`,
             finding_id: null,
             filter: null,
             count: 0,

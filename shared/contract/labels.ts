@@ -52,3 +52,13 @@ export function kindLabel(detector: string, kind: string): string {
     (kind === detector ? detectorLabel(detector) : `${detectorLabel(detector)}: ${kind.replace(/_/g, ' ')}`)
   );
 }
+
+/**
+ * The words for a detector that did not run for want of its tracepoints: "not
+ * traced" when the trace lists what its recording enabled (DetectorRun
+ * enabled_listed), "not seen" when it cannot (text: the tracepoint may have
+ * been enabled and never fired). The overview line and the app's chip alike.
+ */
+export function notTracedLabel(enabledListed: boolean): string {
+  return enabledListed ? 'not traced' : 'not seen';
+}

@@ -26,12 +26,23 @@
 --   latency spikes in the seconds range, because its synchronous reads queue
 --   behind a deep queue of large asynchronous writes. Readers (page faults,
 --   an editor opening a file, a database) wait; the writer does not notice.
---   The finding says who wrote: the issuing task (the flusher kworker for
---   background writeback, or a task writing synchronously), the reason of
+--   The finding says who wrote: the task that queued the writes (the
+--   flusher kworker for background writeback, or a task writing
+--   synchronously), the reason of
 --   the flusher's last writeback_start on that bdi (background, periodic,
 --   sync, vmscan, ...), and the tasks that dirtied the device's pages
 --   (writeback_dirty_inode_enqueue, writeback_dirty_folio or
 --   balance_dirty_pages on the bdi, where traced).
+--
+-- Who queued a request
+--   block_rq_issue runs in whatever context dispatches the request: the
+--   submitter's, or on blk-mq often kblockd's (`kworker/1:1H`, the per-CPU
+--   high-priority workqueue that runs a hardware queue asynchronously), so
+--   its comm would name kblockd for requests the flusher or a reader queued.
+--   Where block_rq_insert is traced, the request's task (comm and thread)
+--   is the insert's, the context that put it on the queue; otherwise the
+--   issue's. The slowest read's task (`reader`, the finding's thread) is
+--   chosen the same way.
 --
 -- Defaults
 --   warn 10 ms: a read from flash or a virtual disk completes in 0.1-1 ms
@@ -61,7 +72,7 @@
 -- max_queue_ns (insert -> issue of the slow reads, where traced),
 -- writes_in_flight (the most writes overlapping one slow read),
 -- write_bytes (bytes of writes completed in the episode's span),
--- write_issuers ('kworker/u8:0 (1122)': issuing comms by count),
+-- write_issuers ('kworker/u8:0 (1122)': the queuing tasks' comms by count),
 -- flusher_reason, dirtied_by ('dd[4242]'), reader (comm of the slowest read).
 -- event_ids: the slowest read's issue and completion, and the first of the
 -- other slow reads (at most 20). kind: 'read_behind_writeback'.
@@ -69,7 +80,13 @@ WITH
 params AS (
   SELECT $warn_ns::BIGINT AS warn_ns, $critical_ns::BIGINT AS critical_ns, $gap_ns::BIGINT AS gap_ns
 ),
-rq AS (SELECT * FROM ss_block_requests() WHERE complete_ts IS NOT NULL OR op = 'W'),
+rq AS (
+  -- the queuing task where the insert is traced (see "Who queued a request")
+  SELECT r.* REPLACE (coalesce(q.comm, r.comm) AS comm, coalesce(q.utid, r.utid) AS utid)
+  FROM ss_block_requests() r
+  LEFT JOIN _event_block_rq_insert q ON q.id = r.insert_id
+  WHERE r.complete_ts IS NOT NULL OR r.op = 'W'
+),
 slow AS (
   SELECT * FROM rq WHERE op = 'R' AND latency_ns >= (SELECT warn_ns FROM params)
 ),

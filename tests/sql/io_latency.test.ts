@@ -13,6 +13,14 @@
  * Device 8,16: slow read R2 issued 400, completed 420. In flight: issued 380
  * completed 800, issued 410 completed 430, issued exactly at R2's
  * completion (420): 3. Not: one completed at 20 ms, one issued at 500 ms.
+ *
+ * Device 8,32: blk-mq dispatching from kblockd. Every request there is
+ * issued by `kworker/0:1H` (kblockd); block_rq_insert names who queued it:
+ * the flusher `kworker/u8:0` for two writes, `dd` for one, `reader` for the
+ * slow read R3 (issued 1000, completed 1050). One more write was issued by
+ * kblockd with no insert traced: it stays kblockd's. So the finding names
+ * the flusher first (2 writes), then dd and kblockd (1 each), and the
+ * reader as its task, not kblockd.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Engine } from '../../server/engine/engine.ts';
@@ -22,6 +30,7 @@ const T = 1_000_000_000_000n;
 const ms = (x: number) => T + BigInt(Math.round(x * 1_000_000));
 const SDA = (8 << 20) | 0;
 const SDB = (8 << 20) | 16;
+const SDC = (8 << 20) | 32;
 
 let db: Engine;
 
@@ -31,6 +40,11 @@ beforeAll(async () => {
   await db.exec(
     `CREATE TABLE _event_writeback_dirty_inode_enqueue (id BIGINT, ts BIGINT, cpu INTEGER, utid INTEGER, dev BIGINT)`,
   );
+  // Made per trace by the ingest too (derive_event_views.ts): the inserts of device 8,32's requests.
+  await db.exec(
+    `CREATE TABLE _event_block_rq_insert (id BIGINT, ts BIGINT, cpu INTEGER, utid INTEGER, dev BIGINT, sector BIGINT,
+       nr_sector BIGINT, bytes BIGINT, rwbs VARCHAR, comm VARCHAR, error BIGINT)`,
+  );
   await insert(db, '_event_name', [
     { name_id: 1, name: 'block_rq_issue', system: 'block' },
     { name_id: 2, name: 'block_rq_complete', system: 'block' },
@@ -38,6 +52,8 @@ beforeAll(async () => {
   await insert(db, 'thread', [
     { utid: 1, tid: 500, name: 'reader' },
     { utid: 2, tid: 12, name: 'kworker/u8:0' },
+    { utid: 3, tid: 90, name: 'kworker/0:1H' },
+    { utid: 4, tid: 4242, name: 'dd' },
   ]);
   let id = 100;
   const rq = (dev: number, op: string, issue: number, complete: number | null, utid: number, comm: string) => {
@@ -72,6 +88,30 @@ beforeAll(async () => {
     rq(SDB, 'W', 420, 700, 2, 'kworker/u8:0'), // issued at R2's completion: in flight
     rq(SDB, 'W', 500, 600, 2, 'kworker/u8:0'), // issued after every slow read: not in flight
   ]);
+  // Device 8,32: every request issued by kblockd (utid 3), queued by another task.
+  const KBLOCKD = 3;
+  const queued: Record<string, unknown>[] = [];
+  const viaKblockd = (
+    op: string,
+    issue: number,
+    complete: number | null,
+    queuedBy: { utid: number; comm: string } | null,
+  ) => {
+    const row = { ...rq(SDC, op, issue, complete, KBLOCKD, 'kworker/0:1H'), insert_id: null as number | null };
+    if (queuedBy) {
+      row.insert_id = 10_000 + row.issue_id;
+      queued.push({ id: row.insert_id, ts: ms(issue - 1), cpu: 0, utid: queuedBy.utid, dev: SDC, comm: queuedBy.comm });
+    }
+    return row;
+  };
+  await insert(db, 'block_request', [
+    viaKblockd('W', 990, 1100, { utid: 2, comm: 'kworker/u8:0' }),
+    viaKblockd('W', 995, 1100, { utid: 2, comm: 'kworker/u8:0' }),
+    viaKblockd('W', 996, 1100, { utid: 4, comm: 'dd' }),
+    viaKblockd('W', 997, 1100, null),
+    viaKblockd('R', 1000, 1050, { utid: 1, comm: 'reader' }), // R3: 50 ms
+  ]);
+  await insert(db, '_event_block_rq_insert', queued);
 }, 60_000);
 
 afterAll(() => db?.close());
@@ -82,6 +122,15 @@ describe('io_latency: writes in flight during a slow read', () => {
     expect(found.map((f) => [f.values.device, f.values.slow_reads, f.values.writes_in_flight])).toEqual([
       ['8,0', 1n, 3n],
       ['8,16', 1n, 3n],
+      ['8,32', 1n, 4n],
     ]);
+  });
+
+  it('names the tasks that queued the requests, not kblockd which dispatched them', async () => {
+    const found = (await findingsOf(db, 'io_latency')).find((f) => f.values.device === '8,32');
+    expect(found?.values.write_issuers).toBe('kworker/u8:0 (2), dd (1), kworker/0:1H (1)');
+    expect(found?.values.reader).toBe('reader');
+    expect([found?.tid, found?.comm]).toEqual([500, 'reader']);
+    expect(found?.title).toContain('written by kworker/u8:0');
   });
 });

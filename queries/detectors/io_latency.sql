@@ -8,7 +8,7 @@
 -- @param gap_ns BIGINT 1000000000 -- slow reads of one device at most this far apart (ns) form one episode: 1 s
 -- @requires block:block_rq_issue block:block_rq_complete
 -- @impact the slowest read's latency in the episode: how long one reader waited for its data.
--- @severity critical: the episode's slowest read took critical_ns (500 ms) or more; warn: warn_ns (10 ms) or more (every episode has such a read). Reads of a device without writes in flight are not findings (the summary's histograms and the overview show them).
+-- @severity critical: the episode's slowest read took critical_ns (500 ms) or more; warn: warn_ns (10 ms) or more (every episode has such a read). Reads of a device without writes in flight, or whose writes in flight add up to fewer bytes than the read itself, are not findings (the summary's histograms and the overview show them).
 --
 -- What it finds
 --   Block requests are paired issue -> complete (lib/macros.sql:
@@ -16,7 +16,8 @@
 --   tools do; block_rq_insert, where traced, gives the time queued before
 --   issue). A read (rwbs with R) whose latency reached warn_ns while at
 --   least one write of the same device was in flight (issued before the
---   read completed and not completed before it was issued) is a slow read
+--   read completed and not completed before it was issued), and whose
+--   writes in flight add up to at least the read's own size, is a slow read
 --   behind writes. Slow reads of one device at most gap_ns apart make an
 --   episode; one finding per episode names the slowest read's task.
 --
@@ -33,6 +34,17 @@
 --   sync, vmscan, ...), and the tasks that dirtied the device's pages
 --   (writeback_dirty_inode_enqueue, writeback_dirty_folio or
 --   balance_dirty_pages on the bdi, where traced).
+--
+-- Writes that can explain the wait
+--   A read's latency is its own transfer plus whatever the device serves
+--   before it. A 4 MiB readahead read takes ~15 ms at 300 MB/s with nothing
+--   ahead of it; two 8 KiB writes in flight beside it cannot be why it took
+--   15 ms. So a read counts as behind writes only when the writes
+--   overlapping it add up to at least its own bytes (sectors x 512, which
+--   old kernels fill where `bytes` is 0): then the writes could have held
+--   it up for as long as its own transfer took. (On a recording of 4 MiB
+--   reads at device speed with 4-8 KiB journal writes around them, every
+--   read was 10-25 ms with 1-3 such writes in flight: no finding now.)
 --
 -- Who queued a request
 --   block_rq_issue runs in whatever context dispatches the request: the
@@ -71,6 +83,7 @@
 -- slow_reads, max_latency_ns, p50_latency_ns (of the slow reads),
 -- max_queue_ns (insert -> issue of the slow reads, where traced),
 -- writes_in_flight (the most writes overlapping one slow read),
+-- write_bytes_in_flight (the most bytes of writes overlapping one slow read),
 -- write_bytes (bytes of writes completed in the episode's span),
 -- write_issuers ('kworker/u8:0 (1122)': the queuing tasks' comms by count),
 -- flusher_reason, dirtied_by ('dd[4242]'), reader (comm of the slowest read).
@@ -90,7 +103,7 @@ rq AS (
 slow AS (
   SELECT * FROM rq WHERE op = 'R' AND latency_ns >= (SELECT warn_ns FROM params)
 ),
-writes AS (SELECT dev, issue_ts, complete_ts, comm, bytes FROM rq WHERE op = 'W'),
+writes AS (SELECT dev, issue_ts, complete_ts, comm, bytes, coalesce(nr_sector, 0) * 512 AS size FROM rq WHERE op = 'W'),
 -- Writes overlapping a slow read = writes issued by the read's completion
 -- minus writes completed before its issue (a write completes after its
 -- issue, so the second set lies inside the first). Both are running counts
@@ -112,34 +125,40 @@ slow_bounds AS (
   FROM slow
 ),
 counted_writes AS (
-  SELECT w.dev, w.issue_ts, w.complete_ts FROM writes w, slow_bounds b
+  SELECT w.dev, w.issue_ts, w.complete_ts, w.size FROM writes w, slow_bounds b
   WHERE NOT coalesce(w.complete_ts < b.lo_issue AND w.issue_ts <= b.lo_complete, false)
     AND NOT coalesce(w.issue_ts > b.hi_complete AND (w.complete_ts IS NULL OR w.complete_ts >= b.hi_issue), false)
 ),
 marks AS (
-  SELECT dev, issue_ts AS ts, 1 AS ord, 1 AS issued, 0 AS completed, NULL::BIGINT AS read_id, NULL::BOOLEAN AS read_end FROM counted_writes
-  UNION ALL SELECT dev, complete_ts, 3, 0, 1, NULL, NULL FROM counted_writes WHERE complete_ts IS NOT NULL
-  UNION ALL SELECT dev, issue_ts, 2, 0, 0, issue_id, false FROM slow
-  UNION ALL SELECT dev, complete_ts, 2, 0, 0, issue_id, true FROM slow
+  SELECT dev, issue_ts AS ts, 1 AS ord, 1 AS issued, 0 AS completed, size AS issued_bytes, 0 AS completed_bytes,
+         NULL::BIGINT AS read_id, NULL::BOOLEAN AS read_end FROM counted_writes
+  UNION ALL SELECT dev, complete_ts, 3, 0, 1, 0, size, NULL, NULL FROM counted_writes WHERE complete_ts IS NOT NULL
+  UNION ALL SELECT dev, issue_ts, 2, 0, 0, 0, 0, issue_id, false FROM slow
+  UNION ALL SELECT dev, complete_ts, 2, 0, 0, 0, 0, issue_id, true FROM slow
 ),
 running AS (
   SELECT read_id, read_end,
     sum(issued) OVER w AS n_issued,
-    sum(completed) OVER w AS n_completed
+    sum(completed) OVER w AS n_completed,
+    sum(issued_bytes) OVER w AS bytes_issued,
+    sum(completed_bytes) OVER w AS bytes_completed
   FROM marks
   WINDOW w AS (PARTITION BY dev ORDER BY ts, ord ROWS UNBOUNDED PRECEDING)
 ),
 behind AS (
   SELECT read_id AS issue_id,
-    (max(n_issued) FILTER (WHERE read_end) - max(n_completed) FILTER (WHERE NOT read_end))::BIGINT AS writes_in_flight
+    (max(n_issued) FILTER (WHERE read_end) - max(n_completed) FILTER (WHERE NOT read_end))::BIGINT AS writes_in_flight,
+    (max(bytes_issued) FILTER (WHERE read_end) - max(bytes_completed) FILTER (WHERE NOT read_end))::BIGINT AS write_bytes_in_flight
   FROM running WHERE read_id IS NOT NULL
   GROUP BY read_id
   HAVING writes_in_flight > 0
 ),
 slow_reads AS (
-  SELECT s.*, b.writes_in_flight,
+  SELECT s.*, b.writes_in_flight, b.write_bytes_in_flight,
     CASE WHEN s.issue_ts - lag(s.complete_ts) OVER (PARTITION BY s.dev ORDER BY s.issue_ts, s.issue_id) <= (SELECT gap_ns FROM params) THEN 0 ELSE 1 END AS new_ep
   FROM slow s JOIN behind b USING (issue_id)
+  -- writes that add up to the read's own size or more (see "Writes that can explain the wait")
+  WHERE b.write_bytes_in_flight >= coalesce(s.nr_sector, 0) * 512
 ),
 numbered AS (
   SELECT *, sum(new_ep) OVER (PARTITION BY dev ORDER BY issue_ts, issue_id ROWS UNBOUNDED PRECEDING) AS ep FROM slow_reads
@@ -152,6 +171,7 @@ episodes AS (
     quantile_disc(latency_ns, 0.5) AS p50_latency_ns,
     max(queue_ns) AS max_queue_ns,
     max(writes_in_flight) AS writes_in_flight,
+    max(write_bytes_in_flight) AS write_bytes_in_flight,
     arg_max(issue_id, (latency_ns, -issue_ts)) AS worst_issue,
     arg_max(complete_id, (latency_ns, -issue_ts)) AS worst_complete,
     arg_max(utid, (latency_ns, -issue_ts)) AS utid,
@@ -224,6 +244,7 @@ SELECT
     'p50_latency_ns': e.p50_latency_ns,
     'max_queue_ns': e.max_queue_ns,
     'writes_in_flight': e.writes_in_flight,
+    'write_bytes_in_flight': e.write_bytes_in_flight,
     'write_bytes': sw.write_bytes,
     'write_issuers': sw.write_issuers,
     'flusher_reason': f.flusher_reason,

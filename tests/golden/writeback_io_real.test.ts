@@ -133,7 +133,7 @@ describe('dirty_throttle: writers paused in balance_dirty_pages', () => {
 describe('writeback_flood: block request latency per device', () => {
   let run: RunResult;
   let report: string;
-  type Req = { dev: string; op: string; lat: number; issue: number; complete: number };
+  type Req = { dev: string; op: string; lat: number; issue: number; complete: number; bytes: number };
   let reqs: Req[];
   beforeAll(async () => {
     run = await analyze(join(FIXTURES, 'writeback_flood.v7.dat'));
@@ -144,12 +144,19 @@ describe('writeback_flood: block request latency per device', () => {
     reqs = awk(
       `${PARSE} { parse() }
        function at(k,   i) { for (i = 1; i <= NF; i++) if ($i == ev ":") return $(i + k); return "" }
-       ev == "block_rq_issue" { d = at(1); r = at(2); sec = at(5); if (at(7) == 0 && r ~ /F/) sec = "flush"; k = d " " sec; it[k] = t; op[k] = (sec == "flush") ? "F" : (r ~ /R/) ? "R" : (r ~ /W/) ? "W" : (r ~ /D/) ? "D" : (r ~ /F/) ? "F" : "N" }
-       ev == "block_rq_complete" { d = at(1); sec = at(4); if (at(6) == 0 && at(2) ~ /F/) sec = "flush"; k = d " " sec; if (k in it) { print d, op[k], t - it[k], it[k], t; delete it[k] } }`,
+       ev == "block_rq_issue" { d = at(1); r = at(2); sec = at(5); if (at(7) == 0 && r ~ /F/) sec = "flush"; k = d " " sec; it[k] = t; op[k] = (sec == "flush") ? "F" : (r ~ /R/) ? "R" : (r ~ /W/) ? "W" : (r ~ /D/) ? "D" : (r ~ /F/) ? "F" : "N"; nr[k] = at(7) }
+       ev == "block_rq_complete" { d = at(1); sec = at(4); if (at(6) == 0 && at(2) ~ /F/) sec = "flush"; k = d " " sec; if (k in it) { print d, op[k], t - it[k], it[k], t, nr[k] * 512; delete it[k] } }`,
       report,
     ).map((l) => {
-      const [dev, op, lat, issue, complete] = l.split(' ');
-      return { dev: dev!, op: op!, lat: Number(lat), issue: Number(issue), complete: Number(complete) };
+      const [dev, op, lat, issue, complete, bytes] = l.split(' ');
+      return {
+        dev: dev!,
+        op: op!,
+        lat: Number(lat),
+        issue: Number(issue),
+        complete: Number(complete),
+        bytes: Number(bytes),
+      };
     });
   });
 
@@ -194,7 +201,7 @@ describe('writeback_flood: block request latency per device', () => {
     }
   });
 
-  it('reads of 10 ms or more with writes in flight on their device are warn findings, one episode per device', () => {
+  it('reads of 10 ms or more with at least their own bytes of writes in flight on their device are warn findings, one episode per device', () => {
     for (const dev of ['7,2', '254,0']) {
       const writes = reqs.filter((r) => r.dev === dev && r.op === 'W');
       const slow = reqs.filter(
@@ -202,7 +209,9 @@ describe('writeback_flood: block request latency per device', () => {
           r.dev === dev &&
           r.op === 'R' &&
           r.lat >= 10_000_000 &&
-          writes.some((w) => w.issue <= r.complete && w.complete >= r.issue),
+          writes
+            .filter((w) => w.issue <= r.complete && w.complete >= r.issue)
+            .reduce((sum, w) => sum + w.bytes, -r.bytes) >= 0,
       );
       const f = run.findings.filter((x) => x.detector === 'io_latency' && x.values.device === dev);
       if (slow.length === 0) {

@@ -21,6 +21,11 @@
  * kblockd with no insert traced: it stays kblockd's. So the finding names
  * the flusher first (2 writes), then dd and kblockd (1 each), and the
  * reader as its task, not kblockd.
+ *
+ * Devices 8,48 and 8,64: a 4 MiB read (8192 sectors) taking 20 ms, as
+ * readahead does at device speed. On 8,48 two 8 KiB writes overlap it: they
+ * cannot explain 20 ms, so no finding. On 8,64 two 2 MiB writes overlap it
+ * (4 MiB, the read's own size): a finding.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Engine } from '../../server/engine/engine.ts';
@@ -31,6 +36,8 @@ const ms = (x: number) => T + BigInt(Math.round(x * 1_000_000));
 const SDA = (8 << 20) | 0;
 const SDB = (8 << 20) | 16;
 const SDC = (8 << 20) | 32;
+const SDD = (8 << 20) | 48;
+const SDE = (8 << 20) | 64;
 
 let db: Engine;
 
@@ -56,15 +63,23 @@ beforeAll(async () => {
     { utid: 4, tid: 4242, name: 'dd' },
   ]);
   let id = 100;
-  const rq = (dev: number, op: string, issue: number, complete: number | null, utid: number, comm: string) => {
+  const rq = (
+    dev: number,
+    op: string,
+    issue: number,
+    complete: number | null,
+    utid: number,
+    comm: string,
+    sectors = 8,
+  ) => {
     id += 2;
     return {
       issue_id: id,
       complete_id: complete === null ? null : id + 1,
       dev,
       sector: id * 8,
-      nr_sector: 8,
-      bytes: 4096,
+      nr_sector: sectors,
+      bytes: sectors * 512,
       rwbs: op === 'R' ? 'RS' : 'W',
       op,
       utid,
@@ -112,6 +127,14 @@ beforeAll(async () => {
     viaKblockd('R', 1000, 1050, { utid: 1, comm: 'reader' }), // R3: 50 ms
   ]);
   await insert(db, '_event_block_rq_insert', queued);
+  await insert(db, 'block_request', [
+    rq(SDD, 'W', 1995, 2005, 2, 'kworker/u8:0', 16),
+    rq(SDD, 'W', 2010, 2030, 2, 'kworker/u8:0', 16),
+    rq(SDD, 'R', 2000, 2020, 1, 'reader', 8192), // 4 MiB in 20 ms, 16 KiB of writes beside it
+    rq(SDE, 'W', 1995, 2005, 2, 'kworker/u8:0', 4096),
+    rq(SDE, 'W', 2010, 2030, 2, 'kworker/u8:0', 4096),
+    rq(SDE, 'R', 2000, 2020, 1, 'reader', 8192), // 4 MiB in 20 ms, 4 MiB of writes beside it
+  ]);
 }, 60_000);
 
 afterAll(() => db?.close());
@@ -123,7 +146,14 @@ describe('io_latency: writes in flight during a slow read', () => {
       ['8,0', 1n, 3n],
       ['8,16', 1n, 3n],
       ['8,32', 1n, 4n],
+      ['8,64', 1n, 2n],
     ]);
+  });
+
+  it('a read is behind writes only when the writes in flight add up to its own size', async () => {
+    const found = (await findingsOf(db, 'io_latency')).find((f) => f.values.device === '8,64');
+    expect(found?.values.write_bytes_in_flight).toBe(4n << 20n);
+    expect(found?.values.max_latency_ns).toBe(20_000_000n);
   });
 
   it('names the tasks that queued the requests, not kblockd which dispatched them', async () => {

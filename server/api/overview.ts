@@ -18,7 +18,15 @@
 import { existsSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { BUCKET_PICK, binnedSql, durExpr, type Columns, type TrackData, type Window } from './track_queries.ts';
+import {
+  BUCKET_PICK,
+  binnedSql,
+  durExpr,
+  threadStateDurExpr,
+  type Columns,
+  type TrackData,
+  type Window,
+} from './track_queries.ts';
 import type { OpenTrace } from './trace_engines.ts';
 import { ByteLru } from './byte_lru.ts';
 
@@ -239,6 +247,7 @@ export class Overview {
     if (missing.length) {
       const both = (async () => {
         const d = durExpr(this.tr.meta.last);
+        const sd = threadStateDurExpr(this.tr.meta.last);
         const list = missing.map((u) => String(Math.trunc(u))).join(', ');
         // The slices on a connection of their own (when the trace has one): both scans run at once.
         const [states, slices] = await Promise.all([
@@ -246,7 +255,7 @@ export class Overview {
             ? readSplit(
                 this.tr,
                 binnedSql(
-                  `SELECT utid AS k, id, ts, ${d} AS dur, ${d} AS maxdur, state FROM thread_state WHERE utid IN (${list})`,
+                  `SELECT utid AS k, id, ts, ${sd} AS dur, ${sd} AS maxdur, state FROM thread_state WHERE utid IN (${list})`,
                   [
                     { col: 'maxdur', agg: 'max(dur)' },
                     { col: 'state', agg: `arg_max(state, ${BUCKET_PICK})` },
@@ -342,7 +351,7 @@ export class Overview {
 }
 
 /** Bump when the rows of a part change meaning, or the file format: older files are then ignored. */
-const CACHE_VERSION = 3;
+const CACHE_VERSION = 4; // 4: a thread's exit state (Z, X) no longer drawn to the trace's end
 
 /*
  * A part on disk: uint32 LE header length, the JSON header

@@ -13,6 +13,7 @@
  *
  * All numbers interpolated into SQL are validated bigints; strings are bound.
  */
+import { threadStateEndSql } from '../model/thread_state_end.ts';
 import type { OpenTrace } from './trace_engines.ts';
 import type { Columns, TrackData } from '../../shared/contract/tracks.ts';
 
@@ -107,6 +108,9 @@ export function binnedSql(
 
 export const durExpr = (last: bigint) => `CASE WHEN dur < 0 THEN ${last} - ts ELSE dur END`;
 
+/** A thread_state row's drawn length: to its end as the model defines it for readers (thread_state_end.ts). */
+export const threadStateDurExpr = (last: bigint) => `(${threadStateEndSql(last)}) - ts`;
+
 type Key = number | string;
 
 /** Splits rows (sorted by k) into one TrackData per requested key. */
@@ -155,9 +159,9 @@ export async function threadTracks(tr: OpenTrace, w: Window, utids: number[]): P
   const states = tr.meta.tables.has('thread_state')
     ? await tr.query(
         binnedSql(
-          `SELECT utid AS k, id, ts, ${durExpr(b.last)} AS dur, state, cpu FROM thread_state
+          `SELECT utid AS k, id, ts, ${threadStateDurExpr(b.last)} AS dur, state, cpu FROM thread_state
          WHERE utid IN (${intList(utids)}) AND ts < ${b.a1} AND ts >= ${b.a0 - tr.meta.maxDur.thread_state}
-           AND ts + ${durExpr(b.last)} > ${b.a0}`,
+           AND ts + ${threadStateDurExpr(b.last)} > ${b.a0}`,
           [
             { col: 'state', agg: `arg_max(state, ${BUCKET_PICK})` },
             { col: 'cpu', agg: 'NULL::INTEGER' },

@@ -13,6 +13,7 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
 import type { TraceMeta } from '../api/trace_engines.ts';
 import { intLit, ParamList } from './field_filter.ts';
+import { threadStateEndSql } from '../model/thread_state_end.ts';
 import { readRows } from './sandbox.ts';
 import type { RangeSummary } from '../../shared/contract/query.ts';
 
@@ -63,18 +64,23 @@ export async function rangeSummary(
   // Numbers the server computed are literals (see intLit); text (slice categories) is bound.
   const list = (p: ParamList, xs: Array<number | string>) =>
     xs.map((x) => (typeof x === 'number' ? intLit(x) : p.add(x))).join(', ');
-  /** A row overlapping [a0, a1): its clipped duration (open rows end at the trace's end). */
-  const clipped = (_p: ParamList) =>
-    `greatest(0, least(CASE WHEN dur < 0 THEN ${intLit(meta.last)} ELSE ts + dur END, ${intLit(a1)}) - greatest(ts, ${intLit(a0)}))`;
+  /** A row's end: open rows end at the trace's end, a thread's open exit state where it begins (thread_state_end.ts). */
+  const rowEnd = (table: 'thread_state' | 'sched_slice' | 'slice') =>
+    table === 'thread_state'
+      ? threadStateEndSql(meta.last)
+      : `CASE WHEN dur < 0 THEN ${intLit(meta.last)} ELSE ts + dur END`;
+  /** A row overlapping [a0, a1): its clipped duration. */
+  const clipped = (_p: ParamList, table: 'thread_state' | 'sched_slice' | 'slice') =>
+    `greatest(0, least(${rowEnd(table)}, ${intLit(a1)}) - greatest(ts, ${intLit(a0)}))`;
   const overlap = (_p: ParamList, table: 'thread_state' | 'sched_slice' | 'slice') =>
-    `ts < ${intLit(a1)} AND ts >= ${intLit(a0 - meta.maxDur[table])} AND (CASE WHEN dur < 0 THEN ${intLit(meta.last)} ELSE ts + dur END) > ${intLit(a0)}`;
+    `ts < ${intLit(a1)} AND ts >= ${intLit(a0 - meta.maxDur[table])} AND (${rowEnd(table)}) > ${intLit(a0)}`;
 
   if (has('thread_state') && (cov.threads === 'all' || cov.threads.length > 0)) {
     const p = new ParamList();
     const who = cov.threads === 'all' ? '' : `AND s.utid IN (${list(p, cov.threads)})`;
     const rows = await readRows<Record<string, unknown>>(
       conn,
-      `SELECT s.utid, t.tid, t.name, s.state, sum(${clipped(p)}) AS d, count(*) AS n
+      `SELECT s.utid, t.tid, t.name, s.state, sum(${clipped(p, 'thread_state')}) AS d, count(*) AS n
        FROM thread_state s LEFT JOIN thread t USING (utid)
        WHERE ${overlap(p, 'thread_state')} ${who}
        GROUP BY 1, 2, 3, 4 HAVING d > 0 ORDER BY 1, d DESC LIMIT 5000`,
@@ -94,7 +100,7 @@ export async function rangeSummary(
     const where = cov.cpus === 'all' ? '' : `AND s.cpu IN (${list(p, cov.cpus)})`;
     const rows = await readRows<Record<string, unknown>>(
       conn,
-      `SELECT s.utid, t.tid, t.name, sum(${clipped(p)}) AS d, list(DISTINCT s.cpu ORDER BY s.cpu) AS cpus
+      `SELECT s.utid, t.tid, t.name, sum(${clipped(p, 'sched_slice')}) AS d, list(DISTINCT s.cpu ORDER BY s.cpu) AS cpus
        FROM sched_slice s LEFT JOIN thread t USING (utid)
        WHERE ${overlap(p, 'sched_slice')} ${where}
        GROUP BY 1, 2, 3 HAVING d > 0 ORDER BY d DESC LIMIT 500`,

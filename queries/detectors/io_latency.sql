@@ -54,7 +54,8 @@
 --   Where block_rq_insert is traced, the request's task (comm and thread)
 --   is the insert's, the context that put it on the queue; otherwise the
 --   issue's. The slowest read's task (`reader`, the finding's thread) is
---   chosen the same way.
+--   chosen the same way. When kblockd is still the top writer because
+--   block_rq_insert was not traced, the title says so and how to fix it.
 --
 -- Defaults
 --   warn 10 ms: a read from flash or a virtual disk completes in 0.1-1 ms
@@ -234,6 +235,10 @@ SELECT
     || e.slow_reads || ' of ' || coalesce(r.reads, e.slow_reads) || ' reads over ' || ss_fmt_dur(p.warn_ns)
     || ', up to ' || e.writes_in_flight || ' writes in flight'
     || coalesce(', written by ' || split_part(sw.write_issuers, ' (', 1), '')
+    -- kblockd named because nothing better was traced: say how to see who queued the writes
+    || CASE WHEN regexp_matches(split_part(sw.write_issuers, ' (', 1), '^kworker/[0-9]+:[0-9]+H$')
+              AND NOT EXISTS (SELECT 1 FROM _event_block_rq_insert)
+            THEN ' (kblockd; trace block:block_rq_insert to see who queued them)' ELSE '' END
     || coalesce(' for ' || f.flusher_reason || ' writeback', '')
     || coalesce('; dirtied by ' || d.dirtied_by, '') || ')' AS title,
   {

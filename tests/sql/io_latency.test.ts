@@ -164,3 +164,56 @@ describe('io_latency: writes in flight during a slow read', () => {
     expect(found?.title).toContain('written by kworker/u8:0');
   });
 });
+
+describe('io_latency: kblockd as the writer when block_rq_insert was not traced', () => {
+  let bare: Engine;
+  beforeAll(async () => {
+    bare = await newTraceDb();
+    await bare.exec(
+      `CREATE TABLE _event_writeback_dirty_inode_enqueue (id BIGINT, ts BIGINT, cpu INTEGER, utid INTEGER, dev BIGINT);
+       CREATE TABLE _event_block_rq_insert (id BIGINT, ts BIGINT, cpu INTEGER, utid INTEGER, dev BIGINT, sector BIGINT,
+         nr_sector BIGINT, bytes BIGINT, rwbs VARCHAR, comm VARCHAR, error BIGINT)`,
+    );
+    await insert(bare, '_event_name', [
+      { name_id: 1, name: 'block_rq_issue', system: 'block' },
+      { name_id: 2, name: 'block_rq_complete', system: 'block' },
+    ]);
+    await insert(bare, 'thread', [
+      { utid: 1, tid: 500, name: 'reader' },
+      { utid: 3, tid: 90, name: 'kworker/1:1H' },
+    ]);
+    const row = (id: number, op: string, issue: number, complete: number, utid: number, comm: string) => ({
+      issue_id: id,
+      complete_id: id + 1,
+      dev: SDA,
+      sector: id * 8,
+      nr_sector: 8,
+      bytes: 4096,
+      rwbs: op === 'R' ? 'RS' : 'W',
+      op,
+      utid,
+      comm,
+      cpu: 1,
+      issue_ts: ms(issue),
+      complete_ts: ms(complete),
+      error: 0,
+    });
+    await insert(bare, 'block_request', [
+      row(10, 'W', 95, 150, 3, 'kworker/1:1H'),
+      row(12, 'R', 100, 130, 1, 'reader'), // 30 ms with a write dispatched by kblockd beside it
+    ]);
+  }, 60_000);
+  afterAll(() => bare?.close());
+
+  it('says the writer shown is kblockd and which event would name who queued the writes', async () => {
+    const [found] = await findingsOf(bare, 'io_latency');
+    expect(found?.title).toContain(
+      'written by kworker/1:1H (kblockd; trace block:block_rq_insert to see who queued them)',
+    );
+  });
+
+  it('says nothing of the kind when the inserts were traced (kblockd then did queue them)', async () => {
+    const [withInserts] = await findingsOf(db, 'io_latency');
+    expect(withInserts?.title).not.toContain('kblockd;');
+  });
+});

@@ -39,57 +39,65 @@ const SDC = (8 << 20) | 32;
 const SDD = (8 << 20) | 48;
 const SDE = (8 << 20) | 64;
 
-let db: Engine;
+/** One block_request row; ids (issue, completion) numbered in call order. */
+let id = 100;
+const rq = (
+  dev: number,
+  op: string,
+  issue: number,
+  complete: number | null,
+  utid: number,
+  comm: string,
+  sectors = 8,
+) => {
+  id += 2;
+  return {
+    issue_id: id,
+    complete_id: complete === null ? null : id + 1,
+    dev,
+    sector: id * 8,
+    nr_sector: sectors,
+    bytes: sectors * 512,
+    rwbs: op === 'R' ? 'RS' : 'W',
+    op,
+    utid,
+    comm,
+    cpu: 0,
+    issue_ts: ms(issue),
+    complete_ts: complete === null ? null : ms(complete),
+    error: 0,
+  };
+};
 
-beforeAll(async () => {
-  db = await newTraceDb();
-  // The ingest makes this view per trace (model_store.ts createEventFieldViews), not schema.sql: no such events here.
-  await db.exec(
-    `CREATE TABLE _event_writeback_dirty_inode_enqueue (id BIGINT, ts BIGINT, cpu INTEGER, utid INTEGER, dev BIGINT)`,
-  );
-  // Made per trace by the ingest too (derive_event_views.ts): the inserts of device 8,32's requests.
-  await db.exec(
-    `CREATE TABLE _event_block_rq_insert (id BIGINT, ts BIGINT, cpu INTEGER, utid INTEGER, dev BIGINT, sector BIGINT,
+/**
+ * A trace database with the two views the ingest makes per trace
+ * (model_store.ts createEventFieldViews, not schema.sql), empty, and the
+ * block events' names.
+ */
+async function blockTraceDb(): Promise<Engine> {
+  const engine = await newTraceDb();
+  await engine.exec(
+    `CREATE TABLE _event_writeback_dirty_inode_enqueue (id BIGINT, ts BIGINT, cpu INTEGER, utid INTEGER, dev BIGINT);
+     CREATE TABLE _event_block_rq_insert (id BIGINT, ts BIGINT, cpu INTEGER, utid INTEGER, dev BIGINT, sector BIGINT,
        nr_sector BIGINT, bytes BIGINT, rwbs VARCHAR, comm VARCHAR, error BIGINT)`,
   );
-  await insert(db, '_event_name', [
+  await insert(engine, '_event_name', [
     { name_id: 1, name: 'block_rq_issue', system: 'block' },
     { name_id: 2, name: 'block_rq_complete', system: 'block' },
   ]);
+  return engine;
+}
+
+let db: Engine;
+
+beforeAll(async () => {
+  db = await blockTraceDb();
   await insert(db, 'thread', [
     { utid: 1, tid: 500, name: 'reader' },
     { utid: 2, tid: 12, name: 'kworker/u8:0' },
     { utid: 3, tid: 90, name: 'kworker/0:1H' },
     { utid: 4, tid: 4242, name: 'dd' },
   ]);
-  let id = 100;
-  const rq = (
-    dev: number,
-    op: string,
-    issue: number,
-    complete: number | null,
-    utid: number,
-    comm: string,
-    sectors = 8,
-  ) => {
-    id += 2;
-    return {
-      issue_id: id,
-      complete_id: complete === null ? null : id + 1,
-      dev,
-      sector: id * 8,
-      nr_sector: sectors,
-      bytes: sectors * 512,
-      rwbs: op === 'R' ? 'RS' : 'W',
-      op,
-      utid,
-      comm,
-      cpu: 0,
-      issue_ts: ms(issue),
-      complete_ts: complete === null ? null : ms(complete),
-      error: 0,
-    };
-  };
   await insert(db, 'block_request', [
     rq(SDA, 'W', 0, 5, 2, 'kworker/u8:0'), // completed before every slow read: not in flight
     rq(SDA, 'W', 50, null, 2, 'kworker/u8:0'), // never completed: in flight
@@ -168,39 +176,14 @@ describe('io_latency: writes in flight during a slow read', () => {
 describe('io_latency: kblockd as the writer when block_rq_insert was not traced', () => {
   let bare: Engine;
   beforeAll(async () => {
-    bare = await newTraceDb();
-    await bare.exec(
-      `CREATE TABLE _event_writeback_dirty_inode_enqueue (id BIGINT, ts BIGINT, cpu INTEGER, utid INTEGER, dev BIGINT);
-       CREATE TABLE _event_block_rq_insert (id BIGINT, ts BIGINT, cpu INTEGER, utid INTEGER, dev BIGINT, sector BIGINT,
-         nr_sector BIGINT, bytes BIGINT, rwbs VARCHAR, comm VARCHAR, error BIGINT)`,
-    );
-    await insert(bare, '_event_name', [
-      { name_id: 1, name: 'block_rq_issue', system: 'block' },
-      { name_id: 2, name: 'block_rq_complete', system: 'block' },
-    ]);
+    bare = await blockTraceDb();
     await insert(bare, 'thread', [
       { utid: 1, tid: 500, name: 'reader' },
       { utid: 3, tid: 90, name: 'kworker/1:1H' },
     ]);
-    const row = (id: number, op: string, issue: number, complete: number, utid: number, comm: string) => ({
-      issue_id: id,
-      complete_id: id + 1,
-      dev: SDA,
-      sector: id * 8,
-      nr_sector: 8,
-      bytes: 4096,
-      rwbs: op === 'R' ? 'RS' : 'W',
-      op,
-      utid,
-      comm,
-      cpu: 1,
-      issue_ts: ms(issue),
-      complete_ts: ms(complete),
-      error: 0,
-    });
     await insert(bare, 'block_request', [
-      row(10, 'W', 95, 150, 3, 'kworker/1:1H'),
-      row(12, 'R', 100, 130, 1, 'reader'), // 30 ms with a write dispatched by kblockd beside it
+      rq(SDA, 'W', 95, 150, 3, 'kworker/1:1H'),
+      rq(SDA, 'R', 100, 130, 1, 'reader'), // 30 ms with a write dispatched by kblockd beside it
     ]);
   }, 60_000);
   afterAll(() => bare?.close());

@@ -34,12 +34,13 @@ import {
   resolveParams,
 } from './detector_registry.ts';
 import { inlineParams } from './inline_params.ts';
+import { DETECTOR_LANE, type Lane, detectorGroups, runOnLanes } from './detector_lanes.ts';
 import { type Finding, assignIds, assignRanks, countBySeverity, isSeverity } from './finding.ts';
 import { detectorCoverage, tracedEventNames } from './coverage.ts';
 import { EmptyInputs, tableMacroWords } from './empty_inputs.ts';
 import { type Metric, rowsToMetrics, sortMetrics, traceMetricsSql } from './metrics.ts';
 import { type Overview, buildOverview } from './overview.ts';
-import { type TraceSamples, querySamples } from './samples.ts';
+import { type TraceSamples, mergeSamples, querySamples } from './samples.ts';
 import type { DetectorRun } from '../../shared/contract/findings.ts';
 
 export interface RunOptions {
@@ -316,6 +317,29 @@ async function threadsByUtid(
   return out;
 }
 
+type DetectorLane = Lane<Engine> & { perRun: PerRunTables };
+
+/** One detector's part of a run, kept apart until the run ends (its lane may run it beside others). */
+interface DetectorOutput {
+  raw: RawFinding[];
+  timings: Record<string, number>;
+  summary: Row[] | null;
+  metrics: Metric[];
+  samples: TraceSamples | null;
+}
+
+/**
+ * A second connection for a run (detector_lanes.ts), its macros defined; null
+ * when the engine has none of its own (a borrowed connection: beside() is
+ * the engine itself, whose per-run TEMP tables a second lane would share).
+ */
+async function laneBeside(engine: Engine, definitions: Map<string, string>): Promise<DetectorLane | null> {
+  const other = await engine.beside(DETECTOR_LANE);
+  if (other === engine) return null;
+  await loadDetectorMacros(other);
+  return { engine: other, perRun: new PerRunTables(other, definitions) };
+}
+
 /** Runs on one engine, one after the other (they share its connection and per-run TEMP tables). */
 const runsByEngine = new WeakMap<Engine, Promise<unknown>>();
 
@@ -356,13 +380,23 @@ async function runDetectorsNow(engine: Engine, opts: RunOptions): Promise<RunRes
 
   await definingMacros;
   const macrosSql = await readFile(DETECTOR_MACROS_FILE, 'utf8');
-  const perRun = new PerRunTables(engine, perRunMacroDefinitions(macrosSql));
+  const definitions = perRunMacroDefinitions(macrosSql);
+  const perRunNames = [...definitions.keys()];
+  const lanes: DetectorLane[] = [{ engine, perRun: new PerRunTables(engine, definitions) }];
+  // Its macros are defined while the first connection looks up empty inputs and the trace's metrics.
+  const secondLane = laneBeside(engine, definitions);
+  secondLane.catch(() => undefined);
   // A built-in statement whose tables are all empty returns no rows: it is not run (empty_inputs.ts).
   const emptyInputs = new EmptyInputs(engine, tableMacroWords(macrosSql));
   const skipped = async (det: DetectorDef, sql: string) =>
     det.builtin && !opts.runEmpty && (await emptyInputs.nothingToRead(sql));
-  const statement = async (det: DetectorDef, file: string, sql: string, values: Record<string, ParamValue>) =>
-    (await skipped(det, sql)) ? [] : runStatement(engine, det, file, sql, values, perRun);
+  const statementOn = async (
+    lane: DetectorLane,
+    det: DetectorDef,
+    file: string,
+    sql: string,
+    values: Record<string, ParamValue>,
+  ) => ((await skipped(det, sql)) ? [] : runStatement(lane.engine, det, file, sql, values, lane.perRun));
   const traced = await tracedEventNames(engine);
   const raw: RawFinding[] = [];
   const summaries: Record<string, Row[]> = {};
@@ -400,55 +434,95 @@ async function runDetectorsNow(engine: Engine, opts: RunOptions): Promise<RunRes
       runs.push(run);
       if (run.status === 'not_traced') continue;
       ran.push({ det, values });
+    }
+    const outputs = ran.map((): DetectorOutput => ({
+      raw: [],
+      timings: {},
+      summary: null,
+      metrics: [],
+      samples: null,
+    }));
+    // What a detector's own statement yields (its findings) and what its summary, metrics and samples add.
+    const second = await secondLane;
+    if (second) lanes.push(second);
+    const findingsOf = async (i: number, lane: DetectorLane) => {
+      const { det, values } = ran[i]!;
+      const out = outputs[i]!;
       const t0 = performance.now();
-      const rows = await statement(det, det.file, det.sql, values);
+      const rows = await statementOn(lane, det, det.file, det.sql, values);
       if (rows.length > 0) {
         const missing = REQUIRED_COLUMNS.filter((c) => !(c in rows[0]!));
         if (missing.length) {
           throw new DetectorRunError(det.id, det.file, null, null, `result lacks column(s) ${missing.join(', ')}`);
         }
       }
-      rows.forEach((row, i) => {
+      rows.forEach((row, r) => {
         try {
-          raw.push(rowToFinding(det, row, i));
+          out.raw.push(rowToFinding(det, row, r));
         } catch (e) {
           throw new DetectorRunError(det.id, det.file, null, e, (e as Error).message);
         }
       });
-      timings[det.id] = performance.now() - t0;
-    }
-    // The findings are all known: the summaries, metrics and samples below add none.
-    opts.onFindingThreads?.([...new Set(raw.map((f) => f.utid).filter((u): u is number => u !== null))]);
-    for (const { det, values } of ran) {
+      out.timings[det.id] = performance.now() - t0;
+    };
+    const restOf = async (i: number, lane: DetectorLane) => {
+      const { det, values } = ran[i]!;
+      const out = outputs[i]!;
       if (det.summarySql != null && det.summaryFile != null) {
         const s0 = performance.now();
-        summaries[det.id] = await statement(det, det.summaryFile, det.summarySql, values);
-        timings[`${det.id}.summary`] = performance.now() - s0;
+        out.summary = await statementOn(lane, det, det.summaryFile, det.summarySql, values);
+        out.timings[`${det.id}.summary`] = performance.now() - s0;
       }
       if (det.metricsSql != null && det.metricsFile != null) {
         const m0 = performance.now();
-        const rows = await statement(det, det.metricsFile, det.metricsSql, values);
+        const rows = await statementOn(lane, det, det.metricsFile, det.metricsSql, values);
         try {
-          metrics.push(...rowsToMetrics(det.id, rows));
+          out.metrics = rowsToMetrics(det.id, rows);
         } catch (e) {
           throw new DetectorRunError(det.id, det.metricsFile, null, e, (e as Error).message);
         }
-        timings[`${det.id}.metrics`] = performance.now() - m0;
+        out.timings[`${det.id}.metrics`] = performance.now() - m0;
       }
       if (opts.samples && det.samplesSql != null && det.samplesFile != null && !(await skipped(det, det.samplesSql))) {
         // While this run's pairs / windows are still materialised (@per_run): only the values' conversion costs.
         const s0 = performance.now();
+        out.samples = new Map();
         try {
-          await perRun.prepare(det.samplesSql);
-          await querySamples(engine, det, values, samples);
+          await lane.perRun.prepare(det.samplesSql);
+          await querySamples(lane.engine, det, values, out.samples);
         } catch (e) {
           throw new DetectorRunError(det.id, det.samplesFile, null, e, (e as Error).message);
         }
-        timings[`${det.id}.samples`] = performance.now() - s0;
+        out.timings[`${det.id}.samples`] = performance.now() - s0;
       }
-    }
+    };
+    await runOnLanes(
+      lanes,
+      detectorGroups(
+        ran.map(({ det }) => det),
+        perRunNames,
+      ),
+      findingsOf,
+      restOf,
+      // The findings are all known: the summaries, metrics and samples still running add none.
+      () =>
+        opts.onFindingThreads?.([
+          ...new Set(outputs.flatMap((o) => o.raw.map((f) => f.utid)).filter((u): u is number => u !== null)),
+        ]),
+    );
+    // In the detectors' order, whichever lane ran them: the same findings, summaries and samples as one connection's run.
+    ran.forEach(({ det }, i) => {
+      const out = outputs[i]!;
+      raw.push(...out.raw);
+      Object.assign(timings, out.timings);
+      if (out.summary !== null) summaries[det.id] = out.summary;
+      metrics.push(...out.metrics);
+      if (out.samples) mergeSamples(samples, out.samples);
+    });
   } finally {
-    await perRun.release();
+    // A lane whose macros were still being defined when the run failed has none of its own to release.
+    if (lanes.length === 1) await secondLane.catch(() => null);
+    for (const lane of lanes) await lane.perRun.release();
   }
 
   const threads = await threadsByUtid(engine, new Set(raw.map((f) => f.utid).filter((u): u is number => u !== null)));

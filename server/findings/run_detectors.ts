@@ -58,10 +58,11 @@ export interface RunOptions {
    */
   runEmpty?: boolean;
   /**
-   * Called once, when every selected detector's own statement has run and
-   * before their summaries, metrics and samples do, with the threads (utid)
-   * the findings name: an upload's first view summarises those threads'
-   * timelines meanwhile instead of after the whole run.
+   * Called once, when every selected detector's own statement has run,
+   * with the threads (utid) the findings name: an upload's first view
+   * summarises those threads' timelines while the summaries, metrics and
+   * samples still run (on two connections, detector_lanes.ts, one may have
+   * begun them already) instead of after the whole run.
    */
   onFindingThreads?: (utids: number[]) => void;
 }

@@ -78,6 +78,26 @@ describe('runOnLanes', () => {
     expect(log.filter((l) => l.startsWith('rest')).length).toBe(4);
   });
 
+  it('a lane still being made joins when ready; one that could not be made takes no group', async () => {
+    const lanesOf = new Map<number, string>();
+    let makeLate!: (l: string) => void;
+    const late = new Promise<string>((r) => (makeLate = r));
+    setTimeout(() => makeLate('late'), 15);
+    await runOnLanes(
+      ['now', late, Promise.reject(new Error('no connection')), Promise.resolve(null)],
+      [[0], [1], [2], [3], [4], [5]],
+      async (i, lane) => {
+        lanesOf.set(i, lane);
+        await tick();
+      },
+      async () => undefined,
+      () => undefined,
+    );
+    expect(lanesOf.get(0)).toBe('now');
+    expect(new Set(lanesOf.values())).toEqual(new Set(['now', 'late']));
+    expect(lanesOf.size).toBe(6);
+  });
+
   it('after a failure takes no more groups and throws the first failing detector in order', async () => {
     const ran: string[] = [];
     let all = false;
@@ -156,6 +176,23 @@ describe('a run on two connections', () => {
       oneConnection.close();
       releasable.close();
       direct.close();
+    }
+  }, 120_000);
+
+  it('opens no second connection when only one group has a statement to run', async () => {
+    const engine = await openDuckDb(dbPath, { readOnly: true, threads: 1 });
+    try {
+      await runDetectors(engine, { detectors: ['migration_pingpong', 'kswapd_escalation'] });
+      expect((engine as Engine & { besideNow(l: number): Engine | null }).besideNow(DETECTOR_LANE)).not.toBeNull();
+      const alone = await openDuckDb(dbPath, { readOnly: true, threads: 1 });
+      try {
+        await runDetectors(alone, { detectors: ['kswapd_escalation'] });
+        expect((alone as Engine & { besideNow(l: number): Engine | null }).besideNow(DETECTOR_LANE)).toBeNull();
+      } finally {
+        alone.close();
+      }
+    } finally {
+      engine.close();
     }
   }, 120_000);
 

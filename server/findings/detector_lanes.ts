@@ -68,13 +68,14 @@ export function detectorGroups(dets: readonly DetectorDef[], perRunNames: readon
 
 /**
  * Runs `findings(i, lane)` of every detector, each group's on the next free
- * lane, then, once no group is left to take, `rest(i, lane)` of the groups
+ * lane (a lane given as a promise joins once it resolves; null or rejected:
+ * it takes none), then, once no group is left to take, `rest(i, lane)` of the groups
  * the lane took; `allFindings` once every `findings` has resolved. A failure stops the lanes from taking more groups; once every
  * lane has stopped, the failure of the first detector (in order) that
  * failed is thrown.
  */
 export async function runOnLanes<L>(
-  lanes: readonly L[],
+  lanes: ReadonlyArray<L | Promise<L | null>>,
   groups: readonly number[][],
   findings: (i: number, lane: L) => Promise<void>,
   rest: (i: number, lane: L) => Promise<void>,
@@ -93,7 +94,10 @@ export async function runOnLanes<L>(
     }
   };
   if (groupsLeft === 0) allFindings();
-  const runLane = async (lane: L) => {
+  const runLane = async (ready: L | Promise<L | null>) => {
+    // A lane still being made starts when it is ready (the others have begun); one that could not be made takes nothing.
+    const lane = await Promise.resolve(ready).catch(() => null);
+    if (lane === null) return;
     const taken: number[][] = [];
     while (next < groups.length && failures.length === 0) {
       const g = groups[next++]!;

@@ -383,10 +383,8 @@ async function runDetectorsNow(engine: Engine, opts: RunOptions): Promise<RunRes
   const macrosSql = await readFile(DETECTOR_MACROS_FILE, 'utf8');
   const definitions = perRunMacroDefinitions(macrosSql);
   const perRunNames = [...definitions.keys()];
-  const lanes: DetectorLane[] = [{ engine, perRun: new PerRunTables(engine, definitions) }];
-  // Its macros are defined while the first connection looks up empty inputs and the trace's metrics.
-  const secondLane = laneBeside(engine, definitions);
-  secondLane.catch(() => undefined);
+  const firstLane: DetectorLane = { engine, perRun: new PerRunTables(engine, definitions) };
+  let secondLane: Promise<DetectorLane | null> = Promise.resolve(null);
   // A built-in statement whose tables are all empty returns no rows: it is not run (empty_inputs.ts).
   const emptyInputs = new EmptyInputs(engine, tableMacroWords(macrosSql));
   const skipped = async (det: DetectorDef, sql: string) =>
@@ -399,6 +397,11 @@ async function runDetectorsNow(engine: Engine, opts: RunOptions): Promise<RunRes
     values: Record<string, ParamValue>,
   ) => ((await skipped(det, sql)) ? [] : runStatement(lane.engine, det, file, sql, values, lane.perRun));
   const traced = await tracedEventNames(engine);
+  /** A detector's statements this run runs. */
+  const statements = (det: DetectorDef) =>
+    [det.sql, det.summarySql, det.metricsSql, opts.samples ? det.samplesSql : null].filter(
+      (x): x is string => x != null,
+    );
   const raw: RawFinding[] = [];
   const summaries: Record<string, Row[]> = {};
   const timings: Record<string, number> = {};
@@ -409,8 +412,7 @@ async function runDetectorsNow(engine: Engine, opts: RunOptions): Promise<RunRes
     if (!opts.runEmpty) {
       const builtinSql = selected
         .filter((d) => d.builtin && detectorCoverage(d, traced).status === 'traced')
-        .flatMap((d) => [d.sql, d.summarySql, d.metricsSql, opts.samples ? d.samplesSql : null])
-        .filter((x): x is string => x != null);
+        .flatMap(statements);
       await emptyInputs.prefetch(builtinSql);
     }
     metrics.push(...rowsToMetrics('trace', await queryRows(engine, await traceMetricsSql())));
@@ -443,9 +445,21 @@ async function runDetectorsNow(engine: Engine, opts: RunOptions): Promise<RunRes
       metrics: [],
       samples: null,
     }));
+    const groups = detectorGroups(
+      ran.map(({ det }) => det),
+      perRunNames,
+    );
+    const hasWork = async (group: number[]) => {
+      for (const i of group)
+        for (const sql of statements(ran[i]!.det)) if (!(await skipped(ran[i]!.det, sql))) return true;
+      return false;
+    };
+    // A second connection only when two groups have a statement to run (its macros cost ~25 CPU ms); the
+    // first connection starts meanwhile.
+    let busyGroups = 0;
+    for (const g of groups) if (busyGroups < 2 && (await hasWork(g))) busyGroups++;
+    if (busyGroups >= 2) secondLane = laneBeside(engine, definitions);
     // What a detector's own statement yields (its findings) and what its summary, metrics and samples add.
-    const second = await secondLane;
-    if (second) lanes.push(second);
     const findingsOf = async (i: number, lane: DetectorLane) => {
       const { det, values } = ran[i]!;
       const out = outputs[i]!;
@@ -498,11 +512,8 @@ async function runDetectorsNow(engine: Engine, opts: RunOptions): Promise<RunRes
       }
     };
     await runOnLanes(
-      lanes,
-      detectorGroups(
-        ran.map(({ det }) => det),
-        perRunNames,
-      ),
+      [firstLane, secondLane],
+      groups,
       findingsOf,
       restOf,
       // The findings are all known: the summaries, metrics and samples still running add none.
@@ -521,9 +532,8 @@ async function runDetectorsNow(engine: Engine, opts: RunOptions): Promise<RunRes
       if (out.samples) mergeSamples(samples, out.samples);
     });
   } finally {
-    // A lane whose macros were still being defined when the run failed has none of its own to release.
-    if (lanes.length === 1) await secondLane.catch(() => null);
-    for (const lane of lanes) await lane.perRun.release();
+    const second = await secondLane.catch(() => null);
+    for (const lane of [firstLane, second]) await lane?.perRun.release();
   }
 
   const threads = await threadsByUtid(engine, new Set(raw.map((f) => f.utid).filter((u): u is number => u !== null)));

@@ -48,12 +48,7 @@ export interface Engine {
    * nothing).
    */
   beside(lane?: number): Promise<Engine>;
-  /**
-   * Optional: the lane beside() has already made on the open database, or
-   * null (a releasable engine's lanes find their connection through it).
-   */
-  besideNow?(lane: number): Engine | null;
-  /** The underlying connection, for appenders (the writer) and the detectors' row conversion (run_detectors.ts). */
+  /** The underlying connection, for appenders (the writer) only. */
   readonly connection: DuckDBConnection;
   /**
    * Closes the database: now, or once the queries and statements still
@@ -262,12 +257,6 @@ class Releasable implements ReleasableEngine {
     if (!e) {
       const on = <T>(call: (l: Engine) => Promise<T>) => this.run(async (i) => call(await i.beside(lane)));
       const session = () => this.sessionOfLane(lane);
-      // The open database's lane: a run holding the engine (hold) has made it by a call through this lane.
-      const connection = () => {
-        const open = this.opened?.besideNow?.(lane);
-        if (!open) throw new Error('a lane of a releasable engine has a connection only once a call made it');
-        return open.connection;
-      };
       e = {
         query: (sql, params) => on((l) => l.query(sql, params)),
         queryColumns: (sql, params) => on((l) => l.queryColumns(sql, params)),
@@ -279,7 +268,7 @@ class Releasable implements ReleasableEngine {
           return session();
         },
         get connection(): DuckDBConnection {
-          return connection();
+          throw new Error('a lane of a releasable engine has no fixed connection');
         },
         close: () => undefined,
       };
@@ -375,12 +364,6 @@ class DuckDbEngine implements Engine {
 
   private readonly lanes = new Map<number, Promise<DuckDbEngine>>();
   private readonly laneConnections: DuckDBConnection[] = [];
-  private readonly madeLanes = new Map<number, DuckDbEngine>();
-
-  besideNow(lane: number): Engine | null {
-    if (this.owner) return this.owner.besideNow(lane);
-    return this.madeLanes.get(lane) ?? null;
-  }
 
   beside(lane = 1): Promise<Engine> {
     if (this.owner) return this.owner.beside(lane);
@@ -389,9 +372,7 @@ class DuckDbEngine implements Engine {
       e = this.track(
         this.instance.connect().then((c) => {
           this.laneConnections.push(c);
-          const made = new DuckDbEngine(this.instance, c, this);
-          this.madeLanes.set(lane, made);
-          return made;
+          return new DuckDbEngine(this.instance, c, this);
         }),
       );
       this.lanes.set(lane, e);

@@ -34,13 +34,12 @@ import {
   resolveParams,
 } from './detector_registry.ts';
 import { inlineParams } from './inline_params.ts';
-import { DETECTOR_LANE, type Lane, detectorGroups, runOnLanes } from './detector_lanes.ts';
 import { type Finding, assignIds, assignRanks, countBySeverity, isSeverity } from './finding.ts';
 import { detectorCoverage, tracedEventNames } from './coverage.ts';
 import { EmptyInputs, tableMacroWords } from './empty_inputs.ts';
 import { type Metric, rowsToMetrics, sortMetrics, traceMetricsSql } from './metrics.ts';
 import { type Overview, buildOverview } from './overview.ts';
-import { type TraceSamples, mergeSamples, querySamples } from './samples.ts';
+import { type TraceSamples, querySamples } from './samples.ts';
 import type { DetectorRun } from '../../shared/contract/findings.ts';
 
 export interface RunOptions {
@@ -58,11 +57,10 @@ export interface RunOptions {
    */
   runEmpty?: boolean;
   /**
-   * Called once, when every selected detector's own statement has run,
-   * with the threads (utid) the findings name: an upload's first view
-   * summarises those threads' timelines while the summaries, metrics and
-   * samples still run (on two connections, detector_lanes.ts, one may have
-   * begun them already) instead of after the whole run.
+   * Called once, when every selected detector's own statement has run and
+   * before their summaries, metrics and samples do, with the threads (utid)
+   * the findings name: an upload's first view summarises those threads'
+   * timelines meanwhile instead of after the whole run.
    */
   onFindingThreads?: (utids: number[]) => void;
 }
@@ -318,29 +316,6 @@ async function threadsByUtid(
   return out;
 }
 
-type DetectorLane = Lane<Engine> & { perRun: PerRunTables };
-
-/** One detector's part of a run, kept apart until the run ends (its lane may run it beside others). */
-interface DetectorOutput {
-  raw: RawFinding[];
-  timings: Record<string, number>;
-  summary: Row[] | null;
-  metrics: Metric[];
-  samples: TraceSamples | null;
-}
-
-/**
- * A second connection for a run (detector_lanes.ts), its macros defined; null
- * when the engine has none of its own (a borrowed connection: beside() is
- * the engine itself, whose per-run TEMP tables a second lane would share).
- */
-async function laneBeside(engine: Engine, definitions: Map<string, string>): Promise<DetectorLane | null> {
-  const other = await engine.beside(DETECTOR_LANE);
-  if (other === engine) return null;
-  await loadDetectorMacros(other);
-  return { engine: other, perRun: new PerRunTables(other, definitions) };
-}
-
 /** Runs on one engine, one after the other (they share its connection and per-run TEMP tables). */
 const runsByEngine = new WeakMap<Engine, Promise<unknown>>();
 
@@ -381,27 +356,14 @@ async function runDetectorsNow(engine: Engine, opts: RunOptions): Promise<RunRes
 
   await definingMacros;
   const macrosSql = await readFile(DETECTOR_MACROS_FILE, 'utf8');
-  const definitions = perRunMacroDefinitions(macrosSql);
-  const perRunNames = [...definitions.keys()];
-  const firstLane: DetectorLane = { engine, perRun: new PerRunTables(engine, definitions) };
-  let secondLane: Promise<DetectorLane | null> = Promise.resolve(null);
+  const perRun = new PerRunTables(engine, perRunMacroDefinitions(macrosSql));
   // A built-in statement whose tables are all empty returns no rows: it is not run (empty_inputs.ts).
   const emptyInputs = new EmptyInputs(engine, tableMacroWords(macrosSql));
   const skipped = async (det: DetectorDef, sql: string) =>
     det.builtin && !opts.runEmpty && (await emptyInputs.nothingToRead(sql));
-  const statementOn = async (
-    lane: DetectorLane,
-    det: DetectorDef,
-    file: string,
-    sql: string,
-    values: Record<string, ParamValue>,
-  ) => ((await skipped(det, sql)) ? [] : runStatement(lane.engine, det, file, sql, values, lane.perRun));
+  const statement = async (det: DetectorDef, file: string, sql: string, values: Record<string, ParamValue>) =>
+    (await skipped(det, sql)) ? [] : runStatement(engine, det, file, sql, values, perRun);
   const traced = await tracedEventNames(engine);
-  /** A detector's statements this run runs. */
-  const statements = (det: DetectorDef) =>
-    [det.sql, det.summarySql, det.metricsSql, opts.samples ? det.samplesSql : null].filter(
-      (x): x is string => x != null,
-    );
   const raw: RawFinding[] = [];
   const summaries: Record<string, Row[]> = {};
   const timings: Record<string, number> = {};
@@ -412,7 +374,8 @@ async function runDetectorsNow(engine: Engine, opts: RunOptions): Promise<RunRes
     if (!opts.runEmpty) {
       const builtinSql = selected
         .filter((d) => d.builtin && detectorCoverage(d, traced).status === 'traced')
-        .flatMap(statements);
+        .flatMap((d) => [d.sql, d.summarySql, d.metricsSql, opts.samples ? d.samplesSql : null])
+        .filter((x): x is string => x != null);
       await emptyInputs.prefetch(builtinSql);
     }
     metrics.push(...rowsToMetrics('trace', await queryRows(engine, await traceMetricsSql())));
@@ -437,103 +400,55 @@ async function runDetectorsNow(engine: Engine, opts: RunOptions): Promise<RunRes
       runs.push(run);
       if (run.status === 'not_traced') continue;
       ran.push({ det, values });
-    }
-    const outputs = ran.map((): DetectorOutput => ({
-      raw: [],
-      timings: {},
-      summary: null,
-      metrics: [],
-      samples: null,
-    }));
-    const groups = detectorGroups(
-      ran.map(({ det }) => det),
-      perRunNames,
-    );
-    const hasWork = async (group: number[]) => {
-      for (const i of group)
-        for (const sql of statements(ran[i]!.det)) if (!(await skipped(ran[i]!.det, sql))) return true;
-      return false;
-    };
-    // A second connection only when two groups have a statement to run (its macros cost ~25 CPU ms); the
-    // first connection starts meanwhile.
-    let busyGroups = 0;
-    for (const g of groups) if (busyGroups < 2 && (await hasWork(g))) busyGroups++;
-    if (busyGroups >= 2) secondLane = laneBeside(engine, definitions);
-    // What a detector's own statement yields (its findings) and what its summary, metrics and samples add.
-    const findingsOf = async (i: number, lane: DetectorLane) => {
-      const { det, values } = ran[i]!;
-      const out = outputs[i]!;
       const t0 = performance.now();
-      const rows = await statementOn(lane, det, det.file, det.sql, values);
+      const rows = await statement(det, det.file, det.sql, values);
       if (rows.length > 0) {
         const missing = REQUIRED_COLUMNS.filter((c) => !(c in rows[0]!));
         if (missing.length) {
           throw new DetectorRunError(det.id, det.file, null, null, `result lacks column(s) ${missing.join(', ')}`);
         }
       }
-      rows.forEach((row, r) => {
+      rows.forEach((row, i) => {
         try {
-          out.raw.push(rowToFinding(det, row, r));
+          raw.push(rowToFinding(det, row, i));
         } catch (e) {
           throw new DetectorRunError(det.id, det.file, null, e, (e as Error).message);
         }
       });
-      out.timings[det.id] = performance.now() - t0;
-    };
-    const restOf = async (i: number, lane: DetectorLane) => {
-      const { det, values } = ran[i]!;
-      const out = outputs[i]!;
+      timings[det.id] = performance.now() - t0;
+    }
+    // The findings are all known: the summaries, metrics and samples below add none.
+    opts.onFindingThreads?.([...new Set(raw.map((f) => f.utid).filter((u): u is number => u !== null))]);
+    for (const { det, values } of ran) {
       if (det.summarySql != null && det.summaryFile != null) {
         const s0 = performance.now();
-        out.summary = await statementOn(lane, det, det.summaryFile, det.summarySql, values);
-        out.timings[`${det.id}.summary`] = performance.now() - s0;
+        summaries[det.id] = await statement(det, det.summaryFile, det.summarySql, values);
+        timings[`${det.id}.summary`] = performance.now() - s0;
       }
       if (det.metricsSql != null && det.metricsFile != null) {
         const m0 = performance.now();
-        const rows = await statementOn(lane, det, det.metricsFile, det.metricsSql, values);
+        const rows = await statement(det, det.metricsFile, det.metricsSql, values);
         try {
-          out.metrics = rowsToMetrics(det.id, rows);
+          metrics.push(...rowsToMetrics(det.id, rows));
         } catch (e) {
           throw new DetectorRunError(det.id, det.metricsFile, null, e, (e as Error).message);
         }
-        out.timings[`${det.id}.metrics`] = performance.now() - m0;
+        timings[`${det.id}.metrics`] = performance.now() - m0;
       }
       if (opts.samples && det.samplesSql != null && det.samplesFile != null && !(await skipped(det, det.samplesSql))) {
         // While this run's pairs / windows are still materialised (@per_run): only the values' conversion costs.
         const s0 = performance.now();
-        out.samples = new Map();
         try {
-          await lane.perRun.prepare(det.samplesSql);
-          await querySamples(lane.engine, det, values, out.samples);
+          await perRun.prepare(det.samplesSql);
+          await querySamples(engine, det, values, samples);
         } catch (e) {
           throw new DetectorRunError(det.id, det.samplesFile, null, e, (e as Error).message);
         }
-        out.timings[`${det.id}.samples`] = performance.now() - s0;
+        timings[`${det.id}.samples`] = performance.now() - s0;
       }
-    };
-    await runOnLanes(
-      [firstLane, secondLane],
-      groups,
-      findingsOf,
-      restOf,
-      // The findings are all known: the summaries, metrics and samples still running add none.
-      () =>
-        opts.onFindingThreads?.([
-          ...new Set(outputs.flatMap((o) => o.raw.map((f) => f.utid)).filter((u): u is number => u !== null)),
-        ]),
-    );
-    // In the detectors' order, whichever lane ran them: the same findings, summaries and samples as one connection's run.
-    ran.forEach(({ det }, i) => {
-      const out = outputs[i]!;
-      raw.push(...out.raw);
-      Object.assign(timings, out.timings);
-      if (out.summary !== null) summaries[det.id] = out.summary;
-      metrics.push(...out.metrics);
-      if (out.samples) mergeSamples(samples, out.samples);
-    });
+    }
   } finally {
-    const second = await secondLane.catch(() => null);
-    for (const lane of [firstLane, second]) await lane?.perRun.release();
+    await perRun.release();
   }
 
   const threads = await threadsByUtid(engine, new Set(raw.map((f) => f.utid).filter((u): u is number => u !== null)));

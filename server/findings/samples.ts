@@ -67,19 +67,6 @@ export async function querySamples(
   }
 }
 
-/**
- * Adds `from`'s sets to `into` as querySamples would have added their rows
- * there: a set `into` has already keeps its own id, detector, unit and
- * scope, and a key it has is replaced.
- */
-export function mergeSamples(into: TraceSamples, from: TraceSamples): void {
-  for (const [id, set] of from) {
-    const have = into.get(id);
-    if (!have) into.set(id, { ...set, byKey: new Map(set.byKey) });
-    else for (const [k, v] of set.byKey) have.byKey.set(k, v);
-  }
-}
-
 const VERSION = 1;
 
 export function encodeSamples(samples: TraceSamples, stamp: string): Buffer {

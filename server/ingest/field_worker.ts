@@ -18,7 +18,7 @@ import { stackFields } from '../decode/ftrace_text/fields/ftrace.ts';
 import { KeptRaw, RAW_KEPT, RAW_UNSURE } from '../decode/ftrace_text/kept_raw.ts';
 import { readsGenericKv, writebackBdiSpec } from '../decode/ftrace_text/fields/index.ts';
 import type { KvSpec } from '../decode/ftrace_text/fields/kv_spec.ts';
-import { KV_HEX, KV_INT, KV_STR, UntypedKvScan } from '../decode/ftrace_text/fields/untyped_kv.ts';
+import { KV_HEX, KV_INT, KV_STR, UntypedKvScan, type KvSeqInfo } from '../decode/ftrace_text/fields/untyped_kv.ts';
 import {
   directTextWriter,
   textFieldParser,
@@ -60,7 +60,7 @@ import { FAILED, FIELD_CHUNKS_CONSUMED, MAX_IN_FLIGHT } from './store_protocol.t
 import { RecycledBuffers, sendBuffersBack } from './recycled_buffers.ts';
 import { takeBlockedMs, waitForCounter } from './wait_for_counter.ts';
 import { threadCpuNs } from './thread_cpu.ts';
-import { nativeKvScanner } from '../decode/ftrace_text/native/native_kv_scanner.ts';
+import { nativeKvScanner, U_PAIRS_BACK, U_PRINTS_BACK } from '../decode/ftrace_text/native/native_kv_scanner.ts';
 import { serveJobs } from './job_loop.ts';
 import { heapBound } from './ingest_memory.ts';
 import { perfettoFieldDecoder } from '../decode/perfetto/raw_fields.ts';
@@ -297,6 +297,8 @@ function textDecoder(
         bdiSpec: KvSpec | null;
         /** Its events the scan did not take, up to the first one it took (-1 from then on). */
         kvMisses: number;
+        /** Key sequences (KvSeqInfo.sig) the native reader was given for its events: scan_kv.c reads them then. */
+        nativeSigs: Set<string> | null;
       }
     | undefined
   )[] = [];
@@ -394,6 +396,10 @@ function textDecoder(
   const native = nativeKvScanner();
   native?.reset();
   let anyDirect = false;
+  /** By native plan handle: the untyped key sequence it reads (addUntypedPlan). */
+  const untypedPlanInfo: KvSeqInfo[] = [];
+  /** A native plan handle per event name at most (scan_kv.c PLANS_PER_NAME). */
+  const NATIVE_SEQS_PER_NAME = 8;
   const self: BatchDecoder = {
     unparsed: 0,
     decode(r) {
@@ -423,6 +429,7 @@ function textDecoder(
           kvShapes,
           bdiSpec,
           kvMisses: 0,
+          nativeSigs: kvShapes !== null && bdiSpec === null && native !== null ? new Set() : null,
         };
       }
       const bytes = r.bytes;
@@ -430,7 +437,7 @@ function textDecoder(
       const bytesOffset = bytes.byteOffset;
       // The pages are ASCII (RawTextRecords.page).
       const count = r.batch.count;
-      const read = native !== null && anyDirect ? native.scan(r.ints, count, bytes) : 0;
+      const read = native !== null && (anyDirect || untypedPlanInfo.length > 0) ? native.scan(r.ints, count, bytes) : 0;
       const nativePlan = read > 0 ? native!.plan : null;
       for (let i = 0; i < count; i++) {
         const format = r.format(i);
@@ -471,10 +478,37 @@ function textDecoder(
         // (a continuation line would change its raw text: the last event of a batch is held as before).
         if (pageBytes && n.kvShapes !== null && i + 1 < count && r.format(i + 1) !== CONTINUATION) {
           kvDeferred = false;
-          if (
-            (n.bdiSpec !== null ? kvScan.scanBdi(bytes, s, e, n.bdiSpec) : kvScan.scan(bytes, s, e)) &&
-            writeKvShaped(r, i, n.name, n.kvShapes, format, bytes, s, e)
-          ) {
+          let scanned: boolean;
+          const handle = nativePlan !== null ? nativePlan[i]! : -1;
+          if (handle >= 0) {
+            // Read by scan_kv.c, as kvScan.scan reads it.
+            const nat = native!;
+            const flags = nat.untypedFlags[i]!;
+            kvScan.takeNative(
+              untypedPlanInfo[handle]!,
+              s,
+              nat.untypedPairsAt[i]!,
+              nat.untypedCode[i]!,
+              (flags & U_PAIRS_BACK) !== 0,
+              (flags & U_PRINTS_BACK) !== 0,
+              nat.base[i]!,
+              nat.untypedKinds,
+              nat.untypedStarts,
+              nat.untypedEnds,
+              nat.vals,
+            );
+            scanned = true;
+          } else {
+            scanned = n.bdiSpec !== null ? kvScan.scanBdi(bytes, s, e, n.bdiSpec) : kvScan.scan(bytes, s, e);
+            const sigs = n.nativeSigs;
+            // The sequence read here, given to the native reader: from the next batch on, it reads this name's texts.
+            if (scanned && sigs !== null && sigs.size < NATIVE_SEQS_PER_NAME && !sigs.has(kvScan.info.sig)) {
+              sigs.add(kvScan.info.sig);
+              const h = native!.addUntypedPlan(format, kvScan.entry!.rules);
+              if (h >= 0) untypedPlanInfo[h] = kvScan.info;
+            }
+          }
+          if (scanned && writeKvShaped(r, i, n.name, n.kvShapes, format, bytes, s, e)) {
             n.kvMisses = -1;
             continue;
           }

@@ -6,14 +6,13 @@
 // text is kept, must be what those give; these tests check that on every
 // untyped event of the committed text fixtures and on texts made to hit
 // each case the scan must refuse.
-import { execFileSync } from 'node:child_process';
-import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { EventFields } from '../../decoded_event.ts';
 import { KeptRaw, RAW_KEPT, RAW_PRINTS_BACK, RAW_UNSURE } from '../kept_raw.ts';
 import { eventNameInfo, readsGenericKv, writebackBdiSpec } from './index.ts';
 import { KV_HEX, KV_INT, KV_NIL, KV_STR, UntypedKvScan } from './untyped_kv.ts';
 import { TEXT_FIXTURES, decodedEventsOf } from '../../../../tests/support/decode/ftrace_text/text_fixtures.ts';
+import { kmemCorpusArgs } from '../../../../tests/support/decode/ftrace_text/kmem_corpus_args.ts';
 
 /** Integers' `0x%lx` text (what a shape stores as `hex`). */
 const CANONICAL_HEX = /^0x(0|[1-9a-f][0-9a-f]{0,15})$/;
@@ -257,32 +256,12 @@ describe('UntypedKvScan reads what the generic parser reads', () => {
   });
 });
 
-/**
- * The args text of each `names` event of the bench corpus's kmem recording
- * (fixtures/corpus/kmem.v7.dat), as `trace-cmd report` prints it (`-N`: the
- * kernel's print format, the tracefs text's args; without: the kmem
- * plugin's `(call_site) ` first, the report text's), as bench/corpus.ts
- * makes bench/out/corpus/kmem.{tracefs,report}.txt.
- */
-function kmemArgs(names: string[], kernelFormat: boolean): { name: string; text: string }[] {
-  const dat = path.resolve(__dirname, '../../../../fixtures/corpus/kmem.v7.dat');
-  const filters = names.flatMap((n) => ['-F', n]);
-  const out = execFileSync('trace-cmd', ['report', ...(kernelFormat ? ['-N'] : []), ...filters, '-i', dat], {
-    encoding: 'latin1',
-    maxBuffer: 1 << 30,
-    stdio: ['ignore', 'pipe', 'ignore'],
-  });
-  const events: { name: string; text: string }[] = [];
-  for (const m of out.matchAll(/^.*?\d+\.\d+: (\w+): +(.*)$/gm)) events.push({ name: m[1]!, text: m[2]! });
-  return events;
-}
-
 describe("UntypedKvScan on the kmem corpus's kmalloc and kfree lines (node=-1, ptr=(nil))", () => {
   it.each([
     ['tracefs', true],
     ['report', false],
   ])('%s text: every line it takes reads as the parser reads it', { timeout: 120_000 }, (_form, kernelFormat) => {
-    const events = kmemArgs(['kmalloc', 'kfree'], kernelFormat);
+    const events = kmemCorpusArgs(['kmalloc', 'kfree'], kernelFormat);
     // awk over `trace-cmd report` of kmem.v7.dat: 42,155 kmalloc + 89,330 kfree.
     expect(events.length).toBe(131_485);
     const scan = new UntypedKvScan();

@@ -112,6 +112,8 @@ export class UntypedKvScan {
   pairsBack = false;
   /** The text was `bdi NAME: ` and pairs (scanBdi): field 0 is `name`. */
   bdi = false;
+  /** The key sequence scan() read the pairs as (scanBdi: null), for the native reader to learn. */
+  entry: SeqEntry | null = null;
   /** kvSpansBytes's output for the pairs (copied after the lead fields). */
   private readonly pairNums = new Float64Array(MAX_KEYS);
   private readonly pairStarts = new Int32Array(MAX_KEYS);
@@ -136,7 +138,45 @@ export class UntypedKvScan {
     const info = seqInfo(ent, NO_LEAD, seqInfos);
     if (info.keys === null) return false;
     this.info = info;
+    this.entry = ent;
     return this.classify(b, ent, 0);
+  }
+
+  /**
+   * What scan() gives, taken from the native reader's reading of the same
+   * text (scan_kv.c read_untyped, record i of its last batch, its values
+   * from `base`, the text starting at s), for writers that read this
+   * object (the field worker's shape rows, KeptRaw.ofScan).
+   */
+  takeNative(
+    info: KvSeqInfo,
+    s: number,
+    pairsAt: number,
+    code: number,
+    pairsBack: boolean,
+    printsBack: boolean,
+    base: number,
+    kinds: Uint8Array,
+    starts: Int32Array,
+    ends: Int32Array,
+    vals: Float64Array,
+  ): void {
+    this.bdi = false;
+    this.entry = null;
+    this.info = info;
+    this.textAt = s;
+    this.pairsAt = pairsAt;
+    this.code = code;
+    this.pairsBack = pairsBack;
+    this.printsBack = printsBack;
+    const m = info.keys!.length;
+    for (let k = 0; k < m; k++) {
+      const kind = kinds[base + k]!;
+      this.kinds[k] = kind;
+      this.starts[k] = starts[base + k]!;
+      this.ends[k] = ends[base + k]!;
+      if (kind === KV_INT) this.nums[k] = vals[base + k]!;
+    }
   }
 
   /**
@@ -147,6 +187,7 @@ export class UntypedKvScan {
    */
   scanBdi(b: Uint8Array, s: number, e: number, spec: KvSpec): boolean {
     this.bdi = true;
+    this.entry = null;
     this.textAt = s;
     if (e - s < 8 || b[s] !== 98 || b[s + 1] !== 100 || b[s + 2] !== 105 || b[s + 3] !== 32) return false;
     // bdiKv: the first `: ` after `bdi ` ends the name

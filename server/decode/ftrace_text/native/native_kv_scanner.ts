@@ -20,12 +20,17 @@ const MAX_KEY_BYTES = 64;
 /** record_batch.ts INTS. */
 const REC_INTS = 7;
 const PAGE = 65536;
+/** scan_kv.c: untypedFlags' bits (the pairs are their `kv` text; and so is the whole text: UntypedKvScan.printsBack). */
+export const U_PAIRS_BACK = 1;
+export const U_PRINTS_BACK = 2;
 
 interface ScanKvExports {
   memory: WebAssembly.Memory;
   heap_base(): number;
   kv_reset(): void;
   kv_add_plan(name: number, desc: number): number;
+  kv_add_untyped_plan(name: number, desc: number): number;
+  kv_untyped_out(code: number, flags: number, pairsAt: number, starts: number, ends: number, kinds: number): void;
   kv_drop_plan(handle: number): void;
   kv_scan(ints: number, count: number, bytes: number, nbytes: number, outPlan: number, outBase: number, vals: number): number;
   tokens(): number;
@@ -44,6 +49,18 @@ export class NativeKvScanner {
   plan: Int32Array = new Int32Array(0);
   base: Int32Array = new Int32Array(0);
   vals: Float64Array = new Float64Array(0);
+  /**
+   * After scan(), of records an untyped plan read (addUntypedPlan): per
+   * record the kinds' code, flags (U_PAIRS_BACK, U_PRINTS_BACK) and where
+   * its pairs start; per key (from base) its value's span and kind
+   * (untyped_kv.ts KV_INT ... KV_NIL); integers in vals.
+   */
+  untypedCode: Float64Array = new Float64Array(0);
+  untypedFlags: Int32Array = new Int32Array(0);
+  untypedPairsAt: Int32Array = new Int32Array(0);
+  untypedStarts: Int32Array = new Int32Array(0);
+  untypedEnds: Int32Array = new Int32Array(0);
+  untypedKinds: Uint8Array = new Uint8Array(0);
 
   constructor(module: WebAssembly.Module) {
     this.ex = new WebAssembly.Instance(module, {}).exports as unknown as ScanKvExports;
@@ -58,6 +75,22 @@ export class NativeKvScanner {
 
   /** Gives the module a key sequence of event name id `nameId`; its handle, or -1 if not taken. */
   addPlan(nameId: number, rules: readonly KeyRule[]): number {
+    const desc = this.planDesc(rules);
+    return desc < 0 ? -1 : this.ex.kv_add_plan(nameId, desc);
+  }
+
+  /**
+   * Gives the module a key sequence UntypedKvScan.scan read for the untyped
+   * event name id `nameId` (its events are then scanned as it scans them);
+   * its handle, or -1 if not taken.
+   */
+  addUntypedPlan(nameId: number, rules: readonly KeyRule[]): number {
+    const desc = this.planDesc(rules);
+    return desc < 0 ? -1 : this.ex.kv_add_untyped_plan(nameId, desc);
+  }
+
+  /** A plan's description (scan_kv.c kv_add_plan) written at heapAt, or -1 if the module cannot take it. */
+  private planDesc(rules: readonly KeyRule[]): number {
     if (rules.length > MAX_NATIVE_KEYS) return -1;
     const keys = rules.map((r) => r.eqBytes.bytes);
     if (keys.some((k) => k.length === 0 || k.length > MAX_KEY_BYTES)) return -1;
@@ -74,7 +107,7 @@ export class NativeKvScanner {
       m.set(k, at);
       at += k.length;
     }
-    return this.ex.kv_add_plan(nameId, this.heapAt);
+    return this.heapAt;
   }
 
   dropPlan(handle: number): void {
@@ -90,15 +123,29 @@ export class NativeKvScanner {
     const planAt = intsAt + count * REC_INTS * 4;
     const baseAt = planAt + count * 4;
     const valsAt = (baseAt + count * 4 + 7) & ~7;
-    const bytesAt = valsAt + count * MAX_NATIVE_KEYS * 8;
+    const keys = count * MAX_NATIVE_KEYS;
+    const codeAt = valsAt + keys * 8;
+    const flagsAt = codeAt + count * 8;
+    const pairsAt = flagsAt + count * 4;
+    const startsAt = pairsAt + count * 4;
+    const endsAt = startsAt + keys * 4;
+    const kindsAt = endsAt + keys * 4;
+    const bytesAt = kindsAt + keys;
     this.ensure(bytesAt + bytes.length);
     const buf = this.ex.memory.buffer;
     new Int32Array(buf, intsAt, count * REC_INTS).set(ints.subarray(0, count * REC_INTS));
     this.memory.set(bytes, bytesAt);
+    this.ex.kv_untyped_out(codeAt, flagsAt, pairsAt, startsAt, endsAt, kindsAt);
     const read = this.ex.kv_scan(intsAt, count, bytesAt, bytes.length, planAt, baseAt, valsAt);
     this.plan = new Int32Array(buf, planAt, count);
     this.base = new Int32Array(buf, baseAt, count);
-    this.vals = new Float64Array(buf, valsAt, count * MAX_NATIVE_KEYS);
+    this.vals = new Float64Array(buf, valsAt, keys);
+    this.untypedCode = new Float64Array(buf, codeAt, count);
+    this.untypedFlags = new Int32Array(buf, flagsAt, count);
+    this.untypedPairsAt = new Int32Array(buf, pairsAt, count);
+    this.untypedStarts = new Int32Array(buf, startsAt, keys);
+    this.untypedEnds = new Int32Array(buf, endsAt, keys);
+    this.untypedKinds = new Uint8Array(buf, kindsAt, keys);
     return read;
   }
 

@@ -24,6 +24,16 @@
  *                the number for a numeric key, a token id for a text key.
  * Tokens are the text values, interned here by their bytes (ids stable for
  * the life of the module); JavaScript reads a new token's bytes once.
+ *
+ * Untyped events (no typed table: mm_page_alloc, kmalloc, most of a kmem
+ * trace) are read the same way with the key sequences UntypedKvScan.scan
+ * (untyped_kv.ts) found for their name (kv_add_untyped_plan): the scan and
+ * its classification, exactly as there (kvSpansBytes with shapes, then
+ * classify), giving per key its kind, value span and number (vals) and per
+ * record the kinds' code and flags (kv_untyped_out), from which the field
+ * worker writes the shape row. Why: that scan in JavaScript was ~1/3 of
+ * the field worker's CPU on kmem text, the critical thread (bench/README.md,
+ * "Session of 2026-11-29 (fifth): text").
  */
 typedef unsigned char u8;
 typedef int i32;
@@ -54,12 +64,32 @@ typedef unsigned long long u64;
 #define TOKEN_ARENA (4 << 20)
 #define MAX_TOKEN_BYTES 256
 
+/* untyped_kv.ts MAX_KEYS: the most keys of an untyped plan (its kind code stays an exact integer). */
+#define MAX_UNTYPED_KEYS 30
+
+/* untyped_kv.ts value kinds (KV_NIL: `(nil)`, read as a hex 0). */
+#define KV_INT 0
+#define KV_HEX 1
+#define KV_STR 2
+#define KV_NIL 3
+
+/* kvSpansBytes's value shapes (key_values_bytes.ts). */
+#define VALUE_DIGITS 1
+#define VALUE_SLASH_HEX 2
+#define VALUE_HEX 4
+
+/* kv_scan's per-record flags of an untyped read. */
+#define U_PAIRS_BACK 1
+#define U_PRINTS_BACK 2
+
 #include <wasm_simd128.h>
 
 extern u8 __heap_base;
 
 typedef struct {
   i32 live;
+  /* An untyped event's key sequence (kv_add_untyped_plan), read as UntypedKvScan.scan reads it. */
+  i32 untyped;
   i32 nrules;
   u8 kind[MAX_RULES];
   u8 key_len[MAX_RULES];
@@ -70,6 +100,8 @@ static Plan plans[MAX_PLANS];
 static i32 plan_count = 0;
 /* Per event name id: its plans (handle + 1; 0 empty). */
 static i32 name_plans[MAX_NAMES][PLANS_PER_NAME];
+/* Per event name id: whether its plans are untyped ones (a name has one kind or the other). */
+static u8 name_untyped[MAX_NAMES];
 
 static i32 token_slot[TOKEN_SLOTS];
 static i32 token_at[MAX_TOKENS];
@@ -102,8 +134,10 @@ void kv_reset(void) {
   for (i32 i = 0; i < REPEAT_SLOTS; i++) repeat_name[i] = 0;
   for (i32 i = 0; i < plan_count; i++) plans[i].live = 0;
   plan_count = 0;
-  for (i32 n = 0; n < MAX_NAMES; n++)
+  for (i32 n = 0; n < MAX_NAMES; n++) {
+    name_untyped[n] = 0;
     for (i32 k = 0; k < PLANS_PER_NAME; k++) name_plans[n][k] = 0;
+  }
 }
 
 /*
@@ -112,7 +146,7 @@ void kv_reset(void) {
  * "key=" packed]. Returns its handle, or -1 if it is not taken (too long,
  * too many plans): its events stay on the JavaScript path.
  */
-i32 kv_add_plan(i32 name, const u8 *desc) {
+static i32 add_plan(i32 name, const u8 *desc, i32 untyped) {
   if (name < 0 || name >= MAX_NAMES || plan_count >= MAX_PLANS) return -1;
   i32 nrules = desc[0];
   if (nrules < 1 || nrules > MAX_RULES) return -1;
@@ -122,7 +156,7 @@ i32 kv_add_plan(i32 name, const u8 *desc) {
       slot = k;
       break;
     }
-  if (slot < 0) return -1;
+  if (slot < 0 || (name_plans[name][0] != 0 && name_untyped[name] != untyped)) return -1;
   Plan *p = &plans[plan_count];
   const u8 *keys = desc + 1 + 2 * nrules;
   for (i32 r = 0; r < nrules; r++) {
@@ -134,9 +168,23 @@ i32 kv_add_plan(i32 name, const u8 *desc) {
     keys += len;
   }
   p->nrules = nrules;
+  p->untyped = untyped;
   p->live = 1;
+  name_untyped[name] = (u8)untyped;
   name_plans[name][slot] = plan_count + 1;
   return plan_count++;
+}
+
+i32 kv_add_plan(i32 name, const u8 *desc) { return add_plan(name, desc, 0); }
+
+/**
+ * A key sequence (desc as kv_add_plan's) that UntypedKvScan.scan read for
+ * untyped event name `name`: its events' texts are then scanned and
+ * classified here (read_untyped), a batch at a time. Handle, or -1.
+ */
+i32 kv_add_untyped_plan(i32 name, const u8 *desc) {
+  if (desc[0] > MAX_UNTYPED_KEYS) return -1;
+  return add_plan(name, desc, 1);
 }
 
 /** A plan the JavaScript side no longer keeps. */
@@ -224,6 +272,184 @@ static int read_plan(const Plan *p, const u8 *b, i32 s, i32 n, double *vals) {
   return 1;
 }
 
+/* text_scan.ts isKeyChar. */
+static inline int is_key_char(u8 c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '.';
+}
+
+/* values.ts pointerWidthPadded. */
+static inline int pointer_width_padded(u8 c0, i32 len) { return c0 == '0' && (len == 16 || len == 8); }
+
+/* key_values_bytes.ts firstKeyToken on b[s, n): where the first `key=` token starts, or -1. */
+static i32 first_key_token(const u8 *b, i32 s, i32 n) {
+  i32 i = s;
+  while (i < n) {
+    i32 j = i;
+    u8 c = 0;
+    while (j < n && is_key_char((c = b[j]))) j++;
+    if (j > i && j < n && c == '=') return i;
+    while (j < n && b[j] != ' ') j++;
+    if (j >= n) return -1;
+    while (j < n && b[j] == ' ') j++;
+    i = j;
+  }
+  return -1;
+}
+
+/*
+ * kvSpansBytes (key_values_bytes.ts) with `shapes`, on b[s, n) of a batch of
+ * nbytes bytes, with plan p: per key its value's span, number (NaN: none)
+ * and shape; 0 if the text is not that sequence. Keys are compared as
+ * sameBytes compares them: within the batch's bytes, not the text's.
+ */
+static int spans_plan(const Plan *p, const u8 *b, i32 nbytes, i32 s, i32 n, double *nums, i32 *starts, i32 *ends,
+                      u8 *shapes) {
+  i32 m = p->nrules;
+  i32 at = s;
+  for (i32 k = 0; k < m; k++) {
+    i32 klen = p->key_len[k];
+    if (at + klen > nbytes || !same_bytes(b + at, p->key[k], klen)) return 0;
+    i32 v0 = at + klen;
+    if (v0 > n) return 0;
+    i32 q = v0;
+    double v = __builtin_nan("");
+    u8 c = 0;
+    i32 kind = p->kind[k];
+    if (kind != 1) {
+      i32 d0 = v0;
+      if (b[v0] == '-' && v0 + 1 < n && (c = b[v0 + 1]) >= '1' && c <= '9') d0 = v0 + 1;
+      double x = 0;
+      q = d0;
+      while (q < n && (c = b[q]) >= '0' && c <= '9') {
+        x = x * 10 + (c - '0');
+        q++;
+      }
+      if (q == d0 || q - d0 > MAX_DIGITS || (q < n && c != ' ') || (kind == 0 && pointer_width_padded(b[v0], q - v0)))
+        v = __builtin_nan("");
+      else
+        v = d0 != v0 ? -x : x;
+    } else {
+      while (q < n && (c = b[q]) >= '0' && c <= '9') q++;
+    }
+    u8 shape = q == n || b[q] == ' ' ? VALUE_DIGITS : 0;
+    if (q == v0 + 1 && b[v0] == '0' && q < n && b[q] == 'x') {
+      q++;
+      while (q < n && (((c = b[q]) >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) q++;
+      i32 len = q - v0;
+      if ((q == n || b[q] == ' ') && len >= 3 && len <= 18 && (b[v0 + 2] != '0' || len == 3)) shape = VALUE_HEX;
+    }
+    for (; q < n && (c = b[q]) != ' '; q++)
+      if (c == '/' && q + 2 < n && b[q + 1] == '0' && b[q + 2] == 'x') shape = VALUE_SLASH_HEX;
+    shapes[k] = shape;
+    int last = k == m - 1;
+    if (last ? q < n : q >= n) return 0;
+    nums[k] = v;
+    starts[k] = v0;
+    ends[k] = q;
+    if (!last) {
+      at = q + 1;
+      while (at < n && b[at] == ' ') at++;
+    }
+  }
+  return 1;
+}
+
+/*
+ * UntypedKvScan.classify (untyped_kv.ts, no lead fields): per key its
+ * kind (nums keep the integers), the kinds' code and the flags; 0 when a
+ * value is one the general path must read.
+ */
+static int classify(const Plan *p, const u8 *b, i32 text_at, i32 pairs_at, const double *nums, const i32 *starts,
+                    const i32 *ends, const u8 *shapes, u8 *kinds, double *code_out, i32 *flags_out) {
+  double code = 0;
+  double mult = 1;
+  int back = 1;
+  int nil = 0;
+  for (i32 k = 0; k < p->nrules; k++) {
+    i32 v0 = starts[k];
+    i32 q = ends[k];
+    i32 len = q - v0;
+    i32 rule_kind = p->kind[k];
+    if (k > 0 && v0 - p->key_len[k] != ends[k - 1] + 1) back = 0;
+    i32 kind;
+    if (nums[k] == nums[k]) {
+      kind = KV_INT;
+      if (len > 1 && b[v0] == '0') back = 0;
+    } else {
+      if (len == 0) return 0;
+      u8 c0 = b[v0];
+      u8 shape = shapes[k];
+      if (rule_kind == 2) return 0;
+      if (rule_kind == 0 && len == 5 && c0 == '(' && b[v0 + 1] == 'n' && b[v0 + 2] == 'i' && b[v0 + 3] == 'l' &&
+          b[v0 + 4] == ')') {
+        kinds[k] = KV_NIL;
+        code += KV_HEX * mult;
+        mult *= 3;
+        nil = 1;
+        continue;
+      }
+      if (rule_kind == 0 && !pointer_width_padded(c0, len)) {
+        if (c0 == '-' || c0 == '+' || c0 == '"' || (shape & VALUE_DIGITS) || (shape & VALUE_SLASH_HEX)) return 0;
+        u8 last = b[q - 1];
+        if (last == ',' || last == ']' || last == ')') return 0;
+      }
+      kind = (shape & VALUE_HEX) ? KV_HEX : KV_STR;
+    }
+    kinds[k] = (u8)kind;
+    code += kind * mult;
+    mult *= 3;
+  }
+  *code_out = code;
+  *flags_out = (back ? U_PAIRS_BACK : 0) | (back && !nil && pairs_at == text_at ? U_PRINTS_BACK : 0);
+  return 1;
+}
+
+/* Untyped outputs of kv_scan (kv_untyped_out): per record, and per key at its base. */
+static double *u_code;
+static i32 *u_flags;
+static i32 *u_pairs_at;
+static i32 *u_starts;
+static i32 *u_ends;
+static u8 *u_kinds;
+
+/** Where kv_scan puts its untyped reads: per record code, flags, pairs' start; per key (at out_base) span and kind. */
+void kv_untyped_out(double *code, i32 *flags, i32 *pairs_at, i32 *starts, i32 *ends, u8 *kinds) {
+  u_code = code;
+  u_flags = flags;
+  u_pairs_at = pairs_at;
+  u_starts = starts;
+  u_ends = ends;
+  u_kinds = kinds;
+}
+
+/*
+ * UntypedKvScan.scan with the name's untyped plans (candidates): the pairs
+ * from the text's start, else from its first `key=` token after other
+ * tokens (the kmem plugin's `(call_site) `). Values at vals/u_* + base.
+ */
+static i32 read_untyped(const i32 *candidates, const u8 *b, i32 nbytes, i32 s, i32 n, i32 i, i32 base, double *vals) {
+  u8 shapes[MAX_RULES];
+  for (i32 pass = 0; pass < 2; pass++) {
+    i32 at = s;
+    if (pass == 1) {
+      at = first_key_token(b, s, n);
+      if (at <= s) return -1;
+    }
+    for (i32 k = 0; k < PLANS_PER_NAME; k++) {
+      i32 h = candidates[k] - 1;
+      if (h < 0) continue;
+      const Plan *p = &plans[h];
+      if (!spans_plan(p, b, nbytes, at, n, vals + base, u_starts + base, u_ends + base, shapes)) continue;
+      if (!classify(p, b, s, at, vals + base, u_starts + base, u_ends + base, shapes, u_kinds + base, &u_code[i],
+                    &u_flags[i]))
+        return -1;
+      u_pairs_at[i] = at;
+      return h;
+    }
+  }
+  return -1;
+}
+
 /*
  * Reads a batch's records (see the top of the file). vals must hold
  * count * MAX_RULES doubles. Returns how many records a plan read.
@@ -240,6 +466,17 @@ i32 kv_scan(const i32 *ints, i32 count, const u8 *bytes, i32 nbytes, i32 *out_pl
     i32 n = s + rec[R_LEN];
     if (s < 0 || rec[R_LEN] < 0 || n > nbytes) continue;
     i32 len = n - s;
+    const i32 *candidates = name_plans[name];
+    if (name_untyped[name]) {
+      i32 h = read_untyped(candidates, bytes, nbytes, s, n, i, base, vals);
+      if (h >= 0) {
+        out_plan[i] = h;
+        out_base[i] = base;
+        base += plans[h].nrules;
+        read++;
+      }
+      continue;
+    }
     i32 r = name & (REPEAT_SLOTS - 1);
     if (repeat_name[r] == name + 1 && repeat_len[r] == len && same_bytes(repeat_text[r], bytes + s, len)) {
       i32 h = repeat_plan[r];
@@ -250,7 +487,6 @@ i32 kv_scan(const i32 *ints, i32 count, const u8 *bytes, i32 nbytes, i32 *out_pl
       read++;
       continue;
     }
-    const i32 *candidates = name_plans[name];
     for (i32 k = 0; k < PLANS_PER_NAME; k++) {
       i32 h = candidates[k] - 1;
       if (h < 0) continue;

@@ -1,0 +1,25 @@
+/**
+ * The args text of the events of the bench corpus's kmem recording
+ * (fixtures/corpus/kmem.v7.dat), as `trace-cmd report` prints it (`-N`: the
+ * kernel's print format, the tracefs text's args; without: the kmem
+ * plugin's `(call_site) ` first, the report text's), as bench/corpus.ts
+ * makes bench/out/corpus/kmem.{tracefs,report}.txt: real lines of the
+ * text the field worker's untyped key=value readers are tuned on.
+ */
+import { execFileSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+const KMEM_DAT = fileURLToPath(new URL('../../../../fixtures/corpus/kmem.v7.dat', import.meta.url));
+
+/** Each event's name and args text, in file order; `names`: only those events (all when empty). */
+export function kmemCorpusArgs(names: string[], kernelFormat: boolean): { name: string; text: string }[] {
+  const filters = names.flatMap((n) => ['-F', n]);
+  const out = execFileSync('trace-cmd', ['report', ...(kernelFormat ? ['-N'] : []), ...filters, '-i', KMEM_DAT], {
+    encoding: 'latin1',
+    maxBuffer: 1 << 30,
+    stdio: ['ignore', 'pipe', 'ignore'],
+  });
+  const events: { name: string; text: string }[] = [];
+  for (const m of out.matchAll(/^.*?\d+\.\d+: (\w+): +(.*)$/gm)) events.push({ name: m[1]!, text: m[2]! });
+  return events;
+}

@@ -297,20 +297,18 @@ static i32 first_key_token(const u8 *b, i32 s, i32 n) {
 }
 
 /*
- * kvSpansBytes (key_values_bytes.ts) with `shapes`, on b[s, n) of a batch of
- * nbytes bytes, with plan p: per key its value's span, number (NaN: none)
- * and shape; 0 if the text is not that sequence. Keys are compared as
- * sameBytes compares them: within the batch's bytes, not the text's.
+ * kvSpansBytes (key_values_bytes.ts) with `shapes`, on b[s, n) with plan p:
+ * per key its value's span, number (NaN: none) and shape; 0 if the text is
+ * not that sequence. (sameBytes there may compare a key past n, within the
+ * batch; its value would start past n, no match either way.)
  */
-static int spans_plan(const Plan *p, const u8 *b, i32 nbytes, i32 s, i32 n, double *nums, i32 *starts, i32 *ends,
-                      u8 *shapes) {
+static int spans_plan(const Plan *p, const u8 *b, i32 s, i32 n, double *nums, i32 *starts, i32 *ends, u8 *shapes) {
   i32 m = p->nrules;
   i32 at = s;
   for (i32 k = 0; k < m; k++) {
     i32 klen = p->key_len[k];
-    if (at + klen > nbytes || !same_bytes(b + at, p->key[k], klen)) return 0;
+    if (at + klen > n || !same_bytes(b + at, p->key[k], klen)) return 0;
     i32 v0 = at + klen;
-    if (v0 > n) return 0;
     i32 q = v0;
     double v = __builtin_nan("");
     u8 c = 0;
@@ -427,7 +425,7 @@ void kv_untyped_out(double *code, i32 *flags, i32 *pairs_at, i32 *starts, i32 *e
  * from the text's start, else from its first `key=` token after other
  * tokens (the kmem plugin's `(call_site) `). Values at vals/u_* + base.
  */
-static i32 read_untyped(const i32 *candidates, const u8 *b, i32 nbytes, i32 s, i32 n, i32 i, i32 base, double *vals) {
+static i32 read_untyped(const i32 *candidates, const u8 *b, i32 s, i32 n, i32 i, i32 base, double *vals) {
   u8 shapes[MAX_RULES];
   for (i32 pass = 0; pass < 2; pass++) {
     i32 at = s;
@@ -439,7 +437,7 @@ static i32 read_untyped(const i32 *candidates, const u8 *b, i32 nbytes, i32 s, i
       i32 h = candidates[k] - 1;
       if (h < 0) continue;
       const Plan *p = &plans[h];
-      if (!spans_plan(p, b, nbytes, at, n, vals + base, u_starts + base, u_ends + base, shapes)) continue;
+      if (!spans_plan(p, b, at, n, vals + base, u_starts + base, u_ends + base, shapes)) continue;
       if (!classify(p, b, s, at, vals + base, u_starts + base, u_ends + base, shapes, u_kinds + base, &u_code[i],
                     &u_flags[i]))
         return -1;
@@ -468,7 +466,7 @@ i32 kv_scan(const i32 *ints, i32 count, const u8 *bytes, i32 nbytes, i32 *out_pl
     i32 len = n - s;
     const i32 *candidates = name_plans[name];
     if (name_untyped[name]) {
-      i32 h = read_untyped(candidates, bytes, nbytes, s, n, i, base, vals);
+      i32 h = read_untyped(candidates, bytes, s, n, i, base, vals);
       if (h >= 0) {
         out_plan[i] = h;
         out_base[i] = base;

@@ -60,7 +60,7 @@ import { FAILED, FIELD_CHUNKS_CONSUMED, MAX_IN_FLIGHT } from './store_protocol.t
 import { RecycledBuffers, sendBuffersBack } from './recycled_buffers.ts';
 import { takeBlockedMs, waitForCounter } from './wait_for_counter.ts';
 import { threadCpuNs } from './thread_cpu.ts';
-import { nativeKvScanner, U_PAIRS_BACK, U_PRINTS_BACK } from '../decode/ftrace_text/native/native_kv_scanner.ts';
+import { nativeKvScanner } from '../decode/ftrace_text/native/native_kv_scanner.ts';
 import { serveJobs } from './job_loop.ts';
 import { heapBound } from './ingest_memory.ts';
 import { perfettoFieldDecoder } from '../decode/perfetto/raw_fields.ts';
@@ -398,7 +398,7 @@ function textDecoder(
   let anyDirect = false;
   /** By native plan handle: the untyped key sequence it reads (addUntypedPlan). */
   const untypedPlanInfo: KvSeqInfo[] = [];
-  /** A native plan handle per event name at most (scan_kv.c PLANS_PER_NAME). */
+  /** Key sequences per event name the native reader takes at most (scan_kv.c PLANS_PER_NAME). */
   const NATIVE_SEQS_PER_NAME = 8;
   const self: BatchDecoder = {
     unparsed: 0,
@@ -482,21 +482,7 @@ function textDecoder(
           const handle = nativePlan !== null ? nativePlan[i]! : -1;
           if (handle >= 0) {
             // Read by scan_kv.c, as kvScan.scan reads it.
-            const nat = native!;
-            const flags = nat.untypedFlags[i]!;
-            kvScan.takeNative(
-              untypedPlanInfo[handle]!,
-              s,
-              nat.untypedPairsAt[i]!,
-              nat.untypedCode[i]!,
-              (flags & U_PAIRS_BACK) !== 0,
-              (flags & U_PRINTS_BACK) !== 0,
-              nat.base[i]!,
-              nat.untypedKinds,
-              nat.untypedStarts,
-              nat.untypedEnds,
-              nat.vals,
-            );
+            native!.untypedInto(kvScan, untypedPlanInfo[handle]!, i, s);
             scanned = true;
           } else {
             scanned = n.bdiSpec !== null ? kvScan.scanBdi(bytes, s, e, n.bdiSpec) : kvScan.scan(bytes, s, e);

@@ -10,6 +10,7 @@
  */
 import type { KeyRule } from '../fields/kv_spec.ts';
 import { latin1 } from '../fields/intern.ts';
+import type { KvSeqInfo, UntypedKvScan } from '../fields/untyped_kv.ts';
 import { loadNativeModule } from './load_wasm.ts';
 
 export const SCAN_KV_WASM = 'scan_kv.wasm';
@@ -21,8 +22,8 @@ const MAX_KEY_BYTES = 64;
 const REC_INTS = 7;
 const PAGE = 65536;
 /** scan_kv.c: untypedFlags' bits (the pairs are their `kv` text; and so is the whole text: UntypedKvScan.printsBack). */
-export const U_PAIRS_BACK = 1;
-export const U_PRINTS_BACK = 2;
+const U_PAIRS_BACK = 1;
+const U_PRINTS_BACK = 2;
 
 interface ScanKvExports {
   memory: WebAssembly.Memory;
@@ -147,6 +148,28 @@ export class NativeKvScanner {
     this.untypedEnds = new Int32Array(buf, endsAt, keys);
     this.untypedKinds = new Uint8Array(buf, kindsAt, keys);
     return read;
+  }
+
+  /**
+   * Record i of the last scan(), read by an untyped plan reading `info`'s
+   * key sequence (its text starting at s), given to `into` as its own
+   * scan() would leave it.
+   */
+  untypedInto(into: UntypedKvScan, info: KvSeqInfo, i: number, s: number): void {
+    const flags = this.untypedFlags[i]!;
+    into.takeNative(
+      info,
+      s,
+      this.untypedPairsAt[i]!,
+      this.untypedCode[i]!,
+      (flags & U_PAIRS_BACK) !== 0,
+      (flags & U_PRINTS_BACK) !== 0,
+      this.base[i]!,
+      this.untypedKinds,
+      this.untypedStarts,
+      this.untypedEnds,
+      this.vals,
+    );
   }
 
   /** The text of a token scan() put in vals. */

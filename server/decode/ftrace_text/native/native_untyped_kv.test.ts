@@ -14,7 +14,7 @@ import { eventNameInfo, readsGenericKv } from '../fields/index.ts';
 import { KV_HEX, KV_INT, KV_NIL, KV_STR, UntypedKvScan } from '../fields/untyped_kv.ts';
 import { kmemCorpusArgs } from '../../../../tests/support/decode/ftrace_text/kmem_corpus_args.ts';
 import { loadNativeModule } from './load_wasm.ts';
-import { NativeKvScanner, SCAN_KV_WASM, U_PAIRS_BACK, U_PRINTS_BACK } from './native_kv_scanner.ts';
+import { NativeKvScanner, SCAN_KV_WASM } from './native_kv_scanner.ts';
 
 /** record_batch.ts: ints per record (format, at, len, kind at 0, 4, 5, 6). */
 const REC_INTS = 7;
@@ -96,20 +96,7 @@ function readBoth(events: Event[], batchRecords = BATCH): { js: (Reading | null)
       js.push(reference.scan(block, s, end) ? readingOf(reference, s) : null);
       const h = scanner.plan[i]!;
       if (h >= 0) {
-        const flags = scanner.untypedFlags[i]!;
-        fromNative.takeNative(
-          infos[h]!,
-          s,
-          scanner.untypedPairsAt[i]!,
-          scanner.untypedCode[i]!,
-          (flags & U_PAIRS_BACK) !== 0,
-          (flags & U_PRINTS_BACK) !== 0,
-          scanner.base[i]!,
-          scanner.untypedKinds,
-          scanner.untypedStarts,
-          scanner.untypedEnds,
-          scanner.vals,
-        );
+        scanner.untypedInto(fromNative, infos[h]!, i, s);
         native.push(readingOf(fromNative, s));
         return;
       }

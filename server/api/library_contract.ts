@@ -67,5 +67,7 @@ export interface LibraryLike {
   readonly paths?: { root: string; tmp: string };
   /** Optional: calls back with a trace's id when an ingest replaced its model, so caches over the old one are dropped. */
   onTraceReplaced?(listener: (id: string) => void): void;
+  /** Optional: settles when a trace's samples.bin (written after its findings, for compare) is in place. */
+  samplesWritten?(id: string): Promise<void>;
   readonly dataDir?: string;
 }

@@ -17,6 +17,8 @@ export interface CompareLibrary {
   findings(id: string): Promise<FindingsLike> | FindingsLike;
   openEngine(id: string): Promise<Engine>;
   readonly paths?: { root: string };
+  /** Optional: settles when the samples.bin of the trace's last detector run is in place (written after its findings). */
+  samplesWritten?(id: string): Promise<void>;
 }
 
 /** What compare reads of findings.json: metrics, which detectors ran, the detectors' stamp (its samples.bin's). */
@@ -55,6 +57,7 @@ export function forgetSamples(lib: object, id: string): void {
 async function keptOrComputed(lib: CompareLibrary, id: string, stamp: string | null): Promise<TraceSamples> {
   const file = lib.paths && stamp ? `${dataDirPaths(lib.paths.root).traceDir(id)}/${SAMPLES_FILE}` : null;
   if (file) {
+    await lib.samplesWritten?.(id);
     const kept = await readSamplesFile(file, stamp!);
     if (kept) return kept;
   }

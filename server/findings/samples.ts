@@ -2,7 +2,8 @@
  * Samples: the per-event values behind a detector's percentile metrics
  * (every completed stall's duration, every shrinker call's), from its
  * `<id>.samples.sql` (METRICS.md, "Samples"). The library keeps them beside
- * findings.json (`samples.bin`, written when the detectors run) so that
+ * findings.json (`samples.bin`, written after the detectors' findings, which
+ * do not wait for it: server/ingest/library.ts keepSamples) so that
  * comparing traces (server/compare/) does not run SQL over the models again.
  * When run_detectors is asked for samples (the library asks), each samples
  * file runs while that run's @per_run tables are still there.

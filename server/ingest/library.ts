@@ -7,7 +7,7 @@
  * flight and failed ones live in memory (a restart forgets them, and
  * removeStaleWork() deletes their half-built files).
  */
-import { SAMPLES_FILE, writeSamplesFile } from '../findings/samples.ts';
+import { SAMPLES_FILE, type TraceSamples, writeSamplesFile } from '../findings/samples.ts';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -108,6 +108,8 @@ export class TraceLibrary {
   private readonly jobs = new Map<string, IngestJob>();
   private readonly failed = new Map<string, TraceRecord>();
   private readonly findingsRuns = new Map<string, Promise<FindingsFile>>();
+  /** samples.bin writes still under way, per trace: the findings (and an upload's done) do not wait for them. */
+  private readonly samplesWrites = new Map<string, Promise<void>>();
   private jobCounter = 0;
   private engineCounter = 0;
   private readonly replacedListeners = new Set<(id: string) => void>();
@@ -346,9 +348,6 @@ export class TraceLibrary {
   private async computeFindings(id: string, onFindingThreads?: (utids: number[]) => void): Promise<FindingsFile> {
     const [engine, detectors] = await Promise.all([this.openEngine(id), this.currentDetectors()]);
     const result = await runWithUserDetectors(engine, this.userDetectorDir, onFindingThreads);
-    // The per-event values behind the percentile metrics, for comparing traces (server/findings/samples.ts).
-    if (result.samples)
-      await writeSamplesFile(path.join(this.paths.traceDir(id), SAMPLES_FILE), result.samples, detectors);
     const file: FindingsFile = {
       detectors,
       findings: result.findings,
@@ -363,7 +362,33 @@ export class TraceLibrary {
     // Integers past 2^53 as strings: JSON.parse would round them (read back below).
     await fs.writeFile(tmp, JSON.stringify(jsSafe(file)));
     await fs.rename(tmp, target);
+    if (result.samples) this.keepSamples(id, result.samples, detectors);
     return file;
+  }
+
+  /**
+   * Writes the per-event values behind the percentile metrics (samples.bin,
+   * server/findings/samples.ts) without holding up the findings: only
+   * comparing traces reads them, and the write's fs calls wait behind the
+   * first view's DuckDB queries on libuv's threads. writeSamplesFile renames
+   * a complete file into place, so a reader finds the whole file or none
+   * (compare then computes them again); compare waits for samplesWritten().
+   */
+  private keepSamples(id: string, samples: TraceSamples, detectors: string): void {
+    const file = path.join(this.paths.traceDir(id), SAMPLES_FILE);
+    const write = writeSamplesFile(file, samples, detectors)
+      .catch((e: Error) => {
+        process.stderr.write(`stallscope: ${file} not written (compare computes it again): ${e.message}\n`);
+      })
+      .finally(() => {
+        if (this.samplesWrites.get(id) === write) this.samplesWrites.delete(id);
+      });
+    this.samplesWrites.set(id, write);
+  }
+
+  /** Settles when the trace's samples.bin from its last detector run is in place (or its write failed). */
+  samplesWritten(id: string): Promise<void> {
+    return this.samplesWrites.get(id) ?? Promise.resolve();
   }
 
   /** Parsed findings.json per trace, while the file is unchanged (several requests read it when a trace opens). */
@@ -408,6 +433,7 @@ export class TraceLibrary {
   }
 
   async close(): Promise<void> {
+    await Promise.all(this.samplesWrites.values());
     for (const e of this.engines.values()) (await e.catch(() => null))?.close();
     this.engines.clear();
   }

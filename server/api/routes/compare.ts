@@ -37,6 +37,7 @@ export async function registerCompareRoutes(app: FastifyInstance, ctx: ApiContex
     findings: (id) => ctx.library.findings(id) as ReturnType<CompareLibrary['findings']>,
     openEngine: (id) => ctx.library.openEngine(id),
     paths: ctx.library.paths,
+    samplesWritten: (id) => ctx.library.samplesWritten?.(id) ?? Promise.resolve(),
   };
   ctx.library.onTraceReplaced?.((id) => forgetSamples(lib, id));
 

@@ -218,10 +218,16 @@ export class TraceLibrary {
         // Only now with its id: what opens the trace (a first view's summaries, routes/traces.ts) opens the new model.
         emit({ ...(placed ?? job.progress), phase: 'detecting', traceId: result.id });
         const findingsStarted = performance.now();
-        await this.findings(result.id, opts.onFindingThreads && ((utids) => opts.onFindingThreads!(result.id, utids)));
+        const findings = await this.findings(
+          result.id,
+          opts.onFindingThreads && ((utids) => opts.onFindingThreads!(result.id, utids)),
+        );
         if (process.env.STALLSCOPE_TIMING)
           process.stderr.write(`[timing] findings ${(performance.now() - findingsStarted).toFixed(0)} ms\n`);
-        const record = (await this.get(result.id))!;
+        // From what is in memory (the summary ingestFile wrote or found, the findings just written): reading
+        // info.json and findings.json back queues behind the first view's DuckDB queries on libuv's threads
+        // (2-250 ms under load, bench/README.md).
+        const record = toRecord(result.summary, findings);
         emit(
           { phase: 'done', bytesDone: record.sizeBytes, bytesTotal: record.sizeBytes, events: record.eventsTotal },
           record,

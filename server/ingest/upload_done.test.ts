@@ -1,7 +1,8 @@
 /**
- * samples.bin is written after an upload's findings (the job's done does not
- * wait for it): compare, asking right after the done, gets the whole samples
- * or computes them again, never a half-written file.
+ * An upload's path to done reads and writes no more files than it must: its
+ * record comes from memory, and samples.bin is written after the findings
+ * (the done does not wait for it). compare, asking right after the done,
+ * gets the whole samples or computes them again, never a half-written file.
  */
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -50,12 +51,13 @@ let traceId: string;
 let samplesFile: string;
 let stamp: string;
 let afterDone: TraceSamples;
+let doneRecord: Awaited<ReturnType<TraceLibrary['ingest']>>;
 
 beforeAll(async () => {
   dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'stallscope-samples-after-done-'));
   lib = await TraceLibrary.open(dataDir);
-  const record = await lib.ingest(FIXTURE);
-  traceId = record.id;
+  doneRecord = await lib.ingest(FIXTURE);
+  traceId = doneRecord.id;
   // compare asks as soon as the job is done, before samples.bin may be in place
   afterDone = (await loadTraceInput(lib, traceId, 'vfs1000.2')).samples;
   await lib.samplesWritten(traceId);
@@ -66,6 +68,20 @@ beforeAll(async () => {
 afterAll(async () => {
   await lib?.close();
   fs.rmSync(dataDir, { recursive: true, force: true });
+});
+
+describe("the upload's done", () => {
+  it('its record, built from memory, is the one the library reads from info.json and findings.json', async () => {
+    expect(doneRecord).toEqual(await lib.get(traceId));
+    // and its counts are the findings': every finding's severity counted in findings.json as written
+    const written = JSON.parse(fs.readFileSync(path.join(dataDir, 'traces', traceId, 'findings.json'), 'utf8')) as {
+      findings: { severity: 'info' | 'warn' | 'critical' }[];
+    };
+    const bySeverity = { info: 0, warn: 0, critical: 0 };
+    for (const f of written.findings) bySeverity[f.severity]++;
+    expect(doneRecord.findingsBySeverity).toEqual(bySeverity);
+    expect(written.findings.length).toBeGreaterThan(0);
+  });
 });
 
 describe('samples.bin after the job is done', () => {

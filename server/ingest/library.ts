@@ -8,6 +8,7 @@
  * removeStaleWork() deletes their half-built files).
  */
 import { SAMPLES_FILE, type TraceSamples, writeSamplesFile } from '../findings/samples.ts';
+import { renameSync, writeFileSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -366,8 +367,11 @@ export class TraceLibrary {
     const target = path.join(this.paths.traceDir(id), 'findings.json');
     const tmp = `${target}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`;
     // Integers past 2^53 as strings: JSON.parse would round them (read back below).
-    await fs.writeFile(tmp, JSON.stringify(jsSafe(file)));
-    await fs.rename(tmp, target);
+    // Written with blocking calls: this file is on an upload's way to done, and libuv's 4 threads, where
+    // promise fs calls queue, are held by the first view's DuckDB queries (a write of a few ms waited up to
+    // ~500 ms under load, bench/README.md). A blocking write only copies into the page cache.
+    writeFileSync(tmp, JSON.stringify(jsSafe(file)));
+    renameSync(tmp, target);
     if (result.samples) this.keepSamples(id, result.samples, detectors);
     return file;
   }

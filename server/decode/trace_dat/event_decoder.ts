@@ -605,33 +605,48 @@ export function compileEvent<R extends DirectRowColumns>(
     name: fmt.name,
     system: fmt.system,
     minLen,
-    fast: compiledOnFirstCall(fastSrc, helpers, own, (f) => (ev.fast = f)),
-    safe: compiledOnFirstCall(safeSrc, helpers, own, (f) => (ev.safe = f)),
+    fast: notCompiledYet,
+    safe: notCompiledYet,
     direct,
     commRegistrations,
     shaped,
   };
+  compileOnFirstCall(ev, 'fast', fastSrc, helpers, own);
+  compileOnFirstCall(ev, 'safe', safeSrc, helpers, own);
   return ev;
 }
 
+/** Placeholder of a reader until compileOnFirstCall sets it. */
+const notCompiledYet: FieldsReader = () => {
+  throw new Error('reader not compiled');
+};
+
 /**
- * A reader whose code (`src`, given the helpers as `h`) is compiled when it
- * is first called, then `install`ed in its place: fast() and safe() serve
- * only events that take the general path or are cut short, and a trace.dat
- * saves the formats of every event of each enabled system (hundreds).
- * Callers that kept the first function reach the compiled one through it.
+ * Sets `ev[which]` to a reader whose code (`src`, given the helpers as `h`)
+ * is compiled when it is first called, then put in its place: fast() and
+ * safe() serve only events that take the general path or are cut short,
+ * and a trace.dat saves the formats of every event of each enabled system
+ * (hundreds). Callers that kept the first function reach the compiled one
+ * through it.
+ *
+ * Made here, outside compileEvent, so that the waiting reader keeps only
+ * its source: a closure keeps every variable its function's other closures
+ * use (V8 gives them one context), and compileEvent's keep its field
+ * expressions. A `trace-cmd record -e all` file saves ~2,300 formats that
+ * each wait so for the whole decode (see compileShapeReader).
  */
-function compiledOnFirstCall(
+function compileOnFirstCall(
+  ev: CompiledEvent,
+  which: 'fast' | 'safe',
   src: string,
   helpers: Helpers,
   own: EventOwn,
-  install: (f: FieldsReader) => void,
-): FieldsReader {
+): void {
   let compiled: FieldsReader | null = null;
-  return (b, o, n) => {
+  ev[which] = (b, o, n) => {
     if (compiled === null) {
       compiled = instantiate<FieldsReader>(src, helpers, own);
-      install(compiled);
+      ev[which] = compiled;
     }
     return compiled(b, o, n);
   };
@@ -727,14 +742,40 @@ function compileShapeReader(
     `return function shaped(b, o, n, w) { let v, a, u; ${checks.join(' ')} ${values.join(' ')} ` +
     `const c = w.begin(${code.length > 0 ? code.join(' + ') : '0'}); if (c === null) return false; ` +
     `const A = c.arrays, r = c.rows; ${writes.join(' ')} w.end(); return true; };`;
-  // Compiled on the first record: a trace.dat saves the formats of every event of each
-  // enabled system (hundreds), and one new Function per format cost ~0.1-0.15 s CPU a file.
+  return shapeReaderCompiledOnFirstCall(
+    src,
+    helpers,
+    own,
+    fields.map(([n]) => n),
+    fixedKinds,
+  );
+}
+
+/**
+ * A shape reader whose code is compiled on its first record: a trace.dat
+ * saves the formats of every event of each enabled system (hundreds), and
+ * one new Function per format cost ~0.1-0.15 s CPU a file.
+ *
+ * Made here, outside compileShapeReader, so that the waiting reader keeps
+ * only its source: made there, its closure shared compileShapeReader's
+ * context, which holds the arrays of source parts (checks, values, writes)
+ * its forEach callback fills. On a `trace-cmd record -e all` file (~2,300
+ * formats, most with no record) those parts were ~10 MB of the decoding
+ * thread's heap for the whole decode (heap snapshot, issue 29 sixth session).
+ */
+function shapeReaderCompiledOnFirstCall(
+  src: string,
+  helpers: Helpers,
+  own: EventOwn,
+  keys: string[],
+  fixedKinds: Int8Array,
+): CompiledShapeReader {
   const reader: CompiledShapeReader = {
     read: (b, o, n, w) => {
       reader.read = instantiate<ShapeReader>(src, helpers, own);
       return reader.read(b, o, n, w);
     },
-    keys: fields.map(([n]) => n),
+    keys,
     fixedKinds,
   };
   return reader;

@@ -446,7 +446,11 @@ function printkMessages(
 function memoSymbolic(render: SymbolicRenderer, signedSize: number | null): SymbolicFn {
   // Most values are small flag sets or enum indexes: an array lookup for
   // those (a Map lookup per field per event showed in profiles), a Map else.
-  const small: (FieldValue | undefined)[] = new Array<FieldValue | undefined>(SMALL_SYMBOLIC).fill(undefined);
+  // The array is made on the first small value: every symbolic field of
+  // every format the file saves gets a renderer (~900 of 8 KiB on a
+  // `trace-cmd record -e all` file, ~7 MB of the decoding thread's heap),
+  // most of them for events that have no record.
+  let small: (FieldValue | undefined)[] | null = null;
   const cache = new Map<number | bigint, FieldValue>();
   const hexOfNumber = render.hexOfNumber;
   return (raw) => {
@@ -456,14 +460,15 @@ function memoSymbolic(render: SymbolicRenderer, signedSize: number | null): Symb
       // Values past the small ones rarely repeat (pfns): rendered, not looked up.
       return '0x' + hexOfNumber(raw).toString(16);
     }
-    const hit = isSmall ? small[raw] : cache.get(raw);
+    if (isSmall && small === null) small = new Array<FieldValue | undefined>(SMALL_SYMBOLIC).fill(undefined);
+    const hit = isSmall ? small![raw] : cache.get(raw);
     if (hit !== undefined) return hit;
     let big = typeof raw === 'bigint' ? raw : BigInt(raw);
     big = BigInt.asUintN(64, big);
     void signedSize;
     const s = render(big);
     const v: FieldValue = s === undefined ? raw : s;
-    if (isSmall) small[raw] = v;
+    if (isSmall) small![raw] = v;
     else if (cache.size < 4096) cache.set(raw, v);
     return v;
   };

@@ -8,11 +8,11 @@ import {
   BIGINT,
   BOOLEAN,
   DOUBLE,
-  DuckDBAppender,
   DuckDBDataChunk,
   INTEGER,
   STRUCT,
   VARCHAR,
+  type DuckDBAppender,
   type DuckDBConnection,
   type DuckDBType,
 } from '@duckdb/node-api';
@@ -140,56 +140,12 @@ const DUCK_TYPE: Record<ColumnKind, DuckDBType> = {
   bool: BOOLEAN,
 };
 
-/**
- * Opens DuckDB's appender of `table` now. DuckDBConnection.createAppender
- * does the same work synchronously but answers through a promise, and an
- * appender is opened in the middle of a synchronous append (ColumnAppender
- * opens it at its table's CHUNK_ROWS-th row): the native call, on the
- * connection node-api keeps in its `connection` field.
- */
-function openAppender(connection: DuckDBConnection, table: string): DuckDBAppender {
-  const native = (connection as unknown as { connection?: duckdb.Connection }).connection;
-  if (native === undefined) throw new Error('DuckDBConnection has no native connection (node-api changed?)');
-  return new DuckDBAppender(connection, duckdb.appender_create_ext(native, null, null, table));
-}
-
-/**
- * Lets a held chunk's copy go at the thread's next minor collection instead
- * of its next full one. The copies live through several minor collections
- * (a table holds its first chunks for a while), so V8 moves them to the old
- * generation, which the store thread collects rarely: on `trace-cmd record
- * -e all` the dropped copies were ~20 MB more of glibc's arena at the
- * decode's peak. Transferring the bytes to a new ArrayBuffer that is
- * dropped at once moves them to a young object (ArrayBuffer.prototype.transfer
- * would do it directly; Node 20's V8 lacks it).
- */
-function releaseNow(buffer: ArrayBuffer): void {
-  structuredClone(buffer, { transfer: [buffer] });
-}
-
 export class ColumnAppender {
   private readonly chunk: DuckDBDataChunk;
-  /** DuckDB's appender, opened once the table has CHUNK_ROWS rows (or at its first flush); null before. */
-  private appender: DuckDBAppender | null = null;
-  /**
-   * The table's chunks while it has fewer than CHUNK_ROWS rows, copied,
-   * in order: appended when the appender opens. Why: an open appender
-   * costs DuckDB a whole vector of CHUNK_ROWS rows per column whatever the
-   * table holds (its own data chunk, 16 KiB per BIGINT column, 32 KiB per
-   * VARCHAR, and another for the rows it has not flushed), and a trace
-   * has as many tables as event kinds and field shapes: `trace-cmd record
-   * -e all` opens ~400 tables of ~2,500 columns, half of them with fewer
-   * than CHUNK_ROWS rows in all, and every load opens every typed table,
-   * most of which get none. Held here, such a table costs its rows' bytes
-   * (its first chunks are small, column_chunk.ts SMALL_FIRST_CHUNK_ROWS),
-   * and one with no rows nothing. At CHUNK_ROWS rows the copies are as
-   * large as DuckDB's vectors, so holding longer saves nothing.
-   */
-  private held: ChunkData[] = [];
   /** Rows appended so far. */
   count = 0;
   private rowsSinceFlush = 0;
-  /** Bytes of the chunks appended since the last flush, held ones included (UnflushedChunks). */
+  /** Bytes of the chunks appended since the last flush (UnflushedChunks). */
   unflushedBytes = 0;
 
   /**
@@ -198,7 +154,7 @@ export class ColumnAppender {
    * chunks stay flat.
    */
   private constructor(
-    private readonly open: () => DuckDBAppender,
+    private readonly appender: DuckDBAppender,
     readonly columns: readonly ColumnSpec[],
     private readonly structFrom: number,
     private readonly unflushed: UnflushedChunks | null,
@@ -213,12 +169,8 @@ export class ColumnAppender {
     );
   }
 
-  /**
-   * `staging`: the load's shared chunks (StagingChunks); without one, the
-   * appender stages in a chunk of its own. DuckDB's appender is opened
-   * when rows need it (see `held`); `table` must exist by then.
-   */
-  static create(
+  /** `staging`: the load's shared chunks (StagingChunks); without one, the appender stages in a chunk of its own. */
+  static async create(
     connection: DuckDBConnection,
     table: string,
     columns: readonly ColumnSpec[],
@@ -226,46 +178,10 @@ export class ColumnAppender {
     unflushed: UnflushedChunks | null = null,
     staging: StagingChunks = new StagingChunks(),
   ): Promise<ColumnAppender> {
-    return Promise.resolve(
-      new ColumnAppender(() => openAppender(connection, table), columns, structFrom, unflushed, staging),
-    );
+    return new ColumnAppender(await connection.createAppender(table), columns, structFrom, unflushed, staging);
   }
 
   append(data: ChunkData): void {
-    const n = data.rows;
-    if (this.appender === null && this.count + n < CHUNK_ROWS) {
-      // The caller reuses data.buffer once this returns (its strings are its own).
-      this.held.push({ ...data, buffer: data.buffer.slice(0) });
-    } else {
-      this.appendToDuckDB(data);
-    }
-    this.count += n;
-    this.rowsSinceFlush += n;
-    this.unflushedBytes += data.buffer.byteLength;
-    // The budget may flush this appender (then rowsSinceFlush is 0 again).
-    this.unflushed?.added(this, data.buffer.byteLength);
-    if (this.rowsSinceFlush >= (this.unflushed?.flushEveryRows ?? FLUSH_EVERY_ROWS)) this.flush();
-  }
-
-  /** DuckDB's appender, opened with the held chunks appended. */
-  private opened(): DuckDBAppender {
-    if (this.appender !== null) return this.appender;
-    const appender = (this.appender = this.open());
-    const held = this.held;
-    this.held = [];
-    for (const h of held) {
-      this.copyIn(appender, h);
-      releaseNow(h.buffer);
-    }
-    return appender;
-  }
-
-  private appendToDuckDB(data: ChunkData): void {
-    this.copyIn(this.opened(), data);
-  }
-
-  /** Copies `data` into the staging chunk and appends it to DuckDB's appender. */
-  private copyIn(appender: DuckDBAppender, data: ChunkData): void {
     const n = data.rows;
     const chunk = this.chunk;
     chunk.reset();
@@ -300,36 +216,34 @@ export class ColumnAppender {
         duckdb.copy_data_to_vector_validity(vector, 0, data.buffer, col.validityOffset, Math.ceil(n / 64) * 8);
       }
     }
-    appender.appendDataChunk(chunk);
+    this.appender.appendDataChunk(chunk);
+    this.count += n;
+    this.rowsSinceFlush += n;
+    this.unflushedBytes += data.buffer.byteLength;
+    // The budget may flush this appender (then rowsSinceFlush is 0 again).
+    this.unflushed?.added(this, data.buffer.byteLength);
+    if (this.rowsSinceFlush >= (this.unflushed?.flushEveryRows ?? FLUSH_EVERY_ROWS)) this.flush();
   }
 
-  /** Flushes, then closes DuckDB's appender (a table that never had rows never opened one). */
   close(): void {
     this.flush();
-    this.appender?.closeSync();
+    this.appender.closeSync();
   }
 
-  /**
-   * Writes the chunks appended since the last flush into the table (DuckDB's row groups).
-   * The appender stays open: closing it at each flush (and opening another at the next
-   * chunk) cost sched_wq.v7's store thread 50-90 of ~330 CPU ms of appending, for no
-   * peak that showed on the -e all recording (issue 29, sixth session).
-   */
+  /** Writes the chunks appended since the last flush into the table (DuckDB's row groups). */
   flush(): void {
     this.rowsSinceFlush = 0;
     if (this.unflushedBytes > 0) {
       this.unflushed?.flushed(this, this.unflushedBytes);
       this.unflushedBytes = 0;
     }
-    if (this.appender === null && this.held.length === 0) return;
-    const appender = this.opened();
     const clock = flushTiming.clock;
     if (clock === null) {
-      appender.flushSync();
+      this.appender.flushSync();
       return;
     }
     const t0 = clock();
-    appender.flushSync();
+    this.appender.flushSync();
     flushTiming.cpuNs += clock() - t0;
     flushTiming.flushes++;
   }

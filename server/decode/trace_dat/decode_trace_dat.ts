@@ -454,8 +454,42 @@ function rawRecordsFor(
   });
   if (records === null) return null;
   const taken = new Uint8Array(65536);
-  for (const f of readers.formats) if (readers.byId[f.id] !== undefined && records.takes(f.id)) taken[f.id] = 1;
+  for (const f of readers.formats) {
+    const ev = readers.byId[f.id];
+    if (ev === undefined || !records.takes(f.id)) continue;
+    taken[f.id] = 1;
+    readers.byId[f.id] = framedOnly(ev);
+    readers.shapeRowsById[f.id] = undefined;
+  }
   return { records, taken };
+}
+
+/**
+ * What this thread still needs of a format whose records the sink takes raw
+ * (MergeCursor.emit: their length against minLen, and the comms they
+ * register): not its readers, which the sink's other thread compiles for
+ * itself. Why: each compiled event keeps its readers' generated sources and
+ * its fields' renderers for the whole decode (~6 KB a format), and a
+ * `trace-cmd record -e all` file saves 2,323 formats, most of them taken
+ * raw (every event without a typed table).
+ */
+function framedOnly(ev: CompiledEvent<DirectRows>): CompiledEvent<DirectRows> {
+  return {
+    id: ev.id,
+    name: ev.name,
+    system: ev.system,
+    minLen: ev.minLen,
+    fast: decodedElsewhere,
+    safe: decodedElsewhere,
+    direct: null,
+    commRegistrations: ev.commRegistrations,
+    shaped: null,
+  };
+}
+
+/** The readers of a format taken raw: never called (its fields are decoded on the sink's thread). */
+function decodedElsewhere(): never {
+  throw new Error('the fields of a record taken raw are decoded on the sink thread');
 }
 
 interface MergeInput {

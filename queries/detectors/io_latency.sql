@@ -218,6 +218,9 @@ dirtier_counts AS (
   WHERE NOT starts_with(coalesce(t.name, ''), 'kworker')
   GROUP BY e.dev, e.ep, t.name, t.tid
 ),
+-- whether the trace has block_rq_insert events: the derived requests' pairing says so (a NOT EXISTS over
+-- the event's view, which reads its shape tables, took the read engine over its memory cap on many_systems)
+queued AS (SELECT coalesce(bool_or(insert_id IS NOT NULL), false) AS inserts_traced FROM block_request),
 dirtiers AS (
   SELECT dev, ep, string_agg(who, ', ' ORDER BY n DESC, who) AS dirtied_by
   FROM (SELECT *, row_number() OVER (PARTITION BY dev, ep ORDER BY n DESC, who) AS k FROM dirtier_counts)
@@ -237,7 +240,7 @@ SELECT
     || coalesce(', written by ' || split_part(sw.write_issuers, ' (', 1), '')
     -- kblockd named because nothing better was traced: say how to see who queued the writes
     || CASE WHEN regexp_matches(split_part(sw.write_issuers, ' (', 1), '^kworker/[0-9]+:[0-9]+H$')
-              AND NOT EXISTS (SELECT 1 FROM _event_block_rq_insert)
+              AND NOT q.inserts_traced
             THEN ' (kblockd; trace block:block_rq_insert to see who queued them)' ELSE '' END
     || coalesce(' for ' || f.flusher_reason || ' writeback', '')
     || coalesce('; dirtied by ' || d.dirtied_by, '') || ')' AS title,
@@ -260,6 +263,7 @@ SELECT
   'read_behind_writeback' AS kind
 FROM episodes e
 CROSS JOIN params p
+CROSS JOIN queued q
 LEFT JOIN span_reads r USING (dev, ep)
 LEFT JOIN span_writes sw USING (dev, ep)
 LEFT JOIN flusher f USING (dev, ep)

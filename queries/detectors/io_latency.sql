@@ -33,7 +33,8 @@
 --   the flusher's last writeback_start on that bdi (background, periodic,
 --   sync, vmscan, ...), and the tasks that dirtied the device's pages
 --   (writeback_dirty_inode_enqueue, writeback_dirty_folio or
---   balance_dirty_pages on the bdi, where traced).
+--   balance_dirty_pages on the bdi, where traced), counted per command
+--   ('dd (194 tasks)' for a loop of short-lived dd; 'dd[4242]' for one).
 --
 -- Writes that can explain the wait
 --   A read's latency is its own transfer plus whatever the device serves
@@ -87,7 +88,8 @@
 -- write_bytes_in_flight (the most bytes of writes overlapping one slow read),
 -- write_bytes (bytes of writes completed in the episode's span),
 -- write_issuers ('kworker/u8:0 (1122)': the queuing tasks' comms by count),
--- flusher_reason, dirtied_by ('dd[4242]'), reader (comm of the slowest read).
+-- flusher_reason, dirtied_by ('dd[4242], cat (3 tasks)': the top 3 commands by
+-- dirtying events), reader (comm of the slowest read).
 -- event_ids: the slowest read's issue and completion, and the first of the
 -- other slow reads (at most 20). kind: 'read_behind_writeback'.
 WITH
@@ -211,12 +213,18 @@ dirtiers_all AS (
   -- join read the fields of every untyped event to find these
   SELECT ss_dev(dev) AS device, utid, ts FROM _event_writeback_dirty_inode_enqueue WHERE dev IS NOT NULL
 ),
+-- counted per command, not per task: a shell loop of short-lived writers (`dd ... conv=fsync`
+-- run 200 times) is one writer to the reader of the finding, and per task each of its
+-- processes ranked below one long-lived task (the tracer writing its own buffers)
 dirtier_counts AS (
-  SELECT e.dev, e.ep, ss_task(t.name, t.tid) AS who, count(*) AS n
+  SELECT e.dev, e.ep,
+    CASE WHEN count(DISTINCT t.tid) > 1 THEN coalesce(t.name, '?') || ' (' || count(DISTINCT t.tid) || ' tasks)'
+         ELSE ss_task(t.name, any_value(t.tid)) END AS who,
+    count(*) AS n
   FROM episodes e JOIN dirtiers_all d ON d.device = e.device AND d.ts <= e.end_ts
   LEFT JOIN thread t ON t.utid = d.utid
   WHERE NOT starts_with(coalesce(t.name, ''), 'kworker')
-  GROUP BY e.dev, e.ep, t.name, t.tid
+  GROUP BY e.dev, e.ep, t.name
 ),
 -- whether the trace has block_rq_insert events: the derived requests' pairing says so (a NOT EXISTS over
 -- the event's view, which reads its shape tables, took the read engine over its memory cap on many_systems)

@@ -304,6 +304,44 @@ describe('4.x tracefs excerpt (fixtures/handmade/kernel4x_writeback_io.txt)', ()
   });
 });
 
+describe('dirtiers_io: "dirtied by" counts a loop of short-lived writers as one command', () => {
+  // fixtures/dirtiers_io.v7.dat (recording/record_dirtiers_io.sh): ~190 dd processes of 2 MiB each
+  // dirty pages beside long-lived tasks (trace-cmd's own buffers, other programs): per task, each dd
+  // had a handful of events; per command they are the writer.
+  it('the top three commands by dirtying events on the device up to the episode end, with their task counts', async () => {
+    const run = await analyze(join(FIXTURES, 'dirtiers_io.v7.dat'));
+    const report = reportNs('dirtiers_io.v7.dat');
+    const f = run.findings.filter((x) => x.detector === 'io_latency');
+    expect(f.length).toBeGreaterThan(0);
+    for (const finding of f) {
+      const device = String(finding.values.device); // '254,0'
+      const end = BigInt(finding.ts_ns) + BigInt(finding.dur_ns);
+      // events naming the device: writeback_dirty_folio / balance_dirty_pages 'bdi 254:0:',
+      // writeback_dirty_inode_enqueue 'dev 254,0'; kernel threads (kworker) are not dirtiers
+      const rows = awk(
+        `${PARSE} { parse() }
+         (ev == "writeback_dirty_folio" || ev == "balance_dirty_pages") && $0 ~ /bdi ${device.replace(',', ':')}:/ { hit = 1 }
+         ev == "writeback_dirty_inode_enqueue" && $0 ~ /dev ${device} / { hit = 1 }
+         hit && t <= ${end} && task !~ /^kworker/ { n[task]++; if (!((task, pid) in seen)) { seen[task, pid] = 1; tasks[task]++; one[task] = pid } }
+         { hit = 0 }
+         END { for (c in n) print n[c] "\t" tasks[c] "\t" one[c] "\t" c }`,
+        report,
+      ).map((l) => l.split('\t'));
+      const who = rows
+        .map(([n, tasks, pid, comm]) => ({
+          n: Number(n),
+          label: Number(tasks) > 1 ? `${comm} (${tasks} tasks)` : `${comm}[${pid}]`,
+        }))
+        .sort((a, b) => b.n - a.n || (a.label < b.label ? -1 : a.label > b.label ? 1 : 0))
+        .slice(0, 3)
+        .map((w) => w.label);
+      expect(who.some((w) => /^dd \(\d+ tasks\)$/.test(w))).toBe(true);
+      expect(finding.values.dirtied_by).toBe(who.join(', '));
+      expect(String(finding.title)).toContain(`dirtied by ${who.join(', ')}`);
+    }
+  });
+});
+
 describe('writeback_flood: the counter tracks the app draws', () => {
   it('dirty / writeback pages per global_dirty_state event, and one latency value per completed request per device and op', async () => {
     const { dbPath } = await ingestFile(join(FIXTURES, 'writeback_flood.v7.dat'), { dataDir: join(dir, 'data') });

@@ -102,6 +102,30 @@ describe('findings list', () => {
     expect(stepThrough(order, 3, 1)!.index).toBe(2);
   });
 
+  it("lists a finding covered by another detector's under it, and on its own when its detector or kind is chosen", () => {
+    // a reclaim pass: the stall (3) covers the escalation of the same pass (8, server/findings/same_pass.ts)
+    const pass = [
+      ...all.filter((x) => x.index !== 3),
+      f(3, 'direct_reclaim_stall', 'critical', 0, { kind: 'memcg', comm: 'dd', tid: 7 }),
+      f(8, 'kswapd_escalation', 'critical', 0, { kind: 'memcg_escalation', comm: 'dd', tid: 7, parent_id: 3 }),
+    ];
+    const ids = (q: Partial<typeof DEFAULT_QUERY>) =>
+      queryFindings(pass, { ...DEFAULT_QUERY, ...q }).map((x) => x.index);
+    expect(ids({})).not.toContain(8);
+    expect(ids({ comm: 'dd' })).toEqual([1, 3]);
+    expect(ids({ detector: 'kswapd_escalation' })).toEqual([8]);
+    expect(ids({ kind: 'memcg_escalation' })).toEqual([8]);
+    expect(ids({ text: 'memcg' })).toEqual([3]);
+    expect(ids({ severities: ['critical'] })).toEqual([2, 3]);
+    // a ramp-up's episode (6, under 2 of its own detector) stays under it whatever the filter
+    expect(ids({ detector: 'b', severities: ['info'] })).toEqual([]);
+    const fc = facets(pass);
+    expect(fc.detectors).toContainEqual(['kswapd_escalation', 1]);
+    expect(fc.kinds).toContainEqual(['kswapd_escalation/memcg_escalation', 1]);
+    expect(fc.detectors).toContainEqual(['b', 2]);
+    expect(fc.comms).toContainEqual(['dd', 2]);
+  });
+
   it('counts what the filters can choose', () => {
     const fc = facets(all);
     expect(fc.comms).toEqual(

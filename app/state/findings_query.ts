@@ -6,7 +6,8 @@
  * `]` / `[` step through exactly this list (`navOrder`).
  *
  * Findings covered by another (the kswapd episodes of a repeated ramp-up,
- * `parent_id`) are not rows of their own: their parent lists them.
+ * a reclaim pass's escalation under its stall: `parent_id`) are not rows of
+ * their own where their parent is one: their parent lists them.
  */
 import type { Finding, OverviewFilter, Severity } from '../api/types.ts';
 
@@ -95,11 +96,35 @@ export function compareTime(a: Finding, b: Finding): number {
   return a.ts - b.ts || a.rank - b.rank || a.index - b.index;
 }
 
-/** The findings shown, in order: matching the query, not covered by another finding. */
+/**
+ * The findings shown, in order: matching the query, not covered by another
+ * finding the list shows. A finding covered by one of its own detector (a
+ * ramp-up's episodes) is never a row; one covered by another detector's (a
+ * reclaim pass's escalation under its stall, server/findings/same_pass.ts)
+ * is a row when the detector or kind chosen leaves its parent out (the list
+ * filtered on the escalations).
+ */
 export function queryFindings(findings: readonly Finding[], q: FindingsQuery): Finding[] {
+  const byIndex = new Map(findings.map((f) => [f.index, f]));
   return findings
-    .filter((f) => f.parent_id === null && matchesQuery(f, q))
+    .filter((f) => {
+      if (!matchesQuery(f, q)) return false;
+      if (f.parent_id === null) return true;
+      const parent = byIndex.get(f.parent_id);
+      // its parent left out by the detector or kind chosen (not by severity, task or text: then
+      // the child stays under its parent as in the unfiltered list)
+      const parentLeftOut =
+        (q.detector !== null && parent?.detector !== q.detector) || (q.kind !== null && parent?.kind !== q.kind);
+      return parent !== undefined && parent.detector !== f.detector && parentLeftOut;
+    })
     .sort(q.sort === 'time' ? compareTime : compareRank);
+}
+
+/** Not covered by a finding of its own detector: a row when the list is filtered on its detector or kind. */
+function listedInOwnDetector(f: Finding, byIndex: ReadonlyMap<number, Finding>): boolean {
+  if (f.parent_id === null) return true;
+  const parent = byIndex.get(f.parent_id);
+  return parent !== undefined && parent.detector !== f.detector;
 }
 
 export type ListRow =
@@ -214,10 +239,14 @@ export function facets(findings: readonly Finding[]) {
   const comms = new Map<string, number>();
   const shrinkers = new Map<string, number>();
   const cpus = new Map<string, number>();
+  const byIndex = new Map(findings.map((f) => [f.index, f]));
   for (const f of findings) {
+    // choosing its detector or kind lists a finding covered by another detector's (queryFindings)
+    if (listedInOwnDetector(f, byIndex)) {
+      count(detectors, f.detector);
+      count(kinds, `${f.detector}/${f.kind}`);
+    }
     if (f.parent_id !== null) continue;
-    count(detectors, f.detector);
-    count(kinds, `${f.detector}/${f.kind}`);
     count(comms, f.comm);
     count(shrinkers, shrinkerOf(f));
     count(cpus, f.cpu === null ? null : String(f.cpu));

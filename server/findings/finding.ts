@@ -67,7 +67,7 @@ export interface Finding extends FindingCore {
   impact_ns: bigint;
   /** 1 = worst: by severity, then losses (a process killed) before stalls, then impact (larger first), then ts, then id. */
   rank: number;
-  /** A finding that covers this one (e.g. the repeated ramp-up a kswapd episode belongs to), or null. */
+  /** A finding that covers this one (the repeated ramp-up a kswapd episode belongs to, the stall of an escalation's pass), or null. */
   parent_id: number | null;
 }
 

@@ -19,6 +19,7 @@
  */
 import { type Finding, type Severity } from './finding.ts';
 import { metricByKey, metricValue, type Metric } from './metrics.ts';
+import { listedInOwnDetector } from './same_pass.ts';
 import { DETECTOR_LABELS, notTracedLabel } from '../../shared/contract/labels.ts';
 import type { OverviewFilter, OverviewLine } from '../../shared/contract/findings.ts';
 
@@ -120,14 +121,22 @@ function paramMs(p: Record<string, string>, name: string, fallback: number): str
 
 class Lines {
   readonly out: OverviewLine[] = [];
+  private readonly byId: ReadonlyMap<number, Finding>;
   constructor(
     private readonly findings: readonly Finding[],
     private readonly detector: string,
-  ) {}
+  ) {
+    this.byId = new Map(findings.map((f) => [f.id, f]));
+  }
+
+  /** A row of its detector's list: an escalation under another detector's stall still counts (same_pass.ts). */
+  private listed(f: Finding): boolean {
+    return listedInOwnDetector(f, this.byId);
+  }
 
   /** Adds a line; with a filter, links it to the top-ranked matching finding (findings come ranked). */
   add(text: string, metrics: string[], filter: OverviewFilter | null): void {
-    const hits = filter ? this.findings.filter((f) => matches(f, filter) && f.parent_id === null) : [];
+    const hits = filter ? this.findings.filter((f) => matches(f, filter) && this.listed(f)) : [];
     const top = hits[0];
     this.out.push({
       detector: this.detector,
@@ -142,7 +151,7 @@ class Lines {
   }
 
   top(filter: OverviewFilter): Finding | undefined {
-    return this.findings.find((f) => matches(f, filter) && f.parent_id === null);
+    return this.findings.find((f) => matches(f, filter) && this.listed(f));
   }
 
   all(filter: OverviewFilter): Finding[] {
@@ -150,7 +159,7 @@ class Lines {
   }
 
   count(filter: OverviewFilter): number {
-    return this.findings.filter((f) => matches(f, filter) && f.parent_id === null).length;
+    return this.findings.filter((f) => matches(f, filter) && this.listed(f)).length;
   }
 }
 

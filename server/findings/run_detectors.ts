@@ -39,6 +39,7 @@ import { detectorCoverage, tracedEventNames } from './coverage.ts';
 import { EmptyInputs, tableMacroWords } from './empty_inputs.ts';
 import { type Metric, rowsToMetrics, sortMetrics, traceMetricsSql } from './metrics.ts';
 import { type Overview, buildOverview } from './overview.ts';
+import { nestEscalationsInStalls } from './same_pass.ts';
 import { type TraceSamples, querySamples } from './samples.ts';
 import type { DetectorRun } from '../../shared/contract/findings.ts';
 
@@ -484,6 +485,7 @@ async function runDetectorsNow(engine: Engine, opts: RunOptions): Promise<RunRes
     const parent = byRef.get(`${r.detector}\0${r.parent_ref}`);
     if (parent && parent !== findings[i]) findings[i]!.parent_id = parent.id;
   });
+  nestEscalationsInStalls(findings);
   assignRanks(findings, new Set(selected.filter((d) => d.rank === 'loss').map((d) => d.id)));
   for (const run of runs) run.counts = countBySeverity(findings.filter((f) => f.detector === run.id));
   sortMetrics(metrics);

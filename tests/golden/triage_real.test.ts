@@ -407,6 +407,54 @@ describe('memcg_escalation: a memcg-only trace', () => {
     },
   );
 
+  it(
+    'lists a pass that stalled and wound down once: the escalation under the stall of the same pass',
+    { timeout: 240_000 },
+    async () => {
+      // memcg reclaim passes per task, begin -> end, from the report (microsecond timestamps: ingest the same text)
+      const report = traceCmdReport(dat, tmp);
+      const passes = new Map(
+        awk(
+          `${PARSE} { parse() }
+           ev == "mm_vmscan_memcg_reclaim_begin" { b[pid] = t }
+           ev == "mm_vmscan_memcg_reclaim_end" && (pid in b) { printf "%s %.0f %.0f\\n", pid, b[pid], t; delete b[pid] }
+           END { for (p in b) printf "%s %.0f %.0f\\n", p, b[p], b[p] - 1 }  # still in reclaim at the end: dur -1`,
+          report,
+        ).map((l) => {
+          const [pid, begin, end] = l.split(' ');
+          return [`${pid} ${begin}`, BigInt(end!) - BigInt(begin!)];
+        }),
+      );
+      const r = await analyze(report);
+      const byId = new Map(r.findings.map((f) => [f.id, f]));
+      const mine = r.findings.filter((f) => f.kind === 'memcg_escalation');
+      expect(mine.length).toBeGreaterThan(0);
+      let nested = 0;
+      for (const f of mine) {
+        const dur = passes.get(`${f.tid} ${f.ts_ns}`);
+        expect(dur, `pass of ${f.title}`).toBeDefined();
+        if (dur === -1n) continue; // cut by the trace's end: each detector measures its own part
+        // direct_reclaim_stall's warn threshold: 1 ms
+        if (dur! >= 1_000_000n) {
+          const stall = byId.get(f.parent_id!)!;
+          expect(stall, f.title).toBeDefined();
+          expect([stall.detector, stall.kind, stall.tid, stall.ts_ns, stall.dur_ns]).toEqual([
+            'direct_reclaim_stall',
+            'memcg',
+            f.tid,
+            f.ts_ns,
+            dur,
+          ]);
+          nested++;
+        } else expect(f.parent_id).toBeNull();
+      }
+      expect(nested).toBeGreaterThan(0);
+      // the overview's escalation line still counts every escalation
+      const line = r.overview.lines.find((l) => l.filter?.kind === 'memcg_escalation')!;
+      expect(line.count).toBe(mine.length);
+    },
+  );
+
   it('labels no task thread "kswapd" in the app\'s track list', { timeout: 240_000 }, async () => {
     const { TraceLibrary } = await import('../../server/ingest/library.ts');
     const { buildApi } = await import('../../server/api/create_server.ts');

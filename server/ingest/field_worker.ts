@@ -18,7 +18,15 @@ import { stackFields } from '../decode/ftrace_text/fields/ftrace.ts';
 import { KeptRaw, RAW_KEPT, RAW_UNSURE } from '../decode/ftrace_text/kept_raw.ts';
 import { readsGenericKv, writebackBdiSpec } from '../decode/ftrace_text/fields/index.ts';
 import type { KvSpec } from '../decode/ftrace_text/fields/kv_spec.ts';
-import { KV_HEX, KV_INT, KV_STR, UntypedKvScan, type KvSeqInfo } from '../decode/ftrace_text/fields/untyped_kv.ts';
+import {
+  KV_HEX,
+  KV_INT,
+  KV_STR,
+  UntypedKvScan,
+  type KvSeqInfo,
+  type ScannedFields,
+} from '../decode/ftrace_text/fields/untyped_kv.ts';
+import { BlockTextScan, blockLayoutOf } from '../decode/ftrace_text/fields/block_bytes.ts';
 import {
   directTextWriter,
   textFieldParser,
@@ -299,6 +307,12 @@ function textDecoder(
         kvMisses: number;
         /** Key sequences (KvSeqInfo.sig) the native reader was given for its events: scan_kv.c reads them then. */
         nativeSigs: Set<string> | null;
+        /** An untyped block event's text layout (block_bytes.ts BlockTextScan), else -1. */
+        block: number;
+        /** The block event's shape rows by key sequence (null: not a block event). */
+        blockShapes: Map<string, ShapeRows> | null;
+        /** Whether KeptRaw keeps all its texts from now on (keepsAll): only then its block text skips the fields. */
+        rawAlwaysKept: boolean;
       }
     | undefined
   )[] = [];
@@ -343,15 +357,16 @@ function textDecoder(
     h.fields = null;
   };
   const kvScan = new UntypedKvScan();
+  const blockScan = new BlockTextScan();
   /** Events of a name the scan may fail to take, before any it took, until the name is left to the general path. */
   const KV_GIVE_UP = 64;
+  /** Whether writeScannedRow's last false was a shape not yet a table (ShapeRows.deferred). */
+  let kvDeferred = false;
   /**
    * Event i (untyped, its text b[s, e) of the page, read by kvScan) as a row
    * of its shape, as writePacked would write it from the fields its parser
    * reads and KeptRaw's raw; false (nothing written): the general path takes it.
    */
-  /** Whether writeKvShaped's last false was a shape not yet a table (ShapeRows.deferred). */
-  let kvDeferred = false;
   const writeKvShaped = (
     r: RecordBatchReader,
     i: number,
@@ -364,21 +379,38 @@ function textDecoder(
   ): boolean => {
     const keep = keptRaw.ofScan(name, kvScan, b);
     if (keep === RAW_UNSURE) return false;
-    const info = kvScan.info;
-    let sr = kvShapes.get(info.sig);
+    return writeScannedRow(r, i, kvShapes, nameId, kvScan, b, keep === RAW_KEPT ? latin1(b, s, e) : null);
+  };
+  /**
+   * Event i's fields as a scan read them from b (its shape rows by key
+   * sequence in `shapes`), with `raw` as KeptRaw gives it: the row
+   * writePacked would write from the parser's fields; false (nothing
+   * written): the general path takes it.
+   */
+  const writeScannedRow = (
+    r: RecordBatchReader,
+    i: number,
+    shapes: Map<string, ShapeRows>,
+    nameId: number,
+    scan: ScannedFields,
+    b: Buffer,
+    raw: string | null,
+  ): boolean => {
+    const info = scan.info;
+    let sr = shapes.get(info.sig);
     if (sr === undefined) {
       // A name prints one or two key sequences; text pasted from many kernels is bounded here.
-      if (kvShapes.size >= 16) return false;
+      if (shapes.size >= 16) return false;
       sr = untyped.shapeRows(nameId, info.keys!, new Int8Array(info.keys!.length).fill(-1));
-      kvShapes.set(info.sig, sr);
+      shapes.set(info.sig, sr);
     }
     r.headerInto(i, sr);
-    sr.raw = keep === RAW_KEPT ? latin1(b, s, e) : null;
-    if (sr.begin(kvScan.code) === null) {
+    sr.raw = raw;
+    if (sr.begin(scan.code) === null) {
       kvDeferred = sr.deferred;
       return false;
     }
-    const { kinds, starts, ends, nums } = kvScan;
+    const { kinds, starts, ends, nums } = scan;
     const m = info.keys!.length;
     for (let k = 0; k < m; k++) {
       const kind = kinds[k]!;
@@ -430,6 +462,9 @@ function textDecoder(
           bdiSpec,
           kvMisses: 0,
           nativeSigs: kvShapes !== null && bdiSpec === null && native !== null ? new Set() : null,
+          block: untypedText ? blockLayoutOf(name) : -1,
+          blockShapes: untypedText && blockLayoutOf(name) >= 0 ? new Map() : null,
+          rawAlwaysKept: false,
         };
       }
       const bytes = r.bytes;
@@ -474,6 +509,18 @@ function textDecoder(
           rows.end();
           continue;
         }
+        // A block event's text straight into its shape row, read as block.ts reads it, once KeptRaw keeps
+        // every text of the name (its fields no longer matter to `raw`) and nothing is to join it.
+        if (
+          pageBytes &&
+          n.block >= 0 &&
+          i + 1 < count &&
+          r.format(i + 1) !== CONTINUATION &&
+          (n.rawAlwaysKept || (n.rawAlwaysKept = keptRaw.keepsAll(n.name))) &&
+          blockScan.scan(n.block, bytes, s, e) &&
+          writeScannedRow(r, i, n.blockShapes!, format, blockScan, bytes, latin1(bytes, s, e))
+        )
+          continue;
         // An untyped event's key=value text straight into its shape row, when nothing is to join it
         // (a continuation line would change its raw text: the last event of a batch is held as before).
         if (pageBytes && n.kvShapes !== null && i + 1 < count && r.format(i + 1) !== CONTINUATION) {

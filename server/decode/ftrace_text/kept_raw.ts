@@ -68,6 +68,16 @@ export class KeptRaw {
   }
 
   /**
+   * Whether of() gives every later text of the name back as it is, whatever
+   * its fields: the name's first KEEP_AFTER_MISSES events all printed back
+   * otherwise (of() checks no more). Once true, it stays true.
+   */
+  keepsAll(name: string): boolean {
+    const check = this.names.get(name);
+    return check !== undefined && check.misses >= KEEP_AFTER_MISSES;
+  }
+
+  /**
    * of() for an event read by UntypedKvScan (no text string, no fields
    * object): RAW_PRINTS_BACK or RAW_KEPT where of() would give null or the
    * text (and its state changes as of() changes it), RAW_UNSURE where only

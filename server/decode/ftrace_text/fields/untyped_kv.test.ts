@@ -12,7 +12,7 @@ import { KeptRaw, RAW_KEPT, RAW_PRINTS_BACK, RAW_UNSURE } from '../kept_raw.ts';
 import { eventNameInfo, readsGenericKv, writebackBdiSpec } from './index.ts';
 import { KV_HEX, KV_INT, KV_NIL, KV_STR, UntypedKvScan } from './untyped_kv.ts';
 import { TEXT_FIXTURES, decodedEventsOf } from '../../../../tests/support/decode/ftrace_text/text_fixtures.ts';
-import { kmemCorpusArgs } from '../../../../tests/support/decode/ftrace_text/kmem_corpus_args.ts';
+import { kmemCorpusArgs } from '../../../../tests/support/decode/ftrace_text/corpus_args.ts';
 
 /** Integers' `0x%lx` text (what a shape stores as `hex`). */
 const CANONICAL_HEX = /^0x(0|[1-9a-f][0-9a-f]{0,15})$/;

@@ -50,6 +50,21 @@ export interface KvSeqInfo {
   readonly sig: string;
 }
 
+/**
+ * Fields a byte scan read for a shape row (UntypedKvScan, block_bytes.ts
+ * BlockTextScan): the key sequence, per field its kind (KV_INT, KV_HEX,
+ * KV_STR, KV_NIL), its value's span in the bytes and an integer's value,
+ * and the fields' kind code (ShapeRowColumns.begin).
+ */
+export interface ScannedFields {
+  readonly info: KvSeqInfo;
+  readonly kinds: Int8Array;
+  readonly starts: Int32Array;
+  readonly ends: Int32Array;
+  readonly nums: Float64Array;
+  readonly code: number;
+}
+
 const seqInfos = new WeakMap<SeqEntry, KvSeqInfo>();
 /** The same for the sequences read after writeback's `bdi NAME: ` (their fields start with `name`). */
 const bdiSeqInfos = new WeakMap<SeqEntry, KvSeqInfo>();

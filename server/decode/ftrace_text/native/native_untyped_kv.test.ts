@@ -12,7 +12,7 @@
 import { describe, expect, it } from 'vitest';
 import { eventNameInfo, readsGenericKv } from '../fields/index.ts';
 import { KV_HEX, KV_INT, KV_NIL, KV_STR, UntypedKvScan } from '../fields/untyped_kv.ts';
-import { kmemCorpusArgs } from '../../../../tests/support/decode/ftrace_text/kmem_corpus_args.ts';
+import { kmemCorpusArgs } from '../../../../tests/support/decode/ftrace_text/corpus_args.ts';
 import { loadNativeModule } from './load_wasm.ts';
 import { NativeKvScanner, SCAN_KV_WASM } from './native_kv_scanner.ts';
 

@@ -26,7 +26,8 @@ import {
   type KvSeqInfo,
   type ScannedFields,
 } from '../decode/ftrace_text/fields/untyped_kv.ts';
-import { BlockTextScan, blockLayoutOf } from '../decode/ftrace_text/fields/block_bytes.ts';
+import { blockTextScanFor } from '../decode/ftrace_text/fields/block_bytes.ts';
+import { SoftirqTextScan, isSoftirqEvent } from '../decode/ftrace_text/fields/softirq_bytes.ts';
 import {
   directTextWriter,
   textFieldParser,
@@ -275,6 +276,31 @@ function traceDatDecoder(
 serveJobs<FieldWorkerInput, Exclude<ToFieldWorker, { type: 'job' }>>(port, startJob);
 
 /**
+ * An untyped event whose text is positional, not key=value, read from its
+ * bytes as its parser reads it (block_bytes.ts, softirq_bytes.ts), for its
+ * shape row. Its `raw`: block texts never print back (their I/O priority),
+ * so they are taken once KeptRaw keeps every text of the name; a softirq
+ * reader takes only texts that print back, so softirq texts are taken once
+ * KeptRaw has seen the name print back.
+ */
+interface PrintedTextReader {
+  readonly scan: ScannedFields & { scan(b: Uint8Array, s: number, e: number): boolean };
+  /** Its shape rows by key sequence. */
+  readonly shapes: Map<string, ShapeRows>;
+  /** Whether a text it takes keeps its raw text (else: it prints back, raw null). */
+  readonly keepsRaw: boolean;
+  /** Whether KeptRaw's answer is known without the fields (keepsAll / printedBack): it then stays so. */
+  rawKnown: boolean;
+}
+
+function printedTextReader(name: string): PrintedTextReader | null {
+  const block = blockTextScanFor(name);
+  if (block !== null) return { scan: block, shapes: new Map(), keepsRaw: true, rawKnown: false };
+  if (isSoftirqEvent(name)) return { scan: new SoftirqTextScan(), shapes: new Map(), keepsRaw: false, rawKnown: false };
+  return null;
+}
+
+/**
  * Text events: each record's argument text parsed by its event's parser into
  * its typed table's row. Events without a typed table, and events whose text
  * does not parse, go to _ftrace_event with their raw text (and the former to
@@ -307,12 +333,8 @@ function textDecoder(
         kvMisses: number;
         /** Key sequences (KvSeqInfo.sig) the native reader was given for its events: scan_kv.c reads them then. */
         nativeSigs: Set<string> | null;
-        /** An untyped block event's text layout (block_bytes.ts BlockTextScan), else -1. */
-        block: number;
-        /** The block event's shape rows by key sequence (null: not a block event). */
-        blockShapes: Map<string, ShapeRows> | null;
-        /** Whether KeptRaw keeps all its texts from now on (keepsAll): only then its block text skips the fields. */
-        rawAlwaysKept: boolean;
+        /** An untyped event's reader of its positional text (block, softirq), else null. */
+        printed: PrintedTextReader | null;
       }
     | undefined
   )[] = [];
@@ -357,7 +379,6 @@ function textDecoder(
     h.fields = null;
   };
   const kvScan = new UntypedKvScan();
-  const blockScan = new BlockTextScan();
   /** Events of a name the scan may fail to take, before any it took, until the name is left to the general path. */
   const KV_GIVE_UP = 64;
   /** Whether writeScannedRow's last false was a shape not yet a table (ShapeRows.deferred). */
@@ -462,9 +483,7 @@ function textDecoder(
           bdiSpec,
           kvMisses: 0,
           nativeSigs: kvShapes !== null && bdiSpec === null && native !== null ? new Set() : null,
-          block: untypedText ? blockLayoutOf(name) : -1,
-          blockShapes: untypedText && blockLayoutOf(name) >= 0 ? new Map() : null,
-          rawAlwaysKept: false,
+          printed: untypedText ? printedTextReader(name) : null,
         };
       }
       const bytes = r.bytes;
@@ -509,16 +528,26 @@ function textDecoder(
           rows.end();
           continue;
         }
-        // A block event's text straight into its shape row, read as block.ts reads it, once KeptRaw keeps
-        // every text of the name (its fields no longer matter to `raw`) and nothing is to join it.
+        // A block or softirq event's text straight into its shape row, read as its parser reads it,
+        // once KeptRaw's answer for it is known without the fields, and when nothing is to join it.
+        const printed = n.printed;
         if (
           pageBytes &&
-          n.block >= 0 &&
+          printed !== null &&
           i + 1 < count &&
           r.format(i + 1) !== CONTINUATION &&
-          (n.rawAlwaysKept || (n.rawAlwaysKept = keptRaw.keepsAll(n.name))) &&
-          blockScan.scan(n.block, bytes, s, e) &&
-          writeScannedRow(r, i, n.blockShapes!, format, blockScan, bytes, latin1(bytes, s, e))
+          (printed.rawKnown ||
+            (printed.rawKnown = printed.keepsRaw ? keptRaw.keepsAll(n.name) : keptRaw.printedBack(n.name))) &&
+          printed.scan.scan(bytes, s, e) &&
+          writeScannedRow(
+            r,
+            i,
+            printed.shapes,
+            format,
+            printed.scan,
+            bytes,
+            printed.keepsRaw ? latin1(bytes, s, e) : null,
+          )
         )
           continue;
         // An untyped event's key=value text straight into its shape row, when nothing is to join it

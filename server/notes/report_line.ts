@@ -259,7 +259,8 @@ function kmem(f: Fields): string {
   return `(${str(f, 'call_site')}) ${parts.join(' ')}`;
 }
 
-const SOFTIRQS = ['HI', 'TIMER', 'NET_TX', 'NET_RX', 'BLOCK', 'IRQ_POLL', 'TASKLET', 'SCHED', 'HRTIMER', 'RCU'];
+/** The kernel's softirq names by vector (softirq_to_name), as softirq events print them. */
+export const SOFTIRQS = ['HI', 'TIMER', 'NET_TX', 'NET_RX', 'BLOCK', 'IRQ_POLL', 'TASKLET', 'SCHED', 'HRTIMER', 'RCU'];
 function softirq(f: Fields): string {
   const v = Number(f.vec);
   return `vec=${str(f, 'vec')} [action=${SOFTIRQS[v] ?? v}]`;

@@ -78,6 +78,15 @@ export class KeptRaw {
   }
 
   /**
+   * Whether of() has seen an event of the name print back: from then on its
+   * state no longer changes, and it gives null for every text that prints
+   * back (the text otherwise).
+   */
+  printedBack(name: string): boolean {
+    return this.names.get(name)?.misses === -1;
+  }
+
+  /**
    * of() for an event read by UntypedKvScan (no text string, no fields
    * object): RAW_PRINTS_BACK or RAW_KEPT where of() would give null or the
    * text (and its state changes as of() changes it), RAW_UNSURE where only

@@ -8,8 +8,9 @@
 import { describe, expect, it } from 'vitest';
 import type { EventFields } from '../../decoded_event.ts';
 import { PRINTED_PARSERS } from './index.ts';
-import { BlockTextScan, blockLayoutOf } from './block_bytes.ts';
+import { blockTextScanFor } from './block_bytes.ts';
 import { KV_HEX, KV_INT, KV_STR } from './untyped_kv.ts';
+import type { BlockTextScan } from './block_bytes.ts';
 import { corpusArgs } from '../../../../tests/support/decode/ftrace_text/corpus_args.ts';
 
 const CANONICAL_HEX = /^0x(0|[1-9a-f][0-9a-f]{0,15})$/;
@@ -17,11 +18,12 @@ const CANONICAL_HEX = /^0x(0|[1-9a-f][0-9a-f]{0,15})$/;
 const BLOCK_NAMES = Object.keys(PRINTED_PARSERS);
 
 /** What the scan read of `name`'s `text` as a fields object (null: refused), and where it differs from the parser's. */
-function scanAgainstParser(scan: BlockTextScan, name: string, text: string): { taken: boolean; wrong: string[] } {
+function scanAgainstParser(name: string, text: string): { taken: boolean; wrong: string[]; scan: BlockTextScan } {
   const b = Buffer.from(text, 'latin1');
   const fields: EventFields | null = PRINTED_PARSERS[name]!(text);
-  if (!scan.scan(blockLayoutOf(name), b, 0, b.length)) return { taken: false, wrong: [] };
-  if (fields === null) return { taken: true, wrong: [`taken where the parser fails: '${text}'`] };
+  const scan = scanOf(name);
+  if (!scan.scan(b, 0, b.length)) return { taken: false, wrong: [], scan };
+  if (fields === null) return { taken: true, wrong: [`taken where the parser fails: '${text}'`], scan };
   const wrong: string[] = [];
   const keys = Object.keys(fields);
   if (JSON.stringify(keys) !== JSON.stringify(scan.info.keys)) wrong.push(`keys ${keys} vs ${scan.info.keys}`);
@@ -40,7 +42,15 @@ function scanAgainstParser(scan: BlockTextScan, name: string, text: string): { t
   });
   const code = keys.reduce((c, _, k) => c + scan.kinds[k]! * 3 ** k, 0);
   if (code !== scan.code) wrong.push(`code ${scan.code}, kinds give ${code}`);
-  return { taken: true, wrong };
+  return { taken: true, wrong, scan };
+}
+
+/** One reader per event name, as the field worker keeps them. */
+const scans = new Map<string, BlockTextScan>();
+function scanOf(name: string): BlockTextScan {
+  let scan = scans.get(name);
+  if (scan === undefined) scans.set(name, (scan = blockTextScanFor(name)!));
+  return scan;
 }
 
 describe('BlockTextScan reads what block.ts reads', () => {
@@ -48,13 +58,13 @@ describe('BlockTextScan reads what block.ts reads', () => {
     const events = corpusArgs('many_systems', BLOCK_NAMES, true);
     // Counted from the recording (trace-cmd report -N -F block_... | wc -l, less its `cpus=2` line).
     expect(events.length).toBe(274739);
-    const scan = new BlockTextScan();
     const wrong: string[] = [];
     const refused: string[] = [];
     const names = new Set<string>();
     for (const { name, text } of events) {
       names.add(name);
-      const r = scanAgainstParser(scan, name, text);
+      const r = scanAgainstParser(name, text);
+      const scan = r.scan;
       if (!r.taken) refused.push(`${name}: ${text}`);
       wrong.push(...r.wrong.map((w) => `${name} ${w}`));
       // The line's own words: `M,m` first (dev is MKDEV(M, m)), the comm or error between the brackets last.
@@ -153,9 +163,8 @@ describe('BlockTextScan reads what block.ts reads', () => {
   ];
 
   it('made texts: taken exactly where expected, and then read as the parser reads them', () => {
-    const scan = new BlockTextScan();
     const got = cases.map(([name, text]) => {
-      const r = scanAgainstParser(scan, name, text);
+      const r = scanAgainstParser(name, text);
       expect(r.wrong).toEqual([]);
       return [name, text, r.taken];
     });
@@ -163,9 +172,9 @@ describe('BlockTextScan reads what block.ts reads', () => {
   });
 
   it('a taken text read by hand: block_rq_issue with an I/O priority', () => {
-    const scan = new BlockTextScan();
+    const scan = blockTextScanFor('block_rq_issue')!;
     const text = '254,0 WSM 4096 () 319291408 + 8 0x2,0,4 [kworker/u8:2]';
-    expect(scan.scan(blockLayoutOf('block_rq_issue'), Buffer.from(text, 'latin1'), 0, text.length)).toBe(true);
+    expect(scan.scan(Buffer.from(text, 'latin1'), 0, text.length)).toBe(true);
     expect(scan.info.keys).toEqual(['dev', 'sector', 'nr_sector', 'bytes', 'ioprio', 'rwbs', 'comm', 'cmd']);
     const values = scan.info.keys!.map((_, k) =>
       scan.kinds[k] === KV_INT ? scan.nums[k] : text.slice(scan.starts[k], scan.ends[k]),
@@ -183,9 +192,9 @@ describe('BlockTextScan reads what block.ts reads', () => {
     ]);
   });
 
-  it('names without a block layout: -1 (key=value events, typed events)', () => {
-    expect(blockLayoutOf('mm_page_alloc')).toBe(-1);
-    expect(blockLayoutOf('sched_switch')).toBe(-1);
-    expect(blockLayoutOf('block_rq_issue')).toBeGreaterThanOrEqual(0);
+  it('names without a block layout: no reader (key=value events, typed events)', () => {
+    expect(blockTextScanFor('mm_page_alloc')).toBeNull();
+    expect(blockTextScanFor('sched_switch')).toBeNull();
+    expect(blockTextScanFor('block_rq_issue')).not.toBeNull();
   });
 });

@@ -27,7 +27,7 @@ import {
   parseBlockSplit,
   parseBlockUnplug,
 } from './block.ts';
-import { KV_HEX, KV_INT, KV_STR, type KvSeqInfo } from './untyped_kv.ts';
+import { KV_HEX, KV_INT, KV_STR, type KvSeqInfo, type ScannedFields } from './untyped_kv.ts';
 
 /** Which of block.ts's regexes the event's text is printed by. */
 const RQ = 0; // block_rq_insert, _issue, _merge, block_io_start, _done
@@ -62,9 +62,10 @@ const BUFFER_KEYS = seq('dev', 'sector', 'size');
 const PLUG_KEYS = seq('comm');
 const UNPLUG_KEYS = seq('nr_rq', 'comm');
 
-/** The layout of a block event whose text block.ts reads (PRINTED_PARSERS), else -1. */
-export function blockLayoutOf(name: string): number {
-  return LAYOUT_OF.get(PRINTED_PARSERS[name]) ?? -1;
+/** The reader of a block event whose text block.ts reads (PRINTED_PARSERS), else null. */
+export function blockTextScanFor(name: string): BlockTextScan | null {
+  const layout = LAYOUT_OF.get(PRINTED_PARSERS[name]);
+  return layout === undefined ? null : new BlockTextScan(layout);
 }
 
 const MAX_FIELDS = 8;
@@ -80,7 +81,7 @@ const MAX_DEV_DIGITS = 9;
  * the fields' kind code (ShapeRowColumns.begin). The same members as
  * UntypedKvScan's, for the same row writer.
  */
-export class BlockTextScan {
+export class BlockTextScan implements ScannedFields {
   info: KvSeqInfo = PLUG_KEYS;
   readonly nums = new Float64Array(MAX_FIELDS);
   readonly starts = new Int32Array(MAX_FIELDS);
@@ -89,8 +90,12 @@ export class BlockTextScan {
   code = 0;
   private n = 0;
 
+  /** `layout`: which of block.ts's regexes prints the event's text (RQ ... UNPLUG). */
+  constructor(private readonly layout: number) {}
+
   /** Reads b[s, e) as the layout's regex would (true), or leaves it (false: block.ts reads it). */
-  scan(layout: number, b: Uint8Array, s: number, e: number): boolean {
+  scan(b: Uint8Array, s: number, e: number): boolean {
+    const layout = this.layout;
     // Bytes the regexes' `.` and `\S` take alike, and the layout's brackets counted.
     let open = 0;
     let close = 0;

@@ -28,6 +28,7 @@ import {
   parseBlockUnplug,
 } from './block.ts';
 import { KV_HEX, KV_INT, KV_STR, type KvSeqInfo, type ScannedFields } from './untyped_kv.ts';
+import { asciiBytes, sameBytesBefore } from './byte_keys.ts';
 
 /** Which of block.ts's regexes the event's text is printed by. */
 const RQ = 0; // block_rq_insert, _issue, _merge, block_io_start, _done
@@ -89,6 +90,9 @@ export class BlockTextScan implements ScannedFields {
   readonly kinds = new Int8Array(MAX_FIELDS);
   code = 0;
   private n = 0;
+  /** devRwbs's rwbs span. */
+  private rwbs = 0;
+  private rwbsEnd = 0;
 
   /** `layout`: which of block.ts's regexes prints the event's text (RQ ... UNPLUG). */
   constructor(private readonly layout: number) {}
@@ -137,13 +141,9 @@ export class BlockTextScan implements ScannedFields {
    * brackets (parseBlockRqComplete).
    */
   private rq(withBytes: boolean, b: Uint8Array, s: number, e: number): boolean {
-    let p = this.dev(b, s, e);
+    let p = this.devRwbs(b, s, e);
     if (p < 0) return false;
-    // rwbs: up to the next space (\S* then a space).
-    const rwbs = p;
-    while (p < e && b[p] !== 32) p++;
-    if (p >= e) return false;
-    const rwbsEnd = p++;
+    const { rwbs, rwbsEnd } = this;
     const bytesAt = p;
     const bytesEnd = digitsEnd(b, p, e);
     let hasBytes = false;
@@ -207,12 +207,9 @@ export class BlockTextScan implements ScannedFields {
 
   /** ^(\d+),(\d+) (\S*) (\d+) \+ (\d+) \[(.*)\]$ (bio), or with ` / ` for ` + ` (split). */
   private bio(isBio: boolean, b: Uint8Array, s: number, e: number): boolean {
-    let p = this.dev(b, s, e);
+    let p = this.devRwbs(b, s, e);
     if (p < 0) return false;
-    const rwbs = p;
-    while (p < e && b[p] !== 32) p++;
-    if (p >= e) return false;
-    const rwbsEnd = p++;
+    const { rwbs, rwbsEnd } = this;
     const aAt = p;
     p = digitsEnd(b, p, e);
     const aEnd = p;
@@ -232,13 +229,13 @@ export class BlockTextScan implements ScannedFields {
   /** ^(\d+),(\d+) sector=(\d+) size=(\d+)$ */
   private buffer(b: Uint8Array, s: number, e: number): boolean {
     let p = this.dev(b, s, e);
-    if (p < 0 || !startsWith(b, p, e, SECTOR)) return false;
-    p += SECTOR.length;
+    if (p < 0 || !sameBytesBefore(b, p, e, SECTOR)) return false;
+    p += SECTOR.n;
     const sectorAt = p;
     p = digitsEnd(b, p, e);
     const sectorEnd = p;
-    if (!startsWith(b, p, e, SIZE)) return false;
-    p += SIZE.length;
+    if (!sameBytesBefore(b, p, e, SIZE)) return false;
+    p += SIZE.n;
     const sizeEnd = digitsEnd(b, p, e);
     if (sizeEnd !== e || !this.int(b, sectorAt, sectorEnd) || !this.int(b, p, sizeEnd)) return false;
     this.info = BUFFER_KEYS;
@@ -254,6 +251,17 @@ export class BlockTextScan implements ScannedFields {
     this.text(b, s + 1, d - 2);
     this.info = UNPLUG_KEYS;
     return true;
+  }
+
+  /** dev, then rwbs up to the next space (`(\S*) `: its span in rwbs, rwbsEnd); the offset after that space, or -1. */
+  private devRwbs(b: Uint8Array, s: number, e: number): number {
+    let p = this.dev(b, s, e);
+    if (p < 0) return -1;
+    this.rwbs = p;
+    while (p < e && b[p] !== 32) p++;
+    if (p >= e) return -1;
+    this.rwbsEnd = p;
+    return p + 1;
   }
 
   /** `major,minor ` at s as dev (MKDEV); the offset after its space, or -1. */
@@ -298,18 +306,8 @@ export class BlockTextScan implements ScannedFields {
   }
 }
 
-const SECTOR = ascii('sector=');
-const SIZE = ascii(' size=');
-
-function ascii(word: string): Uint8Array {
-  return Uint8Array.from(word, (c) => c.charCodeAt(0));
-}
-
-function startsWith(b: Uint8Array, p: number, e: number, word: Uint8Array): boolean {
-  if (e - p < word.length) return false;
-  for (let i = 0; i < word.length; i++) if (b[p + i] !== word[i]) return false;
-  return true;
-}
+const SECTOR = asciiBytes('sector=');
+const SIZE = asciiBytes(' size=');
 
 /** The end of the ASCII digits from p. */
 function digitsEnd(b: Uint8Array, p: number, e: number): number {

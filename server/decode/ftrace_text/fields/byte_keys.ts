@@ -112,6 +112,11 @@ export function sameBytes(b: Uint8Array, s: number, key: ByteKey): boolean {
   return (n & 3) === 0 || dv.getInt32(at + n - 4, true) === w[full];
 }
 
+/** sameBytes within the text b[.., e): whether b[s, s + key.n) equals key and ends by e. */
+export function sameBytesBefore(b: Uint8Array, s: number, e: number, key: ByteKey): boolean {
+  return e - s >= key.n && sameBytes(b, s, key);
+}
+
 /** Whether b[s, s + n) equals b[t, t + n) (both ranges inside b). */
 export function sameRangeBytes(b: Uint8Array, s: number, t: number, n: number): boolean {
   // The view spans the whole buffer: bytes past b's end are not b's.

@@ -17,6 +17,7 @@
  */
 import { SOFTIRQS } from '../../../notes/report_line.ts';
 import { KV_INT, type KvSeqInfo, type ScannedFields } from './untyped_kv.ts';
+import { asciiBytes, sameBytes, sameBytesBefore } from './byte_keys.ts';
 
 const VEC_KEYS: KvSeqInfo = { keys: ['vec'], sig: 'vec' };
 
@@ -25,11 +26,9 @@ export function isSoftirqEvent(name: string): boolean {
   return name === 'softirq_raise' || name === 'softirq_entry' || name === 'softirq_exit';
 }
 
-const ACTION = Uint8Array.from(' [action=', (c) => c.charCodeAt(0));
-/** `[action=NAME]` by vector: what the text must end with. */
-const ACTION_NAMES = Array.from({ length: 100 }, (_, v) =>
-  Uint8Array.from(`${SOFTIRQS[v] ?? v}]`, (c) => c.charCodeAt(0)),
-);
+const ACTION = asciiBytes(' [action=');
+/** `NAME]` by vector: what the text must end with. */
+const ACTION_NAMES = Array.from({ length: 100 }, (_, v) => asciiBytes(`${SOFTIRQS[v] ?? v}]`));
 
 /** One event's reading (scan() true): the one field `vec`, an integer. */
 export class SoftirqTextScan implements ScannedFields {
@@ -49,19 +48,13 @@ export class SoftirqTextScan implements ScannedFields {
     const n = p - d;
     if (n === 0 || n > 2 || (n === 2 && b[d] === 48)) return false;
     const v = n === 1 ? b[d]! - 48 : (b[d]! - 48) * 10 + (b[d + 1]! - 48);
-    if (!bytesAt(b, p, e, ACTION)) return false;
-    p += ACTION.length;
+    if (!sameBytesBefore(b, p, e, ACTION)) return false;
+    p += ACTION.n;
     const name = ACTION_NAMES[v]!;
-    if (e - p !== name.length || !bytesAt(b, p, e, name)) return false;
+    if (e - p !== name.n || !sameBytes(b, p, name)) return false;
     this.starts[0] = d;
     this.ends[0] = d + n;
     this.nums[0] = v;
     return true;
   }
-}
-
-function bytesAt(b: Uint8Array, p: number, e: number, word: Uint8Array): boolean {
-  if (e - p < word.length) return false;
-  for (let i = 0; i < word.length; i++) if (b[p + i] !== word[i]) return false;
-  return true;
 }

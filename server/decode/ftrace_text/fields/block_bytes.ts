@@ -90,6 +90,8 @@ export class BlockTextScan implements ScannedFields {
   readonly kinds = new Int8Array(MAX_FIELDS);
   code = 0;
   private n = 0;
+  /** 3^n: the next field's weight in `code` (`3 ** n` was V8's Math.pow, ~4% of the field worker on many_systems). */
+  private weight = 1;
   /** devRwbs's rwbs span. */
   private rwbs = 0;
   private rwbsEnd = 0;
@@ -113,6 +115,7 @@ export class BlockTextScan implements ScannedFields {
     }
     this.n = 0;
     this.code = 0;
+    this.weight = 1;
     switch (layout) {
       case RQ:
       case RQ_COMPLETE:
@@ -302,7 +305,8 @@ export class BlockTextScan implements ScannedFields {
     this.starts[k] = s;
     this.ends[k] = e;
     this.nums[k] = v;
-    this.code += kind * 3 ** k;
+    this.code += kind * this.weight;
+    this.weight *= 3;
   }
 }
 

@@ -453,6 +453,18 @@ function textDecoder(
   const untypedPlanInfo: KvSeqInfo[] = [];
   /** Key sequences per event name the native reader takes at most (scan_kv.c PLANS_PER_NAME). */
   const NATIVE_SEQS_PER_NAME = 8;
+  /**
+   * The key sequence kvScan just read, given to the native reader (at most
+   * NATIVE_SEQS_PER_NAME per name): from the next batch on it reads the name's
+   * texts of that sequence. Whether it took a new one.
+   */
+  const learnNative = (sigs: Set<string> | null, nameId: number): boolean => {
+    if (sigs === null || sigs.size >= NATIVE_SEQS_PER_NAME || sigs.has(kvScan.info.sig)) return false;
+    sigs.add(kvScan.info.sig);
+    const h = native!.addUntypedPlan(nameId, kvScan.entry!.rules);
+    if (h >= 0) untypedPlanInfo[h] = kvScan.info;
+    return h >= 0;
+  };
   const self: BatchDecoder = {
     unparsed: 0,
     decode(r) {
@@ -562,13 +574,7 @@ function textDecoder(
             scanned = true;
           } else {
             scanned = n.bdiSpec !== null ? kvScan.scanBdi(bytes, s, e, n.bdiSpec) : kvScan.scan(bytes, s, e);
-            const sigs = n.nativeSigs;
-            // The sequence read here, given to the native reader: from the next batch on, it reads this name's texts.
-            if (scanned && sigs !== null && sigs.size < NATIVE_SEQS_PER_NAME && !sigs.has(kvScan.info.sig)) {
-              sigs.add(kvScan.info.sig);
-              const h = native!.addUntypedPlan(format, kvScan.entry!.rules);
-              if (h >= 0) untypedPlanInfo[h] = kvScan.info;
-            }
+            if (scanned) learnNative(n.nativeSigs, format);
           }
           if (scanned && writeKvShaped(r, i, n.name, n.kvShapes, format, bytes, s, e)) {
             n.kvMisses = -1;
@@ -591,6 +597,19 @@ function textDecoder(
           // Buffer's subarray (a FastBuffer through its species constructor) cost ~3x as much.
           text = latin1(bytes, s, e);
           fields = n.parse(text, 0, e - s, text, new Uint8Array(bytesBuffer, bytesOffset + s, e - s));
+          // A key=value name the scan has not taken yet, its sequence pushed out of the generic parser's few
+          // recent ones by other names' (many_systems: irq_handler_*, timer_cancel, all given up): the parser
+          // just made it the most recent, so the scan reads this text now, and the native reader learns it.
+          if (
+            fields !== null &&
+            n.kvMisses >= 0 &&
+            n.kvShapes !== null &&
+            n.nativeSigs !== null &&
+            kvScan.scan(bytes, s, e) &&
+            keptRaw.ofScan(n.name, kvScan, bytes) !== RAW_UNSURE &&
+            learnNative(n.nativeSigs, format)
+          )
+            n.kvMisses = -1;
         }
         if (fields === null) self.unparsed++;
         const rows = n.rows;

@@ -15,7 +15,7 @@
  */
 import { parentPort, type MessagePort } from 'node:worker_threads';
 import { openDuckDb, type Engine } from '../engine/engine.ts';
-import { flushTiming } from '../model/column_appender.ts';
+import { flushTiming, type OpenAppenders } from '../model/column_appender.ts';
 import type { ChunkData } from '../model/column_chunk.ts';
 import { mergeDicts, sameLayout, type BuilderResult } from '../model/model_layout.ts';
 import { ModelStore } from '../model/model_store.ts';
@@ -48,7 +48,10 @@ function post(message: FromStoreWorker): void {
  * The flushes are where the load's row groups are built, compressed and
  * written (and, past the store's memory cap, spilled and read back).
  */
-function storeThreadTiming(): { finishing(): void; report(commitCap: string): void } | null {
+function storeThreadTiming(): {
+  finishing(): void;
+  report(commitCap: string, open: OpenAppenders['stats']): void;
+} | null {
   const start = process.env.STALLSCOPE_TIMING ? threadCpuNs() : null;
   if (start === null) return null;
   flushTiming.clock = () => threadCpuNs()!;
@@ -64,11 +67,12 @@ function storeThreadTiming(): { finishing(): void; report(commitCap: string): vo
       flushNs = flushTiming.cpuNs;
       flushes = flushTiming.flushes;
     },
-    report(commitCap) {
+    report(commitCap, open) {
       flushTiming.clock = null;
       process.stderr.write(
         `[timing] store thread: appending ${ms(finishAt - start)} (flushes ${ms(flushNs)} in ${flushes}), ` +
-          `finish+commit ${ms(threadCpuNs()! - finishAt)} (of which closing appenders' flushes ${ms(flushTiming.cpuNs - flushNs)}) CPU ms, commit cap ${commitCap}\n`,
+          `finish+commit ${ms(threadCpuNs()! - finishAt)} (of which closing appenders' flushes ${ms(flushTiming.cpuNs - flushNs)}) CPU ms, commit cap ${commitCap}; ` +
+          `open appenders' chunks at most ${(open.peakBytes / 1048576).toFixed(1)} MB (${open.closed} closed by the budget, ${open.collections} collections)\n`,
       );
     },
   };
@@ -185,7 +189,7 @@ function startJob(input: StoreWorkerInput, onEnd: () => void): (m: ToStoreWorker
       await during(engine!.exec(`SET memory_limit = '${limit}'`));
       const summary = await during(store!.commitLoad(result));
       if (failed) return; // aborted meanwhile: closeEngine() closes it
-      timing?.report(limit);
+      timing?.report(limit, store!.openAppenders.stats);
       closeEngine();
       input.chunkReturn.close();
       onEnd();

@@ -8,14 +8,15 @@ import {
   BIGINT,
   BOOLEAN,
   DOUBLE,
+  DuckDBAppender,
   DuckDBDataChunk,
   INTEGER,
   STRUCT,
   VARCHAR,
-  type DuckDBAppender,
   type DuckDBConnection,
   type DuckDBType,
 } from '@duckdb/node-api';
+import { collectGarbage } from '../ingest/ingest_memory.ts';
 import { CHUNK_ROWS, ColumnChunk, type ChunkData, type ColumnKind, type ColumnSpec } from './column_chunk.ts';
 
 export type { ColumnKind, ColumnSpec } from './column_chunk.ts';
@@ -125,6 +126,95 @@ export class StagingChunks {
 }
 
 /**
+ * Bytes DuckDB allocates for an appender's own data chunk when it opens, per
+ * column (a STRUCT's fields counted each): a vector of STANDARD_VECTOR_SIZE
+ * (2048) rows at the column's physical width. Rows appended as whole chunks
+ * (appendDataChunk) never pass through it, but it lives, outside DuckDB's
+ * memory cap, until the appender is destroyed. Measured: 2,000 BIGINT
+ * columns' appenders took 31.2 MB of DuckDB's jemalloc (16.0 KiB each).
+ */
+const APPENDER_CHUNK_BYTES_PER_COLUMN: Record<ColumnKind, number> = {
+  i32: 2048 * 4,
+  i64: 2048 * 8,
+  f64: 2048 * 8,
+  str: 2048 * 16, // string_t
+  bool: 2048,
+};
+
+/** What DuckDB's appender of a table of `columns` holds in its own data chunk (APPENDER_CHUNK_BYTES_PER_COLUMN). */
+export function appenderChunkBytes(columns: readonly ColumnSpec[]): number {
+  let bytes = 0;
+  for (const c of columns) bytes += APPENDER_CHUNK_BYTES_PER_COLUMN[c.kind];
+  return bytes;
+}
+
+/**
+ * Bytes of appender data chunks (appenderChunkBytes) that one load's open
+ * appenders may hold in all. Why: a table's appender held its chunk from
+ * the schema (typed tables) or the table's creation (shape tables) to the
+ * store's finish, so what they held followed the number of tables and
+ * columns, not of events: `trace-cmd record -e all` (all.dat: ~2,000 shape
+ * columns in 195 tables, plus the typed tables) held ~50 MB of them at its
+ * decoding peak (jemalloc's 16 KiB, 8 KiB and 32 KiB extents: 2,035, 1,595
+ * and 165 of them). Past the budget, the appenders least recently appended
+ * to are flushed and closed (reopened at their table's next chunk), and a
+ * collection lets their native halves go (OpenAppenders).
+ * $STALLSCOPE_OPEN_APPENDERS_MB overrides.
+ */
+export const OPEN_APPENDERS_BUDGET_BYTES = Number(process.env.STALLSCOPE_OPEN_APPENDERS_MB ?? 16) * 1048576;
+
+/**
+ * The open appenders of one load (one per ModelStore), least recently
+ * appended to first: keeps their data chunks' sum (appenderChunkBytes) under
+ * a budget. Closing an appender does not free its chunk: DuckDB frees it when
+ * the appender is destroyed, which the bindings do when V8 collects its
+ * wrapper (a finalizer, run on a later turn of the event loop). So past the
+ * budget the least recent are closed down to half of it, and then one full
+ * collection runs: a collection per half a budget freed.
+ */
+export class OpenAppenders {
+  private bytes = 0;
+  private readonly open = new Set<ColumnAppender>();
+  /** The most `bytes` ever reached, appenders closed by the budget, collections run (STALLSCOPE_TIMING). */
+  readonly stats = { peakBytes: 0, closed: 0, collections: 0 };
+
+  constructor(
+    private readonly budget = OPEN_APPENDERS_BUDGET_BYTES,
+    private readonly collect: () => void = collectGarbage,
+  ) {}
+
+  /** `a` opened its DuckDB appender. */
+  opened(a: ColumnAppender): void {
+    this.bytes += a.chunkBytes;
+    this.open.add(a);
+    if (this.bytes > this.budget) this.closeLeastRecent(a);
+    this.stats.peakBytes = Math.max(this.stats.peakBytes, this.bytes);
+  }
+
+  /** `a` appended a chunk: it becomes the most recent. */
+  used(a: ColumnAppender): void {
+    this.open.delete(a);
+    this.open.add(a);
+  }
+
+  /** `a` closed its DuckDB appender. */
+  closed(a: ColumnAppender): void {
+    if (this.open.delete(a)) this.bytes -= a.chunkBytes;
+  }
+
+  private closeLeastRecent(keep: ColumnAppender): void {
+    for (const a of this.open) {
+      if (this.bytes <= this.budget / 2) break;
+      if (a === keep) continue;
+      a.close(); // calls closed(a)
+      this.stats.closed++;
+    }
+    this.collect();
+    this.stats.collections++;
+  }
+}
+
+/**
  * CPU spent in appender flushes on this thread, counted when `clock` is set
  * (the store worker sets it under $STALLSCOPE_TIMING to its thread's CPU
  * clock): the flushes are DuckDB's part of the load, and a CPU profile's
@@ -142,6 +232,10 @@ const DUCK_TYPE: Record<ColumnKind, DuckDBType> = {
 
 export class ColumnAppender {
   private readonly chunk: DuckDBDataChunk;
+  /** DuckDB's appender, opened at the first chunk and again after OpenAppenders closed it; null while closed. */
+  private appender: DuckDBAppender | null = null;
+  /** What DuckDB's appender holds in its own data chunk while open (appenderChunkBytes). */
+  readonly chunkBytes: number;
   /** Rows appended so far. */
   count = 0;
   private rowsSinceFlush = 0;
@@ -154,11 +248,13 @@ export class ColumnAppender {
    * chunks stay flat.
    */
   private constructor(
-    private readonly appender: DuckDBAppender,
+    private readonly connection: DuckDBConnection,
+    private readonly table: string,
     readonly columns: readonly ColumnSpec[],
     private readonly structFrom: number,
     private readonly unflushed: UnflushedChunks | null,
     staging: StagingChunks,
+    private readonly openAppenders: OpenAppenders | null,
   ) {
     const plain = columns.slice(0, structFrom).map((c) => DUCK_TYPE[c.kind]);
     const fields = columns.slice(structFrom);
@@ -167,9 +263,16 @@ export class ColumnAppender {
         ? plain
         : [...plain, STRUCT(Object.fromEntries(fields.map((c) => [c.name, DUCK_TYPE[c.kind]])))],
     );
+    this.chunkBytes = appenderChunkBytes(columns);
   }
 
-  /** `staging`: the load's shared chunks (StagingChunks); without one, the appender stages in a chunk of its own. */
+  /**
+   * `staging`: the load's shared chunks (StagingChunks); without one, the
+   * appender stages in a chunk of its own. `openAppenders`: the load's bound
+   * on open appenders; without one, the appender stays open from its first
+   * chunk to close(). DuckDB's appender opens at the first chunk: a table
+   * that gets none (most typed tables of a trace) never holds one.
+   */
   static async create(
     connection: DuckDBConnection,
     table: string,
@@ -177,11 +280,29 @@ export class ColumnAppender {
     structFrom = columns.length,
     unflushed: UnflushedChunks | null = null,
     staging: StagingChunks = new StagingChunks(),
+    openAppenders: OpenAppenders | null = null,
   ): Promise<ColumnAppender> {
-    return new ColumnAppender(await connection.createAppender(table), columns, structFrom, unflushed, staging);
+    return new ColumnAppender(connection, table, columns, structFrom, unflushed, staging, openAppenders);
+  }
+
+  /**
+   * Opens DuckDB's appender, synchronously: append() runs without awaiting
+   * (the store appends chunks in order, between its async statements).
+   * DuckDBConnection.createAppender is async only in form; its binding,
+   * appender_create_ext, is synchronous, and the connection's handle is a
+   * private field of node-api's class.
+   */
+  private openAppender(): DuckDBAppender {
+    const handle = (this.connection as unknown as { connection: duckdb.Connection }).connection;
+    const appender = new DuckDBAppender(this.connection, duckdb.appender_create_ext(handle, null, null, this.table));
+    this.appender = appender;
+    this.openAppenders?.opened(this);
+    return appender;
   }
 
   append(data: ChunkData): void {
+    const appender = this.appender ?? this.openAppender();
+    this.openAppenders?.used(this);
     const n = data.rows;
     const chunk = this.chunk;
     chunk.reset();
@@ -216,7 +337,7 @@ export class ColumnAppender {
         duckdb.copy_data_to_vector_validity(vector, 0, data.buffer, col.validityOffset, Math.ceil(n / 64) * 8);
       }
     }
-    this.appender.appendDataChunk(chunk);
+    appender.appendDataChunk(chunk);
     this.count += n;
     this.rowsSinceFlush += n;
     this.unflushedBytes += data.buffer.byteLength;
@@ -225,13 +346,20 @@ export class ColumnAppender {
     if (this.rowsSinceFlush >= (this.unflushed?.flushEveryRows ?? FLUSH_EVERY_ROWS)) this.flush();
   }
 
+  /** Flushes and closes DuckDB's appender, if open (append() opens another). */
   close(): void {
+    const appender = this.appender;
+    if (appender === null) return;
     this.flush();
-    this.appender.closeSync();
+    appender.closeSync();
+    this.appender = null;
+    this.openAppenders?.closed(this);
   }
 
   /** Writes the chunks appended since the last flush into the table (DuckDB's row groups). */
   flush(): void {
+    const appender = this.appender;
+    if (appender === null) return; // closed: nothing unflushed
     this.rowsSinceFlush = 0;
     if (this.unflushedBytes > 0) {
       this.unflushed?.flushed(this, this.unflushedBytes);
@@ -239,11 +367,11 @@ export class ColumnAppender {
     }
     const clock = flushTiming.clock;
     if (clock === null) {
-      this.appender.flushSync();
+      appender.flushSync();
       return;
     }
     const t0 = clock();
-    this.appender.flushSync();
+    appender.flushSync();
     flushTiming.cpuNs += clock() - t0;
     flushTiming.flushes++;
   }

@@ -11,7 +11,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { SkippedInput } from '../decode/decoded_event.ts';
 import type { Engine } from '../engine/engine.ts';
-import { appendRows, ColumnAppender, StagingChunks, UnflushedChunks } from './column_appender.ts';
+import { appendRows, ColumnAppender, OpenAppenders, StagingChunks, UnflushedChunks } from './column_appender.ts';
 import type { ChunkData, ColumnKind, ColumnSpec } from './column_chunk.ts';
 import {
   FLAGS_UNKNOWN,
@@ -145,6 +145,8 @@ export class ModelStore {
     private readonly unflushed: UnflushedChunks,
     /** The chunks this load's appenders stage rows in, one per list of column types. */
     private readonly staging: StagingChunks,
+    /** This load's open DuckDB appenders, bounded in what their own chunks hold. */
+    readonly openAppenders: OpenAppenders,
   ) {}
 
   /**
@@ -164,13 +166,16 @@ export class ModelStore {
     const con = engine.connection;
     const unflushed = new UnflushedChunks();
     const staging = new StagingChunks();
+    const open = new OpenAppenders();
     const appenders = [
-      await ColumnAppender.create(con, '_ftrace_event', layout.ftraceEvent, undefined, unflushed, staging),
-      await ColumnAppender.create(con, '_args', layout.args, undefined, unflushed, staging),
+      await ColumnAppender.create(con, '_ftrace_event', layout.ftraceEvent, undefined, unflushed, staging, open),
+      await ColumnAppender.create(con, '_args', layout.args, undefined, unflushed, staging, open),
     ];
     for (const t of layout.typed)
-      appenders.push(await ColumnAppender.create(con, `_stage_${t.table}`, t.columns, KEY_COLUMNS, unflushed, staging));
-    return new ModelStore(engine, layout, appenders, unflushed, staging);
+      appenders.push(
+        await ColumnAppender.create(con, `_stage_${t.table}`, t.columns, KEY_COLUMNS, unflushed, staging, open),
+      );
+    return new ModelStore(engine, layout, appenders, unflushed, staging, open);
   }
 
   /**
@@ -291,7 +296,15 @@ export class ModelStore {
     );
     this.shapeAppenders.set(
       d.table,
-      await ColumnAppender.create(this.engine.connection, name, d.columns, KEY_COLUMNS, this.unflushed, this.staging),
+      await ColumnAppender.create(
+        this.engine.connection,
+        name,
+        d.columns,
+        KEY_COLUMNS,
+        this.unflushed,
+        this.staging,
+        this.openAppenders,
+      ),
     );
     this.shapeColumns += d.columns.length;
     if (this.onShapeTable) await this.onShapeTable(this.shapeColumns);

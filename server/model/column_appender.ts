@@ -106,23 +106,38 @@ export class UnflushedChunks {
 /**
  * The data chunks a load's appenders stage their rows in before DuckDB
  * copies them (append): one per list of column types, shared by every
- * appender of the load with that list. Appends run one at a time on the
- * load's thread and DuckDB copies a chunk before appendDataChunk returns,
- * so one chunk can serve them all. Why: a chunk holds CHUNK_ROWS rows of
- * every column (16 KiB per BIGINT column, more for VARCHAR) for as long as
- * its appender lives; `trace-cmd record -e all` opens ~390 tables, and one
- * chunk each was ~10-20 MB of its peak (lead, fifth session).
+ * open appender of the load with that list. Appends run one at a time on
+ * the load's thread and DuckDB copies a chunk before appendDataChunk
+ * returns, so one chunk can serve them all. Why: a chunk holds CHUNK_ROWS
+ * rows of every column (16 KiB per BIGINT column, more for VARCHAR);
+ * `trace-cmd record -e all` opens ~390 tables, and one chunk each was
+ * ~10-20 MB of its peak (lead, fifth session). A shape table's list is its
+ * own (its STRUCT's field names are part of the type), so a chunk is
+ * dropped when the last open appender of its list closes (OpenAppenders
+ * bounds the open ones); DuckDB frees it when V8 collects the wrapper.
  */
 export class StagingChunks {
-  private readonly byTypes = new Map<string, DuckDBDataChunk>();
+  private readonly byTypes = new Map<string, { chunk: DuckDBDataChunk; users: number }>();
 
-  /** A chunk of `types`, shared with the load's other appenders of the same types. */
-  of(types: readonly DuckDBType[]): DuckDBDataChunk {
-    const key = types.map((t) => t.toString()).join(',');
-    let chunk = this.byTypes.get(key);
-    if (!chunk) this.byTypes.set(key, (chunk = DuckDBDataChunk.create([...types], CHUNK_ROWS)));
-    return chunk;
+  /** A chunk of `types`, shared with the load's other open appenders of the same types, until release(). */
+  acquire(types: readonly DuckDBType[]): DuckDBDataChunk {
+    const key = stagingKey(types);
+    let held = this.byTypes.get(key);
+    if (!held) this.byTypes.set(key, (held = { chunk: DuckDBDataChunk.create([...types], CHUNK_ROWS), users: 0 }));
+    held.users++;
+    return held.chunk;
   }
+
+  /** An appender that acquired a chunk of `types` no longer uses it. */
+  release(types: readonly DuckDBType[]): void {
+    const key = stagingKey(types);
+    const held = this.byTypes.get(key);
+    if (held && --held.users === 0) this.byTypes.delete(key);
+  }
+}
+
+function stagingKey(types: readonly DuckDBType[]): string {
+  return types.map((t) => t.toString()).join(',');
 }
 
 /**
@@ -141,7 +156,7 @@ const APPENDER_CHUNK_BYTES_PER_COLUMN: Record<ColumnKind, number> = {
   bool: 2048,
 };
 
-/** What DuckDB's appender of a table of `columns` holds in its own data chunk (APPENDER_CHUNK_BYTES_PER_COLUMN). */
+/** What DuckDB's appender of a table of `columns` holds in its own data chunk (APPENDER_CHUNK_BYTES_PER_COLUMN); its staging chunk (StagingChunks) holds as much. */
 export function appenderChunkBytes(columns: readonly ColumnSpec[]): number {
   let bytes = 0;
   for (const c of columns) bytes += APPENDER_CHUNK_BYTES_PER_COLUMN[c.kind];
@@ -149,19 +164,19 @@ export function appenderChunkBytes(columns: readonly ColumnSpec[]): number {
 }
 
 /**
- * Bytes of appender data chunks (appenderChunkBytes) that one load's open
- * appenders may hold in all. Why: a table's appender held its chunk from
- * the schema (typed tables) or the table's creation (shape tables) to the
- * store's finish, so what they held followed the number of tables and
- * columns, not of events: `trace-cmd record -e all` (all.dat: ~2,000 shape
- * columns in 195 tables, plus the typed tables) held ~50 MB of them at its
- * decoding peak (jemalloc's 16 KiB, 8 KiB and 32 KiB extents: 2,035, 1,595
- * and 165 of them). Past the budget, the appenders least recently appended
- * to are flushed and closed (reopened at their table's next chunk), and a
+ * Bytes of data chunks (appenderChunkBytes: DuckDB's own and the staging
+ * one) that one load's open appenders may hold in all. Why: a table's
+ * appender held both from the schema (typed tables) or the table's creation
+ * (shape tables) to the store's finish, so what they held followed the
+ * number of tables and columns, not of events: `trace-cmd record -e all`
+ * (all.dat: ~2,000 shape columns in 195 tables, plus the typed tables) held
+ * ~50 MB of DuckDB's jemalloc in 8, 16 and 32 KiB vectors at its decoding
+ * peak. Past the budget, the appenders least recently appended to are
+ * flushed and closed (reopened at their table's next chunk), and a
  * collection lets their native halves go (OpenAppenders).
  * $STALLSCOPE_OPEN_APPENDERS_MB overrides.
  */
-export const OPEN_APPENDERS_BUDGET_BYTES = Number(process.env.STALLSCOPE_OPEN_APPENDERS_MB ?? 16) * 1048576;
+export const OPEN_APPENDERS_BUDGET_BYTES = Number(process.env.STALLSCOPE_OPEN_APPENDERS_MB ?? 24) * 1048576;
 
 /**
  * The open appenders of one load (one per ModelStore), least recently
@@ -231,10 +246,17 @@ const DUCK_TYPE: Record<ColumnKind, DuckDBType> = {
 };
 
 export class ColumnAppender {
-  private readonly chunk: DuckDBDataChunk;
+  /** The column types of the staging chunk: the table's (a STRUCT for the columns from structFrom on). */
+  private readonly types: readonly DuckDBType[];
+  /** The staging chunk (StagingChunks), held while the appender is open. */
+  private chunk: DuckDBDataChunk | null = null;
   /** DuckDB's appender, opened at the first chunk and again after OpenAppenders closed it; null while closed. */
   private appender: DuckDBAppender | null = null;
-  /** What DuckDB's appender holds in its own data chunk while open (appenderChunkBytes). */
+  /**
+   * What the appender holds while open, at most: DuckDB's data chunk and the
+   * staging chunk (appenderChunkBytes each; a staging chunk shared with
+   * another open appender counts for each).
+   */
   readonly chunkBytes: number;
   /** Rows appended so far. */
   count = 0;
@@ -253,17 +275,16 @@ export class ColumnAppender {
     readonly columns: readonly ColumnSpec[],
     private readonly structFrom: number,
     private readonly unflushed: UnflushedChunks | null,
-    staging: StagingChunks,
+    private readonly staging: StagingChunks,
     private readonly openAppenders: OpenAppenders | null,
   ) {
     const plain = columns.slice(0, structFrom).map((c) => DUCK_TYPE[c.kind]);
     const fields = columns.slice(structFrom);
-    this.chunk = staging.of(
+    this.types =
       fields.length === 0
         ? plain
-        : [...plain, STRUCT(Object.fromEntries(fields.map((c) => [c.name, DUCK_TYPE[c.kind]])))],
-    );
-    this.chunkBytes = appenderChunkBytes(columns);
+        : [...plain, STRUCT(Object.fromEntries(fields.map((c) => [c.name, DUCK_TYPE[c.kind]])))];
+    this.chunkBytes = 2 * appenderChunkBytes(columns);
   }
 
   /**
@@ -296,6 +317,7 @@ export class ColumnAppender {
     const handle = (this.connection as unknown as { connection: duckdb.Connection }).connection;
     const appender = new DuckDBAppender(this.connection, duckdb.appender_create_ext(handle, null, null, this.table));
     this.appender = appender;
+    this.chunk = this.staging.acquire(this.types);
     this.openAppenders?.opened(this);
     return appender;
   }
@@ -304,7 +326,7 @@ export class ColumnAppender {
     const appender = this.appender ?? this.openAppender();
     this.openAppenders?.used(this);
     const n = data.rows;
-    const chunk = this.chunk;
+    const chunk = this.chunk!;
     chunk.reset();
     duckdb.data_chunk_set_size(chunk.chunk, n);
     const structFrom = this.structFrom;
@@ -353,6 +375,8 @@ export class ColumnAppender {
     this.flush();
     appender.closeSync();
     this.appender = null;
+    this.chunk = null;
+    this.staging.release(this.types);
     this.openAppenders?.closed(this);
   }
 

@@ -154,6 +154,20 @@ function keptBytes(ctl: Mallctl): number {
   return pages * Number(sizeOut.readBigUInt64LE(0));
 }
 
+/**
+ * Bytes DuckDB's jemalloc has allocated and not freed, in and outside its
+ * buffer pool (duckdb_memory() reports the pool's part), or null when its
+ * mallctl is not reachable here (for tests).
+ */
+export function duckDbAllocatedBytes(): number | null {
+  const ctl = loadMallctl();
+  if (!ctl) return null;
+  epoch.writeBigUInt64LE(1n);
+  if (ctl('epoch', null, null, epoch, 8) !== 0) return null;
+  if (ctl('stats.allocated', sizeOut, [8], null, 0) !== 0) return null;
+  return Number(sizeOut.readBigUInt64LE(0));
+}
+
 /** The freed pages the arenas hold now (bytes), or null when nothing switches here (for tests). */
 export function keptPagesBytes(): number | null {
   const ctl = loadMallctl();

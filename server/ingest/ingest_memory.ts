@@ -12,8 +12,12 @@
  *            WORKER_YOUNG_GENERATION_MB each
  *   ~90 MB   DuckDB (its own jemalloc): STORE_MEMORY_LIMIT's buffer pool, the
  *            rows the load has appended and not committed, plus what it
- *            allocates outside the pool (appenders, compression at COMMIT;
- *            its freed pages go back at once, engine/allocator_env.ts)
+ *            allocates outside the pool (compression at COMMIT; the rows
+ *            appended and not flushed, model/column_appender.ts
+ *            UNFLUSHED_BUDGET_BYTES; the open appenders' data chunks,
+ *            OPEN_APPENDERS_BUDGET_BYTES, which once followed the number of
+ *            tables: ~50 MB on `-e all` recordings; its freed pages go back
+ *            at once, engine/allocator_env.ts)
  *   ~120 MB  malloc'd ArrayBuffers and native buffers of the threads:
  *            chunks in flight to the store (store_protocol.ts MAX_IN_FLIGHT)
  *            and to the field worker (field_protocol.ts

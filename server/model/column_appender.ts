@@ -174,9 +174,15 @@ export function appenderChunkBytes(columns: readonly ColumnSpec[]): number {
  * peak. Past the budget, the appenders least recently appended to are
  * flushed and closed (reopened at their table's next chunk), and a
  * collection lets their native halves go (OpenAppenders).
+ * Why 32 MB: all of all.dat's appenders hold 49.8 MB, all2.dat's 38.7; the
+ * corpus's recordings stay under it (no close). A close costs a flush of
+ * the rows its appender held (~2 ms each on the store thread): at 24 MB
+ * all2.dat closed 348 appenders and its store thread appended for 2.7
+ * CPU-s instead of 1.9; at 32 MB all.dat closed 317 (appending +0.6 CPU-s,
+ * closing the rest at finish -0.4).
  * $STALLSCOPE_OPEN_APPENDERS_MB overrides.
  */
-export const OPEN_APPENDERS_BUDGET_BYTES = Number(process.env.STALLSCOPE_OPEN_APPENDERS_MB ?? 24) * 1048576;
+export const OPEN_APPENDERS_BUDGET_BYTES = Number(process.env.STALLSCOPE_OPEN_APPENDERS_MB ?? 32) * 1048576;
 
 /**
  * The open appenders of one load (one per ModelStore), least recently

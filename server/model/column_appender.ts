@@ -171,15 +171,17 @@ export function appenderChunkBytes(columns: readonly ColumnSpec[]): number {
  * number of tables and columns, not of events: `trace-cmd record -e all`
  * (all.dat: ~2,000 shape columns in 195 tables, plus the typed tables) held
  * ~50 MB of DuckDB's jemalloc in 8, 16 and 32 KiB vectors at its decoding
- * peak. Past the budget, the appenders least recently appended to are
- * flushed and closed (reopened at their table's next chunk), and a
- * collection lets their native halves go (OpenAppenders).
- * Why 32 MB: all of all.dat's appenders hold 49.8 MB, all2.dat's 38.7; the
- * corpus's recordings stay under it (no close). A close costs a flush of
- * the rows its appender held (~2 ms each on the store thread): at 24 MB
- * all2.dat closed 348 appenders and its store thread appended for 2.7
- * CPU-s instead of 1.9; at 32 MB all.dat closed 317 (appending +0.6 CPU-s,
- * closing the rest at finish -0.4).
+ * peak. Past the budget, the appenders least recently appended to that
+ * hold no unflushed rows are closed (reopened at their table's next chunk),
+ * and a collection lets their native halves go (OpenAppenders); those
+ * holding rows stay open until a flush empties them, so the budget binds
+ * only with UnflushedChunks: all.dat's open chunks peaked at 43.2 MB (228
+ * closed, 7 collections) against 49.8 MB with every appender open.
+ * Why 32 MB: all2.dat's appenders hold 38.7 MB; the corpus's recordings
+ * stay under it (no close). Closing with a flush was measured first: at 24
+ * MB all2.dat closed 348 appenders and its store thread appended for 2.7
+ * CPU-s instead of 1.9, and at a 16MB load cap (commit_floor.test.ts) the
+ * closing flushes ran out of memory.
  * $STALLSCOPE_OPEN_APPENDERS_MB overrides.
  */
 export const OPEN_APPENDERS_BUDGET_BYTES = Number(process.env.STALLSCOPE_OPEN_APPENDERS_MB ?? 32) * 1048576;
@@ -187,14 +189,18 @@ export const OPEN_APPENDERS_BUDGET_BYTES = Number(process.env.STALLSCOPE_OPEN_AP
 /**
  * The open appenders of one load (one per ModelStore), least recently
  * appended to first: keeps their data chunks' sum (appenderChunkBytes) under
- * a budget. Closing an appender does not free its chunk: DuckDB frees it when
- * the appender is destroyed, which the bindings do when V8 collects its
- * wrapper (a finalizer, run on a later turn of the event loop). So past the
- * budget the least recent are closed down to half of it, and then one full
- * collection runs: a collection per half a budget freed.
+ * a budget, but for the appenders holding unflushed rows (closing those
+ * would flush at the load's cap). Closing an appender does not free its
+ * chunk: DuckDB frees it when the appender is destroyed, which the bindings
+ * do when V8 collects its wrapper (a finalizer, run on a later turn of the
+ * event loop). So past the budget the least recent without unflushed rows
+ * are closed down to half of it, and a full collection runs per quarter of
+ * a budget closed.
  */
 export class OpenAppenders {
   private bytes = 0;
+  /** Chunks of appenders closed since the last collection: still allocated until it runs. */
+  private uncollected = 0;
   private readonly open = new Set<ColumnAppender>();
   /** The most `bytes` ever reached, appenders closed by the budget, collections run (STALLSCOPE_TIMING). */
   readonly stats = { peakBytes: 0, closed: 0, collections: 0 };
@@ -226,10 +232,20 @@ export class OpenAppenders {
   private closeLeastRecent(keep: ColumnAppender): void {
     for (const a of this.open) {
       if (this.bytes <= this.budget / 2) break;
-      if (a === keep) continue;
+      // One holding rows would flush them at the load's cap, which is sized
+      // for the tables' open segments, not for flushes of many tables: at a
+      // 16MB cap with 300 shape tables (commit_floor.test.ts) such a flush
+      // failed ("could not allocate block of size 32.0 KiB"). It is closed
+      // once a flush has emptied it (UnflushedChunks, FLUSH_EVERY_ROWS).
+      if (a === keep || a.unflushedBytes > 0) continue;
       a.close(); // calls closed(a)
       this.stats.closed++;
+      this.uncollected += a.chunkBytes;
     }
+    // A collection per quarter of a budget closed: the closed chunks stay
+    // until one runs, and each costs a full collection of this thread's heap.
+    if (this.uncollected < this.budget / 4) return;
+    this.uncollected = 0;
     this.collect();
     this.stats.collections++;
   }

@@ -260,7 +260,11 @@ export class ModelStore {
     }
     (this.queued ??= []).push({ table, data, done });
     this.draining ??= this.drain().catch((err: unknown) => {
+      // Nothing drains any more: storedColumns() and finish() must see the
+      // error, not wait on a settled drain forever (an await loop).
       this.drainError = err;
+      this.queued = null;
+      this.draining = null;
       this.onAsyncError(err);
     });
   }

@@ -15,6 +15,7 @@ import {
   groupMembers,
   groupOpen,
   isFiltered,
+  shownSummary,
 } from '../state/findings_query.ts';
 import { formatDuration } from '../time_axis/time_format.ts';
 import { detectorLabel, kindLabel } from '../../shared/contract/labels.ts';
@@ -25,8 +26,8 @@ const PAGE = 200;
 interface Props {
   findings: Finding[];
   rows: ListRow[];
-  /** Findings shown (the rows' findings). */
-  shown: number;
+  /** Findings shown (the rows' findings), in the list's order. */
+  listed: Finding[];
   counts: Record<Severity, number>;
   detectors: DetectorRun[];
   query: FindingsQuery;
@@ -44,7 +45,7 @@ const SEVS: Severity[] = ['critical', 'warn', 'info'];
 export function FindingsPanel({
   findings,
   rows,
-  shown,
+  listed,
   counts,
   detectors,
   query,
@@ -77,7 +78,7 @@ export function FindingsPanel({
   useEffect(() => setLimit(PAGE), [query]);
 
   const total = counts.info + counts.warn + counts.critical;
-  const topLevel = findings.filter((f) => f.parent_id === null).length;
+  const shown = listed.length;
   const notTraced = detectors.filter((d) => d.status === 'not_traced');
   const kinds = fc.kinds.filter(([k]) => query.detector === null || k.startsWith(`${query.detector}/`));
   return (
@@ -241,8 +242,7 @@ export function FindingsPanel({
           )}
         </div>
         <div className="muted small" data-testid="findings-shown">
-          {isFiltered(query) ? `${shown} of ${topLevel} shown` : `${topLevel} shown`}
-          {topLevel < total ? ` (${total - topLevel} more under the findings that cover them)` : ''}
+          {shownSummary(findings, listed, isFiltered(query))}
         </div>
       </div>
       <div className="findings-list" ref={listRef} data-testid="findings-list">

@@ -475,7 +475,7 @@ function LoadedTrace({ traceId, record, tracks, findings }: Loaded & { traceId: 
           <FindingsPanel
             findings={findings.findings}
             rows={rows}
-            shown={list.length}
+            listed={list}
             counts={findings.counts}
             detectors={findings.detectors ?? []}
             query={query}

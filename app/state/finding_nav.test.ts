@@ -9,6 +9,7 @@ import {
   navOrder,
   queryFindings,
   queryFromFilter,
+  shownSummary,
   stepThrough,
 } from './findings_query.ts';
 
@@ -124,6 +125,20 @@ describe('findings list', () => {
     expect(fc.kinds).toContainEqual(['kswapd_escalation/memcg_escalation', 1]);
     expect(fc.detectors).toContainEqual(['b', 2]);
     expect(fc.comms).toContainEqual(['dd', 2]);
+
+    // the line under the filters: 6 top-level of 8 findings; 8 and the ramp-up's episode 6 are under others
+    const line = (q: Partial<typeof DEFAULT_QUERY>) =>
+      shownSummary(pass, queryFindings(pass, { ...DEFAULT_QUERY, ...q }), Object.keys(q).length > 0);
+    expect(line({})).toBe('6 shown (2 more under the findings that cover them)');
+    expect(line({ comm: 'dd' })).toBe('2 of 6 shown (2 more under the findings that cover them)');
+    // listed on its own, the escalation is a possible row, no longer "under" its stall
+    expect(line({ detector: 'kswapd_escalation' })).toBe('1 of 7 shown (1 more under the findings that cover them)');
+  });
+
+  it('lists a finding whose parent is missing rather than losing it', () => {
+    const orphan = [f(1, 'a', 'warn', 1), f(9, 'kswapd_escalation', 'warn', 2, { parent_id: 77 })];
+    expect(queryFindings(orphan, DEFAULT_QUERY).map((x) => x.index)).toEqual([1, 9]);
+    expect(facets(orphan).detectors).toContainEqual(['kswapd_escalation', 1]);
   });
 
   it('counts what the filters can choose', () => {

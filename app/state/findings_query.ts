@@ -10,6 +10,7 @@
  * their own where their parent is one: their parent lists them.
  */
 import type { Finding, OverviewFilter, Severity } from '../api/types.ts';
+import { listedInOwnDetector } from '../../shared/contract/findings.ts';
 
 export type SortOrder = 'impact' | 'time';
 
@@ -111,20 +112,30 @@ export function queryFindings(findings: readonly Finding[], q: FindingsQuery): F
       if (!matchesQuery(f, q)) return false;
       if (f.parent_id === null) return true;
       const parent = byIndex.get(f.parent_id);
+      // a parent not among the findings covers nothing (listedInOwnDetector)
+      if (parent === undefined) return true;
       // its parent left out by the detector or kind chosen (not by severity, task or text: then
       // the child stays under its parent as in the unfiltered list)
       const parentLeftOut =
         (q.detector !== null && parent?.detector !== q.detector) || (q.kind !== null && parent?.kind !== q.kind);
-      return parent !== undefined && parent.detector !== f.detector && parentLeftOut;
+      return parent.detector !== f.detector && parentLeftOut;
     })
     .sort(q.sort === 'time' ? compareTime : compareRank);
 }
 
-/** Not covered by a finding of its own detector: a row when the list is filtered on its detector or kind. */
-function listedInOwnDetector(f: Finding, byIndex: ReadonlyMap<number, Finding>): boolean {
-  if (f.parent_id === null) return true;
-  const parent = byIndex.get(f.parent_id);
-  return parent !== undefined && parent.detector !== f.detector;
+/**
+ * The line under the filters: how many rows the list shows, of how many it
+ * could show, and how many findings are only under the findings that cover
+ * them. A finding nested under another detector's is a possible row only when
+ * the list shows it (its detector or kind chosen): then it counts among the
+ * possible rows, not among those "under" others.
+ */
+export function shownSummary(findings: readonly Finding[], listed: readonly Finding[], filtered: boolean): string {
+  const topLevel = findings.filter((f) => f.parent_id === null).length;
+  const possibleRows = topLevel + listed.filter((f) => f.parent_id !== null).length;
+  const under = findings.length - possibleRows;
+  const shown = filtered ? `${listed.length} of ${possibleRows} shown` : `${possibleRows} shown`;
+  return under > 0 ? `${shown} (${under} more under the findings that cover them)` : shown;
 }
 
 export type ListRow =
@@ -242,7 +253,7 @@ export function facets(findings: readonly Finding[]) {
   const byIndex = new Map(findings.map((f) => [f.index, f]));
   for (const f of findings) {
     // choosing its detector or kind lists a finding covered by another detector's (queryFindings)
-    if (listedInOwnDetector(f, byIndex)) {
+    if (listedInOwnDetector(f, (id) => byIndex.get(id))) {
       count(detectors, f.detector);
       count(kinds, `${f.detector}/${f.kind}`);
     }

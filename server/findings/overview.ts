@@ -19,9 +19,8 @@
  */
 import { type Finding, type Severity } from './finding.ts';
 import { metricByKey, metricValue, type Metric } from './metrics.ts';
-import { listedInOwnDetector } from './same_pass.ts';
 import { DETECTOR_LABELS, notTracedLabel } from '../../shared/contract/labels.ts';
-import type { OverviewFilter, OverviewLine } from '../../shared/contract/findings.ts';
+import { listedInOwnDetector, type OverviewFilter, type OverviewLine } from '../../shared/contract/findings.ts';
 
 export type { OverviewFilter, OverviewLine } from '../../shared/contract/findings.ts';
 export interface Overview {
@@ -131,7 +130,7 @@ class Lines {
 
   /** A row of its detector's list: an escalation under another detector's stall still counts (same_pass.ts). */
   private listed(f: Finding): boolean {
-    return listedInOwnDetector(f, this.byId);
+    return listedInOwnDetector(f, (id) => this.byId.get(id));
   }
 
   /** Adds a line; with a filter, links it to the top-ranked matching finding (findings come ranked). */

@@ -17,8 +17,7 @@
  *
  * The escalation stays its own detector's finding: its overview line counts
  * it, and filtering the list on its detector or kind shows it (overview.ts,
- * app/state/findings_query.ts: a child is hidden only under a parent of its
- * own detector, or under a parent the list shows).
+ * app/state/findings_query.ts, by shared/contract/findings.ts listedInOwnDetector).
  */
 import { type Finding, severityRank } from './finding.ts';
 
@@ -45,15 +44,4 @@ export function nestEscalationsInStalls(findings: Finding[]): void {
     const stall = stalls.get(passKey(f.utid, f.ts_ns, f.dur_ns, family));
     if (stall && severityRank(stall.severity) <= severityRank(f.severity)) f.parent_id = stall.id;
   }
-}
-
-/**
- * Whether a finding is a row of its own detector's list: not covered by
- * another finding of the same detector (a repeated ramp-up's episodes are
- * not; an escalation under a stall still is). `byId`: every finding by id.
- */
-export function listedInOwnDetector(f: Finding, byId: ReadonlyMap<number, Finding>): boolean {
-  if (f.parent_id === null) return true;
-  const parent = byId.get(f.parent_id);
-  return parent === undefined || parent.detector !== f.detector;
 }

@@ -100,6 +100,25 @@ export interface Finding extends FindingCore {
   event_ids: number[];
 }
 
+/**
+ * Whether a finding is a row of its own detector's list: not covered by
+ * another finding of the same detector. A repeated ramp-up's episodes are
+ * not (their parent is the ramp-up, same detector); a reclaim pass's
+ * escalation under its stall still is (server/findings/same_pass.ts). The
+ * overview's per-detector counts (server/findings/overview.ts) and the app's
+ * list filtered on a detector or kind (app/state/findings_query.ts) both
+ * follow this rule. A parent that is not among the findings covers nothing:
+ * the child is listed rather than lost. `parentOf`: the finding with an id.
+ */
+export function listedInOwnDetector<F extends Pick<FindingCore, 'detector'> & { parent_id: number | null }>(
+  f: F,
+  parentOf: (id: number) => F | undefined,
+): boolean {
+  if (f.parent_id === null) return true;
+  const parent = parentOf(f.parent_id);
+  return parent === undefined || parent.detector !== f.detector;
+}
+
 /** GET /api/traces/:id/findings */
 export interface FindingsResponse {
   /** Ranked: worst first. */

@@ -34,7 +34,10 @@
 --   sync, vmscan, ...), and the tasks that dirtied the device's pages
 --   (writeback_dirty_inode_enqueue, writeback_dirty_folio or
 --   balance_dirty_pages on the bdi, where traced), counted per command
---   ('dd (194 tasks)' for a loop of short-lived dd; 'dd[4242]' for one).
+--   ('dd (194 tasks)' for a loop of short-lived dd; 'dd[4242]' for one)
+--   and ranked by the pages the flusher wrote of the inodes each dirtied
+--   where writeback_single_inode is traced ('dd[4242] (51.2k pages)'), by
+--   dirtying events otherwise (see dirtier_counts).
 --
 -- Writes that can explain the wait
 --   A read's latency is its own transfer plus whatever the device serves
@@ -89,7 +92,9 @@
 -- write_bytes (bytes of writes completed in the episode's span),
 -- write_issuers ('kworker/u8:0 (1122)': the queuing tasks' comms by count),
 -- flusher_reason, dirtied_by ('dd[4242], cat (3 tasks)': the top 3 commands by
--- dirtying events), reader (comm of the slowest read).
+-- dirtying events; with writeback_single_inode traced, by pages written of the
+-- inodes they dirtied: 'dd[4242] (51.2k pages), cat (3 tasks, 120 pages)'),
+-- reader (comm of the slowest read).
 -- event_ids: the slowest read's issue and completion, and the first of the
 -- other slow reads (at most 20). kind: 'read_behind_writeback'.
 WITH
@@ -204,34 +209,70 @@ flusher AS (
   JOIN writeback_work w ON w.event = 'writeback_start' AND w.bdi = replace(e.device, ',', ':') AND w.ts <= e.end_ts
   GROUP BY e.dev, e.ep
 ),
--- who dirtied the device's pages: tasks dirtying on its bdi up to the episode's end
+-- who dirtied the device's pages: tasks dirtying on its bdi up to the episode's end, by inode
+-- (balance_dirty_pages names no inode: its events count on their own, NULL inode)
 dirtiers_all AS (
-  SELECT replace(bdi, ':', ',') AS device, utid, ts FROM balance_dirty_pages
-  UNION ALL SELECT replace(bdi, ':', ',') AS device, utid, ts FROM writeback_dirty_folio
+  SELECT replace(bdi, ':', ',') AS device, NULL::BIGINT AS ino, false AS folio, utid, ts FROM balance_dirty_pages
+  UNION ALL SELECT replace(bdi, ':', ',') AS device, ino, true AS folio, utid, ts FROM writeback_dirty_folio
   UNION ALL
   -- the event's own view (server/model/derive_event_views.ts), not ftrace_event JOIN args: that
   -- join read the fields of every untyped event to find these
-  SELECT ss_dev(dev) AS device, utid, ts FROM _event_writeback_dirty_inode_enqueue WHERE dev IS NOT NULL
+  SELECT ss_dev(dev) AS device, ino, false AS folio, utid, ts FROM _event_writeback_dirty_inode_enqueue WHERE dev IS NOT NULL
 ),
--- counted per command, not per task: a shell loop of short-lived writers (`dd ... conv=fsync`
--- run 200 times) is one writer to the reader of the finding, and per task each of its
--- processes ranked below one long-lived task (the tracer writing its own buffers)
-dirtier_counts AS (
-  SELECT e.dev, e.ep,
-    CASE WHEN count(DISTINCT t.tid) > 1 THEN coalesce(t.name, '?') || ' (' || count(DISTINCT t.tid) || ' tasks)'
-         ELSE ss_task(t.name, any_value(t.tid)) END AS who,
-    count(*) AS n
+-- each command's dirtying events per inode. Counted per command, not per task: a shell loop of
+-- short-lived writers (`dd ... conv=fsync` run 200 times) is one writer to the reader of the
+-- finding, and per task each of its processes ranked below one long-lived task (the tracer
+-- writing its own buffers)
+dirtier_events AS (
+  SELECT e.dev, e.ep, d.ino, coalesce(t.name, '?') AS comm, count(*) AS n, count(*) FILTER (WHERE d.folio) AS folios,
+    list(DISTINCT t.tid) FILTER (WHERE t.tid IS NOT NULL) AS tids
   FROM episodes e JOIN dirtiers_all d ON d.device = e.device AND d.ts <= e.end_ts
   LEFT JOIN thread t ON t.utid = d.utid
   WHERE NOT starts_with(coalesce(t.name, ''), 'kworker')
-  GROUP BY e.dev, e.ep, t.name
+  GROUP BY e.dev, e.ep, d.ino, t.name
+),
+-- pages the flusher wrote of each inode up to the episode's end (writeback_single_inode's wrote=)
+inode_pages AS (
+  SELECT e.dev, e.ep, w.ino, sum(w.wrote) AS pages
+  FROM episodes e
+  JOIN writeback_single_inode w ON w.event = 'writeback_single_inode'
+    AND w.bdi = replace(e.device, ',', ':') AND w.ts <= e.end_ts
+  GROUP BY e.dev, e.ep, w.ino
+),
+-- A dirtied folio is 4 KiB to 2 MiB: on 6.x a buffered dd dirties one writeback_dirty_folio
+-- per large folio, so ranked by events the 200 events of a dd writing 200 MiB fell below
+-- the 6,000 of a script writing 3 KB files. Where the flusher's writes are traced
+-- (writeback_single_inode on the device), an inode weighs the pages written of it, at
+-- least its dirtied folios (fsync writes it through another path), and its weight goes to
+-- the commands that dirtied it by their share of its dirtying events. Without those writes
+-- a command weighs its dirtying events, as before.
+dirtier_counts AS (
+  SELECT de.dev, de.ep, de.comm,
+    sum(de.n) AS n,
+    sum(CASE WHEN de.ino IS NULL THEN de.n
+             ELSE greatest(coalesce(p.pages, 0), tot.folios) * de.n / tot.n END) AS pages,
+    list_distinct(flatten(list(de.tids))) AS tids
+  FROM dirtier_events de
+  LEFT JOIN (SELECT dev, ep, ino, sum(n) AS n, sum(folios) AS folios FROM dirtier_events GROUP BY ALL) tot USING (dev, ep, ino)
+  LEFT JOIN inode_pages p USING (dev, ep, ino)
+  GROUP BY de.dev, de.ep, de.comm
+),
+-- 'dd[4242]', 'dd (194 tasks)'; with the pages known 'dd[4242] (51.2k pages)', 'dd (194 tasks, 3.1k pages)'
+dirtier_labels AS (
+  SELECT c.dev, c.ep, CASE WHEN w.paged THEN c.pages ELSE c.n END AS weight,
+    CASE WHEN len(c.tids) > 1 THEN c.comm ELSE ss_task(c.comm, c.tids[1]) END
+    || coalesce(' (' || nullif(array_to_string(list_filter([
+         CASE WHEN len(c.tids) > 1 THEN len(c.tids) || ' tasks' END,
+         CASE WHEN w.paged THEN ss_fmt_count(round(c.pages)) || ' pages' END], x -> x IS NOT NULL), ', '), '') || ')', '') AS who
+  FROM dirtier_counts c
+  LEFT JOIN (SELECT dev, ep, true AS paged FROM inode_pages GROUP BY ALL HAVING sum(pages) > 0) w USING (dev, ep)
 ),
 -- whether the trace has block_rq_insert events: the derived requests' pairing says so (a NOT EXISTS over
 -- the event's view, which reads its shape tables, took the read engine over its memory cap on many_systems)
 queued AS (SELECT coalesce(bool_or(insert_id IS NOT NULL), false) AS inserts_traced FROM block_request),
 dirtiers AS (
-  SELECT dev, ep, string_agg(who, ', ' ORDER BY n DESC, who) AS dirtied_by
-  FROM (SELECT *, row_number() OVER (PARTITION BY dev, ep ORDER BY n DESC, who) AS k FROM dirtier_counts)
+  SELECT dev, ep, string_agg(who, ', ' ORDER BY weight DESC, who) AS dirtied_by
+  FROM (SELECT *, row_number() OVER (PARTITION BY dev, ep ORDER BY weight DESC, who) AS k FROM dirtier_labels)
   WHERE k <= 3
   GROUP BY dev, ep
 )

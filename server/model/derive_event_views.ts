@@ -54,7 +54,8 @@ export const DERIVE_EVENT_VIEWS: DeriveEventView[] = [
   // io_latency's dirtiers: which device a task dirtied an inode of. Through
   // `ftrace_event JOIN args` it read every untyped event's fields to find
   // these (~400 of io_latency's 764 ms on a 6.7M-event recording).
-  { event: 'writeback_dirty_inode_enqueue', columns: [int('dev')] },
+  // The inode too: io_latency weighs a dirtier by the pages written of the inodes it dirtied.
+  { event: 'writeback_dirty_inode_enqueue', columns: [int('dev'), int('ino')] },
   // oom_kill's victims (include/trace/events/oom.h). The pid alone before
   // 6.8 (and in Perfetto's MarkVictimFtraceEvent); 6.8+ add the rest, the
   // sizes in kB as the kernel prints them.

@@ -77,8 +77,10 @@
  *  14  `_event_source`: each table that stores events with its own branch of
  *      the ftrace_event and args views, for the Perfetto export's reads by
  *      id range per table (issue 33); other tables and values unchanged
+ *  15  `_event_writeback_dirty_inode_enqueue` gains `ino`: io_latency weighs
+ *      who dirtied a device by the pages written of the inodes each dirtied
  */
-export const MODEL_VERSION = 14;
+export const MODEL_VERSION = 15;
 
 /** The model version an info.json records (0: written before versions existed). */
 export function modelVersionOf(summary: { modelVersion?: number }): number {

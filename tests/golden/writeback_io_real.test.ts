@@ -342,6 +342,63 @@ describe('dirtiers_io: "dirtied by" counts a loop of short-lived writers as one 
   });
 });
 
+describe('large_folio_dirtiers: "dirtied by" weighs the pages written of the inodes each command dirtied', () => {
+  // fixtures/large_folio_dirtiers.v7.dat (recording/record_large_folio_dirtiers.sh): in a 48 MiB memcg a
+  // buffered dd of 200 MiB dirties ~200 large folios, a Python loop ~5,000 3 KB files (a folio each); the
+  // flusher's writeback_single_inode says how many pages it wrote of each inode.
+  it('ranks the commands by pages written of their inodes, split by their share of each inode (its dirtying events)', async () => {
+    const run = await analyze(join(FIXTURES, 'large_folio_dirtiers.v7.dat'));
+    const report = reportNs('large_folio_dirtiers.v7.dat');
+    const f = run.findings.filter((x) => x.detector === 'io_latency');
+    expect(f.length).toBeGreaterThan(0);
+    const fmtCount = (n: number) => (n < 1000 ? String(n) : `${(n / 1e3).toFixed(1)}k`);
+    for (const finding of f) {
+      const device = String(finding.values.device); // '254,0'
+      const bdi = device.replace(',', ':');
+      const end = BigInt(finding.ts_ns) + BigInt(finding.dur_ns);
+      // per (command, inode): dirtying events (folio or inode enqueue; balance_dirty_pages has no inode);
+      // per inode: folios dirtied and pages written (writeback_single_inode wrote=), up to the episode end
+      const rows = awk(
+        `${PARSE} { parse() }
+         t > ${end} { next }
+         ev == "writeback_dirty_folio" && $0 ~ /bdi ${bdi}:/ { ino = field("ino"); folio = 1; hit = 1 }
+         ev == "writeback_dirty_inode_enqueue" && $0 ~ /dev ${device} / { for (i = 1; i <= NF; i++) if ($i == "ino") ino = $(i + 1); folio = 0; hit = 1 }
+         ev == "balance_dirty_pages" && $0 ~ /bdi ${bdi}:/ { ino = "none"; folio = 0; hit = 1 }
+         ev == "writeback_single_inode" && $0 ~ /bdi ${bdi}:/ { wrote[field("ino")] += field("wrote") }
+         hit && task !~ /^kworker/ { n[task, ino]++; N[ino]++; if (folio) folios[ino]++; if (!((task, pid) in seen)) { seen[task, pid] = 1; tasks[task]++; one[task] = pid } }
+         { hit = 0 }
+         END {
+           for (k in n) { split(k, a, SUBSEP); c = a[1]; i = a[2];
+             if (i == "none") w[c] += n[k]; else { p = wrote[i] > folios[i] ? wrote[i] : folios[i] + 0; w[c] += p * n[k] / N[i] } }
+           for (c in w) print w[c] "\t" tasks[c] "\t" one[c] "\t" c
+         }`,
+        report,
+      ).map((l) => l.split('\t'));
+      const who = rows
+        .map(([w, tasks, pid, comm]) => ({
+          w: Number(w),
+          label:
+            Number(tasks) > 1
+              ? `${comm} (${tasks} tasks, ${fmtCount(Math.round(Number(w)))} pages)`
+              : `${comm}[${pid}] (${fmtCount(Math.round(Number(w)))} pages)`,
+        }))
+        .sort((a, b) => b.w - a.w || (a.label < b.label ? -1 : a.label > b.label ? 1 : 0))
+        .slice(0, 3)
+        .map((x) => x.label);
+      // the 200 MiB writer first, though its dirtying events are a fraction of the small-file writer's
+      expect(who[0]).toMatch(/^dd\[\d+\] \(\d+\.\dk pages\)$/);
+      expect(finding.values.dirtied_by).toBe(who.join(', '));
+      expect(String(finding.title)).toContain(`dirtied by ${who.join(', ')}`);
+    }
+    // by events alone, the small-file writer outnumbers dd in the report: the case the weighing is for
+    const [dd, py] = awk(
+      `${PARSE} { parse() } ev == "writeback_dirty_folio" { n[task]++ } END { print n["dd"] + 0; print n["python3"] + 0 }`,
+      report,
+    ).map(Number);
+    expect(py!).toBeGreaterThan(5 * dd!);
+  });
+});
+
 describe('writeback_flood: the counter tracks the app draws', () => {
   it('dirty / writeback pages per global_dirty_state event, and one latency value per completed request per device and op', async () => {
     const { dbPath } = await ingestFile(join(FIXTURES, 'writeback_flood.v7.dat'), { dataDir: join(dir, 'data') });

@@ -77,7 +77,7 @@ const rq = (
 async function blockTraceDb(): Promise<Engine> {
   const engine = await newTraceDb();
   await engine.exec(
-    `CREATE TABLE _event_writeback_dirty_inode_enqueue (id BIGINT, ts BIGINT, cpu INTEGER, utid INTEGER, dev BIGINT);
+    `CREATE TABLE _event_writeback_dirty_inode_enqueue (id BIGINT, ts BIGINT, cpu INTEGER, utid INTEGER, dev BIGINT, ino BIGINT);
      CREATE TABLE _event_block_rq_insert (id BIGINT, ts BIGINT, cpu INTEGER, utid INTEGER, dev BIGINT, sector BIGINT,
        nr_sector BIGINT, bytes BIGINT, rwbs VARCHAR, comm VARCHAR, error BIGINT)`,
   );

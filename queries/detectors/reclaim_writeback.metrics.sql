@@ -13,6 +13,13 @@
 --   writeback.bursts        count  bursts (writes at most gap_ns apart)
 --   writeback.first_write_ns ns    first write, from the trace's first event
 --   writeback.span_ns       ns     first to last write
+-- scope 'trace' only, where writeback_start is traced:
+--   writeback.flusher_vmscan_starts count  flusher work started for reclaim
+--     (writeback_start reason=vmscan: reclaim met dirty file pages at the LRU
+--     tail and woke the flushers, wakeup_flusher_threads(WB_REASON_VMSCAN).
+--     Direct and memcg reclaim never write dirty file pages themselves
+--     (pageout() is kswapd's alone for them), so on a memcg under pressure
+--     this count, not writeback.pages, says reclaim pushed writeback)
 WITH
 t0 AS (SELECT ss_trace_start((SELECT min(ts) FROM mm_vmscan_write_folio)) AS t0),
 w AS (
@@ -54,3 +61,9 @@ FROM (
     ]) AS m
   FROM agg
 ) u
+UNION ALL
+SELECT 'writeback.flusher_vmscan_starts', 'trace', NULL,
+  (count(*) FILTER (WHERE reason = 'vmscan'))::DOUBLE, 'count', NULL
+FROM writeback_work
+WHERE event = 'writeback_start'
+HAVING count(*) > 0

@@ -329,8 +329,17 @@ const WRITERS: Record<string, Writer> = {
 
   reclaim_writeback(l, m) {
     const pages = metricValue(m, 'writeback.pages');
+    // reclaim that met dirty pages woke the flushers instead of writing them (memcg and direct
+    // reclaim never write file pages): say how often, where writeback_start was traced
+    const starts = metricValue(m, 'writeback.flusher_vmscan_starts');
     if (!pages) {
-      l.add('reclaim wrote no pages', [], null);
+      if (starts)
+        l.add(
+          `reclaim wrote no pages itself; it started the flusher ${plural(starts, 'time')} (writeback_start reason=vmscan)`,
+          ['writeback.flusher_vmscan_starts'],
+          null,
+        );
+      else l.add('reclaim wrote no pages', [], null);
       return;
     }
     const file = metricValue(m, 'writeback.file_pages') ?? 0;

@@ -113,6 +113,24 @@ describe('memcg_walk.v7.dat: an untuned memcg writeback recording (boot clock, w
     }
   }, 180_000);
 
+  it('reclaim wrote no page itself but woke the flusher: the overview counts writeback_start reason=vmscan', () => {
+    const [pageouts, vmscanStarts] = awk(
+      `${PARSE} { parse() }
+       ev == "mm_vmscan_write_folio" { w++ }
+       ev == "writeback_start" && $0 ~ /reason=vmscan / { s++ }
+       END { print w + 0; print s + 0 }`,
+      report,
+    ).map(Number);
+    expect(pageouts).toBe(0);
+    expect(vmscanStarts).toBeGreaterThan(0);
+    const metric = run.metrics.find((m) => m.metric === 'writeback.flusher_vmscan_starts' && m.scope === 'trace');
+    expect(metric?.value).toBe(vmscanStarts);
+    const line = run.overview.lines.find((l) => l.detector === 'reclaim_writeback')!;
+    expect(line.text).toBe(
+      `reclaim wrote no pages itself; it started the flusher ${vmscanStarts} times (writeback_start reason=vmscan)`,
+    );
+  });
+
   it('its one critical finding is the 171 ms memcg reclaim stall, ranked first', () => {
     const passes = memcgPasses();
     const longest = passes.reduce((a, p) => (p.dur > a.dur ? p : a));

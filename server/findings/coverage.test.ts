@@ -15,6 +15,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openDuckDb } from '../engine/engine.ts';
 import { ingestFile } from '../ingest/ingest_file.ts';
+import { detectorCoverage } from './coverage.ts';
 import { runDetectors, type RunResult } from './run_detectors.ts';
 
 const FIXTURES = fileURLToPath(new URL('../../fixtures/', import.meta.url));
@@ -69,4 +70,25 @@ describe('enabled and never fired: trace.dat runs the detector, text says "not s
     );
     expect(r.overview.lines.some((l) => l.text.includes('not traced'))).toBe(false);
   }, 120_000);
+});
+
+describe('an enabled list with whole systems and refused events (a Perfetto config)', () => {
+  const det = { requires: [['vmscan:mm_vmscan_write_folio', 'vmscan:mm_vmscan_writepage']] };
+  const traced = (systems: string[], failed: string[] = [], names: string[] = []) => ({
+    names: new Set(names),
+    systems: new Set(systems),
+    failed: new Set(failed),
+    enabledListed: true,
+  });
+  it('a system enabled whole covers its events; another system does not', () => {
+    expect(detectorCoverage(det, traced(['vmscan'])).status).toBe('traced');
+    expect(detectorCoverage(det, traced(['*'])).status).toBe('traced');
+    expect(detectorCoverage(det, traced(['writeback'])).status).toBe('not_traced');
+  });
+  it('an event the recorder refused does not count, under its system or by name', () => {
+    const both = ['mm_vmscan_write_folio', 'mm_vmscan_writepage'];
+    expect(detectorCoverage(det, traced(['vmscan'], both)).status).toBe('not_traced');
+    expect(detectorCoverage(det, traced([], both, both)).status).toBe('not_traced');
+    expect(detectorCoverage(det, traced(['vmscan'], ['mm_vmscan_writepage'])).status).toBe('traced');
+  });
 });

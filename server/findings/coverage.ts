@@ -41,6 +41,10 @@ export interface DetectorCoverage {
 export interface TracedEvents {
   /** Event names, without their system. */
   names: ReadonlySet<string>;
+  /** Systems whose every event was enabled (a Perfetto config's 'vmscan/*'; '*' for all). */
+  systems?: ReadonlySet<string>;
+  /** Event names the recorder could not enable (they do not count, even under an enabled system). */
+  failed?: ReadonlySet<string>;
   /** Whether `names` is the recording's list of enabled events (else: the events seen). */
   enabledListed: boolean;
 }
@@ -60,8 +64,23 @@ export async function tracedEventNames(engine: Engine): Promise<TracedEvents> {
       `SELECT value FROM trace_info WHERE key = 'meta.events' LIMIT 1`,
     );
     if (row?.value) {
-      for (const e of row.value.split(',')) if (e) names.add(e.slice(e.indexOf(':') + 1));
-      return { names, enabledListed: true };
+      // 'system:name', a bare 'name', 'system:*' (every event of the system) and '!system:name'
+      // (enabled by a wildcard but refused): server/decode/perfetto/decode_perfetto.ts configEventList
+      const systems = new Set<string>();
+      const failed = new Set<string>();
+      for (const e of row.value.split(',')) {
+        if (!e) continue;
+        if (e.startsWith('!')) failed.add(eventOf(e.slice(1)));
+        else if (e.endsWith(':*')) systems.add(e.slice(0, -2));
+        else names.add(eventOf(e));
+      }
+      // an event that fired was enabled, listed or not (a recorder may enable some on its own)
+      if (tables.has('_event_name'))
+        for (const r of await engine.query<{ name: string }>(
+          'SELECT DISTINCT name FROM _event_name WHERE name IS NOT NULL',
+        ))
+          names.add(r.name);
+      return { names, systems, failed, enabledListed: true };
     }
   }
   if (tables.has('_event_name')) {
@@ -89,12 +108,22 @@ export async function tracedEventNames(engine: Engine): Promise<TracedEvents> {
   return { names, enabledListed: false };
 }
 
-const eventOf = (req: string) => req.slice(req.indexOf(':') + 1);
+function eventOf(req: string): string {
+  return req.slice(req.indexOf(':') + 1);
+}
+const systemOf = (req: string) => req.slice(0, Math.max(0, req.indexOf(':')));
+
+/** Whether one required tracepoint ('system:name') was traced. */
+function isTraced(req: string, traced: TracedEvents): boolean {
+  const name = eventOf(req);
+  if (traced.failed?.has(name)) return false;
+  return traced.names.has(name) || !!traced.systems?.has(systemOf(req)) || !!traced.systems?.has('*');
+}
 
 /** Coverage of one detector given the traced names. */
 export function detectorCoverage(det: Pick<DetectorDef, 'requires'>, traced: TracedEvents): DetectorCoverage {
-  const { names, enabledListed } = traced;
-  const missing = det.requires.filter((group) => !group.some((r) => names.has(eventOf(r))));
+  const { enabledListed } = traced;
+  const missing = det.requires.filter((group) => !group.some((r) => isTraced(r, traced)));
   if (missing.length === 0) return { status: 'traced', missing: [], hint: '', enabledListed };
   const enable = `enable ${enableList(missing.map((g) => g[0]!))}`;
   return {

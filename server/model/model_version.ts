@@ -78,7 +78,11 @@
  *      the ftrace_event and args views, for the Perfetto export's reads by
  *      id range per table (issue 33); other tables and values unchanged
  *  15  `_event_writeback_dirty_inode_enqueue` gains `ino`: io_latency weighs
- *      who dirtied a device by the pages written of the inodes each dirtied
+ *      who dirtied a device by the pages written of the inodes each dirtied;
+ *      Perfetto traces whose config enables groups ('vmscan/*') or bare
+ *      names carry meta.events too ('vmscan:*', '!group:name' for an event
+ *      the recorder refused), so a wildcard-enabled event that never fired
+ *      is "none happened"
  */
 export const MODEL_VERSION = 15;
 

@@ -204,17 +204,15 @@ async function decodeEvents(
   meta.perfetto_streams = String(index.streams.length);
   meta.instances = [...new Set(index.instances)].join(',') || '(top)';
   meta.kernel_symbols = String([...index.symbols.values()].reduce((a, m) => a + m.size, 0));
-  // The events the config enabled, as trace.dat's formats list them, so that an enabled event that
-  // never fired (no mm_vmscan_write_folio without swap) is "none happened", not "not traced".
-  // Only for an explicit list: a wildcard ('vmscan/*') or bare name does not say which events it
-  // enabled, and then the events seen stand for the enabled ones, as before.
-  const exact = index.configEvents.length > 0 && index.configEvents.every((e) => /^[\w-]+\/[\w-]+$/.test(e));
-  if (exact) {
-    const failed = new Set(index.failedEvents);
-    meta.events = [...new Set(index.configEvents.filter((e) => !failed.has(e)).map((e) => e.replace('/', ':')))]
-      .sort()
-      .join(',');
-  }
+  // The events the config enabled, as trace.dat's formats list them ('group:name'), so that an
+  // enabled event that never fired (no mm_vmscan_write_folio without swap) is "none happened",
+  // not "not traced". A group wildcard ('vmscan/*', how Perfetto's own configs enable reclaim)
+  // is kept as 'vmscan:*', every event of the group; a bare name ('sched_switch') as itself; an
+  // event the recorder could not enable or did not find as '!group:name' (server/findings/
+  // coverage.ts reads them). A config entry of another form: no list, the events seen stand
+  // for the enabled ones.
+  const listed = configEventList(index.configEvents, index.failedEvents);
+  if (listed !== null) meta.events = listed;
   if (index.blobs.length > 0) meta.compressed_packets = String(index.blobs.length);
   sink.header({
     format: 'perfetto',
@@ -883,4 +881,22 @@ function readLegacyGeneric(buf: Uint8Array, start: number, end: number): { name:
     } else r.skip();
   }
   return { name, fields };
+}
+
+/** meta.events for a Perfetto config's ftrace_events (see decodePerfetto), or null when it cannot say. */
+export function configEventList(configEvents: readonly string[], failedEvents: readonly string[]): string | null {
+  if (configEvents.length === 0) return null;
+  const failed = new Set(failedEvents.map((e) => e.replace('/', ':')));
+  const entries = new Set<string>();
+  for (const e of configEvents) {
+    if (/^([\w-]+|\*)\/([\w-]+|\*)$/.test(e)) {
+      const name = e.replace('/', ':');
+      if (!failed.has(name)) entries.add(name);
+    } else if (/^[\w-]+$/.test(e)) {
+      entries.add(e);
+    } else return null;
+  }
+  // failed events inside a wildcard's group stay out of it
+  for (const f of failed) if (!entries.has(f)) entries.add(`!${f}`);
+  return [...entries].sort().join(',');
 }

@@ -61,3 +61,42 @@ describe('a Perfetto config that lists its events', () => {
     expect(detectors.find((d) => d.id === 'io_latency')?.status).toBe('not_traced');
   });
 });
+
+describe('a Perfetto config that enables whole groups (vmscan/*, workqueue/*) beside single events', () => {
+  // fixtures/perfetto_reclaim.pftrace, config fixtures/recording/perfetto_reclaim.cfg.pbtxt
+  const RECLAIM = join(FIXTURES, 'perfetto_reclaim.pftrace');
+  const RECLAIM_CONFIG = join(FIXTURES, 'recording/perfetto_reclaim.cfg.pbtxt');
+
+  it("an event of an enabled group that never fired is traced; an event outside the config is 'not traced', for sure", async () => {
+    const entries = [...readFileSync(RECLAIM_CONFIG, 'utf8').matchAll(/^\s*ftrace_events:\s*"([^"]+)"/gm)].map((m) =>
+      m[1]!.replace('/', ':'),
+    );
+    expect(entries).toContain('vmscan:*');
+    expect(entries).not.toContain('writeback:balance_dirty_pages');
+    const [counts] = queryTraceProcessor(RECLAIM, [
+      'select name, count(*) as n from ftrace_event group by name order by name',
+    ]);
+    const fired = new Set(counts!.map((r) => String(r.name)));
+    // kswapd reclaimed; no task reclaimed directly or was throttled, no page written by reclaim
+    expect(fired.has('mm_vmscan_lru_shrink_inactive')).toBe(true);
+    for (const e of ['mm_vmscan_direct_reclaim_begin', 'mm_vmscan_throttled', 'mm_vmscan_write_folio'])
+      expect(fired.has(e), e).toBe(false);
+
+    const { dbPath } = await ingestFile(RECLAIM, { dataDir });
+    const engine = await openDuckDb(dbPath, { readOnly: true });
+    engines.push(engine);
+    const [row] = await engine.query<{ value: string }>(`SELECT value FROM trace_info WHERE key = 'meta.events'`);
+    expect(row?.value.split(',')).toEqual([...new Set(entries)].sort());
+
+    const { detectors } = await runDetectors(engine, {});
+    const status = (id: string) => detectors.find((d) => d.id === id);
+    // vmscan/* enabled them: ran, found nothing (before: "not seen: enable ... if it was off")
+    for (const id of ['direct_reclaim_stall', 'reclaim_throttled', 'reclaim_writeback']) {
+      expect(status(id)?.status, id).toBe('ok');
+      expect(status(id)?.counts, id).toEqual({ critical: 0, warn: 0, info: 0 });
+    }
+    // writeback was enabled event by event, without balance_dirty_pages: not traced, no "if it was off"
+    expect(status('dirty_throttled')?.status).toBe('not_traced');
+    expect(status('dirty_throttled')?.hint).toBe('enable writeback:balance_dirty_pages');
+  });
+});

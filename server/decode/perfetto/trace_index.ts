@@ -84,7 +84,7 @@ export interface TraceIndex {
   preserveFtraceBuffer: boolean;
   symbolize: boolean;
   instances: string[];
-  /** The config's ftrace_events ('group/name'), and those the recorder could not enable. */
+  /** The config's ftrace_events ('group/name', 'group/*', 'name'), and those the recorder could not enable or did not find. */
   configEvents: string[];
   failedEvents: string[];
   kernelRelease: string | null;
@@ -492,6 +492,7 @@ class Indexer {
         });
       }
       for (const e of (msg.unknown_ftrace_events as string[] | undefined) ?? []) {
+        ix.failedEvents.push(e);
         ix.problems.push({ where, unit: 'offset', reason: `the recorder did not know ftrace event ${e}`, excerpt: '' });
       }
     }

@@ -9,6 +9,11 @@
 -- scope 'kswapd' (key: the kswapd thread name, e.g. kswapd0) and 'trace'
 -- (key NULL: all kswapd threads together):
 --   kswapd.episodes              count     episodes (wake to sleep)
+--   kswapd.rounds_without_sleep  count     episodes that ended at kswapd's next
+--                                          mm_vmscan_kswapd_wake, not asleep: the tracepoint fires
+--                                          before each balance_pgdat() round, so a kswapd that
+--                                          cannot meet the high watermark "wakes" every round
+--                                          without having slept (woken = episodes - this)
 --   kswapd.episodes_escalated    count     episodes reaching warn_priority or lower (lower is better)
 --   kswapd.min_priority          priority  lowest priority of any episode         (higher)
 --   kswapd.awake_ns              ns        time in episodes                        (lower)
@@ -38,6 +43,7 @@ p AS (
 k AS (
   SELECT tname, GROUPING(tname) AS whole,
     count(*) AS episodes,
+    count(*) FILTER (WHERE end_reason = 'next_wake') AS without_sleep,
     count(*) FILTER (WHERE min_priority <= $warn_priority::INTEGER) AS escalated,
     min(min_priority) AS min_p,
     sum(dur) AS awake, sum(low_ns) AS low,
@@ -58,6 +64,7 @@ kswapd_rows AS (
       CASE WHEN whole = 1 THEN NULL ELSE tname END AS key,
       unnest([
         {'name': 'episodes', 'value': episodes::DOUBLE, 'unit': 'count', 'better': NULL::VARCHAR},
+        {'name': 'rounds_without_sleep', 'value': without_sleep::DOUBLE, 'unit': 'count', 'better': 'lower'},
         {'name': 'episodes_escalated', 'value': escalated::DOUBLE, 'unit': 'count', 'better': 'lower'},
         {'name': 'min_priority', 'value': min_p::DOUBLE, 'unit': 'priority', 'better': 'higher'},
         {'name': 'awake_ns', 'value': awake::DOUBLE, 'unit': 'ns', 'better': 'lower'},

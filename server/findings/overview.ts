@@ -171,7 +171,15 @@ const WRITERS: Record<string, Writer> = {
       const k = ep.key!;
       const v = (name: string) => metricValue(m, `kswapd.${name}`, k);
       const minP = v('min_priority');
-      const parts = [`${k} woke ${plural(ep.value, 'time')}`];
+      // mm_vmscan_kswapd_wake fires before every balance_pgdat() round, slept or not: a kswapd
+      // that cannot balance the node runs round after round with one real wake-up
+      const rounds = ep.value;
+      const sleepless = v('rounds_without_sleep') ?? 0;
+      const parts = [
+        sleepless > 0
+          ? `${k} woke ${plural(rounds - sleepless, 'time')} and ran ${fmtInt(rounds)} balance_pgdat rounds`
+          : `${k} woke ${plural(rounds, 'time')}`,
+      ];
       if (minP !== null) {
         const start = v('worst_start_priority');
         const ttm = v('worst_time_to_min_ns');
@@ -191,6 +199,7 @@ const WRITERS: Record<string, Writer> = {
         parts.join('; '),
         [
           'kswapd.episodes',
+          'kswapd.rounds_without_sleep',
           'kswapd.min_priority',
           'kswapd.worst_start_priority',
           'kswapd.worst_time_to_min_ns',

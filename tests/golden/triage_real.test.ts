@@ -687,3 +687,30 @@ describe('ping-pong at wakeup is rated above load / idle balancing', () => {
     },
   );
 });
+
+describe('corpus reclaim.v7.dat: a kswapd that runs balance_pgdat round after round without sleeping', () => {
+  it('the overview counts real wake-ups apart from rounds: mm_vmscan_kswapd_wake fires before every round', async () => {
+    const dat = fx('corpus/reclaim.v7.dat');
+    const report = traceCmdReport(dat, dataDir);
+    // per kswapd thread: wake events, and wakes with no kswapd_sleep of that thread since its previous wake
+    const rows = awk(
+      `${PARSE} { parse() }
+       ev == "mm_vmscan_kswapd_wake" { n[task]++; if (awake[task]) b[task]++; awake[task] = 1 }
+       ev == "mm_vmscan_kswapd_sleep" { awake[task] = 0 }
+       END { for (k in n) print k, n[k], b[k] + 0 }`,
+      report,
+    ).map((l) => l.split(' '));
+    expect(rows).toHaveLength(1);
+    const [task, rounds, sleepless] = [rows[0]![0]!, Number(rows[0]![1]), Number(rows[0]![2])];
+    expect(task).toBe('kswapd0');
+    // the recording's kswapd met the watermark only now and then
+    expect(sleepless).toBeGreaterThan(rounds / 2);
+    const r = await analyze(dat);
+    expect(metricValue(r.metrics, 'kswapd.episodes', 'kswapd0')).toBe(rounds);
+    expect(metricValue(r.metrics, 'kswapd.rounds_without_sleep', 'kswapd0')).toBe(sleepless);
+    const line = r.overview.lines.find((l) => l.detector === 'kswapd_escalation')!;
+    expect(
+      line.text.startsWith(`kswapd0 woke ${rounds - sleepless} times and ran ${rounds} balance_pgdat rounds;`),
+    ).toBe(true);
+  }, 180_000);
+});

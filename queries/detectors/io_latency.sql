@@ -219,17 +219,17 @@ dirtiers_all AS (
   -- join read the fields of every untyped event to find these
   SELECT ss_dev(dev) AS device, ino, false AS folio, utid, ts FROM _event_writeback_dirty_inode_enqueue WHERE dev IS NOT NULL
 ),
--- each command's dirtying events per inode. Counted per command, not per task: a shell loop of
--- short-lived writers (`dd ... conv=fsync` run 200 times) is one writer to the reader of the
--- finding, and per task each of its processes ranked below one long-lived task (the tracer
--- writing its own buffers)
+-- each task's dirtying events per inode (grouped by thread key first, named after: far fewer rows
+-- to join); kernel threads (kworker) are not dirtiers
 dirtier_events AS (
-  SELECT e.dev, e.ep, d.ino, coalesce(t.name, '?') AS comm, count(*) AS n, count(*) FILTER (WHERE d.folio) AS folios,
-    list(DISTINCT t.tid) FILTER (WHERE t.tid IS NOT NULL) AS tids
-  FROM episodes e JOIN dirtiers_all d ON d.device = e.device AND d.ts <= e.end_ts
-  LEFT JOIN thread t ON t.utid = d.utid
+  SELECT a.dev, a.ep, a.ino, coalesce(t.name, '?') AS comm, t.tid, a.n, a.folios
+  FROM (
+    SELECT e.dev, e.ep, d.ino, d.utid, count(*) AS n, count(*) FILTER (WHERE d.folio) AS folios
+    FROM episodes e JOIN dirtiers_all d ON d.device = e.device AND d.ts <= e.end_ts
+    GROUP BY e.dev, e.ep, d.ino, d.utid
+  ) a
+  LEFT JOIN thread t ON t.utid = a.utid
   WHERE NOT starts_with(coalesce(t.name, ''), 'kworker')
-  GROUP BY e.dev, e.ep, d.ino, t.name
 ),
 -- pages the flusher wrote of each inode up to the episode's end (writeback_single_inode's wrote=)
 inode_pages AS (
@@ -246,12 +246,15 @@ inode_pages AS (
 -- least its dirtied folios (fsync writes it through another path), and its weight goes to
 -- the commands that dirtied it by their share of its dirtying events. Without those writes
 -- a command weighs its dirtying events, as before.
+-- Counted per command, not per task: a shell loop of short-lived writers (`dd ... conv=fsync`
+-- run 200 times) is one writer to the reader of the finding, and per task each of its
+-- processes ranked below one long-lived task (the tracer writing its own buffers).
 dirtier_counts AS (
   SELECT de.dev, de.ep, de.comm,
     sum(de.n) AS n,
     sum(CASE WHEN de.ino IS NULL THEN de.n
              ELSE greatest(coalesce(p.pages, 0), tot.folios) * de.n / tot.n END) AS pages,
-    list_distinct(flatten(list(de.tids))) AS tids
+    count(DISTINCT de.tid) AS tasks, any_value(de.tid) AS tid
   FROM dirtier_events de
   LEFT JOIN (SELECT dev, ep, ino, sum(n) AS n, sum(folios) AS folios FROM dirtier_events GROUP BY ALL) tot USING (dev, ep, ino)
   LEFT JOIN inode_pages p USING (dev, ep, ino)
@@ -260,9 +263,9 @@ dirtier_counts AS (
 -- 'dd[4242]', 'dd (194 tasks)'; with the pages known 'dd[4242] (51.2k pages)', 'dd (194 tasks, 3.1k pages)'
 dirtier_labels AS (
   SELECT c.dev, c.ep, CASE WHEN w.paged THEN c.pages ELSE c.n END AS weight,
-    CASE WHEN len(c.tids) > 1 THEN c.comm ELSE ss_task(c.comm, c.tids[1]) END
+    CASE WHEN c.tasks > 1 THEN c.comm ELSE ss_task(c.comm, c.tid) END
     || coalesce(' (' || nullif(array_to_string(list_filter([
-         CASE WHEN len(c.tids) > 1 THEN len(c.tids) || ' tasks' END,
+         CASE WHEN c.tasks > 1 THEN c.tasks || ' tasks' END,
          CASE WHEN w.paged THEN ss_fmt_count(round(c.pages)) || ' pages' END], x -> x IS NOT NULL), ', '), '') || ')', '') AS who
   FROM dirtier_counts c
   LEFT JOIN (SELECT dev, ep, true AS paged FROM inode_pages GROUP BY ALL HAVING sum(pages) > 0) w USING (dev, ep)

@@ -21,7 +21,6 @@ import type { EventFieldSpec, ScalarKind } from './perfetto_schema.ts';
 import { isDevField, kernelDevFromUserspace, printedField } from './kernel_values.ts';
 import {
   exact,
-  ProtoError,
   ProtoReader,
   signed64,
   utf8Text,

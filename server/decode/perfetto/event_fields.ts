@@ -21,7 +21,6 @@ import type { EventFieldSpec, ScalarKind } from './perfetto_schema.ts';
 import { isDevField, kernelDevFromUserspace, printedField } from './kernel_values.ts';
 import {
   exact,
-  ProtoError,
   ProtoReader,
   signed64,
   utf8Text,
@@ -48,6 +47,14 @@ export interface FieldReader {
    * without the converter (raw_fields.ts writeFields).
    */
   int: Uint8Array;
+  /**
+   * 1 for a varint field whose value is text made from the varint's 64 bits
+   * alone (flags and enumerations printed, pointers as hex): writers may
+   * cache the text by those bits (DirectRowColumns.keyed) and skip the
+   * converter when they have it. 0 for every other field (symbols depend on
+   * the bundle's interned table too).
+   */
+  keyedText: Uint8Array;
 }
 
 /** FieldReader.int: the value is the varint's number (uint64, int64 and bool below 2^53). */
@@ -152,33 +159,13 @@ function internedText(): Convert {
 
 /**
  * A uint64 / int64 varint's 64 bits as `0x` + lowercase hex, as hex() prints
- * the bigint varint64() reads, without the bigints (a kernel pointer is past
- * 2^53: varint64() made ~30 BigInts per field).
+ * the bigint varint64() reads, without the bigints.
  */
 function hexVarint(r: ProtoReader): string {
-  const b = r.buf;
-  let p = r.pos;
-  const end = r.end;
-  let lo = 0;
-  let hi = 0;
-  for (let i = 0; i < 10; i++) {
-    if (p >= end) throw new ProtoError(p, 'varint runs past the end');
-    const c = b[p++]!;
-    const bits = c & 0x7f;
-    const shift = 7 * i;
-    // Bits 0-31 into lo, 32-63 into hi; a 10th byte's bits past 64 drop, as varint64() masks them.
-    if (shift < 32) {
-      lo |= bits << shift;
-      if (shift > 25) hi |= bits >>> (32 - shift);
-    } else if (shift < 64) hi |= bits << (shift - 32);
-    if (c < 0x80) {
-      r.pos = p;
-      lo >>>= 0;
-      hi >>>= 0;
-      return hi === 0 ? '0x' + lo.toString(16) : '0x' + hi.toString(16) + lo.toString(16).padStart(8, '0');
-    }
-  }
-  throw new ProtoError(p, 'varint longer than 10 bytes');
+  r.varintWords();
+  const lo = r.lo;
+  const hi = r.hi;
+  return hi === 0 ? '0x' + lo.toString(16) : '0x' + hi.toString(16) + lo.toString(16).padStart(8, '0');
 }
 
 function scalar(kind: ScalarKind): Convert {
@@ -246,6 +233,7 @@ export function compileFieldReader(
   const convert: (Convert | undefined)[] = [];
   const wire: number[] = [];
   const int = new Uint8Array(fields.length);
+  const keyedText = new Uint8Array(fields.length);
   const symbolField = SYMBOL_FIELDS[event];
   fields.forEach((f, no) => {
     if (!f) return;
@@ -262,6 +250,7 @@ export function compileFieldReader(
     } else if (POINTER_FIELDS.has(f.name) && (f.kind === 'uint64' || f.kind === 'int64')) {
       // Both are the pointer's 64 bits on the wire; hex() prints int64 as unsigned too.
       convert[no] = hexVarint;
+      keyedText[no] = 1;
     } else if (POINTER_FIELDS.has(f.name) && f.kind !== 'string') {
       convert[no] = function pointer(r, syms) {
         return hex(base(r, syms) as number | bigint);
@@ -283,12 +272,13 @@ export function compileFieldReader(
         }
         return s;
       };
+      keyedText[no] = wire[no] === WIRE_VARINT ? 1 : 0;
     } else {
       convert[no] = base;
       int[no] = INT_MODE[f.kind] ?? 0;
     }
   });
-  return { names, convert, wire, int };
+  return { names, convert, wire, int, keyedText };
 }
 
 /**

@@ -39,6 +39,26 @@ describe('ProtoReader tags', () => {
   });
 });
 
+describe('ProtoReader.varintWords', () => {
+  it("gives a varint's 64 bits as unsigned 32-bit halves, on each side of 2^32, 2^53 and 2^63", () => {
+    const values = [0n, 1n, 127n, 128n, 2n ** 32n - 1n, 2n ** 32n, 2n ** 35n + 3n, 2n ** 53n + 1n, 0xffff888012345678n];
+    // A negative int64 (10 bytes on the wire) is its two's complement.
+    values.push(2n ** 64n - 1n, 2n ** 64n - 2n ** 31n);
+    for (const v of values) {
+      const buf = new Uint8Array([...varintBytes(v), 0x2a]);
+      const r = new ProtoReader(buf, 0, buf.length);
+      r.varintWords();
+      expect([r.lo, r.hi]).toEqual([Number(v & 0xffffffffn), Number(v >> 32n)]);
+      expect(r.varint()).toBe(42);
+    }
+  });
+
+  it('a varint cut short is damage', () => {
+    const buf = new Uint8Array([0xff, 0xff]);
+    expect(() => new ProtoReader(buf, 0, buf.length).varintWords()).toThrow(ProtoError);
+  });
+});
+
 describe('uint32 fields', () => {
   const reader = compileFieldReader('test_event', [undefined, { name: 'v', kind: 'uint32' }], true, true);
   const read = (v: bigint) => {

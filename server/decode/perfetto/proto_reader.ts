@@ -38,6 +38,9 @@ export class ProtoReader {
   /** Tag read last: field number and wire type. */
   field = 0;
   wire = 0;
+  /** The 64 bits of the varint varintWords() read last, as unsigned 32-bit halves. */
+  lo = 0;
+  hi = 0;
 
   constructor(
     readonly buf: Uint8Array,
@@ -119,6 +122,37 @@ export class ProtoReader {
         return v & 0xffffffffffffffffn;
       }
       shift += 7n;
+    }
+    throw new ProtoError(p, 'varint longer than 10 bytes');
+  }
+
+  /**
+   * A varint's 64 bits into lo and hi, without a bigint (a pointer or flag
+   * word past 2^53 made ~30 BigInts in varint64()); a 10th byte's bits past
+   * 64 drop, as varint64() masks them.
+   */
+  varintWords(): void {
+    const b = this.buf;
+    let p = this.pos;
+    const end = this.end;
+    let lo = 0;
+    let hi = 0;
+    for (let i = 0; i < 10; i++) {
+      if (p >= end) throw new ProtoError(p, 'varint runs past the end');
+      const c = b[p++]!;
+      const bits = c & 0x7f;
+      const shift = 7 * i;
+      // Bits 0-31 into lo, 32-63 into hi.
+      if (shift < 32) {
+        lo |= bits << shift;
+        if (shift > 25) hi |= bits >>> (32 - shift);
+      } else if (shift < 64) hi |= bits << (shift - 32);
+      if (c < 0x80) {
+        this.pos = p;
+        this.lo = lo >>> 0;
+        this.hi = hi >>> 0;
+        return;
+      }
     }
     throw new ProtoError(p, 'varint longer than 10 bytes');
   }

@@ -25,7 +25,9 @@ export interface DirectPlan {
    * By field number: how a plain integer field's number goes straight into
    * its column's array (NUMBER_I32, NUMBER_I64, NUMBER_F64; 0: through
    * rows.value()), with the converter's conversion (FieldReader.int) kept in
-   * intMode.
+   * intMode; or KEYED_TEXT: text made from the varint's bits alone
+   * (FieldReader.keyedText) into a text column, through the rows' per-key
+   * cache (rows.keyed / rows.text).
    */
   store: Uint8Array;
   intMode: Uint8Array;
@@ -52,6 +54,7 @@ export function makePlan(reader: FieldReader, rows: DirectRowColumns): DirectPla
       columns.push(f.column);
       if ((reader.int[no] ?? 0) !== 0)
         store[no] = f.kind === 'i32' ? NUMBER_I32 : f.kind === 'i64' ? NUMBER_I64 : f.kind === 'f64' ? NUMBER_F64 : 0;
+      else if (reader.keyedText[no] === 1 && f.kind === 'text') store[no] = KEYED_TEXT;
     }
   }
   return { column, store, intMode: reader.int, columns, alwaysAbsent, seen: new Uint8Array(maxColumn + 1) };
@@ -60,6 +63,7 @@ export function makePlan(reader: FieldReader, rows: DirectRowColumns): DirectPla
 const NUMBER_I32 = 1;
 const NUMBER_I64 = 2;
 const NUMBER_F64 = 3;
+const KEYED_TEXT = 4;
 const TWO_32 = 2 ** 32;
 
 /**
@@ -95,6 +99,19 @@ export function writeFields(
       continue;
     }
     const how = store[no]!;
+    if (how === KEYED_TEXT) {
+      // Flags, enumerations and pointers repeat: their text is made and
+      // looked up in the column's dictionary only the first time their bits
+      // come (per cache slot), as the trace.dat decoder's compiled readers do.
+      const at = r.pos;
+      r.varintWords();
+      if (!rows.keyed(col, r.lo, r.hi)) {
+        r.pos = at;
+        rows.text(col, c(r, syms));
+      }
+      seen[col] = 1;
+      continue;
+    }
     if (how !== 0) {
       // A plain integer straight into the column's array: what rows.value()
       // stores for the converter's number (ColumnChunk.setNumber), without the

@@ -244,6 +244,11 @@ export function batchTransferList(b: RecordBatchData): ArrayBuffer[] {
   return [b.ints, b.nums, b.bytes];
 }
 
+/** A batch's bytes as it crosses threads: its buffers (the few new names' text is not counted). */
+export function batchTransferBytes(b: RecordBatchData): number {
+  return b.ints.byteLength + b.nums.byteLength + b.bytes.byteLength;
+}
+
 /** Reads a batch back, record by record (see RecordBatchWriter.add for the fields). */
 export class RecordBatchReader {
   readonly ints: Int32Array;

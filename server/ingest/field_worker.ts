@@ -159,9 +159,11 @@ function startJob(input: FieldWorkerInput, onEnd: () => void): (m: ToFieldWorker
         decoder.decode(new RecordBatchReader(m.batch));
         boundHeap();
         if (cpuStart !== null) peakExternal = Math.max(peakExternal, getHeapStatistics().external_memory);
-        releaseInFlight(control, BATCHES_CONSUMED_KIB, m.kib);
         // Decoded into rows (nothing keeps a view of it): main fills it again.
+        // Sent back before its bytes are released, so that a producer the
+        // release wakes finds them on its port instead of allocating more.
         sendBuffersBack(input.batchReturn, [m.batch.ints, m.batch.nums, m.batch.bytes]);
+        releaseInFlight(control, BATCHES_CONSUMED_KIB, m.kib);
       } else if (m.type === 'finish') {
         decoder.finish();
         typed.flush();

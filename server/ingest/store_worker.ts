@@ -141,14 +141,16 @@ function startJob(input: StoreWorkerInput, onEnd: () => void): (m: ToStoreWorker
     // Not reusable: the main thread terminates this thread.
   };
 
-  // Appends a chunk, releases its KiB to its producer (counter: CONSUMED_KIB
-  // or FIELD_CHUNKS_CONSUMED_KIB) and sends the buffer back for its next chunk
-  // (DuckDB copied the values). A shape table's first chunk waits for the
-  // table to be created (model_store.ts), and the chunks after it with it.
+  // Appends a chunk, sends the buffer back for its next chunk (DuckDB copied
+  // the values), then releases its KiB to its producer (counter: CONSUMED_KIB
+  // or FIELD_CHUNKS_CONSUMED_KIB; in that order, so the producer the release
+  // wakes finds the buffer on its port). A shape table's first chunk waits
+  // for the table to be created (model_store.ts), and the chunks after it
+  // with it.
   const appendChunk = (table: number, data: ChunkData, kib: number, counter: number, back: MessagePort) => {
     store!.append(table, data, () => {
-      releaseInFlight(control, counter, kib);
       sendBuffersBack(back, [data.buffer]);
+      releaseInFlight(control, counter, kib);
     });
   };
 

@@ -231,12 +231,14 @@ export class RecordBatchWriter {
       bytesUsed: this.bytePos,
       names: this.names,
     };
-    this.takeBuffers();
     this.names = [];
     this.count = 0;
     this.limit = BATCH_RECORDS;
     this.bytePos = 0;
     this.onBatch(batch);
+    // After the handover, which may wait for the consumer: its buffers sent
+    // back meanwhile are reused, and this thread never holds two batches'.
+    this.takeBuffers();
   }
 }
 

@@ -16,12 +16,16 @@ import type { ModelLayout } from '../model/model_layout.ts';
 import type { RecordBatchData } from '../model/record_batch.ts';
 import type { ShapeResult } from '../model/untyped_rows.ts';
 
-/** Int32 slots of the field worker's control buffer. */
-export const BATCHES_CONSUMED = 0;
+/**
+ * Int32 slots of the field worker's control buffer: KiB of record batches
+ * decoded (in_flight_bytes.ts; main posts at most ingest_memory.ts
+ * IN_FLIGHT_BUDGET_BYTES ahead of it).
+ */
+export const BATCHES_CONSUMED_KIB = 0;
 /** Set to 1 by the field worker when it failed (main may be blocked waiting for it). */
 export const FIELD_FAILED = 1;
-/** Record batches (8192 records, ~0.5 MB each) main may post ahead of the field worker. */
-export const MAX_BATCHES_IN_FLIGHT = 8;
+/** Bytes of the field worker's control buffer. */
+export const FIELD_CONTROL_BYTES = 8;
 
 export interface FieldWorkerInput {
   layout: ModelLayout;
@@ -30,9 +34,9 @@ export interface FieldWorkerInput {
   tsBaseNs: string;
   /** The typed tables the batches fill (only these are written). */
   tables: string[];
-  /** SharedArrayBuffer of 2 Int32 slots: BATCHES_CONSUMED, FIELD_FAILED. */
+  /** SharedArrayBuffer of 2 Int32 slots: BATCHES_CONSUMED_KIB, FIELD_FAILED. */
   control: SharedArrayBuffer;
-  /** The store worker's control buffer (store_protocol.ts): FIELD_CHUNKS_CONSUMED, FAILED. */
+  /** The store worker's control buffer (store_protocol.ts): FIELD_CHUNKS_CONSUMED_KIB, FAILED. */
   storeControl: SharedArrayBuffer;
   /**
    * Where the chunks go: the store worker's end is its `fieldChannel`. The
@@ -48,7 +52,8 @@ export interface FieldWorkerInput {
 export type ToFieldWorker =
   /** Decode one trace's batches (the thread is pooled, worker_pool.ts: one job after another). */
   | { type: 'job'; input: FieldWorkerInput }
-  | { type: 'batch'; batch: RecordBatchData }
+  /** kib: what the batch counts in flight (in_flight_bytes.ts), released once decoded. */
+  | { type: 'batch'; batch: RecordBatchData; kib: number }
   /** No more batches: flush, send `end` to the store, reply `done`. */
   | { type: 'finish' }
   /** Decoding failed: stop (the thread is terminated). */
@@ -59,7 +64,7 @@ export type FromFieldWorker = { type: 'idle' } | { type: 'done' } | { type: 'err
 
 /** Field worker -> store worker, on the field channel. */
 export type FieldToStore =
-  | { type: 'chunk'; table: number; data: ChunkData }
+  | { type: 'chunk'; table: number; data: ChunkData; kib: number }
   /**
    * The last chunk was sent. dicts: the field worker's typed-column
    * dictionaries (dicts[dict][id]); strings: its args dictionary as

@@ -12,6 +12,7 @@
  * spreads over the cores.
  */
 import { parentPort } from 'node:worker_threads';
+import { getHeapStatistics } from 'node:v8';
 import { latin1 } from '../decode/ftrace_text/fields/intern.ts';
 import { isStackEvent } from '../decode/decoded_event.ts';
 import { stackFields } from '../decode/ftrace_text/fields/ftrace.ts';
@@ -58,20 +59,21 @@ import { CONTINUATION, OWN_TEXT, RecordBatchReader } from '../model/record_batch
 import { TableRowWriter, TypedRows } from '../model/typed_rows.ts';
 import { typedTableFor } from '../model/typed_tables.ts';
 import {
-  BATCHES_CONSUMED,
+  BATCHES_CONSUMED_KIB,
   FIELD_FAILED,
   type FieldToStore,
   type FieldWorkerInput,
   type FromFieldWorker,
   type ToFieldWorker,
 } from './field_protocol.ts';
-import { FAILED, FIELD_CHUNKS_CONSUMED, MAX_IN_FLIGHT } from './store_protocol.ts';
+import { FAILED, FIELD_CHUNKS_CONSUMED_KIB } from './store_protocol.ts';
+import { chunkBytes, InFlightBudget, releaseInFlight } from './in_flight_bytes.ts';
 import { RecycledBuffers, sendBuffersBack } from './recycled_buffers.ts';
-import { takeBlockedMs, waitForCounter } from './wait_for_counter.ts';
+import { takeBlockedMs } from './wait_for_counter.ts';
 import { threadCpuNs } from './thread_cpu.ts';
 import { nativeKvScanner } from '../decode/ftrace_text/native/native_kv_scanner.ts';
 import { serveJobs } from './job_loop.ts';
-import { heapBound } from './ingest_memory.ts';
+import { heapBound, IN_FLIGHT_BUDGET_BYTES } from './ingest_memory.ts';
 import { perfettoFieldDecoder } from '../decode/perfetto/raw_fields.ts';
 
 const port = parentPort!;
@@ -101,23 +103,29 @@ function startJob(input: FieldWorkerInput, onEnd: () => void): (m: ToFieldWorker
   const fail = (err: unknown) => {
     failed = true;
     Atomics.store(control, FIELD_FAILED, 1);
-    Atomics.notify(control, BATCHES_CONSUMED);
+    Atomics.notify(control, BATCHES_CONSUMED_KIB);
     reply({ type: 'error', message: (err as Error)?.message ?? String(err) });
     // Not reusable: the main thread terminates this thread.
   };
-  let posted = 0;
+  // The chunks' bytes posted to the store and not yet appended: bounded, so memory stays so however far the store lags.
+  const inFlight = new InFlightBudget(
+    storeControl,
+    FIELD_CHUNKS_CONSUMED_KIB,
+    FAILED,
+    IN_FLIGHT_BUDGET_BYTES / 1024,
+    'the store worker',
+  );
   const toStore = (m: FieldToStore, transfer: ArrayBuffer[] = []) => storePort.postMessage(m, transfer);
   const postChunk = (table: number, data: ChunkData) => {
-    // At most MAX_IN_FLIGHT chunks wait in the store's queue (memory stays bounded).
-    waitForCounter(storeControl, FIELD_CHUNKS_CONSUMED, posted - MAX_IN_FLIGHT + 1, FAILED, 'the store worker');
-    toStore({ type: 'chunk', table, data }, chunkTransferList(data));
-    posted++;
+    const kib = inFlight.reserve(chunkBytes(data));
+    toStore({ type: 'chunk', table, data, kib }, chunkTransferList(data));
   };
   let decoder: BatchDecoder;
   let typed: TypedRows;
+  // The store sends each chunk's buffer back on its port.
+  let chunkMemory: RecycledBuffers;
   try {
-    // The store sends each chunk's buffer back on its port.
-    const chunkMemory = new RecycledBuffers(storePort);
+    chunkMemory = new RecycledBuffers(storePort);
     typed = new TypedRows(input.layout, postChunk, chunkMemory);
     typed.setBase(BigInt(input.tsBaseNs));
     const tables = new Set(input.tables);
@@ -142,16 +150,20 @@ function startJob(input: FieldWorkerInput, onEnd: () => void): (m: ToFieldWorker
   // Under $STALLSCOPE_TIMING, this thread's CPU for the job (on text inputs the critical thread).
   const cpuStart = process.env.STALLSCOPE_TIMING ? threadCpuNs() : null;
   if (cpuStart !== null) takeBlockedMs(); // this job's waits only
+  // Under $STALLSCOPE_TIMING: the most external memory (ArrayBuffers) this thread held after a batch.
+  let peakExternal = 0;
   return (m: ToFieldWorker) => {
     if (failed) return;
     try {
       if (m.type === 'batch') {
         decoder.decode(new RecordBatchReader(m.batch));
         boundHeap();
-        Atomics.add(control, BATCHES_CONSUMED, 1);
-        Atomics.notify(control, BATCHES_CONSUMED);
+        if (cpuStart !== null) peakExternal = Math.max(peakExternal, getHeapStatistics().external_memory);
         // Decoded into rows (nothing keeps a view of it): main fills it again.
+        // Sent back before its bytes are released, so that a producer the
+        // release wakes finds them on its port instead of allocating more.
         sendBuffersBack(input.batchReturn, [m.batch.ints, m.batch.nums, m.batch.bytes]);
+        releaseInFlight(control, BATCHES_CONSUMED_KIB, m.kib);
       } else if (m.type === 'finish') {
         decoder.finish();
         typed.flush();
@@ -167,7 +179,8 @@ function startJob(input: FieldWorkerInput, onEnd: () => void): (m: ToFieldWorker
           process.stderr.write(
             `[timing] field worker: ${((threadCpuNs()! - cpuStart) / 1e6).toFixed(0)} CPU ms` +
               [...takeBlockedMs()].map(([who, ms]) => `; blocked on ${who} ${ms.toFixed(0)} ms`).join('') +
-              '\n',
+              `; ${inFlight.describe('chunks to the store')}; ${chunkMemory.describe()}` +
+              `; external memory at most ${(peakExternal / 1048576).toFixed(1)} MB\n`,
           );
         onEnd();
         reply({ type: 'done' });

@@ -11,18 +11,19 @@ import { MessageChannel, type Worker } from 'node:worker_threads';
 import type { BufferSource } from '../model/buffer_source.ts';
 import type { RawRecordTarget, RawSpec } from '../model/model_builder.ts';
 import type { ModelLayout } from '../model/model_layout.ts';
-import { batchTransferList, type RecordBatchData } from '../model/record_batch.ts';
+import { batchTransferBytes, batchTransferList, type RecordBatchData } from '../model/record_batch.ts';
 import {
-  BATCHES_CONSUMED,
+  BATCHES_CONSUMED_KIB,
+  FIELD_CONTROL_BYTES,
   FIELD_FAILED,
-  MAX_BATCHES_IN_FLIGHT,
   type FieldWorkerInput,
   type FromFieldWorker,
   type ToFieldWorker,
 } from './field_protocol.ts';
 import type { StoreWorkerClient } from './store_worker_client.ts';
 import { RecycledBuffers } from './recycled_buffers.ts';
-import { waitForCounter } from './wait_for_counter.ts';
+import { InFlightBudget } from './in_flight_bytes.ts';
+import { IN_FLIGHT_BUDGET_BYTES } from './ingest_memory.ts';
 import { workerEntry } from './worker_bundle.ts';
 import { workerReplies, type WorkerReplies } from './worker_replies.ts';
 import { fieldWorkers } from './worker_pool.ts';
@@ -30,8 +31,15 @@ import { fieldWorkers } from './worker_pool.ts';
 export class FieldWorkerClient implements RawRecordTarget {
   private worker: Worker | null = null;
   private replies: WorkerReplies<FromFieldWorker> | null = null;
-  private readonly counters = new Int32Array(new SharedArrayBuffer(8));
-  private posted = 0;
+  private readonly counters = new Int32Array(new SharedArrayBuffer(FIELD_CONTROL_BYTES));
+  /** The batches' bytes posted and not yet decoded. */
+  private readonly inFlight = new InFlightBudget(
+    this.counters,
+    BATCHES_CONSUMED_KIB,
+    FIELD_FAILED,
+    IN_FLIGHT_BUDGET_BYTES / 1024,
+    'the field worker',
+  );
   private finished = false;
   private closed: Promise<void> | null = null;
   /** The batches' buffers come back on this channel once decoded. */
@@ -77,17 +85,10 @@ export class FieldWorkerClient implements RawRecordTarget {
     this.worker.postMessage({ type: 'job', input } satisfies ToFieldWorker, [port1, this.batchChannel.port2]);
   }
 
-  /** Hands a batch over (transferred). Blocks while MAX_BATCHES_IN_FLIGHT wait in the thread's queue. */
+  /** Hands a batch over (transferred). Blocks while the batches in the thread's queue hold IN_FLIGHT_BUDGET_BYTES. */
   batch(b: RecordBatchData): void {
-    waitForCounter(
-      this.counters,
-      BATCHES_CONSUMED,
-      this.posted - MAX_BATCHES_IN_FLIGHT + 1,
-      FIELD_FAILED,
-      'the field worker',
-    );
-    this.worker!.postMessage({ type: 'batch', batch: b } satisfies ToFieldWorker, batchTransferList(b));
-    this.posted++;
+    const kib = this.inFlight.reserve(batchTransferBytes(b));
+    this.worker!.postMessage({ type: 'batch', batch: b, kib } satisfies ToFieldWorker, batchTransferList(b));
   }
 
   /** Whether the thread flagged a failure (its error comes from finish()). */
@@ -101,6 +102,10 @@ export class FieldWorkerClient implements RawRecordTarget {
     this.worker.postMessage({ type: 'finish' } satisfies ToFieldWorker);
     await this.replies!.expect('done');
     this.finished = true;
+    if (process.env.STALLSCOPE_TIMING)
+      process.stderr.write(
+        `[timing] main thread: ${this.inFlight.describe('batches to the field worker')}; ${this.returned.describe()}\n`,
+      );
   }
 
   /** The thread's own error, after it flagged a failure. */

@@ -19,10 +19,15 @@
  *            tables: ~50 MB on `-e all` recordings; its freed pages go back
  *            at once, engine/allocator_env.ts)
  *   ~120 MB  malloc'd ArrayBuffers and native buffers of the threads:
- *            chunks in flight to the store (store_protocol.ts MAX_IN_FLIGHT)
- *            and to the field worker (field_protocol.ts
- *            MAX_BATCHES_IN_FLIGHT), idle recycled buffers
- *            (recycled_buffers.ts MAX_IDLE_BYTES), the decoder's read and
+ *            what is in flight between them, at most
+ *            3 x IN_FLIGHT_BUDGET_BYTES (chunks from the main thread and
+ *            from the field worker to the store, record batches from the
+ *            main thread to the field worker; in_flight_bytes.ts), idle
+ *            recycled buffers, at most MAX_IDLE_BYTES a pool
+ *            (recycled_buffers.ts, three pools: the freed ones go back at
+ *            once), the chunks each table is filling (one a table: ~24 MB
+ *            in the field worker on a `-e all` trace.dat of ~400 event
+ *            names, not bounded), the decoder's read and
  *            decompression buffers (trace.dat's reused per stream,
  *            cpu_stream.ts), and the garbage ones among them until V8
  *            collects them: it does so after ~64 MB of external allocation,
@@ -39,6 +44,20 @@
  */
 import { getHeapStatistics, setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
+
+/**
+ * Bytes that may be in flight from one producer thread to its consumer
+ * (in_flight_bytes.ts): the main thread's chunks to the store worker, the
+ * field worker's to the store worker, and the main thread's record batches
+ * to the field worker each have a budget of this size. Why 4 MB: the
+ * earlier bounds, 48 chunks and 8 batches, let 13-22 MB of batches (8 of
+ * ~1.6 MB: a 1 MiB page buffer each) and 6-7 MB of the field worker's
+ * chunks wait on every trace.dat and text file, and as many again sat idle
+ * in the pools once they came back, while two batches (~80 ms of the field
+ * worker's work) or a few MB of chunks keep the consumer busy as well.
+ * $STALLSCOPE_IN_FLIGHT_MB overrides.
+ */
+export const IN_FLIGHT_BUDGET_BYTES = (Number(process.env.STALLSCOPE_IN_FLIGHT_MB) || 4) * 1048576;
 
 /**
  * DuckDB's cap while deriving (and for a trace loaded in process, small files

@@ -4,16 +4,18 @@ import type { ChunkData } from '../model/column_chunk.ts';
 import type { BuilderResult, ModelLayout } from '../model/model_layout.ts';
 import type { WriterSummary } from '../model/model_store.ts';
 
-/** Int32 slots of the shared control buffer: chunks consumed from the main thread. */
-export const CONSUMED = 0;
+/**
+ * Int32 slots of the shared control buffer: KiB of the main thread's chunks
+ * the worker has appended (in_flight_bytes.ts: each producer posts at most
+ * ingest_memory.ts IN_FLIGHT_BUDGET_BYTES ahead of it).
+ */
+export const CONSUMED_KIB = 0;
 /** Set to 1 by the worker when it failed (a producer may be blocked waiting for it). */
 export const FAILED = 1;
-/** Chunks consumed from the field worker (field_protocol.ts). */
-export const FIELD_CHUNKS_CONSUMED = 2;
+/** KiB of the field worker's chunks appended (field_protocol.ts). */
+export const FIELD_CHUNKS_CONSUMED_KIB = 2;
 /** Bytes of the control buffer. */
 export const CONTROL_BYTES = 12;
-/** Chunks (2048 rows each) the main thread may post ahead of the worker: a few MB. */
-export const MAX_IN_FLIGHT = 48;
 
 export interface StoreWorkerInput {
   dbPath: string;
@@ -31,7 +33,7 @@ export interface StoreWorkerInput {
    * is expectedLayout: the load starts on its schema instead of creating it.
    */
   onSchema: boolean;
-  /** SharedArrayBuffer of 3 Int32 slots: CONSUMED, FAILED, FIELD_CHUNKS_CONSUMED. */
+  /** SharedArrayBuffer of 3 Int32 slots: CONSUMED_KIB, FAILED, FIELD_CHUNKS_CONSUMED_KIB. */
   control: SharedArrayBuffer;
   /** Where the main thread's chunk buffers go back once appended (recycled_buffers.ts); the field worker's go back on its channel. */
   chunkReturn: MessagePort;
@@ -41,7 +43,8 @@ export interface StoreWorkerInput {
 export type ToStoreWorker =
   /** Load one trace (the thread is pooled, worker_pool.ts: one job after another). */
   | { type: 'job'; input: StoreWorkerInput }
-  | { type: 'chunk'; table: number; data: ChunkData }
+  /** kib: what the chunk counts in flight (in_flight_bytes.ts), released once appended. */
+  | { type: 'chunk'; table: number; data: ChunkData; kib: number }
   /** Chunks will also come from the field worker, on this port (field_protocol.ts FieldToStore). */
   | { type: 'fieldChannel'; port: MessagePort }
   /** Commit once the field channel (if any) has ended; the result's dictionaries are merged with the field worker's. */

@@ -21,11 +21,12 @@ import { mergeDicts, sameLayout, type BuilderResult } from '../model/model_layou
 import { ModelStore } from '../model/model_store.ts';
 import type { FieldToStore } from './field_protocol.ts';
 import { sendBuffersBack } from './recycled_buffers.ts';
+import { releaseInFlight } from './in_flight_bytes.ts';
 import { threadCpuNs } from './thread_cpu.ts';
 import {
-  CONSUMED,
+  CONSUMED_KIB,
   FAILED,
-  FIELD_CHUNKS_CONSUMED,
+  FIELD_CHUNKS_CONSUMED_KIB,
   type FromStoreWorker,
   type StoreWorkerInput,
   type ToStoreWorker,
@@ -134,21 +135,22 @@ function startJob(input: StoreWorkerInput, onEnd: () => void): (m: ToStoreWorker
     failed = true;
     closeEngine();
     Atomics.store(control, FAILED, 1);
-    Atomics.notify(control, CONSUMED);
-    Atomics.notify(control, FIELD_CHUNKS_CONSUMED);
+    Atomics.notify(control, CONSUMED_KIB);
+    Atomics.notify(control, FIELD_CHUNKS_CONSUMED_KIB);
     post({ type: 'error', message: (err as Error)?.message ?? String(err) });
     // Not reusable: the main thread terminates this thread.
   };
 
-  // Appends a chunk, tells its producer (counter: CONSUMED or
-  // FIELD_CHUNKS_CONSUMED) and sends the buffer back for its next chunk
-  // (DuckDB copied the values). A shape table's first chunk waits for the
-  // table to be created (model_store.ts), and the chunks after it with it.
-  const appendChunk = (table: number, data: ChunkData, counter: number, back: MessagePort) => {
+  // Appends a chunk, sends the buffer back for its next chunk (DuckDB copied
+  // the values), then releases its KiB to its producer (counter: CONSUMED_KIB
+  // or FIELD_CHUNKS_CONSUMED_KIB; in that order, so the producer the release
+  // wakes finds the buffer on its port). A shape table's first chunk waits
+  // for the table to be created (model_store.ts), and the chunks after it
+  // with it.
+  const appendChunk = (table: number, data: ChunkData, kib: number, counter: number, back: MessagePort) => {
     store!.append(table, data, () => {
-      Atomics.add(control, counter, 1);
-      Atomics.notify(control, counter);
       sendBuffersBack(back, [data.buffer]);
+      releaseInFlight(control, counter, kib);
     });
   };
 
@@ -200,7 +202,7 @@ function startJob(input: StoreWorkerInput, onEnd: () => void): (m: ToStoreWorker
     if (failed || !field) return;
     try {
       if (m.type === 'chunk') {
-        appendChunk(m.table, m.data, FIELD_CHUNKS_CONSUMED, field.port);
+        appendChunk(m.table, m.data, m.kib, FIELD_CHUNKS_CONSUMED_KIB, field.port);
         return;
       }
       field.end = m;
@@ -228,7 +230,7 @@ function startJob(input: StoreWorkerInput, onEnd: () => void): (m: ToStoreWorker
     }
     try {
       if (m.type === 'chunk') {
-        appendChunk(m.table, m.data, CONSUMED, input.chunkReturn);
+        appendChunk(m.table, m.data, m.kib, CONSUMED_KIB, input.chunkReturn);
         return;
       }
       if (m.type === 'fieldChannel') {

@@ -13,17 +13,16 @@ import type { BufferSource } from '../model/buffer_source.ts';
 import { chunkTransferList, type ChunkData } from '../model/column_chunk.ts';
 import { SCHEMA_SQL_PATH, type BuilderResult, type ModelLayout, type WriterSummary } from '../model/model_store.ts';
 import {
-  CONSUMED,
+  CONSUMED_KIB,
   CONTROL_BYTES,
   FAILED,
-  MAX_IN_FLIGHT,
   type FromStoreWorker,
   type StoreWorkerInput,
   type ToStoreWorker,
 } from './store_protocol.ts';
 import { RecycledBuffers } from './recycled_buffers.ts';
-import { STORE_MEMORY_LIMIT } from './ingest_memory.ts';
-import { waitForCounter } from './wait_for_counter.ts';
+import { IN_FLIGHT_BUDGET_BYTES, STORE_MEMORY_LIMIT } from './ingest_memory.ts';
+import { chunkBytes, InFlightBudget } from './in_flight_bytes.ts';
 import { workerReplies, type WorkerReplies } from './worker_replies.ts';
 import { workerEntry } from './worker_bundle.ts';
 import { storeWorkers } from './worker_pool.ts';
@@ -41,10 +40,11 @@ export interface LoadTarget {
 }
 
 export class StoreWorkerClient {
-  private posted = 0;
   private finished = false;
   private closed: Promise<void> | null = null;
   private layout: Promise<ModelLayout> | null = null;
+  /** The chunks' bytes posted and not yet appended. */
+  private readonly inFlight: InFlightBudget;
 
   private constructor(
     private readonly worker: Worker,
@@ -54,7 +54,15 @@ export class StoreWorkerClient {
     private readonly returned: RecycledBuffers,
     /** DuckDB's caps of this load: while appending, and from `finish` on unless finish gives one. */
     readonly memoryLimits: { load: string; commit: string },
-  ) {}
+  ) {
+    this.inFlight = new InFlightBudget(
+      counters,
+      CONSUMED_KIB,
+      FAILED,
+      IN_FLIGHT_BUDGET_BYTES / 1024,
+      'the store worker',
+    );
+  }
 
   /** Hands the load to a store thread (a pooled one if idle): it opens the database and creates the schema right away. */
   static async start(
@@ -99,18 +107,17 @@ export class StoreWorkerClient {
   }
 
   /**
-   * Hands a chunk over (its buffers are transferred). Blocks while
-   * MAX_IN_FLIGHT chunks (a few MB) wait in the worker's queue, so memory
-   * stays bounded however fast decoding runs; the builder's chunk callback is
-   * synchronous, hence Atomics.wait.
+   * Hands a chunk over (its buffers are transferred). Blocks while the
+   * chunks waiting in the worker's queue hold IN_FLIGHT_BUDGET_BYTES, so
+   * memory stays bounded however fast decoding runs; the builder's chunk
+   * callback is synchronous, hence Atomics.wait (in_flight_bytes.ts).
    */
   append(table: number, data: ChunkData): void {
-    this.waitUntilConsumed(this.posted - MAX_IN_FLIGHT + 1);
-    this.worker.postMessage({ type: 'chunk', table, data } satisfies ToStoreWorker, chunkTransferList(data));
-    this.posted++;
+    const kib = this.inFlight.reserve(chunkBytes(data));
+    this.worker.postMessage({ type: 'chunk', table, data, kib } satisfies ToStoreWorker, chunkTransferList(data));
   }
 
-  /** The control buffer the field worker waits on (FIELD_CHUNKS_CONSUMED, FAILED). */
+  /** The control buffer the field worker waits on (FIELD_CHUNKS_CONSUMED_KIB, FAILED). */
   get control(): SharedArrayBuffer {
     return this.counters.buffer as SharedArrayBuffer;
   }
@@ -126,6 +133,10 @@ export class StoreWorkerClient {
     this.worker.postMessage({ type: 'finish', result, memoryLimit } satisfies ToStoreWorker);
     const done = await this.replies.expect('done');
     this.finished = true;
+    if (process.env.STALLSCOPE_TIMING)
+      process.stderr.write(
+        `[timing] main thread: ${this.inFlight.describe('chunks to the store')}; ${this.returned.describe()}\n`,
+      );
     return done.summary;
   }
 
@@ -163,9 +174,5 @@ export class StoreWorkerClient {
       await storeWorkers.discard(this.worker);
     })();
     return this.closed;
-  }
-
-  private waitUntilConsumed(consumed: number): void {
-    waitForCounter(this.counters, CONSUMED, consumed, FAILED, 'the store worker');
   }
 }

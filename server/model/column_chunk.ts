@@ -262,10 +262,12 @@ export class ColumnChunk {
       })),
     };
     this.rows = 0;
-    // Another buffer: the old one may be transferred to another thread.
     if (this.capacity < CHUNK_ROWS) this.capacity *= 2;
-    this.allocate();
     this.onChunk(data);
+    // Another buffer (the old one may have been transferred to another
+    // thread), taken after the handover, which may wait for the consumer:
+    // buffers sent back meanwhile are reused.
+    this.allocate();
   }
 }
 

@@ -231,17 +231,24 @@ export class RecordBatchWriter {
       bytesUsed: this.bytePos,
       names: this.names,
     };
-    this.takeBuffers();
     this.names = [];
     this.count = 0;
     this.limit = BATCH_RECORDS;
     this.bytePos = 0;
     this.onBatch(batch);
+    // After the handover, which may wait for the consumer: its buffers sent
+    // back meanwhile are reused, and this thread never holds two batches'.
+    this.takeBuffers();
   }
 }
 
 export function batchTransferList(b: RecordBatchData): ArrayBuffer[] {
   return [b.ints, b.nums, b.bytes];
+}
+
+/** A batch's bytes as it crosses threads: its buffers (the few new names' text is not counted). */
+export function batchTransferBytes(b: RecordBatchData): number {
+  return b.ints.byteLength + b.nums.byteLength + b.bytes.byteLength;
 }
 
 /** Reads a batch back, record by record (see RecordBatchWriter.add for the fields). */

@@ -1,12 +1,14 @@
 // What a compiled event reader keeps while it waits for its first record.
-// A trace.dat saves the formats of every event of each enabled system, and
-// the decoding thread compiles a reader for each at its start (decode_trace_dat.ts
-// compileReaders): `trace-cmd record -e all` saves ~2,300, most without a
-// record, and their readers live for the whole decode. Each must then keep
-// little more than its generated source: the readers compiled on their first
-// call once kept the arrays of source parts their compiler built (a closure
-// shares its function's context), and every symbolic field its own
-// 1,024-entry cache, ~20 MB of the decoding thread's heap on that recording.
+// A trace.dat saves the formats of every event of each enabled system
+// (`trace-cmd record -e all`: ~2,300); the decoding thread now compiles a
+// reader at its event's first record (decode_trace_dat.ts compileLate), but
+// a reader's fast() and safe() still wait for their own first call, and a
+// recording of many kinds keeps hundreds of readers for the whole decode.
+// Each must then keep little more than its generated source: the readers
+// compiled on their first call once kept the arrays of source parts their
+// compiler built (a closure shares its function's context), and every
+// symbolic field its own 1,024-entry cache, ~20 MB of the decoding thread's
+// heap on that recording when every format was compiled at the start.
 // Measured on a real recording's formats: the heap each compiled, never-run
 // reader keeps after a full collection, against the length of the sources
 // it would compile (counted here from the same formats' fields).

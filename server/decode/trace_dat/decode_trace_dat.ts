@@ -204,13 +204,28 @@ interface CompiledReaders {
   formats: EventFormat[];
   /** The format texts as read, for a sink that decodes fields on another thread. */
   formatTexts: RawFieldSpec['formats'];
+  /** The readers compiled so far (compileLate fills it as ids first appear). */
   byId: (CompiledEvent<DirectRows> | undefined)[];
   /** Events without a typed table whose fields a shape reader writes straight into the sink's rows. */
   shapeRowsById: (FramedShapeRows | null | undefined)[];
+  /**
+   * Compiles the reader of event `id` at its first record (undefined: no
+   * format has that id, or its reader did not compile, which is then
+   * reported through `skip`). A trace.dat saves the format of every event of
+   * each enabled system, hundreds to thousands, and holds records of a few:
+   * compiling them all before the first record was 30-35 ms of a 4k-event
+   * file's main thread (fixtures/memcg_oom.v7.dat, `node --cpu-prof`).
+   */
+  compileLate: (id: number, skip: (p: SkippedInput) => void) => CompiledEvent<DirectRows> | undefined;
+  /** Formats taken raw by the sink's other thread (rawRecordsFor): compiled here to framedOnly(). */
+  takenRaw: Uint8Array | null;
   kallsyms: Kallsyms;
 }
 
-/** Parse every event format and compile its reader; a format that fails is reported, not fatal. */
+/**
+ * Parses every event format (a format that fails is reported, not fatal);
+ * each reader is compiled at its event's first record (compileLate).
+ */
 function compileReaders(
   info: TraceDatInfo,
   sink: EventSink,
@@ -244,30 +259,47 @@ function compileReaders(
   const directSink = isDirectRowSink(sink) ? sink : null;
   const shapeSink = isShapeRowSink(sink) ? sink : null;
   const shapeRowsById: (FramedShapeRows | null | undefined)[] = new Array(65536);
-  for (const f of formats) {
-    try {
-      const rows = directSink?.directRows(f.name, f.system) ?? null;
-      const ev = (byId[f.id] = compileEvent(
-        f,
-        helpers,
-        info.littleEndian,
-        info.longSize,
-        rows,
-        rows === null && readsAsPrinted(f.name, f.system),
-        rows === null && shapeSink !== null ? shapeSink.shapeLead : null,
-      ));
-      if (ev.shaped !== null)
-        shapeRowsById[f.id] = shapeSink!.shapeRows(f.name, f.system, ev.shaped.keys, ev.shaped.fixedKinds);
-    } catch (e) {
-      deferred.push({
-        where: 0,
-        unit: 'offset',
-        reason: `cannot compile reader for ${f.system}:${f.name}: ${(e as Error).message}`,
-        excerpt: '',
-      });
-    }
-  }
-  return { formats, formatTexts, byId, shapeRowsById, kallsyms };
+  // The formats not compiled yet, by id (the last of a duplicated id wins, as when all were compiled in order).
+  const pending = new Map<number, EventFormat>();
+  for (const f of formats) pending.set(f.id, f);
+  const readers: CompiledReaders = {
+    formats,
+    formatTexts,
+    byId,
+    shapeRowsById,
+    takenRaw: null,
+    kallsyms,
+    compileLate(id, skip) {
+      const f = pending.get(id);
+      if (f === undefined) return undefined;
+      pending.delete(id);
+      try {
+        const rows = directSink?.directRows(f.name, f.system) ?? null;
+        const ev = compileEvent(
+          f,
+          helpers,
+          info.littleEndian,
+          info.longSize,
+          rows,
+          rows === null && readsAsPrinted(f.name, f.system),
+          rows === null && shapeSink !== null ? shapeSink.shapeLead : null,
+        );
+        if (readers.takenRaw?.[id] === 1) return (byId[id] = framedOnly(ev));
+        if (ev.shaped !== null)
+          shapeRowsById[id] = shapeSink!.shapeRows(f.name, f.system, ev.shaped.keys, ev.shaped.fixedKinds);
+        return (byId[id] = ev);
+      } catch (e) {
+        skip({
+          where: 0,
+          unit: 'offset',
+          reason: `cannot compile reader for ${f.system}:${f.name}: ${(e as Error).message}`,
+          excerpt: '',
+        });
+        return undefined;
+      }
+    },
+  };
+  return readers;
 }
 
 /** Byte offsets of the fields every record starts with, and the shortest record that holds them. */
@@ -454,13 +486,8 @@ function rawRecordsFor(
   });
   if (records === null) return null;
   const taken = new Uint8Array(65536);
-  for (const f of readers.formats) {
-    const ev = readers.byId[f.id];
-    if (ev === undefined || !records.takes(f.id)) continue;
-    taken[f.id] = 1;
-    readers.byId[f.id] = framedOnly(ev);
-    readers.shapeRowsById[f.id] = undefined;
-  }
+  for (const f of readers.formats) if (records.takes(f.id)) taken[f.id] = 1;
+  readers.takenRaw = taken;
   return { records, taken };
 }
 
@@ -576,6 +603,7 @@ class RecordMerge {
   private readonly skip: (p: SkippedInput) => void;
   private readonly byId: CompiledReaders['byId'];
   private readonly shapeRowsById: CompiledReaders['shapeRowsById'];
+  private readonly compileLate: CompiledReaders['compileLate'];
   private readonly common: CommonFieldLayout;
   private readonly comms: CommTable;
   private readonly raw: RawRecords | null;
@@ -587,6 +615,7 @@ class RecordMerge {
     this.skip = input.skip;
     this.byId = input.readers.byId;
     this.shapeRowsById = input.readers.shapeRowsById;
+    this.compileLate = input.readers.compileLate;
     this.common = input.common;
     this.comms = input.comms;
     this.raw = input.raw?.records ?? null;
@@ -668,7 +697,7 @@ class RecordMerge {
       const type = le
         ? buf[off + typeOff]! | (buf[off + typeOff + 1]! << 8)
         : (buf[off + typeOff]! << 8) | buf[off + typeOff + 1]!;
-      const ev = byId[type];
+      const ev = byId[type] ?? this.compileLate(type, skip);
       if (ev === undefined) {
         this.unknownCount++;
         if (this.unknownCount <= MAX_UNKNOWN_REPORTS) {

@@ -31,8 +31,10 @@
 --   flusher kworker for background writeback, or a task writing
 --   synchronously), the reason of
 --   the flusher's last writeback_start on that bdi (background, periodic,
---   sync, vmscan, ...), and the tasks that dirtied the device's pages
---   (writeback_dirty_inode_enqueue, writeback_dirty_folio or
+--   sync, vmscan, ...) when the flusher queued them (a task's own fsync
+--   writes are not 'for vmscan writeback' because the flusher last ran for
+--   that; the value flusher_reason keeps it), and the tasks that dirtied
+--   the device's pages (writeback_dirty_inode_enqueue, writeback_dirty_folio or
 --   balance_dirty_pages on the bdi, where traced), counted per command
 --   ('dd (194 tasks)' for a loop of short-lived dd; 'dd[4242]' for one)
 --   and ranked by the pages the flusher wrote of the inodes each dirtied
@@ -294,7 +296,9 @@ SELECT
     || CASE WHEN regexp_matches(split_part(sw.write_issuers, ' (', 1), '^kworker/[0-9]+:[0-9]+H$')
               AND NOT q.inserts_traced
             THEN ' (kblockd; trace block:block_rq_insert to see who queued them)' ELSE '' END
-    || coalesce(' for ' || f.flusher_reason || ' writeback', '')
+    -- the flusher's reason only when a flusher worker (kworker/uN:M) queued the most writes
+    || CASE WHEN regexp_matches(split_part(sw.write_issuers, ' (', 1), '^kworker/u[0-9]+:[0-9]+$')
+            THEN coalesce(' for ' || f.flusher_reason || ' writeback', '') ELSE '' END
     || coalesce('; dirtied by ' || d.dirtied_by, '') || ')' AS title,
   {
     'device': e.device,

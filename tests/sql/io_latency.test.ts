@@ -200,3 +200,39 @@ describe('io_latency: kblockd as the writer when block_rq_insert was not traced'
     expect(withInserts?.title).not.toContain('kblockd;');
   });
 });
+
+describe("io_latency: the flusher's reason goes with the flusher's writes only", () => {
+  // One device, the flusher last started for vmscan (writeback_start on its bdi, '8:0') before either episode.
+  // Episode 1 (100 ms): the writes in flight are a task's own (fsync: python3 issued them). Episode 2, 5 s later:
+  // the flusher kworker/u8:0 issued them.
+  let wb: Engine;
+  beforeAll(async () => {
+    wb = await blockTraceDb();
+    await insert(wb, 'thread', [
+      { utid: 1, tid: 500, name: 'reader' },
+      { utid: 2, tid: 12, name: 'kworker/u8:0' },
+      { utid: 5, tid: 777, name: 'python3' },
+    ]);
+    await insert(wb, 'writeback_work', [
+      { id: 1, ts: ms(10), cpu: 0, utid: 2, event: 'writeback_start', bdi: '8:0', reason: 'vmscan' },
+    ]);
+    await insert(wb, 'block_request', [
+      rq(SDA, 'W', 95, 150, 5, 'python3'),
+      rq(SDA, 'R', 100, 130, 1, 'reader'), // 30 ms behind python3's write
+      rq(SDA, 'W', 5095, 5150, 2, 'kworker/u8:0'),
+      rq(SDA, 'R', 5100, 5130, 1, 'reader'), // 30 ms behind the flusher's write
+    ]);
+  }, 60_000);
+  afterAll(() => wb?.close());
+
+  it("a task's own writes are not said to be for the flusher's reason; the value keeps the reason", async () => {
+    const found = await findingsOf(wb, 'io_latency');
+    expect(found.map((f) => [f.values.write_issuers, f.values.flusher_reason])).toEqual([
+      ['python3 (1)', 'vmscan'],
+      ['kworker/u8:0 (1)', 'vmscan'],
+    ]);
+    expect(found[0]?.title).toMatch(/written by python3\)$/);
+    expect(found[0]?.title).not.toContain('for vmscan writeback');
+    expect(found[1]?.title).toContain('written by kworker/u8:0 for vmscan writeback');
+  });
+});

@@ -118,10 +118,14 @@ function sourceInt(v: number): string {
 const TWO_32 = 2 ** 32;
 
 /**
- * The writer's source: a function of (C: the converters by field number,
- * S: plan.seen, other: skips a field without a case) returning the writer.
- * A tag below 128 (fields 1-15) is read inline; longer tags, and every
- * damaged one, go through r.next(), which checks them and throws.
+ * The writer's source: a function of (C and W: the reader's converters and
+ * wire types by field number, S: plan.seen, F: the shared field writers
+ * below) returning the writer.
+ * Inline: one-byte tags (fields 1-15) and one-byte integers (below 128),
+ * straight into their column. Everything else goes through the shared
+ * writers: code made once, not once per kind, so that each kind's writer
+ * stays small for V8 to optimize (a writer with the reader's and the rows'
+ * methods inlined into every case took 40-280 ms of TurboFan's time each).
  */
 function writerSource(plan: DirectPlan, reader: FieldReader): string {
   const cases: string[] = [];
@@ -130,48 +134,130 @@ function writerSource(plan: DirectPlan, reader: FieldReader): string {
     const tag = sourceInt(no * 8 + sourceIntRange(reader.wire[no]!, 0, 7));
     const c = sourceInt(col);
     const n = sourceInt(no);
-    const viaConverter = `r.pos = p; w.value(${c}, C[${n}](r, syms)); p = r.pos;`;
     const how = plan.store[no]!;
     let body: string;
-    if (how === KEYED_TEXT) {
-      // Flags, enumerations and pointers repeat: their text is made and
-      // looked up in the column's dictionary only the first time their bits
-      // come (per cache slot).
-      body = `r.pos = p; r.varintWords(); if (!w.keyed(${c}, r.lo, r.hi)) { r.pos = p; w.text(${c}, C[${n}](r, syms)); } p = r.pos;`;
-    } else if (how === NUMBER_I32 || how === NUMBER_I64 || how === NUMBER_F64) {
-      // A plain integer straight into the column's array: what rows.value()
-      // stores for the converter's number (ColumnChunk.setNumber). Past 2^53
-      // (negative int64 / int32, huge uint64) the converter's bigint path.
-      const mode = plan.intMode[no]!;
-      const convert = mode === INT_SIGNED32 ? 'v |= 0;' : mode === INT_LOW32 ? `if (v > 4294967295) v %= ${TWO_32};` : '';
-      const put =
-        how === NUMBER_I64
-          ? `u = Math.floor(v / ${TWO_32}); a = A[${c}]; a[2 * row] = v - u * ${TWO_32}; a[2 * row + 1] = u;`
-          : `A[${c}][row] = v;`;
+    if (how === KEYED_TEXT) body = `p = F.keyed(r, w, p, C, ${n}, ${c}, syms);`;
+    else if (how === NUMBER_I32 || how === NUMBER_I64 || how === NUMBER_F64) {
+      // A value below 128 is the same number in every int mode.
+      const put = how === NUMBER_I64 ? `a = A[${c}]; a[2 * row] = v; a[2 * row + 1] = 0;` : `A[${c}][row] = v;`;
       body =
-        `if (p < end && (v = b[p]) < 128) p++; ` +
-        `else { r.pos = p; v = r.varint(); if (v > ${Number.MAX_SAFE_INTEGER}) { r.pos = p; ${viaConverter} S[${c}] = 1; break; } p = r.pos; } ` +
-        `${convert} ${put}`;
-    } else body = viaConverter;
+        `if (p < end && (v = b[p]) < 128) { p++; ${put} } ` +
+        `else p = F.number(r, w, p, C, ${n}, ${c}, ${sourceInt(how)}, ${sourceInt(plan.intMode[no]!)}, syms);`;
+    } else body = `p = F.value(r, w, p, C, ${n}, ${c}, syms);`;
     cases.push(`case ${tag}: ${body} S[${c}] = 1; break;`);
   });
   const finish = [
-    ...plan.columns.map((col) => `if (S[${sourceInt(col)}] === 1) S[${sourceInt(col)}] = 0; else w.absent(${sourceInt(col)});`),
+    ...plan.columns.map(
+      (col) => `if (S[${sourceInt(col)}] === 1) S[${sourceInt(col)}] = 0; else w.absent(${sourceInt(col)});`,
+    ),
     ...plan.alwaysAbsent.map((col) => `w.absent(${sourceInt(col)});`),
   ];
   return (
     `return function writeEvent(r, w, syms, unknown) {\n` +
     `const b = r.buf, end = r.end, A = w.arrays, row = w.row;\n` +
-    `let p = r.pos, t = 0, v = 0, u = 0, a;\n` +
+    `let p = r.pos, t = 0, v = 0, a;\n` +
     `while (p < end) {\n` +
     `t = b[p];\n` +
-    `if (t >= 8 && t < 128) p++; else { r.pos = p; r.next(); t = r.field * 8 + r.wire; p = r.pos; }\n` +
+    `if (t >= 8 && t < 128) p++; else { p = F.tag(r, p); t = r.field * 8 + r.wire; }\n` +
     `switch (t) {\n${cases.join('\n')}\n` +
-    `default: r.pos = p; r.field = Math.floor(t / 8); r.wire = t % 8; other(r, unknown); p = r.pos;\n` +
+    `default: p = F.other(r, p, t, C, W, unknown);\n` +
     `}\n}\n` +
     `r.pos = p;\n${finish.join('\n')}\n};`
   );
 }
+
+/** The writers' shared code, for what their inline cases do not take (see writerSource). */
+const sharedWriters = {
+  /** A tag of two bytes or more, or a damaged one (r.next() throws): r.field and r.wire set, returns the position after it. */
+  tag(r: ProtoReader, p: number): number {
+    r.pos = p;
+    r.next();
+    return r.pos;
+  },
+  /** An integer into its column as rows.value() stores the converter's number; past 2^53, the converter's value. */
+  number(
+    r: ProtoReader,
+    w: DirectRowColumns,
+    p: number,
+    C: FieldReader['convert'],
+    no: number,
+    col: number,
+    how: number,
+    mode: number,
+    syms: SymbolTable,
+  ): number {
+    r.pos = p;
+    let v = r.varint();
+    if (v > Number.MAX_SAFE_INTEGER) {
+      r.pos = p;
+      w.value(col, C[no]!(r, syms));
+      return r.pos;
+    }
+    if (mode === INT_SIGNED32) v |= 0;
+    else if (mode === INT_LOW32 && v > 0xffffffff) v %= TWO_32;
+    const a = w.arrays[col]!;
+    const row = w.row;
+    if (how === NUMBER_I64) {
+      const hi = Math.floor(v / TWO_32);
+      a[2 * row] = v - hi * TWO_32;
+      a[2 * row + 1] = hi;
+    } else a[row] = v;
+    return r.pos;
+  },
+  /**
+   * Text made from the varint's bits alone (flags, enumerations, pointers):
+   * made and looked up in the column's dictionary only the first time its
+   * bits come (per cache slot of the rows).
+   */
+  keyed(
+    r: ProtoReader,
+    w: DirectRowColumns,
+    p: number,
+    C: FieldReader['convert'],
+    no: number,
+    col: number,
+    syms: SymbolTable,
+  ): number {
+    r.pos = p;
+    r.varintWords();
+    if (!w.keyed(col, r.lo, r.hi)) {
+      r.pos = p;
+      w.text(col, C[no]!(r, syms));
+    }
+    return r.pos;
+  },
+  /** Any other field: the converter's value, as event() converts it. */
+  value(
+    r: ProtoReader,
+    w: DirectRowColumns,
+    p: number,
+    C: FieldReader['convert'],
+    no: number,
+    col: number,
+    syms: SymbolTable,
+  ): number {
+    r.pos = p;
+    w.value(col, C[no]!(r, syms));
+    return r.pos;
+  },
+  /** A field without a case: known with its wire type (no column) is skipped; anything else is counted too. */
+  other(
+    r: ProtoReader,
+    p: number,
+    tag: number,
+    C: FieldReader['convert'],
+    W: FieldReader['wire'],
+    unknown: { n: number },
+  ): number {
+    r.pos = p;
+    // Tags stop below 2^32 (ProtoReader.next).
+    r.field = tag >>> 3;
+    r.wire = tag & 7;
+    if (C[r.field] === undefined || r.wire !== W[r.field]) unknown.n++;
+    r.skip();
+    return r.pos;
+  },
+};
 
 function sourceIntRange(v: number, lo: number, hi: number): number {
   if (!(v >= lo && v <= hi)) throw new Error(`event writer: wire type ${v} out of range`);
@@ -180,8 +266,9 @@ function sourceIntRange(v: number, lo: number, hi: number): number {
 
 type WriterFactory = (
   C: FieldReader['convert'],
+  W: FieldReader['wire'],
   S: Uint8Array,
-  other: (r: ProtoReader, unknown: { n: number }) => void,
+  F: typeof sharedWriters,
 ) => EventWriter;
 
 /**
@@ -198,14 +285,8 @@ function instantiate(src: string, plan: DirectPlan, reader: FieldReader): EventW
   let make = writerFactories.get(src);
   if (make === undefined) {
     if (writerFactories.size >= MAX_WRITER_FACTORIES) writerFactories.clear();
-    make = new Function('C', 'S', 'other', src) as WriterFactory;
+    make = new Function('C', 'W', 'S', 'F', src) as WriterFactory;
     writerFactories.set(src, make);
   }
-  // A field without a case: known with its wire type (no column) is skipped, anything else counted too.
-  const other = (r: ProtoReader, unknown: { n: number }): void => {
-    const no = r.field;
-    if (reader.convert[no] === undefined || r.wire !== reader.wire[no]) unknown.n++;
-    r.skip();
-  };
-  return make(reader.convert, plan.seen, other);
+  return make(reader.convert, reader.wire, plan.seen, sharedWriters);
 }

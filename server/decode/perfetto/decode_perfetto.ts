@@ -49,7 +49,7 @@ import { BUILTIN_CLOCK, F, FIRST_GENERIC_EVENT_ID, TYPED_EVENTS, type EventField
 /** An event kind's fields by field number. */
 type TypedFields = readonly (EventFieldSpec | undefined)[];
 import { ProtoError, ProtoReader, utf8Text, WIRE_LEN, WIRE_VARINT } from './proto_reader.ts';
-import { compileEventWriter, makePlan, type DirectPlan, type EventWriter } from './event_writer.ts';
+import { makePlan, writeFields, type DirectPlan } from './raw_fields.ts';
 import {
   indexTrace,
   inflateBlob,
@@ -106,9 +106,9 @@ interface EventKind {
   name: string;
   system: string | null;
   reader: FieldReader;
-  /** Straight into the sink's columns, when it takes this kind so (DirectRowSink): the rows and the kind's writer. */
+  /** Straight into the sink's columns, when it takes this kind so (DirectRowSink): the rows and how fields fill them. */
   rows: DirectRows | null;
-  write: EventWriter | null;
+  plan: DirectPlan | null;
   /** Its format id when the sink takes its events as raw records (RawRecordSink, decoded on another thread), else -1. */
   raw: number;
   /** Its fields name tasks (noteNames). */
@@ -371,16 +371,15 @@ async function decodeEvents(
   // The sink's fast path: rows of typed tables that need only their fields,
   // written column by column without a DecodedEvent (decoded_event.ts DirectRowSink).
   const directSink = isDirectRowSink(sink) ? sink : null;
-  const plans = new Map<FieldReader, { rows: DirectRows; plan: DirectPlan; write: EventWriter } | null>();
+  const plans = new Map<FieldReader, { rows: DirectRows; plan: DirectPlan } | null>();
   const planOf = (reader: FieldReader, name: string, system: string | null) => {
-    let direct = plans.get(reader);
-    if (direct === undefined) {
+    let plan = plans.get(reader);
+    if (plan === undefined) {
       const rows = directSink?.directRows(name, system) ?? null;
-      const plan = rows ? makePlan(reader, rows) : null;
-      direct = rows && plan ? { rows, plan, write: compileEventWriter(plan, reader) } : null;
-      plans.set(reader, direct);
+      plan = rows ? { rows, plan: makePlan(reader, rows) } : null;
+      plans.set(reader, plan);
     }
-    return direct;
+    return plan;
   };
   const typedReader = (kind: number, name: string, fields: TypedFields): FieldReader => {
     let reader = readers.get(kind);
@@ -445,7 +444,7 @@ async function decodeEvents(
       system,
       reader,
       rows: direct?.rows ?? null,
-      write: direct?.write ?? null,
+      plan: direct?.plan ?? null,
       raw: rawIdOf.get(reader) ?? -1,
       namesTasks: NAMING_EVENTS.has(name),
     };
@@ -609,11 +608,11 @@ async function decodeEvents(
           return;
         }
         if (fieldReader === null || fieldReader.buf !== ev.buf) fieldReader = new ProtoReader(ev.buf, a, b);
-        const write = known.write;
-        if (write !== null) {
+        const plan = known.plan;
+        if (plan !== null) {
           const rows = known.rows!;
           rows.begin(ts, cpu, pid, commOf(pid), flags, null, where);
-          write(fieldReader.reset(a, b), rows, s.syms, unknownField);
+          writeFields(plan, reader, rows, fieldReader.reset(a, b), s.syms, unknownField);
           rows.end();
           summary.events++;
           return;

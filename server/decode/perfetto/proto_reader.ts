@@ -38,9 +38,15 @@ export class ProtoReader {
   /** Tag read last: field number and wire type. */
   field = 0;
   wire = 0;
-  /** The 64 bits of the varint varintWords() read last, as unsigned 32-bit halves. */
-  lo = 0;
-  hi = 0;
+  /**
+   * The 64 bits of the varint varintWords() read last, as unsigned 32-bit
+   * halves (NaN before the first). Doubles from the start: halves of 2^31 and
+   * more are not small integers, and a field that starts as one and changes
+   * kind changes the reader's hidden class, which threw away the optimized
+   * code of every function using a reader (`node --trace-deopt`: wrong map).
+   */
+  lo = NaN;
+  hi = NaN;
 
   constructor(
     readonly buf: Uint8Array,

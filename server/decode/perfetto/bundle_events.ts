@@ -6,7 +6,7 @@
  * timestamps and interned comms) are unpacked into the same order.
  */
 import { F } from './perfetto_schema.ts';
-import { ProtoError, ProtoReader, toSigned64, utf8Text, WIRE_LEN, WIRE_VARINT } from './proto_reader.ts';
+import { internedUtf8, ProtoError, ProtoReader, toSigned64, WIRE_LEN, WIRE_VARINT } from './proto_reader.ts';
 
 /** kind values below zero: compact events. */
 export const COMPACT_SWITCH = -1;
@@ -253,6 +253,12 @@ function pickInt(a: Int32Array, idx: Int32Array, n: number): void {
   for (let i = 0; i < n; i++) a[i] = c[idx[i]!]!;
 }
 
+/**
+ * The names of compact_sched's intern tables: every bundle has its own table,
+ * of the same few names, as one string per name for the whole trace.
+ */
+const commText = internedUtf8();
+
 function unpackCompact(buf: Uint8Array, start: number, end: number, clockDelta: number, out: BundleEvents): void {
   const intern: string[] = [];
   const swTs: number[] = [];
@@ -295,7 +301,7 @@ function unpackCompact(buf: Uint8Array, start: number, end: number, clockDelta: 
     const e = r.pos;
     switch (f) {
       case C.internTable:
-        intern.push(utf8Text(buf, s, e));
+        intern.push(commText(buf, s, e));
         break;
       case C.switchTimestamp:
         packedVarints(buf, s, e, swTs);

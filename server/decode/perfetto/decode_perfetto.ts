@@ -116,6 +116,8 @@ interface EventKind {
 }
 
 const MAX_REPORTS_PER_KIND = 20;
+/** compact sched_switch prev_state values below this are printed once into an array (see taskState). */
+const SMALL_TASK_STATES = 4096;
 /** Largest read-ahead window of a stream in pass 2. */
 const READ_WINDOW_BYTES = 4 << 20;
 
@@ -475,9 +477,17 @@ async function decodeEvents(
     'next_prio',
   ]);
   const wakingRows = compactRows('sched_waking', ['comm', 'pid', 'prio', 'target_cpu']);
-  const writeCompact = (c: CompactRows, ts: number, cpu: number, pid: number, flags: number | null, where: number) => {
+  const writeCompact = (
+    c: CompactRows,
+    ts: number,
+    cpu: number,
+    pid: number,
+    comm: string | null,
+    flags: number | null,
+    where: number,
+  ) => {
     const rows = c.rows;
-    rows.begin(ts, cpu, pid, commOf(pid), flags, null, where);
+    rows.begin(ts, cpu, pid, comm, flags, null, where);
     for (let i = 0; i < c.pick.length; i++) {
       const p = c.pick[i]!;
       if (p < 0) rows.absent(c.columns[i]!);
@@ -486,9 +496,12 @@ async function decodeEvents(
     rows.end();
     summary.events++;
   };
-  // prev_state repeats: printed once per value.
+  // prev_state repeats: printed once per value. The states are a few small
+  // bit sets: an array lookup for those, a Map for the rest.
+  const smallTaskStates: (string | undefined)[] = new Array<string | undefined>(SMALL_TASK_STATES).fill(undefined);
   const taskStates = new Map<number | bigint, string>();
   const taskState = (v: number | bigint): string => {
+    if (typeof v === 'number' && v >= 0 && v < SMALL_TASK_STATES) return (smallTaskStates[v] ??= printTaskState(v));
     let t = taskStates.get(v);
     if (t === undefined) {
       t = printTaskState(v);
@@ -529,22 +542,24 @@ async function decodeEvents(
         return;
       }
       pid = prev;
+      // The previous task's name, once for the row's task and its prev_comm.
+      const prevComm = commOf(prev);
       if (switchRows !== null) {
         const v = switchRows.values;
-        v[0] = commOf(prev) ?? '';
+        v[0] = prevComm ?? '';
         v[1] = prev;
         v[2] = prevPrio;
         v[3] = taskState(ev.switchPrevState[j]!);
         v[4] = nextComm;
         v[5] = nextPid;
         v[6] = nextPrio;
-        writeCompact(switchRows, ts, cpu, pid, null, where);
+        writeCompact(switchRows, ts, cpu, pid, prevComm, null, where);
         return;
       }
       name = 'sched_switch';
       system = 'sched';
       fields = {
-        prev_comm: commOf(prev) ?? '',
+        prev_comm: prevComm ?? '',
         prev_pid: prev,
         prev_prio: prevPrio,
         prev_state: taskState(ev.switchPrevState[j]!),
@@ -569,7 +584,7 @@ async function decodeEvents(
         v[1] = wakee;
         v[2] = ev.wakingPrio[j]!;
         v[3] = ev.wakingTargetCpu[j]!;
-        writeCompact(wakingRows, ts, cpu, pid, flags, where);
+        writeCompact(wakingRows, ts, cpu, pid, commOf(pid), flags, where);
         return;
       }
       name = 'sched_waking';

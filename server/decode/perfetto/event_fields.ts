@@ -21,9 +21,9 @@ import type { EventFieldSpec, ScalarKind } from './perfetto_schema.ts';
 import { isDevField, kernelDevFromUserspace, printedField } from './kernel_values.ts';
 import {
   exact,
+  internedUtf8,
   ProtoReader,
   signed64,
-  utf8Text,
   WIRE_FIXED32,
   WIRE_FIXED64,
   WIRE_LEN,
@@ -116,44 +116,12 @@ function readZigzag(r: ProtoReader): number | bigint {
   return exact((u >> 1n) ^ -(u & 1n));
 }
 
-/** Longest text internedText() keeps (task names are at most 15 bytes). */
-const INTERNED_MAX_BYTES = 32;
-const INTERNED_SLOT_BITS = 10;
-
-/**
- * A string field's reader that returns the same string for the same bytes:
- * task names (prev_comm, next_comm, comm) repeat endlessly, and decoding each
- * occurrence (utf8Text builds short ASCII strings a character at a time) was
- * ~110 MB of garbage on a 1.3M-event trace, a third of what the decode
- * allocated. A direct-mapped table keyed by a hash of the bytes, checked
- * byte by byte (as the trace.dat decoder's internedStrings()); a miss decodes
- * and takes the slot.
- */
+/** A string field's reader that returns the same string for the same bytes (see internedUtf8). */
 function internedText(): Convert {
-  const slots = 1 << INTERNED_SLOT_BITS;
-  const keyBytes = new Uint8Array(slots * INTERNED_MAX_BYTES);
-  const keyLength = new Int32Array(slots).fill(-1);
-  const texts: string[] = new Array<string>(slots).fill('');
+  const text = internedUtf8();
   return (r) => {
     const s = r.bytes();
-    const e = r.pos;
-    const b = r.buf;
-    const len = e - s;
-    if (len > INTERNED_MAX_BYTES) return utf8Text(b, s, e);
-    let h = 0x811c9dc5 ^ len;
-    for (let i = s; i < e; i++) h = Math.imul(h ^ b[i]!, 0x01000193);
-    const slot = Math.imul(h, 0x9e3779b1) >>> (32 - INTERNED_SLOT_BITS);
-    const k = slot * INTERNED_MAX_BYTES;
-    if (keyLength[slot] === len) {
-      let i = 0;
-      while (i < len && keyBytes[k + i] === b[s + i]) i++;
-      if (i === len) return texts[slot]!;
-    }
-    const text = utf8Text(b, s, e);
-    keyBytes.set(b.subarray(s, e), k);
-    keyLength[slot] = len;
-    texts[slot] = text;
-    return text;
+    return text(r.buf, s, r.pos);
   };
 }
 

@@ -38,9 +38,15 @@ export class ProtoReader {
   /** Tag read last: field number and wire type. */
   field = 0;
   wire = 0;
-  /** The 64 bits of the varint varintWords() read last, as unsigned 32-bit halves. */
-  lo = 0;
-  hi = 0;
+  /**
+   * The 64 bits of the varint varintWords() read last, as unsigned 32-bit
+   * halves (NaN before the first). Doubles from the start: halves of 2^31 and
+   * more are not small integers, and a field that starts as one and changes
+   * kind changes the reader's hidden class, which threw away the optimized
+   * code of every function using a reader (`node --trace-deopt`: wrong map).
+   */
+  lo = NaN;
+  hi = NaN;
 
   constructor(
     readonly buf: Uint8Array,
@@ -225,6 +231,46 @@ export function utf8Text(buf: Uint8Array, start: number, end: number): string {
     return s;
   }
   return utf8.decode(buf.subarray(start, end));
+}
+
+/** Longest text internedUtf8() keeps (task names are at most 15 bytes). */
+const INTERNED_MAX_BYTES = 32;
+const INTERNED_SLOT_BITS = 10;
+
+/**
+ * utf8Text() that returns the same string for the same bytes: task names
+ * (prev_comm, next_comm, comm, compact_sched's intern tables) repeat
+ * endlessly, and decoding each occurrence (utf8Text builds short ASCII
+ * strings a character at a time) was ~110 MB of garbage on a 1.3M-event
+ * trace, a third of what the decode allocated; the same string also
+ * compares and hashes at once where it is looked up (the rows' dictionaries,
+ * the decoder's task names). A direct-mapped table keyed by a hash of the
+ * bytes, checked byte by byte (as the trace.dat decoder's internedStrings());
+ * a miss decodes and takes the slot.
+ */
+export function internedUtf8(): (buf: Uint8Array, start: number, end: number) => string {
+  const slots = 1 << INTERNED_SLOT_BITS;
+  const keyBytes = new Uint8Array(slots * INTERNED_MAX_BYTES);
+  const keyLength = new Int32Array(slots).fill(-1);
+  const texts: string[] = new Array<string>(slots).fill('');
+  return (b, s, e) => {
+    const len = e - s;
+    if (len > INTERNED_MAX_BYTES) return utf8Text(b, s, e);
+    let h = 0x811c9dc5 ^ len;
+    for (let i = s; i < e; i++) h = Math.imul(h ^ b[i]!, 0x01000193);
+    const slot = Math.imul(h, 0x9e3779b1) >>> (32 - INTERNED_SLOT_BITS);
+    const k = slot * INTERNED_MAX_BYTES;
+    if (keyLength[slot] === len) {
+      let i = 0;
+      while (i < len && keyBytes[k + i] === b[s + i]) i++;
+      if (i === len) return texts[slot]!;
+    }
+    const text = utf8Text(b, s, e);
+    keyBytes.set(b.subarray(s, e), k);
+    keyLength[slot] = len;
+    texts[slot] = text;
+    return text;
+  };
 }
 
 /** A uint64 varint value (number or bigint) as a signed int64. */

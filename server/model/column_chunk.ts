@@ -102,6 +102,21 @@ const EMPTY_BYTES = new Uint8Array(0);
 /** What a chunk holds between a flush and its next row: no buffer, so a write without startRow() throws. */
 const NO_BUFFER = new ArrayBuffer(0);
 
+/**
+ * Where a chunk reports the buffer it holds (open_chunk_budget.ts): a
+ * BufferSource that also bounds the bytes of all its chunks' buffers.
+ */
+export interface ChunkBudget extends BufferSource {
+  /** `chunk` is about to take a buffer of `bytes`: other chunks may be flushed first, to make room. */
+  opening(chunk: ColumnChunk, bytes: number): void;
+  /** `chunk` handed over (or dropped) its buffer of `bytes`. */
+  closed(chunk: ColumnChunk, bytes: number): void;
+}
+
+function isChunkBudget(memory: BufferSource): memory is ChunkBudget {
+  return 'opening' in memory;
+}
+
 export class ColumnChunk {
   private buffers: ColumnBuffer[] = [];
   /**
@@ -117,10 +132,13 @@ export class ColumnChunk {
   private spareStrings: ((string | null)[] | null)[] = [];
   /** Rows filled so far in the current chunk. */
   rows = 0;
+  /** Between startRow() and endRow(): the row is not complete, so a budget must not flush it. */
+  inRow = false;
   /** Rows the current chunk holds: firstRows, doubled at each flush up to CHUNK_ROWS. */
   private capacity: number;
   /** Rows ever written (all chunks). */
   count = 0;
+  private readonly budget: ChunkBudget | null;
 
   /**
    * Called with each full chunk (and the last partial one on flush()).
@@ -142,11 +160,23 @@ export class ColumnChunk {
     firstRows = CHUNK_ROWS,
   ) {
     this.capacity = firstRows;
+    this.budget = isChunkBudget(memory) ? memory : null;
   }
 
   /** Starts a row: call before writing any of its columns (through the setters or `arrays`). */
   startRow(): void {
     if (this.buffer === NO_BUFFER) this.allocate();
+    this.inRow = true;
+  }
+
+  /** The bytes of the buffer held (0 between a flush and the next row). */
+  get heldBytes(): number {
+    return this.buffer.byteLength;
+  }
+
+  /** The bytes of the held buffer that no row fills yet. */
+  get unfilledBytes(): number {
+    return (this.buffer.byteLength * (this.capacity - this.rows)) / this.capacity;
   }
 
   private allocate(): void {
@@ -166,6 +196,7 @@ export class ColumnChunk {
     }
     const validityStart = size;
     size += this.columns.length * (rows / 8);
+    this.budget?.opening(this, size);
     const buffer = this.memory.take(size);
     new Uint32Array(buffer, validityStart).fill(0xffffffff);
     this.buffer = buffer;
@@ -255,6 +286,7 @@ export class ColumnChunk {
   }
 
   endRow(): void {
+    this.inRow = false;
     this.rows++;
     this.count++;
     if (this.rows === this.capacity) this.flush();
@@ -262,6 +294,7 @@ export class ColumnChunk {
 
   /** Hands over the rows filled so far (if any); the next row takes a new buffer. */
   flush(): void {
+    this.inRow = false;
     if (this.rows === 0) {
       // A row started and never ended: nothing to hand over, and no reason to keep its buffer.
       if (this.buffer !== NO_BUFFER) this.dropBuffer();
@@ -287,9 +320,25 @@ export class ColumnChunk {
   }
 
   private dropBuffer(): void {
+    const bytes = this.buffer.byteLength;
     this.buffer = NO_BUFFER;
     this.buffers = [];
     this.arrays = [];
+    this.budget?.closed(this, bytes);
+  }
+
+  /**
+   * flush() of a part-filled chunk for a budget (open_chunk_budget.ts):
+   * the next chunk holds as many rows as this one had (a power of two, at
+   * least SMALL_FIRST_CHUNK_ROWS), not more: a table that fills this
+   * slowly would otherwise hold a buffer of up to CHUNK_ROWS rows again.
+   */
+  flushForRoom(): void {
+    const rows = this.rows;
+    this.flush();
+    let next = SMALL_FIRST_CHUNK_ROWS;
+    while (next < rows) next *= 2;
+    if (next < this.capacity) this.capacity = next;
   }
 }
 

@@ -64,9 +64,15 @@ export const IN_FLIGHT_BUDGET_BYTES = (Number(process.env.STALLSCOPE_IN_FLIGHT_M
  * Bytes the field worker's column chunks may hold while they fill
  * (model/open_chunk_budget.ts): one chunk per table with rows not yet handed
  * over. Past it, the chunks with the most unfilled room are handed over
- * part-filled. Why 8 MB: without a bound they held ~23 MB mid-decode on a
- * `trace-cmd record -e all` trace.dat (412 tables), of which ~7 MB were
- * rows; a 1M-event trace of 60-80 tables held ~9 MB.
+ * part-filled. Why 8 MB: taken at a chunk's first row, they held up to
+ * 17.7 MB on a `trace-cmd record -e all` trace.dat (all.dat, 4.4M events,
+ * 412 tables; ~7 MB of it rows), and the corpus's 1M-event traces at most
+ * 5.3 MB (many_systems.v7), so the budget binds only on the many-table
+ * ones. On all.dat (issue-29mem5 note, load 4-8) 8 MB hands over ~1,040
+ * chunks part-filled: peak 346-363 MB against 372-388 on main, for ~+0.5
+ * CPU-s, mostly the store's appends and flushes of the extra chunks; 16 MB
+ * handed over 12 (370-378 MB, as with no budget: 376); 4 MB peaked at
+ * 347-356 for +2-3 CPU-s.
  * $STALLSCOPE_OPEN_CHUNKS_MB overrides.
  */
 export const OPEN_CHUNKS_BUDGET_BYTES = (Number(process.env.STALLSCOPE_OPEN_CHUNKS_MB) || 8) * 1048576;

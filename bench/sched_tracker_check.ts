@@ -158,6 +158,7 @@ function track(
     dur: number,
     end: string | null,
   ) => {
+    sliceOut.startRow();
     sliceOut.set(0, s.id);
     sliceOut.set(1, s.ts);
     sliceOut.set(2, dur);
@@ -168,6 +169,7 @@ function track(
     sliceOut.endRow();
   };
   const writeState = (m: Moment, utid: number, dur: number) => {
+    stateOut.startRow();
     stateOut.set(0, m.id * 3 + m.kind);
     stateOut.set(1, m.ts);
     stateOut.set(2, dur);

@@ -215,6 +215,7 @@ async function appendMoments(engine: Engine, table: string, streams: Stream[]): 
     const chunk = new ColumnChunk(columns, (d) => appender.append(d));
     const rows = streams[0]!.kept.length;
     for (let r = 0; r < rows; r++) {
+      chunk.startRow();
       for (let k = 0; k < streams.length; k++) {
         const u = streams[k]!.kept[r]!;
         if (u < 0) {

@@ -46,6 +46,7 @@ import {
 } from '../decode/trace_dat/raw_field_readers.ts';
 import type { BufferSource } from '../model/buffer_source.ts';
 import { chunkTransferList, type ChunkData } from '../model/column_chunk.ts';
+import { OpenChunkBudget } from '../model/open_chunk_budget.ts';
 import { SID_BASE_FIELD_WORKER, type StringRows } from '../model/args_rows.ts';
 import {
   SHAPE_BASE_FIELD_WORKER,
@@ -73,7 +74,7 @@ import { takeBlockedMs } from './wait_for_counter.ts';
 import { threadCpuNs } from './thread_cpu.ts';
 import { nativeKvScanner } from '../decode/ftrace_text/native/native_kv_scanner.ts';
 import { serveJobs } from './job_loop.ts';
-import { heapBound, IN_FLIGHT_BUDGET_BYTES } from './ingest_memory.ts';
+import { heapBound, IN_FLIGHT_BUDGET_BYTES, OPEN_CHUNKS_BUDGET_BYTES } from './ingest_memory.ts';
 import { perfettoFieldDecoder } from '../decode/perfetto/raw_fields.ts';
 
 const port = parentPort!;
@@ -123,9 +124,12 @@ function startJob(input: FieldWorkerInput, onEnd: () => void): (m: ToFieldWorker
   let decoder: BatchDecoder;
   let typed: TypedRows;
   // The store sends each chunk's buffer back on its port.
-  let chunkMemory: RecycledBuffers;
+  let recycled: RecycledBuffers;
+  // The chunks' buffers being filled, bounded whatever the number of tables.
+  let chunkMemory: OpenChunkBudget;
   try {
-    chunkMemory = new RecycledBuffers(storePort);
+    recycled = new RecycledBuffers(storePort);
+    chunkMemory = new OpenChunkBudget(OPEN_CHUNKS_BUDGET_BYTES, recycled);
     typed = new TypedRows(input.layout, postChunk, chunkMemory);
     typed.setBase(BigInt(input.tsBaseNs));
     const tables = new Set(input.tables);
@@ -179,7 +183,7 @@ function startJob(input: FieldWorkerInput, onEnd: () => void): (m: ToFieldWorker
           process.stderr.write(
             `[timing] field worker: ${((threadCpuNs()! - cpuStart) / 1e6).toFixed(0)} CPU ms` +
               [...takeBlockedMs()].map(([who, ms]) => `; blocked on ${who} ${ms.toFixed(0)} ms`).join('') +
-              `; ${inFlight.describe('chunks to the store')}; ${chunkMemory.describe()}` +
+              `; ${inFlight.describe('chunks to the store')}; ${chunkMemory.describe()}; ${recycled.describe()}` +
               `; external memory at most ${(peakExternal / 1048576).toFixed(1)} MB\n`,
           );
         onEnd();

@@ -25,9 +25,10 @@
  *            main thread to the field worker; in_flight_bytes.ts), idle
  *            recycled buffers, at most MAX_IDLE_BYTES a pool
  *            (recycled_buffers.ts, three pools: the freed ones go back at
- *            once), the chunks each table is filling (one a table: ~24 MB
- *            in the field worker on a `-e all` trace.dat of ~400 event
- *            names, not bounded), the decoder's read and
+ *            once), the chunks the tables are filling (one a table with
+ *            rows not handed over; in the field worker at most
+ *            OPEN_CHUNKS_BUDGET_BYTES, ~23 MB before on a `-e all`
+ *            trace.dat of ~400 event names), the decoder's read and
  *            decompression buffers (trace.dat's reused per stream,
  *            cpu_stream.ts), and the garbage ones among them until V8
  *            collects them: it does so after ~64 MB of external allocation,
@@ -58,6 +59,23 @@ import { runInNewContext } from 'node:vm';
  * $STALLSCOPE_IN_FLIGHT_MB overrides.
  */
 export const IN_FLIGHT_BUDGET_BYTES = (Number(process.env.STALLSCOPE_IN_FLIGHT_MB) || 4) * 1048576;
+
+/**
+ * Bytes the field worker's column chunks may hold while they fill
+ * (model/open_chunk_budget.ts): one chunk per table with rows not yet handed
+ * over. Past it, the chunks with the most unfilled room are handed over
+ * part-filled. Why 8 MB: taken at a chunk's first row, they held up to
+ * 17.7 MB on a `trace-cmd record -e all` trace.dat (all.dat, 4.4M events,
+ * 412 tables; ~7 MB of it rows), and the corpus's 1M-event traces at most
+ * 5.3 MB (many_systems.v7), so the budget binds only on the many-table
+ * ones. On all.dat (issue-29mem5 note, load 4-8) 8 MB hands over ~1,040
+ * chunks part-filled: peak 346-363 MB against 372-388 on main, for ~+0.5
+ * CPU-s, mostly the store's appends and flushes of the extra chunks; 16 MB
+ * handed over 12 (370-378 MB, as with no budget: 376); 4 MB peaked at
+ * 347-356 for +2-3 CPU-s.
+ * $STALLSCOPE_OPEN_CHUNKS_MB overrides.
+ */
+export const OPEN_CHUNKS_BUDGET_BYTES = (Number(process.env.STALLSCOPE_OPEN_CHUNKS_MB) || 8) * 1048576;
 
 /**
  * DuckDB's cap while deriving (and for a trace loaded in process, small files

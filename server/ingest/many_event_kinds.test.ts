@@ -203,6 +203,7 @@ describe('a `trace-cmd record -e all` recording (fixtures/all_events_small.v7.da
           if (from >= t.rows.length) continue;
           const chunk = new ColumnChunk(t.columns, (d) => appenders[i]!.append(d));
           for (const row of t.rows.slice(from, from + 1024)) {
+            chunk.startRow();
             row.forEach((v, c) => chunk.set(c, v as string | number | bigint | boolean | null));
             chunk.endRow();
           }

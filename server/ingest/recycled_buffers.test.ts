@@ -74,6 +74,7 @@ describe('RecycledBuffers', () => {
       let sum = 0;
       let nulls = 0;
       for (let r = 0; r < rows; r++) {
+        chunk.startRow();
         if (c % 2 === 0 && r % 3 === 0) {
           chunk.setNull(0);
           nulls++;

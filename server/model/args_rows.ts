@@ -56,6 +56,7 @@ export class ArgsRows {
     let index = 0;
     for (const key in fields) {
       const v = fields[key];
+      a.startRow();
       a.setInt(ARG_SET_ID, id);
       a.setInt(ARG_INDEX, index++);
       this.setString(KEY_SID, KEY_STR, key);

@@ -74,6 +74,7 @@ describe('UnflushedChunks', () => {
     for (let r = 0; r < rowsOf(0); r++)
       for (let t = 0; t < tables; t++) {
         if (r >= rowsOf(t)) continue;
+        chunks[t]!.startRow();
         chunks[t]!.set(0, r);
         chunks[t]!.set(1, t);
         chunks[t]!.endRow();
@@ -104,6 +105,7 @@ describe('flush interval', () => {
       const a = await ColumnAppender.create(connection, 't', columns, undefined, counted);
       const chunk = new ColumnChunk(columns, (d: ChunkData) => a.append(d));
       for (let r = 0; r < rows; r++) {
+        chunk.startRow();
         chunk.set(0, r);
         chunk.endRow();
       }
@@ -138,6 +140,7 @@ describe('StagingChunks', () => {
     const rows = 5 * 2048 + 11;
     for (let r = 0; r < rows; r++)
       for (const t of [0, 1]) {
+        chunks[t]!.startRow();
         chunks[t]!.set(0, t === 0 && r % 3 === 0 ? null : r);
         chunks[t]!.set(1, t === 0 && r % 3 === 0 ? null : `t${t}-${r % 7}`);
         chunks[t]!.endRow();

@@ -433,6 +433,7 @@ export async function appendRows(
   const appender = await ColumnAppender.create(connection, table, columns);
   const chunk = new ColumnChunk(columns, (d) => appender.append(d));
   for (const r of rows) {
+    chunk.startRow();
     r.forEach((v, i) => chunk.set(i, v as number | string | bigint | null));
     chunk.endRow();
   }

@@ -47,6 +47,7 @@ describe('ColumnChunk i64 columns', () => {
     const chunks: ChunkData[] = [];
     const chunk = new ColumnChunk([{ name: 'v', kind: 'i64' }], (d) => chunks.push(d));
     for (const v of VALUES) {
+      chunk.startRow();
       chunk.set(0, v);
       chunk.endRow();
     }
@@ -68,6 +69,7 @@ describe('ColumnChunk i64 columns', () => {
     const appender = await ColumnAppender.create(connection, 't', columns);
     const chunk = new ColumnChunk(columns, (d) => appender.append(d));
     VALUES.forEach((v, i) => {
+      chunk.startRow();
       chunk.set(0, i);
       chunk.set(1, v);
       chunk.endRow();
@@ -90,6 +92,7 @@ describe('ColumnChunk i64 columns', () => {
     // Chunk 0: no string; chunk 1: a string in every row; chunk 2: in even rows only.
     for (let r = 0; r < 2048 * 3; r++) {
       const c = r >> 11;
+      chunk.startRow();
       chunk.set(0, c === 1 || (c === 2 && r % 2 === 0) ? `s${r}` : null);
       chunk.set(1, r);
       chunk.endRow();
@@ -133,6 +136,7 @@ describe('ColumnChunk starting small (firstRows)', () => {
     // in every 7th row's v, every 5th row's s, at chunk edges too.
     const total = 128 + 256 + 512 + 1024 + 2048 + 2048 + 100;
     for (let r = 0; r < total; r++) {
+      chunk.startRow();
       chunk.set(0, r);
       chunk.set(1, r % 7 === 3 ? null : BigInt(r) * 4294967311n);
       chunk.set(2, r % 5 === 0 ? null : `s${r}`);

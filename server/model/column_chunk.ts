@@ -99,22 +99,46 @@ const EMPTY_INTS = new Int32Array(0);
 const EMPTY_FLOATS = new Float64Array(0);
 const EMPTY_BYTES = new Uint8Array(0);
 
+/** What a chunk holds between a flush and its next row: no buffer, so a write without startRow() throws. */
+const NO_BUFFER = new ArrayBuffer(0);
+
+/**
+ * Where a chunk reports the buffer it holds (open_chunk_budget.ts): a
+ * BufferSource that also bounds the bytes of all its chunks' buffers.
+ */
+export interface ChunkBudget extends BufferSource {
+  /** `chunk` is about to take a buffer of `bytes`: other chunks may be flushed first, to make room. */
+  opening(chunk: ColumnChunk, bytes: number): void;
+  /** `chunk` handed over (or dropped) its buffer of `bytes`. */
+  closed(chunk: ColumnChunk, bytes: number): void;
+}
+
+function isChunkBudget(memory: BufferSource): memory is ChunkBudget {
+  return 'opening' in memory;
+}
+
 export class ColumnChunk {
   private buffers: ColumnBuffer[] = [];
   /**
    * The current chunk's value arrays by column, for code that writes rows
    * straight into them (typed_rows.ts): i32 and i64 columns an Int32Array
    * (i64: low 32 bits at 2 * row, high 32 bits at 2 * row + 1), f64 a
-   * Float64Array, others empty. Replaced at every flush.
+   * Float64Array, others empty. Replaced at each row that takes a new
+   * buffer (startRow()), empty between a flush and that row.
    */
   arrays: (Int32Array | Float64Array)[] = [];
-  private buffer = new ArrayBuffer(0);
+  private buffer = NO_BUFFER;
+  /** A str column's array handed over as null at the last flush (it holds only nulls), by column: the next buffer's. */
+  private spareStrings: ((string | null)[] | null)[] = [];
   /** Rows filled so far in the current chunk. */
   rows = 0;
+  /** Between startRow() and endRow(): the row is not complete, so a budget must not flush it. */
+  inRow = false;
   /** Rows the current chunk holds: firstRows, doubled at each flush up to CHUNK_ROWS. */
   private capacity: number;
   /** Rows ever written (all chunks). */
   count = 0;
+  private readonly budget: ChunkBudget | null;
 
   /**
    * Called with each full chunk (and the last partial one on flush()).
@@ -123,6 +147,11 @@ export class ColumnChunk {
    * kinds, field shapes), each holding a chunk while it fills, and most of
    * them see few events (`trace-cmd record -e all`: 382 names, the field
    * worker's chunks 78 MB at 2048 rows each).
+   * The buffer is taken at the first row of each chunk (startRow()), not at
+   * construction or flush: a table that gets no row (most typed tables of
+   * a thread, any table after the last flush) holds none; on a `-e all`
+   * trace.dat, 229 of the field worker's 412 tables held an empty 2048-row
+   * buffer (4.6 MB) mid-decode, and all 412 (25 MB) after its last flush.
    */
   constructor(
     readonly columns: readonly ColumnSpec[],
@@ -131,7 +160,23 @@ export class ColumnChunk {
     firstRows = CHUNK_ROWS,
   ) {
     this.capacity = firstRows;
-    this.allocate();
+    this.budget = isChunkBudget(memory) ? memory : null;
+  }
+
+  /** Starts a row: call before writing any of its columns (through the setters or `arrays`). */
+  startRow(): void {
+    if (this.buffer === NO_BUFFER) this.allocate();
+    this.inRow = true;
+  }
+
+  /** The bytes of the buffer held (0 between a flush and the next row). */
+  get heldBytes(): number {
+    return this.buffer.byteLength;
+  }
+
+  /** The bytes of the held buffer that no row fills yet. */
+  get unfilledBytes(): number {
+    return (this.buffer.byteLength * (this.capacity - this.rows)) / this.capacity;
   }
 
   private allocate(): void {
@@ -141,9 +186,7 @@ export class ColumnChunk {
     // worker's 511 MB allocated on build_search.v7 (_ftrace_event.raw, shape
     // tables' text columns), collected by its small young generation.
     const rows = this.capacity;
-    const unsent = this.buffers.map((b) =>
-      b.kind === 'str' && !b.anyString && b.strings.length === rows ? b.strings : null,
-    );
+    const spare = this.spareStrings;
     // One buffer: each column's values (8-byte aligned), then every validity mask.
     const offsets: number[] = [];
     let size = 0;
@@ -153,12 +196,14 @@ export class ColumnChunk {
     }
     const validityStart = size;
     size += this.columns.length * (rows / 8);
+    this.budget?.opening(this, size);
     const buffer = this.memory.take(size);
     new Uint32Array(buffer, validityStart).fill(0xffffffff);
     this.buffer = buffer;
     this.buffers = this.columns.map((c, i) => {
       const at = offsets[i]!;
       const validityOffset = validityStart + i * (rows / 8);
+      const unsent = spare[i];
       return {
         kind: c.kind,
         is64: c.kind === 'i64',
@@ -170,7 +215,7 @@ export class ColumnChunk {
               : EMPTY_INTS,
         floats: c.kind === 'f64' ? new Float64Array(buffer, at, rows) : EMPTY_FLOATS,
         bytes: c.kind === 'bool' ? new Uint8Array(buffer, at, rows) : EMPTY_BYTES,
-        strings: c.kind === 'str' ? (unsent[i] ?? packedNulls(rows)) : [],
+        strings: c.kind === 'str' ? (unsent && unsent.length === rows ? unsent : packedNulls(rows)) : [],
         anyString: false,
         validity: new Uint32Array(buffer, validityOffset, rows / 32),
         hasNull: false,
@@ -241,14 +286,20 @@ export class ColumnChunk {
   }
 
   endRow(): void {
+    this.inRow = false;
     this.rows++;
     this.count++;
     if (this.rows === this.capacity) this.flush();
   }
 
-  /** Hands over the rows filled so far (if any) and starts a new chunk. */
+  /** Hands over the rows filled so far (if any); the next row takes a new buffer. */
   flush(): void {
-    if (this.rows === 0) return;
+    this.inRow = false;
+    if (this.rows === 0) {
+      // A row started and never ended: nothing to hand over, and no reason to keep its buffer.
+      if (this.buffer !== NO_BUFFER) this.dropBuffer();
+      return;
+    }
     const data: ChunkData = {
       rows: this.rows,
       buffer: this.buffer,
@@ -261,13 +312,33 @@ export class ColumnChunk {
         validityOffset: b.hasNull ? b.validityOffset : -1,
       })),
     };
+    this.spareStrings = this.buffers.map((b) => (b.kind === 'str' && !b.anyString ? b.strings : null));
     this.rows = 0;
     if (this.capacity < CHUNK_ROWS) this.capacity *= 2;
+    this.dropBuffer();
     this.onChunk(data);
-    // Another buffer (the old one may have been transferred to another
-    // thread), taken after the handover, which may wait for the consumer:
-    // buffers sent back meanwhile are reused.
-    this.allocate();
+  }
+
+  private dropBuffer(): void {
+    const bytes = this.buffer.byteLength;
+    this.buffer = NO_BUFFER;
+    this.buffers = [];
+    this.arrays = [];
+    this.budget?.closed(this, bytes);
+  }
+
+  /**
+   * flush() of a part-filled chunk for a budget (open_chunk_budget.ts):
+   * the next chunk holds as many rows as this one had (a power of two, at
+   * least SMALL_FIRST_CHUNK_ROWS), not more: a table that fills this
+   * slowly would otherwise hold a buffer of up to CHUNK_ROWS rows again.
+   */
+  flushForRoom(): void {
+    const rows = this.rows;
+    this.flush();
+    let next = SMALL_FIRST_CHUNK_ROWS;
+    while (next < rows) next *= 2;
+    if (next < this.capacity) this.capacity = next;
   }
 }
 

@@ -72,6 +72,7 @@ export class TypedRows {
     // Schema convention (checked by the store): id, ts, cpu, utid come first.
     // Written into the arrays directly: this runs for millions of rows.
     const c = t.chunk;
+    c.startRow();
     const A = c.arrays;
     const r = c.rows;
     const ids = A[0]!;
@@ -209,9 +210,10 @@ export class TableRowWriter implements DirectRowColumns {
     if (this.eventValue === -2) this.eventValue = this.rows.eventValue(this.target, this.name);
     this.common = common;
     this.where = where;
+    this.rows.head(this.target, id, ts, cpu, utid, this.eventValue);
+    // After head(), which started the row: its chunk's buffer may be new.
     this.arrays = this.chunk.arrays;
     this.row = this.chunk.rows;
-    this.rows.head(this.target, id, ts, cpu, utid, this.eventValue);
   }
 
   keyed(column: number, lo: number, hi: number): boolean {

@@ -301,6 +301,7 @@ export class UntypedRows {
   ): void {
     const withArgs = hasArgs(fields);
     const fe = this.ftraceEvent;
+    fe.startRow();
     fe.setInt(0, id);
     this.writeTs(fe.arrays[1] as Int32Array, fe.rows, ts);
     fe.setInt(2, cpu);
@@ -537,7 +538,7 @@ export class UntypedRows {
     return this.dictBudget >= n && s.maxDict + n <= MAX_FIELD_STRINGS;
   }
 
-  /** The leading columns of a shape row (id, ts, cpu, utid, common, source_where[, raw]). */
+  /** Starts a shape row and writes its leading columns (id, ts, cpu, utid, common, source_where[, raw]). */
   writeLead(
     c: ColumnChunk,
     id: number,
@@ -548,6 +549,7 @@ export class UntypedRows {
     where: number,
     raw: string | null,
   ): void {
+    c.startRow();
     const A = c.arrays;
     const r = c.rows;
     const ids = A[0] as Int32Array;

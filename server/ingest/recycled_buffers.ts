@@ -69,12 +69,6 @@ export class RecycledBuffers implements BufferSource {
     return b;
   }
 
-  /** A buffer taken here that this thread no longer uses and never handed on: idle again, as if it had come back. */
-  give(buffer: ArrayBuffer): void {
-    this.outBytes -= buffer.byteLength;
-    this.keep(buffer);
-  }
-
   /** `[timing]` text: how the buffers came and went. */
   describe(): string {
     const mb = (b: number) => (b / 1048576).toFixed(1);

@@ -12,8 +12,6 @@
 export interface BufferSource {
   /** A buffer of exactly `bytes` bytes, all zero unless `zeroed` is false (the caller writes every byte it hands on). */
   take(bytes: number, zeroed?: boolean): ArrayBuffer;
-  /** A buffer it gave that was never handed on and is no longer used (ColumnChunk.shrinkForRoom); without it, the buffer is dropped. */
-  give?(buffer: ArrayBuffer): void;
 }
 
 export const NEW_BUFFERS: BufferSource = {

@@ -187,26 +187,23 @@ export class ColumnChunk {
     // tables' text columns), collected by its small young generation.
     const rows = this.capacity;
     const spare = this.spareStrings;
-    const layout = bufferLayout(this.columns, rows);
-    this.budget?.opening(this, layout.size);
-    this.adopt(this.memory.take(layout.size), layout, (c, i) => {
-      const unsent = spare[i];
-      return unsent && unsent.length === rows ? unsent : packedNulls(rows);
-    });
-  }
-
-  /** Makes `buffer` (laid out for `layout.rows` rows) the current chunk's, with each str column's array from `strings`. */
-  private adopt(
-    buffer: ArrayBuffer,
-    layout: BufferLayout,
-    strings: (c: ColumnSpec, i: number) => (string | null)[],
-  ): void {
-    const { rows, offsets, validityStart } = layout;
+    // One buffer: each column's values (8-byte aligned), then every validity mask.
+    const offsets: number[] = [];
+    let size = 0;
+    for (const c of this.columns) {
+      offsets.push(size);
+      size += Math.ceil((bytesPerRow(c.kind) * rows) / 8) * 8;
+    }
+    const validityStart = size;
+    size += this.columns.length * (rows / 8);
+    this.budget?.opening(this, size);
+    const buffer = this.memory.take(size);
     new Uint32Array(buffer, validityStart).fill(0xffffffff);
     this.buffer = buffer;
     this.buffers = this.columns.map((c, i) => {
       const at = offsets[i]!;
       const validityOffset = validityStart + i * (rows / 8);
+      const unsent = spare[i];
       return {
         kind: c.kind,
         is64: c.kind === 'i64',
@@ -218,7 +215,7 @@ export class ColumnChunk {
               : EMPTY_INTS,
         floats: c.kind === 'f64' ? new Float64Array(buffer, at, rows) : EMPTY_FLOATS,
         bytes: c.kind === 'bool' ? new Uint8Array(buffer, at, rows) : EMPTY_BYTES,
-        strings: c.kind === 'str' ? strings(c, i) : [],
+        strings: c.kind === 'str' ? (unsent && unsent.length === rows ? unsent : packedNulls(rows)) : [],
         anyString: false,
         validity: new Uint32Array(buffer, validityOffset, rows / 32),
         hasNull: false,
@@ -339,75 +336,10 @@ export class ColumnChunk {
   flushForRoom(): void {
     const rows = this.rows;
     this.flush();
-    const next = roomFor(rows);
+    let next = SMALL_FIRST_CHUNK_ROWS;
+    while (next < rows) next *= 2;
     if (next < this.capacity) this.capacity = next;
   }
-
-  /**
-   * For a budget (open_chunk_budget.ts), instead of flushForRoom(): the
-   * rows filled so far move into a smaller buffer (the least power of two
-   * rows above them, at least SMALL_FIRST_CHUNK_ROWS) and the chunk keeps
-   * filling it; the larger buffer goes back to the memory it came from.
-   * Unlike a part-filled handover, the consumer gets no extra chunk.
-   * Returns the new buffer's bytes, or -1 when no smaller size holds one
-   * more row (the chunk is left as it was). The budget is not told: it
-   * called this and counts the bytes itself. Writers hold `arrays` only
-   * within a row (they read them after startRow()), and a chunk in a row
-   * is never shrunk, so none writes into the old buffer.
-   */
-  shrinkForRoom(): number {
-    const rows = roomFor(this.rows + 1);
-    if (rows >= this.capacity || this.rows === 0) return -1;
-    const layout = bufferLayout(this.columns, rows);
-    const old = this.buffer;
-    const oldBuffers = this.buffers;
-    const filled = this.rows;
-    this.capacity = rows;
-    this.adopt(this.memory.take(layout.size), layout, (c, i) => oldBuffers[i]!.strings.slice(0, rows));
-    // Values, then validity in whole 32-bit words: the bits past `filled` are still set (valid), as in a new buffer.
-    const words = Math.ceil(filled / 32);
-    this.buffers.forEach((b, i) => {
-      const from = oldBuffers[i]!;
-      b.anyString = from.anyString;
-      b.hasNull = from.hasNull;
-      if (b.dataOffset >= 0) {
-        const n = bytesPerRow(b.kind) * filled;
-        new Uint8Array(this.buffer, b.dataOffset, n).set(new Uint8Array(old, from.dataOffset, n));
-      }
-      b.validity.set(from.validity.subarray(0, words));
-    });
-    this.memory.give?.(old);
-    return layout.size;
-  }
-}
-
-/** The least power of two rows, at least SMALL_FIRST_CHUNK_ROWS, that holds `rows`. */
-function roomFor(rows: number): number {
-  let n = SMALL_FIRST_CHUNK_ROWS;
-  while (n < rows) n *= 2;
-  return n;
-}
-
-interface BufferLayout {
-  rows: number;
-  /** Byte offset of each column's values (8-byte aligned; str columns take none). */
-  offsets: number[];
-  /** Where the validity masks start, one per column of rows / 8 bytes. */
-  validityStart: number;
-  size: number;
-}
-
-/** One buffer per chunk: each column's values (8-byte aligned), then every validity mask. */
-function bufferLayout(columns: readonly ColumnSpec[], rows: number): BufferLayout {
-  const offsets: number[] = [];
-  let size = 0;
-  for (const c of columns) {
-    offsets.push(size);
-    size += Math.ceil((bytesPerRow(c.kind) * rows) / 8) * 8;
-  }
-  const validityStart = size;
-  size += columns.length * (rows / 8);
-  return { rows, offsets, validityStart, size };
 }
 
 /** The ArrayBuffers of a chunk, for postMessage's transfer list. */

@@ -7,13 +7,10 @@
  * however slowly its rows come, so these bytes follow the number of tables
  * a trace fills, not the rows in flight: ~23 MB in the field worker on a
  * `trace-cmd record -e all` trace.dat (412 tables), of which ~7 MB were
- * rows. Past the budget, the chunks with the most unfilled bytes move their
- * rows into a smaller buffer and keep filling it (ColumnChunk.shrinkForRoom),
- * so a table that fills slowly holds a small buffer and the consumer gets
- * no more chunks than without a budget. A chunk at least half filled has
- * no smaller size: it is handed over part-filled (flushForRoom, which also
- * shrinks its next chunk to the rows it took). Rows keep their order in
- * each table; only where chunks end moves.
+ * rows. Past the budget, the chunks with the most unfilled bytes are handed
+ * over part-filled (ColumnChunk.flushForRoom, which also shrinks their next
+ * chunk to the rows they took), so a table that fills slowly holds a small
+ * buffer. Rows keep their order in each table; only where chunks end moves.
  */
 import type { BufferSource } from './buffer_source.ts';
 import type { ChunkBudget, ColumnChunk } from './column_chunk.ts';
@@ -24,8 +21,7 @@ export class OpenChunkBudget implements ChunkBudget {
   /** Bytes of their buffers, and the most of them (after making room). */
   private bytes = 0;
   peakBytes = 0;
-  /** Chunks moved into a smaller buffer, and handed over part-filled, to make room. */
-  shrinks = 0;
+  /** Chunks handed over part-filled to make room. */
   flushes = 0;
 
   constructor(
@@ -37,23 +33,12 @@ export class OpenChunkBudget implements ChunkBudget {
     return this.buffers.take(bytes, zeroed);
   }
 
-  give(buffer: ArrayBuffer): void {
-    this.buffers.give?.(buffer);
-  }
-
   opening(chunk: ColumnChunk, bytes: number): void {
     while (this.bytes + bytes > this.budgetBytes) {
       const chunk = this.mostUnfilled();
       if (chunk === null) break;
-      const before = chunk.heldBytes;
-      const after = chunk.shrinkForRoom();
-      if (after >= 0) {
-        this.shrinks++;
-        this.bytes += after - before;
-      } else {
-        this.flushes++;
-        chunk.flushForRoom();
-      }
+      this.flushes++;
+      chunk.flushForRoom();
     }
     this.open.add(chunk);
     this.bytes += bytes;
@@ -72,7 +57,7 @@ export class OpenChunkBudget implements ChunkBudget {
   /** For `[timing]` lines. */
   describe(): string {
     const mb = (b: number) => (b / 1048576).toFixed(1);
-    return `chunks being filled at most ${mb(this.peakBytes)} of ${mb(this.budgetBytes)} MB, ${this.shrinks} moved to a smaller buffer, ${this.flushes} handed over part-filled`;
+    return `chunks being filled at most ${mb(this.peakBytes)} of ${mb(this.budgetBytes)} MB, ${this.flushes} handed over part-filled`;
   }
 
   /** The chunk with the most unfilled bytes among those between rows (a row being written stays where it is). */

@@ -9,6 +9,7 @@
  * derive's tables (io_latency: block_request), or did not start before
  * derive's steps ended, runs there as before.
  */
+import os from 'node:os';
 import type { Engine } from '../engine/engine.ts';
 import { type DetectorsAhead, runDetectorsAhead } from '../findings/run_detectors.ts';
 import { derivedRelations } from '../model/derive_model.ts';
@@ -39,8 +40,25 @@ export function startDetectorsBesideDerive(engine: Engine): DetectorsBesideDeriv
     process.stderr.write(`stallscope: detectors beside derive failed (they run after it): ${e.message}\n`);
     return null;
   });
+  let settled = false;
+  void run.then(() => (settled = true));
   return {
-    finished: () => run,
+    async finished() {
+      // Derive has given its one-thread steps' setting back. Those still running keep to the read engine's
+      // threads (library.ts READ_ENGINE_THREADS: a thread pool of every core per query costs more CPU than it
+      // gains on these statements), and derive's COMMIT gets the engine's own again.
+      const [{ threads }] = await engine.query<{ threads: number }>(
+        "SELECT CAST(current_setting('threads') AS INTEGER) AS threads",
+      );
+      const readThreads = Math.max(1, Math.floor(os.availableParallelism() / 2));
+      if (settled || threads <= readThreads) return run;
+      await engine.exec(`SET threads = ${readThreads}`);
+      try {
+        return await run;
+      } finally {
+        await engine.exec(`SET threads = ${threads}`);
+      }
+    },
     stop() {
       stopped = true;
       return run;

@@ -15,14 +15,15 @@ import { type DetectorsAhead, runDetectorsAhead } from '../findings/run_detector
 import { derivedRelations } from '../model/derive_model.ts';
 
 export interface DetectorsBesideDerive {
-  /** Settles when they have all run, as stop(). */
-  finished(): Promise<DetectorsAhead | null>;
   /**
-   * No further detector starts; settles when the one running has ended
-   * (the database must have no other transaction when derive commits),
-   * with the outputs, or null when the run failed (the later run then runs
-   * them all; the failure is on stderr).
+   * Derive's steps are done: those still running keep to the read engine's
+   * threads from now on, and derive's COMMIT runs beside them (a checkpoint
+   * waits for no reader). Resolves once that is set, with their outcome, to
+   * wait for before the database closes: the outputs, or null when the run
+   * failed (the later run then runs every detector; the failure is on stderr).
    */
+  afterDerive(): Promise<{ outputs: Promise<DetectorsAhead | null> }>;
+  /** No further detector starts; settles, as `outputs`, when the one running has ended. */
   stop(): Promise<DetectorsAhead | null>;
 }
 
@@ -43,21 +44,17 @@ export function startDetectorsBesideDerive(engine: Engine): DetectorsBesideDeriv
   let settled = false;
   void run.then(() => (settled = true));
   return {
-    async finished() {
-      // Derive has given its one-thread steps' setting back. Those still running keep to the read engine's
-      // threads (library.ts READ_ENGINE_THREADS: a thread pool of every core per query costs more CPU than it
-      // gains on these statements), and derive's COMMIT gets the engine's own again.
+    async afterDerive() {
+      // Derive has set its one-thread steps' setting back. Those still running keep to the read engine's
+      // threads (library.ts READ_ENGINE_THREADS: a thread pool of every core per query costs more CPU than
+      // it gains on these statements), and the COMMIT, one thread, takes the other core. The database closes
+      // after them: the setting need not come back.
       const [{ threads }] = await engine.query<{ threads: number }>(
         "SELECT CAST(current_setting('threads') AS INTEGER) AS threads",
       );
       const readThreads = Math.max(1, Math.floor(os.availableParallelism() / 2));
-      if (settled || threads <= readThreads) return run;
-      await engine.exec(`SET threads = ${readThreads}`);
-      try {
-        return await run;
-      } finally {
-        await engine.exec(`SET threads = ${threads}`);
-      }
+      if (!settled && threads > readThreads) await engine.exec(`SET threads = ${readThreads}`);
+      return { outputs: run };
     },
     stop() {
       stopped = true;

@@ -718,12 +718,7 @@ async function buildTrace(
       },
     );
     const deriveSeconds = (performance.now() - deriveStarted) / 1000;
-    if (detectors) {
-      detectorsAhead = await (detectors as DetectorsBesideDerive).finished();
-      detectors = null;
-      timer.note(`${detectorsAhead?.outputs.size ?? 0} ran`);
-      timer.mark('detectors beside derive');
-    }
+    const besideCommit = detectors ? await (detectors as DetectorsBesideDerive).afterDerive() : null;
 
     const summary = summaryOf(await idReady, deriveSeconds);
     const facts = traceInfoFacts(summary);
@@ -741,6 +736,13 @@ async function buildTrace(
     timer.mark('checkpoint');
     summary.seconds.setup = loaded.setupSeconds;
     summary.seconds.commit = (performance.now() - commitStarted) / 1000;
+    if (besideCommit) {
+      // Before the spill directory goes: they may spill there.
+      detectorsAhead = await besideCommit.outputs;
+      detectors = null;
+      timer.note(`${detectorsAhead?.outputs.size ?? 0} ran`);
+      timer.mark('detectors beside derive');
+    }
     await fs.rm(target.tempDirectory, { recursive: true, force: true });
     return { summary, id: summary.id, detectorsAhead };
   } finally {

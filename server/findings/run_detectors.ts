@@ -64,6 +64,12 @@ export interface RunOptions {
    * timelines meanwhile instead of after the whole run.
    */
   onFindingThreads?: (utids: number[]) => void;
+  /**
+   * Outputs of built-in detectors already run (runDetectorsAhead): taken
+   * instead of running them again, when this run uses their parameters
+   * (no `params`) and statements (not `runEmpty`; `samples` only if they have them).
+   */
+  ahead?: DetectorsAhead;
 }
 
 export type { DetectorRun } from '../../shared/contract/findings.ts';
@@ -317,6 +323,181 @@ async function threadsByUtid(
   return out;
 }
 
+/**
+ * What one detector's statements gave (its own statement's findings, its
+ * summary, metrics and samples) and how long each took: a run assembles the
+ * findings, metrics and overview from these, in the detectors' order.
+ */
+export interface DetectorOutput {
+  findings: RawFinding[];
+  /** The summary's rows (null: the detector has no .summary.sql). */
+  summary: Row[] | null;
+  metrics: Metric[];
+  samples: TraceSamples;
+  timings: Record<string, number>;
+}
+
+/**
+ * Built-in detectors' outputs from a run made before the whole model was
+ * committed (runDetectorsAhead): a later run over the finished model takes
+ * them instead of running those detectors again.
+ */
+export interface DetectorsAhead {
+  /** By detector id; run with their default parameters. */
+  outputs: ReadonlyMap<string, DetectorOutput>;
+  /** Their samples files ran too (RunOptions.samples). */
+  samples: boolean;
+}
+
+/** The statements of one detector run on one connection, sharing its per-run TEMP tables and empty-input lookups. */
+class RunStatements {
+  readonly perRun: PerRunTables;
+  readonly emptyInputs: EmptyInputs;
+
+  constructor(
+    private readonly engine: Engine,
+    macrosSql: string,
+    private readonly runEmpty: boolean,
+  ) {
+    this.perRun = new PerRunTables(engine, perRunMacroDefinitions(macrosSql));
+    // A built-in statement whose tables are all empty returns no rows: it is not run (empty_inputs.ts).
+    this.emptyInputs = new EmptyInputs(engine, tableMacroWords(macrosSql));
+  }
+
+  /** A detector's statements, as runs look them up and skip them. */
+  static sqlOf(det: DetectorDef, samples: boolean): string[] {
+    return [det.sql, det.summarySql, det.metricsSql, samples ? det.samplesSql : null].filter(
+      (x): x is string => x != null,
+    );
+  }
+
+  private async skipped(det: DetectorDef, sql: string): Promise<boolean> {
+    return det.builtin && !this.runEmpty && (await this.emptyInputs.nothingToRead(sql));
+  }
+
+  private async statement(
+    det: DetectorDef,
+    file: string,
+    sql: string,
+    values: Record<string, ParamValue>,
+  ): Promise<Row[]> {
+    return (await this.skipped(det, sql)) ? [] : runStatement(this.engine, det, file, sql, values, this.perRun);
+  }
+
+  /** The detector's own statement: its findings. */
+  async own(det: DetectorDef, values: Record<string, ParamValue>, out: DetectorOutput): Promise<void> {
+    const t0 = performance.now();
+    const rows = await this.statement(det, det.file, det.sql, values);
+    if (rows.length > 0) {
+      const missing = REQUIRED_COLUMNS.filter((c) => !(c in rows[0]!));
+      if (missing.length) {
+        throw new DetectorRunError(det.id, det.file, null, null, `result lacks column(s) ${missing.join(', ')}`);
+      }
+    }
+    rows.forEach((row, i) => {
+      try {
+        out.findings.push(rowToFinding(det, row, i));
+      } catch (e) {
+        throw new DetectorRunError(det.id, det.file, null, e, (e as Error).message);
+      }
+    });
+    out.timings[det.id] = performance.now() - t0;
+  }
+
+  /** Its summary, metrics and (`samples`) samples: they add no finding. */
+  async rest(
+    det: DetectorDef,
+    values: Record<string, ParamValue>,
+    samples: boolean,
+    out: DetectorOutput,
+  ): Promise<void> {
+    if (det.summarySql != null && det.summaryFile != null) {
+      const s0 = performance.now();
+      out.summary = await this.statement(det, det.summaryFile, det.summarySql, values);
+      out.timings[`${det.id}.summary`] = performance.now() - s0;
+    }
+    if (det.metricsSql != null && det.metricsFile != null) {
+      const m0 = performance.now();
+      const rows = await this.statement(det, det.metricsFile, det.metricsSql, values);
+      try {
+        out.metrics.push(...rowsToMetrics(det.id, rows));
+      } catch (e) {
+        throw new DetectorRunError(det.id, det.metricsFile, null, e, (e as Error).message);
+      }
+      out.timings[`${det.id}.metrics`] = performance.now() - m0;
+    }
+    if (samples && det.samplesSql != null && det.samplesFile != null && !(await this.skipped(det, det.samplesSql))) {
+      // While this run's pairs / windows are still materialised (@per_run): only the values' conversion costs.
+      const s0 = performance.now();
+      try {
+        await this.perRun.prepare(det.samplesSql);
+        await querySamples(this.engine, det, values, out.samples);
+      } catch (e) {
+        throw new DetectorRunError(det.id, det.samplesFile, null, e, (e as Error).message);
+      }
+      out.timings[`${det.id}.samples`] = performance.now() - s0;
+    }
+  }
+}
+
+function emptyOutput(): DetectorOutput {
+  return { findings: [], summary: null, metrics: [], samples: new Map(), timings: {} };
+}
+
+/**
+ * The detectors' statements' shared setup: the macros defined on the
+ * connection (by DuckDB, on its own thread, while the detector files are
+ * read and parsed here), the detector files and the macros' text.
+ */
+async function prepareRun(engine: Engine, extraDirs: string[]): Promise<{ all: DetectorDef[]; macrosSql: string }> {
+  const definingMacros = loadDetectorMacros(engine);
+  definingMacros.catch(() => undefined);
+  const all = await loadDetectors(extraDirs);
+  await definingMacros;
+  return { all, macrosSql: await readFile(DETECTOR_MACROS_FILE, 'utf8') };
+}
+
+/**
+ * Runs, on a database whose model is only partly committed, the built-in
+ * detectors (with their default parameters) none of whose statements read
+ * a relation of `notYet` (with the table macros they call): an upload runs
+ * them beside derive, whose outputs most do not read (RunOptions.ahead).
+ * `notYet`: lower-case names (derive_model.ts derivedRelations). Once
+ * `stopped()`, no further detector starts: the later run does the rest.
+ */
+export async function runDetectorsAhead(
+  engine: Engine,
+  opts: { notYet: ReadonlySet<string>; samples?: boolean; stopped?: () => boolean },
+): Promise<DetectorsAhead> {
+  const samples = Boolean(opts.samples);
+  const { all, macrosSql } = await prepareRun(engine, []);
+  const statements = new RunStatements(engine, macrosSql, false);
+  const traced = await tracedEventNames(engine);
+  const ready: DetectorDef[] = [];
+  for (const det of all) {
+    if (!det.builtin || detectorCoverage(det, traced).status !== 'traced') continue;
+    let reads = false;
+    for (const sql of RunStatements.sqlOf(det, samples))
+      if ((await statements.emptyInputs.dataRelationsOf(sql)).some((r) => opts.notYet.has(r))) reads = true;
+    if (!reads) ready.push(det);
+  }
+  const outputs = new Map<string, DetectorOutput>();
+  try {
+    await statements.emptyInputs.prefetch(ready.flatMap((d) => RunStatements.sqlOf(d, samples)));
+    // Each detector whole (its own statement, then the rest), so that a stopped run keeps complete outputs.
+    for (const det of ready) {
+      if (opts.stopped?.()) break;
+      const out = emptyOutput();
+      await statements.own(det, resolveParams(det, {}), out);
+      await statements.rest(det, resolveParams(det, {}), samples, out);
+      outputs.set(det.id, out);
+    }
+  } finally {
+    await statements.perRun.release();
+  }
+  return { outputs, samples };
+}
+
 /** Runs on one engine, one after the other (they share its connection and per-run TEMP tables). */
 const runsByEngine = new WeakMap<Engine, Promise<unknown>>();
 
@@ -333,10 +514,7 @@ export async function runDetectors(engine: Engine, opts: RunOptions = {}): Promi
 }
 
 async function runDetectorsNow(engine: Engine, opts: RunOptions): Promise<RunResult> {
-  // DuckDB defines the macros (on its own thread) while the detector files are read and parsed here.
-  const definingMacros = loadDetectorMacros(engine);
-  definingMacros.catch(() => undefined);
-  const all = await loadDetectors(opts.extraDirs ?? []);
+  const { all, macrosSql } = await prepareRun(engine, opts.extraDirs ?? []);
   let selected = all;
   if (opts.detectors && opts.detectors.length > 0) {
     const known = new Map(all.map((d) => [d.id, d]));
@@ -354,16 +532,14 @@ async function runDetectorsNow(engine: Engine, opts: RunOptions): Promise<RunRes
     if (!all.some((d) => d.id === id)) throw new Error(`parameter '${key}': unknown detector '${id}'`);
   }
   const paramsById = new Map(selected.map((d) => [d.id, resolveParams(d, overrides)]));
+  // Outputs of a run ahead stand for built-in detectors run with their default parameters, as this run's.
+  const ahead =
+    opts.ahead && !opts.runEmpty && Object.keys(overrides).length === 0 && (opts.ahead.samples || !opts.samples)
+      ? opts.ahead.outputs
+      : new Map<string, DetectorOutput>();
+  const aheadOf = (det: DetectorDef) => (det.builtin ? ahead.get(det.id) : undefined);
 
-  await definingMacros;
-  const macrosSql = await readFile(DETECTOR_MACROS_FILE, 'utf8');
-  const perRun = new PerRunTables(engine, perRunMacroDefinitions(macrosSql));
-  // A built-in statement whose tables are all empty returns no rows: it is not run (empty_inputs.ts).
-  const emptyInputs = new EmptyInputs(engine, tableMacroWords(macrosSql));
-  const skipped = async (det: DetectorDef, sql: string) =>
-    det.builtin && !opts.runEmpty && (await emptyInputs.nothingToRead(sql));
-  const statement = async (det: DetectorDef, file: string, sql: string, values: Record<string, ParamValue>) =>
-    (await skipped(det, sql)) ? [] : runStatement(engine, det, file, sql, values, perRun);
+  const statements = new RunStatements(engine, macrosSql, Boolean(opts.runEmpty));
   const traced = await tracedEventNames(engine);
   const raw: RawFinding[] = [];
   const summaries: Record<string, Row[]> = {};
@@ -374,13 +550,12 @@ async function runDetectorsNow(engine: Engine, opts: RunOptions): Promise<RunRes
   try {
     if (!opts.runEmpty) {
       const builtinSql = selected
-        .filter((d) => d.builtin && detectorCoverage(d, traced).status === 'traced')
-        .flatMap((d) => [d.sql, d.summarySql, d.metricsSql, opts.samples ? d.samplesSql : null])
-        .filter((x): x is string => x != null);
-      await emptyInputs.prefetch(builtinSql);
+        .filter((d) => d.builtin && !aheadOf(d) && detectorCoverage(d, traced).status === 'traced')
+        .flatMap((d) => RunStatements.sqlOf(d, Boolean(opts.samples)));
+      await statements.emptyInputs.prefetch(builtinSql);
     }
     metrics.push(...rowsToMetrics('trace', await queryRows(engine, await traceMetricsSql())));
-    const ran: Array<{ det: DetectorDef; values: Record<string, ParamValue> }> = [];
+    const ran: Array<{ det: DetectorDef; values: Record<string, ParamValue>; out: DetectorOutput }> = [];
     for (const det of selected) {
       const values = paramsById.get(det.id)!;
       const coverage = detectorCoverage(det, traced);
@@ -400,56 +575,28 @@ async function runDetectorsNow(engine: Engine, opts: RunOptions): Promise<RunRes
       };
       runs.push(run);
       if (run.status === 'not_traced') continue;
-      ran.push({ det, values });
-      const t0 = performance.now();
-      const rows = await statement(det, det.file, det.sql, values);
-      if (rows.length > 0) {
-        const missing = REQUIRED_COLUMNS.filter((c) => !(c in rows[0]!));
-        if (missing.length) {
-          throw new DetectorRunError(det.id, det.file, null, null, `result lacks column(s) ${missing.join(', ')}`);
-        }
-      }
-      rows.forEach((row, i) => {
-        try {
-          raw.push(rowToFinding(det, row, i));
-        } catch (e) {
-          throw new DetectorRunError(det.id, det.file, null, e, (e as Error).message);
-        }
-      });
-      timings[det.id] = performance.now() - t0;
+      const done = aheadOf(det);
+      const out = done ?? emptyOutput();
+      if (!done) await statements.own(det, values, out);
+      ran.push({ det, values, out });
+      raw.push(...out.findings);
+      timings[det.id] = out.timings[det.id]!;
     }
     // The findings are all known: the summaries, metrics and samples below add none.
     opts.onFindingThreads?.([...new Set(raw.map((f) => f.utid).filter((u): u is number => u !== null))]);
-    for (const { det, values } of ran) {
-      if (det.summarySql != null && det.summaryFile != null) {
-        const s0 = performance.now();
-        summaries[det.id] = await statement(det, det.summaryFile, det.summarySql, values);
-        timings[`${det.id}.summary`] = performance.now() - s0;
-      }
-      if (det.metricsSql != null && det.metricsFile != null) {
-        const m0 = performance.now();
-        const rows = await statement(det, det.metricsFile, det.metricsSql, values);
-        try {
-          metrics.push(...rowsToMetrics(det.id, rows));
-        } catch (e) {
-          throw new DetectorRunError(det.id, det.metricsFile, null, e, (e as Error).message);
-        }
-        timings[`${det.id}.metrics`] = performance.now() - m0;
-      }
-      if (opts.samples && det.samplesSql != null && det.samplesFile != null && !(await skipped(det, det.samplesSql))) {
-        // While this run's pairs / windows are still materialised (@per_run): only the values' conversion costs.
-        const s0 = performance.now();
-        try {
-          await perRun.prepare(det.samplesSql);
-          await querySamples(engine, det, values, samples);
-        } catch (e) {
-          throw new DetectorRunError(det.id, det.samplesFile, null, e, (e as Error).message);
-        }
-        timings[`${det.id}.samples`] = performance.now() - s0;
+    for (const { det, values, out } of ran) {
+      if (!aheadOf(det)) await statements.rest(det, values, Boolean(opts.samples), out);
+      if (out.summary !== null) summaries[det.id] = out.summary;
+      metrics.push(...out.metrics);
+      for (const [key, ms] of Object.entries(out.timings)) if (key !== det.id) timings[key] = ms;
+      for (const [id, set] of out.samples) {
+        const known = samples.get(id);
+        if (!known) samples.set(id, set);
+        else for (const [key, values] of set.byKey) known.byKey.set(key, values);
       }
     }
   } finally {
-    await perRun.release();
+    await statements.perRun.release();
   }
 
   const threads = await threadsByUtid(engine, new Set(raw.map((f) => f.utid).filter((u): u is number => u !== null)));

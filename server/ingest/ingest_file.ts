@@ -19,6 +19,8 @@ import { openDuckDb, type Engine } from '../engine/engine.ts';
 import { KEPT_PAGES_MAX_BYTES, pastDecodePeak, traceBuildStarted } from '../engine/allocator_decay.ts';
 import { ONE_THREAD_FLUSH_EVERY_ROWS } from '../model/column_appender.ts';
 import { deriveModel } from '../model/derive_model.ts';
+import type { DetectorsAhead } from '../findings/run_detectors.ts';
+import { type DetectorsBesideDerive, startDetectorsBesideDerive } from './detectors_beside_derive.ts';
 import { PooledBuffers } from '../model/buffer_source.ts';
 import type { ChunkData } from '../model/column_chunk.ts';
 import { ModelBuilder } from '../model/model_builder.ts';
@@ -54,6 +56,7 @@ import {
   ingestBlockSize,
   ingestMemoryLimit,
   isLoadOutOfMemory,
+  LARGE_LOAD_EVENTS,
   LOAD_RETRY_MEMORY_LIMIT,
   storeMemoryLimit,
   withCommitFloor,
@@ -90,6 +93,12 @@ export interface IngestOptions {
    * $STALLSCOPE_STORE_WORKER=1 / =0 forces either way.
    */
   worker?: boolean;
+  /**
+   * Run the detectors that read none of derive's tables beside derive
+   * (detectors_beside_derive.ts), into IngestResult.detectorsAhead: for a
+   * caller about to run the detectors (an upload), not for `ingest` alone.
+   */
+  detectorsBesideDerive?: boolean;
 }
 
 /** What `info.json` holds: the facts about an ingested trace. */
@@ -145,6 +154,8 @@ export interface IngestResult {
    * replaced because an older stallscope built it (not set otherwise).
    */
   replacedModelVersion?: number;
+  /** With IngestOptions.detectorsBesideDerive: the outputs of the detectors run beside derive (null: none ran). */
+  detectorsAhead?: DetectorsAhead | null;
 }
 
 /**
@@ -468,7 +479,16 @@ async function buildIntoPlace(x: {
   const { opts, report, work } = x;
   const workDir = work.dir;
   try {
-    const { summary, id } = await buildTrace(x.file, x.label, x.id, x.sizeBytes, work, opts, report, x.timer);
+    const { summary, id, detectorsAhead } = await buildTrace(
+      x.file,
+      x.label,
+      x.id,
+      x.sizeBytes,
+      work,
+      opts,
+      report,
+      x.timer,
+    );
     const finalDir = x.dirs.traceDir(id);
     summary.seconds.hash = x.hashSeconds();
     if (x.hashOverlapped) summary.seconds.hashOverlapped = true;
@@ -515,7 +535,13 @@ async function buildIntoPlace(x: {
     x.timer.mark('into place');
     x.timer.report(path.basename(x.file));
     report({ phase: 'done', bytesDone: x.sizeBytes, bytesTotal: x.sizeBytes, events: summary.eventsTotal });
-    const result: IngestResult = { id, dbPath: path.join(finalDir, 'trace.duckdb'), summary, reused: false };
+    const result: IngestResult = {
+      id,
+      dbPath: path.join(finalDir, 'trace.duckdb'),
+      summary,
+      reused: false,
+      detectorsAhead,
+    };
     if (replaced !== undefined) result.replacedModelVersion = replaced;
     return result;
   } catch (err) {
@@ -627,7 +653,7 @@ async function buildTrace(
   opts: IngestOptions,
   report: (p: IngestProgress) => void,
   timer: PhaseTimer,
-): Promise<{ summary: TraceSummary; id: string }> {
+): Promise<{ summary: TraceSummary; id: string; detectorsAhead: DetectorsAhead | null }> {
   const { dir: workDir, target } = work;
   const loaded = work.store
     ? await loadOnStoreWorker(file, label, workDir, work, work.store, report, timer)
@@ -654,17 +680,8 @@ async function buildTrace(
   const deriveLimit = deriveMemoryLimit(resident, target.memoryLimit, keepPages ? KEPT_PAGES_MAX_BYTES : 0);
   timer.note(`derive cap ${deriveLimit}`);
   const deriving = keepPages ? pastDecodePeak() : () => {};
-  try {
-    if (deriveLimit !== target.memoryLimit) await engine.exec(`SET memory_limit = '${deriveLimit}'`);
-    await engine.exec('BEGIN TRANSACTION');
-    timer.mark('derive open');
-    report({ phase: 'deriving', bytesDone: 0, bytesTotal: null, events: loaded.writerSummary.eventsTotal });
-    const deriveStarted = performance.now();
-    await deriveModel(engine, (step) => timer.mark(step.replace(/\.sql$/, '')), loaded.writerSummary.eventsByName);
-    const deriveSeconds = (performance.now() - deriveStarted) / 1000;
-
-    const id = await idReady;
-    const summary = toSummary(loaded.writerSummary, {
+  const summaryOf = (id: string, deriveSeconds: number) =>
+    toSummary(loaded.writerSummary, {
       id,
       name: opts.name ?? path.basename(file),
       sourcePath: path.resolve(file),
@@ -675,7 +692,37 @@ async function buildTrace(
       decodeSeconds: loaded.decodeSeconds,
       deriveSeconds,
     });
-    await writeTraceInfo(engine, summary);
+  // Not for a large trace: the detectors would share derive's cap (ingest_memory.ts LARGE_LOAD_EVENTS).
+  const besideDerive = opts.detectorsBesideDerive === true && loaded.writerSummary.eventsTotal < LARGE_LOAD_EVENTS;
+  let detectors: DetectorsBesideDerive | null = null;
+  let detectorsAhead: DetectorsAhead | null = null;
+  try {
+    if (deriveLimit !== target.memoryLimit) await engine.exec(`SET memory_limit = '${deriveLimit}'`);
+    if (besideDerive) {
+      // The facts the detectors read (first and last ts, the events enabled) committed before derive, so that
+      // they can run beside it; those that say the model is complete stay in derive's transaction.
+      await writeTraceInfo(engine, traceInfoFacts(summaryOf(await idReady, 0)).slice(0, -TRACE_INFO_FINAL_FACTS));
+      timer.mark('trace_info facts');
+    }
+    await engine.exec('BEGIN TRANSACTION');
+    timer.mark('derive open');
+    report({ phase: 'deriving', bytesDone: 0, bytesTotal: null, events: loaded.writerSummary.eventsTotal });
+    const deriveStarted = performance.now();
+    await deriveModel(
+      engine,
+      (step) => timer.mark(step.replace(/\.sql$/, '')),
+      loaded.writerSummary.eventsByName,
+      // From derive's first one-thread step: derive_sched uses both cores.
+      (_step, oneThread) => {
+        if (besideDerive && oneThread) detectors ??= startDetectorsBesideDerive(engine);
+      },
+    );
+    const deriveSeconds = (performance.now() - deriveStarted) / 1000;
+    const besideCommit = detectors ? await (detectors as DetectorsBesideDerive).afterDerive() : null;
+
+    const summary = summaryOf(await idReady, deriveSeconds);
+    const facts = traceInfoFacts(summary);
+    await writeTraceInfo(engine, besideDerive ? facts.slice(-TRACE_INFO_FINAL_FACTS) : facts);
     timer.mark('trace_info');
     const commitStarted = performance.now();
     // The COMMIT checkpoints (writes the derived tables to the file once),
@@ -689,9 +736,18 @@ async function buildTrace(
     timer.mark('checkpoint');
     summary.seconds.setup = loaded.setupSeconds;
     summary.seconds.commit = (performance.now() - commitStarted) / 1000;
+    if (besideCommit) {
+      // Before the spill directory goes: they may spill there.
+      detectorsAhead = await besideCommit.outputs;
+      detectors = null;
+      timer.note(`${detectorsAhead?.outputs.size ?? 0} ran`);
+      timer.mark('detectors beside derive');
+    }
     await fs.rm(target.tempDirectory, { recursive: true, force: true });
-    return { summary, id };
+    return { summary, id: summary.id, detectorsAhead };
   } finally {
+    // A failed derive: the detectors' statement ends before the database closes (engine.ts close).
+    await (detectors as DetectorsBesideDerive | null)?.stop();
     deriving();
     engine.close();
     timer.mark('close');
@@ -998,7 +1054,11 @@ function toSummary(
   };
 }
 
-async function writeTraceInfo(engine: Awaited<ReturnType<typeof openDuckDb>>, s: TraceSummary): Promise<void> {
+/** The last facts of traceInfoFacts (ingest_finished_at, complete): they say the model is complete. */
+const TRACE_INFO_FINAL_FACTS = 2;
+
+/** trace_info's rows (key, value), in the order they are written. */
+function traceInfoFacts(s: TraceSummary): Array<[string, string]> {
   const facts: Record<string, string> = {
     ...Object.fromEntries(Object.entries(s.meta).map(([k, v]) => [`meta.${k}`, v])),
     id: s.id,
@@ -1021,7 +1081,10 @@ async function writeTraceInfo(engine: Awaited<ReturnType<typeof openDuckDb>>, s:
     ingest_finished_at: s.ingestedAt,
     complete: 'true',
   };
-  const entries = Object.entries(facts);
+  return Object.entries(facts);
+}
+
+async function writeTraceInfo(engine: Engine, entries: Array<[string, string]>): Promise<void> {
   const placeholders = entries.map((_, i) => `($${i * 2 + 1}, $${i * 2 + 2})`).join(', ');
   await engine.query(`INSERT INTO trace_info VALUES ${placeholders}`, entries.flat());
 }

@@ -18,7 +18,7 @@ import type { Finding } from '../findings/finding.ts';
 import type { TraceRecord as WireTraceRecord } from '../../shared/contract/library.ts';
 import type { IngestProgress } from '../../shared/contract/api.ts';
 import { builtinDetectorsStamp, loadDetectors } from '../findings/detector_registry.ts';
-import { runDetectors, type RunResult } from '../findings/run_detectors.ts';
+import { type DetectorsAhead, runDetectors, type RunResult } from '../findings/run_detectors.ts';
 import { userDetectorDir, userDetectorsStamp } from '../query/user_detectors.ts';
 import { MODEL_VERSION, modelVersionOf } from '../model/model_version.ts';
 import { dataDirPaths, isTraceId, removeStaleWork, type DataDirPaths } from './data_dir.ts';
@@ -202,6 +202,8 @@ export class TraceLibrary {
           dataDir: this.paths.root,
           name: opts.name,
           contentSha256: opts.contentSha256,
+          // Its detectors run next: those that read none of derive's tables run beside derive.
+          detectorsBesideDerive: true,
           onProgress: (p) => {
             // Again at each phase: an engine in use when the ingest began (a view of another trace) may be idle now.
             if (p.phase !== job.progress.phase) this.releaseIdleEngines();
@@ -222,6 +224,7 @@ export class TraceLibrary {
         const findings = await this.findings(
           result.id,
           opts.onFindingThreads && ((utids) => opts.onFindingThreads!(result.id, utids)),
+          result.detectorsAhead ?? undefined,
         );
         if (process.env.STALLSCOPE_TIMING)
           process.stderr.write(`[timing] findings ${(performance.now() - findingsStarted).toFixed(0)} ms\n`);
@@ -322,15 +325,19 @@ export class TraceLibrary {
   /**
    * Detector output for a trace, computed once and cached in findings.json;
    * computed again when the built-in detectors changed since (an upgrade).
-   * `onFindingThreads`: see RunOptions (called only by a run this call starts).
+   * `onFindingThreads`, `ahead`: see RunOptions (used only by a run this call starts).
    */
-  async findings(id: string, onFindingThreads?: (utids: number[]) => void): Promise<FindingsFile> {
+  async findings(
+    id: string,
+    onFindingThreads?: (utids: number[]) => void,
+    ahead?: DetectorsAhead,
+  ): Promise<FindingsFile> {
     const cached = await this.readFindingsFile(id);
     if (cached && cached.detectors === (await this.currentDetectors())) return cached;
     // Concurrent callers (two uploads of the same content) share one run.
     let running = this.findingsRuns.get(id);
     if (!running) {
-      running = this.computeFindings(id, onFindingThreads).finally(() => this.findingsRuns.delete(id));
+      running = this.computeFindings(id, onFindingThreads, ahead).finally(() => this.findingsRuns.delete(id));
       this.findingsRuns.set(id, running);
     }
     return running;
@@ -352,9 +359,13 @@ export class TraceLibrary {
     return userDetectorDir(this.paths.root);
   }
 
-  private async computeFindings(id: string, onFindingThreads?: (utids: number[]) => void): Promise<FindingsFile> {
+  private async computeFindings(
+    id: string,
+    onFindingThreads?: (utids: number[]) => void,
+    ahead?: DetectorsAhead,
+  ): Promise<FindingsFile> {
     const [engine, detectors] = await Promise.all([this.openEngine(id), this.currentDetectors()]);
-    const result = await runWithUserDetectors(engine, this.userDetectorDir, onFindingThreads);
+    const result = await runWithUserDetectors(engine, this.userDetectorDir, onFindingThreads, ahead);
     const file: FindingsFile = {
       detectors,
       findings: result.findings,
@@ -529,18 +540,19 @@ async function runWithUserDetectors(
   engine: Engine,
   userDir: string,
   onFindingThreads?: (utids: number[]) => void,
+  ahead?: DetectorsAhead,
 ): Promise<RunResult> {
   const hasUser = await fs.readdir(userDir).then(
     (n) => n.some((x) => x.endsWith('.sql')),
     () => false,
   );
-  if (!hasUser) return runDetectors(engine, { samples: true, onFindingThreads });
+  if (!hasUser) return runDetectors(engine, { samples: true, onFindingThreads, ahead });
   try {
-    return await runDetectors(engine, { extraDirs: [userDir], samples: true, onFindingThreads });
+    return await runDetectors(engine, { extraDirs: [userDir], samples: true, onFindingThreads, ahead });
   } catch (e) {
     process.stderr.write(
       `stallscope: saved detectors in ${userDir} did not run, built-in detectors only: ${(e as Error).message}\n`,
     );
-    return runDetectors(engine, { samples: true, onFindingThreads });
+    return runDetectors(engine, { samples: true, onFindingThreads, ahead });
   }
 }

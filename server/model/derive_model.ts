@@ -21,6 +21,10 @@ const MODEL_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..
  *  - derive_block: block_request has one row per block_rq_issue; its
  *    counter tracks need global_dirty_state or a completed request.
  *
+ * `writes`: the model's tables the step fills (a test checks them against
+ * its SQL): until derive commits they are empty to other connections, so
+ * what reads them waits for the commit (derivedRelations).
+ *
  * Within a step, blocks marked `-- @if-rows TABLE, ...` run only when one
  * of those tables holds a row (derive_guards.ts): a step's statements each
  * cost a fixed 10-50 CPU ms on empty input too.
@@ -36,11 +40,49 @@ const MODEL_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..
  * thread_state window over 445k moments (sched_wq) uses both cores (~180 ms
  * wall for ~340 CPU ms).
  */
-export const DERIVE_STEPS: ReadonlyArray<{ file: string; needs: readonly string[] | null; oneThread: boolean }> = [
-  { file: 'derive_sched.sql', needs: ['sched_switch'], oneThread: false },
-  { file: 'derive_slices.sql', needs: null, oneThread: true },
-  { file: 'derive_block.sql', needs: ['block_rq_issue', 'global_dirty_state'], oneThread: true },
+export const DERIVE_STEPS: ReadonlyArray<{
+  file: string;
+  needs: readonly string[] | null;
+  oneThread: boolean;
+  writes: readonly string[];
+}> = [
+  { file: 'derive_sched.sql', needs: ['sched_switch'], oneThread: false, writes: ['sched_slice', 'thread_state'] },
+  {
+    file: 'derive_slices.sql',
+    needs: null,
+    oneThread: true,
+    writes: ['slice', '_flow', 'counter_track', 'counter_source'],
+  },
+  {
+    file: 'derive_block.sql',
+    needs: ['block_rq_issue', 'global_dirty_state'],
+    oneThread: true,
+    writes: ['block_request', 'counter_track', 'counter_source'],
+  },
 ];
+
+/**
+ * The relations derive fills (DERIVE_STEPS' writes) and the views that
+ * read them, directly or through other views (lower case): what a reader
+ * beside derive finds empty until derive commits.
+ */
+export async function derivedRelations(engine: Engine): Promise<Set<string>> {
+  const derived = new Set(DERIVE_STEPS.flatMap((s) => s.writes));
+  const views = (
+    await engine.query<{ name: string; sql: string }>(
+      'SELECT view_name AS name, sql FROM duckdb_views() WHERE NOT internal',
+    )
+  ).map((v) => ({ name: v.name.toLowerCase(), words: new Set(v.sql.toLowerCase().match(/[a-z_][a-z0-9_]*/g) ?? []) }));
+  for (let grew = true; grew;) {
+    grew = false;
+    for (const v of views) {
+      if (derived.has(v.name) || ![...derived].some((r) => v.words.has(r))) continue;
+      derived.add(v.name);
+      grew = true;
+    }
+  }
+  return derived;
+}
 
 /**
  * Derive's ASOF joins always sort-merge. DuckDB (1.5) otherwise joins an
@@ -56,12 +98,14 @@ const ASOF_LOOP_JOIN_THRESHOLD = 0;
 /**
  * `eventsByName`: the trace's event counts (the ingest's WriterSummary); with
  * them, steps whose events the trace does not hold are skipped. Without, every
- * step runs (re-deriving an existing model: bench, tests).
+ * step runs (re-deriving an existing model: bench, tests). `beforeStep`:
+ * called as each step that runs starts, with whether it runs on one thread.
  */
 export async function deriveModel(
   engine: Engine,
   onStep?: (step: string) => void,
   eventsByName?: Readonly<Record<string, number>>,
+  beforeStep?: (step: string, oneThread: boolean) => void,
 ): Promise<Record<string, number>> {
   const timings: Record<string, number> = {};
   await engine.exec(`SET asof_loop_join_threshold = ${ASOF_LOOP_JOIN_THRESHOLD}`);
@@ -81,6 +125,7 @@ export async function deriveModel(
       const file = path.join(MODEL_DIR, step);
       if (!fs.existsSync(file)) continue;
       await setOneThread(stepOneThread);
+      beforeStep?.(step, stepOneThread);
       const started = performance.now();
       try {
         await engine.exec(await sqlWithoutEmptyBlocks(engine, fs.readFileSync(file, 'utf8'), `queries/model/${step}`));

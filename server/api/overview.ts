@@ -27,7 +27,7 @@ import {
   type TrackData,
   type Window,
 } from './track_queries.ts';
-import type { OpenTrace } from './trace_engines.ts';
+import { LANES, type OpenTrace } from './trace_engines.ts';
 import { ByteLru } from './byte_lru.ts';
 
 /** Buckets per track at the base resolution (about 8 screens of 4k columns). */
@@ -249,11 +249,12 @@ export class Overview {
         const d = durExpr(this.tr.meta.last);
         const sd = threadStateDurExpr(this.tr.meta.last);
         const list = missing.map((u) => String(Math.trunc(u))).join(', ');
-        // The slices on a connection of their own (when the trace has one): both scans run at once.
+        // States and slices each on a connection of their own (when the trace has them): both scans run at
+        // once, and not behind the parts queued on the API's connection (an upload's prewarmTrace).
         const [states, slices] = await Promise.all([
           this.tr.meta.tables.has('thread_state')
             ? readSplit(
-                this.tr,
+                this.tr.beside?.(LANES.threadStates) ?? this.tr,
                 binnedSql(
                   `SELECT utid AS k, id, ts, ${sd} AS dur, ${sd} AS maxdur, state FROM thread_state WHERE utid IN (${list})`,
                   [
@@ -306,7 +307,11 @@ export class Overview {
     return this.part('slice', async () => {
       if (!this.tr.meta.tables.has('slice')) return new Map();
       const d = durExpr(this.tr.meta.last);
-      return readSplit(this.tr, binnedSql(sliceSrc(d, 'category', ''), slicePayload(false), this.b), SLICE_ROW_COLS);
+      return readSplit(
+        this.tr.beside?.(LANES.sliceCategories) ?? this.tr,
+        binnedSql(sliceSrc(d, 'category', ''), slicePayload(false), this.b),
+        SLICE_ROW_COLS,
+      );
     });
   }
 

@@ -29,12 +29,35 @@ export interface OpenTrace {
    */
   queryColumns?(sql: string, params?: QueryParams): Promise<Record<string, unknown[]>>;
   /**
-   * Optional: the same trace on a connection of its own, whose queries run
-   * beside this one's instead of after them (two parts one view needs
-   * together, as a thread's states and its slices).
+   * Optional: the same trace on a connection of its own (`lane`, one of
+   * LANES; default `threadSlices`), whose queries run beside this one's
+   * instead of after them (two parts one view needs together, as a thread's
+   * states and its slices).
    */
-  beside?(): OpenTrace;
+  beside?(lane?: Lane): OpenTrace;
 }
+
+/**
+ * The API's connections to a trace beside its own (Engine.beside lanes; the
+ * library's connection, lane 0, runs the detectors and the API's own is
+ * lane 1). An upload's first view waits for the overview parts, the threads
+ * of interest's summaries and the track list: queued on one connection they
+ * were its tail (sched_wq.v7: cpu, slice categories, counters, writepage,
+ * then the threads' states, then the track list's queries, 0.4-0.7 s after
+ * the findings), while the detectors' connection sat idle after the
+ * findings and one of the two cores with it. Four lanes at most, as
+ * libuv's pool (four threads by default) runs DuckDB's queries.
+ */
+export const LANES = {
+  /** A thread's slices (beside its states). */
+  threadSlices: 2,
+  /** The threads' states, and the track list's queries (asked once the findings are in, by then the states' turn is mostly over). */
+  threadStates: 3,
+  /** The slice categories' overview part (beside the CPUs', counters' and writepage's on the API's own). */
+  sliceCategories: 4,
+} as const;
+
+export type Lane = (typeof LANES)[keyof typeof LANES];
 
 /**
  * The queue's tail settles to nothing: a tail that resolved to the last
@@ -61,13 +84,17 @@ class SerialEngine implements OpenTrace {
     this.tail = run.then(settled, settled);
     return run;
   }
-  private other: SerialEngine | null = null;
-  beside(): OpenTrace {
-    this.other ??= new SerialEngine(
-      this.engine.then((e) => e.beside(2)),
-      this.meta,
-    );
-    return this.other;
+  private readonly others = new Map<Lane, SerialEngine>();
+  beside(lane: Lane = LANES.threadSlices): OpenTrace {
+    let other = this.others.get(lane);
+    if (!other) {
+      other = new SerialEngine(
+        this.engine.then((e) => e.beside(lane)),
+        this.meta,
+      );
+      this.others.set(lane, other);
+    }
+    return other;
   }
 }
 

@@ -12,7 +12,7 @@ import type { FastifyInstance } from 'fastify';
 import { HttpError, bigParam, enumParam, intParam, stringParam, traceParam } from '../http_errors.ts';
 import type { ApiContext } from '../context.ts';
 import { kindLabel } from '../../../shared/contract/labels.ts';
-import type { OpenTrace } from '../trace_engines.ts';
+import { LANES, type OpenTrace } from '../trace_engines.ts';
 import {
   counterFromOverview,
   cpuFromOverview,
@@ -184,7 +184,9 @@ function traceEnd(tr: OpenTrace): number {
 
 async function buildTrackList(ctx: ApiContext, id: string, tr: OpenTrace): Promise<TrackList> {
   const t = tr.meta.tables;
-  const q = async <T>(table: string, sql: string): Promise<T[]> => (t.has(table) ? tr.query<T>(sql) : []);
+  // Not behind the overview parts on the API's connection: an upload's job waits for this list (warmTrace).
+  const lane = tr.beside?.(LANES.threadStates) ?? tr;
+  const q = async <T>(table: string, sql: string): Promise<T[]> => (t.has(table) ? lane.query<T>(sql) : []);
   let cpus = (
     await q<{ cpu: number; events: bigint }>('cpu', 'SELECT cpu, event_count AS events FROM cpu ORDER BY cpu')
   ).map((r) => ({ cpu: r.cpu, events: num(r.events) }));

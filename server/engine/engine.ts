@@ -25,6 +25,18 @@ import {
   JSDuckDBValueConverter,
 } from '@duckdb/node-api';
 
+/**
+ * DuckDB threads of a trace's read-only engine: half the cores. Its queries
+ * are small (a 1M-event trace's detectors and timeline parts each scan a few
+ * hundred thousand rows) and come two at a time: the detectors on the
+ * engine's connection and the timeline parts beside them (Engine.beside), so
+ * a thread pool of every core per query spends more in scheduling and
+ * partitioned operators than it gains. Half the cores each keeps the cores
+ * busy without that (on 2 cores: one thread per query, the two connections
+ * side by side).
+ */
+export const READ_ENGINE_THREADS = Math.max(1, Math.floor(os.availableParallelism() / 2));
+
 /** A row with JS values: BIGINT columns come back as bigint, lists as arrays. */
 export type Row = Record<string, unknown>;
 

@@ -9,8 +9,7 @@
  * derive's tables (io_latency: block_request), or did not start before
  * derive's steps ended, runs there as before.
  */
-import os from 'node:os';
-import type { Engine } from '../engine/engine.ts';
+import { type Engine, READ_ENGINE_THREADS } from '../engine/engine.ts';
 import { type DetectorsAhead, runDetectorsAhead } from '../findings/run_detectors.ts';
 import { derivedRelations } from '../model/derive_model.ts';
 
@@ -46,14 +45,13 @@ export function startDetectorsBesideDerive(engine: Engine): DetectorsBesideDeriv
   return {
     async afterDerive() {
       // Derive has set its one-thread steps' setting back. Those still running keep to the read engine's
-      // threads (library.ts READ_ENGINE_THREADS: a thread pool of every core per query costs more CPU than
+      // threads (READ_ENGINE_THREADS: a thread pool of every core per query costs more CPU than
       // it gains on these statements), and the COMMIT, one thread, takes the other core. The database closes
       // after them: the setting need not come back.
       const [{ threads }] = await engine.query<{ threads: number }>(
         "SELECT CAST(current_setting('threads') AS INTEGER) AS threads",
       );
-      const readThreads = Math.max(1, Math.floor(os.availableParallelism() / 2));
-      if (!settled && threads > readThreads) await engine.exec(`SET threads = ${readThreads}`);
+      if (!settled && threads > READ_ENGINE_THREADS) await engine.exec(`SET threads = ${READ_ENGINE_THREADS}`);
       return { outputs: run };
     },
     stop() {

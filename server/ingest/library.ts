@@ -10,10 +10,9 @@
 import { SAMPLES_FILE, type TraceSamples, writeSamplesFile } from '../findings/samples.ts';
 import { renameSync, writeFileSync } from 'node:fs';
 import fs from 'node:fs/promises';
-import os from 'node:os';
 import path from 'node:path';
 import type { Engine, ReleasableEngine } from '../engine/engine.ts';
-import { jsSafe, openReleasable } from '../engine/engine.ts';
+import { jsSafe, openReleasable, READ_ENGINE_THREADS } from '../engine/engine.ts';
 import type { Finding } from '../findings/finding.ts';
 import type { TraceRecord as WireTraceRecord } from '../../shared/contract/library.ts';
 import type { IngestProgress } from '../../shared/contract/api.ts';
@@ -25,18 +24,6 @@ import { dataDirPaths, isTraceId, removeStaleWork, type DataDirPaths } from './d
 import { collectGarbage, freedPagesKept } from './ingest_memory.ts';
 import { keepingFreedPages } from '../engine/allocator_decay.ts';
 import { hashFile, ingestFile, readSummary, type TraceSummary } from './ingest_file.ts';
-
-/**
- * DuckDB threads of a trace's read-only engine: half the cores. Its queries
- * are small (a 1M-event trace's detectors and timeline parts each scan a few
- * hundred thousand rows) and come two at a time: the detectors on the
- * engine's connection and the timeline parts beside them (Engine.beside), so
- * a thread pool of every core per query spends more in scheduling and
- * partitioned operators than it gains. Half the cores each keeps the cores
- * busy without that (on 2 cores: one thread per query, the two connections
- * side by side).
- */
-const READ_ENGINE_THREADS = Math.max(1, Math.floor(os.availableParallelism() / 2));
 
 /**
  * DuckDB's cap for a trace's read-only engine (the detectors and, beside
